@@ -1,0 +1,157 @@
+"""One exception tree for all of planner, and the exit code each error maps to.
+
+    PlannerError                    exit 1 unless a subclass says otherwise
+    ├── UsageError                  bad flags or arguments
+    ├── PlanError                   a plan failed to load; carries every Diagnostic at once
+    ├── RuntimeIDError              a malformed runtime ID or unknown runtime prefix
+    ├── NoClusterError              no kubeconfig and no in-cluster config
+    ├── LockHeldError               exit 3: another run holds the plan's lock
+    ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
+    └── ApiError                    the API server answered with an error status
+        ├── BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
+        ├── ConflictError 409 (AlreadyExistsError when reason is AlreadyExists), GoneError 410,
+        ├── InvalidError 422, TooManyRequestsError 429, ServerError 5xx
+        └── api_error(status, body) picks the class: the one place HTTP status maps to a type.
+
+Messages are for people: short, naming the object, with payloads cut short.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+
+class PlannerError(Exception):
+    exit_code: ClassVar[int] = 1
+
+
+class UsageError(PlannerError):
+    pass
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One problem in a plan file, printed as `file:LINE:COL: path: message` (1-based)."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{where}: {self.path}: {prefix}{self.message}" if self.path else f"{where}: {prefix}{self.message}"
+
+
+class PlanError(PlannerError):
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = sorted(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+class RuntimeIDError(PlannerError):
+    pass
+
+
+class NoClusterError(PlannerError):
+    def __init__(self) -> None:
+        super().__init__(
+            "no cluster configured: no kubeconfig found (KUBECONFIG, --kubeconfig, ~/.kube/config) and not "
+            "running in a cluster; `planner cluster up` starts a local embedded cluster"
+        )
+
+
+class LockHeldError(PlannerError):
+    exit_code = 3
+
+
+class WorkloadNotFoundError(PlannerError):
+    exit_code = 4
+
+
+class ApiError(PlannerError):
+    status: ClassVar[int] = 0
+
+    def __init__(self, message: str, *, status: int, reason: str = "", body: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.http_status = status
+        self.reason = reason
+        self.body = body or {}
+
+
+class BadRequestError(ApiError):
+    status = 400
+
+
+class UnauthorizedError(ApiError):
+    status = 401
+
+
+class ForbiddenError(ApiError):
+    status = 403
+
+
+class NotFoundError(ApiError):
+    status = 404
+
+
+class ConflictError(ApiError):
+    status = 409
+
+
+class AlreadyExistsError(ConflictError):
+    pass
+
+
+class GoneError(ApiError):
+    status = 410
+
+
+class InvalidError(ApiError):
+    status = 422
+
+
+class TooManyRequestsError(ApiError):
+    status = 429
+
+
+class ServerError(ApiError):
+    status = 500
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    cls.status: cls
+    for cls in (BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError)
+    + (GoneError, InvalidError, TooManyRequestsError)
+}
+
+_MAX_MESSAGE = 400
+
+
+def api_error(status: int, body: bytes | str | dict[str, Any] | None) -> ApiError:
+    """The exception for an API error response: a Kubernetes Status body when there is one."""
+    parsed: dict[str, Any] = {}
+    if isinstance(body, dict):
+        parsed = body
+    elif body:
+        try:
+            loaded = json.loads(body)
+            parsed = loaded if isinstance(loaded, dict) else {}
+        except ValueError:
+            parsed = {}
+    reason = str(parsed.get("reason", ""))
+    message = str(parsed.get("message") or (body if isinstance(body, str) else "") or f"HTTP {status}")
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "…"
+    if status == 409 and reason == "AlreadyExists":
+        cls: type[ApiError] = AlreadyExistsError
+    elif status >= 500:
+        cls = ServerError
+    else:
+        cls = _BY_STATUS.get(status, ApiError)
+    return cls(message, status=status, reason=reason, body=parsed)

@@ -1,0 +1,193 @@
+"""The plan as planner understands it: frozen dataclasses, built by the loader from a validated file.
+
+Everything here is already checked (schema and semantic rules) and normalised: defaults filled in
+(`kind` is never empty, `runtime` is set, sandbox `state` and rootfs `generation` are set), secret values
+resolved, durations in seconds. Stages after the loader never see raw YAML. Field names follow the plan
+format in Python spelling; `docs/plan-format.md` documents each field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+Runtime = Literal["k8s", "k3s"]
+WorkloadKind = Literal["deployment", "job"]
+SandboxState = Literal["running", "paused"]
+VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret"]
+ProbeHandler = Literal["httpGet", "tcpSocket", "exec"]
+Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
+Quantity = str  # as written in the plan (numbers kept as their string form: 0.5 -> "0.5"); parse-checked
+
+
+@dataclass(frozen=True, kw_only=True)
+class Volume:
+    name: str  # the pod volume name: as written, or derived from the source by the loader
+    source: VolumeSource
+    ref: str  # hostPath path, configMap/secret name; "" for emptyDir
+    mount_path: str
+    sub_path: str | None = None
+    read_only: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Probe:
+    handler: ProbeHandler
+    path: str | None = None  # httpGet only
+    port: int | str | None = None  # httpGet and tcpSocket
+    command: tuple[str, ...] = ()  # exec only
+    initial_delay_seconds: int | None = None
+    period_seconds: int | None = None
+    timeout_seconds: int | None = None
+    success_threshold: int | None = None
+    failure_threshold: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Container:
+    """A sidecar or init container; `command`/`args` are the Kubernetes fields of the same name."""
+
+    name: str
+    image: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    workdir: str | None = None
+    volumes: tuple[Volume, ...] = ()
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scheduling:
+    type: Literal["node"]
+    key: str
+    operator: Operator
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """A seed-000 ContainerSpec: `entrypoint` becomes the container command, `command` its args."""
+
+    name: str
+    kind: WorkloadKind
+    image: str
+    entrypoint: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    workdir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    volumes: tuple[Volume, ...] = ()
+    user: str | None = None
+    port: int | None = None
+    expose: bool = False
+    scheduling: tuple[Scheduling, ...] = ()
+    runtime_namespace: str | None = None
+    pull_policy: Literal["Always", "IfNotPresent"] | None = None
+    replicas: int | None = None
+    progress_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    active_deadline_seconds: int | None = None
+    ttl_seconds_after_finished: int | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    timeout_seconds: float | None = None
+    depends_on: tuple[str, ...] = ()
+    sidecars: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    size: Quantity
+    storage_class: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rootfs(Claim):
+    generation: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxTemplate:
+    image: str
+    rootfs: Rootfs
+    workspace: Claim
+    runtime_class_name: str = "kata-qemu"
+    secret_env: Mapping[str, str] = field(default_factory=dict)  # resolved values: never print them
+    env: Mapping[str, str] = field(default_factory=dict)
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    idle_timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sandbox(SandboxTemplate):
+    name: str
+    state: SandboxState = "running"
+    fork_from: str | None = None
+    timeout_seconds: float | None = None
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarmPool:
+    name: str
+    size: int
+    template: SandboxTemplate
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigMap:
+    name: str
+    data: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Secret:
+    name: str
+    data: Mapping[str, str]  # resolved values: never print them
+
+
+@dataclass(frozen=True, kw_only=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 1-based
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    """Where a plan came from, and the position of every node by its path (`workloads[0].image`)."""
+
+    file: str
+    positions: Mapping[str, Position] = field(default_factory=dict)
+
+    def position(self, path: str) -> Position:
+        """The position of `path`, or of its nearest ancestor that has one."""
+        while path:
+            if path in self.positions:
+                return self.positions[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return self.positions.get("", Position(line=1, column=1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    name: str
+    namespace: str | None
+    runtime: Runtime
+    workloads: tuple[Workload, ...] = ()
+    sandboxes: tuple[Sandbox, ...] = ()
+    warm_pools: tuple[WarmPool, ...] = ()
+    config_maps: tuple[ConfigMap, ...] = ()
+    secrets: tuple[Secret, ...] = ()
+    source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
