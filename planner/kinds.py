@@ -1,0 +1,140 @@
+"""The kinds planner writes, as one table that render, diff and graph share.
+
+Each row says where a kind lives in the API (group, version, plural, scope) and which of its fields
+cannot be changed in place. That knowledge decides whether a change is an update or a replace
+(DESIGN §4), so it belongs in one place rather than in `if kind == ...` branches across stages.
+
+Field paths are dotted (`spec.template`); `[*]` stands for every item of a list
+(`spec.containers[*].image`). A path covers everything beneath it. `immutable_fields` force a replace
+when they change, except where `mutable_fields` carve out a path beneath them, with the kind of change
+the API server allows there. `create_only_fields` are sent on create and never compared afterwards.
+This module holds data only; the diff interprets it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+AllowedChange = Literal["any", "increase", "additions"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MutableField:
+    """A path inside an immutable field that may still change, and how: freely (`any`), only upward
+    (`increase`, e.g. a PVC's storage request), or only by adding list items (`additions`)."""
+
+    path: str
+    change: AllowedChange = "any"
+
+
+@dataclass(frozen=True, kw_only=True)
+class KindInfo:
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+    immutable_fields: tuple[str, ...] = ()
+    mutable_fields: tuple[MutableField, ...] = ()
+    create_only_fields: tuple[str, ...] = ()
+    sensitive: bool = False  # values never printed (Secret)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_kind(self) -> str:
+        """The ApplySet spelling: `Deployment.apps`, and just `Secret` for the core group."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+
+NAMESPACE = KindInfo(kind="Namespace", group="", version="v1", plural="namespaces", namespaced=False)
+CONFIG_MAP = KindInfo(kind="ConfigMap", group="", version="v1", plural="configmaps", namespaced=True)
+SECRET = KindInfo(kind="Secret", group="", version="v1", plural="secrets", namespaced=True, sensitive=True)
+SERVICE = KindInfo(
+    kind="Service",
+    group="",
+    version="v1",
+    plural="services",
+    namespaced=True,
+    immutable_fields=("spec.clusterIP", "spec.clusterIPs"),
+)
+PERSISTENT_VOLUME_CLAIM = KindInfo(
+    kind="PersistentVolumeClaim",
+    group="",
+    version="v1",
+    plural="persistentvolumeclaims",
+    namespaced=True,
+    immutable_fields=("spec",),
+    mutable_fields=(MutableField(path="spec.resources.requests.storage", change="increase"),),
+    create_only_fields=("spec.dataSource", "spec.dataSourceRef"),
+)
+POD = KindInfo(
+    kind="Pod",
+    group="",
+    version="v1",
+    plural="pods",
+    namespaced=True,
+    immutable_fields=("spec",),
+    mutable_fields=(
+        MutableField(path="spec.containers[*].image"),
+        MutableField(path="spec.initContainers[*].image"),
+        MutableField(path="spec.activeDeadlineSeconds"),
+        MutableField(path="spec.tolerations", change="additions"),
+    ),
+)
+DEPLOYMENT = KindInfo(
+    kind="Deployment",
+    group="apps",
+    version="v1",
+    plural="deployments",
+    namespaced=True,
+    immutable_fields=("spec.selector",),
+)
+JOB = KindInfo(
+    kind="Job",
+    group="batch",
+    version="v1",
+    plural="jobs",
+    namespaced=True,
+    immutable_fields=("spec.template", "spec.selector", "spec.completions", "spec.completionMode"),
+)
+
+KINDS: tuple[KindInfo, ...] = (
+    NAMESPACE,
+    CONFIG_MAP,
+    SECRET,
+    SERVICE,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    DEPLOYMENT,
+    JOB,
+)
+
+_BY_KIND = {info.kind: info for info in KINDS}
+_BY_GROUP_KIND = {info.group_kind: info for info in KINDS}
+
+
+def by_kind(kind: str) -> KindInfo:
+    """The row for a kind name (`Deployment`); KeyError naming the known kinds otherwise."""
+    try:
+        return _BY_KIND[kind]
+    except KeyError:
+        raise KeyError(f"unknown kind {kind!r}; planner writes {', '.join(sorted(_BY_KIND))}") from None
+
+
+def by_group_kind(group_kind: str) -> KindInfo:
+    """The row for an ApplySet group-kind (`Deployment.apps`, `Secret`); KeyError otherwise."""
+    try:
+        return _BY_GROUP_KIND[group_kind]
+    except KeyError:
+        known = ", ".join(sorted(_BY_GROUP_KIND))
+        raise KeyError(f"unknown group-kind {group_kind!r}; planner writes {known}") from None
+
+
+def for_manifest(manifest: Mapping[str, Any]) -> KindInfo:
+    """The row for a manifest, by its `kind` (planner's kinds have unique names across groups)."""
+    return by_kind(str(manifest.get("kind", "")))

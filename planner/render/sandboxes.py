@@ -1,0 +1,152 @@
+"""Sandboxes (seed 003): two Block-mode PVCs, an optional env Secret and, while running, a Kata Pod.
+
+The workspace PVC is the part of a sandbox that survives pause and rebase, so it carries the sandbox's
+state and its rendered Pod: `resume` can recreate the Pod from the cluster alone. The rootfs PVC is
+named by generation, so a generation bump is a new PVC rather than an edit of an immutable one. A fork
+clones the source's current rootfs and workspace through `dataSource`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
+from planner.plan.model import Claim, Plan, Sandbox
+from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
+from planner.render.config import opaque_secret
+from planner.render.identity import (
+    ANNOTATION_POD_SPEC,
+    ANNOTATION_RUNTIME_ID,
+    ANNOTATION_SANDBOX_STATE,
+    Manifest,
+    Stamp,
+    canonical_json,
+    depends_on_annotation,
+    plan_namespace,
+    sandbox_runtime_id,
+    seed_labels,
+)
+from planner.render.pods import Fields, env_list, present, resources
+
+SANDBOX_CONTAINER = "sandbox"
+ROOTFS_VOLUME = "rootfs"
+WORKSPACE_VOLUME = "workspace"
+ROOTFS_DEVICE = "/dev/rootfs"
+WORKSPACE_DEVICE = "/dev/workspace"
+
+
+def pvc_spec(claim: Claim, *, clone_of: str | None) -> Fields:
+    return {
+        "accessModes": ["ReadWriteOnce"],
+        "volumeMode": "Block",
+        "resources": {"requests": {"storage": claim.size}},
+        **present(
+            storageClassName=claim.storage_class,
+            dataSource={"kind": PERSISTENT_VOLUME_CLAIM.kind, "name": clone_of} if clone_of else None,
+        ),
+    }
+
+
+def sandbox_container(sandbox: Sandbox) -> Fields:
+    env_from = (
+        [{"secretRef": {"name": sandbox_env_secret_name(sandbox.name)}}] if sandbox.secret_env else None
+    )
+    devices = [
+        {"name": ROOTFS_VOLUME, "devicePath": ROOTFS_DEVICE},
+        {"name": WORKSPACE_VOLUME, "devicePath": WORKSPACE_DEVICE},
+    ]
+    return {
+        "name": SANDBOX_CONTAINER,
+        "image": sandbox.image,
+        **present(
+            env=env_list(sandbox.env), envFrom=env_from, resources=resources(sandbox.cpu, sandbox.memory)
+        ),
+        "volumeDevices": devices,
+    }
+
+
+class SandboxRenderer:
+    """Renders one plan's sandboxes; holds what every sandbox needs (the plan, its stamp, namespace)."""
+
+    def __init__(self, plan: Plan, *, stamp: Stamp, default_namespace: str) -> None:
+        self.plan = plan
+        self.stamp = stamp
+        self.default_namespace = default_namespace
+        self.namespace = plan_namespace(plan, default_namespace)
+        self.by_name: Mapping[str, Sandbox] = {s.name: s for s in plan.sandboxes}
+
+    def render(self, sandbox: Sandbox) -> list[Manifest]:
+        """The env Secret (for secretEnv), the rootfs and workspace PVCs, and the Pod while running."""
+        pod = self.pod(sandbox)
+        objects = [self.env_secret(sandbox)] if sandbox.secret_env else []
+        objects += [self.rootfs_pvc(sandbox), self.workspace_pvc(sandbox, pod)]
+        if sandbox.state == "running":
+            objects.append(pod)
+        return objects
+
+    def identity(self, sandbox: Sandbox) -> dict[str, str]:
+        return {ANNOTATION_RUNTIME_ID: str(sandbox_runtime_id(self.plan, sandbox, self.default_namespace))}
+
+    def dependencies(self, sandbox: Sandbox) -> dict[str, str]:
+        return depends_on_annotation(self.plan, sandbox.depends_on, self.default_namespace)
+
+    def env_secret(self, sandbox: Sandbox) -> Manifest:
+        name = sandbox_env_secret_name(sandbox.name)
+        annotations = self.identity(sandbox)
+        return opaque_secret(
+            name, sandbox.secret_env, stamp=self.stamp, namespace=self.namespace, annotations=annotations
+        )
+
+    def pvc(
+        self, sandbox: Sandbox, name: str, claim: Claim, *, clone_of: str | None, annotations: Fields
+    ) -> Manifest:
+        metadata = self.stamp.metadata(
+            name=name, namespace=self.namespace, labels=seed_labels(sandbox.name), annotations=annotations
+        )
+        return {
+            "apiVersion": PERSISTENT_VOLUME_CLAIM.api_version,
+            "kind": PERSISTENT_VOLUME_CLAIM.kind,
+            "metadata": metadata,
+            "spec": pvc_spec(claim, clone_of=clone_of),
+        }
+
+    def rootfs_pvc(self, sandbox: Sandbox) -> Manifest:
+        source = self.fork_source(sandbox)
+        clone_of = rootfs_pvc_name(source.name, source.rootfs.generation) if source else None
+        name = rootfs_pvc_name(sandbox.name, sandbox.rootfs.generation)
+        return self.pvc(sandbox, name, sandbox.rootfs, clone_of=clone_of, annotations=self.identity(sandbox))
+
+    def workspace_pvc(self, sandbox: Sandbox, pod: Manifest) -> Manifest:
+        source = self.fork_source(sandbox)
+        annotations = {
+            **self.identity(sandbox),
+            ANNOTATION_SANDBOX_STATE: sandbox.state,
+            ANNOTATION_POD_SPEC: canonical_json(pod),
+            **({} if sandbox.state == "running" else self.dependencies(sandbox)),
+        }
+        name = workspace_pvc_name(sandbox.name)
+        clone_of = workspace_pvc_name(source.name) if source else None
+        return self.pvc(sandbox, name, sandbox.workspace, clone_of=clone_of, annotations=annotations)
+
+    def pod(self, sandbox: Sandbox) -> Manifest:
+        """The sandbox Pod, rendered even while paused: the workspace PVC records it for `resume`."""
+        metadata = self.stamp.metadata(
+            name=sandbox.name,
+            namespace=self.namespace,
+            labels=seed_labels(sandbox.name),
+            annotations={**self.identity(sandbox), **self.dependencies(sandbox)},
+        )
+        claims = {
+            ROOTFS_VOLUME: rootfs_pvc_name(sandbox.name, sandbox.rootfs.generation),
+            WORKSPACE_VOLUME: workspace_pvc_name(sandbox.name),
+        }
+        spec = {
+            "runtimeClassName": sandbox.runtime_class_name,
+            "containers": [sandbox_container(sandbox)],
+            "volumes": [{"name": v, "persistentVolumeClaim": {"claimName": c}} for v, c in claims.items()],
+            "restartPolicy": "Always",
+        }
+        return {"apiVersion": POD.api_version, "kind": POD.kind, "metadata": metadata, "spec": spec}
+
+    def fork_source(self, sandbox: Sandbox) -> Sandbox | None:
+        return self.by_name[sandbox.fork_from] if sandbox.fork_from else None

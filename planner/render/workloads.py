@@ -1,0 +1,131 @@
+"""Workloads (seed 000): a Deployment or a Job named after the workload, and its `<name>-svc` Service.
+
+The seed's labels go on the object and on its pod template; the selectors use exactly those labels,
+never user labels, because selectors are immutable and user labels change. A Job carries no selector
+(the server generates one) and a run-key, so it runs once per change of what it would run.
+"""
+
+from __future__ import annotations
+
+from planner.kinds import DEPLOYMENT, JOB, SERVICE
+from planner.plan.model import Container, Plan, Workload
+from planner.plan.names import service_name
+from planner.render.identity import (
+    ANNOTATION_RUN_KEY,
+    ANNOTATION_RUNTIME_ID,
+    Manifest,
+    Stamp,
+    depends_on_annotation,
+    run_key,
+    seed_labels,
+    workload_namespace,
+    workload_runtime_id,
+)
+from planner.render.pods import Fields, container, node_affinity, pod_volumes, present, security_context
+
+
+def main_container(workload: Workload) -> Container:
+    """The workload's own container, named after it: `entrypoint` is its command, `command` its args."""
+    return Container(
+        name=workload.name,
+        image=workload.image,
+        command=workload.entrypoint,
+        args=workload.command,
+        env=workload.env,
+        workdir=workload.workdir,
+        volumes=workload.volumes,
+        cpu=workload.cpu,
+        memory=workload.memory,
+        readiness_probe=workload.readiness_probe,
+        liveness_probe=workload.liveness_probe,
+    )
+
+
+def pod_template(workload: Workload) -> Fields:
+    main = main_container(workload)
+    main_fields = container(
+        main,
+        ports=[{"containerPort": workload.port}] if workload.port else None,
+        securityContext=security_context(workload.user),
+        imagePullPolicy=workload.pull_policy,
+    )
+    spec = {
+        "containers": [main_fields, *(container(c) for c in workload.sidecars)],
+        **present(
+            initContainers=[container(c) for c in workload.init_containers],
+            volumes=pod_volumes([main, *workload.sidecars, *workload.init_containers]),
+            affinity=node_affinity(workload.scheduling),
+        ),
+        "restartPolicy": "Never" if workload.kind == "job" else "Always",
+    }
+    metadata = present(labels=seed_labels(workload.name), annotations=dict(workload.pod_annotations))
+    return {"metadata": metadata, "spec": spec}
+
+
+def deployment_spec(workload: Workload) -> Fields:
+    return {
+        "selector": {"matchLabels": seed_labels(workload.name)},
+        "template": pod_template(workload),
+        **present(replicas=workload.replicas, progressDeadlineSeconds=workload.progress_deadline_seconds),
+    }
+
+
+def job_spec(workload: Workload) -> Fields:
+    return {
+        "template": pod_template(workload),
+        **present(
+            backoffLimit=workload.backoff_limit,
+            activeDeadlineSeconds=workload.active_deadline_seconds,
+            ttlSecondsAfterFinished=workload.ttl_seconds_after_finished,
+        ),
+    }
+
+
+def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
+    kind = JOB if workload.kind == "job" else DEPLOYMENT
+    spec = job_spec(workload) if workload.kind == "job" else deployment_spec(workload)
+    annotations = {
+        **workload.annotations,
+        ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
+        **depends_on_annotation(plan, workload.depends_on, default_namespace),
+    }
+    if workload.kind == "job":
+        annotations[ANNOTATION_RUN_KEY] = run_key({"spec": spec})
+    metadata = stamp.metadata(
+        name=workload.name,
+        namespace=workload_namespace(plan, workload, default_namespace),
+        labels={**workload.labels, **seed_labels(workload.name)},
+        annotations=annotations,
+    )
+    return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": metadata, "spec": spec}
+
+
+def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
+    """The ClusterIP Service `<name>-svc` on the workload's port, selecting its pods by the seed labels."""
+    metadata = stamp.metadata(
+        name=service_name(workload.name),
+        namespace=workload_namespace(plan, workload, default_namespace),
+        labels=seed_labels(workload.name),
+        annotations={ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace))},
+    )
+    spec = {
+        "type": "ClusterIP",
+        "selector": seed_labels(workload.name),
+        "ports": [{"port": workload.port, "targetPort": workload.port}],
+    }
+    return {"apiVersion": SERVICE.api_version, "kind": SERVICE.kind, "metadata": metadata, "spec": spec}
+
+
+def is_exposed(workload: Workload) -> bool:
+    """Seed 000: a Service only for a deployment with expose set and a port to expose."""
+    return workload.kind == "deployment" and workload.expose and bool(workload.port)
+
+
+def render_workload(
+    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str
+) -> list[Manifest]:
+    """The workload's object, then its Service when exposed."""
+    objects = [workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)]
+    if is_exposed(workload):
+        objects.append(service(workload, plan=plan, stamp=stamp, default_namespace=default_namespace))
+    return objects
