@@ -3,6 +3,8 @@ collisions and length before anything renders, and the renderer uses them to nam
 
 from __future__ import annotations
 
+import hashlib
+
 SERVICE_SUFFIX = "-svc"
 
 
@@ -20,3 +22,35 @@ def workspace_pvc_name(sandbox: str) -> str:
 
 def sandbox_env_secret_name(sandbox: str) -> str:
     return f"{sandbox}-env"
+
+
+MAX_NAME = 63
+_HASH_CHARS = 10
+_TRUNCATED_PREFIX = MAX_NAME - _HASH_CHARS - 1
+
+VOLUME_PREFIXES = {"configMap": "cm", "secret": "secret", "hostPath": "host", "emptyDir": "empty"}
+
+
+def short_hash(text: str) -> str:
+    """The first 10 hex digits of sha256(text): enough to tell generated names apart."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+
+
+def fit_name(name: str) -> str:
+    """`name` if it fits in 63 characters, else its first 52 characters, "-" and short_hash(name)."""
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:_TRUNCATED_PREFIX]}-{short_hash(name)}"
+
+
+def derived_volume_name(source: str, ref: str, mount_path: str) -> str:
+    """The pod volume name of a volume written without `name`.
+
+    configMap and secret volumes are named after what they mount (`cm-<name>`, `secret-<name>`), so two
+    containers mounting the same ConfigMap share one pod volume; a hostPath is named by a hash of its path
+    and an emptyDir by a hash of its mount path (`host-<hash>`, `empty-<hash>`), since paths are not names.
+    """
+    if source in ("configMap", "secret"):
+        return fit_name(f"{VOLUME_PREFIXES[source]}-{ref}")
+    hashed = ref if source == "hostPath" else mount_path
+    return fit_name(f"{VOLUME_PREFIXES[source]}-{short_hash(hashed)}")

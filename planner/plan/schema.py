@@ -1,0 +1,39 @@
+"""The plan format's JSON Schema, the single source of truth of what a plan file may say.
+
+The wheel ships it as `planner/schemas/plan.schema.json` (pyproject force-includes it); a checkout has it
+at `schemas/plan.schema.json`. Both are tried, wheel first, so `planner schema` and the loader agree with
+the file the docs are generated from.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SCHEMA_FILE = "plan.schema.json"
+_REPO_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
+
+
+@cache
+def schema_text() -> str:
+    """The schema exactly as shipped (what `planner schema` prints)."""
+    packaged = resources.files("planner").joinpath("schemas", SCHEMA_FILE)
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8")
+    return _REPO_SCHEMA.read_text(encoding="utf-8")
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    loaded = json.loads(schema_text())
+    if not isinstance(loaded, dict):  # pragma: no cover - the shipped schema is an object
+        raise TypeError("the plan schema is not a JSON object")
+    return loaded
+
+
+def plan_schema() -> dict[str, Any]:
+    """The parsed schema. Shared and cached: callers must not modify it."""
+    return _schema()

@@ -1,0 +1,251 @@
+"""Schema validation with messages written for people.
+
+jsonschema reports what failed in its own vocabulary ("8080 is not of type 'string'", "... is not valid
+under any of the given schemas"). Here each error becomes one Diagnostic that says what was expected and
+what was found, at the offending node, with the fix when there is an obvious one. `oneOf` failures are
+collapsed into the one sentence that matters ("exactly one of httpGet, tcpSocket, exec"), and a node that
+breaks several value rules at once (empty and not matching a pattern) gets one message, not several.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft7Validator
+from jsonschema.exceptions import ValidationError
+
+from planner.errors import Diagnostic
+from planner.plan.durations import DURATION_HINT
+from planner.plan.schema import plan_schema
+from planner.plan.source import ParsedFile, child_path
+
+NEVER_REASON = "Pull policy Never is rejected for preflight validation"
+
+_NAME_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+_PATTERN_MESSAGES = {
+    _NAME_PATTERN: "{found} is not a valid name: expected lowercase letters, digits and '-', "
+    "starting and ending with a letter or digit (DNS-1123 label)",
+    _DURATION_PATTERN: "bad duration {found}: " + DURATION_HINT,
+    "^/": "expected an absolute path starting with '/', found {found}",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "{found} is not an environment variable name: expected letters, digits "
+    "and '_', not starting with a digit",
+    "^[-._a-zA-Z][-._a-zA-Z0-9]*$": "{found} is not an environment variable name: expected letters, "
+    "digits, '_', '-' and '.', not starting with a digit",
+    "^[-._a-zA-Z0-9]+$": "{found} is not a valid key: expected letters, digits, '_', '-' and '.'",
+}
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean (true or false)",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+# Keywords about a node's own value: when several fail on one node, only the first in this order is told.
+_VALUE_KEYWORDS = ("type", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum")
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    diagnostics: list[Diagnostic]
+    broken: frozenset[str]  # paths of nodes that are themselves invalid (not just missing a field)
+
+
+def check_schema(parsed: ParsedFile) -> SchemaReport:
+    """Every schema violation in `parsed`, one Diagnostic per problem."""
+    validator = Draft7Validator(plan_schema())
+    errors = sorted(validator.iter_errors(parsed.data), key=_keyword_rank)
+    seen_values: set[str] = set()
+    broken: set[str] = set()
+    found: dict[tuple[str, str], Diagnostic] = {}
+    for error in errors:
+        path = _path(error)
+        if error.validator in _VALUE_KEYWORDS and not _about_key(error):
+            if path in seen_values:
+                continue
+            seen_values.add(path)
+        for diagnostic in _translate(error, parsed):
+            found.setdefault((diagnostic.path, diagnostic.message), diagnostic)
+            if error.validator != "required":
+                broken.add(diagnostic.path)
+    return SchemaReport(list(found.values()), frozenset(broken))
+
+
+def _keyword_rank(error: ValidationError) -> int:
+    keyword = str(error.validator)
+    return _VALUE_KEYWORDS.index(keyword) if keyword in _VALUE_KEYWORDS else len(_VALUE_KEYWORDS)
+
+
+def _path(error: ValidationError) -> str:
+    path = ""
+    for part in error.absolute_path:
+        path = child_path(path, part)
+    return path
+
+
+def _about_key(error: ValidationError) -> bool:
+    """A `propertyNames` error: the instance is a mapping key, not a value."""
+    return "propertyNames" in error.absolute_schema_path
+
+
+def _translate(error: ValidationError, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    path = _path(error)
+    keyword = str(error.validator)
+    if keyword == "additionalProperties":
+        yield from _unknown_fields(error, path, parsed)
+    elif keyword == "required":
+        yield from _missing_fields(error, path, parsed)
+    elif keyword == "oneOf":
+        yield from _one_of(error, path, parsed)
+    elif keyword == "uniqueItems":
+        yield _repeated_item(error, path, parsed)
+    elif _about_key(error):
+        key_path = child_path(path, str(error.instance))
+        yield parsed.diagnostic(key_path, _value_message(error, key_path, parsed), at_value=False)
+    else:
+        yield parsed.diagnostic(path, _value_message(error, path, parsed))
+
+
+def _unknown_fields(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    allowed = list(error.schema.get("properties", {}))
+    expected = ", ".join(allowed) if allowed else "no fields"
+    for key in error.instance:
+        if key not in allowed:
+            here = child_path(path, key)
+            yield parsed.diagnostic(
+                here, f'unknown field "{key}" (expected one of: {expected})', at_value=False
+            )
+
+
+def _missing_fields(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    for key in error.validator_value:
+        if key not in error.instance:
+            yield parsed.diagnostic(path, f'missing required field "{key}"', at_value=False)
+
+
+def _one_of(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    branches: Sequence[dict[str, Any]] = error.validator_value
+    choices = [branch["required"][0] for branch in branches if "required" in branch]
+    if len(choices) == len(branches):
+        yield parsed.diagnostic(path, _exactly_one(choices, error.instance), at_value=False)
+    else:
+        yield from _secret_value(error, path, parsed)
+
+
+def _exactly_one(choices: list[str], instance: Any) -> str:
+    present = [choice for choice in choices if isinstance(instance, dict) and choice in instance]
+    found = " and ".join(present) if present else "none"
+    return f"expected exactly one of {', '.join(choices)}, found {found}"
+
+
+def _secret_value(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """A secret value is a string or `{valueFrom: ...}`: explain the branch the user was aiming at."""
+    instance = error.instance
+    if isinstance(instance, dict):
+        object_errors = [sub for sub in error.context or () if sub.relative_schema_path[0] == 1]
+        for sub in sorted(object_errors, key=_keyword_rank)[:1]:
+            yield from _translate(sub, parsed)
+        return
+    if _is_number_or_boolean(instance):
+        yield parsed.diagnostic(path, _quote_hint(path, instance, parsed))
+        return
+    expected = "a string or {valueFrom: {env: VAR}} or {valueFrom: {file: PATH}}"
+    message = f"expected {expected}, found {_found(path, instance, parsed)}"
+    yield parsed.diagnostic(path, message)
+
+
+def _repeated_item(error: ValidationError, path: str, parsed: ParsedFile) -> Diagnostic:
+    seen: list[Any] = []
+    for index, item in enumerate(error.instance):
+        if item in seen:
+            return parsed.diagnostic(child_path(path, index), f"{json.dumps(item)} is listed twice")
+        seen.append(item)
+    return parsed.diagnostic(path, "items must be unique")  # pragma: no cover - jsonschema found a repeat
+
+
+def _value_message(error: ValidationError, path: str, parsed: ParsedFile) -> str:
+    keyword, expected, instance = str(error.validator), error.validator_value, error.instance
+    found = _found(path, instance, parsed)
+    if keyword == "type":
+        return _type_message(error, path, parsed)
+    if keyword == "enum":
+        return _enum_message(path, expected, instance, found)
+    if keyword == "pattern":
+        template = _PATTERN_MESSAGES.get(str(expected), "{found} does not match the pattern " + str(expected))
+        return template.format(found=found)
+    if keyword == "minLength":
+        return (
+            "must not be empty"
+            if expected == 1
+            else f"expected at least {expected} characters, found {found}"
+        )
+    if keyword == "maxLength":
+        return f"{found} is {len(instance)} characters long; at most {expected} are allowed"
+    if keyword == "minimum":
+        return f"expected at least {expected}, found {found}"
+    if keyword == "maximum":
+        return f"expected at most {expected}, found {found}"
+    if keyword == "minItems":
+        return f"expected at least {expected} item{'s' if expected != 1 else ''}, found none"
+    if keyword in ("minProperties", "maxProperties"):
+        return f"expected exactly one of {', '.join(error.schema.get('properties', {}))}"
+    return str(error.message)  # pragma: no cover - every keyword the schema uses is handled above
+
+
+def _type_message(error: ValidationError, path: str, parsed: ParsedFile) -> str:
+    instance = error.instance
+    if _is_map_value(error) and error.validator_value == "string" and _is_number_or_boolean(instance):
+        return _quote_hint(path, instance, parsed)
+    if _is_map_value(error) and instance is None:
+        return "expected a string, found null: write '' for an empty value"
+    wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+    names = [_TYPE_NAMES.get(str(name), str(name)) for name in wanted]
+    expected = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+    return f"expected {expected}, found {_found(path, instance, parsed)}"
+
+
+def _is_map_value(error: ValidationError) -> bool:
+    schema_path = list(error.absolute_schema_path)
+    return len(schema_path) >= 2 and schema_path[-2] == "additionalProperties"
+
+
+def _quote_hint(path: str, instance: Any, parsed: ParsedFile) -> str:
+    written = parsed.written(path) or _canonical(instance)
+    kind = "boolean" if isinstance(instance, bool) else "number"
+    return f'expected a string, found {kind} {written}: quote it ("{written}")'
+
+
+def _enum_message(path: str, expected: list[Any], instance: Any, found: str) -> str:
+    if path.endswith("pullPolicy") and instance == "Never":
+        return f'Never is rejected: "{NEVER_REASON}"; use Always or IfNotPresent'
+    choices = [str(choice) for choice in expected if choice != ""]
+    if len(choices) == 1:
+        return f"expected {choices[0]}, found {found}"
+    return f"expected one of {', '.join(choices)}, found {found}"
+
+
+def _is_number_or_boolean(value: Any) -> bool:
+    return isinstance(value, bool | int | float)
+
+
+def _found(path: str, value: Any, parsed: ParsedFile) -> str:
+    """How a found value is named in messages: its kind, and its text when it is a scalar."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    kind = "boolean" if isinstance(value, bool) else "integer" if isinstance(value, int) else "number"
+    return f"{kind} {parsed.written(path) or _canonical(value)}"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value)

@@ -1,0 +1,106 @@
+"""Resolving secret values: plain strings, `{valueFrom: {env: VAR}}` and `{valueFrom: {file: PATH}}`.
+
+Values are read once, at load, so every later stage (render, diff, saved plans) works from the same
+bytes. A file path is relative to the plan file's directory and must stay inside it after symlinks are
+followed: a plan from a shared repository must not be able to read `~/.ssh` or `/etc`. A file's content
+is used verbatim except for one trailing line break ("\\n" or "\\r\\n"), which editors add and which a
+password almost never means. No message ever contains a secret value, only names and paths.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.errors import Diagnostic
+from planner.plan.raw import Node, root
+from planner.plan.source import ParsedFile
+
+
+def resolve_secrets(
+    parsed: ParsedFile, environ: Mapping[str, str]
+) -> tuple[dict[str, str], list[Diagnostic]]:
+    """Every secret value of the plan by its path (`secrets[0].data.password`), and the problems found."""
+    resolved: dict[str, str] = {}
+    problems: list[Diagnostic] = []
+    base = Path(parsed.file).parent
+    for path, value in _secret_values(parsed.data):
+        outcome = _resolve(value, base, environ)
+        if isinstance(outcome, _Problem):
+            problems.append(parsed.diagnostic(outcome.path_in(path), outcome.message))
+        elif outcome is not None:
+            resolved[path] = outcome
+    return resolved, problems
+
+
+@dataclass(frozen=True)
+class _Problem:
+    message: str
+    suffix: str  # "env" or "file": the valueFrom field the problem is in
+
+    def path_in(self, path: str) -> str:
+        return f"{path}.valueFrom.{self.suffix}"
+
+
+def _secret_values(data: object) -> Iterator[tuple[str, object]]:
+    plan = root(data)
+    if plan is None:
+        return
+    maps: list[Node | None] = [secret.child("data") for secret in plan.items("secrets")]
+    maps += [sandbox.child("secretEnv") for sandbox in plan.items("sandboxes")]
+    for pool in plan.items("warmPools"):
+        template = pool.child("template")
+        maps.append(template.child("secretEnv") if template else None)
+    for values in maps:
+        if values is not None:
+            for key, value in values.data.items():
+                yield values.at(key), value
+
+
+def _resolve(value: object, base: Path, environ: Mapping[str, str]) -> str | _Problem | None:
+    if isinstance(value, str):
+        return value
+    source = value.get("valueFrom") if isinstance(value, dict) else None
+    if not isinstance(source, dict) or len(source) != 1:
+        return None  # the schema check reports it
+    if isinstance(source.get("env"), str):
+        return _from_env(source["env"], environ)
+    if isinstance(source.get("file"), str):
+        return _from_file(source["file"], base)
+    return None
+
+
+def _from_env(variable: str, environ: Mapping[str, str]) -> str | _Problem:
+    if variable not in environ:
+        return _Problem(f"environment variable {variable} is not set", "env")
+    return environ[variable]
+
+
+def _from_file(relative: str, base: Path) -> str | _Problem:
+    directory = base.resolve()
+    target = (base / relative).resolve()
+    if not target.is_relative_to(directory):
+        written = Path(os.path.normpath(directory / relative))
+        how = "resolves (through a symlink) to a path" if written.is_relative_to(directory) else "is"
+        return _Problem(f'secret file "{relative}" {how} outside the plan file\'s directory', "file")
+    if not target.exists():
+        return _Problem(
+            f'secret file "{relative}" does not exist (relative to the plan file\'s directory)', "file"
+        )
+    if not target.is_file():
+        return _Problem(f'secret file "{relative}" is not a regular file', "file")
+    try:
+        content = target.read_bytes().decode("utf-8")  # bytes first: keep "\r\n" as written
+    except UnicodeDecodeError:
+        return _Problem(f'secret file "{relative}" is not UTF-8 text', "file")
+    except OSError as error:
+        return _Problem(f'cannot read secret file "{relative}": {error.strerror}', "file")
+    return _strip_one_line_break(content)
+
+
+def _strip_one_line_break(content: str) -> str:
+    if content.endswith("\r\n"):
+        return content[:-2]
+    return content[:-1] if content.endswith("\n") else content

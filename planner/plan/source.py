@@ -1,0 +1,173 @@
+"""Reading one plan file: YAML text to plain data plus the position of every node.
+
+ruamel.yaml's round-trip loader keeps line and column on every mapping and sequence (`.lc`); this module
+walks the loaded document once and records, per path (`workloads[0].image`), where the key or item
+starts and, for scalars, where the value starts. Validation messages point at values ("found integer
+8080" points at the 8080), structural messages at keys. The document is then converted to plain dicts,
+lists and scalars so nothing later depends on ruamel's types.
+
+A file holds one plan: a second YAML document is an error, not a second plan, because a plan name owns
+one ApplySet and two plans in one file would hide that.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from planner.errors import Diagnostic
+from planner.plan.model import Position
+
+_TOKEN = re.compile(r"[^\s,\]\}#]+")
+_DOCUMENT_START = re.compile(r"^---(\s|$)")
+_DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParsedFile:
+    """One plan file as plain data, with positions by path."""
+
+    file: str
+    data: Any
+    keys: dict[str, Position] = field(default_factory=dict)  # mapping keys and sequence items
+    values: dict[str, Position] = field(default_factory=dict)  # scalar values
+    lines: tuple[str, ...] = ()
+
+    def position(self, path: str, *, at_value: bool = True) -> Position:
+        """Where `path` is: its scalar value, else its key or item, else its nearest ancestor's."""
+        if at_value and path in self.values:
+            return self.values[path]
+        while path:
+            if path in self.keys:
+                return self.keys[path]
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return Position(line=1, column=1)
+
+    def written(self, path: str) -> str | None:
+        """The text of the scalar at `path` as written in the file (`0.50`, `1e3`, `yes`)."""
+        where = self.values.get(path)
+        if where is None or where.line > len(self.lines):
+            return None
+        match = _TOKEN.match(self.lines[where.line - 1], where.column - 1)
+        return match.group(0) if match else None
+
+    def diagnostic(
+        self, path: str, message: str, *, at_value: bool = True, warning: bool = False
+    ) -> Diagnostic:
+        where = self.position(path, at_value=at_value)
+        if warning:
+            return Diagnostic(self.file, where.line, where.column, path, message, "warning")
+        return Diagnostic(self.file, where.line, where.column, path, message)
+
+
+def child_path(parent: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+def read_plan_file(path: Path) -> ParsedFile | Diagnostic:
+    """The parsed file, or the one diagnostic that stopped parsing (syntax error, second document…)."""
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return Diagnostic(name, 1, 1, "", f"cannot read plan file: {_reason(error)}")
+    try:
+        documents = list(YAML(typ="rt").load_all(text))
+    except MarkedYAMLError as error:
+        return _syntax_diagnostic(name, error)
+    return _single_document(name, text, documents)
+
+
+def _single_document(name: str, text: str, documents: list[Any]) -> ParsedFile | Diagnostic:
+    present = [document for document in documents if document is not None]
+    lines = tuple(text.splitlines())
+    if len(present) > 1:
+        line = _second_document_line(lines)
+        return Diagnostic(
+            name,
+            line,
+            1,
+            "",
+            "a second YAML document: a plan file holds exactly one plan (split it into two files)",
+        )
+    if not present:
+        return Diagnostic(name, 1, 1, "", "empty plan file: expected a plan (apiVersion, kind, metadata)")
+    parsed = ParsedFile(file=name, data=None, lines=lines)
+    data = _plain(present[0], "", parsed)
+    return ParsedFile(file=name, data=data, keys=parsed.keys, values=parsed.values, lines=lines)
+
+
+def _plain(node: Any, path: str, parsed: ParsedFile) -> Any:
+    """`node` as plain Python data, recording positions under `path` on the way down."""
+    if isinstance(node, CommentedMap):
+        result: dict[str, Any] = {}
+        for key, value in node.items():
+            key_text = str(key)
+            here = child_path(path, key_text)
+            parsed.keys[here] = _position(node.lc.key(key))
+            if not isinstance(value, CommentedMap | CommentedSeq):
+                parsed.values[here] = _position(node.lc.value(key))
+            result[key_text] = _plain(value, here, parsed)
+        return result
+    if isinstance(node, CommentedSeq):
+        items: list[Any] = []
+        for index, value in enumerate(node):
+            here = child_path(path, index)
+            parsed.keys[here] = parsed.values[here] = _position(node.lc.item(index))
+            items.append(_plain(value, here, parsed))
+        return items
+    return _plain_scalar(node)
+
+
+def _plain_scalar(node: Any) -> Any:
+    if node is None or isinstance(node, bool):
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node)  # strings, and timestamps or other tagged scalars as the text YAML gave
+
+
+def _position(line_column: tuple[int, int]) -> Position:
+    line, column = line_column
+    return Position(line=line + 1, column=column + 1)
+
+
+def _syntax_diagnostic(name: str, error: MarkedYAMLError) -> Diagnostic:
+    mark = error.problem_mark or error.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = str(error.problem or error.context or "unreadable YAML")
+    duplicate = _DUPLICATE_KEY.match(problem)
+    if duplicate:  # ruamel's text quotes both values, which may be secrets
+        problem = f'duplicate key "{duplicate.group(1)}"'
+    return Diagnostic(name, line, column, "", f"invalid YAML: {problem}")
+
+
+def _second_document_line(lines: tuple[str, ...]) -> int:
+    starts = [number for number, line in enumerate(lines, start=1) if _DOCUMENT_START.match(line)]
+    first_content = next(
+        (
+            number
+            for number, line in enumerate(lines, start=1)
+            if line.strip() and not line.lstrip().startswith("#")
+        ),
+        1,
+    )
+    later = [number for number in starts if number > first_content]
+    return later[0] if later else (starts[0] if starts else 1)
+
+
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return error.strerror or str(error)

@@ -1,0 +1,192 @@
+"""Rules for what runs: workload kinds, pods, containers, volumes, quantities, users.
+
+These are the rules Kubernetes or the seeds impose that a JSON Schema cannot state: fields that belong to
+one workload kind only, `expose` needing a port, probes not allowed on init containers, container and
+volume names that must agree within one pod, quantities the API server would reject. A `user` that is
+not numeric is a warning, not an error: seed 000 maps it only "when parsable".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from planner.errors import Diagnostic
+from planner.kube.quantity import parse_quantity
+from planner.plan import names
+from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
+from planner.plan.source import ParsedFile
+
+DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds")
+JOB_ONLY = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+NUMERIC_USER = re.compile(r"\d+(:\d+)?")
+QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
+
+
+def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    for workload in plan.items("workloads"):
+        yield from _kind_fields(workload, parsed)
+        yield from _expose(workload, parsed)
+        yield from _scheduling(workload, parsed)
+        yield from _containers(workload, parsed)
+        yield from _volumes(workload, parsed)
+        yield from _user(workload, parsed)
+    for sandbox in plan.items("sandboxes"):
+        yield from _sandbox_quantities(sandbox, parsed)
+    for pool in plan.items("warmPools"):
+        template = pool.child("template")
+        if template is not None:
+            yield from _sandbox_quantities(template, parsed)
+
+
+def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    kind = workload_kind(workload)
+    wrong, owner = (DEPLOYMENT_ONLY, "deployments") if kind == "job" else (JOB_ONLY, "jobs")
+    for field in wrong:
+        if field in workload.data:
+            message = f"{field} is for {owner} only; this workload is a {kind}"
+            yield parsed.diagnostic(workload.at(field), message, at_value=False)
+
+
+def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    if workload.data.get("expose") is not True:
+        return
+    if workload_kind(workload) == "job":
+        message = "expose is for deployments only: a job gets no Service"
+        yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
+    elif "port" not in workload.data:
+        message = "expose needs a port: the Service forwards to it (add port)"
+        yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
+
+
+def _scheduling(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    for term in workload.items("scheduling"):
+        operator = term.text("operator")
+        values = term.data.get("values")
+        if operator in ("In", "NotIn") and not values:
+            yield parsed.diagnostic(
+                term.at("operator"), f"operator {operator} needs at least one value in values"
+            )
+        elif operator in ("Exists", "DoesNotExist") and values:
+            yield parsed.diagnostic(term.at("values"), f"operator {operator} takes no values", at_value=False)
+
+
+def _containers(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    seen: dict[str, str] = {}
+    for role, container in pod_containers(workload):
+        name = container.text("name")
+        if name is not None and name in seen:
+            line = parsed.position(seen[name]).line
+            what = "the main container" if seen[name] == workload.at("name") else seen[name].rsplit(".", 1)[0]
+            message = (
+                f'container name "{name}" is already used by {what} (line {line}): names are unique in a pod'
+            )
+            yield parsed.diagnostic(container.at("name"), message)
+        elif name is not None:
+            seen[name] = container.at("name")
+        yield from _probes(role, container, parsed)
+        yield from _quantities(container, ("cpu", "memory"), parsed, positive=False)
+
+
+def _probes(role: str, container: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    for probe in ("readinessProbe", "livenessProbe"):
+        if role == "init" and probe in container.data:
+            message = f"init containers cannot have a {probe} (Kubernetes rejects it): they run to completion"
+            yield parsed.diagnostic(container.at(probe), message, at_value=False)
+    liveness = container.child("livenessProbe")
+    threshold = liveness.data.get("successThreshold") if liveness else None
+    if liveness is not None and isinstance(threshold, int) and threshold != 1:
+        message = f"expected 1 for a liveness probe (Kubernetes requires it), found {threshold}"
+        yield parsed.diagnostic(liveness.at("successThreshold"), message)
+
+
+def _volumes(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """Volumes that share a name across the pod's containers are one pod volume: same source required."""
+    defined: dict[str, tuple[tuple[str, str], str]] = {}
+    for _, container in pod_containers(workload):
+        mounts: dict[str, str] = {}
+        for volume in container.items("volumes"):
+            yield from _mount_path(volume, mounts, parsed)
+            source = volume_source(volume)
+            mount_path = volume.text("mountPath")
+            if source is None or mount_path is None:
+                continue
+            name = volume.text("name") or names.derived_volume_name(source[0], source[1], mount_path)
+            earlier = defined.setdefault(name, (source, volume.path))
+            if earlier[0] != source:
+                yield parsed.diagnostic(volume.path, _volume_conflict(name, source, earlier), at_value=False)
+
+
+def _mount_path(volume: Node, mounts: dict[str, str], parsed: ParsedFile) -> Iterator[Diagnostic]:
+    mount_path = volume.text("mountPath")
+    if mount_path is None:
+        return
+    if mount_path in mounts:
+        message = f'mountPath "{mount_path}" is already used by {mounts[mount_path]} in this container'
+        yield parsed.diagnostic(volume.at("mountPath"), message)
+    else:
+        mounts[mount_path] = volume.path
+
+
+def _volume_conflict(name: str, source: tuple[str, str], earlier: tuple[tuple[str, str], str]) -> str:
+    return (
+        f'volume "{name}" is {_describe(source)} here but {_describe(earlier[0])} in {earlier[1]}: '
+        "volumes that share a name are one pod volume and need the same source"
+    )
+
+
+def _describe(source: tuple[str, str]) -> str:
+    kind, ref = source
+    return kind if kind == "emptyDir" else f'{kind} "{ref}"'
+
+
+def _user(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    user = workload.data.get("user")
+    if user is None or isinstance(user, bool) or not isinstance(user, str | int):
+        return
+    if not NUMERIC_USER.fullmatch(str(user)):
+        message = f'user "{user}" is not "uid" or "uid:gid" (digits): it is kept but not mapped to runAsUser'
+        yield parsed.diagnostic(workload.at("user"), message, warning=True)
+
+
+def _sandbox_quantities(sandbox: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    yield from _quantities(sandbox, ("cpu", "memory"), parsed, positive=False)
+    for claim in ("rootfs", "workspace"):
+        node = sandbox.child(claim)
+        if node is not None:
+            yield from _quantities(node, ("size",), parsed, positive=True)
+
+
+def _quantities(
+    node: Node, fields: tuple[str, ...], parsed: ParsedFile, *, positive: bool
+) -> Iterator[Diagnostic]:
+    for field in fields:
+        text = quantity_text(node.data.get(field), parsed.written(node.at(field)))
+        if text is None:
+            continue
+        problem = quantity_problem(text, positive=positive)
+        if problem:
+            yield parsed.diagnostic(node.at(field), problem)
+
+
+def quantity_text(value: object, written: str | None) -> str | None:
+    """A quantity as its string form: strings as they are, numbers as written (`0.50` stays `0.50`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and written is not None:
+        return written
+    return str(value)
+
+
+def quantity_problem(text: str, *, positive: bool) -> str | None:
+    try:
+        value = parse_quantity(text)
+    except ValueError:
+        return f'bad quantity "{text}": {QUANTITY_HINT}'
+    if positive and value <= 0:
+        return f'expected a size greater than zero, found "{text}"'
+    if value < 0:
+        return f'expected a quantity of zero or more, found "{text}"'
+    return None
