@@ -12,10 +12,10 @@ controller creates their members.
 
 from __future__ import annotations
 
-import copy
+import copy as _copy
 
-from planner.plan.model import Plan
-from planner.render.config import render_config
+from planner.plan.model import Plan as _Plan
+from planner.render.config import render_config as _render_config
 from planner.render.identity import (
     ANNOTATION_ADDITIONAL_NAMESPACES,
     ANNOTATION_CONTAINS_GROUP_KINDS,
@@ -45,8 +45,8 @@ from planner.render.identity import (
 )
 from planner.render.identity import Stamp as _Stamp
 from planner.render.identity import with_hash as _with_hash
-from planner.render.sandboxes import SandboxRenderer
-from planner.render.workloads import render_workload
+from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
+from planner.render.workloads import render_workload as _render_workload
 
 __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
@@ -78,15 +78,15 @@ __all__ = [
 ]
 
 
-def render(plan: Plan, default_namespace: str) -> list[Manifest]:
+def render(plan: _Plan, default_namespace: str) -> list[Manifest]:
     """Every object the plan declares, in the order described above, each with its `planner.dev/hash`."""
     stamp = _Stamp.of(plan, default_namespace)
     namespace = plan_namespace(plan, default_namespace)
-    sandboxes = SandboxRenderer(plan, stamp=stamp, default_namespace=default_namespace)
-    objects = render_config(plan, stamp=stamp, namespace=namespace)
+    sandboxes = _SandboxRenderer(plan, stamp=stamp, default_namespace=default_namespace)
+    objects = _render_config(plan, stamp=stamp, namespace=namespace)
     for sandbox in plan.sandboxes:
         objects += sandboxes.render(sandbox)
     for workload in plan.workloads:
-        objects += render_workload(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)
+        objects += _render_workload(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)
     # Deep copies, so no two manifests share a nested dict that a later stage could mutate.
-    return [_with_hash(copy.deepcopy(obj)) for obj in objects]
+    return [_with_hash(_copy.deepcopy(obj)) for obj in objects]

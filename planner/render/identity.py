@@ -212,7 +212,9 @@ class RuntimeID:
         runtime, dash, namespace = prefix.partition("-")
         if runtime not in RUNTIMES:
             _reject(text, f"unknown runtime prefix {runtime!r} (expected one of {', '.join(RUNTIMES)})")
-        if not dash or not _is_dns_label(namespace):
+        if not dash:
+            _reject(text, f"runtime {runtime!r} is not followed by '-<namespace>'")
+        if not _is_dns_label(namespace):
             _reject(text, f"namespace {namespace!r} is not a DNS label")
         if kind not in RUNTIME_KINDS:
             _reject(text, f"unknown kind {kind!r} (expected one of {', '.join(RUNTIME_KINDS)})")
