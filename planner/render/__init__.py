@@ -38,10 +38,14 @@ from planner.render.identity import (
     applyset_id,
     canonical_json,
     content_hash,
+    depends_on_ref,
     parent_secret,
     plan_namespace,
     run_key,
+    sandbox_runtime_id,
+    seed_labels,
     workload_namespace,
+    workload_runtime_id,
 )
 from planner.render.identity import Stamp as _Stamp
 from planner.render.identity import with_hash as _with_hash
@@ -70,11 +74,15 @@ __all__ = [
     "applyset_id",
     "canonical_json",
     "content_hash",
+    "depends_on_ref",
     "parent_secret",
     "plan_namespace",
     "render",
     "run_key",
+    "sandbox_runtime_id",
+    "seed_labels",
     "workload_namespace",
+    "workload_runtime_id",
 ]
 
 
