@@ -206,7 +206,8 @@ def _type_message(error: ValidationError, path: str, parsed: ParsedFile) -> str:
     wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
     names = [_TYPE_NAMES.get(str(name), str(name)) for name in wanted]
     expected = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
-    return f"expected {expected}, found {_found(path, instance, parsed)}"
+    kind = "string " if isinstance(instance, str) else ""
+    return f"expected {expected}, found {kind}{_found(path, instance, parsed)}"
 
 
 def _is_map_value(error: ValidationError) -> bool:

@@ -139,7 +139,7 @@ def _rendered_objects(plan: Node) -> Iterator[Rendered]:
                     name=name,
                     origin=item.at("name"),
                     subject=label,
-                    reference=f"{label} ({item.path})",
+                    reference=label,
                 )
 
 
@@ -158,7 +158,7 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
             name=name,
             origin=origin,
             subject=label,
-            reference=f"{label} ({workload.path})",
+            reference=label,
         )
         if workload.data.get("expose") is True and kind == "Deployment":
             service = names.service_name(name)
@@ -168,7 +168,7 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
                 name=service,
                 origin=origin,
                 subject=f'its Service "{service}"',
-                reference=f'the Service of workload "{name}" ({workload.path})',
+                reference=f'the Service of workload "{name}"',
                 base=name,
                 generated="<name>-svc",
                 owner="an exposed workload",
@@ -181,7 +181,7 @@ def _sandbox_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
         if not name:
             continue
         origin = sandbox.at("name")
-        of = f'of sandbox "{name}" ({sandbox.path})'
+        of = f'of sandbox "{name}"'
         yield Rendered(
             kind="Pod",
             namespace=namespace,
@@ -232,7 +232,8 @@ def _generated_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
             line = _line_column(parsed, earlier.origin)[0]
             yield parsed.diagnostic(
                 rendered.origin,
-                f"{rendered.subject} collides with {earlier.reference} (line {line}): rename one of them",
+                f"{rendered.subject} collides with {earlier.reference} ({earlier.origin}, line {line}): "
+                "rename one of them",
             )
 
 

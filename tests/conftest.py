@@ -1,0 +1,35 @@
+"""Shared pytest setup. Add fixtures and profiles here; never remove another part's."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+# Hypothesis profiles: `ci` is deterministic and bounded (CI sets HYPOTHESIS_PROFILE=ci); `dev` explores.
+settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+HEADER = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
+
+
+@pytest.fixture
+def write_plan(tmp_path: Path) -> Callable[..., Path]:
+    """Write a plan file under `<tmp>/plans/` and return its path.
+
+    With `header=True` (the default) the text follows a four-line header (apiVersion, kind, metadata,
+    name: shop), so the body's first line is line 5 of the file.
+    """
+    directory = tmp_path / "plans"
+    directory.mkdir(exist_ok=True)
+
+    def write(text: str, *, name: str = "plan.yaml", header: bool = True) -> Path:
+        path = directory / name
+        path.write_text((HEADER if header else "") + text, encoding="utf-8")
+        return path
+
+    return write
