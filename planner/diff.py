@@ -2,30 +2,99 @@
 
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
 are defined first so the later stages can rely on them; the comparison itself follows below them.
+
+How one desired object is judged against its live copy (the rules of what counts as equal live in
+`planner.canonical`):
+
+- **noop** when the `planner.dev/hash` annotations agree and every declared field is a subset of live.
+- **update** when the hash differs: the declared fields that differ, plus the fields planner set before
+  (its managedFields entries) that the plan no longer declares. Without managedFields the fields that
+  differ are all there is, and the reason says `plan changed`.
+- **drift** (an update with `drift=True`) when the hash agrees but a declared field differs: someone
+  else changed it, and the field names the manager that owns it now.
+- **replace** when a difference touches an immutable field of `planner.kinds` that no mutable carve-out
+  allows (a Job's run-key differing means its template changed); create-only fields are never compared.
+- Fields another manager owns and planner does not are listed on updates as takeovers (`before` equals
+  `after`, `manager` set).
+
+Live members the plan no longer declares are deleted unless annotated to be kept. Sandboxes get named
+transitions (pause, resume, rebase, fork) instead of bare creates and deletes; Jobs whose run-key already
+ran are `already-ran` no-ops; same-named objects without the plan's label are ownership conflicts
+unless adopted. Replacing or deleting a PVC or Namespace raises `DataLossError` unless allowed.
+
+Changes are sorted by namespace (cluster-scoped objects first), then kind, then name.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import binascii
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from planner.canonical import (
+    Difference,
+    ManagedEntry,
+    Path,
+    covers,
+    declared,
+    differences,
+    dropped,
+    format_path,
+    leaves,
+    lookup,
+    managed_entries,
+    owners,
+    pattern_of,
+    quantity,
+    with_server_forms,
+)
+from planner.errors import DataLossError
+from planner.kinds import JOB, NAMESPACE, PERSISTENT_VOLUME_CLAIM, POD, KindInfo, MutableField, by_kind
+from planner.live import LiveState, ObjectRef, ref_of
+from planner.plan.names import rootfs_pvc_name, workspace_pvc_name
+from planner.render.identity import (
+    ANNOTATION_HASH,
+    ANNOTATION_RUN_KEY,
+    ANNOTATION_RUNTIME_ID,
+    ANNOTATION_SANDBOX_STATE,
+    canonical_json,
+)
+
+__all__ = [
+    "SENSITIVE",
+    "Action",
+    "Change",
+    "ChangeSet",
+    "FieldChange",
+    "Manifest",
+    "ObjectRef",
+    "RunRecord",
+    "Transition",
+    "diff",
+    "encode_run_record",
+    "ref_of",
+    "run_records",
+    "trimmed_run_records",
+]
 
 Manifest = dict[str, Any]
 Action = Literal["create", "update", "replace", "delete", "noop"]
 Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]
 
-
-@dataclass(frozen=True, kw_only=True, order=True)
-class ObjectRef:
-    """One object's identity; printed as DESIGN §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
-
-    group: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    def __str__(self) -> str:
-        scope = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind.lower()}/{scope}{self.name}"
+SENSITIVE = "(sensitive)"
+PLANNER_MANAGER = "planner"
+# Annotations that protect an object from prune (DESIGN §3; cli-utils, Helm, Flux spellings).
+KEEP_ANNOTATIONS: Mapping[str, str] = {
+    "client.lifecycle.config.k8s.io/deletion": "detach",
+    "helm.sh/resource-policy": "keep",
+    "cli-utils.sigs.k8s.io/on-remove": "keep",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+_DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,7 +102,9 @@ class FieldChange:
     """One declared field that differs: `path` like `.spec.template.spec.containers[name=web].image`.
 
     `before` is None when the live object lacks the field, `after` None when the plan drops it. `manager`
-    names another field manager that owns the live value (drift by `kubectl edit`, or a takeover).
+    names another field manager that owns the live value (drift by `kubectl edit`, or a takeover). A
+    takeover of a field whose value does not change has `before == after`. Secret values never appear:
+    they read `(sensitive)`.
     """
 
     path: str
@@ -41,13 +112,18 @@ class FieldChange:
     after: Any
     manager: str | None = None
 
+    @property
+    def is_takeover(self) -> bool:
+        return self.manager is not None and self.before == self.after
+
 
 @dataclass(frozen=True, kw_only=True)
 class Change:
     ref: ObjectRef
     action: Action
-    desired: Manifest | None
-    live: Manifest | None
+    # Hidden from repr: a Secret's manifests hold its values, and a repr ends up in logs and tracebacks.
+    desired: Manifest | None = field(repr=False)
+    live: Manifest | None = field(repr=False)
     fields: tuple[FieldChange, ...] = ()
     reason: str = ""
     transition: Transition | None = None
@@ -60,7 +136,473 @@ class ChangeSet:
     plan: str
     namespace: str
     changes: tuple[Change, ...]
+    # Ownership conflicts, one sentence each: a planned object exists without this plan's label.
+    conflicts: tuple[str, ...] = ()
 
     @property
     def has_changes(self) -> bool:
         return any(change.action != "noop" for change in self.changes)
+
+    def change_for(self, ref: ObjectRef) -> Change | None:
+        return next((change for change in self.changes if change.ref == ref), None)
+
+
+# --- the run-key record in the ApplySet parent Secret ---
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """A Job that ran: parent Secret data key = its run-key, value = base64 of canonical JSON
+    `{"name","namespace","uid"}`."""
+
+    run_key: str
+    namespace: str
+    name: str
+    uid: str
+
+
+def encode_run_record(record: RunRecord) -> str:
+    document = {"name": record.name, "namespace": record.namespace, "uid": record.uid}
+    return base64.b64encode(canonical_json(document).encode()).decode("ascii")
+
+
+def run_records(parent: Manifest | None) -> dict[str, RunRecord]:
+    """The run-keys recorded in the parent Secret; entries that do not decode are ignored (another
+    tool's data, or a hand edit), so a bad entry at worst re-runs a Job."""
+    records: dict[str, RunRecord] = {}
+    for key, value in ((parent or {}).get("data") or {}).items():
+        try:
+            document = json.loads(base64.b64decode(str(value), validate=True))
+            records[key] = RunRecord(
+                run_key=key,
+                namespace=str(document["namespace"]),
+                name=str(document["name"]),
+                uid=str(document["uid"]),
+            )
+        except (binascii.Error, ValueError, KeyError, TypeError):
+            continue
+    return records
+
+
+def trimmed_run_records(records: Mapping[str, RunRecord], closure: Sequence[Manifest]) -> dict[str, str]:
+    """The parent Secret's `data`: the records of the run-keys the closure's Jobs still carry."""
+    wanted = {_annotations(m).get(ANNOTATION_RUN_KEY) for m in closure if m.get("kind") == JOB.kind}
+    return {key: encode_run_record(records[key]) for key in sorted(records) if key in wanted}
+
+
+# --- small readers ---
+
+
+def _annotations(manifest: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return ((manifest or {}).get("metadata") or {}).get("annotations") or {}
+
+
+def _kind_info(kind: str) -> KindInfo | None:
+    try:
+        return by_kind(kind)
+    except KeyError:
+        return None
+
+
+def _runtime_parts(manifest: Mapping[str, Any] | None) -> list[str]:
+    return str(_annotations(manifest).get(ANNOTATION_RUNTIME_ID, "")).split("|")
+
+
+def owner_of(manifest: Mapping[str, Any] | None) -> str | None:
+    """The workload or sandbox name from the runtime-ID annotation (`k8s-shop|deployment|api` → api)."""
+    parts = _runtime_parts(manifest)
+    return parts[2] if len(parts) == 3 and parts[2] else None
+
+
+def _sandbox_of(manifest: Mapping[str, Any] | None) -> str | None:
+    parts = _runtime_parts(manifest)
+    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None
+
+
+# --- comparing one object ---
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Comparison:
+    fields: tuple[FieldChange, ...]
+    forced_by: str | None
+    hash_equal: bool
+    planner_owned: bool
+
+
+def _without_create_only(manifest: Manifest, info: KindInfo | None) -> Manifest:
+    result = manifest
+    for dotted in info.create_only_fields if info else ():
+        *parents, last = dotted.split(".")
+        result = _drop_key(result, parents, last)
+    return result
+
+
+def _drop_key(value: Manifest, parents: list[str], last: str) -> Manifest:
+    if not parents:
+        return {k: v for k, v in value.items() if k != last}
+    child = value.get(parents[0])
+    if not isinstance(child, dict):
+        return value
+    return {**value, parents[0]: _drop_key(child, parents[1:], last)}
+
+
+def _is_create_only(path: Path, info: KindInfo | None) -> bool:
+    return info is not None and any(covers(p, pattern_of(path)) for p in info.create_only_fields)
+
+
+def _change_allowed(mutable: MutableField, difference: Difference) -> bool:
+    if mutable.change == "increase":
+        before, after = quantity(difference.before), quantity(difference.after)
+        return before is not None and after is not None and after > before
+    if mutable.change == "additions":
+        had, has = difference.before or [], difference.after or []
+        return isinstance(has, list) and all(item in has for item in had)
+    return True
+
+
+def _forcing_field(difference: Difference, info: KindInfo | None) -> str | None:
+    """The immutable field this difference changes, None when the change is allowed in place. A kind
+    whose whole `spec` is immutable names the changed field itself, which says more."""
+    if info is None:
+        return None
+    pattern = pattern_of(difference.path)
+    immutable = next((p for p in info.immutable_fields if covers(p, pattern)), None)
+    if immutable is None:
+        return None
+    for mutable in info.mutable_fields:
+        if covers(mutable.path, pattern):
+            return None if _change_allowed(mutable, difference) else format_path(difference.path).lstrip(".")
+    return format_path(difference.path).lstrip(".") if immutable == "spec" else immutable
+
+
+def _dropped_by_plan(desired: Manifest, live: Manifest, entries: Sequence[ManagedEntry]) -> list[Difference]:
+    paths: dict[Path, None] = {}
+    for entry in entries:
+        if entry.manager == PLANNER_MANAGER and entry.subresource != "status":
+            paths.update(dict.fromkeys(dropped(entry.fields, desired)))
+    return [
+        Difference(path=path, before=before, after=None)
+        for path in paths
+        if (before := lookup(live, path)) is not None
+    ]
+
+
+def _takeovers(
+    declared_desired: Manifest, live: Manifest, entries: Sequence[ManagedEntry], seen: set[Path]
+) -> list[FieldChange]:
+    found: list[FieldChange] = []
+    for path in leaves(declared_desired):
+        managers = owners(entries, path)
+        if path in seen or not managers or PLANNER_MANAGER in managers:
+            continue
+        value = lookup(live, path)
+        found.append(FieldChange(path=format_path(path), before=value, after=value, manager=managers[0]))
+    return found
+
+
+def _mask(change: FieldChange, info: KindInfo | None) -> FieldChange:
+    if info is None or not info.sensitive:
+        return change
+    sensitive = change.path.startswith((".data", ".stringData")) or ANNOTATION_HASH in change.path
+    if not sensitive:
+        return change
+    before = None if change.before is None else SENSITIVE
+    after = None if change.after is None else SENSITIVE
+    return dataclasses.replace(change, before=before, after=after)
+
+
+def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> FieldChange:
+    others = [m for m in owners(entries, difference.path) if m != PLANNER_MANAGER]
+    return FieldChange(
+        path=format_path(difference.path),
+        before=difference.before,
+        after=difference.after,
+        manager=others[0] if others else None,
+    )
+
+
+def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeovers: bool) -> _Comparison:
+    """How `live` differs from `desired` in what `desired` declares (see the module docstring)."""
+    server_form = _without_create_only(with_server_forms(desired), info)
+    declared_desired = declared(server_form)
+    entries = managed_entries(live)
+    hash_equal = _annotations(desired).get(ANNOTATION_HASH) == _annotations(live).get(ANNOTATION_HASH)
+    found = differences(declared_desired, live)
+    if not hash_equal:
+        seen = {d.path for d in found}
+        found += [d for d in _dropped_by_plan(server_form, live, entries) if d.path not in seen]
+    found = [d for d in found if not _is_create_only(d.path, info)]
+    forced_by = next((f for d in found if (f := _forcing_field(d, info))), None)
+    if forced_by is None and _run_key_changed(desired, live):
+        forced_by = "spec.template"
+    changes = [_field_change(d, entries) for d in found]
+    if takeovers and found and forced_by is None:
+        changes += _takeovers(declared_desired, live, entries, {d.path for d in found})
+    return _Comparison(
+        fields=tuple(_mask(c, info) for c in changes),
+        forced_by=forced_by,
+        hash_equal=hash_equal,
+        planner_owned=any(e.manager == PLANNER_MANAGER for e in entries),
+    )
+
+
+def _run_key_changed(desired: Manifest, live: Manifest) -> bool:
+    if desired.get("kind") != JOB.kind:
+        return False
+    before = _annotations(live).get(ANNOTATION_RUN_KEY)
+    return before is not None and before != _annotations(desired).get(ANNOTATION_RUN_KEY)
+
+
+# --- the whole set ---
+
+
+class _Differ:
+    """One diff run: the live state and options every object's judgement needs."""
+
+    def __init__(self, live: LiveState, *, plan: str, adopt: bool, rerun: frozenset[str]) -> None:
+        self.live = live
+        self.plan = plan
+        self.adopt = adopt
+        self.rerun = rerun
+        self.records = run_records(live.parent)
+        self.conflicts: list[str] = []
+
+    def desired_change(self, ref: ObjectRef, desired: Manifest) -> Change:
+        if (live := self.live.members.get(ref)) is not None:
+            return self.against_live(ref, desired, live)
+        if (foreign := self.live.foreign.get(ref)) is not None:
+            return self.against_foreign(ref, desired, foreign)
+        return self.absent(ref, desired)
+
+    def against_live(self, ref: ObjectRef, desired: Manifest, live: Manifest) -> Change:
+        base = Change(ref=ref, action="noop", desired=desired, live=live, owner=owner_of(desired))
+        if ref.kind == JOB.kind and ref.name in self.rerun:
+            return dataclasses.replace(base, action="replace", reason="rerun requested")
+        result = compare(desired, live, _kind_info(ref.kind), takeovers=True)
+        drift = result.hash_equal and bool(result.fields)
+        if result.forced_by:
+            reason = f"forced by {result.forced_by}"
+            return dataclasses.replace(
+                base, action="replace", fields=result.fields, reason=reason, drift=drift
+            )
+        if drift:
+            return dataclasses.replace(
+                base, action="update", fields=result.fields, reason=_drift_reason(result.fields), drift=True
+            )
+        if result.hash_equal:
+            return base
+        reason = "" if result.planner_owned else "plan changed"
+        return dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
+
+    def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
+        owner = owner_of(desired)
+        if not self.adopt:
+            namespace = f"{ref.namespace}/" if ref.namespace else ""
+            message = (
+                f"{ref.kind.lower()} {namespace}{ref.name} exists and is not managed by plan {self.plan} "
+                "(use --adopt to take it over)"
+            )
+            self.conflicts.append(message)
+            return Change(
+                ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner
+            )
+        result = compare(desired, foreign, _kind_info(ref.kind), takeovers=True)
+        action: Action = "replace" if result.forced_by else "update"
+        reason = f"adopt; forced by {result.forced_by}" if result.forced_by else "adopt"
+        return Change(
+            ref=ref,
+            action=action,
+            desired=desired,
+            live=foreign,
+            fields=result.fields,
+            reason=reason,
+            transition="adopt",
+            owner=owner,
+        )
+
+    def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
+        owner = owner_of(desired)
+        record = self.records.get(str(_annotations(desired).get(ANNOTATION_RUN_KEY, "")))
+        if ref.kind == JOB.kind and record is not None:
+            if ref.name in self.rerun:
+                return Change(ref=ref, action="create", desired=desired, live=None, reason="rerun requested")
+            reason = f"run-key already ran as job {record.namespace}/{record.name} (uid {record.uid})"
+            return Change(
+                ref=ref,
+                action="noop",
+                desired=desired,
+                live=None,
+                reason=reason,
+                transition="already-ran",
+                owner=owner,
+            )
+        return Change(ref=ref, action="create", desired=desired, live=None, owner=owner)
+
+    def removed_change(self, ref: ObjectRef, live: Manifest) -> Change:
+        annotations = _annotations(live)
+        owner = owner_of(live)
+        for key, value in KEEP_ANNOTATIONS.items():
+            if annotations.get(key) == value:
+                reason = f"kept: annotated {key}: {value}"
+                return Change(ref=ref, action="noop", desired=None, live=live, reason=reason, owner=owner)
+        return Change(
+            ref=ref, action="delete", desired=None, live=live, reason="no longer in the plan", owner=owner
+        )
+
+
+def _drift_reason(fields: Iterable[FieldChange]) -> str:
+    managers = sorted({f.manager for f in fields if f.manager and not f.is_takeover})
+    return f"changed outside the plan by {', '.join(managers)}" if managers else "changed outside the plan"
+
+
+def _missing_namespaces(desired: Sequence[Manifest], live: LiveState) -> list[Change]:
+    if live.namespaces is None:
+        return []
+    declared_namespaces = {ref_of(m).name for m in desired if m.get("kind") == NAMESPACE.kind}
+    used = {ref.namespace for ref in map(ref_of, desired) if ref.namespace}
+    missing = sorted(used - live.namespaces - declared_namespaces)
+    return [
+        Change(
+            ref=ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name),
+            action="create",
+            desired={"apiVersion": NAMESPACE.api_version, "kind": NAMESPACE.kind, "metadata": {"name": name}},
+            live=None,
+            reason="namespace does not exist",
+        )
+        for name in missing
+    ]
+
+
+# --- sandbox transitions (seed 003) ---
+
+
+def _state(manifest: Manifest | None) -> str | None:
+    value = _annotations(manifest).get(ANNOTATION_SANDBOX_STATE)
+    return str(value) if value else None
+
+
+def _rootfs_generation(name: str, sandbox: str) -> int | None:
+    prefix = rootfs_pvc_name(sandbox, 0)[:-1]
+    digits = name.removeprefix(prefix)
+    return int(digits) if name.startswith(prefix) and digits.isdigit() else None
+
+
+def _sandbox_transitions(changes: dict[ObjectRef, Change]) -> None:
+    """Rename the creates, deletes and updates of each sandbox as the transition they realise."""
+    by_sandbox: dict[str, list[ObjectRef]] = {}
+    for ref, change in changes.items():
+        sandbox = _sandbox_of(change.desired or change.live)
+        if sandbox is not None:
+            by_sandbox.setdefault(sandbox, []).append(ref)
+    for sandbox, refs in by_sandbox.items():
+        _name_sandbox(sandbox, {ref: changes[ref] for ref in refs}, changes)
+
+
+def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[ObjectRef, Change]) -> None:
+    workspace = next(
+        (
+            c
+            for r, c in own.items()
+            if r.kind == PERSISTENT_VOLUME_CLAIM.kind and r.name == workspace_pvc_name(sandbox)
+        ),
+        None,
+    )
+    if workspace is None or workspace.desired is None:
+        return  # the sandbox left the plan: its objects are plain prunes
+    pod = next((c for r, c in own.items() if r.kind == POD.kind and r.name == sandbox), None)
+    _name_pause_resume(workspace, pod, changes)
+    rootfs = [c for r, c in own.items() if _rootfs_generation(r.name, sandbox) is not None]
+    _name_rebase(sandbox, rootfs, [workspace, pod], changes)
+    for change in own.values():
+        source = ((change.desired or {}).get("spec") or {}).get("dataSource") or {}
+        if change.action == "create" and change.ref.kind == PERSISTENT_VOLUME_CLAIM.kind and source:
+            changes[change.ref] = dataclasses.replace(
+                change, transition="fork", reason=f"fork of {source.get('name')}"
+            )
+
+
+def _name_pause_resume(workspace: Change, pod: Change | None, changes: dict[ObjectRef, Change]) -> None:
+    wanted, current = _state(workspace.desired), _state(workspace.live)
+    if workspace.live is None or wanted not in ("paused", "running"):
+        return
+    transition: Transition = "pause" if wanted == "paused" else "resume"
+    pod_moves = pod is not None and pod.action == ("delete" if wanted == "paused" else "create")
+    if current == wanted and not pod_moves:
+        return
+    # The plan is the truth: when its own record of the state did not change, someone else moved it.
+    out_of_band = _annotations(workspace.desired).get(ANNOTATION_HASH) == _annotations(workspace.live).get(
+        ANNOTATION_HASH
+    )
+    if workspace.action != "noop":
+        changes[workspace.ref] = dataclasses.replace(workspace, transition=transition)
+    if pod is not None and pod_moves:
+        changes[pod.ref] = dataclasses.replace(
+            pod, transition=transition, reason=transition, drift=out_of_band
+        )
+
+
+def _name_rebase(
+    sandbox: str, rootfs: list[Change], companions: list[Change | None], changes: dict[ObjectRef, Change]
+) -> None:
+    created = [c for c in rootfs if c.action == "create"]
+    deleted = [c for c in rootfs if c.action == "delete"]
+    if not created or not deleted:
+        return
+    old = sorted(_rootfs_generation(c.ref.name, sandbox) or 0 for c in deleted)
+    new = _rootfs_generation(created[0].ref.name, sandbox)
+    reason = f"rebase g{old[-1]}→g{new}"
+    for change in [*rootfs, *companions]:
+        current = changes.get(change.ref) if change else None
+        if current is not None and current.action != "noop" and current.transition is None:
+            changes[current.ref] = dataclasses.replace(current, transition="rebase", reason=reason)
+
+
+# --- data loss ---
+
+
+def _check_data_loss(changes: Iterable[Change]) -> None:
+    losses = [
+        (str(c.ref), f"would be {'replaced' if c.action == 'replace' else 'deleted'} ({c.reason})")
+        for c in changes
+        if c.ref.kind in _DATA_KINDS and c.action in ("replace", "delete") and c.transition != "rebase"
+    ]
+    if losses:
+        raise DataLossError(losses)
+
+
+def _order(change: Change) -> tuple[str, str, str]:
+    return (change.ref.namespace or "", change.ref.kind, change.ref.name)
+
+
+def diff(
+    desired: Sequence[Manifest],
+    live: LiveState,
+    *,
+    plan: str,
+    namespace: str,
+    allow_data_loss: bool = False,
+    adopt: bool = False,
+    rerun: frozenset[str] = frozenset(),
+) -> ChangeSet:
+    """The ChangeSet that makes `live` what `desired` declares (see the module docstring).
+
+    Raises DataLossError naming every PVC and Namespace that would be replaced or deleted, unless
+    `allow_data_loss`; a sandbox rebase's old rootfs PVC never needs it (the generation bump asks for it).
+    """
+    differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun)
+    wanted = {ref_of(manifest): manifest for manifest in desired}
+    changes = {ref: differ.desired_change(ref, manifest) for ref, manifest in wanted.items()}
+    for ref, obj in live.members.items():
+        if ref not in wanted:
+            changes[ref] = differ.removed_change(ref, obj)
+    changes.update({c.ref: c for c in _missing_namespaces(desired, live)})
+    _sandbox_transitions(changes)
+    if not allow_data_loss:
+        _check_data_loss(changes.values())
+    return ChangeSet(
+        plan=plan,
+        namespace=namespace,
+        changes=tuple(sorted(changes.values(), key=_order)),
+        conflicts=tuple(sorted(differ.conflicts)),
+    )

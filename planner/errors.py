@@ -7,6 +7,7 @@
     ├── NoClusterError              no kubeconfig and no in-cluster config
     ├── LockHeldError               exit 3: another run holds the plan's lock
     ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
+    ├── DataLossError               a PVC or Namespace would be replaced or deleted without --allow-data-loss
     └── ApiError                    the API server answered with an error status
         ├── BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
         ├── ConflictError 409 (AlreadyExistsError when reason is AlreadyExists), GoneError 410,
@@ -155,3 +156,16 @@ def api_error(status: int, body: bytes | str | dict[str, Any] | None) -> ApiErro
     else:
         cls = _BY_STATUS.get(status, ApiError)
     return cls(message, status=status, reason=reason, body=parsed)
+
+
+class DataLossError(PlannerError):
+    """The plan would replace or delete a PVC or Namespace and `--allow-data-loss` was not given.
+
+    `objects` pairs each such object (`persistentvolumeclaim/shop/data`) with why it would go."""
+
+    def __init__(self, objects: list[tuple[str, str]]) -> None:
+        self.objects = sorted(objects)
+        lines = [f"  {name}: {why}" for name, why in self.objects]
+        super().__init__(
+            "the plan destroys data; re-run with --allow-data-loss to accept it:\n" + "\n".join(lines)
+        )
