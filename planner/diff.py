@@ -95,6 +95,8 @@ KEEP_ANNOTATIONS: Mapping[str, str] = {
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
 _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
+# The hash decides update or not; listing it as a changed field on every update would only be noise.
+_HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -332,7 +334,7 @@ def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeove
     if not hash_equal:
         seen = {d.path for d in found}
         found += [d for d in _dropped_by_plan(server_form, live, entries) if d.path not in seen]
-    found = [d for d in found if not _is_create_only(d.path, info)]
+    found = [d for d in found if not _is_create_only(d.path, info) and d.path != _HASH_PATH]
     forced_by = next((f for d in found if (f := _forcing_field(d, info))), None)
     if forced_by is None and _run_key_changed(desired, live):
         forced_by = "spec.template"
