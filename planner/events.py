@@ -1,0 +1,149 @@
+"""What the stages report as they run: small frozen event types, the sink they go to, and the clock.
+
+Stages never print. The executor (and, later, the monitor) emits events through an `EventSink`; the
+printers in `output/` turn them into a rich TTY view or DESIGN §5's JSON lines. Each event type is its
+own frozen dataclass — a union of small types rather than one struct with many optional parts — so a
+printer matches on the type and finds exactly the fields that type has.
+
+Events hold plain strings, not the diff's `ObjectRef`: this module sits below the pipeline stages in
+the layering, and `object` is already the wire spelling `<kind>/<namespace>/<name>`. Times are seconds
+since the epoch, taken from a `Clock` so tests can drive time; `to_json_dict` turns them into RFC 3339.
+
+The monitor's `ContainerStarted`, `ContainerExited`, `ContainerFailed` and `ContainerDeleted` (a later
+issue) join the `Event` union as further dataclasses with the same common fields plus `event_id`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Common:
+    time: float
+    message: str
+    object: str | None = None  # `<kind>/<namespace>/<name>`
+    runtime_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Planned(_Common):
+    """One task of the execution plan, announced before anything runs."""
+
+    task: str
+    action: str
+    predecessors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Applying(_Common):
+    """A write started (create, server-side apply, namespace, parent, run record)."""
+
+    task: str
+    action: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Applied(_Common):
+    task: str
+    action: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Waiting(_Common):
+    """A wait started: until the object is ready, or until it is gone."""
+
+    task: str
+    until: str
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ready(_Common):
+    task: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deleted(_Common):
+    """A delete was accepted (`task` is the delete), or the object is gone (`task` is the wait-gone)."""
+
+    task: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Skipped(_Common):
+    """A task that did not run; `because` names the failed task it depended on (or says why)."""
+
+    task: str
+    because: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failed(_Common):
+    task: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(_Common):
+    """The end of a run: task ids by outcome, and the reason of each failure or skip."""
+
+    done: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    reasons: tuple[tuple[str, str], ...] = ()  # (task id, why it failed or was skipped)
+    interrupted: bool = False
+
+
+ExecutorEvent = Planned | Applying | Applied | Waiting | Ready | Deleted | Skipped | Failed | Summary
+Event = ExecutorEvent  # the monitor's Container* events extend this union
+
+
+class EventSink(Protocol):
+    """Where events go. Called from one thread at a time by the executor; must not block for long."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+class Clock(Protocol):
+    """Wall time and sleeping, passed in so tests run on a fake clock."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+def rfc3339(seconds: float) -> str:
+    """`2026-11-29T10:30:42.125Z`: UTC, millisecond precision."""
+    stamp = datetime.fromtimestamp(seconds, tz=UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def to_json_dict(event: Event) -> dict[str, Any]:
+    """DESIGN §5's JSON object: `time` as RFC 3339, `type` the event's class name, absent fields left out."""
+    out: dict[str, Any] = {"time": rfc3339(event.time), "type": type(event).__name__}
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        if field.name == "time" or value is None:
+            continue
+        out[field.name] = dict(value) if field.name == "reasons" else _json_value(value)
+    return out

@@ -1,0 +1,507 @@
+"""ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (DESIGN §4).
+
+Like cli-utils' solver, this module only decides *what* runs and *after what*; the executor runs it.
+The result is a deterministic list you can print (`planner plan --graph`) and compare as text.
+
+**Tasks.** Each change becomes a few small tasks on one object:
+create = `create` (+ `record-run` for a Job) (+ `wait-ready`); update = `apply` (+ `wait-ready`);
+replace = `delete` → `wait-gone` → `create` (+ `record-run`) (+ `wait-ready`); delete = `delete` →
+`wait-gone`. Terminal `wait-ready` tasks are added for the kinds whose readiness is worth reporting
+(Deployment, Job, Pod); any other object gets one only when something waits for it. Noop changes
+produce no tasks — except that a noop object another task must see ready (a `dependsOn` target, a fork
+source) still gets a `wait-ready`, so ordering holds on re-runs: it returns at once when the object is
+ready. A Job whose run-key already ran (transition `already-ran`) is never waited for: it may be gone.
+Before any member is written, `parent` writes the ApplySet parent's superset. A Namespace the
+ChangeSet creates (diff adds one for each missing namespace) becomes an `ensure` task — create when
+missing, fine when present — that the parent and every write into that namespace wait for.
+
+**Edges.** `ensure` → `parent` → every write; a namespace's `ensure` → the writes in it. ConfigMaps,
+Secrets and PVCs are written before the pods and workloads whose pod spec names them (volumes,
+projected sources, envFrom, env valueFrom, imagePullSecrets) — written, not Bound, so a PVC in a
+WaitForFirstConsumer class never blocks its pod. `config.kubernetes.io/depends-on`: the dependent's
+create or apply waits for the target's `wait-ready`. Deleting reverses use: an object whose live pod
+spec names a PVC is gone before that PVC is deleted or updated (so pause marks the workspace only once
+the pod is gone, and rebase frees the old rootfs only after the pod), and a deleted dependent is gone
+before its deleted dependency. A fork's PVCs are created after the source PVCs they clone are ready
+(Bound). Rebase swaps storage: the new rootfs PVC is created after the old one is gone. Prunes (deletes
+without a transition) come last: each waits for every other task, so a failed apply prunes nothing.
+
+**Order.** Predecessor lists are the transitive reduction of these edges (what the executor really
+waits for, nothing implied twice). Tasks are listed by networkx's lexicographical topological sort,
+keyed by (object as `<kind>/<namespace>/<name>`, step), step in the order ensure, parent, delete,
+wait-gone, create, apply, record-run, wait-ready: among the tasks whose predecessors are all listed,
+the one on the alphabetically first object goes next.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import networkx as nx
+
+from planner.diff import Change, ChangeSet, Manifest, ObjectRef
+from planner.errors import PlannerError
+from planner.render import ANNOTATION_DEPENDS_ON, ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID
+
+TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
+STEPS: tuple[TaskAction, ...] = (
+    "ensure",
+    "parent",
+    "delete",
+    "wait-gone",
+    "create",
+    "apply",
+    "record-run",
+    "wait-ready",
+)
+WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
+REPORTED_KINDS = frozenset({"Deployment", "Job", "Pod"})
+DEPENDS_ON_FORMS = "<group>/namespaces/<namespace>/<Kind>/<name> or <group>/<Kind>/<name>"
+FOREGROUND = "Foreground"
+
+
+class GraphError(PlannerError):
+    """The ChangeSet cannot be ordered: a cycle, a malformed dependency, two changes for one object."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParentRecord:
+    """What the `parent` task writes into the ApplySet parent Secret before any member.
+
+    `group_kinds` and `namespaces` cover every object of the ChangeSet, desired or live, so merging them
+    with what the parent already lists gives the superset KEP-3659 asks for; `run_keys` are the Jobs of
+    the current closure, to which the run record is trimmed.
+    """
+
+    group_kinds: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    run_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """One step on one object. `manifest` is what `create`/`apply` writes; `parent` is set on the
+    `parent` task; `timeout` (seconds) is the plan's per-object timeout, for waits."""
+
+    id: str
+    action: TaskAction
+    ref: ObjectRef
+    predecessors: tuple[str, ...] = ()
+    timeout: float | None = None
+    manifest: Manifest | None = None
+    parent: ParentRecord | None = None
+    propagation: str | None = None
+    runtime_id: str | None = None
+
+    @property
+    def is_wait(self) -> bool:
+        return self.action in WAITS
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutionPlan:
+    plan: str
+    namespace: str
+    tasks: tuple[Task, ...] = ()
+
+    @property
+    def parent_ref(self) -> ObjectRef:
+        return parent_ref(self.plan, self.namespace)
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+    def successors(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {task.id: [] for task in self.tasks}
+        for task in self.tasks:
+            for predecessor in task.predecessors:
+                found[predecessor].append(task.id)
+        return {task_id: tuple(after) for task_id, after in found.items()}
+
+    def as_text(self) -> str:
+        """One line per task in execution order: `<id> [timeout 5m] <- <predecessor>, ...`."""
+        return "".join(f"{_task_line(task)}\n" for task in self.tasks)
+
+
+def _task_line(task: Task) -> str:
+    line = task.id
+    if task.timeout is not None:
+        line += f" [timeout {_duration(task.timeout)}]"
+    if task.predecessors:
+        line += " <- " + ", ".join(task.predecessors)
+    return line
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{int(seconds // 60)}m"
+    return f"{seconds:g}s"
+
+
+def parent_ref(plan: str, namespace: str) -> ObjectRef:
+    return ObjectRef(group="", kind="Secret", namespace=namespace, name=plan)
+
+
+def task_id(action: TaskAction, ref: ObjectRef) -> str:
+    return f"{action} {ref}"
+
+
+def namespace_ref(name: str) -> ObjectRef:
+    return ObjectRef(group="", kind="Namespace", namespace=None, name=name)
+
+
+# --- reading manifests -------------------------------------------------------------------------------
+
+
+def parse_depends_on(value: str) -> list[ObjectRef]:
+    """cli-utils' `config.kubernetes.io/depends-on`: comma-separated object references."""
+    refs = []
+    for item in (part.strip() for part in value.split(",")):
+        parts = item.split("/")
+        if len(parts) == 5 and parts[1] == "namespaces":
+            refs.append(ObjectRef(group=parts[0], kind=parts[3], namespace=parts[2], name=parts[4]))
+        elif len(parts) == 3:
+            refs.append(ObjectRef(group=parts[0], kind=parts[1], namespace=None, name=parts[2]))
+        else:
+            raise GraphError(f"depends-on: expected {DEPENDS_ON_FORMS}, but was {item!r}")
+    return refs
+
+
+def _annotations(manifest: Manifest | None) -> Mapping[str, str]:
+    return (manifest or {}).get("metadata", {}).get("annotations") or {}
+
+
+def depends_on(manifest: Manifest | None) -> list[ObjectRef]:
+    value = _annotations(manifest).get(ANNOTATION_DEPENDS_ON)
+    return parse_depends_on(value) if value else []
+
+
+def pod_spec(manifest: Manifest | None) -> Mapping[str, Any] | None:
+    """The pod spec of a Pod, or of a workload's pod template (Deployment, Job, CronJob's job template)."""
+    if not manifest:
+        return None
+    spec: Mapping[str, Any] = manifest.get("spec") or {}
+    if manifest.get("kind") == "Pod":
+        return spec
+    if "jobTemplate" in spec:
+        spec = spec["jobTemplate"].get("spec") or {}
+    template = spec.get("template")
+    return (template.get("spec") or {}) if isinstance(template, Mapping) else None
+
+
+def _volume_references(volume: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    yield "ConfigMap", (volume.get("configMap") or {}).get("name")
+    yield "Secret", (volume.get("secret") or {}).get("secretName")
+    yield "PersistentVolumeClaim", (volume.get("persistentVolumeClaim") or {}).get("claimName")
+    for source in (volume.get("projected") or {}).get("sources") or []:
+        yield "ConfigMap", (source.get("configMap") or {}).get("name")
+        yield "Secret", (source.get("secret") or {}).get("name")
+
+
+def _container_references(container: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    for source in container.get("envFrom") or []:
+        yield "ConfigMap", (source.get("configMapRef") or {}).get("name")
+        yield "Secret", (source.get("secretRef") or {}).get("name")
+    for variable in container.get("env") or []:
+        value_from = variable.get("valueFrom") or {}
+        yield "ConfigMap", (value_from.get("configMapKeyRef") or {}).get("name")
+        yield "Secret", (value_from.get("secretKeyRef") or {}).get("name")
+
+
+def used_objects(manifest: Manifest | None) -> list[ObjectRef]:
+    """The ConfigMaps, Secrets and PVCs a manifest's pod spec names, in its namespace."""
+    spec = pod_spec(manifest)
+    if spec is None or manifest is None:
+        return []
+    namespace = manifest.get("metadata", {}).get("namespace")
+    found: list[tuple[str, str | None]] = []
+    for volume in spec.get("volumes") or []:
+        found += _volume_references(volume)
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    for container in containers:
+        found += _container_references(container)
+    found += [("Secret", s.get("name")) for s in spec.get("imagePullSecrets") or []]
+    refs = {ObjectRef(group="", kind=kind, namespace=namespace, name=name) for kind, name in found if name}
+    return sorted(refs)
+
+
+def clone_source(manifest: Manifest | None) -> ObjectRef | None:
+    """The PVC a PVC is cloned from (`spec.dataSource`), if any."""
+    if not manifest or manifest.get("kind") != "PersistentVolumeClaim":
+        return None
+    source = (manifest.get("spec") or {}).get("dataSource") or {}
+    if source.get("kind") != "PersistentVolumeClaim" or source.get("apiGroup"):
+        return None
+    namespace = manifest.get("metadata", {}).get("namespace")
+    return ObjectRef(group="", kind="PersistentVolumeClaim", namespace=namespace, name=source["name"])
+
+
+# --- building the graph ------------------------------------------------------------------------------
+
+
+def _group_kind(ref: ObjectRef) -> str:
+    return f"{ref.kind}.{ref.group}" if ref.group else ref.kind
+
+
+def _normalized(changes: Iterable[Change]) -> dict[ObjectRef, Change]:
+    """One change per object; a delete and a create of the same object are one replace."""
+    by_ref: dict[ObjectRef, list[Change]] = defaultdict(list)
+    for change in changes:
+        by_ref[change.ref].append(change)
+    merged: dict[ObjectRef, Change] = {}
+    for ref, group in by_ref.items():
+        actions = sorted(c.action for c in group)
+        if len(group) == 1:
+            merged[ref] = group[0]
+        elif actions == ["create", "delete"]:
+            create = next(c for c in group if c.action == "create")
+            delete = next(c for c in group if c.action == "delete")
+            transition = create.transition or delete.transition
+            merged[ref] = Change(
+                ref=ref,
+                action="replace",
+                desired=create.desired,
+                live=delete.live,
+                reason=create.reason or delete.reason,
+                transition=transition,
+                owner=create.owner or delete.owner,
+            )
+        else:
+            raise GraphError(f"{ref}: more than one change ({', '.join(actions)}); expected one per object")
+    return merged
+
+
+def _is_prune(change: Change) -> bool:
+    return change.action == "delete" and change.transition is None
+
+
+@dataclass
+class _Node:
+    action: TaskAction
+    ref: ObjectRef
+    timeout: float | None = None
+    manifest: Manifest | None = None
+    parent: ParentRecord | None = None
+    propagation: str | None = None
+    runtime_id: str | None = None
+    prune: bool = False
+
+
+@dataclass
+class _Handles:
+    """The tasks of one change that others attach to."""
+
+    first: str
+    write: str | None = None  # create or apply
+    gone: str | None = None
+    ready: str | None = None
+    all: list[str] = field(default_factory=list)
+
+
+class _Builder:
+    def __init__(self, changeset: ChangeSet, *, wait: bool, timeouts: Mapping[str, float]) -> None:
+        self.changeset = changeset
+        self.wait = wait
+        self.timeouts = timeouts
+        self.changes = _normalized(changeset.changes)
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self.nodes: dict[str, _Node] = {}
+        self.handles: dict[ObjectRef, _Handles] = {}
+        self.parent_id = ""
+        self.namespace_tasks: dict[str, str] = {}
+
+    def add(self, node: _Node, *after: str | None) -> str:
+        node_id = task_id(node.action, node.ref)
+        self.nodes[node_id] = node
+        self.graph.add_node(node_id)
+        for predecessor in after:
+            self.edge(predecessor, node_id)
+        return node_id
+
+    def edge(self, before: str | None, after: str | None) -> None:
+        if before is not None and after is not None and before != after:
+            self.graph.add_edge(before, after)
+
+    def timeout_of(self, change: Change | None) -> float | None:
+        return self.timeouts.get(change.owner) if change is not None and change.owner else None
+
+    def build(self) -> ExecutionPlan:
+        active = {ref: c for ref, c in self.changes.items() if c.action != "noop"}
+        if active:
+            self.add_parent_and_namespaces(active)
+            for change in active.values():
+                self.add_change(change)
+            self.add_use_edges(active)
+            self.add_release_edges(active)
+            self.add_dependency_edges(active)
+            self.add_fork_edges(active)
+            self.add_rebase_edges(active)
+            if not self.wait:
+                self.drop_terminal_waits()
+            self.add_prune_edges()
+        return self.solved()
+
+    def add_parent_and_namespaces(self, active: Mapping[ObjectRef, Change]) -> None:
+        for ref, change in active.items():
+            if ref.kind == "Namespace" and change.action == "create":
+                self.namespace_tasks[ref.name] = self.add(_Node(action="ensure", ref=ref))
+        parent = _Node(action="parent", ref=parent_ref(self.changeset.plan, self.changeset.namespace))
+        parent.parent = self.parent_record()
+        self.parent_id = self.add(parent, self.namespace_tasks.get(self.changeset.namespace))
+
+    def parent_record(self) -> ParentRecord:
+        changes = self.changes.values()
+        run_keys = {_annotations(c.desired).get(ANNOTATION_RUN_KEY) for c in changes if c.desired}
+        return ParentRecord(
+            group_kinds=tuple(sorted({_group_kind(c.ref) for c in changes if c.ref.kind != "Namespace"})),
+            namespaces=tuple(sorted({c.ref.namespace for c in changes if c.ref.namespace})),
+            run_keys=tuple(sorted(key for key in run_keys if key)),
+        )
+
+    def add_change(self, change: Change) -> None:
+        ref, prune = change.ref, _is_prune(change)
+        if ref.name in self.namespace_tasks and ref.kind == "Namespace" and change.action == "create":
+            self.handles[ref] = _Handles(
+                first=self.namespace_tasks[ref.name], write=self.namespace_tasks[ref.name]
+            )
+            return
+        manifest = change.desired or change.live
+        runtime_id = _annotations(manifest).get(ANNOTATION_RUNTIME_ID)
+        namespace_task = self.namespace_tasks.get(ref.namespace or "") if ref.kind != "Namespace" else None
+        handles = _Handles(first="")
+        previous: str | None = None
+        if change.action in ("delete", "replace"):
+            delete = _Node(
+                action="delete", ref=ref, propagation=FOREGROUND, runtime_id=runtime_id, prune=prune
+            )
+            previous = self.add(delete, self.parent_id)
+            gone = _Node(action="wait-gone", ref=ref, timeout=self.timeout_of(change), runtime_id=runtime_id)
+            gone.prune = prune
+            handles.gone = previous = self.add(gone, previous)
+        if change.action in ("create", "replace", "update"):
+            action: TaskAction = "apply" if change.action == "update" else "create"
+            write = _Node(action=action, ref=ref, manifest=change.desired, runtime_id=runtime_id)
+            handles.write = previous = self.add(write, previous, self.parent_id, namespace_task)
+            if action == "create" and ref.kind == "Job":
+                self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), previous)
+            if ref.kind in REPORTED_KINDS:
+                handles.ready = self.add_ready(ref, change, previous)
+        handles.first = task_id("delete", ref) if handles.gone else handles.write or ""
+        self.handles[ref] = handles
+
+    def add_ready(self, ref: ObjectRef, change: Change | None, after: str | None = None) -> str:
+        runtime_id = _annotations(change.desired if change else None).get(ANNOTATION_RUNTIME_ID)
+        node = _Node(action="wait-ready", ref=ref, timeout=self.timeout_of(change), runtime_id=runtime_id)
+        return self.add(node, after)
+
+    def ready_task(self, ref: ObjectRef) -> str | None:
+        """The target's wait-ready, added when missing (a noop target); None for targets that cannot
+        be waited for: deleted ones, and Jobs that already ran."""
+        change = self.changes.get(ref)
+        if change is not None and (change.action == "delete" or change.transition == "already-ran"):
+            return None
+        handles = self.handles.setdefault(ref, _Handles(first=""))
+        if handles.ready is None:
+            handles.ready = self.add_ready(ref, change, handles.write)
+        return handles.ready
+
+    def add_use_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        for ref, change in active.items():
+            for used in used_objects(change.desired) if change.action != "delete" else []:
+                target = self.handles.get(used)
+                self.edge(target.write if target else None, self.handles[ref].write)
+
+    def add_release_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        for ref, change in active.items():
+            if change.action not in ("delete", "replace"):
+                continue
+            for used in used_objects(change.live):
+                target = active.get(used)
+                if target is None or (_is_prune(change) and not _is_prune(target)):
+                    continue
+                if used.kind == "PersistentVolumeClaim" or target.action == "delete":
+                    self.edge(self.handles[ref].gone, self.handles[used].first)
+
+    def add_dependency_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        for ref, change in active.items():
+            if change.action == "delete":
+                for target in depends_on(change.live):
+                    if target in active and active[target].action == "delete":
+                        self.edge(self.handles[ref].gone, self.handles[target].first)
+                continue
+            for target in depends_on(change.desired):
+                self.edge(self.ready_task(target), self.handles[ref].write)
+
+    def add_fork_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        for ref, change in active.items():
+            source = clone_source(change.desired) if change.action in ("create", "replace") else None
+            if source is not None:
+                self.edge(self.ready_task(source), self.handles[ref].write)
+
+    def add_rebase_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        rebased = [
+            c for c in active.values() if c.transition == "rebase" and c.ref.kind == "PersistentVolumeClaim"
+        ]
+        for old in (c for c in rebased if c.action == "delete"):
+            for new in (c for c in rebased if c.action == "create" and c.owner == old.owner):
+                self.edge(self.handles[old.ref].gone, self.handles[new.ref].write)
+
+    def drop_terminal_waits(self) -> None:
+        for node_id in [n for n, node in self.nodes.items() if node.action == "wait-ready"]:
+            if self.graph.out_degree(node_id) == 0:
+                self.graph.remove_node(node_id)
+                del self.nodes[node_id]
+
+    def add_prune_edges(self) -> None:
+        prunes = {n for n, node in self.nodes.items() if node.prune}
+        others = [n for n in self.nodes if n not in prunes]
+        sinks = [n for n in others if not any(s not in prunes for s in self.graph.successors(n))]
+        for node_id in prunes:
+            if self.nodes[node_id].action == "delete":
+                for sink in sinks:
+                    self.edge(sink, node_id)
+
+    def solved(self) -> ExecutionPlan:
+        if not nx.is_directed_acyclic_graph(self.graph):
+            cycle = " -> ".join(edge[0] for edge in nx.find_cycle(self.graph))
+            raise GraphError(f"dependency cycle: {cycle}")
+        reduced = nx.transitive_reduction(self.graph)
+        order = list(nx.lexicographical_topological_sort(reduced, key=self.sort_key))
+        position = {node_id: index for index, node_id in enumerate(order)}
+        tasks = tuple(
+            self.task(node_id, sorted(reduced.predecessors(node_id), key=position.__getitem__))
+            for node_id in order
+        )
+        return ExecutionPlan(plan=self.changeset.plan, namespace=self.changeset.namespace, tasks=tasks)
+
+    def sort_key(self, node_id: str) -> str:
+        node = self.nodes[node_id]
+        return f"{node.ref}\0{STEPS.index(node.action)}"
+
+    def task(self, node_id: str, predecessors: list[str]) -> Task:
+        node = self.nodes[node_id]
+        return Task(
+            id=node_id,
+            action=node.action,
+            ref=node.ref,
+            predecessors=tuple(predecessors),
+            timeout=node.timeout,
+            manifest=node.manifest,
+            parent=node.parent,
+            propagation=node.propagation,
+            runtime_id=node.runtime_id,
+        )
+
+
+def solve(
+    changes: ChangeSet, *, wait: bool = True, timeouts: Mapping[str, float] | None = None
+) -> ExecutionPlan:
+    """Order a ChangeSet into tasks. `wait=False` leaves out the wait-ready tasks nothing depends on;
+    `timeouts` maps a workload or sandbox name (a Change's `owner`) to its plan `timeout` in seconds."""
+    return _Builder(changes, wait=wait, timeouts=timeouts or {}).build()

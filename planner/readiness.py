@@ -1,0 +1,215 @@
+"""When is an object ready? A kstatus-style rules table (DESIGN §4), pure: objects in, verdicts out.
+
+The executor waits through a `StatusSource` that app builds from the informer cache and this module;
+keeping the rules pure means every verdict is a table test over a hand-built object.
+
+Generic checks run first for every kind: a `deletionTimestamp` means Terminating, and a controller that
+has not yet observed the object's generation means InProgress. Then `RULES[kind]` decides; kinds without
+a rule go by their `Ready` condition, else count as Current. Where planner departs from kstatus it is on
+purpose (notes/anchors.md): a merely started Job is InProgress (an init Job must *complete* before its
+dependents run), a Failed Pod is Failed, and a PVC waiting for its first consumer is Current (waiting
+for Bound would deadlock against the pod that would bind it).
+
+Time and cluster facts come in through `ReadinessContext`: `now` for "unschedulable for 15 s", and the
+StorageClasses' binding modes for the WaitForFirstConsumer rule. Messages are short counts
+(`ready 1/3`, `complete 0/1`, `Bound`, `waiting for first consumer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Manifest = Mapping[str, Any]
+Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
+
+UNSCHEDULABLE_GRACE_SECONDS = 15.0
+WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+FAILING_WAIT_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Readiness:
+    status: Status
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadinessContext:
+    """What a verdict may depend on besides the object itself.
+
+    `binding_modes` maps StorageClass name to its `volumeBindingMode`; `default_storage_class` is the
+    class a PVC without `storageClassName` gets (admission normally fills it in, but not always).
+    """
+
+    now: float
+    binding_modes: Mapping[str, str] = field(default_factory=dict)
+    default_storage_class: str | None = None
+
+
+Rule = Callable[[Manifest, ReadinessContext], Readiness]
+
+
+def _current(message: str) -> Readiness:
+    return Readiness(status="Current", message=message)
+
+
+def _in_progress(message: str) -> Readiness:
+    return Readiness(status="InProgress", message=message)
+
+
+def _failed(message: str) -> Readiness:
+    return Readiness(status="Failed", message=message)
+
+
+def _conditions(obj: Manifest) -> dict[str, Mapping[str, Any]]:
+    return {str(c.get("type")): c for c in obj.get("status", {}).get("conditions", []) or []}
+
+
+def _condition_is(obj: Manifest, kind: str, status: str) -> Mapping[str, Any] | None:
+    condition = _conditions(obj).get(kind)
+    return condition if condition is not None and condition.get("status") == status else None
+
+
+def _explain(prefix: str, condition: Mapping[str, Any]) -> str:
+    detail = ": ".join(str(part) for part in (condition.get("reason"), condition.get("message")) if part)
+    return f"{prefix}: {detail}" if detail else prefix
+
+
+def _count(obj: Manifest, key: str) -> int:
+    return int(obj.get("status", {}).get(key) or 0)
+
+
+def _generic(obj: Manifest) -> Readiness | None:
+    metadata = obj.get("metadata", {})
+    if metadata.get("deletionTimestamp"):
+        return Readiness(status="Terminating", message="terminating")
+    observed = obj.get("status", {}).get("observedGeneration")
+    generation = metadata.get("generation")
+    if observed is not None and generation is not None and int(observed) < int(generation):
+        return _in_progress(f"generation {generation} not yet observed (observed {observed})")
+    return None
+
+
+def deployment(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current when updated = ready = available = spec replicas (1 when unset)."""
+    deadline = _condition_is(obj, "Progressing", "False")
+    if deadline is not None and deadline.get("reason") == "ProgressDeadlineExceeded":
+        return _failed(_explain("progress deadline exceeded", deadline))
+    replica_failure = _condition_is(obj, "ReplicaFailure", "True")
+    if replica_failure is not None:
+        return _failed(_explain("replica failure", replica_failure))
+    wanted = obj.get("spec", {}).get("replicas")
+    wanted = 1 if wanted is None else int(wanted)
+    for key, label in (
+        ("updatedReplicas", "updated"),
+        ("readyReplicas", "ready"),
+        ("availableReplicas", "available"),
+    ):
+        if _count(obj, key) != wanted:
+            return _in_progress(f"{label} {_count(obj, key)}/{wanted}")
+    return _current(f"ready {wanted}/{wanted}")
+
+
+def job(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current once Complete, Failed once Failed; running or not yet started is InProgress."""
+    completions = obj.get("spec", {}).get("completions")
+    wanted = 1 if completions is None else int(completions)
+    progress = f"complete {_count(obj, 'succeeded')}/{wanted}"
+    failed = _condition_is(obj, "Failed", "True")
+    if failed is not None:
+        return _failed(_explain(f"failed ({progress})", failed))
+    if _condition_is(obj, "Complete", "True") is not None:
+        return _current(progress)
+    return _in_progress(progress)
+
+
+def _container_statuses(obj: Manifest) -> list[Mapping[str, Any]]:
+    status = obj.get("status", {})
+    return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+
+
+def _failing_container(obj: Manifest) -> str | None:
+    for container in _container_statuses(obj):
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in FAILING_WAIT_REASONS:
+            detail = f": {waiting['message']}" if waiting.get("message") else ""
+            return f"container {container.get('name')}: {waiting['reason']}{detail}"
+    return None
+
+
+def _seconds_since(timestamp: str | None, now: float) -> float:
+    if not timestamp:
+        return 0.0
+    return now - datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def _unschedulable(obj: Manifest, context: ReadinessContext) -> Readiness | None:
+    scheduled = _condition_is(obj, "PodScheduled", "False")
+    if scheduled is None or scheduled.get("reason") != "Unschedulable":
+        return None
+    elapsed = _seconds_since(scheduled.get("lastTransitionTime"), context.now)
+    if elapsed >= UNSCHEDULABLE_GRACE_SECONDS:
+        return _failed(_explain(f"unschedulable for {int(elapsed)}s", scheduled))
+    return _in_progress(_explain(f"unschedulable for {int(elapsed)}s", scheduled))
+
+
+def pod(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current when Ready or Succeeded; Failed on phase Failed, a crash or pull back-off, or 15 s
+    unschedulable."""
+    phase = obj.get("status", {}).get("phase")
+    if phase == "Succeeded":
+        return _current("succeeded")
+    if phase == "Failed":
+        reason = obj.get("status", {}).get("reason") or obj.get("status", {}).get("message")
+        return _failed(f"pod failed: {reason}" if reason else "pod failed")
+    failing = _failing_container(obj)
+    if failing is not None:
+        return _failed(failing)
+    containers = obj.get("spec", {}).get("containers", [])
+    statuses = obj.get("status", {}).get("containerStatuses") or []
+    ready = f"ready {sum(1 for s in statuses if s.get('ready'))}/{len(containers)}"
+    if _condition_is(obj, "Ready", "True") is not None:
+        return _current(ready)
+    return _unschedulable(obj, context) or _in_progress(ready)
+
+
+def persistent_volume_claim(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current when Bound, or Pending in a WaitForFirstConsumer class; Lost is Failed."""
+    phase = obj.get("status", {}).get("phase") or "Pending"
+    if phase == "Bound":
+        return _current("Bound")
+    if phase == "Lost":
+        return _failed("Lost: the bound volume no longer exists")
+    storage_class = obj.get("spec", {}).get("storageClassName") or context.default_storage_class
+    if storage_class is not None and context.binding_modes.get(storage_class) == WAIT_FOR_FIRST_CONSUMER:
+        return _current("waiting for first consumer")
+    return _in_progress(phase)
+
+
+def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Kinds without a rule: their `Ready` condition if they have one, else Current."""
+    condition = _conditions(obj).get("Ready")
+    if condition is None:
+        return _current("exists")
+    if condition.get("status") == "True":
+        return _current("Ready")
+    return _in_progress(_explain("not ready", condition))
+
+
+RULES: dict[str, Rule] = {
+    "Deployment": deployment,
+    "Job": job,
+    "Pod": pod,
+    "PersistentVolumeClaim": persistent_volume_claim,
+}
+
+
+def readiness(obj: Manifest | None, context: ReadinessContext) -> Readiness:
+    """The verdict for one live object (None when it does not exist)."""
+    if obj is None:
+        return Readiness(status="NotFound", message="not found")
+    rule = RULES.get(str(obj.get("kind")), by_ready_condition)
+    return _generic(obj) or rule(obj, context)

@@ -1,0 +1,466 @@
+"""graph.solve: hand-built ChangeSets mirroring the example plans, the solved task list compared as text.
+
+The manifests carry only what the solver reads (identity annotations, pod-spec references,
+`dataSource`); the expected task lists are written by hand from DESIGN §4's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.diff import Action, Change, ChangeSet, ObjectRef, Transition
+from planner.graph import GraphError, ParentRecord, parse_depends_on, solve
+
+pytestmark = pytest.mark.unit
+
+Manifest = dict[str, Any]
+GROUPS = {"Deployment": "apps", "Job": "batch"}
+API_VERSIONS = {"Deployment": "apps/v1", "Job": "batch/v1"}
+
+
+def manifest(kind: str, name: str, namespace: str, *, owner: str | None = None, **fields: Any) -> Manifest:
+    annotations: dict[str, str] = fields.pop("annotations", {})
+    if owner is not None:
+        runtime_kind = "sandbox" if kind in ("Pod", "PersistentVolumeClaim") else kind.lower()
+        annotations["planner.dev/runtime-id"] = f"k8s-{namespace}|{runtime_kind}|{owner}"
+    metadata = {"name": name, "namespace": namespace, "annotations": annotations}
+    return {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "metadata": metadata, **fields}
+
+
+def pod_spec(*, volumes: list[Manifest] = (), env_secret: str | None = None) -> Manifest:  # type: ignore[assignment]
+    container: Manifest = {"name": "main", "image": "example:1"}
+    if env_secret:
+        container["envFrom"] = [{"secretRef": {"name": env_secret}}]
+    return {"containers": [container], "volumes": list(volumes)}
+
+
+def config_volume(name: str) -> Manifest:
+    return {"name": name, "configMap": {"name": name}}
+
+
+def secret_volume(name: str) -> Manifest:
+    return {"name": name, "secret": {"secretName": name}}
+
+
+def claim_volume(name: str) -> Manifest:
+    return {"name": name, "persistentVolumeClaim": {"claimName": name}}
+
+
+def depends(*refs: str) -> dict[str, dict[str, str]]:
+    return {"annotations": {"config.kubernetes.io/depends-on": ",".join(refs)}}
+
+
+def ref_of(obj: Manifest) -> ObjectRef:
+    kind = obj["kind"]
+    return ObjectRef(
+        group=GROUPS.get(kind, ""),
+        kind=kind,
+        namespace=obj["metadata"].get("namespace"),
+        name=obj["metadata"]["name"],
+    )
+
+
+def change(
+    action: Action, obj: Manifest, *, transition: Transition | None = None, live: Manifest | None = None
+) -> Change:
+    runtime_id = obj["metadata"]["annotations"].get("planner.dev/runtime-id", "")
+    owner = runtime_id.split("|")[2] if runtime_id else None
+    desired = None if action == "delete" else obj
+    if action != "create" and live is None:
+        live = obj  # a delete, update or replace has a live object; a test passes it when it differs
+    return Change(
+        ref=ref_of(obj), action=action, desired=desired, live=live, transition=transition, owner=owner
+    )
+
+
+def changeset(plan: str, namespace: str, *changes: Change) -> ChangeSet:
+    return ChangeSet(plan=plan, namespace=namespace, changes=changes)
+
+
+# --- plans/web-stack.yaml ---
+
+SHOP = "shop"
+WEB_CONFIG = manifest("ConfigMap", "web-config", SHOP, data={"LOG_LEVEL": "info"})
+DB_CREDENTIALS = manifest("Secret", "db-credentials", SHOP, data={"username": "c2hvcA=="})
+MIGRATE = manifest(
+    "Job",
+    "migrate",
+    SHOP,
+    owner="migrate",
+    annotations={"planner.dev/run-key": "runkey-migrate-1"},
+    spec={"template": {"spec": pod_spec(volumes=[secret_volume("db-credentials")])}},
+)
+WEB = manifest(
+    "Deployment",
+    "web",
+    SHOP,
+    owner="web",
+    **depends("batch/namespaces/shop/Job/migrate"),
+    spec={
+        "template": {"spec": pod_spec(volumes=[config_volume("web-config"), secret_volume("db-credentials")])}
+    },
+)
+WEB_SVC = manifest("Service", "web-svc", SHOP, owner="web", spec={"ports": [{"port": 8080}]})
+SHOP_NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}
+SHOP_NAMESPACE_REF = ObjectRef(group="", kind="Namespace", namespace=None, name="shop")
+WEB_TIMEOUTS = {"migrate": 300.0, "web": 180.0}
+
+FIRST_APPLY = changeset(
+    SHOP,
+    SHOP,
+    Change(ref=SHOP_NAMESPACE_REF, action="create", desired=SHOP_NAMESPACE, live=None),
+    change("create", WEB_CONFIG),
+    change("create", DB_CREDENTIALS),
+    change("create", MIGRATE),
+    change("create", WEB),
+    change("create", WEB_SVC),
+)
+
+WEB_STACK_CASES = [
+    pytest.param(
+        FIRST_APPLY,
+        True,
+        """\
+ensure namespace/shop
+parent secret/shop/shop <- ensure namespace/shop
+create configmap/shop/web-config <- parent secret/shop/shop
+create secret/shop/db-credentials <- parent secret/shop/shop
+create job/shop/migrate <- create secret/shop/db-credentials
+record-run job/shop/migrate <- create job/shop/migrate
+wait-ready job/shop/migrate [timeout 5m] <- create job/shop/migrate
+create deployment/shop/web <- create configmap/shop/web-config, wait-ready job/shop/migrate
+wait-ready deployment/shop/web [timeout 3m] <- create deployment/shop/web
+create service/shop/web-svc <- parent secret/shop/shop
+""",
+        id="first apply: namespace, parent, config and secret before the job, the job complete before web",
+    ),
+    pytest.param(
+        FIRST_APPLY,
+        False,
+        """\
+ensure namespace/shop
+parent secret/shop/shop <- ensure namespace/shop
+create configmap/shop/web-config <- parent secret/shop/shop
+create secret/shop/db-credentials <- parent secret/shop/shop
+create job/shop/migrate <- create secret/shop/db-credentials
+record-run job/shop/migrate <- create job/shop/migrate
+wait-ready job/shop/migrate [timeout 5m] <- create job/shop/migrate
+create deployment/shop/web <- create configmap/shop/web-config, wait-ready job/shop/migrate
+create service/shop/web-svc <- parent secret/shop/shop
+""",
+        id="without waiting, the job is still waited for because web depends on it; web itself is not",
+    ),
+    pytest.param(
+        changeset(
+            SHOP,
+            SHOP,
+            change("noop", WEB_CONFIG),
+            change("noop", DB_CREDENTIALS),
+            change("noop", MIGRATE),
+            change("update", WEB),
+            change("noop", WEB_SVC),
+        ),
+        True,
+        """\
+wait-ready job/shop/migrate [timeout 5m]
+parent secret/shop/shop
+apply deployment/shop/web <- wait-ready job/shop/migrate, parent secret/shop/shop
+wait-ready deployment/shop/web [timeout 3m] <- apply deployment/shop/web
+""",
+        id="an image update of web still waits for its unchanged dependency job to be complete",
+    ),
+    pytest.param(
+        changeset(
+            SHOP,
+            SHOP,
+            Change(ref=ref_of(MIGRATE), action="noop", desired=MIGRATE, live=None, transition="already-ran"),
+            change("update", WEB),
+        ),
+        True,
+        """\
+parent secret/shop/shop
+apply deployment/shop/web <- parent secret/shop/shop
+wait-ready deployment/shop/web [timeout 3m] <- apply deployment/shop/web
+""",
+        id="a dependency job whose run-key already ran (and is gone) is not waited for",
+    ),
+    pytest.param(
+        changeset(SHOP, SHOP, change("replace", MIGRATE), change("noop", WEB)),
+        True,
+        """\
+parent secret/shop/shop
+delete job/shop/migrate <- parent secret/shop/shop
+wait-gone job/shop/migrate [timeout 5m] <- delete job/shop/migrate
+create job/shop/migrate <- wait-gone job/shop/migrate
+record-run job/shop/migrate <- create job/shop/migrate
+wait-ready job/shop/migrate [timeout 5m] <- create job/shop/migrate
+""",
+        id="a job template change replaces it: delete, wait until gone, create, record the run, wait",
+    ),
+    pytest.param(
+        changeset(
+            SHOP,
+            SHOP,
+            change("create", manifest("ConfigMap", "feature-flags", SHOP)),
+            change("delete", WEB),
+            change("delete", WEB_SVC),
+            change("delete", WEB_CONFIG),
+        ),
+        True,
+        """\
+parent secret/shop/shop
+create configmap/shop/feature-flags <- parent secret/shop/shop
+delete deployment/shop/web <- create configmap/shop/feature-flags
+wait-gone deployment/shop/web [timeout 3m] <- delete deployment/shop/web
+delete configmap/shop/web-config <- wait-gone deployment/shop/web
+wait-gone configmap/shop/web-config <- delete configmap/shop/web-config
+delete service/shop/web-svc <- create configmap/shop/feature-flags
+wait-gone service/shop/web-svc [timeout 3m] <- delete service/shop/web-svc
+""",
+        id="prunes come last, and the config web used is deleted only after web is gone",
+    ),
+    pytest.param(
+        changeset(SHOP, SHOP, change("noop", WEB_CONFIG), change("noop", MIGRATE), change("noop", WEB)),
+        True,
+        "",
+        id="a plan equal to the cluster has no tasks at all",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "wait", "expected"), WEB_STACK_CASES)
+def test_web_stack_order(changes: ChangeSet, wait: bool, expected: str) -> None:
+    assert solve(changes, wait=wait, timeouts=WEB_TIMEOUTS).as_text() == expected
+
+
+# --- plans/sandboxes.yaml ---
+
+BOXES = "sandboxes"
+
+
+def sandbox_pvc(
+    name: str, owner: str, *, clone_of: str | None = None, storage_class: str | None = None
+) -> Manifest:
+    spec: Manifest = {"volumeMode": "Block", "resources": {"requests": {"storage": "10Gi"}}}
+    if clone_of:
+        spec["dataSource"] = {"kind": "PersistentVolumeClaim", "name": clone_of}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return manifest("PersistentVolumeClaim", name, BOXES, owner=owner, spec=spec)
+
+
+def sandbox_pod(name: str, *, generation: int = 1, env_secret: str | None = None) -> Manifest:
+    volumes = [claim_volume(f"{name}-rootfs-g{generation}"), claim_volume(f"{name}-workspace")]
+    return manifest("Pod", name, BOXES, owner=name, spec=pod_spec(volumes=volumes, env_secret=env_secret))
+
+
+SANDBOX_CASES = [
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change("create", manifest("Secret", "alice-env", BOXES, owner="alice")),
+            change("create", sandbox_pvc("alice-rootfs-g1", "alice")),
+            change("create", sandbox_pvc("alice-workspace", "alice")),
+            change("create", sandbox_pod("alice", env_secret="alice-env")),
+        ),
+        """\
+parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/alice-rootfs-g1 <- parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/alice-workspace <- parent secret/sandboxes/devboxes
+create secret/sandboxes/alice-env <- parent secret/sandboxes/devboxes
+create pod/sandboxes/alice <- create persistentvolumeclaim/sandboxes/alice-rootfs-g1, \
+create persistentvolumeclaim/sandboxes/alice-workspace, create secret/sandboxes/alice-env
+wait-ready pod/sandboxes/alice <- create pod/sandboxes/alice
+""",
+        id="a new sandbox: its env secret and both PVCs are created before its pod",
+    ),
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change("create", sandbox_pvc("carol-rootfs-g1", "carol", storage_class="wait")),
+            change("create", sandbox_pvc("carol-workspace", "carol", storage_class="wait")),
+            change("create", sandbox_pod("carol")),
+        ),
+        """\
+parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/carol-rootfs-g1 <- parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/carol-workspace <- parent secret/sandboxes/devboxes
+create pod/sandboxes/carol <- create persistentvolumeclaim/sandboxes/carol-rootfs-g1, \
+create persistentvolumeclaim/sandboxes/carol-workspace
+wait-ready pod/sandboxes/carol [timeout 5m] <- create pod/sandboxes/carol
+""",
+        id="PVCs in a WaitForFirstConsumer class are created before the pod but never waited for",
+    ),
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change("noop", sandbox_pvc("alice-rootfs-g1", "alice")),
+            change("noop", sandbox_pvc("alice-workspace", "alice")),
+            change("noop", sandbox_pod("alice")),
+            change(
+                "create",
+                sandbox_pvc("alice-experiment-rootfs-g1", "alice-experiment", clone_of="alice-rootfs-g1"),
+                transition="fork",
+            ),
+            change(
+                "create",
+                sandbox_pvc("alice-experiment-workspace", "alice-experiment", clone_of="alice-workspace"),
+                transition="fork",
+            ),
+            change("create", sandbox_pod("alice-experiment")),
+        ),
+        """\
+wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1
+wait-ready persistentvolumeclaim/sandboxes/alice-workspace
+parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1 <- \
+wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1, parent secret/sandboxes/devboxes
+create persistentvolumeclaim/sandboxes/alice-experiment-workspace <- \
+wait-ready persistentvolumeclaim/sandboxes/alice-workspace, parent secret/sandboxes/devboxes
+create pod/sandboxes/alice-experiment <- create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1, \
+create persistentvolumeclaim/sandboxes/alice-experiment-workspace
+wait-ready pod/sandboxes/alice-experiment <- create pod/sandboxes/alice-experiment
+""",
+        id="fork: the source's PVCs are waited for (Bound) before the fork's PVCs clone them",
+    ),
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change("delete", sandbox_pod("bob"), transition="pause"),
+            change("noop", sandbox_pvc("bob-rootfs-g1", "bob")),
+            change("update", sandbox_pvc("bob-workspace", "bob"), transition="pause"),
+        ),
+        """\
+parent secret/sandboxes/devboxes
+delete pod/sandboxes/bob <- parent secret/sandboxes/devboxes
+wait-gone pod/sandboxes/bob <- delete pod/sandboxes/bob
+apply persistentvolumeclaim/sandboxes/bob-workspace <- wait-gone pod/sandboxes/bob
+""",
+        id="pause: delete the pod, wait until it is gone, then mark the workspace paused",
+    ),
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change("noop", sandbox_pvc("bob-rootfs-g1", "bob")),
+            change("update", sandbox_pvc("bob-workspace", "bob"), transition="resume"),
+            change("create", sandbox_pod("bob"), transition="resume"),
+        ),
+        """\
+parent secret/sandboxes/devboxes
+apply persistentvolumeclaim/sandboxes/bob-workspace <- parent secret/sandboxes/devboxes
+create pod/sandboxes/bob <- apply persistentvolumeclaim/sandboxes/bob-workspace
+wait-ready pod/sandboxes/bob <- create pod/sandboxes/bob
+""",
+        id="resume: mark the workspace running, then create the pod and wait for it",
+    ),
+    pytest.param(
+        changeset(
+            "devboxes",
+            BOXES,
+            change(
+                "replace", sandbox_pod("carol", generation=2), live=sandbox_pod("carol"), transition="rebase"
+            ),
+            change(
+                "delete", sandbox_pvc("carol-rootfs-g1", "carol", storage_class="wait"), transition="rebase"
+            ),
+            change(
+                "create", sandbox_pvc("carol-rootfs-g2", "carol", storage_class="wait"), transition="rebase"
+            ),
+            change(
+                "update", sandbox_pvc("carol-workspace", "carol", storage_class="wait"), transition="rebase"
+            ),
+        ),
+        """\
+parent secret/sandboxes/devboxes
+delete pod/sandboxes/carol <- parent secret/sandboxes/devboxes
+wait-gone pod/sandboxes/carol [timeout 5m] <- delete pod/sandboxes/carol
+delete persistentvolumeclaim/sandboxes/carol-rootfs-g1 <- wait-gone pod/sandboxes/carol
+wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1 [timeout 5m] <- \
+delete persistentvolumeclaim/sandboxes/carol-rootfs-g1
+create persistentvolumeclaim/sandboxes/carol-rootfs-g2 <- \
+wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1
+apply persistentvolumeclaim/sandboxes/carol-workspace <- wait-gone pod/sandboxes/carol
+create pod/sandboxes/carol <- create persistentvolumeclaim/sandboxes/carol-rootfs-g2, \
+apply persistentvolumeclaim/sandboxes/carol-workspace
+wait-ready pod/sandboxes/carol [timeout 5m] <- create pod/sandboxes/carol
+""",
+        id="rebase g1 to g2: pod gone, old rootfs gone, new rootfs created, pod created; workspace kept",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "expected"), SANDBOX_CASES)
+def test_sandbox_order(changes: ChangeSet, expected: str) -> None:
+    assert solve(changes, timeouts={"carol": 300.0}).as_text() == expected
+
+
+def test_a_delete_and_a_create_of_one_object_are_solved_as_its_replace() -> None:
+    old, new = sandbox_pod("carol"), sandbox_pod("carol", generation=2)
+    as_pair = changeset("devboxes", BOXES, change("delete", old), change("create", new))
+    as_replace = changeset("devboxes", BOXES, change("replace", new, live=old))
+    assert solve(as_pair).as_text() == solve(as_replace).as_text()
+
+
+def test_the_parent_record_covers_every_object_desired_or_live() -> None:
+    other = manifest("ConfigMap", "shared", "other")
+    changes = changeset(SHOP, SHOP, change("create", MIGRATE), change("delete", WEB), change("noop", other))
+    parent = solve(changes).tasks[0]
+    assert parent.id == "parent secret/shop/shop"
+    assert parent.parent == ParentRecord(
+        group_kinds=("ConfigMap", "Deployment.apps", "Job.batch"),
+        namespaces=("other", "shop"),
+        run_keys=("runkey-migrate-1",),
+    )
+
+
+def test_deletes_carry_foreground_propagation_and_creates_carry_the_manifest() -> None:
+    plan = solve(changeset(SHOP, SHOP, change("replace", MIGRATE)))
+    assert plan.task("delete job/shop/migrate").propagation == "Foreground"
+    assert plan.task("create job/shop/migrate").manifest == MIGRATE
+    assert plan.task("wait-ready job/shop/migrate").runtime_id == "k8s-shop|job|migrate"
+
+
+def test_a_dependency_cycle_is_reported_with_its_members() -> None:
+    first = manifest("Deployment", "a", SHOP, **depends("apps/namespaces/shop/Deployment/b"))
+    second = manifest("Deployment", "b", SHOP, **depends("apps/namespaces/shop/Deployment/a"))
+    with pytest.raises(GraphError, match=r"dependency cycle: .*deployment/shop/a"):
+        solve(changeset(SHOP, SHOP, change("create", first), change("create", second)))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(
+            "batch/namespaces/shop/Job/migrate",
+            [ObjectRef(group="batch", kind="Job", namespace="shop", name="migrate")],
+            id="a namespaced reference names group, namespace, kind and name",
+        ),
+        pytest.param(
+            "/namespaces/sandboxes/Pod/alice,apps/namespaces/shop/Deployment/web",
+            [
+                ObjectRef(group="", kind="Pod", namespace="sandboxes", name="alice"),
+                ObjectRef(group="apps", kind="Deployment", namespace="shop", name="web"),
+            ],
+            id="comma-separated references, the core group empty",
+        ),
+        pytest.param(
+            "/Namespace/shop",
+            [ObjectRef(group="", kind="Namespace", namespace=None, name="shop")],
+            id="a cluster-scoped reference has no namespaces segment",
+        ),
+    ],
+)
+def test_depends_on_references_parse(value: str, expected: list[ObjectRef]) -> None:
+    assert parse_depends_on(value) == expected
+
+
+def test_a_malformed_depends_on_quotes_the_expected_form_and_the_bad_value() -> None:
+    with pytest.raises(GraphError, match=r"expected <group>/namespaces/.*but was 'apps/Deployment'"):
+        parse_depends_on("apps/Deployment")
