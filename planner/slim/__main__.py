@@ -1,0 +1,53 @@
+"""`python -m planner.slim serve …`: the process `planner cluster up` and the test fixtures start."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from planner.slim.server import ServerOptions, serve_forever
+from planner.slim.store import DEFAULT_EVENT_CAPACITY
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m planner.slim", description="planner's embedded API server"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve in the foreground on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    serve.add_argument("--data", type=Path, default=None, help="state directory (SQLite file state.db)")
+    serve.add_argument("--memory", action="store_true", help="keep state in memory only")
+    serve.add_argument("--token", default=None, help="require this bearer token")
+    serve.add_argument("--time-scale", type=float, default=1.0, help="multiplies simulated delays (part 3)")
+    serve.add_argument(
+        "--watch-cache-size",
+        type=int,
+        default=DEFAULT_EVENT_CAPACITY,
+        help="watch events kept for resuming; older resourceVersions get 410 Expired",
+    )
+    serve.add_argument(
+        "--port-file", type=Path, default=None, help="write the bound port here once listening"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    serve_forever(
+        ServerOptions(
+            port=args.port,
+            data_dir=args.data,
+            memory=args.memory,
+            token=args.token,
+            time_scale=args.time_scale,
+            watch_cache_size=args.watch_cache_size,
+            port_file=args.port_file,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

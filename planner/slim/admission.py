@@ -1,0 +1,240 @@
+"""Admission: the defaulting steps that need other objects, and the server-owned finalizer switch.
+
+The real apiserver's admission plugins (ServiceAccount, DefaultTolerationSeconds, Priority,
+RuntimeClass) and the Service IP allocator run here, after per-kind defaulting and before validation:
+a Pod gets `serviceAccountName`, a `kube-api-access-<5 chars>` projected token volume mounted in every
+container (init containers too), two NoExecute tolerations, `priority`/`preemptionPolicy`, and its
+`runtimeClassName` must name an existing RuntimeClass; a Service gets a cluster IP from 10.96.0.0/12
+(about a million addresses, plenty for 10,000 services), released on delete.
+
+Server-owned finalizers (`kubernetes.io/pvc-protection` on PVCs, `kubernetes` in a Namespace's
+spec.finalizers) are off until part 3 brings the controllers that remove them: flip
+`SERVER_FINALIZERS.enabled` (see `server_finalizers`) then.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from planner.slim.errors import StatusError, Target, status_body
+from planner.slim.meta import random_suffix
+from planner.slim.validation import invalid_value
+
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
+NODE_PORT_RANGE = range(30000, 32768)
+
+
+@dataclass
+class ServerFinalizers:
+    """Whether the server adds finalizers that only controllers remove (part 3 turns this on)."""
+
+    enabled: bool = False
+
+
+SERVER_FINALIZERS = ServerFinalizers()
+
+
+def server_finalizers(kind: str) -> list[str]:
+    """metadata.finalizers the server adds at create for `kind`, when enabled."""
+    if SERVER_FINALIZERS.enabled and kind == "PersistentVolumeClaim":
+        return ["kubernetes.io/pvc-protection"]
+    return []
+
+
+def namespace_spec_finalizers() -> list[str]:
+    return ["kubernetes"] if SERVER_FINALIZERS.enabled else []
+
+
+def forbidden(target: Target, detail: str) -> StatusError:
+    message = f'{target.qualified_plural} "{target.name}" is forbidden: {detail}'
+    details: dict[str, Any] = {"name": target.name}
+    if target.group:
+        details["group"] = target.group
+    details["kind"] = target.plural
+    return StatusError(403, status_body(403, "Forbidden", message, details))
+
+
+# --- pods ---------------------------------------------------------------------------------------------
+
+
+def admit_pod(
+    pod: dict[str, Any], *, service_account_exists: bool, runtime_class: dict[str, Any] | None, target: Target
+) -> None:
+    spec = pod.setdefault("spec", {})
+    if not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
+    spec["serviceAccount"] = spec["serviceAccountName"]
+    if not service_account_exists:
+        namespace = pod.get("metadata", {}).get("namespace", "")
+        raise forbidden(
+            target,
+            f"error looking up service account {namespace}/{spec['serviceAccountName']}: "
+            f'serviceaccount "{spec["serviceAccountName"]}" not found',
+        )
+    if spec.get("automountServiceAccountToken") is not False:
+        _mount_token(spec)
+    _default_tolerations(spec)
+    if spec.get("priority") is None:
+        spec["priority"] = 0
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    if spec.get("runtimeClassName"):
+        _apply_runtime_class(spec, runtime_class, target)
+
+
+def _mount_token(spec: dict[str, Any]) -> None:
+    containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+    if any(m.get("mountPath") == TOKEN_MOUNT_PATH for c in containers for m in c.get("volumeMounts") or []):
+        return
+    name = f"kube-api-access-{random_suffix()}"
+    spec.setdefault("volumes", []).append(
+        {
+            "name": name,
+            "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                }
+                            ]
+                        }
+                    },
+                ],
+                "defaultMode": 420,
+            },
+        }
+    )
+    for container in containers:
+        container.setdefault("volumeMounts", []).append(
+            {"name": name, "readOnly": True, "mountPath": TOKEN_MOUNT_PATH}
+        )
+
+
+def _default_tolerations(spec: dict[str, Any]) -> None:
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+
+
+def _apply_runtime_class(spec: dict[str, Any], runtime_class: dict[str, Any] | None, target: Target) -> None:
+    if runtime_class is None:
+        raise forbidden(target, f'pod rejected: RuntimeClass "{spec["runtimeClassName"]}" not found')
+    overhead = (runtime_class.get("overhead") or {}).get("podFixed")
+    if overhead and not spec.get("overhead"):
+        spec["overhead"] = dict(overhead)
+
+
+# --- services -----------------------------------------------------------------------------------------
+
+
+class IPAllocator:
+    """Cluster IPs and node ports in use, rebuilt from stored Services at start."""
+
+    def __init__(self, services: Iterable[dict[str, Any]] = ()) -> None:
+        self._ips: set[str] = set()
+        self._ports: set[int] = set()
+        for service in services:
+            self.reserve(service)
+
+    def reserve(self, service: dict[str, Any]) -> None:
+        spec = service.get("spec") or {}
+        self._ips.update(ip for ip in spec.get("clusterIPs") or [] if ip != "None")
+        self._ports.update(int(p["nodePort"]) for p in spec.get("ports") or [] if p.get("nodePort"))
+
+    def release(self, service: dict[str, Any]) -> None:
+        spec = service.get("spec") or {}
+        self._ips.difference_update(spec.get("clusterIPs") or [])
+        self._ports.difference_update(
+            int(p["nodePort"]) for p in spec.get("ports") or [] if p.get("nodePort")
+        )
+
+    def allocate(self, service: dict[str, Any], previous: dict[str, Any] | None, target: Target) -> list[Any]:
+        """Fill clusterIP(s), ipFamilies and node ports; returns causes when a requested IP is unusable."""
+        spec = service.setdefault("spec", {})
+        if spec.get("type") == "ExternalName":
+            return []
+        old_spec = (previous or {}).get("spec") or {}
+        if previous is not None and not spec.get("clusterIP") and not spec.get("clusterIPs"):
+            for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+                if key in old_spec:
+                    spec[key] = old_spec[key]
+        causes = self._assign_ip(spec, keep=old_spec.get("clusterIPs") or [])
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            self._assign_node_ports(spec, old_spec)
+        return causes
+
+    def _assign_ip(self, spec: dict[str, Any], keep: list[str]) -> list[Any]:
+        requested = spec.get("clusterIP") or (spec.get("clusterIPs") or [None])[0]
+        if requested == "None":
+            spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
+            return []
+        if requested and requested in keep:
+            spec["clusterIP"], spec["clusterIPs"] = requested, [requested]
+            return []
+        if requested and keep:
+            return []  # a changed IP on update: validation reports it as immutable
+        if requested:
+            problem = self._unusable(requested)
+            if problem:
+                return [
+                    invalid_value(
+                        "spec.clusterIPs", [requested], f"failed to allocate IP {requested}: {problem}"
+                    )
+                ]
+            ip = requested
+        else:
+            ip = self._free_ip()
+        self._ips.add(ip)
+        spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
+        return []
+
+    def _unusable(self, requested: str) -> str:
+        try:
+            address = ipaddress.ip_address(requested)
+        except ValueError:
+            return "must be a valid IP address"
+        if address not in SERVICE_CIDR:
+            return (
+                f"the provided IP ({requested}) is not in the valid range. "
+                f"The range of valid IPs is {SERVICE_CIDR}"
+            )
+        return "provided IP is already allocated" if requested in self._ips else ""
+
+    def _free_ip(self) -> str:
+        size = SERVICE_CIDR.num_addresses
+        while True:
+            candidate = str(SERVICE_CIDR.network_address + random.randrange(2, size - 1))
+            if candidate not in self._ips:
+                return candidate
+
+    def _assign_node_ports(self, spec: dict[str, Any], old_spec: dict[str, Any]) -> None:
+        old_ports = {p.get("port"): p.get("nodePort") for p in old_spec.get("ports") or []}
+        for port in spec.get("ports") or []:
+            if not port.get("nodePort"):
+                port["nodePort"] = old_ports.get(port.get("port")) or self._free_port()
+            self._ports.add(int(port["nodePort"]))
+
+    def _free_port(self) -> int:
+        while True:
+            candidate = random.choice(NODE_PORT_RANGE)
+            if candidate not in self._ports:
+                return candidate

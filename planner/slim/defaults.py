@@ -1,0 +1,288 @@
+"""Defaulting and canonicalization per kind, as the apiserver applies them before validation.
+
+Each `default_<kind>(obj)` mutates a freshly decoded object in place; the values and the presence or
+absence of fields match the recorded objects in tests/golden/k8s (k8s-api-behaviour.md §7). Decoders
+(`decode_<kind>`) reject what the real server cannot even deserialize (400, not 422): invalid base64
+in Secret data, a Lease MicroTime without six fractional digits.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from planner.slim import quantity
+from planner.slim.errors import bad_request
+from planner.slim.meta import metadata
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _set(obj: dict[str, Any], key: str, value: Any) -> None:
+    if obj.get(key) in (None, ""):
+        obj[key] = value
+
+
+def default_container(container: dict[str, Any]) -> None:
+    _set(container, "terminationMessagePath", "/dev/termination-log")
+    _set(container, "terminationMessagePolicy", "File")
+    _set(container, "imagePullPolicy", _pull_policy(str(container.get("image") or "")))
+    resources = container.setdefault("resources", {})
+    for key in ("limits", "requests"):
+        if key in resources:
+            resources[key] = quantity.canonical_map(resources[key])
+    for port in container.get("ports") or []:
+        _set(port, "protocol", "TCP")
+    for probe_key in _PROBES:
+        if isinstance(container.get(probe_key), dict):
+            _default_probe(container[probe_key])
+    for env in container.get("env") or []:
+        field_ref = (env.get("valueFrom") or {}).get("fieldRef")
+        if isinstance(field_ref, dict):
+            _set(field_ref, "apiVersion", "v1")
+
+
+def _pull_policy(image: str) -> str:
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else ""
+    return "Always" if tag in ("", "latest") else "IfNotPresent"
+
+
+def _default_probe(probe: dict[str, Any]) -> None:
+    _set(probe, "timeoutSeconds", 1)
+    _set(probe, "periodSeconds", 10)
+    _set(probe, "successThreshold", 1)
+    _set(probe, "failureThreshold", 3)
+    if isinstance(probe.get("httpGet"), dict):
+        _set(probe["httpGet"], "path", "/")
+        _set(probe["httpGet"], "scheme", "HTTP")
+    if isinstance(probe.get("grpc"), dict):
+        probe["grpc"].setdefault("service", "")
+
+
+def _default_volume(volume: dict[str, Any]) -> None:
+    for source in ("configMap", "secret", "projected", "downwardAPI"):
+        if isinstance(volume.get(source), dict):
+            _set(volume[source], "defaultMode", 420)
+    if isinstance(volume.get("hostPath"), dict):
+        volume["hostPath"].setdefault("type", "")
+    if isinstance(volume.get("emptyDir"), dict) and "sizeLimit" in volume["emptyDir"]:
+        volume["emptyDir"]["sizeLimit"] = quantity.canonical(str(volume["emptyDir"]["sizeLimit"]))
+
+
+def default_pod_spec(spec: dict[str, Any]) -> None:
+    """Defaults shared by Pods and pod templates."""
+    _set(spec, "restartPolicy", "Always")
+    _set(spec, "terminationGracePeriodSeconds", 30)
+    _set(spec, "dnsPolicy", "ClusterFirst")
+    _set(spec, "schedulerName", "default-scheduler")
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, dict):
+                default_container(container)
+    for volume in spec.get("volumes") or []:
+        if isinstance(volume, dict):
+            _default_volume(volume)
+
+
+def default_template(template: dict[str, Any]) -> None:
+    meta = template.setdefault("metadata", {})
+    meta.setdefault("creationTimestamp", None)
+    default_pod_spec(template.setdefault("spec", {}))
+
+
+def default_pod(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    default_pod_spec(spec)
+    _set(spec, "enableServiceLinks", True)
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            _copy_limits_to_requests(container)
+    obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+
+
+def _copy_limits_to_requests(container: dict[str, Any]) -> None:
+    resources = container.get("resources") or {}
+    limits = resources.get("limits") or {}
+    if limits:
+        requests = resources.setdefault("requests", {})
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+
+
+def qos_class(spec: dict[str, Any]) -> str:
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    requests = [(c.get("resources") or {}).get("requests") or {} for c in containers]
+    limits = [(c.get("resources") or {}).get("limits") or {} for c in containers]
+    if not any(requests) and not any(limits):
+        return "BestEffort"
+    guaranteed = all(
+        all(res in lim and lim.get(res) == req.get(res, lim.get(res)) for res in ("cpu", "memory"))
+        for req, lim in zip(requests, limits, strict=True)
+    )
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def default_deployment(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        _set(rolling, "maxUnavailable", "25%")
+        _set(rolling, "maxSurge", "25%")
+    _set(spec, "revisionHistoryLimit", 10)
+    _set(spec, "progressDeadlineSeconds", 600)
+    default_template(spec.setdefault("template", {}))
+
+
+def default_replicaset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "replicas", 1)
+    default_template(spec.setdefault("template", {}))
+
+
+def default_job(obj: dict[str, Any]) -> None:
+    """Job defaults; the uid-derived selector and labels need the uid, so run after it is assigned."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    _set(spec, "parallelism", 1)
+    _set(spec, "backoffLimit", 6)
+    _set(spec, "completionMode", "NonIndexed")
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    template = spec.setdefault("template", {})
+    default_template(template)
+    if not spec.get("manualSelector"):
+        _generate_job_selector(obj, spec, template)
+    meta = metadata(obj)
+    if not meta.get("labels"):
+        meta["labels"] = dict(template["metadata"].get("labels") or {})
+
+
+def _generate_job_selector(obj: dict[str, Any], spec: dict[str, Any], template: dict[str, Any]) -> None:
+    uid = metadata(obj).get("uid", "")
+    name = metadata(obj).get("name", "")
+    labels = template["metadata"].setdefault("labels", {})
+    labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+    labels.setdefault("batch.kubernetes.io/job-name", name)
+    labels.setdefault("controller-uid", uid)
+    labels.setdefault("job-name", name)
+    if spec.get("selector") is None:
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+
+
+def default_service(obj: dict[str, Any]) -> None:
+    """Service defaults except the cluster IP, which the allocator fills in during admission."""
+    spec = obj.setdefault("spec", {})
+    _set(spec, "type", "ClusterIP")
+    if spec["type"] != "ExternalName":
+        _set(spec, "sessionAffinity", "None")
+        _set(spec, "internalTrafficPolicy", "Cluster")
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        _set(spec, "externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+        spec["allocateLoadBalancerNodePorts"] = True
+    for port in spec.get("ports") or []:
+        _set(port, "protocol", "TCP")
+        if port.get("targetPort") in (None, "", 0):
+            port["targetPort"] = port.get("port")
+    obj["status"] = {"loadBalancer": {}}
+
+
+def default_pvc(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "volumeMode", "Filesystem")
+    resources = spec.get("resources") or {}
+    for key in ("requests", "limits"):
+        if key in resources:
+            resources[key] = quantity.canonical_map(resources[key])
+    obj["status"] = {"phase": "Pending"}
+
+
+def default_pv(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "persistentVolumeReclaimPolicy", "Retain")
+    _set(spec, "volumeMode", "Filesystem")
+    if "capacity" in spec:
+        spec["capacity"] = quantity.canonical_map(spec["capacity"])
+    obj["status"] = {"phase": "Pending"}
+
+
+def default_storageclass(obj: dict[str, Any]) -> None:
+    _set(obj, "reclaimPolicy", "Delete")
+    _set(obj, "volumeBindingMode", "Immediate")
+
+
+def default_node(obj: dict[str, Any]) -> None:
+    status = obj.setdefault("status", {})
+    for key in ("capacity", "allocatable"):
+        if key in status:
+            status[key] = quantity.canonical_map(status[key])
+
+
+def default_namespace(obj: dict[str, Any]) -> None:
+    meta = metadata(obj)
+    labels = meta.setdefault("labels", {})
+    labels["kubernetes.io/metadata.name"] = meta.get("name", "")
+    obj.setdefault("spec", {})
+    obj["status"] = {"phase": "Active"}
+
+
+def default_secret(obj: dict[str, Any]) -> None:
+    _set(obj, "type", "Opaque")
+    string_data = obj.pop("stringData", None) or {}
+    if string_data:
+        data = obj.setdefault("data", {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def decode_secret(obj: dict[str, Any]) -> None:
+    for value in (obj.get("data") or {}).values():
+        if not isinstance(value, str):
+            raise bad_request(
+                'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0'
+            )
+        offset = _bad_base64_offset(value)
+        if offset is not None:
+            raise bad_request(
+                'Secret in version "v1" cannot be handled as a Secret: '
+                f"illegal base64 data at input byte {offset}"
+            )
+
+
+def _bad_base64_offset(text: str) -> int | None:
+    for index, char in enumerate(text):
+        if not (char.isascii() and (char.isalnum() or char in "+/=")):
+            return index
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return max(len(text) - (len(text) % 4 or 4), 0) if len(text) % 4 else len(text.rstrip("=")) // 4 * 4
+    return None
+
+
+_MICRO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+
+
+def decode_lease(obj: dict[str, Any]) -> None:
+    for key in ("acquireTime", "renewTime"):
+        value = (obj.get("spec") or {}).get(key)
+        if value is None:
+            continue
+        head = _MICRO_RE.match(str(value))
+        rest = str(value)[head.end() :] if head else str(value)
+        if head is None or not re.match(r"^\.\d{6}(Z|[+-]\d{2}:\d{2})$", rest):
+            raise bad_request(
+                f'Lease in version "v1" cannot be handled as a Lease: parsing time "{value}" as '
+                f'"2006-01-02T15:04:05.000000Z07:00": cannot parse "{rest}" as ".000000"'
+            )

@@ -1,0 +1,162 @@
+"""Discovery documents built from the resource table: /api, /apis, group versions, aggregated, /version.
+
+Shapes follow the golden recordings (legacy APIVersions/APIGroupList/APIResourceList and aggregated
+APIGroupDiscoveryList v2beta1/v2) with every field the Python client insists on (§1 of the notes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, groups
+
+Obj = dict[str, Any]
+
+VERSION_INFO = {
+    "major": "1",
+    "minor": "28",
+    "gitVersion": "v1.28.7",
+    "gitCommit": "c8dcb00be9961ec36d141d2e4103f85f92bcf291",
+    "gitTreeState": "clean",
+    "buildDate": "2026-11-29T10:24:25Z",
+    "goVersion": "go1.27.3",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_SUBRESOURCE_KINDS = {
+    "scale": ("autoscaling", "v1", "Scale", SUBRESOURCE_VERBS),
+    "binding": ("", "", "Binding", ("create",)),
+    "log": ("", "", "Pod", ("get",)),
+}
+
+
+def api_versions(server_address: str) -> Obj:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def _group_entry(group: str) -> Obj:
+    version = {"groupVersion": f"{group}/v1", "version": "v1"}
+    return {"name": group, "versions": [version], "preferredVersion": version}
+
+
+def api_group_list() -> Obj:
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g) for g in groups()]}
+
+
+def api_group(group: str) -> Obj | None:
+    if group not in groups():
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group)}
+
+
+def _resources_in(group: str, version: str) -> list[ResourceType]:
+    return sorted((r for r in RESOURCES if r.group == group and r.version == version), key=lambda r: r.plural)
+
+
+def resource_list(group: str, version: str) -> Obj | None:
+    members = _resources_in(group, version)
+    if not members:
+        return None
+    entries: list[Obj] = []
+    for rt in members:
+        entries.append(_resource_entry(rt))
+        entries.extend(_subresource_entry(rt, sub) for sub in sorted(rt.subresources))
+    if group == "" and version == "v1":
+        entries.append(_binding_entry())
+        entries.sort(key=lambda e: e["name"])
+    listing: Obj = {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": members[0].group_version}
+    if not group:
+        del listing["apiVersion"]  # the core list has none (golden discovery_api_v1.json)
+    listing["resources"] = entries
+    return listing
+
+
+def _resource_entry(rt: ResourceType) -> Obj:
+    entry: Obj = {
+        "name": rt.plural,
+        "singularName": rt.singular,
+        "namespaced": rt.namespaced,
+        "kind": rt.kind,
+        "verbs": list(rt.verbs),
+    }
+    if rt.short_names:
+        entry["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        entry["categories"] = list(rt.categories)
+    if rt.storage_version_hash:
+        entry["storageVersionHash"] = rt.storage_version_hash
+    return entry
+
+
+def _subresource_entry(rt: ResourceType, sub: str) -> Obj:
+    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    entry: Obj = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced}
+    if group:
+        entry["group"], entry["version"] = group, version
+    entry["kind"] = kind
+    entry["verbs"] = list(verbs)
+    return entry
+
+
+def _binding_entry() -> Obj:
+    return {
+        "name": "bindings",
+        "singularName": "binding",
+        "namespaced": True,
+        "kind": "Binding",
+        "verbs": ["create"],
+    }
+
+
+# --- aggregated discovery -----------------------------------------------------------------------------
+
+
+def aggregated(core: bool, version: str) -> Obj:
+    """APIGroupDiscoveryList for /api (core) or /apis, in apidiscovery.k8s.io/<version>."""
+    names = [""] if core else groups()
+    items = [_aggregated_group(g) for g in names]
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": f"apidiscovery.k8s.io/{version}",
+        "metadata": {},
+        "items": items,
+    }
+
+
+def _aggregated_group(group: str) -> Obj:
+    resources = [_aggregated_resource(rt) for rt in _resources_in(group, "v1")]
+    return {
+        "metadata": {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None},
+        "versions": [{"version": "v1", "resources": resources, "freshness": "Current"}],
+    }
+
+
+def _aggregated_resource(rt: ResourceType) -> Obj:
+    entry: Obj = {
+        "resource": rt.plural,
+        "responseKind": {"group": "", "version": "", "kind": rt.kind},
+        "scope": "Namespaced" if rt.namespaced else "Cluster",
+        "singularResource": rt.singular,
+        "verbs": list(rt.verbs),
+    }
+    if rt.short_names:
+        entry["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        entry["categories"] = list(rt.categories)
+    if rt.subresources:
+        entry["subresources"] = [_aggregated_sub(rt, s) for s in sorted(rt.subresources)]
+    return entry
+
+
+def _aggregated_sub(rt: ResourceType, sub: str) -> Obj:
+    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    return {
+        "subresource": sub,
+        "responseKind": {"group": group, "version": version, "kind": kind},
+        "verbs": list(verbs),
+    }

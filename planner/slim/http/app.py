@@ -1,0 +1,369 @@
+"""aiohttp application: turns URLs into API-core calls and StatusErrors into Status responses.
+
+No Kubernetes semantics live here. The router splits `/api/v1/...` and `/apis/<g>/<v>/...` paths into
+(resource, namespace, name, subresource), picks the core call by method, and writes JSON with exactly
+`Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches stream one JSON event
+per line, flushed per event. `/openapi/v2` answers 200 with an empty protobuf document, which is what
+kubectl 1.27/1.28 need before `create -f`/`apply` (k8s-api-behaviour.md §1).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from planner.slim import discovery, views
+from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
+from planner.slim.errors import StatusError, bad_request, method_not_allowed, unauthorized, unknown_path
+from planner.slim.resources import ResourceType, lookup
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+PUBLIC_PATHS = {"/healthz", "/readyz", "/livez"}
+API_KEY = web.AppKey("api", Api)
+TOKEN_KEY = web.AppKey("token", str)
+
+
+@dataclass(frozen=True)
+class Route:
+    resource: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web.Response:
+    text = json.dumps(body, separators=(",", ":"))
+    return web.Response(status=status, body=text.encode(), headers={"Content-Type": content_type})
+
+
+def status_response(error: StatusError) -> web.Response:
+    return json_response(error.body, error.code)
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    token = request.app.get(TOKEN_KEY, "")
+    if (
+        token
+        and request.path not in PUBLIC_PATHS
+        and request.headers.get("Authorization", "") != f"Bearer {token}"
+    ):
+        return status_response(unauthorized())
+    try:
+        return await handler(request)
+    except StatusError as exc:
+        return status_response(exc)
+
+
+def build_app(api: Api, *, token: str | None = None) -> web.Application:
+    app = web.Application(middlewares=[errors_middleware], client_max_size=64 * 1024 * 1024)
+    app[API_KEY] = api
+    app[TOKEN_KEY] = token or ""
+    app.router.add_route("*", "/{tail:.*}", dispatch)
+    return app
+
+
+async def dispatch(request: web.Request) -> web.StreamResponse:
+    parts = [p for p in request.path.split("/") if p]
+    fixed = _fixed_endpoint(request, parts)
+    if fixed is not None:
+        return fixed
+    route = _route(parts)
+    if route is None:
+        raise unknown_path()
+    api = request.app[API_KEY]
+    handler = {
+        "GET": _get,
+        "POST": _post,
+        "PUT": _put,
+        "PATCH": _patch,
+        "DELETE": _delete,
+    }.get(request.method)
+    if handler is None:
+        raise method_not_allowed()
+    return await handler(request, api, route)
+
+
+# --- fixed endpoints ----------------------------------------------------------------------------------
+
+
+def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamResponse | None:
+    if request.method != "GET":
+        return None
+    accept = request.headers.get("Accept", "")
+    path = "/" + "/".join(parts)
+    if path in PUBLIC_PATHS:
+        return web.Response(text="ok", content_type="text/plain")
+    if path == "/version":
+        return json_response(discovery.VERSION_INFO)
+    if path == "/openapi/v2":
+        return web.Response(body=b"", headers={"Content-Type": OPENAPI_V2_TYPE})
+    if path in ("/api", "/apis") and "as=APIGroupDiscoveryList" in accept:
+        version = _aggregated_version(accept)
+        content_type = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+        return json_response(discovery.aggregated(path == "/api", version), content_type=content_type)
+    if path == "/api":
+        return json_response(discovery.api_versions(request.host))
+    if path == "/apis":
+        return json_response(discovery.api_group_list())
+    if path == "/api/v1":
+        return json_response(discovery.resource_list("", "v1"))
+    if len(parts) == 2 and parts[0] == "apis":
+        return _or_404(discovery.api_group(parts[1]))
+    if len(parts) == 3 and parts[0] == "apis":
+        return _or_404(discovery.resource_list(parts[1], parts[2]))
+    return None
+
+
+def _aggregated_version(accept: str) -> str:
+    for media in accept.split(","):
+        params = dict(p.strip().split("=", 1) for p in media.split(";")[1:] if "=" in p)
+        if params.get("as") == "APIGroupDiscoveryList" and params.get("v") in ("v2", "v2beta1"):
+            return params["v"]
+    return "v2beta1"
+
+
+def _or_404(body: dict | None) -> web.Response:
+    if body is None:
+        raise unknown_path()
+    return json_response(body)
+
+
+# --- routing ------------------------------------------------------------------------------------------
+
+
+def _route(parts: list[str]) -> Route | None:
+    if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", parts[2:]
+    elif len(parts) >= 4 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    resource = lookup(group, version, rest[0])
+    if resource is None or (namespace is not None and not resource.namespaced):
+        return None
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if sub is not None and sub not in resource.subresources:
+        return None
+    return Route(resource, namespace, name, sub)
+
+
+def _query(request: web.Request) -> dict[str, str]:
+    return dict(request.query)
+
+
+def _write_options(request: web.Request) -> WriteOptions:
+    query = request.query
+    return WriteOptions(
+        dry_run="All" in query.getall("dryRun", []),
+        field_manager=query.get("fieldManager") or _manager_from_agent(request),
+        force=query.get("force", "") in ("true", "1", "True"),
+    )
+
+
+def _manager_from_agent(request: web.Request) -> str | None:
+    agent = request.headers.get("User-Agent", "")
+    return agent.split("/", 1)[0] or None
+
+
+async def _json_body(request: web.Request, kind: str) -> Any:
+    raw = await request.read()
+    try:
+        return json.loads(raw or b"null")
+    except ValueError as exc:
+        raise bad_request(_json_error(raw.decode("utf-8", "replace"), kind, exc)) from exc
+
+
+def _json_error(text: str, kind: str, exc: ValueError) -> str:
+    position = getattr(exc, "pos", 0)
+    char = text[position] if position < len(text) else ""
+    looking = (
+        "looking for beginning of object key string"
+        if "property name" in str(exc)
+        else "looking for beginning of value"
+    )
+    return (
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; "
+        "json parse error: "
+        f"invalid character '{char}' {looking} ({text[:64]})"
+    )
+
+
+# --- verbs --------------------------------------------------------------------------------------------
+
+
+async def _get(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    rt, query = route.resource, request.query
+    if route.name is None:
+        if query.get("watch", "") in ("1", "true", "True"):
+            return await _watch(request, api, route)
+        listing = api.list(rt, route.namespace, _list_options(query))
+        return _render_list(request, rt, listing)
+    namespace = route.namespace or ""
+    if route.subresource == "scale":
+        return json_response(api.get_scale(rt, namespace, route.name))
+    if route.subresource == "log":
+        return await _pod_log(request, api, route)
+    if route.subresource not in (None, "status"):
+        raise method_not_allowed()
+    obj = api.get(rt, namespace, route.name)
+    return _render_one(request, rt, obj)
+
+
+def _list_options(query: Any) -> ListOptions:
+    limit = query.get("limit", "0") or "0"
+    return ListOptions(
+        label_selector=query.get("labelSelector"),
+        field_selector=query.get("fieldSelector"),
+        limit=int(limit) if limit.isdigit() else 0,
+        continue_token=query.get("continue") or None,
+        resource_version=query.get("resourceVersion"),
+        resource_version_match=query.get("resourceVersionMatch"),
+    )
+
+
+def _render_list(request: web.Request, rt: ResourceType, listing: dict) -> web.Response:
+    accept = request.headers.get("Accept", "")
+    if "as=Table" in accept:
+        table = views.table(
+            views.TableRequest(
+                rt,
+                listing["items"],
+                listing["metadata"],
+                request.query.get("includeObject", "Metadata"),
+                datetime.now(UTC),
+            )
+        )
+        return json_response(table)
+    if "as=PartialObjectMetadataList" in accept:
+        return json_response(views.partial_metadata_list(listing))
+    return json_response(listing)
+
+
+def _render_one(request: web.Request, rt: ResourceType, obj: dict) -> web.Response:
+    accept = request.headers.get("Accept", "")
+    if "as=Table" in accept:
+        meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+        include = request.query.get("includeObject", "Metadata")
+        return json_response(views.table(views.TableRequest(rt, [obj], meta, include, datetime.now(UTC))))
+    if "as=PartialObjectMetadata" in accept:
+        return json_response(views.partial_metadata(obj))
+    return json_response(obj)
+
+
+async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    query = request.query
+    timeout = query.get("timeoutSeconds")
+    options = WatchOptions(
+        label_selector=query.get("labelSelector"),
+        field_selector=query.get("fieldSelector"),
+        resource_version=query.get("resourceVersion"),
+        timeout_seconds=float(timeout) if timeout else None,
+        allow_bookmarks=query.get("allowWatchBookmarks", "") in ("1", "true", "True"),
+    )
+    events: Any = api.watch(route.resource, route.namespace, options)
+    response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+    response.enable_chunked_encoding()
+    try:
+        await response.prepare(request)
+        async for event in events:
+            await _send(response, event)
+        await response.write_eof()
+    except (ConnectionResetError, ConnectionError):
+        log.debug("watch client went away")
+    finally:
+        await events.aclose()
+    return response
+
+
+async def _send(response: web.StreamResponse, event: dict) -> None:
+    await response.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
+
+
+async def _pod_log(request: web.Request, api: Api, route: Route) -> web.Response:
+    pod = api.get(route.resource, route.namespace or "", route.name or "")
+    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    container = request.query.get("container")
+    if container is None and len(names) > 1:
+        raise bad_request(
+            f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(names)}]"
+        )
+    if container is not None and container not in names:
+        raise bad_request(f"container {container} is not valid for pod {route.name}")
+    return web.Response(text="", content_type="text/plain")
+
+
+async def _post(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    rt = route.resource
+    if route.subresource == "binding" and route.name:
+        body = await _json_body(request, "Binding")
+        return json_response(api.bind(route.namespace or "", route.name, body, _write_options(request)), 201)
+    if route.name is not None:
+        raise method_not_allowed()
+    body = await _json_body(request, rt.kind)
+    created = api.create(rt, route.namespace or "", body, _write_options(request))
+    return json_response(created, 201)
+
+
+async def _put(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    if route.name is None:
+        raise method_not_allowed()
+    rt = route.resource
+    body = await _json_body(request, "Scale" if route.subresource == "scale" else rt.kind)
+    options = _write_options(request)
+    if route.subresource == "scale":
+        return json_response(api.update_scale(rt, route.namespace or "", route.name, body, options))
+    if route.subresource not in (None, "status"):
+        raise method_not_allowed()
+    return json_response(
+        api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    )
+
+
+async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    if route.name is None:
+        raise method_not_allowed()
+    rt = route.resource
+    raw = await request.read()
+    content_type = request.headers.get("Content-Type")
+    options = _write_options(request)
+    if route.subresource == "scale":
+        return json_response(
+            api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
+        )
+    if route.subresource not in (None, "status"):
+        raise method_not_allowed()
+    patched, created = api.patch_or_create(
+        rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
+    )
+    return json_response(patched, 201 if created else 200)
+
+
+async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
+    rt = route.resource
+    raw = await request.read()
+    body = None
+    if raw.strip():
+        body = await _json_body(request, "DeleteOptions")
+    options = DeleteOptions.from_body(body, _query(request))
+    if route.name is None:
+        return json_response(
+            api.delete_collection(rt, route.namespace, _list_options(request.query), options)
+        )
+    if route.subresource is not None:
+        raise method_not_allowed()
+    return json_response(api.delete(rt, route.namespace or "", route.name, options))

@@ -1,0 +1,98 @@
+"""Small object-metadata helpers shared by the core: timestamps, uids, names, Go-style omitempty.
+
+Go's JSON encoder drops `omitempty` fields that are nil, "", empty slices and empty maps, but always
+prints structs (`resources: {}`, `securityContext: {}`). `prune_empty` reproduces that for the
+shapes clients send: it never looks inside map-typed fields (labels, data…), whose entries may
+legitimately be empty strings, and keeps `{}` everywhere else because those are structs.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+# Fields whose Go type is a map (map[string]string / ResourceList): omitted when empty, entries untouched.
+MAP_FIELDS = frozenset(
+    {
+        "labels",
+        "annotations",
+        "data",
+        "stringData",
+        "binaryData",
+        "matchLabels",
+        "nodeSelector",
+        "limits",
+        "requests",
+        "capacity",
+        "allocatable",
+        "hard",
+        "used",
+        "parameters",
+        "volumeAttributes",
+    }
+)
+# Keys whose null must survive (Go prints these non-omitempty zero values).
+KEEP_NULL = frozenset({"creationTimestamp"})
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_micro() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def random_suffix(length: int = 5) -> str:
+    return "".join(random.choice(GENERATE_ALPHABET) for _ in range(length))
+
+
+def generated_name(base: str) -> str:
+    """`generateName` → name: base cut to 58 characters plus five random characters."""
+    return base[:58] + random_suffix()
+
+
+def prune_empty(value: Any, *, key: str = "") -> Any:
+    """A copy without Go-omitempty values (see module docstring)."""
+    if isinstance(value, dict):
+        if key in MAP_FIELDS or (key == "selector" and _is_string_map(value)):
+            return {k: v for k, v in value.items() if v is not None}
+        out = {}
+        for k, v in value.items():
+            pruned = prune_empty(v, key=k)
+            if pruned is None and k not in KEEP_NULL:
+                continue
+            if _omitted(pruned, k):
+                continue
+            out[k] = pruned
+        return out
+    if isinstance(value, list):
+        return [prune_empty(item) for item in value]
+    return value
+
+
+def _omitted(value: Any, key: str) -> bool:
+    if value == "" or value == []:
+        return True
+    return isinstance(value, dict) and not value and (key in MAP_FIELDS or key == "selector")
+
+
+def _is_string_map(value: dict[str, Any]) -> bool:
+    return all(isinstance(v, str) for v in value.values()) and "matchLabels" not in value
+
+
+def metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's metadata dict, created when missing."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta

@@ -1,0 +1,331 @@
+"""The resource table: one entry per served kind drives discovery, routing and admission.
+
+Adding a kind is one `ResourceType(...)` entry: its names and scope for discovery and URLs, its
+verbs and subresources, whether it has a status (so `/status` exists and main-endpoint writes drop
+it), whether `generation` is tracked, its defaulter, decoder, validators, extra field selectors and
+its default deletion propagation. Nothing else in the server switches on kind names except the
+admission steps in `admission.py` that need other objects (service accounts, cluster IPs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.slim import defaults, validation
+from planner.slim.selectors import FieldGetter, field_getter
+
+Mutator = Callable[[dict[str, Any]], None]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+NAMESPACE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+SUBRESOURCE_VERBS = ("get", "patch", "update")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[str, ...] = ()
+    has_status: bool = False
+    tracks_generation: bool = False
+    name_rule: str = "subdomain"
+    storage_version_hash: str = ""
+    default_propagation: str = "Background"
+    defaulter: Mutator | None = None
+    decoder: Mutator | None = None
+    validator: validation.Validator | None = None
+    update_validator: validation.UpdateValidator | None = None
+    extra_field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def field_selectors(self) -> dict[str, FieldGetter]:
+        getters = {"metadata.name": field_getter("metadata.name")}
+        if self.namespaced:
+            getters["metadata.namespace"] = field_getter("metadata.namespace")
+        getters.update(self.extra_field_selectors)
+        return getters
+
+
+def _selectors(*paths: str) -> dict[str, FieldGetter]:
+    return {path: field_getter(path) for path in paths}
+
+
+_EVENT_FIELDS = _selectors(
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+_EVENT_FIELDS["source"] = lambda obj: str((obj.get("source") or {}).get("component") or "")
+
+RESOURCES: tuple[ResourceType, ...] = (
+    ResourceType(
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        "namespace",
+        namespaced=False,
+        short_names=("ns",),
+        verbs=NAMESPACE_VERBS,
+        subresources=("status",),
+        has_status=True,
+        name_rule="label",
+        storage_version_hash="Q3oi5N2YM8M=",
+        defaulter=defaults.default_namespace,
+        extra_field_selectors=_selectors("status.phase"),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "ConfigMap",
+        "configmaps",
+        "configmap",
+        short_names=("cm",),
+        storage_version_hash="qFsyl6wFWjQ=",
+        validator=validation.validate_config_keys,
+        update_validator=validation.update_immutable_data,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Secret",
+        "secrets",
+        "secret",
+        storage_version_hash="S6u1pOWzb84=",
+        defaulter=defaults.default_secret,
+        decoder=defaults.decode_secret,
+        validator=validation.validate_config_keys,
+        update_validator=validation.update_secret,
+        extra_field_selectors=_selectors("type"),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Service",
+        "services",
+        "service",
+        short_names=("svc",),
+        categories=("all",),
+        subresources=("status",),
+        has_status=True,
+        name_rule="dns1035",
+        storage_version_hash="0/CO1lhkEBI=",
+        defaulter=defaults.default_service,
+        validator=validation.validate_service,
+        update_validator=validation.update_service,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        short_names=("pvc",),
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="QWTyNDq0dC4=",
+        defaulter=defaults.default_pvc,
+        validator=validation.validate_pvc,
+        update_validator=validation.update_pvc,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        "persistentvolume",
+        namespaced=False,
+        short_names=("pv",),
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="HN/zwEC+JgM=",
+        defaulter=defaults.default_pv,
+        validator=validation.validate_pv,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Pod",
+        "pods",
+        "pod",
+        short_names=("po",),
+        categories=("all",),
+        subresources=("binding", "log", "status"),
+        has_status=True,
+        storage_version_hash="xPOwRZ+Yhw8=",
+        defaulter=defaults.default_pod,
+        validator=validation.validate_pod,
+        update_validator=validation.update_pod,
+        extra_field_selectors=_selectors(
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Node",
+        "nodes",
+        "node",
+        namespaced=False,
+        short_names=("no",),
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="XwShjMxG9Fs=",
+        defaulter=defaults.default_node,
+        extra_field_selectors=_selectors("spec.unschedulable"),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        "serviceaccount",
+        short_names=("sa",),
+        storage_version_hash="pbx9ZvyFpBE=",
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Event",
+        "events",
+        "event",
+        short_names=("ev",),
+        storage_version_hash="r2yiGXH7wu8=",
+        validator=validation.validate_event,
+        extra_field_selectors=_EVENT_FIELDS,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        "deployment",
+        short_names=("deploy",),
+        categories=("all",),
+        subresources=("scale", "status"),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="8aSe+NMegvE=",
+        defaulter=defaults.default_deployment,
+        validator=validation.validate_deployment,
+        update_validator=validation.update_deployment,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        "replicaset",
+        short_names=("rs",),
+        categories=("all",),
+        subresources=("scale", "status"),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="P1RzHs8/mWQ=",
+        defaulter=defaults.default_replicaset,
+        validator=validation.validate_replicaset,
+        update_validator=validation.update_replicaset,
+    ),
+    ResourceType(
+        "batch",
+        "v1",
+        "Job",
+        "jobs",
+        "job",
+        categories=("all",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="mudhfqk/qZY=",
+        default_propagation="Orphan",
+        defaulter=defaults.default_job,
+        validator=validation.validate_job,
+        update_validator=validation.update_job,
+        extra_field_selectors=_selectors("status.successful"),
+    ),
+    ResourceType(
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "leases",
+        "lease",
+        storage_version_hash="gqkMMb/YqFM=",
+        decoder=defaults.decode_lease,
+        validator=validation.validate_lease,
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        "storageclass",
+        namespaced=False,
+        short_names=("sc",),
+        storage_version_hash="K+m6uJwbjGY=",
+        defaulter=defaults.default_storageclass,
+        validator=validation.validate_storageclass,
+        update_validator=validation.update_storageclass,
+    ),
+    ResourceType(
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        "runtimeclasses",
+        "runtimeclass",
+        namespaced=False,
+        storage_version_hash="WQTu1GL3T2Q=",
+        validator=validation.validate_runtimeclass,
+        update_validator=validation.update_runtimeclass,
+    ),
+)
+
+BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+BY_KIND: dict[str, ResourceType] = {r.kind: r for r in RESOURCES}
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    return BY_PATH.get((group, version, plural))
+
+
+def by_kind(kind: str) -> ResourceType:
+    return BY_KIND[kind]
+
+
+GROUP_ORDER = ("apps", "batch", "storage.k8s.io", "coordination.k8s.io", "node.k8s.io")
+
+
+def groups() -> list[str]:
+    """API groups served, in the order the apiserver lists them (core excluded)."""
+    served = {r.group for r in RESOURCES if r.group}
+    return [g for g in GROUP_ORDER if g in served] + sorted(served - set(GROUP_ORDER))

@@ -1,0 +1,75 @@
+"""Run the embedded API server: open the store, seed it, serve HTTP on 127.0.0.1 until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from planner.slim.api import Api
+from planner.slim.bootstrap import seed
+from planner.slim.http.app import build_app
+from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
+
+HOST = "127.0.0.1"
+DB_NAME = "state.db"
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    port: int
+    data_dir: Path | None = None
+    memory: bool = False
+    token: str | None = None
+    time_scale: float = 1.0  # accepted now, used by part 3's simulation
+    watch_cache_size: int = DEFAULT_EVENT_CAPACITY
+    port_file: Path | None = None
+
+
+def open_api(options: ServerOptions) -> Api:
+    path = None
+    if not options.memory and options.data_dir is not None:
+        options.data_dir.mkdir(parents=True, exist_ok=True)
+        path = options.data_dir / DB_NAME
+    api = Api(Store(path, event_capacity=options.watch_cache_size))
+    seed(api)
+    api.store.mark_compacted()
+    return api
+
+
+async def serve_async(options: ServerOptions) -> None:
+    api = open_api(options)
+    runner = web.AppRunner(build_app(api, token=options.token), access_log=None, handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, options.port, reuse_address=True)
+    await site.start()
+    _announce_port(site, options.port_file)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logging.getLogger(__name__).info("serving on http://%s:%d", HOST, options.port)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        api.store.close()
+
+
+def _announce_port(site: web.TCPSite, port_file: Path | None) -> None:
+    """Write the bound port (useful with port 0) atomically, for whoever started us."""
+    server = site._server
+    sockets = getattr(server, "sockets", None) or []
+    port = sockets[0].getsockname()[1] if sockets else 0
+    if port_file is not None:
+        partial = port_file.with_suffix(".tmp")
+        partial.write_text(str(port))
+        partial.replace(port_file)
+
+
+def serve_forever(options: ServerOptions) -> None:
+    asyncio.run(serve_async(options))

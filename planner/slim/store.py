@@ -1,0 +1,199 @@
+"""Storage: objects in SQLite, one global resourceVersion counter, a ring buffer of watch events.
+
+Like k3s's embedded datastore, every object is a JSON row keyed by (resource, namespace, name) and
+every write takes the next revision of one global counter, persisted in the same transaction. Reads
+never touch SQLite: all objects are also held parsed in memory, indexed by resource then namespace,
+so a GET is a dict lookup and a 1,000-object LIST parses nothing. Watches read the in-memory ring
+buffer of recent events (its oldest evicted revision is the compaction point: older resourceVersions
+get 410 Expired) and then follow live events through one asyncio queue per watcher.
+
+Objects handed out by the store are shared: callers must copy before mutating (the API core does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Obj = dict[str, Any]
+
+DEFAULT_EVENT_CAPACITY = 10_000
+ObjList = list[Obj]
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One committed change. `old` is the previous state (None for ADDED) for selector enter/leave."""
+
+    type: str
+    resource: str
+    namespace: str
+    name: str
+    rv: int
+    obj: Obj
+    old: Obj | None
+
+
+EventList = list[WatchEvent]
+
+
+@dataclass(eq=False)
+class Subscription:
+    resource: str
+    queue: asyncio.Queue[WatchEvent] = field(default_factory=asyncio.Queue)
+
+
+class TooOld(Exception):
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class Conflict(Exception):
+    """The row exists (create) or does not exist (update/delete)."""
+
+
+class Store:
+    def __init__(self, path: Path | None, *, event_capacity: int = DEFAULT_EVENT_CAPACITY) -> None:
+        self._db = sqlite3.connect(":memory:" if path is None else str(path), isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS objects"
+            " (resource TEXT, namespace TEXT, name TEXT, rv INTEGER, body TEXT,"
+            " PRIMARY KEY (resource, namespace, name))"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER)")
+        self._objects: dict[str, dict[str, dict[str, Obj]]] = {}
+        self._rv = 0
+        self._events: deque[WatchEvent] = deque()
+        self._capacity = event_capacity
+        self._subscribers: dict[str, set[Subscription]] = {}
+        self._load()
+        self._compacted = self._rv
+
+    def _load(self) -> None:
+        row = self._db.execute("SELECT value FROM counters WHERE key = 'rv'").fetchone()
+        self._rv = int(row[0]) if row else 0
+        for resource, namespace, name, body in self._db.execute(
+            "SELECT resource, namespace, name, body FROM objects"
+        ):
+            self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = json.loads(body)
+
+    # --- reads ---------------------------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        return self._rv
+
+    @property
+    def compacted_revision(self) -> int:
+        """Events at or below this revision are gone from the buffer."""
+        return self._compacted
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        return self._objects.get(resource, {}).get(namespace, {}).get(name)
+
+    def list(self, resource: str, namespace: str | None) -> ObjList:
+        """Objects sorted by namespace then name (the order the apiserver lists in)."""
+        by_namespace = self._objects.get(resource, {})
+        if namespace is not None:
+            names = by_namespace.get(namespace, {})
+            return [names[n] for n in sorted(names)]
+        return [by_namespace[ns][n] for ns in sorted(by_namespace) for n in sorted(by_namespace[ns])]
+
+    def namespaces_in_use(self, resource: str) -> Iterator[str]:
+        yield from (ns for ns, names in self._objects.get(resource, {}).items() if names)
+
+    def count(self, resource: str) -> int:
+        return sum(len(names) for names in self._objects.get(resource, {}).values())
+
+    # --- writes --------------------------------------------------------------------------------------
+
+    def create(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
+        if self.get(resource, namespace, name) is not None:
+            raise Conflict(name)
+        return self._write("ADDED", resource, namespace, name, obj, None)
+
+    def update(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
+        old = self.get(resource, namespace, name)
+        if old is None:
+            raise Conflict(name)
+        return self._write("MODIFIED", resource, namespace, name, obj, old)
+
+    def delete(self, resource: str, namespace: str, name: str, final: Obj | None = None) -> Obj:
+        """Remove the row; the DELETED event carries `final` (or the last state) at the deletion revision."""
+        old = self.get(resource, namespace, name)
+        if old is None:
+            raise Conflict(name)
+        return self._write("DELETED", resource, namespace, name, final if final is not None else old, old)
+
+    def _write(self, kind: str, resource: str, namespace: str, name: str, obj: Obj, old: Obj | None) -> Obj:
+        rv = self._rv + 1
+        stored = dict(obj)
+        stored["metadata"] = {**obj.get("metadata", {}), "resourceVersion": str(rv)}
+        self._persist(kind, resource, namespace, name, rv, stored)
+        self._rv = rv
+        names = self._objects.setdefault(resource, {}).setdefault(namespace, {})
+        if kind == "DELETED":
+            names.pop(name, None)
+        else:
+            names[name] = stored
+        self._publish(WatchEvent(kind, resource, namespace, name, rv, stored, old))
+        return stored
+
+    def _persist(self, kind: str, resource: str, namespace: str, name: str, rv: int, obj: Obj) -> None:
+        with self._db:
+            self._db.execute("BEGIN")
+            if kind == "DELETED":
+                self._db.execute(
+                    "DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?",
+                    (resource, namespace, name),
+                )
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
+                    (resource, namespace, name, rv, json.dumps(obj, separators=(",", ":"))),
+                )
+            self._db.execute("INSERT OR REPLACE INTO counters VALUES ('rv', ?)", (rv,))
+
+    # --- watch ---------------------------------------------------------------------------------------
+
+    def _publish(self, event: WatchEvent) -> None:
+        self._events.append(event)
+        while len(self._events) > self._capacity:
+            self._compacted = self._events.popleft().rv
+        for subscription in self._subscribers.get(event.resource, ()):
+            subscription.queue.put_nowait(event)
+
+    def events_since(self, resource: str, rv: int) -> EventList:
+        """Buffered events of `resource` after `rv`; TooOld when the buffer no longer reaches back to it."""
+        if rv < self._compacted:
+            raise TooOld(rv, self._compacted + 1)
+        return [e for e in self._events if e.rv > rv and e.resource == resource]
+
+    def subscribe(self, resource: str) -> Subscription:
+        subscription = Subscription(resource)
+        self._subscribers.setdefault(resource, set()).add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self._subscribers.get(subscription.resource, set()).discard(subscription)
+
+    def watcher_count(self) -> int:
+        return sum(len(s) for s in self._subscribers.values())
+
+    def close(self) -> None:
+        self._db.close()
+
+    def mark_compacted(self) -> None:
+        """Forget buffered events: watches may only resume from revisions written after this point."""
+        self._events.clear()
+        self._compacted = self._rv

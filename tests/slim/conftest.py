@@ -1,0 +1,132 @@
+"""Fixtures for the embedded cluster's tests: one server per test module, a fresh namespace per test.
+
+`cluster` starts an in-memory server in a subprocess (planner.slim.cluster.running_cluster) once per
+module, so modules run in parallel under pytest-xdist without sharing state; `namespace` gives each
+test its own namespace; `core_v1`/`apps_v1`/… are official-client APIs configured from the server's
+kubeconfig; `kubectl` runs a real kubectl (1.27 and 1.33) with a fresh cache dir.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster() as handle:
+        yield handle
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+
+def http(
+    cluster: ClusterHandle,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    content_type: str = "application/json",
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """One raw request; JSON bodies in and out (a str body is sent verbatim)."""
+    data = None
+    if body is not None:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    all_headers = {"Accept": "application/json", **(headers or {})}
+    if data is not None:
+        all_headers["Content-Type"] = content_type
+    request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=all_headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            raw, status, reply_headers = reply.read(), reply.status, dict(reply.headers)
+    except urllib.error.HTTPError as error:
+        raw, status, reply_headers = error.read(), error.code, dict(error.headers)
+    text = raw.decode()
+    try:
+        parsed: Any = json.loads(text) if text else None
+    except ValueError:
+        parsed = text
+    return Response(status, parsed, reply_headers)
+
+
+@pytest.fixture
+def namespace(cluster: ClusterHandle, request: pytest.FixtureRequest) -> str:
+    name = f"t{os.getpid()}-{next(_counter)}"
+    reply = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert reply.status == 201, reply.body
+    return name
+
+
+@pytest.fixture(scope="module")
+def api_client(cluster: ClusterHandle) -> Iterator[client.ApiClient]:
+    api = config.new_client_from_config(config_file=str(cluster.kubeconfig))
+    yield api
+    api.close()
+
+
+@pytest.fixture(scope="module")
+def core_v1(api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client)
+
+
+@pytest.fixture(scope="module")
+def apps_v1(api_client: client.ApiClient) -> client.AppsV1Api:
+    return client.AppsV1Api(api_client)
+
+
+@pytest.fixture(scope="module")
+def batch_v1(api_client: client.ApiClient) -> client.BatchV1Api:
+    return client.BatchV1Api(api_client)
+
+
+def kubectl_binary(version: str) -> Path | None:
+    found = shutil.which("kubectl")
+    if not found:
+        return None
+    candidate = Path(os.path.realpath(found)).parent / f"kubectl.{version}"
+    return candidate if candidate.exists() else None
+
+
+KUBECTL_VERSIONS = ("1.27", "1.33")
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(params=KUBECTL_VERSIONS, ids=[f"kubectl {v}" for v in KUBECTL_VERSIONS])
+def kubectl(request: pytest.FixtureRequest, cluster: ClusterHandle, tmp_path: Path) -> Kubectl:
+    binary = kubectl_binary(request.param)
+    if binary is None:
+        pytest.skip(f"kubectl.{request.param} is not installed beside kubectl")
+    cache = tmp_path / "kube-cache"
+
+    def run(
+        *args: str, stdin: str | None = None, timeout: float = 30, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        command = [str(binary), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir", str(cache), *args]
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    return run
