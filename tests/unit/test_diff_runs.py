@@ -1,0 +1,111 @@
+"""Jobs run once per run-key: the record in the parent Secret, `already-ran`, and `--rerun`."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from planner.diff import RunRecord, diff, encode_run_record, run_records, trimmed_run_records
+from tests.unit.test_diff_support import (
+    NAMESPACE,
+    PLAN,
+    Manifest,
+    find,
+    live_state,
+    outline,
+    rendered,
+    served,
+    workload,
+)
+
+pytestmark = pytest.mark.unit
+
+RUN_KEY = "planner.dev/run-key"
+
+
+def job(**fields: Any) -> Manifest:
+    return find(rendered(workloads=(workload("migrate", kind="job", **fields),)), "Job", "migrate")
+
+
+def parent_with(*records: tuple[str, dict[str, str]]) -> Manifest:
+    data = {key: base64.b64encode(json.dumps(value).encode()).decode() for key, value in records}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": PLAN, "namespace": NAMESPACE},
+        "data": data,
+    }
+
+
+MIGRATE = job()
+MIGRATE_KEY = MIGRATE["metadata"]["annotations"][RUN_KEY]
+RAN = (MIGRATE_KEY, {"namespace": "shop", "name": "migrate", "uid": "0b7c-11"})
+
+
+def test_the_record_format_is_base64_json_keyed_by_run_key() -> None:
+    record = RunRecord(run_key=MIGRATE_KEY, namespace="shop", name="migrate", uid="0b7c-11")
+
+    encoded = encode_run_record(record)
+
+    assert json.loads(base64.b64decode(encoded)) == {"name": "migrate", "namespace": "shop", "uid": "0b7c-11"}
+    assert run_records({"data": {MIGRATE_KEY: encoded}}) == {MIGRATE_KEY: record}
+
+
+def test_undecodable_entries_are_ignored() -> None:
+    parent = {
+        "data": {
+            "a": "not base64!",
+            "b": base64.b64encode(b"[1]").decode(),
+            "c": base64.b64encode(b"{}").decode(),
+        }
+    }
+
+    assert run_records(parent) == {}
+    assert run_records(None) == {}
+
+
+def test_the_trimmed_record_keeps_only_run_keys_of_the_closure() -> None:
+    kept = RunRecord(run_key=MIGRATE_KEY, namespace="shop", name="migrate", uid="0b7c-11")
+    stale = RunRecord(run_key="f" * 64, namespace="shop", name="migrate", uid="old")
+
+    data = trimmed_run_records(
+        {kept.run_key: kept, stale.run_key: stale}, rendered(workloads=(workload("migrate", kind="job"),))
+    )
+
+    assert data == {MIGRATE_KEY: encode_run_record(kept)}
+
+
+def test_a_job_whose_run_key_ran_and_is_gone_is_already_ran() -> None:
+    changeset = diff([MIGRATE], live_state(parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [
+        ("noop", "job/shop/migrate", "already-ran", "run-key already ran as job shop/migrate (uid 0b7c-11)")
+    ]
+    assert not changeset.has_changes
+
+
+def test_rerun_creates_a_job_whose_run_key_already_ran() -> None:
+    state = live_state(parent=parent_with(RAN))
+
+    changeset = diff([MIGRATE], state, plan=PLAN, namespace=NAMESPACE, rerun=frozenset({"migrate"}))
+
+    assert outline(changeset) == [("create", "job/shop/migrate", None, "rerun requested")]
+
+
+def test_rerun_replaces_a_job_that_still_exists() -> None:
+    state = live_state(served(MIGRATE), parent=parent_with(RAN))
+
+    changeset = diff([MIGRATE], state, plan=PLAN, namespace=NAMESPACE, rerun=frozenset({"migrate"}))
+
+    assert outline(changeset) == [("replace", "job/shop/migrate", None, "rerun requested")]
+
+
+def test_a_job_with_a_new_run_key_is_created_even_when_an_older_key_ran() -> None:
+    changed = job(image="ghcr.io/acme/web:1.5.0")
+
+    changeset = diff([changed], live_state(parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [("create", "job/shop/migrate", None, "")]
