@@ -1,0 +1,329 @@
+"""Hypothesis strategies for plan documents that pass the loader.
+
+`plan_documents()` walks `schemas/plan.schema.json`: every property of every object may appear, with
+values drawn to fit its type, enum, pattern and bounds, so the strategy follows the schema as it grows.
+The few rules the schema cannot state (DESIGN §3 names, references without cycles, kind-specific fields,
+pod rules) are then applied by `_make_valid`, which renames, drops or fills in only what those rules
+require. Secret values may refer to `SECRET_ENV` and `SECRET_FILES`; `write_document` and
+`load_document` set those up, so a property test can load any generated document.
+
+`schema_locations()` and `locations_in()` name every property by its place in the schema
+(`#probe.httpGet.port`, `workloads[]`): the unit test proves the strategy reaches each one.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.strategies import DrawFn, SearchStrategy
+from ruamel.yaml import YAML
+
+from planner.plan import Plan, load_plans
+from planner.plan.schema import plan_schema
+
+Schema = dict[str, Any]
+SECRET_ENV = {"PLANNER_STRATEGY_SECRET": "from-the-environment"}
+SECRET_FILES = {"secret.txt": "from-a-file\n"}
+MAX_ITEMS = 3
+
+_DNS = st.from_regex(r"[a-z]([-a-z0-9]{0,8}[a-z0-9])?", fullmatch=True)
+_TEXT = st.from_regex(r"[a-zA-Z0-9][-a-zA-Z0-9_.:/]{0,12}", fullmatch=True)
+_ENV_NAME = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
+_PATH = st.lists(st.from_regex(r"[a-z0-9][-a-z0-9_.]{0,6}", fullmatch=True), min_size=1, max_size=3).map(
+    lambda parts: "/" + "/".join(parts)
+)
+_DURATION = st.lists(
+    st.tuples(st.integers(1, 90), st.sampled_from(["ms", "s", "m", "h"])), min_size=1, max_size=2
+).map(lambda parts: "".join(f"{number}{unit}" for number, unit in parts))
+_QUANTITY = st.one_of(
+    st.tuples(st.integers(1, 4096), st.sampled_from(["", "m", "k", "Ki", "Mi", "Gi", "M", "G"])).map(
+        lambda pair: f"{pair[0]}{pair[1]}"
+    ),
+    st.integers(1, 64),
+    st.sampled_from([0.5, 0.25, 1.5]),
+)
+_PATTERNS: dict[str, SearchStrategy[str]] = {
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": _DNS,
+    "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$": _DURATION,
+    "^/": _PATH,
+    "^[A-Za-z_][A-Za-z0-9_]*$": st.just("PLANNER_STRATEGY_SECRET"),
+    "^[-._a-zA-Z][-._a-zA-Z0-9]*$": _ENV_NAME,
+    "^[-._a-zA-Z0-9]+$": st.from_regex(r"[a-z0-9][-._a-z0-9]{0,8}", fullmatch=True),
+}
+_SECRET_VALUE = st.one_of(
+    _TEXT,
+    st.just({"valueFrom": {"env": "PLANNER_STRATEGY_SECRET"}}),
+    st.just({"valueFrom": {"file": "secret.txt"}}),
+)
+_LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
+    "#probe.httpGet.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
+    "#probe.tcpSocket.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
+    "#secretValue": _SECRET_VALUE,
+    "#workload.user": st.one_of(st.integers(0, 65535), st.sampled_from(["1000", "1000:1000", "nobody"])),
+}
+
+
+def plan_documents() -> SearchStrategy[dict[str, Any]]:
+    """Plan documents (plain dicts, as YAML loads them) that load without errors."""
+    return _valid_documents()
+
+
+@st.composite
+def _valid_documents(draw: DrawFn) -> dict[str, Any]:
+    document = draw(_from_schema(plan_schema(), "#"))
+    _make_valid(document, draw)
+    return document
+
+
+# -- walking the schema ------------------------------------------------------------------------------
+
+
+def _from_schema(node: Schema, location: str) -> SearchStrategy[Any]:
+    if location in _LOCATION_OVERRIDES:
+        return _LOCATION_OVERRIDES[location]
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        return st.deferred(lambda: _from_schema(plan_schema()["definitions"][name], f"#{name}"))
+    if "enum" in node:
+        return st.sampled_from(node["enum"])
+    kind = node.get("type")
+    if isinstance(kind, list):
+        if kind == ["string", "number"]:
+            return _QUANTITY
+        return st.one_of([_from_schema({**node, "type": one}, location) for one in kind])
+    return _BY_TYPE[kind](node, location) if kind in _BY_TYPE else _object(node, location)
+
+
+def _string(node: Schema, location: str) -> SearchStrategy[Any]:
+    del location
+    return _PATTERNS.get(node.get("pattern", ""), _TEXT)
+
+
+def _integer(node: Schema, location: str) -> SearchStrategy[Any]:
+    del location
+    low = node.get("minimum", 0)
+    return st.integers(low, node.get("maximum", low + 1000))
+
+
+def _boolean(node: Schema, location: str) -> SearchStrategy[Any]:
+    del node, location
+    return st.booleans()
+
+
+def _array(node: Schema, location: str) -> SearchStrategy[Any]:
+    items = _from_schema(node.get("items", {}), f"{location}[]")
+    unique = node.get("uniqueItems", False)
+    low = node.get("minItems", 0)
+    return st.lists(items, min_size=low, max_size=max(low, MAX_ITEMS), unique=unique)
+
+
+def _object(node: Schema, location: str) -> SearchStrategy[Any]:
+    properties: dict[str, Schema] = node.get("properties", {})
+    if not properties and isinstance(node.get("additionalProperties"), dict):
+        keys = _PATTERNS.get(node.get("propertyNames", {}).get("pattern", ""), _TEXT)
+        values = _from_schema(node["additionalProperties"], f"{location}.*")
+        return st.dictionaries(keys, values, max_size=MAX_ITEMS)
+    required = set(node.get("required", []))
+    choices = [branch["required"][0] for branch in node.get("oneOf", []) if "required" in branch]
+    fields = {name: _from_schema(field, f"{location}.{name}") for name, field in properties.items()}
+    return st.builds(
+        _pick_fields,
+        st.fixed_dictionaries(
+            {name: fields[name] for name in properties if name in required or name in choices}
+        ),
+        st.fixed_dictionaries(
+            {}, optional={name: fields[name] for name in properties if name not in required}
+        ),
+        st.sampled_from(choices) if choices else st.none(),
+        st.just(tuple(choices)),
+        st.just(node.get("maxProperties")),
+    )
+
+
+def _pick_fields(
+    required: dict[str, Any],
+    optional: dict[str, Any],
+    choice: str | None,
+    choices: tuple[str, ...],
+    most: int | None,
+) -> dict[str, Any]:
+    """The object: required fields, some optional ones, exactly one of a `oneOf` set of choices."""
+    picked = {**optional, **required}
+    for other in choices:
+        if other != choice:
+            picked.pop(other, None)
+    if most is not None:
+        picked = dict(list(picked.items())[:most])
+    return picked
+
+
+_BY_TYPE: dict[str, Callable[[Schema, str], SearchStrategy[Any]]] = {
+    "string": _string,
+    "integer": _integer,
+    "boolean": _boolean,
+    "array": _array,
+    "object": _object,
+}
+
+
+# -- the rules beyond the schema -----------------------------------------------------------------------
+
+
+def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
+    metadata = document["metadata"]
+    metadata["name"] = f"{metadata['name']}-plan"
+    for section, tag in (("workloads", "w"), ("sandboxes", "s"), ("configMaps", "c"), ("secrets", "k")):
+        for index, item in enumerate(document.get(section, [])):
+            item["name"] = f"{item['name']}-{tag}{index}"
+    for index, pool in enumerate(document.get("warmPools", [])):
+        pool["name"] = f"{pool['name']}-pool{index}"
+    for workload in document.get("workloads", []):
+        _valid_workload(workload)
+    for sandbox in document.get("sandboxes", []):
+        sandbox.pop("forkFrom", None)
+    _valid_references(document, draw)
+
+
+def _valid_workload(workload: dict[str, Any]) -> None:
+    is_job = workload.get("kind") == "job"
+    for field in ("replicas", "progressDeadlineSeconds") if is_job else ():
+        workload.pop(field, None)
+    for field in () if is_job else ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+        workload.pop(field, None)
+    if workload.get("expose") is True:
+        if is_job:
+            workload["expose"] = False
+        else:
+            workload.setdefault("port", 8080)
+    for term in workload.get("scheduling", []):
+        if term["operator"] in ("In", "NotIn"):
+            term["values"] = term.get("values") or ["x"]
+        else:
+            term.pop("values", None)
+    for index, sidecar in enumerate(workload.get("sidecars", [])):
+        sidecar["name"] = f"{sidecar['name']}-side{index}"
+    for index, init in enumerate(workload.get("initContainers", [])):
+        init["name"] = f"{init['name']}-init{index}"
+        init.pop("readinessProbe", None)
+        init.pop("livenessProbe", None)
+    containers = [workload, *workload.get("sidecars", []), *workload.get("initContainers", [])]
+    for container in containers:
+        if "successThreshold" in container.get("livenessProbe", {}):
+            container["livenessProbe"]["successThreshold"] = 1
+    _valid_volumes(containers)
+
+
+def _valid_volumes(containers: list[dict[str, Any]]) -> None:
+    """Explicit volume names are made unique per pod (their sources differ); mount paths per container."""
+    counter = 0
+    for container in containers:
+        mounts: set[str] = set()
+        for volume in container.get("volumes", []):
+            if "name" in volume:
+                counter += 1
+                volume["name"] = f"vol{counter}-{volume['name']}"
+            while volume["mountPath"] in mounts:
+                volume["mountPath"] += "/m"
+            mounts.add(volume["mountPath"])
+
+
+def _valid_references(document: dict[str, Any], draw: DrawFn) -> None:
+    """dependsOn and forkFrom only point backwards in (workloads, then sandboxes) order: never a cycle."""
+    earlier: list[str] = []
+    earlier_sandboxes: list[str] = []
+    for section in ("workloads", "sandboxes"):
+        for item in document.get(section, []):
+            if "dependsOn" in item or draw(st.booleans()):
+                item["dependsOn"] = (
+                    draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2)) if earlier else []
+                )
+            if section == "sandboxes" and earlier_sandboxes and draw(st.booleans()):
+                item["forkFrom"] = draw(st.sampled_from(earlier_sandboxes))
+            earlier.append(item["name"])
+            if section == "sandboxes":
+                earlier_sandboxes.append(item["name"])
+
+
+# -- loading a generated document -------------------------------------------------------------------
+
+
+def write_document(document: dict[str, Any], directory: Path) -> Path:
+    """Write `document` as `plan.yaml` in `directory`, with the secret files it may refer to."""
+    for name, content in SECRET_FILES.items():
+        (directory / name).write_text(content, encoding="utf-8")
+    path = directory / "plan.yaml"
+    with path.open("w", encoding="utf-8") as stream:
+        YAML(typ="safe", pure=True).dump(document, stream)
+    return path
+
+
+def load_document(document: dict[str, Any]) -> Plan:
+    """The Plan the loader builds from `document` (its secrets resolved from SECRET_ENV/SECRET_FILES)."""
+    with tempfile.TemporaryDirectory() as directory:
+        return load_plans([write_document(document, Path(directory))], environ=SECRET_ENV).plans[0]
+
+
+# -- where a document's properties sit in the schema ------------------------------------------------------
+
+
+def schema_locations() -> set[str]:
+    """Every property of the schema, named by its place: `#.workloads`, `#workload.readinessProbe`,
+    `#probe.httpGet.port`, `#secretValue.valueFrom.env`."""
+    schema = plan_schema()
+    found = set(_properties(schema, "#"))
+    for name, definition in schema["definitions"].items():
+        found |= set(_properties(definition, f"#{name}"))
+    return found
+
+
+def _properties(node: Schema, location: str) -> Iterator[str]:
+    for branch in node.get("oneOf", []):
+        yield from _properties(branch, location)
+    for name, field in node.get("properties", {}).items():
+        here = f"{location}.{name}"
+        yield here
+        if "$ref" not in field:
+            yield from _properties(field, here)
+            yield from _properties(field.get("items", {}), f"{here}[]")
+
+
+def locations_in(document: Any) -> set[str]:
+    """The schema locations of every property present in `document`."""
+    return set(_walk(document, plan_schema(), "#"))
+
+
+def _walk(value: Any, node: Schema, location: str) -> Iterator[str]:
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        yield from _walk(value, plan_schema()["definitions"][name], f"#{name}")
+        return
+    if isinstance(value, list):
+        for item in value:
+            yield from _walk(item, node.get("items", {}), f"{location}[]")
+    if not isinstance(value, dict):
+        return
+    branches = [branch for branch in node.get("oneOf", []) if "properties" in branch]
+    properties = {
+        **node.get("properties", {}),
+        **{k: v for b in branches for k, v in b["properties"].items()},
+    }
+    for key, item in value.items():
+        if key in properties:
+            yield f"{location}.{key}"
+            yield from _walk(item, properties[key], f"{location}.{key}")
+        elif isinstance(node.get("additionalProperties"), dict):
+            yield from _walk(item, node["additionalProperties"], f"{location}.*")
+
+
+__all__ = [
+    "SECRET_ENV",
+    "SECRET_FILES",
+    "load_document",
+    "locations_in",
+    "plan_documents",
+    "schema_locations",
+]
