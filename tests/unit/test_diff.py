@@ -9,7 +9,7 @@ import pytest
 
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
-from planner.plan.model import Claim, Rootfs, Volume
+from planner.plan.model import Claim, Volume
 from tests.unit.test_diff_support import (
     NAMESPACE,
     PLAN,
@@ -49,12 +49,12 @@ def deployment(**fields: Any) -> Manifest:
 
 def owned_image_and_replicas() -> dict[str, Any]:
     """planner's FieldsV1 for a Deployment whose image and replicas it declared."""
-    container = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
+    container: dict[str, Any] = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
     return {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": container}}}}
 
 
 def owned_image() -> dict[str, Any]:
-    container = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
+    container: dict[str, Any] = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:name": {}}}
     return {"f:spec": {"f:template": {"f:spec": {"f:containers": container}}}}
 
 
@@ -122,7 +122,7 @@ def test_without_managed_fields_an_update_says_plan_changed() -> None:
 
 def test_a_field_planner_owned_and_the_plan_dropped_is_listed_as_removed() -> None:
     before = deployment(env={"DEBUG": "1", "MODE": "fast"})
-    env = {
+    env: dict[str, Any] = {
         'k:{"name":"DEBUG"}': {".": {}, "f:name": {}, "f:value": {}},
         'k:{"name":"MODE"}': {".": {}, "f:name": {}, "f:value": {}},
     }

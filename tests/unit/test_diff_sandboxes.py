@@ -1,0 +1,133 @@
+"""Sandbox transitions (seed 003) are named changes, not prunes: pause, resume, rebase and fork."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.diff import ChangeSet, diff
+from planner.plan.model import Rootfs
+from tests.unit.test_diff_support import (
+    NAMESPACE,
+    PLAN,
+    Manifest,
+    entry,
+    find,
+    live_state,
+    outline,
+    rendered,
+    sandbox,
+    served,
+)
+
+pytestmark = pytest.mark.unit
+
+STATE = "planner.dev/sandbox-state"
+
+
+def objects(*sandboxes: Any) -> list[Manifest]:
+    return rendered(sandboxes=sandboxes)
+
+
+def plan_against(desired: list[Manifest], live: list[Manifest]) -> ChangeSet:
+    return diff(desired, live_state(*live), plan=PLAN, namespace=NAMESPACE)
+
+
+def test_pausing_deletes_only_the_pod_and_marks_the_workspace() -> None:
+    live = [served(m) for m in objects(sandbox())]
+
+    changeset = plan_against(objects(sandbox(state="paused")), live)
+
+    assert outline(changeset) == [
+        ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
+        ("update", "persistentvolumeclaim/shop/alice-workspace", "pause", "plan changed"),
+        ("delete", "pod/shop/alice", "pause", "pause"),
+    ]
+    workspace_fields = {f.path: (f.before, f.after) for f in changeset.changes[1].fields}
+    assert workspace_fields['.metadata.annotations["planner.dev/sandbox-state"]'] == ("running", "paused")
+
+
+def test_resuming_creates_the_pod_and_marks_the_workspace() -> None:
+    live = [served(m) for m in objects(sandbox(state="paused"))]
+
+    changeset = plan_against(objects(sandbox()), live)
+
+    assert outline(changeset) == [
+        ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
+        ("update", "persistentvolumeclaim/shop/alice-workspace", "resume", "plan changed"),
+        ("create", "pod/shop/alice", "resume", "resume"),
+    ]
+    assert [c.drift for c in changeset.changes] == [False, False, False]
+
+
+def test_a_sandbox_paused_out_of_band_while_the_plan_says_running_is_a_resume_with_drift() -> None:
+    desired = objects(sandbox())
+    workspace = served(
+        find(desired, "PersistentVolumeClaim", "alice-workspace"),
+        managed=[entry("planner-lifecycle", {"f:metadata": {"f:annotations": {f"f:{STATE}": {}}}})],
+    )
+    workspace["metadata"]["annotations"][STATE] = "paused"  # `planner pause` patched only the annotation
+    rootfs = served(find(desired, "PersistentVolumeClaim", "alice-rootfs-g1"))
+
+    changeset = plan_against(desired, [rootfs, workspace])
+
+    assert outline(changeset) == [
+        ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
+        (
+            "update",
+            "persistentvolumeclaim/shop/alice-workspace",
+            "resume",
+            "changed outside the plan by planner-lifecycle",
+        ),
+        ("create", "pod/shop/alice", "resume", "resume"),
+    ]
+    assert [c.drift for c in changeset.changes] == [False, True, True]
+
+
+def test_a_rootfs_generation_bump_is_a_rebase_that_keeps_the_workspace_without_the_data_loss_flag() -> None:
+    live = [served(m) for m in objects(sandbox())]
+
+    changeset = plan_against(objects(sandbox(rootfs=Rootfs(size="10Gi", generation=2))), live)
+
+    assert outline(changeset) == [
+        ("delete", "persistentvolumeclaim/shop/alice-rootfs-g1", "rebase", "rebase g1→g2"),
+        ("create", "persistentvolumeclaim/shop/alice-rootfs-g2", "rebase", "rebase g1→g2"),
+        ("update", "persistentvolumeclaim/shop/alice-workspace", "rebase", "rebase g1→g2"),
+        ("replace", "pod/shop/alice", "rebase", "rebase g1→g2"),
+    ]
+
+
+def test_a_paused_sandbox_rebases_its_pvcs_without_a_pod() -> None:
+    live = [served(m) for m in objects(sandbox(state="paused"))]
+
+    changeset = plan_against(objects(sandbox(state="paused", rootfs=Rootfs(size="10Gi", generation=3))), live)
+
+    assert outline(changeset) == [
+        ("delete", "persistentvolumeclaim/shop/alice-rootfs-g1", "rebase", "rebase g1→g3"),
+        ("create", "persistentvolumeclaim/shop/alice-rootfs-g3", "rebase", "rebase g1→g3"),
+        ("update", "persistentvolumeclaim/shop/alice-workspace", "rebase", "rebase g1→g3"),
+    ]
+
+
+def test_a_fork_creates_pvcs_cloned_from_the_source_sandbox() -> None:
+    live = [served(m) for m in objects(sandbox())]
+
+    changeset = plan_against(objects(sandbox(), sandbox("bob", fork_from="alice")), live)
+
+    assert [row for row in outline(changeset) if "bob" in row[1]] == [
+        ("create", "persistentvolumeclaim/shop/bob-rootfs-g1", "fork", "fork of alice-rootfs-g1"),
+        ("create", "persistentvolumeclaim/shop/bob-workspace", "fork", "fork of alice-workspace"),
+        ("create", "pod/shop/bob", None, ""),
+    ]
+    assert {c.owner for c in changeset.changes if "bob" in c.ref.name} == {"bob"}
+
+
+def test_a_new_sandbox_is_plain_creates() -> None:
+    changeset = plan_against(objects(sandbox()), [])
+
+    assert outline(changeset) == [
+        ("create", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
+        ("create", "persistentvolumeclaim/shop/alice-workspace", None, ""),
+        ("create", "pod/shop/alice", None, ""),
+    ]
