@@ -6,6 +6,7 @@ The manifests carry only what the solver reads (identity annotations, pod-spec r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -29,7 +30,7 @@ def manifest(kind: str, name: str, namespace: str, *, owner: str | None = None, 
     return {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "metadata": metadata, **fields}
 
 
-def pod_spec(*, volumes: list[Manifest] = (), env_secret: str | None = None) -> Manifest:  # type: ignore[assignment]
+def pod_spec(*, volumes: Sequence[Manifest] = (), env_secret: str | None = None) -> Manifest:
     container: Manifest = {"name": "main", "image": "example:1"}
     if env_secret:
         container["envFrom"] = [{"secretRef": {"name": env_secret}}]
@@ -48,7 +49,7 @@ def claim_volume(name: str) -> Manifest:
     return {"name": name, "persistentVolumeClaim": {"claimName": name}}
 
 
-def depends(*refs: str) -> dict[str, dict[str, str]]:
+def depends(*refs: str) -> dict[str, Any]:
     return {"annotations": {"config.kubernetes.io/depends-on": ",".join(refs)}}
 
 

@@ -1,0 +1,170 @@
+"""Fakes for the Protocols the executor is given: a Writer, a StatusSource, an EventSink and a Clock.
+
+Each fake is typed against its Protocol (see `_conforms` at the bottom, checked by mypy), records what it
+was asked, and can be scripted per object. `Concurrency` is shared by a writer and a status source to
+count how many tasks are in flight at once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.diff import Manifest, ObjectRef
+from planner.events import Clock, Event, EventSink
+from planner.execute import StatusSource, Until, Writer
+from planner.graph import ParentRecord
+from planner.readiness import Readiness
+
+
+class Concurrency:
+    """Counts calls in flight; `peak` is the most seen at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.current = 0
+        self.peak = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self.current += 1
+            self.peak = max(self.peak, self.current)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.current -= 1
+
+
+class FakeClock:
+    """Time moves only when told (`advance`, `sleep`)."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self._lock = threading.Lock()
+        self._now = start
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of_type(self, kind: type[Any]) -> list[Any]:
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+def _name(manifest: Manifest) -> str:
+    metadata = manifest["metadata"]
+    scope = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+    return f"{str(manifest['kind']).lower()}/{scope}{metadata['name']}"
+
+
+Hook = Callable[[str], None]
+
+
+@dataclass
+class FakeWriter:
+    """Records every write as `"<method> <object>"`. `failures` maps such a call to the exception it
+    raises; `hooks` maps it to a function run during the call (to block, or to signal)."""
+
+    concurrency: Concurrency = field(default_factory=Concurrency)
+    failures: dict[str, Exception] = field(default_factory=dict)
+    hooks: dict[str, Hook] = field(default_factory=dict)
+    delay: float = 0.0
+    calls: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _call(self, call: str) -> None:
+        with self.concurrency:
+            with self._lock:
+                self.calls.append(call)
+            if call in self.hooks:
+                self.hooks[call](call)
+            if self.delay:
+                threading.Event().wait(self.delay)
+            if call in self.failures:
+                raise self.failures[call]
+
+    def ensure_namespace(self, name: str) -> Manifest:
+        self._call(f"ensure namespace/{name}")
+        return {"kind": "Namespace", "metadata": {"name": name}}
+
+    def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
+        self._call(f"parent {ref}")
+        return {"kind": "Secret", "metadata": {"name": ref.name, "namespace": ref.namespace}}
+
+    def create(self, manifest: Manifest) -> Manifest:
+        self._call(f"create {_name(manifest)}")
+        return {
+            **manifest,
+            "metadata": {**manifest["metadata"], "uid": f"uid-{manifest['metadata']['name']}"},
+        }
+
+    def apply(self, manifest: Manifest) -> Manifest:
+        self._call(f"apply {_name(manifest)}")
+        return manifest
+
+    def delete(self, ref: ObjectRef, *, propagation: str) -> None:
+        self._call(f"delete {ref} ({propagation})")
+
+    def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
+        self._call(f"record-run {_name(job)} uid={job['metadata'].get('uid')} in {parent}")
+        return {"kind": "Secret", "metadata": {"name": parent.name}}
+
+
+READY = Readiness(status="Current", message="ready")
+GONE = Readiness(status="NotFound", message="not found")
+
+Script = Readiness | Callable[[Until, float], Readiness]
+
+
+@dataclass
+class ScriptedStatus:
+    """Answers `wait` from a script keyed by `"<until> <object>"` (`"ready job/shop/migrate"`): a
+    Readiness, or a function of (until, timeout). Unscripted objects are at once ready, or gone.
+    `still` returns a readiness that never arrives: the fake clock moves by the timeout and the last
+    readiness comes back, as a real source does when its wait times out."""
+
+    clock: FakeClock
+    concurrency: Concurrency = field(default_factory=Concurrency)
+    script: dict[str, Script] = field(default_factory=dict)
+    waits: list[tuple[str, float]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
+        key = f"{until} {ref}"
+        with self.concurrency:
+            with self._lock:
+                self.waits.append((key, timeout))
+            scripted = self.script.get(key)
+            if scripted is None:
+                return READY if until == "ready" else GONE
+            return scripted(until, timeout) if callable(scripted) else scripted
+
+    def still(self, readiness: Readiness) -> Script:
+        def times_out(until: Until, timeout: float) -> Readiness:
+            if not math.isinf(timeout):
+                self.clock.advance(timeout)
+            return readiness
+
+        return times_out
+
+
+def _conforms() -> tuple[Writer, StatusSource, EventSink, Clock]:
+    clock = FakeClock()
+    return FakeWriter(), ScriptedStatus(clock=clock), RecordingSink(), clock

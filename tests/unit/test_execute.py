@@ -1,0 +1,344 @@
+"""execute: the DAG executor against a fake Writer and a scripted StatusSource (tests/fakes.py).
+
+Plans are written as the text `ExecutionPlan.as_text()` prints, so each test shows the graph it runs.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+
+from planner.diff import ObjectRef
+from planner.errors import AlreadyExistsError, PlannerError
+from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
+from planner.execute import ExecutionResult, execute
+from planner.graph import ExecutionPlan, ParentRecord, Task, TaskAction
+from planner.readiness import Readiness
+from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus
+
+pytestmark = pytest.mark.unit
+
+LINE = re.compile(
+    r"^(?P<action>\S+) (?P<ref>\S+)(?: \[timeout (?P<timeout>[\d.]+)s\])?(?: <- (?P<after>.*))?$"
+)
+
+
+def ref_from(text: str) -> ObjectRef:
+    parts = text.split("/")
+    namespace, name = (parts[1], parts[2]) if len(parts) == 3 else (None, parts[1])
+    return ObjectRef(group="", kind=parts[0], namespace=namespace, name=name)
+
+
+def task_from(line: str) -> Task:
+    found = LINE.match(line)
+    assert found is not None, line
+    ref = ref_from(found["ref"])
+    action: TaskAction = found["action"]  # type: ignore[assignment]
+    manifest = None
+    if action in ("create", "apply"):
+        manifest = {"kind": ref.kind, "metadata": {"name": ref.name, "namespace": ref.namespace}}
+    return Task(
+        id=f"{action} {found['ref']}",
+        action=action,
+        ref=ref,
+        predecessors=tuple(found["after"].split(", ")) if found["after"] else (),
+        timeout=float(found["timeout"]) if found["timeout"] else None,
+        manifest=manifest,
+        parent=ParentRecord(group_kinds=(), namespaces=(), run_keys=()) if action == "parent" else None,
+        propagation="Foreground" if action == "delete" else None,
+    )
+
+
+def plan_from(text: str, *, name: str = "shop", namespace: str = "shop") -> ExecutionPlan:
+    tasks = tuple(task_from(line) for line in text.strip().splitlines())
+    return ExecutionPlan(plan=name, namespace=namespace, tasks=tasks)
+
+
+WEB_STACK = plan_from("""
+parent secret/shop/shop
+create configmap/shop/web-config <- parent secret/shop/shop
+create secret/shop/db-credentials <- parent secret/shop/shop
+create job/shop/migrate <- create secret/shop/db-credentials
+record-run job/shop/migrate <- create job/shop/migrate
+wait-ready job/shop/migrate [timeout 300s] <- create job/shop/migrate
+create deployment/shop/web <- create configmap/shop/web-config, wait-ready job/shop/migrate
+wait-ready deployment/shop/web <- create deployment/shop/web
+create service/shop/web-svc <- parent secret/shop/shop
+""")
+
+
+class Harness:
+    def __init__(self, *, delay: float = 0.0) -> None:
+        self.clock = FakeClock()
+        self.concurrency = Concurrency()
+        self.writer = FakeWriter(concurrency=self.concurrency, delay=delay)
+        self.status = ScriptedStatus(clock=self.clock, concurrency=self.concurrency)
+        self.sink = RecordingSink()
+
+    def run(
+        self,
+        plan: ExecutionPlan,
+        *,
+        parallelism: int = 16,
+        default_timeout: float | None = 60.0,
+        no_wait: bool = False,
+    ) -> ExecutionResult:
+        return execute(
+            plan,
+            writer=self.writer,
+            status=self.status,
+            sink=self.sink,
+            parallelism=parallelism,
+            default_timeout=default_timeout,
+            no_wait=no_wait,
+            clock=self.clock,
+        )
+
+
+def ids(outcomes: tuple[object, ...]) -> set[str]:
+    return {outcome.task for outcome in outcomes}  # type: ignore[attr-defined]
+
+
+def test_every_task_runs_after_its_predecessors_and_the_job_run_is_recorded_with_its_uid() -> None:
+    harness = Harness()
+    result = harness.run(WEB_STACK)
+    assert result.ok
+    assert ids(result.done) == {task.id for task in WEB_STACK.tasks}
+    calls = harness.writer.calls
+    assert calls.index("create secret/shop/db-credentials") < calls.index("create job/shop/migrate")
+    assert calls.index("create job/shop/migrate") < calls.index("create deployment/shop/web")
+    assert "record-run job/shop/migrate uid=uid-migrate in secret/shop/shop" in calls
+    assert calls[0] == "parent secret/shop/shop"
+    assert [key for key, _ in harness.status.waits] == ["ready job/shop/migrate", "ready deployment/shop/web"]
+
+
+JOB_FAILED = Readiness(status="Failed", message="failed (complete 0/1): BackoffLimitExceeded")
+NOT_OURS = AlreadyExistsError(
+    "secret shop/db-credentials exists and is not managed by plan shop (use --adopt to take it over)",
+    status=409,
+    reason="AlreadyExists",
+)
+
+FAILURE_CASES = [
+    pytest.param(
+        {"status": {"ready job/shop/migrate": JOB_FAILED}},
+        {"wait-ready job/shop/migrate": "failed (complete 0/1): BackoffLimitExceeded"},
+        {
+            "create deployment/shop/web": "wait-ready job/shop/migrate",
+            "wait-ready deployment/shop/web": "wait-ready job/shop/migrate",
+        },
+        id="a failed job skips exactly the deployment that depends on it; config, service, run record finish",
+    ),
+    pytest.param(
+        {"writer": {"create secret/shop/db-credentials": NOT_OURS}},
+        {"create secret/shop/db-credentials": str(NOT_OURS)},
+        {
+            "create job/shop/migrate": "create secret/shop/db-credentials",
+            "record-run job/shop/migrate": "create secret/shop/db-credentials",
+            "wait-ready job/shop/migrate": "create secret/shop/db-credentials",
+            "create deployment/shop/web": "create secret/shop/db-credentials",
+            "wait-ready deployment/shop/web": "create secret/shop/db-credentials",
+        },
+        id="an ownership error on the secret skips everything that uses it, the configmap and service finish",
+    ),
+    pytest.param(
+        {"writer": {"create service/shop/web-svc": ValueError("boom")}},
+        {"create service/shop/web-svc": "ValueError: boom"},
+        {},
+        id="an unexpected error in a leaf fails only that task, named with its exception type",
+    ),
+    pytest.param(
+        {"writer": {"parent secret/shop/shop": PlannerError("resourceVersion conflict")}},
+        {"parent secret/shop/shop": "resourceVersion conflict"},
+        {task.id: "parent secret/shop/shop" for task in WEB_STACK.tasks[1:]},
+        id="a parent that cannot be written skips every member write",
+    ),
+]
+
+
+@pytest.mark.parametrize(("inject", "failed", "skipped"), FAILURE_CASES)
+def test_a_failure_skips_only_its_transitive_dependents(
+    inject: dict[str, dict[str, object]], failed: dict[str, str], skipped: dict[str, str]
+) -> None:
+    harness = Harness()
+    harness.status.script.update(inject.get("status", {}))  # type: ignore[arg-type]
+    harness.writer.failures.update(inject.get("writer", {}))  # type: ignore[arg-type]
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == failed
+    assert {o.task: o.because for o in result.skipped} == skipped
+    everything_else = {task.id for task in WEB_STACK.tasks} - failed.keys() - skipped.keys()
+    assert ids(result.done) == everything_else
+    assert {(e.task, e.because) for e in harness.sink.of_type(Skipped)} == set(skipped.items())
+    assert not result.ok
+
+
+def test_the_summary_lists_done_failed_and_skipped_tasks_with_reasons() -> None:
+    harness = Harness()
+    harness.status.script["ready job/shop/migrate"] = JOB_FAILED
+    harness.run(WEB_STACK)
+    summary = harness.sink.events[-1]
+    assert isinstance(summary, Summary)
+    assert summary.message == "6 done, 1 failed, 2 skipped"
+    assert summary.failed == ("wait-ready job/shop/migrate",)
+    assert summary.skipped == ("create deployment/shop/web", "wait-ready deployment/shop/web")
+    assert set(summary.done) == {
+        "parent secret/shop/shop",
+        "create configmap/shop/web-config",
+        "create secret/shop/db-credentials",
+        "create job/shop/migrate",
+        "record-run job/shop/migrate",
+        "create service/shop/web-svc",
+    }
+    assert dict(summary.reasons) == {
+        "wait-ready job/shop/migrate": "failed (complete 0/1): BackoffLimitExceeded",
+        "create deployment/shop/web": "wait-ready job/shop/migrate failed",
+        "wait-ready deployment/shop/web": "wait-ready job/shop/migrate failed",
+    }
+    as_json = to_json_dict(summary)
+    assert as_json["type"] == "Summary"
+    assert as_json["time"] == "2027-01-15T08:00:00.000Z"
+    assert as_json["reasons"]["create deployment/shop/web"] == "wait-ready job/shop/migrate failed"
+    assert "object" not in as_json
+
+
+def test_failed_and_skipped_events_name_the_object_and_the_failed_predecessor() -> None:
+    harness = Harness()
+    harness.status.script["ready job/shop/migrate"] = JOB_FAILED
+    harness.run(WEB_STACK)
+    failed = harness.sink.of_type(Failed)
+    assert [(e.object, e.message) for e in failed] == [("job/shop/migrate", JOB_FAILED.message)]
+    assert to_json_dict(harness.sink.of_type(Skipped)[0]) == {
+        "time": "2027-01-15T08:00:00.000Z",
+        "type": "Skipped",
+        "object": "deployment/shop/web",
+        "message": "wait-ready job/shop/migrate failed",
+        "task": "create deployment/shop/web",
+        "because": "wait-ready job/shop/migrate",
+    }
+
+
+@pytest.mark.parametrize(
+    ("default_timeout", "expected"),
+    [
+        pytest.param(
+            60.0,
+            [("ready job/shop/migrate", 300.0), ("ready deployment/shop/web", 60.0)],
+            id="the plan's per-object timeout wins, the CLI default covers the rest",
+        ),
+        pytest.param(
+            None,
+            [("ready job/shop/migrate", 300.0), ("ready deployment/shop/web", float("inf"))],
+            id="without a CLI default an object without its own timeout waits without limit",
+        ),
+    ],
+)
+def test_each_wait_gets_its_own_timeout(
+    default_timeout: float | None, expected: list[tuple[str, float]]
+) -> None:
+    harness = Harness()
+    harness.run(WEB_STACK, default_timeout=default_timeout)
+    assert harness.status.waits == expected
+
+
+def test_a_wait_that_times_out_fails_with_the_last_readiness_and_skips_its_dependents() -> None:
+    harness = Harness()
+    still_running = Readiness(status="InProgress", message="complete 0/1")
+    harness.status.script["ready job/shop/migrate"] = harness.status.still(still_running)
+    started = harness.clock.now()
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == {
+        "wait-ready job/shop/migrate": "timed out after 300s waiting until ready: complete 0/1"
+    }
+    assert ids(result.skipped) == {"create deployment/shop/web", "wait-ready deployment/shop/web"}
+    assert harness.clock.now() - started == 300.0
+
+
+def test_parallelism_is_never_exceeded() -> None:
+    twelve = "\n".join(f"create configmap/ns/c{i:02d}" for i in range(12))
+    harness = Harness(delay=0.02)
+    result = harness.run(plan_from(twelve), parallelism=3)
+    assert len(result.done) == 12
+    assert harness.concurrency.peak == 3
+
+
+def test_a_task_starts_while_an_unrelated_slow_wait_is_still_running() -> None:
+    plan = plan_from("""
+create job/ns/slow
+wait-ready job/ns/slow <- create job/ns/slow
+create job/ns/fast
+wait-ready job/ns/fast <- create job/ns/fast
+create deployment/ns/after-fast <- wait-ready job/ns/fast
+""")
+    released = threading.Event()
+    harness = Harness()
+    harness.writer.hooks["create deployment/ns/after-fast"] = lambda _: released.set()
+
+    def slow(until: str, timeout: float) -> Readiness:
+        if released.wait(timeout=2.0):
+            return Readiness(status="Current", message="complete 1/1")
+        return Readiness(status="InProgress", message="the dependent of the fast job never started")
+
+    harness.status.script["ready job/ns/slow"] = slow
+    result = harness.run(plan, parallelism=4)
+    assert result.ok, result.failed
+
+
+def test_no_wait_skips_ready_waits_but_still_waits_until_a_replaced_object_is_gone() -> None:
+    plan = plan_from("""
+parent secret/shop/shop
+delete job/shop/migrate <- parent secret/shop/shop
+wait-gone job/shop/migrate <- delete job/shop/migrate
+create job/shop/migrate <- wait-gone job/shop/migrate
+wait-ready job/shop/migrate <- create job/shop/migrate
+create deployment/shop/web <- wait-ready job/shop/migrate
+""")
+    harness = Harness()
+    result = harness.run(plan, no_wait=True)
+    assert [key for key, _ in harness.status.waits] == ["gone job/shop/migrate"]
+    assert {o.task: o.status for o in result.outcomes if o.status != "done"} == {
+        "wait-ready job/shop/migrate": "not-waited"
+    }
+    assert result.ok
+    assert "delete job/shop/migrate (Foreground)" in harness.writer.calls
+    assert [e.task for e in harness.sink.of_type(Waiting)] == ["wait-gone job/shop/migrate"]
+    assert harness.writer.calls[-1] == "create deployment/shop/web"
+
+
+def test_events_announce_the_plan_then_report_each_wait() -> None:
+    harness = Harness()
+    harness.run(WEB_STACK)
+    planned = harness.sink.of_type(Planned)
+    assert [e.task for e in planned] == [task.id for task in WEB_STACK.tasks]
+    assert harness.sink.events[: len(planned)] == planned
+    assert [(e.object, e.message) for e in harness.sink.of_type(Ready)] == [
+        ("job/shop/migrate", "ready"),
+        ("deployment/shop/web", "ready"),
+    ]
+
+
+def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
+    def interrupt(_: str) -> None:
+        raise KeyboardInterrupt
+
+    harness = Harness()
+    harness.writer.hooks["create job/shop/migrate"] = interrupt
+    result = harness.run(WEB_STACK, parallelism=1)
+    assert result.interrupted
+    assert ids(result.done) == {
+        "parent secret/shop/shop",
+        "create configmap/shop/web-config",
+        "create secret/shop/db-credentials",
+    }
+    assert {o.task: o.status for o in result.failed} == {"create job/shop/migrate": "interrupted"}
+    assert ids(result.skipped) == {
+        "record-run job/shop/migrate",
+        "wait-ready job/shop/migrate",
+        "create deployment/shop/web",
+        "wait-ready deployment/shop/web",
+        "create service/shop/web-svc",
+    }
+    summary = harness.sink.events[-1]
+    assert isinstance(summary, Summary) and summary.interrupted
+    assert "create service/shop/web-svc" not in harness.writer.calls
