@@ -228,13 +228,21 @@ def _generated_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     first: dict[tuple[str, str, str], Rendered] = {}
     for rendered in objects:
         earlier = first.setdefault((rendered.kind, rendered.namespace, rendered.name), rendered)
-        if earlier is not rendered and (earlier.generated or rendered.generated):
+        if earlier is not rendered and _collision_to_report(earlier, rendered):
             line = _line_column(parsed, earlier.origin)[0]
             yield parsed.diagnostic(
                 rendered.origin,
                 f"{rendered.subject} collides with {earlier.reference} ({earlier.origin}, line {line}): "
                 "rename one of them",
             )
+
+
+def _collision_to_report(earlier: Rendered, later: Rendered) -> bool:
+    """Whether two objects of one kind, namespace and name are a problem not reported elsewhere: two
+    objects named directly by the plan, or generated from one repeated name, are the duplicate-name error."""
+    if not (earlier.generated or later.generated):
+        return False
+    return not (earlier.generated and later.generated and earlier.base == later.base)
 
 
 def _too_long(objects: list[Rendered], parsed: ParsedFile) -> Iterator[Diagnostic]:

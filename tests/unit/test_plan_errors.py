@@ -393,3 +393,13 @@ def _errors(paths: list[Path], *, environ: dict[str, str] | None = None) -> list
     with pytest.raises(PlanError) as raised:
         load_plans(paths, environ=environ or {})
     return [str(diagnostic) for diagnostic in raised.value.diagnostics]
+
+
+def test_a_repeated_sandbox_name_is_one_error_not_one_per_generated_object(
+    write_plan: Callable[..., Path],
+) -> None:
+    sandbox = "  - name: dev\n" + SANDBOX + "    secretEnv: {A: b}\n"
+    path = write_plan("sandboxes:\n" + sandbox + sandbox)
+    assert _errors([path]) == [
+        f'{path}:11:11: sandboxes[1].name: name "dev" is already used by sandboxes[0] (line 6): {NAMES_RULE}'
+    ]

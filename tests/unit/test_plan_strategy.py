@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from planner.errors import PlanError
 from tests.strategies import load_document, locations_in, plan_documents, schema_locations
 
 pytestmark = pytest.mark.unit
@@ -51,3 +53,37 @@ def test_every_generated_document_loads(document: dict[str, Any]) -> None:
     assert plan.name == document["metadata"]["name"]
     assert len(plan.workloads) == len(document.get("workloads", []))
     assert len(plan.sandboxes) == len(document.get("sandboxes", []))
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 70000) | st.floats(allow_nan=False) | st.text(max_size=70),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=SLOW_OK)
+@given(plan_documents(), st.data())
+def test_a_document_with_any_node_replaced_loads_or_fails_with_diagnostics(
+    document: dict[str, Any], data: st.DataObject
+) -> None:
+    _replace_one_node(document, data)
+    try:
+        load_document(document)
+    except PlanError as error:
+        assert error.diagnostics
+        assert all(diagnostic.line >= 1 and diagnostic.column >= 1 for diagnostic in error.diagnostics)
+
+
+def _replace_one_node(document: dict[str, Any], data: st.DataObject) -> None:
+    """Replace one randomly chosen node of `document` (not the root) with junk."""
+    parents: list[tuple[Any, Any]] = []
+    stack: list[Any] = [document]
+    while stack:
+        node = stack.pop()
+        keys = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
+        for key in keys:
+            parents.append((node, key))
+            stack.append(node[key])
+    parent, key = data.draw(st.sampled_from(parents))
+    parent[key] = data.draw(JUNK)
