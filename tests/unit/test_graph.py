@@ -402,6 +402,51 @@ def test_sandbox_order(changes: ChangeSet, expected: str) -> None:
     assert solve(changes, timeouts={"carol": 300.0}).as_text() == expected
 
 
+def test_a_workload_in_another_namespace_waits_for_that_namespace_and_for_the_parent() -> None:
+    other = ObjectRef(group="", kind="Namespace", namespace=None, name="batch")
+    report = manifest("Job", "report", "batch", owner="report")
+    changes = changeset(
+        SHOP,
+        SHOP,
+        Change(
+            ref=other,
+            action="create",
+            desired={"kind": "Namespace", "metadata": {"name": "batch"}},
+            live=None,
+        ),
+        change("create", report),
+    )
+    assert solve(changes).as_text() == (
+        "ensure namespace/batch\n"
+        "parent secret/shop/shop\n"
+        "create job/batch/report <- ensure namespace/batch, parent secret/shop/shop\n"
+        "record-run job/batch/report <- create job/batch/report\n"
+        "wait-ready job/batch/report <- create job/batch/report\n"
+    )
+
+
+def test_a_sandbox_depending_on_a_paused_sandbox_waits_for_its_workspace_pvc() -> None:
+    dave = sandbox_pod("dave")
+    dave["metadata"]["annotations"]["config.kubernetes.io/depends-on"] = (
+        "/namespaces/sandboxes/PersistentVolumeClaim/bob-workspace"
+    )
+    changes = changeset(
+        "devboxes",
+        BOXES,
+        change("noop", sandbox_pvc("bob-workspace", "bob")),
+        change("noop", sandbox_pvc("dave-rootfs-g1", "dave")),
+        change("noop", sandbox_pvc("dave-workspace", "dave")),
+        change("create", dave),
+    )
+    assert solve(changes).as_text() == (
+        "wait-ready persistentvolumeclaim/sandboxes/bob-workspace\n"
+        "parent secret/sandboxes/devboxes\n"
+        "create pod/sandboxes/dave <- wait-ready persistentvolumeclaim/sandboxes/bob-workspace, "
+        "parent secret/sandboxes/devboxes\n"
+        "wait-ready pod/sandboxes/dave <- create pod/sandboxes/dave\n"
+    )
+
+
 def test_a_delete_and_a_create_of_one_object_are_solved_as_its_replace() -> None:
     old, new = sandbox_pod("carol"), sandbox_pod("carol", generation=2)
     as_pair = changeset("devboxes", BOXES, change("delete", old), change("create", new))
