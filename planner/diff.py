@@ -7,9 +7,10 @@ How one desired object is judged against its live copy (the rules of what counts
 `planner.canonical`):
 
 - **noop** when the `planner.dev/hash` annotations agree and every declared field is a subset of live.
-- **update** when the hash differs: the declared fields that differ, plus the fields planner set before
-  (its managedFields entries) that the plan no longer declares. Without managedFields the fields that
-  differ are all there is, and the reason says `plan changed`.
+- **update** when the hash differs: the declared fields that differ, plus the fields planner applied
+  before (its managedFields entry with operation Apply) that the plan no longer declares. Without that
+  entry the fields that differ are all there is, and the reason says `plan changed`. (A create's Update
+  entry is no guide: the server records every defaulted field in it.)
 - **drift** (an update with `drift=True`) when the hash agrees but a declared field differs: someone
   else changed it, and the field names the manager that owns it now.
 - **replace** when a difference touches an immutable field of `planner.kinds` that no mutable carve-out
@@ -97,6 +98,7 @@ KEEP_ANNOTATIONS: Mapping[str, str] = {
 _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 # The hash decides update or not; listing it as a changed field on every update would only be noise.
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
+_IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,7 +283,8 @@ def _forcing_field(difference: Difference, info: KindInfo | None) -> str | None:
 def _dropped_by_plan(desired: Manifest, live: Manifest, entries: Sequence[ManagedEntry]) -> list[Difference]:
     paths: dict[Path, None] = {}
     for entry in entries:
-        if entry.manager == PLANNER_MANAGER and entry.subresource != "status":
+        # Only apply entries: a create's Update entry also owns every field the server defaulted.
+        if entry.manager == PLANNER_MANAGER and entry.operation == "Apply":
             paths.update(dict.fromkeys(dropped(entry.fields, desired)))
     return [
         Difference(path=path, before=before, after=None)
@@ -327,7 +330,8 @@ def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> Fi
 def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeovers: bool) -> _Comparison:
     """How `live` differs from `desired` in what `desired` declares (see the module docstring)."""
     server_form = _without_create_only(with_server_forms(desired), info)
-    declared_desired = declared(server_form)
+    # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
+    declared_desired = {k: v for k, v in declared(server_form).items() if k not in _IDENTITY_KEYS}
     entries = managed_entries(live)
     hash_equal = _annotations(desired).get(ANNOTATION_HASH) == _annotations(live).get(ANNOTATION_HASH)
     found = differences(declared_desired, live)
@@ -345,7 +349,7 @@ def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeove
         fields=tuple(_mask(c, info) for c in changes),
         forced_by=forced_by,
         hash_equal=hash_equal,
-        planner_owned=any(e.manager == PLANNER_MANAGER for e in entries),
+        planner_owned=any(e.manager == PLANNER_MANAGER and e.operation == "Apply" for e in entries),
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
+from planner.live import LiveState, ref_of
 from planner.plan.model import Claim, Volume
 from tests.unit.test_diff_support import (
     NAMESPACE,
@@ -488,3 +489,26 @@ def test_secret_values_never_appear_in_a_changeset() -> None:
     for leaked in ("hunter2", "aHVudGVyMg==", "correct-horse", "Y29ycmVjdC1ob3JzZQ==", "c2VjcmV0LXRva2Vu"):
         assert leaked not in text
     assert before["metadata"]["annotations"][HASH] not in text
+
+
+def test_a_create_entry_owning_defaulted_fields_lists_no_removals() -> None:
+    """planner creates by POST: its Update entry owns what the server defaulted, never declared."""
+    container: dict[str, Any] = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}}}
+    spec = {"f:dnsPolicy": {}, "f:containers": container}
+    created = entry("planner", {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": spec}}})
+    live = served(deployment(), managed=[created])
+
+    change = only(run([deployment(image="ghcr.io/acme/web:1.5.0")], live), "deployment/shop/web")
+
+    assert (change.action, change.reason) == ("update", "plan changed")
+    assert fields_of(change) == [(WEB_IMAGE_PATH, "ghcr.io/acme/web:1.4.2", "ghcr.io/acme/web:1.5.0", None)]
+
+
+def test_list_items_without_kind_and_api_version_are_still_unchanged() -> None:
+    live = served(deployment())
+    listed = {k: v for k, v in live.items() if k not in ("kind", "apiVersion")}
+    state = LiveState(members={ref_of(live): listed})  # the reader keys items by the kind it listed
+
+    changeset = diff([deployment()], state, plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [("noop", "deployment/shop/web", None, "")]
