@@ -493,7 +493,9 @@ def test_secret_values_never_appear_in_a_changeset() -> None:
 
 def test_a_create_entry_owning_defaulted_fields_lists_no_removals() -> None:
     """planner creates by POST: its Update entry owns what the server defaulted, never declared."""
-    container: dict[str, Any] = {'k:{"name":"web"}': {".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}}}
+    container: dict[str, Any] = {
+        'k:{"name":"web"}': {".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {}}
+    }
     spec = {"f:dnsPolicy": {}, "f:containers": container}
     created = entry("planner", {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": spec}}})
     live = served(deployment(), managed=[created])
