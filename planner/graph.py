@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import networkx as nx
@@ -301,7 +301,6 @@ class _Handles:
     write: str | None = None  # create or apply
     gone: str | None = None
     ready: str | None = None
-    all: list[str] = field(default_factory=list)
 
 
 class _Builder:
@@ -365,35 +364,47 @@ class _Builder:
         )
 
     def add_change(self, change: Change) -> None:
-        ref, prune = change.ref, _is_prune(change)
-        if ref.name in self.namespace_tasks and ref.kind == "Namespace" and change.action == "create":
-            self.handles[ref] = _Handles(
-                first=self.namespace_tasks[ref.name], write=self.namespace_tasks[ref.name]
-            )
+        ref = change.ref
+        if ref.kind == "Namespace" and change.action == "create":
+            ensure = self.namespace_tasks[ref.name]
+            self.handles[ref] = _Handles(first=ensure, write=ensure)
             return
-        manifest = change.desired or change.live
-        runtime_id = _annotations(manifest).get(ANNOTATION_RUNTIME_ID)
-        namespace_task = self.namespace_tasks.get(ref.namespace or "") if ref.kind != "Namespace" else None
+        runtime_id = _annotations(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
         handles = _Handles(first="")
-        previous: str | None = None
         if change.action in ("delete", "replace"):
-            delete = _Node(
-                action="delete", ref=ref, propagation=FOREGROUND, runtime_id=runtime_id, prune=prune
-            )
-            previous = self.add(delete, self.parent_id)
-            gone = _Node(action="wait-gone", ref=ref, timeout=self.timeout_of(change), runtime_id=runtime_id)
-            gone.prune = prune
-            handles.gone = previous = self.add(gone, previous)
+            handles.first = self.add_removal(change, runtime_id)
+            handles.gone = task_id("wait-gone", ref)
         if change.action in ("create", "replace", "update"):
-            action: TaskAction = "apply" if change.action == "update" else "create"
-            write = _Node(action=action, ref=ref, manifest=change.desired, runtime_id=runtime_id)
-            handles.write = previous = self.add(write, previous, self.parent_id, namespace_task)
-            if action == "create" and ref.kind == "Job":
-                self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), previous)
+            handles.write = self.add_write(change, runtime_id, after=handles.gone)
+            handles.first = handles.first or handles.write
             if ref.kind in REPORTED_KINDS:
-                handles.ready = self.add_ready(ref, change, previous)
-        handles.first = task_id("delete", ref) if handles.gone else handles.write or ""
+                handles.ready = self.add_ready(ref, change, handles.write)
         self.handles[ref] = handles
+
+    def add_removal(self, change: Change, runtime_id: str | None) -> str:
+        """delete → wait-gone; returns the delete."""
+        prune = _is_prune(change)
+        delete = _Node(
+            action="delete", ref=change.ref, propagation=FOREGROUND, runtime_id=runtime_id, prune=prune
+        )
+        delete_id = self.add(delete, self.parent_id)
+        timeout = self.timeout_of(change)
+        self.add(
+            _Node(action="wait-gone", ref=change.ref, timeout=timeout, runtime_id=runtime_id, prune=prune),
+            delete_id,
+        )
+        return delete_id
+
+    def add_write(self, change: Change, runtime_id: str | None, *, after: str | None) -> str:
+        """create (+ record-run for a Job) or apply; returns the write."""
+        ref = change.ref
+        action: TaskAction = "apply" if change.action == "update" else "create"
+        namespace_task = self.namespace_tasks.get(ref.namespace or "")
+        write = _Node(action=action, ref=ref, manifest=change.desired, runtime_id=runtime_id)
+        write_id = self.add(write, after, self.parent_id, namespace_task)
+        if action == "create" and ref.kind == "Job":
+            self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), write_id)
+        return write_id
 
     def add_ready(self, ref: ObjectRef, change: Change | None, after: str | None = None) -> str:
         runtime_id = _annotations(change.desired if change else None).get(ANNOTATION_RUNTIME_ID)
