@@ -10,6 +10,7 @@ breaks several value rules at once (empty and not matching a pattern) gets one m
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ _TYPE_NAMES = {
     "array": "a list",
     "null": "null",
 }
+_SECRET_DATA = re.compile(r"secrets\[\d+\]\.data\.")
 # Keywords about a node's own value: when several fail on one node, only the first in this order is told.
 _VALUE_KEYWORDS = ("type", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum")
 
@@ -216,9 +218,17 @@ def _is_map_value(error: ValidationError) -> bool:
 
 
 def _quote_hint(path: str, instance: Any, parsed: ParsedFile) -> str:
-    written = parsed.written(path) or _canonical(instance)
     kind = "boolean" if isinstance(instance, bool) else "number"
+    if _is_secret_value(path):
+        return f"expected a string, found a {kind}: quote the value (not shown: it is a secret)"
+    written = parsed.written(path) or _canonical(instance)
     return f'expected a string, found {kind} {written}: quote it ("{written}")'
+
+
+def _is_secret_value(path: str) -> bool:
+    """`secrets[0].data.KEY` or `…secretEnv.KEY`: a value that must never appear in a message."""
+    in_secret_map = _SECRET_DATA.match(path) is not None or ".secretEnv." in path
+    return in_secret_map and ".valueFrom" not in path
 
 
 def _enum_message(path: str, expected: list[Any], instance: Any, found: str) -> str:

@@ -101,31 +101,42 @@ def _single_document(name: str, text: str, documents: list[Any]) -> ParsedFile |
         )
     if not present:
         return Diagnostic(name, 1, 1, "", "empty plan file: expected a plan (apiVersion, kind, metadata)")
-    parsed = ParsedFile(file=name, data=None, lines=lines)
-    data = _plain(present[0], "", parsed)
-    return ParsedFile(file=name, data=data, keys=parsed.keys, values=parsed.values, lines=lines)
+    walk = _Walk()
+    data = walk.plain(present[0], "")
+    return ParsedFile(file=name, data=data, keys=walk.keys, values=walk.values, lines=lines)
 
 
-def _plain(node: Any, path: str, parsed: ParsedFile) -> Any:
-    """`node` as plain Python data, recording positions under `path` on the way down."""
-    if isinstance(node, CommentedMap):
+class _Walk:
+    """One walk over a loaded document: plain data out, positions collected on the way down."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Position] = {}
+        self.values: dict[str, Position] = {}
+
+    def plain(self, node: Any, path: str) -> Any:
+        if isinstance(node, CommentedMap):
+            return self._mapping(node, path)
+        if isinstance(node, CommentedSeq):
+            return self._sequence(node, path)
+        return _plain_scalar(node)
+
+    def _mapping(self, node: CommentedMap, path: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in node.items():
-            key_text = str(key)
-            here = child_path(path, key_text)
-            parsed.keys[here] = _position(node.lc.key(key))
+            here = child_path(path, str(key))
+            self.keys[here] = _position(node.lc.key(key))
             if not isinstance(value, CommentedMap | CommentedSeq):
-                parsed.values[here] = _position(node.lc.value(key))
-            result[key_text] = _plain(value, here, parsed)
+                self.values[here] = _position(node.lc.value(key))
+            result[str(key)] = self.plain(value, here)
         return result
-    if isinstance(node, CommentedSeq):
+
+    def _sequence(self, node: CommentedSeq, path: str) -> list[Any]:
         items: list[Any] = []
         for index, value in enumerate(node):
             here = child_path(path, index)
-            parsed.keys[here] = parsed.values[here] = _position(node.lc.item(index))
-            items.append(_plain(value, here, parsed))
+            self.keys[here] = self.values[here] = _position(node.lc.item(index))
+            items.append(self.plain(value, here))
         return items
-    return _plain_scalar(node)
 
 
 def _plain_scalar(node: Any) -> Any:

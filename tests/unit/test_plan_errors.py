@@ -289,9 +289,20 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
-        "a secret value that is a number asks to be quoted",
+        "a secret value that is a number asks to be quoted without showing it",
         "secrets:\n  - name: db\n    data: {pin: 1234}\n",
-        ['{f}:7:17: secrets[0].data.pin: expected a string, found number 1234: quote it ("1234")'],
+        [
+            "{f}:7:17: secrets[0].data.pin: expected a string, found a number: quote the value (not shown: "
+            "it is a secret)"
+        ],
+    ),
+    (
+        "a secretEnv boolean is not shown either",
+        "sandboxes:\n  - name: dev\n" + SANDBOX + "    secretEnv: {FLAG: true}\n",
+        [
+            "{f}:10:23: sandboxes[0].secretEnv.FLAG: expected a string, found a boolean: quote the value "
+            "(not shown: it is a secret)"
+        ],
     ),
     (
         "a secret value with both env and file",
