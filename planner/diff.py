@@ -327,7 +327,7 @@ def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> Fi
     )
 
 
-def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeovers: bool) -> _Comparison:
+def compare(desired: Manifest, live: Manifest, info: KindInfo | None) -> _Comparison:
     """How `live` differs from `desired` in what `desired` declares (see the module docstring)."""
     server_form = _without_create_only(with_server_forms(desired), info)
     # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
@@ -343,7 +343,7 @@ def compare(desired: Manifest, live: Manifest, info: KindInfo | None, *, takeove
     if forced_by is None and _run_key_changed(desired, live):
         forced_by = "spec.template"
     changes = [_field_change(d, entries) for d in found]
-    if takeovers and found and forced_by is None:
+    if found and forced_by is None:
         changes += _takeovers(declared_desired, live, entries, {d.path for d in found})
     return _Comparison(
         fields=tuple(_mask(c, info) for c in changes),
@@ -385,7 +385,7 @@ class _Differ:
         base = Change(ref=ref, action="noop", desired=desired, live=live, owner=owner_of(desired))
         if ref.kind == JOB.kind and ref.name in self.rerun:
             return dataclasses.replace(base, action="replace", reason="rerun requested")
-        result = compare(desired, live, _kind_info(ref.kind), takeovers=True)
+        result = compare(desired, live, _kind_info(ref.kind))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
             reason = f"forced by {result.forced_by}"
@@ -413,9 +413,10 @@ class _Differ:
             return Change(
                 ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner
             )
-        result = compare(desired, foreign, _kind_info(ref.kind), takeovers=True)
+        result = compare(desired, foreign, _kind_info(ref.kind))
         action: Action = "replace" if result.forced_by else "update"
-        reason = f"adopt; forced by {result.forced_by}" if result.forced_by else "adopt"
+        adopted = f"adopted into plan {self.plan}"
+        reason = f"{adopted}; forced by {result.forced_by}" if result.forced_by else adopted
         return Change(
             ref=ref,
             action=action,
@@ -528,6 +529,12 @@ def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[Obje
             )
 
 
+_POD_MOVES: Mapping[str, str] = {
+    "pause": "pause: the pod goes, its PVCs stay",
+    "resume": "resume: the pod is recreated",
+}
+
+
 def _name_pause_resume(workspace: Change, pod: Change | None, changes: dict[ObjectRef, Change]) -> None:
     wanted, current = _state(workspace.desired), _state(workspace.live)
     if workspace.live is None or wanted not in ("paused", "running"):
@@ -543,9 +550,8 @@ def _name_pause_resume(workspace: Change, pod: Change | None, changes: dict[Obje
     if workspace.action != "noop":
         changes[workspace.ref] = dataclasses.replace(workspace, transition=transition)
     if pod is not None and pod_moves:
-        changes[pod.ref] = dataclasses.replace(
-            pod, transition=transition, reason=transition, drift=out_of_band
-        )
+        reason = _POD_MOVES[transition] + ("; moved outside the plan" if out_of_band else "")
+        changes[pod.ref] = dataclasses.replace(pod, transition=transition, reason=reason, drift=out_of_band)
 
 
 def _name_rebase(

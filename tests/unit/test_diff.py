@@ -449,7 +449,8 @@ def test_with_adopt_a_foreign_object_is_taken_over_by_an_update() -> None:
     changeset = run([desired], foreign=[foreign], adopt=True)
 
     change = only(changeset, "deployment/shop/web")
-    assert (change.action, change.transition, changeset.conflicts) == ("update", "adopt", ())
+    assert (change.action, change.transition, change.reason) == ("update", "adopt", "adopted into plan shop")
+    assert changeset.conflicts == ()
     applyset = desired["metadata"]["labels"]["applyset.kubernetes.io/part-of"]
     assert fields_of(change) == [
         ('.metadata.labels["applyset.kubernetes.io/part-of"]', None, applyset, None),

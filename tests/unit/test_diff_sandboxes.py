@@ -42,7 +42,7 @@ def test_pausing_deletes_only_the_pod_and_marks_the_workspace() -> None:
     assert outline(changeset) == [
         ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
         ("update", "persistentvolumeclaim/shop/alice-workspace", "pause", "plan changed"),
-        ("delete", "pod/shop/alice", "pause", "pause"),
+        ("delete", "pod/shop/alice", "pause", "pause: the pod goes, its PVCs stay"),
     ]
     workspace_fields = {f.path: (f.before, f.after) for f in changeset.changes[1].fields}
     assert workspace_fields['.metadata.annotations["planner.dev/sandbox-state"]'] == ("running", "paused")
@@ -56,7 +56,7 @@ def test_resuming_creates_the_pod_and_marks_the_workspace() -> None:
     assert outline(changeset) == [
         ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
         ("update", "persistentvolumeclaim/shop/alice-workspace", "resume", "plan changed"),
-        ("create", "pod/shop/alice", "resume", "resume"),
+        ("create", "pod/shop/alice", "resume", "resume: the pod is recreated"),
     ]
     assert [c.drift for c in changeset.changes] == [False, False, False]
 
@@ -80,7 +80,7 @@ def test_a_sandbox_paused_out_of_band_while_the_plan_says_running_is_a_resume_wi
             "resume",
             "changed outside the plan by planner-lifecycle",
         ),
-        ("create", "pod/shop/alice", "resume", "resume"),
+        ("create", "pod/shop/alice", "resume", "resume: the pod is recreated; moved outside the plan"),
     ]
     assert [c.drift for c in changeset.changes] == [False, True, True]
 
