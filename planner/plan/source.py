@@ -50,6 +50,11 @@ class ParsedFile:
             path = path[:cut] if cut > 0 else ""
         return Position(line=1, column=1)
 
+    def order(self, path: str) -> tuple[int, int]:
+        """(line, column) of `path`, to sort things in file order."""
+        where = self.position(path)
+        return where.line, where.column
+
     def written(self, path: str) -> str | None:
         """The text of the scalar at `path` as written in the file (`0.50`, `1e3`, `yes`)."""
         where = self.values.get(path)

@@ -19,12 +19,7 @@ from planner.plan.source import ParsedFile
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
 
-_NAMED_SECTIONS = {
-    "workloads": "workload",
-    "sandboxes": "sandbox",
-    "configMaps": "configMap",
-    "secrets": "secret",
-}
+_NAMED_SECTIONS = ("workloads", "sandboxes", "configMaps", "secrets")
 
 
 def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
@@ -42,12 +37,7 @@ def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
 
 
 def _in_file_order(entries: list[tuple[str, str]], parsed: ParsedFile) -> list[tuple[str, str]]:
-    return sorted(entries, key=lambda entry: _line_column(parsed, entry[0]))
-
-
-def _line_column(parsed: ParsedFile, path: str) -> tuple[int, int]:
-    where = parsed.position(path)
-    return where.line, where.column
+    return sorted(entries, key=lambda entry: parsed.order(entry[0]))
 
 
 def _unique_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
@@ -66,10 +56,10 @@ def _warm_pool_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     sandboxes = [(item.at("name"), name) for item in plan.items("sandboxes") if (name := item.text("name"))]
     pools = [(item.at("name"), name) for item in plan.items("warmPools") if (name := item.text("name"))]
     yield from _repeats(pools, parsed, "warm pool names are unique", "warm pool name")
-    taken = dict((name, path) for path, name in reversed(sandboxes))
+    taken = {name: path for path, name in reversed(sandboxes)}
     for path, name in pools:
         if name in taken:
-            where = _line_column(parsed, taken[name])[0]
+            where = parsed.position(taken[name]).line
             yield parsed.diagnostic(
                 path,
                 f'warm pool name "{name}" is already used by sandbox {_owner(taken[name])} (line {where}): '
@@ -83,7 +73,7 @@ def _repeats(
     first: dict[str, str] = {}
     for path, name in _in_file_order(entries, parsed):
         if name in first:
-            line = _line_column(parsed, first[name])[0]
+            line = parsed.position(first[name]).line
             yield parsed.diagnostic(
                 path, f'{noun} "{name}" is already used by {_owner(first[name])} (line {line}): {rule}'
             )
@@ -223,13 +213,13 @@ def _generation(sandbox: Node) -> int:
 
 
 def _generated_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    objects = sorted(_rendered_objects(plan), key=lambda rendered: _line_column(parsed, rendered.origin))
+    objects = sorted(_rendered_objects(plan), key=lambda rendered: parsed.order(rendered.origin))
     yield from _too_long(objects, parsed)
     first: dict[tuple[str, str, str], Rendered] = {}
     for rendered in objects:
         earlier = first.setdefault((rendered.kind, rendered.namespace, rendered.name), rendered)
         if earlier is not rendered and _collision_to_report(earlier, rendered):
-            line = _line_column(parsed, earlier.origin)[0]
+            line = parsed.position(earlier.origin).line
             yield parsed.diagnostic(
                 rendered.origin,
                 f"{rendered.subject} collides with {earlier.reference} ({earlier.origin}, line {line}): "

@@ -79,7 +79,7 @@ def _cycles(edges: list[Edge], parsed: ParsedFile) -> Iterator[Diagnostic]:
     graph = nx.DiGraph()
     for edge in edges:
         graph.add_edge(edge.source, edge.target, edge=edge)
-    order = {edge.source: _line_column(parsed, edge.path) for edge in reversed(edges)}
+    order = {edge.source: parsed.order(edge.path) for edge in reversed(edges)}
     for group in nx.strongly_connected_components(graph):
         if len(group) < 2:
             continue
@@ -94,8 +94,3 @@ def _cycle_edges(group: nx.DiGraph, first: str, order: dict[str, tuple[int, int]
     found = [group.edges[source, target]["edge"] for source, target in nx.find_cycle(group, source=first)]
     start = min(range(len(found)), key=lambda index: order[found[index].source])
     return found[start:] + found[:start]
-
-
-def _line_column(parsed: ParsedFile, path: str) -> tuple[int, int]:
-    where = parsed.position(path)
-    return where.line, where.column
