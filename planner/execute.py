@@ -42,7 +42,7 @@ from planner.events import (
     Summary,
     Waiting,
 )
-from planner.graph import ExecutionPlan, ParentRecord, Task, task_id
+from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, task_id
 from planner.readiness import Readiness
 
 Until = Literal["ready", "gone"]
@@ -148,12 +148,22 @@ class _Run:
         self.no_wait = no_wait
         self.tasks = {task.id: task for task in plan.tasks}
         self.index = {task.id: position for position, task in enumerate(plan.tasks)}
+        self.check_order()
         self.successors = plan.successors()
         self.waiting_on = {task.id: len(task.predecessors) for task in plan.tasks}
         self.ready: list[tuple[int, str]] = []
         self.running: dict[Future[_Finished], str] = {}
         self.outcomes: dict[str, TaskOutcome] = {}
         self.written: dict[str, Manifest] = {}
+
+    def check_order(self) -> None:
+        """Every predecessor must be a task listed earlier, or some task would never start."""
+        for task in self.plan.tasks:
+            for predecessor in task.predecessors:
+                if self.index.get(predecessor, len(self.index)) >= self.index[task.id]:
+                    raise GraphError(
+                        f"task {task.id!r} waits for {predecessor!r}, which is not listed before it"
+                    )
 
     # --- events ---
 

@@ -14,7 +14,7 @@ from planner.diff import ObjectRef
 from planner.errors import AlreadyExistsError, PlannerError
 from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
 from planner.execute import ExecutionResult, execute
-from planner.graph import ExecutionPlan, ParentRecord, Task, TaskAction
+from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, TaskAction
 from planner.readiness import Readiness
 from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus
 
@@ -342,3 +342,11 @@ def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
     summary = harness.sink.events[-1]
     assert isinstance(summary, Summary) and summary.interrupted
     assert "create service/shop/web-svc" not in harness.writer.calls
+
+
+def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything_runs() -> None:
+    harness = Harness()
+    broken = plan_from("create deployment/shop/web <- wait-ready job/shop/migrate")
+    with pytest.raises(GraphError, match="not listed before it"):
+        harness.run(broken)
+    assert harness.writer.calls == []
