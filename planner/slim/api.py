@@ -480,10 +480,11 @@ class Api:
         )
         grace = _grace_period(rt, new, options)
         if finalizers or grace > 0:
-            if not meta.get("deletionTimestamp"):
+            shortened = grace < int(meta.get("deletionGracePeriodSeconds") or 0)
+            if not meta.get("deletionTimestamp") or shortened:
                 meta["deletionTimestamp"] = _timestamp_in(grace)
                 meta["deletionGracePeriodSeconds"] = grace
-                if rt.tracks_generation:
+                if rt.tracks_generation and not shortened:
                     meta["generation"] = int(meta.get("generation", 0)) + 1
             meta["finalizers"] = finalizers
             if options.dry_run or new == old:
@@ -812,7 +813,7 @@ def _timestamp_in(seconds: int) -> str:
 
 
 def _deleted_response(rt: ResourceType, obj: Obj) -> Obj:
-    if rt.kind == "Pod":
+    if rt.returns_deleted_object:
         return _with_type(rt, obj)
     details: Obj = {"name": obj["metadata"]["name"]}
     if rt.group:

@@ -127,6 +127,14 @@ def _serve_command(
     return command + (extra or [])
 
 
+def _child_env() -> dict[str, str]:
+    """The environment for the server process, able to import planner even when it is not installed."""
+    env = dict(os.environ)
+    source_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def _wait_for_port(process: subprocess.Popen[bytes], port_file: Path, log: Path | None) -> int:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -171,7 +179,12 @@ def up(*, data_dir: Path | None, port: int | None, memory: bool, token: str | No
     command = _serve_command(port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file)
     with log.open("ab") as log_stream:
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream, start_new_session=True
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_stream,
+            stderr=log_stream,
+            start_new_session=True,
+            env=_child_env(),
         )
     bound = _wait_for_port(process, port_file, log)
     url = f"http://{HOST}:{bound}"
@@ -242,7 +255,9 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     )
     log = workdir / "server.log"
     with log.open("ab") as log_stream:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream)
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream, env=_child_env()
+        )
     try:
         port = _wait_for_port(process, port_file, log)
         url = f"http://{HOST}:{port}"

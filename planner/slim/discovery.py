@@ -130,6 +130,15 @@ def aggregated(core: bool, version: str) -> Obj:
 
 def _aggregated_group(group: str) -> Obj:
     resources = [_aggregated_resource(rt) for rt in _resources_in(group, "v1")]
+    if not group:
+        binding = {
+            "resource": "bindings",
+            "responseKind": {"group": "", "version": "", "kind": "Binding"},
+            "scope": "Namespaced",
+            "singularResource": "binding",
+            "verbs": ["create"],
+        }
+        resources = sorted([*resources, binding], key=lambda r: str(r["resource"]))
     return {
         "metadata": {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None},
         "versions": [{"version": "v1", "resources": resources, "freshness": "Current"}],

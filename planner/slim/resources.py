@@ -40,6 +40,7 @@ class ResourceType:
     name_rule: str = "subdomain"
     storage_version_hash: str = ""
     default_propagation: str = "Background"
+    returns_deleted_object: bool = False  # DELETE answers with the object instead of a Status
     defaulter: Mutator | None = None
     decoder: Mutator | None = None
     validator: validation.Validator | None = None
@@ -138,6 +139,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         defaulter=defaults.default_service,
         validator=validation.validate_service,
         update_validator=validation.update_service,
+        returns_deleted_object=True,
     ),
     ResourceType(
         "",
@@ -152,6 +154,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         defaulter=defaults.default_pvc,
         validator=validation.validate_pvc,
         update_validator=validation.update_pvc,
+        returns_deleted_object=True,
     ),
     ResourceType(
         "",
@@ -166,6 +169,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="HN/zwEC+JgM=",
         defaulter=defaults.default_pv,
         validator=validation.validate_pv,
+        returns_deleted_object=True,
     ),
     ResourceType(
         "",
@@ -190,6 +194,7 @@ RESOURCES: tuple[ResourceType, ...] = (
             "status.podIP",
             "status.nominatedNodeName",
         ),
+        returns_deleted_object=True,
     ),
     ResourceType(
         "",
@@ -213,6 +218,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "serviceaccount",
         short_names=("sa",),
         storage_version_hash="pbx9ZvyFpBE=",
+        returns_deleted_object=True,
     ),
     ResourceType(
         "",
@@ -296,6 +302,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         defaulter=defaults.default_storageclass,
         validator=validation.validate_storageclass,
         update_validator=validation.update_storageclass,
+        returns_deleted_object=True,
     ),
     ResourceType(
         "node.k8s.io",
