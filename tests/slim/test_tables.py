@@ -99,6 +99,8 @@ def container_status(
         "imageID": "",
     }
     last = state.pop("last_finished", None)
+    if "started" in state:
+        status["started"] = state.pop("started")
     status["state"] = state or {"waiting": {"reason": "ContainerCreating"}}
     if last is not None:
         status["lastState"] = {"terminated": {"exitCode": 1, "finishedAt": last}}
@@ -310,7 +312,7 @@ def test_pod_wide_cells_show_ip_node_and_readiness_gates() -> None:
     running["spec"].update(nodeName="node-1", readinessGates=[{"conditionType": "a"}, {"conditionType": "b"}])
     running["status"].update(podIPs=[{"ip": "10.0.0.5"}], conditions=[{"type": "a", "status": "True"}])
     row = to_table("Pod", [running], now=NOW, resource_version="1")["rows"][0]
-    assert row["cells"] == ["p", "1/1", "Running", "0", "1m", "10.0.0.5", "node-1", "<none>", "1/2"]
+    assert row["cells"] == ["p", "1/1", "Running", "0", "60s", "10.0.0.5", "node-1", "<none>", "1/2"]
 
 
 def test_finished_pods_carry_a_completed_row_condition() -> None:
