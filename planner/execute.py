@@ -6,8 +6,9 @@ transitively; everything else runs on, and the result says which tasks were done
 and why. Events go to an `EventSink` from the calling thread only, so printers need no locking.
 
 What the executor touches is passed in as Protocols defined here: a `Writer` for the writes each task
-kind needs, and a `StatusSource` that blocks until an object is ready or gone (app builds it from the
-informer cache and `readiness`). The executor never imports `kube`.
+kind needs, and a `StatusSource` that blocks until an object is ready or gone. `PollingStatusSource`
+is one over any lookup function: app hands it the informer cache's `get`, so the executor never
+imports `kube`.
 
 Timeouts apply to waits: the task's own (the plan's per-object `timeout`), else the CLI default, else
 none. Writes rely on the client's own request timeouts and retries. `no_wait` marks every `wait-ready`
@@ -43,7 +44,7 @@ from planner.events import (
     Waiting,
 )
 from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, task_id
-from planner.readiness import Readiness
+from planner.readiness import Readiness, ReadinessContext, readiness
 
 Until = Literal["ready", "gone"]
 OutcomeStatus = Literal["done", "not-waited", "failed", "skipped", "interrupted"]
@@ -86,6 +87,39 @@ class StatusSource(Protocol):
         """Block until the object is Current or Failed (`ready`) or NotFound (`gone`), or until `timeout`
         seconds (math.inf for none) have passed; return the last readiness seen."""
         ...
+
+
+def settled(verdict: Readiness, until: Until) -> bool:
+    """Whether a wait can stop: gone means NotFound; ready means Current, or Failed (no point waiting)."""
+    if until == "gone":
+        return verdict.status == "NotFound"
+    return verdict.status in ("Current", "Failed")
+
+
+class PollingStatusSource:
+    """A StatusSource over any `lookup(ref) -> live object or None` — meant for the informer cache, whose
+    reads are local and cheap. It polls every `interval` seconds of `clock` time until the verdict of
+    `readiness` settles or the timeout passes; `context(now)` supplies the ReadinessContext (the clock's
+    time and the cluster's StorageClass binding modes)."""
+
+    def __init__(
+        self,
+        lookup: Callable[[ObjectRef], Manifest | None],
+        *,
+        context: Callable[[float], ReadinessContext],
+        clock: Clock,
+        interval: float = 0.5,
+    ) -> None:
+        self.lookup, self.context, self.clock, self.interval = lookup, context, clock, interval
+
+    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
+        deadline = self.clock.now() + timeout
+        while True:
+            now = self.clock.now()
+            verdict = readiness(self.lookup(ref), self.context(now))
+            if settled(verdict, until) or now >= deadline:
+                return verdict
+            self.clock.sleep(min(self.interval, deadline - now))
 
 
 @dataclass(frozen=True, kw_only=True)
