@@ -59,6 +59,7 @@ from planner.live import LiveState, ObjectRef, ref_of
 from planner.plan.names import rootfs_pvc_name, workspace_pvc_name
 from planner.render.identity import (
     ANNOTATION_HASH,
+    ANNOTATION_POD_SPEC,
     ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
@@ -99,6 +100,7 @@ _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 # The hash decides update or not; listing it as a changed field on every update would only be noise.
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 _IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
+_POD_SPEC_PATH: Path = ("metadata", "annotations", ANNOTATION_POD_SPEC)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,6 +295,18 @@ def _dropped_by_plan(desired: Manifest, live: Manifest, entries: Sequence[Manage
     ]
 
 
+def _dropped_since(previous: Manifest | None, declared_desired: Manifest, live: Manifest) -> list[Difference]:
+    if previous is None:
+        return []
+    earlier = {k: v for k, v in declared(previous).items() if k not in _IDENTITY_KEYS}
+    stale = differences(earlier, declared_desired)
+    return [
+        Difference(path=d.path, before=before, after=None)
+        for d in stale
+        if lookup(declared_desired, d.path) is None and (before := lookup(live, d.path)) is not None
+    ]
+
+
 def _takeovers(
     declared_desired: Manifest, live: Manifest, entries: Sequence[ManagedEntry], seen: set[Path]
 ) -> list[FieldChange]:
@@ -317,6 +331,26 @@ def _mask(change: FieldChange, info: KindInfo | None) -> FieldChange:
     return dataclasses.replace(change, before=before, after=after)
 
 
+def _expand_recorded_pod(difference: Difference) -> list[Difference]:
+    """A sandbox's recorded pod (`planner.dev/pod-spec`, canonical JSON) as the fields inside it that
+    differ, so a reviewer reads `claimName: g1 → g2` instead of two long JSON strings. Both sides are
+    planner's own renders, so they are compared both ways, exactly."""
+    if difference.path != _POD_SPEC_PATH:
+        return [difference]
+    try:
+        old, new = json.loads(difference.before), json.loads(difference.after)
+    except (TypeError, ValueError):
+        return [difference]
+    forward = differences(declared(new), old, _POD_SPEC_PATH)
+    seen = {d.path for d in forward}
+    removed = [
+        Difference(path=d.path, before=d.after, after=None)
+        for d in differences(declared(old), new, _POD_SPEC_PATH)
+        if d.path not in seen
+    ]
+    return forward + removed or [difference]
+
+
 def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> FieldChange:
     others = [m for m in owners(entries, difference.path) if m != PLANNER_MANAGER]
     return FieldChange(
@@ -327,8 +361,13 @@ def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> Fi
     )
 
 
-def compare(desired: Manifest, live: Manifest, info: KindInfo | None) -> _Comparison:
-    """How `live` differs from `desired` in what `desired` declares (see the module docstring)."""
+def compare(
+    desired: Manifest, live: Manifest, info: KindInfo | None, *, previous: Manifest | None = None
+) -> _Comparison:
+    """How `live` differs from `desired` in what `desired` declares (see the module docstring).
+
+    `previous` is planner's own earlier render of the object when the cluster records one (a sandbox
+    Pod, kept on its workspace PVC): what it declared and `desired` no longer does is removed too."""
     server_form = _without_create_only(with_server_forms(desired), info)
     # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
     declared_desired = {k: v for k, v in declared(server_form).items() if k not in _IDENTITY_KEYS}
@@ -337,8 +376,15 @@ def compare(desired: Manifest, live: Manifest, info: KindInfo | None) -> _Compar
     found = differences(declared_desired, live)
     if not hash_equal:
         seen = {d.path for d in found}
-        found += [d for d in _dropped_by_plan(server_form, live, entries) if d.path not in seen]
+        removed = _dropped_by_plan(server_form, live, entries) + _dropped_since(
+            previous, declared_desired, live
+        )
+        for difference in removed:
+            if difference.path not in seen:
+                seen.add(difference.path)
+                found.append(difference)
     found = [d for d in found if not _is_create_only(d.path, info) and d.path != _HASH_PATH]
+    found = [inner for d in found for inner in _expand_recorded_pod(d)]
     forced_by = next((f for d in found if (f := _forcing_field(d, info))), None)
     if forced_by is None and _run_key_changed(desired, live):
         forced_by = "spec.template"
@@ -372,6 +418,7 @@ class _Differ:
         self.adopt = adopt
         self.rerun = rerun
         self.records = run_records(live.parent)
+        self.recorded = _recorded_renders(live.members.values())
         self.conflicts: list[str] = []
 
     def desired_change(self, ref: ObjectRef, desired: Manifest) -> Change:
@@ -385,7 +432,7 @@ class _Differ:
         base = Change(ref=ref, action="noop", desired=desired, live=live, owner=owner_of(desired))
         if ref.kind == JOB.kind and ref.name in self.rerun:
             return dataclasses.replace(base, action="replace", reason="rerun requested")
-        result = compare(desired, live, _kind_info(ref.kind))
+        result = compare(desired, live, _kind_info(ref.kind), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
             reason = f"forced by {result.forced_by}"
@@ -456,6 +503,20 @@ class _Differ:
         return Change(
             ref=ref, action="delete", desired=None, live=live, reason="no longer in the plan", owner=owner
         )
+
+
+def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
+    """The sandbox Pods recorded on live workspace PVCs, by the Pod's ref (unreadable records skipped)."""
+    found: dict[ObjectRef, Manifest] = {}
+    for member in members:
+        text = _annotations(member).get(ANNOTATION_POD_SPEC)
+        try:
+            pod = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            continue
+        if isinstance(pod, dict):
+            found[ref_of(pod)] = pod
+    return found
 
 
 def _drift_reason(fields: Iterable[FieldChange]) -> str:

@@ -13,8 +13,10 @@ from tests.unit.test_diff_support import (
     PLAN,
     Manifest,
     entry,
+    fields_of,
     find,
     live_state,
+    only,
     outline,
     rendered,
     sandbox,
@@ -130,4 +132,32 @@ def test_a_new_sandbox_is_plain_creates() -> None:
         ("create", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
         ("create", "persistentvolumeclaim/shop/alice-workspace", None, ""),
         ("create", "pod/shop/alice", None, ""),
+    ]
+
+
+def test_a_rebase_shows_the_recorded_pod_change_field_by_field() -> None:
+    live = [served(m) for m in objects(sandbox())]
+
+    changeset = plan_against(objects(sandbox(rootfs=Rootfs(size="10Gi", generation=2))), live)
+
+    workspace = only(changeset, "persistentvolumeclaim/shop/alice-workspace")
+    claim = ".spec.volumes[name=rootfs].persistentVolumeClaim.claimName"
+    assert fields_of(workspace) == [
+        (f'.metadata.annotations["planner.dev/pod-spec"]{claim}', "alice-rootfs-g1", "alice-rootfs-g2", None)
+    ]
+    assert fields_of(only(changeset, "pod/shop/alice")) == [
+        (claim, "alice-rootfs-g1", "alice-rootfs-g2", None)
+    ]
+
+
+def test_an_env_var_dropped_from_a_sandbox_replaces_its_pod_even_without_managed_fields() -> None:
+    """The workspace PVC records the last rendered pod: the removal shows without planner's Apply entry."""
+    live = [served(m) for m in objects(sandbox(env={"MODE": "dev", "TRACE": "1"}))]
+
+    changeset = plan_against(objects(sandbox(env={"MODE": "dev"})), live)
+
+    pod = only(changeset, "pod/shop/alice")
+    assert (pod.action, pod.reason) == ("replace", "forced by spec.containers[name=sandbox].env[name=TRACE]")
+    assert fields_of(pod) == [
+        (".spec.containers[name=sandbox].env[name=TRACE]", {"name": "TRACE", "value": "1"}, None, None)
     ]
