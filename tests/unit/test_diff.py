@@ -244,6 +244,13 @@ def with_selector(manifest: Manifest, labels: dict[str, str]) -> Manifest:
     return changed
 
 
+def with_completions(manifest: Manifest, completions: int) -> Manifest:
+    changed = copy.deepcopy(manifest)
+    changed["spec"]["completions"] = completions
+    changed["metadata"]["annotations"][HASH] = "changed"
+    return changed
+
+
 def with_cluster_ip(manifest: Manifest, ip: str) -> Manifest:
     changed = copy.deepcopy(manifest)
     changed["spec"]["clusterIP"] = ip
@@ -268,6 +275,13 @@ REPLACES = [
         "job/shop/migrate",
         "forced by spec.template",
         "a Job env removal, seen through its run-key",
+    ),
+    (
+        job(),
+        with_completions(job(), 3),
+        "job/shop/migrate",
+        "forced by spec.completions",
+        "a Job completions change",
     ),
     (
         deployment(),
@@ -515,3 +529,16 @@ def test_list_items_without_kind_and_api_version_are_still_unchanged() -> None:
     changeset = diff([deployment()], state, plan=PLAN, namespace=NAMESPACE)
 
     assert outline(changeset) == [("noop", "deployment/shop/web", None, "")]
+
+
+def test_deleting_a_member_namespace_needs_allow_data_loss() -> None:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "scratch", "labels": {"applyset.kubernetes.io/part-of": "applyset-x-v1"}},
+    }
+
+    with pytest.raises(DataLossError) as raised:
+        run([], namespace)
+
+    assert raised.value.objects == [("namespace/scratch", "would be deleted (no longer in the plan)")]
