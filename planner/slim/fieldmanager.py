@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 import json
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -858,10 +858,3 @@ def _go_json(value: Any) -> str:
     """JSON as Go's encoder writes a map: sorted keys, compact, `<>&` escaped."""
     text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def owners_of(obj: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(manager, operation, field path) for every owned field of `obj` — for `plan`-style reports."""
-    for entry in _managed(obj):
-        for path in sorted(entry.fields, key=_path_sort_key):
-            yield entry.manager, entry.operation, path_string(path)

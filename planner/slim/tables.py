@@ -13,8 +13,8 @@ Column descriptions for pods and deployments are the v1.28.7 golden texts; for t
 are the API reference's field documentation, which may differ in wording from a given release
 (kubectl never shows descriptions).
 
-`partial_object_metadata_list` answers `Accept: ...;as=PartialObjectMetadataList`, which clients
-(kubectl's garbage collection, `kubectl get --show-labels` on some paths) use to list only metadata.
+`partial_object_metadata_list` answers `Accept: ...;as=PartialObjectMetadataList`, which clients that
+need only metadata (client-go's metadata client and informers) send.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from planner.slim.strategic import ConflictError, PatchError, check_resource_version, strategic_merge_patch
 
 pytestmark = pytest.mark.unit
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
 
 
 def deployment(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -410,3 +414,13 @@ def test_a_core_resource_conflict_names_no_group() -> None:
         )
     assert raised.value.details == {"name": "cfg", "kind": "configmaps"}
     assert raised.value.message.startswith('Operation cannot be fulfilled on configmaps "cfg"')
+
+
+def test_the_golden_selector_patch_merges_into_the_selector_and_leaves_the_template() -> None:
+    """`error_patch_deployment_selector.json`: the 422 quotes the patched selector `app: other` next
+    to the unchanged template labels `app: web`, which is the object this patch produces."""
+    recorded = json.loads((GOLDEN / "error_patch_deployment_selector.json").read_text())
+    live = json.loads((GOLDEN / "deployment_get_after_controller.json").read_text())["response_body"]
+    patched = strategic_merge_patch(live, recorded["request"]["body"], kind="Deployment")
+    assert patched["spec"]["selector"] == {"matchLabels": {"app": "other"}}
+    assert patched["spec"]["template"]["metadata"]["labels"] == {"app": "web"}
