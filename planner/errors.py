@@ -46,7 +46,11 @@ class Diagnostic:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}:{self.column}"
         prefix = "warning: " if self.severity == "warning" else ""
-        return f"{where}: {self.path}: {prefix}{self.message}" if self.path else f"{where}: {prefix}{self.message}"
+        return (
+            f"{where}: {self.path}: {prefix}{self.message}"
+            if self.path
+            else f"{where}: {prefix}{self.message}"
+        )
 
 
 class PlanError(PlannerError):
@@ -78,7 +82,9 @@ class WorkloadNotFoundError(PlannerError):
 class ApiError(PlannerError):
     status: ClassVar[int] = 0
 
-    def __init__(self, message: str, *, status: int, reason: str = "", body: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int, reason: str = "", body: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.http_status = status
         self.reason = reason
@@ -127,8 +133,16 @@ class ServerError(ApiError):
 
 _BY_STATUS: dict[int, type[ApiError]] = {
     cls.status: cls
-    for cls in (BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError)
-    + (GoneError, InvalidError, TooManyRequestsError)
+    for cls in (
+        BadRequestError,
+        UnauthorizedError,
+        ForbiddenError,
+        NotFoundError,
+        ConflictError,
+        GoneError,
+        InvalidError,
+        TooManyRequestsError,
+    )
 }
 
 _MAX_MESSAGE = 400

@@ -1,0 +1,240 @@
+"""The command line: parse options, call `app`, hand results to a printer, choose the exit code.
+
+Exit codes are a contract (DESIGN §5): 0 success, 1 any error (usage errors too: click's 2 is remapped),
+2 changes present (`plan --detailed-exitcode`), 3 lock held, 4 workload not found.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from planner import __version__, app
+from planner.errors import Diagnostic, PlanError, PlannerError
+from planner.output.manifests import to_json, to_yaml
+from planner.plan.schema import schema_text
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _cluster_options(command: F) -> F:
+    """`-n/--namespace`, `--kubeconfig`, `--context`, as kubectl spells them."""
+    command = click.option("--context", help="Kubeconfig context to use (default: the current context).")(
+        command
+    )
+    command = click.option(
+        "--kubeconfig",
+        type=click.Path(dir_okay=False),
+        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+    )(command)
+    return click.option(
+        "-n",
+        "--namespace",
+        help="Default namespace for objects whose plan names none (default: the context's, else `default`).",
+    )(command)
+
+
+def _output_option(*choices: str) -> Callable[[F], F]:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def _plan_paths() -> Callable[[F], F]:
+    return click.argument("plans", nargs=-1, required=True, type=click.Path(exists=True))
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _print_warnings(warnings: Sequence[Diagnostic]) -> None:
+    for warning in warnings:
+        click.echo(str(warning), err=True)
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "--version", prog_name="planner", message="%(prog)s %(version)s")
+def cli() -> None:
+    """planner: a Nix-style declarative reconciler for Kubernetes.
+
+    Plan files declare workloads and sandboxes; planner renders them, diffs them against the live
+    cluster and applies the difference along a dependency graph.
+    """
+
+
+@cli.command()
+@_plan_paths()
+@_output_option("text", "json")
+def validate(plans: tuple[str, ...], output: str) -> None:
+    """Check plan files (or directories of them) without contacting a cluster.
+
+    Every problem is reported at once, one line each, as `file:LINE:COL: path: message`; exit 1 if any.
+    """
+    loaded = app.validate(plans)
+    _print_warnings(loaded.warnings)
+    for plan in loaded.plans:
+        counts = {
+            "workloads": len(plan.workloads),
+            "sandboxes": len(plan.sandboxes),
+            "warmPools": len(plan.warm_pools),
+            "configMaps": len(plan.config_maps),
+            "secrets": len(plan.secrets),
+        }
+        if output == "json":
+            record = {"time": _now(), "type": "Validated", "file": plan.source.file, "plan": plan.name}
+            click.echo(json.dumps(record | counts | {"message": f"plan {plan.name} is valid"}))
+        else:
+            summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+            click.echo(f"{plan.source.file}: plan {plan.name} is valid ({summary or 'empty'})")
+
+
+@cli.command()
+@_plan_paths()
+@_output_option("yaml", "json")
+@_cluster_options
+@click.option("--show-secrets", is_flag=True, help="Print Secret values and hashes instead of `***`.")
+def render(
+    plans: tuple[str, ...],
+    output: str,
+    namespace: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    show_secrets: bool,
+) -> None:
+    """Print the manifests the plans render to, without contacting a cluster.
+
+    The output pipes into `kubectl apply -f -`. Secret values are masked unless --show-secrets.
+    """
+    loaded, rendered = app.render_plans(plans, namespace=namespace, kubeconfig=kubeconfig, context=context)
+    _print_warnings(loaded.warnings)
+    manifests = [manifest for each in rendered for manifest in each.manifests]
+    printer = to_json if output == "json" else to_yaml
+    click.echo(printer(manifests, show_secrets=show_secrets), nl=False)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the plan format's JSON Schema (draft-07)."""
+    click.echo(schema_text(), nl=False)
+
+
+@cli.command()
+@_output_option("text", "json")
+def version(output: str) -> None:
+    """Print planner's version."""
+    if output == "json":
+        click.echo(json.dumps({"version": __version__}))
+    else:
+        click.echo(f"planner {__version__}")
+
+
+@cli.group()
+def cluster() -> None:
+    """Run the embedded slim cluster: a local Kubernetes-compatible API server for when no cluster is at hand."""
+
+
+_data_option = click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="State directory (default: $XDG_STATE_HOME/planner/cluster).",
+)
+
+
+@cluster.command("up")
+@_data_option
+@click.option("--port", type=click.IntRange(0, 65535), help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--memory", is_flag=True, help="Keep state in memory only (lost when it stops).")
+def cluster_up(data_dir: Path | None, port: int | None, memory: bool) -> None:
+    """Start the embedded cluster in the background and write its kubeconfig."""
+    from planner.slim import cluster as slim
+
+    info = slim.up(data_dir=data_dir, port=port, memory=memory)
+    click.echo(f"embedded cluster running at {info.url} (pid {info.pid}, data {info.data_dir})", err=True)
+    click.echo(f"export KUBECONFIG={info.kubeconfig}")
+
+
+@cluster.command("down")
+@_data_option
+def cluster_down(data_dir: Path | None) -> None:
+    """Stop the embedded cluster (its state stays in the data directory)."""
+    from planner.slim import cluster as slim
+
+    click.echo("stopped" if slim.down(data_dir=data_dir) else "not running")
+
+
+@cluster.command("status")
+@_data_option
+def cluster_status(data_dir: Path | None) -> None:
+    """Say whether the embedded cluster runs, and where."""
+    from planner.slim import cluster as slim
+
+    info = slim.status(data_dir=data_dir)
+    if info is None:
+        click.echo("not running")
+        sys.exit(1)
+    click.echo(f"running at {info.url} (pid {info.pid}); kubeconfig {info.kubeconfig}")
+
+
+@cluster.command("reset")
+@_data_option
+def cluster_reset(data_dir: Path | None) -> None:
+    """Stop the embedded cluster and delete its state."""
+    from planner.slim import cluster as slim
+
+    slim.reset(data_dir=data_dir)
+    click.echo("reset")
+
+
+@cluster.command("serve")
+@_data_option
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=6443, show_default=True, help="Port on 127.0.0.1."
+)
+@click.option("--memory", is_flag=True, help="Keep state in memory only.")
+@click.option("--token", envvar="PLANNER_CLUSTER_TOKEN", help="Require this bearer token from clients.")
+def cluster_serve(data_dir: Path | None, port: int, memory: bool, token: str | None) -> None:
+    """Run the embedded cluster in the foreground until interrupted."""
+    from planner.slim import cluster as slim
+
+    slim.serve(data_dir=data_dir, port=port, memory=memory, token=token)
+
+
+def _report(error: PlannerError) -> int:
+    if isinstance(error, PlanError):
+        for diagnostic in error.diagnostics:
+            click.echo(str(diagnostic), err=True)
+    else:
+        click.echo(f"error: {error}", err=True)
+    return error.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes."""
+    try:
+        code = cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as usage:
+        usage.show()
+        sys.exit(1)
+    except PlannerError as error:
+        sys.exit(_report(error))
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,156 @@
+"""The offline commands (validate, render, schema, version) run as a user runs them: a subprocess.
+
+Exit codes and output streams are the contract (DESIGN §5), so these tests go through `python -m planner`
+rather than calling click in-process.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+PLANS = REPO / "plans"
+DB_PASSWORD = "correct-horse-battery-staple"
+
+
+def planner(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env_free = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "KUBECONFIG": str(cwd / "no-such-kubeconfig")}
+    return subprocess.run(
+        [sys.executable, "-m", "planner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env_free,
+        check=False,
+    )
+
+
+def test_validate_accepts_every_example_plan() -> None:
+    result = planner("validate", "plans/")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "plans/pod-fidelity.yaml: plan fidelity is valid (1 workloads, 1 configMaps, 1 secrets)",
+        "plans/sandboxes.yaml: plan devboxes is valid (4 sandboxes, 1 warmPools)",
+        "plans/web-stack.yaml: plan shop is valid (2 workloads, 1 configMaps, 1 secrets)",
+    ]
+
+
+def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        "metadata: {name: shop}\n"
+        "runtime: docker\n"
+        "workloads:\n"
+        "  - name: web\n"
+        "    image: nginx\n"
+        "    pullPolicy: Never\n"
+        "    env: {PORT: 8080}\n"
+    )
+    result = planner("validate", "bad.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 3
+    assert [line.split(": ")[0] for line in lines] == ["bad.yaml:4:10", "bad.yaml:8:17", "bad.yaml:9:17"]
+
+
+def test_validate_json_prints_one_object_per_plan() -> None:
+    result = planner("validate", "plans/web-stack.yaml", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert (record["type"], record["plan"], record["workloads"], record["secrets"]) == (
+        "Validated",
+        "shop",
+        2,
+        1,
+    )
+
+
+def _documents(text: str) -> list[dict]:  # type: ignore[type-arg]
+    return [doc for doc in YAML(typ="safe").load_all(text) if doc]
+
+
+def test_render_masks_secret_values_and_hashes_by_default() -> None:
+    result = planner("render", "plans/web-stack.yaml")
+    assert result.returncode == 0, result.stderr
+    encoded = base64.b64encode(DB_PASSWORD.encode()).decode()
+    assert DB_PASSWORD not in result.stdout and encoded not in result.stdout
+    secret = next(d for d in _documents(result.stdout) if d["kind"] == "Secret")
+    assert secret["data"] == {"password": "***", "username": "***"}
+    assert secret["metadata"]["annotations"]["planner.dev/hash"] == "***"
+
+
+def test_render_show_secrets_reveals_the_resolved_file_value_without_its_newline() -> None:
+    result = planner("render", "plans/web-stack.yaml", "--show-secrets")
+    assert result.returncode == 0, result.stderr
+    secret = next(d for d in _documents(result.stdout) if d["kind"] == "Secret")
+    assert base64.b64decode(secret["data"]["password"]).decode() == DB_PASSWORD
+    assert len(secret["metadata"]["annotations"]["planner.dev/hash"]) == 64
+
+
+def test_render_json_is_a_kubectl_list_of_every_object() -> None:
+    result = planner("render", "plans/web-stack.yaml", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["apiVersion"], document["kind"]) == ("v1", "List")
+    names = sorted((item["kind"], item["metadata"]["name"]) for item in document["items"])
+    assert names == [
+        ("ConfigMap", "web-config"),
+        ("Deployment", "web"),
+        ("Job", "migrate"),
+        ("Secret", "db-credentials"),
+        ("Service", "web-svc"),
+    ]
+    assert {item["metadata"]["namespace"] for item in document["items"]} == {"shop"}
+
+
+def test_render_namespace_flag_places_a_plan_without_namespace(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: p}\nworkloads:\n  - {name: web, image: nginx:1}\n"
+    )
+    result = planner("render", "p.yaml", "-n", "team-a", "-o", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (deployment,) = json.loads(result.stdout)["items"]
+    assert deployment["metadata"]["namespace"] == "team-a"
+    assert deployment["metadata"]["annotations"]["planner.dev/runtime-id"] == "k8s-team-a|deployment|web"
+
+
+def test_render_without_namespace_or_kubeconfig_uses_default(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: p}\nworkloads:\n  - {name: web, image: nginx:1}\n"
+    )
+    result = planner("render", "p.yaml", "-o", "json", cwd=tmp_path)
+    assert json.loads(result.stdout)["items"][0]["metadata"]["namespace"] == "default"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("render",), ("validate", "--bogus", "plans/"), ("nonsense",), ("render", "plans/", "-o", "xml")],
+    ids=["a missing argument", "an unknown flag", "an unknown command", "an unknown output format"],
+)
+def test_usage_errors_exit_1_not_2(args: tuple[str, ...]) -> None:
+    result = planner(*args)
+    assert result.returncode == 1
+    assert "Error" in result.stderr
+
+
+def test_schema_prints_the_shipped_schema() -> None:
+    result = planner("schema")
+    assert json.loads(result.stdout) == json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+
+
+def test_version_and_help() -> None:
+    assert planner("version").stdout == "planner 0.1.0\n"
+    assert json.loads(planner("version", "-o", "json").stdout) == {"version": "0.1.0"}
+    help_result = planner("render", "--help")
+    assert help_result.returncode == 0 and "--show-secrets" in help_result.stdout
