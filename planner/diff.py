@@ -634,11 +634,17 @@ def _name_rebase(
 # --- data loss ---
 
 
+def _destroys_data(change: Change) -> bool:
+    if change.ref.kind not in _DATA_KINDS or change.action not in ("replace", "delete"):
+        return False
+    return not (change.transition == "rebase" and change.action == "delete")  # the old rootfs only
+
+
 def _check_data_loss(changes: Iterable[Change]) -> None:
     losses = [
         (str(c.ref), f"would be {'replaced' if c.action == 'replace' else 'deleted'} ({c.reason})")
         for c in changes
-        if c.ref.kind in _DATA_KINDS and c.action in ("replace", "delete") and c.transition != "rebase"
+        if _destroys_data(c)
     ]
     if losses:
         raise DataLossError(losses)

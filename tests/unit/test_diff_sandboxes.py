@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from planner.diff import ChangeSet, diff
-from planner.plan.model import Rootfs
+from planner.errors import DataLossError
+from planner.plan.model import Claim, Rootfs
 from tests.unit.test_diff_support import (
     NAMESPACE,
     PLAN,
@@ -161,3 +162,15 @@ def test_an_env_var_dropped_from_a_sandbox_replaces_its_pod_even_without_managed
     assert fields_of(pod) == [
         (".spec.containers[name=sandbox].env[name=TRACE]", {"name": "TRACE", "value": "1"}, None, None)
     ]
+
+
+def test_a_rebase_does_not_excuse_replacing_the_workspace() -> None:
+    live = [served(m) for m in objects(sandbox())]
+    desired = objects(
+        sandbox(rootfs=Rootfs(size="10Gi", generation=2), workspace=Claim(size="20Gi", storage_class="fast"))
+    )
+
+    with pytest.raises(DataLossError) as raised:
+        plan_against(desired, live)
+
+    assert [name for name, _ in raised.value.objects] == ["persistentvolumeclaim/shop/alice-workspace"]
