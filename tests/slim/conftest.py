@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,8 +109,30 @@ def kubectl_binary(version: str) -> Path | None:
     return candidate if candidate.exists() else None
 
 
+@dataclass(frozen=True)
+class KubectlRunner:
+    """Runs one kubectl binary against the module's cluster with its own discovery cache."""
+
+    binary: Path
+    kubeconfig: Path
+    cache: Path
+
+    def command(self, *args: str) -> list[str]:
+        return [str(self.binary), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache), *args]
+
+    def __call__(
+        self, *args: str, stdin: str | None = None, timeout: float = 30, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            self.command(*args), input=stdin, capture_output=True, text=True, timeout=timeout
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+
+Kubectl = KubectlRunner
 KUBECTL_VERSIONS = ("1.27", "1.33")
-Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(params=KUBECTL_VERSIONS, ids=[f"kubectl {v}" for v in KUBECTL_VERSIONS])
@@ -120,13 +142,4 @@ def kubectl(request: pytest.FixtureRequest, cluster: ClusterHandle, tmp_path: Pa
         pytest.skip(f"kubectl.{request.param} is not installed beside kubectl")
     cache = tmp_path / "kube-cache"
 
-    def run(
-        *args: str, stdin: str | None = None, timeout: float = 30, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        command = [str(binary), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir", str(cache), *args]
-        result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
-        if check and result.returncode != 0:
-            raise AssertionError(f"{' '.join(args)} failed ({result.returncode}): {result.stderr}")
-        return result
-
-    return run
+    return KubectlRunner(binary, cluster.kubeconfig, cache)

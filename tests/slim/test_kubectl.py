@@ -1,0 +1,137 @@
+"""Real kubectl (1.27 and 1.33, fresh --cache-dir each) against the embedded cluster: discovery,
+create -f, get, get -o yaml, replace, delete (which waits, so it must return) and get --watch."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from planner.slim.cluster import ClusterHandle
+from planner.slim.resources import RESOURCES
+from tests.slim.conftest import Kubectl, http
+
+pytestmark = pytest.mark.conformance
+
+MANIFESTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: nginx, image: "nginx:1.25", resources: {limits: {cpu: "0.5", memory: 1024Mi}}}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {mode: fast}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {password: hunter2}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: solo}
+spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_api_resources_lists_every_kind(kubectl: Kubectl) -> None:
+    output = kubectl("api-resources", "--no-headers").stdout
+    kinds = {line.split()[-1] for line in output.splitlines() if line.strip()}
+    assert {r.kind for r in RESOURCES} <= kinds
+
+
+def test_create_get_replace_delete(kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    manifest = tmp_path / "all.yaml"
+    manifest.write_text(MANIFESTS)
+    created = kubectl("create", "-n", namespace, "-f", str(manifest)).stdout
+    assert "deployment.apps/web created" in created and "pod/solo created" in created
+    listing = kubectl("get", "-n", namespace, "deployments,services,configmaps,secrets,pvc,jobs,pods").stdout
+    for name in (
+        "deployment.apps/web",
+        "service/web",
+        "configmap/settings",
+        "secret/creds",
+        "persistentvolumeclaim/data",
+        "job.batch/once",
+        "pod/solo",
+    ):
+        assert name in listing
+    deployment = YAML(typ="safe").load(
+        kubectl("get", "-n", namespace, "deployment", "web", "-o", "yaml").stdout
+    )
+    resources = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources == {"limits": {"cpu": "500m", "memory": "1Gi"}}
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "25%", "maxUnavailable": "25%"}
+    deployment["spec"]["replicas"] = 3
+    edited = tmp_path / "web.yaml"
+    YAML().dump(deployment, edited)
+    assert "deployment.apps/web replaced" in kubectl("replace", "-f", str(edited)).stdout
+    assert (
+        "3" in kubectl("get", "-n", namespace, "deployment", "web", "-o", "jsonpath={.spec.replicas}").stdout
+    )
+    started = time.monotonic()
+    deleted = kubectl("delete", "-n", namespace, "-f", str(manifest), timeout=60).stdout
+    assert 'pod "solo" deleted' in deleted and 'job.batch "once" deleted' in deleted
+    assert time.monotonic() - started < 20
+    assert "No resources found" in kubectl("get", "-n", namespace, "deployments,pods,jobs").stderr
+
+
+def test_get_watch_sees_added_modified_deleted(
+    kubectl: Kubectl, cluster: ClusterHandle, namespace: str
+) -> None:
+    watcher = subprocess.Popen(
+        kubectl.command("get", "configmaps", "-n", namespace, "--watch", "--output-watch-events"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.5)
+        collection = f"/api/v1/namespaces/{namespace}/configmaps"
+        assert http(cluster, "POST", collection, {"metadata": {"name": "seen"}}).status == 201
+        patch = http(
+            cluster,
+            "PATCH",
+            f"{collection}/seen",
+            {"data": {"a": "b"}},
+            content_type="application/merge-patch+json",
+        )
+        assert patch.status == 200
+        assert http(cluster, "DELETE", f"{collection}/seen").status == 200
+        time.sleep(1.0)
+    finally:
+        watcher.terminate()
+        output, _ = watcher.communicate(timeout=10)
+    events = [
+        line.split()[:2] for line in output.splitlines() if line.strip() and not line.startswith("EVENT")
+    ]
+    assert ["ADDED", "seen"] in events and ["MODIFIED", "seen"] in events and ["DELETED", "seen"] in events
+    assert (
+        events.index(["ADDED", "seen"])
+        < events.index(["MODIFIED", "seen"])
+        < events.index(["DELETED", "seen"])
+    )

@@ -1,0 +1,155 @@
+"""Unit tables for the pure parts of the embedded server: quantities, selectors, ages, omitempty,
+defaulting helpers and the continue token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.slim import defaults, quantity, views
+from planner.slim.errors import StatusError
+from planner.slim.meta import prune_empty
+from planner.slim.selectors import field_getter, parse_field_selector, parse_label_selector
+
+pytestmark = pytest.mark.unit
+
+QUANTITIES = [
+    ("0.5", "500m"),
+    ("1000m", "1"),
+    ("1024Mi", "1Gi"),
+    ("1536Mi", "1536Mi"),
+    ("0.5Gi", "512Mi"),
+    ("1.5", "1500m"),
+    ("2000", "2k"),
+    ("1500", "1500"),
+    ("1e3", "1e3"),
+    ("100Ki", "100Ki"),
+    ("512", "512"),
+    ("1Ki", "1Ki"),
+    ("0", "0"),
+    ("250m", "250m"),
+    ("1G", "1G"),
+    ("2048Ki", "2Mi"),
+]
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"), QUANTITIES, ids=[f"{g} prints as {c}" for g, c in QUANTITIES]
+)
+def test_quantity_canonical_form(given: str, canonical: str) -> None:
+    assert quantity.canonical(given) == canonical
+
+
+def test_quantity_rejects_garbage() -> None:
+    with pytest.raises(quantity.QuantityError):
+        quantity.canonical("lots")
+
+
+LABELS = {"app": "web", "tier": "front", "n": "7"}
+LABEL_CASES = [
+    ("", True),
+    ("app=web", True),
+    ("app==web", True),
+    ("app!=web", False),
+    ("app in (db,web)", True),
+    ("app notin (web)", False),
+    ("tier", True),
+    ("!tier", False),
+    ("missing", False),
+    ("!missing", True),
+    ("n>5", True),
+    ("n<5", False),
+    ("app=web,tier=back", False),
+    ("app=web, tier in (front)", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "matches"),
+    LABEL_CASES,
+    ids=[f"{t!r} {'matches' if m else 'does not match'} app=web,tier=front,n=7" for t, m in LABEL_CASES],
+)
+def test_label_selector(text: str, matches: bool) -> None:
+    assert parse_label_selector(text).matches(LABELS) is matches
+
+
+def test_field_selector_rejects_unknown_fields() -> None:
+    with pytest.raises(StatusError) as failure:
+        parse_field_selector("spec.secret=1", {"metadata.name": field_getter("metadata.name")})
+    assert (
+        failure.value.code == 400
+        and failure.value.body["message"] == "field label not supported: spec.secret"
+    )
+
+
+AGES = [
+    (5, "5s"),
+    (119, "119s"),
+    (303, "5m3s"),
+    (600, "10m"),
+    (11400, "3h10m"),
+    (36000, "10h"),
+    (190800, "2d5h"),
+    (864000, "10d"),
+    (800 * 86400, "2y70d"),
+]
+
+
+@pytest.mark.parametrize(("seconds", "shown"), AGES, ids=[f"{s} seconds is {a}" for s, a in AGES])
+def test_age_like_kubectl(seconds: int, shown: str) -> None:
+    assert views.human_duration(seconds) == shown
+
+
+PRUNES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("nulls and empty strings go", {"a": None, "b": "", "c": 1}, {"c": 1}),
+    ("empty lists go", {"args": [], "x": [1]}, {"x": [1]}),
+    (
+        "empty structs stay",
+        {"resources": {}, "securityContext": {}},
+        {"resources": {}, "securityContext": {}},
+    ),
+    ("empty maps go", {"labels": {}, "data": {}}, {}),
+    ("empty label values stay", {"labels": {"a": ""}}, {"labels": {"a": ""}}),
+    (
+        "template creationTimestamp null stays",
+        {"metadata": {"creationTimestamp": None}},
+        {"metadata": {"creationTimestamp": None}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("why", "given", "kept"), PRUNES, ids=[p[0] for p in PRUNES])
+def test_prune_empty_like_go_omitempty(why: str, given: dict[str, Any], kept: dict[str, Any]) -> None:
+    assert prune_empty(given) == kept
+
+
+PULL = [
+    ("nginx", "Always"),
+    ("nginx:latest", "Always"),
+    ("nginx:1.25", "IfNotPresent"),
+    ("registry:5000/app", "Always"),
+    ("registry:5000/app:v1", "IfNotPresent"),
+    ("app@sha256:abc", "IfNotPresent"),
+]
+
+
+@pytest.mark.parametrize(("image", "policy"), PULL, ids=[f"{i} pulls {p}" for i, p in PULL])
+def test_image_pull_policy_default(image: str, policy: str) -> None:
+    container: dict[str, Any] = {"name": "c", "image": image}
+    defaults.default_container(container)
+    assert container["imagePullPolicy"] == policy
+
+
+def test_pod_requests_default_from_limits_and_qos() -> None:
+    pod: dict[str, Any] = {
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1024Mi"}}}
+            ]
+        }
+    }
+    defaults.default_pod(pod)
+    resources = pod["spec"]["containers"][0]["resources"]
+    assert resources == {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}}
+    assert pod["status"] == {"phase": "Pending", "qosClass": "Guaranteed"}
