@@ -1,0 +1,147 @@
+"""The plan printers, fed hand-built ChangeSets: text, JSON lines and markdown say the same facts."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from markdown_it import MarkdownIt
+
+from planner.diff import Change, ChangeSet, FieldChange, ObjectRef
+from planner.output.plan import summary_line, to_json_lines, to_markdown, to_text
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+
+
+def ref(kind: str, name: str, group: str = "") -> ObjectRef:
+    return ObjectRef(group=group, kind=kind, namespace="shop", name=name)
+
+
+def deployment_web() -> dict:  # type: ignore[type-arg]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "annotations": {"planner.dev/runtime-id": "k8s-shop|deployment|web"}},
+    }
+
+
+CHANGES = ChangeSet(
+    plan="shop",
+    namespace="shop",
+    changes=(
+        Change(ref=ref("ConfigMap", "web-config"), action="create", desired={}, live=None),
+        Change(
+            ref=ref("Deployment", "web", "apps"),
+            action="update",
+            desired=deployment_web(),
+            live=deployment_web(),
+            fields=(
+                FieldChange(
+                    path=".spec.template.spec.containers[name=web].image", before="web:1.0", after="web:1.1"
+                ),
+                FieldChange(path=".spec.replicas", before=2, after=2, manager="kubectl"),
+            ),
+            owner="web",
+        ),
+        Change(
+            ref=ref("Job", "migrate", "batch"),
+            action="replace",
+            desired={},
+            live={},
+            reason="forced by spec.template",
+        ),
+        Change(
+            ref=ref("Secret", "db"),
+            action="update",
+            desired={},
+            live={},
+            fields=(FieldChange(path=".data.password", before="(sensitive)", after="(sensitive)"),),
+        ),
+        Change(
+            ref=ref("Service", "old-svc"), action="delete", desired=None, live={}, reason="not in the plan"
+        ),
+        Change(
+            ref=ref("Job", "seed", "batch"), action="noop", desired={}, live=None, transition="already-ran"
+        ),
+        Change(ref=ref("ConfigMap", "same"), action="noop", desired={}, live={}),
+    ),
+)
+
+
+def test_text_reads_like_terraform_and_hides_noops() -> None:
+    assert to_text(CHANGES) == (
+        "Plan shop (namespace shop)\n"
+        "  + create configmap/shop/web-config\n"
+        "  ~ update deployment/shop/web\n"
+        '      .spec.template.spec.containers[name=web].image: "web:1.0" → "web:1.1"\n'
+        "      .spec.replicas: takes over from kubectl\n"
+        "-/+ replace job/shop/migrate (forced by spec.template)\n"
+        "  ~ update secret/shop/db\n"
+        "      .data.password: *** → ***\n"
+        "  - delete service/shop/old-svc (not in the plan)\n"
+        "  = unchanged job/shop/seed (already-ran)\n"
+        "Plan: 1 to create, 2 to update, 1 to replace, 1 to delete.\n"
+    )
+
+
+def test_text_with_colour_adds_escape_codes_only_when_asked() -> None:
+    assert "\x1b[" in to_text(CHANGES, colour=True)
+    assert "\x1b[" not in to_text(CHANGES)
+
+
+def test_no_changes_says_so() -> None:
+    quiet = ChangeSet(plan="shop", namespace="shop", changes=CHANGES.changes[-1:])
+    assert summary_line(quiet) == "No changes. The cluster matches plan shop."
+    assert to_text(quiet) == "Plan shop (namespace shop)\nNo changes. The cluster matches plan shop.\n"
+
+
+def test_json_lines_use_terraform_actions_and_a_summary() -> None:
+    records = [json.loads(line) for line in to_json_lines(CHANGES, now=NOW).splitlines()]
+    assert [(r["type"], r.get("object"), r.get("actions")) for r in records] == [
+        ("Planned", "configmap/shop/web-config", ["create"]),
+        ("Planned", "deployment/shop/web", ["update"]),
+        ("Planned", "job/shop/migrate", ["delete", "create"]),
+        ("Planned", "secret/shop/db", ["update"]),
+        ("Planned", "service/shop/old-svc", ["delete"]),
+        ("Planned", "job/shop/seed", ["no-op"]),
+        ("Summary", None, None),
+    ]
+    web = records[1]
+    assert web["runtime_id"] == "k8s-shop|deployment|web"
+    assert web["time"] == "2026-11-29T12:00:00Z"
+    assert web["fields"][1] == {"path": ".spec.replicas", "before": 2, "after": 2, "manager": "kubectl"}
+    assert records[5]["transition"] == "already-ran"
+    assert records[3]["fields"] == [{"path": ".data.password", "before": "***", "after": "***"}]
+    assert {k: records[-1][k] for k in ("create", "update", "replace", "delete")} == {
+        "create": 1,
+        "update": 2,
+        "replace": 1,
+        "delete": 1,
+    }
+
+
+def test_markdown_renders_a_table_and_folded_details() -> None:
+    text = to_markdown(CHANGES)
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    kinds = [token.type for token in tokens]
+    assert "table_open" in kinds and "fence" in kinds and "html_block" in kinds
+    cells = [t.content for t in tokens if t.type == "inline"]
+    assert "`deployment/shop/web`" in cells
+    assert "**Plan: 1 to create, 2 to update, 1 to replace, 1 to delete.**" in cells
+    fence = next(t for t in tokens if t.type == "fence")
+    assert fence.info == "diff" and "takes over from kubectl" in fence.content
+
+
+def test_markdown_lists_ownership_conflicts() -> None:
+    conflicted = ChangeSet(
+        plan="shop",
+        namespace="shop",
+        changes=(),
+        conflicts=(
+            "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)",
+        ),
+    )
+    assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown(conflicted)
