@@ -16,27 +16,41 @@ garbage collector is meant to be a controller watching this core.
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import builtins
 import copy
-import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from typing import Any
 
 from planner.slim import admission, errors, patch, validation
-from planner.slim.errors import Cause, StatusError, Target
-from planner.slim.meta import generated_name, metadata, new_uid, now_rfc3339, prune_empty
-from planner.slim.resources import ResourceType, by_kind, lookup
-from planner.slim.selectors import (
-    FieldSelector,
-    LabelSelector,
-    parse_field_selector,
-    parse_label_selector,
+from planner.slim.deleting import (
+    DeleteOptions,
+    check_preconditions,
+    deleted_response,
+    grace_period,
+    pod_waits_for_node,
+    timestamp_in,
+    with_policy_finalizer,
 )
-from planner.slim.store import Conflict, Store, Subscription, TooOld, WatchEvent
+from planner.slim.errors import Cause, StatusError, Target
+from planner.slim.listing import ListOptions, decode_continue, encode_continue, sort_key
+from planner.slim.meta import generated_name, metadata, new_uid, now_rfc3339, prune_empty
+from planner.slim.objects import (
+    Filter,
+    check_rv,
+    error_target,
+    parse_rv,
+    resource_key,
+    scope,
+    strip_type,
+    with_type,
+)
+from planner.slim.resources import ResourceType, by_kind
+from planner.slim.selectors import parse_field_selector, parse_label_selector
+from planner.slim.store import Conflict, Store
+from planner.slim.watching import WatchOptions, open_watch
+
+__all__ = ["Api", "DeleteOptions", "ListOptions", "WatchOptions", "WriteOptions", "resource_key"]
 
 Obj = dict[str, Any]
 SERVER_OWNED_META = (
@@ -46,13 +60,8 @@ SERVER_OWNED_META = (
     "deletionGracePeriodSeconds",
     "generation",
 )
-BOOKMARK_INTERVAL = 60.0
 NAMESPACE_RESOURCE = "namespaces"
 ObjList = list[Obj]
-
-
-def resource_key(rt: ResourceType) -> str:
-    return f"{rt.group}/{rt.plural}"
 
 
 @dataclass(frozen=True)
@@ -60,68 +69,6 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str | None = None
     force: bool = False
-
-
-@dataclass(frozen=True)
-class DeleteOptions:
-    propagation_policy: str | None = None
-    grace_period_seconds: int | None = None
-    precondition_uid: str | None = None
-    precondition_rv: str | None = None
-    dry_run: bool = False
-
-    @classmethod
-    def from_body(cls, body: Obj | None, query: dict[str, str]) -> DeleteOptions:
-        body = body or {}
-        preconditions = body.get("preconditions") or {}
-        policy = body.get("propagationPolicy") or query.get("propagationPolicy")
-        if policy is None and (body.get("orphanDependents") is not None or "orphanDependents" in query):
-            orphan = body.get("orphanDependents", query.get("orphanDependents") in ("true", "1"))
-            policy = "Orphan" if orphan else "Background"
-        grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
-        dry_run = body.get("dryRun") or ([query["dryRun"]] if "dryRun" in query else [])
-        return cls(
-            propagation_policy=policy,
-            grace_period_seconds=int(grace) if grace is not None else None,
-            precondition_uid=preconditions.get("uid"),
-            precondition_rv=preconditions.get("resourceVersion"),
-            dry_run="All" in dry_run,
-        )
-
-
-@dataclass(frozen=True)
-class ListOptions:
-    label_selector: str | None = None
-    field_selector: str | None = None
-    limit: int = 0
-    continue_token: str | None = None
-    resource_version: str | None = None
-    resource_version_match: str | None = None
-
-
-@dataclass(frozen=True)
-class WatchOptions:
-    label_selector: str | None = None
-    field_selector: str | None = None
-    resource_version: str | None = None
-    timeout_seconds: float | None = None
-    allow_bookmarks: bool = False
-
-
-@dataclass
-class _Filter:
-    namespace: str | None
-    labels: LabelSelector
-    fields: FieldSelector
-    getters: dict[str, Any] = field(default_factory=dict)
-
-    def matches(self, obj: Obj | None) -> bool:
-        if obj is None:
-            return False
-        meta = obj.get("metadata") or {}
-        if self.namespace is not None and meta.get("namespace", "") != self.namespace:
-            return False
-        return self.labels.matches(meta.get("labels")) and self.fields.matches(obj, self.getters)
 
 
 class Api:
@@ -134,20 +81,21 @@ class Api:
     # --- reads ---------------------------------------------------------------------------------------
 
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
-        stored = self.store.get(resource_key(rt), _scope(rt, namespace), name)
+        stored = self.store.get(resource_key(rt), scope(rt, namespace), name)
         if stored is None:
-            raise errors.not_found(_target(rt, name))
-        return _with_type(rt, stored)
+            raise errors.not_found(error_target(rt, name))
+        return with_type(rt, stored)
 
-    def list(self, rt: ResourceType, namespace: str | None, options: ListOptions = ListOptions()) -> Obj:
+    def list(self, rt: ResourceType, namespace: str | None, options: ListOptions | None = None) -> Obj:
+        options = options or ListOptions()
         flt = self._filter(rt, namespace, options.label_selector, options.field_selector)
         list_rv = self._list_revision(options)
         start = ""
         if options.continue_token:
-            list_rv, start = _decode_continue(options.continue_token)
+            list_rv, start = decode_continue(options.continue_token)
         items = self._candidates(rt, flt)
         items = (
-            [o for o in items if _sort_key(o) > start and flt.matches(o)]
+            [o for o in items if sort_key(o) > start and flt.matches(o)]
             if start
             else [o for o in items if flt.matches(o)]
         )
@@ -155,7 +103,7 @@ class Api:
         if options.limit and len(items) > options.limit:
             remaining = len(items) - options.limit
             items = items[: options.limit]
-            meta["continue"] = _encode_continue(list_rv, _sort_key(items[-1]))
+            meta["continue"] = encode_continue(list_rv, sort_key(items[-1]))
             if flt.labels.empty and not flt.fields.terms:
                 meta["remainingItemCount"] = remaining
         return {"kind": rt.list_kind, "apiVersion": rt.group_version, "metadata": meta, "items": items}
@@ -165,12 +113,12 @@ class Api:
             raise errors.bad_request("specifying resource version is not allowed when using continue")
         current = self.store.revision
         if options.resource_version_match == "Exact" and options.resource_version not in (None, "", "0"):
-            requested = _parse_rv(options.resource_version)
+            requested = parse_rv(options.resource_version)
             if requested < current:
                 raise errors.expired("The resourceVersion for the provided list is too old.")
         return current
 
-    def _candidates(self, rt: ResourceType, flt: _Filter) -> ObjList:
+    def _candidates(self, rt: ResourceType, flt: Filter) -> ObjList:
         name = flt.fields.exact_name()
         key = resource_key(rt)
         if name is not None and flt.namespace is not None:
@@ -180,9 +128,9 @@ class Api:
 
     def _filter(
         self, rt: ResourceType, namespace: str | None, labels: str | None, fields: str | None
-    ) -> _Filter:
+    ) -> Filter:
         getters = rt.field_selectors
-        return _Filter(
+        return Filter(
             namespace if rt.namespaced else None,
             parse_label_selector(labels),
             parse_field_selector(fields, getters),
@@ -212,7 +160,7 @@ class Api:
         self._default(rt, obj)
         meta.setdefault("finalizers", [])
         meta["finalizers"] = list(dict.fromkeys([*meta["finalizers"], *admission.server_finalizers(rt.kind)]))
-        target = _target(rt, meta.get("name", ""))
+        target = error_target(rt, meta.get("name", ""))
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
         obj = prune_empty(obj)
@@ -220,19 +168,19 @@ class Api:
             None, obj, manager=options.field_manager, operation="Update", subresource=None
         )
         if options.dry_run:
-            return _with_type(rt, obj)
+            return with_type(rt, obj)
         return self._store_new(rt, namespace, obj, target)
 
     def _store_new(self, rt: ResourceType, namespace: str, obj: Obj, target: Target) -> Obj:
         try:
-            stored = self.store.create(resource_key(rt), namespace, obj["metadata"]["name"], _strip_type(obj))
+            stored = self.store.create(resource_key(rt), namespace, obj["metadata"]["name"], strip_type(obj))
         except Conflict as exc:
             if rt.kind == "Service":
                 self.allocator.release(obj)
             raise errors.already_exists(target) from exc
         if rt.kind == "Namespace":
             self._populate_namespace(obj["metadata"]["name"])
-        return _with_type(rt, stored)
+        return with_type(rt, stored)
 
     def _populate_namespace(self, namespace: str) -> None:
         """What controllers put in every new namespace; done here until part 3's controllers exist."""
@@ -275,8 +223,8 @@ class Api:
         meta["name"] = name
         old = self.store.get(resource_key(rt), namespace, name)
         if old is None:
-            raise errors.not_found(_target(rt, name))
-        _check_rv(rt, meta.get("resourceVersion"), old, name)
+            raise errors.not_found(error_target(rt, name))
+        check_rv(rt, meta.get("resourceVersion"), old, name)
         if subresource == "status":
             return self._write_status(rt, namespace, old, obj, options)
         return self._write_update(rt, namespace, old, obj, options, operation="Update")
@@ -294,7 +242,7 @@ class Api:
             obj["status"] = copy.deepcopy(old.get("status", {}))
         if rt.tracks_generation and obj.get("spec") != old.get("spec"):
             meta["generation"] = int(old["metadata"].get("generation", 0)) + 1
-        target = _target(rt, meta["name"])
+        target = error_target(rt, meta["name"])
         causes = self._admit(rt, obj, old, target)
         self._validate(rt, obj, old, target, causes)
         obj = prune_empty(obj)
@@ -317,17 +265,17 @@ class Api:
     def _commit_update(
         self, rt: ResourceType, namespace: str, old: Obj, new: Obj, options: WriteOptions
     ) -> Obj:
-        new = _strip_type(new)
+        new = strip_type(new)
         new["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
         if new == old or options.dry_run:
-            return _with_type(rt, new)
+            return with_type(rt, new)
         key = resource_key(rt)
         name = new["metadata"]["name"]
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            if _pod_waits_for_node(rt, new):
-                return _with_type(rt, self.store.update(key, namespace, name, new))
-            return _with_type(rt, self._remove(rt, namespace, name, new))
-        return _with_type(rt, self.store.update(key, namespace, name, new))
+            if pod_waits_for_node(rt, new):
+                return with_type(rt, self.store.update(key, namespace, name, new))
+            return with_type(rt, self._remove(rt, namespace, name, new))
+        return with_type(rt, self.store.update(key, namespace, name, new))
 
     # --- patch ---------------------------------------------------------------------------------------
 
@@ -360,28 +308,26 @@ class Api:
         """PATCH; the flag says whether the object was created (server-side apply on a missing object)."""
         patcher = patch.patcher_for(content_type)
         ctx = patch.PatchContext(rt, options.field_manager, options.force, subresource)
-        old = self.store.get(resource_key(rt), _scope(rt, namespace), name)
+        old = self.store.get(resource_key(rt), scope(rt, namespace), name)
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}
             created = self.create(rt, namespace, patcher(skeleton, body, ctx), options)
             return created, True
         if old is None:
-            raise errors.not_found(_target(rt, name))
-        current = _with_type(rt, copy.deepcopy(old))
+            raise errors.not_found(error_target(rt, name))
+        current = with_type(rt, copy.deepcopy(old))
         patched = patcher(current, body, ctx)
         meta = metadata(patched)
-        _check_rv(rt, meta.get("resourceVersion"), old, name)
+        check_rv(rt, meta.get("resourceVersion"), old, name)
         if meta.get("name", name) != name:
             raise errors.bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
             )
         if subresource == "status":
-            return self._write_status(rt, _scope(rt, namespace), old, patched, options), False
+            return self._write_status(rt, scope(rt, namespace), old, patched, options), False
         operation = "Apply" if patch.is_apply(content_type) else "Update"
         decoded = self._decode(rt, patched)
-        return self._write_update(
-            rt, _scope(rt, namespace), old, decoded, options, operation=operation
-        ), False
+        return self._write_update(rt, scope(rt, namespace), old, decoded, options, operation=operation), False
 
     # --- pods/binding --------------------------------------------------------------------------------
 
@@ -395,10 +341,10 @@ class Api:
             )
         old = self.store.get(resource_key(rt), namespace, name)
         if old is None:
-            raise errors.not_found(_target(rt, name))
+            raise errors.not_found(error_target(rt, name))
         if (old.get("spec") or {}).get("nodeName"):
             raise errors.conflict(
-                _target(rt, name), f'pod {name} is already assigned to node "{old["spec"]["nodeName"]}"'
+                error_target(rt, name), f'pod {name} is already assigned to node "{old["spec"]["nodeName"]}"'
             )
         new = copy.deepcopy(old)
         new["spec"]["nodeName"] = node
@@ -437,12 +383,12 @@ class Api:
             cause = validation.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")
             raise errors.invalid(Target("autoscaling", rt.plural, "Scale", name), [cause])
         wanted_rv = (scale.get("metadata") or {}).get("resourceVersion")
-        _check_rv(rt, wanted_rv, current, name)
+        check_rv(rt, wanted_rv, current, name)
         current["spec"]["replicas"] = replicas
         updated = self._write_update(
             rt,
-            _scope(rt, namespace),
-            self.store.get(resource_key(rt), _scope(rt, namespace), name) or {},
+            scope(rt, namespace),
+            self.store.get(resource_key(rt), scope(rt, namespace), name) or {},
             current,
             options,
             operation="Update",
@@ -466,35 +412,36 @@ class Api:
     # --- delete --------------------------------------------------------------------------------------
 
     def delete(
-        self, rt: ResourceType, namespace: str, name: str, options: DeleteOptions = DeleteOptions()
+        self, rt: ResourceType, namespace: str, name: str, options: DeleteOptions | None = None
     ) -> Obj:
-        namespace = _scope(rt, namespace)
+        options = options or DeleteOptions()
+        namespace = scope(rt, namespace)
         old = self.store.get(resource_key(rt), namespace, name)
         if old is None:
-            raise errors.not_found(_target(rt, name))
-        _check_preconditions(rt, old, options)
+            raise errors.not_found(error_target(rt, name))
+        check_preconditions(rt, old, options)
         new = copy.deepcopy(old)
         meta = new["metadata"]
-        finalizers = _with_policy_finalizer(
+        finalizers = with_policy_finalizer(
             list(meta.get("finalizers") or []), options.propagation_policy or rt.default_propagation
         )
-        grace = _grace_period(rt, new, options)
+        grace = grace_period(rt, new, options)
         if finalizers or grace > 0:
             shortened = grace < int(meta.get("deletionGracePeriodSeconds") or 0)
             if not meta.get("deletionTimestamp") or shortened:
-                meta["deletionTimestamp"] = _timestamp_in(grace)
+                meta["deletionTimestamp"] = timestamp_in(grace)
                 meta["deletionGracePeriodSeconds"] = grace
                 if rt.tracks_generation and not shortened:
                     meta["generation"] = int(meta.get("generation", 0)) + 1
             meta["finalizers"] = finalizers
             if options.dry_run or new == old:
-                return _with_type(rt, new)
-            return _with_type(rt, self.store.update(resource_key(rt), namespace, name, prune_empty(new)))
+                return with_type(rt, new)
+            return with_type(rt, self.store.update(resource_key(rt), namespace, name, prune_empty(new)))
         meta.setdefault("deletionTimestamp", now_rfc3339())
         meta.setdefault("deletionGracePeriodSeconds", 0)
         if options.dry_run:
-            return _deleted_response(rt, new)
-        return _deleted_response(rt, self._remove(rt, namespace, name, new))
+            return deleted_response(rt, new)
+        return deleted_response(rt, self._remove(rt, namespace, name, new))
 
     def _remove(self, rt: ResourceType, namespace: str, name: str, final: Obj) -> Obj:
         if rt.kind == "Namespace":
@@ -531,7 +478,7 @@ class Api:
                 if exc.code == 404:
                     continue
                 raise
-            deleted.append(_strip_type(result) if result.get("kind") == rt.kind else item)
+            deleted.append(strip_type(result) if result.get("kind") == rt.kind else item)
         return {
             "kind": rt.list_kind,
             "apiVersion": rt.group_version,
@@ -542,83 +489,9 @@ class Api:
     # --- watch ---------------------------------------------------------------------------------------
 
     def watch(self, rt: ResourceType, namespace: str | None, options: WatchOptions) -> AsyncIterator[Obj]:
-        """Validate, subscribe and snapshot now (a bad selector raises here, before any stream opens),
-        then return the event stream: initial events, live events, bookmarks, ending at the timeout."""
+        """A watch stream; a bad selector raises here, before any stream opens."""
         flt = self._filter(rt, namespace, options.label_selector, options.field_selector)
-        key = resource_key(rt)
-        subscription = self.store.subscribe(key)
-        try:
-            last_rv, initial = self._watch_start(rt, key, flt, options.resource_version)
-        except BaseException:
-            self.store.unsubscribe(subscription)
-            raise
-        return self._stream(rt, subscription, flt, last_rv, initial, options)
-
-    async def _stream(
-        self,
-        rt: ResourceType,
-        subscription: Subscription,
-        flt: _Filter,
-        last_rv: int,
-        initial: builtins.list[Obj],
-        options: WatchOptions,
-    ) -> AsyncIterator[Obj]:
-        try:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + options.timeout_seconds if options.timeout_seconds else None
-            for initial_event in initial:
-                yield initial_event
-            if last_rv < 0:
-                return
-            async for event in self._live(rt, subscription, flt, last_rv, deadline, options.allow_bookmarks):
-                yield event
-        finally:
-            self.store.unsubscribe(subscription)
-
-    def _watch_start(
-        self, rt: ResourceType, key: str, flt: _Filter, rv_text: str | None
-    ) -> tuple[int, builtins.list[Obj]]:
-        if rv_text in (None, "", "0"):
-            objects = [o for o in self.store.list(key, flt.namespace) if flt.matches(o)]
-            return self.store.revision, [{"type": "ADDED", "object": _with_type(rt, o)} for o in objects]
-        requested = _parse_rv(rv_text)
-        try:
-            buffered = self.store.events_since(key, requested)
-        except TooOld as exc:
-            status = errors.expired(str(exc)).body
-            status.pop("details", None)
-            return -1, [{"type": "ERROR", "object": status}]
-        events = [e for e in (_event_for(rt, ev, flt) for ev in buffered) if e is not None]
-        return max([requested, *(ev.rv for ev in buffered)]), events
-
-    async def _live(
-        self,
-        rt: ResourceType,
-        subscription: Any,
-        flt: _Filter,
-        last_rv: int,
-        deadline: float | None,
-        bookmarks: bool,
-    ) -> AsyncIterator[Obj]:
-        loop = asyncio.get_running_loop()
-        while True:
-            wait = BOOKMARK_INTERVAL if deadline is None else min(BOOKMARK_INTERVAL, deadline - loop.time())
-            if wait <= 0:
-                if bookmarks:
-                    yield _bookmark(rt, self.store.revision)
-                return
-            try:
-                event: WatchEvent = await asyncio.wait_for(subscription.queue.get(), timeout=wait)
-            except TimeoutError:
-                if bookmarks and (deadline is None or loop.time() < deadline):
-                    yield _bookmark(rt, self.store.revision)
-                continue
-            if event.rv <= last_rv:
-                continue
-            last_rv = event.rv
-            out = _event_for(rt, event, flt)
-            if out is not None:
-                yield out
+        return open_watch(self.store, rt, flt, options)
 
     # --- pipeline steps ------------------------------------------------------------------------------
 
@@ -705,124 +578,6 @@ ROOT_CA_PLACEHOLDER = (
 )
 
 
-def _scope(rt: ResourceType, namespace: str | None) -> str:
-    return (namespace or "") if rt.namespaced else ""
-
-
-def _target(rt: ResourceType, name: str) -> Target:
-    return Target(rt.group, rt.plural, rt.kind, name)
-
-
-def _with_type(rt: ResourceType, obj: Obj) -> Obj:
-    return {
-        "kind": rt.kind,
-        "apiVersion": rt.group_version,
-        **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")},
-    }
-
-
-def _strip_type(obj: Obj) -> Obj:
-    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
-
-
-def _sort_key(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
-
-
-def _encode_continue(rv: int, last_key: str) -> str:
-    token = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": last_key + "\x00"}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[int, str]:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-    except ValueError as exc:
-        raise errors.bad_request(f"invalid continue token: {exc}") from exc
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        return int(data["rv"]), str(data["start"]).rstrip("\x00")
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        first = raw[:1]
-        shown = first.decode() if first and 32 <= first[0] < 127 else f"\\x{first[0]:02x}" if first else ""
-        raise errors.bad_request(
-            "invalid continue token: continue key is not valid: "
-            f"invalid character '{shown}' looking for beginning of value"
-        ) from exc
-
-
-def _parse_rv(text: str | None) -> int:
-    try:
-        return int(text or "0")
-    except ValueError as exc:
-        raise errors.bad_request(f'invalid resource version "{text}"') from exc
-
-
-def _check_rv(rt: ResourceType, wanted: Any, old: Obj, name: str) -> None:
-    if wanted not in (None, "") and str(wanted) != old["metadata"].get("resourceVersion"):
-        raise errors.stale(_target(rt, name))
-
-
-def _check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> None:
-    meta = old["metadata"]
-    target = _target(rt, meta["name"])
-    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-        raise errors.conflict(
-            target,
-            f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
-            f"({meta.get('uid')}). The object might have been deleted and then recreated",
-            by_kind=True,
-        )
-    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-        raise errors.conflict(
-            target,
-            f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
-            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified",
-            by_kind=True,
-        )
-
-
-def _with_policy_finalizer(finalizers: builtins.list[str], policy: str) -> builtins.list[str]:
-    if policy not in ("Background", "Foreground", "Orphan"):
-        raise errors.bad_request(f"invalid propagationPolicy: {policy}")
-    wanted = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(policy)
-    others = [f for f in finalizers if f not in ("foregroundDeletion", "orphan") or f == wanted]
-    if wanted and wanted not in others:
-        others.append(wanted)
-    return others
-
-
-def _grace_period(rt: ResourceType, obj: Obj, options: DeleteOptions) -> int:
-    if rt.kind != "Pod":
-        return 0
-    spec = obj.get("spec") or {}
-    if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-        return 0
-    if options.grace_period_seconds is not None:
-        return max(options.grace_period_seconds, 0)
-    return int(spec.get("terminationGracePeriodSeconds", 30))
-
-
-def _pod_waits_for_node(rt: ResourceType, obj: Obj) -> bool:
-    return rt.kind == "Pod" and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
-
-
-def _timestamp_in(seconds: int) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _deleted_response(rt: ResourceType, obj: Obj) -> Obj:
-    if rt.returns_deleted_object:
-        return _with_type(rt, obj)
-    details: Obj = {"name": obj["metadata"]["name"]}
-    if rt.group:
-        details["group"] = rt.group
-    details["kind"] = rt.plural
-    details["uid"] = obj["metadata"].get("uid")
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-
 def _kind_mismatch(rt: ResourceType, kind: str, api_version: str) -> str:
     version = api_version.rsplit("/", 1)[-1]
     internal_group = rt.group.split(".")[0] if rt.group else "core"
@@ -867,34 +622,3 @@ def _scale_of(obj: Obj) -> Obj:
             "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items())),
         },
     }
-
-
-def _event_for(rt: ResourceType, event: WatchEvent, flt: _Filter) -> Obj | None:
-    """The event a filtered watcher sees: selector leave → DELETED, enter → ADDED."""
-    now_matches = event.type != "DELETED" and flt.matches(event.obj)
-    was_matching = flt.matches(event.old) if event.old is not None else False
-    obj = _with_type(rt, event.obj)
-    if event.type == "DELETED":
-        return {"type": "DELETED", "object": obj} if was_matching or flt.matches(event.obj) else None
-    if now_matches and (was_matching or event.type == "ADDED"):
-        return {"type": event.type, "object": obj}
-    if now_matches:
-        return {"type": "ADDED", "object": obj}
-    if was_matching:
-        return {"type": "DELETED", "object": obj}
-    return None
-
-
-def _bookmark(rt: ResourceType, rv: int) -> Obj:
-    return {
-        "type": "BOOKMARK",
-        "object": {
-            "kind": rt.kind,
-            "apiVersion": rt.group_version,
-            "metadata": {"resourceVersion": str(rv), "creationTimestamp": None},
-        },
-    }
-
-
-def find_resource(group: str, version: str, plural: str) -> ResourceType | None:
-    return lookup(group, version, plural)

@@ -1,0 +1,106 @@
+"""Delete options and the rules of deletion: preconditions, propagation finalizers, Pod grace periods.
+
+`propagationPolicy` Foreground/Orphan become the `foregroundDeletion`/`orphan` finalizers (the default
+policy is per kind: Background, or Orphan for Jobs). A Pod bound to a node gets a grace period (the
+request's, else `terminationGracePeriodSeconds`) and waits for the node agent; an unscheduled or
+finished Pod goes at once. The response is a `Status` except for kinds the apiserver answers with
+the deleted object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from planner.slim import errors
+from planner.slim.objects import error_target, with_type
+from planner.slim.resources import ResourceType
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    propagation_policy: str | None = None
+    grace_period_seconds: int | None = None
+    precondition_uid: str | None = None
+    precondition_rv: str | None = None
+    dry_run: bool = False
+
+    @classmethod
+    def from_body(cls, body: Obj | None, query: dict[str, str]) -> DeleteOptions:
+        body = body or {}
+        preconditions = body.get("preconditions") or {}
+        policy = body.get("propagationPolicy") or query.get("propagationPolicy")
+        if policy is None and (body.get("orphanDependents") is not None or "orphanDependents" in query):
+            orphan = body.get("orphanDependents", query.get("orphanDependents") in ("true", "1"))
+            policy = "Orphan" if orphan else "Background"
+        grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        dry_run = body.get("dryRun") or ([query["dryRun"]] if "dryRun" in query else [])
+        return cls(
+            propagation_policy=policy,
+            grace_period_seconds=int(grace) if grace is not None else None,
+            precondition_uid=preconditions.get("uid"),
+            precondition_rv=preconditions.get("resourceVersion"),
+            dry_run="All" in dry_run,
+        )
+
+
+def check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> None:
+    meta = old["metadata"]
+    target = error_target(rt, meta["name"])
+    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
+        raise errors.conflict(
+            target,
+            f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
+            by_kind=True,
+        )
+    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
+        raise errors.conflict(
+            target,
+            f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
+            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified",
+            by_kind=True,
+        )
+
+
+def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
+    if policy not in ("Background", "Foreground", "Orphan"):
+        raise errors.bad_request(f"invalid propagationPolicy: {policy}")
+    wanted = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(policy)
+    others = [f for f in finalizers if f not in ("foregroundDeletion", "orphan") or f == wanted]
+    if wanted and wanted not in others:
+        others.append(wanted)
+    return others
+
+
+def grace_period(rt: ResourceType, obj: Obj, options: DeleteOptions) -> int:
+    if rt.kind != "Pod":
+        return 0
+    spec = obj.get("spec") or {}
+    if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return 0
+    if options.grace_period_seconds is not None:
+        return max(options.grace_period_seconds, 0)
+    return int(spec.get("terminationGracePeriodSeconds", 30))
+
+
+def pod_waits_for_node(rt: ResourceType, obj: Obj) -> bool:
+    return rt.kind == "Pod" and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
+
+
+def timestamp_in(seconds: int) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def deleted_response(rt: ResourceType, obj: Obj) -> Obj:
+    if rt.returns_deleted_object:
+        return with_type(rt, obj)
+    details: Obj = {"name": obj["metadata"]["name"]}
+    if rt.group:
+        details["group"] = rt.group
+    details["kind"] = rt.plural
+    details["uid"] = obj["metadata"].get("uid")
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
