@@ -1,0 +1,81 @@
+"""The HTTP-free core as part 3's controllers will use it: in-process calls get the same defaulting,
+admission, validation, resourceVersions and watch events as HTTP clients."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from planner.slim.api import Api, ListOptions, WatchOptions
+from planner.slim.bootstrap import seed
+from planner.slim.errors import StatusError
+from planner.slim.resources import by_kind
+from planner.slim.store import Store
+
+pytestmark = pytest.mark.unit
+
+POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+@pytest.fixture
+def api() -> Api:
+    core = Api(Store(None))
+    seed(core)
+    return core
+
+
+def test_in_process_create_is_defaulted_and_admitted(api: Api) -> None:
+    pod = api.create(by_kind("Pod"), "default", POD)
+    assert pod["spec"]["serviceAccountName"] == "default"
+    assert pod["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert (
+        api.get(by_kind("Pod"), "default", "p")["metadata"]["resourceVersion"]
+        == pod["metadata"]["resourceVersion"]
+    )
+
+
+def test_in_process_errors_carry_the_status_body(api: Api) -> None:
+    with pytest.raises(StatusError) as missing:
+        api.get(by_kind("ConfigMap"), "default", "nope")
+    assert missing.value.code == 404
+    assert missing.value.body["details"] == {"name": "nope", "kind": "configmaps"}
+
+
+def test_status_update_in_process(api: Api) -> None:
+    api.create(by_kind("Pod"), "default", POD)
+    status = {"status": {"phase": "Running", "podIP": "10.244.0.5"}}
+    updated = api.patch(
+        by_kind("Pod"),
+        "default",
+        "p",
+        b'{"status":{"phase":"Running","podIP":"10.244.0.5"}}',
+        "application/merge-patch+json",
+        subresource="status",
+    )
+    assert updated["status"]["phase"] == status["status"]["phase"]
+    listed = api.list(by_kind("Pod"), "default", ListOptions(field_selector="status.phase=Running"))
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["p"]
+
+
+def test_in_process_watch_sees_writes(api: Api) -> None:
+    async def scenario() -> list[tuple[str, Any]]:
+        rv = api.list(by_kind("ConfigMap"), "default")["metadata"]["resourceVersion"]
+        stream = api.watch(
+            by_kind("ConfigMap"), "default", WatchOptions(resource_version=rv, timeout_seconds=0.3)
+        )
+        api.create(by_kind("ConfigMap"), "default", {"metadata": {"name": "seen"}})
+        api.delete(by_kind("ConfigMap"), "default", "seen")
+        return [(e["type"], e["object"]["metadata"]["name"]) async for e in stream]
+
+    assert asyncio.run(scenario()) == [("ADDED", "seen"), ("DELETED", "seen")]
+
+
+def test_seed_is_idempotent(api: Api) -> None:
+    before = api.store.revision
+    seed(api)
+    assert api.store.revision == before
+    names = [n["metadata"]["name"] for n in api.list(by_kind("Namespace"), None)["items"]]
+    assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
