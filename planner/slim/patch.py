@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonpatch
 
-from planner.slim.errors import Cause, StatusError, bad_request, status_body
+from planner.slim.errors import StatusError, bad_request, status_body
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -144,7 +144,3 @@ def managed_fields(
     `operation` is "Update" or "Apply"; `subresource` is "status", "scale" or None."""
     new.get("metadata", {}).pop("managedFields", None)
     return new
-
-
-def apply_causes_required_manager() -> list[Cause]:
-    return [Cause("FieldValueRequired", "Required value: is required for apply patch", "fieldManager")]

@@ -229,6 +229,14 @@ def validate_container(container: dict[str, Any], path: str, volumes: set[str]) 
 def validate_pod_spec(
     spec: dict[str, Any], path: str, *, restart_policies: tuple[str, ...] | None = None
 ) -> list[Cause]:
+    causes, volumes = _validate_volumes(spec, path)
+    if not spec.get("containers"):
+        causes.append(required(f"{path}.containers"))
+    causes += _validate_containers(spec, path, volumes)
+    return causes + _validate_pod_policies(spec, path, restart_policies)
+
+
+def _validate_volumes(spec: dict[str, Any], path: str) -> tuple[list[Cause], set[str]]:
     causes: list[Cause] = []
     volumes: set[str] = set()
     for i, volume in enumerate(spec.get("volumes") or []):
@@ -236,9 +244,12 @@ def validate_pod_spec(
         if vname in volumes:
             causes.append(duplicate(f"{path}.volumes[{i}].name", vname))
         volumes.add(vname)
-    containers = spec.get("containers") or []
-    if not containers:
-        causes.append(required(f"{path}.containers"))
+    return causes, volumes
+
+
+def _validate_containers(spec: dict[str, Any], path: str, volumes: set[str]) -> list[Cause]:
+    """Every container and init container; names are unique across both lists."""
+    causes: list[Cause] = []
     seen: set[str] = set()
     for key in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(key) or []):
@@ -247,26 +258,26 @@ def validate_pod_spec(
             if cname and cname in seen:
                 causes.append(duplicate(f"{path}.{key}[{i}].name", cname))
             seen.add(cname)
-    allowed = ("Always", "OnFailure", "Never")
+    return causes
+
+
+DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+
+
+def _validate_pod_policies(spec: dict[str, Any], path: str, restart: tuple[str, ...] | None) -> list[Cause]:
+    causes: list[Cause] = []
     policy = spec.get("restartPolicy")
-    if policy not in allowed:
-        causes.append(not_supported(f"{path}.restartPolicy", policy, allowed))
-    elif restart_policies and policy not in restart_policies:
-        causes.append(not_supported(f"{path}.restartPolicy", policy, restart_policies))
-    dns = spec.get("dnsPolicy")
-    if dns not in ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"):
-        causes.append(
-            not_supported(
-                f"{path}.dnsPolicy", dns, ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
-            )
-        )
+    if policy not in RESTART_POLICIES:
+        causes.append(not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES))
+    elif restart and policy not in restart:
+        causes.append(not_supported(f"{path}.restartPolicy", policy, restart))
+    if spec.get("dnsPolicy") not in DNS_POLICIES:
+        causes.append(not_supported(f"{path}.dnsPolicy", spec.get("dnsPolicy"), DNS_POLICIES))
     grace = spec.get("terminationGracePeriodSeconds")
     if isinstance(grace, int) and grace < 0:
-        causes.append(
-            invalid_value(
-                f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"
-            )
-        )
+        detail = "must be greater than or equal to 0"
+        causes.append(invalid_value(f"{path}.terminationGracePeriodSeconds", grace, detail))
     return causes
 
 
