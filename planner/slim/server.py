@@ -43,7 +43,10 @@ def open_api(options: ServerOptions) -> Api:
 
 async def serve_async(options: ServerOptions) -> None:
     api = open_api(options)
-    runner = web.AppRunner(build_app(api, token=options.token), access_log=None, handler_cancellation=True)
+    # A short shutdown timeout: open watches must not hold `planner cluster down` for a minute.
+    runner = web.AppRunner(
+        build_app(api, token=options.token), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
+    )
     await runner.setup()
     site = web.TCPSite(runner, HOST, options.port, reuse_address=True)
     await site.start()
