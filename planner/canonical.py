@@ -178,6 +178,20 @@ def _list_differences(desired: list[Any], live: Any, path: Path) -> list[Differe
     return found
 
 
+def project(desired: Any, live: Any, name: Segment | None = None) -> Any:
+    """The part of `live` that the declared `desired` speaks about, shaped like `desired`: map keys the
+    plan declares, list items matched by merge key. What a saved plan digests to notice a moved object."""
+    if isinstance(desired, dict) and isinstance(live, dict):
+        return {k: project(v, live[k], k) for k, v in sorted(desired.items()) if k in live}
+    if isinstance(desired, list) and isinstance(live, list):
+        key = merge_key(name, desired)
+        if key is None:
+            return live
+        matched = ((item, find_item(live, key_of(key, item))) for item in desired)
+        return [project(want, have, name) for want, have in matched if have is not _MISSING]
+    return live
+
+
 def merge_key(list_name: Segment | None, items: Sequence[Any]) -> MergeKey | None:
     """The merge key of a list named `list_name` whose items are `items`, None for an atomic list."""
     if not isinstance(list_name, str) or not items or not all(isinstance(i, dict) for i in items):

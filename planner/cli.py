@@ -18,7 +18,9 @@ import click
 from planner import __version__, app
 from planner.errors import Diagnostic, PlanError, PlannerError
 from planner.output.manifests import to_json, to_yaml
+from planner.output.plan import to_json_lines, to_markdown, to_text
 from planner.plan.schema import schema_text
+from planner.savedplan import write_saved_plans
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -124,6 +126,63 @@ def render(
     manifests = [manifest for each in rendered for manifest in each.manifests]
     printer = to_json if output == "json" else to_yaml
     click.echo(printer(manifests, show_secrets=show_secrets), nl=False)
+
+
+@cli.command("plan")
+@_plan_paths()
+@_output_option("text", "json", "markdown")
+@_cluster_options
+@click.option(
+    "--detailed-exitcode", is_flag=True, help="Exit 2 when there are changes, 0 when none, 1 on error."
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a saved plan for `apply FILE`.",
+)
+@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
+@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@click.option("--graph", is_flag=True, help="Also print the ordered task list apply would run.")
+def plan_command(
+    plans: tuple[str, ...],
+    output: str,
+    namespace: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    detailed_exitcode: bool,
+    out: Path | None,
+    allow_data_loss: bool,
+    adopt: bool,
+    rerun: tuple[str, ...],
+    graph: bool,
+) -> None:
+    """Show what apply would change, and why, without changing anything.
+
+    Reads the live objects of each plan (one LIST per kind and namespace) and diffs them against the
+    rendered plan. Secret values and hashes are never shown.
+    """
+    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    options = app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun))
+    loaded, results = app.plan(plans, target=target, options=options)
+    _print_warnings(loaded.warnings)
+    for result in results:
+        changeset = result.changeset
+        if output == "json":
+            click.echo(to_json_lines(changeset), nl=False)
+        elif output == "markdown":
+            click.echo(to_markdown(changeset), nl=False)
+        else:
+            click.echo(to_text(changeset, colour=sys.stdout.isatty()), nl=False)
+        if graph:
+            click.echo(result.execution.as_text(), nl=False)
+    if out is not None:
+        write_saved_plans(out, [result.saved(options) for result in results])
+    if any(result.changeset.conflicts for result in results):
+        sys.exit(1)
+    if detailed_exitcode and any(result.changeset.has_changes for result in results):
+        sys.exit(2)
 
 
 @cli.command()

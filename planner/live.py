@@ -1,8 +1,10 @@
 """The live side of a diff: what the cluster holds for one plan (DESIGN §4).
 
-Only the data type lives here for now. Reading a cluster into a `LiveState` (one LIST per kind and
-namespace selected by the part-of label, the parent Secret read once, a GET per planned create) is the
-cluster-access issue's work and will join this module; the diff needs nothing but the result.
+Reading is cheap by construction: the parent Secret is read once; its `contains-group-kinds` and
+`additional-namespaces`, joined with what the new render adds, give the scope; then one LIST per
+(kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
+exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
+no-op plan costs O(kinds × namespaces) requests, never O(objects).
 
 `ObjectRef` is defined here rather than in `diff` because the reader keys its result by it and sits
 below the diff in the layering (`diff > live`); `planner.diff` re-exports it.
@@ -10,9 +12,21 @@ below the diff in the layering (`diff > live`); `planner.diff` re-exports it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from planner.errors import ForbiddenError, NotFoundError
+from planner.kinds import NAMESPACE, SECRET, KindInfo, by_group_kind, for_manifest
+from planner.kube.client import KubeClient, resource_path
+from planner.render.identity import (
+    ANNOTATION_ADDITIONAL_NAMESPACES,
+    ANNOTATION_CONTAINS_GROUP_KINDS,
+    LABEL_PART_OF,
+    applyset_id,
+)
+
+LIST_PAGE = 500
 
 Manifest = dict[str, Any]
 
@@ -57,3 +71,77 @@ class LiveState:
     parent: Manifest | None = None
     foreign: Mapping[ObjectRef, Manifest] = field(default_factory=dict)
     namespaces: frozenset[str] | None = None
+
+
+def read_live(client: KubeClient, *, desired: Sequence[Manifest], plan: str, namespace: str) -> LiveState:
+    """The plan's live objects: parent, members in scope, existing namespaces, same-named foreigners."""
+    parent = get_or_none(client, SECRET, namespace, plan)
+    kinds = {for_manifest(m) for m in desired} | set(_parent_kinds(parent))
+    namespaces = {namespace} | {ns for m in desired if (ns := m.get("metadata", {}).get("namespace"))}
+    namespaces |= set(_parent_list(parent, ANNOTATION_ADDITIONAL_NAMESPACES))
+    selector = f"{LABEL_PART_OF}={applyset_id(plan, namespace)}"
+    members: dict[ObjectRef, Manifest] = {}
+    for kind in sorted((k for k in kinds if k.namespaced), key=lambda k: k.group_kind):
+        for ns in sorted(namespaces):
+            for item in list_objects(client, kind, ns, label_selector=selector):
+                members[ref_of(item)] = item
+    foreign = _foreign(client, (m for m in desired if ref_of(m) not in members))
+    return LiveState(
+        members=members, parent=parent, foreign=foreign, namespaces=_existing(client, namespaces)
+    )
+
+
+def list_objects(
+    client: KubeClient, kind: KindInfo, namespace: str | None, *, label_selector: str = ""
+) -> list[Manifest]:
+    """Every object of a kind in a namespace, page by page; items get back their kind and apiVersion."""
+    items: list[Manifest] = []
+    query = {"limit": str(LIST_PAGE)} | ({"labelSelector": label_selector} if label_selector else {})
+    while True:
+        page = client.request("GET", resource_path(kind, namespace), query=query, verb="list")
+        items += [
+            {"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in page.get("items", [])
+        ]
+        token = page.get("metadata", {}).get("continue")
+        if not token:
+            return items
+        query = query | {"continue": token}
+
+
+def get_or_none(client: KubeClient, kind: KindInfo, namespace: str | None, name: str) -> Manifest | None:
+    try:
+        return client.request("GET", resource_path(kind, namespace, name), verb="get")
+    except NotFoundError:
+        return None
+
+
+def _foreign(client: KubeClient, planned_creates: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
+    found: dict[ObjectRef, Manifest] = {}
+    for manifest in planned_creates:
+        ref = ref_of(manifest)
+        live = get_or_none(client, for_manifest(manifest), ref.namespace, ref.name)
+        if live is not None:
+            found[ref] = live
+    return found
+
+
+def _existing(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
+    """Which namespaces in scope exist; None when listing namespaces is forbidden (then assume all do)."""
+    try:
+        listed = list_objects(client, NAMESPACE, None)
+    except ForbiddenError:
+        return None
+    return frozenset(ns["metadata"]["name"] for ns in listed) & frozenset(namespaces)
+
+
+def _parent_list(parent: Manifest | None, annotation: str) -> list[str]:
+    value = str(((parent or {}).get("metadata", {}).get("annotations") or {}).get(annotation, ""))
+    return [item for item in value.split(",") if item]
+
+
+def _parent_kinds(parent: Manifest | None) -> Iterable[KindInfo]:
+    for group_kind in _parent_list(parent, ANNOTATION_CONTAINS_GROUP_KINDS):
+        try:
+            yield by_group_kind(group_kind)
+        except KeyError:
+            continue  # a kind planner does not write (another ApplySet tool's member): not ours to diff

@@ -1,0 +1,150 @@
+"""Saved plans: what `plan --out FILE` records so that `apply FILE` applies exactly what was reviewed.
+
+A saved plan never holds a Secret value. It records (DESIGN §4):
+
+- the plan files and a **closure digest**: sha256 of the rendered manifests' canonical JSON, with every
+  Secret value replaced by its own sha256, so an edited plan file (or a changed secret) is noticed;
+- the **changes** as reviewed: object, action, transition, reason and the changed field paths;
+- for **every object read**, its uid and a **declared-field digest**: the live values at the paths the
+  plan declares, plus the object's labels and annotations (less those controllers write), so a
+  `kubectl annotate`, an edit of a declared field, a deletion or a re-creation make the plan stale,
+  while status writes, HPA scaling of undeclared replicas and `rollout restart` do not;
+- the objects the plan expected to be absent, so one that appears in between is noticed too.
+
+The format is versioned (`format: planner.dev/saved-plan/v1`) and documented in docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from planner import __version__
+from planner.canonical import declared, project, with_server_forms
+from planner.diff import Change, ChangeSet, Manifest
+from planner.errors import PlannerError
+from planner.live import LiveState, ObjectRef, ref_of
+from planner.render.identity import canonical_json
+
+FORMAT = "planner.dev/saved-plan/v1"
+# Metadata written by controllers and tools as a side effect, never a sign that someone moved the object.
+VOLATILE_METADATA_PREFIXES = (
+    "deployment.kubernetes.io/",
+    "kubectl.kubernetes.io/",
+    "pv.kubernetes.io/",
+    "volume.kubernetes.io/",
+    "volume.beta.kubernetes.io/",
+    "batch.kubernetes.io/",
+    "control-plane.alpha.kubernetes.io/",
+)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _without_secret_values(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    if manifest.get("kind") != "Secret":
+        return manifest
+    hashed = {key: _sha256(str(value)) for key, value in (manifest.get("data") or {}).items()}
+    return {**manifest, "data": hashed}
+
+
+def closure_digest(manifests: Sequence[Manifest]) -> str:
+    """One digest of the whole rendered closure; Secret values enter only as their hashes."""
+    return _sha256(canonical_json([_without_secret_values(m) for m in manifests]))
+
+
+def _stable_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (values or {}).items() if not k.startswith(VOLATILE_METADATA_PREFIXES)}
+
+
+def declared_digest(desired: Manifest | None, live: Manifest) -> str:
+    """The live object's declared fields and its labels and annotations, digested."""
+    metadata = live.get("metadata", {})
+    watched = {
+        "declared": project(declared(with_server_forms(desired)), live) if desired else None,
+        "labels": _stable_metadata(metadata.get("labels")),
+        "annotations": _stable_metadata(metadata.get("annotations")),
+    }
+    return _sha256(canonical_json(_without_secret_values(watched)))
+
+
+def _change_record(change: Change) -> dict[str, Any]:
+    record: dict[str, Any] = {"object": str(change.ref), "action": change.action}
+    if change.transition:
+        record["transition"] = change.transition
+    if change.reason:
+        record["reason"] = change.reason
+    record["fields"] = [f.path for f in change.fields]
+    return record
+
+
+def _observed(desired: Sequence[Manifest], live: LiveState) -> tuple[list[dict[str, str]], list[str]]:
+    wanted = {ref_of(m): m for m in desired}
+    seen = {**live.members, **live.foreign}
+    objects = [
+        {
+            "object": str(ref),
+            "uid": str(obj.get("metadata", {}).get("uid", "")),
+            "digest": declared_digest(wanted.get(ref), obj),
+        }
+        for ref, obj in sorted(seen.items())
+    ]
+    absent = sorted(str(ref) for ref in wanted if ref not in seen)
+    return objects, absent
+
+
+def saved_plan(
+    *,
+    files: Sequence[str],
+    changeset: ChangeSet,
+    desired: Sequence[Manifest],
+    live: LiveState,
+    options: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The saved-plan document for one plan (no Secret values anywhere in it)."""
+    objects, absent = _observed(desired, live)
+    return {
+        "format": FORMAT,
+        "planner": __version__,
+        "plan": changeset.plan,
+        "namespace": changeset.namespace,
+        "files": list(files),
+        "closure_digest": closure_digest(desired),
+        "options": dict(options),
+        "changes": [_change_record(c) for c in changeset.changes if c.action != "noop" or c.transition],
+        "conflicts": list(changeset.conflicts),
+        "objects": objects,
+        "absent": absent,
+    }
+
+
+def write_saved_plans(path: Path, documents: Sequence[dict[str, Any]]) -> None:
+    """One file for the whole run: `{"format", "plans": [...]}` so several plan files travel together."""
+    path.write_text(json.dumps({"format": FORMAT, "plans": list(documents)}, indent=2, sort_keys=True) + "\n")
+
+
+def read_saved_plans(path: Path) -> list[dict[str, Any]]:
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as unreadable:
+        raise PlannerError(f"{path}: not a saved plan: {unreadable}") from unreadable
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise PlannerError(f"{path}: not a saved plan of format {FORMAT}")
+    plans: list[dict[str, Any]] = document["plans"]
+    return plans
+
+
+__all__ = [
+    "FORMAT",
+    "ObjectRef",
+    "closure_digest",
+    "declared_digest",
+    "read_saved_plans",
+    "saved_plan",
+    "write_saved_plans",
+]

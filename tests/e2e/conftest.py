@@ -1,0 +1,102 @@
+"""Fixtures for end-to-end tests: the CLI as a subprocess against an embedded cluster over HTTP.
+
+One in-memory cluster per test module (so modules run in parallel), a fresh namespace per test, and
+`planner(...)`/`kubectl(...)` runners pointed at it. Assertions go through kubectl or raw HTTP, never
+through planner's own reader, so a shared misreading cannot pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+
+REPO = Path(__file__).resolve().parents[2]
+_names = itertools.count()
+
+Runner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster() as handle:
+        yield handle
+
+
+def http(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """One raw JSON request: (status, parsed body)."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Accept": "application/json"} | ({"Content-Type": "application/json"} if data else {})
+    request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+@pytest.fixture
+def namespace(cluster: ClusterHandle) -> str:
+    name = f"e{os.getpid()}-{next(_names)}"
+    status, body = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    return name
+
+
+def _environment(kubeconfig: Path | None, home: Path) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    return env
+
+
+@pytest.fixture(scope="module")
+def home() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="planner-e2e-home-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def planner(cluster: ClusterHandle, home: Path) -> Runner:
+    """Run `python -m planner ARGS` against the module's cluster; `cwd` and `env` may be given."""
+
+    def run(
+        *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        environment = _environment(cluster.kubeconfig, home) | (env or {})
+        command = [sys.executable, "-m", "planner", *args]
+        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
+
+    return run
+
+
+@pytest.fixture
+def kubectl(cluster: ClusterHandle, home: Path) -> Runner:
+    """Run real kubectl against the module's cluster with a fresh discovery cache."""
+    cache = Path(tempfile.mkdtemp(prefix="kubectl-cache-", dir=home))
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        command = ["kubectl", f"--kubeconfig={cluster.kubeconfig}", f"--cache-dir={cache}", *args]
+        return subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
+
+    return run
+
+
+def write_plan(directory: Path, text: str, name: str = "plan.yaml") -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path

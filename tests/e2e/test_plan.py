@@ -1,0 +1,70 @@
+"""`planner plan` against the embedded cluster: what it reports, what it costs, how it exits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Runner, write_plan
+
+pytestmark = pytest.mark.e2e
+
+
+def web_plan(namespace: str, image: str = "nginx:1.27") -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: web, namespace: {namespace}}}\n"
+        "configMaps:\n  - {name: web-config, data: {LOG_LEVEL: info}}\n"
+        "workloads:\n"
+        f"  - {{name: web, image: '{image}', port: 8080, expose: true, replicas: 2}}\n"
+    )
+
+
+def test_plan_against_an_empty_namespace_lists_every_create_and_exits_2(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, web_plan(namespace))
+    result = planner("plan", str(plan), "--detailed-exitcode")
+    assert result.returncode == 2, result.stderr
+    assert result.stdout.splitlines() == [
+        f"Plan web (namespace {namespace})",
+        f"  + create configmap/{namespace}/web-config",
+        f"  + create deployment/{namespace}/web",
+        f"  + create service/{namespace}/web-svc",
+        "Plan: 3 to create, 0 to update, 0 to replace, 0 to delete.",
+    ]
+
+
+def test_plan_without_detailed_exitcode_exits_0_and_json_ends_with_a_summary(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, web_plan(namespace))
+    result = planner("plan", str(plan), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert records[-1]["type"] == "Summary" and records[-1]["create"] == 3
+    assert {r["object"] for r in records[:-1]} == {
+        f"configmap/{namespace}/web-config",
+        f"deployment/{namespace}/web",
+        f"service/{namespace}/web-svc",
+    }
+
+
+def test_a_same_named_object_without_the_plan_label_is_an_ownership_conflict(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    created = kubectl("create", "configmap", "web-config", "-n", namespace, "--from-literal=a=b")
+    assert created.returncode == 0, created.stderr
+    result = planner("plan", str(write_plan(tmp_path, web_plan(namespace))))
+    assert result.returncode == 1
+    assert f"configmap {namespace}/web-config exists and is not managed by plan web" in result.stdout
+
+
+def test_no_cluster_configured_is_one_line_naming_cluster_up(planner: Runner, tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, web_plan("default"))
+    result = planner("plan", str(plan), env={"KUBECONFIG": str(tmp_path / "missing")})
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert "no cluster configured" in result.stderr and "planner cluster up" in result.stderr
