@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
+import jsonschema
 import pytest
 from markdown_it import MarkdownIt
 
@@ -145,3 +147,13 @@ def test_markdown_lists_ownership_conflicts() -> None:
         ),
     )
     assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown(conflicted)
+
+
+def test_every_json_record_validates_against_the_documented_schema() -> None:
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "schemas" / "plan-output.schema.json").read_text()
+    )
+    validator = jsonschema.Draft7Validator(schema)
+    for line in to_json_lines(CHANGES, now=NOW).splitlines():
+        errors = [e.message for e in validator.iter_errors(json.loads(line))]
+        assert errors == [], line
