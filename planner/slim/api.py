@@ -140,8 +140,15 @@ class Api:
     # --- create --------------------------------------------------------------------------------------
 
     def create(
-        self, rt: ResourceType, namespace: str, body: Any, options: WriteOptions = WriteOptions()
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Any,
+        options: WriteOptions = WriteOptions(),
+        *,
+        operation: str = "Update",
     ) -> Obj:
+        """`operation` is "Apply" when server-side apply creates the object (its managedFields are set)."""
         obj = self._decode(rt, body)
         meta = metadata(obj)
         namespace = self._check_namespace(rt, namespace, meta)
@@ -161,13 +168,13 @@ class Api:
         meta.setdefault("finalizers", [])
         meta["finalizers"] = list(dict.fromkeys([*meta["finalizers"], *admission.server_finalizers(rt.kind)]))
         target = error_target(rt, meta.get("name", ""))
+        patch.record_create(obj, manager=options.field_manager, operation=operation, resource=rt)
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
         obj = prune_empty(obj)
-        obj = patch.managed_fields(
-            None, obj, manager=options.field_manager, operation="Update", subresource=None
-        )
         if options.dry_run:
+            if rt.kind == "Service":
+                self.allocator.release(obj)
             return with_type(rt, obj)
         return self._store_new(rt, namespace, obj, target)
 
@@ -247,7 +254,7 @@ class Api:
         self._validate(rt, obj, old, target, causes)
         obj = prune_empty(obj)
         obj = patch.managed_fields(
-            old, obj, manager=options.field_manager, operation=operation, subresource=None
+            old, obj, manager=options.field_manager, operation=operation, subresource=None, resource=rt
         )
         return self._commit_update(rt, namespace, old, obj, options)
 
@@ -258,7 +265,7 @@ class Api:
         new["status"] = _canonical_status(obj.get("status") or {})
         new = prune_empty(new)
         new = patch.managed_fields(
-            old, new, manager=options.field_manager, operation="Update", subresource="status"
+            old, new, manager=options.field_manager, operation="Update", subresource="status", resource=rt
         )
         return self._commit_update(rt, namespace, old, new, options)
 
@@ -307,11 +314,12 @@ class Api:
     ) -> tuple[Obj, bool]:
         """PATCH; the flag says whether the object was created (server-side apply on a missing object)."""
         patcher = patch.patcher_for(content_type)
-        ctx = patch.PatchContext(rt, options.field_manager, options.force, subresource)
         old = self.store.get(resource_key(rt), scope(rt, namespace), name)
+        ctx = patch.PatchContext(rt, options.field_manager, options.force, subresource, old is not None)
+        operation = "Apply" if patch.is_apply(content_type) else "Update"
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}
-            created = self.create(rt, namespace, patcher(skeleton, body, ctx), options)
+            created = self.create(rt, namespace, patcher(skeleton, body, ctx), options, operation=operation)
             return created, True
         if old is None:
             raise errors.not_found(error_target(rt, name))
@@ -325,7 +333,6 @@ class Api:
             )
         if subresource == "status":
             return self._write_status(rt, scope(rt, namespace), old, patched, options), False
-        operation = "Apply" if patch.is_apply(content_type) else "Update"
         decoded = self._decode(rt, patched)
         return self._write_update(rt, scope(rt, namespace), old, decoded, options, operation=operation), False
 
@@ -361,7 +368,7 @@ class Api:
         )
         new["status"]["conditions"] = conditions
         new = patch.managed_fields(
-            old, new, manager=options.field_manager, operation="Update", subresource="binding"
+            old, new, manager=options.field_manager, operation="Update", subresource="binding", resource=rt
         )
         if not options.dry_run:
             self._commit_update(rt, namespace, old, new, options)

@@ -1,22 +1,31 @@
 """PATCH by content type: the one dispatch table, plus the managedFields hook every write calls.
 
 `PATCHERS` maps a media type (parameters such as `;charset` stripped) to a function
-`(current object, raw body, context) -> patched object`. JSON patch (RFC 6902, via `jsonpatch`) and
-merge patch (RFC 7386) are served; strategic merge and server-side apply are part 2's
-(`planner/slim/strategic.py`, `planner/slim/fieldmanager.py`): they answer 415 until part 2 adds its
-functions to this table. An unknown media type is 415 too.
+`(current object, raw body, context) -> patched object`: JSON patch (RFC 6902, via `jsonpatch`), merge
+patch (RFC 7386), strategic merge patch (`strategic.py`) and server-side apply (`fieldmanager.py`).
+An unknown media type is 415.
+
+`managed_fields` keeps `metadata.managedFields` in the apiserver's format on every write: an apply
+has already recorded its own entry, every other write is an `Update` by its field manager. The pure
+modules raise their own errors; this module turns them into `StatusError`s.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import jsonpatch
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
+from planner.slim import admission, fieldmanager, strategic
 from planner.slim.errors import StatusError, bad_request, status_body
+from planner.slim.meta import now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -35,6 +44,7 @@ class PatchContext:
     field_manager: str | None
     force: bool
     subresource: str | None
+    exists: bool = True  # False: server-side apply is creating the object (`current` is a skeleton)
 
 
 Patcher = Callable[[Obj, bytes, PatchContext], Obj]
@@ -87,27 +97,61 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _not_yet(content_type: str) -> Patcher:
-    def refuse(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
-        raise unsupported(content_type)
+def strategic_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
+    document = _parse_json(body)
+    if not isinstance(document, dict):
+        raise bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+    try:
+        return strategic.strategic_merge_patch(current, document, kind=ctx.resource.kind)
+    except strategic.PatchError as exc:
+        raise StatusError(exc.code, exc.status_body()) from exc
 
-    return refuse
+
+def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
+    """Server-side apply. The result carries the applier's managedFields entry already; when nothing
+    changes it equals `current`, so the core writes nothing and keeps the resourceVersion."""
+    if not ctx.field_manager:
+        raise StatusError(422, fieldmanager.missing_field_manager_status())
+    config = _parse_yaml(body)
+    try:
+        return fieldmanager.apply(
+            current if ctx.exists else None,
+            config,
+            kind=ctx.resource.kind,
+            api_version=ctx.resource.group_version,
+            manager=ctx.field_manager,
+            force=ctx.force,
+            now=now_rfc3339(),
+            subresource=ctx.subresource,
+        )
+    except fieldmanager.ApplyConflict as exc:
+        raise StatusError(409, exc.status_body()) from exc
+    except strategic.PatchError as exc:
+        raise StatusError(exc.code, exc.status_body()) from exc
+
+
+def _parse_yaml(body: bytes) -> Obj:
+    try:
+        document = YAML(typ="safe", pure=True).load(body.decode("utf-8", "replace"))
+    except YAMLError as exc:
+        raise bad_request(f"error decoding YAML: {exc}") from exc
+    if not isinstance(document, dict):
+        raise bad_request("error decoding YAML: the apply patch is not an object")
+    return document
 
 
 def unsupported(content_type: str) -> StatusError:
-    accepted = ", ".join(t for t, fn in PATCHERS.items() if t not in _LATER)
+    accepted = ", ".join(PATCHERS)
     message = f"the body of the request was in an unknown format - accepted media types include: {accepted}"
     return StatusError(415, status_body(415, "UnsupportedMediaType", message))
 
 
-_LATER = {STRATEGIC_MERGE_PATCH, APPLY_PATCH}
-
-# The dispatch table. Part 2 replaces the two `_not_yet` entries with strategic.py / fieldmanager.py.
+# In the order the apiserver lists them in its 415 message.
 PATCHERS: dict[str, Patcher] = {
     JSON_PATCH: json_patch,
     MERGE_PATCH: merge_patch,
-    STRATEGIC_MERGE_PATCH: _not_yet(STRATEGIC_MERGE_PATCH),
-    APPLY_PATCH: _not_yet(APPLY_PATCH),
+    APPLY_PATCH: apply_patch,
+    STRATEGIC_MERGE_PATCH: strategic_patch,
 }
 
 
@@ -135,12 +179,95 @@ def is_apply(content_type: str | None) -> bool:
 
 
 def managed_fields(
-    old: Obj | None, new: Obj, *, manager: str | None, operation: str, subresource: str | None
+    old: Obj | None,
+    new: Obj,
+    *,
+    manager: str | None,
+    operation: str,
+    subresource: str | None,
+    resource: ResourceType,
 ) -> Obj:
     """Every write path calls this with the stored object (None on create) and the object about to be
-    stored, and stores what it returns. Part 2 (fieldmanager.py) fills it in to maintain
-    `metadata.managedFields`; for now it is the identity except that client-sent managedFields are
-    dropped, so the field is simply absent (kubectl hides it; k8s-api-behaviour.md §2).
-    `operation` is "Update" or "Apply"; `subresource` is "status", "scale" or None."""
-    new.get("metadata", {}).pop("managedFields", None)
-    return new
+    stored, and stores what it returns. An `Apply` has recorded its entry already; any other write is
+    an `Update` by `manager` (the `fieldManager` query parameter, else the User-Agent's program name)
+    that takes ownership of every field it added or changed. `subresource` is "status", "scale",
+    "binding" or None."""
+    if operation == fieldmanager.APPLY:
+        return new
+    _normalize_times(new)
+    return fieldmanager.update(
+        old,
+        new,
+        kind=resource.kind,
+        api_version=resource.group_version,
+        manager=manager or "",
+        subresource=subresource,
+        now=now_rfc3339(),
+    )
+
+
+def _normalize_times(obj: Obj) -> None:
+    """managedFields a client sends back carry `time` as it prints datetimes (the Python client
+    writes `+00:00`); the apiserver parses them, so an unchanged entry compares equal."""
+    for entry in (obj.get("metadata") or {}).get("managedFields") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("time"), str):
+            entry["time"] = _rfc3339(entry["time"])
+
+
+def _rfc3339(text: str) -> str:
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def record_create(obj: Obj, *, manager: str | None, operation: str, resource: ResourceType) -> None:
+    """Set `obj`'s managedFields for a create, as the apiserver records them: from the object as
+    decoded and defaulted, before its strategy and admission add what the creator does not own (a
+    Job's generated selector and labels, server finalizers; admission and IP allocation run later)."""
+    owned = managed_fields(
+        None,
+        _before_strategy(obj, resource),
+        manager=manager,
+        operation=operation,
+        subresource=None,
+        resource=resource,
+    )
+    entries = (owned.get("metadata") or {}).get("managedFields")
+    if entries:
+        obj["metadata"]["managedFields"] = entries
+    else:
+        obj["metadata"].pop("managedFields", None)
+
+
+def _before_strategy(obj: Obj, resource: ResourceType) -> Obj:
+    early = copy.deepcopy(obj)
+    meta = early["metadata"]
+    server = set(admission.server_finalizers(resource.kind))
+    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server]
+    if resource.kind == "Job":
+        _drop_generated_job_selector(early)
+    pruned: Obj = prune_empty(early)
+    return pruned
+
+
+def _drop_generated_job_selector(job: Obj) -> None:
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector"):
+        return
+    uid, name = job["metadata"].get("uid"), job["metadata"].get("name")
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    generated = {
+        "batch.kubernetes.io/controller-uid": uid,
+        "controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "job-name": name,
+    }
+    for key, value in generated.items():
+        if labels.get(key) == value:
+            del labels[key]
+    if spec.get("selector") == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}:
+        del spec["selector"]

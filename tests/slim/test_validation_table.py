@@ -91,10 +91,6 @@ GOLDEN_ROWS = [
     GoldenRow("error_list_bad_continue_token.json"),
     GoldenRow("ssa_missing_field_manager.json", setup=("deployment_create.json",)),
 ]
-PART_TWO = {
-    "error_patch_deployment_selector.json": "strategic-merge patch is part 2",
-    "ssa_missing_field_manager.json": "server-side apply is part 2",
-}
 
 
 def _in_namespace(path: str, namespace: str) -> str:
@@ -114,12 +110,7 @@ def _live_body(cluster: ClusterHandle, path: str, body: Any, *, stale: bool) -> 
 
 @pytest.mark.parametrize(
     "row",
-    [
-        pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=PART_TWO[r.file]))
-        if r.file in PART_TWO
-        else r
-        for r in GOLDEN_ROWS
-    ],
+    GOLDEN_ROWS,
     ids=[f"{r.file} is rejected as recorded" for r in GOLDEN_ROWS],
 )
 def test_golden_rejections(cluster: ClusterHandle, namespace: str, row: GoldenRow) -> None:

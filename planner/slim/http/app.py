@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
-from planner.slim import discovery, views
+from planner.slim import discovery, fieldmanager, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.errors import StatusError, bad_request, method_not_allowed, unauthorized, unknown_path
+from planner.slim.patch import is_apply
 from planner.slim.resources import ResourceType, lookup
 
 log = logging.getLogger(__name__)
@@ -176,8 +177,7 @@ def _write_options(request: web.Request) -> WriteOptions:
 
 
 def _manager_from_agent(request: web.Request) -> str | None:
-    agent = request.headers.get("User-Agent", "")
-    return agent.split("/", 1)[0] or None
+    return fieldmanager.manager_from_user_agent(request.headers.get("User-Agent", "")) or None
 
 
 async def _json_body(request: web.Request, kind: str) -> Any:
@@ -276,12 +276,15 @@ async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResp
         allow_bookmarks=query.get("allowWatchBookmarks", "") in ("1", "true", "True"),
     )
     events: Any = api.watch(route.resource, route.namespace, options)
+    as_table = None
+    if "as=Table" in request.headers.get("Accept", ""):
+        as_table = views.TableWatch(route.resource, query.get("includeObject", "Metadata"))
     response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
     response.enable_chunked_encoding()
     try:
         await response.prepare(request)
         async for event in events:
-            await _send(response, event)
+            await _send(response, as_table.event(event) if as_table else event)
         await response.write_eof()
     except (ConnectionResetError, ConnectionError):
         log.debug("watch client went away")
@@ -341,6 +344,8 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     raw = await request.read()
     content_type = request.headers.get("Content-Type")
     options = _write_options(request)
+    if is_apply(content_type):  # apply never falls back to the User-Agent
+        options = replace(options, field_manager=request.query.get("fieldManager") or None)
     if route.subresource == "scale":
         return json_response(
             api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
