@@ -8,6 +8,8 @@
     ├── LockHeldError               exit 3: another run holds the plan's lock
     ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
     ├── DataLossError               a PVC or Namespace would be replaced or deleted without --allow-data-loss
+    ├── OwnershipError              an object to create exists and belongs to no plan or another one
+    ├── CacheSyncError              an informer cache could not list or watch its kind
     └── ApiError                    the API server answered with an error status
         ├── BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
         ├── ConflictError 409 (AlreadyExistsError when reason is AlreadyExists), GoneError 410,
@@ -183,3 +185,13 @@ class DataLossError(PlannerError):
         super().__init__(
             "the plan destroys data; re-run with --allow-data-loss to accept it:\n" + "\n".join(lines)
         )
+
+
+class OwnershipError(PlannerError):
+    """A create met a same-named object without this plan's part-of label:
+    "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)"."""
+
+
+class CacheSyncError(PlannerError):
+    """An informer cache did not sync (403 Forbidden, 404 for an unknown kind, an unreachable server in
+    time): its readers get this instead of an empty cache that would look like "nothing exists"."""

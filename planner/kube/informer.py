@@ -1,0 +1,356 @@
+"""A local, watch-fed cache of one kind: what `apply` waits on and the monitor subscribes to.
+
+Reading a cluster object by object while waiting costs a request per object per poll; an informer costs
+one LIST and then one long WATCH per kind, whatever the number of objects. The loop is kopf's (and
+client-go's reflector's):
+
+1. LIST, page by page (a consistent read, so the cache is at least as new as any write made before it);
+   the list's resourceVersion is where the watch starts. Objects that vanished since the last list are
+   reported DELETED, new ones ADDED, changed ones MODIFIED, so subscribers see a relist as events.
+2. WATCH from that resourceVersion with bookmarks. Every event moves the resourceVersion on (bookmarks
+   too); when the server closes the stream cleanly (`timeoutSeconds`), or stays silent past the read
+   timeout, the watch resumes from the last resourceVersion seen — no relist, no event lost.
+3. An ERROR event with 410 Expired (or an HTTP 410) means the history is gone: relist at once.
+4. A dropped connection or a server error backs off (the backoff is a function passed in) and relists.
+5. 401/403/404 and other client errors will not heal by retrying: the informer stops and remembers the
+   error, and `wait_until_synced` and every read raise it, so callers see the failure, not an empty
+   cache that looks like "nothing exists".
+
+One informer watches one kind over one connection, never one per object: a single namespace is watched
+through its namespaced URL; several namespaces through the cluster-wide URL, filtered here. `Informers`
+keeps one informer per kind per process. Threads, because the client is synchronous. A watch request
+blocked in a read cannot be interrupted from another thread, so `stop()` returns at once and the daemon
+thread ends at its next event or when the server-side timeout closes the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import urllib3
+
+from planner.errors import ApiError, CacheSyncError, GoneError, PlannerError, api_error
+from planner.kinds import KindInfo
+from planner.kube.client import KubeClient, exponential_backoff, resource_path
+
+log = logging.getLogger(__name__)
+
+Manifest = dict[str, Any]
+EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+Subscriber = Callable[[EventType, Manifest], None]
+Key = tuple[str, str]  # (namespace, or "" for a cluster-scoped object; name)
+
+PAGE_SIZE = 500
+HEALING_STATUS = frozenset({408, 410, 429})
+
+
+@dataclass(frozen=True, kw_only=True)
+class InformerOptions:
+    """`watch_timeout` is the server-side `timeoutSeconds` of each watch request; a stream silent for
+    `read_slack` seconds longer than that is given up and resumed. `backoff(attempt)` is the pause
+    before relisting after the attempt-th consecutive failure."""
+
+    backoff: Callable[[int], float] = exponential_backoff
+    watch_timeout: float = 300.0
+    read_slack: float = 30.0
+    page_size: int = PAGE_SIZE
+
+
+class _Expired(Exception):
+    """The watch's resourceVersion is too old: relist."""
+
+
+def _key(obj: Mapping[str, Any]) -> Key:
+    metadata = obj.get("metadata") or {}
+    return (str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
+
+
+def _resource_version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _permanent(error: ApiError) -> bool:
+    return error.http_status < 500 and error.http_status not in HEALING_STATUS
+
+
+class Informer:
+    """The cache of one kind in a set of namespaces (None: all), fed by one LIST+WATCH loop."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        kind: KindInfo,
+        *,
+        namespaces: frozenset[str] | None = None,
+        label_selector: str = "",
+        options: InformerOptions | None = None,
+    ) -> None:
+        self.client, self.kind = client, kind
+        self.namespaces = namespaces if kind.namespaced else None
+        self.label_selector = label_selector
+        self.options = options or InformerOptions()
+        self.changed = threading.Condition(threading.RLock())
+        self._objects: dict[Key, Manifest] = {}
+        self._subscribers: list[Subscriber] = []
+        self._synced = False
+        self._failure: PlannerError | None = None
+        self._last_error: Exception | None = None
+        self._resource_version = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ---
+
+    def start(self) -> Informer:
+        if self._thread is None:
+            name = f"informer-{self.kind.plural}"
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, join: float = 0.5) -> None:
+        self._stop.set()
+        with self.changed:
+            self.changed.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(join)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def wait_until_synced(self, timeout: float | None) -> None:
+        """Block until the first LIST is in the cache; raise the informer's failure (403, 404, …), or
+        CacheSyncError naming the last error when `timeout` seconds pass first."""
+        limit = None if timeout is None or math.isinf(timeout) else max(0.0, timeout)
+        with self.changed:
+            self.changed.wait_for(lambda: self._synced or self._failure is not None or self.stopped, limit)
+            self._raise_failure()
+            if not self._synced:
+                detail = f": {self._last_error}" if self._last_error else ""
+                raise CacheSyncError(f"{self.describe()} did not sync within {timeout:g}s{detail}")
+
+    def describe(self) -> str:
+        scope = "all namespaces" if self.namespaces is None else ", ".join(sorted(self.namespaces))
+        return (
+            f"the {self.kind.plural} cache ({scope})"
+            if self.kind.namespaced
+            else f"the {self.kind.plural} cache"
+        )
+
+    # --- reads ---
+
+    def get(self, namespace: str | None, name: str) -> Manifest | None:
+        """The cached object, or None; raises the informer's failure rather than answer from nothing."""
+        with self.changed:
+            self._raise_failure()
+            return self._objects.get((namespace or "", name))
+
+    def items(self) -> list[Manifest]:
+        with self.changed:
+            self._raise_failure()
+            return list(self._objects.values())
+
+    @property
+    def synced(self) -> bool:
+        return self._synced
+
+    @property
+    def resource_version(self) -> str:
+        return self._resource_version
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber(event type, object)` for every change from now on (from the informer's
+        thread); returns the function that unsubscribes."""
+        with self.changed:
+            self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with self.changed:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    # --- the loop ---
+
+    def _run(self) -> None:
+        failures = 0
+        must_list = True
+        while not self.stopped:
+            try:
+                if must_list:
+                    self._relist()
+                    must_list, failures = False, 0
+                self._watch()
+            except _Expired:
+                must_list = True
+            except ApiError as error:
+                if _permanent(error):
+                    self._fail(error)
+                    return
+                must_list, failures = True, self._back_off(error, failures)
+            except (PlannerError, urllib3.exceptions.HTTPError, OSError, ValueError) as error:
+                must_list, failures = True, self._back_off(error, failures)
+
+    def _back_off(self, error: Exception, failures: int) -> int:
+        log.debug("%s: %s; relisting after a pause", self.describe(), error)
+        self._last_error = error
+        self._stop.wait(self.options.backoff(failures))
+        return failures + 1
+
+    def _fail(self, error: ApiError) -> None:
+        failure = CacheSyncError(f"{self.describe()}: {error}")
+        failure.__cause__ = error
+        with self.changed:
+            self._failure = failure
+            self.changed.notify_all()
+
+    def _path(self) -> str:
+        single = (
+            next(iter(self.namespaces)) if self.namespaces is not None and len(self.namespaces) == 1 else None
+        )
+        return resource_path(self.kind, single)
+
+    def _in_scope(self, obj: Mapping[str, Any]) -> bool:
+        return self.namespaces is None or _key(obj)[0] in self.namespaces
+
+    def _complete(self, obj: Manifest) -> Manifest:
+        return {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **obj}
+
+    def _selector(self) -> dict[str, str]:
+        return {"labelSelector": self.label_selector} if self.label_selector else {}
+
+    def _relist(self) -> None:
+        items: list[Manifest] = []
+        query = {"limit": str(self.options.page_size)} | self._selector()
+        while True:
+            try:
+                page = self.client.request("GET", self._path(), query=query, verb="list")
+            except GoneError:  # a continue token expired mid-list: start over
+                items, query = [], {"limit": str(self.options.page_size)} | self._selector()
+                continue
+            items += [self._complete(item) for item in page.get("items", []) if self._in_scope(item)]
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                break
+            query = query | {"continue": token}
+        self._replace(items, str((page.get("metadata") or {}).get("resourceVersion") or ""))
+
+    def _replace(self, items: Iterable[Manifest], resource_version: str) -> None:
+        fresh = {_key(item): item for item in items}
+        events: list[tuple[EventType, Manifest]] = []
+        with self.changed:
+            events += [("DELETED", gone) for key, gone in self._objects.items() if key not in fresh]
+            for key, new in fresh.items():
+                old = self._objects.get(key)
+                if old is None:
+                    events.append(("ADDED", new))
+                elif _resource_version(old) != _resource_version(new):
+                    events.append(("MODIFIED", new))
+            self._objects = fresh
+            self._resource_version = resource_version
+            self._synced = True
+            self.changed.notify_all()
+        self._publish(events)
+
+    def _watch(self) -> None:
+        query = {
+            "watch": "true",
+            "resourceVersion": self._resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(int(self.options.watch_timeout)),
+        } | self._selector()
+        timeout = self.options.watch_timeout + self.options.read_slack
+        try:
+            for line in self.client.stream_lines(self._path(), query=query, timeout=timeout):
+                if self.stopped:
+                    return
+                self._handle(json.loads(line))
+        except GoneError as expired:
+            raise _Expired() from expired
+        except urllib3.exceptions.ReadTimeoutError:
+            return  # a silent stream: resume from the last resourceVersion
+
+    def _handle(self, event: Mapping[str, Any]) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "BOOKMARK":
+            self._resource_version = _resource_version(obj) or self._resource_version
+        elif kind == "ERROR":
+            if obj.get("code") == 410:
+                raise _Expired()
+            raise api_error(int(obj.get("code") or 500), obj)
+        elif kind in ("ADDED", "MODIFIED", "DELETED"):
+            self._apply_event(kind, self._complete(obj))
+        else:
+            log.warning("%s: ignoring a watch event of unknown type %r", self.describe(), kind)
+
+    def _apply_event(self, kind: EventType, obj: Manifest) -> None:
+        self._resource_version = _resource_version(obj) or self._resource_version
+        if not self._in_scope(obj):
+            return
+        with self.changed:
+            if kind == "DELETED":
+                self._objects.pop(_key(obj), None)
+            else:
+                self._objects[_key(obj)] = obj
+            self.changed.notify_all()
+        self._publish([(kind, obj)])
+
+    def _publish(self, events: list[tuple[EventType, Manifest]]) -> None:
+        with self.changed:
+            subscribers = list(self._subscribers)
+        for kind, obj in events:
+            for subscriber in subscribers:
+                try:
+                    subscriber(kind, obj)
+                except Exception:  # one broken subscriber must not stop the cache
+                    log.exception("%s: a subscriber failed on %s", self.describe(), kind)
+
+
+class Informers:
+    """One informer per kind per process: the first caller's scope decides, later callers share it."""
+
+    def __init__(self, client: KubeClient, *, options: InformerOptions | None = None) -> None:
+        self.client, self.options = client, options
+        self._by_kind: dict[str, Informer] = {}
+        self._lock = threading.Lock()
+
+    def informer(self, kind: KindInfo, *, namespaces: frozenset[str] | None = None) -> Informer:
+        """The started informer of `kind`; created for `namespaces` (None: all) on first use. A later
+        request for a namespace outside its scope is a programming error (ValueError)."""
+        with self._lock:
+            existing = self._by_kind.get(kind.group_kind)
+            if existing is None:
+                existing = Informer(self.client, kind, namespaces=namespaces, options=self.options).start()
+                self._by_kind[kind.group_kind] = existing
+            elif not _covers(existing.namespaces, namespaces):
+                raise ValueError(f"{existing.describe()} does not cover {sorted(namespaces or ['all'])}")
+            return existing
+
+    def get(self, kind: KindInfo) -> Informer | None:
+        with self._lock:
+            return self._by_kind.get(kind.group_kind)
+
+    def stop(self) -> None:
+        with self._lock:
+            informers = list(self._by_kind.values())
+        for informer in informers:
+            informer.stop(join=0)
+
+
+def _covers(scope: frozenset[str] | None, wanted: frozenset[str] | None) -> bool:
+    return scope is None or (wanted is not None and wanted <= scope)
+
+
+__all__ = ["EventType", "Informer", "InformerOptions", "Informers", "Subscriber"]

@@ -1,0 +1,231 @@
+"""The informer cache against a real embedded server: sync, events, relist on 410, resumed watches,
+surfaced failures, and one watch connection per kind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.errors import CacheSyncError
+from planner.kinds import CONFIG_MAP, SECRET, KindInfo
+from planner.kube.client import ClientOptions, KubeClient
+from planner.kube.informer import EventType, Informer, InformerOptions, Informers
+from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
+from tests.e2e.conftest import http
+
+pytestmark = pytest.mark.e2e
+
+WATCH_CACHE = 30
+WIDGET = KindInfo(kind="Widget", group="example.com", version="v1", plural="widgets", namespaced=True)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(watch_cache_size=WATCH_CACHE) as handle:
+        yield handle
+
+
+@pytest.fixture
+def client(cluster: ClusterHandle) -> KubeClient:
+    return KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+
+
+class Recorder:
+    """A subscriber that keeps (event type, name) pairs."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: EventType, obj: dict[str, Any]) -> None:
+        with self._lock:
+            self.seen.append((kind, obj["metadata"]["name"]))
+
+    def names(self, kind: str) -> list[str]:
+        with self._lock:
+            return [name for seen_kind, name in self.seen if seen_kind == kind]
+
+
+def until(informer: Informer, condition: Any, timeout: float = 10.0) -> None:
+    with informer.changed:
+        assert informer.changed.wait_for(condition, timeout), "condition not met in time"
+
+
+def config_map(cluster: ClusterHandle, namespace: str, name: str, data: Mapping[str, str]) -> None:
+    status, body = http(
+        cluster,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        {"metadata": {"name": name}, "data": dict(data)},
+    )
+    assert status == 201, body
+
+
+@pytest.fixture
+def informers(client: KubeClient) -> Iterator[Informers]:
+    registry = Informers(client, options=InformerOptions(watch_timeout=30))
+    yield registry
+    registry.stop()
+
+
+def test_initial_sync_holds_every_object_with_its_kind_and_api_version(
+    cluster: ClusterHandle, informers: Informers, namespace: str
+) -> None:
+    config_map(cluster, namespace, "one", {"a": "1"})
+    informer = informers.informer(CONFIG_MAP, namespaces=frozenset({namespace}))
+    informer.wait_until_synced(10)
+    cached = informer.get(namespace, "one")
+    assert cached is not None
+    assert (cached["apiVersion"], cached["kind"], cached["data"]) == ("v1", "ConfigMap", {"a": "1"})
+    assert {obj["metadata"]["name"] for obj in informer.items()} == {"one", "kube-root-ca.crt"}
+
+
+def test_added_modified_and_deleted_reach_the_cache_and_subscribers(
+    cluster: ClusterHandle, informers: Informers, namespace: str
+) -> None:
+    informer = informers.informer(CONFIG_MAP, namespaces=frozenset({namespace}))
+    informer.wait_until_synced(10)
+    recorder = Recorder()
+    informer.subscribe(recorder)
+    config_map(cluster, namespace, "live", {"v": "1"})
+    until(informer, lambda: informer.get(namespace, "live") is not None)
+    current = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/live")[1]
+    status, _ = http(
+        cluster, "PUT", f"/api/v1/namespaces/{namespace}/configmaps/live", {**current, "data": {"v": "2"}}
+    )
+    assert status == 200
+    until(informer, lambda: (informer.get(namespace, "live") or {}).get("data") == {"v": "2"})
+    assert http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/live")[0] == 200
+    until(informer, lambda: informer.get(namespace, "live") is None)
+    time.sleep(0.1)  # subscribers run just after the cache changes
+    assert recorder.seen == [("ADDED", "live"), ("MODIFIED", "live"), ("DELETED", "live")]
+
+
+class ChurnBeforeFirstWatch(KubeClient):
+    """The real client, with more writes than the server's watch history between the first LIST and
+    the first WATCH — so that watch is answered 410 Expired, as after a long pause or a slow network."""
+
+    _churn: Any = None
+
+    def stream_lines(self, path: str, *, query: Mapping[str, str], timeout: float | None = None) -> Any:
+        churn, self._churn = self._churn, None
+        if churn is not None:
+            churn()
+        return super().stream_lines(path, query=query, timeout=timeout)
+
+
+def test_an_expired_watch_relists_and_misses_nothing(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    names = [f"churn-{i}" for i in range(WATCH_CACHE + 5)]
+
+    def churn() -> None:
+        for name in names:
+            config_map(cluster, namespace, name, {})
+
+    churning = ChurnBeforeFirstWatch.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+    churning._churn = churn
+    informer = Informer(churning, CONFIG_MAP, namespaces=frozenset({namespace})).start()
+    try:
+        informer.wait_until_synced(10)
+        recorder = Recorder()
+        informer.subscribe(recorder)
+        until(informer, lambda: all(informer.get(namespace, n) for n in names))
+        assert churning.log.by_verb["list"] == 2  # the first list, and the relist after the 410
+        config_map(cluster, namespace, "after-relist", {})
+        until(informer, lambda: informer.get(namespace, "after-relist") is not None)
+        time.sleep(0.1)
+        assert recorder.names("ADDED")[-1] == "after-relist"
+    finally:
+        informer.stop()
+
+
+def test_a_server_closed_stream_rewatches_from_where_it_stopped_without_relisting(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    informer = Informer(
+        client, CONFIG_MAP, namespaces=frozenset({namespace}), options=InformerOptions(watch_timeout=1)
+    ).start()
+    try:
+        informer.wait_until_synced(10)
+        recorder = Recorder()
+        informer.subscribe(recorder)
+        names = [f"slow-{i}" for i in range(6)]
+        for name in names:
+            config_map(cluster, namespace, name, {})
+            time.sleep(0.5)
+        until(informer, lambda: all(informer.get(namespace, n) for n in names))
+        time.sleep(0.1)
+        assert recorder.names("ADDED") == names
+        assert client.log.by_verb["list"] == 1
+        assert client.log.by_verb["watch"] >= 3
+    finally:
+        informer.stop()
+
+
+def test_one_watch_connection_per_kind_whatever_the_number_of_objects_and_namespaces(
+    cluster: ClusterHandle, client: KubeClient
+) -> None:
+    namespaces = []
+    for _ in range(3):
+        name = f"w{time.monotonic_ns() % 10**9}"
+        assert http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})[0] == 201
+        namespaces.append(name)
+    registry = Informers(client, options=InformerOptions(watch_timeout=60))
+    try:
+        scope = frozenset(namespaces)
+        config_maps = registry.informer(CONFIG_MAP, namespaces=scope)
+        secrets = registry.informer(SECRET, namespaces=scope)
+        assert registry.informer(CONFIG_MAP, namespaces=frozenset(namespaces[:1])) is config_maps
+        for informer in (config_maps, secrets):
+            informer.wait_until_synced(10)
+        for index in range(10):
+            config_map(cluster, namespaces[index % 3], f"cm-{index}", {})
+        until(
+            config_maps, lambda: len([o for o in config_maps.items() if "cm-" in o["metadata"]["name"]]) == 10
+        )
+        assert client.log.by_verb["watch"] == 2
+        assert client.log.by_verb["list"] == 2
+        assert {obj["metadata"]["namespace"] for obj in config_maps.items()} == scope  # filtered to scope
+    finally:
+        registry.stop()
+
+
+def test_an_unknown_kind_fails_the_sync_and_every_read_instead_of_looking_empty(
+    client: KubeClient, namespace: str
+) -> None:
+    informer = Informer(client, WIDGET, namespaces=frozenset({namespace})).start()
+    try:
+        with pytest.raises(CacheSyncError, match="widgets"):
+            informer.wait_until_synced(10)
+        with pytest.raises(CacheSyncError):
+            informer.get(namespace, "anything")
+    finally:
+        informer.stop()
+
+
+def test_an_unreachable_server_backs_off_with_the_given_policy_and_reports_the_last_error(
+    tmp_path: Path,
+) -> None:
+    pauses: list[int] = []
+
+    def backoff(attempt: int) -> float:
+        pauses.append(attempt)
+        return 0.05
+
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:9", None)  # nothing listens
+    unreachable = KubeClient.from_config(
+        kubeconfig=str(kubeconfig), context=None, options=ClientOptions(retries=0, timeout=1)
+    )
+    informer = Informer(unreachable, CONFIG_MAP, options=InformerOptions(backoff=backoff)).start()
+    try:
+        with pytest.raises(CacheSyncError, match="did not sync within 1s: cannot reach"):
+            informer.wait_until_synced(1)
+        assert pauses[:3] == [0, 1, 2]
+    finally:
+        informer.stop()
