@@ -89,9 +89,14 @@ def kubectl(cluster: ClusterHandle, home: Path) -> Runner:
     """Run real kubectl against the module's cluster with a fresh discovery cache."""
     cache = Path(tempfile.mkdtemp(prefix="kubectl-cache-", dir=home))
 
-    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         command = ["kubectl", f"--kubeconfig={cluster.kubeconfig}", f"--cache-dir={cache}", *args]
-        return subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
+        environment = {**os.environ, **env} if env else None
+        return subprocess.run(
+            command, input=stdin, env=environment, capture_output=True, text=True, check=False
+        )
 
     return run
 

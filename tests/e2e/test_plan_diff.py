@@ -1,0 +1,246 @@
+"""`planner plan` against live state that kubectl wrote (issue 6's end-to-end cases).
+
+The live state is made the way planner's own writes would make it, but by real kubectl:
+`planner render --show-secrets | kubectl apply --server-side --field-manager planner -f -`, plus the
+ApplySet parent Secret created by the test. Assertions read planner's output and exit code; the cluster
+is changed between steps only through kubectl.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Runner, write_plan
+
+pytestmark = pytest.mark.e2e
+
+SECRET_VALUE = "s3cr3t-value-never-printed"
+GROUP_KINDS = "ConfigMap,Deployment.apps,Job.batch,PersistentVolumeClaim,Pod,Secret,Service"
+
+
+def shop_plan(
+    namespace: str, *, image: str = "nginx:1.27", job_image: str = "busybox:1.36", web: bool = True
+) -> str:
+    web_workload = (
+        "  - name: web\n"
+        f"    image: '{image}'\n"
+        "    port: 8080\n"
+        "    expose: true\n"
+        "    replicas: 2\n"
+        "    cpu: '0.5'\n"
+        "    memory: 1024Mi\n"
+        "    env: {EMPTY: '', MODE: prod}\n"
+        "    volumes:\n"
+        "      - {configMap: web-config, mountPath: /etc/web, readOnly: false}\n"
+        "      - {secret: db, mountPath: /etc/db, readOnly: true}\n"
+    )
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {namespace}}}\n"
+        "configMaps:\n  - {name: web-config, data: {LOG_LEVEL: info}}\n"
+        f"secrets:\n  - {{name: db, data: {{password: {SECRET_VALUE}}}}}\n"
+        "workloads:\n"
+        f"  - {{name: migrate, kind: job, image: '{job_image}', command: [migrate]}}\n"
+        + (web_workload if web else "")
+    )
+
+
+def sandbox_plan(
+    namespace: str, *, state: str = "running", generation: int = 1, workspace: str = "2Gi"
+) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: boxes, namespace: {namespace}}}\n"
+        "sandboxes:\n"
+        "  - name: alice\n"
+        "    image: ghcr.io/acme/devbox:1\n"
+        f"    state: {state}\n"
+        f"    rootfs: {{size: 1Gi, generation: {generation}}}\n"
+        f"    workspace: {{size: {workspace}}}\n"
+    )
+
+
+def seed(planner: Runner, kubectl: Runner, plan: Path, namespace: str, name: str) -> None:
+    """Make the live state planner's own apply would: server-side apply as `planner`, plus the parent."""
+    rendered = planner("render", str(plan), "--show-secrets", "-o", "yaml")
+    assert rendered.returncode == 0, rendered.stderr
+    applied = kubectl(
+        "apply", "--server-side", "--field-manager", "planner", "-f", "-", stdin=rendered.stdout
+    )
+    assert applied.returncode == 0, applied.stderr
+    applyset = next(
+        line.split(": ")[1]
+        for line in rendered.stdout.splitlines()
+        if line.strip().startswith("applyset.kubernetes.io/part-of:")
+    )
+    parent = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "planner.dev/applyset",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"applyset.kubernetes.io/id": applyset.strip()},
+            "annotations": {
+                "applyset.kubernetes.io/tooling": "planner/0.1.0",
+                "applyset.kubernetes.io/contains-group-kinds": GROUP_KINDS,
+            },
+        },
+    }
+    created = kubectl(
+        "apply", "--server-side", "--field-manager", "planner", "-f", "-", stdin=json.dumps(parent)
+    )
+    assert created.returncode == 0, created.stderr
+
+
+def plan_exit(planner: Runner, plan: Path, *extra: str) -> tuple[int, str]:
+    result = planner("plan", str(plan), "--detailed-exitcode", *extra)
+    assert result.returncode in (0, 2), result.stderr + result.stdout
+    return result.returncode, result.stdout
+
+
+@pytest.fixture
+def shop(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> Path:
+    plan = write_plan(tmp_path, shop_plan(namespace))
+    seed(planner, kubectl, plan, namespace, "shop")
+    return plan
+
+
+def test_a_plan_equal_to_the_cluster_exits_0_despite_defaults_injection_and_spelling(
+    planner: Runner, kubectl: Runner, namespace: str, shop: Path
+) -> None:
+    sidecar = [
+        {
+            "op": "add",
+            "path": "/spec/template/spec/containers/0",
+            "value": {"name": "mesh-proxy", "image": "envoy:1"},
+        },
+        {"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "injected", "emptyDir": {}}},
+    ]
+    patched = kubectl(
+        "patch", "deployment", "web", "-n", namespace, "--type", "json", "-p", json.dumps(sidecar)
+    )
+    assert patched.returncode == 0, patched.stderr
+    code, output = plan_exit(planner, shop)
+    assert code == 0, output
+    assert output.splitlines()[-1] == "No changes. The cluster matches plan shop."
+
+
+def test_an_image_change_is_an_update_showing_old_and_new(
+    planner: Runner, namespace: str, shop: Path
+) -> None:
+    shop.write_text(shop_plan(namespace, image="nginx:1.28"))
+    code, output = plan_exit(planner, shop)
+    assert code == 2
+    assert f"  ~ update deployment/{namespace}/web" in output
+    assert '.spec.template.spec.containers[name=web].image: "nginx:1.27" → "nginx:1.28"' in output
+
+
+def test_a_job_template_change_is_a_replace_forced_by_the_template(
+    planner: Runner, namespace: str, shop: Path
+) -> None:
+    shop.write_text(shop_plan(namespace, job_image="busybox:1.37"))
+    code, output = plan_exit(planner, shop)
+    assert code == 2
+    assert f"-/+ replace job/{namespace}/migrate (forced by spec.template)" in output
+
+
+def test_kubectl_scale_is_drift_naming_the_manager(
+    planner: Runner, kubectl: Runner, namespace: str, shop: Path
+) -> None:
+    scaled = kubectl("scale", "deployment", "web", "-n", namespace, "--replicas=5")
+    assert scaled.returncode == 0, scaled.stderr
+    code, output = plan_exit(planner, shop)
+    assert code == 2
+    line = next(line for line in output.splitlines() if f"deployment/{namespace}/web" in line)
+    assert "drift" in line
+    assert ".spec.replicas: 5 → 2 (now owned by kubectl" in output
+
+
+def test_a_removed_workload_is_deleted(planner: Runner, namespace: str, shop: Path) -> None:
+    shop.write_text(shop_plan(namespace, web=False))
+    code, output = plan_exit(planner, shop)
+    assert code == 2
+    assert f"  - delete deployment/{namespace}/web" in output
+    assert f"  - delete service/{namespace}/web-svc" in output
+
+
+def test_secret_values_and_hashes_never_appear_in_any_output(
+    planner: Runner, kubectl: Runner, namespace: str, shop: Path
+) -> None:
+    changed = shop_plan(namespace).replace(SECRET_VALUE, "another-secret-value")
+    shop.write_text(changed)
+    rendered = planner("render", str(shop), "--show-secrets", "-o", "json")
+    secret = next(i for i in json.loads(rendered.stdout)["items"] if i["kind"] == "Secret")
+    live = json.loads(kubectl("get", "secret", "db", "-n", namespace, "-o", "json").stdout)
+    forbidden = {
+        SECRET_VALUE,
+        "another-secret-value",
+        base64.b64encode(SECRET_VALUE.encode()).decode(),
+        base64.b64encode(b"another-secret-value").decode(),
+        secret["metadata"]["annotations"]["planner.dev/hash"],
+        live["metadata"]["annotations"]["planner.dev/hash"],
+    }
+    for output in ("text", "json", "markdown"):
+        result = planner("plan", str(shop), "-o", output)
+        assert result.returncode == 0, result.stderr
+        assert f"secret/{namespace}/db" in result.stdout
+        leaked = [value for value in forbidden if value in result.stdout + result.stderr]
+        assert leaked == [], output
+
+
+@pytest.fixture
+def boxes(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> Path:
+    plan = write_plan(tmp_path, sandbox_plan(namespace))
+    seed(planner, kubectl, plan, namespace, "boxes")
+    return plan
+
+
+def test_a_sandbox_paused_in_the_plan_is_a_pause_transition(
+    planner: Runner, namespace: str, boxes: Path
+) -> None:
+    boxes.write_text(sandbox_plan(namespace, state="paused"))
+    code, output = plan_exit(planner, boxes)
+    assert code == 2
+    assert f"  - delete pod/{namespace}/alice (pause" in output
+    assert f"persistentvolumeclaim/{namespace}/alice-workspace (pause" in output
+    assert f"persistentvolumeclaim/{namespace}/alice-rootfs-g1" not in output
+
+
+def test_a_rootfs_generation_bump_is_a_rebase(planner: Runner, namespace: str, boxes: Path) -> None:
+    boxes.write_text(sandbox_plan(namespace, generation=2))
+    code, output = plan_exit(planner, boxes)
+    assert code == 2
+    assert f"  + create persistentvolumeclaim/{namespace}/alice-rootfs-g2 (rebase" in output
+    assert f"  - delete persistentvolumeclaim/{namespace}/alice-rootfs-g1 (rebase" in output
+
+
+def test_a_pvc_replacement_without_allow_data_loss_is_an_error_naming_it(
+    planner: Runner, namespace: str, boxes: Path
+) -> None:
+    boxes.write_text(sandbox_plan(namespace, workspace="1Gi"))
+    refused = planner("plan", str(boxes))
+    assert refused.returncode == 1
+    assert f"persistentvolumeclaim/{namespace}/alice-workspace" in refused.stderr
+    assert "--allow-data-loss" in refused.stderr
+    allowed = planner("plan", str(boxes), "--allow-data-loss")
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"-/+ replace persistentvolumeclaim/{namespace}/alice-workspace" in allowed.stdout
+
+
+def test_kubectl_edit_is_drift_naming_kubectl_edit(
+    planner: Runner, kubectl: Runner, namespace: str, shop: Path, tmp_path: Path
+) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/LOG_LEVEL: info/LOG_LEVEL: debug/' \"$1\"\n")
+    editor.chmod(0o755)
+    edited = kubectl("edit", "configmap", "web-config", "-n", namespace, env={"EDITOR": str(editor)})
+    assert edited.returncode == 0, edited.stderr
+    code, output = plan_exit(planner, shop)
+    assert code == 2
+    assert f"  ~ update configmap/{namespace}/web-config" in output and "drift" in output
+    assert '.data.LOG_LEVEL: "debug" → "info" (now owned by kubectl-edit)' in output
