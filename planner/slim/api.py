@@ -61,6 +61,7 @@ SERVER_OWNED_META = (
     "generation",
 )
 NAMESPACE_RESOURCE = "namespaces"
+NAMESPACE_KIND = "Namespace"
 ObjList = list[Obj]
 
 
@@ -263,6 +264,8 @@ class Api:
     ) -> Obj:
         new = copy.deepcopy(old)
         new["status"] = _canonical_status(obj.get("status") or {})
+        if rt.kind == "Deployment":  # its status strategy keeps only spec and labels (revision annotation)
+            new["metadata"]["annotations"] = (obj.get("metadata") or {}).get("annotations")
         new = prune_empty(new)
         new = patch.managed_fields(
             old, new, manager=options.field_manager, operation="Update", subresource="status", resource=rt
@@ -278,7 +281,11 @@ class Api:
             return with_type(rt, new)
         key = resource_key(rt)
         name = new["metadata"]["name"]
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if (
+            new["metadata"].get("deletionTimestamp")
+            and not new["metadata"].get("finalizers")
+            and not _spec_finalizers(rt, new)
+        ):
             if pod_waits_for_node(rt, new):
                 return with_type(rt, self.store.update(key, namespace, name, new))
             return with_type(rt, self._remove(rt, namespace, name, new))
@@ -374,6 +381,18 @@ class Api:
             self._commit_update(rt, namespace, old, new, options)
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
+    # --- namespaces/finalize ------------------------------------------------------------------------
+
+    def finalize_namespace(self, name: str, options: WriteOptions = WriteOptions()) -> Obj:
+        """Drop a namespace's spec.finalizers (the namespace controller, once the namespace is empty)."""
+        rt = by_kind(NAMESPACE_KIND)
+        old = self.store.get(resource_key(rt), "", name)
+        if old is None:
+            raise errors.not_found(error_target(rt, name))
+        new = copy.deepcopy(old)
+        new.setdefault("spec", {}).pop("finalizers", None)
+        return self._commit_update(rt, "", old, prune_empty(new), options)
+
     # --- scale ---------------------------------------------------------------------------------------
 
     def get_scale(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -433,7 +452,9 @@ class Api:
             list(meta.get("finalizers") or []), options.propagation_policy or rt.default_propagation
         )
         grace = grace_period(rt, new, options)
-        if finalizers or grace > 0:
+        if finalizers or grace > 0 or _spec_finalizers(rt, new):
+            if rt.kind == NAMESPACE_KIND:
+                new.setdefault("status", {})["phase"] = "Terminating"
             shortened = grace < int(meta.get("deletionGracePeriodSeconds") or 0)
             if not meta.get("deletionTimestamp") or shortened:
                 meta["deletionTimestamp"] = timestamp_in(grace)
@@ -583,6 +604,11 @@ ROOT_CA_DESCRIPTION = (
 ROOT_CA_PLACEHOLDER = (
     "-----BEGIN CERTIFICATE-----\nplanner-embedded-cluster-has-no-tls\n-----END CERTIFICATE-----\n"
 )
+
+
+def _spec_finalizers(rt: ResourceType, obj: Obj) -> bool:
+    """A Namespace also waits for its spec.finalizers (`kubernetes`, removed by the namespace controller)."""
+    return rt.kind == NAMESPACE_KIND and bool((obj.get("spec") or {}).get("finalizers"))
 
 
 def _kind_mismatch(rt: ResourceType, kind: str, api_version: str) -> str:

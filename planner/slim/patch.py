@@ -259,15 +259,16 @@ def _drop_generated_job_selector(job: Obj) -> None:
     if spec.get("manualSelector"):
         return
     uid, name = job["metadata"].get("uid"), job["metadata"].get("name")
-    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
     generated = {
         "batch.kubernetes.io/controller-uid": uid,
         "controller-uid": uid,
         "batch.kubernetes.io/job-name": name,
         "job-name": name,
     }
-    for key, value in generated.items():
-        if labels.get(key) == value:
-            del labels[key]
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    for labels in (template_labels, job["metadata"].get("labels") or {}):
+        for key, value in generated.items():
+            if labels.get(key) == value:
+                del labels[key]
     if spec.get("selector") == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}:
         del spec["selector"]

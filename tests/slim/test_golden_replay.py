@@ -2,8 +2,8 @@
 against one fresh embedded server, must produce the recorded response exactly after masking.
 
 What may differ is data, not code: `golden_deviations.yaml` lists the run-specific keys and string
-patterns masked everywhere (uids, timestamps, resourceVersions, IPs, generated suffixes,
-managedFields), per-file extra masks with the reason, `before` steps that stand in for the controllers
+patterns masked everywhere (uids, timestamps — managedFields times too —, resourceVersions, IPs,
+generated suffixes), per-file extra masks with the reason, `before` steps that stand in for the controllers
 the recording cluster ran (writing exactly the state the recording shows), and the files deferred to
 part 2 or 3 (each naming the part). A file that is neither replayed nor deferred fails the test.
 """
@@ -68,6 +68,10 @@ def _mask_keys(value: Any, keys: set[str]) -> Any:
 
 def _mask_path(value: Any, parts: list[str]) -> None:
     head, rest = parts[0], parts[1:]
+    if head == "*" and rest:
+        for item in value if isinstance(value, list) else []:
+            _mask_path(item, rest)
+        return
     targets = value if head == "*" and isinstance(value, list) else [value]
     for target in targets:
         key: Any = head
@@ -112,7 +116,10 @@ def _subset(value: Any, path: str, key: str, keep: set[str]) -> Any:
 
 def _dig(item: Any, dotted: str) -> Any:
     for part in dotted.split("."):
-        item = item.get(part) if isinstance(item, dict) else None
+        if isinstance(item, list) and part.isdigit():
+            item = item[int(part)] if int(part) < len(item) else None
+        else:
+            item = item.get(part) if isinstance(item, dict) else None
     return item
 
 
@@ -191,13 +198,14 @@ def _run_before(cluster: ClusterHandle, steps: list[dict[str, Any]]) -> None:
     for step in steps:
         body = step.get("body")
         if "status_from" in step:
-            body = {"status": load(step["status_from"])["response_body"]["status"]}
+            body = {**(body or {}), "status": load(step["status_from"])["response_body"]["status"]}
         reply = http(
             cluster,
             step["method"],
             step["path"],
             body,
             content_type=step.get("content_type", "application/merge-patch+json"),
+            headers={"User-Agent": RECORDING_USER_AGENT},
         )
         assert reply.status < 300, (step, reply.body)
 
@@ -209,12 +217,17 @@ def _watch(cluster: ClusterHandle, path: str, headers: dict[str, str]) -> Respon
         return Response(reply.status, events, dict(reply.headers))
 
 
+# The recording client; the apiserver names a writer's managedFields entry after it.
+RECORDING_USER_AGENT = "python-requests/2.31.0"
+
+
 def replay_one(cluster: ClusterHandle, name: str) -> Response:
     recorded, rules = load(name), deviation(name)
     _run_before(cluster, rules.get("before", []))
     request = recorded["request"]
     body = _substitute(request.get("body"), _live_pairs(cluster, rules))
     headers = {k: v for k, v in request["headers"].items() if k != "Content-Type"}
+    headers["User-Agent"] = RECORDING_USER_AGENT
     if "watch=" in request["path"]:
         return _watch(cluster, request["path"], headers)
     content_type = request["headers"].get("Content-Type", "application/json")
