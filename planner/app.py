@@ -6,13 +6,16 @@ Each function takes plain values and returns results; nothing here prints or exi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.diff import ChangeSet, diff
+from planner.diff import ChangeSet, diff, server_predicted
+from planner.errors import ApiError, NotFoundError, PlannerError
 from planner.graph import ExecutionPlan, solve
+from planner.kinds import for_manifest
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
 from planner.live import LiveState, read_live
@@ -21,6 +24,7 @@ from planner.render import plan_namespace, render
 from planner.savedplan import saved_plan
 
 Manifest = dict[str, Any]
+FIELD_MANAGER = "planner"
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class PlanOptions:
     allow_data_loss: bool = False
     adopt: bool = False
     rerun: frozenset[str] = frozenset()
+    server_dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,5 +115,32 @@ def plan(
             adopt=options.adopt,
             rerun=options.rerun,
         )
+        if options.server_dry_run:
+            changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return loaded, results
+
+
+def server_dry_run(client: KubeClient, changeset: ChangeSet) -> ChangeSet:
+    """Each create and update as the server would apply it (`dryRun=All`), shown in place of the
+    client-side prediction. A server rejection (422, a webhook) fails the plan, naming the object."""
+    changes = []
+    for change in changeset.changes:
+        if change.action in ("create", "update") and change.desired is not None:
+            try:
+                result = client.server_side_apply(
+                    for_manifest(change.desired),
+                    change.desired,
+                    field_manager=FIELD_MANAGER,
+                    force=True,
+                    dry_run=True,
+                )
+            except NotFoundError:
+                result = None  # its namespace is created by the same apply: nothing to ask yet
+            except ApiError as rejected:
+                raise PlannerError(
+                    f"{change.ref}: the server rejects it in a dry run: {rejected}"
+                ) from rejected
+            change = server_predicted(change, result) if result is not None else change
+        changes.append(change)
+    return dataclasses.replace(changeset, changes=tuple(changes))

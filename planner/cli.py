@@ -145,6 +145,11 @@ def render(
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
 @click.option("--graph", is_flag=True, help="Also print the ordered task list apply would run.")
+@click.option(
+    "--server-dry-run",
+    is_flag=True,
+    help="Ask the server for each create and update (dryRun=All) and show its exact result.",
+)
 def plan_command(
     plans: tuple[str, ...],
     output: str,
@@ -157,6 +162,7 @@ def plan_command(
     adopt: bool,
     rerun: tuple[str, ...],
     graph: bool,
+    server_dry_run: bool,
 ) -> None:
     """Show what apply would change, and why, without changing anything.
 
@@ -164,7 +170,9 @@ def plan_command(
     rendered plan. Secret values and hashes are never shown.
     """
     target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
-    options = app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun))
+    options = app.PlanOptions(
+        allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), server_dry_run=server_dry_run
+    )
     loaded, results = app.plan(plans, target=target, options=options)
     _print_warnings(loaded.warnings)
     for result in results:

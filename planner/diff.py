@@ -650,6 +650,45 @@ def _check_data_loss(changes: Iterable[Change]) -> None:
         raise DataLossError(losses)
 
 
+# Fields a write changes by itself (bookkeeping), never worth showing as a server-predicted change.
+_SERVER_BOOKKEEPING: tuple[tuple[str, ...], ...] = (
+    ("metadata", "managedFields"),
+    ("metadata", "resourceVersion"),
+    ("metadata", "generation"),
+    ("metadata", "creationTimestamp"),
+    ("metadata", "uid"),
+    ("status",),
+)
+
+
+def _without_bookkeeping(obj: Manifest) -> Manifest:
+    trimmed = dict(obj)
+    for path in _SERVER_BOOKKEEPING:
+        trimmed = _drop_key(trimmed, list(path[:-1]), str(path[-1]))
+    return trimmed
+
+
+def server_predicted(change: Change, result: Manifest) -> Change:
+    """`change` with its fields replaced by what a server-side dry run returned (`--server-dry-run`):
+    every difference between the live object and `result`, both ways, bookkeeping aside."""
+    if change.live is None:
+        return change
+    after, before = _without_bookkeeping(result), _without_bookkeeping(change.live)
+    found = {d.path: d for d in differences(declared(after), before)}
+    for gone in differences(declared(before), after):
+        found.setdefault(gone.path, Difference(path=gone.path, before=gone.after, after=gone.before))
+    info = _kind_info(change.ref.kind)
+    entries = managed_entries(change.live)
+    fields = tuple(
+        _mask(_field_change(found[path], entries), info) for path in sorted(found, key=format_path)
+    )
+    return dataclasses.replace(change, fields=fields, reason=_join(change.reason, "server dry run"))
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(note for note in notes if note)
+
+
 def _order(change: Change) -> tuple[str, str, str]:
     return (change.ref.namespace or "", change.ref.kind, change.ref.name)
 

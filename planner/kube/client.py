@@ -154,6 +154,30 @@ class KubeClient:
         parsed: Json = json.loads(data) if data else {}
         return parsed
 
+    def server_side_apply(
+        self,
+        resource: ResourceType,
+        manifest: Json,
+        *,
+        field_manager: str,
+        force: bool,
+        dry_run: bool = False,
+    ) -> Json:
+        """PATCH `application/apply-patch+yaml` (a JSON body is valid YAML): create or update `manifest`."""
+        metadata = manifest.get("metadata", {})
+        query = {"fieldManager": field_manager, "force": "true" if force else "false"}
+        if dry_run:
+            query["dryRun"] = "All"
+        path = resource_path(resource, metadata.get("namespace"), metadata["name"])
+        return self.request(
+            "PATCH",
+            path,
+            query=query,
+            body=manifest,
+            content_type="application/apply-patch+yaml",
+            verb="apply",
+        )
+
     def stream_lines(
         self, path: str, *, query: Mapping[str, str], timeout: float | None = None
     ) -> Iterator[bytes]:

@@ -244,3 +244,15 @@ def test_kubectl_edit_is_drift_naming_kubectl_edit(
     assert code == 2
     assert f"  ~ update configmap/{namespace}/web-config" in output and "drift" in output
     assert '.data.LOG_LEVEL: "debug" → "info" (now owned by kubectl-edit)' in output
+
+
+def test_server_dry_run_shows_the_servers_result_and_stores_nothing(
+    planner: Runner, kubectl: Runner, namespace: str, shop: Path
+) -> None:
+    shop.write_text(shop_plan(namespace, image="nginx:1.28"))
+    result = planner("plan", str(shop), "--server-dry-run", "--detailed-exitcode")
+    assert result.returncode == 2, result.stderr
+    assert f"  ~ update deployment/{namespace}/web (server dry run)" in result.stdout
+    assert '.spec.template.spec.containers[name=web].image: "nginx:1.27" → "nginx:1.28"' in result.stdout
+    live = kubectl("get", "deployment", "web", "-n", namespace, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+    assert live.stdout == "nginx:1.27"
