@@ -1,0 +1,305 @@
+"""The Writer against a real embedded server: creates (own and foreign 409s), server-side apply updates,
+deletes, namespaces, and the ApplySet parent with its run record under resourceVersion conflicts.
+State is checked through raw HTTP, never through the writer's own return values alone."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from planner.diff import ObjectRef
+from planner.errors import OwnershipError
+from planner.graph import ParentRecord
+from planner.kube.client import KubeClient
+from planner.slim.cluster import ClusterHandle
+from planner.writes import KubeWriter
+from tests.e2e.conftest import http
+
+pytestmark = pytest.mark.e2e
+
+PART_OF = "applyset.kubernetes.io/part-of"
+PLAN_ID = "applyset-test-v1"
+
+
+@pytest.fixture
+def client(cluster: ClusterHandle) -> KubeClient:
+    return KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+
+
+@pytest.fixture
+def writer(client: KubeClient) -> KubeWriter:
+    return KubeWriter(client)
+
+
+def config_map(
+    namespace: str, *, labels: Mapping[str, str] | None = None, data: Any = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "settings",
+            "namespace": namespace,
+            "labels": {PART_OF: PLAN_ID, **(labels or {})},
+            "annotations": {"planner.dev/plan": "shop"},
+        },
+        "data": data or {"mode": "fast"},
+    }
+
+
+def deployment(namespace: str, *, replicas: int | None = None, image: str = "nginx:1.27") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": "api"}},
+        "template": {
+            "metadata": {"labels": {"app": "api"}},
+            "spec": {"containers": [{"name": "api", "image": image}]},
+        },
+    }
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "api",
+            "namespace": namespace,
+            "labels": {PART_OF: PLAN_ID},
+            "annotations": {"planner.dev/plan": "shop"},
+        },
+        "spec": spec,
+    }
+
+
+def get(cluster: ClusterHandle, path: str) -> Any:
+    status, body = http(cluster, "GET", path)
+    assert status == 200, body
+    return body
+
+
+def test_create_leaves_only_planners_apply_entry_so_a_dropped_label_goes_on_the_next_apply(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    writer.create(config_map(namespace, labels={"team": "shop"}))
+    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+    entries = get(cluster, path)["metadata"]["managedFields"]
+    assert [(e["manager"], e["operation"]) for e in entries] == [("planner", "Apply")]
+    writer.apply(config_map(namespace))
+    assert get(cluster, path)["metadata"]["labels"] == {PART_OF: PLAN_ID}
+
+
+def test_a_create_that_meets_this_plans_own_object_returns_it_unchanged(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    first = writer.create(config_map(namespace))
+    again = writer.create(config_map(namespace, data={"mode": "other"}))
+    live = get(cluster, f"/api/v1/namespaces/{namespace}/configmaps/settings")
+    assert again["metadata"]["uid"] == first["metadata"]["uid"] == live["metadata"]["uid"]
+    assert live["data"] == {"mode": "fast"}
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [{}, {PART_OF: "applyset-another-plan-v1"}],
+    ids=["an unlabelled object is foreign", "another plan's object is foreign"],
+)
+def test_a_create_that_meets_a_foreign_object_fails_naming_it_and_leaves_it_untouched(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str, labels: dict[str, str]
+) -> None:
+    foreign = {"metadata": {"name": "api", "labels": labels}, "spec": deployment(namespace)["spec"]}
+    status, created = http(cluster, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", foreign)
+    assert status == 201, created
+    with pytest.raises(OwnershipError) as failure:
+        writer.create(deployment(namespace, image="nginx:1.28"))
+    assert str(failure.value) == (
+        f"deployment {namespace}/api exists and is not managed by plan shop (use --adopt to take it over)"
+    )
+    live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/api")
+    assert live["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_apply_keeps_replicas_another_manager_owns_when_the_plan_declares_none(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    writer.create(deployment(namespace))
+    scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/api/scale"
+    scale = get(cluster, scale_path)
+    status, body = http(cluster, "PUT", scale_path, {**scale, "spec": {"replicas": 5}})
+    assert status == 200, body
+    writer.apply(deployment(namespace, image="nginx:1.28"))
+    live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/api")
+    assert live["spec"]["replicas"] == 5
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
+
+
+def test_apply_takes_over_a_field_another_manager_set_because_it_forces(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    writer.create(config_map(namespace))
+    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+    status, _ = http(cluster, "PUT", path, {**get(cluster, path), "data": {"mode": "edited"}})
+    assert status == 200
+    writer.apply(config_map(namespace))
+    assert get(cluster, path)["data"] == {"mode": "fast"}
+
+
+def test_delete_removes_the_object_and_a_missing_object_is_fine(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    writer.create(config_map(namespace))
+    ref = ObjectRef(group="", kind="ConfigMap", namespace=namespace, name="settings")
+    writer.delete(ref, propagation="Background")
+    assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/settings")[0] == 404
+    writer.delete(ref, propagation="Background")
+
+
+def test_ensure_namespace_creates_a_missing_one_and_returns_an_existing_one(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    fresh = f"{namespace}-new"
+    created = writer.ensure_namespace(fresh)
+    assert get(cluster, f"/api/v1/namespaces/{fresh}")["metadata"]["uid"] == created["metadata"]["uid"]
+    assert writer.ensure_namespace(fresh)["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+def parent_ref(namespace: str) -> ObjectRef:
+    return ObjectRef(group="", kind="Secret", namespace=namespace, name="shop")
+
+
+def run_entry(name: str, namespace: str, uid: str) -> str:
+    document = {"name": name, "namespace": namespace, "uid": uid}
+    return base64.b64encode(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).decode()
+
+
+def test_the_parent_lists_the_union_of_old_and_new_group_kinds_and_namespaces_and_trims_run_records(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    ref = parent_ref(namespace)
+    first = ParentRecord(
+        group_kinds=("ConfigMap", "Job.batch"), namespaces=(namespace, "other"), run_keys=("k1",)
+    )
+    writer.write_parent(ref, first)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "migrate",
+            "namespace": namespace,
+            "uid": "u-1",
+            "annotations": {"planner.dev/run-key": "k1"},
+        },
+    }
+    writer.record_run(ref, job)
+    writer.record_run(
+        ref,
+        {
+            **job,
+            "metadata": {
+                **job["metadata"],
+                "name": "old",
+                "uid": "u-0",
+                "annotations": {"planner.dev/run-key": "k0"},
+            },
+        },
+    )
+    second = ParentRecord(
+        group_kinds=("Deployment.apps", "Job.batch"), namespaces=(namespace, "third"), run_keys=("k1",)
+    )
+    writer.write_parent(ref, second)
+    parent = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")
+    annotations = parent["metadata"]["annotations"]
+    assert parent["type"] == "planner.dev/applyset"
+    assert parent["metadata"]["labels"]["applyset.kubernetes.io/id"].startswith("applyset-")
+    assert annotations["applyset.kubernetes.io/contains-group-kinds"] == "ConfigMap,Deployment.apps,Job.batch"
+    assert annotations["applyset.kubernetes.io/additional-namespaces"] == "other,third"
+    assert annotations["applyset.kubernetes.io/tooling"].startswith("planner/")
+    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+
+
+class InterferingClient(KubeClient):
+    """The real client; before its first PUT, another writer updates the same Secret first."""
+
+    interfere: Any = None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "PUT" and self.interfere is not None:
+            interfere, self.interfere = self.interfere, None
+            interfere()
+        return super().request(method, path, **kwargs)
+
+
+def test_a_parent_write_that_loses_a_resource_version_race_rereads_and_keeps_the_other_writers_change(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    ref = parent_ref(namespace)
+    client = InterferingClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+    writer = KubeWriter(client)
+    writer.write_parent(
+        ref, ParentRecord(group_kinds=("ConfigMap",), namespaces=(namespace,), run_keys=("k1",))
+    )
+    path = f"/api/v1/namespaces/{namespace}/secrets/shop"
+
+    def other_writer_records_a_run() -> None:
+        secret = get(cluster, path)
+        secret["data"] = {**(secret.get("data") or {}), "k1": run_entry("migrate", namespace, "u-1")}
+        assert http(cluster, "PUT", path, secret)[0] == 200
+
+    client.interfere = other_writer_records_a_run
+    writer.write_parent(
+        ref, ParentRecord(group_kinds=("Job.batch",), namespaces=(namespace,), run_keys=("k1",))
+    )
+    parent = get(cluster, path)
+    assert client.log.by_verb["update"] == 2  # the conflicting PUT, then the one after re-reading
+    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert (
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
+        == "ConfigMap,Job.batch"
+    )
+
+
+def test_concurrent_run_records_are_all_kept(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    ref = parent_ref(namespace)
+    keys = [f"k{i}" for i in range(6)]
+    writer.write_parent(
+        ref, ParentRecord(group_kinds=("Job.batch",), namespaces=(namespace,), run_keys=tuple(keys))
+    )
+
+    def record(key: str) -> None:
+        metadata = {
+            "name": f"job-{key}",
+            "namespace": namespace,
+            "uid": f"uid-{key}",
+            "annotations": {"planner.dev/run-key": key},
+        }
+        writer.record_run(ref, {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata})
+
+    threads = [threading.Thread(target=record, args=(key,)) for key in keys]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    data = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")["data"]
+    assert data == {key: run_entry(f"job-{key}", namespace, f"uid-{key}") for key in keys}
+
+
+def test_a_same_named_secret_that_is_not_the_parent_is_never_overwritten(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    status, _ = http(
+        cluster,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/secrets",
+        {"metadata": {"name": "shop"}, "data": {"a": "Yg=="}},
+    )
+    assert status == 201
+    with pytest.raises(
+        OwnershipError, match=f"secret {namespace}/shop exists and is not the ApplySet parent"
+    ):
+        writer.write_parent(parent_ref(namespace), ParentRecord(group_kinds=(), namespaces=(), run_keys=()))
+    assert get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")["data"] == {"a": "Yg=="}
