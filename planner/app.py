@@ -14,14 +14,19 @@ from typing import Any
 
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, NotFoundError, PlannerError
+from planner.events import Clock, EventSink, SystemClock
+from planner.execute import ExecutionResult, execute
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import for_manifest
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
+from planner.kube.informer import Informers
 from planner.live import LiveState, read_live
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
 from planner.savedplan import saved_plan
+from planner.status import CacheStatusSource
+from planner.writes import KubeWriter, WrittenVersions
 
 Manifest = dict[str, Any]
 FIELD_MANAGER = "planner"
@@ -144,3 +149,85 @@ def server_dry_run(client: KubeClient, changeset: ChangeSet) -> ChangeSet:
             change = server_predicted(change, result) if result is not None else change
         changes.append(change)
     return dataclasses.replace(changeset, changes=tuple(changes))
+
+
+# --- apply ---------------------------------------------------------------------------------------------
+
+DEFAULT_APPLY_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplyOptions:
+    """`timeout` is the per-object wait timeout when the plan sets none (None: wait without limit)."""
+
+    plan: PlanOptions = dataclasses.field(default_factory=PlanOptions)
+    parallelism: int = 16
+    timeout: float | None = DEFAULT_APPLY_TIMEOUT
+    no_wait: bool = False
+
+
+@dataclass(frozen=True)
+class AppliedPlan:
+    planned: PlannedChanges
+    execution: ExecutionPlan
+    result: ExecutionResult
+
+
+def plan_timeouts(plan: Plan) -> dict[str, float]:
+    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
+    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
+    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
+
+
+def wait_scopes(executions: Sequence[ExecutionPlan]) -> dict[str, frozenset[str] | None]:
+    """For each kind some task waits on, the namespaces those waits are in (None: cluster-scoped)."""
+    scopes: dict[str, set[str] | None] = {}
+    for task in (t for execution in executions for t in execution.tasks if t.is_wait):
+        if task.ref.namespace is None:
+            scopes[task.ref.kind] = None
+        elif (known := scopes.setdefault(task.ref.kind, set())) is not None:
+            known.add(task.ref.namespace)
+    return {kind: None if spaces is None else frozenset(spaces) for kind, spaces in scopes.items()}
+
+
+def apply(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+) -> tuple[LoadResult, list[AppliedPlan]]:
+    """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
+    (one per kind, stopped at the end). Events go to `sink`; the results say what converged."""
+    client = client or target.client()
+    loaded, planned = plan(paths, target=target, options=options.plan, client=client)
+    executions = [
+        solve(p.changeset, wait=not options.no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
+    ]
+    written = WrittenVersions()
+    informers = Informers(client)
+    status = CacheStatusSource(client, informers, scopes=wait_scopes(executions), written=written).start()
+    writer = KubeWriter(client, written=written)
+    try:
+        applied = [
+            AppliedPlan(
+                each,
+                execution,
+                execute(
+                    execution,
+                    writer=writer,
+                    status=status,
+                    sink=sink,
+                    parallelism=options.parallelism,
+                    default_timeout=options.timeout,
+                    no_wait=options.no_wait,
+                    clock=clock or SystemClock(),
+                ),
+            )
+            for each, execution in zip(planned, executions, strict=True)
+        ]
+    finally:
+        informers.stop()
+    return loaded, applied
