@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
+from rich.markup import escape
 
-from planner import __version__, app
+from planner import __version__, app, events
 from planner.errors import Diagnostic, PlanError, PlannerError
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import to_json_lines, to_markdown, to_text
+from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
 from planner.savedplan import write_saved_plans
 
@@ -191,6 +194,111 @@ def plan_command(
         sys.exit(1)
     if detailed_exitcode and any(result.changeset.has_changes for result in results):
         sys.exit(2)
+
+
+class _ApplyPrinter:
+    """The executor's events as they happen: DESIGN §5 JSON lines, or one line per write, wait and
+    outcome through rich (coloured on a TTY, plain in a pipe). Text leaves out the task announcements
+    and the Summary event, which `apply` prints per plan at the end with the reasons."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+        self.console = Console(highlight=False, soft_wrap=True)
+
+    def emit(self, event: events.Event) -> None:
+        if self.output == "json":
+            click.echo(json.dumps(events.to_json_dict(event)))
+            return
+        line = self.line(event)
+        if line is not None:
+            self.console.print(line)
+
+    def line(self, event: events.Event) -> str | None:
+        subject, message = escape(event.object or ""), escape(event.message)
+        if isinstance(event, events.Applied | events.Deleted):
+            return f"  {subject}: {message}"
+        if isinstance(event, events.Waiting):
+            return f"  {subject}: [dim]waiting until {event.until}[/dim]"
+        if isinstance(event, events.Ready):
+            return f"  {subject}: [green]ready[/green] ({message})"
+        if isinstance(event, events.Failed):
+            return f"  {subject}: [bold red]failed[/bold red] {escape(event.task)}: {message}"
+        if isinstance(event, events.Skipped):
+            return f"  {subject}: [yellow]skipped[/yellow] {escape(event.task)} ({message})"
+        return None
+
+    def summary(self, applied: app.AppliedPlan) -> None:
+        result, changeset = applied.result, applied.planned.changeset
+        title = f"Plan {escape(changeset.plan)} (namespace {escape(changeset.namespace)})"
+        if not applied.execution.tasks:
+            self.console.print(f"{title}: no changes")
+            return
+        counts = f"{len(result.done)} done, {len(result.failed)} failed, {len(result.skipped)} skipped"
+        colour = "green" if result.ok else "red"
+        self.console.print(f"{title}: [{colour}]{counts}[/{colour}]")
+        for outcome in (*result.failed, *result.skipped):
+            self.console.print(f"  {outcome.status} {escape(outcome.task)}: {escape(outcome.message)}")
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as bad:
+        raise click.BadParameter(str(bad)) from bad
+
+
+@cli.command("apply")
+@_plan_paths()
+@_output_option("text", "json")
+@_cluster_options
+@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
+@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@click.option(
+    "--parallelism", type=click.IntRange(1), default=16, show_default=True, help="Tasks run at once."
+)
+@click.option(
+    "--timeout",
+    callback=_duration,
+    metavar="DURATION",
+    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
+)
+@click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
+def apply_command(
+    plans: tuple[str, ...],
+    output: str,
+    namespace: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    allow_data_loss: bool,
+    adopt: bool,
+    rerun: tuple[str, ...],
+    parallelism: int,
+    timeout: float | None,
+    no_wait: bool,
+) -> None:
+    """Make the cluster match the plans: write along the dependency graph, waiting where it must.
+
+    Exit 0 when everything converged, 1 when anything failed, was skipped or timed out; the summary
+    names each failure and what it held back.
+    """
+    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    options = app.ApplyOptions(
+        plan=app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun)),
+        parallelism=parallelism,
+        timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+        no_wait=no_wait,
+    )
+    printer = _ApplyPrinter(output)
+    loaded, applied = app.apply(plans, target=target, options=options, sink=printer)
+    _print_warnings(loaded.warnings)
+    if output != "json":
+        for each in applied:
+            printer.summary(each)
+    if not all(each.result.ok for each in applied):
+        sys.exit(1)
 
 
 @cli.command()
