@@ -9,8 +9,8 @@ Events hold plain strings, not the diff's `ObjectRef`: this module sits below th
 the layering, and `object` is already the wire spelling `<kind>/<namespace>/<name>`. Times are seconds
 since the epoch, taken from a `Clock` so tests can drive time; `to_json_dict` turns them into RFC 3339.
 
-The monitor's `ContainerStarted`, `ContainerExited`, `ContainerFailed` and `ContainerDeleted` (a later
-issue) join the `Event` union as further dataclasses with the same common fields plus `event_id`.
+The monitor's `ContainerStarted`, `ContainerExited`, `ContainerFailed` and `ContainerDeleted` join the
+`Event` union as further dataclasses with the same common fields plus `event_id`.
 """
 
 from __future__ import annotations
@@ -99,7 +99,39 @@ class Summary(_Common):
 
 
 ExecutorEvent = Planned | Applying | Applied | Waiting | Ready | Deleted | Skipped | Failed | Summary
-Event = ExecutorEvent  # the monitor's Container* events extend this union
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ContainerEvent(_Common):
+    """A monitor event (seed 000's names): `event_id` is the same every time the same transition of the
+    same object is reported, so consumers of the at-least-once stream can deduplicate."""
+
+    event_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerStarted(_ContainerEvent):
+    """The workload runs: a Job started, a Deployment has a ready replica, a sandbox Pod is Ready."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerExited(_ContainerEvent):
+    """The workload ended on purpose: `message` is `0` (Job succeeded, Deployment scaled to 0) or
+    `paused` (sandbox)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerFailed(_ContainerEvent):
+    """The workload failed: `message` is the failure condition's message."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerDeleted(_ContainerEvent):
+    """The workload is gone (a DELETED event, or NotFound on lookup)."""
+
+
+MonitorEvent = ContainerStarted | ContainerExited | ContainerFailed | ContainerDeleted
+Event = ExecutorEvent | MonitorEvent
 
 
 class EventSink(Protocol):

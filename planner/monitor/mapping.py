@@ -1,0 +1,266 @@
+"""Kubernetes state → seed 000's lifecycle facts, per kind: pure functions over live objects.
+
+Each function looks at a workload once and says what that look proves: whether it has started (and
+which object's uid the Started event names) and whether it has ended (Exited, Failed or Deleted, with
+the message the seed prescribes). It never says what to emit: `state.py` turns facts into transitions,
+so the same look can be taken any number of times (every watch event, the snapshot after registering,
+a restart) and each transition is still reported once.
+
+One deviation from the seed's table (issue 9): a Job fails on its `Failed` condition, not on
+`status.failed > 0`, because a Job whose pod failed once is still retrying until its backoffLimit; the
+condition is what the Job controller sets when it gives up.
+
+A sandbox is three objects: its Pod, its workspace PVC (which carries `planner.dev/sandbox-state` and the
+rendered Pod) and its rootfs PVC of the current generation. A Pod that is gone while the state is still
+`running` is a rebase (or a pod being recreated) and proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from planner.errors import RuntimeIDError
+from planner.plan.names import workspace_pvc_name
+from planner.render.identity import (
+    ANNOTATION_POD_SPEC,
+    ANNOTATION_RUNTIME_ID,
+    ANNOTATION_SANDBOX_STATE,
+    LABEL_WORKLOAD,
+    RuntimeID,
+)
+
+Manifest = Mapping[str, Any]
+EndType = Literal["ContainerExited", "ContainerFailed", "ContainerDeleted"]
+
+ROOTFS_VOLUME = "rootfs"
+EXIT_SUCCESS = "0"
+EXIT_PAUSED = "paused"
+
+
+@dataclass(frozen=True, kw_only=True)
+class End:
+    """The workload ended. `uid` names the object the event is about; None lets the state machine use
+    the last uid it saw (an object that is gone has none to read)."""
+
+    type: EndType
+    message: str
+    uid: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """What one look at a workload proves. `uid` is the workload's own object (Deployment, Job, the
+    sandbox's workspace PVC) when it exists; `started_uid` is set once the workload is known to run."""
+
+    uid: str | None = None
+    started_uid: str | None = None
+    started_message: str = ""
+    end: End | None = None
+
+
+NOTHING = Observation()
+
+
+def _uid(obj: Manifest) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _status(obj: Manifest) -> Mapping[str, Any]:
+    return obj.get("status") or {}
+
+
+def _count(obj: Manifest, field: str) -> int:
+    return int(_status(obj).get(field) or 0)
+
+
+def _condition(obj: Manifest, kind: str) -> Mapping[str, Any] | None:
+    for condition in _status(obj).get("conditions") or []:
+        if condition.get("type") == kind:
+            return dict(condition)
+    return None
+
+
+def _reason_text(condition: Mapping[str, Any], fallback: str) -> str:
+    return str(condition.get("message") or condition.get("reason") or fallback)
+
+
+def _gone(what: str) -> Observation:
+    return Observation(end=End(type="ContainerDeleted", message=f"{what} is gone"))
+
+
+# --- Job -------------------------------------------------------------------------------------------
+
+
+def job_observation(job: Manifest | None, *, describe: str = "job") -> Observation:
+    """Started: active > 0, startTime set, or already succeeded; Exited "0": succeeded > 0; Failed: the
+    `Failed` condition is True (its message); Deleted: gone."""
+    if job is None:
+        return _gone(describe)
+    uid = _uid(job)
+    failed = _condition(job, "Failed")
+    started = (
+        _count(job, "active") > 0
+        or bool(_status(job).get("startTime"))
+        or _count(job, "succeeded") > 0
+        or (failed is not None and failed.get("status") == "True")
+    )
+    started_uid = uid if started else None
+    message = f"active {_count(job, 'active')}, succeeded {_count(job, 'succeeded')}"
+    end: End | None = None
+    if failed is not None and failed.get("status") == "True":
+        end = End(type="ContainerFailed", message=_reason_text(failed, "job failed"), uid=uid)
+    elif _count(job, "succeeded") > 0:
+        end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
+    return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+
+
+# --- Deployment ------------------------------------------------------------------------------------
+
+
+def _deployment_failure(deployment: Manifest) -> str | None:
+    replica_failure = _condition(deployment, "ReplicaFailure")
+    if replica_failure is not None and replica_failure.get("status") == "True":
+        return _reason_text(replica_failure, "ReplicaFailure")
+    progressing = _condition(deployment, "Progressing")
+    if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
+        return _reason_text(progressing, "ProgressDeadlineExceeded")
+    return None
+
+
+def deployment_observation(deployment: Manifest | None, *, describe: str = "deployment") -> Observation:
+    """Started: readyReplicas > 0; Failed: ReplicaFailure or ProgressDeadlineExceeded; Exited "0":
+    spec.replicas == 0 and status.replicas == 0; Deleted: gone."""
+    if deployment is None:
+        return _gone(describe)
+    uid = _uid(deployment)
+    ready = _count(deployment, "readyReplicas")
+    wanted = int((deployment.get("spec") or {}).get("replicas", 1))
+    started_uid = uid if ready > 0 else None
+    message = f"ready {ready}/{wanted}"
+    end: End | None = None
+    failure = _deployment_failure(deployment)
+    if failure is not None:
+        end = End(type="ContainerFailed", message=failure, uid=uid)
+    elif wanted == 0 and _count(deployment, "replicas") == 0:
+        end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
+    return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+
+
+# --- Sandbox ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxObjects:
+    """The live parts of one sandbox; None where an object does not exist (or its name is unknown)."""
+
+    pod: Manifest | None = None
+    workspace: Manifest | None = None
+    rootfs: Manifest | None = None
+
+
+def sandbox_state(workspace: Manifest | None) -> str | None:
+    """`running` or `paused` from the workspace PVC's annotation; None without one."""
+    if workspace is None:
+        return None
+    annotations = (workspace.get("metadata") or {}).get("annotations") or {}
+    state = annotations.get(ANNOTATION_SANDBOX_STATE)
+    return str(state) if state else None
+
+
+def recorded_pod(workspace: Manifest | None) -> dict[str, Any] | None:
+    """The rendered Pod the workspace PVC records (`planner.dev/pod-spec`), None when absent or broken."""
+    if workspace is None:
+        return None
+    text = ((workspace.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_POD_SPEC)
+    try:
+        pod = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return pod if isinstance(pod, dict) else None
+
+
+def rootfs_claim(pod: Manifest | None) -> str | None:
+    """The claim name of a sandbox Pod's `rootfs` volume: the rootfs PVC of its current generation."""
+    for volume in ((pod or {}).get("spec") or {}).get("volumes") or []:
+        if volume.get("name") == ROOTFS_VOLUME:
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            return str(claim) if claim else None
+    return None
+
+
+def _pod_ready(pod: Manifest) -> bool:
+    ready = _condition(pod, "Ready")
+    return ready is not None and ready.get("status") == "True"
+
+
+def _pod_failure(pod: Manifest) -> str | None:
+    if _status(pod).get("phase") != "Failed":
+        return None
+    status = _status(pod)
+    return str(status.get("message") or status.get("reason") or "pod failed")
+
+
+def _lost_claim(objects: SandboxObjects) -> Manifest | None:
+    for claim in (objects.workspace, objects.rootfs):
+        if claim is not None and _status(claim).get("phase") == "Lost":
+            return claim
+    return None
+
+
+def _claim_name(claim: Manifest) -> str:
+    return str((claim.get("metadata") or {}).get("name", ""))
+
+
+def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -> Observation:
+    """Started: Pod Ready; Exited "paused": Pod gone and state `paused`; Failed: Pod Failed or a PVC
+    Lost; Deleted: Pod and PVCs gone; Pod gone while state `running`: nothing (a rebase)."""
+    pod, workspace = objects.pod, objects.workspace
+    uid = _uid(workspace) if workspace is not None else None
+    if pod is None and workspace is None and objects.rootfs is None:
+        return _gone(describe)
+    started_uid = _uid(pod) if pod is not None and _pod_ready(pod) else None
+    lost = _lost_claim(objects)
+    failure = _pod_failure(pod) if pod is not None else None
+    end: End | None = None
+    if lost is not None:
+        end = End(
+            type="ContainerFailed",
+            message=f"PersistentVolumeClaim {_claim_name(lost)} is Lost",
+            uid=_uid(lost),
+        )
+    elif pod is not None and failure is not None:
+        end = End(type="ContainerFailed", message=failure, uid=_uid(pod))
+    elif pod is None and sandbox_state(workspace) == EXIT_PAUSED:
+        end = End(type="ContainerExited", message=EXIT_PAUSED)
+    node = str(((pod or {}).get("spec") or {}).get("nodeName") or "")
+    message = "" if pod is None else f"pod Ready on {node}" if node else "pod Ready"
+    return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+
+
+# --- Managed workloads (restart recovery) ----------------------------------------------------------
+
+_RUNTIME_KIND_OF = {"Deployment": "deployment", "Job": "job", "PersistentVolumeClaim": "sandbox"}
+
+
+def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> RuntimeID | None:
+    """The runtime ID a managed object stands for: a Deployment or Job labelled `gobrave-workload`, or a
+    sandbox's workspace PVC; its `planner.dev/runtime-id` annotation when that parses, else built from
+    the label (objects gobrave created carry no annotation). None for anything else."""
+    metadata = obj.get("metadata") or {}
+    workload = (metadata.get("labels") or {}).get(LABEL_WORKLOAD)
+    kind = _RUNTIME_KIND_OF.get(str(obj.get("kind", "")))
+    if not workload or kind is None or metadata.get("name") != _primary_name(kind, str(workload)):
+        return None
+    annotated = (metadata.get("annotations") or {}).get(ANNOTATION_RUNTIME_ID)
+    text = str(annotated) if annotated else f"{default_runtime}-{metadata.get('namespace')}|{kind}|{workload}"
+    try:
+        return RuntimeID.parse(text)
+    except RuntimeIDError:
+        return None
+
+
+def _primary_name(kind: str, workload: str) -> str:
+    return workspace_pvc_name(workload) if kind == "sandbox" else workload

@@ -1,0 +1,341 @@
+"""The monitor: turns the informer caches' changes into seed 000's lifecycle events, per runtime ID.
+
+One subscription per kind serves every runtime ID (never a connection per workload): the monitor keeps
+its own index from `kind|namespace|name` to the runtime IDs that object matters to, and on each change
+re-reads those workloads from the local cache and shows them to their state machines. Registration
+(`mark_if_not_monitoring`) is idempotent and is followed at once by a snapshot check against the synced
+cache, so a transition that happened before registering is still reported. A terminal event removes the
+runtime ID's subscription and unmarks it, as the seed's monitor does; start and resume register again.
+
+Delivery is at-least-once with stable ids: a monitor started afresh re-reports, from its snapshot, the
+transitions each workload has reached, with the same `event_id`s. The monitor only reads: it writes
+nothing to any object.
+
+Events go to an `EventSink` from the informers' threads, one at a time (under the monitor's lock), so each
+runtime ID's events arrive in order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from planner.events import (
+    Clock,
+    ContainerDeleted,
+    ContainerExited,
+    ContainerFailed,
+    ContainerStarted,
+    EventSink,
+    MonitorEvent,
+)
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.monitor.mapping import (
+    Observation,
+    SandboxObjects,
+    deployment_observation,
+    job_observation,
+    managed_runtime_id,
+    recorded_pod,
+    rootfs_claim,
+    sandbox_observation,
+)
+from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
+from planner.plan.names import workspace_pvc_name
+from planner.render.identity import RuntimeID
+
+Manifest = dict[str, Any]
+Callback = Callable[[str, Manifest], None]
+
+_EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
+    "ContainerStarted": ContainerStarted,
+    "ContainerExited": ContainerExited,
+    "ContainerFailed": ContainerFailed,
+    "ContainerDeleted": ContainerDeleted,
+}
+_KINDS_OF: dict[str, tuple[KindInfo, ...]] = {
+    "deployment": (DEPLOYMENT,),
+    "job": (JOB,),
+    "sandbox": (POD, PERSISTENT_VOLUME_CLAIM),
+}
+MANAGED_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM)
+
+
+class KindCache(Protocol):
+    """One kind's informer cache as the monitor uses it (`planner.kube.informer.Informer` is one)."""
+
+    def get(self, namespace: str | None, name: str) -> Manifest | None: ...
+
+    def items(self) -> list[Manifest]: ...
+
+    def subscribe(self, subscriber: Callback) -> Callable[[], None]: ...
+
+    def wait_until_synced(self, timeout: float | None) -> None: ...
+
+
+class Caches(Protocol):
+    """One informer per kind per process (`planner.kube.informer.Informers` is one)."""
+
+    def informer(self, kind: KindInfo, *, namespaces: frozenset[str] | None = None) -> KindCache: ...
+
+
+def subscription_key(kind: KindInfo, namespace: str, name: str) -> str:
+    """`Kind|namespace|name`, the seed's subscription key."""
+    return f"{kind.kind}|{namespace}|{name}"
+
+
+def _object_key(kind: KindInfo, obj: Manifest) -> str:
+    metadata = obj.get("metadata") or {}
+    return subscription_key(kind, str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
+
+
+def steady(kind: str, phase: Phase) -> bool:
+    """Whether a workload has settled for `--until-done` and `apply --watch`: a Deployment or sandbox once
+    Started (or ended), a Job once it ended."""
+    if phase in ("exited", "failed", "deleted"):
+        return True
+    return phase == "started" and kind in ("deployment", "sandbox")
+
+
+@dataclass
+class _Watched:
+    runtime_id: RuntimeID
+    state: WorkloadState = CREATED
+    keys: set[str] = field(default_factory=set)
+    rootfs: str | None = None  # the sandbox's rootfs PVC, remembered once seen
+
+
+class Monitor:
+    """Follows runtime IDs through the shared informer caches and reports their transitions to `sink`.
+
+    `namespaces` is the scope the informers are created with (None: all namespaces); `follow` makes the
+    monitor also attach managed workloads that appear or come back (a resumed sandbox, a started
+    Deployment) after `attach_all`."""
+
+    def __init__(
+        self,
+        caches: Caches,
+        sink: EventSink,
+        *,
+        clock: Clock,
+        namespaces: frozenset[str] | None = None,
+        sync_timeout: float = 60.0,
+    ) -> None:
+        self.caches, self.sink, self.clock = caches, sink, clock
+        self.namespaces, self.sync_timeout = namespaces, sync_timeout
+        self.changed = threading.Condition(threading.RLock())
+        self._watched: dict[str, _Watched] = {}
+        self._by_key: dict[str, set[str]] = {}
+        self._subscribed: dict[str, Callable[[], None]] = {}
+        self._reached: dict[
+            str, tuple[str, Phase]
+        ] = {}  # runtime ID -> (kind, last phase), kept after the end
+        self._follow = False
+
+    # --- registration -----------------------------------------------------------------------------
+
+    def mark_if_not_monitoring(self, runtime_id: RuntimeID) -> bool:
+        """Start following `runtime_id` unless it is followed already; True when newly registered. The
+        snapshot check runs before this returns, so what already happened is reported now."""
+        key = str(runtime_id)
+        kinds = _KINDS_OF[runtime_id.kind]
+        for kind in kinds:
+            self._cache(kind).wait_until_synced(self.sync_timeout)
+        with self.changed:
+            if key in self._watched:
+                return False
+            watched = _Watched(runtime_id=runtime_id)
+            self._watched[key] = watched
+            self._reached[key] = (runtime_id.kind, "created")
+            for kind in kinds:
+                self._ensure_subscribed(kind)
+            self._index(watched, self._primary_keys(runtime_id))
+            self._evaluate(key)
+        return True
+
+    def monitoring(self) -> frozenset[str]:
+        with self.changed:
+            return frozenset(self._watched)
+
+    def subscriptions(self) -> frozenset[str]:
+        """The kinds subscribed to (one informer subscription each, whatever the number of IDs)."""
+        with self.changed:
+            return frozenset(self._subscribed)
+
+    def subscription_keys(self) -> frozenset[str]:
+        """Every `kind|namespace|name` some followed runtime ID depends on."""
+        with self.changed:
+            return frozenset(self._by_key)
+
+    def attach_all(
+        self, namespaces: frozenset[str] | None = None, *, follow: bool = False
+    ) -> list[RuntimeID]:
+        """Restart recovery: follow every managed workload (label `gobrave-workload`) in `namespaces`
+        (None: the monitor's scope). Each snapshot re-reports what the workload reached, with stable ids;
+        a workload that has already ended is reported and let go at once. With `follow`, workloads that
+        appear or come back later are attached too."""
+        found: set[RuntimeID] = set()
+        for kind in MANAGED_KINDS:
+            cache = self._cache(kind)
+            cache.wait_until_synced(self.sync_timeout)
+            found |= {
+                rid for rid in _managed(cache.items()) if namespaces is None or rid.namespace in namespaces
+            }
+        with self.changed:
+            self._follow = follow
+            for kind in MANAGED_KINDS:
+                self._ensure_subscribed(kind)
+        attached = [rid for rid in sorted(found, key=str) if self.mark_if_not_monitoring(rid)]
+        return attached
+
+    # --- progress ---------------------------------------------------------------------------------
+
+    def phase(self, runtime_id: RuntimeID) -> Phase | None:
+        with self.changed:
+            reached = self._reached.get(str(runtime_id))
+            return reached[1] if reached else None
+
+    def failed(self) -> list[str]:
+        with self.changed:
+            return sorted(rid for rid, (_, phase) in self._reached.items() if phase == "failed")
+
+    def all_steady(self) -> bool:
+        with self.changed:
+            return all(steady(kind, phase) for kind, phase in self._reached.values())
+
+    def wait_until_steady(self, timeout: float | None, *, resync: float = 5.0) -> bool:
+        """Block until every runtime ID registered so far is steady, or `timeout` seconds pass (None:
+        forever); False on timeout. Every `resync` seconds each followed ID is looked at again (a
+        level-based resync, which also raises the error of an informer that has failed since)."""
+        deadline = None if timeout is None else self.clock.now() + timeout
+        with self.changed:
+            while not self.all_steady():
+                left = None if deadline is None else deadline - self.clock.now()
+                if left is not None and left <= 0:
+                    return False
+                self.changed.wait(resync if left is None else min(resync, left))
+                self.resync()
+        return True
+
+    def resync(self) -> None:
+        """Look at every followed runtime ID again."""
+        with self.changed:
+            for key in list(self._watched):
+                self._evaluate(key)
+
+    def stop(self) -> None:
+        """Drop every subscription (the informers themselves belong to their owner)."""
+        with self.changed:
+            for unsubscribe in self._subscribed.values():
+                unsubscribe()
+            self._subscribed.clear()
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _cache(self, kind: KindInfo) -> KindCache:
+        return self.caches.informer(kind, namespaces=self.namespaces)
+
+    def _ensure_subscribed(self, kind: KindInfo) -> None:
+        if kind.kind not in self._subscribed:
+            self._subscribed[kind.kind] = self._cache(kind).subscribe(self._callback(kind))
+
+    def _callback(self, kind: KindInfo) -> Callback:
+        def on_change(_event_type: str, obj: Manifest) -> None:
+            key = _object_key(kind, obj)
+            with self.changed:
+                for runtime_id in sorted(self._by_key.get(key, ())):
+                    self._evaluate(runtime_id)
+                follow = self._follow and kind in MANAGED_KINDS and _event_type != "DELETED"
+            if follow:
+                self._maybe_follow(obj)
+
+        return on_change
+
+    def _maybe_follow(self, obj: Manifest) -> None:
+        runtime_id = managed_runtime_id(obj)
+        if runtime_id is None or str(runtime_id) in self.monitoring():
+            return
+        if self.namespaces is not None and runtime_id.namespace not in self.namespaces:
+            return
+        if self._observe(runtime_id).end is None:
+            self.mark_if_not_monitoring(runtime_id)
+
+    def _primary_keys(self, runtime_id: RuntimeID) -> set[str]:
+        ns, name = runtime_id.namespace, runtime_id.name
+        if runtime_id.kind == "deployment":
+            return {subscription_key(DEPLOYMENT, ns, name)}
+        if runtime_id.kind == "job":
+            return {subscription_key(JOB, ns, name)}
+        return {
+            subscription_key(POD, ns, name),
+            subscription_key(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name)),
+        }
+
+    def _index(self, watched: _Watched, keys: Iterable[str]) -> None:
+        rid = str(watched.runtime_id)
+        for key in keys:
+            watched.keys.add(key)
+            self._by_key.setdefault(key, set()).add(rid)
+
+    def _forget(self, key: str) -> None:
+        watched = self._watched.pop(key)
+        for subscription in watched.keys:
+            followers = self._by_key.get(subscription, set())
+            followers.discard(key)
+            if not followers:
+                self._by_key.pop(subscription, None)
+
+    def _evaluate(self, key: str) -> None:
+        watched = self._watched.get(key)
+        if watched is None:
+            return
+        seen = self._observe(watched.runtime_id, watched)
+        watched.state, transitions = advance(watched.state, seen)
+        for transition in transitions:
+            self.sink.emit(self._event(watched.runtime_id, transition))
+        self._reached[key] = (watched.runtime_id.kind, watched.state.phase)
+        if watched.state.terminal:
+            self._forget(key)
+        self.changed.notify_all()
+
+    def _observe(self, runtime_id: RuntimeID, watched: _Watched | None = None) -> Observation:
+        ns, name = runtime_id.namespace, runtime_id.name
+        if runtime_id.kind == "deployment":
+            return deployment_observation(
+                self._cache(DEPLOYMENT).get(ns, name), describe=f"deployment {ns}/{name}"
+            )
+        if runtime_id.kind == "job":
+            return job_observation(self._cache(JOB).get(ns, name), describe=f"job {ns}/{name}")
+        return sandbox_observation(
+            self._sandbox_objects(runtime_id, watched), describe=f"sandbox {ns}/{name}"
+        )
+
+    def _sandbox_objects(self, runtime_id: RuntimeID, watched: _Watched | None) -> SandboxObjects:
+        ns, name = runtime_id.namespace, runtime_id.name
+        claims = self._cache(PERSISTENT_VOLUME_CLAIM)
+        pod = self._cache(POD).get(ns, name)
+        workspace = claims.get(ns, workspace_pvc_name(name))
+        rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace))
+        if watched is not None:
+            rootfs_name = rootfs_name or watched.rootfs
+            if rootfs_name is not None and rootfs_name != watched.rootfs:
+                watched.rootfs = rootfs_name
+                self._index(watched, {subscription_key(PERSISTENT_VOLUME_CLAIM, ns, rootfs_name)})
+        rootfs = claims.get(ns, rootfs_name) if rootfs_name else None
+        return SandboxObjects(pod=pod, workspace=workspace, rootfs=rootfs)
+
+    def _event(self, runtime_id: RuntimeID, transition: Transition) -> MonitorEvent:
+        kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
+        return _EVENT_CLASSES[transition.type](
+            time=self.clock.now(),
+            message=transition.message,
+            object=f"{kind}/{runtime_id.namespace}/{runtime_id.name}",
+            runtime_id=str(runtime_id),
+            event_id=transition.event_id(str(runtime_id)),
+        )
+
+
+def _managed(objects: Iterable[Manifest]) -> set[RuntimeID]:
+    return {rid for obj in objects if (rid := managed_runtime_id(obj)) is not None}
