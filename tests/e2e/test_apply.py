@@ -1,0 +1,314 @@
+"""`planner apply` end to end: the CLI in a subprocess against the embedded cluster, state checked
+through raw HTTP and kubectl only (never planner's own reader).
+
+Order is proven with resourceVersions, which the server draws from one global counter: after an apply,
+a watch from the resourceVersion before it replays every event in order, so an object's ADDED event
+carries its creation resourceVersion and a Job's status change to Complete carries the moment it
+completed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, http, write_plan
+
+pytestmark = pytest.mark.e2e
+
+PART_OF = "applyset.kubernetes.io/part-of"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.2) as handle:
+        yield handle
+
+
+# --- reading the cluster -----------------------------------------------------------------------------
+
+
+def get(cluster: ClusterHandle, path: str) -> Any:
+    status, body = http(cluster, "GET", path)
+    assert status == 200, body
+    return body
+
+
+def exists(cluster: ClusterHandle, path: str) -> bool:
+    return http(cluster, "GET", path)[0] == 200
+
+
+def current_rv(cluster: ClusterHandle) -> int:
+    return int(get(cluster, "/api/v1/namespaces?limit=1")["metadata"]["resourceVersion"])
+
+
+def events_since(cluster: ClusterHandle, path: str, rv: int) -> list[dict[str, Any]]:
+    """Every watch event of a collection after `rv`, replayed from the server's history, in order."""
+    url = f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+
+
+def created_at(cluster: ClusterHandle, path: str, rv: int) -> dict[str, int]:
+    """Creation resourceVersion by object name, for the objects of a collection created after `rv`."""
+    return {
+        e["object"]["metadata"]["name"]: int(e["object"]["metadata"]["resourceVersion"])
+        for e in events_since(cluster, path, rv)
+        if e["type"] == "ADDED"
+    }
+
+
+def completed_at(cluster: ClusterHandle, namespace: str, job: str, rv: int) -> int:
+    for event in events_since(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs", rv):
+        obj = event["object"]
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if obj["metadata"]["name"] == job and any(
+            c["type"] == "Complete" and c["status"] == "True" for c in conditions
+        ):
+            return int(obj["metadata"]["resourceVersion"])
+    raise AssertionError(f"job {job} never completed")
+
+
+def json_events(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+# --- plans ---------------------------------------------------------------------------------------------
+
+
+def web_plan(namespace: str, *, image: str = "nginx:1.27", replicas: int | None = None) -> str:
+    replica_line = f"    replicas: {replicas}\n" if replicas is not None else ""
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: web, namespace: {namespace}}}\n"
+        "configMaps:\n  - {name: web-config, data: {LOG_LEVEL: info}}\n"
+        "secrets:\n  - {name: web-token, data: {token: not-a-secret}}\n"
+        "workloads:\n"
+        "  - name: web\n"
+        f"    image: '{image}'\n"
+        "    port: 8080\n"
+        "    expose: true\n"
+        f"{replica_line}"
+        "    volumes:\n"
+        "      - {configMap: web-config, mountPath: /etc/web}\n"
+        "      - {secret: web-token, mountPath: /etc/token}\n"
+    )
+
+
+def job_plan(namespace: str, *, image: str = "busybox:1.36", labels: str = "{}") -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: jobs, namespace: {namespace}}}\n"
+        "workloads:\n"
+        "  - name: migrate\n"
+        "    kind: job\n"
+        f"    image: '{image}'\n"
+        f"    labels: {labels}\n"
+    )
+
+
+def sandbox_plan(
+    namespace: str, *, state: str = "running", generation: int = 1, fork: bool = False, storage: str = ""
+) -> str:
+    storage_class = f", storageClass: {storage}" if storage else ""
+    text = (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: boxes, namespace: {namespace}}}\n"
+        "sandboxes:\n"
+        "  - name: alice\n"
+        "    image: ghcr.io/acme/devbox:1\n"
+        f"    state: {state}\n"
+        f"    rootfs: {{size: 1Gi, generation: {generation}{storage_class}}}\n"
+        f"    workspace: {{size: 2Gi{storage_class}}}\n"
+    )
+    if fork:
+        text += (
+            "  - name: alice-fork\n"
+            "    image: ghcr.io/acme/devbox:1\n"
+            "    forkFrom: alice\n"
+            f"    rootfs: {{size: 1Gi, generation: {generation}}}\n"
+            "    workspace: {size: 2Gi}\n"
+        )
+    return text
+
+
+def apply_ok(planner: Runner, plan: Path, *args: str) -> str:
+    result = planner("apply", str(plan), *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+# --- writes that need no controller (--no-wait) --------------------------------------------------------
+
+
+def test_first_apply_writes_the_parent_first_and_config_before_the_workload_then_nothing_is_left_to_do(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, web_plan(namespace))
+    before = current_rv(cluster)
+    apply_ok(planner, plan, "--no-wait")
+    base = f"/api/v1/namespaces/{namespace}"
+    config_maps = created_at(cluster, f"{base}/configmaps", before)
+    secrets = created_at(cluster, f"{base}/secrets", before)
+    deployment = created_at(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", before)["web"]
+    assert secrets["web"] < config_maps["web-config"] < deployment  # the parent Secret `web` first
+    assert secrets["web"] < secrets["web-token"] < deployment
+    assert exists(cluster, f"{base}/services/web-svc")
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_foreign_deployment_fails_only_itself_stays_untouched_and_adopt_takes_it_over(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    labels = {"app": "web", "gobrave-workload": "web"}
+    foreign = {
+        "metadata": {"name": "web", "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "x:1"}]},
+            },
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    status, created = http(cluster, "POST", path, foreign)
+    assert status == 201, created
+    plan = write_plan(tmp_path, web_plan(namespace))
+    result = planner("apply", str(plan), "--no-wait")
+    assert result.returncode == 1
+    message = (
+        f"deployment {namespace}/web exists and is not managed by plan web (use --adopt to take it over)"
+    )
+    assert message in result.stdout
+    live = get(cluster, f"{path}/web")  # controllers may write its status; nothing else may change
+    assert (live["metadata"]["generation"], live["metadata"]["labels"]) == (1, labels)
+    assert "planner" not in {entry["manager"] for entry in live["metadata"]["managedFields"]}
+    assert exists(cluster, f"/api/v1/namespaces/{namespace}/configmaps/web-config")  # others went on
+    apply_ok(planner, plan, "--no-wait", "--adopt")
+    adopted = get(cluster, f"{path}/web")
+    assert adopted["metadata"]["uid"] == created["metadata"]["uid"]
+    assert adopted["metadata"]["labels"][PART_OF].startswith("applyset-")
+    assert adopted["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+
+
+def test_a_job_runs_once_per_run_key_even_after_it_is_gone_and_rerun_runs_it_again(
+    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, job_plan(namespace))
+    apply_ok(planner, plan, "--no-wait")
+    job_path = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+    first_uid = get(cluster, job_path)["metadata"]["uid"]
+    deleted = kubectl("delete", "job", "migrate", "-n", namespace, "--cascade=background")
+    assert deleted.returncode == 0, deleted.stderr
+    apply_ok(planner, plan, "--no-wait")
+    assert not exists(cluster, job_path)
+    apply_ok(planner, plan, "--no-wait", "--rerun", "migrate")
+    rerun_uid = get(cluster, job_path)["metadata"]["uid"]
+    assert rerun_uid != first_uid
+    records = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/jobs")["data"]
+    assert [json.loads(base64.b64decode(v))["uid"] for v in records.values()] == [rerun_uid]
+
+
+def test_a_job_label_change_updates_the_job_without_running_it_again(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, job_plan(namespace)), "--no-wait")
+    job_path = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+    uid = get(cluster, job_path)["metadata"]["uid"]
+    apply_ok(planner, write_plan(tmp_path, job_plan(namespace, labels="{tier: batch}")), "--no-wait")
+    job = get(cluster, job_path)
+    assert (job["metadata"]["uid"], job["metadata"]["labels"]["tier"]) == (uid, "batch")
+
+
+def test_replicas_another_writer_owns_survive_applies_of_a_plan_that_declares_none(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, web_plan(namespace)), "--no-wait")
+    scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"
+    scale = get(cluster, scale_path)
+    request = urllib.request.Request(
+        f"{cluster.url}{scale_path}?fieldManager=hpa-controller",
+        data=json.dumps({**scale, "spec": {"replicas": 4}}).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        assert reply.status == 200
+    plan = write_plan(tmp_path, web_plan(namespace, image="nginx:1.28"))
+    apply_ok(planner, plan, "--no-wait")
+    live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    assert live["spec"]["replicas"] == 4
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout
+
+
+def test_apply_json_output_is_design_events_ending_in_a_summary(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    result = planner("apply", str(write_plan(tmp_path, web_plan(namespace))), "--no-wait", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    events = json_events(result.stdout)
+    assert {e["type"] for e in events} == {"Planned", "Applying", "Applied", "Summary"}
+    assert events[-1]["type"] == "Summary" and events[-1]["failed"] == [] and events[-1]["skipped"] == []
+    applied = {e["object"] for e in events if e["type"] == "Applied"}
+    assert f"deployment/{namespace}/web" in applied and f"configmap/{namespace}/web-config" in applied
+    assert all(e["time"].endswith("Z") for e in events)
+    assert "not-a-secret" not in result.stdout
+
+
+# --- sandbox transitions (seed 003) --------------------------------------------------------------------
+
+
+def sandbox_objects(cluster: ClusterHandle, namespace: str) -> dict[str, str]:
+    """uid by `<kind>/<name>` for the sandbox's pod and PVCs."""
+    base = f"/api/v1/namespaces/{namespace}"
+    found = {}
+    for kind, plural in (("pod", "pods"), ("pvc", "persistentvolumeclaims")):
+        for item in get(cluster, f"{base}/{plural}")["items"]:
+            found[f"{kind}/{item['metadata']['name']}"] = item["metadata"]["uid"]
+    return found
+
+
+def test_pause_resume_and_rebase_change_exactly_the_objects_seed_003_names(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace)), "--no-wait")
+    running = sandbox_objects(cluster, namespace)
+    assert set(running) == {"pod/alice", "pvc/alice-rootfs-g1", "pvc/alice-workspace"}
+
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace, state="paused")), "--no-wait")
+    paused = sandbox_objects(cluster, namespace)
+    assert paused == {k: v for k, v in running.items() if k != "pod/alice"}  # only the pod went
+    workspace = get(cluster, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/alice-workspace")
+    assert workspace["metadata"]["annotations"]["planner.dev/sandbox-state"] == "paused"
+
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace)), "--no-wait")
+    resumed = sandbox_objects(cluster, namespace)
+    assert set(resumed) == set(running) and resumed["pvc/alice-workspace"] == running["pvc/alice-workspace"]
+
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace, generation=2)), "--no-wait")
+    rebased = sandbox_objects(cluster, namespace)
+    assert set(rebased) == {"pod/alice", "pvc/alice-rootfs-g2", "pvc/alice-workspace"}
+    assert rebased["pvc/alice-workspace"] == running["pvc/alice-workspace"]
+
+
+def test_a_fork_clones_the_source_sandboxes_volumes(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace, fork=True)), "--no-wait")
+    base = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+    sources = {
+        name: get(cluster, f"{base}/alice-fork-{name}")["spec"].get("dataSource", {}).get("name")
+        for name in ("rootfs-g1", "workspace")
+    }
+    assert sources == {"rootfs-g1": "alice-rootfs-g1", "workspace": "alice-workspace"}
