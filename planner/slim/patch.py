@@ -113,6 +113,9 @@ def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     if not ctx.field_manager:
         raise StatusError(422, fieldmanager.missing_field_manager_status())
     config = _parse_yaml(body)
+    meta = config.get("metadata")
+    if isinstance(meta, dict) or meta is None:
+        config["metadata"] = {"name": current["metadata"]["name"], **(meta or {})}
     try:
         return fieldmanager.apply(
             current if ctx.exists else None,

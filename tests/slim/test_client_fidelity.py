@@ -1,0 +1,251 @@
+"""Part 2 over HTTP: the Python client's default dict PATCH (strategic merge) and server-side apply,
+`metadata.resourceVersion` in a patch as a precondition, dry run for every write verb (result computed
+and returned, nothing stored, no watch event), and the Table / PartialObjectMetadata representations
+(`includeObject`, single objects, watch events as Tables)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from planner.slim.cluster import ClusterHandle
+from tests.slim.conftest import http
+
+pytestmark = pytest.mark.e2e
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+APPLY = "application/apply-patch+yaml"
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+
+
+def web_deployment(name: str = "web") -> dict[str, Any]:
+    container = {"name": "nginx", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}
+    return {
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+# --- the Python client's patches --------------------------------------------------------------------------
+
+
+def test_default_dict_patch_is_a_strategic_merge(apps_v1: client.AppsV1Api, namespace: str) -> None:
+    apps_v1.create_namespaced_deployment(namespace, web_deployment())
+    sidecar = {"name": "log", "image": "busybox"}
+    patched = apps_v1.patch_namespaced_deployment(
+        "web",
+        namespace,
+        {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.26"}, sidecar]}}}},
+    )
+    containers = patched.spec.template.spec.containers
+    assert [(c.name, c.image) for c in containers] == [("nginx", "nginx:1.26"), ("log", "busybox")]
+    assert containers[0].ports[0].container_port == 80  # merged by name, not replaced
+    removed = apps_v1.patch_namespaced_deployment(
+        "web",
+        namespace,
+        {"spec": {"template": {"spec": {"containers": [{"name": "log", "$patch": "delete"}]}}}},
+    )
+    assert [c.name for c in removed.spec.template.spec.containers] == ["nginx"]
+
+
+def test_a_stale_resource_version_in_a_patch_is_a_conflict(core_v1: client.CoreV1Api, namespace: str) -> None:
+    created = core_v1.create_namespaced_config_map(namespace, {"metadata": {"name": "c"}, "data": {"a": "1"}})
+    core_v1.patch_namespaced_config_map("c", namespace, {"data": {"a": "2"}})
+    stale = {"metadata": {"resourceVersion": created.metadata.resource_version}, "data": {"a": "3"}}
+    with pytest.raises(ApiException) as refused:
+        core_v1.patch_namespaced_config_map("c", namespace, stale)
+    assert refused.value.status == 409
+    assert json.loads(refused.value.body)["message"] == (
+        'Operation cannot be fulfilled on configmaps "c": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+    assert core_v1.read_namespaced_config_map("c", namespace).data == {"a": "2"}
+
+
+def test_python_client_server_side_apply_twice_keeps_the_resource_version(
+    apps_v1: client.AppsV1Api, namespace: str
+) -> None:
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", **web_deployment()}
+    first = apps_v1.patch_namespaced_deployment(
+        "web", namespace, body, field_manager="planner", _content_type=APPLY
+    )
+    again = apps_v1.patch_namespaced_deployment(
+        "web", namespace, body, field_manager="planner", _content_type=APPLY
+    )
+    assert again.metadata.resource_version == first.metadata.resource_version
+    (entry,) = again.metadata.managed_fields
+    assert (entry.manager, entry.operation, entry.api_version) == ("planner", "Apply", "apps/v1")
+
+
+def test_a_plain_write_is_recorded_under_the_user_agents_program_name(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = http(cluster, "POST", path, {"metadata": {"name": "c"}, "data": {"a": "1"}}, headers=AGENT)
+    (entry,) = created.body["metadata"]["managedFields"]
+    assert entry["manager"] == "kubectl-create"
+    assert entry["operation"] == "Update"
+    assert entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}
+    named = http(
+        cluster,
+        "PATCH",
+        f"{path}/c?fieldManager=planner",
+        {"data": {"b": "2"}},
+        content_type=MERGE,
+        headers=AGENT,
+    )
+    assert [e["manager"] for e in named.body["metadata"]["managedFields"]] == ["kubectl-create", "planner"]
+
+
+AGENT = {"User-Agent": "kubectl-create/v1.28.7 (linux/amd64) kubernetes/c8dcb00"}
+
+# --- dry run ----------------------------------------------------------------------------------------------
+
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+DRY_RUN_CASES = [
+    ("PUT", {**CONFIGMAP, "data": {"a": "1", "extra": "x"}}, "application/json", 200),
+    ("PATCH", [{"op": "add", "path": "/data/extra", "value": "x"}], JSON_PATCH, 200),
+    ("PATCH", {"data": {"extra": "x"}}, MERGE, 200),
+    ("PATCH", {"data": {"extra": "x"}}, STRATEGIC, 200),
+    ("PATCH", json.dumps({**CONFIGMAP, "data": {"extra": "x"}}), APPLY, 200),
+]
+
+
+def watch_events(cluster: ClusterHandle, path: str, resource_version: str) -> list[dict[str, Any]]:
+    url = f"{cluster.url}{path}?watch=1&resourceVersion={resource_version}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "content_type", "status"),
+    DRY_RUN_CASES,
+    ids=[
+        "a dry-run update",
+        "a dry-run JSON patch",
+        "a dry-run merge patch",
+        "a dry-run strategic merge patch",
+        "a dry-run server-side apply",
+    ],
+)
+def test_dry_run_writes_return_the_result_and_store_nothing(
+    cluster: ClusterHandle, namespace: str, method: str, body: Any, content_type: str, status: int
+) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    stored = http(cluster, "POST", collection, CONFIGMAP).body
+    query = "?dryRun=All&fieldManager=planner"
+    reply = http(cluster, method, f"{collection}/c{query}", body, content_type=content_type)
+    assert reply.status == status, reply.body
+    assert reply.body["data"]["extra"] == "x"
+    assert reply.body["metadata"]["uid"] == stored["metadata"]["uid"]
+    assert http(cluster, "GET", f"{collection}/c").body == stored
+    assert watch_events(cluster, collection, stored["metadata"]["resourceVersion"]) == []
+
+
+def test_dry_run_create_and_delete_store_nothing(cluster: ClusterHandle, namespace: str) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    revision = http(cluster, "GET", collection).body["metadata"]["resourceVersion"]
+    created = http(cluster, "POST", f"{collection}?dryRun=All", CONFIGMAP)
+    assert created.status == 201 and created.body["metadata"]["uid"]
+    assert "resourceVersion" not in created.body["metadata"]
+    assert http(cluster, "GET", f"{collection}/c").status == 404
+    applied = http(
+        cluster,
+        "PATCH",
+        f"{collection}/d?dryRun=All&fieldManager=planner",
+        "data: {a: '1'}",
+        content_type=APPLY,
+    )
+    assert applied.status == 201 and applied.body["metadata"]["managedFields"][0]["manager"] == "planner"
+    assert http(cluster, "GET", f"{collection}/d").status == 404
+    assert watch_events(cluster, collection, revision) == []
+    stored = http(cluster, "POST", collection, CONFIGMAP).body
+    deleted = http(cluster, "DELETE", f"{collection}/c?dryRun=All")
+    assert deleted.status == 200 and deleted.body["status"] == "Success"
+    assert http(cluster, "GET", f"{collection}/c").body == stored
+    assert watch_events(cluster, collection, stored["metadata"]["resourceVersion"]) == []
+
+
+def test_a_dry_run_service_does_not_keep_its_cluster_ip(cluster: ClusterHandle, namespace: str) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/services"
+    service = {"metadata": {"name": "s"}, "spec": {"clusterIP": "10.96.200.7", "ports": [{"port": 80}]}}
+    assert http(cluster, "POST", f"{collection}?dryRun=All", service).status == 201
+    created = http(cluster, "POST", collection, service)
+    assert created.status == 201 and created.body["spec"]["clusterIP"] == "10.96.200.7"
+
+
+# --- tables -----------------------------------------------------------------------------------------------
+
+
+def test_include_object_object_puts_the_whole_object_in_each_row(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    http(cluster, "POST", collection, CONFIGMAP)
+    table = http(
+        cluster,
+        "GET",
+        f"{collection}?includeObject=Object&fieldSelector=metadata.name=c",
+        headers={"Accept": TABLE},
+    ).body
+    (row,) = table["rows"]
+    assert row["cells"][:2] == ["c", 1]
+    assert (row["object"]["kind"], row["object"]["apiVersion"], row["object"]["data"]) == (
+        "ConfigMap",
+        "v1",
+        {"a": "1"},
+    )
+
+
+def test_a_single_object_as_table_and_as_partial_metadata(cluster: ClusterHandle, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/c"
+    stored = http(cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", CONFIGMAP).body
+    table = http(cluster, "GET", path, headers={"Accept": TABLE}).body
+    assert table["metadata"] == {"resourceVersion": stored["metadata"]["resourceVersion"]}
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert table["rows"][0]["object"] == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": stored["metadata"],
+    }
+    partial = http(
+        cluster,
+        "GET",
+        path,
+        headers={"Accept": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"},
+    )
+    assert partial.body == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": stored["metadata"],
+    }
+
+
+def test_watch_as_table_sends_column_definitions_in_the_first_event_only(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    first = http(cluster, "POST", collection, CONFIGMAP).body
+    http(cluster, "PATCH", f"{collection}/c", {"data": {"a": "2"}}, content_type=MERGE)
+    request = urllib.request.Request(
+        f"{cluster.url}{collection}?watch=1&resourceVersion={int(first['metadata']['resourceVersion']) - 1}"
+        "&timeoutSeconds=1",
+        headers={"Accept": TABLE},
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    assert [(e["type"], e["object"]["kind"]) for e in events] == [("ADDED", "Table"), ("MODIFIED", "Table")]
+    assert [c["name"] for c in events[0]["object"]["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert events[1]["object"]["columnDefinitions"] is None
+    assert [e["object"]["rows"][0]["cells"][:2] for e in events] == [["c", 1], ["c", 1]]
+    assert events[1]["object"]["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
