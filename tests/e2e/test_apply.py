@@ -312,3 +312,96 @@ def test_a_fork_clones_the_source_sandboxes_volumes(
         for name in ("rootfs-g1", "workspace")
     }
     assert sources == {"rootfs-g1": "alice-rootfs-g1", "workspace": "alice-workspace"}
+
+
+# --- waits (controllers and node agent) ----------------------------------------------------------------
+
+
+def chain_plan(namespace: str, *, exit_code: int | None = None) -> str:
+    """A Job that runs 3 simulated seconds, a Deployment that depends on it, and one that does not."""
+    failing = f', sim.planner.dev/exit-code: "{exit_code}"' if exit_code is not None else ""
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: chain, namespace: {namespace}}}\n"
+        "workloads:\n"
+        "  - name: migrate\n"
+        "    kind: job\n"
+        "    image: busybox:1.36\n"
+        "    backoffLimit: 0\n"
+        f'    podAnnotations: {{sim.planner.dev/run-seconds: "3"{failing}}}\n'
+        "  - name: web\n"
+        "    image: nginx:1.27\n"
+        "    dependsOn: [migrate]\n"
+        "  - name: other\n"
+        "    image: nginx:1.27\n"
+    )
+
+
+def test_a_dependent_is_created_only_after_its_job_completed_and_a_second_plan_is_empty(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, chain_plan(namespace))
+    before = current_rv(cluster)
+    apply_ok(planner, plan, "--timeout", "60s")
+    completed = completed_at(cluster, namespace, "migrate", before)
+    deployments = created_at(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", before)
+    assert deployments["web"] > completed
+    assert deployments["other"] < completed  # not held back by a dependency it does not have
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_failed_job_skips_exactly_its_dependents_and_fixing_the_plan_converges(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    result = planner(
+        "apply", str(write_plan(tmp_path, chain_plan(namespace, exit_code=1))), "--timeout", "60s"
+    )
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith(f"  failed wait-ready job/{namespace}/migrate: ") for line in lines), lines
+    assert f"  skipped create deployment/{namespace}/web: wait-ready job/{namespace}/migrate failed" in lines
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    assert not exists(cluster, f"{deployments}/web")
+    assert get(cluster, f"{deployments}/other")["status"].get("availableReplicas") == 1
+    apply_ok(planner, write_plan(tmp_path, chain_plan(namespace)), "--timeout", "60s")
+    assert get(cluster, f"{deployments}/web")["status"].get("availableReplicas") == 1
+
+
+def test_a_job_template_change_runs_it_again(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, job_plan(namespace)), "--timeout", "60s")
+    job_path = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+    first = get(cluster, job_path)["metadata"]["uid"]
+    apply_ok(planner, write_plan(tmp_path, job_plan(namespace, image="busybox:1.37")), "--timeout", "60s")
+    job = get(cluster, job_path)
+    assert job["metadata"]["uid"] != first
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox:1.37"
+
+
+def test_a_sandbox_whose_volumes_wait_for_their_first_consumer_still_converges(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace, storage="wait")), "--timeout", "60s")
+    pod = get(cluster, f"/api/v1/namespaces/{namespace}/pods/alice")
+    assert any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"])
+
+
+def test_errors_latency_and_dropped_watches_during_apply_still_converge(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    from planner.slim.admin import SlimAdmin
+
+    plan = write_plan(tmp_path, chain_plan(namespace))
+    faults = {
+        "latencySeconds": 0.05,
+        "errorRates": {"429": 0.1, "503": 0.1},
+        "retryAfterSeconds": 0,
+        "dropWatchAfterEvents": 2,
+    }
+    with SlimAdmin(cluster.url).faults(**faults):
+        result = planner("apply", str(plan), "--timeout", "90s")
+    assert result.returncode == 0, result.stdout + result.stderr
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    assert get(cluster, f"{deployments}/web")["status"].get("availableReplicas") == 1
