@@ -179,10 +179,12 @@ def plan_timeouts(plan: Plan) -> dict[str, float]:
     return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
 
 
-def wait_scopes(executions: Sequence[ExecutionPlan]) -> dict[str, frozenset[str] | None]:
-    """For each kind some task waits on, the namespaces those waits are in (None: cluster-scoped)."""
+def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
+    """For each kind some task waits on, the namespaces those waits are in (None: cluster-scoped).
+    With `no_wait` only the wait-gone tasks of replaces and deletes still wait."""
+    waits = {"wait-gone"} if no_wait else {"wait-gone", "wait-ready"}
     scopes: dict[str, set[str] | None] = {}
-    for task in (t for execution in executions for t in execution.tasks if t.is_wait):
+    for task in (t for execution in executions for t in execution.tasks if t.action in waits):
         if task.ref.namespace is None:
             scopes[task.ref.kind] = None
         elif (known := scopes.setdefault(task.ref.kind, set())) is not None:
@@ -208,7 +210,9 @@ def apply(
     ]
     written = WrittenVersions()
     informers = Informers(client)
-    status = CacheStatusSource(client, informers, scopes=wait_scopes(executions), written=written).start()
+    status = CacheStatusSource(
+        client, informers, scopes=wait_scopes(executions, no_wait=options.no_wait), written=written
+    ).start()
     writer = KubeWriter(client, written=written)
     try:
         applied = [
