@@ -11,11 +11,15 @@ from typing import Any
 
 import pytest
 
+from planner.diff import ObjectRef
 from planner.errors import CacheSyncError
 from planner.kinds import CONFIG_MAP, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
+from planner.readiness import Readiness
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
+from planner.status import CacheStatusSource
+from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
 pytestmark = pytest.mark.e2e
@@ -229,3 +233,34 @@ def test_an_unreachable_server_backs_off_with_the_given_policy_and_reports_the_l
         assert pauses[:3] == [0, 1, 2]
     finally:
         informer.stop()
+
+
+# --- the StatusSource over the caches ------------------------------------------------------------------
+
+
+def test_waits_wake_on_watch_events_and_never_judge_a_copy_older_than_planners_own_write(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    registry = Informers(client)
+    written = WrittenVersions()
+    status = CacheStatusSource(
+        client, registry, scopes={"ConfigMap": frozenset({namespace})}, written=written
+    ).start()
+    writer = KubeWriter(client, written=written)
+    ref = ObjectRef(group="", kind="ConfigMap", namespace=namespace, name="settings")
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": namespace},
+    }
+    try:
+        created = writer.create(manifest)
+        assert status.wait(ref, until="ready", timeout=5) == Readiness(status="Current", message="exists")
+        ahead = int(created["metadata"]["resourceVersion"]) + 1000
+        written.record({**manifest, "metadata": {**manifest["metadata"], "resourceVersion": str(ahead)}})
+        stale = status.wait(ref, until="ready", timeout=0.3)
+        assert stale == Readiness(status="InProgress", message="waiting for the cache to see planner's write")
+        writer.delete(ref, propagation="Background")
+        assert status.wait(ref, until="gone", timeout=5).status == "NotFound"
+    finally:
+        registry.stop()
