@@ -197,6 +197,8 @@ class KubeWriter:
         for _ in range(PRECONDITION_ATTEMPTS):
             live = self._get(SECRET, ref)
             body = updated(live)
+            if live is not None and _unchanged(live, body):
+                return live
             try:
                 if live is None:
                     path = resource_path(SECRET, ref.namespace)
@@ -302,6 +304,13 @@ def parent_manifest(ref: ObjectRef, record: ParentRecord, live: Manifest | None)
         "type": (live or {}).get("type") or APPLYSET_PARENT_TYPE,
         "data": kept,
     }
+
+
+def _unchanged(live: Manifest, body: Manifest) -> bool:
+    """Whether writing `body` would change nothing planner manages on the parent."""
+    return all(
+        _metadata(live).get(key) == _metadata(body).get(key) for key in ("labels", "annotations")
+    ) and (live.get("data") or {}) == (body.get("data") or {})
 
 
 def _check_parent(ref: ObjectRef, live: Manifest) -> None:

@@ -303,3 +303,13 @@ def test_a_same_named_secret_that_is_not_the_parent_is_never_overwritten(
     ):
         writer.write_parent(parent_ref(namespace), ParentRecord(group_kinds=(), namespaces=(), run_keys=()))
     assert get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")["data"] == {"a": "Yg=="}
+
+
+def test_a_parent_write_that_changes_nothing_does_not_write(
+    cluster: ClusterHandle, writer: KubeWriter, namespace: str
+) -> None:
+    record = ParentRecord(group_kinds=("ConfigMap",), namespaces=(namespace,), run_keys=())
+    first = writer.write_parent(parent_ref(namespace), record)
+    writer.write_parent(parent_ref(namespace), record)
+    live = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert live["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
