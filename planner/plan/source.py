@@ -1,10 +1,13 @@
 """Reading one plan file: YAML text to plain data plus the position of every node.
 
-ruamel.yaml's round-trip loader keeps line and column on every mapping and sequence (`.lc`); this module
-walks the loaded document once and records, per path (`workloads[0].image`), where the key or item
-starts and, for scalars, where the value starts. Validation messages point at values ("found integer
-8080" points at the 8080), structural messages at keys. The document is then converted to plain dicts,
-lists and scalars so nothing later depends on ruamel's types.
+ruamel.yaml composes the text into a node graph whose every node carries its start line and column.
+libyaml's C scanner (ruamel.yaml.clib) composes first, several times faster than the pure-Python one on
+large plans; it scans YAML 1.1 and so refuses a few YAML 1.2 forms (`[postgres://db:5432]`), and any
+file it refuses is composed again by ruamel's own YAML 1.2 parser, whose verdict and messages stand.
+Tags are resolved by ruamel's YAML 1.2 resolver either way (`yes` stays a string). This module walks that graph once, building plain dicts, lists and scalars and
+recording, per path (`workloads[0].image`), where the key or item starts and, for scalars, where the
+value starts. Validation messages point at values ("found integer 8080" points at the 8080), structural
+messages at keys. Nothing later depends on ruamel's types.
 
 A file holds one plan: a second YAML document is an error, not a second plan, because a plan name owns
 one ApplySet and two plans in one file would hide that.
@@ -18,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from planner.errors import Diagnostic
 from planner.plan.model import Position
@@ -27,6 +30,7 @@ from planner.plan.model import Position
 _TOKEN = re.compile(r"[^\s,\]\}#]+")
 _DOCUMENT_START = re.compile(r"^---(\s|$)")
 _DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,14 +90,21 @@ def read_plan_file(path: Path) -> ParsedFile | Diagnostic:
     except (OSError, UnicodeDecodeError) as error:
         return Diagnostic(name, 1, 1, "", f"cannot read plan file: {_reason(error)}")
     try:
-        documents = list(YAML(typ="rt").load_all(text))
+        return _parse(name, text, YAML(typ="safe", pure=False))
+    except MarkedYAMLError:
+        pass  # libyaml scans YAML 1.1 and refuses some 1.2 plain scalars: let the 1.2 parser decide
+    try:
+        return _parse(name, text, YAML(typ="safe", pure=True))
     except MarkedYAMLError as error:
         return _syntax_diagnostic(name, error)
-    return _single_document(name, text, documents)
 
 
-def _single_document(name: str, text: str, documents: list[Any]) -> ParsedFile | Diagnostic:
-    present = [document for document in documents if document is not None]
+def _parse(name: str, text: str, yaml: YAML) -> ParsedFile | Diagnostic:
+    return _single_document(name, text, list(yaml.compose_all(text)), yaml)
+
+
+def _single_document(name: str, text: str, documents: list[Node], yaml: YAML) -> ParsedFile | Diagnostic:
+    present = [document for document in documents if not _is_null(document)]
     lines = tuple(text.splitlines())
     if len(present) > 1:
         line = _second_document_line(lines)
@@ -106,42 +117,69 @@ def _single_document(name: str, text: str, documents: list[Any]) -> ParsedFile |
         )
     if not present:
         return Diagnostic(name, 1, 1, "", "empty plan file: expected a plan (apiVersion, kind, metadata)")
-    walk = _Walk()
+    walk = _Walk(yaml)
     data = walk.plain(present[0], "")
     return ParsedFile(file=name, data=data, keys=walk.keys, values=walk.values, lines=lines)
 
 
-class _Walk:
-    """One walk over a loaded document: plain data out, positions collected on the way down."""
+def _is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
 
-    def __init__(self) -> None:
+
+class _Walk:
+    """One walk over a composed document: plain data out, positions collected on the way down."""
+
+    def __init__(self, yaml: YAML) -> None:
         self.keys: dict[str, Position] = {}
         self.values: dict[str, Position] = {}
+        self._constructor = yaml.constructor
 
-    def plain(self, node: Any, path: str) -> Any:
-        if isinstance(node, CommentedMap):
+    def plain(self, node: Node, path: str) -> Any:
+        if isinstance(node, MappingNode):
             return self._mapping(node, path)
-        if isinstance(node, CommentedSeq):
+        if isinstance(node, SequenceNode):
             return self._sequence(node, path)
-        return _plain_scalar(node)
+        return _plain_scalar(self._constructor.construct_object(node, deep=True))
 
-    def _mapping(self, node: CommentedMap, path: str) -> dict[str, Any]:
+    def _mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for key, value in node.items():
-            here = child_path(path, str(key))
-            self.keys[here] = _position(node.lc.key(key))
-            if not isinstance(value, CommentedMap | CommentedSeq):
-                self.values[here] = _position(node.lc.value(key))
-            result[str(key)] = self.plain(value, here)
+        for key_node, value_node in _merged_pairs(node):
+            key = str(self.plain(key_node, path))
+            if key in result:
+                raise MarkedYAMLError(
+                    problem=f'found duplicate key "{key}" with value', problem_mark=key_node.start_mark
+                )
+            here = child_path(path, key)
+            self.keys[here] = _position(key_node)
+            if isinstance(value_node, ScalarNode):
+                self.values[here] = _position(value_node)
+            result[key] = self.plain(value_node, here)
         return result
 
-    def _sequence(self, node: CommentedSeq, path: str) -> list[Any]:
+    def _sequence(self, node: SequenceNode, path: str) -> list[Any]:
         items: list[Any] = []
-        for index, value in enumerate(node):
+        for index, value_node in enumerate(node.value):
             here = child_path(path, index)
-            self.keys[here] = self.values[here] = _position(node.lc.item(index))
-            items.append(self.plain(value, here))
+            self.keys[here] = self.values[here] = _position(value_node)
+            items.append(self.plain(value_node, here))
         return items
+
+
+def _merged_pairs(node: MappingNode) -> list[tuple[Node, Node]]:
+    """The mapping's key/value pairs with YAML merge keys (`<<: *base`) expanded; own keys win."""
+    own = [(k, v) for k, v in node.value if k.tag != _MERGE_TAG]
+    names = {k.value for k, _ in own if isinstance(k, ScalarNode)}
+    merged: list[tuple[Node, Node]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE_TAG:
+            continue
+        sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+        for source in sources:
+            for k, v in _merged_pairs(source) if isinstance(source, MappingNode) else []:
+                if isinstance(k, ScalarNode) and k.value not in names:
+                    names.add(k.value)
+                    merged.append((k, v))
+    return merged + own
 
 
 def _plain_scalar(node: Any) -> Any:
@@ -154,9 +192,8 @@ def _plain_scalar(node: Any) -> Any:
     return str(node)  # strings, and timestamps or other tagged scalars as the text YAML gave
 
 
-def _position(line_column: tuple[int, int]) -> Position:
-    line, column = line_column
-    return Position(line=line + 1, column=column + 1)
+def _position(node: Node) -> Position:
+    return Position(line=node.start_mark.line + 1, column=node.start_mark.column + 1)
 
 
 def _syntax_diagnostic(name: str, error: MarkedYAMLError) -> Diagnostic:

@@ -302,3 +302,13 @@ def test_the_package_exports_exactly_its_public_names() -> None:
             "load_plans",
         ]
     )
+
+
+def test_yaml_1_2_plain_scalars_that_libyaml_refuses_still_load(tmp_path: Path) -> None:
+    plan = tmp_path / "p.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: p}\n"
+        "workloads:\n  - {name: w, kind: job, image: busybox, command: [--db, postgres://db:5432/x]}\n"
+    )
+    (loaded,) = load_plans([plan]).plans
+    assert loaded.workloads[0].command == ("--db", "postgres://db:5432/x")
