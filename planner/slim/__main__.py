@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from pathlib import Path
 
@@ -20,7 +21,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument("--data", type=Path, default=None, help="state directory (SQLite file state.db)")
     serve.add_argument("--memory", action="store_true", help="keep state in memory only")
     serve.add_argument("--token", default=None, help="require this bearer token")
-    serve.add_argument("--time-scale", type=float, default=1.0, help="multiplies simulated delays (part 3)")
+    serve.add_argument("--time-scale", type=float, default=1.0, help="multiplies simulated delays")
+    serve.add_argument(
+        "--pause",
+        action="append",
+        default=[],
+        choices=("controllers", "nodeagent"),
+        help="start with this component paused (resume through POST /slim/pause)",
+    )
+    serve.add_argument("--faults", default=None, help="initial fault settings as JSON (see /slim/faults)")
+    serve.add_argument(
+        "--no-simulation",
+        action="store_true",
+        help="serve the API only: no controllers, node agent, faults or /metrics",
+    )
     serve.add_argument(
         "--watch-cache-size",
         type=int,
@@ -45,6 +59,9 @@ def main(argv: list[str] | None = None) -> None:
             time_scale=args.time_scale,
             watch_cache_size=args.watch_cache_size,
             port_file=args.port_file,
+            paused=tuple(args.pause),
+            faults=json.loads(args.faults) if args.faults else None,
+            simulate=not args.no_simulation,
         )
     )
 

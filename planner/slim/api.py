@@ -403,7 +403,7 @@ class Api:
     ) -> Obj:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body is not a Scale object")
-        current = self.get(rt, namespace, name)
+        current = copy.deepcopy(self.get(rt, namespace, name))  # get() shares the stored metadata
         replicas = (scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or replicas < 0:
             cause = validation.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")

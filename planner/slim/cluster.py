@@ -167,7 +167,14 @@ def status(*, data_dir: Path | None) -> ClusterInfo | None:
     return ClusterInfo(pid, port, url, root / "kubeconfig", root, memory)
 
 
-def up(*, data_dir: Path | None, port: int | None, memory: bool, token: str | None = None) -> ClusterInfo:
+def up(
+    *,
+    data_dir: Path | None,
+    port: int | None,
+    memory: bool,
+    token: str | None = None,
+    time_scale: float = 1.0,
+) -> ClusterInfo:
     running = status(data_dir=data_dir)
     if running is not None:
         return running
@@ -176,7 +183,10 @@ def up(*, data_dir: Path | None, port: int | None, memory: bool, token: str | No
     port_file = root / "server.portfile"
     port_file.unlink(missing_ok=True)
     log = root / "server.log"
-    command = _serve_command(port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file)
+    extra = ["--time-scale", str(time_scale)] if time_scale != 1.0 else []
+    command = _serve_command(
+        port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file, extra=extra
+    )
     with log.open("ab") as log_stream:
         process = subprocess.Popen(
             command,
@@ -243,10 +253,19 @@ def serve(*, data_dir: Path | None, port: int, memory: bool, token: str | None) 
 
 @contextlib.contextmanager
 def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[ClusterHandle]:
-    """An in-memory server in a subprocess on a free port; options: token, watch_cache_size."""
+    """An in-memory server in a subprocess on a free port; options: token, watch_cache_size,
+    simulate (controllers, node agent, faults and /metrics; off by default so the API-core tests see
+    a passive server), paused (component names: "controllers", "nodeagent"), faults (the
+    /slim/faults JSON)."""
     workdir = Path(tempfile.mkdtemp(prefix="planner-slim-"))
     port_file = workdir / "port"
     extra = ["--time-scale", str(time_scale)]
+    if not options.get("simulate"):
+        extra.append("--no-simulation")
+    for component in options.get("paused") or ():
+        extra += ["--pause", component]
+    if options.get("faults"):
+        extra += ["--faults", json.dumps(options["faults"])]
     if options.get("watch_cache_size"):
         extra += ["--watch-cache-size", str(options["watch_cache_size"])]
     token = options.get("token")

@@ -147,6 +147,8 @@ def default_replicaset(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     _set(spec, "replicas", 1)
     default_template(spec.setdefault("template", {}))
+    if not obj.get("status"):
+        obj["status"] = {"replicas": 0}  # ReplicaSetStatus.replicas is not omitempty; clients require it
 
 
 def default_job(obj: dict[str, Any]) -> None:

@@ -7,12 +7,14 @@ import logging
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
 from planner.slim.http.app import build_app
+from planner.slim.simulation import Simulation
 from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
 
 HOST = "127.0.0.1"
@@ -25,9 +27,12 @@ class ServerOptions:
     data_dir: Path | None = None
     memory: bool = False
     token: str | None = None
-    time_scale: float = 1.0  # accepted now, used by part 3's simulation
+    time_scale: float = 1.0  # multiplies every simulated delay, backoff and deadline
     watch_cache_size: int = DEFAULT_EVENT_CAPACITY
     port_file: Path | None = None
+    paused: tuple[str, ...] = ()  # "controllers" and/or "nodeagent", paused from the start
+    faults: dict[str, Any] | None = None  # the /slim/faults JSON to start with
+    simulate: bool = True  # False: the bare API server of part 1 (no controllers, node agent, faults)
 
 
 def open_api(options: ServerOptions) -> Api:
@@ -43,9 +48,18 @@ def open_api(options: ServerOptions) -> Api:
 
 async def serve_async(options: ServerOptions) -> None:
     api = open_api(options)
+    simulation = None
+    if options.simulate:
+        simulation = Simulation(
+            api, time_scale=options.time_scale, paused=options.paused, faults=options.faults
+        )
+        simulation.start()
     # A short shutdown timeout: open watches must not hold `planner cluster down` for a minute.
     runner = web.AppRunner(
-        build_app(api, token=options.token), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
+        build_app(api, token=options.token, simulation=simulation),
+        access_log=None,
+        handler_cancellation=True,
+        shutdown_timeout=1.0,
     )
     await runner.setup()
     site = web.TCPSite(runner, HOST, options.port, reuse_address=True)
@@ -59,6 +73,8 @@ async def serve_async(options: ServerOptions) -> None:
     try:
         await stop.wait()
     finally:
+        if simulation is not None:
+            await simulation.stop()
         await runner.cleanup()
         api.store.close()
 

@@ -534,7 +534,13 @@ PVC_UPDATE_MESSAGE = "spec is immutable after creation except resources.requests
 
 def update_pvc(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
     bound = (old.get("status") or {}).get("phase") == "Bound"
-    new_spec = {k: v for k, v in _spec(new).items() if not (bound and k == "resources")}
+    # Binding sets volumeName once, on a claim that has none yet (the persistentvolume controller).
+    binding = not _spec(old).get("volumeName")
+    new_spec = {
+        k: v
+        for k, v in _spec(new).items()
+        if not (bound and k == "resources") and not (binding and k == "volumeName")
+    }
     old_spec = {k: v for k, v in _spec(old).items() if not (bound and k == "resources")}
     if new_spec != old_spec:
         return [forbidden("spec", PVC_UPDATE_MESSAGE)]

@@ -22,6 +22,7 @@ from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, Writ
 from planner.slim.errors import StatusError, bad_request, method_not_allowed, unauthorized, unknown_path
 from planner.slim.patch import is_apply
 from planner.slim.resources import ResourceType, lookup
+from planner.slim.simulation import Simulation
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 PUBLIC_PATHS = {"/healthz", "/readyz", "/livez"}
 API_KEY = web.AppKey("api", Api)
 TOKEN_KEY = web.AppKey("token", str)
+SIMULATION_KEY = web.AppKey("simulation", Simulation)
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,15 @@ async def errors_middleware(request: web.Request, handler: Any) -> web.StreamRes
         return status_response(exc)
 
 
-def build_app(api: Api, *, token: str | None = None) -> web.Application:
-    app = web.Application(middlewares=[errors_middleware], client_max_size=64 * 1024 * 1024)
+def build_app(api: Api, *, token: str | None = None, simulation: Simulation | None = None) -> web.Application:
+    """The server's app; `simulation` (part 3) adds metrics and fault middlewares, `/slim/` and `/metrics`."""
+    middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware]
+    app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
     app[API_KEY] = api
     app[TOKEN_KEY] = token or ""
+    if simulation is not None:
+        app[SIMULATION_KEY] = simulation
+        simulation.add_routes(app)
     app.router.add_route("*", "/{tail:.*}", dispatch)
     return app
 
@@ -276,6 +283,9 @@ async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResp
         allow_bookmarks=query.get("allowWatchBookmarks", "") in ("1", "true", "True"),
     )
     events: Any = api.watch(route.resource, route.namespace, options)
+    simulation = request.app.get(SIMULATION_KEY)
+    if simulation is not None:
+        events = simulation.wrap_watch(events)
     as_table = None
     if "as=Table" in request.headers.get("Accept", ""):
         as_table = views.TableWatch(route.resource, query.get("includeObject", "Metadata"))
@@ -297,16 +307,22 @@ async def _send(response: web.StreamResponse, event: dict) -> None:
     await response.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
 
 
-async def _pod_log(request: web.Request, api: Api, route: Route) -> web.Response:
+async def _pod_log(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     pod = api.get(route.resource, route.namespace or "", route.name or "")
     names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    init_names = [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
     container = request.query.get("container")
     if container is None and len(names) > 1:
         raise bad_request(
             f"a container name must be specified for pod {route.name}, choose one of: [{' '.join(names)}]"
         )
-    if container is not None and container not in names:
+    if container is not None and container not in names + init_names:
         raise bad_request(f"container {container} is not valid for pod {route.name}")
+    simulation = request.app.get(SIMULATION_KEY)
+    if simulation is not None:
+        return await simulation.pod_log(
+            request, route.namespace or "", route.name or "", container or names[0]
+        )
     return web.Response(text="", content_type="text/plain")
 
 

@@ -1,0 +1,110 @@
+"""A small client for the embedded cluster's admin endpoints, for tests and benchmarks.
+
+    admin = SlimAdmin(handle.url)
+    admin.set_faults(errorRates={"503": 1.0})      # PATCH /slim/faults
+    admin.clear_faults()                           # PUT /slim/faults {}
+    admin.pause("nodeagent"); admin.resume("nodeagent")
+    admin.request_count(verb="list", resource="pods")   # from /metrics
+    with admin.faults(latencySeconds=0.5): ...     # set for a block, then cleared
+
+Plain urllib, so it works from any test without an event loop or the kubernetes client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+
+Obj = dict[str, Any]
+
+
+class SlimAdmin:
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(self, method: str, path: str, body: Obj | None = None) -> bytes:
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+            content: bytes = reply.read()
+            return content
+
+    # --- faults --------------------------------------------------------------------------------------
+
+    def get_faults(self) -> Obj:
+        result: Obj = json.loads(self._call("GET", "/slim/faults"))
+        return result
+
+    def set_faults(self, **settings: Any) -> Obj:
+        result: Obj = json.loads(self._call("PATCH", "/slim/faults", settings))
+        return result
+
+    def clear_faults(self) -> Obj:
+        result: Obj = json.loads(self._call("PUT", "/slim/faults", {}))
+        return result
+
+    @contextlib.contextmanager
+    def faults(self, **settings: Any) -> Iterator[None]:
+        self.set_faults(**settings)
+        try:
+            yield
+        finally:
+            self.clear_faults()
+
+    # --- pausing -------------------------------------------------------------------------------------
+
+    def pause(self, component: str) -> None:
+        self._call("POST", "/slim/pause", {"component": component, "paused": True})
+
+    def resume(self, component: str) -> None:
+        self._call("POST", "/slim/pause", {"component": component, "paused": False})
+
+    def paused(self) -> dict[str, bool]:
+        result: dict[str, bool] = json.loads(self._call("GET", "/slim/pause"))
+        return result
+
+    # --- metrics -------------------------------------------------------------------------------------
+
+    def metrics_text(self) -> str:
+        return self._call("GET", "/metrics").decode()
+
+    def request_counts(self) -> dict[tuple[str, str, str], float]:
+        """slim_requests_total by (verb, resource, code)."""
+        counts: dict[tuple[str, str, str], float] = {}
+        for family in text_string_to_metric_families(self.metrics_text()):
+            for sample in family.samples:
+                if sample.name == "slim_requests_total":
+                    labels = sample.labels
+                    counts[(labels["verb"], labels["resource"], labels["code"])] = sample.value
+        return counts
+
+    def request_count(
+        self, *, verb: str | None = None, resource: str | None = None, code: str | None = None
+    ) -> float:
+        return sum(
+            value
+            for (v, r, c), value in self.request_counts().items()
+            if (verb is None or v == verb)
+            and (resource is None or r == resource)
+            and (code is None or c == code)
+        )
+
+    def open_watches(self, resource: str | None = None) -> float:
+        total = 0.0
+        for family in text_string_to_metric_families(self.metrics_text()):
+            for sample in family.samples:
+                if sample.name == "slim_open_watches" and (
+                    resource is None or sample.labels["resource"] == resource
+                ):
+                    total += sample.value
+        return total

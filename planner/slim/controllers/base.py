@@ -1,0 +1,160 @@
+"""What every controller needs from the API core: typed shortcuts, tolerant writes, owner references.
+
+Controllers write through `Api` with their own field manager, exactly as HTTP clients do. A write
+that loses a race (409) or whose object vanished (404) is dropped: the next pass sees the new state
+and decides again. Events are recorded once per (object, reason, message) with a count, as the
+kubelet's and controllers' event recorders aggregate them.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+from typing import Any
+
+from planner.slim import errors
+from planner.slim.api import Api, DeleteOptions, WriteOptions
+from planner.slim.meta import now_rfc3339
+from planner.slim.objects import resource_key
+from planner.slim.resources import ResourceType, by_kind
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+CONTROLLER_MANAGER = "kube-controller-manager"
+TOLERATED = (404, 409)
+
+
+def rt(kind: str) -> ResourceType:
+    return by_kind(kind)
+
+
+def key(kind: str) -> str:
+    return resource_key(by_kind(kind))
+
+
+def ns_of(obj: Obj) -> str:
+    return str(obj["metadata"].get("namespace", ""))
+
+
+def name_of(obj: Obj) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def uid_of(obj: Obj) -> str:
+    return str(obj["metadata"].get("uid", ""))
+
+
+def deleting(obj: Obj) -> bool:
+    return bool(obj["metadata"].get("deletionTimestamp"))
+
+
+def controller_of(obj: Obj) -> str | None:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
+
+
+def owner_reference(owner: Obj, kind: str, api_version: str) -> Obj:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name_of(owner),
+        "uid": uid_of(owner),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+class Writer:
+    """Writes for one component, with its field manager; races are logged and left to the next pass."""
+
+    def __init__(self, api: Api, manager: str) -> None:
+        self.api = api
+        self.options = WriteOptions(field_manager=manager)
+        self.manager = manager
+        self._events: dict[tuple[str, str, str], str] = {}
+
+    def create(self, kind: str, namespace: str, body: Obj) -> Obj | None:
+        return self._tolerant(lambda: self.api.create(rt(kind), namespace, body, self.options))
+
+    def update(self, kind: str, obj: Obj) -> Obj | None:
+        return self._tolerant(lambda: self.api.update(rt(kind), ns_of(obj), name_of(obj), obj, self.options))
+
+    def write_status(self, kind: str, obj: Obj, status: Obj) -> Obj | None:
+        if obj.get("status") == status:
+            return obj
+        body = {**obj, "status": status}
+        return self._tolerant(
+            lambda: self.api.update(
+                rt(kind), ns_of(obj), name_of(obj), body, self.options, subresource="status"
+            )
+        )
+
+    def delete(self, kind: str, obj: Obj, *, policy: str | None = None, grace: int | None = None) -> None:
+        options = DeleteOptions(
+            propagation_policy=policy, grace_period_seconds=grace, precondition_uid=uid_of(obj) or None
+        )
+        self._tolerant(lambda: self.api.delete(rt(kind), ns_of(obj), name_of(obj), options))
+
+    def remove_finalizer(self, kind: str, obj: Obj, finalizer: str) -> Obj | None:
+        finalizers = list(obj["metadata"].get("finalizers") or [])
+        if finalizer not in finalizers:
+            return obj
+        updated = copy.deepcopy(obj)
+        updated["metadata"]["finalizers"] = [f for f in finalizers if f != finalizer]
+        return self.update(kind, updated)
+
+    def finalize_namespace(self, name: str) -> Obj | None:
+        return self._tolerant(lambda: self.api.finalize_namespace(name, self.options))
+
+    def _tolerant(self, call: Any) -> Obj | None:
+        """Run one write; a rejected write is logged and dropped so one object never stalls the pass."""
+        try:
+            result: Obj = call()
+            return result
+        except errors.StatusError as exc:
+            level = logging.DEBUG if exc.code in TOLERATED else logging.WARNING
+            log.log(level, "%s: write dropped (%s): %s", self.manager, exc.code, exc.body.get("message"))
+            return None
+
+    def event(
+        self, involved: Obj, event_type: str, reason: str, message: str, *, component: str = ""
+    ) -> None:
+        """An Event for `involved`, recorded once per reason and message (the count rises on repeats)."""
+        namespace = ns_of(involved) or "default"
+        dedupe = (uid_of(involved), reason, message)
+        if dedupe in self._events:
+            return
+        digest = hashlib.sha256("/".join(dedupe).encode()).hexdigest()[:16]
+        name = f"{name_of(involved)}.{digest}"
+        self._events[dedupe] = name
+        stamp = now_rfc3339()
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {
+                "kind": involved.get("kind"),
+                "namespace": ns_of(involved) or None,
+                "name": name_of(involved),
+                "uid": uid_of(involved),
+                "apiVersion": involved.get("apiVersion"),
+                "resourceVersion": involved["metadata"].get("resourceVersion"),
+            },
+            "reason": reason,
+            "message": message,
+            "source": {"component": component or self.manager},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": event_type,
+            "eventTime": None,
+            "reportingComponent": component or self.manager,
+            "reportingInstance": "",
+        }
+        try:
+            self.api.create(rt("Event"), namespace, body, self.options)
+        except errors.StatusError as exc:
+            log.debug("event %s not recorded: %s", reason, exc.code)

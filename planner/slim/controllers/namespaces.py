@@ -1,0 +1,89 @@
+"""Namespace lifecycle: the contents every namespace gets, and teardown behind the `kubernetes` finalizer.
+
+An active namespace always holds the `default` ServiceAccount (the serviceaccount controller) and
+the `kube-root-ca.crt` ConfigMap (the root-ca-cert-publisher); deleting either brings it back. The
+API core still writes both synchronously when a namespace is created, so a client that creates a
+Pod right after its namespace never races this controller (a real cluster makes clients retry).
+
+A deleted namespace is `Terminating`: every object in it is deleted (their own finalizers and grace
+periods still apply: the garbage collector and node agent finish them), and once it is empty the
+`kubernetes` spec finalizer is dropped, which lets the API core remove the namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.slim.api import ROOT_CA_DESCRIPTION, ROOT_CA_PLACEHOLDER, Api
+from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of
+from planner.slim.objects import resource_key
+from planner.slim.resources import RESOURCES
+from planner.slim.runtime import CONTROLLERS
+
+Obj = dict[str, Any]
+NAMESPACE_FINALIZER = "kubernetes"
+
+
+def _account() -> Obj:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+
+
+def _root_ca() -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "kube-root-ca.crt",
+            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+        },
+        "data": {"ca.crt": ROOT_CA_PLACEHOLDER},
+    }
+
+
+class NamespaceController:
+    component: str = CONTROLLERS
+    watches: tuple[str, ...] = (key("Namespace"), key("ServiceAccount"), key("ConfigMap"))
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.writer = Writer(api, CONTROLLER_MANAGER)
+
+    def reconcile(self, now: float) -> float | None:
+        pending = False
+        for namespace in list(self.api.store.list(key("Namespace"), None)):
+            if deleting(namespace):
+                pending = self._tear_down(namespace) or pending
+            else:
+                self._populate(name_of(namespace))
+        return now + 0.1 if pending else None
+
+    def _populate(self, namespace: str) -> None:
+        store = self.api.store
+        if store.get(key("ServiceAccount"), namespace, "default") is None:
+            self.writer.create("ServiceAccount", namespace, _account())
+        if store.get(key("ConfigMap"), namespace, "kube-root-ca.crt") is None:
+            self.writer.create("ConfigMap", namespace, _root_ca())
+
+    def _tear_down(self, namespace: Obj) -> bool:
+        """Delete what is left; True while something is still there."""
+        name = name_of(namespace)
+        if (namespace.get("status") or {}).get("phase") != "Terminating":
+            self.writer.write_status(
+                "Namespace", namespace, {**(namespace.get("status") or {}), "phase": "Terminating"}
+            )
+        remaining = False
+        for rt in RESOURCES:
+            if not rt.namespaced:
+                continue
+            for obj in list(self.api.store.list(resource_key(rt), name)):
+                remaining = True
+                if not deleting(obj):
+                    self.writer.delete(rt.kind, obj, policy="Background")
+        if remaining:
+            return True
+        current = self.api.store.get(key("Namespace"), "", name)
+        if current is not None and NAMESPACE_FINALIZER in (
+            (current.get("spec") or {}).get("finalizers") or []
+        ):
+            self.writer.finalize_namespace(name)
+        return False

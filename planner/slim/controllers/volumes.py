@@ -1,0 +1,201 @@
+"""PVC binding, as the persistentvolume controller with a dynamic provisioner behind every class.
+
+A pending claim is provisioned a PV `pvc-<claim uid>` (its capacity, access modes, volume mode,
+class and reclaim policy) and both are marked bound: the claim gets `spec.volumeName`, the
+`pv.kubernetes.io/bind-completed` and `bound-by-controller` annotations and status Bound with
+capacity and access modes; the PV gets its `claimRef` and status Bound. A claim waits, with the
+Event a real cluster shows, while its class is missing, while its class binds on first consumer and
+no scheduled pod uses it yet, or while its `dataSource` claim is missing or not yet Bound. When a
+bound claim is deleted its PV is Released and, under reclaim policy Delete, deleted.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from planner.slim.api import Api
+from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of, ns_of, uid_of
+from planner.slim.runtime import CONTROLLERS
+
+Obj = dict[str, Any]
+PROVISIONER = "planner.dev/simulated"
+HOST_ROOT = "/var/lib/planner-slim/volumes"
+
+
+def _typed(claim: Obj) -> Obj:
+    return {"kind": "PersistentVolumeClaim", "apiVersion": "v1", **claim}
+
+
+class VolumeController:
+    component: str = CONTROLLERS
+    watches: tuple[str, ...] = (
+        key("PersistentVolumeClaim"),
+        key("PersistentVolume"),
+        key("Pod"),
+        key("StorageClass"),
+    )
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.writer = Writer(api, CONTROLLER_MANAGER)
+
+    def reconcile(self, now: float) -> float | None:
+        for claim in list(self.api.store.list(key("PersistentVolumeClaim"), None)):
+            if not deleting(claim) and not (claim.get("spec") or {}).get("volumeName"):
+                self._bind(claim)
+        for volume in list(self.api.store.list(key("PersistentVolume"), None)):
+            self._release(volume)
+        return None
+
+    # --- binding ------------------------------------------------------------------------------------
+
+    def _bind(self, claim: Obj) -> None:
+        spec = claim.get("spec") or {}
+        class_name = spec.get("storageClassName")
+        if not class_name:
+            self._wait(
+                claim,
+                "FailedBinding",
+                "no persistent volumes available for this claim and no storage class is set",
+            )
+            return
+        storage_class = self.api.store.get(key("StorageClass"), "", str(class_name))
+        if storage_class is None:
+            self._wait(
+                claim,
+                "ProvisioningFailed",
+                f'storageclass.storage.k8s.io "{class_name}" not found',
+                warning=True,
+            )
+            return
+        if storage_class.get("volumeBindingMode") == "WaitForFirstConsumer" and not self._scheduled_consumer(
+            claim
+        ):
+            self._wait(
+                claim, "WaitForFirstConsumer", "waiting for first consumer to be created before binding"
+            )
+            return
+        if not self._source_ready(claim):
+            return
+        volume = self._provision(claim, storage_class)
+        if volume is not None:
+            self._mark_bound(claim, volume)
+
+    def _wait(self, claim: Obj, reason: str, message: str, *, warning: bool = False) -> None:
+        self.writer.event(
+            _typed(claim),
+            "Warning" if warning else "Normal",
+            reason,
+            message,
+            component="persistentvolume-controller",
+        )
+
+    def _scheduled_consumer(self, claim: Obj) -> bool:
+        for pod in self.api.store.list(key("Pod"), ns_of(claim)):
+            if not (pod.get("spec") or {}).get("nodeName"):
+                continue
+            for volume in (pod.get("spec") or {}).get("volumes") or []:
+                if (volume.get("persistentVolumeClaim") or {}).get("claimName") == name_of(claim):
+                    return True
+        return False
+
+    def _source_ready(self, claim: Obj) -> bool:
+        source = (claim.get("spec") or {}).get("dataSource") or (claim.get("spec") or {}).get("dataSourceRef")
+        if not source or source.get("kind") != "PersistentVolumeClaim":
+            return True
+        found = self.api.store.get(key("PersistentVolumeClaim"), ns_of(claim), str(source.get("name")))
+        if found is None:
+            message = (
+                f"error getting handle for DataSource Type PersistentVolumeClaim by Name {source.get('name')}: "
+                f'persistentvolumeclaims "{source.get("name")}" not found'
+            )
+            self._wait(claim, "ProvisioningFailed", message, warning=True)
+            return False
+        if (found.get("status") or {}).get("phase") != "Bound":
+            message = f'source claim "{source.get("name")}" is not bound yet'
+            self._wait(claim, "Provisioning", message)
+            return False
+        return True
+
+    def _provision(self, claim: Obj, storage_class: Obj) -> Obj | None:
+        spec = claim.get("spec") or {}
+        name = f"pvc-{uid_of(claim)}"
+        existing = self.api.store.get(key("PersistentVolume"), "", name)
+        if existing is not None:
+            return existing
+        volume = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {
+                "name": name,
+                "annotations": {"pv.kubernetes.io/provisioned-by": PROVISIONER},
+                "finalizers": ["kubernetes.io/pv-protection"],
+            },
+            "spec": {
+                "capacity": {
+                    "storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+                },
+                "accessModes": list(spec.get("accessModes") or ["ReadWriteOnce"]),
+                "volumeMode": spec.get("volumeMode", "Filesystem"),
+                "storageClassName": name_of(storage_class),
+                "persistentVolumeReclaimPolicy": storage_class.get("reclaimPolicy", "Delete"),
+                "hostPath": {"path": f"{HOST_ROOT}/{name}", "type": ""},
+                "claimRef": {
+                    "kind": "PersistentVolumeClaim",
+                    "namespace": ns_of(claim),
+                    "name": name_of(claim),
+                    "uid": uid_of(claim),
+                    "apiVersion": "v1",
+                    "resourceVersion": claim["metadata"].get("resourceVersion"),
+                },
+            },
+        }
+        created = self.writer.create("PersistentVolume", "", volume)
+        if created is None:
+            return None
+        self.writer.event(
+            _typed(claim),
+            "Normal",
+            "ProvisioningSucceeded",
+            f"Successfully provisioned volume {name}",
+            component=PROVISIONER,
+        )
+        return self.writer.write_status("PersistentVolume", created, {"phase": "Bound"})
+
+    def _mark_bound(self, claim: Obj, volume: Obj) -> None:
+        updated = copy.deepcopy(claim)
+        updated["spec"]["volumeName"] = name_of(volume)
+        annotations = updated["metadata"].setdefault("annotations", {})
+        annotations["pv.kubernetes.io/bind-completed"] = "yes"
+        annotations["pv.kubernetes.io/bound-by-controller"] = "yes"
+        annotations["volume.beta.kubernetes.io/storage-provisioner"] = PROVISIONER
+        annotations["volume.kubernetes.io/storage-provisioner"] = PROVISIONER
+        written = self.writer.update("PersistentVolumeClaim", updated)
+        if written is None:
+            return
+        volume_spec = volume.get("spec") or {}
+        status = {
+            "phase": "Bound",
+            "accessModes": volume_spec.get("accessModes"),
+            "capacity": volume_spec.get("capacity"),
+        }
+        self.writer.write_status("PersistentVolumeClaim", written, status)
+
+    # --- release ------------------------------------------------------------------------------------
+
+    def _release(self, volume: Obj) -> None:
+        ref = (volume.get("spec") or {}).get("claimRef") or {}
+        if not ref or deleting(volume):
+            if deleting(volume):
+                self.writer.remove_finalizer("PersistentVolume", volume, "kubernetes.io/pv-protection")
+            return
+        claim = self.api.store.get(
+            key("PersistentVolumeClaim"), str(ref.get("namespace")), str(ref.get("name"))
+        )
+        if claim is not None and uid_of(claim) == ref.get("uid"):
+            return
+        if (volume.get("spec") or {}).get("persistentVolumeReclaimPolicy") == "Delete":
+            self.writer.delete("PersistentVolume", volume)
+        elif (volume.get("status") or {}).get("phase") != "Released":
+            self.writer.write_status("PersistentVolume", volume, {"phase": "Released"})

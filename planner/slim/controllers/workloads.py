@@ -1,0 +1,543 @@
+"""Deployment → ReplicaSet → Pods, as kube-controller-manager's deployment and replicaset controllers.
+
+The deployment controller owns one ReplicaSet per distinct pod template, named
+`<deployment>-<pod-template-hash>`, and rolls from the old ones to the new one honouring
+maxSurge/maxUnavailable (or all at once under Recreate); it writes the revision annotations, the
+status counts and the Available/Progressing/ReplicaFailure conditions, including
+`ProgressDeadlineExceeded` once `progressDeadlineSeconds` (scaled) pass without progress. The
+replicaset controller creates and deletes Pods `<rs>-<5 chars>` to match `spec.replicas` and
+reports replicas, ready and available counts.
+
+The hash is FNV-32a over the template's canonical JSON (the real controller hashes a Go dump of the
+struct, so names differ from a real cluster's but are equally stable), encoded with the apiserver's
+"safe" alphabet.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from planner.slim import errors
+from planner.slim.api import Api
+from planner.slim.controllers.base import (
+    CONTROLLER_MANAGER,
+    Writer,
+    controller_of,
+    deleting,
+    key,
+    name_of,
+    ns_of,
+    owner_reference,
+    rt,
+    uid_of,
+)
+from planner.slim.podstatus import rfc3339
+from planner.slim.runtime import CONTROLLERS, Scale
+
+Obj = dict[str, Any]
+HASH_LABEL = "pod-template-hash"
+REVISION = "deployment.kubernetes.io/revision"
+DESIRED = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def template_hash(template: Obj, collisions: int = 0) -> str:
+    text = json.dumps(template, sort_keys=True, separators=(",", ":")) + (
+        str(collisions) if collisions else ""
+    )
+    value = 0x811C9DC5
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in str(value))
+
+
+def _without_hash(template: Obj) -> Obj:
+    clean = copy.deepcopy(template)
+    labels = (clean.get("metadata") or {}).get("labels") or {}
+    labels.pop(HASH_LABEL, None)
+    return clean
+
+
+def resolve_fraction(value: Any, total: int, *, round_up: bool) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        exact = int(value[:-1]) * total / 100
+        return math.ceil(exact) if round_up else math.floor(exact)
+    return int(value or 0)
+
+
+def surge_and_unavailable(deployment: Obj) -> tuple[int, int]:
+    spec = deployment.get("spec") or {}
+    replicas = int(spec.get("replicas", 1))
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type") == "Recreate":
+        return 0, replicas
+    rolling = strategy.get("rollingUpdate") or {}
+    surge = resolve_fraction(rolling.get("maxSurge", "25%"), replicas, round_up=True)
+    unavailable = resolve_fraction(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def _replicas(obj: Obj) -> int:
+    return int((obj.get("spec") or {}).get("replicas", 0))
+
+
+def _status_count(obj: Obj, field: str) -> int:
+    return int((obj.get("status") or {}).get(field, 0))
+
+
+def pod_ready(pod: Obj) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+def pod_active(pod: Obj) -> bool:
+    return not deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+class ReplicaSetController:
+    component: str = CONTROLLERS
+    watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.writer = Writer(api, CONTROLLER_MANAGER)
+
+    def reconcile(self, now: float) -> float | None:
+        owned: dict[str, list[Obj]] = {}
+        for pod in self.api.store.list(key("Pod"), None):
+            owner = controller_of(pod)
+            if owner:
+                owned.setdefault(owner, []).append(pod)
+        for rs in list(self.api.store.list(key("ReplicaSet"), None)):
+            if not deleting(rs):
+                self._sync(rs, owned.get(uid_of(rs), []))
+        return None
+
+    def _sync(self, rs: Obj, pods: list[Obj]) -> None:
+        active = [p for p in pods if pod_active(p)]
+        wanted = _replicas(rs)
+        failure: str | None = None
+        if len(active) < wanted and not self._namespace_terminating(ns_of(rs)):
+            for _ in range(wanted - len(active)):
+                failure = self._create_pod(rs) or failure
+        elif len(active) > wanted:
+            for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
+                self.writer.delete("Pod", pod)
+        self._write_status(rs, active, failure)
+
+    def _namespace_terminating(self, namespace: str) -> bool:
+        found = self.api.store.get(key("Namespace"), "", namespace)
+        return found is None or deleting(found)
+
+    def _create_pod(self, rs: Obj) -> str | None:
+        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+        meta = template.get("metadata") or {}
+        meta.pop("creationTimestamp", None)
+        meta["generateName"] = f"{name_of(rs)}-"
+        meta["ownerReferences"] = [owner_reference(rs, "ReplicaSet", "apps/v1")]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
+        try:
+            self.api.create(rt("Pod"), ns_of(rs), pod, self.writer.options)
+        except errors.StatusError as exc:
+            message = str(exc.body.get("message", ""))
+            self.writer.event(
+                _typed(rs, "ReplicaSet", "apps/v1"), "Warning", "FailedCreate", f"Error creating: {message}"
+            )
+            return message
+        return None
+
+    def _write_status(self, rs: Obj, active: list[Obj], failure: str | None) -> None:
+        ready = sum(1 for p in active if pod_ready(p))
+        status: Obj = {
+            "replicas": len(active),
+            "fullyLabeledReplicas": len(active),
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "observedGeneration": rs["metadata"].get("generation", 1),
+        }
+        old_conditions = (rs.get("status") or {}).get("conditions") or []
+        if failure:
+            kept = next((c for c in old_conditions if c.get("type") == "ReplicaFailure"), None)
+            status["conditions"] = [
+                {
+                    "type": "ReplicaFailure",
+                    "status": "True",
+                    "lastTransitionTime": (kept or {}).get("lastTransitionTime") or rfc3339(time.time()),
+                    "reason": "FailedCreate",
+                    "message": failure,
+                }
+            ]
+        elif old_conditions and len(active) >= _replicas(rs):
+            status["conditions"] = []
+        else:
+            status["conditions"] = old_conditions
+        status = {k: v for k, v in status.items() if v not in (0, [], None) or k in ("replicas",)}
+        self.writer.write_status("ReplicaSet", rs, status)
+
+
+def _deletion_rank(pod: Obj) -> tuple[int, int, str]:
+    """Unscheduled before scheduled, not ready before ready, newest first (as the controller ranks)."""
+    scheduled = 1 if (pod.get("spec") or {}).get("nodeName") else 0
+    created = str(pod["metadata"].get("creationTimestamp", ""))
+    return scheduled, 1 if pod_ready(pod) else 0, "".join(chr(255 - ord(c)) for c in created)
+
+
+def _typed(obj: Obj, kind: str, api_version: str) -> Obj:
+    return {"kind": kind, "apiVersion": api_version, **obj}
+
+
+class DeploymentController:
+    component: str = CONTROLLERS
+    watches: tuple[str, ...] = (key("Deployment"), key("ReplicaSet"))
+
+    def __init__(self, api: Api, scale: Scale) -> None:
+        self.api = api
+        self.scale = scale
+        self.writer = Writer(api, CONTROLLER_MANAGER)
+
+    def reconcile(self, now: float) -> float | None:
+        owned: dict[str, list[Obj]] = {}
+        for rs in self.api.store.list(key("ReplicaSet"), None):
+            owner = controller_of(rs)
+            if owner:
+                owned.setdefault(owner, []).append(rs)
+        due: list[float] = []
+        for deployment in list(self.api.store.list(key("Deployment"), None)):
+            if deleting(deployment):
+                continue
+            wanted = self._sync(deployment, owned.get(uid_of(deployment), []), now)
+            if wanted is not None:
+                due.append(wanted)
+        return min(due) if due else None
+
+    # --- one deployment ------------------------------------------------------------------------------
+
+    def _sync(self, deployment: Obj, sets: list[Obj], now: float) -> float | None:
+        template = (deployment.get("spec") or {}).get("template") or {}
+        new = next(
+            (
+                rs
+                for rs in sets
+                if _without_hash((rs.get("spec") or {}).get("template") or {}) == _without_hash(template)
+            ),
+            None,
+        )
+        old = [rs for rs in sets if rs is not new]
+        if new is None:
+            new = self._create_replica_set(deployment, old)
+            if new is None:
+                return None
+        revision = new["metadata"].get("annotations", {}).get(REVISION, "1")
+        self._annotate(deployment, revision)
+        if not (deployment.get("spec") or {}).get("paused"):
+            self._roll(deployment, new, old)
+            self._prune_history(deployment, old)
+        return self._write_status(deployment, new, old, now)
+
+    def _create_replica_set(self, deployment: Obj, old: list[Obj]) -> Obj | None:
+        spec = deployment.get("spec") or {}
+        collisions = int((deployment.get("status") or {}).get("collisionCount", 0))
+        template = _without_hash(spec.get("template") or {})
+        digest = template_hash(template, collisions)
+        template.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = digest
+        selector = copy.deepcopy(spec.get("selector") or {})
+        selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
+        labels = dict(template["metadata"]["labels"])
+        revision = 1 + max(
+            (int(rs["metadata"].get("annotations", {}).get(REVISION, "0")) for rs in old), default=0
+        )
+        surge, _ = surge_and_unavailable(deployment)
+        live_old = sum(_replicas(rs) for rs in old)
+        recreate = (spec.get("strategy") or {}).get("type") == "Recreate"
+        if not live_old:
+            start = _replicas(deployment)
+        else:
+            start = (
+                0
+                if recreate
+                else min(_replicas(deployment), max(_replicas(deployment) + surge - live_old, 0))
+            )
+        body: Obj = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{name_of(deployment)}-{digest}",
+                "labels": labels,
+                "annotations": {
+                    DESIRED: str(_replicas(deployment)),
+                    MAX_REPLICAS: str(_replicas(deployment) + surge),
+                    REVISION: str(revision),
+                },
+                "ownerReferences": [owner_reference(deployment, "Deployment", "apps/v1")],
+            },
+            "spec": {"replicas": start, "selector": selector, "template": template},
+        }
+        if spec.get("minReadySeconds"):
+            body["spec"]["minReadySeconds"] = spec["minReadySeconds"]
+        created = self.writer.create("ReplicaSet", ns_of(deployment), body)
+        if created is not None:
+            self.writer.event(
+                _typed(deployment, "Deployment", "apps/v1"),
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled up replica set {name_of(created)} to {start}",
+                component="deployment-controller",
+            )
+        return created
+
+    def _annotate(self, deployment: Obj, revision: str) -> None:
+        annotations = deployment["metadata"].get("annotations") or {}
+        if annotations.get(REVISION) == revision:
+            return
+        updated = copy.deepcopy(deployment)
+        updated["metadata"].setdefault("annotations", {})[REVISION] = revision
+        self.writer.update("Deployment", updated)
+
+    # --- rolling ------------------------------------------------------------------------------------
+
+    def _roll(self, deployment: Obj, new: Obj, old: list[Obj]) -> None:
+        replicas = _replicas(deployment)
+        surge, unavailable = surge_and_unavailable(deployment)
+        strategy = ((deployment.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate")
+        live_old = [rs for rs in old if _replicas(rs) > 0]
+        if strategy == "Recreate":
+            for rs in live_old:
+                self._scale(deployment, rs, 0, surge)
+            if not any(_status_count(rs, "replicas") for rs in old):
+                self._scale(deployment, new, replicas, surge)
+            else:
+                self._scale(deployment, new, 0, surge)
+            return
+        if not live_old:
+            self._scale(deployment, new, replicas, surge)
+            return
+        total = _replicas(new) + sum(_replicas(rs) for rs in live_old)
+        if _replicas(new) < replicas and total < replicas + surge:
+            self._scale(deployment, new, min(replicas, _replicas(new) + replicas + surge - total), surge)
+        self._scale_down_old(deployment, new, live_old, replicas - unavailable, surge)
+
+    def _scale_down_old(
+        self, deployment: Obj, new: Obj, old: list[Obj], min_available: int, surge: int
+    ) -> None:
+        all_pods = _replicas(new) + sum(_replicas(rs) for rs in old)
+        new_unavailable = _replicas(new) - _status_count(new, "availableReplicas")
+        budget = max(all_pods - min_available - new_unavailable, 0)
+        targets = {uid_of(rs): _replicas(rs) for rs in old}
+        for rs in old:  # first the old pods that are not available anyway
+            unhealthy = _replicas(rs) - _status_count(rs, "availableReplicas")
+            cut = min(max(unhealthy, 0), budget)
+            targets[uid_of(rs)] -= cut
+            budget -= cut
+        available = _status_count(new, "availableReplicas") + sum(
+            _status_count(rs, "availableReplicas") for rs in old
+        )
+        extra = max(available - min_available, 0)
+        for rs in old:
+            cut = min(targets[uid_of(rs)], extra)
+            targets[uid_of(rs)] -= cut
+            extra -= cut
+        for rs in old:
+            if targets[uid_of(rs)] != _replicas(rs):
+                self._scale(deployment, rs, targets[uid_of(rs)], surge)
+
+    def _scale(self, deployment: Obj, rs: Obj, replicas: int, surge: int) -> None:
+        annotations = rs["metadata"].get("annotations") or {}
+        wanted_annotations = {
+            **annotations,
+            DESIRED: str(_replicas(deployment)),
+            MAX_REPLICAS: str(_replicas(deployment) + surge),
+        }
+        if _replicas(rs) == replicas and annotations == wanted_annotations:
+            return
+        updated = copy.deepcopy(rs)
+        updated["metadata"]["annotations"] = wanted_annotations
+        previous = _replicas(rs)
+        updated["spec"]["replicas"] = replicas
+        if self.writer.update("ReplicaSet", updated) is not None and previous != replicas:
+            direction = "up" if replicas > previous else "down"
+            self.writer.event(
+                _typed(deployment, "Deployment", "apps/v1"),
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled {direction} replica set {name_of(rs)} to {replicas} from {previous}",
+                component="deployment-controller",
+            )
+
+    def _prune_history(self, deployment: Obj, old: list[Obj]) -> None:
+        limit = int((deployment.get("spec") or {}).get("revisionHistoryLimit", 10))
+        idle = [
+            rs for rs in old if _replicas(rs) == 0 and _status_count(rs, "replicas") == 0 and not deleting(rs)
+        ]
+        idle.sort(key=lambda rs: int(rs["metadata"].get("annotations", {}).get(REVISION, "0")))
+        for rs in idle[: max(len(idle) - limit, 0)]:
+            self.writer.delete("ReplicaSet", rs)
+
+    # --- status -------------------------------------------------------------------------------------
+
+    def _write_status(self, deployment: Obj, new: Obj, old: list[Obj], now: float) -> float | None:
+        sets = [new, *old]
+        replicas = _replicas(deployment)
+        _, unavailable = surge_and_unavailable(deployment)
+        counts = {
+            "replicas": sum(_status_count(rs, "replicas") for rs in sets),
+            "updatedReplicas": _status_count(new, "replicas"),
+            "readyReplicas": sum(_status_count(rs, "readyReplicas") for rs in sets),
+            "availableReplicas": sum(_status_count(rs, "availableReplicas") for rs in sets),
+        }
+        counts["unavailableReplicas"] = max(replicas - counts["availableReplicas"], 0)
+        old_status = deployment.get("status") or {}
+        progressed = any(old_status.get(k, 0) != v for k, v in counts.items()) or old_status.get(
+            "observedGeneration"
+        ) != deployment["metadata"].get("generation")
+        conditions = {c.get("type"): c for c in old_status.get("conditions") or []}
+        stamp = rfc3339(now)
+        available = counts["availableReplicas"] >= replicas - unavailable
+        conditions["Available"] = _condition(
+            conditions.get("Available"),
+            "Available",
+            available,
+            "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+            "Deployment has minimum availability."
+            if available
+            else "Deployment does not have minimum availability.",
+            stamp,
+            touch=False,
+        )
+        due = self._progressing(deployment, new, conditions, counts, progressed=progressed, now=now)
+        self._replica_failure(new, conditions, stamp)
+        status: Obj = {"observedGeneration": deployment["metadata"].get("generation", 1), **counts}
+        if old_status.get("collisionCount"):
+            status["collisionCount"] = old_status["collisionCount"]
+        status = {k: v for k, v in status.items() if v != 0 or k == "observedGeneration"}
+        status["conditions"] = [
+            conditions[k] for k in ("Available", "Progressing", "ReplicaFailure") if k in conditions
+        ]
+        self.writer.write_status("Deployment", deployment, status)
+        return due
+
+    def _progressing(
+        self,
+        deployment: Obj,
+        new: Obj,
+        conditions: dict[str, Obj],
+        counts: dict[str, int],
+        *,
+        progressed: bool,
+        now: float,
+    ) -> float | None:
+        replicas = _replicas(deployment)
+        name = name_of(new)
+        stamp = rfc3339(now)
+        previous = conditions.get("Progressing")
+        complete = (
+            counts["updatedReplicas"] == replicas
+            and counts["replicas"] == replicas
+            and counts["availableReplicas"] >= replicas
+            and _status_count(new, "replicas") == replicas
+        )
+        if complete:
+            conditions["Progressing"] = _condition(
+                previous,
+                "Progressing",
+                True,
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{name}" has successfully progressed.',
+                stamp,
+                touch=progressed or (previous or {}).get("reason") != "NewReplicaSetAvailable",
+            )
+            return None
+        deadline_seconds = (deployment.get("spec") or {}).get("progressDeadlineSeconds", 600)
+        last_update = _parse_time((previous or {}).get("lastUpdateTime")) if previous else None
+        if previous and previous.get("reason") == "ProgressDeadlineExceeded" and not progressed:
+            return None
+        if progressed or last_update is None:
+            conditions["Progressing"] = _condition(
+                previous,
+                "Progressing",
+                True,
+                "ReplicaSetUpdated",
+                f'ReplicaSet "{name}" is progressing.',
+                stamp,
+                touch=True,
+            )
+            return now + self.scale(float(deadline_seconds))
+        deadline = last_update + self.scale(float(deadline_seconds))
+        if now >= deadline:
+            conditions["Progressing"] = _condition(
+                previous,
+                "Progressing",
+                False,
+                "ProgressDeadlineExceeded",
+                f'ReplicaSet "{name}" has timed out progressing.',
+                stamp,
+                touch=True,
+            )
+            self.writer.event(
+                _typed(deployment, "Deployment", "apps/v1"),
+                "Warning",
+                "ProgressDeadlineExceeded",
+                f'ReplicaSet "{name}" has timed out progressing.',
+                component="deployment-controller",
+            )
+            return None
+        return deadline
+
+    def _replica_failure(self, new: Obj, conditions: dict[str, Obj], stamp: str) -> None:
+        failure = next(
+            (
+                c
+                for c in (new.get("status") or {}).get("conditions") or []
+                if c.get("type") == "ReplicaFailure"
+            ),
+            None,
+        )
+        if failure is None:
+            conditions.pop("ReplicaFailure", None)
+            return
+        conditions["ReplicaFailure"] = _condition(
+            conditions.get("ReplicaFailure"),
+            "ReplicaFailure",
+            True,
+            "FailedCreate",
+            str(failure.get("message", "")),
+            stamp,
+            touch=False,
+        )
+
+
+def _condition(
+    old: Obj | None, kind: str, ok: bool, reason: str, message: str, stamp: str, *, touch: bool
+) -> Obj:
+    status = "True" if ok else "False"
+    same = old is not None and old.get("status") == status and old.get("reason") == reason
+    if same and not touch and old is not None:
+        return old
+    transition = old.get("lastTransitionTime") if old is not None and old.get("status") == status else stamp
+    update = stamp if (touch or not same) else (old or {}).get("lastUpdateTime", stamp)
+    return {
+        "type": kind,
+        "status": status,
+        "lastUpdateTime": update,
+        "lastTransitionTime": transition,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def _parse_time(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
