@@ -7,7 +7,7 @@ Each function takes plain values and returns results; nothing here prints or exi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,10 @@ from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
 from planner.kube.informer import Informers
 from planner.live import LiveState, read_live
+from planner.monitor import Monitor, lifecycle
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
+from planner.render.identity import RuntimeID
 from planner.savedplan import saved_plan
 from planner.status import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
@@ -235,3 +237,103 @@ def apply(
     finally:
         informers.stop()
     return loaded, applied
+
+
+# --- lifecycle commands and the monitor (issue 9) ---------------------------------------------------
+
+LIFECYCLE_OPERATIONS = {
+    "start": lifecycle.start,
+    "stop": lifecycle.stop,
+    "pause": lifecycle.pause,
+    "resume": lifecycle.resume,
+}
+
+
+def run_lifecycle(
+    operation: str, runtime_id: str, *, target: Target, client: KubeClient | None = None
+) -> lifecycle.Outcome:
+    """`start`, `stop`, `pause` or `resume` one runtime ID (parsed before any request: exit 1 if malformed)."""
+    rid = RuntimeID.parse(runtime_id)
+    return LIFECYCLE_OPERATIONS[operation](client or target.client(), rid)
+
+
+def delete_workload(
+    runtime_id: str, *, target: Target, allow_data_loss: bool, client: KubeClient | None = None
+) -> lifecycle.Outcome:
+    rid = RuntimeID.parse(runtime_id)
+    return lifecycle.delete(client or target.client(), rid, allow_data_loss=allow_data_loss)
+
+
+def workload_logs(
+    runtime_id: str, *, target: Target, options: lifecycle.LogOptions, client: KubeClient | None = None
+) -> Iterator[str]:
+    rid = RuntimeID.parse(runtime_id)
+    return lifecycle.logs(client or target.client(), rid, options)
+
+
+def inspect_workload(
+    runtime_id: str, *, target: Target, client: KubeClient | None = None
+) -> lifecycle.Inspection:
+    rid = RuntimeID.parse(runtime_id)
+    return lifecycle.inspect(client or target.client(), rid)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonitorOptions:
+    """`attach_all`: every managed workload in scope (`-n`, else all namespaces); `until_done`: stop
+    once each is steady (Deployment and sandbox Started, Job ended) or `timeout` passes; without it,
+    follow for `timeout` (None: until interrupted)."""
+
+    attach_all: bool = False
+    until_done: bool = False
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonitorResult:
+    failed: tuple[str, ...]
+    steady: bool
+
+
+def monitor_scope(
+    runtime_ids: Sequence[RuntimeID], *, target: Target, attach_all: bool
+) -> frozenset[str] | None:
+    """The namespaces the informers watch: those of the IDs, plus `-n` (or every namespace) with --all."""
+    if attach_all and target.namespace is None:
+        return None
+    extra = {target.namespace} if attach_all and target.namespace else set()
+    return frozenset({rid.namespace for rid in runtime_ids} | extra)
+
+
+def monitor(
+    runtime_ids: Sequence[str],
+    *,
+    target: Target,
+    options: MonitorOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+) -> MonitorResult:
+    """Follow runtime IDs (and with `attach_all` every managed workload) through one informer per kind,
+    reporting Container* events to `sink` from the informers' threads."""
+    rids = [RuntimeID.parse(text) for text in runtime_ids]
+    if not rids and not options.attach_all:
+        raise PlannerError("name at least one runtime ID, or --all")
+    client = client or target.client()
+    scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
+    informers = Informers(client)
+    watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope)
+    try:
+        for rid in rids:
+            watcher.mark_if_not_monitoring(rid)
+        if options.attach_all:
+            watcher.attach_all(scope, follow=not options.until_done)
+        if options.until_done:
+            steady = watcher.wait_until_steady(options.timeout)
+        else:
+            watcher.follow_for(options.timeout)
+            steady = watcher.all_steady()
+    finally:
+        watcher.stop()
+        informers.stop()
+    return MonitorResult(failed=tuple(watcher.failed()), steady=steady)

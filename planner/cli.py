@@ -6,6 +6,7 @@ Exit codes are a contract (DESIGN §5): 0 success, 1 any error (usage errors too
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from rich.markup import escape
 
 from planner import __version__, app, events
 from planner.errors import Diagnostic, PlanError, PlannerError
+from planner.monitor import lifecycle
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import to_json_lines, to_markdown, to_text
 from planner.plan.durations import parse_duration
@@ -387,6 +389,192 @@ def cluster_serve(data_dir: Path | None, port: int, memory: bool, token: str | N
     from planner.slim import cluster as slim
 
     slim.serve(data_dir=data_dir, port=port, memory=memory, token=token)
+
+
+# --- lifecycle commands and the monitor (issue 9) ------------------------------------------------------
+
+
+def _kube_options(command: F) -> F:
+    """`--kubeconfig` and `--context` (the runtime ID names the namespace)."""
+    command = click.option("--context", help="Kubeconfig context to use (default: the current context).")(
+        command
+    )
+    return click.option(
+        "--kubeconfig",
+        type=click.Path(dir_okay=False),
+        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+    )(command)
+
+
+def _print_outcome(outcome: Any, output: str) -> None:
+    if output == "json":
+        record = {"time": _now(), "type": "Lifecycle", "runtime_id": outcome.runtime_id}
+        click.echo(json.dumps(record | {"action": outcome.action, "message": outcome.message}))
+    else:
+        click.echo(f"{outcome.runtime_id}: {outcome.action}: {outcome.message}")
+
+
+def _lifecycle_command(operation: str, summary: str) -> None:
+    @cli.command(operation, help=summary)
+    @click.argument("runtime_id", metavar="RUNTIME_ID")
+    @_output_option("text", "json")
+    @_kube_options
+    def command(runtime_id: str, output: str, kubeconfig: str | None, context: str | None) -> None:
+        target = app.Target(kubeconfig=kubeconfig, context=context)
+        _print_outcome(app.run_lifecycle(operation, runtime_id, target=target), output)
+
+
+_lifecycle_command(
+    "start",
+    "Start a workload by runtime ID: a Deployment is scaled to 1; a Job must still exist (a deleted Job "
+    "is not restartable: exit 4); a sandbox is resumed. Exit 1 for a malformed ID, 4 if not found.",
+)
+_lifecycle_command(
+    "stop",
+    "Stop a workload by runtime ID: a Deployment is scaled to 0; a Job is deleted (Foreground); a "
+    "sandbox is paused. Exit 1 for a malformed ID, 4 if not found.",
+)
+_lifecycle_command(
+    "pause",
+    "Pause a workload (the same as stop): a sandbox's Pod is deleted, its PVCs kept and its state "
+    "marked paused. Exit 1 for a malformed ID, 4 if not found.",
+)
+_lifecycle_command(
+    "resume",
+    "Resume a workload (the same as start): a sandbox's Pod is recreated from the spec its workspace "
+    "PVC records and its state marked running. Exit 1 for a malformed ID, 4 if not found.",
+)
+
+
+@cli.command("delete")
+@click.argument("runtime_id", metavar="RUNTIME_ID")
+@click.option("--allow-data-loss", is_flag=True, help="Also delete a sandbox's PVCs.")
+@_output_option("text", "json")
+@_kube_options
+def delete_command(
+    runtime_id: str, allow_data_loss: bool, output: str, kubeconfig: str | None, context: str | None
+) -> None:
+    """Delete a workload by runtime ID: a Deployment and its `<name>-svc` Service; a Job (Foreground); a
+    sandbox's Pod, and its PVCs only with --allow-data-loss. Exit 1 for a malformed ID, 4 if not found.
+    """
+    target = app.Target(kubeconfig=kubeconfig, context=context)
+    _print_outcome(app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output)
+
+
+@cli.command("logs")
+@click.argument("runtime_id", metavar="RUNTIME_ID")
+@click.option(
+    "--tail", type=click.IntRange(-1), default=200, show_default=True, help="Lines from the end; -1 for all."
+)
+@click.option("-c", "--container", help="Container name (default: the pod's only or first container).")
+@click.option("-f", "--follow", is_flag=True, help="Keep streaming new lines.")
+@click.option("-p", "--previous", is_flag=True, help="The previous (crashed) container's logs.")
+@_kube_options
+def logs_command(
+    runtime_id: str,
+    tail: int,
+    container: str | None,
+    follow: bool,
+    previous: bool,
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
+    """Print the logs of a workload's latest pod (label `gobrave-workload=<name>`). Exit 1 for a
+    malformed ID, 4 if the workload does not exist."""
+    target = app.Target(kubeconfig=kubeconfig, context=context)
+    options = lifecycle.LogOptions(
+        tail=None if tail < 0 else tail, container=container, previous=previous, follow=follow
+    )
+    try:
+        for line in app.workload_logs(runtime_id, target=target, options=options):
+            click.echo(line)
+    except KeyboardInterrupt:
+        return
+
+
+_INSPECT_LABELS = {
+    "runtime_id": "RuntimeID",
+    "kind": "Kind",
+    "namespace": "Namespace",
+    "name": "Name",
+    "ip_address": "IPAddress",
+    "node_name": "NodeName",
+    "pod": "Pod",
+    "pvcs": "PVCs",
+    "generation": "Generation",
+    "state": "State",
+}
+
+
+@cli.command("inspect")
+@click.argument("runtime_id", metavar="RUNTIME_ID")
+@_output_option("text", "json")
+@_kube_options
+def inspect_command(runtime_id: str, output: str, kubeconfig: str | None, context: str | None) -> None:
+    """Show where a workload runs: a Deployment's Service DNS name and its latest pod's node; a Job's pod
+    IP and node; a sandbox's pod IP, node, PVCs, generation and state. Exit 4 if not found."""
+    found = app.inspect_workload(runtime_id, target=app.Target(kubeconfig=kubeconfig, context=context))
+    fields = {key: value for key, value in dataclasses.asdict(found).items() if value is not None}
+    if output == "json":
+        click.echo(json.dumps({key: list(v) if isinstance(v, tuple) else v for key, v in fields.items()}))
+        return
+    for key, value in fields.items():
+        shown = ", ".join(value) if isinstance(value, tuple) else value
+        click.echo(f"{_INSPECT_LABELS[key]}: {shown}")
+
+
+class _MonitorPrinter:
+    """Container* events as DESIGN §5 JSON lines, or one line each: time, type, runtime ID, message."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+
+    def emit(self, event: events.Event) -> None:
+        if self.output == "json":
+            click.echo(json.dumps(events.to_json_dict(event)))
+            return
+        click.echo(
+            f"{events.rfc3339(event.time)}  {type(event).__name__:<16}  {event.runtime_id}  {event.message}"
+        )
+
+
+@cli.command("monitor")
+@click.argument("runtime_ids", nargs=-1, metavar="[RUNTIME_ID]...")
+@click.option("--all", "attach_all", is_flag=True, help="Every managed workload in scope (-n, else all).")
+@click.option(
+    "--until-done",
+    is_flag=True,
+    help="Stop once each is steady: a Deployment or sandbox started, a Job ended (or anything ended).",
+)
+@click.option(
+    "--timeout",
+    callback=_duration,
+    metavar="DURATION",
+    help="Stop after this long, like 30s or 5m (default: never; with --until-done, exit 1 when reached).",
+)
+@_output_option("text", "json")
+@_cluster_options
+def monitor_command(
+    runtime_ids: tuple[str, ...],
+    attach_all: bool,
+    until_done: bool,
+    timeout: float | None,
+    output: str,
+    namespace: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
+    """Stream lifecycle events (ContainerStarted, ContainerExited, ContainerFailed, ContainerDeleted)
+    for runtime IDs, through one watch per kind. Delivery is at-least-once: every event carries a stable
+    `event_id`. Exit 1 if any workload failed, or --until-done timed out."""
+    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    options = app.MonitorOptions(attach_all=attach_all, until_done=until_done, timeout=timeout)
+    try:
+        result = app.monitor(runtime_ids, target=target, options=options, sink=_MonitorPrinter(output))
+    except KeyboardInterrupt:
+        return
+    if result.failed or (until_done and not result.steady):
+        sys.exit(1)
 
 
 def _report(error: PlannerError) -> int:

@@ -219,6 +219,15 @@ class Monitor:
                 self.resync()
         return True
 
+    def follow_for(self, timeout: float | None, *, resync: float = 5.0) -> None:
+        """Keep reporting for `timeout` seconds (None: until interrupted), resyncing as above."""
+        deadline = None if timeout is None else self.clock.now() + timeout
+        with self.changed:
+            while deadline is None or self.clock.now() < deadline:
+                left = None if deadline is None else deadline - self.clock.now()
+                self.changed.wait(resync if left is None else max(0.0, min(resync, left)))
+                self.resync()
+
     def resync(self) -> None:
         """Look at every followed runtime ID again."""
         with self.changed:

@@ -1,0 +1,320 @@
+"""The seed's lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
+
+Each operation writes only what it changes, as field manager `planner-lifecycle` (DESIGN §3): a
+Deployment's replicas through its `/scale` subresource, a sandbox's state annotation on its workspace
+PVC, a sandbox Pod recreated from the spec that PVC records, or a delete. Nothing else on the object is
+touched, so the plan's own fields stay with `planner` and the next `plan` shows exactly what a lifecycle
+command changed (a stopped Deployment whose plan declares replicas, a paused sandbox whose plan says
+running: drift that the next apply restores).
+
+Seed semantics, per kind:
+
+| op | deployment | job | sandbox |
+| --- | --- | --- | --- |
+| start / resume | scale to 1 | verify it exists (a deleted Job is not restartable: exit 4) | recreate the Pod, mark `running` |
+| stop / pause | scale to 0 | delete, Foreground | mark `paused`, delete the Pod, keep the PVCs |
+| delete | delete `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+
+A malformed runtime ID is a RuntimeIDError (exit 1) before any request; a workload that does not exist
+is a WorkloadNotFoundError (exit 4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from planner.errors import AlreadyExistsError, NotFoundError, PlannerError, WorkloadNotFoundError
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
+from planner.kube.client import KubeClient, resource_path
+from planner.live import get_or_none, list_objects
+from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
+from planner.plan.names import service_name, workspace_pvc_name
+from planner.render.identity import ANNOTATION_SANDBOX_STATE, LABEL_WORKLOAD, RuntimeID, with_hash
+
+Manifest = dict[str, Any]
+
+FIELD_MANAGER = "planner-lifecycle"
+MERGE_PATCH = "application/merge-patch+json"
+DEFAULT_TAIL = 200
+_GENERATION = re.compile(r"-rootfs-g(\d+)$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What an operation did, in a sentence (`scaled deployment shop/web to 1`)."""
+
+    runtime_id: str
+    action: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inspection:
+    """`inspect`'s answer. `ip_address` is the Service DNS name for a Deployment (the seed's IPAddress),
+    the Pod IP otherwise; `pod` is the latest pod's name; the sandbox fields are None for workloads."""
+
+    runtime_id: str
+    kind: str
+    namespace: str
+    name: str
+    ip_address: str
+    node_name: str
+    pod: str
+    pvcs: tuple[str, ...] | None = None
+    generation: int | None = None
+    state: str | None = None
+
+
+def parse(runtime_id: str | RuntimeID) -> RuntimeID:
+    """The parsed runtime ID; RuntimeIDError (exit 1) naming the expected form otherwise."""
+    return runtime_id if isinstance(runtime_id, RuntimeID) else RuntimeID.parse(runtime_id)
+
+
+def _describe(rid: RuntimeID) -> str:
+    return f"{rid.kind} {rid.namespace}/{rid.name}"
+
+
+def _not_found(rid: RuntimeID, why: str = "") -> WorkloadNotFoundError:
+    return WorkloadNotFoundError(f"{_describe(rid)} ({rid}) not found{why}")
+
+
+def _primary_kind(rid: RuntimeID) -> tuple[KindInfo, str]:
+    """The object whose existence is the workload's: Deployment, Job, or the sandbox's workspace PVC."""
+    if rid.kind == "deployment":
+        return DEPLOYMENT, rid.name
+    if rid.kind == "job":
+        return JOB, rid.name
+    return PERSISTENT_VOLUME_CLAIM, workspace_pvc_name(rid.name)
+
+
+def primary(client: KubeClient, rid: RuntimeID, *, why: str = "") -> Manifest:
+    """The workload's own object; WorkloadNotFoundError (exit 4) when it does not exist."""
+    kind, name = _primary_kind(rid)
+    found = get_or_none(client, kind, rid.namespace, name)
+    if found is None:
+        raise _not_found(rid, why)
+    return found
+
+
+def _write_query() -> dict[str, str]:
+    return {"fieldManager": FIELD_MANAGER}
+
+
+def _scale(client: KubeClient, rid: RuntimeID, replicas: int) -> Outcome:
+    primary(client, rid)
+    path = resource_path(DEPLOYMENT, rid.namespace, rid.name) + "/scale"
+    body = {"spec": {"replicas": replicas}}
+    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+    action = "started" if replicas else "stopped"
+    return Outcome(runtime_id=str(rid), action=action, message=f"scaled {_describe(rid)} to {replicas}")
+
+
+def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, propagation: str) -> bool:
+    """Delete one object; False when it was already gone."""
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+    try:
+        client.request("DELETE", resource_path(kind, namespace, name), body=body, verb="delete")
+    except NotFoundError:
+        return False
+    return True
+
+
+def _mark(client: KubeClient, rid: RuntimeID, state: str) -> None:
+    """Set the sandbox's state annotation on its workspace PVC, and nothing else."""
+    path = resource_path(PERSISTENT_VOLUME_CLAIM, rid.namespace, workspace_pvc_name(rid.name))
+    body = {"metadata": {"annotations": {ANNOTATION_SANDBOX_STATE: state}}}
+    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+
+
+# --- start / resume --------------------------------------------------------------------------------
+
+
+def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Deployment: scale to 1. Job: verify it exists (a deleted Job is not restartable). Sandbox: resume."""
+    rid = parse(runtime_id)
+    if rid.kind == "deployment":
+        return _scale(client, rid, 1)
+    if rid.kind == "job":
+        primary(
+            client,
+            rid,
+            why=": a deleted Job is not restartable as the same workload; apply its plan to run it",
+        )
+        return Outcome(runtime_id=str(rid), action="started", message=f"{_describe(rid)} exists")
+    return _resume_sandbox(client, rid)
+
+
+def resume(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Resume is start (seed 000); for a sandbox, recreate its Pod and mark it `running`."""
+    return start(client, runtime_id)
+
+
+def _resume_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
+    workspace = primary(client, rid)
+    pod = recorded_pod(workspace)
+    if pod is None:
+        raise PlannerError(
+            f"{_describe(rid)}: its workspace PVC records no pod spec (planner.dev/pod-spec); apply its plan"
+        )
+    try:
+        client.request(
+            "POST",
+            resource_path(POD, rid.namespace),
+            query=_write_query(),
+            body=with_hash(pod),
+            verb="create",
+        )
+        message = f"recreated pod {rid.namespace}/{rid.name}"
+    except AlreadyExistsError:
+        message = f"pod {rid.namespace}/{rid.name} already exists"
+    _mark(client, rid, "running")
+    return Outcome(runtime_id=str(rid), action="resumed", message=f"{message}; marked running")
+
+
+# --- stop / pause ----------------------------------------------------------------------------------
+
+
+def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Deployment: scale to 0. Job: delete with Foreground propagation. Sandbox: pause."""
+    rid = parse(runtime_id)
+    if rid.kind == "deployment":
+        return _scale(client, rid, 0)
+    if rid.kind == "job":
+        primary(client, rid)
+        _delete(client, JOB, rid.namespace, rid.name, propagation="Foreground")
+        return Outcome(
+            runtime_id=str(rid), action="stopped", message=f"deleted {_describe(rid)} (Foreground)"
+        )
+    return _pause_sandbox(client, rid)
+
+
+def pause(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Pause is stop (seed 000); for a sandbox: mark `paused`, delete the Pod, keep both PVCs."""
+    return stop(client, runtime_id)
+
+
+def _pause_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
+    primary(client, rid)
+    # Marked first: a monitor then sees the Pod go while the state already says paused, never a
+    # running sandbox without a Pod (which it must read as a rebase and stay silent about).
+    _mark(client, rid, "paused")
+    gone = _delete(client, POD, rid.namespace, rid.name, propagation="Background")
+    what = f"deleted pod {rid.namespace}/{rid.name}" if gone else "no pod was running"
+    return Outcome(runtime_id=str(rid), action="paused", message=f"marked paused; {what}; PVCs kept")
+
+
+# --- delete ----------------------------------------------------------------------------------------
+
+
+def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: bool = False) -> Outcome:
+    """Deployment: its Service (if any), then it. Job: Foreground. Sandbox: the Pod, then its PVCs only
+    with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
+    rid = parse(runtime_id)
+    primary(client, rid)
+    if rid.kind == "deployment":
+        _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
+        _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
+        message = f"deleted service {service_name(rid.name)} (if any) and {_describe(rid)}"
+    elif rid.kind == "job":
+        _delete(client, JOB, rid.namespace, rid.name, propagation="Foreground")
+        message = f"deleted {_describe(rid)} (Foreground)"
+    else:
+        message = _delete_sandbox(client, rid, allow_data_loss=allow_data_loss)
+    return Outcome(runtime_id=str(rid), action="deleted", message=message)
+
+
+def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:
+    if not allow_data_loss:
+        _mark(client, rid, "paused")
+    _delete(client, POD, rid.namespace, rid.name, propagation="Background")
+    if not allow_data_loss:
+        return f"deleted pod {rid.namespace}/{rid.name}; PVCs kept (--allow-data-loss deletes them)"
+    claims = sandbox_claims(client, rid)
+    for claim in claims:
+        _delete(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, claim, propagation="Background")
+    return f"deleted pod {rid.namespace}/{rid.name} and PVCs {', '.join(claims)}"
+
+
+def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
+    """The sandbox's PVCs (every generation's rootfs and the workspace), by the `gobrave-workload` label."""
+    listed = list_objects(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, label_selector=_selector(rid))
+    return sorted(str(claim["metadata"]["name"]) for claim in listed)
+
+
+# --- logs and inspect ------------------------------------------------------------------------------
+
+
+def _selector(rid: RuntimeID) -> str:
+    return f"{LABEL_WORKLOAD}={rid.name}"
+
+
+def latest_pod(client: KubeClient, rid: RuntimeID) -> Manifest | None:
+    """The newest Pod labelled `gobrave-workload=<name>` (by creation time, then name), None if none."""
+    pods = list_objects(client, POD, rid.namespace, label_selector=_selector(rid))
+    if not pods:
+        return None
+    return max(
+        pods, key=lambda p: (str(p["metadata"].get("creationTimestamp", "")), str(p["metadata"]["name"]))
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogOptions:
+    tail: int | None = DEFAULT_TAIL  # None: every line
+    container: str | None = None
+    previous: bool = False
+    follow: bool = False
+
+
+def logs(client: KubeClient, runtime_id: str | RuntimeID, options: LogOptions | None = None) -> Iterator[str]:
+    """The latest pod's log lines (default: the last 200); with `follow`, until the pod's stream ends."""
+    options = options or LogOptions()
+    rid = parse(runtime_id)
+    primary(client, rid)
+    pod = latest_pod(client, rid)
+    if pod is None:
+        raise PlannerError(f"{_describe(rid)} has no pod (label {_selector(rid)}) to read logs from")
+    query = {"follow": "true" if options.follow else "false"}
+    if options.tail is not None:
+        query["tailLines"] = str(options.tail)
+    if options.container:
+        query["container"] = options.container
+    if options.previous:
+        query["previous"] = "true"
+    path = resource_path(POD, rid.namespace, str(pod["metadata"]["name"])) + "/log"
+    timeout = None if options.follow else 60.0
+    for line in client.stream_lines(path, query=query, timeout=timeout):
+        yield line.decode("utf-8", errors="replace")
+
+
+def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
+    """Seed 000's inspect, plus the sandbox's PVCs, generation and state."""
+    rid = parse(runtime_id)
+    own = primary(client, rid)
+    pod = latest_pod(client, rid)
+    pod_spec, pod_status = (pod or {}).get("spec") or {}, (pod or {}).get("status") or {}
+    common: dict[str, Any] = {
+        "runtime_id": str(rid),
+        "kind": rid.kind,
+        "namespace": rid.namespace,
+        "name": rid.name,
+        "node_name": str(pod_spec.get("nodeName") or ""),
+        "pod": str((pod or {}).get("metadata", {}).get("name") or ""),
+    }
+    if rid.kind == "deployment":
+        return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)
+    ip_address = str(pod_status.get("podIP") or "")
+    if rid.kind == "job":
+        return Inspection(ip_address=ip_address, **common)
+    rootfs = rootfs_claim(recorded_pod(own)) or ""
+    generation = _GENERATION.search(rootfs)
+    return Inspection(
+        ip_address=ip_address,
+        pvcs=tuple(sandbox_claims(client, rid)),
+        generation=int(generation.group(1)) if generation else None,
+        state=sandbox_state(own),
+        **common,
+    )
