@@ -25,6 +25,7 @@ from planner.slim.meta import random_suffix
 from planner.slim.validation import invalid_value
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 NODE_PORT_RANGE = range(30000, 32768)
 
@@ -48,6 +49,21 @@ def server_finalizers(kind: str) -> list[str]:
 
 def namespace_spec_finalizers() -> list[str]:
     return ["kubernetes"] if SERVER_FINALIZERS.enabled else []
+
+
+def default_storage_class(claim: dict[str, Any], classes: list[dict[str, Any]]) -> None:
+    """DefaultStorageClass: a claim that names no class gets the (newest) default one, if any."""
+    spec = claim.setdefault("spec", {})
+    if spec.get("storageClassName") is not None:
+        return
+    defaults = [
+        c
+        for c in classes
+        if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+    ]
+    if defaults:
+        newest = max(defaults, key=lambda c: str(c["metadata"].get("creationTimestamp", "")))
+        spec["storageClassName"] = newest["metadata"]["name"]
 
 
 def forbidden(target: Target, detail: str) -> StatusError:

@@ -560,6 +560,9 @@ class Api:
     def _admit(self, rt: ResourceType, obj: Obj, old: Obj | None, target: Target) -> builtins.list[Cause]:
         if rt.kind == "Pod" and old is None:
             self._admit_pod(obj, target)
+        if rt.kind == "PersistentVolumeClaim" and old is None:
+            classes = self.store.list(resource_key(by_kind("StorageClass")), None)
+            admission.default_storage_class(obj, classes)
         if rt.kind == "Service":
             return self.allocator.allocate(obj, old, target)
         return []
