@@ -238,7 +238,15 @@ class Api:
         return self._write_update(rt, namespace, old, obj, options, operation="Update")
 
     def _write_update(
-        self, rt: ResourceType, namespace: str, old: Obj, obj: Obj, options: WriteOptions, *, operation: str
+        self,
+        rt: ResourceType,
+        namespace: str,
+        old: Obj,
+        obj: Obj,
+        options: WriteOptions,
+        *,
+        operation: str,
+        subresource: str | None = None,
     ) -> Obj:
         meta = metadata(obj)
         for key in SERVER_OWNED_META:
@@ -255,7 +263,7 @@ class Api:
         self._validate(rt, obj, old, target, causes)
         obj = prune_empty(obj)
         obj = patch.managed_fields(
-            old, obj, manager=options.field_manager, operation=operation, subresource=None, resource=rt
+            old, obj, manager=options.field_manager, operation=operation, subresource=subresource, resource=rt
         )
         return self._commit_update(rt, namespace, old, obj, options)
 
@@ -418,6 +426,7 @@ class Api:
             current,
             options,
             operation="Update",
+            subresource="scale",
         )
         return _scale_of(updated)
 

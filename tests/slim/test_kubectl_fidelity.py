@@ -223,6 +223,14 @@ def test_label_annotate_and_scale(
     assert deployment["metadata"]["labels"] == {"tier": "front"}
     assert deployment["metadata"]["annotations"]["note"] == "hi"
     assert deployment["spec"]["replicas"] == 3
+    entries = {
+        (e["manager"], e.get("subresource")): e["fieldsV1"] for e in deployment["metadata"]["managedFields"]
+    }
+    assert entries[("kubectl-label", None)] == {"f:metadata": {"f:labels": {"f:tier": {}}}}
+    assert entries[("kubectl-annotate", None)] == {"f:metadata": {"f:annotations": {"f:note": {}}}}
+    # kubectl scale names no fieldManager: the entry is named after the binary (kubectl.1.27 here)
+    ((manager, scale),) = [(m, f) for (m, sub), f in entries.items() if sub == "scale"]
+    assert manager.startswith("kubectl") and scale == {"f:spec": {"f:replicas": {}}}
 
 
 EDITOR = """\
