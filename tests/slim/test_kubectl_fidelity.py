@@ -136,6 +136,20 @@ def test_diff_exits_0_when_equal_and_1_when_changed(kubectl: Kubectl, namespace:
     assert "-  mode: fast" in changed.stdout and "+  mode: slow" in changed.stdout
 
 
+def test_server_side_diff_is_a_dry_run_apply(
+    kubectl: Kubectl, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    manifest = write_manifests(tmp_path)
+    kubectl("apply", "--server-side", "-n", namespace, "-f", str(manifest))
+    equal = kubectl("diff", "--server-side", "-n", namespace, "-f", str(manifest), check=False)
+    assert (equal.returncode, equal.stdout) == (0, "")
+    write_manifests(tmp_path, MANIFESTS.replace("mode: fast", "mode: slow"))
+    changed = kubectl("diff", "--server-side", "-n", namespace, "-f", str(manifest), check=False)
+    assert changed.returncode == 1 and "+  mode: slow" in changed.stdout
+    settings = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/settings").body
+    assert settings["data"] == {"mode": "fast"}
+
+
 def test_diff_of_a_changed_job_template_fails_with_the_servers_422(
     kubectl: Kubectl, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
