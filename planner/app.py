@@ -316,7 +316,7 @@ def monitor(
 ) -> MonitorResult:
     """Follow runtime IDs (and with `attach_all` every managed workload) through one informer per kind,
     reporting Container* events to `sink` from the informers' threads."""
-    rids = [RuntimeID.parse(text) for text in runtime_ids]
+    rids = list(dict.fromkeys(RuntimeID.parse(text) for text in runtime_ids))  # once each, in order
     if not rids and not options.attach_all:
         raise PlannerError("name at least one runtime ID, or --all")
     client = client or target.client()

@@ -1,0 +1,280 @@
+"""`planner monitor` end to end: real informers over real HTTP against the embedded cluster, with its
+controllers and node agent paused so each test writes the workload status it needs (through the
+`/status` subresource, as a controller would) and the events are exactly predictable.
+
+Event ids are checked against DESIGN §5's formula written out here by hand: sha256 of
+"<runtime ID>\\n<object uid>\\n<event type>".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import REPO, Runner, http
+from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(paused=("controllers", "nodeagent")) as handle:
+        yield handle
+
+
+def expected_id(runtime_id: str, uid: str, event_type: str) -> str:
+    return hashlib.sha256(f"{runtime_id}\n{uid}\n{event_type}".encode()).hexdigest()
+
+
+def events_of(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def summary(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(e["type"], e["runtime_id"], e["message"]) for e in events]
+
+
+def set_status(cluster: ClusterHandle, path: str, status: dict[str, Any]) -> None:
+    current = get(cluster, path)
+    assert current is not None
+    code, body = http(cluster, "PUT", f"{path}/status", current | {"status": status})
+    assert code == 200, body
+
+
+def jobs(namespace: str) -> str:
+    return f"/apis/batch/v1/namespaces/{namespace}/jobs"
+
+
+def deployments(namespace: str) -> str:
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments"
+
+
+class Background:
+    """`planner monitor ...` running while the test changes the cluster."""
+
+    def __init__(self, cluster: ClusterHandle, home: Path, *args: str) -> None:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "planner", "monitor", *args],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+        self.seen: list[dict[str, Any]] = []
+
+    def first_event(self) -> dict[str, Any]:
+        """Block until the monitor reports its first event: it has registered and taken its snapshot."""
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, "the monitor ended without an event"
+        self.seen.append(json.loads(line))
+        return self.seen[0]
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, list[dict[str, Any]], str]:
+        stdout, stderr = self.process.communicate(timeout=timeout)
+        return self.process.returncode, self.seen + events_of(stdout), stderr
+
+
+def test_a_job_finished_before_registration_yields_started_then_exited(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    created = create(cluster, jobs(namespace), job("etl", namespace))
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    rid = f"k8s-{namespace}|job|etl"
+    result = planner("monitor", rid, "--until-done", "--timeout", "20s", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    events = events_of(result.stdout)
+    assert summary(events) == [
+        ("ContainerStarted", rid, "active 0, succeeded 1"),
+        ("ContainerExited", rid, "0"),
+    ]
+    uid = created["metadata"]["uid"]
+    assert [e["event_id"] for e in events] == [
+        expected_id(rid, uid, "ContainerStarted"),
+        expected_id(rid, uid, "ContainerExited"),
+    ]
+    assert [e["object"] for e in events] == [f"job/{namespace}/etl"] * 2
+    again = events_of(planner("monitor", rid, "--until-done", "--timeout", "20s", "-o", "json").stdout)
+    assert [e["event_id"] for e in again] == [e["event_id"] for e in events]  # a restart: same ids
+
+
+def test_two_registrations_of_one_id_report_each_event_once(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "active": 1})
+    rid = f"k8s-{namespace}|job|etl"
+    running = Background(cluster, home, rid, rid, "--until-done", "--timeout", "20s", "-o", "json")
+    running.first_event()
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert [e["type"] for e in events] == ["ContainerStarted", "ContainerExited"]
+
+
+def test_a_job_failing_past_its_backoff_limit_fails_with_the_condition_message(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    rid = f"k8s-{namespace}|job|etl"
+    path = f"{jobs(namespace)}/etl"
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "active": 1})
+    running = Background(cluster, home, rid, "--until-done", "--timeout", "20s", "-o", "json")
+    running.first_event()
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "active": 1, "failed": 1})  # retrying
+    failed = {
+        "type": "Failed",
+        "status": "True",
+        "reason": "BackoffLimitExceeded",
+        "message": "Job has reached the specified backoff limit",
+    }
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "failed": 2, "conditions": [failed]})
+    code, events, stderr = running.finish()
+    assert code == 1, stderr
+    assert summary(events) == [
+        ("ContainerStarted", rid, "active 1, succeeded 0"),
+        ("ContainerFailed", rid, "Job has reached the specified backoff limit"),
+    ]
+
+
+def test_a_job_that_fails_once_then_succeeds_exits_0_without_a_failure(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    rid = f"k8s-{namespace}|job|etl"
+    path = f"{jobs(namespace)}/etl"
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "active": 1, "failed": 1})
+    running = Background(cluster, home, rid, "--until-done", "--timeout", "20s", "-o", "json")
+    running.first_event()
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "failed": 1, "succeeded": 1})
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert [e["type"] for e in events] == ["ContainerStarted", "ContainerExited"]
+
+
+def test_deployment_ready_then_scaled_to_zero(
+    cluster: ClusterHandle, planner: Runner, home: Path, namespace: str
+) -> None:
+    created = create(cluster, deployments(namespace), deployment("web", namespace))
+    rid = f"k8s-{namespace}|deployment|web"
+    path = f"{deployments(namespace)}/web"
+    set_status(cluster, path, {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1})
+    running = Background(cluster, home, rid, "--timeout", "8s", "-o", "json")
+    running.first_event()
+    assert planner("stop", rid).returncode == 0
+    set_status(cluster, path, {"replicas": 0})
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert summary(events) == [("ContainerStarted", rid, "ready 1/1"), ("ContainerExited", rid, "0")]
+    assert events[1]["event_id"] == expected_id(rid, created["metadata"]["uid"], "ContainerExited")
+
+
+def test_a_deleted_deployment_reports_deleted(
+    cluster: ClusterHandle, planner: Runner, home: Path, namespace: str
+) -> None:
+    create(cluster, deployments(namespace), deployment("web", namespace))
+    rid = f"k8s-{namespace}|deployment|web"
+    running = Background(cluster, home, rid, "--until-done", "--timeout", "20s", "-o", "json")
+    time.sleep(1.0)
+    assert planner("delete", rid).returncode == 0
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert summary(events) == [("ContainerDeleted", rid, f"deployment {namespace}/web is gone")]
+
+
+def test_progress_deadline_exceeded_fails_the_deployment(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, deployments(namespace), deployment("web", namespace))
+    deadline = {
+        "type": "Progressing",
+        "status": "False",
+        "reason": "ProgressDeadlineExceeded",
+        "message": 'ReplicaSet "web-1" has timed out progressing.',
+    }
+    set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 1, "conditions": [deadline]})
+    rid = f"k8s-{namespace}|deployment|web"
+    result = planner("monitor", rid, "--until-done", "--timeout", "20s", "-o", "json")
+    assert result.returncode == 1
+    assert summary(events_of(result.stdout)) == [
+        ("ContainerFailed", rid, 'ReplicaSet "web-1" has timed out progressing.')
+    ]
+
+
+def test_a_missing_workload_is_reported_deleted(planner: Runner, namespace: str) -> None:
+    rid = f"k8s-{namespace}|job|never"
+    result = planner("monitor", rid, "--until-done", "--timeout", "20s", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert summary(events_of(result.stdout)) == [("ContainerDeleted", rid, f"job {namespace}/never is gone")]
+    assert events_of(result.stdout)[0]["event_id"] == expected_id(rid, "", "ContainerDeleted")
+
+
+def test_monitor_rejects_a_malformed_runtime_id(planner: Runner) -> None:
+    result = planner("monitor", "not-an-id", "--until-done")
+    assert result.returncode == 1
+    assert "malformed runtime ID 'not-an-id'" in result.stderr
+
+
+def ready(pod_path: str, cluster: ClusterHandle) -> None:
+    set_status(
+        cluster,
+        pod_path,
+        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}], "podIP": "10.244.0.9"},
+    )
+
+
+def test_sandbox_rebase_is_silent_pause_exits_and_resume_starts_again(
+    cluster: ClusterHandle, planner: Runner, home: Path, namespace: str
+) -> None:
+    make_sandbox(cluster, namespace)
+    pod_path = f"/api/v1/namespaces/{namespace}/pods/box"
+    ready(pod_path, cluster)
+    rid = f"k8s-{namespace}|sandbox|box"
+    running = Background(cluster, home, rid, "--timeout", "8s", "-o", "json")
+    running.first_event()
+    pod = get(cluster, pod_path)
+    assert pod is not None
+    code, _ = http(cluster, "DELETE", pod_path)  # a rebase: the pod goes while the state says running
+    assert code == 200
+    create(
+        cluster,
+        f"/api/v1/namespaces/{namespace}/pods",
+        {k: pod[k] for k in ("apiVersion", "kind", "spec")}
+        | {"metadata": {k: pod["metadata"][k] for k in ("name", "namespace", "labels", "annotations")}},
+    )
+    ready(pod_path, cluster)
+    time.sleep(0.5)
+    assert planner("pause", rid).returncode == 0
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert summary(events) == [("ContainerStarted", rid, "pod Ready"), ("ContainerExited", rid, "paused")]
+    assert events[0]["event_id"] == expected_id(rid, pod["metadata"]["uid"], "ContainerStarted")
+
+
+def test_attach_all_follows_every_managed_workload_in_the_namespace(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, deployments(namespace), deployment("web", namespace))
+    set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 1, "readyReplicas": 1})
+    create(cluster, jobs(namespace), job("etl", namespace))
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    result = planner("monitor", "--all", "-n", namespace, "--until-done", "--timeout", "20s", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert sorted(summary(events_of(result.stdout))) == [
+        ("ContainerExited", f"k8s-{namespace}|job|etl", "0"),
+        ("ContainerStarted", f"k8s-{namespace}|deployment|web", "ready 1/1"),
+        ("ContainerStarted", f"k8s-{namespace}|job|etl", "active 0, succeeded 1"),
+    ]
