@@ -268,15 +268,24 @@ class Api:
         return self._commit_update(rt, namespace, old, obj, options)
 
     def _write_status(
-        self, rt: ResourceType, namespace: str, old: Obj, obj: Obj, options: WriteOptions
+        self,
+        rt: ResourceType,
+        namespace: str,
+        old: Obj,
+        obj: Obj,
+        options: WriteOptions,
+        *,
+        operation: str = "Update",
     ) -> Obj:
         new = copy.deepcopy(old)
         new["status"] = _canonical_status(obj.get("status") or {})
         if rt.kind == "Deployment":  # its status strategy keeps only spec and labels (revision annotation)
             new["metadata"]["annotations"] = (obj.get("metadata") or {}).get("annotations")
+        if operation == "Apply":  # the apply recorded its entry in `obj`
+            new["metadata"]["managedFields"] = (obj.get("metadata") or {}).get("managedFields")
         new = prune_empty(new)
         new = patch.managed_fields(
-            old, new, manager=options.field_manager, operation="Update", subresource="status", resource=rt
+            old, new, manager=options.field_manager, operation=operation, subresource="status", resource=rt
         )
         return self._commit_update(rt, namespace, old, new, options)
 
@@ -347,7 +356,8 @@ class Api:
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
             )
         if subresource == "status":
-            return self._write_status(rt, scope(rt, namespace), old, patched, options), False
+            written = self._write_status(rt, scope(rt, namespace), old, patched, options, operation=operation)
+            return written, False
         decoded = self._decode(rt, patched)
         return self._write_update(rt, scope(rt, namespace), old, decoded, options, operation=operation), False
 

@@ -244,3 +244,16 @@ def test_an_apply_yaml_body_with_a_stale_resource_version_is_a_conflict(api: Api
         )
     assert refused.value.code == 409
     assert "the object has been modified" in refused.value.body["message"]
+
+
+def test_an_apply_to_status_is_recorded_as_an_apply_of_the_status_subresource(api: Api) -> None:
+    run(api, "default", Step("planner", deployment(NGINX)))
+    status = b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {replicas: 1}\n"
+    options = WriteOptions(field_manager="rollout")
+    written = api.patch(DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status")
+    again = api.patch(DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status")
+    assert written["status"] == {"replicas": 1}
+    entry = next(e for e in written["metadata"]["managedFields"] if e["manager"] == "rollout")
+    assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
+    assert entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}
+    assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
