@@ -82,10 +82,15 @@ class Writer:
     def update(self, kind: str, obj: Obj) -> Obj | None:
         return self._tolerant(lambda: self.api.update(rt(kind), ns_of(obj), name_of(obj), obj, self.options))
 
-    def write_status(self, kind: str, obj: Obj, status: Obj) -> Obj | None:
-        if obj.get("status") == status:
+    def write_status(
+        self, kind: str, obj: Obj, status: Obj, *, annotations: dict[str, str] | None = None
+    ) -> Obj | None:
+        """Write `status` (and, for kinds whose /status takes them, `annotations`) when they differ."""
+        current = obj["metadata"].get("annotations") or {}
+        merged = {**current, **(annotations or {})}
+        if obj.get("status") == status and merged == current:
             return obj
-        body = {**obj, "status": status}
+        body = {**obj, "metadata": {**obj["metadata"], "annotations": merged}, "status": status}
         return self._tolerant(
             lambda: self.api.update(
                 rt(kind), ns_of(obj), name_of(obj), body, self.options, subresource="status"

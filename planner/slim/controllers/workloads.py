@@ -237,8 +237,6 @@ class DeploymentController:
             new = self._create_replica_set(deployment, old)
             if new is None:
                 return None
-        revision = new["metadata"].get("annotations", {}).get(REVISION, "1")
-        self._annotate(deployment, revision)
         if not (deployment.get("spec") or {}).get("paused"):
             self._roll(deployment, new, old)
             self._prune_history(deployment, old)
@@ -294,14 +292,6 @@ class DeploymentController:
                 component="deployment-controller",
             )
         return created
-
-    def _annotate(self, deployment: Obj, revision: str) -> None:
-        annotations = deployment["metadata"].get("annotations") or {}
-        if annotations.get(REVISION) == revision:
-            return
-        updated = copy.deepcopy(deployment)
-        updated["metadata"].setdefault("annotations", {})[REVISION] = revision
-        self.writer.update("Deployment", updated)
 
     # --- rolling ------------------------------------------------------------------------------------
 
@@ -422,7 +412,9 @@ class DeploymentController:
         status["conditions"] = [
             conditions[k] for k in ("Available", "Progressing", "ReplicaFailure") if k in conditions
         ]
-        self.writer.write_status("Deployment", deployment, status)
+        # The revision annotation goes through /status with the status, as the real controller writes it.
+        revision = (new["metadata"].get("annotations") or {}).get(REVISION, "1")
+        self.writer.write_status("Deployment", deployment, status, annotations={REVISION: revision})
         return due
 
     def _progressing(
