@@ -7,7 +7,8 @@ Each function takes plain values and returns results; nothing here prints or exi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,16 @@ from planner.errors import ApiError, NotFoundError, PlannerError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import for_manifest
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo, for_manifest
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
 from planner.kube.informer import Informers
 from planner.live import LiveState, read_live
 from planner.monitor import Monitor, lifecycle
+from planner.monitor.status import StatusRow, status_rows
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
-from planner.render.identity import RuntimeID
+from planner.render.identity import LABEL_WORKLOAD, RuntimeID, sandbox_runtime_id, workload_runtime_id
 from planner.savedplan import saved_plan
 from planner.status import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
@@ -337,3 +339,89 @@ def monitor(
         watcher.stop()
         informers.stop()
     return MonitorResult(failed=tuple(watcher.failed()), steady=steady)
+
+
+STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
+
+
+def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> list[RuntimeID]:
+    """Runtime IDs from the arguments: each one with a `|` is a runtime ID, every other one a plan file
+    or directory whose workloads and sandboxes are listed in plan order."""
+    ids = [RuntimeID.parse(a) for a in arguments if "|" in a]
+    paths = [a for a in arguments if "|" not in a]
+    if paths:
+        _, rendered = render_plans(
+            paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
+        )
+        for each in rendered:
+            plan_ids = [
+                workload_runtime_id(each.plan, w, each.default_namespace) for w in each.plan.workloads
+            ]
+            plan_ids += [
+                sandbox_runtime_id(each.plan, s, each.default_namespace) for s in each.plan.sandboxes
+            ]
+            ids += plan_ids
+    return list(dict.fromkeys(ids))
+
+
+def _cache_rows(
+    informers: Informers, rids: Sequence[RuntimeID], scope: frozenset[str], now: float
+) -> list[StatusRow]:
+    def lookup(kind: KindInfo, namespace: str, name: str) -> Manifest | None:
+        return informers.informer(kind, namespaces=scope).get(namespace, name)
+
+    def pods_of(namespace: str, name: str) -> list[Manifest]:
+        pods = informers.informer(POD, namespaces=scope).items()
+        return [
+            p
+            for p in pods
+            if p["metadata"].get("namespace") == namespace
+            and (p["metadata"].get("labels") or {}).get(LABEL_WORKLOAD) == name
+        ]
+
+    return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now)
+
+
+def status(
+    arguments: Sequence[str],
+    *,
+    target: Target,
+    on_rows: Callable[[list[StatusRow]], None],
+    watch: bool = False,
+    timeout: float | None = None,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+) -> list[StatusRow]:
+    """Rows for the runtime IDs (or plans) given, read through one informer per kind; `on_rows` gets them
+    once, and with `watch` again whenever they change, until `timeout` (None: until interrupted)."""
+    rids = status_runtime_ids(arguments, target=target)
+    if not rids:
+        raise PlannerError("name runtime IDs or plan files")
+    clock = clock or SystemClock()
+    client = client or target.client()
+    scope = frozenset(rid.namespace for rid in rids)
+    informers = Informers(client)
+    changed = threading.Event()
+    try:
+        for kind in STATUS_KINDS:
+            informer = informers.informer(kind, namespaces=scope)
+            informer.wait_until_synced(60.0)
+            informer.subscribe(lambda _type, _obj: changed.set())
+        rows = _cache_rows(informers, rids, scope, clock.now())
+        on_rows(rows)
+        deadline = None if timeout is None else clock.now() + timeout
+        while watch and (deadline is None or clock.now() < deadline):
+            changed.wait(1.0 if deadline is None else max(0.0, min(1.0, deadline - clock.now())))
+            changed.clear()
+            fresh = _cache_rows(informers, rids, scope, clock.now())
+            if _without_age(fresh) != _without_age(rows):
+                rows = fresh
+                on_rows(rows)
+    finally:
+        informers.stop()
+    return rows
+
+
+def _without_age(rows: Sequence[StatusRow]) -> list[StatusRow]:
+    """Rows compared for `--watch`: a change is news, time passing is not."""
+    return [dataclasses.replace(row, age="") for row in rows]

@@ -577,6 +577,61 @@ def monitor_command(
         sys.exit(1)
 
 
+_STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
+
+
+def _status_cells(row: Any) -> tuple[str, ...]:
+    restarts = "-" if row.restarts is None else str(row.restarts)
+    return (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-", row.age, row.message)
+
+
+def _print_status(rows: list[Any], output: str) -> None:
+    if output == "json":
+        for row in rows:
+            record = {"time": _now(), "type": "Status"} | dataclasses.asdict(row)
+            click.echo(json.dumps(record))
+        return
+    table = [_STATUS_COLUMNS, *(_status_cells(row) for row in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(_STATUS_COLUMNS) - 1)]
+    for line in table:
+        click.echo(
+            "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+            + "   "
+            + line[-1]
+        )
+
+
+@cli.command("status")
+@click.argument("targets", nargs=-1, required=True, metavar="PLAN|RUNTIME_ID...")
+@click.option("-w", "--watch", is_flag=True, help="Print again whenever a row changes.")
+@click.option("--timeout", callback=_duration, metavar="DURATION", help="With --watch, stop after this long.")
+@_output_option("text", "json")
+@_cluster_options
+def status_command(
+    targets: tuple[str, ...],
+    watch: bool,
+    timeout: float | None,
+    output: str,
+    namespace: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
+    """Show each workload's lifecycle state and its newest pod as kubectl shows it: READY, RESTARTS,
+    STATUS (Init:N/M, PodInitializing, CrashLoopBackOff, Completed…), AGE, and a message. Arguments are
+    runtime IDs (they contain `|`) or plan files, whose workloads and sandboxes are listed."""
+    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    try:
+        app.status(
+            targets,
+            target=target,
+            on_rows=lambda rows: _print_status(rows, output),
+            watch=watch,
+            timeout=timeout,
+        )
+    except KeyboardInterrupt:
+        return
+
+
 def _report(error: PlannerError) -> int:
     if isinstance(error, PlanError):
         for diagnostic in error.diagnostics:

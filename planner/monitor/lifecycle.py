@@ -81,7 +81,7 @@ def _not_found(rid: RuntimeID, why: str = "") -> WorkloadNotFoundError:
     return WorkloadNotFoundError(f"{_describe(rid)} ({rid}) not found{why}")
 
 
-def _primary_kind(rid: RuntimeID) -> tuple[KindInfo, str]:
+def primary_object(rid: RuntimeID) -> tuple[KindInfo, str]:
     """The object whose existence is the workload's: Deployment, Job, or the sandbox's workspace PVC."""
     if rid.kind == "deployment":
         return DEPLOYMENT, rid.name
@@ -92,7 +92,7 @@ def _primary_kind(rid: RuntimeID) -> tuple[KindInfo, str]:
 
 def primary(client: KubeClient, rid: RuntimeID, *, why: str = "") -> Manifest:
     """The workload's own object; WorkloadNotFoundError (exit 4) when it does not exist."""
-    kind, name = _primary_kind(rid)
+    kind, name = primary_object(rid)
     found = get_or_none(client, kind, rid.namespace, name)
     if found is None:
         raise _not_found(rid, why)

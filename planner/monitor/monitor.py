@@ -310,30 +310,15 @@ class Monitor:
         self.changed.notify_all()
 
     def _observe(self, runtime_id: RuntimeID, watched: _Watched | None = None) -> Observation:
-        ns, name = runtime_id.namespace, runtime_id.name
-        if runtime_id.kind == "deployment":
-            return deployment_observation(
-                self._cache(DEPLOYMENT).get(ns, name), describe=f"deployment {ns}/{name}"
-            )
-        if runtime_id.kind == "job":
-            return job_observation(self._cache(JOB).get(ns, name), describe=f"job {ns}/{name}")
-        return sandbox_observation(
-            self._sandbox_objects(runtime_id, watched), describe=f"sandbox {ns}/{name}"
-        )
+        def lookup(kind: KindInfo, namespace: str, name: str) -> Manifest | None:
+            return self._cache(kind).get(namespace, name)
 
-    def _sandbox_objects(self, runtime_id: RuntimeID, watched: _Watched | None) -> SandboxObjects:
-        ns, name = runtime_id.namespace, runtime_id.name
-        claims = self._cache(PERSISTENT_VOLUME_CLAIM)
-        pod = self._cache(POD).get(ns, name)
-        workspace = claims.get(ns, workspace_pvc_name(name))
-        rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace))
-        if watched is not None:
-            rootfs_name = rootfs_name or watched.rootfs
-            if rootfs_name is not None and rootfs_name != watched.rootfs:
-                watched.rootfs = rootfs_name
-                self._index(watched, {subscription_key(PERSISTENT_VOLUME_CLAIM, ns, rootfs_name)})
-        rootfs = claims.get(ns, rootfs_name) if rootfs_name else None
-        return SandboxObjects(pod=pod, workspace=workspace, rootfs=rootfs)
+        seen, rootfs = observe(runtime_id, lookup, rootfs_hint=watched.rootfs if watched else None)
+        if watched is not None and rootfs is not None and rootfs != watched.rootfs:
+            watched.rootfs = rootfs
+            key = subscription_key(PERSISTENT_VOLUME_CLAIM, runtime_id.namespace, rootfs)
+            self._index(watched, {key})
+        return seen
 
     def _event(self, runtime_id: RuntimeID, transition: Transition) -> MonitorEvent:
         kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
@@ -348,3 +333,25 @@ class Monitor:
 
 def _managed(objects: Iterable[Manifest]) -> set[RuntimeID]:
     return {rid for obj in objects if (rid := managed_runtime_id(obj)) is not None}
+
+
+Lookup = Callable[[KindInfo, str, str], Manifest | None]
+
+
+def observe(
+    runtime_id: RuntimeID, lookup: Lookup, *, rootfs_hint: str | None = None
+) -> tuple[Observation, str | None]:
+    """What the workload's live objects (read through `lookup(kind, namespace, name)`) prove now, and,
+    for a sandbox, the name of its rootfs PVC (from its Pod, else the Pod its workspace records, else
+    `rootfs_hint`, the name seen before)."""
+    ns, name = runtime_id.namespace, runtime_id.name
+    if runtime_id.kind == "deployment":
+        return deployment_observation(lookup(DEPLOYMENT, ns, name), describe=f"deployment {ns}/{name}"), None
+    if runtime_id.kind == "job":
+        return job_observation(lookup(JOB, ns, name), describe=f"job {ns}/{name}"), None
+    pod = lookup(POD, ns, name)
+    workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
+    rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint
+    rootfs = lookup(PERSISTENT_VOLUME_CLAIM, ns, rootfs_name) if rootfs_name else None
+    objects = SandboxObjects(pod=pod, workspace=workspace, rootfs=rootfs)
+    return sandbox_observation(objects, describe=f"sandbox {ns}/{name}"), rootfs_name

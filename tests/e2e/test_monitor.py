@@ -278,3 +278,99 @@ def test_attach_all_follows_every_managed_workload_in_the_namespace(
         ("ContainerStarted", f"k8s-{namespace}|deployment|web", "ready 1/1"),
         ("ContainerStarted", f"k8s-{namespace}|job|etl", "active 0, succeeded 1"),
     ]
+
+
+def labelled_pod(name: str, namespace: str, workload: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app": workload, "gobrave-workload": workload},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "main", "image": "registry.example/app:1"}],
+        },
+    }
+
+
+def test_status_shows_the_newest_pod_as_kubectl_does(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    create(cluster, f"/api/v1/namespaces/{namespace}/pods", labelled_pod("etl-abcde", namespace, "etl"))
+    completed = {"terminated": {"exitCode": 0, "reason": "Completed"}}
+    container = {
+        "name": "main",
+        "ready": False,
+        "restartCount": 0,
+        "image": "x",
+        "imageID": "",
+        "state": completed,
+    }
+    set_status(
+        cluster,
+        f"/api/v1/namespaces/{namespace}/pods/etl-abcde",
+        {"phase": "Succeeded", "containerStatuses": [container]},
+    )
+    create(cluster, deployments(namespace), deployment("web", namespace))
+    create(cluster, f"/api/v1/namespaces/{namespace}/pods", labelled_pod("web-1", namespace, "web"))
+    crashing = container | {"restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+    set_status(
+        cluster,
+        f"/api/v1/namespaces/{namespace}/pods/web-1",
+        {"phase": "Running", "containerStatuses": [crashing]},
+    )
+    result = planner("status", f"k8s-{namespace}|job|etl", f"k8s-{namespace}|deployment|web", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    rows = [
+        {k: r[k] for k in ("runtime_id", "state", "ready", "restarts", "status", "message")}
+        for r in events_of(result.stdout)
+    ]
+    assert rows == [
+        {
+            "runtime_id": f"k8s-{namespace}|job|etl",
+            "state": "Exited",
+            "ready": "0/1",
+            "restarts": 0,
+            "status": "Completed",
+            "message": "0",
+        },
+        {
+            "runtime_id": f"k8s-{namespace}|deployment|web",
+            "state": "Created",
+            "ready": "0/1",
+            "restarts": 3,
+            "status": "CrashLoopBackOff",
+            "message": "",
+        },
+    ]
+    text = planner("status", f"k8s-{namespace}|deployment|web").stdout.splitlines()
+    assert text[0].split() == ["RUNTIME", "ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE"]
+    assert text[1].split()[:5] == [
+        f"k8s-{namespace}|deployment|web",
+        "Created",
+        "0/1",
+        "3",
+        "CrashLoopBackOff",
+    ]
+
+
+def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
+        f"  namespace: {namespace}\nworkloads:\n  - name: web\n    image: nginx:1.27\n"
+        "  - name: etl\n    kind: job\n    image: busybox:1.36\n"
+    )
+    result = planner("status", str(plan), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert [(r["runtime_id"], r["state"], r["age"]) for r in events_of(result.stdout)] == [
+        (f"k8s-{namespace}|deployment|web", "Deleted", "-"),
+        (f"k8s-{namespace}|job|etl", "Deleted", "-"),
+    ]

@@ -1,0 +1,199 @@
+"""`planner status`: one row per runtime ID with the pod fidelity of seed 002, computed purely.
+
+The row's pod columns are what `kubectl get pods` shows for the workload's newest pod (label
+`gobrave-workload=<name>`): READY as ready/total containers, RESTARTS summed over containers, and STATUS
+by kubectl's rules — an init container's trouble or progress first (`Init:ExitCode:1`,
+`Init:CrashLoopBackOff`, `Init:1/2`), then the last container's waiting or terminated reason
+(`PodInitializing`, `CrashLoopBackOff`, `Completed`, `Error`), `Running` while a container still runs
+after another completed, and `Terminating` once deletion started. The lifecycle STATE is the monitor's
+own verdict (the state machine shown one snapshot), so `status` and `monitor` never disagree. AGE is
+kubectl's short duration of the workload's own object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from planner.monitor.lifecycle import primary_object
+from planner.monitor.mapping import Observation
+from planner.monitor.monitor import Lookup, observe
+from planner.monitor.state import CREATED, advance
+from planner.render.identity import RuntimeID
+
+Manifest = Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PodSummary:
+    ready: int
+    total: int
+    restarts: int
+    status: str
+
+
+def _terminated_reason(terminated: Mapping[str, Any], prefix: str = "") -> str:
+    if terminated.get("reason"):
+        return f"{prefix}{terminated['reason']}"
+    if terminated.get("signal"):
+        return f"{prefix}Signal:{terminated['signal']}"
+    return f"{prefix}ExitCode:{terminated.get('exitCode', 0)}"
+
+
+def _init_status(pod: Manifest) -> tuple[str | None, int]:
+    """kubectl's verdict from the init containers (None when they are all done) and their restarts."""
+    statuses = (pod.get("status") or {}).get("initContainerStatuses") or []
+    declared = len((pod.get("spec") or {}).get("initContainers") or [])
+    restarts = 0
+    for index, container in enumerate(statuses):
+        restarts += int(container.get("restartCount") or 0)
+        state = container.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting")
+        if terminated is not None and int(terminated.get("exitCode") or 0) == 0:
+            continue
+        if container.get("started") and _restartable(pod, str(container.get("name", ""))):
+            continue  # a sidecar init container that runs alongside the main containers
+        if terminated is not None:
+            return _terminated_reason(terminated, "Init:"), restarts
+        if waiting is not None and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            return f"Init:{waiting['reason']}", restarts
+        return f"Init:{index}/{declared}", restarts
+    return None, restarts
+
+
+def _restartable(pod: Manifest, name: str) -> bool:
+    for container in (pod.get("spec") or {}).get("initContainers") or []:
+        if container.get("name") == name:
+            return bool(container.get("restartPolicy") == "Always")
+    return False
+
+
+def _condition_true(pod: Manifest, kind: str) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
+
+
+def pod_summary(pod: Manifest) -> PodSummary:
+    """READY, RESTARTS and STATUS of one pod, as `kubectl get pods` computes them."""
+    status = pod.get("status") or {}
+    total = len((pod.get("spec") or {}).get("containers") or [])
+    reason = str(status.get("reason") or status.get("phase") or "")
+    init_reason, restarts = _init_status(pod)
+    ready = 0
+    if init_reason is not None:
+        reason = init_reason
+    if init_reason is None or _condition_true(pod, "Initialized"):
+        restarts, running = 0, False
+        for container in reversed(status.get("containerStatuses") or []):
+            restarts += int(container.get("restartCount") or 0)
+            state = container.get("state") or {}
+            waiting, terminated = state.get("waiting"), state.get("terminated")
+            if waiting is not None and waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif terminated is not None:
+                reason = _terminated_reason(terminated)
+            elif container.get("ready") and state.get("running") is not None:
+                running, ready = True, ready + 1
+        if reason == "Completed" and running:
+            reason = "Running" if _condition_true(pod, "Ready") else "NotReady"
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    return PodSummary(ready=ready, total=total, restarts=restarts, status=reason)
+
+
+def newest(pods: Iterable[Manifest]) -> Manifest | None:
+    """The newest pod by creation time, then name."""
+    ordered = sorted(
+        pods, key=lambda p: (str(p["metadata"].get("creationTimestamp", "")), str(p["metadata"].get("name")))
+    )
+    return ordered[-1] if ordered else None
+
+
+def human_age(seconds: float) -> str:
+    """kubectl's short duration: `45s`, `3m20s`, `25m`, `5h2m`, `30h`, `3d4h`, `90d`, `2y30d`."""
+    whole = int(seconds)
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
+        return "0s"
+    if whole < 120:
+        return f"{whole}s"
+    minutes, hours = whole // 60, whole // 3600
+    if minutes < 10:
+        return _pair(minutes, "m", whole % 60, "s")
+    if minutes < 180:
+        return f"{minutes}m"
+    if hours < 8:
+        return _pair(hours, "h", minutes % 60, "m")
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return _pair(hours // 24, "d", hours % 24, "h")
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        return _pair(hours // (24 * 365), "y", (hours // 24) % 365, "d")
+    return f"{hours // (24 * 365)}y"
+
+
+def _pair(big: int, big_unit: str, small: int, small_unit: str) -> str:
+    return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
+
+
+def age_of(obj: Manifest | None, now: float) -> str:
+    stamp = ((obj or {}).get("metadata") or {}).get("creationTimestamp")
+    if not stamp:
+        return "-"
+    created = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    return human_age(now - created)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusRow:
+    """One line of `planner status`; `ready`, `restarts` and `status` are None without a pod."""
+
+    runtime_id: str
+    state: str
+    ready: str | None
+    restarts: int | None
+    status: str | None
+    age: str
+    message: str
+
+
+def status_row(
+    runtime_id: str, *, seen: Observation, own: Manifest | None, pod: Manifest | None, now: float
+) -> StatusRow:
+    """The row for a runtime ID from what the monitor's mapping saw, its own object and its newest pod."""
+    state, transitions = advance(CREATED, seen)
+    message = transitions[-1].message if transitions else ""
+    summary = pod_summary(pod) if pod is not None else None
+    return StatusRow(
+        runtime_id=runtime_id,
+        state=state.phase.capitalize(),
+        ready=f"{summary.ready}/{summary.total}" if summary else None,
+        restarts=summary.restarts if summary else None,
+        status=summary.status if summary else None,
+        age=age_of(own, now),
+        message=message,
+    )
+
+
+PodsOf = Callable[[str, str], Sequence[Manifest]]  # (namespace, workload name) -> its pods
+
+
+def status_rows(
+    runtime_ids: Iterable[RuntimeID], *, lookup: Lookup, pods_of: PodsOf, now: float
+) -> list[StatusRow]:
+    """A row per runtime ID, reading objects through `lookup(kind, namespace, name)` and a workload's
+    pods (label `gobrave-workload=<name>`) through `pods_of`."""
+    rows = []
+    for rid in runtime_ids:
+        seen, _ = observe(rid, lookup)
+        kind, name = primary_object(rid)
+        own = lookup(kind, rid.namespace, name)
+        pod = newest(pods_of(rid.namespace, rid.name))
+        rows.append(status_row(str(rid), seen=seen, own=own, pod=pod, now=now))
+    return rows
