@@ -77,11 +77,22 @@ class Background:
 
     def first_event(self) -> dict[str, Any]:
         """Block until the monitor reports its first event: it has registered and taken its snapshot."""
+        return self.read_until(1)[0]
+
+    def read_until(self, count: int) -> list[dict[str, Any]]:
+        """Block until the monitor has reported `count` events in all; every event read so far."""
         assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert line, "the monitor ended without an event"
-        self.seen.append(json.loads(line))
-        return self.seen[0]
+        while len(self.seen) < count:
+            line = self.process.stdout.readline()
+            assert line, f"the monitor ended after {len(self.seen)} events, expected {count}"
+            self.seen.append(json.loads(line))
+        return self.seen
+
+    def kill(self) -> list[dict[str, Any]]:
+        """SIGKILL: no cleanup, no flush of anything not yet printed. The events read before it."""
+        self.process.kill()
+        self.process.wait(10)
+        return self.seen
 
     def finish(self, timeout: float = 30.0) -> tuple[int, list[dict[str, Any]], str]:
         stdout, stderr = self.process.communicate(timeout=timeout)
@@ -374,3 +385,75 @@ def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
         (f"k8s-{namespace}|deployment|web", "Deleted", "-"),
         (f"k8s-{namespace}|job|etl", "Deleted", "-"),
     ]
+
+
+STEPS = ("web ready", "etl active", "web scaled to 0", "etl succeeded")
+
+
+def take_step(cluster: ClusterHandle, planner: Runner, namespace: str, step: str) -> None:
+    started = "2026-11-29T10:00:00Z"
+    if step == "web ready":
+        set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 1, "readyReplicas": 1})
+    elif step == "etl active":
+        set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": started, "active": 1})
+    elif step == "web scaled to 0":
+        assert planner("stop", f"k8s-{namespace}|deployment|web").returncode == 0
+        set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 0})
+    else:
+        set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": started, "succeeded": 1})
+
+
+@pytest.mark.parametrize(
+    "crash_after",
+    [1, 2, 3],
+    ids=[
+        "killed after the deployment started, two steps happen while it is down",
+        "killed after both started, the deployment exits while it is down",
+        "killed after the deployment exited, the job finishes while it is down",
+    ],
+)
+def test_a_killed_and_restarted_monitor_reports_the_same_event_ids_as_an_uninterrupted_one(
+    cluster: ClusterHandle, planner: Runner, home: Path, namespace: str, crash_after: int
+) -> None:
+    create(cluster, deployments(namespace), deployment("web", namespace))
+    create(cluster, jobs(namespace), job("etl", namespace))
+    ids = (f"k8s-{namespace}|deployment|web", f"k8s-{namespace}|job|etl")
+    flags = ("--until-done", "--timeout", "30s", "-o", "json")
+    take_step(cluster, planner, namespace, STEPS[0])
+    steady = Background(cluster, home, *ids, *flags)
+    crashing = Background(cluster, home, *ids, *flags)
+    steady.first_event()  # each has registered and reported the deployment's start
+    crashing.first_event()
+    before_crash = crashing.kill() if crash_after == 1 else []
+    for number, step in enumerate(STEPS[1:], start=2):
+        take_step(cluster, planner, namespace, step)
+        if number <= crash_after:
+            crashing.read_until(number)  # each step yields exactly one event
+        if number == crash_after:
+            before_crash = crashing.kill()
+    restarted = Background(cluster, home, *ids, *flags)
+    code, after_restart, stderr = restarted.finish()
+    assert code == 0, stderr
+    _, uninterrupted, _ = steady.finish()
+    assert len(uninterrupted) == 4
+    assert {e["event_id"] for e in before_crash + after_restart} == {e["event_id"] for e in uninterrupted}
+
+
+def test_a_job_deleted_while_the_monitor_was_down_is_reported_deleted_on_restart(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    path = f"{jobs(namespace)}/etl"
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "active": 1})
+    rid = f"k8s-{namespace}|job|etl"
+    first = Background(cluster, home, rid, "--until-done", "--timeout", "30s", "-o", "json")
+    assert first.first_event()["type"] == "ContainerStarted"
+    first.kill()
+    set_status(cluster, path, {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    background = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+    code, _ = http(cluster, "DELETE", path, background)  # the TTL controller's delete (no GC running here)
+    assert code == 200
+    again = Background(cluster, home, rid, "--until-done", "--timeout", "30s", "-o", "json")
+    code, events, stderr = again.finish()
+    assert code == 0, stderr
+    assert summary(events) == [("ContainerDeleted", rid, f"job {namespace}/etl is gone")]
