@@ -23,7 +23,8 @@ DB_PASSWORD = "correct-horse-battery-staple"
 
 
 def planner(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env_free = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "KUBECONFIG": str(cwd / "no-such-kubeconfig")}
+    nowhere = Path("/nonexistent-home")
+    env_free = {"PATH": "/usr/bin:/bin", "HOME": str(nowhere), "KUBECONFIG": str(nowhere / "kubeconfig")}
     return subprocess.run(
         [sys.executable, "-m", "planner", *args],
         cwd=cwd,
