@@ -16,7 +16,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import jsonpatch
@@ -134,13 +134,31 @@ def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
 
 
 def _parse_yaml(body: bytes) -> Obj:
+    """The apply body: JSON (what kubectl and the clients send) or YAML, read as the apiserver's
+    YAML-to-JSON conversion does (timestamps stay strings)."""
     try:
-        document = YAML(typ="safe", pure=True).load(body.decode("utf-8", "replace"))
-    except YAMLError as exc:
-        raise bad_request(f"error decoding YAML: {exc}") from exc
+        document = json.loads(body)
+    except ValueError:
+        try:
+            document = _json_values(YAML(typ="safe", pure=True).load(body.decode("utf-8", "replace")))
+        except YAMLError as exc:
+            raise bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(document, dict):
         raise bad_request("error decoding YAML: the apply patch is not an object")
     return document
+
+
+def _json_values(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_values(v) for v in value]
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 def unsupported(content_type: str) -> StatusError:

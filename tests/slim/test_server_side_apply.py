@@ -257,3 +257,14 @@ def test_an_apply_to_status_is_recorded_as_an_apply_of_the_status_subresource(ap
     assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
     assert entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}
     assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+
+
+def test_a_yaml_apply_body_keeps_timestamps_as_strings(api: Api) -> None:
+    body = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        b"data: {when: 2024-05-18T18:26:46Z, day: 2024-05-18}\n"
+    )
+    created = api.patch(
+        by_kind("ConfigMap"), "default", "c", body, APPLY_PATCH, WriteOptions(field_manager="p")
+    )
+    assert created["data"] == {"when": "2024-05-18T18:26:46Z", "day": "2024-05-18"}
