@@ -127,6 +127,15 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType(
         "",
         "v1",
+        "Endpoints",
+        "endpoints",
+        "endpoints",
+        short_names=("ep",),
+        storage_version_hash="fWeeMqaN/OA=",
+    ),
+    ResourceType(
+        "",
+        "v1",
         "Service",
         "services",
         "service",

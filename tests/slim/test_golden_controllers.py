@@ -34,6 +34,8 @@ SEQUENCE = [
     ("job_create.json", False),
     ("job_get_after_controller.json", True),
     ("pod_list_for_job.json", True),
+    ("service_create.json", False),
+    ("endpoints_get_for_service.json", True),
     ("delete_fg_setup_create.json", False),
     ("delete_foreground.json", True),
     ("delete_foreground_get_right_after.json", True),

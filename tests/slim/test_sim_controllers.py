@@ -404,3 +404,31 @@ def test_a_claim_in_use_is_protected_until_its_pod_goes(core_v1: client.CoreV1Ap
             ).items
         )
     )
+
+
+# --- endpoints -----------------------------------------------------------------------------------------
+
+
+def test_a_service_gets_endpoints_for_its_ready_pods(
+    apps_v1: client.AppsV1Api, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    body = deployment("ep", replicas=2)
+    body["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": 8080}]
+    apps_v1.create_namespaced_deployment(namespace, body)
+    service = {
+        "metadata": {"name": "ep"},
+        "spec": {"selector": {"app": "ep"}, "ports": [{"port": 80, "targetPort": "http"}]},
+    }
+    core_v1.create_namespaced_service(namespace, service)
+    endpoints = eventually(
+        lambda: (
+            (e := core_v1.read_namespaced_endpoints("ep", namespace)).subsets
+            and len(e.subsets[0].addresses or []) == 2
+            and e
+        )
+    )
+    [subset] = endpoints.subsets
+    assert [(p.port, p.protocol) for p in subset.ports] == [(8080, "TCP")]
+    pod_ips = {p.status.pod_ip for p in pods(core_v1, namespace, "app=ep")}
+    assert {a.ip for a in subset.addresses} == pod_ips
+    assert {a.target_ref.kind for a in subset.addresses} == {"Pod"}

@@ -9,6 +9,7 @@ core under the field manager `kube-controller-manager` (the garbage collector un
 from __future__ import annotations
 
 from planner.slim.api import Api
+from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.jobs import JobController
 from planner.slim.controllers.namespaces import NamespaceController
@@ -27,4 +28,5 @@ def controllers(api: Api, scale: Scale) -> list[Reconciler]:
         ReplicaSetController(api),
         JobController(api, scale),
         VolumeController(api),
+        EndpointsController(api),
     ]

@@ -262,6 +262,6 @@ class JobController:
     def _write(self, job: Obj, status: Obj) -> None:
         clean = {k: v for k, v in status.items() if not k.startswith("_")}
         written = self.writer.write_status("Job", job, clean)
-        if written is not None:
+        if written is not None and written is not job:  # unchanged: write_status hands back `job` itself
             job.clear()
             job.update(written)
