@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
+from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, write_plan
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    """A simulating cluster (controllers, node agent, /metrics), as a real one behaves."""
+    with running_cluster(simulate=True) as handle:
+        yield handle
+
 
 SECRET_VALUE = "s3cr3t-value-never-printed"
 GROUP_KINDS = "ConfigMap,Deployment.apps,Job.batch,PersistentVolumeClaim,Pod,Secret,Service"
@@ -254,5 +265,33 @@ def test_server_dry_run_shows_the_servers_result_and_stores_nothing(
     assert result.returncode == 2, result.stderr
     assert f"  ~ update deployment/{namespace}/web (server dry run)" in result.stdout
     assert '.spec.template.spec.containers[name=web].image: "nginx:1.27" → "nginx:1.28"' in result.stdout
-    live = kubectl("get", "deployment", "web", "-n", namespace, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+    live = kubectl(
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image}",
+    )
     assert live.stdout == "nginx:1.27"
+
+
+def test_a_no_op_plan_costs_one_list_per_kind_and_namespace_plus_two_requests(
+    planner: Runner, namespace: str, shop: Path, cluster: ClusterHandle
+) -> None:
+    admin = SlimAdmin(cluster.url)
+    before = admin.request_counts()
+    code, _ = plan_exit(planner, shop)
+    after = admin.request_counts()
+    assert code == 0
+    delta = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+    member_lists = {
+        resource: n for (verb, resource, _), n in delta.items() if verb == "list" and resource != "namespaces"
+    }
+    others = sum(
+        n for (verb, resource, _), n in delta.items() if not (verb == "list" and resource != "namespaces")
+    )
+    kinds = ["configmaps", "deployments", "jobs", "persistentvolumeclaims", "pods", "secrets", "services"]
+    assert member_lists == dict.fromkeys(kinds, 1)
+    assert others <= 2
