@@ -420,13 +420,12 @@ def test_a_service_gets_endpoints_for_its_ready_pods(
         "spec": {"selector": {"app": "ep"}, "ports": [{"port": 80, "targetPort": "http"}]},
     }
     core_v1.create_namespaced_service(namespace, service)
-    endpoints = eventually(
-        lambda: (
-            (e := core_v1.read_namespaced_endpoints("ep", namespace)).subsets
-            and len(e.subsets[0].addresses or []) == 2
-            and e
-        )
-    )
+
+    def listed() -> Any:
+        found = core_v1.list_namespaced_endpoints(namespace, field_selector="metadata.name=ep").items
+        return found and found[0].subsets and len(found[0].subsets[0].addresses or []) == 2 and found[0]
+
+    endpoints = eventually(listed)
     [subset] = endpoints.subsets
     assert [(p.port, p.protocol) for p in subset.ports] == [(8080, "TCP")]
     pod_ips = {p.status.pod_ip for p in pods(core_v1, namespace, "app=ep")}
