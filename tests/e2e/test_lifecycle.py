@@ -25,7 +25,7 @@ LABELS = "gobrave-workload"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:
     """Ten times faster than real time: pods start, log and finish quickly."""
-    with running_cluster(time_scale=0.1) as handle:
+    with running_cluster(time_scale=0.1, simulate=True) as handle:
         yield handle
 
 
@@ -211,7 +211,6 @@ def test_stop_and_start_scale_a_deployment_through_scale_as_planner_lifecycle(
     assert live is not None and live["spec"]["replicas"] == 1
 
 
-@pytest.mark.xfail(reason="slim's update_scale records no managedFields entry for the /scale subresource yet")
 def test_a_scale_is_recorded_as_planner_lifecycle_on_the_scale_subresource(
     cluster: ClusterHandle, planner: Runner, namespace: str
 ) -> None:

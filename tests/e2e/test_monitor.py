@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:
-    with running_cluster(paused=("controllers", "nodeagent")) as handle:
+    with running_cluster(simulate=True, paused=("controllers", "nodeagent")) as handle:
         yield handle
 
 
