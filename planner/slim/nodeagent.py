@@ -124,6 +124,7 @@ class NodeAgent:
         key("PersistentVolumeClaim"),
         key("Node"),
     )
+    min_interval: float = 0.0
 
     def __init__(self, api: Api, scale: Scale) -> None:
         self.api = api

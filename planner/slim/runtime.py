@@ -62,6 +62,9 @@ class Scale:
 class Reconciler(Protocol):
     component: str
     watches: tuple[str, ...]
+    # Passes woken by events come at most this often: whole-store scans (the garbage collector) must
+    # not run once per write while a client creates thousands of objects.
+    min_interval: float
 
     def reconcile(self, now: float) -> float | None:
         """One pass; returns the absolute time (epoch seconds) of the next wanted pass, if any."""
@@ -72,13 +75,15 @@ async def run_reconciler(reconciler: Reconciler, store: Store, switches: Switche
     subscriptions = [store.subscribe(resource) for resource in reconciler.watches]
     forwarders = [asyncio.create_task(_forward(s, wake)) for s in subscriptions]
     due: float | None = None
+    last = 0.0
     try:
         while True:
             timeout = RESYNC_SECONDS if due is None else min(max(due - time.time(), 0.0), RESYNC_SECONDS)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout)
+            await asyncio.sleep(max(DEBOUNCE_SECONDS, last + reconciler.min_interval - time.monotonic()))
             wake.clear()
-            await asyncio.sleep(DEBOUNCE_SECONDS)
+            last = time.monotonic()
             if switches.is_paused(reconciler.component):
                 due = None
                 continue

@@ -69,6 +69,7 @@ def subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
 class EndpointsController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("Service"), key("Pod"), key("Endpoints"))
+    min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
         self.api = api

@@ -45,6 +45,7 @@ def pods_using_claim(api: Api, namespace: str, claim: str) -> list[Obj]:
 class GarbageCollector:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = tuple(resource_key(r) for r in RESOURCES if r.kind != "Event")
+    min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
         self.api = api

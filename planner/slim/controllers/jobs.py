@@ -73,6 +73,7 @@ def _typed(job: Obj) -> Obj:
 class JobController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("Job"), key("Pod"))
+    min_interval: float = 0.0
 
     def __init__(self, api: Api, scale: Scale) -> None:
         self.api = api

@@ -43,6 +43,7 @@ def _root_ca() -> Obj:
 class NamespaceController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("Namespace"), key("ServiceAccount"), key("ConfigMap"))
+    min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
         self.api = api

@@ -35,6 +35,7 @@ class VolumeController:
         key("Pod"),
         key("StorageClass"),
     )
+    min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
         self.api = api

@@ -107,6 +107,7 @@ def pod_active(pod: Obj) -> bool:
 class ReplicaSetController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
+    min_interval: float = 0.0
 
     def __init__(self, api: Api) -> None:
         self.api = api
@@ -199,6 +200,7 @@ def _typed(obj: Obj, kind: str, api_version: str) -> Obj:
 class DeploymentController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("Deployment"), key("ReplicaSet"))
+    min_interval: float = 0.0
 
     def __init__(self, api: Api, scale: Scale) -> None:
         self.api = api
