@@ -3,6 +3,7 @@ the garbage collector cascades, namespaces tear down (time scale 0.05: 10 s beco
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -431,3 +432,23 @@ def test_a_service_gets_endpoints_for_its_ready_pods(
     pod_ips = {p.status.pod_ip for p in pods(core_v1, namespace, "app=ep")}
     assert {a.ip for a in subset.addresses} == pod_ips
     assert {a.target_ref.kind for a in subset.addresses} == {"Pod"}
+
+
+def test_a_failed_job_pod_is_replaced_only_after_the_backoff(
+    batch_v1: client.BatchV1Api, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    # backoff: 10 s × 0.05 = 0.5 s after the first failure, then 1 s after the second
+    batch_v1.create_namespaced_job(
+        namespace, job("retry", annotations={"sim.planner.dev/exit-code": "1"}, backoffLimit=2)
+    )
+    seen: dict[int, float] = {}
+
+    def observe() -> bool:
+        listed = pods(core_v1, namespace, "job-name=retry")
+        failed = sum(1 for p in listed if p.status.phase == "Failed")
+        seen.setdefault(len(listed) * 10 + failed, time.monotonic())
+        return len(listed) == 3
+
+    eventually(observe, interval=0.02)
+    first_failed, second_created = seen[11], seen[21]
+    assert second_created - first_failed >= 0.4

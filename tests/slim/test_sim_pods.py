@@ -377,3 +377,28 @@ def test_follow_streams_until_the_container_exits(
     assert status == 200
     assert streamed.splitlines()[-1] == "[app] exiting with code 0"
     assert "[app] heartbeat 39" in streamed.splitlines()
+
+
+def test_a_missing_config_map_in_the_environment_is_a_config_error_until_it_appears(
+    core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    env = [{"name": "K", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "k"}}}]
+    core_v1.create_namespaced_pod(namespace, pod("configured", {"name": "app", "image": "nginx", "env": env}))
+    waiting = eventually(
+        lambda: (s := statuses(read(core_v1, namespace, "configured")).get("app")) and s.state.waiting and s
+    )
+    assert waiting.state.waiting.reason == "CreateContainerConfigError"
+    assert waiting.state.waiting.message == 'configmap "settings" not found'
+    core_v1.create_namespaced_config_map(namespace, {"metadata": {"name": "settings"}, "data": {"k": "v"}})
+    eventually(lambda: condition(read(core_v1, namespace, "configured"), "Ready") == "True")
+
+
+def test_ready_after_seconds_delays_readiness_without_a_probe(
+    core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    core_v1.create_namespaced_pod(namespace, pod("slowstart", ready_after_seconds="30"))
+    running = eventually(
+        lambda: (p := read(core_v1, namespace, "slowstart")) and p.status.phase == "Running" and p
+    )
+    assert statuses(running)["app"].ready is False  # 30 s × 0.05 = 1.5 s after the start
+    eventually(lambda: condition(read(core_v1, namespace, "slowstart"), "Ready") == "True")
