@@ -9,7 +9,9 @@ Event ids are checked against DESIGN §5's formula written out here by hand: sha
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -457,3 +459,145 @@ def test_a_job_deleted_while_the_monitor_was_down_is_reported_deleted_on_restart
     code, events, stderr = again.finish()
     assert code == 0, stderr
     assert summary(events) == [("ContainerDeleted", rid, f"job {namespace}/etl is gone")]
+
+
+# --- against the simulated controllers and node agent (time scale 0.1) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def simulated() -> Iterator[ClusterHandle]:
+    """A second cluster whose controllers and node agent run, ten times faster than real time."""
+    with running_cluster(simulate=True, time_scale=0.1) as handle:
+        yield handle
+
+
+@pytest.fixture
+def sim_namespace(simulated: ClusterHandle) -> str:
+    name = f"sim{os.getpid()}-{next(_sim_names)}"
+    status, body = http(simulated, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    return name
+
+
+@pytest.fixture
+def sim_planner(simulated: ClusterHandle, home: Path) -> Runner:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(simulated.kubeconfig)}
+        command = [sys.executable, "-m", "planner", *args]
+        return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+
+    return run
+
+
+_sim_names = itertools.count()
+
+
+def with_knobs(manifest: dict[str, Any], **knobs: str) -> dict[str, Any]:
+    annotations = {f"sim.planner.dev/{key.replace('_', '-')}": value for key, value in knobs.items()}
+    manifest["spec"]["template"]["metadata"]["annotations"] = annotations
+    return manifest
+
+
+def monitor_until_done(run: Runner, rid: str) -> tuple[int, list[dict[str, Any]]]:
+    result = run("monitor", rid, "--until-done", "--timeout", "60s", "-o", "json")
+    return result.returncode, events_of(result.stdout)
+
+
+def test_sim_a_job_that_exits_0_starts_then_exits(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str
+) -> None:
+    create(simulated, jobs(sim_namespace), job("etl", sim_namespace))
+    rid = f"k8s-{sim_namespace}|job|etl"
+    code, events = monitor_until_done(sim_planner, rid)
+    assert code == 0
+    assert [(e["type"], e["message"]) for e in events][-1] == ("ContainerExited", "0")
+    assert [e["type"] for e in events] == ["ContainerStarted", "ContainerExited"]
+
+
+def test_sim_a_job_failing_past_its_backoff_limit_fails_with_the_condition_message(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str
+) -> None:
+    failing = with_knobs(job("etl", sim_namespace), exit_code="1")
+    failing["spec"]["backoffLimit"] = 1
+    create(simulated, jobs(sim_namespace), failing)
+    rid = f"k8s-{sim_namespace}|job|etl"
+    code, events = monitor_until_done(sim_planner, rid)
+    assert code == 1
+    live = get(simulated, f"{jobs(sim_namespace)}/etl")
+    assert live is not None
+    condition = next(c for c in live["status"]["conditions"] if c["type"] == "Failed")
+    assert condition["message"] == "Job has reached the specified backoff limit"
+    assert summary(events) == [
+        ("ContainerStarted", rid, events[0]["message"]),
+        ("ContainerFailed", rid, "Job has reached the specified backoff limit"),
+    ]
+
+
+def test_sim_deployment_ready_then_stopped_then_deleted(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str
+) -> None:
+    create(simulated, deployments(sim_namespace), deployment("web", sim_namespace))
+    rid = f"k8s-{sim_namespace}|deployment|web"
+    code, events = monitor_until_done(sim_planner, rid)
+    assert (code, summary(events)) == (0, [("ContainerStarted", rid, "ready 1/1")])
+    assert sim_planner("stop", rid).returncode == 0
+    code, events = monitor_until_done(sim_planner, rid)
+    assert (code, [e["type"] for e in events]) == (0, ["ContainerExited"])
+    assert events[0]["message"] == "0"
+    assert sim_planner("delete", rid).returncode == 0
+    code, events = monitor_until_done(sim_planner, rid)
+    assert (code, [e["type"] for e in events]) == (0, ["ContainerDeleted"])
+
+
+def test_sim_progress_deadline_exceeded_fails_the_deployment(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str
+) -> None:
+    stuck = with_knobs(deployment("web", sim_namespace), never_ready="true")
+    stuck["spec"]["progressDeadlineSeconds"] = 5
+    create(simulated, deployments(sim_namespace), stuck)
+    rid = f"k8s-{sim_namespace}|deployment|web"
+    code, events = monitor_until_done(sim_planner, rid)
+    assert code == 1
+    assert [e["type"] for e in events] == ["ContainerFailed"]
+    assert "has timed out progressing" in events[0]["message"]
+
+
+def pod_ready(cluster: ClusterHandle, namespace: str, name: str) -> bool:
+    pod = get(cluster, f"/api/v1/namespaces/{namespace}/pods/{name}")
+    conditions = (pod or {}).get("status", {}).get("conditions", [])
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def wait_until(check: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_sim_sandbox_pause_exits_resume_starts_and_a_rebase_is_silent(
+    simulated: ClusterHandle, sim_planner: Runner, home: Path, sim_namespace: str
+) -> None:
+    make_sandbox(simulated, sim_namespace)
+    rid = f"k8s-{sim_namespace}|sandbox|box"
+    pod_path = f"/api/v1/namespaces/{sim_namespace}/pods/box"
+    wait_until(lambda: pod_ready(simulated, sim_namespace, "box"))
+    running = Background(simulated, home, rid, "--timeout", "15s", "-o", "json")
+    assert running.first_event()["type"] == "ContainerStarted"
+    pod = get(simulated, pod_path)
+    assert pod is not None
+    http(simulated, "DELETE", pod_path)  # a rebase: the pod goes while the state says running ...
+    wait_until(lambda: get(simulated, pod_path) is None)
+    workspace = get(simulated, f"/api/v1/namespaces/{sim_namespace}/persistentvolumeclaims/box-workspace")
+    assert workspace is not None
+    recorded = json.loads(workspace["metadata"]["annotations"]["planner.dev/pod-spec"])
+    create(simulated, f"/api/v1/namespaces/{sim_namespace}/pods", recorded)
+    wait_until(lambda: pod_ready(simulated, sim_namespace, "box"))  # ... and comes back
+    assert sim_planner("pause", rid).returncode == 0
+    code, events, stderr = running.finish()
+    assert code == 0, stderr
+    assert [(e["type"], e["message"]) for e in events][1:] == [("ContainerExited", "paused")]
+    assert sim_planner("resume", rid).returncode == 0
+    code, resumed = monitor_until_done(sim_planner, rid)
+    assert (code, [e["type"] for e in resumed]) == (0, ["ContainerStarted"])
+    assert resumed[0]["event_id"] != events[0]["event_id"]  # a new pod: a new start
