@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import podsim, podstatus, scheduling
@@ -247,6 +248,8 @@ class NodeAgent:
         if not track.ip:
             track.ip = (pod.get("status") or {}).get("podIP") or self._allocate_ip()
         if track.t0 is None:
+            track.t0 = _resumed_start(pod)  # after a server restart the timeline carries on
+        if track.t0 is None:
             blocked = scheduling.missing_dependency(pod, self._lookup(pod))
             if blocked is not None:
                 self._blocked(pod, track, blocked, now)
@@ -301,9 +304,13 @@ class NodeAgent:
         return None
 
     def _allocate_ip(self) -> str:
-        address = str(POD_CIDR.network_address + self._next_ip)
-        self._next_ip += 1
-        return address
+        """The next free pod IP (pods kept from before a restart keep theirs)."""
+        used = {(p.get("status") or {}).get("podIP") for p in self.api.store.list(key("Pod"), None)}
+        while True:
+            address = str(POD_CIDR.network_address + self._next_ip)
+            self._next_ip += 1
+            if address not in used:
+                return address
 
     def _lifecycle_events(self, pod: Obj, view: podsim.PodView, track: PodTrack, now: float) -> None:
         spec = pod.get("spec") or {}
@@ -361,6 +368,18 @@ class NodeAgent:
     def started_at(self, pod_uid: str) -> float | None:
         track = self.pods.get(pod_uid)
         return track.t0 if track else None
+
+
+def _resumed_start(pod: Obj) -> float | None:
+    """startTime of a pod whose containers this agent had already started (before a restart)."""
+    status = pod.get("status") or {}
+    started = any(
+        s.get("containerID")
+        for s in [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+    )
+    if not started or not status.get("startTime"):
+        return None
+    return datetime.strptime(str(status["startTime"]), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
 
 
 def _typed(pod: Obj) -> Obj:
