@@ -15,12 +15,14 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import REPO, Runner, http
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
@@ -601,3 +603,54 @@ def test_sim_sandbox_pause_exits_resume_starts_and_a_rebase_is_silent(
     code, resumed = monitor_until_done(sim_planner, rid)
     assert (code, [e["type"] for e in resumed]) == (0, ["ContainerStarted"])
     assert resumed[0]["event_id"] != events[0]["event_id"]  # a new pod: a new start
+
+
+# --- faults ------------------------------------------------------------------------------------------
+
+
+def set_status_retrying(cluster: ClusterHandle, path: str, status: dict[str, Any]) -> None:
+    """set_status through injected 429/500/503 answers (the test's own writes are not under test)."""
+    for _ in range(200):
+        code, current = http(cluster, "GET", path)
+        if code == 200:
+            code, current = http(cluster, "PUT", f"{path}/status", current | {"status": status})
+            if code == 200:
+                return
+        assert code in (429, 500, 503), (code, current)
+        time.sleep(0.02)
+    raise AssertionError(f"could not write the status of {path}")
+
+
+def test_under_watch_drops_forced_410s_and_503_bursts_no_event_is_missed_or_repeated(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    names = [f"job-{index:03d}" for index in range(200)]
+    for name in names:
+        create(cluster, jobs(namespace), job(name, namespace))
+    create(cluster, jobs(namespace), job("sentinel", namespace))
+    set_status(cluster, f"{jobs(namespace)}/sentinel", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    ids = [f"k8s-{namespace}|job|{name}" for name in [*names, "sentinel"]]
+    running = Background(cluster, home, *ids, "--until-done", "--timeout", "150s", "-o", "json")
+    running.read_until(2)  # the sentinel, registered last, reported: every ID is registered
+    admin = SlimAdmin(cluster.url)
+    watches, lists = (admin.request_count(verb=verb, resource="jobs") for verb in ("watch", "list"))
+    admin.set_faults(dropWatchAfterEvents=3, expireNextWatches=2, errorRates={"503": 0.2}, seed=7)
+    try:
+        for name in names:
+            set_status_retrying(
+                cluster, f"{jobs(namespace)}/{name}", {"startTime": "2026-11-29T10:00:00Z", "active": 1}
+            )
+        for name in names:
+            set_status_retrying(
+                cluster, f"{jobs(namespace)}/{name}", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1}
+            )
+        code, events, stderr = running.finish(timeout=180)
+    finally:
+        admin.clear_faults()
+    assert code == 0, stderr[-2000:]
+    reported = Counter((event["runtime_id"], event["type"]) for event in events)
+    expected = {(rid, kind) for rid in ids for kind in ("ContainerStarted", "ContainerExited")}
+    assert set(reported) == expected  # nothing missed
+    assert max(reported.values()) == 1  # nothing repeated
+    assert admin.request_count(verb="watch", resource="jobs") - watches >= 50  # streams were cut and resumed
+    assert admin.request_count(verb="list", resource="jobs") - lists >= 2  # 410s forced relists
