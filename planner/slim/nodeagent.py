@@ -320,22 +320,27 @@ class NodeAgent:
         }
         for container in (*view.init, *view.main):
             name = container.name
+            runs = len(container.runs)  # each restart repeats the kubelet's events (their count rises)
             if container.runs:
                 self._once(
                     pod,
                     track,
-                    f"Pulled/{name}",
+                    f"Pulled/{name}/{runs}",
                     "Normal",
                     "Pulled",
                     f'Container image "{images.get(name)}" already present on machine',
                 )
-                self._once(pod, track, f"Created/{name}", "Normal", "Created", f"Created container {name}")
-                self._once(pod, track, f"Started/{name}", "Normal", "Started", f"Started container {name}")
+                self._once(
+                    pod, track, f"Created/{name}/{runs}", "Normal", "Created", f"Created container {name}"
+                )
+                self._once(
+                    pod, track, f"Started/{name}/{runs}", "Normal", "Started", f"Started container {name}"
+                )
             if container.waiting_reason == "CrashLoopBackOff":
                 self._once(
                     pod,
                     track,
-                    f"BackOff/{name}",
+                    f"BackOff/{name}/{runs}",
                     "Warning",
                     "BackOff",
                     f"Back-off restarting failed container {name} in pod {name_of(pod)}_{ns_of(pod)}({uid_of(pod)})",
@@ -351,7 +356,7 @@ class NodeAgent:
                 self._once(
                     pod,
                     track,
-                    f"Unhealthy/{name}",
+                    f"Unhealthy/{name}/{len(killed)}",
                     "Warning",
                     "Unhealthy",
                     "Liveness probe failed: simulated failure",
@@ -361,7 +366,7 @@ class NodeAgent:
         if token in track.events:
             return
         track.events.add(token)
-        self.kubelet.event(_typed(pod), kind, reason, message, component="kubelet")
+        self.kubelet.event(_typed(pod), kind, reason, message, component="kubelet", repeat_after=0.0)
 
     # --- for pods/log --------------------------------------------------------------------------------
 

@@ -402,3 +402,18 @@ def test_ready_after_seconds_delays_readiness_without_a_probe(
     )
     assert statuses(running)["app"].ready is False  # 30 s × 0.05 = 1.5 s after the start
     eventually(lambda: condition(read(core_v1, namespace, "slowstart"), "Ready") == "True")
+
+
+def test_repeated_kubelet_events_count_up(core_v1: client.CoreV1Api, namespace: str) -> None:
+    core_v1.create_namespaced_pod(namespace, pod("looping", crash_after_seconds="2"))
+
+    def started_count() -> int:
+        found = core_v1.list_namespaced_event(namespace, field_selector="reason=Started").items
+        return int(found[0].count) if found else 0
+
+    eventually(lambda: started_count() >= 3, timeout=20)
+    [backoff] = eventually(
+        lambda: core_v1.list_namespaced_event(namespace, field_selector="reason=BackOff").items
+    )
+    assert backoff.type == "Warning"
+    assert backoff.message.startswith("Back-off restarting failed container app in pod looping_")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
+import time
 from typing import Any
 
 from planner.slim import errors
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 CONTROLLER_MANAGER = "kube-controller-manager"
 TOLERATED = (404, 409)
+REPEAT_SECONDS = 10.0
 
 
 def rt(kind: str) -> ResourceType:
@@ -75,6 +77,7 @@ class Writer:
         self.options = WriteOptions(field_manager=manager)
         self.manager = manager
         self._events: dict[tuple[str, str, str], str] = {}
+        self._last_emitted: dict[tuple[str, str, str], float] = {}
 
     def create(self, kind: str, namespace: str, body: Obj) -> Obj | None:
         return self._tolerant(lambda: self.api.create(rt(kind), namespace, body, self.options))
@@ -124,14 +127,36 @@ class Writer:
             log.log(level, "%s: write dropped (%s): %s", self.manager, exc.code, exc.body.get("message"))
             return None
 
+    def _repeat(self, namespace: str, name: str) -> None:
+        stored = self.api.store.get(key("Event"), namespace, name)
+        if stored is None:
+            return
+        repeated = copy.deepcopy(stored)
+        repeated["count"] = int(repeated.get("count") or 1) + 1
+        repeated["lastTimestamp"] = now_rfc3339()
+        self.update("Event", repeated)
+
     def event(
-        self, involved: Obj, event_type: str, reason: str, message: str, *, component: str = ""
+        self,
+        involved: Obj,
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        component: str = "",
+        repeat_after: float = REPEAT_SECONDS,
     ) -> None:
-        """An Event for `involved`, recorded once per reason and message (the count rises on repeats)."""
+        """An Event for `involved`; calling again with the same reason and message raises its count
+        and lastTimestamp (as the recorders' aggregation does) at most once per `repeat_after`
+        seconds, so a condition re-checked on every pass counts up slowly, like a kubelet sync."""
         namespace = ns_of(involved) or "default"
         dedupe = (uid_of(involved), reason, message)
         if dedupe in self._events:
+            if time.monotonic() - self._last_emitted.get(dedupe, 0.0) >= repeat_after:
+                self._last_emitted[dedupe] = time.monotonic()
+                self._repeat(namespace, self._events[dedupe])
             return
+        self._last_emitted[dedupe] = time.monotonic()
         digest = hashlib.sha256("/".join(dedupe).encode()).hexdigest()[:16]
         name = f"{name_of(involved)}.{digest}"
         self._events[dedupe] = name
