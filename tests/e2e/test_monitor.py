@@ -235,6 +235,15 @@ def test_a_missing_workload_is_reported_deleted(planner: Runner, namespace: str)
     assert result.returncode == 0, result.stderr
     assert summary(events_of(result.stdout)) == [("ContainerDeleted", rid, f"job {namespace}/never is gone")]
     assert events_of(result.stdout)[0]["event_id"] == expected_id(rid, "", "ContainerDeleted")
+    text = planner("monitor", rid, "--until-done", "--timeout", "20s").stdout
+    assert text.split("  ", 1)[1].split() == [
+        "ContainerDeleted",
+        rid,
+        "job",
+        f"{namespace}/never",
+        "is",
+        "gone",
+    ]
 
 
 def test_monitor_rejects_a_malformed_runtime_id(planner: Runner) -> None:
