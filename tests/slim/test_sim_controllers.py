@@ -452,3 +452,16 @@ def test_a_failed_job_pod_is_replaced_only_after_the_backoff(
     eventually(observe, interval=0.02)
     first_failed, second_created = seen[11], seen[21]
     assert second_created - first_failed >= 0.4
+
+
+def test_container_restarts_of_an_on_failure_job_count_toward_its_backoff_limit(
+    batch_v1: client.BatchV1Api, namespace: str
+) -> None:
+    body = job("inplace", annotations={"sim.planner.dev/exit-code": "1"}, backoffLimit=1)
+    body["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    batch_v1.create_namespaced_job(namespace, body)
+    failed = eventually(
+        lambda: (j := batch_v1.read_namespaced_job("inplace", namespace)) and "Failed" in conditions(j) and j,
+        timeout=20,
+    )
+    assert conditions(failed)["Failed"] == ("True", "BackoffLimitExceeded")

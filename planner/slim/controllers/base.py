@@ -25,6 +25,7 @@ Obj = dict[str, Any]
 CONTROLLER_MANAGER = "kube-controller-manager"
 TOLERATED = (404, 409)
 REPEAT_SECONDS = 10.0
+MAX_REMEMBERED_EVENTS = 20_000
 
 
 def rt(kind: str) -> ResourceType:
@@ -127,6 +128,13 @@ class Writer:
             log.log(level, "%s: write dropped (%s): %s", self.manager, exc.code, exc.body.get("message"))
             return None
 
+    def _forget_oldest(self) -> None:
+        """Bound the aggregation memory: the oldest keys go first (a repeat then starts a new Event)."""
+        while len(self._events) > MAX_REMEMBERED_EVENTS:
+            oldest = next(iter(self._events))
+            del self._events[oldest]
+            self._last_emitted.pop(oldest, None)
+
     def _repeat(self, namespace: str, name: str) -> None:
         stored = self.api.store.get(key("Event"), namespace, name)
         if stored is None:
@@ -160,6 +168,7 @@ class Writer:
         digest = hashlib.sha256("/".join(dedupe).encode()).hexdigest()[:16]
         name = f"{name_of(involved)}.{digest}"
         self._events[dedupe] = name
+        self._forget_oldest()
         stamp = now_rfc3339()
         body: Obj = {
             "apiVersion": "v1",

@@ -66,6 +66,14 @@ def _condition(kind: str, reason: str, message: str, stamp: str) -> Obj:
     }
 
 
+def _restarts(pods: list[Obj]) -> int:
+    return sum(
+        int(s.get("restartCount", 0))
+        for p in pods
+        for s in [*((p.get("status") or {}).get("containerStatuses") or [])]
+    )
+
+
 def _typed(job: Obj) -> Obj:
     return {"kind": "Job", "apiVersion": "batch/v1", **job}
 
@@ -118,7 +126,7 @@ class JobController:
             self._write(job, status)
             return None
         status.setdefault("startTime", rfc3339(now))
-        failure = self._failure(job, status, now)
+        failure = self._failure(job, status, now, restarts=_restarts(active))
         if failure is not None:
             reason, message = failure
             stamp = rfc3339(now)
@@ -180,9 +188,11 @@ class JobController:
             self._write(job, status)
             self.writer.remove_finalizer("Pod", pod, JOB_TRACKING)
 
-    def _failure(self, job: Obj, status: Obj, now: float) -> tuple[str, str] | None:
+    def _failure(self, job: Obj, status: Obj, now: float, *, restarts: int) -> tuple[str, str] | None:
+        """Why the Job fails now, if it does; container restarts count as failures (restartPolicy
+        OnFailure restarts in place instead of failing the pod)."""
         spec = job.get("spec") or {}
-        if int(status.get("failed", 0)) > int(spec.get("backoffLimit", 6)):
+        if int(status.get("failed", 0)) + restarts > int(spec.get("backoffLimit", 6)):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
         deadline = spec.get("activeDeadlineSeconds")
         started = parse_time(status.get("startTime"))
