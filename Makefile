@@ -34,9 +34,29 @@ unit: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m planner.plan.docs > docs/plan-format.md
 
+# The demo: an embedded cluster (state in memory, files under .planner/demo), then plan, apply and a
+# second plan that must find nothing to do, kubectl's view of the result, and the cluster stopped again
+# whatever happened. Exits non-zero when any step failed.
+DEMO_DATA := .planner/demo
+DEMO_ENV := KUBECONFIG=$(CURDIR)/$(DEMO_DATA)/kubeconfig
+DEMO_NAMESPACES := fidelity sandboxes shop
+
 demo: $(STAMP)
 	$(BIN)/planner validate plans/
-	$(BIN)/planner render plans/
+	$(BIN)/planner cluster reset --data $(DEMO_DATA)
+	$(BIN)/planner cluster up --memory --data $(DEMO_DATA)
+	@status=0; \
+	$(DEMO_ENV) $(BIN)/planner plan plans/*.yaml || status=1; \
+	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner apply plans/*.yaml || status=1; \
+	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner plan --detailed-exitcode plans/*.yaml || status=1; \
+	if command -v kubectl >/dev/null; then \
+	  for ns in $(DEMO_NAMESPACES); do \
+	    echo "--- kubectl get -n $$ns"; \
+	    $(DEMO_ENV) kubectl get deployments,jobs,pods,services,persistentvolumeclaims -n $$ns || status=1; \
+	  done; \
+	else echo "kubectl not found: skipping kubectl get"; fi; \
+	$(BIN)/planner cluster down --data $(DEMO_DATA); \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
