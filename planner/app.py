@@ -324,9 +324,27 @@ def monitor(
     client = client or target.client()
     scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
     informers = Informers(client)
+    try:
+        return follow(informers, rids, options=options, sink=sink, scope=scope, clock=clock)
+    finally:
+        informers.stop()
+
+
+def follow(
+    informers: Informers,
+    runtime_ids: Sequence[RuntimeID],
+    *,
+    options: MonitorOptions,
+    sink: EventSink,
+    scope: frozenset[str] | None,
+    clock: Clock | None = None,
+) -> MonitorResult:
+    """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
+    IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`
+    must be covered by the informers already created (Informers refuses a wider one)."""
     watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope)
     try:
-        for rid in rids:
+        for rid in runtime_ids:
             watcher.mark_if_not_monitoring(rid)
         if options.attach_all:
             watcher.attach_all(scope, follow=not options.until_done)
@@ -337,7 +355,6 @@ def monitor(
             steady = watcher.all_steady()
     finally:
         watcher.stop()
-        informers.stop()
     return MonitorResult(failed=tuple(watcher.failed()), steady=steady)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from planner.errors import CacheSyncError
 from planner.events import ContainerDeleted, ContainerExited, ContainerStarted, to_json_dict
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.monitor import Caches, KindCache, Monitor
@@ -279,3 +280,15 @@ def test_steady_waits_for_jobs_to_end_and_deployments_to_start(caches: FakeCache
     caches.of(JOB).put(job(conditions=[{"type": "Failed", "status": "True", "message": "backoff"}]))
     assert monitor.all_steady() is True
     assert monitor.failed() == ["k8s-shop|job|etl"]
+
+
+class ForbiddenCache(FakeCache):
+    def wait_until_synced(self, timeout: float | None) -> None:
+        raise CacheSyncError("the jobs cache (shop): jobs.batch is forbidden")
+
+
+def test_a_cache_that_cannot_sync_is_an_error_not_silence(caches: FakeCaches, monitor: Monitor) -> None:
+    caches.by_kind["Job"] = ForbiddenCache()
+    with pytest.raises(CacheSyncError, match="forbidden"):
+        monitor.mark_if_not_monitoring(ETL)
+    assert monitor.monitoring() == frozenset()
