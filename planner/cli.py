@@ -414,20 +414,41 @@ def _print_outcome(outcome: Any, output: str) -> None:
         click.echo(f"{outcome.runtime_id}: {outcome.action}: {outcome.message}")
 
 
-def _lifecycle_command(operation: str, summary: str) -> None:
-    @cli.command(operation, help=summary)
-    @click.argument("runtime_id", metavar="RUNTIME_ID")
-    @_output_option("text", "json")
-    @_kube_options
-    def command(runtime_id: str, output: str, kubeconfig: str | None, context: str | None) -> None:
+def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False) -> None:
+    def command(
+        runtime_id: str,
+        output: str,
+        kubeconfig: str | None,
+        context: str | None,
+        watch: bool = False,
+        timeout: float | None = None,
+    ) -> None:
         target = app.Target(kubeconfig=kubeconfig, context=context)
         _print_outcome(app.run_lifecycle(operation, runtime_id, target=target), output)
+        if watch:
+            options = app.MonitorOptions(until_done=True, timeout=timeout)
+            result = app.monitor([runtime_id], target=target, options=options, sink=_MonitorPrinter(output))
+            if result.failed or not result.steady:
+                sys.exit(1)
+
+    if watchable:
+        command = click.option(
+            "--timeout", callback=_duration, metavar="DURATION", help="With --watch, give up after this long."
+        )(command)
+        command = click.option(
+            "--watch",
+            is_flag=True,
+            help="Then follow its events until it has started (or ended); exit 1 if it failed.",
+        )(command)
+    command = _kube_options(_output_option("text", "json")(command))
+    cli.command(operation, help=summary)(click.argument("runtime_id", metavar="RUNTIME_ID")(command))
 
 
 _lifecycle_command(
     "start",
     "Start a workload by runtime ID: a Deployment is scaled to 1; a Job must still exist (a deleted Job "
     "is not restartable: exit 4); a sandbox is resumed. Exit 1 for a malformed ID, 4 if not found.",
+    watchable=True,
 )
 _lifecycle_command(
     "stop",
@@ -443,6 +464,7 @@ _lifecycle_command(
     "resume",
     "Resume a workload (the same as start): a sandbox's Pod is recreated from the spec its workspace "
     "PVC records and its state marked running. Exit 1 for a malformed ID, 4 if not found.",
+    watchable=True,
 )
 
 

@@ -389,3 +389,32 @@ def test_logs_default_to_the_last_200_lines_of_the_latest_pod(
 def _raw_log(cluster: ClusterHandle, path: str) -> str:
     with urllib.request.urlopen(cluster.url + path, timeout=30) as reply:
         return str(reply.read().decode())
+
+
+def test_start_watch_follows_the_deployment_until_it_has_started(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment("web", namespace))
+    rid = f"k8s-{namespace}|deployment|web"
+    assert planner("stop", rid).returncode == 0
+    result = planner("start", rid, "--watch", "--timeout", "60s", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["type"], line["message"]) for line in lines] == [
+        ("Lifecycle", f"scaled deployment {namespace}/web to 1"),
+        ("ContainerStarted", "ready 1/1"),
+    ]
+
+
+def test_resume_watch_follows_the_sandbox_until_its_pod_is_ready(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    make_sandbox(cluster, namespace)
+    rid = f"k8s-{namespace}|sandbox|box"
+    assert planner("pause", rid).returncode == 0
+    wait_for(lambda: get(cluster, f"/api/v1/namespaces/{namespace}/pods/box") is None, what="the pod to go")
+    result = planner("resume", rid, "--watch", "--timeout", "60s")
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"{rid}: resumed: recreated pod {namespace}/box")
+    assert second.split()[1:3] == ["ContainerStarted", rid]
