@@ -28,7 +28,7 @@ PART_OF = "applyset.kubernetes.io/part-of"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:
-    with running_cluster(time_scale=0.2) as handle:
+    with running_cluster(time_scale=0.2, simulate=True) as handle:
         yield handle
 
 
