@@ -266,8 +266,12 @@ def test_pause_keeps_the_pvcs_and_marks_only_the_state(
 ) -> None:
     make_sandbox(cluster, namespace)
     claims = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
-    before = get(cluster, f"{claims}/box-workspace")
-    assert before is not None
+
+    def bound() -> dict[str, Any] | None:
+        claim = get(cluster, f"{claims}/box-workspace")
+        return claim if claim and claim.get("status", {}).get("phase") == "Bound" else None
+
+    before = wait_for(bound, what="the workspace PVC to bind")  # the binder's own writes come first
     result = planner("pause", f"k8s-{namespace}|sandbox|box")
     assert result.returncode == 0, result.stderr
     wait_for(lambda: get(cluster, f"/api/v1/namespaces/{namespace}/pods/box") is None, what="the pod to go")
