@@ -129,9 +129,8 @@ class Monitor:
         self._watched: dict[str, _Watched] = {}
         self._by_key: dict[str, set[str]] = {}
         self._subscribed: dict[str, Callable[[], None]] = {}
-        self._reached: dict[
-            str, tuple[str, Phase]
-        ] = {}  # runtime ID -> (kind, last phase), kept after the end
+        # runtime ID -> (kind, last phase), kept after the end for `failed()` and `all_steady()`
+        self._reached: dict[str, tuple[str, Phase]] = {}
         self._follow = False
 
     # --- registration -----------------------------------------------------------------------------
@@ -176,6 +175,10 @@ class Monitor:
         (None: the monitor's scope). Each snapshot re-reports what the workload reached, with stable ids;
         a workload that has already ended is reported and let go at once. With `follow`, workloads that
         appear or come back later are attached too."""
+        with self.changed:  # subscribed before the scan, so nothing created meanwhile is missed
+            self._follow = follow
+            for kind in MANAGED_KINDS:
+                self._ensure_subscribed(kind)
         found: set[RuntimeID] = set()
         for kind in MANAGED_KINDS:
             cache = self._cache(kind)
@@ -183,12 +186,7 @@ class Monitor:
             found |= {
                 rid for rid in _managed(cache.items()) if namespaces is None or rid.namespace in namespaces
             }
-        with self.changed:
-            self._follow = follow
-            for kind in MANAGED_KINDS:
-                self._ensure_subscribed(kind)
-        attached = [rid for rid in sorted(found, key=str) if self.mark_if_not_monitoring(rid)]
-        return attached
+        return [rid for rid in sorted(found, key=str) if self.mark_if_not_monitoring(rid)]
 
     # --- progress ---------------------------------------------------------------------------------
 
