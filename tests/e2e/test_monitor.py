@@ -663,3 +663,21 @@ def test_under_watch_drops_forced_410s_and_503_bursts_no_event_is_missed_or_repe
     assert max(reported.values()) == 1  # nothing repeated
     assert admin.request_count(verb="watch", resource="jobs") - watches >= 50  # streams were cut and resumed
     assert admin.request_count(verb="list", resource="jobs") - lists >= 2  # 410s forced relists
+
+
+def test_status_watch_prints_again_when_a_row_changes(
+    cluster: ClusterHandle, home: Path, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("etl", namespace))
+    rid = f"k8s-{namespace}|job|etl"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
+    command = [sys.executable, "-m", "planner", "status", rid, "--watch", "--timeout", "5s", "-o", "json"]
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    first = json.loads(process.stdout.readline())
+    set_status(cluster, f"{jobs(namespace)}/etl", {"startTime": "2026-11-29T10:00:00Z", "succeeded": 1})
+    rest, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert [first["state"], *(row["state"] for row in events_of(rest))] == ["Created", "Exited"]
