@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,7 +103,10 @@ def web_plan(namespace: str, *, image: str = "nginx:1.27", replicas: int | None 
     )
 
 
-def job_plan(namespace: str, *, image: str = "busybox:1.36", labels: str = "{}") -> str:
+def job_plan(
+    namespace: str, *, image: str = "busybox:1.36", labels: str = "{}", ttl: int | None = None
+) -> str:
+    ttl_line = f"    ttlSecondsAfterFinished: {ttl}\n" if ttl is not None else ""
     return (
         "apiVersion: planner.dev/v1\nkind: Plan\n"
         f"metadata: {{name: jobs, namespace: {namespace}}}\n"
@@ -111,6 +115,7 @@ def job_plan(namespace: str, *, image: str = "busybox:1.36", labels: str = "{}")
         "    kind: job\n"
         f"    image: '{image}'\n"
         f"    labels: {labels}\n"
+        f"{ttl_line}"
     )
 
 
@@ -200,20 +205,24 @@ def test_a_foreign_deployment_fails_only_itself_stays_untouched_and_adopt_takes_
     assert adopted["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
 
 
-def test_a_job_runs_once_per_run_key_even_after_it_is_gone_and_rerun_runs_it_again(
-    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+def test_a_job_runs_once_per_run_key_even_after_its_ttl_removed_it_and_rerun_runs_it_again(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
-    plan = write_plan(tmp_path, job_plan(namespace))
-    apply_ok(planner, plan, "--no-wait")
+    plan = write_plan(tmp_path, job_plan(namespace, ttl=2))
+    apply_ok(planner, plan, "--timeout", "60s")
     job_path = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
-    first_uid = get(cluster, job_path)["metadata"]["uid"]
-    deleted = kubectl("delete", "job", "migrate", "-n", namespace, "--cascade=background")
-    assert deleted.returncode == 0, deleted.stderr
-    apply_ok(planner, plan, "--no-wait")
-    assert not exists(cluster, job_path)
+    deadline = time.monotonic() + 20
+    while exists(cluster, job_path):  # the TTL controller deletes the finished Job
+        assert time.monotonic() < deadline, "the finished Job was never deleted"
+        time.sleep(0.2)
+    before = current_rv(cluster)
+    assert apply_ok(planner, plan, "--timeout", "60s").endswith(
+        f"Plan jobs (namespace {namespace}): no changes\n"
+    )
+    assert created_at(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs", before) == {}
     apply_ok(planner, plan, "--no-wait", "--rerun", "migrate")
-    rerun_uid = get(cluster, job_path)["metadata"]["uid"]
-    assert rerun_uid != first_uid
+    events = events_since(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs", before)
+    (rerun_uid,) = [e["object"]["metadata"]["uid"] for e in events if e["type"] == "ADDED"]
     records = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/jobs")["data"]
     assert [json.loads(base64.b64decode(v))["uid"] for v in records.values()] == [rerun_uid]
 
