@@ -465,3 +465,18 @@ def test_container_restarts_of_an_on_failure_job_count_toward_its_backoff_limit(
         timeout=20,
     )
     assert conditions(failed)["Failed"] == ("True", "BackoffLimitExceeded")
+
+
+def test_pods_count_as_available_only_after_min_ready_seconds(
+    apps_v1: client.AppsV1Api, namespace: str
+) -> None:
+    apps_v1.create_namespaced_deployment(namespace, deployment("patient", replicas=1, minReadySeconds=40))
+    ready = eventually(
+        lambda: (
+            (d := apps_v1.read_namespaced_deployment("patient", namespace)).status.ready_replicas == 1 and d
+        )
+    )
+    assert not ready.status.available_replicas  # 40 s × 0.05 = 2 s after Ready
+    eventually(
+        lambda: apps_v1.read_namespaced_deployment("patient", namespace).status.available_replicas == 1
+    )

@@ -25,7 +25,7 @@ def controllers(api: Api, scale: Scale) -> list[Reconciler]:
         NamespaceController(api),
         GarbageCollector(api),
         DeploymentController(api, scale),
-        ReplicaSetController(api),
+        ReplicaSetController(api, scale),
         JobController(api, scale),
         VolumeController(api),
         EndpointsController(api),

@@ -100,6 +100,14 @@ def pod_ready(pod: Obj) -> bool:
     )
 
 
+def ready_since(pod: Obj) -> float | None:
+    """When a ready pod became Ready (its condition's transition time), else None."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready" and condition.get("status") == "True":
+            return _parse_time(condition.get("lastTransitionTime")) or 0.0
+    return None
+
+
 def pod_active(pod: Obj) -> bool:
     return not deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
@@ -109,8 +117,9 @@ class ReplicaSetController:
     watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
     min_interval: float = 0.0
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, scale: Scale) -> None:
         self.api = api
+        self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
 
     def reconcile(self, now: float) -> float | None:
@@ -119,12 +128,14 @@ class ReplicaSetController:
             owner = controller_of(pod)
             if owner:
                 owned.setdefault(owner, []).append(pod)
+        due: list[float] = []
         for rs in list(self.api.store.list(key("ReplicaSet"), None)):
             if not deleting(rs):
-                self._sync(rs, owned.get(uid_of(rs), []))
-        return None
+                due += self._sync(rs, owned.get(uid_of(rs), []), now)
+        return min(due) if due else None
 
-    def _sync(self, rs: Obj, pods: list[Obj]) -> None:
+    def _sync(self, rs: Obj, pods: list[Obj], now: float) -> list[float]:
+        """Create or delete pods to match spec.replicas; the times when pods become available."""
         active = [p for p in pods if pod_active(p)]
         wanted = _replicas(rs)
         failure: str | None = None
@@ -134,7 +145,11 @@ class ReplicaSetController:
         elif len(active) > wanted:
             for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
                 self.writer.delete("Pod", pod)
-        self._write_status(rs, active, failure)
+        min_ready = self.scale(float((rs.get("spec") or {}).get("minReadySeconds", 0)))
+        available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
+        available = sum(1 for t in available_at if t <= now)
+        self._write_status(rs, active, failure, available)
+        return [t for t in available_at if t > now]
 
     def _namespace_terminating(self, namespace: str) -> bool:
         found = self.api.store.get(key("Namespace"), "", namespace)
@@ -157,13 +172,13 @@ class ReplicaSetController:
             return message
         return None
 
-    def _write_status(self, rs: Obj, active: list[Obj], failure: str | None) -> None:
+    def _write_status(self, rs: Obj, active: list[Obj], failure: str | None, available: int) -> None:
         ready = sum(1 for p in active if pod_ready(p))
         status: Obj = {
             "replicas": len(active),
             "fullyLabeledReplicas": len(active),
             "readyReplicas": ready,
-            "availableReplicas": ready,
+            "availableReplicas": available,
             "observedGeneration": rs["metadata"].get("generation", 1),
         }
         old_conditions = (rs.get("status") or {}).get("conditions") or []
