@@ -291,7 +291,11 @@ def sandbox_objects(cluster: ClusterHandle, namespace: str) -> dict[str, str]:
 def test_pause_resume_and_rebase_change_exactly_the_objects_seed_003_names(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
+    before = current_rv(cluster)
     apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace)), "--no-wait")
+    base = f"/api/v1/namespaces/{namespace}"
+    claims = created_at(cluster, f"{base}/persistentvolumeclaims", before)
+    assert max(claims.values()) < created_at(cluster, f"{base}/pods", before)["alice"]  # volumes first
     running = sandbox_objects(cluster, namespace)
     assert set(running) == {"pod/alice", "pvc/alice-rootfs-g1", "pvc/alice-workspace"}
 
