@@ -207,6 +207,7 @@ def apply(
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
     (one per kind, stopped at the end). Events go to `sink`; the results say what converged."""
+    load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
     client = client or target.client()
     loaded, planned = plan(paths, target=target, options=options.plan, client=client)
     executions = [

@@ -418,3 +418,29 @@ def test_errors_latency_and_dropped_watches_during_apply_still_converge(
     assert result.returncode == 0, result.stdout + result.stderr
     deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
     assert get(cluster, f"{deployments}/web")["status"].get("availableReplicas") == 1
+
+
+@pytest.mark.parametrize(
+    ("plan_text", "args", "expected"),
+    [
+        (
+            "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: x}\nworkloads: [{name: a}]\n",
+            (),
+            "image",
+        ),
+        (None, ("--timeout", "soon"), "bad duration 'soon'"),
+        (None, (), "no cluster configured"),
+    ],
+    ids=[
+        "a broken plan is reported before any cluster is looked for",
+        "a malformed timeout is a usage error",
+        "no cluster configured says how to start one",
+    ],
+)
+def test_apply_errors_exit_1_with_one_clear_message(
+    planner: Runner, tmp_path: Path, plan_text: str | None, args: tuple[str, ...], expected: str
+) -> None:
+    plan = write_plan(tmp_path, plan_text or web_plan("default"))
+    result = planner("apply", str(plan), *args, env={"KUBECONFIG": str(tmp_path / "missing")})
+    assert result.returncode == 1
+    assert expected in result.stderr, result.stderr
