@@ -444,3 +444,26 @@ def test_apply_errors_exit_1_with_one_clear_message(
     result = planner("apply", str(plan), *args, env={"KUBECONFIG": str(tmp_path / "missing")})
     assert result.returncode == 1
     assert expected in result.stderr, result.stderr
+
+
+def test_the_plans_own_timeout_overrides_the_command_lines_for_its_workload(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: slow, namespace: {namespace}}}\n"
+        "workloads:\n"
+        "  - name: stuck\n"
+        "    image: nginx:1.27\n"
+        "    timeout: 2s\n"
+        '    podAnnotations: {sim.planner.dev/never-ready: "true"}\n',
+    )
+    started = time.monotonic()
+    result = planner("apply", str(plan), "--timeout", "5m")
+    assert result.returncode == 1
+    assert (
+        f"  failed wait-ready deployment/{namespace}/stuck: timed out after 2s waiting until ready"
+        in result.stdout
+    )
+    assert time.monotonic() - started < 30
