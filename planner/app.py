@@ -204,9 +204,11 @@ def apply(
     sink: EventSink,
     clock: Clock | None = None,
     client: KubeClient | None = None,
+    informers: Informers | None = None,
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
-    (one per kind, stopped at the end). Events go to `sink`; the results say what converged."""
+    (one per kind). Events go to `sink`; the results say what converged. Informers passed in stay the
+    caller's to stop (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
     client = client or target.client()
     loaded, planned = plan(paths, target=target, options=options.plan, client=client)
@@ -214,7 +216,8 @@ def apply(
         solve(p.changeset, wait=not options.no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
     ]
     written = WrittenVersions()
-    informers = Informers(client)
+    owned = informers is None
+    informers = informers or Informers(client)
     status = CacheStatusSource(
         client, informers, scopes=wait_scopes(executions, no_wait=options.no_wait), written=written
     ).start()
@@ -238,7 +241,8 @@ def apply(
             for each, execution in zip(planned, executions, strict=True)
         ]
     finally:
-        informers.stop()
+        if owned:
+            informers.stop()
     return loaded, applied
 
 
