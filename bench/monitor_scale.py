@@ -442,12 +442,12 @@ def print_report(
             f"GET × {ids}, {round_seconds:.2f} s, {round_cpu:.2f} s CPU",
         ),
         (
-            f"naive poller, 1/s over the monitor's {run.window:.0f} s",
+            f"naive poller, 1/s over the monitor's {run.window:.1f} s",
             naive_window,
             f"{rounds} rounds × {ids}",
         ),
         (
-            f"naive poller, back to back over {run.window:.0f} s",
+            f"naive poller, back to back over {run.window:.1f} s",
             back_to_back,
             f"{math.ceil(run.window / round_seconds)} rounds × {ids}, as fast as one round goes here",
         ),
