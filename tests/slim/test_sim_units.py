@@ -69,14 +69,22 @@ def test_unschedulable_message_names_the_affinity() -> None:
 @pytest.mark.parametrize(
     ("volume", "present", "expected"),
     [
-        ({"name": "v", "configMap": {"name": "cm"}}, set(), ("FailedMount", 'configmap "cm" not found')),
+        (
+            {"name": "v", "configMap": {"name": "cm"}},
+            set(),
+            ("FailedMount", 'MountVolume.SetUp failed for volume "v" : configmap "cm" not found'),
+        ),
         ({"name": "v", "configMap": {"name": "cm", "optional": True}}, set(), None),
-        ({"name": "v", "secret": {"secretName": "s"}}, set(), ("FailedMount", 'secret "s" not found')),
+        (
+            {"name": "v", "secret": {"secretName": "s"}},
+            set(),
+            ("FailedMount", 'MountVolume.SetUp failed for volume "v" : secret "s" not found'),
+        ),
         ({"name": "v", "secret": {"secretName": "s"}}, {("Secret", "s")}, None),
         (
             {"name": "v", "projected": {"sources": [{"configMap": {"name": "ca"}}]}},
             set(),
-            ("FailedMount", 'configmap "ca" not found'),
+            ("FailedMount", 'MountVolume.SetUp failed for volume "v" : configmap "ca" not found'),
         ),
     ],
     ids=[
