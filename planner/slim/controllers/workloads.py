@@ -470,12 +470,13 @@ class DeploymentController:
         if previous and previous.get("reason") == "ProgressDeadlineExceeded" and not progressed:
             return None
         if progressed or last_update is None:
+            first = last_update is None  # the first write after the ReplicaSet was made, as recorded
             conditions["Progressing"] = _condition(
                 previous,
                 "Progressing",
                 True,
-                "ReplicaSetUpdated",
-                f'ReplicaSet "{name}" is progressing.',
+                "NewReplicaSetCreated" if first else "ReplicaSetUpdated",
+                f'Created new replica set "{name}"' if first else f'ReplicaSet "{name}" is progressing.',
                 stamp,
                 touch=True,
             )
