@@ -14,23 +14,31 @@ from pathlib import Path
 from typing import Any
 
 from planner.diff import ChangeSet, diff, server_predicted
-from planner.errors import ApiError, NotFoundError, PlannerError
+from planner.errors import (
+    ApiError,
+    EmptyPlanError,
+    NotFoundError,
+    PlanFilesChangedError,
+    PlannerError,
+    StalePlanError,
+    UsageError,
+)
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
-from planner.graph import ExecutionPlan, solve
+from planner.graph import ExecutionPlan, parent_ref, solve
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo, for_manifest
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
 from planner.kube.informer import Informers
-from planner.live import LiveState, read_live
+from planner.live import LiveState, read_live, ref_of
 from planner.monitor import Monitor, lifecycle
 from planner.monitor.status import StatusRow, status_rows
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
 from planner.render.identity import LABEL_WORKLOAD, RuntimeID, sandbox_runtime_id, workload_runtime_id
-from planner.savedplan import saved_plan
+from planner.savedplan import closure_digest, moved_objects, read_saved_plans, saved_plan
 from planner.status import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions
+from planner.writes import KubeWriter, WrittenVersions, listed_in_parent
 
 Manifest = dict[str, Any]
 FIELD_MANAGER = "planner"
@@ -77,6 +85,25 @@ class PlanOptions:
     adopt: bool = False
     rerun: frozenset[str] = frozenset()
     server_dry_run: bool = False
+    allow_empty: bool = False
+
+    def recorded(self) -> dict[str, Any]:
+        """The options a saved plan carries, so `apply FILE` plans exactly as `plan --out` did."""
+        return {
+            "allow_data_loss": self.allow_data_loss,
+            "adopt": self.adopt,
+            "rerun": sorted(self.rerun),
+            "allow_empty": self.allow_empty,
+        }
+
+    @classmethod
+    def from_recorded(cls, recorded: dict[str, Any]) -> PlanOptions:
+        return cls(
+            allow_data_loss=bool(recorded.get("allow_data_loss")),
+            adopt=bool(recorded.get("adopt")),
+            rerun=frozenset(recorded.get("rerun") or ()),
+            allow_empty=bool(recorded.get("allow_empty")),
+        )
 
 
 @dataclass(frozen=True)
@@ -95,11 +122,7 @@ class PlannedChanges:
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
-            options={
-                "allow_data_loss": options.allow_data_loss,
-                "adopt": options.adopt,
-                "rerun": sorted(options.rerun),
-            },
+            options=options.recorded(),
         )
 
 
@@ -115,6 +138,8 @@ def plan(
     for each in rendered:
         namespace = plan_namespace(each.plan, each.default_namespace)
         live = read_live(client, desired=each.manifests, plan=each.plan.name, namespace=namespace)
+        if not options.allow_empty:
+            check_not_empty(each, live)
         changeset = diff(
             each.manifests,
             live,
@@ -128,6 +153,18 @@ def plan(
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return loaded, results
+
+
+def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:
+    """Refuse a plan that declares nothing (Namespaces aside) while its ApplySet still has members:
+    applying it would prune them all, which is almost never what an emptied plan file meant."""
+    declares = any(m.get("kind") != "Namespace" for m in rendered.manifests)
+    if declares or not live.members:
+        return
+    raise EmptyPlanError(
+        f"plan {rendered.plan.name} declares nothing, and applying it would delete all "
+        f"{len(live.members)} objects it manages; re-run with --allow-empty to accept it"
+    )
 
 
 def server_dry_run(client: KubeClient, changeset: ChangeSet) -> ChangeSet:
@@ -212,38 +249,135 @@ def apply(
     load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
     client = client or target.client()
     loaded, planned = plan(paths, target=target, options=options.plan, client=client)
-    executions = [
-        solve(p.changeset, wait=not options.no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
-    ]
-    written = WrittenVersions()
-    owned = informers is None
-    informers = informers or Informers(client)
-    status = CacheStatusSource(
-        client, informers, scopes=wait_scopes(executions, no_wait=options.no_wait), written=written
-    ).start()
-    writer = KubeWriter(client, written=written)
-    try:
-        applied = [
-            AppliedPlan(
-                each,
-                execution,
-                execute(
+    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    return loaded, run.execute_all(planned)
+
+
+def apply_saved(
+    path: Path,
+    *,
+    target: Target,
+    options: ApplyOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+    informers: Informers | None = None,
+) -> tuple[LoadResult, list[AppliedPlan]]:
+    """Apply exactly the changes of a saved plan (`plan --out`), after DESIGN §4's checks.
+
+    Each recorded plan is made again from its files (secrets resolved again, never read from the saved
+    plan) with its recorded options, into its recorded namespace; it is refused when the files render a
+    different closure (PlanFilesChangedError) or any object moved (StalePlanError, naming each), and
+    only then executed. `options.plan` is ignored: the saved plan carries its own."""
+    documents = read_saved_plans(path)
+    client = client or target.client()
+    checked: list[PlannedChanges] = []
+    loaded: LoadResult | None = None
+    for document in documents:
+        loaded, fresh = _replanned(document, target=target, client=client)
+        checked.append(fresh)
+    if loaded is None:
+        raise UsageError(f"{path}: the saved plan holds no plans")
+    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    return loaded, run.execute_all(checked)
+
+
+def _replanned(
+    document: dict[str, Any], *, target: Target, client: KubeClient
+) -> tuple[LoadResult, PlannedChanges]:
+    files = [str(f) for f in document["files"]]
+    options = PlanOptions.from_recorded(document.get("options") or {})
+    here = dataclasses.replace(target, namespace=str(document["namespace"]))
+    loaded, results = plan(files, target=here, options=options, client=client)
+    fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
+    if fresh is None or closure_digest(fresh.rendered.manifests) != document["closure_digest"]:
+        raise PlanFilesChangedError(
+            f"plan files changed since the plan was made: {', '.join(files)} (plan {document['plan']})"
+        )
+    remade = fresh.saved(options)
+    moved = moved_objects(document, remade)
+    if not moved and remade["changes"] != document["changes"]:
+        moved = [(change["object"], "would change differently") for change in document["changes"]]
+    if moved:
+        raise StalePlanError(moved)
+    return loaded, fresh
+
+
+class _Run:
+    """One apply's execution of planned changes: shared informers, status source and writer; after a
+    plan converges completely, its parent is tightened to what remains."""
+
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        options: ApplyOptions,
+        sink: EventSink,
+        clock: Clock | None,
+        informers: Informers | None,
+    ) -> None:
+        self.client, self.options, self.sink = client, options, sink
+        self.clock = clock or SystemClock()
+        self.owned = informers is None
+        self.informers = informers or Informers(client)
+
+    def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
+        no_wait = self.options.no_wait
+        executions = [
+            solve(p.changeset, wait=not no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
+        ]
+        written = WrittenVersions()
+        scopes = wait_scopes(executions, no_wait=no_wait)
+        status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
+        writer = KubeWriter(self.client, written=written)
+        applied = []
+        try:
+            for each, execution in zip(planned, executions, strict=True):
+                result = execute(
                     execution,
                     writer=writer,
                     status=status,
-                    sink=sink,
-                    parallelism=options.parallelism,
-                    default_timeout=options.timeout,
-                    no_wait=options.no_wait,
-                    clock=clock or SystemClock(),
-                ),
-            )
-            for each, execution in zip(planned, executions, strict=True)
-        ]
-    finally:
-        if owned:
-            informers.stop()
-    return loaded, applied
+                    sink=self.sink,
+                    parallelism=self.options.parallelism,
+                    default_timeout=self.options.timeout,
+                    no_wait=no_wait,
+                    clock=self.clock,
+                )
+                if result.ok:
+                    tighten_if_wider(writer, each)
+                applied.append(AppliedPlan(each, execution, result))
+        finally:
+            if self.owned:
+                self.informers.stop()
+        return applied
+
+
+def remaining_scope(planned: PlannedChanges) -> tuple[set[str], set[str]]:
+    """The group-kinds and namespaces of what a converged apply leaves: the closure, plus members a
+    keep annotation held back from prune (still labelled, so still the ApplySet's)."""
+    kept = [c.ref for c in planned.changeset.changes if c.action == "noop" and c.desired is None]
+    refs = [ref_of(m) for m in planned.rendered.manifests] + kept
+    refs = [ref for ref in refs if ref.kind != "Namespace"]
+    group_kinds = {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in refs}
+    return group_kinds, {ref.namespace for ref in refs if ref.namespace}
+
+
+def tighten_if_wider(writer: KubeWriter, planned: PlannedChanges) -> None:
+    """After a converged apply, narrow the parent to what remains when it lists more (KEP-3659 allows
+    it once nothing outside is left); one write, and none when the parent already fits."""
+    group_kinds, namespaces = remaining_scope(planned)
+    namespaces.discard(planned.changeset.namespace)
+    listed_kinds, listed_namespaces = listed_in_parent(planned.live.parent)
+    touched = {c.ref for c in planned.changeset.changes if c.action != "noop" and c.ref.kind != "Namespace"}
+    listed_kinds |= {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in touched}
+    listed_namespaces |= {ref.namespace for ref in touched if ref.namespace}
+    listed_namespaces.discard(planned.changeset.namespace)
+    if planned.live.parent is None and not touched:
+        return  # never applied and nothing written: no parent to tighten
+    if listed_kinds <= group_kinds and listed_namespaces <= namespaces:
+        return
+    ref = parent_ref(planned.changeset.plan, planned.changeset.namespace)
+    writer.tighten_parent(ref, group_kinds=group_kinds, namespaces=namespaces)
 
 
 # --- lifecycle commands and the monitor (issue 9) ---------------------------------------------------

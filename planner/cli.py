@@ -19,13 +19,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from planner import __version__, app, events
-from planner.errors import Diagnostic, PlanError, PlannerError
+from planner.errors import Diagnostic, PlanError, PlannerError, UsageError
 from planner.monitor import lifecycle
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import to_json_lines, to_markdown, to_text
 from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
-from planner.savedplan import write_saved_plans
+from planner.savedplan import is_saved_plan, write_saved_plans
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -133,6 +133,9 @@ def render(
     click.echo(printer(manifests, show_secrets=show_secrets), nl=False)
 
 
+_ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objects (prunes them all)."
+
+
 @cli.command("plan")
 @_plan_paths()
 @_output_option("text", "json", "markdown")
@@ -150,6 +153,7 @@ def render(
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
 @click.option("--graph", is_flag=True, help="Also print the ordered task list apply would run.")
+@click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @click.option(
     "--server-dry-run",
     is_flag=True,
@@ -167,6 +171,7 @@ def plan_command(
     adopt: bool,
     rerun: tuple[str, ...],
     graph: bool,
+    allow_empty: bool,
     server_dry_run: bool,
 ) -> None:
     """Show what apply would change, and why, without changing anything.
@@ -176,7 +181,11 @@ def plan_command(
     """
     target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
     options = app.PlanOptions(
-        allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), server_dry_run=server_dry_run
+        allow_data_loss=allow_data_loss,
+        adopt=adopt,
+        rerun=frozenset(rerun),
+        server_dry_run=server_dry_run,
+        allow_empty=allow_empty,
     )
     loaded, results = app.plan(plans, target=target, options=options)
     _print_warnings(loaded.warnings)
@@ -268,6 +277,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
 )
 @click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
+@click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -280,21 +290,38 @@ def apply_command(
     parallelism: int,
     timeout: float | None,
     no_wait: bool,
+    allow_empty: bool,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
-    Exit 0 when everything converged, 1 when anything failed, was skipped or timed out; the summary
-    names each failure and what it held back.
+    PLANS are plan files and directories, or one saved plan written by `plan --out`: then exactly its
+    changes are applied, after checking that neither the plan files nor the objects it read have moved
+    (it carries its own --allow-data-loss, --adopt, --rerun, --allow-empty and namespace).
+
+    Exit 0 when everything converged, 1 when anything failed, was skipped or timed out, or a saved plan
+    is stale; the summary names each failure and what it held back.
     """
     target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    plan_options = app.PlanOptions(
+        allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), allow_empty=allow_empty
+    )
     options = app.ApplyOptions(
-        plan=app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun)),
+        plan=plan_options,
         parallelism=parallelism,
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
     )
     printer = _ApplyPrinter(output)
-    loaded, applied = app.apply(plans, target=target, options=options, sink=printer)
+    saved = [Path(p) for p in plans if is_saved_plan(Path(p))]
+    if saved:
+        if len(plans) > 1 or plan_options != app.PlanOptions() or namespace is not None:
+            raise UsageError(
+                "a saved plan is applied alone and carries its own options: drop the other plans and "
+                "-n, --allow-data-loss, --adopt, --rerun, --allow-empty"
+            )
+        loaded, applied = app.apply_saved(saved[0], target=target, options=options, sink=printer)
+    else:
+        loaded, applied = app.apply(plans, target=target, options=options, sink=printer)
     _print_warnings(loaded.warnings)
     if output != "json":
         for each in applied:

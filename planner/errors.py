@@ -9,6 +9,9 @@
     ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
     ├── DataLossError               a PVC or Namespace would be replaced or deleted without --allow-data-loss
     ├── OwnershipError              an object to create exists and belongs to no plan or another one
+    ├── EmptyPlanError              a plan declares nothing but its ApplySet has members, without --allow-empty
+    ├── PlanFilesChangedError       a saved plan's files render differently now
+    ├── StalePlanError              a saved plan's objects moved since it was made
     ├── CacheSyncError              an informer cache could not list or watch its kind
     └── ApiError                    the API server answered with an error status
         ├── BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
@@ -190,6 +193,27 @@ class DataLossError(PlannerError):
 class OwnershipError(PlannerError):
     """A create met a same-named object without this plan's part-of label:
     "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)"."""
+
+
+class EmptyPlanError(PlannerError):
+    """The plan renders nothing while its ApplySet parent still lists members: applying it would prune
+    them all (an emptied or mis-pointed plan file is the classic prune accident). `--allow-empty` accepts it."""
+
+
+class PlanFilesChangedError(PlannerError):
+    """`apply FILE`: the plan files no longer render the closure the saved plan was made from."""
+
+
+class StalePlanError(PlannerError):
+    """`apply FILE`: objects moved since the saved plan was made; `moved` pairs each with what happened
+    (`deployment/shop/api: changed`), so the message names every one."""
+
+    def __init__(self, moved: list[tuple[str, str]]) -> None:
+        self.moved = sorted(moved)
+        lines = [f"  {name}: {what}" for name, what in self.moved]
+        super().__init__(
+            "plan is stale: objects moved since the plan was made; plan again:\n" + "\n".join(lines)
+        )
 
 
 class CacheSyncError(PlannerError):

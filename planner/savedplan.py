@@ -128,6 +128,40 @@ def write_saved_plans(path: Path, documents: Sequence[dict[str, Any]]) -> None:
     path.write_text(json.dumps({"format": FORMAT, "plans": list(documents)}, indent=2, sort_keys=True) + "\n")
 
 
+def moved_objects(saved: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each object whose observation differs between a saved plan and the same plan made now, with what
+    happened to it: deleted, re-created (another uid), changed (declared fields, labels, annotations) or
+    appeared (expected absent, or never seen). Empty when the saved plan still holds."""
+    before = {o["object"]: o for o in saved.get("objects") or []}
+    after = {o["object"]: o for o in fresh.get("objects") or []}
+    moved = [(name, "deleted") for name in before if name not in after]
+    moved += [(name, "appeared") for name in after if name not in before]
+    for name in before.keys() & after.keys():
+        if before[name]["uid"] != after[name]["uid"]:
+            moved.append((name, "deleted and created again"))
+        elif before[name]["digest"] != after[name]["digest"]:
+            moved.append((name, "changed"))
+    return sorted(moved)
+
+
+def is_saved_plan(path: Path) -> bool:
+    """Whether `path` holds a saved plan rather than a plan file: JSON whose `format` is FORMAT (a plan
+    file is YAML with `kind: Plan`; a JSON plan file has no `format` key)."""
+    if not path.is_file():
+        return False
+    try:
+        head = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not head.lstrip().startswith("{"):
+        return False
+    try:
+        document = json.loads(head)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and document.get("format") == FORMAT
+
+
 def read_saved_plans(path: Path) -> list[dict[str, Any]]:
     try:
         document = json.loads(path.read_text())
@@ -144,6 +178,8 @@ __all__ = [
     "ObjectRef",
     "closure_digest",
     "declared_digest",
+    "is_saved_plan",
+    "moved_objects",
     "read_saved_plans",
     "saved_plan",
     "write_saved_plans",

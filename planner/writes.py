@@ -22,12 +22,23 @@ group-kinds and namespaces become the union of what it lists and what the new Ch
 (KEP-3659's superset, so an interrupted apply never hides objects from the next prune), and its run
 record is trimmed to the current closure's run-keys. `record_run` adds one run-key → uid the same way.
 
+**Tightening.** Only after an apply converged completely does `tighten_parent` set the group-kinds
+and namespaces to exactly what remains (the closure plus members kept by a keep annotation); an apply
+that fails or is killed leaves the superset, so the next run still lists — and prunes — every member.
+
+**Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
+read in `_crash_if_asked` only, so crash-safety tests are deterministic: `after-parent` (the parent's
+superset is written, no member yet), `after-writes:N` (after the N-th member create or apply),
+`after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
+
 Every write reports the resourceVersion it produced to `WrittenVersions`, which the status source uses
 to ignore cached copies older than planner's own write (a wait must not see yesterday's "ready").
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -61,6 +72,14 @@ FIELD_MANAGER = "planner"
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
+CRASH_ENV = "PLANNER_TEST_CRASH_AT"
+
+
+def _crash_if_asked(point: str, count: int = 0) -> None:
+    """SIGKILL this process at the crash point named in PLANNER_TEST_CRASH_AT (test-only, see above)."""
+    wanted = os.environ.get(CRASH_ENV)
+    if wanted and wanted in (point, f"{point}:{count}"):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class WrittenVersions:
@@ -103,6 +122,14 @@ class KubeWriter:
     def __init__(self, client: KubeClient, *, written: WrittenVersions | None = None) -> None:
         self.client = client
         self.written = written or WrittenVersions()
+        self._counts = {"after-writes": 0, "after-deletes": 0}
+        self._count_lock = threading.Lock()
+
+    def _counted(self, point: str) -> None:
+        with self._count_lock:
+            self._counts[point] += 1
+            count = self._counts[point]
+        _crash_if_asked(point, count)
 
     # --- members ---
 
@@ -122,10 +149,17 @@ class KubeWriter:
                 return self.create(manifest)
             self._check_owned(manifest, existing)
             return self._recorded(existing)
-        applied = self.apply(manifest)
-        return self._recorded(self._without_create_entry(kind, ref, applied) or created)
+        applied = self._apply(manifest)
+        done = self._recorded(self._without_create_entry(kind, ref, applied) or created)
+        self._counted("after-writes")
+        return done
 
     def apply(self, manifest: Manifest) -> Manifest:
+        applied = self._apply(manifest)
+        self._counted("after-writes")
+        return applied
+
+    def _apply(self, manifest: Manifest) -> Manifest:
         kind, ref = for_manifest(manifest), ref_of(manifest)
         applied = self.client.request(
             "PATCH",
@@ -148,6 +182,7 @@ class KubeWriter:
             )
         except NotFoundError:
             return
+        self._counted("after-deletes")
 
     def ensure_namespace(self, name: str) -> Manifest:
         ref = ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name)
@@ -171,6 +206,19 @@ class KubeWriter:
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
         def updated(live: Manifest | None) -> Manifest:
             return parent_manifest(ref, record, live)
+
+        written = self._precondition_loop(ref, updated)
+        _crash_if_asked("after-parent")
+        return written
+
+    def tighten_parent(self, ref: ObjectRef, *, group_kinds: set[str], namespaces: set[str]) -> Manifest:
+        """Set the parent's group-kinds and namespaces to exactly these (after a converged apply only)."""
+
+        def updated(live: Manifest | None) -> Manifest:
+            if live is None:
+                raise PlannerError(f"{_describe(ref)} is missing: nothing to tighten")
+            _check_parent(ref, live)
+            return tightened_parent(live, ref, group_kinds=group_kinds, namespaces=namespaces)
 
         return self._precondition_loop(ref, updated)
 
@@ -306,6 +354,29 @@ def parent_manifest(ref: ObjectRef, record: ParentRecord, live: Manifest | None)
     }
 
 
+def tightened_parent(
+    live: Manifest, ref: ObjectRef, *, group_kinds: set[str], namespaces: set[str]
+) -> Manifest:
+    """`live` listing exactly `group_kinds` and `namespaces` (the plan's own namespace is implied)."""
+    metadata = {k: v for k, v in _metadata(live).items() if k != "managedFields"}
+    annotations = dict(metadata.get("annotations") or {})
+    annotations[ANNOTATION_CONTAINS_GROUP_KINDS] = ",".join(sorted(group_kinds))
+    others = sorted(namespaces - {ref.namespace or ""})
+    annotations.pop(ANNOTATION_ADDITIONAL_NAMESPACES, None)
+    if others:
+        annotations[ANNOTATION_ADDITIONAL_NAMESPACES] = ",".join(others)
+    return {**live, "metadata": {**metadata, "annotations": annotations}}
+
+
+def listed_in_parent(parent: Manifest | None) -> tuple[set[str], set[str]]:
+    """The group-kinds and additional namespaces a parent Secret lists."""
+    annotations = _metadata(parent).get("annotations") or {}
+    return (
+        _listed(annotations.get(ANNOTATION_CONTAINS_GROUP_KINDS)),
+        _listed(annotations.get(ANNOTATION_ADDITIONAL_NAMESPACES)),
+    )
+
+
 def _unchanged(live: Manifest, body: Manifest) -> bool:
     """Whether writing `body` would change nothing planner manages on the parent."""
     return all(
@@ -323,4 +394,12 @@ def _check_parent(ref: ObjectRef, live: Manifest) -> None:
         )
 
 
-__all__ = ["FIELD_MANAGER", "KubeWriter", "WrittenVersions", "parent_manifest"]
+__all__ = [
+    "CRASH_ENV",
+    "FIELD_MANAGER",
+    "KubeWriter",
+    "WrittenVersions",
+    "listed_in_parent",
+    "parent_manifest",
+    "tightened_parent",
+]
