@@ -1,0 +1,192 @@
+"""Saved plans end to end (DESIGN §4): `plan --out FILE` then `apply FILE` applies exactly what was
+reviewed, or refuses — an edited plan file, a `kubectl annotate` or a deleted object in between make it
+stale and name what moved — while the cluster's own motion (status writes, scaling of undeclared
+replicas, `kubectl rollout restart`) never does. State is read through kubectl and raw HTTP only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, http, write_plan
+
+pytestmark = pytest.mark.e2e
+
+SECRET_VALUE = "s3cr3t-never-stored"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.2, simulate=True) as handle:
+        yield handle
+
+
+def shop_plan(namespace: str, *, image: str = "nginx:1.27", log_level: str = "info") -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {namespace}}}\n"
+        f"configMaps:\n  - {{name: settings, data: {{LOG_LEVEL: {log_level}}}}}\n"
+        f"secrets:\n  - {{name: token, data: {{token: {SECRET_VALUE}}}}}\n"
+        "workloads:\n"
+        f"  - {{name: web, image: '{image}', port: 8080, expose: true}}\n"
+    )
+
+
+def get(cluster: ClusterHandle, path: str) -> Any:
+    status, body = http(cluster, "GET", path)
+    assert status == 200, body
+    return body
+
+
+def image_of(cluster: ClusterHandle, namespace: str) -> str:
+    deployment = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    image: str = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    return image
+
+
+@pytest.fixture
+def reviewed(planner: Runner, namespace: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The shop applied at nginx:1.27, then a saved plan that moves it to nginx:1.28."""
+    plan = write_plan(tmp_path, shop_plan(namespace))
+    first = planner("apply", str(plan), "--no-wait")
+    assert first.returncode == 0, first.stdout + first.stderr
+    write_plan(tmp_path, shop_plan(namespace, image="nginx:1.28"))
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved), "--detailed-exitcode")
+    assert made.returncode == 2, made.stdout + made.stderr
+    return plan, saved
+
+
+def test_a_saved_plan_applies_exactly_its_changes_and_never_holds_a_secret_value(
+    planner: Runner, cluster: ClusterHandle, namespace: str, reviewed: tuple[Path, Path]
+) -> None:
+    plan, saved = reviewed
+    assert SECRET_VALUE not in saved.read_text()
+    document = json.loads(saved.read_text())["plans"][0]
+    assert [c["object"] for c in document["changes"]] == [f"deployment/{namespace}/web"]
+    applied = planner("apply", str(saved), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert image_of(cluster, namespace) == "nginx:1.28"
+    token = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/token")["data"]["token"]
+    assert token == "czNjcjN0LW5ldmVyLXN0b3JlZA=="  # base64 of the value, resolved again at apply
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def _status_write(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
+    live = get(cluster, path)
+    live["status"] = {**(live.get("status") or {}), "observedGeneration": 1, "replicas": 7}
+    status, body = http(cluster, "PUT", f"{path}/status", live)
+    assert status == 200, body
+
+
+def _hpa_scaling(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> None:
+    scaled = kubectl("scale", "-n", namespace, "deployment/web", "--replicas=3")
+    assert scaled.returncode == 0, scaled.stderr
+
+
+def _rollout_restart(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> None:
+    restarted = kubectl("rollout", "restart", "-n", namespace, "deployment/web")
+    assert restarted.returncode == 0, restarted.stderr
+
+
+@pytest.mark.parametrize(
+    "motion",
+    [_status_write, _hpa_scaling, _rollout_restart],
+    ids=[
+        "a status write does not make the plan stale",
+        "scaling the undeclared replicas (as an HPA does) does not make the plan stale",
+        "kubectl rollout restart does not make the plan stale",
+    ],
+)
+def test_the_clusters_own_motion_keeps_a_saved_plan_fresh(
+    planner: Runner,
+    kubectl: Runner,
+    cluster: ClusterHandle,
+    namespace: str,
+    reviewed: tuple[Path, Path],
+    motion: Callable[[ClusterHandle, Runner, str], None],
+) -> None:
+    _, saved = reviewed
+    motion(cluster, kubectl, namespace)
+    applied = planner("apply", str(saved), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert image_of(cluster, namespace) == "nginx:1.28"
+
+
+@pytest.mark.parametrize(
+    ("command", "moved"),
+    [
+        (("annotate", "configmap/settings", "owner=someone"), "configmap/{ns}/settings: changed"),
+        (("annotate", "deployment/web", "team=payments"), "deployment/{ns}/web: changed"),
+        (("delete", "service/web-svc"), "service/{ns}/web-svc: deleted"),
+    ],
+    ids=[
+        "kubectl annotate on an unchanged object makes the plan stale, naming it",
+        "kubectl annotate on the object the plan changes makes it stale, naming it",
+        "a deleted object makes the plan stale, naming it",
+    ],
+)
+def test_a_moved_object_makes_a_saved_plan_stale_and_nothing_is_written(
+    planner: Runner,
+    kubectl: Runner,
+    cluster: ClusterHandle,
+    namespace: str,
+    reviewed: tuple[Path, Path],
+    command: tuple[str, ...],
+    moved: str,
+) -> None:
+    _, saved = reviewed
+    done = kubectl(*command, "-n", namespace)
+    assert done.returncode == 0, done.stderr
+    refused = planner("apply", str(saved), "--no-wait")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        "error: plan is stale: objects moved since the plan was made; plan again:\n"
+        f"  {moved.format(ns=namespace)}\n"
+    )
+    assert image_of(cluster, namespace) == "nginx:1.27"
+
+
+def test_an_object_that_appears_makes_a_saved_plan_stale(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, shop_plan(namespace))
+    saved = tmp_path / "first.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    status, body = http(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", {"metadata": {"name": "settings"}}
+    )
+    assert status == 201, body
+    refused = planner("apply", str(saved), "--no-wait")
+    assert refused.returncode == 1
+    assert f"  configmap/{namespace}/settings: appeared\n" in refused.stderr
+    assert http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")[0] == 404
+
+
+def test_an_edited_plan_file_makes_a_saved_plan_refused(
+    planner: Runner, cluster: ClusterHandle, namespace: str, reviewed: tuple[Path, Path]
+) -> None:
+    plan, saved = reviewed
+    write_plan(plan.parent, shop_plan(namespace, image="nginx:1.28", log_level="debug"))
+    refused = planner("apply", str(saved), "--no-wait")
+    assert refused.returncode == 1
+    assert refused.stderr == f"error: plan files changed since the plan was made: {plan} (plan shop)\n"
+    assert image_of(cluster, namespace) == "nginx:1.27"
+
+
+def test_a_saved_plan_is_applied_alone_with_its_own_options(
+    planner: Runner, namespace: str, reviewed: tuple[Path, Path]
+) -> None:
+    _, saved = reviewed
+    refused = planner("apply", str(saved), "--allow-data-loss")
+    assert refused.returncode == 1
+    assert "a saved plan is applied alone and carries its own options" in refused.stderr
