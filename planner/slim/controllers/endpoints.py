@@ -26,6 +26,22 @@ def selects(selector: dict[str, str], pod: Obj) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
+class PodIndex:
+    """A namespace's pods by label, built once per pass, so matching S services against P pods costs
+    about P + S rather than P × S (the pass runs on every pod event)."""
+
+    def __init__(self, pods: list[Obj]) -> None:
+        self._by_label: dict[tuple[str, str], list[Obj]] = {}
+        for pod in pods:
+            for label in (pod["metadata"].get("labels") or {}).items():
+                self._by_label.setdefault(label, []).append(pod)
+
+    def selected(self, selector: dict[str, str]) -> list[Obj]:
+        """The pods `selector` selects, in the store's order."""
+        candidates = min((self._by_label.get(item, []) for item in selector.items()), key=len)
+        return [pod for pod in candidates if selects(selector, pod)]
+
+
 def _address(pod: Obj) -> Obj:
     return {
         "ip": pod["status"]["podIP"],
@@ -76,15 +92,18 @@ class EndpointsController:
         self.writer = Writer(api, CONTROLLER_MANAGER)
 
     def reconcile(self, now: float) -> float | None:
+        indexes: dict[str, PodIndex] = {}
         for service in list(self.api.store.list(key("Service"), None)):
             selector = (service.get("spec") or {}).get("selector")
             if selector and not deleting(service):
-                self._sync(service, selector)
+                namespace = ns_of(service)
+                if namespace not in indexes:
+                    indexes[namespace] = PodIndex(self.api.store.list(key("Pod"), namespace))
+                self._sync(service, indexes[namespace].selected(selector))
         return None
 
-    def _sync(self, service: Obj, selector: dict[str, str]) -> None:
+    def _sync(self, service: Obj, pods: list[Obj]) -> None:
         namespace, name = ns_of(service), name_of(service)
-        pods = [p for p in self.api.store.list(key("Pod"), namespace) if selects(selector, p)]
         wanted = subsets(service, pods)
         current = self.api.store.get(key("Endpoints"), namespace, name)
         if current is None:

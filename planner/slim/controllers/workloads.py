@@ -58,10 +58,13 @@ def template_hash(template: Obj, collisions: int = 0) -> str:
 
 
 def _without_hash(template: Obj) -> Obj:
-    clean = copy.deepcopy(template)
-    labels = (clean.get("metadata") or {}).get("labels") or {}
-    labels.pop(HASH_LABEL, None)
-    return clean
+    """The template with its `pod-template-hash` label dropped; shares every part it does not change."""
+    metadata = template.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    if HASH_LABEL not in labels:
+        return template
+    unhashed = {k: v for k, v in labels.items() if k != HASH_LABEL}
+    return {**template, "metadata": {**metadata, "labels": unhashed}}
 
 
 def resolve_fraction(value: Any, total: int, *, round_up: bool) -> int:
@@ -262,7 +265,7 @@ class DeploymentController:
     def _create_replica_set(self, deployment: Obj, old: list[Obj]) -> Obj | None:
         spec = deployment.get("spec") or {}
         collisions = int((deployment.get("status") or {}).get("collisionCount", 0))
-        template = _without_hash(spec.get("template") or {})
+        template = copy.deepcopy(_without_hash(spec.get("template") or {}))
         digest = template_hash(template, collisions)
         template.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = digest
         selector = copy.deepcopy(spec.get("selector") or {})
