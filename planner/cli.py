@@ -359,15 +359,25 @@ _data_option = click.option(
 )
 
 
+_time_scale_option = click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0.001),
+    default=1.0,
+    show_default=True,
+    help="Multiply every simulated delay, backoff and deadline (0.1 runs ten times faster).",
+)
+
+
 @cluster.command("up")
 @_data_option
 @click.option("--port", type=click.IntRange(0, 65535), help="Port on 127.0.0.1 (default: a free one).")
 @click.option("--memory", is_flag=True, help="Keep state in memory only (lost when it stops).")
-def cluster_up(data_dir: Path | None, port: int | None, memory: bool) -> None:
+@_time_scale_option
+def cluster_up(data_dir: Path | None, port: int | None, memory: bool, time_scale: float) -> None:
     """Start the embedded cluster in the background and write its kubeconfig."""
     from planner.slim import cluster as slim
 
-    info = slim.up(data_dir=data_dir, port=port, memory=memory)
+    info = slim.up(data_dir=data_dir, port=port, memory=memory, time_scale=time_scale)
     click.echo(f"embedded cluster running at {info.url} (pid {info.pid}, data {info.data_dir})", err=True)
     click.echo(f"export KUBECONFIG={info.kubeconfig}")
 
@@ -411,11 +421,14 @@ def cluster_reset(data_dir: Path | None) -> None:
 )
 @click.option("--memory", is_flag=True, help="Keep state in memory only.")
 @click.option("--token", envvar="PLANNER_CLUSTER_TOKEN", help="Require this bearer token from clients.")
-def cluster_serve(data_dir: Path | None, port: int, memory: bool, token: str | None) -> None:
+@_time_scale_option
+def cluster_serve(
+    data_dir: Path | None, port: int, memory: bool, token: str | None, time_scale: float
+) -> None:
     """Run the embedded cluster in the foreground until interrupted."""
     from planner.slim import cluster as slim
 
-    slim.serve(data_dir=data_dir, port=port, memory=memory, token=token)
+    slim.serve(data_dir=data_dir, port=port, memory=memory, token=token, time_scale=time_scale)
 
 
 # --- lifecycle commands and the monitor (issue 9) ------------------------------------------------------

@@ -240,12 +240,14 @@ def reset(*, data_dir: Path | None) -> None:
         (root / name).unlink(missing_ok=True)
 
 
-def serve(*, data_dir: Path | None, port: int, memory: bool, token: str | None) -> None:
+def serve(
+    *, data_dir: Path | None, port: int, memory: bool, token: str | None, time_scale: float = 1.0
+) -> None:
     """Foreground server (blocks until SIGINT/SIGTERM)."""
     from planner.slim.server import ServerOptions, serve_forever
 
     root = None if memory and data_dir is None else _resolve(data_dir)
-    serve_forever(ServerOptions(port=port, data_dir=root, memory=memory, token=token))
+    serve_forever(ServerOptions(port=port, data_dir=root, memory=memory, token=token, time_scale=time_scale))
 
 
 # --- tests --------------------------------------------------------------------------------------------
