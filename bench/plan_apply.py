@@ -2,17 +2,23 @@
 
     .venv/bin/python bench/plan_apply.py [--workloads 1000] [--kubeconfig PATH]
 
-Without `--kubeconfig` it starts an embedded cluster. It creates the objects with
-`kubectl apply --server-side --field-manager planner` (planner's own write path) from planner's rendered
-manifests, then times a no-op `planner plan` against a no-op `kubectl diff -f` of the same manifests and
-prints both times, their ratio, and the API requests each made by verb (from the embedded cluster's
-/metrics; not available against other clusters). Timings are printed, never asserted.
+Without `--kubeconfig` (or `KUBECONFIG`) it starts an embedded cluster with the simulation on (for
+/metrics) and its controllers and node agent paused (nothing here waits for readiness, and the
+controllers are slow at this size). Each tool works in its own fresh namespace:
+
+1. create: `planner apply --no-wait` of the plan vs `kubectl apply -f` of the same plan's rendered
+   manifests (`planner render`, for the other namespace);
+2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create.
+
+It prints both times, their ratio, and the API requests each made by verb (from the embedded cluster's
+/metrics; "n/a" against other clusters). Timings are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +28,8 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+
+from planner.kube.client import ClientOptions
 
 REPO = Path(__file__).resolve().parents[1]
 PLANNER = [sys.executable, "-m", "planner"]
@@ -42,9 +50,8 @@ def plan_text(workloads: int, namespace: str) -> str:
 
 def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> float:
     started = time.perf_counter()
-    result = subprocess.run(
-        command, capture_output=True, text=True, env={"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin"}
-    )
+    env = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
     if result.returncode not in ok:
         raise SystemExit(f"{' '.join(command[:4])}… exited {result.returncode}: {result.stderr[-2000:]}")
@@ -73,7 +80,7 @@ def cluster(kubeconfig: str | None) -> Iterator[tuple[Path, str | None]]:
         return
     from planner.slim.cluster import running_cluster
 
-    with running_cluster() as handle:
+    with running_cluster(simulate=True, paused=("controllers", "nodeagent")) as handle:
         yield Path(handle.kubeconfig), handle.url
 
 
@@ -85,43 +92,74 @@ def measured(
     return elapsed, requests_by_verb(url) - before
 
 
+Row = tuple[str, float, Counter[str]]
+
+
+def render(plan: Path, into: Path) -> None:
+    rendered = subprocess.run(
+        [*PLANNER, "render", str(plan), "--show-secrets"], capture_output=True, text=True, check=True
+    )
+    into.write_text(rendered.stdout)
+
+
+def fresh_namespace(kubeconfig: Path, tag: str) -> str:
+    name = f"bench-{tag}-{int(time.time())}"
+    run(["kubectl", "create", "namespace", name], kubeconfig)
+    return name
+
+
+def compare(workloads: int, kubeconfig: Path, url: str | None, scratch: Path) -> tuple[list[Row], list[Row]]:
+    """(create rows, no-op rows): planner in one fresh namespace, kubectl in another."""
+    mine, theirs = fresh_namespace(kubeconfig, "planner"), fresh_namespace(kubeconfig, "kubectl")
+    plan, other = scratch / "planner.yaml", scratch / "kubectl.yaml"
+    plan.write_text(plan_text(workloads, mine))
+    other.write_text(plan_text(workloads, theirs))
+    manifests = scratch / "manifests.yaml"
+    render(other, manifests)
+    creates = [
+        (
+            "planner apply --no-wait",
+            *measured([*PLANNER, "apply", str(plan), "--no-wait"], kubeconfig, url, (0,)),
+        ),
+        ("kubectl apply -f", *measured(["kubectl", "apply", "-f", str(manifests)], kubeconfig, url, (0,))),
+    ]
+    noops = [
+        (
+            "planner plan",
+            *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], kubeconfig, url, (0,)),
+        ),
+        ("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], kubeconfig, url, (0,))),
+    ]
+    return creates, noops
+
+
+def print_rows(title: str, rows: list[Row]) -> None:
+    print(f"{title:<28}{'seconds':>10}{'requests':>10}  by verb")
+    for name, seconds, requests in rows:
+        verbs = ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items())) or "n/a"
+        print(f"{name:<28}{seconds:>10.2f}{sum(requests.values()) or 'n/a':>10}  {verbs}")
+    (mine, mine_time, _), (theirs, theirs_time, _) = rows
+    print(f"ratio {theirs} / {mine}: {theirs_time / mine_time:.1f}x\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--workloads", type=int, default=1000)
-    parser.add_argument("--kubeconfig")
+    parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
     args = parser.parse_args()
-    namespace = "bench"
     with cluster(args.kubeconfig) as (kubeconfig, url), tempfile.TemporaryDirectory() as scratch:
-        plan = Path(scratch) / "bench.yaml"
-        plan.write_text(plan_text(args.workloads, namespace))
-        manifests = Path(scratch) / "manifests.yaml"
-        rendered = subprocess.run(
-            [*PLANNER, "render", str(plan), "--show-secrets"], capture_output=True, text=True, check=True
-        )
-        manifests.write_text(rendered.stdout)
-        run(["kubectl", "create", "namespace", namespace], kubeconfig, ok=(0, 1))
-        create = ["kubectl", "apply", "--server-side", "--field-manager", "planner", "-f", str(manifests)]
-        created_in = run(create, kubeconfig)
-        planner_time, planner_requests = measured(
-            [*PLANNER, "plan", str(plan), "--detailed-exitcode"], kubeconfig, url, (0,)
-        )
-        kubectl_time, kubectl_requests = measured(
-            ["kubectl", "diff", "-f", str(manifests)], kubeconfig, url, (0,)
-        )
-    objects = 3 * args.workloads
+        creates, noops = compare(args.workloads, kubeconfig, url, Path(scratch))
     print(
-        f"{args.workloads} workloads ({objects} objects); created with kubectl apply --server-side in {created_in:.1f} s"
+        f"{args.workloads} workloads ({3 * args.workloads} objects: Deployment + ConfigMap + Service each)\n"
     )
-    print(f"{'no-op':<28}{'seconds':>10}{'requests':>10}  by verb")
-    for name, seconds, requests in (
-        ("planner plan", planner_time, planner_requests),
-        ("kubectl diff -f", kubectl_time, kubectl_requests),
-    ):
-        verbs = ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items())) or "n/a"
-        print(f"{name:<28}{seconds:>10.2f}{sum(requests.values()) or 'n/a':>10}  {verbs}")
-    print(f"ratio kubectl diff / planner plan: {kubectl_time / planner_time:.1f}x")
+    print_rows("create", creates)
+    print_rows("no-op", noops)
+    limit = ClientOptions()
+    print(
+        f"planner's client limits itself to {limit.qps:g} requests/s (burst {limit.burst}); kubectl does not."
+    )
 
 
 if __name__ == "__main__":
