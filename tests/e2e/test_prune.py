@@ -6,6 +6,8 @@ through raw HTTP and kubectl, never through planner's reader.
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,6 +136,39 @@ def test_a_removed_sandbox_pvc_needs_allow_data_loss(
     assert not exists(cluster, f"{claims}/box-workspace")
     assert not exists(cluster, f"{claims}/box-rootfs-g1")
     assert not exists(cluster, f"/api/v1/namespaces/{namespace}/pods/box")
+
+
+def _event_versions(cluster: ClusterHandle, path: str, since: int, kind: str) -> dict[str, int]:
+    """resourceVersion of each object's `kind` (ADDED/DELETED) watch event after `since`, by name."""
+    url = f"{cluster.url}{path}?watch=1&resourceVersion={since}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    return {
+        e["object"]["metadata"]["name"]: int(e["object"]["metadata"]["resourceVersion"])
+        for e in events
+        if e["type"] == kind
+    }
+
+
+def test_prunes_come_last_and_in_reverse_dependency_order(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    uses_config = ", volumes: [{configMap: api-config, mountPath: /etc/api}]"
+    config_maps = "  - {name: api-config, data: {a: '1'}}\n"
+    plan = write_plan(
+        tmp_path, plan_text(namespace, workloads=exposed("api", uses_config), config_maps=config_maps)
+    )
+    apply_ok(planner, plan)
+    status, listed = http(cluster, "GET", "/api/v1/namespaces?limit=1")
+    assert status == 200, listed
+    since = int(listed["metadata"]["resourceVersion"])
+    write_plan(tmp_path, plan_text(namespace, workloads=exposed("fresh")))
+    apply_ok(planner, plan)
+    apps, core = f"/apis/apps/v1/namespaces/{namespace}", f"/api/v1/namespaces/{namespace}"
+    created = _event_versions(cluster, f"{apps}/deployments", since, "ADDED")["fresh"]
+    deployment_gone = _event_versions(cluster, f"{apps}/deployments", since, "DELETED")["api"]
+    config_gone = _event_versions(cluster, f"{core}/configmaps", since, "DELETED")["api-config"]
+    assert created < deployment_gone < config_gone  # creates first; the user before what it uses
 
 
 def test_a_converged_apply_tightens_the_parent_to_what_remains(
