@@ -192,3 +192,33 @@ def test_a_converged_apply_tightens_the_parent_to_what_remains(
     assert after[GROUP_KINDS] == "Deployment.apps"
     assert ADDITIONAL_NAMESPACES not in after
     assert not exists(cluster, f"/apis/apps/v1/namespaces/{other}/deployments/batch")
+
+
+def test_a_failed_apply_prunes_nothing_and_leaves_the_parent_wide_until_a_run_converges(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    other = f"{namespace}-c"
+    status, body = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})
+    assert status == 201, body
+    plan = write_plan(
+        tmp_path,
+        plan_text(namespace, workloads=exposed("web") + exposed("batch", f", runtimeNamespace: {other}")),
+    )
+    apply_ok(planner, plan)
+    foreign = {"metadata": {"name": "blocked"}, "data": {"owner": "someone-else"}}
+    status, body = http(cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", foreign)
+    assert status == 201, body
+    write_plan(
+        tmp_path,
+        plan_text(namespace, workloads=exposed("web"), config_maps="  - {name: blocked, data: {a: '1'}}\n"),
+    )
+    failed = planner("apply", str(plan), "--no-wait")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert f"configmap {namespace}/blocked exists and is not managed by plan shop" in failed.stdout
+    assert exists(cluster, f"/apis/apps/v1/namespaces/{other}/deployments/batch")  # prunes wait for success
+    assert parent_annotations(cluster, namespace, "shop")[ADDITIONAL_NAMESPACES] == other
+    status, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/blocked")
+    assert status == 200, body
+    apply_ok(planner, plan)
+    assert not exists(cluster, f"/apis/apps/v1/namespaces/{other}/deployments/batch")
+    assert ADDITIONAL_NAMESPACES not in parent_annotations(cluster, namespace, "shop")
