@@ -136,3 +136,25 @@ def test_a_changed_plan_killed_then_run_again_prunes_exactly_what_it_no_longer_d
     status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/shop")
     assert status == 200, parent
     assert parent["metadata"]["annotations"]["applyset.kubernetes.io/additional-namespaces"] == second
+
+
+def test_a_replace_killed_between_its_delete_and_its_create_is_created_by_the_next_run(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    def jobs(image: str) -> str:
+        return (
+            f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: shop, namespace: {namespace}}}\n"
+            f"workloads:\n  - {{name: migrate, kind: job, image: '{image}'}}\n"
+        )
+
+    plan = write_plan(tmp_path, jobs("busybox:1.36"))
+    converges(planner, plan)
+    write_plan(tmp_path, jobs("busybox:1.37"))  # a new template: the Job is replaced
+    killed(planner, plan, "after-deletes:1")
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+    status, deleting = http(cluster, "GET", path)  # gone, or still finishing its Foreground delete
+    assert status == 404 or deleting["metadata"]["deletionTimestamp"], deleting
+    converges(planner, plan)
+    status, job = http(cluster, "GET", path)
+    assert status == 200, job
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox:1.37"
