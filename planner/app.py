@@ -127,9 +127,15 @@ class PlannedChanges:
 
 
 def plan(
-    paths: Sequence[str | Path], *, target: Target, options: PlanOptions, client: KubeClient | None = None
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: PlanOptions,
+    client: KubeClient | None = None,
+    probe_foreign: bool = True,
 ) -> tuple[LoadResult, list[PlannedChanges]]:
-    """Load, render, read the live objects of each plan and diff them. Writes nothing."""
+    """Load, render, read the live objects of each plan and diff them. Writes nothing. Without
+    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
     loaded, rendered = render_plans(
         paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
     )
@@ -137,7 +143,13 @@ def plan(
     results = []
     for each in rendered:
         namespace = plan_namespace(each.plan, each.default_namespace)
-        live = read_live(client, desired=each.manifests, plan=each.plan.name, namespace=namespace)
+        live = read_live(
+            client,
+            desired=each.manifests,
+            plan=each.plan.name,
+            namespace=namespace,
+            probe_foreign=probe_foreign,
+        )
         if not options.allow_empty:
             check_not_empty(each, live)
         changeset = diff(
@@ -248,7 +260,9 @@ def apply(
     caller's to stop (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
     client = client or target.client()
-    loaded, planned = plan(paths, target=target, options=options.plan, client=client)
+    # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
+    probe = options.plan.adopt
+    loaded, planned = plan(paths, target=target, options=options.plan, client=client, probe_foreign=probe)
     run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
     return loaded, run.execute_all(planned)
 

@@ -20,6 +20,7 @@ from rich.markup import escape
 
 from planner import __version__, app, events
 from planner.errors import Diagnostic, PlanError, PlannerError, UsageError
+from planner.kube.client import ClientOptions
 from planner.monitor import lifecycle
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import to_json_lines, to_markdown, to_text
@@ -47,6 +48,20 @@ def _cluster_options(command: F) -> F:
         "--namespace",
         help="Default namespace for objects whose plan names none (default: the context's, else `default`).",
     )(command)
+
+
+_qps_option = click.option(
+    "--qps",
+    type=click.FloatRange(min=1),
+    default=ClientOptions.qps,
+    show_default=True,
+    help="Most API requests per second (bursts to twice that).",
+)
+
+
+def _target(*, namespace: str | None, kubeconfig: str | None, context: str | None, qps: float) -> app.Target:
+    options = ClientOptions(qps=qps, burst=int(2 * qps))
+    return app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context, options=options)
 
 
 def _output_option(*choices: str) -> Callable[[F], F]:
@@ -159,6 +174,7 @@ _ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objec
     is_flag=True,
     help="Ask the server for each create and update (dryRun=All) and show its exact result.",
 )
+@_qps_option
 def plan_command(
     plans: tuple[str, ...],
     output: str,
@@ -173,13 +189,14 @@ def plan_command(
     graph: bool,
     allow_empty: bool,
     server_dry_run: bool,
+    qps: float,
 ) -> None:
     """Show what apply would change, and why, without changing anything.
 
     Reads the live objects of each plan (one LIST per kind and namespace) and diffs them against the
     rendered plan. Secret values and hashes are never shown.
     """
-    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    target = _target(namespace=namespace, kubeconfig=kubeconfig, context=context, qps=qps)
     options = app.PlanOptions(
         allow_data_loss=allow_data_loss,
         adopt=adopt,
@@ -278,6 +295,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 )
 @click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
+@_qps_option
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -291,6 +309,7 @@ def apply_command(
     timeout: float | None,
     no_wait: bool,
     allow_empty: bool,
+    qps: float,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
@@ -301,7 +320,7 @@ def apply_command(
     Exit 0 when everything converged, 1 when anything failed, was skipped or timed out, or a saved plan
     is stale; the summary names each failure and what it held back.
     """
-    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    target = _target(namespace=namespace, kubeconfig=kubeconfig, context=context, qps=qps)
     plan_options = app.PlanOptions(
         allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), allow_empty=allow_empty
     )

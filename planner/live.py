@@ -73,8 +73,12 @@ class LiveState:
     namespaces: frozenset[str] | None = None
 
 
-def read_live(client: KubeClient, *, desired: Sequence[Manifest], plan: str, namespace: str) -> LiveState:
-    """The plan's live objects: parent, members in scope, existing namespaces, same-named foreigners."""
+def read_live(
+    client: KubeClient, *, desired: Sequence[Manifest], plan: str, namespace: str, probe_foreign: bool = True
+) -> LiveState:
+    """The plan's live objects: parent, members in scope, existing namespaces, and (with `probe_foreign`)
+    same-named objects the plan does not own, one GET per planned create. `apply` skips the probes: its
+    POST meets such an object as a 409 and refuses it there, one request instead of two."""
     parent = get_or_none(client, SECRET, namespace, plan)
     kinds = {for_manifest(m) for m in desired} | set(_parent_kinds(parent))
     namespaces = {namespace} | {ns for m in desired if (ns := m.get("metadata", {}).get("namespace"))}
@@ -85,7 +89,8 @@ def read_live(client: KubeClient, *, desired: Sequence[Manifest], plan: str, nam
         for ns in sorted(namespaces):
             for item in list_objects(client, kind, ns, label_selector=selector):
                 members[ref_of(item)] = item
-    foreign = _foreign(client, (m for m in desired if ref_of(m) not in members))
+    planned_creates = (m for m in desired if ref_of(m) not in members)
+    foreign = _foreign(client, planned_creates) if probe_foreign else {}
     return LiveState(
         members=members, parent=parent, foreign=foreign, namespaces=_existing(client, namespaces)
     )
