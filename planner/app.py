@@ -450,6 +450,41 @@ class MonitorResult:
     steady: bool
 
 
+def plan_runtime_ids(plan: Plan, default_namespace: str) -> list[RuntimeID]:
+    """Every workload's and sandbox's runtime ID, in plan order."""
+    workloads = [workload_runtime_id(plan, w, default_namespace) for w in plan.workloads]
+    return workloads + [sandbox_runtime_id(plan, s, default_namespace) for s in plan.sandboxes]
+
+
+def apply_and_watch(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    watch: MonitorOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+) -> tuple[LoadResult, list[AppliedPlan], MonitorResult | None]:
+    """`apply --watch`: apply, then hand every runtime ID of the converged plans to the monitor on the
+    same informers (one per kind per process) and follow them until each is steady or `watch.timeout`.
+    When the apply itself failed there is nothing steady to wait for: no monitoring, the result is None."""
+    client = target.client()
+    informers = Informers(client)
+    try:
+        loaded, applied = apply(
+            paths, target=target, options=options, sink=sink, clock=clock, client=client, informers=informers
+        )
+        if not all(each.result.ok for each in applied):
+            return loaded, applied, None
+        rendered = [each.planned.rendered for each in applied]
+        rids = [rid for r in rendered for rid in plan_runtime_ids(r.plan, r.default_namespace)]
+        scope = frozenset(rid.namespace for rid in rids)
+        followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
+        return loaded, applied, followed
+    finally:
+        informers.stop()
+
+
 def monitor_scope(
     runtime_ids: Sequence[RuntimeID], *, target: Target, attach_all: bool
 ) -> frozenset[str] | None:

@@ -253,6 +253,8 @@ class _ApplyPrinter:
             return f"  {subject}: [bold red]failed[/bold red] {escape(event.task)}: {message}"
         if isinstance(event, events.Skipped):
             return f"  {subject}: [yellow]skipped[/yellow] {escape(event.task)} ({message})"
+        if isinstance(event, events.MonitorEvent):
+            return f"  {escape(event.runtime_id or '')}: {type(event).__name__} {message}"
         return None
 
     def summary(self, applied: app.AppliedPlan) -> None:
@@ -296,6 +298,19 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @_qps_option
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Then follow every workload's lifecycle events until each is steady (or --watch-timeout).",
+)
+@click.option(
+    "--watch-timeout",
+    callback=_duration,
+    metavar="DURATION",
+    default="10m",
+    show_default=True,
+    help="How long --watch follows at most.",
+)
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -310,6 +325,8 @@ def apply_command(
     no_wait: bool,
     allow_empty: bool,
     qps: float,
+    watch: bool,
+    watch_timeout: float,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
@@ -332,13 +349,21 @@ def apply_command(
     )
     printer = _ApplyPrinter(output)
     saved = [Path(p) for p in plans if is_saved_plan(Path(p))]
+    followed: app.MonitorResult | None = None
     if saved:
         if len(plans) > 1 or plan_options != app.PlanOptions() or namespace is not None:
             raise UsageError(
                 "a saved plan is applied alone and carries its own options: drop the other plans and "
                 "-n, --allow-data-loss, --adopt, --rerun, --allow-empty"
             )
+        if watch:
+            raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
         loaded, applied = app.apply_saved(saved[0], target=target, options=options, sink=printer)
+    elif watch:
+        following = app.MonitorOptions(until_done=True, timeout=watch_timeout)
+        loaded, applied, followed = app.apply_and_watch(
+            plans, target=target, options=options, watch=following, sink=printer
+        )
     else:
         loaded, applied = app.apply(plans, target=target, options=options, sink=printer)
     _print_warnings(loaded.warnings)
@@ -346,6 +371,8 @@ def apply_command(
         for each in applied:
             printer.summary(each)
     if not all(each.result.ok for each in applied):
+        sys.exit(1)
+    if watch and (followed is None or followed.failed or not followed.steady):
         sys.exit(1)
 
 
