@@ -7,11 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # Hypothesis profiles: `ci` is deterministic and bounded (CI sets HYPOTHESIS_PROFILE=ci); `dev` explores.
-settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None)
-settings.register_profile("dev", max_examples=200, deadline=None)
+# Neither times examples: on a loaded 2-core machine generation is slow, which says nothing of the code.
+_UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("ci", derandomize=True, max_examples=100, **_UNTIMED)
+settings.register_profile("dev", max_examples=200, **_UNTIMED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 HEADER = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
