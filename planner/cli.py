@@ -10,18 +10,16 @@ import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from planner import __version__, app, events
+from planner import __version__, app
 from planner.errors import Diagnostic, PlanError, PlannerError, UsageError
 from planner.kube.client import ClientOptions
 from planner.monitor import lifecycle
+from planner.output.events import ApplyPrinter, MonitorPrinter, now_rfc3339, print_outcome, print_status
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import to_json_lines, to_markdown, to_text
 from planner.plan.durations import parse_duration
@@ -79,10 +77,6 @@ def _plan_paths() -> Callable[[F], F]:
     return click.argument("plans", nargs=-1, required=True, type=click.Path(exists=True))
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _print_warnings(warnings: Sequence[Diagnostic]) -> None:
     for warning in warnings:
         click.echo(str(warning), err=True)
@@ -117,7 +111,7 @@ def validate(plans: tuple[str, ...], output: str) -> None:
             "secrets": len(plan.secrets),
         }
         if output == "json":
-            record = {"time": _now(), "type": "Validated", "file": plan.source.file, "plan": plan.name}
+            record = {"time": now_rfc3339(), "type": "Validated", "file": plan.source.file, "plan": plan.name}
             click.echo(json.dumps(record | counts | {"message": f"plan {plan.name} is valid"}))
         else:
             summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
@@ -224,52 +218,6 @@ def plan_command(
         sys.exit(2)
 
 
-class _ApplyPrinter:
-    """The executor's events as they happen: DESIGN §5 JSON lines, or one line per write, wait and
-    outcome through rich (coloured on a TTY, plain in a pipe). Text leaves out the task announcements
-    and the Summary event, which `apply` prints per plan at the end with the reasons."""
-
-    def __init__(self, output: str) -> None:
-        self.output = output
-        self.console = Console(highlight=False, soft_wrap=True)
-
-    def emit(self, event: events.Event) -> None:
-        if self.output == "json":
-            click.echo(json.dumps(events.to_json_dict(event)))
-            return
-        line = self.line(event)
-        if line is not None:
-            self.console.print(line)
-
-    def line(self, event: events.Event) -> str | None:
-        subject, message = escape(event.object or ""), escape(event.message)
-        if isinstance(event, events.Applied | events.Deleted):
-            return f"  {subject}: {message}"
-        if isinstance(event, events.Waiting):
-            return f"  {subject}: [dim]waiting until {event.until}[/dim]"
-        if isinstance(event, events.Ready):
-            return f"  {subject}: [green]ready[/green] ({message})"
-        if isinstance(event, events.Failed):
-            return f"  {subject}: [bold red]failed[/bold red] {escape(event.task)}: {message}"
-        if isinstance(event, events.Skipped):
-            return f"  {subject}: [yellow]skipped[/yellow] {escape(event.task)} ({message})"
-        if isinstance(event, events.MonitorEvent):
-            return f"  {escape(event.runtime_id or '')}: {type(event).__name__} {message}"
-        return None
-
-    def summary(self, applied: app.AppliedPlan) -> None:
-        result, changeset = applied.result, applied.planned.changeset
-        title = f"Plan {escape(changeset.plan)} (namespace {escape(changeset.namespace)})"
-        if not applied.execution.tasks:
-            self.console.print(f"{title}: no changes")
-            return
-        counts = f"{len(result.done)} done, {len(result.failed)} failed, {len(result.skipped)} skipped"
-        colour = "green" if result.ok else "red"
-        self.console.print(f"{title}: [{colour}]{counts}[/{colour}]")
-        for outcome in (*result.failed, *result.skipped):
-            self.console.print(f"  {outcome.status} {escape(outcome.task)}: {escape(outcome.message)}")
-
-
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
@@ -347,7 +295,7 @@ def apply_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
     )
-    printer = _ApplyPrinter(output)
+    printer = ApplyPrinter(output)
     saved = [Path(p) for p in plans if is_saved_plan(Path(p))]
     followed: app.MonitorResult | None = None
     if saved:
@@ -492,14 +440,6 @@ def _kube_options(command: F) -> F:
     )(command)
 
 
-def _print_outcome(outcome: Any, output: str) -> None:
-    if output == "json":
-        record = {"time": _now(), "type": "Lifecycle", "runtime_id": outcome.runtime_id}
-        click.echo(json.dumps(record | {"action": outcome.action, "message": outcome.message}))
-    else:
-        click.echo(f"{outcome.runtime_id}: {outcome.action}: {outcome.message}")
-
-
 def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False) -> None:
     def command(
         runtime_id: str,
@@ -510,10 +450,10 @@ def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False)
         timeout: float | None = None,
     ) -> None:
         target = app.Target(kubeconfig=kubeconfig, context=context)
-        _print_outcome(app.run_lifecycle(operation, runtime_id, target=target), output)
+        print_outcome(app.run_lifecycle(operation, runtime_id, target=target), output)
         if watch:
             options = app.MonitorOptions(until_done=True, timeout=timeout)
-            result = app.monitor([runtime_id], target=target, options=options, sink=_MonitorPrinter(output))
+            result = app.monitor([runtime_id], target=target, options=options, sink=MonitorPrinter(output))
             if result.failed or not result.steady:
                 sys.exit(1)
 
@@ -566,7 +506,7 @@ def delete_command(
     sandbox's Pod, and its PVCs only with --allow-data-loss. Exit 1 for a malformed ID, 4 if not found.
     """
     target = app.Target(kubeconfig=kubeconfig, context=context)
-    _print_outcome(app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output)
+    print_outcome(app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output)
 
 
 @cli.command("logs")
@@ -631,21 +571,6 @@ def inspect_command(runtime_id: str, output: str, kubeconfig: str | None, contex
         click.echo(f"{_INSPECT_LABELS[key]}: {shown}")
 
 
-class _MonitorPrinter:
-    """Container* events as DESIGN §5 JSON lines, or one line each: time, type, runtime ID, message."""
-
-    def __init__(self, output: str) -> None:
-        self.output = output
-
-    def emit(self, event: events.Event) -> None:
-        if self.output == "json":
-            click.echo(json.dumps(events.to_json_dict(event)))
-            return
-        click.echo(
-            f"{events.rfc3339(event.time)}  {type(event).__name__:<16}  {event.runtime_id}  {event.message}"
-        )
-
-
 @cli.command("monitor")
 @click.argument("runtime_ids", nargs=-1, metavar="[RUNTIME_ID]...")
 @click.option("--all", "attach_all", is_flag=True, help="Every managed workload in scope (-n, else all).")
@@ -678,35 +603,11 @@ def monitor_command(
     target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
     options = app.MonitorOptions(attach_all=attach_all, until_done=until_done, timeout=timeout)
     try:
-        result = app.monitor(runtime_ids, target=target, options=options, sink=_MonitorPrinter(output))
+        result = app.monitor(runtime_ids, target=target, options=options, sink=MonitorPrinter(output))
     except KeyboardInterrupt:
         return
     if result.failed or (until_done and not result.steady):
         sys.exit(1)
-
-
-_STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
-
-
-def _status_cells(row: Any) -> tuple[str, ...]:
-    restarts = "-" if row.restarts is None else str(row.restarts)
-    return (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-", row.age, row.message)
-
-
-def _print_status(rows: list[Any], output: str) -> None:
-    if output == "json":
-        for row in rows:
-            record = {"time": _now(), "type": "Status"} | dataclasses.asdict(row)
-            click.echo(json.dumps(record))
-        return
-    table = [_STATUS_COLUMNS, *(_status_cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_STATUS_COLUMNS) - 1)]
-    for line in table:
-        click.echo(
-            "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
-            + "   "
-            + line[-1]
-        )
 
 
 @cli.command("status")
@@ -732,7 +633,7 @@ def status_command(
         app.status(
             targets,
             target=target,
-            on_rows=lambda rows: _print_status(rows, output),
+            on_rows=lambda rows: print_status(rows, output),
             watch=watch,
             timeout=timeout,
         )
