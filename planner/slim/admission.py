@@ -8,8 +8,8 @@ container (init containers too), two NoExecute tolerations, `priority`/`preempti
 (about a million addresses, plenty for 10,000 services), released on delete.
 
 Server-owned finalizers (`kubernetes.io/pvc-protection` on PVCs, `kubernetes` in a Namespace's
-spec.finalizers) are off until part 3 brings the controllers that remove them: flip
-`SERVER_FINALIZERS.enabled` (see `server_finalizers`) then.
+spec.finalizers) are added only while the simulation runs (`SERVER_FINALIZERS.enabled`), because only
+its controllers remove them: a bare API server would otherwise never finish those deletes.
 """
 
 from __future__ import annotations

@@ -191,7 +191,8 @@ class Api:
         return with_type(rt, stored)
 
     def _populate_namespace(self, namespace: str) -> None:
-        """What controllers put in every new namespace; done here until part 3's controllers exist."""
+        """What controllers put in every new namespace, done at once so a Pod created right after its
+        namespace never races the service-account controller (which still recreates them if deleted)."""
         account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
         root_ca = {
             "apiVersion": "v1",
