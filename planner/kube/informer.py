@@ -226,7 +226,11 @@ class Informer:
         return self.namespaces is None or _key(obj)[0] in self.namespaces
 
     def _complete(self, obj: Manifest) -> Manifest:
-        return {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **obj}
+        """The object as cached: kind and apiVersion restored (lists omit them) and managedFields dropped,
+        as client-go's transform does; nothing that reads the cache (waits, the monitor, status) uses
+        them, and they are about half of a typical object's size."""
+        metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+        return {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **obj, "metadata": metadata}
 
     def _selector(self) -> dict[str, str]:
         return {"labelSelector": self.label_selector} if self.label_selector else {}

@@ -264,3 +264,19 @@ def test_waits_wake_on_watch_events_and_never_judge_a_copy_older_than_planners_o
         assert status.wait(ref, until="gone", timeout=5).status == "NotFound"
     finally:
         registry.stop()
+
+
+def test_cached_objects_leave_out_managed_fields_from_lists_and_watches(
+    cluster: ClusterHandle, informers: Informers, namespace: str
+) -> None:
+    config_map(cluster, namespace, "listed", {"a": "1"})
+    status, served = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/listed")
+    assert status == 200 and served["metadata"]["managedFields"]
+    informer = informers.informer(CONFIG_MAP, namespaces=frozenset({namespace}))
+    informer.wait_until_synced(10)
+    config_map(cluster, namespace, "watched", {"b": "2"})
+    until(informer, lambda: informer.get(namespace, "watched") is not None)
+    for name in ("listed", "watched"):
+        cached = informer.get(namespace, name)
+        assert cached is not None and "managedFields" not in cached["metadata"]
+        assert cached["metadata"]["uid"] and cached["metadata"]["resourceVersion"]
