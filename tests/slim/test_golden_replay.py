@@ -47,7 +47,24 @@ def mask(value: Any, extra_paths: list[str], replacements: list[dict[str, str]])
     masked = _mask_keys(masked, set(DEVIATIONS["masked_keys"]))
     for path in extra_paths:
         _mask_path(masked, path.split("."))
-    return _mask_strings(masked, DEVIATIONS["masked_patterns"] + replacements)
+    return _order_managed_fields(_mask_strings(masked, DEVIATIONS["masked_patterns"] + replacements))
+
+
+def _order_managed_fields(value: Any) -> Any:
+    """managedFields sorted without their (masked) times: the apiserver orders entries by operation, then
+    time, then manager, so two writes a second apart swap places that the recording had in one second."""
+    if isinstance(value, dict):
+        ordered = {k: _order_managed_fields(v) for k, v in value.items()}
+        entries = ordered.get("managedFields")
+        if isinstance(entries, list) and all(isinstance(e, dict) for e in entries):
+            ordered["managedFields"] = sorted(
+                entries,
+                key=lambda e: (str(e.get("operation")), str(e.get("manager")), str(e.get("subresource"))),
+            )
+        return ordered
+    if isinstance(value, list):
+        return [_order_managed_fields(v) for v in value]
+    return value
 
 
 def _drop_keys(value: Any, keys: set[str]) -> Any:
