@@ -179,17 +179,24 @@ class KubeClient:
         )
 
     def stream_lines(
-        self, path: str, *, query: Mapping[str, str], timeout: float | None = None
+        self,
+        path: str,
+        *,
+        query: Mapping[str, str],
+        timeout: float | None = None,
+        keep_blank: bool = False,
+        verb: str = "watch",
     ) -> Iterator[bytes]:
-        """A streaming GET (watch, follow logs): yields raw lines until the server closes the stream."""
-        response = self._send("GET", path, query=query, verb="watch", timeout=timeout)
+        """A streaming GET (a watch, logs): yields lines until the server closes the stream. Blank lines
+        are keep-alives in a watch and dropped; in logs they are content (`keep_blank`)."""
+        response = self._send("GET", path, query=query, verb=verb, timeout=timeout)
         try:
             buffer = b""
             for chunk in response.stream(amt=65536, decode_content=True):
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
-                yield from (line for line in lines if line.strip())
-            if buffer.strip():
+                yield from (line for line in lines if keep_blank or line.strip())
+            if buffer and (keep_blank or buffer.strip()):
                 yield buffer
         finally:
             response.release_conn()

@@ -286,7 +286,7 @@ def logs(client: KubeClient, runtime_id: str | RuntimeID, options: LogOptions | 
         query["previous"] = "true"
     path = resource_path(POD, rid.namespace, str(pod["metadata"]["name"])) + "/log"
     timeout = None if options.follow else 60.0
-    for line in client.stream_lines(path, query=query, timeout=timeout):
+    for line in client.stream_lines(path, query=query, timeout=timeout, keep_blank=True, verb="get"):
         yield line.decode("utf-8", errors="replace")
 
 
