@@ -59,6 +59,16 @@ def controller_of(obj: Obj) -> str | None:
     return None
 
 
+def by_controller(objects: list[Obj]) -> dict[str, list[Obj]]:
+    """Objects grouped by the uid of their controlling owner (those without one are left out)."""
+    owned: dict[str, list[Obj]] = {}
+    for obj in objects:
+        owner = controller_of(obj)
+        if owner:
+            owned.setdefault(owner, []).append(obj)
+    return owned
+
+
 def owner_reference(owner: Obj, kind: str, api_version: str) -> Obj:
     return {
         "apiVersion": api_version,

@@ -20,7 +20,7 @@ from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
     Writer,
-    controller_of,
+    by_controller,
     deleting,
     key,
     name_of,
@@ -90,11 +90,7 @@ class JobController:
         self.last_failure: dict[str, float] = {}
 
     def reconcile(self, now: float) -> float | None:
-        owned: dict[str, list[Obj]] = {}
-        for pod in self.api.store.list(key("Pod"), None):
-            owner = controller_of(pod)
-            if owner:
-                owned.setdefault(owner, []).append(pod)
+        owned = by_controller(self.api.store.list(key("Pod"), None))
         due = [
             d
             for job in list(self.api.store.list(key("Job"), None))

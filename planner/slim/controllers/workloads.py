@@ -27,7 +27,7 @@ from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
     Writer,
-    controller_of,
+    by_controller,
     deleting,
     key,
     name_of,
@@ -126,11 +126,7 @@ class ReplicaSetController:
         self.writer = Writer(api, CONTROLLER_MANAGER)
 
     def reconcile(self, now: float) -> float | None:
-        owned: dict[str, list[Obj]] = {}
-        for pod in self.api.store.list(key("Pod"), None):
-            owner = controller_of(pod)
-            if owner:
-                owned.setdefault(owner, []).append(pod)
+        owned = by_controller(self.api.store.list(key("Pod"), None))
         due: list[float] = []
         for rs in list(self.api.store.list(key("ReplicaSet"), None)):
             if not deleting(rs):
@@ -226,11 +222,7 @@ class DeploymentController:
         self.writer = Writer(api, CONTROLLER_MANAGER)
 
     def reconcile(self, now: float) -> float | None:
-        owned: dict[str, list[Obj]] = {}
-        for rs in self.api.store.list(key("ReplicaSet"), None):
-            owner = controller_of(rs)
-            if owner:
-                owned.setdefault(owner, []).append(rs)
+        owned = by_controller(self.api.store.list(key("ReplicaSet"), None))
         due: list[float] = []
         for deployment in list(self.api.store.list(key("Deployment"), None)):
             if deleting(deployment):
