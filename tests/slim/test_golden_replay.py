@@ -207,7 +207,9 @@ def _live_pairs(cluster: ClusterHandle, rules: dict[str, Any]) -> dict[str, str]
         return {}
     recorded = load(source)
     live = http(cluster, "GET", recorded["request"]["path"]).body
-    pairs = _string_pairs(recorded["response_body"], live, {})
+    # managedFields are paired in a time-free order: writes straddling a second boundary order the live
+    # entries differently from the recording, and pairing by position would swap the managers' names.
+    pairs = _string_pairs(_order_managed_fields(recorded["response_body"]), _order_managed_fields(live), {})
     return {k: v for k, v in pairs.items() if k not in set(rules.get("keep_recorded_values", []))}
 
 
