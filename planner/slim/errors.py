@@ -138,7 +138,10 @@ def unsupported_media_type(content_type: str) -> StatusError:
     return StatusError(
         415,
         status_body(
-            415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {content_type}"
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format: {content_type} - accepted media types include: "
+            "application/json",
         ),
     )
 

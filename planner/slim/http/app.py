@@ -19,8 +19,15 @@ from aiohttp import web
 
 from planner.slim import discovery, fieldmanager, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
-from planner.slim.errors import StatusError, bad_request, method_not_allowed, unauthorized, unknown_path
-from planner.slim.patch import is_apply
+from planner.slim.errors import (
+    StatusError,
+    bad_request,
+    method_not_allowed,
+    unauthorized,
+    unknown_path,
+    unsupported_media_type,
+)
+from planner.slim.patch import is_apply, media_type
 from planner.slim.resources import ResourceType, lookup
 from planner.slim.simulation import Simulation
 
@@ -188,6 +195,11 @@ def _manager_from_agent(request: web.Request) -> str | None:
 
 
 async def _json_body(request: web.Request, kind: str) -> Any:
+    sent = request.headers.get("Content-Type")
+    if sent is not None and media_type(sent) not in ("application/json", ""):
+        # e.g. kubectl ≥ 1.32's `create namespace|configmap|…` generators send protobuf, which this
+        # server does not decode: say so, as the apiserver does, instead of a JSON parse error.
+        raise unsupported_media_type(media_type(sent))
     raw = await request.read()
     try:
         return json.loads(raw or b"null")
