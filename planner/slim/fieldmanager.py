@@ -49,6 +49,9 @@ UPDATE: Final = "Update"
 BEFORE_FIRST_APPLY: Final = "before-first-apply"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_MANAGER_LENGTH: Final = 128
+# Update entries beyond this many are folded, oldest first, into one per apiVersion (capmanagers.go).
+MAX_UPDATE_MANAGERS: Final = 10
+ANCIENT_CHANGES: Final = "ancient-changes"
 
 _MISSING: Final[Any] = object()
 
@@ -713,7 +716,37 @@ def update(
     writer = Entry(manager, UPDATE, api_version, now, frozenset(), subresource)
     before = _without_managed_fields(old) if old is not None else {}
     after = _without_managed_fields(new)
-    return _with_managed_fields(after, _record_update(entries, before, after, writer, ctx))
+    recorded = _record_update(entries, before, after, writer, ctx)
+    return _with_managed_fields(after, cap_update_managers(recorded))
+
+
+def cap_update_managers(entries: list[Entry], limit: int = MAX_UPDATE_MANAGERS) -> list[Entry]:
+    """At most `limit` Update entries, as the apiserver keeps them: walking the Update entries oldest
+    first (by whole second, then identity), each apiVersion's first entry is set aside and every later
+    one of that version is folded into the version's `ancient-changes` bucket (created from the set-
+    aside entry when missing; it takes the folded entry's time) until the count fits. Apply entries are
+    never capped."""
+    updates = sorted(
+        (e for e in entries if e.operation == UPDATE), key=lambda e: ((e.time or "")[:19], e.identity)
+    )
+    count = len(updates)
+    kept = {e.identity: e for e in entries}
+    first: dict[str, Entry] = {}
+    for entry in updates:
+        if count <= limit:
+            break
+        version = entry.api_version
+        bucket_id = (ANCIENT_CHANGES, UPDATE, version, "")
+        if version not in first:
+            first[version] = entry
+            continue
+        if entry.identity == bucket_id:
+            continue
+        bucket = kept.get(bucket_id) or kept.pop(first[version].identity)
+        kept[bucket_id] = Entry(ANCIENT_CHANGES, UPDATE, version, entry.time, bucket.fields | entry.fields)
+        del kept[entry.identity]
+        count -= 1
+    return list(kept.values())
 
 
 def _base_entries(old: dict[str, Any] | None, new: dict[str, Any], subresource: str | None) -> list[Entry]:

@@ -46,12 +46,13 @@ class KeyedList:
     """A list of objects identified by key fields.
 
     `patch_key` is the strategic-merge `patchMergeKey` (None: a patch replaces the list);
-    `apply_keys` are the server-side apply `listMapKey`s (None: atomic for apply); `key_defaults`
-    fill a key the client left out, as the schema defaults do (a port's protocol is TCP)."""
+    `apply_keys` are the server-side apply `listMapKey`s (None: atomic for apply); `item` is each
+    item's schema (`ATOMIC` for `structType=atomic` items, owned whole); `key_defaults` fill a key the
+    client left out, as the schema defaults do (a port's protocol is TCP)."""
 
     patch_key: str | None
     apply_keys: tuple[str, ...] | None
-    item: Struct = field(default_factory=Struct)
+    item: Struct | Atomic = field(default_factory=Struct)
     key_defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -66,7 +67,9 @@ ATOMIC = Atomic()
 SET = SetList()
 
 
-def _by(key: str, item: Struct | None = None, *, apply_keys: tuple[str, ...] | None = None) -> KeyedList:
+def _by(
+    key: str, item: Struct | Atomic | None = None, *, apply_keys: tuple[str, ...] | None = None
+) -> KeyedList:
     return KeyedList(patch_key=key, apply_keys=apply_keys or (key,), item=item or Struct())
 
 
@@ -79,7 +82,8 @@ OBJECT_META = Struct(
         "labels": Struct(),
         "annotations": Struct(),
         "finalizers": SET,
-        "ownerReferences": _by("uid"),
+        # OwnerReference is `structType=atomic`: managedFields hold `k:{"uid":…}` and nothing below.
+        "ownerReferences": _by("uid", ATOMIC),
         "managedFields": ATOMIC,
     }
 )

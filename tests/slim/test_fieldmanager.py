@@ -316,6 +316,52 @@ def test_repeated_updates_by_one_manager_accumulate_in_one_entry() -> None:
     ]
 
 
+def _updated_by_each(managers_and_times: list[tuple[str, str]]) -> dict[str, Any]:
+    """A ConfigMap that manager i (at its time) gave key `k<i>`, one Update each."""
+    live: dict[str, Any] | None = None
+    for index, (manager, now) in enumerate(managers_and_times):
+        changed = copy.deepcopy(live) if live else config_map()
+        changed.setdefault("data", {})[f"k{index}"] = "v"
+        live = update(
+            live, changed, kind="ConfigMap", api_version="v1", manager=manager, subresource=None, now=now
+        )
+    assert live is not None
+    return live
+
+
+def test_ten_update_managers_are_kept_as_they_are() -> None:
+    live = _updated_by_each([(f"m{i:02d}", T0) for i in range(10)])
+    assert [e["manager"] for e in live["metadata"]["managedFields"]] == [f"m{i:02d}" for i in range(10)]
+
+
+def test_update_managers_beyond_ten_fold_oldest_first_into_ancient_changes() -> None:
+    # Twelve managers in one second: ordered by name, m00 is set aside as the bucket's seed and m01,
+    # m02 are folded into it, leaving ten Update entries.
+    live = _updated_by_each([(f"m{i:02d}", T0) for i in range(12)])
+    entries = {e["manager"]: e for e in live["metadata"]["managedFields"]}
+    assert sorted(entries) == ["ancient-changes"] + [f"m{i:02d}" for i in range(3, 12)]
+    # m00 created the data map, so the bucket owns it ("."), too.
+    assert entries["ancient-changes"]["fieldsV1"] == {"f:data": {".": {}, "f:k0": {}, "f:k1": {}, "f:k2": {}}}
+    assert entries["ancient-changes"]["operation"] == "Update"
+    assert entries["m03"]["fieldsV1"] == {"f:data": {"f:k3": {}}}
+
+
+def test_the_oldest_update_managers_are_folded_whatever_their_names() -> None:
+    # zz wrote a minute before the others, so it is the oldest and seeds the bucket.
+    live = _updated_by_each([("zz", T0)] + [(f"m{i:02d}", T1) for i in range(10)])
+    entries = {e["manager"]: e for e in live["metadata"]["managedFields"]}
+    assert "zz" not in entries and "m00" not in entries and "m01" in entries
+    assert entries["ancient-changes"]["fieldsV1"] == {"f:data": {".": {}, "f:k0": {}, "f:k1": {}}}
+    assert entries["ancient-changes"]["time"] == T1
+
+
+def test_an_owner_reference_is_owned_as_one_atomic_item() -> None:
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u-1", "controller": True}
+    config = {**config_map(a="1"), "metadata": {"name": "cfg", "ownerReferences": [owner]}}
+    created = apply_cm(None, config, "planner")
+    assert managers(created)[0][2]["f:metadata"] == {"f:ownerReferences": {'k:{"uid":"u-1"}': {}}}
+
+
 def test_a_status_write_is_recorded_with_its_subresource_and_does_not_own_spec() -> None:
     live = apply_deploy(None, deployment_config({"name": "web", "image": "nginx"}), "planner")
     written = copy.deepcopy(live)

@@ -50,17 +50,10 @@ OWNER_KEY = re.compile(r'^k:\{"uid":"[0-9a-f-]{36}"\}$')
 
 
 def owner_keys(value: Any) -> Any:
-    """managedFields name an ownerReference by its owner's uid in a *key*, which the value masks miss.
-
-    The key's uid becomes `<uid>`, and its contents are emptied on both sides: the real apiserver
-    records an OwnerReference as one atomic item (`k:{"uid":…}: {}`) while part 2's field manager
-    lists its fields; that difference is part 2's to fix and does not depend on the controllers.
-    """
+    """managedFields name an ownerReference by its owner's uid in a *key*, which the value masks miss:
+    the key's uid becomes `<uid>` on both sides (its contents are compared: an atomic `{}`)."""
     if isinstance(value, dict):
-        return {
-            ('k:{"uid":"<uid>"}' if OWNER_KEY.match(k) else k): ({} if OWNER_KEY.match(k) else owner_keys(v))
-            for k, v in value.items()
-        }
+        return {('k:{"uid":"<uid>"}' if OWNER_KEY.match(k) else k): owner_keys(v) for k, v in value.items()}
     if isinstance(value, list):
         return [owner_keys(v) for v in value]
     return value
