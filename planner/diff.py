@@ -1,7 +1,9 @@
 """Desired against live: which objects change, how, and why (DESIGN §4). Pure: no I/O.
 
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
-are defined first so the later stages can rely on them; the comparison itself follows below them.
+live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
+`planner.transitions`, data loss is judged by `planner.dataloss`, and the record of Jobs that already ran
+is read through `planner.runrecords`.
 
 How one desired object is judged against its live copy (the rules of what counts as equal live in
 `planner.canonical`):
@@ -28,13 +30,10 @@ Changes are sorted by namespace (cluster-scoped objects first), then kind, then 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
 
 from planner.canonical import (
     Difference,
@@ -53,19 +52,25 @@ from planner.canonical import (
     quantity,
     with_server_forms,
 )
-from planner.errors import DataLossError
-from planner.kinds import JOB, NAMESPACE, PERSISTENT_VOLUME_CLAIM, POD, KindInfo, MutableField, by_kind
-from planner.live import LiveState, ObjectRef, ref_of
-from planner.plan.names import rootfs_pvc_name, workspace_pvc_name
-from planner.render.identity import (
-    ANNOTATION_HASH,
-    ANNOTATION_POD_SPEC,
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    ANNOTATION_SANDBOX_STATE,
-    canonical_json,
+from planner.changeset import (
+    SENSITIVE,
+    Action,
+    Change,
+    ChangeSet,
+    FieldChange,
+    Manifest,
+    Transition,
+    annotations_of,
+    owner_of,
 )
+from planner.dataloss import check_data_loss
+from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
+from planner.live import LiveState, ObjectRef, ref_of
+from planner.render.identity import ANNOTATION_HASH, ANNOTATION_POD_SPEC, ANNOTATION_RUN_KEY
+from planner.runrecords import run_records
+from planner.transitions import name_sandbox_transitions
 
+# The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
 __all__ = [
     "SENSITIVE",
     "Action",
@@ -74,20 +79,12 @@ __all__ = [
     "FieldChange",
     "Manifest",
     "ObjectRef",
-    "RunRecord",
     "Transition",
     "diff",
-    "encode_run_record",
     "ref_of",
-    "run_records",
-    "trimmed_run_records",
+    "server_predicted",
 ]
 
-Manifest = dict[str, Any]
-Action = Literal["create", "update", "replace", "delete", "noop"]
-Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]
-
-SENSITIVE = "(sensitive)"
 PLANNER_MANAGER = "planner"
 # Annotations that protect an object from prune (DESIGN §3; cli-utils, Helm, Flux spellings).
 KEEP_ANNOTATIONS: Mapping[str, str] = {
@@ -96,111 +93,13 @@ KEEP_ANNOTATIONS: Mapping[str, str] = {
     "cli-utils.sigs.k8s.io/on-remove": "keep",
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
-_DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 # The hash decides update or not; listing it as a changed field on every update would only be noise.
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 _IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
 _POD_SPEC_PATH: Path = ("metadata", "annotations", ANNOTATION_POD_SPEC)
 
 
-@dataclass(frozen=True, kw_only=True)
-class FieldChange:
-    """One declared field that differs: `path` like `.spec.template.spec.containers[name=web].image`.
-
-    `before` is None when the live object lacks the field, `after` None when the plan drops it. `manager`
-    names another field manager that owns the live value (drift by `kubectl edit`, or a takeover). A
-    takeover of a field whose value does not change has `before == after`. Secret values never appear:
-    they read `(sensitive)`.
-    """
-
-    path: str
-    before: Any
-    after: Any
-    manager: str | None = None
-
-    @property
-    def is_takeover(self) -> bool:
-        return self.manager is not None and self.before == self.after
-
-
-@dataclass(frozen=True, kw_only=True)
-class Change:
-    ref: ObjectRef
-    action: Action
-    # Hidden from repr: a Secret's manifests hold its values, and a repr ends up in logs and tracebacks.
-    desired: Manifest | None = field(repr=False)
-    live: Manifest | None = field(repr=False)
-    fields: tuple[FieldChange, ...] = ()
-    reason: str = ""
-    transition: Transition | None = None
-    drift: bool = False
-    owner: str | None = None  # the workload or sandbox of the plan this object belongs to, if any
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChangeSet:
-    plan: str
-    namespace: str
-    changes: tuple[Change, ...]
-    # Ownership conflicts, one sentence each: a planned object exists without this plan's label.
-    conflicts: tuple[str, ...] = ()
-
-    @property
-    def has_changes(self) -> bool:
-        return any(change.action != "noop" for change in self.changes)
-
-    def change_for(self, ref: ObjectRef) -> Change | None:
-        return next((change for change in self.changes if change.ref == ref), None)
-
-
-# --- the run-key record in the ApplySet parent Secret ---
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunRecord:
-    """A Job that ran: parent Secret data key = its run-key, value = base64 of canonical JSON
-    `{"name","namespace","uid"}`."""
-
-    run_key: str
-    namespace: str
-    name: str
-    uid: str
-
-
-def encode_run_record(record: RunRecord) -> str:
-    document = {"name": record.name, "namespace": record.namespace, "uid": record.uid}
-    return base64.b64encode(canonical_json(document).encode()).decode("ascii")
-
-
-def run_records(parent: Manifest | None) -> dict[str, RunRecord]:
-    """The run-keys recorded in the parent Secret; entries that do not decode are ignored (another
-    tool's data, or a hand edit), so a bad entry at worst re-runs a Job."""
-    records: dict[str, RunRecord] = {}
-    for key, value in ((parent or {}).get("data") or {}).items():
-        try:
-            document = json.loads(base64.b64decode(str(value), validate=True))
-            records[key] = RunRecord(
-                run_key=key,
-                namespace=str(document["namespace"]),
-                name=str(document["name"]),
-                uid=str(document["uid"]),
-            )
-        except (binascii.Error, ValueError, KeyError, TypeError):
-            continue
-    return records
-
-
-def trimmed_run_records(records: Mapping[str, RunRecord], closure: Sequence[Manifest]) -> dict[str, str]:
-    """The parent Secret's `data`: the records of the run-keys the closure's Jobs still carry."""
-    wanted = {_annotations(m).get(ANNOTATION_RUN_KEY) for m in closure if m.get("kind") == JOB.kind}
-    return {key: encode_run_record(records[key]) for key in sorted(records) if key in wanted}
-
-
 # --- small readers ---
-
-
-def _annotations(manifest: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return ((manifest or {}).get("metadata") or {}).get("annotations") or {}
 
 
 def _kind_info(kind: str) -> KindInfo | None:
@@ -208,21 +107,6 @@ def _kind_info(kind: str) -> KindInfo | None:
         return by_kind(kind)
     except KeyError:
         return None
-
-
-def _runtime_parts(manifest: Mapping[str, Any] | None) -> list[str]:
-    return str(_annotations(manifest).get(ANNOTATION_RUNTIME_ID, "")).split("|")
-
-
-def owner_of(manifest: Mapping[str, Any] | None) -> str | None:
-    """The workload or sandbox name from the runtime-ID annotation (`k8s-shop|deployment|api` → api)."""
-    parts = _runtime_parts(manifest)
-    return parts[2] if len(parts) == 3 and parts[2] else None
-
-
-def _sandbox_of(manifest: Mapping[str, Any] | None) -> str | None:
-    parts = _runtime_parts(manifest)
-    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None
 
 
 # --- comparing one object ---
@@ -372,7 +256,7 @@ def compare(
     # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
     declared_desired = {k: v for k, v in declared(server_form).items() if k not in _IDENTITY_KEYS}
     entries = managed_entries(live)
-    hash_equal = _annotations(desired).get(ANNOTATION_HASH) == _annotations(live).get(ANNOTATION_HASH)
+    hash_equal = annotations_of(desired).get(ANNOTATION_HASH) == annotations_of(live).get(ANNOTATION_HASH)
     found = differences(declared_desired, live)
     if not hash_equal:
         seen = {d.path for d in found}
@@ -402,8 +286,8 @@ def compare(
 def _run_key_changed(desired: Manifest, live: Manifest) -> bool:
     if desired.get("kind") != JOB.kind:
         return False
-    before = _annotations(live).get(ANNOTATION_RUN_KEY)
-    return before is not None and before != _annotations(desired).get(ANNOTATION_RUN_KEY)
+    before = annotations_of(live).get(ANNOTATION_RUN_KEY)
+    return before is not None and before != annotations_of(desired).get(ANNOTATION_RUN_KEY)
 
 
 # --- the whole set ---
@@ -477,7 +361,7 @@ class _Differ:
 
     def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
         owner = owner_of(desired)
-        record = self.records.get(str(_annotations(desired).get(ANNOTATION_RUN_KEY, "")))
+        record = self.records.get(str(annotations_of(desired).get(ANNOTATION_RUN_KEY, "")))
         if ref.kind == JOB.kind and record is not None:
             if ref.name in self.rerun:
                 return Change(ref=ref, action="create", desired=desired, live=None, reason="rerun requested")
@@ -494,10 +378,10 @@ class _Differ:
         return Change(ref=ref, action="create", desired=desired, live=None, owner=owner)
 
     def removed_change(self, ref: ObjectRef, live: Manifest) -> Change:
-        annotations = _annotations(live)
+        marks = annotations_of(live)
         owner = owner_of(live)
         for key, value in KEEP_ANNOTATIONS.items():
-            if annotations.get(key) == value:
+            if marks.get(key) == value:
                 reason = f"kept: annotated {key}: {value}"
                 return Change(ref=ref, action="noop", desired=None, live=live, reason=reason, owner=owner)
         return Change(
@@ -509,7 +393,7 @@ def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
     """The sandbox Pods recorded on live workspace PVCs, by the Pod's ref (unreadable records skipped)."""
     found: dict[ObjectRef, Manifest] = {}
     for member in members:
-        text = _annotations(member).get(ANNOTATION_POD_SPEC)
+        text = annotations_of(member).get(ANNOTATION_POD_SPEC)
         try:
             pod = json.loads(text) if isinstance(text, str) else None
         except ValueError:
@@ -540,114 +424,6 @@ def _missing_namespaces(desired: Sequence[Manifest], live: LiveState) -> list[Ch
         )
         for name in missing
     ]
-
-
-# --- sandbox transitions (seed 003) ---
-
-
-def _state(manifest: Manifest | None) -> str | None:
-    value = _annotations(manifest).get(ANNOTATION_SANDBOX_STATE)
-    return str(value) if value else None
-
-
-def _rootfs_generation(name: str, sandbox: str) -> int | None:
-    prefix = rootfs_pvc_name(sandbox, 0)[:-1]
-    digits = name.removeprefix(prefix)
-    return int(digits) if name.startswith(prefix) and digits.isdigit() else None
-
-
-def _sandbox_transitions(changes: dict[ObjectRef, Change]) -> None:
-    """Rename the creates, deletes and updates of each sandbox as the transition they realise."""
-    by_sandbox: dict[str, list[ObjectRef]] = {}
-    for ref, change in changes.items():
-        sandbox = _sandbox_of(change.desired or change.live)
-        if sandbox is not None:
-            by_sandbox.setdefault(sandbox, []).append(ref)
-    for sandbox, refs in by_sandbox.items():
-        _name_sandbox(sandbox, {ref: changes[ref] for ref in refs}, changes)
-
-
-def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[ObjectRef, Change]) -> None:
-    workspace = next(
-        (
-            c
-            for r, c in own.items()
-            if r.kind == PERSISTENT_VOLUME_CLAIM.kind and r.name == workspace_pvc_name(sandbox)
-        ),
-        None,
-    )
-    if workspace is None or workspace.desired is None:
-        return  # the sandbox left the plan: its objects are plain prunes
-    pod = next((c for r, c in own.items() if r.kind == POD.kind and r.name == sandbox), None)
-    _name_pause_resume(workspace, pod, changes)
-    rootfs = [c for r, c in own.items() if _rootfs_generation(r.name, sandbox) is not None]
-    _name_rebase(sandbox, rootfs, [workspace, pod], changes)
-    for change in own.values():
-        source = ((change.desired or {}).get("spec") or {}).get("dataSource") or {}
-        if change.action == "create" and change.ref.kind == PERSISTENT_VOLUME_CLAIM.kind and source:
-            changes[change.ref] = dataclasses.replace(
-                change, transition="fork", reason=f"fork of {source.get('name')}"
-            )
-
-
-_POD_MOVES: Mapping[str, str] = {
-    "pause": "pause: the pod goes, its PVCs stay",
-    "resume": "resume: the pod is recreated",
-}
-
-
-def _name_pause_resume(workspace: Change, pod: Change | None, changes: dict[ObjectRef, Change]) -> None:
-    wanted, current = _state(workspace.desired), _state(workspace.live)
-    if workspace.live is None or wanted not in ("paused", "running"):
-        return
-    transition: Transition = "pause" if wanted == "paused" else "resume"
-    pod_moves = pod is not None and pod.action == ("delete" if wanted == "paused" else "create")
-    if current == wanted and not pod_moves:
-        return
-    # The plan is the truth: when its own record of the state did not change, someone else moved it.
-    out_of_band = _annotations(workspace.desired).get(ANNOTATION_HASH) == _annotations(workspace.live).get(
-        ANNOTATION_HASH
-    )
-    if workspace.action != "noop":
-        changes[workspace.ref] = dataclasses.replace(workspace, transition=transition)
-    if pod is not None and pod_moves:
-        reason = _POD_MOVES[transition] + ("; moved outside the plan" if out_of_band else "")
-        changes[pod.ref] = dataclasses.replace(pod, transition=transition, reason=reason, drift=out_of_band)
-
-
-def _name_rebase(
-    sandbox: str, rootfs: list[Change], companions: list[Change | None], changes: dict[ObjectRef, Change]
-) -> None:
-    created = [c for c in rootfs if c.action == "create"]
-    deleted = [c for c in rootfs if c.action == "delete"]
-    if not created or not deleted:
-        return
-    old = sorted(_rootfs_generation(c.ref.name, sandbox) or 0 for c in deleted)
-    new = _rootfs_generation(created[0].ref.name, sandbox)
-    reason = f"rebase g{old[-1]}→g{new}"
-    for change in [*rootfs, *companions]:
-        current = changes.get(change.ref) if change else None
-        if current is not None and current.action != "noop" and current.transition is None:
-            changes[current.ref] = dataclasses.replace(current, transition="rebase", reason=reason)
-
-
-# --- data loss ---
-
-
-def _destroys_data(change: Change) -> bool:
-    if change.ref.kind not in _DATA_KINDS or change.action not in ("replace", "delete"):
-        return False
-    return not (change.transition == "rebase" and change.action == "delete")  # the old rootfs only
-
-
-def _check_data_loss(changes: Iterable[Change]) -> None:
-    losses = [
-        (str(c.ref), f"would be {'replaced' if c.action == 'replace' else 'deleted'} ({c.reason})")
-        for c in changes
-        if _destroys_data(c)
-    ]
-    if losses:
-        raise DataLossError(losses)
 
 
 # Fields a write changes by itself (bookkeeping), never worth showing as a server-predicted change.
@@ -715,9 +491,9 @@ def diff(
         if ref not in wanted:
             changes[ref] = differ.removed_change(ref, obj)
     changes.update({c.ref: c for c in _missing_namespaces(desired, live)})
-    _sandbox_transitions(changes)
+    name_sandbox_transitions(changes)
     if not allow_data_loss:
-        _check_data_loss(changes.values())
+        check_data_loss(changes.values())
     return ChangeSet(
         plan=plan,
         namespace=namespace,

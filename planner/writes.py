@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner import __version__
-from planner.diff import Manifest, ObjectRef, RunRecord, encode_run_record, ref_of, run_records
+from planner.diff import Manifest, ObjectRef, ref_of
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -67,6 +67,7 @@ from planner.render.identity import (
     LABEL_PART_OF,
     applyset_id,
 )
+from planner.runrecords import RunRecord, encode_run_record, run_records
 
 FIELD_MANAGER = "planner"
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from planner.diff import RunRecord, diff, encode_run_record, run_records, trimmed_run_records
+from planner.diff import diff
+from planner.runrecords import RunRecord, encode_run_record, run_records, trimmed_run_records
 from tests.unit.test_diff_support import (
     NAMESPACE,
     PLAN,

@@ -1,0 +1,95 @@
+"""The ChangeSet: which objects change, how, and why — the types `diff` produces and every later stage
+reads (`graph.solve` orders them, `plan` prints them, a saved plan records them).
+
+They live below `diff` so the modules that refine a diff's result (sandbox transitions, data-loss
+checks) can name them without importing the diff itself; `planner.diff` re-exports them. The readers at
+the bottom find planner's own identity annotations on a rendered or live object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from planner.live import ObjectRef
+from planner.render.identity import ANNOTATION_RUNTIME_ID
+
+Manifest = dict[str, Any]
+Action = Literal["create", "update", "replace", "delete", "noop"]
+Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]
+
+SENSITIVE = "(sensitive)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FieldChange:
+    """One declared field that differs: `path` like `.spec.template.spec.containers[name=web].image`.
+
+    `before` is None when the live object lacks the field, `after` None when the plan drops it. `manager`
+    names another field manager that owns the live value (drift by `kubectl edit`, or a takeover). A
+    takeover of a field whose value does not change has `before == after`. Secret values never appear:
+    they read `(sensitive)`.
+    """
+
+    path: str
+    before: Any
+    after: Any
+    manager: str | None = None
+
+    @property
+    def is_takeover(self) -> bool:
+        return self.manager is not None and self.before == self.after
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    ref: ObjectRef
+    action: Action
+    # Hidden from repr: a Secret's manifests hold its values, and a repr ends up in logs and tracebacks.
+    desired: Manifest | None = field(repr=False)
+    live: Manifest | None = field(repr=False)
+    fields: tuple[FieldChange, ...] = ()
+    reason: str = ""
+    transition: Transition | None = None
+    drift: bool = False
+    owner: str | None = None  # the workload or sandbox of the plan this object belongs to, if any
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeSet:
+    plan: str
+    namespace: str
+    changes: tuple[Change, ...]
+    # Ownership conflicts, one sentence each: a planned object exists without this plan's label.
+    conflicts: tuple[str, ...] = ()
+
+    @property
+    def has_changes(self) -> bool:
+        return any(change.action != "noop" for change in self.changes)
+
+    def change_for(self, ref: ObjectRef) -> Change | None:
+        return next((change for change in self.changes if change.ref == ref), None)
+
+
+# --- reading planner's identity on an object ---
+
+
+def annotations_of(manifest: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return ((manifest or {}).get("metadata") or {}).get("annotations") or {}
+
+
+def _runtime_parts(manifest: Mapping[str, Any] | None) -> list[str]:
+    return str(annotations_of(manifest).get(ANNOTATION_RUNTIME_ID, "")).split("|")
+
+
+def owner_of(manifest: Mapping[str, Any] | None) -> str | None:
+    """The workload or sandbox name from the runtime-ID annotation (`k8s-shop|deployment|api` → api)."""
+    parts = _runtime_parts(manifest)
+    return parts[2] if len(parts) == 3 and parts[2] else None
+
+
+def sandbox_of(manifest: Mapping[str, Any] | None) -> str | None:
+    """The sandbox an object belongs to (runtime ID `…|sandbox|<name>`), None for anything else."""
+    parts = _runtime_parts(manifest)
+    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None
