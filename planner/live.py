@@ -85,8 +85,9 @@ def read_live(
     namespaces |= set(_parent_list(parent, ANNOTATION_ADDITIONAL_NAMESPACES))
     selector = f"{LABEL_PART_OF}={applyset_id(plan, namespace)}"
     members: dict[ObjectRef, Manifest] = {}
-    for kind in sorted((k for k in kinds if k.namespaced), key=lambda k: k.group_kind):
-        for ns in sorted(namespaces):
+    for kind in sorted(kinds, key=lambda k: k.group_kind):
+        # A cluster-scoped member kind (a Namespace kubectl --applyset added) is listed once.
+        for ns in sorted(namespaces) if kind.namespaced else [None]:
             for item in list_objects(client, kind, ns, label_selector=selector):
                 members[ref_of(item)] = item
     planned_creates = (m for m in desired if ref_of(m) not in members)

@@ -138,6 +138,40 @@ def test_a_removed_sandbox_pvc_needs_allow_data_loss(
     assert not exists(cluster, f"/api/v1/namespaces/{namespace}/pods/box")
 
 
+def test_a_namespace_member_is_pruned_only_with_allow_data_loss(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """A Namespace can be an ApplySet member (e.g. one `kubectl apply --applyset` added to the set):
+    pruning it deletes everything in it, so it needs --allow-data-loss, as a PVC does."""
+    plan = write_plan(tmp_path, plan_text(namespace, workloads=exposed("web")))
+    apply_ok(planner, plan)
+    parent_path = f"/api/v1/namespaces/{namespace}/secrets/shop"
+    status, parent = http(cluster, "GET", parent_path)
+    assert status == 200, parent
+    member = f"{namespace}-member"
+    labels = {PART_OF: parent["metadata"]["labels"]["applyset.kubernetes.io/id"]}
+    status, body = http(
+        cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": member, "labels": labels}}
+    )
+    assert status == 201, body
+    parent["metadata"]["annotations"][GROUP_KINDS] = "Deployment.apps,Namespace,Service"
+    status, body = http(cluster, "PUT", parent_path, parent)
+    assert status == 200, body
+
+    refused = planner("apply", str(plan), "--no-wait")
+    assert refused.returncode == 1
+    assert f"namespace/{member}" in refused.stderr and "--allow-data-loss" in refused.stderr
+    assert (
+        http(cluster, "GET", f"/api/v1/namespaces/{member}")[1]["metadata"].get("deletionTimestamp") is None
+    )
+
+    apply_ok(planner, plan, "--allow-data-loss")
+    status, gone = http(cluster, "GET", f"/api/v1/namespaces/{member}")
+    assert status == 404 or gone["metadata"].get("deletionTimestamp"), gone
+    assert parent_annotations(cluster, namespace, "shop")[GROUP_KINDS] == "Deployment.apps,Service"
+    assert exists(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+
+
 def _event_versions(cluster: ClusterHandle, path: str, since: int, kind: str) -> dict[str, int]:
     """resourceVersion of each object's `kind` (ADDED/DELETED) watch event after `since`, by name."""
     url = f"{cluster.url}{path}?watch=1&resourceVersion={since}&timeoutSeconds=1"
