@@ -1,0 +1,191 @@
+"""`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
+namespace, read its live objects and diff them (optionally checked by a server-side dry run). Writes
+nothing; `apply` and `status` build on the loaded and rendered plans from here."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planner.app.target import Target
+from planner.diff import ChangeSet, diff, server_predicted
+from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
+from planner.graph import ExecutionPlan, solve
+from planner.kinds import for_manifest
+from planner.kube.client import KubeClient
+from planner.kube.config import default_namespace
+from planner.live import LiveState, read_live
+from planner.plan import LoadResult, Plan, load_plans
+from planner.render import plan_namespace, render
+from planner.savedplan import saved_plan
+
+Manifest = dict[str, Any]
+FIELD_MANAGER = "planner"
+
+
+@dataclass(frozen=True)
+class RenderedPlan:
+    plan: Plan
+    default_namespace: str
+    manifests: tuple[Manifest, ...]
+
+
+def validate(paths: Sequence[str | Path]) -> LoadResult:
+    """Load and check plans; raises PlanError with every problem at once."""
+    return load_plans(paths)
+
+
+def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
+    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3)."""
+    return [
+        RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
+        for plan in loaded.plans
+    ]
+
+
+def render_plans(
+    paths: Sequence[str | Path], *, namespace: str | None, kubeconfig: str | None, context: str | None
+) -> tuple[LoadResult, list[RenderedPlan]]:
+    """Load plans and render each against the runtime's default namespace (DESIGN §3)."""
+    loaded = load_plans(paths)
+    fallback = default_namespace(namespace=namespace, kubeconfig=kubeconfig, context=context)
+    return loaded, render_loaded(loaded, fallback)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanOptions:
+    allow_data_loss: bool = False
+    adopt: bool = False
+    rerun: frozenset[str] = frozenset()
+    server_dry_run: bool = False
+    allow_empty: bool = False
+
+    def recorded(self) -> dict[str, Any]:
+        """The options a saved plan carries, so `apply FILE` plans exactly as `plan --out` did."""
+        return {
+            "allow_data_loss": self.allow_data_loss,
+            "adopt": self.adopt,
+            "rerun": sorted(self.rerun),
+            "allow_empty": self.allow_empty,
+        }
+
+    @classmethod
+    def from_recorded(cls, recorded: dict[str, Any]) -> PlanOptions:
+        return cls(
+            allow_data_loss=bool(recorded.get("allow_data_loss")),
+            adopt=bool(recorded.get("adopt")),
+            rerun=frozenset(recorded.get("rerun") or ()),
+            allow_empty=bool(recorded.get("allow_empty")),
+        )
+
+
+@dataclass(frozen=True)
+class PlannedChanges:
+    rendered: RenderedPlan
+    live: LiveState
+    changeset: ChangeSet
+
+    @property
+    def execution(self) -> ExecutionPlan:
+        return solve(self.changeset)
+
+    def saved(self, options: PlanOptions) -> dict[str, Any]:
+        return saved_plan(
+            files=[self.rendered.plan.source.file],
+            changeset=self.changeset,
+            desired=self.rendered.manifests,
+            live=self.live,
+            options=options.recorded(),
+        )
+
+
+def plan(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: PlanOptions,
+    client: KubeClient | None = None,
+    probe_foreign: bool = True,
+) -> tuple[LoadResult, list[PlannedChanges]]:
+    """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
+    loaded, rendered = render_plans(
+        paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
+    )
+    client = client or target.client()
+    return loaded, plan_rendered(rendered, client=client, options=options, probe_foreign=probe_foreign)
+
+
+def plan_rendered(
+    rendered: Sequence[RenderedPlan],
+    *,
+    client: KubeClient,
+    options: PlanOptions,
+    probe_foreign: bool = True,
+) -> list[PlannedChanges]:
+    """Read the live objects of each rendered plan and diff them. Writes nothing. Without
+    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
+    results = []
+    for each in rendered:
+        namespace = plan_namespace(each.plan, each.default_namespace)
+        live = read_live(
+            client,
+            desired=each.manifests,
+            plan=each.plan.name,
+            namespace=namespace,
+            probe_foreign=probe_foreign,
+        )
+        if not options.allow_empty:
+            check_not_empty(each, live)
+        changeset = diff(
+            each.manifests,
+            live,
+            plan=each.plan.name,
+            namespace=namespace,
+            allow_data_loss=options.allow_data_loss,
+            adopt=options.adopt,
+            rerun=options.rerun,
+        )
+        if options.server_dry_run:
+            changeset = server_dry_run(client, changeset)
+        results.append(PlannedChanges(each, live, changeset))
+    return results
+
+
+def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:
+    """Refuse a plan that declares nothing (Namespaces aside) while its ApplySet still has members:
+    applying it would prune them all, which is almost never what an emptied plan file meant."""
+    declares = any(m.get("kind") != "Namespace" for m in rendered.manifests)
+    if declares or not live.members:
+        return
+    raise EmptyPlanError(
+        f"plan {rendered.plan.name} declares nothing, and applying it would delete all "
+        f"{len(live.members)} objects it manages; re-run with --allow-empty to accept it"
+    )
+
+
+def server_dry_run(client: KubeClient, changeset: ChangeSet) -> ChangeSet:
+    """Each create and update as the server would apply it (`dryRun=All`), shown in place of the
+    client-side prediction. A server rejection (422, a webhook) fails the plan, naming the object."""
+    changes = []
+    for change in changeset.changes:
+        if change.action in ("create", "update") and change.desired is not None:
+            try:
+                result = client.server_side_apply(
+                    for_manifest(change.desired),
+                    change.desired,
+                    field_manager=FIELD_MANAGER,
+                    force=True,
+                    dry_run=True,
+                )
+            except NotFoundError:
+                result = None  # its namespace is created by the same apply: nothing to ask yet
+            except ApiError as rejected:
+                raise PlannerError(
+                    f"{change.ref}: the server rejects it in a dry run: {rejected}"
+                ) from rejected
+            change = server_predicted(change, result) if result is not None else change
+        changes.append(change)
+    return dataclasses.replace(changeset, changes=tuple(changes))

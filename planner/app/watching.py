@@ -1,0 +1,217 @@
+"""Following workloads: `monitor` (lifecycle events through one informer per kind), `apply --watch`
+(apply, then follow what converged on the same informers) and `status` (a table of runtime IDs, once or
+whenever it changes)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.app.applying import AppliedPlan, ApplyOptions, apply
+from planner.app.planning import Manifest, render_plans
+from planner.app.target import Target
+from planner.errors import PlannerError
+from planner.events import Clock, EventSink, SystemClock
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kube.client import KubeClient
+from planner.kube.informer import Informers
+from planner.monitor import Monitor
+from planner.monitor.status import StatusRow, status_rows
+from planner.plan import LoadResult, Plan
+from planner.render.identity import LABEL_WORKLOAD, RuntimeID, sandbox_runtime_id, workload_runtime_id
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonitorOptions:
+    """`attach_all`: every managed workload in scope (`-n`, else all namespaces); `until_done`: stop
+    once each is steady (Deployment and sandbox Started, Job ended) or `timeout` passes; without it,
+    follow for `timeout` (None: until interrupted)."""
+
+    attach_all: bool = False
+    until_done: bool = False
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonitorResult:
+    failed: tuple[str, ...]
+    steady: bool
+
+
+def plan_runtime_ids(plan: Plan, default_namespace: str) -> list[RuntimeID]:
+    """Every workload's and sandbox's runtime ID, in plan order."""
+    workloads = [workload_runtime_id(plan, w, default_namespace) for w in plan.workloads]
+    return workloads + [sandbox_runtime_id(plan, s, default_namespace) for s in plan.sandboxes]
+
+
+def apply_and_watch(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    watch: MonitorOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+) -> tuple[LoadResult, list[AppliedPlan], MonitorResult | None]:
+    """`apply --watch`: apply, then hand every runtime ID of the converged plans to the monitor on the
+    same informers (one per kind per process) and follow them until each is steady or `watch.timeout`.
+    When the apply itself failed there is nothing steady to wait for: no monitoring, the result is None."""
+    client = target.client()
+    informers = Informers(client)
+    try:
+        loaded, applied = apply(
+            paths, target=target, options=options, sink=sink, clock=clock, client=client, informers=informers
+        )
+        if not all(each.result.ok for each in applied):
+            return loaded, applied, None
+        rendered = [each.planned.rendered for each in applied]
+        rids = [rid for r in rendered for rid in plan_runtime_ids(r.plan, r.default_namespace)]
+        scope = frozenset(rid.namespace for rid in rids)
+        followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
+        return loaded, applied, followed
+    finally:
+        informers.stop()
+
+
+def monitor_scope(
+    runtime_ids: Sequence[RuntimeID], *, target: Target, attach_all: bool
+) -> frozenset[str] | None:
+    """The namespaces the informers watch: those of the IDs, plus `-n` (or every namespace) with --all."""
+    if attach_all and target.namespace is None:
+        return None
+    extra = {target.namespace} if attach_all and target.namespace else set()
+    return frozenset({rid.namespace for rid in runtime_ids} | extra)
+
+
+def monitor(
+    runtime_ids: Sequence[str],
+    *,
+    target: Target,
+    options: MonitorOptions,
+    sink: EventSink,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+) -> MonitorResult:
+    """Follow runtime IDs (and with `attach_all` every managed workload) through one informer per kind,
+    reporting Container* events to `sink` from the informers' threads."""
+    rids = list(dict.fromkeys(RuntimeID.parse(text) for text in runtime_ids))  # once each, in order
+    if not rids and not options.attach_all:
+        raise PlannerError("name at least one runtime ID, or --all")
+    client = client or target.client()
+    scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
+    informers = Informers(client)
+    try:
+        return follow(informers, rids, options=options, sink=sink, scope=scope, clock=clock)
+    finally:
+        informers.stop()
+
+
+def follow(
+    informers: Informers,
+    runtime_ids: Sequence[RuntimeID],
+    *,
+    options: MonitorOptions,
+    sink: EventSink,
+    scope: frozenset[str] | None,
+    clock: Clock | None = None,
+) -> MonitorResult:
+    """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
+    IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`
+    must be covered by the informers already created (Informers refuses a wider one)."""
+    watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope)
+    try:
+        for rid in runtime_ids:
+            watcher.mark_if_not_monitoring(rid)
+        if options.attach_all:
+            watcher.attach_all(scope, follow=not options.until_done)
+        if options.until_done:
+            steady = watcher.wait_until_steady(options.timeout)
+        else:
+            watcher.follow_for(options.timeout)
+            steady = watcher.all_steady()
+    finally:
+        watcher.stop()
+    return MonitorResult(failed=tuple(watcher.failed()), steady=steady)
+
+
+STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
+
+
+def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> list[RuntimeID]:
+    """Runtime IDs from the arguments: each one with a `|` is a runtime ID, every other one a plan file
+    or directory whose workloads and sandboxes are listed in plan order."""
+    ids = [RuntimeID.parse(a) for a in arguments if "|" in a]
+    paths = [a for a in arguments if "|" not in a]
+    if paths:
+        _, rendered = render_plans(
+            paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
+        )
+        for each in rendered:
+            ids += plan_runtime_ids(each.plan, each.default_namespace)
+    return list(dict.fromkeys(ids))
+
+
+def _cache_rows(
+    informers: Informers, rids: Sequence[RuntimeID], scope: frozenset[str], now: float
+) -> list[StatusRow]:
+    def lookup(kind: KindInfo, namespace: str, name: str) -> Manifest | None:
+        return informers.informer(kind, namespaces=scope).get(namespace, name)
+
+    def pods_of(namespace: str, name: str) -> list[Manifest]:
+        pods = informers.informer(POD, namespaces=scope).items()
+        return [
+            p
+            for p in pods
+            if p["metadata"].get("namespace") == namespace
+            and (p["metadata"].get("labels") or {}).get(LABEL_WORKLOAD) == name
+        ]
+
+    return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now)
+
+
+def status(
+    arguments: Sequence[str],
+    *,
+    target: Target,
+    on_rows: Callable[[list[StatusRow]], None],
+    watch: bool = False,
+    timeout: float | None = None,
+    clock: Clock | None = None,
+    client: KubeClient | None = None,
+) -> list[StatusRow]:
+    """Rows for the runtime IDs (or plans) given, read through one informer per kind; `on_rows` gets them
+    once, and with `watch` again whenever they change, until `timeout` (None: until interrupted)."""
+    rids = status_runtime_ids(arguments, target=target)
+    if not rids:
+        raise PlannerError("name runtime IDs or plan files")
+    clock = clock or SystemClock()
+    client = client or target.client()
+    scope = frozenset(rid.namespace for rid in rids)
+    informers = Informers(client)
+    changed = threading.Event()
+    try:
+        for kind in STATUS_KINDS:
+            informer = informers.informer(kind, namespaces=scope)
+            informer.wait_until_synced(60.0)
+            informer.subscribe(lambda _type, _obj: changed.set())
+        rows = _cache_rows(informers, rids, scope, clock.now())
+        on_rows(rows)
+        deadline = None if timeout is None else clock.now() + timeout
+        while watch and (deadline is None or clock.now() < deadline):
+            changed.wait(1.0 if deadline is None else max(0.0, min(1.0, deadline - clock.now())))
+            changed.clear()
+            fresh = _cache_rows(informers, rids, scope, clock.now())
+            if _without_age(fresh) != _without_age(rows):
+                rows = fresh
+                on_rows(rows)
+    finally:
+        informers.stop()
+    return rows
+
+
+def _without_age(rows: Sequence[StatusRow]) -> list[StatusRow]:
+    """Rows compared for `--watch`: a change is news, time passing is not."""
+    return [dataclasses.replace(row, age="") for row in rows]
