@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,13 @@ class Recorder:
     def names(self, kind: str) -> list[str]:
         with self._lock:
             return [name for seen_kind, name in self.seen if seen_kind == kind]
+
+    def wait(self, condition: Callable[[Recorder], bool], timeout: float = 10.0) -> None:
+        """Until `condition` holds: subscribers run just after the cache changes, on the informer's thread."""
+        deadline = time.monotonic() + timeout
+        while not condition(self):
+            assert time.monotonic() < deadline, f"subscriber saw only {self.seen}"
+            time.sleep(0.01)
 
 
 def until(informer: Informer, condition: Any, timeout: float = 10.0) -> None:
@@ -106,7 +113,7 @@ def test_added_modified_and_deleted_reach_the_cache_and_subscribers(
     until(informer, lambda: (informer.get(namespace, "live") or {}).get("data") == {"v": "2"})
     assert http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/live")[0] == 200
     until(informer, lambda: informer.get(namespace, "live") is None)
-    time.sleep(0.1)  # subscribers run just after the cache changes
+    recorder.wait(lambda r: len(r.seen) >= 3)
     assert recorder.seen == [("ADDED", "live"), ("MODIFIED", "live"), ("DELETED", "live")]
 
 
@@ -143,7 +150,7 @@ def test_an_expired_watch_relists_and_misses_nothing(
         assert churning.log.by_verb["list"] == 2  # the first list, and the relist after the 410
         config_map(cluster, namespace, "after-relist", {})
         until(informer, lambda: informer.get(namespace, "after-relist") is not None)
-        time.sleep(0.1)
+        recorder.wait(lambda r: "after-relist" in r.names("ADDED"))
         assert recorder.names("ADDED")[-1] == "after-relist"
     finally:
         informer.stop()
@@ -164,7 +171,7 @@ def test_a_server_closed_stream_rewatches_from_where_it_stopped_without_relistin
             config_map(cluster, namespace, name, {})
             time.sleep(0.5)
         until(informer, lambda: all(informer.get(namespace, n) for n in names))
-        time.sleep(0.1)
+        recorder.wait(lambda r: len(r.names("ADDED")) >= len(names))
         assert recorder.names("ADDED") == names
         assert client.log.by_verb["list"] == 1
         assert client.log.by_verb["watch"] >= 3

@@ -34,6 +34,18 @@ def _events(stream: Any) -> list[tuple[str, str]]:
     return [(e["type"], e["object"].metadata.name) for e in stream]
 
 
+def _first(count: int, *args: Any, **kwargs: Any) -> list[tuple[str, str]]:
+    """The first `count` events of a watch, which then stops: a fixed short timeout would race the
+    background writes on a busy machine."""
+    watcher = watch.Watch()
+    events: list[tuple[str, str]] = []
+    for event in watcher.stream(*args, timeout_seconds=10, **kwargs):
+        events.append((event["type"], event["object"].metadata.name))
+        if len(events) == count:
+            watcher.stop()
+    return events
+
+
 def test_watch_from_a_list_sees_added_modified_deleted(core_v1: client.CoreV1Api, namespace: str) -> None:
     rv = core_v1.list_namespaced_config_map(namespace).metadata.resource_version
 
@@ -44,10 +56,8 @@ def test_watch_from_a_list_sees_added_modified_deleted(core_v1: client.CoreV1Api
         core_v1.delete_namespaced_config_map("w", namespace)
 
     threading.Thread(target=writes).start()
-    stream = watch.Watch().stream(
-        core_v1.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=1
-    )
-    assert _events(stream) == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
+    events = _first(3, core_v1.list_namespaced_config_map, namespace, resource_version=rv)
+    assert events == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
 
 def test_server_closes_the_stream_at_timeout_seconds(core_v1: client.CoreV1Api, namespace: str) -> None:
@@ -83,13 +93,10 @@ def test_too_old_resource_version_then_relist(core_v1: client.CoreV1Api, namespa
         core_v1.create_namespaced_config_map(namespace, {"metadata": {"name": "after-relist"}})
 
     threading.Thread(target=late_write).start()
-    stream = watch.Watch().stream(
-        core_v1.list_namespaced_config_map,
-        namespace,
-        resource_version=relisted.metadata.resource_version,
-        timeout_seconds=1,
+    events = _first(
+        1, core_v1.list_namespaced_config_map, namespace, resource_version=relisted.metadata.resource_version
     )
-    assert _events(stream) == [("ADDED", "after-relist")]
+    assert events == [("ADDED", "after-relist")]
 
 
 def _raw_watch(cluster: ClusterHandle, path: str) -> list[dict[str, Any]]:
@@ -132,14 +139,10 @@ def test_label_changes_enter_and_leave_a_filtered_watch(core_v1: client.CoreV1Ap
         )
 
     threading.Thread(target=relabel).start()
-    stream = watch.Watch().stream(
-        core_v1.list_namespaced_config_map,
-        namespace,
-        label_selector="tier=a",
-        resource_version=rv,
-        timeout_seconds=1,
+    events = _first(
+        2, core_v1.list_namespaced_config_map, namespace, label_selector="tier=a", resource_version=rv
     )
-    assert _events(stream) == [("DELETED", "mover"), ("ADDED", "mover")]
+    assert events == [("DELETED", "mover"), ("ADDED", "mover")]
 
 
 def test_watch_with_field_selector_on_one_name(core_v1: client.CoreV1Api, namespace: str) -> None:
@@ -151,11 +154,11 @@ def test_watch_with_field_selector_on_one_name(core_v1: client.CoreV1Api, namesp
             core_v1.create_namespaced_config_map(namespace, {"metadata": {"name": name}})
 
     threading.Thread(target=writes).start()
-    stream = watch.Watch().stream(
+    events = _first(
+        1,
         core_v1.list_namespaced_config_map,
         namespace,
         resource_version=rv,
         field_selector="metadata.name=target",
-        timeout_seconds=1,
     )
-    assert _events(stream) == [("ADDED", "target")]
+    assert events == [("ADDED", "target")]
