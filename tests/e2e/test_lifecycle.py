@@ -140,15 +140,9 @@ def pods_of(cluster: ClusterHandle, namespace: str, name: str) -> list[dict[str,
     return list(pods["items"])
 
 
-def require_controllers(cluster: ClusterHandle, namespace: str, name: str) -> None:
-    """Skip (saying why) when the embedded cluster's controllers do not create the Deployment's pods:
-    the node agent and controllers are a separate part of the embedded cluster."""
-    deadline = time.monotonic() + 10.0
-    while time.monotonic() < deadline:
-        if pods_of(cluster, namespace, name):
-            return
-        time.sleep(0.2)
-    pytest.skip("the embedded cluster's controllers created no pod for the Deployment within 10 s")
+def pods_started(cluster: ClusterHandle, namespace: str, name: str) -> None:
+    """Wait until the embedded cluster's controllers created the Deployment's pods."""
+    wait_for(lambda: pods_of(cluster, namespace, name), what=f"pods of deployment {name}")
 
 
 def gone_or_terminating(cluster: ClusterHandle, path: str) -> bool:
@@ -346,7 +340,7 @@ def test_inspect_a_deployment_names_its_latest_pods_node(
     cluster: ClusterHandle, planner: Runner, namespace: str
 ) -> None:
     create(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment("web", namespace))
-    require_controllers(cluster, namespace, "web")
+    pods_started(cluster, namespace, "web")
 
     def scheduled_pod() -> dict[str, Any] | None:
         return next((p for p in pods_of(cluster, namespace, "web") if p["spec"].get("nodeName")), None)
@@ -372,7 +366,7 @@ def test_logs_default_to_the_last_200_lines_of_the_latest_pod(
     cluster: ClusterHandle, planner: Runner, namespace: str
 ) -> None:
     create(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment("web", namespace))
-    require_controllers(cluster, namespace, "web")
+    pods_started(cluster, namespace, "web")
 
     def running_pod_with_many_lines() -> str | None:
         for pod in pods_of(cluster, namespace, "web"):
