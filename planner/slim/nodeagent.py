@@ -9,6 +9,12 @@ name (ConfigMaps, Secrets, bound PVCs), showing ContainerCreating and FailedMoun
 from the moment all exist, the pod's status is the `podsim` timeline at `now`, written through
 `/status` only when it changed. A deleted pod's containers stop and the pod is removed once its
 (simulated, short) shutdown is over. Pod IPs come from 10.244.0.0/16, one per pod for its lifetime.
+
+Keys are pods plus the node itself (registration and the lease timer). A Pod event dirties that
+pod; each pod asks to be synced again at its timeline's next change. A pod that cannot be scheduled
+or started yet is remembered as waiting: a ConfigMap, Secret or PVC event dirties the waiting pods
+of its namespace, a Node event every waiting pod, and each retries every `RETRY_SECONDS` as well
+(the kubelet's and scheduler's own retries).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from typing import Any
 
 from planner.slim import podsim, podstatus, scheduling
 from planner.slim.api import Api
-from planner.slim.controllers.base import Writer, deleting, key, name_of, ns_of, uid_of
+from planner.slim.controllers.base import Writer, deleting, key, keys_of, name_of, ns_of, own_key, uid_of
 from planner.slim.meta import now_micro
-from planner.slim.runtime import NODE_AGENT, Scale
+from planner.slim.runtime import NODE_AGENT, RETRY_SECONDS, Key, Scale
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 NODE_NAME = "planner-node-0"
@@ -33,6 +40,7 @@ LEASE_RENEW_SECONDS = 10.0
 LEASE_NAMESPACE = "kube-node-lease"
 SHUTDOWN_SECONDS = 0.2
 SCHEDULER = "default-scheduler"
+NODE_KEY = Key(key("Node"), "", NODE_NAME)
 
 
 def node_object() -> Obj:
@@ -133,28 +141,61 @@ class NodeAgent:
         self.kubelet = Writer(api, "kubelet")
         self.scheduler = Writer(api, SCHEDULER)
         self.pods: dict[str, PodTrack] = {}
+        self.waiting: dict[str, set[Key]] = {}  # namespace → pods not yet scheduled or started
         self._next_ip = 2
+        self._used_ips: set[str] = set()
         self._lease_renewed = 0.0
+
+    # --- keys ----------------------------------------------------------------------------------------
+
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("Pod"):
+            if event.type == "DELETED":
+                self.pods.pop(uid_of(event.obj), None)
+            return [own_key(event)]
+        if event.resource == key("Node"):
+            return [NODE_KEY, *self.waiting_pods(None)]
+        return self.waiting_pods(event.namespace)
+
+    def waiting_pods(self, namespace: str | None) -> list[Key]:
+        """The pods waiting to be scheduled or started, in `namespace` (None: everywhere)."""
+        if namespace is not None:
+            return sorted(self.waiting.get(namespace, ()))
+        return sorted(k for keys in self.waiting.values() for k in keys)
+
+    def resync(self) -> list[Key]:
+        pods = self.api.store.list(key("Pod"), None)
+        self._used_ips = {ip for p in pods if (ip := (p.get("status") or {}).get("podIP"))}
+        live = {uid_of(p) for p in pods}
+        self.pods = {uid: track for uid, track in self.pods.items() if uid in live}
+        return [NODE_KEY, *keys_of(self.api.store, key("Pod"))]
 
     # --- the pass ------------------------------------------------------------------------------------
 
-    def reconcile(self, now: float) -> float | None:
-        self._register(now)
-        due: list[float] = [self._lease_renewed + LEASE_RENEW_SECONDS]
-        nodes = list(self.api.store.list(key("Node"), None))
-        live: set[str] = set()
-        for pod in list(self.api.store.list(key("Pod"), None)):
-            live.add(uid_of(pod))
-            node = (pod.get("spec") or {}).get("nodeName")
-            if not node:
-                self._schedule(pod, nodes)
-            elif node == NODE_NAME:
-                wanted = self._run(pod, now)
-                if wanted is not None:
-                    due.append(wanted)
-        for uid in set(self.pods) - live:
-            del self.pods[uid]
-        return min(due)
+    def sync(self, object_key: Key, now: float) -> float | None:
+        if object_key == NODE_KEY:
+            self._register(now)
+            return self._lease_renewed + LEASE_RENEW_SECONDS
+        self._set_waiting(object_key, False)
+        pod = self.api.store.get(*object_key)
+        if pod is None:
+            return None
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return self._schedule(object_key, pod, now)
+        if node == NODE_NAME:
+            return self._run(object_key, pod, now)
+        return None
+
+    def _set_waiting(self, pod_key: Key, waiting: bool) -> None:
+        if waiting:
+            self.waiting.setdefault(pod_key.namespace, set()).add(pod_key)
+            return
+        keys = self.waiting.get(pod_key.namespace)
+        if keys is not None:
+            keys.discard(pod_key)
+            if not keys:
+                del self.waiting[pod_key.namespace]
 
     def _register(self, now: float) -> None:
         if self.api.store.get(key("Node"), "", NODE_NAME) is None:
@@ -180,14 +221,20 @@ class NodeAgent:
 
     # --- scheduling ----------------------------------------------------------------------------------
 
-    def _schedule(self, pod: Obj, nodes: list[Obj]) -> None:
+    def _schedule(self, pod_key: Key, pod: Obj, now: float) -> float | None:
+        """Bind the pod to the node, or say why not; a retry time while it cannot be placed."""
         spec = pod.get("spec") or {}
-        if deleting(pod) or spec.get("schedulerName", SCHEDULER) != SCHEDULER or not nodes:
-            return
+        nodes = self.api.store.list(key("Node"), None)
+        if deleting(pod) or spec.get("schedulerName", SCHEDULER) != SCHEDULER:
+            return None
+        if not nodes:
+            self._set_waiting(pod_key, True)
+            return now + RETRY_SECONDS
         reason = scheduling.unschedulable_reason(pod, nodes, self._lookup(pod), self._waits_for_consumer)
         if reason is not None:
             self._unschedulable(pod, reason)
-            return
+            self._set_waiting(pod_key, True)
+            return now + RETRY_SECONDS
         try:
             self.api.bind(
                 ns_of(pod),
@@ -196,13 +243,14 @@ class NodeAgent:
                 self.scheduler.options,
             )
         except Exception:
-            return
+            return now + RETRY_SECONDS
         self.scheduler.event(
             _typed(pod),
             "Normal",
             "Scheduled",
             f"Successfully assigned {ns_of(pod)}/{name_of(pod)} to {NODE_NAME}",
         )
+        return None
 
     def _unschedulable(self, pod: Obj, message: str) -> None:
         status = dict(pod.get("status") or {})
@@ -235,7 +283,7 @@ class NodeAgent:
 
     # --- the kubelet ---------------------------------------------------------------------------------
 
-    def _run(self, pod: Obj, now: float) -> float | None:
+    def _run(self, pod_key: Key, pod: Obj, now: float) -> float | None:
         track = self.pods.setdefault(uid_of(pod), PodTrack())
         if deleting(pod):
             return self._stop(pod, track, now)
@@ -253,7 +301,8 @@ class NodeAgent:
             blocked = scheduling.missing_dependency(pod, self._lookup(pod))
             if blocked is not None:
                 self._blocked(pod, track, blocked, now)
-                return None
+                self._set_waiting(pod_key, True)
+                return now + RETRY_SECONDS
             track.t0 = now
         view = podsim.pod_view(pod, t0=track.t0, now=now, scale=self.scale.factor)
         status = podstatus.pod_status(pod, view, t0=track.t0, now=now, host_ip=NODE_IP, pod_ip=track.ip)
@@ -304,12 +353,13 @@ class NodeAgent:
         return None
 
     def _allocate_ip(self) -> str:
-        """The next free pod IP (pods kept from before a restart keep theirs)."""
-        used = {(p.get("status") or {}).get("podIP") for p in self.api.store.list(key("Pod"), None)}
+        """The next free pod IP (pods kept from before a restart keep theirs: the used set is read
+        from the store at each full resync)."""
         while True:
             address = str(POD_CIDR.network_address + self._next_ip)
             self._next_ip += 1
-            if address not in used:
+            if address not in self._used_ips:
+                self._used_ips.add(address)
                 return address
 
     def _lifecycle_events(self, pod: Obj, view: podsim.PodView, track: PodTrack, now: float) -> None:

@@ -1,31 +1,54 @@
-"""What the simulation shares at run time: the time scale, the pause switches and the loop runner.
+"""What the simulation shares at run time: the time scale, the pause switches and the work-queue driver.
 
-Controllers and the node agent are `Reconciler`s: a synchronous `reconcile(now)` that looks at the
-whole store and writes what differs (level-based, so a missed event only delays the fix), plus the
-resources whose watch events should wake it. `run_reconciler` drives one: it wakes on those events,
-on the reconciler's own requested deadline, and at least once per resync period. Everything runs on
-the server's event loop, so reconcilers never race each other or HTTP handlers.
+Controllers and the node agent are `Reconciler`s driven the way kube-controller-manager drives its
+controllers: by a work queue of dirty keys rather than by whole-store passes.
+
+- `observe(event)` is called for every watch event of the resources the reconciler `watches`, in
+  order, as soon as the event is published; it keeps the reconciler's indexes current and returns
+  the keys the event dirties (a Pod event dirties its controlling ReplicaSet, and so on).
+- `sync(key, now)` reconciles one key, level-based (it reads the store, not the event, so a missed
+  or coalesced event only delays the fix), and returns when that key wants to be looked at again
+  (a probe period, a back-off, a deadline, a retry while it waits on something), or None.
+- `resync()` rebuilds the indexes from the store and returns every key: the self-healing backstop.
+
+`run_reconciler` drives one: each pass first applies every event published so far, then syncs the
+dirty keys plus those whose timers are due, once each, in (resource, namespace, name) order. A pass
+comes when events dirty keys (at most every `min_interval`), when a timer falls due, and a full
+resync (every key) runs at start, after a pause ends and every `FULL_RESYNC_SECONDS`. Keys that wait
+on something no watch event announces (a pod whose ConfigMap is missing, a ReplicaSet whose pod
+creation failed) ask for a retry `RETRY_SECONDS` later, as the one-second resync used to give them.
+Everything runs on the server's event loop, so reconcilers never race each other or HTTP handlers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from planner.slim.store import Store, Subscription
+from planner.slim.store import Store, Subscription, WatchEvent
 
 log = logging.getLogger(__name__)
 
-RESYNC_SECONDS = 1.0
+RETRY_SECONDS = 1.0
+FULL_RESYNC_SECONDS = 10.0
 DEBOUNCE_SECONDS = 0.005
 CONTROLLERS = "controllers"
 NODE_AGENT = "nodeagent"
 COMPONENTS = (CONTROLLERS, NODE_AGENT)
+
+
+class Key(NamedTuple):
+    """One object a reconciler syncs: its store resource key, namespace ("" if cluster-scoped) and name."""
+
+    resource: str
+    namespace: str
+    name: str
 
 
 @dataclass
@@ -62,54 +85,176 @@ class Scale:
 class Reconciler(Protocol):
     component: str
     watches: tuple[str, ...]
-    # Passes woken by events come at most this often: whole-store scans (the garbage collector) must
-    # not run once per write while a client creates thousands of objects.
+    # Passes woken by events come at most this often, so a burst of writes is synced in batches.
     min_interval: float
 
-    def reconcile(self, now: float) -> float | None:
-        """One pass; returns the absolute time (epoch seconds) of the next wanted pass, if any."""
+    def observe(self, event: WatchEvent) -> Iterable[Key]:
+        """Update the indexes from one event; the keys it dirties."""
+
+    def resync(self) -> Iterable[Key]:
+        """Rebuild the indexes from the store; every key."""
+
+    def sync(self, key: Key, now: float) -> float | None:
+        """Reconcile one key; the absolute time (epoch seconds) it wants its next sync, if any."""
 
 
-async def run_reconciler(reconciler: Reconciler, store: Store, switches: Switches) -> None:
-    wake = asyncio.Event()
-    subscriptions = [store.subscribe(resource) for resource in reconciler.watches]
-    forwarders = [asyncio.create_task(_forward(s, wake)) for s in subscriptions]
-    due: float | None = None
-    last = 0.0
-    try:
+@dataclass
+class PassCounts:
+    """How much work a reconciler did: passes run and keys synced (served at `/slim/stats`)."""
+
+    passes: int = 0
+    synced: int = 0
+    full_resyncs: int = 0
+
+
+class WorkQueue:
+    """Dirty keys, each synced once per pass however often it was dirtied, and per-key timers."""
+
+    def __init__(self) -> None:
+        self._dirty: set[Key] = set()
+        self._timers: dict[Key, float] = {}
+        self._heap: list[tuple[float, Key]] = []  # may hold outdated entries; `_timers` is the truth
+
+    def add(self, keys: Iterable[Key]) -> None:
+        self._dirty.update(keys)
+
+    def has_dirty(self) -> bool:
+        return bool(self._dirty)
+
+    def schedule(self, key: Key, due: float | None) -> None:
+        """Replace the key's timer (None: no timer)."""
+        if due is None:
+            self._timers.pop(key, None)
+            return
+        self._timers[key] = due
+        heapq.heappush(self._heap, (due, key))
+
+    def next_due(self) -> float | None:
+        self._drop_outdated()
+        return self._heap[0][0] if self._heap else None
+
+    def take(self, now: float) -> list[Key]:
+        """The dirty keys and those due by `now`, sorted, leaving both sets empty of them."""
+        taken = self._dirty
+        self._dirty = set()
+        self._drop_outdated()
+        while self._heap and self._heap[0][0] <= now:
+            _, key = heapq.heappop(self._heap)
+            taken.add(key)
+            self._timers.pop(key, None)
+            self._drop_outdated()
+        return sorted(taken)
+
+    def _drop_outdated(self) -> None:
+        while self._heap and self._timers.get(self._heap[0][1]) != self._heap[0][0]:
+            heapq.heappop(self._heap)
+
+
+class Driver:
+    """Feeds one reconciler's work queue from its subscriptions and runs its passes."""
+
+    def __init__(
+        self, reconciler: Reconciler, store: Store, switches: Switches, counts: PassCounts | None = None
+    ) -> None:
+        self.reconciler = reconciler
+        self.store = store
+        self.switches = switches
+        self.counts = counts or PassCounts()
+        self.queue = WorkQueue()
+        self.wake = asyncio.Event()
+        # Subscribed before the first resync reads the store, so no write falls between the two.
+        self.subscriptions = [store.subscribe(resource) for resource in reconciler.watches]
+        self.full_resync_at = 0.0
+
+    async def run(self) -> None:
+        forwarders = [asyncio.create_task(self._forward(s)) for s in self.subscriptions]
+        last = 0.0
+        try:
+            while True:
+                await self._sleep_until_work()
+                await asyncio.sleep(
+                    max(DEBOUNCE_SECONDS, last + self.reconciler.min_interval - time.monotonic())
+                )
+                self.wake.clear()
+                last = time.monotonic()
+                if self._paused():
+                    self.full_resync_at = 0.0  # whatever happened meanwhile is looked at on resume
+                    continue
+                self.run_pass(time.time())
+        finally:
+            for task in forwarders:
+                task.cancel()
+            for subscription in self.subscriptions:
+                self.store.unsubscribe(subscription)
+
+    def run_pass(self, now: float) -> None:
+        """Apply the events published so far, then sync what is dirty or due (everything, when a full
+        resync is due)."""
+        self._drain()
+        if now >= self.full_resync_at:
+            self.full_resync_at = now + FULL_RESYNC_SECONDS
+            self.counts.full_resyncs += 1
+            self.queue.add(self._guarded(self.reconciler.resync, ()))
+        self.counts.passes += 1
+        for key in self.queue.take(now):
+            self.counts.synced += 1
+            self.queue.schedule(key, self._sync(key, now))
+
+    async def _sleep_until_work(self) -> None:
+        """Until an event dirties a key, a timer falls due or a full resync is due (while paused,
+        at most RETRY_SECONDS, to notice the resume)."""
+        if self._paused():
+            wanted = time.time() + RETRY_SECONDS
+        elif self.queue.has_dirty():
+            return
+        else:
+            wanted = min(d for d in (self.queue.next_due(), self.full_resync_at) if d is not None)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.wake.wait(), max(wanted - time.time(), 0.0))
+
+    def _paused(self) -> bool:
+        return self.switches.is_paused(self.reconciler.component)
+
+    def _sync(self, key: Key, now: float) -> float | None:
+        try:
+            return self.reconciler.sync(key, now)
+        except Exception:
+            log.exception("%s failed on %s; retrying", type(self.reconciler).__name__, "/".join(key))
+            return now + RETRY_SECONDS
+
+    def _observe(self, event: WatchEvent) -> None:
+        keys = self._guarded(lambda: self.reconciler.observe(event), ())
+        self.queue.add(keys)
+        if self.queue.has_dirty():
+            self.wake.set()
+
+    def _guarded(self, call: Callable[[], Iterable[Key]], default: Iterable[Key]) -> Iterable[Key]:
+        """The keys `call` returns; a failure is logged and the next full resync repairs what it missed."""
+        try:
+            return list(call())
+        except Exception:
+            log.exception("%s could not map keys", type(self.reconciler).__name__)
+            return default
+
+    def _drain(self) -> None:
+        for subscription in self.subscriptions:
+            while not subscription.queue.empty():
+                self._observe(subscription.queue.get_nowait())
+
+    async def _forward(self, subscription: Subscription) -> None:
         while True:
-            timeout = RESYNC_SECONDS if due is None else min(max(due - time.time(), 0.0), RESYNC_SECONDS)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout)
-            await asyncio.sleep(max(DEBOUNCE_SECONDS, last + reconciler.min_interval - time.monotonic()))
-            wake.clear()
-            last = time.monotonic()
-            if switches.is_paused(reconciler.component):
-                due = None
-                continue
-            due = _pass(reconciler)
-    finally:
-        for task in forwarders:
-            task.cancel()
-        for subscription in subscriptions:
-            store.unsubscribe(subscription)
+            self._observe(await subscription.queue.get())
 
 
-def _pass(reconciler: Reconciler) -> float | None:
-    try:
-        return reconciler.reconcile(time.time())
-    except Exception:
-        log.exception("%s failed; retrying on the next pass", type(reconciler).__name__)
-        return time.time() + RESYNC_SECONDS
-
-
-async def _forward(subscription: Subscription, wake: asyncio.Event) -> None:
-    while True:
-        await subscription.queue.get()
-        while not subscription.queue.empty():
-            subscription.queue.get_nowait()
-        wake.set()
-
-
-def start(reconcilers: Iterable[Reconciler], store: Store, switches: Switches) -> list[asyncio.Task[None]]:
-    return [asyncio.create_task(run_reconciler(r, store, switches)) for r in reconcilers]
+def start(
+    reconcilers: Iterable[Reconciler], store: Store, switches: Switches, counts: dict[str, PassCounts]
+) -> list[asyncio.Task[None]]:
+    """Subscribe every reconciler now (synchronously, before any write can slip past) and run them;
+    `counts` is filled with one PassCounts per reconciler class name."""
+    drivers = []
+    for reconciler in reconcilers:
+        driver = Driver(
+            reconciler, store, switches, counts.setdefault(type(reconciler).__name__, PassCounts())
+        )
+        drivers.append(driver)
+    return [asyncio.create_task(driver.run()) for driver in drivers]

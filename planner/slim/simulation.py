@@ -7,6 +7,7 @@ the watch wrapper and the pod-log handler. Admin endpoints:
 
 - `GET/PUT/PATCH /slim/faults`: read, replace or change the fault settings (see `faults.py`);
 - `GET /slim/pause`, `POST /slim/pause {"component": "controllers"|"nodeagent", "paused": bool}`;
+- `GET /slim/stats`: per reconciler, the passes run, keys synced and full resyncs so far;
 - `GET /metrics`: Prometheus text.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -29,7 +31,7 @@ from planner.slim.faults import middleware as fault_middleware
 from planner.slim.metrics import Metrics
 from planner.slim.nodeagent import NodeAgent
 from planner.slim.resources import by_kind
-from planner.slim.runtime import COMPONENTS, Scale, Switches, start
+from planner.slim.runtime import COMPONENTS, PassCounts, Scale, Switches, start
 
 Obj = dict[str, Any]
 
@@ -47,12 +49,13 @@ class Simulation:
         self.faults.apply(faults or {}, replace=True)
         self.metrics = Metrics()
         self.node_agent = NodeAgent(api, self.scale)
+        self.counts: dict[str, PassCounts] = {}
         self._tasks: list[asyncio.Task[None]] = []
         admission.SERVER_FINALIZERS.enabled = True
 
     def start(self) -> None:
         reconcilers = [*controllers(self.api, self.scale), self.node_agent]
-        self._tasks = start(reconcilers, self.api.store, self.switches)
+        self._tasks = start(reconcilers, self.api.store, self.switches, self.counts)
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -71,6 +74,7 @@ class Simulation:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_route("*", "/slim/faults", self._faults)
         app.router.add_route("*", "/slim/pause", self._pause)
+        app.router.add_get("/slim/stats", self._stats)
 
     def wrap_watch(self, events: AsyncIterator[Obj]) -> AsyncIterator[Obj]:
         return self.faults.wrap_watch(events)
@@ -90,6 +94,9 @@ class Simulation:
 
     async def _metrics(self, request: web.Request) -> web.StreamResponse:
         return self.metrics.render()
+
+    async def _stats(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response({name: dataclasses.asdict(c) for name, c in self.counts.items()})
 
     async def _faults(self, request: web.Request) -> web.StreamResponse:
         if request.method in ("PUT", "PATCH"):

@@ -1,9 +1,15 @@
 """The in-process controllers (kube-controller-manager's part of the simulation).
 
-Each controller is a `runtime.Reconciler`: a level-based pass over the store, woken by watch events
-of the resources it reads, by its own timers and by the one-second resync, writing through the API
-core under the field manager `kube-controller-manager` (the garbage collector under
-`generic-garbage-collector`).
+Each controller is a `runtime.Reconciler` driven by a work queue of dirty keys, as in
+kube-controller-manager: `observe` maps each watch event of the resources it reads to the keys it
+dirties (a Pod event → the ReplicaSet or Job controlling the pod; a ReplicaSet event → its
+Deployment; a Pod or Service event → the Services whose selector matches; a Pod or PVC event → the
+claims involved; any event → the object and its owners for the garbage collector), keeping small
+indexes (owned objects by controller uid, pods and selectors by label, dependents by owner uid)
+current on the way. A pass syncs only the dirty keys and those whose timers are due, level-based
+from the store; every key is resynced at start, after a pause and every
+`runtime.FULL_RESYNC_SECONDS` as the self-healing backstop. Writes go through the API core under the
+field manager `kube-controller-manager` (the garbage collector under `generic-garbage-collector`).
 """
 
 from __future__ import annotations

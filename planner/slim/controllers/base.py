@@ -12,6 +12,7 @@ import copy
 import hashlib
 import logging
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from planner.slim import errors
@@ -19,6 +20,8 @@ from planner.slim.api import Api, DeleteOptions, WriteOptions
 from planner.slim.meta import now_rfc3339
 from planner.slim.objects import resource_key
 from planner.slim.resources import ResourceType, by_kind
+from planner.slim.runtime import Key
+from planner.slim.store import Store, WatchEvent
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -59,14 +62,87 @@ def controller_of(obj: Obj) -> str | None:
     return None
 
 
-def by_controller(objects: list[Obj]) -> dict[str, list[Obj]]:
-    """Objects grouped by the uid of their controlling owner (those without one are left out)."""
-    owned: dict[str, list[Obj]] = {}
-    for obj in objects:
-        owner = controller_of(obj)
-        if owner:
-            owned.setdefault(owner, []).append(obj)
-    return owned
+def controller_keys(event: WatchEvent, kind: str) -> list[Key]:
+    """The keys of the `kind` objects controlling the event's object, before and after the change
+    (a pod moving from one owner to another dirties both)."""
+    found: list[Key] = []
+    for obj in event_states(event):
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref.get("controller") and ref.get("kind") == kind:
+                owner = Key(key(kind), event.namespace, str(ref.get("name")))
+                if owner not in found:
+                    found.append(owner)
+    return found
+
+
+def event_states(event: WatchEvent) -> list[Obj]:
+    """The object after the change and, for updates and deletes, before it."""
+    return [event.obj] if event.old is None else [event.obj, event.old]
+
+
+def own_key(event: WatchEvent) -> Key:
+    return Key(event.resource, event.namespace, event.name)
+
+
+def keys_of(store: Store, resource: str) -> list[Key]:
+    return [Key(resource, ns_of(obj), name_of(obj)) for obj in store.list(resource, None)]
+
+
+class Index:
+    """Keys of stored objects grouped by values derived from each object (its controller's uid, its
+    labels…), kept current from watch events, so one sync reads a handful of objects instead of
+    listing the store. Readers re-check what they fetch: the index may trail the store within a pass
+    (the pass's own writes are observed after it), never across passes."""
+
+    def __init__(self, values: Callable[[Obj], Iterable[str]]) -> None:
+        self._values = values
+        self._keys: dict[str, set[Key]] = {}
+
+    def rebuild(self, store: Store, resources: Iterable[str]) -> None:
+        self._keys = {}
+        for resource in resources:
+            for obj in store.list(resource, None):
+                self._add(Key(resource, ns_of(obj), name_of(obj)), obj)
+
+    def observe(self, event: WatchEvent) -> None:
+        key_ = own_key(event)
+        if event.old is not None:
+            self._remove(key_, event.old)
+        if event.type == "DELETED":
+            self._remove(key_, event.obj)
+        else:
+            self._add(key_, event.obj)
+
+    def keys(self, value: str) -> list[Key]:
+        return sorted(self._keys.get(value, ()))
+
+    def size(self, value: str) -> int:
+        return len(self._keys.get(value, ()))
+
+    def _add(self, key_: Key, obj: Obj) -> None:
+        for value in self._values(obj):
+            self._keys.setdefault(value, set()).add(key_)
+
+    def _remove(self, key_: Key, obj: Obj) -> None:
+        for value in self._values(obj):
+            keys = self._keys.get(value)
+            if keys is not None:
+                keys.discard(key_)
+                if not keys:
+                    del self._keys[value]
+
+
+def controller_values(obj: Obj) -> list[str]:
+    """For an Index by controlling owner."""
+    owner = controller_of(obj)
+    return [owner] if owner else []
+
+
+def owned(store: Store, index: Index, owner: Obj) -> list[Obj]:
+    """The stored objects `owner` controls, in the store's order, from an Index by controller."""
+    uid = uid_of(owner)
+    found = (store.get(*k) for k in index.keys(uid))
+    return [obj for obj in found if obj is not None and controller_of(obj) == uid]
 
 
 def owner_reference(owner: Obj, kind: str, api_version: str) -> Obj:

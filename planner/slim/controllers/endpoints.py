@@ -4,6 +4,11 @@ Every Service with a selector gets an Endpoints object of the same name: the pod
 have an IP, ready ones under `addresses` and the others under `notReadyAddresses`, with the
 Service's ports resolved against each pod's named container ports. Pods without an IP yet (the
 node agent has not started them) are left out, so a Service over Pending pods has no subsets.
+
+Keys are Services. A Service or Endpoints event dirties the Service of that name; a Pod event
+dirties the Services in the pod's namespace whose selector matches the pod's labels before or after
+the change. Both directions go through label indexes: Services by the `key=value` pairs of their
+selector, Pods by their labels, each scoped to a namespace.
 """
 
 from __future__ import annotations
@@ -12,10 +17,22 @@ import copy
 from typing import Any
 
 from planner.slim.api import Api
-from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of, ns_of, uid_of
+from planner.slim.controllers.base import (
+    CONTROLLER_MANAGER,
+    Index,
+    Writer,
+    deleting,
+    event_states,
+    key,
+    keys_of,
+    name_of,
+    ns_of,
+    uid_of,
+)
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import now_rfc3339
-from planner.slim.runtime import CONTROLLERS
+from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time"
@@ -26,20 +43,23 @@ def selects(selector: dict[str, str], pod: Obj) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-class PodIndex:
-    """A namespace's pods by label, built once per pass, so matching S services against P pods costs
-    about P + S rather than P × S (the pass runs on every pod event)."""
+def selector_of(service: Obj) -> dict[str, str]:
+    return dict((service.get("spec") or {}).get("selector") or {})
 
-    def __init__(self, pods: list[Obj]) -> None:
-        self._by_label: dict[tuple[str, str], list[Obj]] = {}
-        for pod in pods:
-            for label in (pod["metadata"].get("labels") or {}).items():
-                self._by_label.setdefault(label, []).append(pod)
 
-    def selected(self, selector: dict[str, str]) -> list[Obj]:
-        """The pods `selector` selects, in the store's order."""
-        candidates = min((self._by_label.get(item, []) for item in selector.items()), key=len)
-        return [pod for pod in candidates if selects(selector, pod)]
+def _label_value(namespace: str, label: str, value: str) -> str:
+    return f"{namespace}/{label}={value}"
+
+
+def pod_label_values(pod: Obj) -> list[str]:
+    """For an Index of pods by label (namespaced)."""
+    labels = pod["metadata"].get("labels") or {}
+    return [_label_value(ns_of(pod), k, str(v)) for k, v in labels.items()]
+
+
+def service_selector_values(service: Obj) -> list[str]:
+    """For an Index of Services by the label pairs of their selector (namespaced)."""
+    return [_label_value(ns_of(service), k, str(v)) for k, v in selector_of(service).items()]
 
 
 def _address(pod: Obj) -> Obj:
@@ -90,17 +110,46 @@ class EndpointsController:
     def __init__(self, api: Api) -> None:
         self.api = api
         self.writer = Writer(api, CONTROLLER_MANAGER)
+        self.pods = Index(pod_label_values)
+        self.services = Index(service_selector_values)
 
-    def reconcile(self, now: float) -> float | None:
-        indexes: dict[str, PodIndex] = {}
-        for service in list(self.api.store.list(key("Service"), None)):
-            selector = (service.get("spec") or {}).get("selector")
-            if selector and not deleting(service):
-                namespace = ns_of(service)
-                if namespace not in indexes:
-                    indexes[namespace] = PodIndex(self.api.store.list(key("Pod"), namespace))
-                self._sync(service, indexes[namespace].selected(selector))
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("Service"):
+            self.services.observe(event)
+        if event.resource != key("Pod"):
+            return [Key(key("Service"), event.namespace, event.name)]
+        self.pods.observe(event)
+        return self.services_selecting(event_states(event))
+
+    def resync(self) -> list[Key]:
+        self.pods.rebuild(self.api.store, [key("Pod")])
+        self.services.rebuild(self.api.store, [key("Service")])
+        return keys_of(self.api.store, key("Service"))
+
+    def sync(self, service_key: Key, now: float) -> float | None:
+        service = self.api.store.get(*service_key)
+        if service is not None and selector_of(service) and not deleting(service):
+            self._sync(service, self.selected_pods(ns_of(service), selector_of(service)))
         return None
+
+    def services_selecting(self, pods: list[Obj]) -> list[Key]:
+        """The Services whose selector matches any of `pods` (one pod before and after a change)."""
+        found: set[Key] = set()
+        for pod in pods:
+            candidates = {k for value in pod_label_values(pod) for k in self.services.keys(value)}
+            for candidate in candidates:
+                service = self.api.store.get(*candidate)
+                if service is not None and selector_of(service) and selects(selector_of(service), pod):
+                    found.add(candidate)
+        return sorted(found)
+
+    def selected_pods(self, namespace: str, selector: dict[str, str]) -> list[Obj]:
+        """The pods `selector` selects in `namespace`, in the store's order; the candidates are the
+        pods carrying the selector's least common label pair."""
+        values = [_label_value(namespace, k, str(v)) for k, v in selector.items()]
+        rarest = min(values, key=self.pods.size)
+        found = (self.api.store.get(*k) for k in self.pods.keys(rarest))
+        return [pod for pod in found if pod is not None and selects(selector, pod)]
 
     def _sync(self, service: Obj, pods: list[Obj]) -> None:
         namespace, name = ns_of(service), name_of(service)

@@ -1,6 +1,10 @@
 """The garbage collector: ownerReference cascades and the finalizers only controllers remove.
 
-Each pass indexes every object by uid, then:
+Keys are objects of every kind but Event. An event on an object dirties the object itself, its
+owners (a Foreground owner waits for its blocking dependents) and, once it is deleted or being
+deleted, its dependents; a Pod event also dirties the claims the pod names (pvc-protection). The
+collector keeps two indexes from the events: object keys by uid, and dependents by owner uid.
+Syncing one object:
 - an owner deleted with `orphan` has its dependents' references to it stripped, then the finalizer
   dropped;
 - an owner deleted with `foregroundDeletion` has its dependents deleted, and loses the finalizer once
@@ -18,15 +22,35 @@ import copy
 from typing import Any
 
 from planner.slim.api import Api
-from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of, ns_of, uid_of
+from planner.slim.controllers.base import (
+    CONTROLLER_MANAGER,
+    Index,
+    Writer,
+    deleting,
+    event_states,
+    key,
+    keys_of,
+    name_of,
+    ns_of,
+    own_key,
+    uid_of,
+)
 from planner.slim.objects import resource_key
 from planner.slim.resources import RESOURCES, ResourceType
-from planner.slim.runtime import CONTROLLERS
+from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.scheduling import claim_names
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 JOB_TRACKING = "batch.kubernetes.io/job-tracking"
 Entry = tuple[ResourceType, Obj]
+COLLECTED = {resource_key(r): r for r in RESOURCES if r.kind != "Event"}
+
+
+def owner_uids(obj: Obj) -> list[str]:
+    """For an Index of dependents by owner uid."""
+    return [str(ref.get("uid")) for ref in obj["metadata"].get("ownerReferences") or []]
 
 
 def pods_using_claim(api: Api, namespace: str, claim: str) -> list[Obj]:
@@ -44,44 +68,84 @@ def pods_using_claim(api: Api, namespace: str, claim: str) -> list[Obj]:
 
 class GarbageCollector:
     component: str = CONTROLLERS
-    watches: tuple[str, ...] = tuple(resource_key(r) for r in RESOURCES if r.kind != "Event")
+    watches: tuple[str, ...] = tuple(COLLECTED)
     min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
         self.api = api
         self.writer = Writer(api, "generic-garbage-collector")
         self.pvc_writer = Writer(api, CONTROLLER_MANAGER)
+        self.uids: dict[str, Key] = {}
+        self.dependents = Index(owner_uids)
 
-    def reconcile(self, now: float) -> float | None:
-        entries = self._all()
-        by_uid = {uid_of(obj): (rt, obj) for rt, obj in entries}
-        dependents: dict[str, list[Entry]] = {}
-        for rt, obj in entries:
-            for ref in obj["metadata"].get("ownerReferences") or []:
-                dependents.setdefault(str(ref.get("uid")), []).append((rt, obj))
-        for rt, obj in entries:
-            self._collect(rt, obj, by_uid, dependents.get(uid_of(obj), []))
+    def observe(self, event: WatchEvent) -> list[Key]:
+        self._track_uid(event)
+        self.dependents.observe(event)
+        keys = {own_key(event)}
+        for state in event_states(event):
+            keys.update(k for uid in owner_uids(state) if (k := self.uids.get(uid)) is not None)
+        if event.type == "DELETED" or deleting(event.obj):
+            keys.update(self.dependents.keys(uid_of(event.obj)))
+        if event.resource == key("Pod"):
+            keys.update(
+                Key(key("PersistentVolumeClaim"), event.namespace, claim)
+                for state in event_states(event)
+                for claim in claim_names(state)
+            )
+        return sorted(keys)
+
+    def resync(self) -> list[Key]:
+        self.dependents.rebuild(self.api.store, COLLECTED)
+        everything = [k for resource in COLLECTED for k in keys_of(self.api.store, resource)]
+        self.uids = {}
+        for object_key in everything:
+            found = self.api.store.get(*object_key)
+            if found is not None:
+                self.uids[uid_of(found)] = object_key
+        return everything
+
+    def sync(self, object_key: Key, now: float) -> float | None:
+        obj = self.api.store.get(*object_key)
+        if obj is not None:
+            self._collect(COLLECTED[object_key.resource], obj, self._dependents_of(uid_of(obj)))
         return None
 
-    def _all(self) -> list[Entry]:
-        store = self.api.store
-        return [
-            (rt, obj) for rt in RESOURCES if rt.kind != "Event" for obj in store.list(resource_key(rt), None)
-        ]
+    def _track_uid(self, event: WatchEvent) -> None:
+        uid = uid_of(event.obj)
+        if event.type != "DELETED":
+            self.uids[uid] = own_key(event)
+        elif self.uids.get(uid) == own_key(event):
+            del self.uids[uid]
 
-    def _collect(self, rt: ResourceType, obj: Obj, by_uid: dict[str, Entry], dependents: list[Entry]) -> None:
+    def _live(self, uid: str) -> Entry | None:
+        """The stored object with this uid, with its resource type (None when it is gone)."""
+        found_key = self.uids.get(uid)
+        found = self.api.store.get(*found_key) if found_key is not None else None
+        if found_key is None or found is None or uid_of(found) != uid:
+            return None
+        return COLLECTED[found_key.resource], found
+
+    def _dependents_of(self, uid: str) -> list[Entry]:
+        found: list[Entry] = []
+        for dependent_key in self.dependents.keys(uid):
+            dependent = self.api.store.get(*dependent_key)
+            if dependent is not None and uid in owner_uids(dependent):
+                found.append((COLLECTED[dependent_key.resource], dependent))
+        return found
+
+    def _collect(self, rt: ResourceType, obj: Obj, dependents: list[Entry]) -> None:
         finalizers = obj["metadata"].get("finalizers") or []
         if deleting(obj) and "orphan" in finalizers:
             self._orphan(rt, obj, dependents)
         elif deleting(obj) and "foregroundDeletion" in finalizers:
             self._foreground(rt, obj, dependents)
-        owners = [str(r.get("uid")) for r in obj["metadata"].get("ownerReferences") or []]
-        if owners and not deleting(obj) and not any(uid in by_uid for uid in owners):
+        owners = owner_uids(obj)
+        if owners and not deleting(obj) and not any(self._live(uid) for uid in owners):
             self.writer.delete(rt.kind, obj, policy="Background")
         if self._claim_released(rt, obj):
             self.pvc_writer.remove_finalizer(rt.kind, obj, PVC_PROTECTION)
         if rt.kind == "Pod" and JOB_TRACKING in finalizers:
-            job = by_uid.get(next(iter(owners), ""))
+            job = self._live(next(iter(owners), ""))
             if job is None or job[0].kind != "Job":
                 self.pvc_writer.remove_finalizer(rt.kind, obj, JOB_TRACKING)
 

@@ -19,12 +19,17 @@ from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
+    Index,
     Writer,
-    by_controller,
+    controller_keys,
+    controller_values,
     deleting,
     key,
+    keys_of,
     name_of,
     ns_of,
+    own_key,
+    owned,
     owner_reference,
     rt,
     uid_of,
@@ -32,7 +37,8 @@ from planner.slim.controllers.base import (
 from planner.slim.controllers.gc import JOB_TRACKING
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.podstatus import rfc3339
-from planner.slim.runtime import CONTROLLERS, Scale
+from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 BACKOFF_START = 10.0
@@ -78,6 +84,13 @@ def _typed(job: Obj) -> Obj:
     return {"kind": "Job", "apiVersion": "batch/v1", **job}
 
 
+def job_keys(event: WatchEvent) -> list[Key]:
+    """A Job event dirties that Job; a Pod event the Job controlling the pod."""
+    if event.resource == key("Job"):
+        return [own_key(event)]
+    return controller_keys(event, "Job")
+
+
 class JobController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("Job"), key("Pod"))
@@ -88,15 +101,24 @@ class JobController:
         self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
         self.last_failure: dict[str, float] = {}
+        self.pods = Index(controller_values)
 
-    def reconcile(self, now: float) -> float | None:
-        owned = by_controller(self.api.store.list(key("Pod"), None))
-        due = [
-            d
-            for job in list(self.api.store.list(key("Job"), None))
-            if (d := self._sync(job, owned.get(uid_of(job), []), now))
-        ]
-        return min(due) if due else None
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("Pod"):
+            self.pods.observe(event)
+        elif event.type == "DELETED":
+            self.last_failure.pop(uid_of(event.obj), None)
+        return job_keys(event)
+
+    def resync(self) -> list[Key]:
+        self.pods.rebuild(self.api.store, [key("Pod")])
+        return keys_of(self.api.store, key("Job"))
+
+    def sync(self, job_key: Key, now: float) -> float | None:
+        job = self.api.store.get(*job_key)
+        if job is None:
+            return None
+        return self._sync(job, owned(self.api.store, self.pods, job), now)
 
     def _sync(self, stored: Obj, pods: list[Obj], now: float) -> float | None:
         job = copy.deepcopy(stored)  # _write refreshes it in place after each status write
@@ -212,7 +234,7 @@ class JobController:
                 return ready_at
         started = sum(1 for _ in range(wanted) if self._create_pod(job))
         status["_started"] = started
-        return None
+        return None if started == wanted else now + RETRY_SECONDS
 
     def _create_pod(self, job: Obj) -> bool:
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})

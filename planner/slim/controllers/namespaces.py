@@ -8,6 +8,9 @@ Pod right after its namespace never races this controller (a real cluster makes 
 A deleted namespace is `Terminating`: every object in it is deleted (their own finalizers and grace
 periods still apply: the garbage collector and node agent finish them), and once it is empty the
 `kubernetes` spec finalizer is dropped, which lets the API core remove the namespace.
+
+Keys are namespaces: a Namespace event dirties it, a ServiceAccount or ConfigMap event dirties the
+namespace it is in. A terminating namespace looks again every 0.1 s until it is empty.
 """
 
 from __future__ import annotations
@@ -15,13 +18,21 @@ from __future__ import annotations
 from typing import Any
 
 from planner.slim.api import ROOT_CA_DESCRIPTION, ROOT_CA_PLACEHOLDER, Api
-from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of
+from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
 from planner.slim.objects import resource_key
 from planner.slim.resources import RESOURCES
-from planner.slim.runtime import CONTROLLERS
+from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 NAMESPACE_FINALIZER = "kubernetes"
+TEARDOWN_POLL_SECONDS = 0.1
+
+
+def namespace_keys(event: WatchEvent) -> list[Key]:
+    """A Namespace event dirties that namespace; anything else the namespace it is in."""
+    name = event.name if event.resource == key("Namespace") else event.namespace
+    return [Key(key("Namespace"), "", name)]
 
 
 def _account() -> Obj:
@@ -49,14 +60,20 @@ class NamespaceController:
         self.api = api
         self.writer = Writer(api, CONTROLLER_MANAGER)
 
-    def reconcile(self, now: float) -> float | None:
-        pending = False
-        for namespace in list(self.api.store.list(key("Namespace"), None)):
-            if deleting(namespace):
-                pending = self._tear_down(namespace) or pending
-            else:
-                self._populate(name_of(namespace))
-        return now + 0.1 if pending else None
+    def observe(self, event: WatchEvent) -> list[Key]:
+        return namespace_keys(event)
+
+    def resync(self) -> list[Key]:
+        return keys_of(self.api.store, key("Namespace"))
+
+    def sync(self, namespace_key: Key, now: float) -> float | None:
+        namespace = self.api.store.get(*namespace_key)
+        if namespace is None:
+            return None
+        if not deleting(namespace):
+            self._populate(name_of(namespace))
+            return None
+        return now + TEARDOWN_POLL_SECONDS if self._tear_down(namespace) else None
 
     def _populate(self, namespace: str) -> None:
         store = self.api.store

@@ -7,6 +7,12 @@ capacity and access modes; the PV gets its `claimRef` and status Bound. A claim 
 Event a real cluster shows, while its class is missing, while its class binds on first consumer and
 no scheduled pod uses it yet, or while its `dataSource` claim is missing or not yet Bound. When a
 bound claim is deleted its PV is Released and, under reclaim policy Delete, deleted.
+
+Keys are claims and volumes. A claim event dirties the claim, the claims cloning it and the volume
+whose claimRef names it; a volume event dirties the volume and its claim; a Pod event dirties the
+claims its volumes name (a first consumer may have been scheduled); a StorageClass event dirties
+the unbound claims of that class. A claim that waits retries every `RETRY_SECONDS`, as it did
+under the one-second resync.
 """
 
 from __future__ import annotations
@@ -15,8 +21,21 @@ import copy
 from typing import Any
 
 from planner.slim.api import Api
-from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, name_of, ns_of, uid_of
-from planner.slim.runtime import CONTROLLERS
+from planner.slim.controllers.base import (
+    CONTROLLER_MANAGER,
+    Index,
+    Writer,
+    deleting,
+    event_states,
+    key,
+    keys_of,
+    name_of,
+    ns_of,
+    uid_of,
+)
+from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key
+from planner.slim.scheduling import claim_names
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 PROVISIONER = "planner.dev/simulated"
@@ -25,6 +44,48 @@ HOST_ROOT = "/var/lib/planner-slim/volumes"
 
 def _typed(claim: Obj) -> Obj:
     return {"kind": "PersistentVolumeClaim", "apiVersion": "v1", **claim}
+
+
+def _claim_key(namespace: str, name: str) -> Key:
+    return Key(key("PersistentVolumeClaim"), namespace, name)
+
+
+def source_claim(claim: Obj) -> str | None:
+    """The name of the claim `claim` clones, if it clones one."""
+    spec = claim.get("spec") or {}
+    source = spec.get("dataSource") or spec.get("dataSourceRef")
+    if not source or source.get("kind") != "PersistentVolumeClaim":
+        return None
+    return str(source.get("name"))
+
+
+def clone_values(claim: Obj) -> list[str]:
+    """For an Index of claims by the claim they clone."""
+    source = source_claim(claim)
+    return [f"{ns_of(claim)}/{source}"] if source else []
+
+
+def claim_ref_values(volume: Obj) -> list[str]:
+    """For an Index of volumes by the claim their claimRef names."""
+    ref = (volume.get("spec") or {}).get("claimRef") or {}
+    return [f"{ref.get('namespace')}/{ref.get('name')}"] if ref else []
+
+
+def volume_event_keys(event: WatchEvent) -> list[Key]:
+    """A PersistentVolume event dirties the volume and the claims its claimRef names."""
+    found = [Key(key("PersistentVolume"), "", event.name)]
+    for volume in event_states(event):
+        ref = (volume.get("spec") or {}).get("claimRef") or {}
+        if ref.get("name"):
+            found.append(_claim_key(str(ref.get("namespace", "")), str(ref["name"])))
+    return sorted(set(found))
+
+
+def pod_claim_keys(event: WatchEvent) -> list[Key]:
+    """A Pod event dirties the claims its volumes name, before and after the change."""
+    return sorted(
+        {_claim_key(event.namespace, claim) for pod in event_states(event) for claim in claim_names(pod)}
+    )
 
 
 class VolumeController:
@@ -40,18 +101,60 @@ class VolumeController:
     def __init__(self, api: Api) -> None:
         self.api = api
         self.writer = Writer(api, CONTROLLER_MANAGER)
+        self.clones = Index(clone_values)
+        self.volumes = Index(claim_ref_values)
 
-    def reconcile(self, now: float) -> float | None:
-        for claim in list(self.api.store.list(key("PersistentVolumeClaim"), None)):
-            if not deleting(claim) and not (claim.get("spec") or {}).get("volumeName"):
-                self._bind(claim)
-        for volume in list(self.api.store.list(key("PersistentVolume"), None)):
-            self._release(volume)
-        return None
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("PersistentVolumeClaim"):
+            self.clones.observe(event)
+            return self._claim_event_keys(event)
+        if event.resource == key("PersistentVolume"):
+            self.volumes.observe(event)
+            return volume_event_keys(event)
+        if event.resource == key("Pod"):
+            return pod_claim_keys(event)
+        return self._unbound_claims_of_class(event.name)
+
+    def resync(self) -> list[Key]:
+        self.clones.rebuild(self.api.store, [key("PersistentVolumeClaim")])
+        self.volumes.rebuild(self.api.store, [key("PersistentVolume")])
+        return keys_of(self.api.store, key("PersistentVolumeClaim")) + keys_of(
+            self.api.store, key("PersistentVolume")
+        )
+
+    def sync(self, object_key: Key, now: float) -> float | None:
+        found = self.api.store.get(*object_key)
+        if found is None:
+            return None
+        if object_key.resource == key("PersistentVolume"):
+            self._release(found)
+            return None
+        if deleting(found) or (found.get("spec") or {}).get("volumeName"):
+            return None
+        return None if self._bind(found) else now + RETRY_SECONDS
+
+    def _claim_event_keys(self, event: WatchEvent) -> list[Key]:
+        reference = f"{event.namespace}/{event.name}"
+        return sorted(
+            {
+                _claim_key(event.namespace, event.name),
+                *self.clones.keys(reference),
+                *self.volumes.keys(reference),
+            }
+        )
+
+    def _unbound_claims_of_class(self, class_name: str) -> list[Key]:
+        return [
+            _claim_key(ns_of(claim), name_of(claim))
+            for claim in self.api.store.list(key("PersistentVolumeClaim"), None)
+            if (claim.get("spec") or {}).get("storageClassName") == class_name
+            and not (claim.get("spec") or {}).get("volumeName")
+        ]
 
     # --- binding ------------------------------------------------------------------------------------
 
-    def _bind(self, claim: Obj) -> None:
+    def _bind(self, claim: Obj) -> bool:
+        """Provision and bind the claim; False while it waits for something."""
         spec = claim.get("spec") or {}
         class_name = spec.get("storageClassName")
         if not class_name:
@@ -60,7 +163,7 @@ class VolumeController:
                 "FailedBinding",
                 "no persistent volumes available for this claim and no storage class is set",
             )
-            return
+            return False
         storage_class = self.api.store.get(key("StorageClass"), "", str(class_name))
         if storage_class is None:
             self._wait(
@@ -69,19 +172,21 @@ class VolumeController:
                 f'storageclass.storage.k8s.io "{class_name}" not found',
                 warning=True,
             )
-            return
+            return False
         if storage_class.get("volumeBindingMode") == "WaitForFirstConsumer" and not self._scheduled_consumer(
             claim
         ):
             self._wait(
                 claim, "WaitForFirstConsumer", "waiting for first consumer to be created before binding"
             )
-            return
+            return False
         if not self._source_ready(claim):
-            return
+            return False
         volume = self._provision(claim, storage_class)
-        if volume is not None:
-            self._mark_bound(claim, volume)
+        if volume is None:
+            return False
+        self._mark_bound(claim, volume)
+        return True
 
     def _wait(self, claim: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         self.writer.event(
@@ -102,19 +207,19 @@ class VolumeController:
         return False
 
     def _source_ready(self, claim: Obj) -> bool:
-        source = (claim.get("spec") or {}).get("dataSource") or (claim.get("spec") or {}).get("dataSourceRef")
-        if not source or source.get("kind") != "PersistentVolumeClaim":
+        source = source_claim(claim)
+        if source is None:
             return True
-        found = self.api.store.get(key("PersistentVolumeClaim"), ns_of(claim), str(source.get("name")))
+        found = self.api.store.get(key("PersistentVolumeClaim"), ns_of(claim), source)
         if found is None:
             message = (
-                f"error getting handle for DataSource Type PersistentVolumeClaim by Name {source.get('name')}: "
-                f'persistentvolumeclaims "{source.get("name")}" not found'
+                f"error getting handle for DataSource Type PersistentVolumeClaim by Name {source}: "
+                f'persistentvolumeclaims "{source}" not found'
             )
             self._wait(claim, "ProvisioningFailed", message, warning=True)
             return False
         if (found.get("status") or {}).get("phase") != "Bound":
-            message = f'source claim "{source.get("name")}" is not bound yet'
+            message = f'source claim "{source}" is not bound yet'
             self._wait(claim, "Provisioning", message)
             return False
         return True

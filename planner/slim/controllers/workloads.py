@@ -26,18 +26,24 @@ from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
+    Index,
     Writer,
-    by_controller,
+    controller_keys,
+    controller_values,
     deleting,
     key,
+    keys_of,
     name_of,
     ns_of,
+    own_key,
+    owned,
     owner_reference,
     rt,
     uid_of,
 )
 from planner.slim.podstatus import rfc3339
-from planner.slim.runtime import CONTROLLERS, Scale
+from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
+from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"
@@ -115,6 +121,20 @@ def pod_active(pod: Obj) -> bool:
     return not deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
+def replica_set_keys(event: WatchEvent) -> list[Key]:
+    """A ReplicaSet event dirties that ReplicaSet; a Pod event the ReplicaSet controlling the pod."""
+    if event.resource == key("ReplicaSet"):
+        return [own_key(event)]
+    return controller_keys(event, "ReplicaSet")
+
+
+def deployment_keys(event: WatchEvent) -> list[Key]:
+    """A Deployment event dirties that Deployment; a ReplicaSet event the Deployment controlling it."""
+    if event.resource == key("Deployment"):
+        return [own_key(event)]
+    return controller_keys(event, "Deployment")
+
+
 class ReplicaSetController:
     component: str = CONTROLLERS
     watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
@@ -124,17 +144,26 @@ class ReplicaSetController:
         self.api = api
         self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
+        self.pods = Index(controller_values)
 
-    def reconcile(self, now: float) -> float | None:
-        owned = by_controller(self.api.store.list(key("Pod"), None))
-        due: list[float] = []
-        for rs in list(self.api.store.list(key("ReplicaSet"), None)):
-            if not deleting(rs):
-                due += self._sync(rs, owned.get(uid_of(rs), []), now)
-        return min(due) if due else None
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("Pod"):
+            self.pods.observe(event)
+        return replica_set_keys(event)
 
-    def _sync(self, rs: Obj, pods: list[Obj], now: float) -> list[float]:
-        """Create or delete pods to match spec.replicas; the times when pods become available."""
+    def resync(self) -> list[Key]:
+        self.pods.rebuild(self.api.store, [key("Pod")])
+        return keys_of(self.api.store, key("ReplicaSet"))
+
+    def sync(self, rs_key: Key, now: float) -> float | None:
+        rs = self.api.store.get(*rs_key)
+        if rs is None or deleting(rs):
+            return None
+        return self._sync(rs, owned(self.api.store, self.pods, rs), now)
+
+    def _sync(self, rs: Obj, pods: list[Obj], now: float) -> float | None:
+        """Create or delete pods to match spec.replicas; when to look again (a pod becomes available,
+        or a failed creation is retried)."""
         active = [p for p in pods if pod_active(p)]
         wanted = _replicas(rs)
         failure: str | None = None
@@ -148,7 +177,8 @@ class ReplicaSetController:
         available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
         available = sum(1 for t in available_at if t <= now)
         self._write_status(rs, active, failure, available)
-        return [t for t in available_at if t > now]
+        due = [t for t in available_at if t > now] + ([now + RETRY_SECONDS] if failure else [])
+        return min(due) if due else None
 
     def _namespace_terminating(self, namespace: str) -> bool:
         found = self.api.store.get(key("Namespace"), "", namespace)
@@ -220,17 +250,22 @@ class DeploymentController:
         self.api = api
         self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
+        self.replica_sets = Index(controller_values)
 
-    def reconcile(self, now: float) -> float | None:
-        owned = by_controller(self.api.store.list(key("ReplicaSet"), None))
-        due: list[float] = []
-        for deployment in list(self.api.store.list(key("Deployment"), None)):
-            if deleting(deployment):
-                continue
-            wanted = self._sync(deployment, owned.get(uid_of(deployment), []), now)
-            if wanted is not None:
-                due.append(wanted)
-        return min(due) if due else None
+    def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource == key("ReplicaSet"):
+            self.replica_sets.observe(event)
+        return deployment_keys(event)
+
+    def resync(self) -> list[Key]:
+        self.replica_sets.rebuild(self.api.store, [key("ReplicaSet")])
+        return keys_of(self.api.store, key("Deployment"))
+
+    def sync(self, deployment_key: Key, now: float) -> float | None:
+        deployment = self.api.store.get(*deployment_key)
+        if deployment is None or deleting(deployment):
+            return None
+        return self._sync(deployment, owned(self.api.store, self.replica_sets, deployment), now)
 
     # --- one deployment ------------------------------------------------------------------------------
 
