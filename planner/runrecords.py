@@ -23,16 +23,20 @@ __all__ = ["RunRecord", "encode_run_record", "run_records", "trimmed_run_records
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
     """A Job that ran: parent Secret data key = its run-key, value = base64 of canonical JSON
-    `{"name","namespace","uid"}`."""
+    `{"name","namespace","runtimeId","uid"}` (`runtimeId` is absent from records older than it; the
+    monitor then assumes runtime `k8s`)."""
 
     run_key: str
     namespace: str
     name: str
     uid: str
+    runtime_id: str = ""
 
 
 def encode_run_record(record: RunRecord) -> str:
     document = {"name": record.name, "namespace": record.namespace, "uid": record.uid}
+    if record.runtime_id:
+        document["runtimeId"] = record.runtime_id
     return base64.b64encode(canonical_json(document).encode()).decode("ascii")
 
 
@@ -48,6 +52,7 @@ def run_records(parent: Manifest | None) -> dict[str, RunRecord]:
                 namespace=str(document["namespace"]),
                 name=str(document["name"]),
                 uid=str(document["uid"]),
+                runtime_id=str(document.get("runtimeId") or ""),
             )
         except (binascii.Error, ValueError, KeyError, TypeError):
             continue

@@ -61,6 +61,7 @@ from planner.render.identity import (
     ANNOTATION_CONTAINS_GROUP_KINDS,
     ANNOTATION_PLAN,
     ANNOTATION_RUN_KEY,
+    ANNOTATION_RUNTIME_ID,
     ANNOTATION_TOOLING,
     APPLYSET_PARENT_TYPE,
     LABEL_APPLYSET_ID,
@@ -229,9 +230,11 @@ class KubeWriter:
         if not key or not uid:
             raise PlannerError(f"{_describe(ref_of(job))} has no run-key annotation or uid to record")
         job_ref = ref_of(job)
-        entry = encode_run_record(
-            RunRecord(run_key=key, namespace=job_ref.namespace or "", name=job_ref.name, uid=uid)
+        runtime_id = str(_metadata(job).get("annotations", {}).get(ANNOTATION_RUNTIME_ID) or "")
+        record = RunRecord(
+            run_key=key, namespace=job_ref.namespace or "", name=job_ref.name, uid=uid, runtime_id=runtime_id
         )
+        entry = encode_run_record(record)
 
         def updated(live: Manifest | None) -> Manifest:
             if live is None:

@@ -6,22 +6,32 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.applying import AppliedPlan, ApplyOptions, apply
 from planner.app.planning import Manifest, render_plans
 from planner.app.target import Target
-from planner.errors import PlannerError
+from planner.changeset import annotations_of
+from planner.errors import ForbiddenError, PlannerError, RuntimeIDError
 from planner.events import Clock, EventSink, SystemClock
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
+from planner.live import list_objects
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
 from planner.plan import LoadResult, Plan
-from planner.render.identity import LABEL_WORKLOAD, RuntimeID, sandbox_runtime_id, workload_runtime_id
+from planner.render.identity import (
+    ANNOTATION_TOOLING,
+    LABEL_APPLYSET_ID,
+    LABEL_WORKLOAD,
+    RuntimeID,
+    sandbox_runtime_id,
+    workload_runtime_id,
+)
+from planner.runrecords import RunRecord, run_records
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,11 +112,47 @@ def monitor(
         raise PlannerError("name at least one runtime ID, or --all")
     client = client or target.client()
     scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
+    recorded = recorded_job_uids(client, scope)
     informers = Informers(client)
     try:
-        return follow(informers, rids, options=options, sink=sink, scope=scope, clock=clock)
+        return follow(
+            informers, rids, options=options, sink=sink, scope=scope, clock=clock, recorded_uids=recorded
+        )
     finally:
         informers.stop()
+
+
+def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[str, str]:
+    """Runtime ID → uid of every Job that planner's ApplySet parents in `scope` (None: everywhere) record
+    as having run, so the monitor can report one deleted (by its TTL) while no monitor ran. Best effort:
+    without permission to list Secrets there is no record, and only labelled workloads are found."""
+    recorded: dict[str, str] = {}
+    try:
+        parents = [
+            parent
+            for namespace in (sorted(scope) if scope is not None else [None])
+            for parent in list_objects(client, SECRET, namespace, label_selector=LABEL_APPLYSET_ID)
+        ]
+    except ForbiddenError:
+        return recorded
+    for parent in parents:
+        if not str(annotations_of(parent).get(ANNOTATION_TOOLING, "")).startswith("planner/"):
+            continue  # another ApplySet tool's parent
+        for record in run_records(parent).values():
+            runtime_id = _recorded_runtime_id(record)
+            if runtime_id is not None:
+                recorded[str(runtime_id)] = record.uid
+    return recorded
+
+
+def _recorded_runtime_id(record: RunRecord) -> RuntimeID | None:
+    try:
+        if record.runtime_id:
+            parsed = RuntimeID.parse(record.runtime_id)
+            return parsed if parsed.kind == "job" else None
+        return RuntimeID(runtime="k8s", namespace=record.namespace, kind="job", name=record.name)
+    except RuntimeIDError:
+        return None
 
 
 def follow(
@@ -117,11 +163,14 @@ def follow(
     sink: EventSink,
     scope: frozenset[str] | None,
     clock: Clock | None = None,
+    recorded_uids: Mapping[str, str] | None = None,
 ) -> MonitorResult:
     """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
     IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`
     must be covered by the informers already created (Informers refuses a wider one)."""
-    watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope)
+    watcher = Monitor(
+        informers, sink, clock=clock or SystemClock(), namespaces=scope, recorded_uids=recorded_uids
+    )
     try:
         for rid in runtime_ids:
             watcher.mark_if_not_monitoring(rid)

@@ -18,8 +18,8 @@ runtime ID's events arrive in order.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from planner.events import (
@@ -112,7 +112,10 @@ class Monitor:
 
     `namespaces` is the scope the informers are created with (None: all namespaces); `follow` makes the
     monitor also attach managed workloads that appear or come back (a resumed sandbox, a started
-    Deployment) after `attach_all`."""
+    Deployment) after `attach_all`. `recorded_uids` maps runtime IDs to the uid of their object as
+    recorded elsewhere (the Jobs a plan ran, from the ApplySet parents' run records): a workload gone
+    before this monitor saw it is then reported Deleted with the id an uninterrupted monitor gave it,
+    and `attach_all` finds it although no labelled object is left."""
 
     def __init__(
         self,
@@ -122,9 +125,11 @@ class Monitor:
         clock: Clock,
         namespaces: frozenset[str] | None = None,
         sync_timeout: float = 60.0,
+        recorded_uids: Mapping[str, str] | None = None,
     ) -> None:
         self.caches, self.sink, self.clock = caches, sink, clock
         self.namespaces, self.sync_timeout = namespaces, sync_timeout
+        self.recorded_uids = dict(recorded_uids or {})
         self.changed = threading.Condition(threading.RLock())
         self._watched: dict[str, _Watched] = {}
         self._by_key: dict[str, set[str]] = {}
@@ -145,7 +150,9 @@ class Monitor:
         with self.changed:
             if key in self._watched:
                 return False
-            watched = _Watched(runtime_id=runtime_id)
+            watched = _Watched(
+                runtime_id=runtime_id, state=replace(CREATED, uid=self.recorded_uids.get(key, ""))
+            )
             self._watched[key] = watched
             self._reached[key] = (runtime_id.kind, "created")
             for kind in kinds:
@@ -171,15 +178,16 @@ class Monitor:
     def attach_all(
         self, namespaces: frozenset[str] | None = None, *, follow: bool = False
     ) -> list[RuntimeID]:
-        """Restart recovery: follow every managed workload (label `gobrave-workload`) in `namespaces`
-        (None: the monitor's scope). Each snapshot re-reports what the workload reached, with stable ids;
+        """Restart recovery: follow every managed workload (label `gobrave-workload`) and every recorded
+        one (`recorded_uids`) in `namespaces` (None: the monitor's scope). Each snapshot re-reports what the workload reached, with stable ids;
         a workload that has already ended is reported and let go at once. With `follow`, workloads that
         appear or come back later are attached too."""
         with self.changed:  # subscribed before the scan, so nothing created meanwhile is missed
             self._follow = follow
             for kind in MANAGED_KINDS:
                 self._ensure_subscribed(kind)
-        found: set[RuntimeID] = set()
+        found = {RuntimeID.parse(rid) for rid in self.recorded_uids}
+        found = {rid for rid in found if namespaces is None or rid.namespace in namespaces}
         for kind in MANAGED_KINDS:
             cache = self._cache(kind)
             cache.wait_until_synced(self.sync_timeout)

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -681,3 +682,37 @@ def test_status_watch_prints_again_when_a_row_changes(
     rest, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert [first["state"], *(row["state"] for row in events_of(rest))] == ["Created", "Exited"]
+
+
+def test_sim_monitor_all_reports_a_planned_job_deleted_by_its_ttl_while_no_monitor_ran(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str, tmp_path: Path
+) -> None:
+    """No labelled object is left, but the plan's parent Secret records the run: `--all` still reports
+    ContainerDeleted, with the id an uninterrupted monitor gave it (made from the Job's uid)."""
+    listed = http(simulated, "GET", f"{jobs(sim_namespace)}?limit=1")[1]
+    since = listed["metadata"]["resourceVersion"]
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: batch, namespace: {sim_namespace}}}\n"
+        "workloads:\n  - {name: etl, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: 1}\n"
+    )
+    applied = sim_planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    deadline = time.monotonic() + 30
+    while get(simulated, f"{jobs(sim_namespace)}/etl") is not None:  # the TTL controller deletes it
+        assert time.monotonic() < deadline, "the finished Job was never deleted"
+        time.sleep(0.2)
+    watched = f"{simulated.url}{jobs(sim_namespace)}?watch=1&resourceVersion={since}&timeoutSeconds=1"
+    with urllib.request.urlopen(watched, timeout=10) as reply:
+        added = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    uid = next(e["object"]["metadata"]["uid"] for e in added if e["type"] == "ADDED")
+
+    result = sim_planner(
+        "monitor", "--all", "-n", sim_namespace, "--until-done", "--timeout", "30s", "-o", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    rid = f"k8s-{sim_namespace}|job|etl"
+    events = events_of(result.stdout)
+    assert summary(events) == [("ContainerDeleted", rid, f"job {sim_namespace}/etl is gone")]
+    assert events[0]["event_id"] == expected_id(rid, uid, "ContainerDeleted")

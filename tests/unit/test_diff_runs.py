@@ -55,6 +55,26 @@ def test_the_record_format_is_base64_json_keyed_by_run_key() -> None:
     assert run_records({"data": {MIGRATE_KEY: encoded}}) == {MIGRATE_KEY: record}
 
 
+def test_a_record_keeps_the_jobs_runtime_id_for_the_monitor() -> None:
+    record = RunRecord(
+        run_key=MIGRATE_KEY,
+        namespace="shop",
+        name="migrate",
+        uid="0b7c-11",
+        runtime_id="k3s-shop|job|migrate",
+    )
+
+    encoded = encode_run_record(record)
+
+    assert json.loads(base64.b64decode(encoded)) == {
+        "name": "migrate",
+        "namespace": "shop",
+        "runtimeId": "k3s-shop|job|migrate",
+        "uid": "0b7c-11",
+    }
+    assert run_records({"data": {MIGRATE_KEY: encoded}}) == {MIGRATE_KEY: record}
+
+
 def test_undecodable_entries_are_ignored() -> None:
     parent = {
         "data": {

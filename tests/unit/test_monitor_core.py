@@ -191,6 +191,30 @@ def test_attach_all_follows_every_managed_workload_in_scope(caches: FakeCaches, 
     assert kinds_and_messages(sink) == [("ContainerStarted", "k8s-shop|job|etl", "active 1, succeeded 0")]
 
 
+def test_a_recorded_job_gone_before_the_monitor_saw_it_is_found_and_reported_with_its_uid(
+    sink: RecordingSink, caches: FakeCaches
+) -> None:
+    recorded = {"k8s-shop|job|etl": "job-1", "k8s-elsewhere|job|other": "job-2"}
+    monitor = Monitor(caches, sink, clock=FakeClock(), recorded_uids=recorded)
+    attached = monitor.attach_all(frozenset({"shop"}))
+    assert [str(rid) for rid in attached] == ["k8s-shop|job|etl"]
+    assert kinds_and_messages(sink) == [("ContainerDeleted", "k8s-shop|job|etl", "job shop/etl is gone")]
+    assert [e.event_id for e in sink.events] == [event_id("k8s-shop|job|etl", "job-1", "ContainerDeleted")]
+    assert monitor.monitoring() == frozenset()
+
+
+def test_a_named_recorded_job_that_is_gone_keeps_the_id_an_uninterrupted_monitor_gave(
+    caches: FakeCaches, sink: RecordingSink
+) -> None:
+    caches.of(JOB).put(job(active=1, startTime="t"))
+    uninterrupted = Monitor(caches, sink, clock=FakeClock())
+    uninterrupted.mark_if_not_monitoring(ETL)
+    caches.of(JOB).remove("shop", "etl")
+    again = RecordingSink()
+    Monitor(caches, again, clock=FakeClock(), recorded_uids={str(ETL): "job-1"}).mark_if_not_monitoring(ETL)
+    assert [e.event_id for e in again.events] == [e.event_id for e in sink.of_type(ContainerDeleted)]
+
+
 def test_follow_attaches_a_deployment_started_again(caches: FakeCaches, sink: RecordingSink) -> None:
     caches.of(DEPLOYMENT).put(deployment(wanted=0))
     monitor = Monitor(caches, sink, clock=FakeClock())
