@@ -1,0 +1,311 @@
+"""Which watch events dirty which keys, per controller and for the node agent, and the work queue
+that turns dirty keys and timers into passes. Objects are written straight into a store with
+hand-picked names and uids, so every expected key below is written out by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.slim.api import Api
+from planner.slim.controllers.endpoints import EndpointsController
+from planner.slim.controllers.gc import GarbageCollector
+from planner.slim.controllers.jobs import job_keys
+from planner.slim.controllers.namespaces import namespace_keys
+from planner.slim.controllers.volumes import VolumeController
+from planner.slim.controllers.workloads import deployment_keys, replica_set_keys
+from planner.slim.nodeagent import NODE_KEY, NodeAgent
+from planner.slim.runtime import Key, Scale, WorkQueue
+from planner.slim.store import Store, WatchEvent
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+PODS = "/pods"
+RSS = "apps/replicasets"
+DEPLOYMENTS = "apps/deployments"
+SERVICES = "/services"
+CLAIMS = "/persistentvolumeclaims"
+VOLUMES = "/persistentvolumes"
+
+
+def obj(name: str, *, namespace: str = "shop", uid: str = "", **meta: Any) -> Obj:
+    metadata: Obj = {"name": name, "uid": uid or f"uid-{name}", **meta}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {"metadata": metadata}
+
+
+def owned_by(kind: str, name: str, *, controller: bool = True) -> list[Obj]:
+    return [{"apiVersion": "v1", "kind": kind, "name": name, "uid": f"uid-{name}", "controller": controller}]
+
+
+def pod(name: str, *, labels: Obj | None = None, claims: tuple[str, ...] = (), **meta: Any) -> Obj:
+    found = obj(name, labels=labels or {}, **meta)
+    found["spec"] = {"volumes": [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims]}
+    return found
+
+
+def event(kind: str, resource: str, new: Obj, old: Obj | None = None) -> WatchEvent:
+    namespace = new["metadata"].get("namespace", "")
+    return WatchEvent(kind, resource, namespace, new["metadata"]["name"], 1, new, old)
+
+
+def added(resource: str, new: Obj) -> WatchEvent:
+    return event("ADDED", resource, new)
+
+
+def store_with(*objects: tuple[str, Obj]) -> Store:
+    store = Store(None)
+    for resource, found in objects:
+        store.create(resource, found["metadata"].get("namespace", ""), found["metadata"]["name"], found)
+    return store
+
+
+# --- owners: ReplicaSets, Deployments, Jobs, Namespaces -------------------------------------------
+
+
+def test_a_pod_event_dirties_the_replica_set_controlling_it() -> None:
+    web = pod("web-7d-x1", ownerReferences=owned_by("ReplicaSet", "web-7d"))
+    assert replica_set_keys(added(PODS, web)) == [Key(RSS, "shop", "web-7d")]
+
+
+def test_a_pod_moving_between_replica_sets_dirties_both() -> None:
+    before = pod("p", ownerReferences=owned_by("ReplicaSet", "old-rs"))
+    after = pod("p", ownerReferences=owned_by("ReplicaSet", "new-rs"))
+    assert replica_set_keys(event("MODIFIED", PODS, after, before)) == [
+        Key(RSS, "shop", "new-rs"),
+        Key(RSS, "shop", "old-rs"),
+    ]
+
+
+def test_pods_without_a_controlling_replica_set_dirty_nothing() -> None:
+    orphan = pod("p")
+    not_controller = pod("q", ownerReferences=owned_by("ReplicaSet", "web-7d", controller=False))
+    job_pod = pod("r", ownerReferences=owned_by("Job", "migrate"))
+    assert [replica_set_keys(added(PODS, p)) for p in (orphan, not_controller, job_pod)] == [[], [], []]
+
+
+def test_a_replica_set_event_dirties_itself_and_its_deployment() -> None:
+    rs = obj("web-7d", ownerReferences=owned_by("Deployment", "web"))
+    assert replica_set_keys(added(RSS, rs)) == [Key(RSS, "shop", "web-7d")]
+    assert deployment_keys(added(RSS, rs)) == [Key(DEPLOYMENTS, "shop", "web")]
+    assert deployment_keys(added(DEPLOYMENTS, obj("web"))) == [Key(DEPLOYMENTS, "shop", "web")]
+
+
+def test_a_pod_event_dirties_the_job_controlling_it() -> None:
+    worker = pod("migrate-abcde", ownerReferences=owned_by("Job", "migrate"))
+    assert job_keys(event("DELETED", PODS, worker, worker)) == [Key("batch/jobs", "shop", "migrate")]
+    assert job_keys(added("batch/jobs", obj("migrate"))) == [Key("batch/jobs", "shop", "migrate")]
+
+
+def test_namespace_contents_dirty_their_namespace() -> None:
+    account = obj("default")
+    assert namespace_keys(event("DELETED", "/serviceaccounts", account, account)) == [
+        Key("/namespaces", "", "shop")
+    ]
+    assert namespace_keys(added("/namespaces", obj("shop", namespace=""))) == [Key("/namespaces", "", "shop")]
+
+
+# --- Endpoints: selectors both ways ---------------------------------------------------------------
+
+
+def service(name: str, selector: Obj | None, *, namespace: str = "shop") -> Obj:
+    found = obj(name, namespace=namespace)
+    found["spec"] = {"selector": selector} if selector is not None else {}
+    return found
+
+
+@pytest.fixture
+def endpoints() -> EndpointsController:
+    store = store_with(
+        (SERVICES, service("web", {"app": "web"})),
+        (SERVICES, service("front", {"tier": "front"})),
+        (SERVICES, service("web-front", {"app": "web", "tier": "front"})),
+        (SERVICES, service("db", {"app": "db"})),
+        (SERVICES, service("external", None)),
+        (SERVICES, service("web", {"app": "web"}, namespace="other")),
+        (PODS, pod("web-1", labels={"app": "web", "tier": "front"})),
+        (PODS, pod("web-2", labels={"app": "web", "tier": "back"})),
+        (PODS, pod("db-1", labels={"app": "db"})),
+    )
+    controller = EndpointsController(Api(store))
+    controller.resync()
+    return controller
+
+
+def test_a_pod_event_dirties_the_services_whose_selector_matches_it(endpoints: EndpointsController) -> None:
+    web = pod("web-9", labels={"app": "web", "tier": "front"})
+    assert endpoints.observe(added(PODS, web)) == [
+        Key(SERVICES, "shop", "front"),
+        Key(SERVICES, "shop", "web"),
+        Key(SERVICES, "shop", "web-front"),
+    ]
+
+
+def test_a_relabelled_pod_dirties_the_services_it_left_and_joined(endpoints: EndpointsController) -> None:
+    before = pod("db-1", labels={"app": "db"})
+    after = pod("db-1", labels={"app": "web", "tier": "back"})
+    assert endpoints.observe(event("MODIFIED", PODS, after, before)) == [
+        Key(SERVICES, "shop", "db"),
+        Key(SERVICES, "shop", "web"),
+    ]
+
+
+def test_a_pod_no_selector_matches_dirties_nothing(endpoints: EndpointsController) -> None:
+    assert endpoints.observe(added(PODS, pod("cache", labels={"app": "cache"}))) == []
+
+
+def test_service_and_endpoints_events_dirty_the_service_of_that_name(endpoints: EndpointsController) -> None:
+    mine = obj("web")
+    assert endpoints.observe(event("DELETED", "/endpoints", mine, mine)) == [Key(SERVICES, "shop", "web")]
+    assert endpoints.observe(added(SERVICES, service("api", {"app": "api"}))) == [
+        Key(SERVICES, "shop", "api")
+    ]
+
+
+def test_a_new_service_is_indexed_for_later_pod_events(endpoints: EndpointsController) -> None:
+    endpoints.observe(added(SERVICES, service("api", {"app": "api"})))
+    endpoints.api.store.create(SERVICES, "shop", "api", service("api", {"app": "api"}))
+    assert endpoints.observe(added(PODS, pod("api-1", labels={"app": "api"}))) == [
+        Key(SERVICES, "shop", "api")
+    ]
+
+
+def test_selected_pods_are_those_matching_every_pair_in_store_order(endpoints: EndpointsController) -> None:
+    names = [p["metadata"]["name"] for p in endpoints.selected_pods("shop", {"app": "web"})]
+    front = [p["metadata"]["name"] for p in endpoints.selected_pods("shop", {"app": "web", "tier": "front"})]
+    assert (names, front, endpoints.selected_pods("other", {"app": "web"})) == (
+        ["web-1", "web-2"],
+        ["web-1"],
+        [],
+    )
+
+
+# --- volumes --------------------------------------------------------------------------------------
+
+
+def claim(name: str, *, source: str | None = None) -> Obj:
+    found = obj(name)
+    found["spec"] = {"dataSource": {"kind": "PersistentVolumeClaim", "name": source}} if source else {}
+    return found
+
+
+def volume(name: str, claim_name: str) -> Obj:
+    found = obj(name, namespace="")
+    found["spec"] = {"claimRef": {"namespace": "shop", "name": claim_name}}
+    return found
+
+
+@pytest.fixture
+def volumes() -> VolumeController:
+    store = store_with(
+        (CLAIMS, claim("data")),
+        (CLAIMS, claim("data-copy", source="data")),
+        (VOLUMES, volume("pvc-uid-data", "data")),
+    )
+    controller = VolumeController(Api(store))
+    controller.resync()
+    return controller
+
+
+def test_a_claim_event_dirties_the_claim_its_clones_and_its_volume(volumes: VolumeController) -> None:
+    assert volumes.observe(added(CLAIMS, claim("data"))) == [
+        Key(CLAIMS, "shop", "data"),
+        Key(CLAIMS, "shop", "data-copy"),
+        Key(VOLUMES, "", "pvc-uid-data"),
+    ]
+
+
+def test_a_volume_event_dirties_the_volume_and_its_claim(volumes: VolumeController) -> None:
+    assert volumes.observe(added(VOLUMES, volume("pv-1", "logs"))) == [
+        Key(CLAIMS, "shop", "logs"),
+        Key(VOLUMES, "", "pv-1"),
+    ]
+
+
+def test_a_pod_event_dirties_the_claims_it_mounts(volumes: VolumeController) -> None:
+    assert volumes.observe(added(PODS, pod("app", claims=("data", "cache")))) == [
+        Key(CLAIMS, "shop", "cache"),
+        Key(CLAIMS, "shop", "data"),
+    ]
+
+
+# --- the garbage collector ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def collector() -> GarbageCollector:
+    store = store_with(
+        (DEPLOYMENTS, obj("web")),
+        (RSS, obj("web-7d", ownerReferences=owned_by("Deployment", "web"))),
+        (PODS, pod("web-7d-x1", ownerReferences=owned_by("ReplicaSet", "web-7d"))),
+        (PODS, pod("web-7d-x2", ownerReferences=owned_by("ReplicaSet", "web-7d"))),
+    )
+    controller = GarbageCollector(Api(store))
+    controller.resync()
+    return controller
+
+
+def test_an_event_dirties_the_object_and_its_owners(collector: GarbageCollector) -> None:
+    rs = obj("web-7d", ownerReferences=owned_by("Deployment", "web"))
+    assert collector.observe(event("MODIFIED", RSS, rs, rs)) == [
+        Key(DEPLOYMENTS, "shop", "web"),
+        Key(RSS, "shop", "web-7d"),
+    ]
+
+
+def test_a_deleted_owner_dirties_its_dependents(collector: GarbageCollector) -> None:
+    rs = obj("web-7d", ownerReferences=owned_by("Deployment", "web"))
+    assert collector.observe(event("DELETED", RSS, rs, rs)) == [
+        Key(PODS, "shop", "web-7d-x1"),
+        Key(PODS, "shop", "web-7d-x2"),
+        Key(DEPLOYMENTS, "shop", "web"),
+        Key(RSS, "shop", "web-7d"),
+    ]
+
+
+def test_a_pod_event_dirties_its_claims_for_pvc_protection(collector: GarbageCollector) -> None:
+    assert collector.observe(added(PODS, pod("app", claims=("data",)))) == [
+        Key(CLAIMS, "shop", "data"),
+        Key(PODS, "shop", "app"),
+    ]
+
+
+# --- the node agent -------------------------------------------------------------------------------
+
+
+def test_only_waiting_pods_are_dirtied_by_their_dependencies() -> None:
+    agent = NodeAgent(Api(Store(None)), Scale())
+    agent.waiting = {"shop": {Key(PODS, "shop", "blocked")}, "other": {Key(PODS, "other", "pending")}}
+    config = obj("settings")
+    assert agent.observe(added("/configmaps", config)) == [Key(PODS, "shop", "blocked")]
+    assert agent.observe(added("/nodes", obj("planner-node-0", namespace=""))) == [
+        NODE_KEY,
+        Key(PODS, "other", "pending"),
+        Key(PODS, "shop", "blocked"),
+    ]
+    assert agent.observe(added(PODS, pod("web"))) == [Key(PODS, "shop", "web")]
+
+
+# --- the work queue -------------------------------------------------------------------------------
+
+
+def test_the_work_queue_takes_dirty_keys_once_and_timers_when_due() -> None:
+    queue = WorkQueue()
+    a, b, c = Key("r", "ns", "a"), Key("r", "ns", "b"), Key("r", "ns", "c")
+    queue.add([b, a, b])
+    queue.schedule(c, 20.0)
+    queue.schedule(a, 15.0)
+    assert (queue.take(10.0), queue.next_due()) == ([a, b], 15.0)
+    queue.schedule(a, None)  # a sync that wants no timer cancels the one it had
+    assert (queue.next_due(), queue.take(19.0), queue.take(20.0), queue.next_due()) == (20.0, [], [c], None)
+
+
+def test_a_rescheduled_timer_replaces_the_earlier_one() -> None:
+    queue = WorkQueue()
+    key = Key("r", "ns", "a")
+    queue.schedule(key, 5.0)
+    queue.schedule(key, 8.0)
+    assert (queue.take(6.0), queue.take(8.0), queue.take(100.0)) == ([], [key], [])
