@@ -9,14 +9,16 @@ from typing import Any
 import pytest
 
 from planner.slim.api import Api
+from planner.slim.bootstrap import seed
 from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.jobs import job_keys
 from planner.slim.controllers.namespaces import namespace_keys
 from planner.slim.controllers.volumes import VolumeController
-from planner.slim.controllers.workloads import deployment_keys, replica_set_keys
+from planner.slim.controllers.workloads import ReplicaSetController, deployment_keys, replica_set_keys
 from planner.slim.nodeagent import NODE_KEY, NodeAgent
-from planner.slim.runtime import Key, Scale, WorkQueue
+from planner.slim.resources import by_kind
+from planner.slim.runtime import FULL_RESYNC_SECONDS, Driver, Key, Scale, Switches, WorkQueue
 from planner.slim.store import Store, WatchEvent
 
 pytestmark = pytest.mark.unit
@@ -309,3 +311,45 @@ def test_a_rescheduled_timer_replaces_the_earlier_one() -> None:
     queue.schedule(key, 5.0)
     queue.schedule(key, 8.0)
     assert (queue.take(6.0), queue.take(8.0), queue.take(100.0)) == ([], [key], [])
+
+
+# --- the driver, over a real controller and store -------------------------------------------------
+
+
+def replica_set(name: str, replicas: int) -> Obj:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+def test_a_pass_syncs_only_the_keys_events_dirtied_until_the_full_resync() -> None:
+    api = Api(Store(None))
+    seed(api)
+    api.create(by_kind("ReplicaSet"), "default", replica_set("idle", 1))
+    driver = Driver(ReplicaSetController(api, Scale()), api.store, Switches())
+    driver.run_pass(1000.0)  # a full resync: "idle" creates its pod
+    api.create(by_kind("ReplicaSet"), "default", replica_set("web", 2))
+    api.create(by_kind("ConfigMap"), "default", {"metadata": {"name": "unwatched"}})
+    driver.run_pass(1001.0)  # "idle" (its pod's event) counts it; "web" (created) creates two pods
+    driver.run_pass(1002.0)  # "idle" (its status write) is settled; "web" (its pods' events) counts them
+    driver.run_pass(1003.0)  # "web" (its status write) is settled
+    driver.run_pass(1004.0)  # nothing is dirty
+    assert (driver.counts.passes, driver.counts.synced, driver.counts.full_resyncs) == (5, 6, 1)
+    pods = sorted(p["metadata"]["generateName"] for p in api.store.list("/pods", "default"))
+    replicas = [
+        (api.store.get(RSS, "default", n) or {}).get("status", {}).get("replicas") for n in ("idle", "web")
+    ]
+    assert (pods, replicas) == (["idle-", "web-", "web-"], [1, 2])
+    driver.run_pass(1000.0 + FULL_RESYNC_SECONDS)  # the backstop: every ReplicaSet again
+    assert (driver.counts.synced, driver.counts.full_resyncs) == (8, 2)
