@@ -159,7 +159,7 @@ class Driver:
         self.reconciler = reconciler
         self.store = store
         self.switches = switches
-        self.counts = counts or PassCounts()
+        self.counts = counts if counts is not None else PassCounts()
         self.queue = WorkQueue()
         self.wake = asyncio.Event()
         # Subscribed before the first resync reads the store, so no write falls between the two.
@@ -194,7 +194,7 @@ class Driver:
         if now >= self.full_resync_at:
             self.full_resync_at = now + FULL_RESYNC_SECONDS
             self.counts.full_resyncs += 1
-            self.queue.add(self._guarded(self.reconciler.resync, ()))
+            self.queue.add(self._guarded(self.reconciler.resync))
         self.counts.passes += 1
         for key in self.queue.take(now):
             self.counts.synced += 1
@@ -223,18 +223,17 @@ class Driver:
             return now + RETRY_SECONDS
 
     def _observe(self, event: WatchEvent) -> None:
-        keys = self._guarded(lambda: self.reconciler.observe(event), ())
-        self.queue.add(keys)
+        self.queue.add(self._guarded(lambda: self.reconciler.observe(event)))
         if self.queue.has_dirty():
             self.wake.set()
 
-    def _guarded(self, call: Callable[[], Iterable[Key]], default: Iterable[Key]) -> Iterable[Key]:
+    def _guarded(self, call: Callable[[], Iterable[Key]]) -> list[Key]:
         """The keys `call` returns; a failure is logged and the next full resync repairs what it missed."""
         try:
             return list(call())
         except Exception:
             log.exception("%s could not map keys", type(self.reconciler).__name__)
-            return default
+            return []
 
     def _drain(self) -> None:
         for subscription in self.subscriptions:
@@ -251,10 +250,7 @@ def start(
 ) -> list[asyncio.Task[None]]:
     """Subscribe every reconciler now (synchronously, before any write can slip past) and run them;
     `counts` is filled with one PassCounts per reconciler class name."""
-    drivers = []
-    for reconciler in reconcilers:
-        driver = Driver(
-            reconciler, store, switches, counts.setdefault(type(reconciler).__name__, PassCounts())
-        )
-        drivers.append(driver)
+    drivers = [
+        Driver(r, store, switches, counts.setdefault(type(r).__name__, PassCounts())) for r in reconcilers
+    ]
     return [asyncio.create_task(driver.run()) for driver in drivers]
