@@ -3,13 +3,16 @@ the garbage collector cascades, namespaces tear down (time scale 0.05: 10 s beco
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from planner.slim.cluster import ClusterHandle
 from tests.slim.simulated import eventually, simulated_cluster_fixture
 
 pytestmark = pytest.mark.e2e
@@ -432,6 +435,60 @@ def test_a_service_gets_endpoints_for_its_ready_pods(
     pod_ips = {p.status.pod_ip for p in pods(core_v1, namespace, "app=ep")}
     assert {a.ip for a in subset.addresses} == pod_ips
     assert {a.target_ref.kind for a in subset.addresses} == {"Pod"}
+
+
+def test_a_relabelled_pod_leaves_one_services_endpoints_and_joins_anothers(
+    core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    pod = {
+        "metadata": {"name": "mover", "labels": {"role": "blue"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+    }
+    core_v1.create_namespaced_pod(namespace, pod)
+    for color in ("blue", "green"):
+        service = {
+            "metadata": {"name": color},
+            "spec": {"selector": {"role": color}, "ports": [{"port": 80}]},
+        }
+        core_v1.create_namespaced_service(namespace, service)
+
+    def addressed(name: str) -> list[str]:
+        found = core_v1.list_namespaced_endpoints(namespace, field_selector=f"metadata.name={name}").items
+        subsets = (found[0].subsets or []) if found else []
+        return [a.target_ref.name for s in subsets for a in s.addresses or []]
+
+    eventually(lambda: addressed("blue") == ["mover"])
+    core_v1.patch_namespaced_pod("mover", namespace, {"metadata": {"labels": {"role": "green"}}})
+    eventually(lambda: (addressed("blue"), addressed("green")) == ([], ["mover"]))
+
+
+def test_slim_stats_count_each_components_passes_and_synced_keys(
+    cluster: ClusterHandle, apps_v1: client.AppsV1Api, namespace: str
+) -> None:
+    def stats() -> dict[str, dict[str, int]]:
+        with urllib.request.urlopen(f"{cluster.url}/slim/stats") as reply:
+            found: dict[str, dict[str, int]] = json.load(reply)
+            return found
+
+    before = stats()
+    apps_v1.create_namespaced_deployment(namespace, deployment("counted", replicas=1))
+    eventually(
+        lambda: (apps_v1.read_namespaced_deployment("counted", namespace).status.available_replicas or 0) == 1
+    )
+    after = stats()
+    assert sorted(after) == [
+        "DeploymentController",
+        "EndpointsController",
+        "GarbageCollector",
+        "JobController",
+        "NamespaceController",
+        "NodeAgent",
+        "ReplicaSetController",
+        "VolumeController",
+    ]
+    assert all(set(counts) == {"passes", "synced", "full_resyncs"} for counts in after.values())
+    grew = {name for name in after if after[name]["synced"] > before[name]["synced"]}
+    assert {"DeploymentController", "ReplicaSetController", "NodeAgent", "GarbageCollector"} <= grew
 
 
 def test_a_failed_job_pod_is_replaced_only_after_the_backoff(
