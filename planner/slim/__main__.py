@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 
+from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import ServerOptions, serve_forever
 from planner.slim.store import DEFAULT_EVENT_CAPACITY
 
@@ -42,6 +43,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="watch events kept for resuming; older resourceVersions get 410 Expired",
     )
     serve.add_argument(
+        "--resync-seconds",
+        type=float,
+        default=FULL_RESYNC_SECONDS,
+        help="how often the controllers and node agent look at every object again (the self-healing "
+        "level-based resync; events and timers drive them in between)",
+    )
+    serve.add_argument(
         "--port-file", type=Path, default=None, help="write the bound port here once listening"
     )
     return parser.parse_args(argv)
@@ -62,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
             paused=tuple(args.pause),
             faults=json.loads(args.faults) if args.faults else None,
             simulate=not args.no_simulation,
+            resync_seconds=args.resync_seconds,
         )
     )
 

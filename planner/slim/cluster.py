@@ -258,7 +258,7 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     """An in-memory server in a subprocess on a free port; options: token, watch_cache_size,
     simulate (controllers, node agent, faults and /metrics; off by default so the API-core tests see
     a passive server), paused (component names: "controllers", "nodeagent"), faults (the
-    /slim/faults JSON)."""
+    /slim/faults JSON), resync_seconds (the controllers' full-resync period)."""
     workdir = Path(tempfile.mkdtemp(prefix="planner-slim-"))
     port_file = workdir / "port"
     extra = ["--time-scale", str(time_scale)]
@@ -270,6 +270,8 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
         extra += ["--faults", json.dumps(options["faults"])]
     if options.get("watch_cache_size"):
         extra += ["--watch-cache-size", str(options["watch_cache_size"])]
+    if options.get("resync_seconds"):
+        extra += ["--resync-seconds", str(options["resync_seconds"])]
     token = options.get("token")
     command = _serve_command(
         port=0, data_dir=None, memory=True, token=token, port_file=port_file, extra=extra

@@ -14,7 +14,9 @@ controllers: by a work queue of dirty keys rather than by whole-store passes.
 `run_reconciler` drives one: each pass first applies every event published so far, then syncs the
 dirty keys plus those whose timers are due, once each, in (resource, namespace, name) order. A pass
 comes when events dirty keys (at most every `min_interval`), when a timer falls due, and a full
-resync (every key) runs at start, after a pause ends and every `FULL_RESYNC_SECONDS`. Keys that wait
+resync (every key) runs at start, after a pause ends and every `full_resync_seconds` (one second by
+default, the level-based resync the seed's bridge runs; `planner cluster serve --resync-seconds`
+lengthens it for large simulations, where each full pass costs CPU). Keys that wait
 on something no watch event announces (a pod whose ConfigMap is missing, a ReplicaSet whose pod
 creation failed) ask for a retry `RETRY_SECONDS` later, as the one-second resync used to give them.
 Everything runs on the server's event loop, so reconcilers never race each other or HTTP handlers.
@@ -36,7 +38,7 @@ from planner.slim.store import Store, Subscription, WatchEvent
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 1.0
-FULL_RESYNC_SECONDS = 10.0
+FULL_RESYNC_SECONDS = 1.0
 DEBOUNCE_SECONDS = 0.005
 CONTROLLERS = "controllers"
 NODE_AGENT = "nodeagent"
@@ -154,9 +156,16 @@ class Driver:
     """Feeds one reconciler's work queue from its subscriptions and runs its passes."""
 
     def __init__(
-        self, reconciler: Reconciler, store: Store, switches: Switches, counts: PassCounts | None = None
+        self,
+        reconciler: Reconciler,
+        store: Store,
+        switches: Switches,
+        counts: PassCounts | None = None,
+        *,
+        full_resync_seconds: float = FULL_RESYNC_SECONDS,
     ) -> None:
         self.reconciler = reconciler
+        self.full_resync_seconds = full_resync_seconds
         self.store = store
         self.switches = switches
         self.counts = counts if counts is not None else PassCounts()
@@ -192,7 +201,7 @@ class Driver:
         resync is due)."""
         self._drain()
         if now >= self.full_resync_at:
-            self.full_resync_at = now + FULL_RESYNC_SECONDS
+            self.full_resync_at = now + self.full_resync_seconds
             self.counts.full_resyncs += 1
             self.queue.add(self._guarded(self.reconciler.resync))
         self.counts.passes += 1
@@ -246,11 +255,23 @@ class Driver:
 
 
 def start(
-    reconcilers: Iterable[Reconciler], store: Store, switches: Switches, counts: dict[str, PassCounts]
+    reconcilers: Iterable[Reconciler],
+    store: Store,
+    switches: Switches,
+    counts: dict[str, PassCounts],
+    *,
+    full_resync_seconds: float = FULL_RESYNC_SECONDS,
 ) -> list[asyncio.Task[None]]:
     """Subscribe every reconciler now (synchronously, before any write can slip past) and run them;
     `counts` is filled with one PassCounts per reconciler class name."""
     drivers = [
-        Driver(r, store, switches, counts.setdefault(type(r).__name__, PassCounts())) for r in reconcilers
+        Driver(
+            r,
+            store,
+            switches,
+            counts.setdefault(type(r).__name__, PassCounts()),
+            full_resync_seconds=full_resync_seconds,
+        )
+        for r in reconcilers
     ]
     return [asyncio.create_task(driver.run()) for driver in drivers]

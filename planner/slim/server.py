@@ -14,6 +14,7 @@ from aiohttp import web
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
 from planner.slim.http.app import build_app
+from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.simulation import Simulation
 from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
 
@@ -33,6 +34,7 @@ class ServerOptions:
     paused: tuple[str, ...] = ()  # "controllers" and/or "nodeagent", paused from the start
     faults: dict[str, Any] | None = None  # the /slim/faults JSON to start with
     simulate: bool = True  # False: the bare API server of part 1 (no controllers, node agent, faults)
+    resync_seconds: float = FULL_RESYNC_SECONDS  # how often every controller key is looked at again
 
 
 def open_api(options: ServerOptions) -> Api:
@@ -51,7 +53,11 @@ async def serve_async(options: ServerOptions) -> None:
     simulation = None
     if options.simulate:
         simulation = Simulation(
-            api, time_scale=options.time_scale, paused=options.paused, faults=options.faults
+            api,
+            time_scale=options.time_scale,
+            paused=options.paused,
+            faults=options.faults,
+            resync_seconds=options.resync_seconds,
         )
         simulation.start()
     # A short shutdown timeout: open watches must not hold `planner cluster down` for a minute.

@@ -31,16 +31,23 @@ from planner.slim.faults import middleware as fault_middleware
 from planner.slim.metrics import Metrics
 from planner.slim.nodeagent import NodeAgent
 from planner.slim.resources import by_kind
-from planner.slim.runtime import COMPONENTS, PassCounts, Scale, Switches, start
+from planner.slim.runtime import COMPONENTS, FULL_RESYNC_SECONDS, PassCounts, Scale, Switches, start
 
 Obj = dict[str, Any]
 
 
 class Simulation:
     def __init__(
-        self, api: Api, *, time_scale: float = 1.0, paused: Iterable[str] = (), faults: Obj | None = None
+        self,
+        api: Api,
+        *,
+        time_scale: float = 1.0,
+        paused: Iterable[str] = (),
+        faults: Obj | None = None,
+        resync_seconds: float = FULL_RESYNC_SECONDS,
     ) -> None:
         self.api = api
+        self.resync_seconds = resync_seconds
         self.scale = Scale(time_scale)
         self.switches = Switches()
         for component in paused:
@@ -55,7 +62,9 @@ class Simulation:
 
     def start(self) -> None:
         reconcilers = [*controllers(self.api, self.scale), self.node_agent]
-        self._tasks = start(reconcilers, self.api.store, self.switches, self.counts)
+        self._tasks = start(
+            reconcilers, self.api.store, self.switches, self.counts, full_resync_seconds=self.resync_seconds
+        )
 
     async def stop(self) -> None:
         for task in self._tasks:

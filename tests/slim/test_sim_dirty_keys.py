@@ -18,7 +18,7 @@ from planner.slim.controllers.volumes import VolumeController
 from planner.slim.controllers.workloads import ReplicaSetController, deployment_keys, replica_set_keys
 from planner.slim.nodeagent import NODE_KEY, NodeAgent
 from planner.slim.resources import by_kind
-from planner.slim.runtime import FULL_RESYNC_SECONDS, Driver, Key, Scale, Switches, WorkQueue
+from planner.slim.runtime import Driver, Key, Scale, Switches, WorkQueue
 from planner.slim.store import Store, WatchEvent
 
 pytestmark = pytest.mark.unit
@@ -337,7 +337,7 @@ def test_a_pass_syncs_only_the_keys_events_dirtied_until_the_full_resync() -> No
     api = Api(Store(None))
     seed(api)
     api.create(by_kind("ReplicaSet"), "default", replica_set("idle", 1))
-    driver = Driver(ReplicaSetController(api, Scale()), api.store, Switches())
+    driver = Driver(ReplicaSetController(api, Scale()), api.store, Switches(), full_resync_seconds=10.0)
     driver.run_pass(1000.0)  # a full resync: "idle" creates its pod
     api.create(by_kind("ReplicaSet"), "default", replica_set("web", 2))
     api.create(by_kind("ConfigMap"), "default", {"metadata": {"name": "unwatched"}})
@@ -351,5 +351,5 @@ def test_a_pass_syncs_only_the_keys_events_dirtied_until_the_full_resync() -> No
         (api.store.get(RSS, "default", n) or {}).get("status", {}).get("replicas") for n in ("idle", "web")
     ]
     assert (pods, replicas) == (["idle-", "web-", "web-"], [1, 2])
-    driver.run_pass(1000.0 + FULL_RESYNC_SECONDS)  # the backstop: every ReplicaSet again
+    driver.run_pass(1010.0)  # the backstop: every ReplicaSet again
     assert (driver.counts.synced, driver.counts.full_resyncs) == (8, 2)

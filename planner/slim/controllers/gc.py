@@ -29,7 +29,6 @@ from planner.slim.controllers.base import (
     deleting,
     event_states,
     key,
-    keys_of,
     name_of,
     ns_of,
     own_key,
@@ -51,6 +50,13 @@ COLLECTED = {resource_key(r): r for r in RESOURCES if r.kind != "Event"}
 def owner_uids(obj: Obj) -> list[str]:
     """For an Index of dependents by owner uid."""
     return [str(ref.get("uid")) for ref in obj["metadata"].get("ownerReferences") or []]
+
+
+def _actionable(obj: Obj) -> bool:
+    metadata = obj["metadata"]
+    return bool(
+        metadata.get("ownerReferences") or metadata.get("finalizers") or metadata.get("deletionTimestamp")
+    )
 
 
 def pods_using_claim(api: Api, namespace: str, claim: str) -> list[Obj]:
@@ -95,14 +101,18 @@ class GarbageCollector:
         return sorted(keys)
 
     def resync(self) -> list[Key]:
+        """Rebuild the indexes and return every object the collector could act on: one with owners,
+        finalizers or a deletionTimestamp (the rest it never touches, so resyncing them is waste)."""
         self.dependents.rebuild(self.api.store, COLLECTED)
-        everything = [k for resource in COLLECTED for k in keys_of(self.api.store, resource)]
         self.uids = {}
-        for object_key in everything:
-            found = self.api.store.get(*object_key)
-            if found is not None:
-                self.uids[uid_of(found)] = object_key
-        return everything
+        actionable: list[Key] = []
+        for resource in COLLECTED:
+            for obj in self.api.store.list(resource, None):
+                object_key = Key(resource, ns_of(obj), name_of(obj))
+                self.uids[uid_of(obj)] = object_key
+                if _actionable(obj):
+                    actionable.append(object_key)
+        return actionable
 
     def sync(self, object_key: Key, now: float) -> float | None:
         obj = self.api.store.get(*object_key)
