@@ -17,7 +17,6 @@ garbage collector is meant to be a controller watching this core.
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ from planner.slim.deleting import (
 )
 from planner.slim.errors import Cause, StatusError, Target
 from planner.slim.listing import ListOptions, decode_continue, encode_continue, sort_key
-from planner.slim.meta import generated_name, metadata, new_uid, now_rfc3339, prune_empty
+from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339, prune_empty
 from planner.slim.objects import (
     Filter,
     check_rv,
@@ -256,7 +255,7 @@ class Api:
                 meta[key] = old["metadata"][key]
         self._default(rt, obj)
         if rt.has_status:
-            obj["status"] = copy.deepcopy(old.get("status", {}))
+            obj["status"] = json_copy(old.get("status", {}))
         if rt.tracks_generation and obj.get("spec") != old.get("spec"):
             meta["generation"] = int(old["metadata"].get("generation", 0)) + 1
         target = error_target(rt, meta["name"])
@@ -278,7 +277,7 @@ class Api:
         *,
         operation: str = "Update",
     ) -> Obj:
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         new["status"] = _canonical_status(obj.get("status") or {})
         if rt.kind == "Deployment":  # its status strategy keeps only spec and labels (revision annotation)
             new["metadata"]["annotations"] = (obj.get("metadata") or {}).get("annotations")
@@ -348,7 +347,7 @@ class Api:
             return created, True
         if old is None:
             raise errors.not_found(error_target(rt, name))
-        current = with_type(rt, copy.deepcopy(old))
+        current = with_type(rt, json_copy(old))
         patched = patcher(current, body, ctx)
         meta = metadata(patched)
         check_rv(rt, meta.get("resourceVersion"), old, name)
@@ -379,7 +378,7 @@ class Api:
             raise errors.conflict(
                 error_target(rt, name), f'pod {name} is already assigned to node "{old["spec"]["nodeName"]}"'
             )
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         new["spec"]["nodeName"] = node
         conditions = [
             c for c in new.setdefault("status", {}).get("conditions", []) if c.get("type") != "PodScheduled"
@@ -408,7 +407,7 @@ class Api:
         old = self.store.get(resource_key(rt), "", name)
         if old is None:
             raise errors.not_found(error_target(rt, name))
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         new.setdefault("spec", {}).pop("finalizers", None)
         return self._commit_update(rt, "", old, prune_empty(new), options)
 
@@ -422,7 +421,7 @@ class Api:
     ) -> Obj:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body is not a Scale object")
-        current = copy.deepcopy(self.get(rt, namespace, name))  # get() shares the stored metadata
+        current = json_copy(self.get(rt, namespace, name))  # get() shares the stored metadata
         replicas = (scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or replicas < 0:
             cause = validation.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")
@@ -466,7 +465,7 @@ class Api:
         if old is None:
             raise errors.not_found(error_target(rt, name))
         check_preconditions(rt, old, options)
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         meta = new["metadata"]
         finalizers = with_policy_finalizer(
             list(meta.get("finalizers") or []), options.propagation_policy or rt.default_propagation
@@ -546,7 +545,7 @@ class Api:
     def _decode(self, rt: ResourceType, body: Any) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
-        obj = prune_empty(copy.deepcopy(body))
+        obj = prune_empty(body)  # a new tree: the caller's body is never changed
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != rt.kind) or (api_version and api_version != rt.group_version):
             raise errors.bad_request(

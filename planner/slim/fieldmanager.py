@@ -32,7 +32,6 @@ conversion (every kind here has a single served version).
 
 from __future__ import annotations
 
-import copy
 import json
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from planner.slim.mergekeys import Atomic, Field, KeyedList, SetList, Struct, go_zero_value, schema_for
+from planner.slim.meta import json_copy
 from planner.slim.strategic import PatchError
 
 Path = tuple[str, ...]
@@ -343,18 +343,18 @@ def _as_list(value: Any) -> list[Any]:
 def merge(live: Any, config: Any, schema: Field | None) -> Any:
     """Server-side apply's merge of a config into the live object."""
     if config is _MISSING:
-        return copy.deepcopy(live)
+        return json_copy(live)
     if live is _MISSING or live is None or isinstance(schema, Atomic):
-        return copy.deepcopy(config)
+        return json_copy(config)
     if isinstance(live, dict) and isinstance(config, dict):
         return _merge_maps(live, config, schema)
     if isinstance(live, list) and isinstance(config, list):
         return _merge_lists(live, config, schema)
-    return copy.deepcopy(config)
+    return json_copy(config)
 
 
 def _merge_maps(live: dict[str, Any], config: dict[str, Any], schema: Field | None) -> dict[str, Any]:
-    out = copy.deepcopy(live)
+    out = json_copy(live)
     for key, value in config.items():
         if value is None:
             out.pop(key, None)
@@ -367,14 +367,14 @@ def _merge_lists(live: list[Any], config: list[Any], schema: Field | None) -> li
     if isinstance(schema, SetList):
         lhs = [(_value_element(v), v) for v in live]
         rhs = [(_value_element(v), v) for v in config]
-        return _merge_ordered(lhs, rhs, lambda left, right: copy.deepcopy(right))
+        return _merge_ordered(lhs, rhs, lambda left, right: json_copy(right))
     if isinstance(schema, KeyedList) and _is_keyed(schema):
         lhs_pairs = _keyed_items(live, schema)
         rhs_pairs = _keyed_items(config, schema)
         if lhs_pairs is not None and rhs_pairs is not None:
             item_schema = schema.item
             return _merge_ordered(lhs_pairs, rhs_pairs, lambda left, right: merge(left, right, item_schema))
-    return copy.deepcopy(config)
+    return json_copy(config)
 
 
 def _merge_ordered(
@@ -403,7 +403,7 @@ def _merge_ordered(
         if li < len(lhs):
             element = lhs[li][0]
             if element not in rhs_ids:
-                out.append(copy.deepcopy(lhs[li][1]))
+                out.append(json_copy(lhs[li][1]))
                 li += 1
                 continue
             if element in done:
@@ -643,10 +643,12 @@ class _Context:
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(obj)
+    """`obj` without managedFields: a new top level and metadata, sharing everything below them (the
+    field manager only reads it, or replaces the metadata's managedFields)."""
+    out = dict(obj)
     metadata = out.get("metadata")
     if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
+        out["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
     return out
 
 
@@ -667,8 +669,9 @@ def _managed(obj: dict[str, Any] | None) -> list[Entry]:
 
 
 def _fill_zero(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    """`obj` with the Go zero value's fields filled in where it lacks them."""
-    return _overlay(copy.deepcopy(dict(go_zero_value(kind))), obj)
+    """`obj` with the Go zero value's fields filled in where it lacks them, for comparing only: it
+    shares `obj`'s values."""
+    return _overlay(json_copy(dict(go_zero_value(kind))), obj)
 
 
 def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -676,7 +679,7 @@ def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             base[key] = _overlay(base[key], value)
         else:
-            base[key] = copy.deepcopy(value)
+            base[key] = value
     return base
 
 
@@ -812,7 +815,7 @@ def _apply(
     if manager == "kubectl" and live is not None:
         _sync_last_applied(result, config)
     if live is not None and result == live:
-        return copy.deepcopy(live)
+        return json_copy(live)
     return result
 
 
@@ -880,7 +883,7 @@ def _sync_last_applied(result: dict[str, Any], config: dict[str, Any]) -> None:
     annotations = (result.get("metadata") or {}).get("annotations") or {}
     if LAST_APPLIED not in annotations:
         return
-    applied = copy.deepcopy(config)
+    applied = json_copy(config)
     applied_annotations = (applied.get("metadata") or {}).get("annotations")
     if isinstance(applied_annotations, dict):
         applied_annotations.pop(LAST_APPLIED, None)

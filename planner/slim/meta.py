@@ -11,7 +11,9 @@ from __future__ import annotations
 import random
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
+
+JSON = TypeVar("JSON")
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -58,6 +60,20 @@ def random_suffix(length: int = 5) -> str:
 def generated_name(base: str) -> str:
     """`generateName` → name: base cut to 58 characters plus five random characters."""
     return base[:58] + random_suffix()
+
+
+def json_copy(value: JSON) -> JSON:
+    """A deep copy of JSON data (dicts, lists and scalars): objects here are JSON trees, so this needs
+    none of `copy.deepcopy`'s memo and type dispatch, and is several times faster."""
+    return cast(JSON, _copy_tree(value))
+
+
+def _copy_tree(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_tree(v) for v in value]
+    return value
 
 
 def prune_empty(value: Any, *, key: str = "") -> Any:

@@ -12,7 +12,6 @@ modules raise their own errors; this module turns them into `StatusError`s.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from ruamel.yaml.error import YAMLError
 
 from planner.slim import admission, fieldmanager, strategic
 from planner.slim.errors import StatusError, bad_request, status_body
-from planner.slim.meta import now_rfc3339, prune_empty
+from planner.slim.meta import json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -265,7 +264,7 @@ def record_create(obj: Obj, *, manager: str | None, operation: str, resource: Re
 
 
 def _before_strategy(obj: Obj, resource: ResourceType) -> Obj:
-    early = copy.deepcopy(obj)
+    early = json_copy(obj)
     meta = early["metadata"]
     server = set(admission.server_finalizers(resource.kind))
     meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server]

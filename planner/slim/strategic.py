@@ -22,11 +22,11 @@ that the patch put into the object must equal the live one, else 409 Conflict.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from planner.slim.mergekeys import Field, KeyedList, SetList, Struct, schema_for
+from planner.slim.meta import json_copy
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -84,7 +84,7 @@ def strategic_merge_patch(original: dict[str, Any], patch: dict[str, Any], *, ki
     """Apply a strategic merge patch to `original` (left untouched) and return the patched object."""
     if not isinstance(patch, dict):
         raise _bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
-    return _merge_map(copy.deepcopy(original), copy.deepcopy(patch), schema_for(kind))
+    return _merge_map(json_copy(original), json_copy(patch), schema_for(kind))
 
 
 # ----------------------------------------------------------------------------------------------- maps
