@@ -37,7 +37,7 @@ so they self-heal"; the garbage collector resyncs only objects it could act on) 
 Between resyncs, controller work grows with the number of changes, not with changes × objects (6× to
 15× fewer objects reconciled than the whole-store passes). The full resync is what an idle cluster
 pays for: about 6% of a CPU per 300 workloads at one second, 0.4% at ten, so large simulations run
-`planner.slim serve --resync-seconds 10` (or `running_cluster(resync_seconds=10)`). Wall time barely
+`planner cluster up --resync-seconds 10` (or `running_cluster(resync_seconds=10)`). Wall time barely
 depends on it: the creates run on the same event loop as the simulation, and most of the server's
 time goes to the writes themselves (the API core's managedFields and copies, per a profile). Timings
 vary with the machine's load (an earlier "before" run at 1,000 took 37.9 s); objects reconciled vary

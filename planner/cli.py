@@ -362,16 +362,31 @@ _time_scale_option = click.option(
 )
 
 
+_resync_option = click.option(
+    "--resync-seconds",
+    type=click.FloatRange(min=0.01),
+    default=1.0,
+    show_default=True,
+    help="How often the simulated controllers and node agent look at every object again (between "
+    "resyncs, watch events and timers drive them); 10 suits simulations of 1,000+ workloads.",
+)
+
+
 @cluster.command("up")
 @_data_option
 @click.option("--port", type=click.IntRange(0, 65535), help="Port on 127.0.0.1 (default: a free one).")
 @click.option("--memory", is_flag=True, help="Keep state in memory only (lost when it stops).")
 @_time_scale_option
-def cluster_up(data_dir: Path | None, port: int | None, memory: bool, time_scale: float) -> None:
+@_resync_option
+def cluster_up(
+    data_dir: Path | None, port: int | None, memory: bool, time_scale: float, resync_seconds: float
+) -> None:
     """Start the embedded cluster in the background and write its kubeconfig."""
     from planner.slim import cluster as slim
 
-    info = slim.up(data_dir=data_dir, port=port, memory=memory, time_scale=time_scale)
+    info = slim.up(
+        data_dir=data_dir, port=port, memory=memory, time_scale=time_scale, resync_seconds=resync_seconds
+    )
     click.echo(f"embedded cluster running at {info.url} (pid {info.pid}, data {info.data_dir})", err=True)
     click.echo(f"export KUBECONFIG={info.kubeconfig}")
 
@@ -416,13 +431,26 @@ def cluster_reset(data_dir: Path | None) -> None:
 @click.option("--memory", is_flag=True, help="Keep state in memory only.")
 @click.option("--token", envvar="PLANNER_CLUSTER_TOKEN", help="Require this bearer token from clients.")
 @_time_scale_option
+@_resync_option
 def cluster_serve(
-    data_dir: Path | None, port: int, memory: bool, token: str | None, time_scale: float
+    data_dir: Path | None,
+    port: int,
+    memory: bool,
+    token: str | None,
+    time_scale: float,
+    resync_seconds: float,
 ) -> None:
     """Run the embedded cluster in the foreground until interrupted."""
     from planner.slim import cluster as slim
 
-    slim.serve(data_dir=data_dir, port=port, memory=memory, token=token, time_scale=time_scale)
+    slim.serve(
+        data_dir=data_dir,
+        port=port,
+        memory=memory,
+        token=token,
+        time_scale=time_scale,
+        resync_seconds=resync_seconds,
+    )
 
 
 # --- lifecycle commands and the monitor (issue 9) ------------------------------------------------------

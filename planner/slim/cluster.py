@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import DB_NAME, HOST
 
 CONTEXT = "planner-embedded"
@@ -174,6 +175,7 @@ def up(
     memory: bool,
     token: str | None = None,
     time_scale: float = 1.0,
+    resync_seconds: float = FULL_RESYNC_SECONDS,
 ) -> ClusterInfo:
     running = status(data_dir=data_dir)
     if running is not None:
@@ -184,6 +186,8 @@ def up(
     port_file.unlink(missing_ok=True)
     log = root / "server.log"
     extra = ["--time-scale", str(time_scale)] if time_scale != 1.0 else []
+    if resync_seconds != FULL_RESYNC_SECONDS:
+        extra += ["--resync-seconds", str(resync_seconds)]
     command = _serve_command(
         port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file, extra=extra
     )
@@ -241,13 +245,27 @@ def reset(*, data_dir: Path | None) -> None:
 
 
 def serve(
-    *, data_dir: Path | None, port: int, memory: bool, token: str | None, time_scale: float = 1.0
+    *,
+    data_dir: Path | None,
+    port: int,
+    memory: bool,
+    token: str | None,
+    time_scale: float = 1.0,
+    resync_seconds: float = FULL_RESYNC_SECONDS,
 ) -> None:
     """Foreground server (blocks until SIGINT/SIGTERM)."""
     from planner.slim.server import ServerOptions, serve_forever
 
     root = None if memory and data_dir is None else _resolve(data_dir)
-    serve_forever(ServerOptions(port=port, data_dir=root, memory=memory, token=token, time_scale=time_scale))
+    options = ServerOptions(
+        port=port,
+        data_dir=root,
+        memory=memory,
+        token=token,
+        time_scale=time_scale,
+        resync_seconds=resync_seconds,
+    )
+    serve_forever(options)
 
 
 # --- tests --------------------------------------------------------------------------------------------
