@@ -101,7 +101,12 @@ async def _live(
                 yield bookmark(rt, store.revision)
             return
         try:
-            event = await asyncio.wait_for(subscription.queue.get(), timeout=wait)
+            # Drain what is queued without suspending: waiting for each event would let a burst of
+            # writes run ahead of every watcher by a loop turn per event.
+            if subscription.queue.empty():
+                event = await asyncio.wait_for(subscription.queue.get(), timeout=wait)
+            else:
+                event = subscription.queue.get_nowait()
         except TimeoutError:
             if bookmarks and (deadline is None or loop.time() < deadline):
                 yield bookmark(rt, store.revision)
