@@ -192,17 +192,7 @@ class Api:
     def _populate_namespace(self, namespace: str) -> None:
         """What controllers put in every new namespace, done at once so a Pod created right after its
         namespace never races the service-account controller (which still recreates them if deleted)."""
-        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
-        root_ca = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": "kube-root-ca.crt",
-                "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
-            },
-            "data": {"ca.crt": ROOT_CA_PLACEHOLDER},
-        }
-        for kind, body in (("ServiceAccount", account), ("ConfigMap", root_ca)):
+        for kind, body in namespace_contents():
             try:
                 self.create(by_kind(kind), namespace, body)
             except StatusError as exc:
@@ -626,6 +616,22 @@ ROOT_CA_DESCRIPTION = (
 ROOT_CA_PLACEHOLDER = (
     "-----BEGIN CERTIFICATE-----\nplanner-embedded-cluster-has-no-tls\n-----END CERTIFICATE-----\n"
 )
+
+
+def namespace_contents() -> list[tuple[str, Obj]]:
+    """(kind, body) of what every namespace holds: the `default` ServiceAccount and the root CA
+    ConfigMap (a placeholder: there is no TLS)."""
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+    root_ca = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "kube-root-ca.crt",
+            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+        },
+        "data": {"ca.crt": ROOT_CA_PLACEHOLDER},
+    }
+    return [("ServiceAccount", account), ("ConfigMap", root_ca)]
 
 
 def _spec_finalizers(rt: ResourceType, obj: Obj) -> bool:

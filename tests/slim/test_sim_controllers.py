@@ -296,15 +296,24 @@ def test_namespace_teardown_empties_it_then_removes_it(
     eventually(gone)
 
 
-def test_the_default_service_account_comes_back_when_deleted(
+def test_the_default_service_account_and_root_ca_come_back_when_deleted(
     core_v1: client.CoreV1Api, namespace: str
 ) -> None:
     core_v1.delete_namespaced_service_account("default", namespace)
+    core_v1.delete_namespaced_config_map("kube-root-ca.crt", namespace)
     eventually(
         lambda: (
             core_v1.list_namespaced_service_account(namespace, field_selector="metadata.name=default").items
         )
     )
+    root_ca = eventually(
+        lambda: (
+            core_v1.list_namespaced_config_map(
+                namespace, field_selector="metadata.name=kube-root-ca.crt"
+            ).items
+        )
+    )
+    assert list(root_ca[0].data) == ["ca.crt"]
 
 
 # --- volumes -------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.api import ROOT_CA_DESCRIPTION, ROOT_CA_PLACEHOLDER, Api
+from planner.slim.api import Api, namespace_contents
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
 from planner.slim.objects import resource_key
 from planner.slim.resources import RESOURCES
@@ -33,22 +33,6 @@ def namespace_keys(event: WatchEvent) -> list[Key]:
     """A Namespace event dirties that namespace; anything else the namespace it is in."""
     name = event.name if event.resource == key("Namespace") else event.namespace
     return [Key(key("Namespace"), "", name)]
-
-
-def _account() -> Obj:
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
-
-
-def _root_ca() -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": "kube-root-ca.crt",
-            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
-        },
-        "data": {"ca.crt": ROOT_CA_PLACEHOLDER},
-    }
 
 
 class NamespaceController:
@@ -76,11 +60,9 @@ class NamespaceController:
         return now + TEARDOWN_POLL_SECONDS if self._tear_down(namespace) else None
 
     def _populate(self, namespace: str) -> None:
-        store = self.api.store
-        if store.get(key("ServiceAccount"), namespace, "default") is None:
-            self.writer.create("ServiceAccount", namespace, _account())
-        if store.get(key("ConfigMap"), namespace, "kube-root-ca.crt") is None:
-            self.writer.create("ConfigMap", namespace, _root_ca())
+        for kind, body in namespace_contents():
+            if self.api.store.get(key(kind), namespace, body["metadata"]["name"]) is None:
+                self.writer.create(kind, namespace, body)
 
     def _tear_down(self, namespace: Obj) -> bool:
         """Delete what is left; True while something is still there."""
