@@ -122,11 +122,11 @@ def monitor(
         informers.stop()
 
 
-def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[str, str]:
+def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[RuntimeID, str]:
     """Runtime ID → uid of every Job that planner's ApplySet parents in `scope` (None: everywhere) record
     as having run, so the monitor can report one deleted (by its TTL) while no monitor ran. Best effort:
     without permission to list Secrets there is no record, and only labelled workloads are found."""
-    recorded: dict[str, str] = {}
+    recorded: dict[RuntimeID, str] = {}
     try:
         parents = [
             parent
@@ -141,7 +141,7 @@ def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[
         for record in run_records(parent).values():
             runtime_id = _recorded_runtime_id(record)
             if runtime_id is not None:
-                recorded[str(runtime_id)] = record.uid
+                recorded[runtime_id] = record.uid
     return recorded
 
 
@@ -163,7 +163,7 @@ def follow(
     sink: EventSink,
     scope: frozenset[str] | None,
     clock: Clock | None = None,
-    recorded_uids: Mapping[str, str] | None = None,
+    recorded_uids: Mapping[RuntimeID, str] | None = None,
 ) -> MonitorResult:
     """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
     IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`

@@ -125,7 +125,7 @@ class Monitor:
         clock: Clock,
         namespaces: frozenset[str] | None = None,
         sync_timeout: float = 60.0,
-        recorded_uids: Mapping[str, str] | None = None,
+        recorded_uids: Mapping[RuntimeID, str] | None = None,
     ) -> None:
         self.caches, self.sink, self.clock = caches, sink, clock
         self.namespaces, self.sync_timeout = namespaces, sync_timeout
@@ -151,7 +151,7 @@ class Monitor:
             if key in self._watched:
                 return False
             watched = _Watched(
-                runtime_id=runtime_id, state=replace(CREATED, uid=self.recorded_uids.get(key, ""))
+                runtime_id=runtime_id, state=replace(CREATED, uid=self.recorded_uids.get(runtime_id, ""))
             )
             self._watched[key] = watched
             self._reached[key] = (runtime_id.kind, "created")
@@ -179,15 +179,14 @@ class Monitor:
         self, namespaces: frozenset[str] | None = None, *, follow: bool = False
     ) -> list[RuntimeID]:
         """Restart recovery: follow every managed workload (label `gobrave-workload`) and every recorded
-        one (`recorded_uids`) in `namespaces` (None: the monitor's scope). Each snapshot re-reports what the workload reached, with stable ids;
-        a workload that has already ended is reported and let go at once. With `follow`, workloads that
-        appear or come back later are attached too."""
+        one (`recorded_uids`) in `namespaces` (None: the monitor's scope). Each snapshot re-reports what
+        the workload reached, with stable ids; a workload that has already ended is reported and let go
+        at once. With `follow`, workloads that appear or come back later are attached too."""
         with self.changed:  # subscribed before the scan, so nothing created meanwhile is missed
             self._follow = follow
             for kind in MANAGED_KINDS:
                 self._ensure_subscribed(kind)
-        found = {RuntimeID.parse(rid) for rid in self.recorded_uids}
-        found = {rid for rid in found if namespaces is None or rid.namespace in namespaces}
+        found = {rid for rid in self.recorded_uids if namespaces is None or rid.namespace in namespaces}
         for kind in MANAGED_KINDS:
             cache = self._cache(kind)
             cache.wait_until_synced(self.sync_timeout)

@@ -194,7 +194,7 @@ def test_attach_all_follows_every_managed_workload_in_scope(caches: FakeCaches, 
 def test_a_recorded_job_gone_before_the_monitor_saw_it_is_found_and_reported_with_its_uid(
     sink: RecordingSink, caches: FakeCaches
 ) -> None:
-    recorded = {"k8s-shop|job|etl": "job-1", "k8s-elsewhere|job|other": "job-2"}
+    recorded = {ETL: "job-1", RuntimeID.parse("k8s-elsewhere|job|other"): "job-2"}
     monitor = Monitor(caches, sink, clock=FakeClock(), recorded_uids=recorded)
     attached = monitor.attach_all(frozenset({"shop"}))
     assert [str(rid) for rid in attached] == ["k8s-shop|job|etl"]
@@ -211,7 +211,7 @@ def test_a_named_recorded_job_that_is_gone_keeps_the_id_an_uninterrupted_monitor
     uninterrupted.mark_if_not_monitoring(ETL)
     caches.of(JOB).remove("shop", "etl")
     again = RecordingSink()
-    Monitor(caches, again, clock=FakeClock(), recorded_uids={str(ETL): "job-1"}).mark_if_not_monitoring(ETL)
+    Monitor(caches, again, clock=FakeClock(), recorded_uids={ETL: "job-1"}).mark_if_not_monitoring(ETL)
     assert [e.event_id for e in again.events] == [e.event_id for e in sink.of_type(ContainerDeleted)]
 
 
