@@ -275,6 +275,15 @@ def test_a_pod_event_dirties_its_claims_for_pvc_protection(collector: GarbageCol
     ]
 
 
+def test_the_full_resync_covers_only_what_the_collector_could_act_on(collector: GarbageCollector) -> None:
+    # The Deployment has no owners, finalizers or deletionTimestamp: nothing for the collector to do.
+    assert sorted(collector.resync()) == [
+        Key(PODS, "shop", "web-7d-x1"),
+        Key(PODS, "shop", "web-7d-x2"),
+        Key(RSS, "shop", "web-7d"),
+    ]
+
+
 # --- the node agent -------------------------------------------------------------------------------
 
 
