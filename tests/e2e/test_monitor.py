@@ -8,6 +8,7 @@ Event ids are checked against DESIGN §5's formula written out here by hand: sha
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -707,6 +708,13 @@ def test_sim_monitor_all_reports_a_planned_job_deleted_by_its_ttl_while_no_monit
     with urllib.request.urlopen(watched, timeout=10) as reply:
         added = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
     uid = next(e["object"]["metadata"]["uid"] for e in added if e["type"] == "ADDED")
+    # Another ApplySet tool's parent whose data happens to decode as a run record is not planner's.
+    record = base64.b64encode(json.dumps({"name": "ghost", "namespace": sim_namespace, "uid": "u"}).encode())
+    foreign = {
+        "metadata": {"name": "other-tool", "labels": {"applyset.kubernetes.io/id": "applyset-x-v1"}},
+        "data": {"k": record.decode()},
+    }
+    assert http(simulated, "POST", f"/api/v1/namespaces/{sim_namespace}/secrets", foreign)[0] == 201
 
     result = sim_planner(
         "monitor", "--all", "-n", sim_namespace, "--until-done", "--timeout", "30s", "-o", "json"
