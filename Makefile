@@ -28,8 +28,16 @@ layers: $(STAMP)
 test: lint typecheck layers
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
+# The folder says the speed: tests/unit (pure, well under a minute), tests/e2e (embedded clusters),
+# tests/conformance (real kubectl against an embedded cluster).
 unit: $(STAMP)
-	$(BIN)/python -m pytest -m unit -q
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q tests/unit
+
+e2e: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q tests/e2e
+
+conformance: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q tests/conformance
 
 docs: $(STAMP)
 	$(BIN)/python -m planner.plan.docs > docs/plan-format.md

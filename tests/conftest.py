@@ -9,11 +9,18 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Hypothesis profiles: `ci` is deterministic and bounded (CI sets HYPOTHESIS_PROFILE=ci); `dev` explores.
-# Neither times examples: on a loaded 2-core machine generation is slow, which says nothing of the code.
+TESTS = Path(__file__).parent
+# The folder says the speed: unit/ is pure and fast, e2e/ starts embedded clusters, conformance/ runs
+# real kubectl against one. Each test gets its folder's marker, so `-m unit` and `tests/unit` agree.
+SPEED_MARKERS = {"unit": pytest.mark.unit, "e2e": pytest.mark.e2e, "conformance": pytest.mark.conformance}
+
+# Hypothesis profiles: `dev` (the default, for `make unit` while editing) runs few random examples so the
+# unit folder stays well under a minute; `ci` (CI sets HYPOTHESIS_PROFILE=ci) is deterministic and runs
+# more. Neither times examples: on a loaded 2-core machine generation is slow, which says nothing of the
+# code.
 _UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("ci", derandomize=True, max_examples=100, **_UNTIMED)
-settings.register_profile("dev", max_examples=200, **_UNTIMED)
+settings.register_profile("dev", max_examples=25, **_UNTIMED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 HEADER = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
@@ -35,3 +42,9 @@ def write_plan(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        item.add_marker(SPEED_MARKERS[folder])

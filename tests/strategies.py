@@ -54,10 +54,11 @@ _PATTERNS: dict[str, SearchStrategy[str]] = {
     "^[-._a-zA-Z][-._a-zA-Z0-9]*$": _ENV_NAME,
     "^[-._a-zA-Z0-9]+$": st.from_regex(r"[a-z0-9][-._a-z0-9]{0,8}", fullmatch=True),
 }
+# Built afresh per example: a shared `st.just` dict would carry one test's in-place edits into the next.
 _SECRET_VALUE = st.one_of(
     _TEXT,
-    st.just({"valueFrom": {"env": "PLANNER_STRATEGY_SECRET"}}),
-    st.just({"valueFrom": {"file": "secret.txt"}}),
+    st.builds(lambda: {"valueFrom": {"env": "PLANNER_STRATEGY_SECRET"}}),
+    st.builds(lambda: {"valueFrom": {"file": "secret.txt"}}),
 )
 _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#probe.httpGet.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),

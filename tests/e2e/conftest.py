@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 _names = itertools.count()
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]

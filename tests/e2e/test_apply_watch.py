@@ -12,8 +12,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, write_plan
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:

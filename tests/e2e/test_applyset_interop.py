@@ -16,8 +16,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
-pytestmark = pytest.mark.e2e
-
 ID_LABEL = "applyset.kubernetes.io/id"
 PART_OF = "applyset.kubernetes.io/part-of"
 EVERY_KIND = "deployments,replicasets,jobs,pods,services,configmaps,secrets,persistentvolumeclaims"

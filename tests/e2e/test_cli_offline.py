@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-pytestmark = pytest.mark.e2e
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 PLANS = REPO / "plans"
 DB_PASSWORD = "correct-horse-battery-staple"
 

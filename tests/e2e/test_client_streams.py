@@ -12,8 +12,6 @@ from kubernetes.client import ApiClient, Configuration
 
 from planner.kube.client import KubeClient
 
-pytestmark = pytest.mark.e2e
-
 
 class _LinesHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:

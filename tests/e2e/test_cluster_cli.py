@@ -10,10 +10,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.e2e
-
 JOB = """
 apiVersion: batch/v1
 kind: Job

@@ -15,8 +15,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
-pytestmark = pytest.mark.e2e
-
 PART_OF = "applyset.kubernetes.io/part-of"
 COLLECTIONS = {
     "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",

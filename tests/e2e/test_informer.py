@@ -22,8 +22,6 @@ from planner.status import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
-pytestmark = pytest.mark.e2e
-
 WATCH_CACHE = 30
 WIDGET = KindInfo(kind="Widget", group="example.com", version="v1", plural="widgets", namespaced=True)
 

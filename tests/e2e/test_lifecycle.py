@@ -17,8 +17,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http
 
-pytestmark = pytest.mark.e2e
-
 LABELS = "gobrave-workload"
 
 

@@ -29,8 +29,6 @@ from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import REPO, Runner, http
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:

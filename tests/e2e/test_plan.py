@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.conftest import Runner, write_plan
-
-pytestmark = pytest.mark.e2e
 
 
 def web_plan(namespace: str, image: str = "nginx:1.27") -> str:

@@ -19,8 +19,6 @@ from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, write_plan
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:

@@ -16,8 +16,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
-pytestmark = pytest.mark.e2e
-
 PART_OF = "applyset.kubernetes.io/part-of"
 GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
 ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"

@@ -16,8 +16,6 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
-pytestmark = pytest.mark.e2e
-
 SECRET_VALUE = "s3cr3t-never-stored"
 
 

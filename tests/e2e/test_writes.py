@@ -20,8 +20,6 @@ from planner.slim.cluster import ClusterHandle
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http
 
-pytestmark = pytest.mark.e2e
-
 PART_OF = "applyset.kubernetes.io/part-of"
 PLAN_ID = "applyset-test-v1"
 

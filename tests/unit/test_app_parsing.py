@@ -15,10 +15,8 @@ from planner.errors import Diagnostic, PlannerError
 from planner.kube.client import ClientOptions
 from planner.plan.source import ParsedFile
 from tests.fakes import RecordingSink
+from tests.paths import PLANS
 
-pytestmark = pytest.mark.unit
-
-PLANS = Path(__file__).resolve().parents[2] / "plans"
 FILES = [PLANS / "web-stack.yaml", PLANS / "sandboxes.yaml"]
 
 

@@ -19,8 +19,6 @@ from planner.canonical import (
     with_server_forms,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def container(**fields: Any) -> dict[str, Any]:
     return {"name": "web", "image": "nginx:1.25", **fields}

@@ -11,7 +11,7 @@ from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
 from planner.live import LiveState, ref_of
 from planner.plan.model import Claim, Volume
-from tests.unit.test_diff_support import (
+from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
     Manifest,
@@ -29,8 +29,6 @@ from tests.unit.test_diff_support import (
     served,
     workload,
 )
-
-pytestmark = pytest.mark.unit
 
 HASH = "planner.dev/hash"
 WEB_IMAGE_PATH = ".spec.template.spec.containers[name=web].image"

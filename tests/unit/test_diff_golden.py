@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,10 +12,7 @@ from ruamel.yaml import YAML
 
 from planner.diff import diff
 from planner.live import LiveState, ref_of
-
-pytestmark = pytest.mark.unit
-
-GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
+from tests.paths import GOLDEN
 
 
 def request_body(name: str) -> dict[str, Any]:

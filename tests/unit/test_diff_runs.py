@@ -6,11 +6,9 @@ import base64
 import json
 from typing import Any
 
-import pytest
-
 from planner.diff import diff
 from planner.runrecords import RunRecord, encode_run_record, run_records, trimmed_run_records
-from tests.unit.test_diff_support import (
+from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
     Manifest,
@@ -21,8 +19,6 @@ from tests.unit.test_diff_support import (
     served,
     workload,
 )
-
-pytestmark = pytest.mark.unit
 
 RUN_KEY = "planner.dev/run-key"
 

@@ -9,7 +9,7 @@ import pytest
 from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
 from planner.plan.model import Claim, Rootfs
-from tests.unit.test_diff_support import (
+from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
     Manifest,
@@ -23,8 +23,6 @@ from tests.unit.test_diff_support import (
     sandbox,
     served,
 )
-
-pytestmark = pytest.mark.unit
 
 STATE = "planner.dev/sandbox-state"
 

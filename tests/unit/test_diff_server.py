@@ -8,8 +8,6 @@ import pytest
 
 from planner.diff import Change, FieldChange, ObjectRef, server_predicted
 
-pytestmark = pytest.mark.unit
-
 LIVE = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",

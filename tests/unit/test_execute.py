@@ -18,8 +18,6 @@ from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, TaskAct
 from planner.readiness import Readiness, ReadinessContext
 from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus
 
-pytestmark = pytest.mark.unit
-
 LINE = re.compile(
     r"^(?P<action>\S+) (?P<ref>\S+)(?: \[timeout (?P<timeout>[\d.]+)s\])?(?: <- (?P<after>.*))?$"
 )

@@ -14,8 +14,6 @@ import pytest
 from planner.diff import Action, Change, ChangeSet, ObjectRef, Transition
 from planner.graph import GraphError, ParentRecord, parse_depends_on, solve
 
-pytestmark = pytest.mark.unit
-
 Manifest = dict[str, Any]
 GROUPS = {"Deployment": "apps", "Job": "batch"}
 API_VERSIONS = {"Deployment": "apps/v1", "Job": "batch/v1"}

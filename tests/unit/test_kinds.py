@@ -8,8 +8,6 @@ import pytest
 from planner import kinds
 from planner.kinds import MutableField, by_group_kind, by_kind
 
-pytestmark = pytest.mark.unit
-
 COORDINATES = [
     ("Namespace", "v1", "Namespace", "namespaces", False),
     ("ConfigMap", "v1", "ConfigMap", "configmaps", True),

@@ -23,8 +23,6 @@ from planner.errors import (
 from planner.kinds import CONFIG_MAP, DEPLOYMENT, NAMESPACE
 from planner.kube.client import TokenBucket, exponential_backoff, resource_path
 
-pytestmark = pytest.mark.unit
-
 
 def status_body(code: int, reason: str, message: str = "m") -> bytes:
     return json.dumps(

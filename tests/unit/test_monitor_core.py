@@ -16,8 +16,6 @@ from planner.monitor.state import event_id
 from planner.render.identity import RuntimeID
 from tests.fakes import FakeClock, RecordingSink
 
-pytestmark = pytest.mark.unit
-
 Manifest = dict[str, Any]
 Callback = Callable[[str, Manifest], None]
 

@@ -19,8 +19,6 @@ from planner.monitor.mapping import (
     sandbox_observation,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def job(**status: Any) -> dict[str, Any]:
     return {"kind": "Job", "metadata": {"name": "batch", "uid": "job-uid"}, "status": status}

@@ -9,8 +9,6 @@ import pytest
 from planner.monitor.mapping import End, Observation
 from planner.monitor.state import CREATED, WorkloadState, advance, event_id
 
-pytestmark = pytest.mark.unit
-
 STARTED = Observation(uid="u1", started_uid="u1", started_message="active 1")
 EXITED = Observation(uid="u1", started_uid="u1", end=End(type="ContainerExited", message="0", uid="u1"))
 GONE = Observation(end=End(type="ContainerDeleted", message="job is gone"))

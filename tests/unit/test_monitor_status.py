@@ -9,8 +9,6 @@ import pytest
 from planner.monitor.mapping import End, Observation
 from planner.monitor.status import StatusRow, human_age, pod_summary, status_row
 
-pytestmark = pytest.mark.unit
-
 
 def running(ready: bool = True, restarts: int = 0) -> dict[str, Any]:
     return {"ready": ready, "restartCount": restarts, "state": {"running": {"startedAt": "t"}}}

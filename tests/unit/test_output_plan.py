@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import jsonschema
-import pytest
 from markdown_it import MarkdownIt
 
 from planner.diff import Change, ChangeSet, FieldChange, ObjectRef
 from planner.output.plan import summary_line, to_json_lines, to_markdown, to_text
-
-pytestmark = pytest.mark.unit
+from tests.paths import REPO
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 
@@ -150,9 +147,7 @@ def test_markdown_lists_ownership_conflicts() -> None:
 
 
 def test_every_json_record_validates_against_the_documented_schema() -> None:
-    schema = json.loads(
-        (Path(__file__).resolve().parents[2] / "schemas" / "plan-output.schema.json").read_text()
-    )
+    schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema)
     for line in to_json_lines(CHANGES, now=NOW).splitlines():
         errors = [e.message for e in validator.iter_errors(json.loads(line))]

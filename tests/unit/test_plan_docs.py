@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from planner.plan.docs import generate
 from planner.plan.schema import plan_schema
+from tests.paths import REPO
 
-pytestmark = pytest.mark.unit
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "plan-format.md"
+DOC = REPO / "docs" / "plan-format.md"
 
 
 def test_the_committed_doc_is_what_the_schema_generates() -> None:

@@ -14,8 +14,6 @@ import pytest
 from planner.errors import PlanError
 from planner.plan import load_plans
 
-pytestmark = pytest.mark.unit
-
 WORKLOAD_FIELDS = (
     "name, kind, image, entrypoint, command, workdir, env, cpu, memory, volumes, user, port, expose, "
     "scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, backoffLimit, "

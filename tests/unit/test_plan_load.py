@@ -11,10 +11,8 @@ import pytest
 import planner.plan
 from planner.plan import LoadResult, Plan, Position, Volume, load_plans
 from planner.plan.durations import parse_duration
+from tests.paths import PLANS
 
-pytestmark = pytest.mark.unit
-
-PLANS = Path(__file__).resolve().parents[2] / "plans"
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from jsonschema import Draft7Validator
 
 from planner.plan.schema import plan_schema, schema_text
+from tests.paths import REPO
 
-pytestmark = pytest.mark.unit
-
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "plan.schema.json"
+SCHEMA_FILE = REPO / "schemas" / "plan.schema.json"
 
 
 def test_schema_text_is_the_schema_file() -> None:

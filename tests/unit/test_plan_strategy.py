@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from planner.errors import PlanError
 from tests.strategies import load_document, locations_in, plan_documents, schema_locations
-
-pytestmark = pytest.mark.unit
 
 SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
@@ -67,6 +65,7 @@ JUNK = st.recursive(
 def test_a_document_with_any_node_replaced_loads_or_fails_with_diagnostics(
     document: dict[str, Any], data: st.DataObject
 ) -> None:
+    document = copy.deepcopy(document)
     _replace_one_node(document, data)
     try:
         load_document(document)

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner.readiness import Readiness, ReadinessContext, readiness
+from tests.paths import GOLDEN
 
-pytestmark = pytest.mark.unit
-
-GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 CONTEXT = ReadinessContext(
     now=NOW,

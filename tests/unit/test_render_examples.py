@@ -11,11 +11,8 @@ import pytest
 
 from planner.plan import Plan, load_plans
 from planner.render import render
-from tests.unit.test_render_support import find, kinds_and_names, validate
-
-pytestmark = pytest.mark.unit
-
-PLANS = Path(__file__).resolve().parents[2] / "plans"
+from tests.paths import PLANS
+from tests.unit.render_support import find, kinds_and_names, validate
 
 
 def example(name: str) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ import planner.render
 from planner.errors import RuntimeIDError
 from planner.plan.model import Claim, ConfigMap, Container, Plan, Rootfs, Sandbox, Secret
 from planner.render import RuntimeID, applyset_id, parent_secret, render
-from tests.unit.test_render_support import (
+from tests.unit.render_support import (
     SHOP_APPLYSET,
     expected_applyset_id,
     find,
@@ -27,8 +27,6 @@ from tests.unit.test_render_support import (
     without_hash,
     workload,
 )
-
-pytestmark = pytest.mark.unit
 
 PART_OF = "applyset.kubernetes.io/part-of"
 DEPENDS_ON = "config.kubernetes.io/depends-on"

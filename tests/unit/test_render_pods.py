@@ -7,9 +7,7 @@ from typing import Any
 import pytest
 
 from planner.plan.model import Container, Probe, Volume
-from tests.unit.test_render_support import IMAGE, main_container, plan, pod_spec, rendered_object, workload
-
-pytestmark = pytest.mark.unit
+from tests.unit.render_support import IMAGE, main_container, plan, pod_spec, rendered_object, workload
 
 
 def rendered_pod(**fields: Any) -> dict[str, Any]:

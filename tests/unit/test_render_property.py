@@ -10,14 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 from planner.render import applyset_id, render
 from tests.strategies import load_document, plan_documents
-from tests.unit.test_render_support import sha256_of_canonical, validate, without_hash
-
-pytestmark = pytest.mark.unit
+from tests.unit.render_support import sha256_of_canonical, validate, without_hash
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

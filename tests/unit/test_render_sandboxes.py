@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from planner.plan.model import Claim, Rootfs, Sandbox, SandboxTemplate, WarmPool
-from tests.unit.test_render_support import (
+from tests.unit.render_support import (
     SHOP_APPLYSET,
     find,
     kinds_and_names,
@@ -16,8 +14,6 @@ from tests.unit.test_render_support import (
     rendered,
     without_hash,
 )
-
-pytestmark = pytest.mark.unit
 
 DEVBOX = "ghcr.io/acme/devbox:2026.11"
 ALICE_LABELS = {"app": "alice", "gobrave-workload": "alice"}

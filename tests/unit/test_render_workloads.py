@@ -8,7 +8,7 @@ import pytest
 
 from planner.plan.model import Scheduling, Volume
 from planner.render import render
-from tests.unit.test_render_support import (
+from tests.unit.render_support import (
     IMAGE,
     SHOP_APPLYSET,
     main_container,
@@ -20,8 +20,6 @@ from tests.unit.test_render_support import (
     without_hash,
     workload,
 )
-
-pytestmark = pytest.mark.unit
 
 SEED_LABELS = {"app": "web", "gobrave-workload": "web"}
 

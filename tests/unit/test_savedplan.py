@@ -11,8 +11,6 @@ import pytest
 
 from planner.savedplan import FORMAT, closure_digest, declared_digest, is_saved_plan, moved_objects
 
-pytestmark = pytest.mark.unit
-
 DESIRED: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "ConfigMap",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,10 +21,8 @@ from planner.slim.fieldmanager import (
     update,
 )
 from planner.slim.strategic import PatchError
+from tests.paths import GOLDEN
 
-pytestmark = pytest.mark.unit
-
-GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"
 
 

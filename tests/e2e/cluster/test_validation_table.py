@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle
-from tests.slim.conftest import http
-from tests.slim.test_golden_replay import comparable, load
-
-pytestmark = pytest.mark.e2e
+from tests.e2e.cluster.test_golden_replay import comparable, load
+from tests.slimcluster import http
 
 MERGE = "application/merge-patch+json"
 CONTAINER = {"name": "c", "image": "nginx:1.25"}

@@ -20,10 +20,15 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.slim.conftest import Response
-from tests.slim.test_golden_replay import DEVIATIONS, _run_before, comparable, deviation, load, replay_one
-
-pytestmark = pytest.mark.e2e
+from tests.e2e.cluster.test_golden_replay import (
+    DEVIATIONS,
+    _run_before,
+    comparable,
+    deviation,
+    load,
+    replay_one,
+)
+from tests.slimcluster import Response
 
 # (file, compared?) in recording order; the uncompared ones create what the compared ones read.
 SEQUENCE = [

@@ -13,9 +13,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from planner.slim.cluster import ClusterHandle
-from tests.slim.simulated import eventually, simulated_cluster_fixture
-
-pytestmark = pytest.mark.e2e
+from tests.simulated import eventually, simulated_cluster_fixture
 
 cluster = simulated_cluster_fixture()
 

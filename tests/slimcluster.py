@@ -1,9 +1,10 @@
-"""Fixtures for the embedded cluster's tests: one server per test module, a fresh namespace per test.
+"""Fixtures and helpers for tests that drive the embedded cluster directly (not through planner's CLI).
 
-`cluster` starts an in-memory server in a subprocess (planner.slim.cluster.running_cluster) once per
-module, so modules run in parallel under pytest-xdist without sharing state; `namespace` gives each
-test its own namespace; `core_v1`/`apps_v1`/… are official-client APIs configured from the server's
-kubeconfig; `kubectl` runs a real kubectl (1.27 and 1.33) with a fresh cache dir.
+`tests/e2e/cluster/` and `tests/conformance/` load these fixtures from their conftest: `cluster` starts
+an in-memory server in a subprocess (planner.slim.cluster.running_cluster) once per module, so modules
+run in parallel under pytest-xdist without sharing state; `namespace` gives each test its own namespace;
+`core_v1`/`apps_v1`/… are official-client APIs configured from the server's kubeconfig; `kubectl` runs a
+real kubectl (1.27 and 1.33) with a fresh cache dir.
 """
 
 from __future__ import annotations

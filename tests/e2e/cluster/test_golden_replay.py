@@ -22,11 +22,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.slim.conftest import Response, http
+from tests.paths import GOLDEN
+from tests.slimcluster import Response, http
 
-pytestmark = pytest.mark.e2e
-
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "k8s"
 DEVIATIONS = YAML(typ="safe").load((Path(__file__).parent / "golden_deviations.yaml").read_text())
 INDEX = [entry["file"] for entry in json.loads((GOLDEN / "_index.json").read_text())]
 

@@ -8,8 +8,6 @@ import pytest
 
 from planner.slim import podsim, podstatus
 
-pytestmark = pytest.mark.unit
-
 T0 = 1_000_000.0
 
 

@@ -10,8 +10,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-pytestmark = pytest.mark.e2e
-
 MERGE = "application/merge-patch+json"
 CONTAINER = {"name": "c", "image": "nginx:1.25"}
 DEPLOYMENT = {

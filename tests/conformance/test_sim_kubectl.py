@@ -6,12 +6,8 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
-from tests.slim.conftest import Kubectl
-from tests.slim.simulated import eventually, simulated_cluster_fixture
-
-pytestmark = pytest.mark.conformance
+from tests.simulated import eventually, simulated_cluster_fixture
+from tests.slimcluster import Kubectl
 
 cluster = simulated_cluster_fixture()
 

@@ -18,8 +18,6 @@ from kubernetes.client.rest import ApiException
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 
-pytestmark = pytest.mark.e2e
-
 CACHE = 30
 MERGE = "application/merge-patch+json"
 

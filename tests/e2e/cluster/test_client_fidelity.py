@@ -14,9 +14,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from planner.slim.cluster import ClusterHandle
-from tests.slim.conftest import http
-
-pytestmark = pytest.mark.e2e
+from tests.slimcluster import http
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 APPLY = "application/apply-patch+yaml"

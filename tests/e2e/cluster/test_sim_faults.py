@@ -14,10 +14,8 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.slim.conftest import http
-from tests.slim.simulated import eventually, simulated_cluster_fixture
-
-pytestmark = pytest.mark.e2e
+from tests.simulated import eventually, simulated_cluster_fixture
+from tests.slimcluster import http
 
 cluster = simulated_cluster_fixture()
 

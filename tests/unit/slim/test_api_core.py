@@ -14,8 +14,6 @@ from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind
 from planner.slim.store import Store
 
-pytestmark = pytest.mark.unit
-
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 
 

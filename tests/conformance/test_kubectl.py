@@ -7,14 +7,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 from ruamel.yaml import YAML
 
 from planner.slim.cluster import ClusterHandle
 from planner.slim.resources import RESOURCES
-from tests.slim.conftest import Kubectl, http
-
-pytestmark = pytest.mark.conformance
+from tests.slimcluster import Kubectl, http
 
 MANIFESTS = """\
 apiVersion: apps/v1

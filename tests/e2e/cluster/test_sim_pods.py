@@ -8,10 +8,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.slim.conftest import http
-from tests.slim.simulated import eventually, simulated_cluster_fixture
-
-pytestmark = pytest.mark.e2e
+from tests.simulated import eventually, simulated_cluster_fixture
+from tests.slimcluster import http
 
 cluster = simulated_cluster_fixture()
 KNOB = "sim.planner.dev/"

@@ -1,6 +1,6 @@
 """Shared helpers for the simulation's tests: a fast simulated cluster and polling.
 
-Test modules define `cluster = simulated_cluster_fixture()` so conftest's namespace, client and
+Test modules define `cluster = simulated_cluster_fixture()` so slimcluster's namespace, client and
 kubectl fixtures run against a server with controllers and the node agent, at a time scale that
 turns the kubelet's 10 s back-offs and probe periods into half-seconds.
 """

@@ -10,8 +10,6 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
-pytestmark = pytest.mark.e2e
-
 CONTAINER = {"name": "main", "image": "nginx:1.25"}
 TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [CONTAINER]}}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,10 +17,8 @@ from planner.slim.tables import (
     since,
     to_table,
 )
+from tests.paths import GOLDEN
 
-pytestmark = pytest.mark.unit
-
-GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 RECORDED_AT = datetime(2026, 11, 29, 10, 30, 52, tzinfo=UTC)
 

@@ -21,8 +21,6 @@ from planner.slim.resources import by_kind
 from planner.slim.runtime import Driver, Key, Scale, Switches, WorkQueue
 from planner.slim.store import Store, WatchEvent
 
-pytestmark = pytest.mark.unit
-
 Obj = dict[str, Any]
 PODS = "/pods"
 RSS = "apps/replicasets"

@@ -7,8 +7,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-pytestmark = pytest.mark.e2e
-
 LABELS = {
     "a": {"app": "web", "tier": "front", "size": "3"},
     "b": {"app": "web", "tier": "back", "size": "10"},

@@ -10,8 +10,6 @@ import pytest
 
 from planner.slim import cluster
 
-pytestmark = pytest.mark.e2e
-
 
 def _get(url: str, path: str) -> tuple[int, dict[str, object]]:
     import urllib.error

@@ -12,8 +12,6 @@ from planner.slim.errors import StatusError
 from planner.slim.meta import prune_empty
 from planner.slim.selectors import field_getter, parse_field_selector, parse_label_selector
 
-pytestmark = pytest.mark.unit
-
 QUANTITIES = [
     ("0.5", "500m"),
     ("1000m", "1"),

@@ -19,8 +19,6 @@ from planner.slim.patch import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from planner.slim.resources import by_kind
 from planner.slim.store import Store
 
-pytestmark = pytest.mark.unit
-
 DEPLOYMENT = by_kind("Deployment")
 
 

@@ -11,8 +11,6 @@ from planner.slim import scheduling
 from planner.slim.controllers.workloads import resolve_fraction, surge_and_unavailable, template_hash
 from planner.slim.metrics import classify
 
-pytestmark = pytest.mark.unit
-
 NODE = {"metadata": {"name": "n1", "labels": {"disk": "ssd", "zone": "a", "cores": "8"}}}
 
 

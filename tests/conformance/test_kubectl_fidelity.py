@@ -15,9 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from planner.slim.cluster import ClusterHandle
-from tests.slim.conftest import Kubectl, http
-
-pytestmark = pytest.mark.conformance
+from tests.slimcluster import Kubectl, http
 
 # Canonical manifests: what the server stores equals what they say (quantities as the server prints
 # them, Secret `data` rather than `stringData`), so a second client-side apply has nothing to send —

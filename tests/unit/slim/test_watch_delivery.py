@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from planner.slim.api import Api, WatchOptions
 from planner.slim.bootstrap import seed
 from planner.slim.resources import by_kind
 from planner.slim.store import Store
-
-pytestmark = pytest.mark.unit
 
 BURST = 50
 

@@ -8,12 +8,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from planner.slim import cluster
-from tests.slim.simulated import eventually
-
-pytestmark = pytest.mark.e2e
+from tests.simulated import eventually
 
 
 def get(url: str, path: str) -> Any:

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner.slim.strategic import ConflictError, PatchError, check_resource_version, strategic_merge_patch
-
-pytestmark = pytest.mark.unit
-
-GOLDEN = Path(__file__).parent.parent / "golden" / "k8s"
+from tests.paths import GOLDEN
 
 
 def deployment(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:

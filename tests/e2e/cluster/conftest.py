@@ -1,0 +1,5 @@
+"""The embedded cluster over HTTP, through the official client and raw requests: `tests/slimcluster.py`'s fixtures."""
+
+from tests.slimcluster import api_client, apps_v1, batch_v1, cluster, core_v1, kubectl, namespace
+
+__all__ = ["api_client", "apps_v1", "batch_v1", "cluster", "core_v1", "kubectl", "namespace"]
