@@ -1,10 +1,10 @@
-"""Delete options and the rules of deletion: preconditions, propagation finalizers, Pod grace periods.
+"""Delete options and the rules of deletion every kind shares: preconditions, propagation
+finalizers, graceful deletes in progress, the response.
 
 `propagationPolicy` Foreground/Orphan become the `foregroundDeletion`/`orphan` finalizers (the default
-policy is per kind: Background, or Orphan for Jobs). A Pod bound to a node gets a grace period (the
-request's, else `terminationGracePeriodSeconds`) and waits for the node agent; an unscheduled or
-finished Pod goes at once. The response is a `Status` except for kinds the apiserver answers with
-the deleted object.
+policy is per kind: Background, or Orphan for Jobs). A kind with a `deletion_grace` hook (Pod, see
+`lifecycle.py`) may wait out a grace period before whoever ends it removes the object. The response
+is a `Status` except for kinds the apiserver answers with the deleted object.
 """
 
 from __future__ import annotations
@@ -76,19 +76,9 @@ def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
     return others
 
 
-def grace_period(rt: ResourceType, obj: Obj, options: DeleteOptions) -> int:
-    if rt.kind != "Pod":
-        return 0
-    spec = obj.get("spec") or {}
-    if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-        return 0
-    if options.grace_period_seconds is not None:
-        return max(options.grace_period_seconds, 0)
-    return int(spec.get("terminationGracePeriodSeconds", 30))
-
-
-def pod_waits_for_node(rt: ResourceType, obj: Obj) -> bool:
-    return rt.kind == "Pod" and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
+def waits_for_grace_period(rt: ResourceType, obj: Obj) -> bool:
+    """A graceful delete in progress: whoever ends the grace period (the node agent) removes it."""
+    return rt.deletion_grace is not None and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
 
 
 def timestamp_in(seconds: int) -> str:

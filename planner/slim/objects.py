@@ -1,8 +1,11 @@
-"""Helpers every verb shares: the store key of a kind, scoping, error targets, type fields, filters.
+"""Helpers every verb shares: decoding, the store key of a kind, scoping, error targets, type fields,
+resourceVersion checks, filters.
 
-Objects are stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get
-them back on the way out; a `Filter` is a parsed namespace + label + field selector, matched against
-many objects by lists and watches alike.
+`decode` is the one place a parsed request body becomes an object of a kind (kind and apiVersion
+checked, the kind's decoder run); the HTTP layer turns bytes into the parsed body. Objects are
+stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get them back
+on the way out (`with_type`); a `Filter` is a parsed namespace + label + field selector, matched
+against many objects by lists and watches alike.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from planner.slim import errors
 from planner.slim.errors import Target
+from planner.slim.meta import prune_empty
 from planner.slim.resources import ResourceType
 from planner.slim.selectors import FieldSelector, LabelSelector
 
@@ -40,6 +44,32 @@ def with_type(rt: ResourceType, obj: Obj) -> Obj:
 
 def strip_type(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+
+
+def decode(rt: ResourceType, body: Any) -> Obj:
+    """A request body (already parsed from JSON) as a new object of `rt`: it must be an object of
+    that kind and version (or name none) and pass the kind's decoder; 400 otherwise."""
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
+    obj = prune_empty(body)  # a new tree: the caller's body is never changed
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if (kind and kind != rt.kind) or (api_version and api_version != rt.group_version):
+        raise errors.bad_request(
+            _kind_mismatch(rt, str(kind or rt.kind), str(api_version or rt.group_version))
+        )
+    obj["kind"], obj["apiVersion"] = rt.kind, rt.group_version
+    if rt.decoder:
+        rt.decoder(obj)
+    return dict(obj)
+
+
+def _kind_mismatch(rt: ResourceType, kind: str, api_version: str) -> str:
+    version = api_version.rsplit("/", 1)[-1]
+    internal_group = rt.group.split(".")[0] if rt.group else "core"
+    return (
+        f'{kind} in version "{version}" cannot be handled as a {rt.kind}: converting ({version}.{kind}) to '
+        f"({internal_group}.{rt.kind}): unknown conversion"
+    )
 
 
 def parse_rv(text: str | None) -> int:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.api import Api, namespace_contents
+from planner.slim.api import Api
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
+from planner.slim.lifecycle import TERMINATING, namespace_contents
 from planner.slim.objects import resource_key
 from planner.slim.resources import RESOURCES
 from planner.slim.runtime import CONTROLLERS, Key
@@ -67,9 +68,9 @@ class NamespaceController:
     def _tear_down(self, namespace: Obj) -> bool:
         """Delete what is left; True while something is still there."""
         name = name_of(namespace)
-        if (namespace.get("status") or {}).get("phase") != "Terminating":
+        if (namespace.get("status") or {}).get("phase") != TERMINATING:
             self.writer.write_status(
-                "Namespace", namespace, {**(namespace.get("status") or {}), "phase": "Terminating"}
+                "Namespace", namespace, {**(namespace.get("status") or {}), "phase": TERMINATING}
             )
         remaining = False
         for rt in RESOURCES:

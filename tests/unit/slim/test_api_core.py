@@ -1,4 +1,4 @@
-"""The HTTP-free core as part 3's controllers will use it: in-process calls get the same defaulting,
+"""The HTTP-free core as the controllers use it: in-process calls get the same defaulting,
 admission, validation, resourceVersions and watch events as HTTP clients."""
 
 from __future__ import annotations
@@ -77,3 +77,43 @@ def test_seed_is_idempotent(api: Api) -> None:
     assert api.store.revision == before
     names = [n["metadata"]["name"] for n in api.list(by_kind("Namespace"), None)["items"]]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+CLAIM = {
+    "metadata": {"name": "data"},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
+
+
+def test_server_finalizers_are_an_option_of_one_api() -> None:
+    with_finalizers = Api(Store(None), server_finalizers=True)
+    bare = Api(Store(None))
+    for core in (with_finalizers, bare):
+        seed(core)
+        core.create(by_kind("Namespace"), "", {"metadata": {"name": "team"}})
+        core.create(by_kind("PersistentVolumeClaim"), "team", CLAIM)
+
+    def finalizers(core: Api) -> tuple[list[str], list[str]]:
+        namespace = core.get(by_kind("Namespace"), "", "team")
+        claim = core.get(by_kind("PersistentVolumeClaim"), "team", "data")
+        return namespace["spec"].get("finalizers", []), claim["metadata"].get("finalizers", [])
+
+    assert finalizers(with_finalizers) == (["kubernetes"], ["kubernetes.io/pvc-protection"])
+    assert finalizers(bare) == ([], [])
+
+
+def test_a_namespace_with_server_finalizers_waits_for_finalize() -> None:
+    core = Api(Store(None), server_finalizers=True)
+    seed(core)
+    core.create(by_kind("Namespace"), "", {"metadata": {"name": "team"}})
+    core.delete(by_kind("Namespace"), "", "team")
+    terminating = core.get(by_kind("Namespace"), "", "team")
+    assert terminating["status"]["phase"] == "Terminating"
+    assert [c["metadata"]["name"] for c in core.list(by_kind("ConfigMap"), "team")["items"]] == [
+        "kube-root-ca.crt"
+    ]
+    core.finalize_namespace("team")
+    with pytest.raises(StatusError) as gone:
+        core.get(by_kind("Namespace"), "", "team")
+    assert gone.value.code == 404
+    assert core.list(by_kind("ConfigMap"), "team")["items"] == []
