@@ -40,21 +40,19 @@ from planner.slim.deleting import (
     with_policy_finalizer,
 )
 from planner.slim.errors import Cause, StatusError, Target
-from planner.slim.listing import ListOptions, decode_continue, encode_continue, sort_key
+from planner.slim.listing import ListOptions, list_objects, list_of
 from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339, prune_empty
 from planner.slim.objects import (
-    Filter,
     check_rv,
     decode,
     error_target,
-    parse_rv,
+    filter_for,
     resource_key,
     scope,
     strip_type,
     with_type,
 )
 from planner.slim.resources import NAMESPACES, RESOURCES, ResourceType, by_kind
-from planner.slim.selectors import parse_field_selector, parse_label_selector
 from planner.slim.store import Conflict, Store
 from planner.slim.watching import WatchOptions, open_watch
 
@@ -107,58 +105,8 @@ class Api:
 
     def list(self, rt: ResourceType, namespace: str | None, options: ListOptions | None = None) -> Obj:
         options = options or ListOptions()
-        flt = self._filter(rt, namespace, options.label_selector, options.field_selector)
-        list_rv = self._list_revision(options)
-        start = ""
-        if options.continue_token:
-            list_rv, start = decode_continue(options.continue_token)
-        items = self._candidates(rt, flt)
-        items = (
-            [o for o in items if sort_key(o) > start and flt.matches(o)]
-            if start
-            else [o for o in items if flt.matches(o)]
-        )
-        meta: Obj = {"resourceVersion": str(list_rv)}
-        if options.limit and len(items) > options.limit:
-            remaining = len(items) - options.limit
-            items = items[: options.limit]
-            meta["continue"] = encode_continue(list_rv, sort_key(items[-1]))
-            if flt.labels.empty and not flt.fields.terms:
-                meta["remainingItemCount"] = remaining
-        return self._list_of(rt, meta, items)
-
-    @staticmethod
-    def _list_of(rt: ResourceType, meta: Obj, items: ObjList) -> Obj:
-        return {"kind": rt.list_kind, "apiVersion": rt.group_version, "metadata": meta, "items": items}
-
-    def _list_revision(self, options: ListOptions) -> int:
-        if options.continue_token and options.resource_version not in (None, ""):
-            raise errors.bad_request("specifying resource version is not allowed when using continue")
-        current = self.store.revision
-        if options.resource_version_match == "Exact" and options.resource_version not in (None, "", "0"):
-            requested = parse_rv(options.resource_version)
-            if requested < current:
-                raise errors.expired("The resourceVersion for the provided list is too old.")
-        return current
-
-    def _candidates(self, rt: ResourceType, flt: Filter) -> ObjList:
-        name = flt.fields.exact_name()
-        key = resource_key(rt)
-        if name is not None and flt.namespace is not None:
-            found = self.store.get(key, flt.namespace, name)
-            return [found] if found else []
-        return self.store.list(key, flt.namespace)
-
-    def _filter(
-        self, rt: ResourceType, namespace: str | None, labels: str | None, fields: str | None
-    ) -> Filter:
-        getters = rt.field_selectors
-        return Filter(
-            namespace if rt.namespaced else None,
-            parse_label_selector(labels),
-            parse_field_selector(fields, getters),
-            getters,
-        )
+        flt = filter_for(rt, namespace, options.label_selector, options.field_selector)
+        return list_objects(self.store, rt, flt, options)
 
     # --- create --------------------------------------------------------------------------------------
 
@@ -443,13 +391,13 @@ class Api:
                     continue
                 raise
             deleted.append(strip_type(result) if result.get("kind") == rt.kind else item)
-        return self._list_of(rt, {"resourceVersion": str(self.store.revision)}, deleted)
+        return list_of(rt, {"resourceVersion": str(self.store.revision)}, deleted)
 
     # --- watch ---------------------------------------------------------------------------------------
 
     def watch(self, rt: ResourceType, namespace: str | None, options: WatchOptions) -> AsyncIterator[Obj]:
         """A watch stream; a bad selector raises here, before any stream opens."""
-        flt = self._filter(rt, namespace, options.label_selector, options.field_selector)
+        flt = filter_for(rt, namespace, options.label_selector, options.field_selector)
         return open_watch(self.store, rt, flt, options)
 
     # --- pipeline steps ------------------------------------------------------------------------------

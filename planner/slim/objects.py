@@ -17,7 +17,7 @@ from planner.slim import errors
 from planner.slim.errors import Target
 from planner.slim.meta import prune_empty
 from planner.slim.resources import ResourceType
-from planner.slim.selectors import FieldSelector, LabelSelector
+from planner.slim.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 
 Obj = dict[str, Any]
 
@@ -98,3 +98,14 @@ class Filter:
         if self.namespace is not None and meta.get("namespace", "") != self.namespace:
             return False
         return self.labels.matches(meta.get("labels")) and self.fields.matches(obj, self.getters)
+
+
+def filter_for(rt: ResourceType, namespace: str | None, labels: str | None, fields: str | None) -> Filter:
+    """The request's namespace and selectors, parsed (400 on a bad one) against `rt`'s field selectors."""
+    getters = rt.field_selectors
+    return Filter(
+        namespace if rt.namespaced else None,
+        parse_label_selector(labels),
+        parse_field_selector(fields, getters),
+        getters,
+    )
