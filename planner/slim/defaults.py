@@ -1,7 +1,7 @@
 """Defaulting and canonicalization per kind, as the apiserver applies them before validation.
 
 Each `default_<kind>(obj)` mutates a freshly decoded object in place; the values and the presence or
-absence of fields match the recorded objects in tests/golden/k8s (k8s-api-behaviour.md §7). Decoders
+absence of fields match the recorded objects in tests/golden/k8s. Decoders
 (`decode_<kind>`) reject what the real server cannot even deserialize (400, not 422): invalid base64
 in Secret data, a Lease MicroTime without six fractional digits.
 """

@@ -1,7 +1,7 @@
 """Discovery documents built from the resource table: /api, /apis, group versions, aggregated, /version.
 
 Shapes follow the golden recordings (legacy APIVersions/APIGroupList/APIResourceList and aggregated
-APIGroupDiscoveryList v2beta1/v2) with every field the Python client insists on (§1 of the notes).
+APIGroupDiscoveryList v2beta1/v2) with every field the Python client insists on.
 """
 
 from __future__ import annotations

@@ -9,11 +9,16 @@ Every write records who owns which fields, as structured-merge-diff does inside 
   manager still owns them. A field another manager owns whose value the apply would change (or add)
   is a conflict (`ApplyConflict`, 409 with `FieldManagerConflict` causes) unless `force`, which moves
   ownership. An apply that changes nothing returns the live object unchanged — managedFields included,
-  time not bumped — so the caller skips the write and keeps the resourceVersion.
-- `update()` is every other write (create, PUT, JSON/merge/strategic patch, `/status`, `/scale`): the
-  writer's `Update` entry gains every field it added or changed (all of them on create), every other
-  entry loses them, entries left with no fields are dropped, and `/status` writes carry
-  `subresource: status`. A write that changes nothing leaves managedFields as they were.
+  time not bumped — so the caller skips the write and keeps the resourceVersion. An object that never
+  had managedFields gives its current fields to a `before-first-apply` entry first. `kubectl`'s apply
+  may take over, without `force`, the fields its client-side `last-applied-configuration` annotation
+  still describes, and keeps that annotation in step with what it applies.
+- `update()` is every other write (create, PUT, JSON/merge/strategic patch, `/status`, `/scale`,
+  `pods/binding`): the writer's `Update` entry gains every field it added or changed (all of them on
+  create), every other entry loses them, entries left with no fields are dropped, and subresource
+  writes carry `subresource: status|scale|binding`. A write that changes nothing leaves managedFields as
+  they were. Past ten `Update` entries, the oldest are folded into one `ancient-changes` entry per
+  apiVersion, as the apiserver caps them (`Apply` entries are never capped).
 
 Fields no one owns, as in the real server: the identity and bookkeeping metadata (`name`,
 `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, `selfLink`);
@@ -26,8 +31,7 @@ tolerations, `priority`/`preemptionPolicy`, or a Service's allocated `clusterIP(
 receives are fields it records). Status set later by a controller through `/status` is owned by that
 controller's manager (`kube-controller-manager` with `subresource: status` in the golden files).
 
-Deliberately left out: the cap of ten Update managers (`ancient-changes`) and per-version field-set
-conversion (every kind here has a single served version).
+Left out: per-version field-set conversion (every kind here has a single served version).
 """
 
 from __future__ import annotations
@@ -615,11 +619,6 @@ def manager_from_user_agent(user_agent: str) -> str:
             break
         out += char
     return out
-
-
-def field_manager(query_value: str | None, user_agent: str) -> str:
-    """`?fieldManager=` if given, else the User-Agent's program name (non-apply writes only)."""
-    return query_value if query_value else manager_from_user_agent(user_agent)
 
 
 # ------------------------------------------------------------------------------------------ operations
