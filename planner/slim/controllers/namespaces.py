@@ -2,8 +2,9 @@
 
 An active namespace always holds the `default` ServiceAccount (the serviceaccount controller) and
 the `kube-root-ca.crt` ConfigMap (the root-ca-cert-publisher); deleting either brings it back. The
-API core still writes both synchronously when a namespace is created, so a client that creates a
-Pod right after its namespace never races this controller (a real cluster makes clients retry).
+API core also creates both with the namespace (`lifecycle.created_with_namespace`), so a client that
+creates a Pod right after its namespace never races this controller (a real cluster makes clients
+retry).
 
 A deleted namespace is `Terminating`: every object in it is deleted (their own finalizers and grace
 periods still apply: the garbage collector and node agent finish them), and once it is empty the
