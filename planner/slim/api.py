@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from planner.slim import admission, errors, patch, subresources, validation
@@ -43,6 +42,8 @@ from planner.slim.errors import Cause, StatusError, Target
 from planner.slim.listing import ListOptions, list_objects, list_of
 from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339, prune_empty
 from planner.slim.objects import (
+    DEFAULT_WRITE_OPTIONS,
+    WriteOptions,
     check_rv,
     decode,
     error_target,
@@ -67,13 +68,6 @@ SERVER_OWNED_META = (
     "deletionGracePeriodSeconds",
     "generation",
 )
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    dry_run: bool = False
-    field_manager: str | None = None
-    force: bool = False
 
 
 class Api:
@@ -115,7 +109,7 @@ class Api:
         rt: ResourceType,
         namespace: str,
         body: Any,
-        options: WriteOptions = WriteOptions(),
+        options: WriteOptions = DEFAULT_WRITE_OPTIONS,
         *,
         operation: str = "Update",
     ) -> Obj:
@@ -178,7 +172,7 @@ class Api:
         namespace: str,
         name: str,
         body: Any,
-        options: WriteOptions = WriteOptions(),
+        options: WriteOptions = DEFAULT_WRITE_OPTIONS,
         *,
         subresource: str | None = None,
     ) -> Obj:
@@ -238,21 +232,6 @@ class Api:
 
     # --- patch ---------------------------------------------------------------------------------------
 
-    def patch(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        body: bytes,
-        content_type: str | None,
-        options: WriteOptions = WriteOptions(),
-        *,
-        subresource: str | None = None,
-    ) -> Obj:
-        return self.patch_or_create(
-            rt, namespace, name, body, content_type, options, subresource=subresource
-        )[0]
-
     def patch_or_create(
         self,
         rt: ResourceType,
@@ -260,7 +239,7 @@ class Api:
         name: str,
         body: bytes,
         content_type: str | None,
-        options: WriteOptions = WriteOptions(),
+        options: WriteOptions = DEFAULT_WRITE_OPTIONS,
         *,
         subresource: str | None = None,
     ) -> tuple[Obj, bool]:
@@ -283,32 +262,13 @@ class Api:
             return subresources.write_status(self, rt, old, patched, options, operation=operation), False
         return self.write_update(rt, old, decode(rt, patched), options, operation=operation), False
 
-    # --- subresources --------------------------------------------------------------------------------
+    # --- subresources: functions of subresources.py taking the Api first, so they bind as methods ---
 
-    def bind(self, namespace: str, name: str, binding: Any, options: WriteOptions = WriteOptions()) -> Obj:
-        return subresources.bind(self, namespace, name, binding, options)
-
-    def finalize_namespace(self, name: str, options: WriteOptions = WriteOptions()) -> Obj:
-        return subresources.finalize_namespace(self, name, options)
-
-    def get_scale(self, rt: ResourceType, namespace: str, name: str) -> Obj:
-        return subresources.get_scale(self, rt, namespace, name)
-
-    def update_scale(
-        self, rt: ResourceType, namespace: str, name: str, scale: Any, options: WriteOptions
-    ) -> Obj:
-        return subresources.update_scale(self, rt, namespace, name, scale, options)
-
-    def patch_scale(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        body: bytes,
-        content_type: str | None,
-        options: WriteOptions,
-    ) -> Obj:
-        return subresources.patch_scale(self, rt, namespace, name, body, content_type, options)
+    bind = subresources.bind
+    finalize_namespace = subresources.finalize_namespace
+    get_scale = subresources.get_scale
+    update_scale = subresources.update_scale
+    patch_scale = subresources.patch_scale
 
     # --- delete --------------------------------------------------------------------------------------
 

@@ -9,11 +9,12 @@ is a `Status` except for kinds the apiserver answers with the deleted object.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from planner.slim import errors
+from planner.slim.meta import rfc3339
 from planner.slim.objects import error_target, with_type
 from planner.slim.resources import ResourceType
 
@@ -49,21 +50,18 @@ class DeleteOptions:
 
 def check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> None:
     meta = old["metadata"]
-    target = error_target(rt, meta["name"])
-    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-        raise errors.conflict(
-            target,
-            f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
-            f"({meta.get('uid')}). The object might have been deleted and then recreated",
-            by_kind=True,
-        )
-    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-        raise errors.conflict(
-            target,
-            f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
-            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified",
-            by_kind=True,
-        )
+    preconditions = (
+        ("UID", options.precondition_uid, meta.get("uid"), "deleted and then recreated"),
+        ("ResourceVersion", options.precondition_rv, meta.get("resourceVersion"), "modified"),
+    )
+    for field, wanted, recorded, what in preconditions:
+        if wanted and wanted != recorded:
+            raise errors.conflict(
+                error_target(rt, meta["name"]),
+                f"the {field} in the precondition ({wanted}) does not match the {field} in record "
+                f"({recorded}). The object might have been {what}",
+                by_kind=True,
+            )
 
 
 def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
@@ -82,7 +80,7 @@ def waits_for_grace_period(rt: ResourceType, obj: Obj) -> bool:
 
 
 def timestamp_in(seconds: int) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(time.time() + seconds)
 
 
 def deleted_response(rt: ResourceType, obj: Obj) -> Obj:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from planner.slim.errors import status_body
 from planner.slim.mergekeys import Atomic, Field, KeyedList, SetList, Struct, go_zero_value, schema_for
 from planner.slim.meta import json_copy
 from planner.slim.strategic import PatchError
@@ -576,35 +577,20 @@ class ApplyConflict(Exception):
             }
             for c in self.conflicts
         ]
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": "Conflict",
-            "details": {"causes": causes},
-            "code": 409,
-        }
+        return status_body(409, "Conflict", self.message, {"causes": causes})
 
 
 def missing_field_manager_status() -> dict[str, Any]:
     """The 422 for an apply patch without `?fieldManager=` (golden `ssa_missing_field_manager.json`)."""
     message = "Required value: is required for apply patch"
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {message}',
-        "reason": "Invalid",
-        "details": {
-            "group": "meta.k8s.io",
-            "kind": "PatchOptions",
-            "causes": [{"reason": "FieldValueRequired", "message": message, "field": "fieldManager"}],
-        },
-        "code": 422,
+    details = {
+        "group": "meta.k8s.io",
+        "kind": "PatchOptions",
+        "causes": [{"reason": "FieldValueRequired", "message": message, "field": "fieldManager"}],
     }
+    return status_body(
+        422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {message}', details
+    )
 
 
 def manager_from_user_agent(user_agent: str) -> str:
@@ -777,30 +763,25 @@ def apply(
     if (config.get("metadata") or {}).get("managedFields") is not None:
         raise PatchError(400, "BadRequest", "metadata.managedFields must be nil")
     ctx = _Context(kind, schema_for(kind), subresource)
+    applier = Entry(manager, APPLY, api_version, now, frozenset(), subresource)
     try:
-        return _apply(live, config, ctx, api_version=api_version, manager=manager, force=force, now=now)
+        return _apply(live, config, ctx, applier, force=force)
     except ApplyConflict as conflict:
         allowed = _allowed_by_last_applied(live, ctx) if manager == "kubectl" and live else set()
         if force or not allowed or any(c.path not in allowed for c in conflict.conflicts):
             raise
-        return _apply(live, config, ctx, api_version=api_version, manager=manager, force=True, now=now)
+        return _apply(live, config, ctx, applier, force=True)
 
 
 def _apply(
-    live: dict[str, Any] | None,
-    config: dict[str, Any],
-    ctx: _Context,
-    *,
-    api_version: str,
-    manager: str,
-    force: bool,
-    now: str,
+    live: dict[str, Any] | None, config: dict[str, Any], ctx: _Context, applier: Entry, *, force: bool
 ) -> dict[str, Any]:
+    """`applier` names the manager, apiVersion and time; its fields become the config's."""
+    now = applier.time or ""
     live_obj = _without_managed_fields(live) if live is not None else {}
-    entries = _entries_before_apply(live, live_obj, ctx, api_version, now)
+    entries = _entries_before_apply(live, live_obj, ctx, applier.api_version, now)
     config = _reset_fields_dropped(config, ctx)
-    owned = frozenset(ctx.ignored(field_set(config, ctx.schema)))
-    applier = Entry(manager, APPLY, api_version, now, owned, ctx.subresource)
+    applier = replace(applier, fields=frozenset(ctx.ignored(field_set(config, ctx.schema))))
     previous = next((e for e in entries if e.identity == applier.identity), None)
     others = [e for e in entries if e.identity != applier.identity]
     merged = merge(live_obj, config, ctx.schema)
@@ -811,7 +792,7 @@ def _apply(
     if live is not None and merged == live_obj:
         applier = replace(applier, time=previous.time if previous else now)
     result = _with_managed_fields(merged, [applier, *others])
-    if manager == "kubectl" and live is not None:
+    if applier.manager == "kubectl" and live is not None:
         _sync_last_applied(result, config)
     if live is not None and result == live:
         return json_copy(live)

@@ -84,6 +84,18 @@ def check_rv(rt: ResourceType, wanted: Any, old: Obj, name: str) -> None:
         raise errors.stale(error_target(rt, name))
 
 
+@dataclass(frozen=True)
+class WriteOptions:
+    """What a write request asks besides its body: `?dryRun=All`, `?fieldManager=`, `?force=true`."""
+
+    dry_run: bool = False
+    field_manager: str | None = None
+    force: bool = False
+
+
+DEFAULT_WRITE_OPTIONS = WriteOptions()
+
+
 @dataclass
 class Filter:
     namespace: str | None

@@ -24,7 +24,7 @@ from ruamel.yaml.error import YAMLError
 
 from planner.slim import fieldmanager, strategic
 from planner.slim.errors import StatusError, bad_request, status_body
-from planner.slim.meta import json_copy, now_rfc3339, prune_empty
+from planner.slim.meta import RFC3339, json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -154,7 +154,7 @@ def _json_values(value: Any) -> Any:
         return [_json_values(v) for v in value]
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return moment.astimezone(UTC).strftime(RFC3339)
     if isinstance(value, date):
         return value.isoformat()
     return value
@@ -241,7 +241,7 @@ def _rfc3339(text: str) -> str:
         return text
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return parsed.astimezone(UTC).strftime(RFC3339)
 
 
 def record_create(

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from planner.slim.columns import human_duration, parse_time
+from planner.slim.meta import rfc3339
 from planner.slim.podsim import ContainerView, PodView, Run
 
 Obj = dict[str, Any]
-
-
-def rfc3339(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def qualified_image(image: str) -> str:

@@ -13,9 +13,10 @@ core's write steps (`Api.write_update`, `Api.commit_update`), so managedFields (
   does; answers a Status with code 201;
 - namespaces/finalize: drops a Namespace's `spec.finalizers` (the namespace controller, in process).
 
-`Api` delegates to these functions, so the HTTP layer and the controllers see one entry point. A new
-subresource is a function here, a delegate on `Api`, its name in the kind's `subresources` (which
-routing and discovery read) and its verb in `http/app.py`.
+Each function takes the `Api` first and `Api` binds them as its methods (`api.bind(...)`,
+`api.get_scale(...)`), so the HTTP layer and the controllers see one entry point. A new subresource
+is a function here, one line in `Api`, its name in the kind's `subresources` (which routing and
+discovery read) and its verb in `http/app.py`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 from planner.slim import errors, patch, quantity, validation
 from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339, prune_empty
-from planner.slim.objects import check_rv, error_target, with_type
+from planner.slim.objects import WriteOptions, check_rv, error_target, with_type
 from planner.slim.resources import NAMESPACES, ResourceType, by_kind
 
 if TYPE_CHECKING:
-    from planner.slim.api import Api, WriteOptions
+    from planner.slim.api import Api
 
 Obj = dict[str, Any]
 SCALE_METADATA = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")

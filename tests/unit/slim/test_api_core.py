@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.api import Api, ListOptions, WatchOptions
+from planner.slim.api import Api, ListOptions, WatchOptions, WriteOptions
 from planner.slim.bootstrap import seed
 from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind
@@ -45,7 +45,7 @@ def test_in_process_errors_carry_the_status_body(api: Api) -> None:
 def test_status_update_in_process(api: Api) -> None:
     api.create(by_kind("Pod"), "default", POD)
     status = {"status": {"phase": "Running", "podIP": "10.244.0.5"}}
-    updated = api.patch(
+    updated, _ = api.patch_or_create(
         by_kind("Pod"),
         "default",
         "p",
@@ -112,7 +112,7 @@ def test_a_namespace_with_server_finalizers_waits_for_finalize() -> None:
     assert [c["metadata"]["name"] for c in core.list(by_kind("ConfigMap"), "team")["items"]] == [
         "kube-root-ca.crt"
     ]
-    core.finalize_namespace("team")
+    core.finalize_namespace("team", WriteOptions())
     with pytest.raises(StatusError) as gone:
         core.get(by_kind("Namespace"), "", "team")
     assert gone.value.code == 404
