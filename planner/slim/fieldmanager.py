@@ -22,7 +22,8 @@ Every write records who owns which fields, as structured-merge-diff does inside 
 
 Fields no one owns, as in the real server: the identity and bookkeeping metadata (`name`,
 `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, `selfLink`);
-`status` on main-resource writes and `spec` on `/status` writes (the strategies reset them); and
+`status` on main-resource writes and `spec` on `/status` writes of kinds with a status (the
+strategies reset them); and
 whatever the server sets after the field manager has run. The real apiserver computes ownership before
 its strategy and admission, so the creator does not own a Job's generated selector and
 `controller-uid`/`job-name` labels, a Pod's service account, token volume and mounts, default
@@ -45,6 +46,7 @@ from typing import Any, Final
 from planner.slim.errors import status_body
 from planner.slim.mergekeys import Atomic, Field, KeyedList, SetList, Struct, go_zero_value, schema_for
 from planner.slim.meta import json_copy
+from planner.slim.resources import BY_KIND
 from planner.slim.strategic import PatchError
 
 Path = tuple[str, ...]
@@ -82,25 +84,6 @@ _STRIPPED: Final[frozenset[Path]] = frozenset(
         ),
     }
 )
-
-# Kinds whose strategy resets `status` on main-resource writes (and `spec` on /status writes).
-_KINDS_WITH_STATUS: Final = frozenset(
-    {
-        "Pod",
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "CronJob",
-        "Service",
-        "PersistentVolumeClaim",
-        "PersistentVolume",
-        "Namespace",
-        "Node",
-    }
-)
-
 
 # ------------------------------------------------------------------------------------------ path sets
 
@@ -622,7 +605,10 @@ class _Context:
         return {p for p in paths if p not in _STRIPPED and not (reset and p[:1] == reset)}
 
     def reset_root(self) -> Path:
-        if self.kind not in _KINDS_WITH_STATUS:
+        """What this write's strategy resets: a kind with a status subresource drops `status` on
+        main-resource writes and `spec` on `/status` writes."""
+        resource = BY_KIND.get(self.kind)
+        if resource is None or not resource.has_status:
             return ()
         return ("f:spec",) if self.subresource == "status" else ("f:status",)
 
