@@ -4,8 +4,11 @@ HTTP handlers translate requests into these calls and `StatusError`s into respon
 controllers and node agent call the same methods, so every writer gets the same defaulting,
 admission, validation, resourceVersion checks and watch events. Every write runs one pipeline:
 
-    decode (400) → metadata/namespace checks → defaulting → managedFields → admission
-    → validation (422) → store (409 on conflicts) → watch event
+    decode (400) → metadata/namespace checks → defaulting → admission → validation (422)
+    → managedFields → store (409 on conflicts) → watch event
+
+(a create records its managedFields before admission, as the apiserver does, so the creator does
+not own what admission adds).
 
 The paths here are the same for every kind; where a kind differs, they call the hooks of its
 `ResourceType` (see `resources.py`). Subresources (status, scale, pods/binding, namespaces/finalize)
