@@ -9,8 +9,8 @@ claim that names no StorageClass gets the default one; a Service gets a cluster 
 10.96.0.0/12 (about a million addresses, plenty for 10,000 services) and node ports, released when
 it is removed or not stored after all (dry run, 409, 422).
 
-The resource table names `admit_<kind>`/`release_<kind>` as a kind's `admitter`/`releaser`; they
-see the cluster through `Admission`, which the API core builds over its store.
+The resource table names the `admit_…`/`release_…` functions below as kinds' `admitter`/`releaser`
+hooks; they see the cluster through `Admission`, which the API core builds over its store.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ META_V1: Final = "meta.k8s.io/v1"
 
 Row = list[Any]
 CellFn = Callable[[dict[str, Any], datetime], Row]
-RowConditions = Callable[[dict[str, Any]], "list[dict[str, str]] | None"]
+RowConditions = Callable[[dict[str, Any]], list[dict[str, str]] | None]
 
 
 @dataclass(frozen=True)

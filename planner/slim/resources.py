@@ -20,10 +20,10 @@ from planner.slim.selectors import FieldGetter, field_getter
 
 Obj = dict[str, Any]
 Mutator = Callable[[Obj], None]
-Admitter = Callable[[admission.Admission, Obj, "Obj | None", Target], list[Cause]]
+Admitter = Callable[[admission.Admission, Obj, Obj | None, Target], list[Cause]]
 Releaser = Callable[[admission.Admission, Obj], None]
 Companions = Callable[[Obj], list[tuple[str, str, Obj]]]
-GracePeriod = Callable[[Obj, "int | None"], int]
+GracePeriod = Callable[[Obj, int | None], int]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 NAMESPACE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
