@@ -1,26 +1,27 @@
-"""Admission: the defaulting steps that need other objects, and the server-owned finalizer switch.
+"""Admission: the steps of a write that read other objects or reserve something, per kind.
 
 The real apiserver's admission plugins (ServiceAccount, DefaultTolerationSeconds, Priority,
-RuntimeClass) and the Service IP allocator run here, after per-kind defaulting and before validation:
-a Pod gets `serviceAccountName`, a `kube-api-access-<5 chars>` projected token volume mounted in every
-container (init containers too), two NoExecute tolerations, `priority`/`preemptionPolicy`, and its
-`runtimeClassName` must name an existing RuntimeClass; a Service gets a cluster IP from 10.96.0.0/12
-(about a million addresses, plenty for 10,000 services), released on delete.
+RuntimeClass, DefaultStorageClass) and the Service IP allocator run here, after per-kind defaulting
+and before validation: a new Pod gets `serviceAccountName`, a `kube-api-access-<5 chars>` projected
+token volume mounted in every container (init containers too), two NoExecute tolerations,
+`priority`/`preemptionPolicy`, and its `runtimeClassName` must name an existing RuntimeClass; a new
+claim that names no StorageClass gets the default one; a Service gets a cluster IP from
+10.96.0.0/12 (about a million addresses, plenty for 10,000 services) and node ports, released when
+it is removed or not stored after all (dry run, 409, 422).
 
-Server-owned finalizers (`kubernetes.io/pvc-protection` on PVCs, `kubernetes` in a Namespace's
-spec.finalizers) are added only while the simulation runs (`SERVER_FINALIZERS.enabled`), because only
-its controllers remove them: a bare API server would otherwise never finish those deletes.
+The resource table names the `admit_…`/`release_…` functions below as kinds' `admitter`/`releaser`
+hooks; they see the cluster through `Admission`, which the API core builds over its store.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import random
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from planner.slim.errors import StatusError, Target, status_body
+from planner.slim.errors import Cause, StatusError, Target, status_body
 from planner.slim.meta import random_suffix
 from planner.slim.validation import invalid_value
 
@@ -29,41 +30,20 @@ DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 NODE_PORT_RANGE = range(30000, 32768)
 
+Obj = dict[str, Any]
+
 
 @dataclass
-class ServerFinalizers:
-    """Whether the server adds finalizers that only controllers remove (part 3 turns this on)."""
+class Admission:
+    """What admission may read and reserve: stored objects by kind, and the Service IP allocator
+    (rebuilt from the stored Services)."""
 
-    enabled: bool = False
+    find: Callable[[str, str, str], Obj | None]  # (kind, namespace, name)
+    find_all: Callable[[str], list[Obj]]  # kind, every namespace
+    service_ips: IPAllocator = field(init=False)
 
-
-SERVER_FINALIZERS = ServerFinalizers()
-
-
-def server_finalizers(kind: str) -> list[str]:
-    """metadata.finalizers the server adds at create for `kind`, when enabled."""
-    if SERVER_FINALIZERS.enabled and kind == "PersistentVolumeClaim":
-        return ["kubernetes.io/pvc-protection"]
-    return []
-
-
-def namespace_spec_finalizers() -> list[str]:
-    return ["kubernetes"] if SERVER_FINALIZERS.enabled else []
-
-
-def default_storage_class(claim: dict[str, Any], classes: list[dict[str, Any]]) -> None:
-    """DefaultStorageClass: a claim that names no class gets the (newest) default one, if any."""
-    spec = claim.setdefault("spec", {})
-    if spec.get("storageClassName") is not None:
-        return
-    defaults = [
-        c
-        for c in classes
-        if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
-    ]
-    if defaults:
-        newest = max(defaults, key=lambda c: str(c["metadata"].get("creationTimestamp", "")))
-        spec["storageClassName"] = newest["metadata"]["name"]
+    def __post_init__(self) -> None:
+        self.service_ips = IPAllocator(self.find_all("Service"))
 
 
 def forbidden(target: Target, detail: str) -> StatusError:
@@ -78,15 +58,16 @@ def forbidden(target: Target, detail: str) -> StatusError:
 # --- pods ---------------------------------------------------------------------------------------------
 
 
-def admit_pod(
-    pod: dict[str, Any], *, service_account_exists: bool, runtime_class: dict[str, Any] | None, target: Target
-) -> None:
+def admit_pod(cluster: Admission, pod: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    """ServiceAccount, DefaultTolerationSeconds, Priority and RuntimeClass admission of a new Pod."""
+    if old is not None:
+        return []
     spec = pod.setdefault("spec", {})
     if not spec.get("serviceAccountName"):
         spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
     spec["serviceAccount"] = spec["serviceAccountName"]
-    if not service_account_exists:
-        namespace = pod.get("metadata", {}).get("namespace", "")
+    namespace = pod["metadata"]["namespace"]
+    if cluster.find("ServiceAccount", namespace, spec["serviceAccountName"]) is None:
         raise forbidden(
             target,
             f"error looking up service account {namespace}/{spec['serviceAccountName']}: "
@@ -99,7 +80,9 @@ def admit_pod(
         spec["priority"] = 0
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     if spec.get("runtimeClassName"):
+        runtime_class = cluster.find("RuntimeClass", "", spec["runtimeClassName"])
         _apply_runtime_class(spec, runtime_class, target)
+    return []
 
 
 def _mount_token(spec: dict[str, Any]) -> None:
@@ -157,7 +140,36 @@ def _apply_runtime_class(spec: dict[str, Any], runtime_class: dict[str, Any] | N
         spec["overhead"] = dict(overhead)
 
 
+# --- claims -----
+
+
+def admit_claim(cluster: Admission, claim: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    """DefaultStorageClass: a new claim that names no class gets the (newest) default one, if any."""
+    if old is not None:
+        return []
+    spec = claim.setdefault("spec", {})
+    if spec.get("storageClassName") is not None:
+        return []
+    defaults = [
+        c
+        for c in cluster.find_all("StorageClass")
+        if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+    ]
+    if defaults:
+        newest = max(defaults, key=lambda c: str(c["metadata"].get("creationTimestamp", "")))
+        spec["storageClassName"] = newest["metadata"]["name"]
+    return []
+
+
 # --- services -----------------------------------------------------------------------------------------
+
+
+def admit_service(cluster: Admission, service: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    return cluster.service_ips.allocate(service, old, target)
+
+
+def release_service(cluster: Admission, service: Obj) -> None:
+    cluster.service_ips.release(service)
 
 
 class IPAllocator:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.slim.admission import DEFAULT_CLASS_ANNOTATION
 from planner.slim.api import Api
 from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
 
 def seed_objects() -> list[tuple[str, dict[str, Any]]]:

@@ -1,7 +1,7 @@
 """Defaulting and canonicalization per kind, as the apiserver applies them before validation.
 
 Each `default_<kind>(obj)` mutates a freshly decoded object in place; the values and the presence or
-absence of fields match the recorded objects in tests/golden/k8s (k8s-api-behaviour.md §7). Decoders
+absence of fields match the recorded objects in tests/golden/k8s. Decoders
 (`decode_<kind>`) reject what the real server cannot even deserialize (400, not 422): invalid base64
 in Secret data, a Lease MicroTime without six fractional digits.
 """
@@ -171,15 +171,40 @@ def default_job(obj: dict[str, Any]) -> None:
 
 
 def _generate_job_selector(obj: dict[str, Any], spec: dict[str, Any], template: dict[str, Any]) -> None:
-    uid = metadata(obj).get("uid", "")
-    name = metadata(obj).get("name", "")
     labels = template["metadata"].setdefault("labels", {})
-    labels.setdefault("batch.kubernetes.io/controller-uid", uid)
-    labels.setdefault("batch.kubernetes.io/job-name", name)
-    labels.setdefault("controller-uid", uid)
-    labels.setdefault("job-name", name)
+    for key, value in _generated_job_labels(obj).items():
+        labels.setdefault(key, value)
     if spec.get("selector") is None:
-        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        spec["selector"] = _generated_job_selector(obj)
+
+
+def _generated_job_labels(job: dict[str, Any]) -> dict[str, str]:
+    uid, name = metadata(job).get("uid", ""), metadata(job).get("name", "")
+    return {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+    }
+
+
+def _generated_job_selector(job: dict[str, Any]) -> dict[str, Any]:
+    return {"matchLabels": {"batch.kubernetes.io/controller-uid": metadata(job).get("uid", "")}}
+
+
+def drop_generated_job_selector(job: dict[str, Any]) -> None:
+    """Undo `_generate_job_selector` on a copy: what a Job's creator does not own in managedFields."""
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector"):
+        return
+    generated = _generated_job_labels(job)
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    for labels in (template_labels, job["metadata"].get("labels") or {}):
+        for key, value in generated.items():
+            if labels.get(key) == value:
+                del labels[key]
+    if spec.get("selector") == _generated_job_selector(job):
+        del spec["selector"]
 
 
 def default_service(obj: dict[str, Any]) -> None:

@@ -1,19 +1,20 @@
-"""Delete options and the rules of deletion: preconditions, propagation finalizers, Pod grace periods.
+"""Delete options and the rules of deletion every kind shares: preconditions, propagation
+finalizers, graceful deletes in progress, the response.
 
 `propagationPolicy` Foreground/Orphan become the `foregroundDeletion`/`orphan` finalizers (the default
-policy is per kind: Background, or Orphan for Jobs). A Pod bound to a node gets a grace period (the
-request's, else `terminationGracePeriodSeconds`) and waits for the node agent; an unscheduled or
-finished Pod goes at once. The response is a `Status` except for kinds the apiserver answers with
-the deleted object.
+policy is per kind: Background, or Orphan for Jobs). A kind with a `deletion_grace` hook (Pod, see
+`lifecycle.py`) may wait out a grace period before whoever ends it removes the object. The response
+is a `Status` except for kinds the apiserver answers with the deleted object.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from planner.slim import errors
+from planner.slim.meta import rfc3339
 from planner.slim.objects import error_target, with_type
 from planner.slim.resources import ResourceType
 
@@ -49,21 +50,18 @@ class DeleteOptions:
 
 def check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> None:
     meta = old["metadata"]
-    target = error_target(rt, meta["name"])
-    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-        raise errors.conflict(
-            target,
-            f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
-            f"({meta.get('uid')}). The object might have been deleted and then recreated",
-            by_kind=True,
-        )
-    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-        raise errors.conflict(
-            target,
-            f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
-            f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified",
-            by_kind=True,
-        )
+    preconditions = (
+        ("UID", options.precondition_uid, meta.get("uid"), "deleted and then recreated"),
+        ("ResourceVersion", options.precondition_rv, meta.get("resourceVersion"), "modified"),
+    )
+    for field, wanted, recorded, what in preconditions:
+        if wanted and wanted != recorded:
+            raise errors.conflict(
+                error_target(rt, meta["name"]),
+                f"the {field} in the precondition ({wanted}) does not match the {field} in record "
+                f"({recorded}). The object might have been {what}",
+                by_kind=True,
+            )
 
 
 def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
@@ -76,23 +74,13 @@ def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
     return others
 
 
-def grace_period(rt: ResourceType, obj: Obj, options: DeleteOptions) -> int:
-    if rt.kind != "Pod":
-        return 0
-    spec = obj.get("spec") or {}
-    if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-        return 0
-    if options.grace_period_seconds is not None:
-        return max(options.grace_period_seconds, 0)
-    return int(spec.get("terminationGracePeriodSeconds", 30))
-
-
-def pod_waits_for_node(rt: ResourceType, obj: Obj) -> bool:
-    return rt.kind == "Pod" and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
+def waits_for_grace_period(rt: ResourceType, obj: Obj) -> bool:
+    """A graceful delete in progress: whoever ends the grace period (the node agent) removes it."""
+    return rt.deletion_grace is not None and bool(obj["metadata"].get("deletionGracePeriodSeconds"))
 
 
 def timestamp_in(seconds: int) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(time.time() + seconds)
 
 
 def deleted_response(rt: ResourceType, obj: Obj) -> Obj:

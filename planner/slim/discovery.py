@@ -1,7 +1,7 @@
 """Discovery documents built from the resource table: /api, /apis, group versions, aggregated, /version.
 
 Shapes follow the golden recordings (legacy APIVersions/APIGroupList/APIResourceList and aggregated
-APIGroupDiscoveryList v2beta1/v2) with every field the Python client insists on (§1 of the notes).
+APIGroupDiscoveryList v2beta1/v2) with every field the Python client insists on.
 """
 
 from __future__ import annotations
@@ -83,11 +83,8 @@ def _resource_entry(rt: ResourceType) -> Obj:
         "namespaced": rt.namespaced,
         "kind": rt.kind,
         "verbs": list(rt.verbs),
+        **_other_names(rt),
     }
-    if rt.short_names:
-        entry["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        entry["categories"] = list(rt.categories)
     if rt.storage_version_hash:
         entry["storageVersionHash"] = rt.storage_version_hash
     return entry
@@ -145,6 +142,16 @@ def _aggregated_group(group: str) -> Obj:
     }
 
 
+def _other_names(rt: ResourceType) -> Obj:
+    """shortNames and categories, when the kind has any."""
+    names: Obj = {}
+    if rt.short_names:
+        names["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        names["categories"] = list(rt.categories)
+    return names
+
+
 def _aggregated_resource(rt: ResourceType) -> Obj:
     entry: Obj = {
         "resource": rt.plural,
@@ -152,11 +159,8 @@ def _aggregated_resource(rt: ResourceType) -> Obj:
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
         "verbs": list(rt.verbs),
+        **_other_names(rt),
     }
-    if rt.short_names:
-        entry["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        entry["categories"] = list(rt.categories)
     if rt.subresources:
         entry["subresources"] = [_aggregated_sub(rt, s) for s in sorted(rt.subresources)]
     return entry

@@ -1,8 +1,8 @@
 """StatusError: every failure the API core reports, carrying the exact `kind: Status` body.
 
 The core raises these; the HTTP layer only copies `status` and `body` onto the wire, and in-process
-callers (part 3's controllers) catch them by `code`/`reason`. The helpers below build the shapes
-the real apiserver sends (k8s-api-behaviour.md §4, golden `error_*.json`): NotFound, AlreadyExists
+callers (the controllers and the node agent) catch them by `code`/`reason`. The helpers below build the shapes
+the real apiserver sends (golden `error_*.json`): NotFound, AlreadyExists
 and Conflict name the plural resource in `details.kind`, Invalid names the Kind and lists causes.
 """
 

@@ -9,15 +9,21 @@ Every write records who owns which fields, as structured-merge-diff does inside 
   manager still owns them. A field another manager owns whose value the apply would change (or add)
   is a conflict (`ApplyConflict`, 409 with `FieldManagerConflict` causes) unless `force`, which moves
   ownership. An apply that changes nothing returns the live object unchanged — managedFields included,
-  time not bumped — so the caller skips the write and keeps the resourceVersion.
-- `update()` is every other write (create, PUT, JSON/merge/strategic patch, `/status`, `/scale`): the
-  writer's `Update` entry gains every field it added or changed (all of them on create), every other
-  entry loses them, entries left with no fields are dropped, and `/status` writes carry
-  `subresource: status`. A write that changes nothing leaves managedFields as they were.
+  time not bumped — so the caller skips the write and keeps the resourceVersion. An object that never
+  had managedFields gives its current fields to a `before-first-apply` entry first. `kubectl`'s apply
+  may take over, without `force`, the fields its client-side `last-applied-configuration` annotation
+  still describes, and keeps that annotation in step with what it applies.
+- `update()` is every other write (create, PUT, JSON/merge/strategic patch, `/status`, `/scale`,
+  `pods/binding`): the writer's `Update` entry gains every field it added or changed (all of them on
+  create), every other entry loses them, entries left with no fields are dropped, and subresource
+  writes carry `subresource: status|scale|binding`. A write that changes nothing leaves managedFields as
+  they were. Past ten `Update` entries, the oldest are folded into one `ancient-changes` entry per
+  apiVersion, as the apiserver caps them (`Apply` entries are never capped).
 
 Fields no one owns, as in the real server: the identity and bookkeeping metadata (`name`,
 `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, `selfLink`);
-`status` on main-resource writes and `spec` on `/status` writes (the strategies reset them); and
+`status` on main-resource writes and `spec` on `/status` writes of kinds with a status (the
+strategies reset them); and
 whatever the server sets after the field manager has run. The real apiserver computes ownership before
 its strategy and admission, so the creator does not own a Job's generated selector and
 `controller-uid`/`job-name` labels, a Pod's service account, token volume and mounts, default
@@ -26,8 +32,7 @@ tolerations, `priority`/`preemptionPolicy`, or a Service's allocated `clusterIP(
 receives are fields it records). Status set later by a controller through `/status` is owned by that
 controller's manager (`kube-controller-manager` with `subresource: status` in the golden files).
 
-Deliberately left out: the cap of ten Update managers (`ancient-changes`) and per-version field-set
-conversion (every kind here has a single served version).
+Left out: per-version field-set conversion (every kind here has a single served version).
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from planner.slim.errors import status_body
 from planner.slim.mergekeys import Atomic, Field, KeyedList, SetList, Struct, go_zero_value, schema_for
 from planner.slim.meta import json_copy
+from planner.slim.resources import BY_KIND
 from planner.slim.strategic import PatchError
 
 Path = tuple[str, ...]
@@ -77,25 +84,6 @@ _STRIPPED: Final[frozenset[Path]] = frozenset(
         ),
     }
 )
-
-# Kinds whose strategy resets `status` on main-resource writes (and `spec` on /status writes).
-_KINDS_WITH_STATUS: Final = frozenset(
-    {
-        "Pod",
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "CronJob",
-        "Service",
-        "PersistentVolumeClaim",
-        "PersistentVolume",
-        "Namespace",
-        "Node",
-    }
-)
-
 
 # ------------------------------------------------------------------------------------------ path sets
 
@@ -572,35 +560,20 @@ class ApplyConflict(Exception):
             }
             for c in self.conflicts
         ]
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": "Conflict",
-            "details": {"causes": causes},
-            "code": 409,
-        }
+        return status_body(409, "Conflict", self.message, {"causes": causes})
 
 
 def missing_field_manager_status() -> dict[str, Any]:
     """The 422 for an apply patch without `?fieldManager=` (golden `ssa_missing_field_manager.json`)."""
     message = "Required value: is required for apply patch"
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {message}',
-        "reason": "Invalid",
-        "details": {
-            "group": "meta.k8s.io",
-            "kind": "PatchOptions",
-            "causes": [{"reason": "FieldValueRequired", "message": message, "field": "fieldManager"}],
-        },
-        "code": 422,
+    details = {
+        "group": "meta.k8s.io",
+        "kind": "PatchOptions",
+        "causes": [{"reason": "FieldValueRequired", "message": message, "field": "fieldManager"}],
     }
+    return status_body(
+        422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: fieldManager: {message}', details
+    )
 
 
 def manager_from_user_agent(user_agent: str) -> str:
@@ -615,11 +588,6 @@ def manager_from_user_agent(user_agent: str) -> str:
             break
         out += char
     return out
-
-
-def field_manager(query_value: str | None, user_agent: str) -> str:
-    """`?fieldManager=` if given, else the User-Agent's program name (non-apply writes only)."""
-    return query_value if query_value else manager_from_user_agent(user_agent)
 
 
 # ------------------------------------------------------------------------------------------ operations
@@ -637,7 +605,10 @@ class _Context:
         return {p for p in paths if p not in _STRIPPED and not (reset and p[:1] == reset)}
 
     def reset_root(self) -> Path:
-        if self.kind not in _KINDS_WITH_STATUS:
+        """What this write's strategy resets: a kind with a status subresource drops `status` on
+        main-resource writes and `spec` on `/status` writes."""
+        resource = BY_KIND.get(self.kind)
+        if resource is None or not resource.has_status:
             return ()
         return ("f:spec",) if self.subresource == "status" else ("f:status",)
 
@@ -778,30 +749,25 @@ def apply(
     if (config.get("metadata") or {}).get("managedFields") is not None:
         raise PatchError(400, "BadRequest", "metadata.managedFields must be nil")
     ctx = _Context(kind, schema_for(kind), subresource)
+    applier = Entry(manager, APPLY, api_version, now, frozenset(), subresource)
     try:
-        return _apply(live, config, ctx, api_version=api_version, manager=manager, force=force, now=now)
+        return _apply(live, config, ctx, applier, force=force)
     except ApplyConflict as conflict:
         allowed = _allowed_by_last_applied(live, ctx) if manager == "kubectl" and live else set()
         if force or not allowed or any(c.path not in allowed for c in conflict.conflicts):
             raise
-        return _apply(live, config, ctx, api_version=api_version, manager=manager, force=True, now=now)
+        return _apply(live, config, ctx, applier, force=True)
 
 
 def _apply(
-    live: dict[str, Any] | None,
-    config: dict[str, Any],
-    ctx: _Context,
-    *,
-    api_version: str,
-    manager: str,
-    force: bool,
-    now: str,
+    live: dict[str, Any] | None, config: dict[str, Any], ctx: _Context, applier: Entry, *, force: bool
 ) -> dict[str, Any]:
+    """`applier` names the manager, apiVersion and time; its fields become the config's."""
+    now = applier.time or ""
     live_obj = _without_managed_fields(live) if live is not None else {}
-    entries = _entries_before_apply(live, live_obj, ctx, api_version, now)
+    entries = _entries_before_apply(live, live_obj, ctx, applier.api_version, now)
     config = _reset_fields_dropped(config, ctx)
-    owned = frozenset(ctx.ignored(field_set(config, ctx.schema)))
-    applier = Entry(manager, APPLY, api_version, now, owned, ctx.subresource)
+    applier = replace(applier, fields=frozenset(ctx.ignored(field_set(config, ctx.schema))))
     previous = next((e for e in entries if e.identity == applier.identity), None)
     others = [e for e in entries if e.identity != applier.identity]
     merged = merge(live_obj, config, ctx.schema)
@@ -812,7 +778,7 @@ def _apply(
     if live is not None and merged == live_obj:
         applier = replace(applier, time=previous.time if previous else now)
     result = _with_managed_fields(merged, [applier, *others])
-    if manager == "kubectl" and live is not None:
+    if applier.manager == "kubectl" and live is not None:
         _sync_last_applied(result, config)
     if live is not None and result == live:
         return json_copy(live)

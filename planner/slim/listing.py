@@ -1,6 +1,9 @@
-"""List options and continue tokens.
+"""The list verb: options, selection and paging with continue tokens.
 
-A continue token is what the apiserver sends: unpadded base64url of
+`list_objects` selects a kind's objects by namespace, label and field selector (a `metadata.name`
+field selector with a namespace is a single lookup) in the apiserver's order (namespace, then
+name), and pages them with `limit`/`continue`; `remainingItemCount` is given only for unfiltered
+lists, as the apiserver gives it. A continue token is what the apiserver sends: unpadded base64url of
 `{"v":"meta.k8s.io/v1","rv":N,"start":"<namespace>/<name>\\u0000"}`. It records where the page ended;
 the next page lists the current objects after that key (there is no snapshot history, see
 docs/embedded-cluster.md).
@@ -14,8 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.slim import errors
+from planner.slim.objects import Filter, parse_rv, resource_key
+from planner.slim.resources import ResourceType
+from planner.slim.store import Store
 
 Obj = dict[str, Any]
+ObjList = list[Obj]
 
 
 @dataclass(frozen=True)
@@ -53,3 +60,43 @@ def decode_continue(token: str) -> tuple[int, str]:
             "invalid continue token: continue key is not valid: "
             f"invalid character '{shown}' looking for beginning of value"
         ) from exc
+
+
+def list_of(rt: ResourceType, meta: Obj, items: ObjList) -> Obj:
+    return {"kind": rt.list_kind, "apiVersion": rt.group_version, "metadata": meta, "items": items}
+
+
+def list_objects(store: Store, rt: ResourceType, flt: Filter, options: ListOptions) -> Obj:
+    list_rv = _list_revision(store, options)
+    start = ""
+    if options.continue_token:
+        list_rv, start = decode_continue(options.continue_token)
+    items = [o for o in _candidates(store, rt, flt) if (not start or sort_key(o) > start) and flt.matches(o)]
+    meta: Obj = {"resourceVersion": str(list_rv)}
+    if options.limit and len(items) > options.limit:
+        remaining = len(items) - options.limit
+        items = items[: options.limit]
+        meta["continue"] = encode_continue(list_rv, sort_key(items[-1]))
+        if flt.labels.empty and not flt.fields.terms:
+            meta["remainingItemCount"] = remaining
+    return list_of(rt, meta, items)
+
+
+def _list_revision(store: Store, options: ListOptions) -> int:
+    if options.continue_token and options.resource_version not in (None, ""):
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
+    current = store.revision
+    if options.resource_version_match == "Exact" and options.resource_version not in (None, "", "0"):
+        requested = parse_rv(options.resource_version)
+        if requested < current:
+            raise errors.expired("The resourceVersion for the provided list is too old.")
+    return current
+
+
+def _candidates(store: Store, rt: ResourceType, flt: Filter) -> ObjList:
+    name = flt.fields.exact_name()
+    key = resource_key(rt)
+    if name is not None and flt.namespace is not None:
+        found = store.get(key, flt.namespace, name)
+        return [found] if found else []
+    return store.list(key, flt.namespace)

@@ -1,4 +1,4 @@
-"""Small object-metadata helpers shared by the core: timestamps, uids, names, Go-style omitempty.
+"""Small object-metadata helpers shared by the server: timestamps, uids, names, Go-style omitempty.
 
 Go's JSON encoder drops `omitempty` fields that are nil, "", empty slices and empty maps, but always
 prints structs (`resources: {}`, `securityContext: {}`). `prune_empty` reproduces that for the
@@ -9,13 +9,15 @@ legitimately be empty strings, and keeps `{}` everywhere else because those are 
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 JSON = TypeVar("JSON")
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+RFC3339: Final = "%Y-%m-%dT%H:%M:%SZ"  # metav1.Time: whole seconds, UTC
 
 # Fields whose Go type is a map (map[string]string / ResourceList): omitted when empty, entries untouched.
 MAP_FIELDS = frozenset(
@@ -42,7 +44,21 @@ KEEP_NULL = frozenset({"creationTimestamp"})
 
 
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(time.time())
+
+
+def rfc3339(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime(RFC3339)
+
+
+def epoch_of(text: Any) -> float | None:
+    """The moment a `metav1.Time` names, as a Unix time; None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, RFC3339).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
 
 
 def now_micro() -> str:

@@ -22,13 +22,12 @@ from __future__ import annotations
 import ipaddress
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import podsim, podstatus, scheduling
 from planner.slim.api import Api
 from planner.slim.controllers.base import Writer, deleting, key, keys_of, name_of, ns_of, own_key, uid_of
-from planner.slim.meta import now_micro
+from planner.slim.meta import epoch_of, now_micro, rfc3339
 from planner.slim.runtime import NODE_AGENT, RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
@@ -260,7 +259,7 @@ class NodeAgent:
             "type": "PodScheduled",
             "status": "False",
             "lastProbeTime": None,
-            "lastTransitionTime": old.get("lastTransitionTime") if old else podstatus.rfc3339(time.time()),
+            "lastTransitionTime": old.get("lastTransitionTime") if old else rfc3339(time.time()),
             "reason": "Unschedulable",
             "message": message,
         }
@@ -434,7 +433,7 @@ def _resumed_start(pod: Obj) -> float | None:
     )
     if not started or not status.get("startTime"):
         return None
-    return datetime.strptime(str(status["startTime"]), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    return epoch_of(status["startTime"])
 
 
 def _typed(pod: Obj) -> Obj:

@@ -1,8 +1,11 @@
-"""Helpers every verb shares: the store key of a kind, scoping, error targets, type fields, filters.
+"""Helpers every verb shares: decoding, the store key of a kind, scoping, error targets, type fields,
+resourceVersion checks, filters.
 
-Objects are stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get
-them back on the way out; a `Filter` is a parsed namespace + label + field selector, matched against
-many objects by lists and watches alike.
+`decode` is the one place a parsed request body becomes an object of a kind (kind and apiVersion
+checked, the kind's decoder run); the HTTP layer turns bytes into the parsed body. Objects are
+stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get them back
+on the way out (`with_type`); a `Filter` is a parsed namespace + label + field selector, matched
+against many objects by lists and watches alike.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from typing import Any
 
 from planner.slim import errors
 from planner.slim.errors import Target
+from planner.slim.meta import prune_empty
 from planner.slim.resources import ResourceType
-from planner.slim.selectors import FieldSelector, LabelSelector
+from planner.slim.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 
 Obj = dict[str, Any]
 
@@ -42,6 +46,32 @@ def strip_type(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 
 
+def decode(rt: ResourceType, body: Any) -> Obj:
+    """A request body (already parsed from JSON) as a new object of `rt`: it must be an object of
+    that kind and version (or name none) and pass the kind's decoder; 400 otherwise."""
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
+    obj = prune_empty(body)  # a new tree: the caller's body is never changed
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if (kind and kind != rt.kind) or (api_version and api_version != rt.group_version):
+        raise errors.bad_request(
+            _kind_mismatch(rt, str(kind or rt.kind), str(api_version or rt.group_version))
+        )
+    obj["kind"], obj["apiVersion"] = rt.kind, rt.group_version
+    if rt.decoder:
+        rt.decoder(obj)
+    return dict(obj)
+
+
+def _kind_mismatch(rt: ResourceType, kind: str, api_version: str) -> str:
+    version = api_version.rsplit("/", 1)[-1]
+    internal_group = rt.group.split(".")[0] if rt.group else "core"
+    return (
+        f'{kind} in version "{version}" cannot be handled as a {rt.kind}: converting ({version}.{kind}) to '
+        f"({internal_group}.{rt.kind}): unknown conversion"
+    )
+
+
 def parse_rv(text: str | None) -> int:
     try:
         return int(text or "0")
@@ -52,6 +82,18 @@ def parse_rv(text: str | None) -> int:
 def check_rv(rt: ResourceType, wanted: Any, old: Obj, name: str) -> None:
     if wanted not in (None, "") and str(wanted) != old["metadata"].get("resourceVersion"):
         raise errors.stale(error_target(rt, name))
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """What a write request asks besides its body: `?dryRun=All`, `?fieldManager=`, `?force=true`."""
+
+    dry_run: bool = False
+    field_manager: str | None = None
+    force: bool = False
+
+
+DEFAULT_WRITE_OPTIONS = WriteOptions()
 
 
 @dataclass
@@ -68,3 +110,14 @@ class Filter:
         if self.namespace is not None and meta.get("namespace", "") != self.namespace:
             return False
         return self.labels.matches(meta.get("labels")) and self.fields.matches(obj, self.getters)
+
+
+def filter_for(rt: ResourceType, namespace: str | None, labels: str | None, fields: str | None) -> Filter:
+    """The request's namespace and selectors, parsed (400 on a bad one) against `rt`'s field selectors."""
+    getters = rt.field_selectors
+    return Filter(
+        namespace if rt.namespaced else None,
+        parse_label_selector(labels),
+        parse_field_selector(fields, getters),
+        getters,
+    )

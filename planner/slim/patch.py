@@ -22,9 +22,9 @@ import jsonpatch
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from planner.slim import admission, fieldmanager, strategic
+from planner.slim import fieldmanager, strategic
 from planner.slim.errors import StatusError, bad_request, status_body
-from planner.slim.meta import json_copy, now_rfc3339, prune_empty
+from planner.slim.meta import RFC3339, json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -154,7 +154,7 @@ def _json_values(value: Any) -> Any:
         return [_json_values(v) for v in value]
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return moment.astimezone(UTC).strftime(RFC3339)
     if isinstance(value, date):
         return value.isoformat()
     return value
@@ -241,16 +241,24 @@ def _rfc3339(text: str) -> str:
         return text
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return parsed.astimezone(UTC).strftime(RFC3339)
 
 
-def record_create(obj: Obj, *, manager: str | None, operation: str, resource: ResourceType) -> None:
+def record_create(
+    obj: Obj,
+    *,
+    manager: str | None,
+    operation: str,
+    resource: ResourceType,
+    server_finalizers: tuple[str, ...] = (),
+) -> None:
     """Set `obj`'s managedFields for a create, as the apiserver records them: from the object as
-    decoded and defaulted, before its strategy and admission add what the creator does not own (a
-    Job's generated selector and labels, server finalizers; admission and IP allocation run later)."""
+    decoded and defaulted, before its strategy and admission add what the creator does not own (what
+    `resource.drop_generated` removes, the `server_finalizers` just added; admission and IP
+    allocation run later)."""
     owned = managed_fields(
         None,
-        _before_strategy(obj, resource),
+        _before_strategy(obj, resource, server_finalizers),
         manager=manager,
         operation=operation,
         subresource=None,
@@ -263,32 +271,11 @@ def record_create(obj: Obj, *, manager: str | None, operation: str, resource: Re
         obj["metadata"].pop("managedFields", None)
 
 
-def _before_strategy(obj: Obj, resource: ResourceType) -> Obj:
+def _before_strategy(obj: Obj, resource: ResourceType, server_finalizers: tuple[str, ...]) -> Obj:
     early = json_copy(obj)
     meta = early["metadata"]
-    server = set(admission.server_finalizers(resource.kind))
-    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server]
-    if resource.kind == "Job":
-        _drop_generated_job_selector(early)
+    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]
+    if resource.drop_generated:
+        resource.drop_generated(early)
     pruned: Obj = prune_empty(early)
     return pruned
-
-
-def _drop_generated_job_selector(job: Obj) -> None:
-    spec = job.get("spec") or {}
-    if spec.get("manualSelector"):
-        return
-    uid, name = job["metadata"].get("uid"), job["metadata"].get("name")
-    generated = {
-        "batch.kubernetes.io/controller-uid": uid,
-        "controller-uid": uid,
-        "batch.kubernetes.io/job-name": name,
-        "job-name": name,
-    }
-    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-    for labels in (template_labels, job["metadata"].get("labels") or {}):
-        for key, value in generated.items():
-            if labels.get(key) == value:
-                del labels[key]
-    if spec.get("selector") == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}:
-        del spec["selector"]

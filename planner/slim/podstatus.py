@@ -1,24 +1,29 @@
-"""A Pod's status as the kubelet writes it, built from the simulated timeline (`podsim.PodView`).
+"""A Pod's status: how the kubelet writes it, and how kubectl reads it back as READY/STATUS/RESTARTS.
 
-Phase, the five conditions, hostIP/podIP, startTime and full `containerStatuses`/
-`initContainerStatuses` (state, lastState, ready, started, restartCount, image, imageID,
-containerID). Condition transition times are carried over from the previous status while a
-condition keeps its value, so recomputing an unchanged pod writes nothing.
+Writing (`pod_status`, for the node agent): phase, the five conditions, hostIP/podIP, startTime and
+full `containerStatuses`/`initContainerStatuses` (state, lastState, ready, started, restartCount,
+image, imageID, containerID), built from the simulated timeline (`podsim.PodView`). Condition
+transition times are carried over from the previous status while a condition keeps its value, so
+recomputing an unchanged pod writes nothing.
+
+Reading (`pod_status_cells`, for the Pod Table's columns): kubectl's server-side printer algorithm —
+init containers (`Init:N/M`, `Init:<reason>`), restartable sidecars counted in READY, waiting and
+terminated reasons, `Completed` turned back into `Running`/`NotReady` while a container still runs,
+`Terminating`, `Unknown` for a lost node, and restarts with the time since the last one.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from planner.slim.columns import human_duration, parse_time
+from planner.slim.meta import rfc3339
 from planner.slim.podsim import ContainerView, PodView, Run
 
 Obj = dict[str, Any]
-
-
-def rfc3339(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def qualified_image(image: str) -> str:
@@ -187,3 +192,129 @@ def pod_status(pod: Obj, view: PodView, *, t0: float, now: float, host_ip: str, 
     if old.get("qosClass"):
         status["qosClass"] = old["qosClass"]
     return status
+
+
+# --- kubectl's reading: READY, STATUS and RESTARTS ----------------------------------------------------
+
+
+def _is_restartable(container: dict[str, Any] | None) -> bool:
+    return bool(container) and (container or {}).get("restartPolicy") == "Always"
+
+
+def _finished_at(status: dict[str, Any]) -> datetime | None:
+    return parse_time(((status.get("lastState") or {}).get("terminated") or {}).get("finishedAt"))
+
+
+def _later(current: datetime | None, candidate: datetime | None) -> datetime | None:
+    if candidate is None:
+        return current
+    return candidate if current is None or candidate > current else current
+
+
+@dataclass
+class _PodTally:
+    reason: str
+    ready: int = 0
+    restarts: int = 0
+    last_restart: datetime | None = None
+    sidecar_restarts: int = 0
+    last_sidecar_restart: datetime | None = None
+
+
+def pod_status_cells(pod: dict[str, Any], now: datetime) -> tuple[str, str, str]:
+    """READY, STATUS and RESTARTS of a pod, as kubectl's server-side printer computes them."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    init_specs = {c.get("name"): c for c in spec.get("initContainers") or []}
+    total = len(spec.get("containers") or []) + sum(1 for c in init_specs.values() if _is_restartable(c))
+    tally = _PodTally(reason=_initial_reason(status))
+    initializing = _tally_init_containers(status, init_specs, tally)
+    if not initializing or _condition_true(status, "Initialized"):
+        _tally_containers(status, tally)
+    reason = _terminal_override(pod, status, tally.reason)
+    restarts = str(tally.restarts)
+    if tally.restarts and tally.last_restart is not None:
+        restarts = f"{tally.restarts} ({human_duration(now - tally.last_restart)} ago)"
+    return f"{tally.ready}/{total}", reason, restarts
+
+
+def _initial_reason(status: dict[str, Any]) -> str:
+    reason = status.get("reason") or status.get("phase") or ""
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    return str(reason)
+
+
+def _tally_init_containers(status: dict[str, Any], specs: dict[str, Any], tally: _PodTally) -> bool:
+    """Count init containers; returns True while the pod is still initializing."""
+    statuses = status.get("initContainerStatuses") or []
+    for index, container in enumerate(statuses):
+        restartable = _is_restartable(specs.get(container.get("name")))
+        tally.restarts += int(container.get("restartCount") or 0)
+        tally.last_restart = _later(tally.last_restart, _finished_at(container))
+        if restartable:
+            tally.sidecar_restarts += int(container.get("restartCount") or 0)
+            tally.last_sidecar_restart = _later(tally.last_sidecar_restart, _finished_at(container))
+        state = container.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting")
+        if terminated is not None and int(terminated.get("exitCode") or 0) == 0:
+            continue
+        if restartable and container.get("started"):
+            tally.ready += 1 if container.get("ready") else 0
+            continue
+        tally.reason = _init_reason(terminated, waiting, index, len(specs))
+        return True
+    return False
+
+
+def _init_reason(
+    terminated: dict[str, Any] | None, waiting: dict[str, Any] | None, index: int, count: int
+) -> str:
+    if terminated is not None:
+        if terminated.get("reason"):
+            return f"Init:{terminated['reason']}"
+        if terminated.get("signal"):
+            return f"Init:Signal:{terminated['signal']}"
+        return f"Init:ExitCode:{int(terminated.get('exitCode') or 0)}"
+    if waiting is not None and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+        return f"Init:{waiting['reason']}"
+    return f"Init:{index}/{count}"
+
+
+def _tally_containers(status: dict[str, Any], tally: _PodTally) -> None:
+    tally.restarts = tally.sidecar_restarts
+    tally.last_restart = tally.last_sidecar_restart
+    has_running = False
+    for container in reversed(status.get("containerStatuses") or []):
+        tally.restarts += int(container.get("restartCount") or 0)
+        tally.last_restart = _later(tally.last_restart, _finished_at(container))
+        state = container.get("state") or {}
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if waiting is not None and waiting.get("reason"):
+            tally.reason = waiting["reason"]
+        elif terminated is not None and terminated.get("reason"):
+            tally.reason = terminated["reason"]
+        elif terminated is not None:
+            signal = terminated.get("signal")
+            tally.reason = (
+                f"Signal:{signal}" if signal else f"ExitCode:{int(terminated.get('exitCode') or 0)}"
+            )
+        elif container.get("ready") and state.get("running") is not None:
+            has_running = True
+            tally.ready += 1
+    if tally.reason == "Completed" and has_running:
+        tally.reason = "Running" if _condition_true(status, "Ready") else "NotReady"
+
+
+def _condition_true(status: dict[str, Any], kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _terminal_override(pod: dict[str, Any], status: dict[str, Any], reason: str) -> str:
+    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return reason
+    if status.get("reason") == "NodeLost":
+        return "Unknown"
+    if status.get("phase") not in ("Succeeded", "Failed"):
+        return "Terminating"
+    return reason

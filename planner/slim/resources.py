@@ -1,10 +1,11 @@
-"""The resource table: one entry per served kind drives discovery, routing and admission.
+"""The resource table: one `ResourceType` per served kind drives discovery, routing and every write.
 
-Adding a kind is one `ResourceType(...)` entry: its names and scope for discovery and URLs, its
-verbs and subresources, whether it has a status (so `/status` exists and main-endpoint writes drop
-it), whether `generation` is tracked, its defaulter, decoder, validators, extra field selectors and
-its default deletion propagation. Nothing else in the server switches on kind names except the
-admission steps in `admission.py` that need other objects (service accounts, cluster IPs).
+Adding a kind is one entry in `RESOURCES`: its names and scope (discovery, URLs), its verbs and
+subresources, its flags, and the hooks through which it differs from the generic paths of
+`api.Api`. The hooks are plain functions from `defaults` (decoders, defaulters), `admission`
+(admitters, releasers), `validation` (validators) and `lifecycle` (what creating and deleting does);
+a new per-kind step is a new optional field here, called at one place in `api.Api`. Nothing else in
+the server switches on kind names: the API core sees only these fields.
 """
 
 from __future__ import annotations
@@ -13,10 +14,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.slim import defaults, validation
+from planner.slim import admission, defaults, lifecycle, validation
+from planner.slim.errors import Cause, Target
 from planner.slim.selectors import FieldGetter, field_getter
 
-Mutator = Callable[[dict[str, Any]], None]
+Obj = dict[str, Any]
+Mutator = Callable[[Obj], None]
+Admitter = Callable[[admission.Admission, Obj, Obj | None, Target], list[Cause]]
+Releaser = Callable[[admission.Admission, Obj], None]
+Companions = Callable[[Obj], list[tuple[str, str, Obj]]]
+GracePeriod = Callable[[Obj, int | None], int]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 NAMESPACE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
@@ -25,6 +32,38 @@ SUBRESOURCE_VERBS = ("get", "patch", "update")
 
 @dataclass(frozen=True)
 class ResourceType:
+    """One served kind. Flags:
+
+    - `has_status`: `/status` exists; main-endpoint writes keep the stored status, `/status` writes
+      change only it (and `metadata.annotations` where `status_takes_annotations`);
+      `keeps_status_on_create`: a create keeps the status it is sent (a Node registering);
+    - `tracks_generation`: `metadata.generation` counts spec changes;
+    - `default_propagation`: the deletion propagation policy when the request names none;
+    - `returns_deleted_object`: DELETE answers with the object instead of a Status.
+
+    Hooks, in the order a write runs them (None or empty: the kind has no such step):
+
+    - `decoder(obj)`: rejects what the real server cannot even deserialize (400);
+    - `defaulter(obj)`: defaults and canonical forms, on create and on every main-endpoint update;
+    - `spec_finalizers`: what the server keeps in `spec.finalizers` (a Namespace's `kubernetes`),
+      set on every main-endpoint write when the API adds server finalizers, else cleared; the object
+      is removed only once they are gone;
+    - `server_finalizers`: `metadata.finalizers` added on create when the API adds server finalizers
+      (only the simulation's controllers remove them);
+    - `drop_generated(obj)`: removes, from a copy of a new object, what the kind's strategy generated
+      and its creator therefore does not own in managedFields (a Job's selector and labels);
+    - `admitter(admission, obj, old, target)`: admission that reads other objects or reserves
+      something; returns causes for the 422 (or raises);
+    - `releaser(admission, obj)`: gives back what the admitter reserved, when a new object is not
+      stored after all (dry run, 409, 422) or an object is removed;
+    - `validator(obj)`, `update_validator(obj, old)`: causes for the 422;
+    - `created_with(obj)`: (kind, namespace, body) of objects created along with a new one;
+    - `deletion_grace(obj, requested)`: seconds a delete waits, with `deletionTimestamp` set, before
+      whoever ends the grace period removes the object (the node agent, for a Pod);
+    - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
+    - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it.
+    """
+
     group: str
     version: str
     kind: str
@@ -36,15 +75,26 @@ class ResourceType:
     verbs: tuple[str, ...] = ALL_VERBS
     subresources: tuple[str, ...] = ()
     has_status: bool = False
+    keeps_status_on_create: bool = False
+    status_takes_annotations: bool = False
     tracks_generation: bool = False
     name_rule: str = "subdomain"
     storage_version_hash: str = ""
     default_propagation: str = "Background"
-    returns_deleted_object: bool = False  # DELETE answers with the object instead of a Status
-    defaulter: Mutator | None = None
+    returns_deleted_object: bool = False
     decoder: Mutator | None = None
+    defaulter: Mutator | None = None
+    spec_finalizers: tuple[str, ...] = ()
+    server_finalizers: tuple[str, ...] = ()
+    drop_generated: Mutator | None = None
+    admitter: Admitter | None = None
+    releaser: Releaser | None = None
     validator: validation.Validator | None = None
     update_validator: validation.UpdateValidator | None = None
+    created_with: Companions | None = None
+    deletion_grace: GracePeriod | None = None
+    on_delete: Mutator | None = None
+    is_namespace: bool = False
     extra_field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
 
     @property
@@ -98,6 +148,10 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_rule="label",
         storage_version_hash="Q3oi5N2YM8M=",
         defaulter=defaults.default_namespace,
+        spec_finalizers=("kubernetes",),
+        created_with=lifecycle.created_with_namespace,
+        on_delete=lifecycle.mark_terminating,
+        is_namespace=True,
         extra_field_selectors=_selectors("status.phase"),
     ),
     ResourceType(
@@ -118,8 +172,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "secrets",
         "secret",
         storage_version_hash="S6u1pOWzb84=",
-        defaulter=defaults.default_secret,
         decoder=defaults.decode_secret,
+        defaulter=defaults.default_secret,
         validator=validation.validate_config_keys,
         update_validator=validation.update_secret,
         extra_field_selectors=_selectors("type"),
@@ -146,6 +200,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_rule="dns1035",
         storage_version_hash="0/CO1lhkEBI=",
         defaulter=defaults.default_service,
+        admitter=admission.admit_service,
+        releaser=admission.release_service,
         validator=validation.validate_service,
         update_validator=validation.update_service,
         returns_deleted_object=True,
@@ -161,6 +217,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_status=True,
         storage_version_hash="QWTyNDq0dC4=",
         defaulter=defaults.default_pvc,
+        server_finalizers=("kubernetes.io/pvc-protection",),
+        admitter=admission.admit_claim,
         validator=validation.validate_pvc,
         update_validator=validation.update_pvc,
         returns_deleted_object=True,
@@ -192,6 +250,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_status=True,
         storage_version_hash="xPOwRZ+Yhw8=",
         defaulter=defaults.default_pod,
+        admitter=admission.admit_pod,
+        deletion_grace=lifecycle.pod_grace_period,
         validator=validation.validate_pod,
         update_validator=validation.update_pod,
         extra_field_selectors=_selectors(
@@ -216,6 +276,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         subresources=("status",),
         has_status=True,
         storage_version_hash="XwShjMxG9Fs=",
+        keeps_status_on_create=True,
         defaulter=defaults.default_node,
         extra_field_selectors=_selectors("spec.unschedulable"),
     ),
@@ -250,6 +311,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         categories=("all",),
         subresources=("scale", "status"),
         has_status=True,
+        status_takes_annotations=True,
         tracks_generation=True,
         storage_version_hash="8aSe+NMegvE=",
         defaulter=defaults.default_deployment,
@@ -285,6 +347,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="mudhfqk/qZY=",
         default_propagation="Orphan",
         defaulter=defaults.default_job,
+        drop_generated=defaults.drop_generated_job_selector,
         validator=validation.validate_job,
         update_validator=validation.update_job,
         extra_field_selectors=_selectors("status.successful"),
@@ -328,6 +391,7 @@ RESOURCES: tuple[ResourceType, ...] = (
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND: dict[str, ResourceType] = {r.kind: r for r in RESOURCES}
+NAMESPACES: ResourceType = next(r for r in RESOURCES if r.is_namespace)
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:

@@ -15,10 +15,10 @@ controllers: by a work queue of dirty keys rather than by whole-store passes.
 dirty keys plus those whose timers are due, once each, in (resource, namespace, name) order. A pass
 comes when events dirty keys (at most every `min_interval`), when a timer falls due, and a full
 resync (every key) runs at start, after a pause ends and every `full_resync_seconds` (one second by
-default, the level-based resync the seed's bridge runs; `planner cluster serve --resync-seconds`
-lengthens it for large simulations, where each full pass costs CPU). Keys that wait
-on something no watch event announces (a pod whose ConfigMap is missing, a ReplicaSet whose pod
-creation failed) ask for a retry `RETRY_SECONDS` later, as the one-second resync used to give them.
+default; `planner cluster serve --resync-seconds` lengthens it for large simulations, where each full
+pass costs CPU). Keys that wait on something no watch event announces (a pod whose ConfigMap is
+missing, a ReplicaSet whose pod creation failed) ask for a retry `RETRY_SECONDS` later, so they do
+not depend on the full resync's period.
 Everything runs on the server's event loop, so reconcilers never race each other or HTTP handlers.
 """
 

@@ -1,6 +1,6 @@
 """Label and field selectors: parsed once per request, then matched against many objects.
 
-Label selectors accept every form `kubectl` and client-go send (k8s-api-behaviour.md §3): `k=v`,
+Label selectors accept every form `kubectl` and client-go send: `k=v`,
 `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, `k>1`, `k<1`, comma meaning AND. Field
 selectors accept `=`, `==`, `!=` on the fields a kind supports (every kind: `metadata.name` and
 `metadata.namespace`; more per kind in the resource table); anything else is a 400.

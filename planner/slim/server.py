@@ -33,7 +33,7 @@ class ServerOptions:
     port_file: Path | None = None
     paused: tuple[str, ...] = ()  # "controllers" and/or "nodeagent", paused from the start
     faults: dict[str, Any] | None = None  # the /slim/faults JSON to start with
-    simulate: bool = True  # False: the bare API server of part 1 (no controllers, node agent, faults)
+    simulate: bool = True  # False: the bare API server (no controllers, node agent, faults)
     resync_seconds: float = FULL_RESYNC_SECONDS  # how often every controller key is looked at again
 
 
@@ -42,7 +42,8 @@ def open_api(options: ServerOptions) -> Api:
     if not options.memory and options.data_dir is not None:
         options.data_dir.mkdir(parents=True, exist_ok=True)
         path = options.data_dir / DB_NAME
-    api = Api(Store(path, event_capacity=options.watch_cache_size))
+    # Only the simulation's controllers remove server-added finalizers: a bare server adds none.
+    api = Api(Store(path, event_capacity=options.watch_cache_size), server_finalizers=options.simulate)
     seed(api)
     api.store.mark_compacted()
     return api

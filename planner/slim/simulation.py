@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import admission, errors, logs
+from planner.slim import errors, logs
 from planner.slim.api import Api
 from planner.slim.controllers import controllers
 from planner.slim.faults import Faults
@@ -58,7 +58,6 @@ class Simulation:
         self.node_agent = NodeAgent(api, self.scale)
         self.counts: dict[str, PassCounts] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        admission.SERVER_FINALIZERS.enabled = True
 
     def start(self) -> None:
         reconcilers = [*controllers(self.api, self.scale), self.node_agent]

@@ -16,7 +16,6 @@ import asyncio
 import json
 import sqlite3
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,11 +92,6 @@ class Store:
     def revision(self) -> int:
         return self._rv
 
-    @property
-    def compacted_revision(self) -> int:
-        """Events at or below this revision are gone from the buffer."""
-        return self._compacted
-
     def get(self, resource: str, namespace: str, name: str) -> Obj | None:
         return self._objects.get(resource, {}).get(namespace, {}).get(name)
 
@@ -108,9 +102,6 @@ class Store:
             names = by_namespace.get(namespace, {})
             return [names[n] for n in sorted(names)]
         return [by_namespace[ns][n] for ns in sorted(by_namespace) for n in sorted(by_namespace[ns])]
-
-    def namespaces_in_use(self, resource: str) -> Iterator[str]:
-        yield from (ns for ns, names in self._objects.get(resource, {}).items() if names)
 
     def count(self, resource: str) -> int:
         return sum(len(names) for names in self._objects.get(resource, {}).values())
@@ -186,9 +177,6 @@ class Store:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscribers.get(subscription.resource, set()).discard(subscription)
-
-    def watcher_count(self) -> int:
-        return sum(len(s) for s in self._subscribers.values())
 
     def close(self) -> None:
         self._db.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from planner.slim.errors import status_body
 from planner.slim.mergekeys import Field, KeyedList, SetList, Struct, schema_for
 from planner.slim.meta import json_copy
 
@@ -45,19 +46,10 @@ class PatchError(Exception):
 
     def status_body(self) -> dict[str, Any]:
         """The `kind: Status` body to send."""
-        body: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-        }
         if self.code == 500:
-            body["message"] = f"Internal error occurred: {self.message}"
-            body["details"] = {"causes": [{"message": self.message}]}
-        body["code"] = self.code
-        return body
+            message = f"Internal error occurred: {self.message}"
+            return status_body(500, self.reason, message, {"causes": [{"message": self.message}]})
+        return status_body(self.code, self.reason, self.message)
 
 
 def _bad_request(message: str) -> PatchError:
@@ -339,8 +331,4 @@ class ConflictError(PatchError):
         self.details = details
 
     def status_body(self) -> dict[str, Any]:
-        body = super().status_body()
-        body.pop("code")
-        body["details"] = self.details
-        body["code"] = 409
-        return body
+        return status_body(409, self.reason, self.message, dict(self.details))

@@ -1,7 +1,7 @@
 """Alternative representations a client can ask for with Accept: Table and PartialObjectMetadata.
 
 `kubectl get` asks for `as=Table` and prints the server's columns verbatim; the per-kind printers are
-`tables.py`'s, this module adapts the API core's lists, objects and watch events to them. Watch
+`printers.py`'s, this module adapts the API core's lists, objects and watch events to them. Watch
 events as Tables carry the column definitions in the first event only (later ones have
 `columnDefinitions: null`), as the apiserver's watch encoder sends them. `as=PartialObjectMetadata`
 (`List`) returns metadata only (golden `partial_object_metadata_list.json`).
@@ -10,10 +10,10 @@ events as Tables carry the column definitions in the first event only (later one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from planner.slim import tables
+from planner.slim import printers
 from planner.slim.objects import with_type
 from planner.slim.resources import ResourceType
 
@@ -31,7 +31,7 @@ class TableRequest:
 
 def table(request: TableRequest) -> Obj:
     meta = request.list_metadata
-    return tables.to_table(
+    return printers.to_table(
         request.resource.kind,
         [with_type(request.resource, o) for o in request.objects],
         now=request.now,
@@ -69,19 +69,14 @@ def _now() -> datetime:
 
 
 def partial_metadata(obj: Obj) -> Obj:
-    return tables.partial_object_metadata(obj)
+    return printers.partial_object_metadata(obj)
 
 
 def partial_metadata_list(listing: Obj) -> Obj:
     meta = listing.get("metadata") or {}
-    return tables.partial_object_metadata_list(
+    return printers.partial_object_metadata_list(
         listing.get("items") or [],
         resource_version=str(meta.get("resourceVersion", "")),
         continue_token=meta.get("continue"),
         remaining_item_count=meta.get("remainingItemCount"),
     )
-
-
-def human_duration(seconds: int) -> str:
-    """kubectl's human duration: 119s, 5m3s, 3h10m, 2d5h, 400d, 3y20d."""
-    return tables.human_duration(timedelta(seconds=seconds))

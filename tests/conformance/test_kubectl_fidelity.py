@@ -1,5 +1,5 @@
-"""Real kubectl 1.27 and 1.33 (fresh --cache-dir each) against the embedded cluster for what part 2
-serves: client-side apply (strategic merge) reporting `unchanged`, server-side apply, `diff` with
+"""Real kubectl 1.27 and 1.33 (fresh --cache-dir each) against the embedded cluster for what its
+kubectl fidelity serves: client-side apply (strategic merge) reporting `unchanged`, server-side apply, `diff` with
 server-side dry run, `patch` in all three types, `label`, `annotate`, `scale`, `edit`, and the
 server-side Tables `get` prints (hand-built objects in each pod state, written through /status)."""
 

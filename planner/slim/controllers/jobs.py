@@ -12,7 +12,6 @@ after startTime), deleting its active pods. `ttlSecondsAfterFinished` deletes a 
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import errors
@@ -36,22 +35,13 @@ from planner.slim.controllers.base import (
 )
 from planner.slim.controllers.gc import JOB_TRACKING
 from planner.slim.controllers.workloads import pod_ready
-from planner.slim.podstatus import rfc3339
+from planner.slim.meta import epoch_of, rfc3339
 from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 BACKOFF_START = 10.0
 BACKOFF_CAP = 360.0
-
-
-def parse_time(text: Any) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
 
 
 def finished_condition(job: Obj) -> str | None:
@@ -184,7 +174,7 @@ class JobController:
         status["uncountedTerminatedPods"] = {}
         self._write(job, status)
         deadline = spec.get("activeDeadlineSeconds")
-        started = parse_time(status.get("startTime"))
+        started = epoch_of(status.get("startTime"))
         if deadline is not None and started is not None:
             limit = started + self.scale(float(deadline))
             due = min(d for d in (due, limit) if d is not None)
@@ -213,7 +203,7 @@ class JobController:
         if int(status.get("failed", 0)) + restarts > int(spec.get("backoffLimit", 6)):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
         deadline = spec.get("activeDeadlineSeconds")
-        started = parse_time(status.get("startTime"))
+        started = epoch_of(status.get("startTime"))
         if deadline is not None and started is not None and now >= started + self.scale(float(deadline)):
             return "DeadlineExceeded", "Job was active longer than specified deadline"
         return None
@@ -272,7 +262,7 @@ class JobController:
         ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
         if ttl is None:
             return None
-        finished_at = parse_time(
+        finished_at = epoch_of(
             next(
                 (
                     c.get("lastTransitionTime")

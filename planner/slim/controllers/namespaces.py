@@ -2,8 +2,9 @@
 
 An active namespace always holds the `default` ServiceAccount (the serviceaccount controller) and
 the `kube-root-ca.crt` ConfigMap (the root-ca-cert-publisher); deleting either brings it back. The
-API core still writes both synchronously when a namespace is created, so a client that creates a
-Pod right after its namespace never races this controller (a real cluster makes clients retry).
+API core also creates both with the namespace (`lifecycle.created_with_namespace`), so a client that
+creates a Pod right after its namespace never races this controller (a real cluster makes clients
+retry).
 
 A deleted namespace is `Terminating`: every object in it is deleted (their own finalizers and grace
 periods still apply: the garbage collector and node agent finish them), and once it is empty the
@@ -17,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.api import Api, namespace_contents
+from planner.slim.api import Api
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
+from planner.slim.lifecycle import TERMINATING, namespace_contents
 from planner.slim.objects import resource_key
 from planner.slim.resources import RESOURCES
 from planner.slim.runtime import CONTROLLERS, Key
@@ -67,9 +69,9 @@ class NamespaceController:
     def _tear_down(self, namespace: Obj) -> bool:
         """Delete what is left; True while something is still there."""
         name = name_of(namespace)
-        if (namespace.get("status") or {}).get("phase") != "Terminating":
+        if (namespace.get("status") or {}).get("phase") != TERMINATING:
             self.writer.write_status(
-                "Namespace", namespace, {**(namespace.get("status") or {}), "phase": "Terminating"}
+                "Namespace", namespace, {**(namespace.get("status") or {}), "phase": TERMINATING}
             )
         remaining = False
         for rt in RESOURCES:

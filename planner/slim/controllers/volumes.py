@@ -11,8 +11,7 @@ bound claim is deleted its PV is Released and, under reclaim policy Delete, dele
 Keys are claims and volumes. A claim event dirties the claim, the claims cloning it and the volume
 whose claimRef names it; a volume event dirties the volume and its claim; a Pod event dirties the
 claims its volumes name (a first consumer may have been scheduled); a StorageClass event dirties
-the unbound claims of that class. A claim that waits retries every `RETRY_SECONDS`, as it did
-under the one-second resync.
+the unbound claims of that class. A claim that waits retries every `RETRY_SECONDS`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ import copy
 import json
 import math
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import errors
@@ -41,7 +40,7 @@ from planner.slim.controllers.base import (
     rt,
     uid_of,
 )
-from planner.slim.podstatus import rfc3339
+from planner.slim.meta import epoch_of, rfc3339
 from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
@@ -113,7 +112,7 @@ def ready_since(pod: Obj) -> float | None:
     """When a ready pod became Ready (its condition's transition time), else None."""
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready" and condition.get("status") == "True":
-            return _parse_time(condition.get("lastTransitionTime")) or 0.0
+            return epoch_of(condition.get("lastTransitionTime")) or 0.0
     return None
 
 
@@ -496,7 +495,7 @@ class DeploymentController:
             )
             return None
         deadline_seconds = (deployment.get("spec") or {}).get("progressDeadlineSeconds", 600)
-        last_update = _parse_time((previous or {}).get("lastUpdateTime")) if previous else None
+        last_update = epoch_of((previous or {}).get("lastUpdateTime")) if previous else None
         if previous and previous.get("reason") == "ProgressDeadlineExceeded" and not progressed:
             return None
         if progressed or last_update is None:
@@ -572,12 +571,3 @@ def _condition(
         "reason": reason,
         "message": message,
     }
-
-
-def _parse_time(text: Any) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None

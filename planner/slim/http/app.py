@@ -4,7 +4,7 @@ No Kubernetes semantics live here. The router splits `/api/v1/...` and `/apis/<g
 (resource, namespace, name, subresource), picks the core call by method, and writes JSON with exactly
 `Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches stream one JSON event
 per line, flushed per event. `/openapi/v2` answers 200 with an empty protobuf document, which is what
-kubectl 1.27/1.28 need before `create -f`/`apply` (k8s-api-behaviour.md §1).
+kubectl 1.27/1.28 need before `create -f`/`apply`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ async def errors_middleware(request: web.Request, handler: Any) -> web.StreamRes
 
 
 def build_app(api: Api, *, token: str | None = None, simulation: Simulation | None = None) -> web.Application:
-    """The server's app; `simulation` (part 3) adds metrics and fault middlewares, `/slim/` and `/metrics`."""
+    """The server's app; `simulation` adds metrics and fault middlewares, `/slim/` and `/metrics`."""
     middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware]
     app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
     app[API_KEY] = api

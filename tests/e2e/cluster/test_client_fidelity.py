@@ -1,4 +1,4 @@
-"""Part 2 over HTTP: the Python client's default dict PATCH (strategic merge) and server-side apply,
+"""kubectl fidelity over HTTP: the Python client's default dict PATCH (strategic merge) and server-side apply,
 `metadata.resourceVersion` in a patch as a precondition, dry run for every write verb (result computed
 and returned, nothing stored, no watch event), and the Table / PartialObjectMetadata representations
 (`includeObject`, single objects, watch events as Tables)."""

@@ -1,8 +1,9 @@
 """Deletion through the Python client: each propagation policy, client finalizers, preconditions,
 Pod grace periods, deletecollection and namespace deletion.
 
-Until part 3's garbage collector exists nothing removes `foregroundDeletion`/`orphan`: objects
-deleted with those policies wait with a deletionTimestamp until a client removes the finalizer."""
+The cluster is the bare API server, without the garbage collector, so nothing removes
+`foregroundDeletion`/`orphan`: objects deleted with those policies wait with a deletionTimestamp until
+a client removes the finalizer."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Golden replay of the controller-written recordings, against a cluster whose controllers run and whose
 node agent is paused (the recording cluster had no scheduler or kubelet, so its pods stayed Pending).
 
-The files `golden_deviations.yaml` defers to part 3 "for the controller replay" are replayed here in
+The files `golden_deviations.yaml` marks `controller_replay` are replayed here in
 recording order, in their own fresh cluster: each waits (up to a few seconds) for the controllers to
 reach the recorded state, then must equal the recording exactly after the same masking as the main
 replay plus the file's own rules (the pod-template hash and generated pod suffixes, which differ by
@@ -102,11 +102,10 @@ def replayed() -> Iterator[dict[str, Response]]:
         yield replies
 
 
-def test_every_compared_file_is_deferred_to_this_replay() -> None:
+def test_every_compared_file_is_left_to_this_replay() -> None:
     for name in COMPARED:
         rules: dict[str, Any] = deviation(name)
-        assert rules.get("deferred", {}).get("part") == 3, name
-        assert "controller replay" in rules["deferred"]["why"], name
+        assert rules.get("controller_replay"), name
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""The simulated node agent through the Python client: seed 002's pod fidelity (probes, restarts,
-sidecars, init containers, IPs), ordering protection, scheduling and pod logs (time scale 0.05)."""
+"""The simulated node agent through the Python client: pod fidelity (container statuses, probes,
+restarts, sidecars, init containers, IPs), ordering protection, scheduling and pod logs (time scale 0.05)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def condition(p: Any, kind: str) -> str | None:
     return next((c.status for c in p.status.conditions or [] if c.type == kind), None)
 
 
-# --- seed 002: containerStatuses ---------------------------------------------------------------------
+# --- containerStatuses ------------------------------------------------------------------------------
 
 
 def test_a_healthy_pod_runs_with_full_container_statuses(core_v1: client.CoreV1Api, namespace: str) -> None:

@@ -1,6 +1,6 @@
 """The rejections the real apiserver makes, as one table: every error in tests/golden/k8s (expected body
-taken from the recording, compared after the golden masks) plus rejections derived from
-k8s-api-behaviour.md §2–§4 and §7 (expected status, reason and causes written by hand).
+taken from the recording, compared after the golden masks) plus the apiserver's other documented
+rejections (expected status, reason and causes written by hand).
 
 Each row runs in a fresh namespace; `setup` creates what the request needs first."""
 
@@ -130,7 +130,7 @@ def test_golden_rejections(cluster: ClusterHandle, namespace: str, row: GoldenRo
     assert got == want
 
 
-# --- rows derived from the notes -----------------------------------------------------------------------
+# --- rows written by hand -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

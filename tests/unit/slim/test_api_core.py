@@ -1,4 +1,4 @@
-"""The HTTP-free core as part 3's controllers will use it: in-process calls get the same defaulting,
+"""The HTTP-free core as the controllers use it: in-process calls get the same defaulting,
 admission, validation, resourceVersions and watch events as HTTP clients."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.api import Api, ListOptions, WatchOptions
+from planner.slim.api import Api, ListOptions, WatchOptions, WriteOptions
 from planner.slim.bootstrap import seed
 from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind
@@ -45,7 +45,7 @@ def test_in_process_errors_carry_the_status_body(api: Api) -> None:
 def test_status_update_in_process(api: Api) -> None:
     api.create(by_kind("Pod"), "default", POD)
     status = {"status": {"phase": "Running", "podIP": "10.244.0.5"}}
-    updated = api.patch(
+    updated, _ = api.patch_or_create(
         by_kind("Pod"),
         "default",
         "p",
@@ -77,3 +77,43 @@ def test_seed_is_idempotent(api: Api) -> None:
     assert api.store.revision == before
     names = [n["metadata"]["name"] for n in api.list(by_kind("Namespace"), None)["items"]]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+CLAIM = {
+    "metadata": {"name": "data"},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
+
+
+def test_server_finalizers_are_an_option_of_one_api() -> None:
+    with_finalizers = Api(Store(None), server_finalizers=True)
+    bare = Api(Store(None))
+    for core in (with_finalizers, bare):
+        seed(core)
+        core.create(by_kind("Namespace"), "", {"metadata": {"name": "team"}})
+        core.create(by_kind("PersistentVolumeClaim"), "team", CLAIM)
+
+    def finalizers(core: Api) -> tuple[list[str], list[str]]:
+        namespace = core.get(by_kind("Namespace"), "", "team")
+        claim = core.get(by_kind("PersistentVolumeClaim"), "team", "data")
+        return namespace["spec"].get("finalizers", []), claim["metadata"].get("finalizers", [])
+
+    assert finalizers(with_finalizers) == (["kubernetes"], ["kubernetes.io/pvc-protection"])
+    assert finalizers(bare) == ([], [])
+
+
+def test_a_namespace_with_server_finalizers_waits_for_finalize() -> None:
+    core = Api(Store(None), server_finalizers=True)
+    seed(core)
+    core.create(by_kind("Namespace"), "", {"metadata": {"name": "team"}})
+    core.delete(by_kind("Namespace"), "", "team")
+    terminating = core.get(by_kind("Namespace"), "", "team")
+    assert terminating["status"]["phase"] == "Terminating"
+    assert [c["metadata"]["name"] for c in core.list(by_kind("ConfigMap"), "team")["items"]] == [
+        "kube-root-ca.crt"
+    ]
+    core.finalize_namespace("team", WriteOptions())
+    with pytest.raises(StatusError) as gone:
+        core.get(by_kind("Namespace"), "", "team")
+    assert gone.value.code == 404
+    assert core.list(by_kind("ConfigMap"), "team")["items"] == []

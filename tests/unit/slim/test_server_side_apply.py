@@ -248,8 +248,12 @@ def test_an_apply_to_status_is_recorded_as_an_apply_of_the_status_subresource(ap
     run(api, "default", Step("planner", deployment(NGINX)))
     status = b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {replicas: 1}\n"
     options = WriteOptions(field_manager="rollout")
-    written = api.patch(DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status")
-    again = api.patch(DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status")
+    written, _ = api.patch_or_create(
+        DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status"
+    )
+    again, _ = api.patch_or_create(
+        DEPLOYMENT, "default", "web", status, APPLY_PATCH, options, subresource="status"
+    )
     assert written["status"] == {"replicas": 1}
     entry = next(e for e in written["metadata"]["managedFields"] if e["manager"] == "rollout")
     assert (entry["operation"], entry["subresource"]) == ("Apply", "status")
@@ -262,7 +266,7 @@ def test_a_yaml_apply_body_keeps_timestamps_as_strings(api: Api) -> None:
         b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
         b"data: {when: 2024-05-18T18:26:46Z, day: 2024-05-18}\n"
     )
-    created = api.patch(
+    created, _ = api.patch_or_create(
         by_kind("ConfigMap"), "default", "c", body, APPLY_PATCH, WriteOptions(field_manager="p")
     )
     assert created["data"] == {"when": "2024-05-18T18:26:46Z", "day": "2024-05-18"}

@@ -10,13 +10,9 @@ from typing import Any
 
 import pytest
 
-from planner.slim.tables import (
-    human_duration,
-    partial_object_metadata_list,
-    pod_status_cells,
-    since,
-    to_table,
-)
+from planner.slim.columns import human_duration, since
+from planner.slim.podstatus import pod_status_cells
+from planner.slim.printers import partial_object_metadata_list, to_table
 from tests.paths import GOLDEN
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)

@@ -3,11 +3,12 @@ defaulting helpers and the continue token."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from planner.slim import defaults, quantity, views
+from planner.slim import columns, defaults, quantity
 from planner.slim.errors import StatusError
 from planner.slim.meta import prune_empty
 from planner.slim.selectors import field_getter, parse_field_selector, parse_label_selector
@@ -96,7 +97,7 @@ AGES = [
 
 @pytest.mark.parametrize(("seconds", "shown"), AGES, ids=[f"{s} seconds is {a}" for s, a in AGES])
 def test_age_like_kubectl(seconds: int, shown: str) -> None:
-    assert views.human_duration(seconds) == shown
+    assert columns.human_duration(timedelta(seconds=seconds)) == shown
 
 
 PRUNES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

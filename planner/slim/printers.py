@@ -1,0 +1,532 @@
+"""Table printing: what `kubectl get` shows, computed by the server as the real one does.
+
+kubectl asks for `application/json;as=Table;v=v1;g=meta.k8s.io` and prints the server's columns and
+cells verbatim. A `Printer` pairs a kind's columns (`columns.py`) with the function that computes one
+row's cells, following the apiserver's printers (`pkg/printers/internalversion`): pod
+READY/STATUS/RESTARTS (`podstatus.pod_status_cells`), deployment READY as ready/desired, job
+STATUS/COMPLETIONS/DURATION, service EXTERNAL-IP per type, PVC/PV access modes, node roles, event
+sources, AGE. `to_table` builds the `meta.k8s.io/v1` Table; `partial_object_metadata(_list)`
+answers `Accept: ...;as=PartialObjectMetadata(List)`, which clients that need only metadata
+(client-go's metadata client and informers) send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from planner.slim import columns
+from planner.slim.columns import (
+    access_modes,
+    format_labels,
+    format_selector,
+    human_duration,
+    parse_time,
+    selector_string,
+    since,
+)
+from planner.slim.podstatus import pod_status_cells
+
+META_V1: Final = "meta.k8s.io/v1"
+
+Row = list[Any]
+CellFn = Callable[[dict[str, Any], datetime], Row]
+RowConditions = Callable[[dict[str, Any]], list[dict[str, str]] | None]
+
+
+@dataclass(frozen=True)
+class Printer:
+    columns: tuple[columns.Column, ...]
+    cells: CellFn
+    row_conditions: RowConditions | None = None
+
+
+def _age(obj: dict[str, Any], now: datetime) -> str:
+    return since(_meta(obj).get("creationTimestamp"), now)
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _get(obj: dict[str, Any], *path: str) -> Any:
+    node: Any = obj
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _containers_and_images(pod_spec: dict[str, Any] | None) -> tuple[str, str]:
+    containers = (pod_spec or {}).get("containers") or []
+    return ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)
+
+
+# ------------------------------------------------------------------------------------------ pods
+
+
+def _pod_cells(pod: dict[str, Any], now: datetime) -> Row:
+    ready, reason, restarts = pod_status_cells(pod, now)
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    pod_ips = status.get("podIPs") or []
+    pod_ip = (pod_ips[0].get("ip") if pod_ips else "") or "<none>"
+    gates = spec.get("readinessGates") or []
+    readiness = "<none>"
+    if gates:
+        wanted = [g.get("conditionType") for g in gates]
+        true = sum(1 for t in wanted if _first_condition_status(status, t) == "True")
+        readiness = f"{true}/{len(gates)}"
+    node = spec.get("nodeName") or "<none>"
+    nominated = status.get("nominatedNodeName") or "<none>"
+    return [
+        _meta(pod).get("name", ""),
+        ready,
+        reason,
+        restarts,
+        _age(pod, now),
+        pod_ip,
+        node,
+        nominated,
+        readiness,
+    ]
+
+
+def _first_condition_status(status: dict[str, Any], kind: str | None) -> str | None:
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == kind:
+            return str(condition.get("status"))
+    return None
+
+
+def _pod_row_conditions(pod: dict[str, Any]) -> list[dict[str, str]] | None:
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return [_completed("Succeeded", "The pod has completed successfully.")]
+    if phase == "Failed":
+        return [_completed("Failed", "The pod failed.")]
+    return None
+
+
+def _completed(reason: str, message: str) -> dict[str, str]:
+    return {"type": "Completed", "status": "True", "reason": reason, "message": message}
+
+
+# ------------------------------------------------------------------------------------------ workloads
+
+
+def _deployment_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _containers_and_images(_get(spec, "template", "spec"))
+    return [
+        _meta(obj).get("name", ""),
+        f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
+        int(status.get("updatedReplicas") or 0),
+        int(status.get("availableReplicas") or 0),
+        _age(obj, now),
+        names,
+        images,
+        selector_string(spec.get("selector")),
+    ]
+
+
+def _replicaset_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _containers_and_images(_get(spec, "template", "spec"))
+    return [
+        _meta(obj).get("name", ""),
+        int(spec.get("replicas") or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        names,
+        images,
+        format_selector(spec.get("selector")),
+    ]
+
+
+def job_status(job: dict[str, Any]) -> str:
+    """Complete, Failed, Terminating, Suspended, FailureTarget or Running."""
+    status = job.get("status") or {}
+    for condition, label in (("Complete", "Complete"), ("Failed", "Failed")):
+        if _first_condition_status(status, condition) == "True":
+            return label
+    if _meta(job).get("deletionTimestamp"):
+        return "Terminating"
+    for condition in ("Suspended", "FailureTarget"):
+        if _first_condition_status(status, condition) == "True":
+            return condition
+    return "Running"
+
+
+def _job_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    succeeded = int(status.get("succeeded") or 0)
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{int(spec['completions'])}"
+    elif int(spec.get("parallelism") or 0) > 1:
+        completions = f"{succeeded}/1 of {int(spec['parallelism'])}"
+    else:
+        completions = f"{succeeded}/1"
+    names, images = _containers_and_images(_get(spec, "template", "spec"))
+    return [
+        _meta(obj).get("name", ""),
+        job_status(obj),
+        completions,
+        _job_duration(status, now),
+        _age(obj, now),
+        names,
+        images,
+        format_selector(spec.get("selector")),
+    ]
+
+
+def _job_duration(status: dict[str, Any], now: datetime) -> str:
+    start = parse_time(status.get("startTime"))
+    if start is None:
+        return ""
+    end = parse_time(status.get("completionTime")) or now
+    return human_duration(end - start)
+
+
+# ------------------------------------------------------------------------------------------ network
+
+
+def _service_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    cluster_ips = spec.get("clusterIPs") or []
+    ports = ",".join(_port_string(p) for p in spec.get("ports") or []) or "<none>"
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("type", ""),
+        cluster_ips[0] if cluster_ips else "<none>",
+        _external_ip(obj),
+        ports,
+        _age(obj, now),
+        format_labels(spec.get("selector")),
+    ]
+
+
+def _port_string(port: dict[str, Any]) -> str:
+    protocol = port.get("protocol", "")
+    if int(port.get("nodePort") or 0) > 0:
+        return f"{port.get('port')}:{port['nodePort']}/{protocol}"
+    return f"{port.get('port')}/{protocol}"
+
+
+def _external_ip(service: dict[str, Any]) -> str:
+    spec = service.get("spec") or {}
+    kind, external = spec.get("type"), list(spec.get("externalIPs") or [])
+    if kind in ("ClusterIP", "NodePort"):
+        return ",".join(external) or "<none>"
+    if kind == "LoadBalancer":
+        ingress = _get(service, "status", "loadBalancer", "ingress") or []
+        balancers = sorted(
+            {i.get("ip") or i.get("hostname") for i in ingress if i.get("ip") or i.get("hostname")}
+        )
+        return ",".join(balancers + external) or "<pending>"
+    if kind == "ExternalName":
+        return str(spec.get("externalName", ""))
+    return "<unknown>"
+
+
+def _endpoints_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), _format_endpoints(obj.get("subsets") or []), _age(obj, now)]
+
+
+def _format_endpoints(subsets: list[dict[str, Any]]) -> str:
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    for subset in subsets:
+        addresses = [a.get("ip", "") for a in subset.get("addresses") or []]
+        ports = subset.get("ports") or []
+        targets = (
+            [_join_host_port(ip, p.get("port")) for p in ports for ip in addresses] if ports else addresses
+        )
+        count += len(targets)
+        shown.extend(targets[: max(0, 3 - len(shown))])
+    text = ",".join(shown)
+    return f"{text} + {count - 3} more..." if count > 3 else text
+
+
+def _join_host_port(ip: str, port: Any) -> str:
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+# ------------------------------------------------------------------------------------------ storage
+
+
+def _storage_class(obj: dict[str, Any]) -> str:
+    beta = (_meta(obj).get("annotations") or {}).get("volume.beta.kubernetes.io/storage-class")
+    return str(beta if beta is not None else (obj.get("spec") or {}).get("storageClassName") or "")
+
+
+def _phase(obj: dict[str, Any]) -> str:
+    if _meta(obj).get("deletionTimestamp"):
+        return "Terminating"
+    return str((obj.get("status") or {}).get("phase") or "")
+
+
+def _pvc_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    bound = bool(spec.get("volumeName"))
+    return [
+        _meta(obj).get("name", ""),
+        _phase(obj),
+        spec.get("volumeName", ""),
+        str((status.get("capacity") or {}).get("storage", "0")) if bound else "",
+        access_modes(status.get("accessModes")) if bound else "",
+        _storage_class(obj),
+        spec.get("volumeAttributesClassName") or "<unset>",
+        _age(obj, now),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
+def _pv_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    claim = spec.get("claimRef")
+    return [
+        _meta(obj).get("name", ""),
+        str((spec.get("capacity") or {}).get("storage", "0")),
+        access_modes(spec.get("accessModes")),
+        spec.get("persistentVolumeReclaimPolicy", ""),
+        _phase(obj),
+        f"{claim.get('namespace', '')}/{claim.get('name', '')}" if claim else "",
+        _storage_class(obj),
+        spec.get("volumeAttributesClassName") or "<unset>",
+        status.get("reason", ""),
+        _age(obj, now),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
+def _storage_class_cells(obj: dict[str, Any], now: datetime) -> Row:
+    annotations = _meta(obj).get("annotations") or {}
+    default = "true" in (
+        annotations.get("storageclass.kubernetes.io/is-default-class"),
+        annotations.get("storageclass.beta.kubernetes.io/is-default-class"),
+    )
+    return [
+        _meta(obj).get("name", "") + (" (default)" if default else ""),
+        obj.get("provisioner", ""),
+        obj.get("reclaimPolicy") or "Delete",
+        obj.get("volumeBindingMode") or "Immediate",
+        bool(obj.get("allowVolumeExpansion")),
+        _age(obj, now),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ cluster
+
+
+def _namespace_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), (obj.get("status") or {}).get("phase", ""), _age(obj, now)]
+
+
+def _node_cells(obj: dict[str, Any], now: datetime) -> Row:
+    status = obj.get("status") or {}
+    ready = _first_condition_status(status, "Ready")
+    states = ["Unknown" if ready is None else ("Ready" if ready == "True" else "NotReady")]
+    if (obj.get("spec") or {}).get("unschedulable"):
+        states.append("SchedulingDisabled")
+    info = status.get("nodeInfo") or {}
+    return [
+        _meta(obj).get("name", ""),
+        ",".join(states),
+        ",".join(_node_roles(_meta(obj).get("labels") or {})) or "<none>",
+        _age(obj, now),
+        info.get("kubeletVersion", ""),
+        _node_address(status, "InternalIP"),
+        _node_address(status, "ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+def _node_roles(labels: dict[str, str]) -> list[str]:
+    roles = {
+        k.removeprefix("node-role.kubernetes.io/") for k in labels if k.startswith("node-role.kubernetes.io/")
+    }
+    if labels.get("kubernetes.io/role"):
+        roles.add(labels["kubernetes.io/role"])
+    return sorted(r for r in roles if r)
+
+
+def _node_address(status: dict[str, Any], kind: str) -> str:
+    for address in status.get("addresses") or []:
+        if address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _event_cells(obj: dict[str, Any], now: datetime) -> Row:
+    first = (
+        since(obj.get("firstTimestamp"), now)
+        if obj.get("firstTimestamp")
+        else since(obj.get("eventTime"), now)
+    )
+    last = since(obj.get("lastTimestamp"), now) if obj.get("lastTimestamp") else first
+    count = int(obj.get("count") or 0)
+    series = obj.get("series")
+    if series:
+        last = since(series.get("lastObservedTime"), now)
+        count = int(series.get("count") or 0)
+    elif count == 0:
+        count = 1
+    involved = obj.get("involvedObject") or {}
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    return [
+        last,
+        obj.get("type", ""),
+        obj.get("reason", ""),
+        target,
+        involved.get("fieldPath", ""),
+        _event_source(obj),
+        str(obj.get("message", "")).strip(),
+        first,
+        count,
+        _meta(obj).get("name", ""),
+    ]
+
+
+def _event_source(event: dict[str, Any]) -> str:
+    source = event.get("source") or {}
+    component = source.get("component") or event.get("reportingComponent") or ""
+    instance = source.get("host") or event.get("reportingInstance") or ""
+    return f"{component}, {instance}" if instance else component
+
+
+def _lease_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), (obj.get("spec") or {}).get("holderIdentity") or "", _age(obj, now)]
+
+
+def _configmap_cells(obj: dict[str, Any], now: datetime) -> Row:
+    count = len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
+    return [_meta(obj).get("name", ""), count, _age(obj, now)]
+
+
+def _secret_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), obj.get("type", ""), len(obj.get("data") or {}), _age(obj, now)]
+
+
+def _service_account_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), len(obj.get("secrets") or []), _age(obj, now)]
+
+
+def _runtime_class_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), obj.get("handler", ""), _age(obj, now)]
+
+
+def _generic_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), _age(obj, now)]
+
+
+# ------------------------------------------------------------------------------------------ registry
+
+PRINTERS: Final[dict[str, Printer]] = {
+    "Pod": Printer(columns.POD, _pod_cells, _pod_row_conditions),
+    "Deployment": Printer(columns.DEPLOYMENT, _deployment_cells),
+    "ReplicaSet": Printer(columns.REPLICA_SET, _replicaset_cells),
+    "Job": Printer(columns.JOB, _job_cells),
+    "Service": Printer(columns.SERVICE, _service_cells),
+    "Endpoints": Printer(columns.ENDPOINTS, _endpoints_cells),
+    "PersistentVolumeClaim": Printer(columns.PERSISTENT_VOLUME_CLAIM, _pvc_cells),
+    "PersistentVolume": Printer(columns.PERSISTENT_VOLUME, _pv_cells),
+    "StorageClass": Printer(columns.STORAGE_CLASS, _storage_class_cells),
+    "Namespace": Printer(columns.NAMESPACE, _namespace_cells),
+    "Node": Printer(columns.NODE, _node_cells),
+    "Event": Printer(columns.EVENT, _event_cells),
+    "Lease": Printer(columns.LEASE, _lease_cells),
+    "ConfigMap": Printer(columns.CONFIG_MAP, _configmap_cells),
+    "Secret": Printer(columns.SECRET, _secret_cells),
+    "ServiceAccount": Printer(columns.SERVICE_ACCOUNT, _service_account_cells),
+    "RuntimeClass": Printer(columns.RUNTIME_CLASS, _runtime_class_cells),
+}
+
+GENERIC = Printer(columns.GENERIC, _generic_cells)
+
+
+def printer_for(kind: str) -> Printer:
+    return PRINTERS.get(kind, GENERIC)
+
+
+# ------------------------------------------------------------------------------------------ responses
+
+
+def partial_object_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """`PartialObjectMetadata`: the object's metadata alone."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1, "metadata": obj.get("metadata") or {}}
+
+
+def _row_object(obj: dict[str, Any], include_object: str) -> dict[str, Any] | None:
+    if include_object == "None":
+        return None
+    if include_object == "Object":
+        return obj
+    return partial_object_metadata(obj)
+
+
+def _list_metadata(
+    resource_version: str, continue_token: str | None, remaining_item_count: int | None
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"resourceVersion": resource_version}
+    if continue_token:
+        metadata["continue"] = continue_token
+    if remaining_item_count is not None:
+        metadata["remainingItemCount"] = remaining_item_count
+    return metadata
+
+
+def to_table(
+    kind: str,
+    objects: list[dict[str, Any]],
+    *,
+    now: datetime,
+    include_object: str = "Metadata",
+    resource_version: str,
+    continue_token: str | None = None,
+    remaining_item_count: int | None = None,
+) -> dict[str, Any]:
+    """A `meta.k8s.io/v1` Table of `objects` (all of `kind`), rows in the order given.
+
+    `include_object` is the request's `includeObject` (`None`, `Metadata` — the default — or
+    `Object`); `resource_version` is the list's (or, for a single GET, the object's)."""
+    printer = printer_for(kind)
+    rows: list[dict[str, Any]] = []
+    for obj in objects:
+        row: dict[str, Any] = {"cells": printer.cells(obj, now)}
+        conditions = printer.row_conditions(obj) if printer.row_conditions else None
+        if conditions:
+            row["conditions"] = conditions
+        row["object"] = _row_object(obj, include_object)
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": META_V1,
+        "metadata": _list_metadata(resource_version, continue_token, remaining_item_count),
+        "columnDefinitions": [column.as_dict() for column in printer.columns],
+        "rows": rows,
+    }
+
+
+def partial_object_metadata_list(
+    objects: list[dict[str, Any]],
+    *,
+    resource_version: str,
+    continue_token: str | None = None,
+    remaining_item_count: int | None = None,
+) -> dict[str, Any]:
+    """The answer to `Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io`."""
+    return {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": META_V1,
+        "metadata": _list_metadata(resource_version, continue_token, remaining_item_count),
+        "items": [partial_object_metadata(obj) for obj in objects],
+    }

@@ -1,0 +1,164 @@
+"""Subresources: writes through one part of an object — status, scale, pods/binding, namespaces/finalize.
+
+Each builds the new object from the stored one by its own rules and commits it through the API
+core's write steps (`Api.write_update`, `Api.commit_update`), so managedFields (with
+`subresource: …`), dry run, resourceVersions and watch events are those of any other write:
+
+- status: the stored object with the sent `status` (quantities canonical) and, for kinds whose
+  status strategy takes them (`status_takes_annotations`: Deployment's revision annotation), the
+  sent annotations; spec changes are ignored;
+- scale (`autoscaling/v1` Scale): GET reads and PUT/PATCH set `spec.replicas` of a kind with `scale`
+  among its subresources (Deployment, ReplicaSet);
+- pods/binding: sets a Pod's `spec.nodeName`, once, and its PodScheduled condition, as the scheduler
+  does; answers a Status with code 201;
+- namespaces/finalize: drops a Namespace's `spec.finalizers` (the namespace controller, in process).
+
+Each function takes the `Api` first and `Api` binds them as its methods (`api.bind(...)`,
+`api.get_scale(...)`), so the HTTP layer and the controllers see one entry point. A new subresource
+is a function here, one line in `Api`, its name in the kind's `subresources` (which routing and
+discovery read) and its verb in `http/app.py`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from planner.slim import errors, patch, quantity, validation
+from planner.slim.errors import Target
+from planner.slim.meta import json_copy, now_rfc3339, prune_empty
+from planner.slim.objects import WriteOptions, check_rv, error_target, with_type
+from planner.slim.resources import NAMESPACES, ResourceType, by_kind
+
+if TYPE_CHECKING:
+    from planner.slim.api import Api
+
+Obj = dict[str, Any]
+SCALE_METADATA = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+
+
+# --- status -------------------------------------------------------------------------------------------
+
+
+def write_status(
+    api: Api, rt: ResourceType, old: Obj, obj: Obj, options: WriteOptions, *, operation: str = "Update"
+) -> Obj:
+    """Write `obj`'s status over the stored `old`; an `Apply` has recorded its managedFields in `obj`."""
+    sent_meta = obj.get("metadata") or {}
+    new = json_copy(old)
+    new["status"] = _canonical_status(obj.get("status") or {})
+    if rt.status_takes_annotations:
+        new["metadata"]["annotations"] = sent_meta.get("annotations")
+    if operation == "Apply":
+        new["metadata"]["managedFields"] = sent_meta.get("managedFields")
+    new = prune_empty(new)
+    new = patch.managed_fields(
+        old, new, manager=options.field_manager, operation=operation, subresource="status", resource=rt
+    )
+    return api.commit_update(rt, old, new, options)
+
+
+def _canonical_status(status: Obj) -> Obj:
+    out = dict(status)
+    for key in ("capacity", "allocatable", "allocatedResources"):
+        if key in out:
+            out[key] = quantity.canonical_map(out[key])
+    return out
+
+
+# --- scale --------------------------------------------------------------------------------------------
+
+
+def get_scale(api: Api, rt: ResourceType, namespace: str, name: str) -> Obj:
+    return _scale_of(api.get(rt, namespace, name))
+
+
+def update_scale(
+    api: Api, rt: ResourceType, namespace: str, name: str, scale: Any, options: WriteOptions
+) -> Obj:
+    if not isinstance(scale, dict):
+        raise errors.bad_request("the body is not a Scale object")
+    old = api.stored(rt, namespace, name)
+    replicas = (scale.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or replicas < 0:
+        cause = validation.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")
+        raise errors.invalid(Target("autoscaling", rt.plural, "Scale", name), [cause])
+    check_rv(rt, (scale.get("metadata") or {}).get("resourceVersion"), old, name)
+    scaled = with_type(rt, json_copy(old))
+    scaled["spec"]["replicas"] = replicas
+    updated = api.write_update(rt, old, scaled, options, operation="Update", subresource="scale")
+    return _scale_of(updated)
+
+
+def patch_scale(
+    api: Api,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    body: bytes,
+    content_type: str | None,
+    options: WriteOptions,
+) -> Obj:
+    patcher = patch.patcher_for(content_type)
+    ctx = patch.PatchContext(rt, options.field_manager, options.force, "scale")
+    scale = patcher(get_scale(api, rt, namespace, name), body, ctx)
+    return update_scale(api, rt, namespace, name, scale, options)
+
+
+def _scale_of(obj: Obj) -> Obj:
+    meta = obj["metadata"]
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in SCALE_METADATA if k in meta},
+        "spec": {"replicas": spec.get("replicas", 0)},
+        "status": {
+            "replicas": status.get("replicas", 0),
+            "selector": ",".join(f"{k}={v}" for k, v in sorted(labels.items())),
+        },
+    }
+
+
+# --- pods/binding -------------------------------------------------------------------------------------
+
+
+def bind(api: Api, namespace: str, name: str, binding: Any, options: WriteOptions) -> Obj:
+    """Set spec.nodeName once and mark the pod scheduled (what the scheduler does)."""
+    rt = by_kind("Pod")
+    node = ((binding or {}).get("target") or {}).get("name") if isinstance(binding, dict) else None
+    if not node:
+        raise errors.invalid(Target("", "bindings", "Binding", name), [validation.required("target.name")])
+    old = api.stored(rt, namespace, name)
+    assigned = (old.get("spec") or {}).get("nodeName")
+    if assigned:
+        raise errors.conflict(error_target(rt, name), f'pod {name} is already assigned to node "{assigned}"')
+    new = json_copy(old)
+    new["spec"]["nodeName"] = node
+    status = new.setdefault("status", {})
+    status["conditions"] = [
+        *(c for c in status.get("conditions", []) if c.get("type") != "PodScheduled"),
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        },
+    ]
+    new = patch.managed_fields(
+        old, new, manager=options.field_manager, operation="Update", subresource="binding", resource=rt
+    )
+    if not options.dry_run:
+        api.commit_update(rt, old, new, options)
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+
+# --- namespaces/finalize ------------------------------------------------------------------------------
+
+
+def finalize_namespace(api: Api, name: str, options: WriteOptions) -> Obj:
+    """Drop a namespace's spec.finalizers (the namespace controller, once the namespace is empty)."""
+    old = api.stored(NAMESPACES, "", name)
+    new = json_copy(old)
+    new.setdefault("spec", {}).pop("finalizers", None)
+    return api.commit_update(NAMESPACES, old, prune_empty(new), options)
