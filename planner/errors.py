@@ -5,6 +5,8 @@
     ├── PlanError                   a plan failed to load; carries every Diagnostic at once
     ├── RuntimeIDError              a malformed runtime ID or unknown runtime prefix
     ├── NoClusterError              no kubeconfig and no in-cluster config
+    ├── KubeconfigError             a named kubeconfig or context is missing or broken
+    ├── UnreachableError            the API server could not be reached (refused, unresolvable, timed out, TLS)
     ├── LockHeldError               exit 3: another run holds the plan's lock
     ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
     ├── DataLossError               a PVC or Namespace would be replaced or deleted without --allow-data-loss
@@ -74,6 +76,16 @@ class NoClusterError(PlannerError):
             "no cluster configured: no kubeconfig found (KUBECONFIG, --kubeconfig, ~/.kube/config) and not "
             "running in a cluster; `planner cluster up` starts a local embedded cluster"
         )
+
+
+class KubeconfigError(PlannerError):
+    """A kubeconfig the user named (`--kubeconfig`, `KUBECONFIG`, `--context`) cannot be used: it is never
+    replaced by another source, so the message says exactly what is wrong."""
+
+
+class UnreachableError(PlannerError):
+    """No answer from the API server at the transport level, after the client's bounded retries:
+    "cannot reach https://127.0.0.1:6443: connection refused"."""
 
 
 class LockHeldError(PlannerError):

@@ -7,7 +7,11 @@ what every stage works with). Errors become planner's exception tree through `pl
 the one place HTTP status maps to a class.
 
 Retries: 429 and 5xx answers and connection errors are retried with backoff, honouring `Retry-After`.
-The backoff is a function passed in, so tests and callers choose the policy. A token bucket keeps the
+The backoff is a function passed in, so tests and callers choose the policy. Until the server has
+answered once, a connection error is retried only `connect_retries` times, so a cluster that is down
+fails in about a second with one line naming the server and the cause; once it has answered, a dropped
+connection (a restarting API server) gets the full `retries`. urllib3's own retries are off: this loop is
+the only one. 401 and 403 name the server, the kubeconfig user and the request. A token bucket keeps the
 request rate under `qps` (default 1000, burst 2000, as kapp; client-go's 5/10 would make a 1,000-object
 apply take minutes). API Priority and Fairness on the server is what protects it; `--qps` lowers it.
 """
@@ -15,22 +19,25 @@ apply take minutes). API Priority and Fairness on the server is what protects it
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import urllib3
 from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import load_incluster_config
-from kubernetes.config.kube_config import new_client_from_config
+from kubernetes.config.kube_config import load_kube_config
 
-from planner.errors import ApiError, NoClusterError, PlannerError, api_error
-from planner.kube.config import kubeconfig_path
+from planner.errors import ApiError, KubeconfigError, NoClusterError, UnreachableError, api_error
+from planner.kube.config import KubeconfigContext, choose_context
 
 Json = dict[str, Any]
 RETRIABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -59,8 +66,10 @@ class ClientOptions:
     qps: float = 1000.0
     burst: int = 2000
     retries: int = 6
+    connect_retries: int = 2
     backoff: Callable[[int], float] = exponential_backoff
     timeout: float = 60.0
+    connect_timeout: float = 5.0
     user_agent: str = "planner"
 
 
@@ -111,10 +120,14 @@ class RequestLog:
 class KubeClient:
     """Raw-JSON access to one cluster. Thread-safe: the executor calls it from a pool."""
 
-    def __init__(self, api: ApiClient, options: ClientOptions | None = None) -> None:
+    def __init__(
+        self, api: ApiClient, options: ClientOptions | None = None, *, user: str | None = None
+    ) -> None:
         self._api = api
         self.options = options or ClientOptions()
+        self.user = user
         self._bucket = TokenBucket(self.options.qps, self.options.burst)
+        self._reached = False
         self.log = RequestLog()
         api.user_agent = self.options.user_agent
 
@@ -122,14 +135,12 @@ class KubeClient:
     def from_config(
         cls, *, kubeconfig: str | None, context: str | None, options: ClientOptions | None = None
     ) -> KubeClient:
-        """From `--kubeconfig`/`KUBECONFIG`/`~/.kube/config`, else in-cluster; else NoClusterError."""
-        try:
-            api = new_client_from_config(config_file=kubeconfig_path(kubeconfig), context=context)
-        except (ConfigException, OSError, TypeError) as kube_error:
-            if kubeconfig:
-                raise PlannerError(f"cannot use kubeconfig {kubeconfig}: {kube_error}") from kube_error
-            api = _in_cluster_client()
-        return cls(api, options)
+        """From the kubeconfig the user named (kube.config's rules), else in-cluster; a named source that
+        cannot be used raises KubeconfigError, no source at all NoClusterError."""
+        chosen = choose_context(kubeconfig=kubeconfig, context=context)
+        configuration = _configuration(chosen)
+        configuration.retries = False  # one retry loop: ours
+        return cls(ApiClient(configuration), options, user=chosen.user)
 
     @property
     def host(self) -> str:
@@ -218,11 +229,17 @@ class KubeClient:
             self.log.count(verb)
             try:
                 response = self._raw(method, path, query, body, content_type, timeout)
-            except (urllib3.exceptions.HTTPError, OSError) as connection_error:
-                if attempt == self.options.retries:
-                    raise PlannerError(f"cannot reach {self.host}: {connection_error}") from connection_error
+            except (urllib3.exceptions.HTTPError, OSError, ApiException) as connection_error:
+                # The official client reports a TLS failure as an ApiException with status 0.
+                retries = self.options.retries
+                if not self._reached:
+                    retries = min(retries, self.options.connect_retries)
+                if attempt >= retries:
+                    cause = connection_cause(connection_error, connect_timeout=self.options.connect_timeout)
+                    raise UnreachableError(f"cannot reach {self.host}: {cause}") from connection_error
                 time.sleep(self.options.backoff(attempt))
                 continue
+            self._reached = True
             if 200 <= response.status < 300:
                 return response
             error_body = response.read()
@@ -230,8 +247,22 @@ class KubeClient:
             if response.status in RETRIABLE_STATUS and attempt < self.options.retries:
                 time.sleep(_retry_after(response) or self.options.backoff(attempt))
                 continue
-            raise api_error(response.status, error_body)
+            raise self._refusal(api_error(response.status, error_body), verb, path)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _refusal(self, error: ApiError, verb: str, path: str) -> ApiError:
+        """401 and 403 say who was refused what, where; other errors pass unchanged."""
+        if error.http_status not in (401, 403):
+            return error
+        who = f"kubeconfig user {self.user}" if self.user else "the in-cluster service account"
+        if error.http_status == 401:
+            message = (
+                f"unauthorized: {self.host} rejected the credentials of {who} "
+                f"(trying to {describe_request(verb, path)})"
+            )
+        else:
+            message = f"forbidden: {error} ({self.host}, as {who})"
+        return type(error)(message, status=error.http_status, reason=error.reason, body=error.body)
 
     def _raw(
         self,
@@ -253,8 +284,13 @@ class KubeClient:
             body=body,
             auth_settings=["BearerToken"],
         )
+        read_timeout = timeout or self.options.timeout
         response = self._api.call_api(
-            method, url, header_params=headers, body=body, _request_timeout=timeout or self.options.timeout
+            method,
+            url,
+            header_params=headers,
+            body=body,
+            _request_timeout=(min(self.options.connect_timeout, read_timeout), read_timeout),
         )
         raw: urllib3.BaseHTTPResponse = response.response
         return raw
@@ -268,13 +304,71 @@ def _retry_after(response: urllib3.BaseHTTPResponse) -> float | None:
         return None
 
 
-def _in_cluster_client() -> ApiClient:
+def _configuration(chosen: KubeconfigContext) -> Configuration:
     configuration = Configuration()
     try:
-        load_incluster_config(client_configuration=configuration)
-    except ConfigException as not_in_cluster:
-        raise NoClusterError() from not_in_cluster
-    return ApiClient(configuration)
+        if chosen.in_cluster:
+            load_incluster_config(client_configuration=configuration)
+        else:
+            load_kube_config(
+                config_file=chosen.config_file,
+                context=chosen.context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+    except (ConfigException, OSError, TypeError, ValueError) as unusable:
+        if chosen.in_cluster:
+            raise NoClusterError() from unusable
+        where = f'context "{chosen.context}" of {", ".join(chosen.files)}'
+        raise KubeconfigError(f"kubeconfig {where}: {unusable}") from unusable
+    return configuration
+
+
+def connection_cause(error: BaseException, *, connect_timeout: float) -> str:
+    """What went wrong below HTTP, in a few words: the most telling cause urllib3 wrapped."""
+    causes: list[BaseException] = []
+    seen: BaseException | None = error
+    while seen is not None and seen not in causes:
+        causes.append(seen)
+        reason = getattr(seen, "reason", None)
+        seen = (reason if isinstance(reason, BaseException) else None) or seen.__cause__ or seen.__context__
+    for kinds, text in _CAUSES:
+        matching = [cause for cause in causes if isinstance(cause, kinds)]
+        if matching:
+            return text.format(connect_timeout=connect_timeout, detail=_innermost_text(matching[-1]))
+    if any("Connection refused" in str(cause) for cause in causes):
+        return "connection refused"
+    return _innermost_text(causes[-1])
+
+
+# Most specific first: urllib3's NewConnectionError is a ConnectTimeoutError, whatever the real cause.
+_CAUSES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (ConnectionRefusedError, "connection refused"),
+    ((urllib3.exceptions.NameResolutionError, socket.gaierror), "host name not found"),
+    ((urllib3.exceptions.SSLError, ssl.SSLError), "TLS handshake failed: {detail}"),
+    (urllib3.exceptions.ReadTimeoutError, "no answer in time"),
+    ((urllib3.exceptions.ProtocolError, ConnectionResetError), "connection closed by the server"),
+    ((urllib3.exceptions.ConnectTimeoutError, TimeoutError), "no connection within {connect_timeout:g}s"),
+)
+
+
+def _innermost_text(error: BaseException) -> str:
+    """The error's own words, without `[Errno 111]`/`[SSL: …]` prefixes and the `(_ssl.c:1006)` suffix."""
+    verify = getattr(error, "verify_message", None)
+    text = f"certificate verify failed: {verify}" if verify else str(error)
+    text = text.split("] ", 1)[-1] if text.startswith("[") else text
+    return text.split(" (_ssl.c:", 1)[0]
+
+
+def describe_request(verb: str, path: str) -> str:
+    """`list deployments in namespace shop`, `get secrets/shop in namespace shop`, `list namespaces`."""
+    parts = [unquote(part) for part in path.split("?", 1)[0].strip("/").split("/")]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    what = "/".join(rest) or path
+    return f"{verb} {what}" + (f" in namespace {namespace}" if namespace else "")
 
 
 __all__ = [
@@ -284,6 +378,8 @@ __all__ = [
     "RequestLog",
     "ResourceType",
     "TokenBucket",
+    "connection_cause",
+    "describe_request",
     "exponential_backoff",
     "resource_path",
 ]

@@ -12,8 +12,8 @@ client-go's reflector's):
    timeout, the watch resumes from the last resourceVersion seen — no relist, no event lost.
 3. An ERROR event with 410 Expired (or an HTTP 410) means the history is gone: relist at once.
 4. A dropped connection or a server error backs off (the backoff is a function passed in) and relists.
-5. 401/403/404 and other client errors will not heal by retrying: the informer stops and remembers the
-   error, and `wait_until_synced` and every read raise it, so callers see the failure, not an empty
+5. 401/403/404 and other client errors will not heal by retrying, nor will a server the client could
+   not reach before the first LIST ever succeeded: the informer stops and remembers the error, and `wait_until_synced` and every read raise it, so callers see the failure, not an empty
    cache that looks like "nothing exists".
 
 One informer watches one kind over one connection, never one per object: a single namespace is watched
@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import urllib3
 
-from planner.errors import ApiError, CacheSyncError, GoneError, PlannerError, api_error
+from planner.errors import ApiError, CacheSyncError, GoneError, PlannerError, UnreachableError, api_error
 from planner.kinds import KindInfo
 from planner.kube.client import KubeClient, exponential_backoff, resource_path
 
@@ -200,6 +200,11 @@ class Informer:
                     self._fail(error)
                     return
                 must_list, failures = True, self._back_off(error, failures)
+            except UnreachableError as error:
+                if not self._synced:  # the client already retried: the server is not there
+                    self._fail(error)
+                    return
+                must_list, failures = True, self._back_off(error, failures)
             except (PlannerError, urllib3.exceptions.HTTPError, OSError, ValueError) as error:
                 must_list, failures = True, self._back_off(error, failures)
 
@@ -209,7 +214,7 @@ class Informer:
         self._stop.wait(self.options.backoff(failures))
         return failures + 1
 
-    def _fail(self, error: ApiError) -> None:
+    def _fail(self, error: PlannerError) -> None:
         failure = CacheSyncError(f"{self.describe()}: {error}")
         failure.__cause__ = error
         with self.changed:

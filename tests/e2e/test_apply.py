@@ -439,7 +439,8 @@ def test_apply_errors_exit_1_with_one_clear_message(
     planner: Runner, tmp_path: Path, plan_text: str | None, args: tuple[str, ...], expected: str
 ) -> None:
     plan = write_plan(tmp_path, plan_text or web_plan("default"))
-    result = planner("apply", str(plan), *args, env={"KUBECONFIG": str(tmp_path / "missing")})
+    no_kubeconfig = {"KUBECONFIG": "", "HOME": str(tmp_path)}  # unset, and no ~/.kube/config
+    result = planner("apply", str(plan), *args, env=no_kubeconfig)
     assert result.returncode == 1
     assert expected in result.stderr, result.stderr
 

@@ -22,8 +22,8 @@ DB_PASSWORD = "correct-horse-battery-staple"
 
 
 def planner(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    nowhere = Path("/nonexistent-home")
-    env_free = {"PATH": "/usr/bin:/bin", "HOME": str(nowhere), "KUBECONFIG": str(nowhere / "kubeconfig")}
+    nowhere = Path("/nonexistent-home")  # no ~/.kube/config, and KUBECONFIG unset: no kubeconfig at all
+    env_free = {"PATH": "/usr/bin:/bin", "HOME": str(nowhere)}
     return subprocess.run(
         [sys.executable, "-m", "planner", *args],
         cwd=cwd,

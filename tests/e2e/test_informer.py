@@ -218,9 +218,7 @@ def test_an_unknown_kind_fails_the_sync_and_every_read_instead_of_looking_empty(
         informer.stop()
 
 
-def test_an_unreachable_server_backs_off_with_the_given_policy_and_reports_the_last_error(
-    tmp_path: Path,
-) -> None:
+def test_a_server_that_never_answered_fails_the_sync_at_once_naming_the_cause(tmp_path: Path) -> None:
     pauses: list[int] = []
 
     def backoff(attempt: int) -> float:
@@ -233,11 +231,34 @@ def test_an_unreachable_server_backs_off_with_the_given_policy_and_reports_the_l
     )
     informer = Informer(unreachable, CONFIG_MAP, options=InformerOptions(backoff=backoff)).start()
     try:
-        with pytest.raises(CacheSyncError, match="did not sync within 1s: cannot reach"):
-            informer.wait_until_synced(1)
-        assert pauses[:3] == [0, 1, 2]
+        with pytest.raises(CacheSyncError) as failure:
+            informer.wait_until_synced(30)
+        assert str(failure.value) == (
+            "the configmaps cache (all namespaces): cannot reach http://127.0.0.1:9: connection refused"
+        )
+        assert pauses == []
     finally:
         informer.stop()
+
+
+def test_server_errors_back_off_with_the_given_policy_and_report_the_last_error() -> None:
+    pauses: list[int] = []
+
+    def backoff(attempt: int) -> float:
+        pauses.append(attempt)
+        return 0.05
+
+    with running_cluster(simulate=True, faults={"errorRates": {"503": 1.0}}) as failing:
+        client = KubeClient.from_config(
+            kubeconfig=str(failing.kubeconfig), context=None, options=ClientOptions(retries=0)
+        )
+        informer = Informer(client, CONFIG_MAP, options=InformerOptions(backoff=backoff)).start()
+        try:
+            with pytest.raises(CacheSyncError, match="did not sync within 1s: "):
+                informer.wait_until_synced(1)
+            assert pauses[:3] == [0, 1, 2]
+        finally:
+            informer.stop()
 
 
 # --- the StatusSource over the caches ------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_a_same_named_object_without_the_plan_label_is_an_ownership_conflict(
 
 def test_no_cluster_configured_is_one_line_naming_cluster_up(planner: Runner, tmp_path: Path) -> None:
     plan = write_plan(tmp_path, web_plan("default"))
-    result = planner("plan", str(plan), env={"KUBECONFIG": str(tmp_path / "missing")})
+    result = planner("plan", str(plan), env={"KUBECONFIG": "", "HOME": str(tmp_path)})
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
     assert "no cluster configured" in result.stderr and "planner cluster up" in result.stderr

@@ -1,0 +1,94 @@
+"""Reaching the cluster the user named, and saying in one line why not.
+
+Each case runs the CLI as a user does (a subprocess) and checks the exit code and that stderr is the one
+line the user needs: the kubeconfig or context that is wrong, or the server and the cause. No traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, kubeconfig_document, running_cluster
+from tests.paths import REPO
+
+WEB_STACK = "plans/web-stack.yaml"
+
+
+def run(*args: str, home: Path, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    command = [sys.executable, "-m", "planner", *args]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=60)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def write_kubeconfig(path: Path, url: str, token: str | None = None) -> Path:
+    path.write_text(json.dumps(kubeconfig_document(url, token)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[ClusterHandle]:
+    with running_cluster(token="the-right-token") as handle:
+        yield handle
+
+
+def test_a_context_the_kubeconfig_lacks_is_named_with_the_contexts_it_has(tmp_path: Path) -> None:
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{free_port()}")
+    result = run("plan", "--context", "prod", WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f'error: context "prod" not found in {kubeconfig} (contexts: planner-embedded)'
+    ]
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "status", "render"])
+def test_a_kubeconfig_that_does_not_exist_is_an_error_not_a_fallback(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "nowhere" / "kubeconfig"
+    result = run(command, WEB_STACK, home=tmp_path, kubeconfig=missing)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: kubeconfig {missing}: no such file"]
+
+
+@pytest.mark.parametrize("command", ["plan", "apply", "status"])
+def test_a_cluster_that_is_down_is_one_line_naming_the_server_and_the_cause(
+    tmp_path: Path, command: str
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+    result = run(command, WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert line.endswith(f"cannot reach {url}: connection refused")
+
+
+def test_rejected_credentials_name_the_server_the_user_and_the_request(
+    guarded: ClusterHandle, tmp_path: Path
+) -> None:
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", guarded.url, token="a-wrong-token")
+    result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"error: unauthorized: {guarded.url} rejected the credentials of kubeconfig user planner-embedded "
+        "(trying to get secrets/shop in namespace shop)"
+    ]
+    assert "a-wrong-token" not in result.stderr + result.stdout
+
+
+def test_the_right_credentials_reach_the_guarded_cluster(guarded: ClusterHandle, tmp_path: Path) -> None:
+    result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=guarded.kubeconfig)
+    assert result.returncode == 0, result.stderr
