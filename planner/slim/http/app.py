@@ -25,6 +25,7 @@ from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, Writ
 from planner.slim.errors import (
     StatusError,
     bad_request,
+    internal,
     method_not_allowed,
     unauthorized,
     unknown_path,
@@ -58,10 +59,15 @@ def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web
 
 def respond(request: web.Request, body: Any, status: int = 200) -> web.Response:
     """`body` in the negotiated format: protobuf when the client asks for it first and the kind has a
-    message (custom resources and Tables do not), else JSON."""
+    message (custom resources and Tables do not), else JSON. An object its message cannot hold (a value
+    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read."""
     if media.negotiate(request.headers.get("Accept", "")).protobuf and _encodable(body):
-        encoded = protobuf.encode(body)
-        return web.Response(status=status, body=encoded, headers={"Content-Type": protobuf.MEDIA_TYPE})
+        try:
+            encoded = protobuf.encode(body)
+        except protobuf.ProtobufError as exc:
+            log.warning("answering in JSON: %s", exc)
+        else:
+            return web.Response(status=status, body=encoded, headers={"Content-Type": protobuf.MEDIA_TYPE})
     return json_response(body, status)
 
 
@@ -300,7 +306,7 @@ async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResp
         await response.prepare(request)
         async for event in events:
             if as_protobuf:
-                await response.write(protobuf.encode_watch_event(event))
+                await response.write(_watch_frame(event))
             else:
                 await _send(response, as_table.event(event) if as_table else event)
         await response.write_eof()
@@ -309,6 +315,18 @@ async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     finally:
         await events.aclose()
     return response
+
+
+def _watch_frame(event: dict) -> bytes:
+    """A protobuf watch frame; an object its message cannot hold becomes an ERROR event (the client
+    stops the watch and relists, and the list falls back to JSON) rather than a silently lost event."""
+    try:
+        return protobuf.encode_watch_event(event)
+    except protobuf.ProtobufError as exc:
+        log.warning("watch event not encodable: %s", exc)
+        return protobuf.encode_watch_event(
+            {"type": "ERROR", "object": internal(f"unable to encode the watch event: {exc}").body}
+        )
 
 
 async def _send(response: web.StreamResponse, event: dict) -> None:

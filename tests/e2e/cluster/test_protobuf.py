@@ -276,3 +276,22 @@ def test_a_protobuf_body_of_another_kind_is_refused(cluster: ClusterHandle, name
     path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
     refused = raw_http(cluster, "POST", path, body, Content_Type=PROTOBUF, Accept="application/json")
     assert refused.status == 400 and "ConfigMap" in json.loads(refused.body)["message"]
+
+
+def test_an_object_protobuf_cannot_hold_is_answered_in_json(cluster: ClusterHandle, namespace: str) -> None:
+    """A ConfigMap value that is not a string has no protobuf form; where the server stores one, a
+    protobuf client still gets it (as JSON), and a protobuf watch says so with an ERROR event."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    rv = http(cluster, "GET", path).body["metadata"]["resourceVersion"]
+    stored = http(cluster, "POST", path, {"metadata": {"name": "odd"}, "data": {"enabled": True}})
+    if stored.status != 201:
+        pytest.skip("the server refuses a non-string ConfigMap value, so there is nothing to fall back from")
+    got = raw_http(cluster, "GET", f"{path}/odd", Accept=KUBECTL_ACCEPT)
+    assert got.content_type == "application/json"
+    assert json.loads(got.body)["data"] == {"enabled": True}
+    request = urllib.request.Request(
+        f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1", headers={"Accept": PROTOBUF}
+    )
+    with urllib.request.urlopen(request, timeout=30) as stream:
+        frames = read_frames(stream.read())
+    assert [(kind, obj.kind, obj.message.code) for kind, obj in frames] == [("ERROR", "Status", 500)]
