@@ -23,7 +23,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.protobuf.message import Message
@@ -136,13 +136,16 @@ def _fill_value(schema: Schema, message: Message, spec: FieldSpec, value: Any, p
 
 
 def _fill_time(message: Any, value: Any) -> None:
-    message.seconds = int(_parse_time(value).timestamp())
+    message.seconds = _whole_seconds(_parse_time(value))  # Go's Time drops sub-second precision
 
 
 def _fill_micro_time(message: Any, value: Any) -> None:
     moment = _parse_time(value)
-    message.seconds = int((moment.replace(microsecond=0) - EPOCH).total_seconds())
-    message.nanos = moment.microsecond * 1000
+    message.seconds, message.nanos = _whole_seconds(moment), moment.microsecond * 1000
+
+
+def _whole_seconds(moment: datetime) -> int:
+    return (moment.replace(microsecond=0) - EPOCH) // timedelta(seconds=1)
 
 
 def _parse_time(value: Any) -> datetime:

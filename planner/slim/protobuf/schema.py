@@ -28,6 +28,24 @@ from google.protobuf.message import Message
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 RUNTIME = "k8s.io.apimachinery.pkg.runtime"
+# meta/v1 kinds the apiserver registers in every group version (options, Status, watch events and the
+# unversioned discovery documents).
+EVERY_GROUP_KINDS = frozenset(
+    (
+        "Status",
+        "WatchEvent",
+        "DeleteOptions",
+        "ListOptions",
+        "GetOptions",
+        "CreateOptions",
+        "UpdateOptions",
+        "PatchOptions",
+        "APIVersions",
+        "APIGroupList",
+        "APIGroup",
+        "APIResourceList",
+    )
+)
 
 
 class Shape(Enum):
@@ -92,16 +110,19 @@ class Schema:
         self._packages = {api_version: package for package, api_version in go_json["groups"].items()}
         self._specs: dict[str, MessageSpec] = {}
         self._classes: dict[str, type[Message]] = {}
+        self._names: dict[tuple[str, str], str | None] = {}
 
     def message_name(self, api_version: str, kind: str) -> str | None:
         """The message of a kind (`apps/v1` `Deployment` -> `k8s.io.api.apps.v1.Deployment`), else None.
 
-        Kinds every group version serves (Status, DeleteOptions, WatchEvent…) come from meta/v1.
+        The kinds every group version serves (Status, DeleteOptions, WatchEvent…) come from meta/v1.
         """
-        for package in (self._packages.get(api_version), META):
-            if package is not None and self._has(f"{package}.{kind}"):
-                return f"{package}.{kind}"
-        return None
+        key = (api_version, kind)
+        if key not in self._names:
+            packages = (self._packages.get(api_version), META if kind in EVERY_GROUP_KINDS else None)
+            found = (f"{package}.{kind}" for package in packages if package is not None)
+            self._names[key] = next((name for name in found if self._has(name)), None)
+        return self._names[key]
 
     def message_class(self, full_name: str) -> type[Message]:
         found = self._classes.get(full_name)
