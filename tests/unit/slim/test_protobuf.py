@@ -17,6 +17,7 @@ import pytest
 
 from planner.slim import protobuf
 from planner.slim.protobuf.schema import schema
+from planner.slim.resources import RESOURCES, ResourceType
 from tests.paths import GOLDEN, GOLDEN_PROTOBUF
 
 MAGIC = b"k8s\x00"
@@ -254,6 +255,12 @@ BAD_OBJECTS = [
 def test_unencodable_objects_name_the_field(label: str, obj: dict[str, Any], message: str) -> None:
     with pytest.raises(protobuf.ProtobufError, match=message):
         protobuf.encode(obj)
+
+
+@pytest.mark.parametrize("resource", RESOURCES, ids=[f"{r.group_version} {r.kind}" for r in RESOURCES])
+def test_every_served_kind_and_its_list_have_messages(resource: ResourceType) -> None:
+    assert protobuf.can_encode(resource.group_version, resource.kind)
+    assert protobuf.can_encode(resource.group_version, resource.list_kind)
 
 
 def test_only_built_in_kinds_have_messages() -> None:
