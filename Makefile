@@ -16,8 +16,8 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check planner tests bench
-	$(BIN)/ruff format --check planner tests bench
+	$(BIN)/ruff check planner tests bench scripts
+	$(BIN)/ruff format --check planner tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict planner

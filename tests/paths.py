@@ -5,3 +5,4 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "k8s"
 PLANS = REPO / "plans"
+GOLDEN_PROTOBUF = REPO / "tests" / "golden" / "protobuf"

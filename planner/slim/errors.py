@@ -8,6 +8,7 @@ and Conflict name the plural resource in `details.kind`, Invalid names the Kind 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,16 +135,12 @@ def method_not_allowed() -> StatusError:
     )
 
 
-def unsupported_media_type(content_type: str) -> StatusError:
-    return StatusError(
-        415,
-        status_body(
-            415,
-            "UnsupportedMediaType",
-            f"the body of the request was in an unknown format: {content_type} - accepted media types include: "
-            "application/json",
-        ),
+def unsupported_media_type(accepted: Iterable[str]) -> StatusError:
+    """A body in a media type the endpoint does not read (v1.28's wording)."""
+    message = "the body of the request was in an unknown format - accepted media types include: " + ", ".join(
+        accepted
     )
+    return StatusError(415, status_body(415, "UnsupportedMediaType", message))
 
 
 def unknown_path() -> StatusError:

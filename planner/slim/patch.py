@@ -23,7 +23,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from planner.slim import fieldmanager, strategic
-from planner.slim.errors import StatusError, bad_request, status_body
+from planner.slim.errors import StatusError, bad_request, status_body, unsupported_media_type
 from planner.slim.meta import RFC3339, json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
 
@@ -139,12 +139,18 @@ def _parse_yaml(body: bytes) -> Obj:
         document = json.loads(body)
     except ValueError:
         try:
-            document = _json_values(YAML(typ="safe", pure=True).load(body.decode("utf-8", "replace")))
+            document = load_yaml(body.decode("utf-8", "replace"))
         except YAMLError as exc:
             raise bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(document, dict):
         raise bad_request("error decoding YAML: the apply patch is not an object")
     return document
+
+
+def load_yaml(text: str) -> Any:
+    """One YAML document as JSON values, as the apiserver's YAML-to-JSON conversion reads it
+    (timestamps stay strings). Raises ruamel's YAMLError."""
+    return _json_values(YAML(typ="safe", pure=True).load(text))
 
 
 def _json_values(value: Any) -> Any:
@@ -158,12 +164,6 @@ def _json_values(value: Any) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     return value
-
-
-def unsupported(content_type: str) -> StatusError:
-    accepted = ", ".join(PATCHERS)
-    message = f"the body of the request was in an unknown format - accepted media types include: {accepted}"
-    return StatusError(415, status_body(415, "UnsupportedMediaType", message))
 
 
 # In the order the apiserver lists them in its 415 message.
@@ -182,7 +182,7 @@ def media_type(content_type: str | None) -> str:
 def patcher_for(content_type: str | None) -> Patcher:
     kind = media_type(content_type)
     if kind not in PATCHERS:
-        raise unsupported(kind)
+        raise unsupported_media_type(PATCHERS)
     return PATCHERS[kind]
 
 

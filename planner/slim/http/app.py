@@ -1,10 +1,13 @@
 """aiohttp application: turns URLs into API-core calls and StatusErrors into Status responses.
 
 No Kubernetes semantics live here. The router splits `/api/v1/...` and `/apis/<g>/<v>/...` paths into
-(resource, namespace, name, subresource), picks the core call by method, and writes JSON with exactly
-`Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches stream one JSON event
-per line, flushed per event. `/openapi/v2` answers 200 with an empty protobuf document, which is what
-kubectl 1.27/1.28 need before `create -f`/`apply`.
+(resource, namespace, name, subresource), picks the core call by method, reads the body in whatever
+format it came in (JSON, YAML or protobuf: `media.decode_body`) and writes the answer in the format the
+client's Accept negotiates (`media.negotiate`): protobuf for built-in kinds when asked for first, else
+JSON with exactly `Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches
+stream one JSON event per line, or length-prefixed protobuf frames, flushed per event. `/openapi/v2`
+answers 200 with an empty protobuf document, which is what kubectl 1.27/1.28 need before
+`create -f`/`apply`.
 """
 
 from __future__ import annotations
@@ -17,17 +20,17 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import discovery, fieldmanager, views
+from planner.slim import discovery, fieldmanager, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.errors import (
     StatusError,
     bad_request,
+    internal,
     method_not_allowed,
     unauthorized,
     unknown_path,
-    unsupported_media_type,
 )
-from planner.slim.patch import is_apply, media_type
+from planner.slim.patch import is_apply
 from planner.slim.resources import ResourceType, lookup
 from planner.slim.simulation import Simulation
 
@@ -54,8 +57,26 @@ def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web
     return web.Response(status=status, body=text.encode(), headers={"Content-Type": content_type})
 
 
-def status_response(error: StatusError) -> web.Response:
-    return json_response(error.body, error.code)
+def respond(request: web.Request, body: Any, status: int = 200) -> web.Response:
+    """`body` in the negotiated format: protobuf when the client asks for it first and the kind has a
+    message (custom resources and Tables do not), else JSON. An object its message cannot hold (a value
+    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read."""
+    if media.negotiate(request.headers.get("Accept", "")).protobuf and _encodable(body):
+        try:
+            encoded = protobuf.encode(body)
+        except protobuf.ProtobufError as exc:
+            log.warning("answering in JSON: %s", exc)
+        else:
+            return web.Response(status=status, body=encoded, headers={"Content-Type": protobuf.MEDIA_TYPE})
+    return json_response(body, status)
+
+
+def _encodable(body: Any) -> bool:
+    return isinstance(body, dict) and protobuf.can_encode(str(body.get("apiVersion")), str(body.get("kind")))
+
+
+def status_response(request: web.Request, error: StatusError) -> web.Response:
+    return respond(request, error.body, error.code)
 
 
 @web.middleware
@@ -66,11 +87,11 @@ async def errors_middleware(request: web.Request, handler: Any) -> web.StreamRes
         and request.path not in PUBLIC_PATHS
         and request.headers.get("Authorization", "") != f"Bearer {token}"
     ):
-        return status_response(unauthorized())
+        return status_response(request, unauthorized())
     try:
         return await handler(request)
     except StatusError as exc:
-        return status_response(exc)
+        return status_response(request, exc)
 
 
 def build_app(api: Api, *, token: str | None = None, simulation: Simulation | None = None) -> web.Application:
@@ -139,10 +160,9 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
 
 
 def _aggregated_version(accept: str) -> str:
-    for media in accept.split(","):
-        params = dict(p.strip().split("=", 1) for p in media.split(";")[1:] if "=" in p)
-        if params.get("as") == "APIGroupDiscoveryList" and params.get("v") in ("v2", "v2beta1"):
-            return params["v"]
+    for clause in media.parse_accept(accept):
+        if clause.params.get("as") == "APIGroupDiscoveryList" and clause.params.get("v") in ("v2", "v2beta1"):
+            return clause.params["v"]
     return "v2beta1"
 
 
@@ -194,32 +214,8 @@ def _manager_from_agent(request: web.Request) -> str | None:
     return fieldmanager.manager_from_user_agent(request.headers.get("User-Agent", "")) or None
 
 
-async def _json_body(request: web.Request, kind: str) -> Any:
-    sent = request.headers.get("Content-Type")
-    if sent is not None and media_type(sent) not in ("application/json", ""):
-        # e.g. kubectl ≥ 1.32's `create namespace|configmap|…` generators send protobuf, which this
-        # server does not decode: say so, as the apiserver does, instead of a JSON parse error.
-        raise unsupported_media_type(media_type(sent))
-    raw = await request.read()
-    try:
-        return json.loads(raw or b"null")
-    except ValueError as exc:
-        raise bad_request(_json_error(raw.decode("utf-8", "replace"), kind, exc)) from exc
-
-
-def _json_error(text: str, kind: str, exc: ValueError) -> str:
-    position = getattr(exc, "pos", 0)
-    char = text[position] if position < len(text) else ""
-    looking = (
-        "looking for beginning of object key string"
-        if "property name" in str(exc)
-        else "looking for beginning of value"
-    )
-    return (
-        f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; "
-        "json parse error: "
-        f"invalid character '{char}' {looking} ({text[:64]})"
-    )
+async def _body(request: web.Request, kind: str) -> Any:
+    return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind)
 
 
 # --- verbs --------------------------------------------------------------------------------------------
@@ -234,7 +230,7 @@ async def _get(request: web.Request, api: Api, route: Route) -> web.StreamRespon
         return _render_list(request, rt, listing)
     namespace = route.namespace or ""
     if route.subresource == "scale":
-        return json_response(api.get_scale(rt, namespace, route.name))
+        return respond(request, api.get_scale(rt, namespace, route.name))
     if route.subresource == "log":
         return await _pod_log(request, api, route)
     if route.subresource not in (None, "status"):
@@ -256,8 +252,8 @@ def _list_options(query: Any) -> ListOptions:
 
 
 def _render_list(request: web.Request, rt: ResourceType, listing: dict) -> web.Response:
-    accept = request.headers.get("Accept", "")
-    if "as=Table" in accept:
+    conversion = media.negotiate(request.headers.get("Accept", "")).conversion
+    if conversion == "Table":
         table = views.table(
             views.TableRequest(
                 rt,
@@ -268,24 +264,24 @@ def _render_list(request: web.Request, rt: ResourceType, listing: dict) -> web.R
             )
         )
         return json_response(table)
-    if "as=PartialObjectMetadataList" in accept:
-        return json_response(views.partial_metadata_list(listing))
-    return json_response(listing)
+    if conversion == "PartialObjectMetadataList":
+        return respond(request, views.partial_metadata_list(listing))
+    return respond(request, listing)
 
 
 def _render_one(request: web.Request, rt: ResourceType, obj: dict) -> web.Response:
-    accept = request.headers.get("Accept", "")
-    if "as=Table" in accept:
+    conversion = media.negotiate(request.headers.get("Accept", "")).conversion
+    if conversion == "Table":
         meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
         include = request.query.get("includeObject", "Metadata")
         return json_response(views.table(views.TableRequest(rt, [obj], meta, include, datetime.now(UTC))))
-    if "as=PartialObjectMetadata" in accept:
-        return json_response(views.partial_metadata(obj))
-    return json_response(obj)
+    if conversion in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+        return respond(request, views.partial_metadata(obj))
+    return respond(request, obj)
 
 
 async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
-    query = request.query
+    query, rt = request.query, route.resource
     timeout = query.get("timeoutSeconds")
     options = WatchOptions(
         label_selector=query.get("labelSelector"),
@@ -298,21 +294,39 @@ async def _watch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     simulation = request.app.get(SIMULATION_KEY)
     if simulation is not None:
         events = simulation.wrap_watch(events)
+    output = media.negotiate(request.headers.get("Accept", ""))
     as_table = None
-    if "as=Table" in request.headers.get("Accept", ""):
+    if output.conversion == "Table":
         as_table = views.TableWatch(route.resource, query.get("includeObject", "Metadata"))
-    response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
+    as_protobuf = as_table is None and output.protobuf and protobuf.can_encode(rt.group_version, rt.kind)
+    content_type = protobuf.WATCH_MEDIA_TYPE if as_protobuf else JSON
+    response = web.StreamResponse(status=200, headers={"Content-Type": content_type})
     response.enable_chunked_encoding()
     try:
         await response.prepare(request)
         async for event in events:
-            await _send(response, as_table.event(event) if as_table else event)
+            if as_protobuf:
+                await response.write(_watch_frame(event))
+            else:
+                await _send(response, as_table.event(event) if as_table else event)
         await response.write_eof()
     except (ConnectionResetError, ConnectionError):
         log.debug("watch client went away")
     finally:
         await events.aclose()
     return response
+
+
+def _watch_frame(event: dict) -> bytes:
+    """A protobuf watch frame; an object its message cannot hold becomes an ERROR event (the client
+    stops the watch and relists, and the list falls back to JSON) rather than a silently lost event."""
+    try:
+        return protobuf.encode_watch_event(event)
+    except protobuf.ProtobufError as exc:
+        log.warning("watch event not encodable: %s", exc)
+        return protobuf.encode_watch_event(
+            {"type": "ERROR", "object": internal(f"unable to encode the watch event: {exc}").body}
+        )
 
 
 async def _send(response: web.StreamResponse, event: dict) -> None:
@@ -341,27 +355,30 @@ async def _pod_log(request: web.Request, api: Api, route: Route) -> web.StreamRe
 async def _post(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     rt = route.resource
     if route.subresource == "binding" and route.name:
-        body = await _json_body(request, "Binding")
-        return json_response(api.bind(route.namespace or "", route.name, body, _write_options(request)), 201)
+        body = await _body(request, "Binding")
+        return respond(
+            request, api.bind(route.namespace or "", route.name, body, _write_options(request)), 201
+        )
     if route.name is not None:
         raise method_not_allowed()
-    body = await _json_body(request, rt.kind)
+    body = await _body(request, rt.kind)
     created = api.create(rt, route.namespace or "", body, _write_options(request))
-    return json_response(created, 201)
+    return respond(request, created, 201)
 
 
 async def _put(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     if route.name is None:
         raise method_not_allowed()
     rt = route.resource
-    body = await _json_body(request, "Scale" if route.subresource == "scale" else rt.kind)
+    body = await _body(request, "Scale" if route.subresource == "scale" else rt.kind)
     options = _write_options(request)
     if route.subresource == "scale":
-        return json_response(api.update_scale(rt, route.namespace or "", route.name, body, options))
+        return respond(request, api.update_scale(rt, route.namespace or "", route.name, body, options))
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
-    return json_response(
-        api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    return respond(
+        request,
+        api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource),
     )
 
 
@@ -375,15 +392,15 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     if is_apply(content_type):  # apply never falls back to the User-Agent
         options = replace(options, field_manager=request.query.get("fieldManager") or None)
     if route.subresource == "scale":
-        return json_response(
-            api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
+        return respond(
+            request, api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
         )
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
     patched, created = api.patch_or_create(
         rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
     )
-    return json_response(patched, 201 if created else 200)
+    return respond(request, patched, 201 if created else 200)
 
 
 async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
@@ -391,12 +408,12 @@ async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamRes
     raw = await request.read()
     body = None
     if raw.strip():
-        body = await _json_body(request, "DeleteOptions")
+        body = await _body(request, "DeleteOptions")
     options = DeleteOptions.from_body(body, _query(request))
     if route.name is None:
-        return json_response(
-            api.delete_collection(rt, route.namespace, _list_options(request.query), options)
+        return respond(
+            request, api.delete_collection(rt, route.namespace, _list_options(request.query), options)
         )
     if route.subresource is not None:
         raise method_not_allowed()
-    return json_response(api.delete(rt, route.namespace or "", route.name, options))
+    return respond(request, api.delete(rt, route.namespace or "", route.name, options))
