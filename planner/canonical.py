@@ -33,6 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.kube.quantity import parse_quantity
+from planner.objects import metadata_of
 
 
 @dataclass(frozen=True)
@@ -337,7 +338,7 @@ class ManagedEntry:
 
 def managed_entries(live: Mapping[str, Any]) -> list[ManagedEntry]:
     """The live object's managedFields entries in FieldsV1 format."""
-    entries = (live.get("metadata") or {}).get("managedFields") or []
+    entries = metadata_of(live).get("managedFields") or []
     return [
         ManagedEntry(
             manager=str(e.get("manager", "")),

@@ -27,7 +27,6 @@ from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from planner.diff import Manifest, ObjectRef
 from planner.errors import PlannerError
 from planner.events import (
     Applied,
@@ -44,6 +43,7 @@ from planner.events import (
     Waiting,
 )
 from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, task_id
+from planner.objects import Manifest, ObjectRef
 from planner.readiness import Readiness, ReadinessContext, readiness
 
 Until = Literal["ready", "gone"]

@@ -5,20 +5,17 @@ Reading is cheap by construction: the parent Secret is read once; its `contains-
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
 exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
 no-op plan costs O(kinds × namespaces) requests, never O(objects).
-
-`ObjectRef` is defined here rather than in `diff` because the reader keys its result by it and sits
-below the diff in the layering (`diff > live`); `planner.diff` re-exports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from planner.errors import ForbiddenError, NotFoundError
 from planner.kinds import NAMESPACE, SECRET, KindInfo, by_group_kind, for_manifest
 from planner.kube.client import KubeClient, resource_path
+from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of, ref_of
 from planner.render.identity import (
     ANNOTATION_ADDITIONAL_NAMESPACES,
     ANNOTATION_CONTAINS_GROUP_KINDS,
@@ -27,35 +24,6 @@ from planner.render.identity import (
 )
 
 LIST_PAGE = 500
-
-Manifest = dict[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True, order=True)
-class ObjectRef:
-    """One object's identity; printed as DESIGN §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
-
-    group: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    def __str__(self) -> str:
-        scope = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind.lower()}/{scope}{self.name}"
-
-
-def ref_of(manifest: Mapping[str, Any]) -> ObjectRef:
-    """The identity of a manifest or live object: group from `apiVersion`, namespace None when unset."""
-    api_version = str(manifest.get("apiVersion", ""))
-    group = api_version.rpartition("/")[0]
-    metadata = manifest.get("metadata") or {}
-    return ObjectRef(
-        group=group,
-        kind=str(manifest.get("kind", "")),
-        namespace=metadata.get("namespace") or None,
-        name=str(metadata.get("name", "")),
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +49,7 @@ def read_live(
     POST meets such an object as a 409 and refuses it there, one request instead of two."""
     parent = get_or_none(client, SECRET, namespace, plan)
     kinds = {for_manifest(m) for m in desired} | set(_parent_kinds(parent))
-    namespaces = {namespace} | {ns for m in desired if (ns := m.get("metadata", {}).get("namespace"))}
+    namespaces = {namespace} | {ns for m in desired if (ns := ref_of(m).namespace)}
     namespaces |= set(_parent_list(parent, ANNOTATION_ADDITIONAL_NAMESPACES))
     selector = f"{LABEL_PART_OF}={applyset_id(plan, namespace)}"
     members: dict[ObjectRef, Manifest] = {}
@@ -108,7 +76,7 @@ def list_objects(
         items += [
             {"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in page.get("items", [])
         ]
-        token = page.get("metadata", {}).get("continue")
+        token = metadata_of(page).get("continue")
         if not token:
             return items
         query = query | {"continue": token}
@@ -137,11 +105,11 @@ def _existing(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None
         listed = list_objects(client, NAMESPACE, None)
     except ForbiddenError:
         return None
-    return frozenset(ns["metadata"]["name"] for ns in listed) & frozenset(namespaces)
+    return frozenset(ref_of(ns).name for ns in listed) & frozenset(namespaces)
 
 
 def _parent_list(parent: Manifest | None, annotation: str) -> list[str]:
-    value = str(((parent or {}).get("metadata", {}).get("annotations") or {}).get(annotation, ""))
+    value = str(annotations_of(parent).get(annotation, ""))
     return [item for item in value.split(",") if item]
 
 

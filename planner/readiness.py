@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-Manifest = Mapping[str, Any]
+from planner.objects import Manifest, metadata_of
+
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
 
 UNSCHEDULABLE_GRACE_SECONDS = 15.0
@@ -83,7 +84,7 @@ def _count(obj: Manifest, key: str) -> int:
 
 
 def _generic(obj: Manifest) -> Readiness | None:
-    metadata = obj.get("metadata", {})
+    metadata = metadata_of(obj)
     if metadata.get("deletionTimestamp"):
         return Readiness(status="Terminating", message="terminating")
     observed = obj.get("status", {}).get("observedGeneration")

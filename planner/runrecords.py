@@ -13,9 +13,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from planner.changeset import Manifest, annotations_of
 from planner.kinds import JOB
-from planner.render.identity import ANNOTATION_RUN_KEY, canonical_json
+from planner.objects import ANNOTATION_RUN_KEY, Manifest, annotations_of, canonical_json
 
 __all__ = ["RunRecord", "encode_run_record", "run_records", "trimmed_run_records"]
 

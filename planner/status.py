@@ -31,12 +31,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from planner.diff import Manifest, ObjectRef
 from planner.errors import ApiError
 from planner.execute import Until, settled
 from planner.kinds import by_kind
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
+from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.readiness import Readiness, ReadinessContext, readiness
 from planner.writes import WrittenVersions
 
@@ -57,12 +57,12 @@ def storage_classes(client: KubeClient) -> tuple[dict[str, str], str | None]:
         listed = client.request("GET", resource_path(_StorageClasses()), verb="list").get("items", [])
     except ApiError:
         return {}, None
-    modes = {str(c["metadata"]["name"]): str(c.get("volumeBindingMode") or "Immediate") for c in listed}
+    modes = {str(metadata_of(c)["name"]): str(c.get("volumeBindingMode") or "Immediate") for c in listed}
     default = next(
         (
-            str(c["metadata"]["name"])
+            str(metadata_of(c)["name"])
             for c in listed
-            if (c["metadata"].get("annotations") or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+            if annotations_of(c).get(DEFAULT_CLASS_ANNOTATION) == "true"
         ),
         None,
     )
@@ -143,7 +143,7 @@ class CacheStatusSource:
         key = (ref.namespace or "", ref.name)
 
         def judge(kind: EventType, obj: Manifest) -> None:
-            metadata = obj.get("metadata") or {}
+            metadata = metadata_of(obj)
             if (metadata.get("namespace") or "", metadata.get("name")) != key:
                 return
             verdict = self.verdict(informer, ref, None if kind == "DELETED" else obj)
@@ -157,7 +157,7 @@ class CacheStatusSource:
     def verdict(self, informer: Informer, ref: ObjectRef, cached: Manifest | None) -> Readiness:
         written = self.written.get(ref)
         if written is not None and cached is not None:
-            version = str(cached.get("metadata", {}).get("resourceVersion") or "")
+            version = str(metadata_of(cached).get("resourceVersion") or "")
             if not _newer_or_equal(version, written):
                 return Readiness(status="InProgress", message="waiting for the cache to see planner's write")
         return readiness(cached, self.context(time.time()))

@@ -44,7 +44,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner import __version__
-from planner.diff import Manifest, ObjectRef, ref_of
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -56,12 +55,21 @@ from planner.errors import (
 from planner.graph import ParentRecord
 from planner.kinds import NAMESPACE, SECRET, KindInfo, by_kind, for_manifest
 from planner.kube.client import KubeClient, resource_path
-from planner.render.identity import (
-    ANNOTATION_ADDITIONAL_NAMESPACES,
-    ANNOTATION_CONTAINS_GROUP_KINDS,
+from planner.objects import (
     ANNOTATION_PLAN,
     ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
+    FIELD_MANAGER,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    labels_of,
+    metadata_of,
+    ref_of,
+)
+from planner.render.identity import (
+    ANNOTATION_ADDITIONAL_NAMESPACES,
+    ANNOTATION_CONTAINS_GROUP_KINDS,
     ANNOTATION_TOOLING,
     APPLYSET_PARENT_TYPE,
     LABEL_APPLYSET_ID,
@@ -70,8 +78,6 @@ from planner.render.identity import (
 )
 from planner.runrecords import RunRecord, encode_run_record, run_records
 
-FIELD_MANAGER = "planner"
-APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
 CRASH_ENV = "PLANNER_TEST_CRASH_AT"
@@ -92,7 +98,7 @@ class WrittenVersions:
         self._versions: dict[ObjectRef, str] = {}
 
     def record(self, written: Mapping[str, Any]) -> None:
-        version = str((written.get("metadata") or {}).get("resourceVersion") or "")
+        version = str(metadata_of(written).get("resourceVersion") or "")
         if version:
             with self._lock:
                 self._versions[ref_of(written)] = version
@@ -100,18 +106,6 @@ class WrittenVersions:
     def get(self, ref: ObjectRef) -> str | None:
         with self._lock:
             return self._versions.get(ref)
-
-
-def _metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _describe(ref: ObjectRef) -> str:
-    return (
-        f"{ref.kind.lower()} {ref.namespace}/{ref.name}"
-        if ref.namespace
-        else f"{ref.kind.lower()} {ref.name}"
-    )
 
 
 def _listed(value: str | None) -> set[str]:
@@ -162,14 +156,8 @@ class KubeWriter:
         return applied
 
     def _apply(self, manifest: Manifest) -> Manifest:
-        kind, ref = for_manifest(manifest), ref_of(manifest)
-        applied = self.client.request(
-            "PATCH",
-            resource_path(kind, ref.namespace, ref.name),
-            query={"fieldManager": FIELD_MANAGER, "force": "true"},
-            body=manifest,
-            content_type=APPLY_PATCH,
-            verb="apply",
+        applied = self.client.server_side_apply(
+            for_manifest(manifest), manifest, field_manager=FIELD_MANAGER, force=True
         )
         return self._recorded(applied)
 
@@ -187,7 +175,7 @@ class KubeWriter:
         self._counted("after-deletes")
 
     def ensure_namespace(self, name: str) -> Manifest:
-        ref = ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name)
+        ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
             return existing
@@ -218,19 +206,19 @@ class KubeWriter:
 
         def updated(live: Manifest | None) -> Manifest:
             if live is None:
-                raise PlannerError(f"{_describe(ref)} is missing: nothing to tighten")
+                raise PlannerError(f"{ref.described} is missing: nothing to tighten")
             _check_parent(ref, live)
             return tightened_parent(live, ref, group_kinds=group_kinds, namespaces=namespaces)
 
         return self._precondition_loop(ref, updated)
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
-        key = str(_metadata(job).get("annotations", {}).get(ANNOTATION_RUN_KEY) or "")
-        uid = str(_metadata(job).get("uid") or "")
+        key = str(annotations_of(job).get(ANNOTATION_RUN_KEY) or "")
+        uid = str(metadata_of(job).get("uid") or "")
         if not key or not uid:
-            raise PlannerError(f"{_describe(ref_of(job))} has no run-key annotation or uid to record")
+            raise PlannerError(f"{ref_of(job).described} has no run-key annotation or uid to record")
         job_ref = ref_of(job)
-        runtime_id = str(_metadata(job).get("annotations", {}).get(ANNOTATION_RUNTIME_ID) or "")
+        runtime_id = str(annotations_of(job).get(ANNOTATION_RUNTIME_ID) or "")
         record = RunRecord(
             run_key=key, namespace=job_ref.namespace or "", name=job_ref.name, uid=uid, runtime_id=runtime_id
         )
@@ -238,7 +226,7 @@ class KubeWriter:
 
         def updated(live: Manifest | None) -> Manifest:
             if live is None:
-                raise PlannerError(f"{_describe(parent)} is missing: cannot record the run of {job_ref.name}")
+                raise PlannerError(f"{parent.described} is missing: cannot record the run of {job_ref.name}")
             _check_parent(parent, live)
             return {**live, "data": {**(live.get("data") or {}), key: entry}}
 
@@ -263,7 +251,7 @@ class KubeWriter:
                 )
             except ConflictError:  # AlreadyExists included: someone wrote first; read theirs
                 continue
-        raise PlannerError(f"{_describe(ref)}: still conflicting after {PRECONDITION_ATTEMPTS} attempts")
+        raise PlannerError(f"{ref.described}: still conflicting after {PRECONDITION_ATTEMPTS} attempts")
 
     # --- helpers ---
 
@@ -278,13 +266,13 @@ class KubeWriter:
         return written
 
     def _check_owned(self, manifest: Manifest, existing: Manifest) -> None:
-        wanted = _metadata(manifest).get("labels", {}).get(LABEL_PART_OF)
-        found = (_metadata(existing).get("labels") or {}).get(LABEL_PART_OF)
+        wanted = labels_of(manifest).get(LABEL_PART_OF)
+        found = labels_of(existing).get(LABEL_PART_OF)
         if wanted and found == wanted:
             return
-        plan = _metadata(manifest).get("annotations", {}).get(ANNOTATION_PLAN, "")
+        plan = annotations_of(manifest).get(ANNOTATION_PLAN, "")
         raise OwnershipError(
-            f"{_describe(ref_of(manifest))} exists and is not managed by plan {plan} "
+            f"{ref_of(manifest).described} exists and is not managed by plan {plan} "
             "(use --adopt to take it over)"
         )
 
@@ -292,7 +280,7 @@ class KubeWriter:
         """Drop the POST's `Update` entry of `planner` (see the module docstring); None when there is
         none, or when the object changed in between (then the entry stays: harmless until a field is
         dropped, and the next create-less apply leaves it as it is)."""
-        entries = _metadata(applied).get("managedFields") or []
+        entries = metadata_of(applied).get("managedFields") or []
         index = next(
             (
                 i
@@ -310,7 +298,7 @@ class KubeWriter:
             {
                 "op": "test",
                 "path": "/metadata/resourceVersion",
-                "value": _metadata(applied)["resourceVersion"],
+                "value": metadata_of(applied)["resourceVersion"],
             },
             {"op": "test", "path": f"{where}/manager", "value": FIELD_MANAGER},
             {"op": "test", "path": f"{where}/operation", "value": "Update"},
@@ -333,7 +321,7 @@ def parent_manifest(ref: ObjectRef, record: ParentRecord, live: Manifest | None)
     listed group-kinds and namespaces, and its run record trimmed to `record.run_keys`."""
     if live is not None:
         _check_parent(ref, live)
-    metadata = {k: v for k, v in _metadata(live).items() if k != "managedFields"}
+    metadata = {k: v for k, v in metadata_of(live).items() if k != "managedFields"}
     annotations = dict(metadata.get("annotations") or {})
     group_kinds = _listed(annotations.get(ANNOTATION_CONTAINS_GROUP_KINDS)) | set(record.group_kinds)
     namespaces = _listed(annotations.get(ANNOTATION_ADDITIONAL_NAMESPACES)) | set(record.namespaces)
@@ -362,7 +350,7 @@ def tightened_parent(
     live: Manifest, ref: ObjectRef, *, group_kinds: set[str], namespaces: set[str]
 ) -> Manifest:
     """`live` listing exactly `group_kinds` and `namespaces` (the plan's own namespace is implied)."""
-    metadata = {k: v for k, v in _metadata(live).items() if k != "managedFields"}
+    metadata = {k: v for k, v in metadata_of(live).items() if k != "managedFields"}
     annotations = dict(metadata.get("annotations") or {})
     annotations[ANNOTATION_CONTAINS_GROUP_KINDS] = ",".join(sorted(group_kinds))
     others = sorted(namespaces - {ref.namespace or ""})
@@ -374,7 +362,7 @@ def tightened_parent(
 
 def listed_in_parent(parent: Manifest | None) -> tuple[set[str], set[str]]:
     """The group-kinds and additional namespaces a parent Secret lists."""
-    annotations = _metadata(parent).get("annotations") or {}
+    annotations = metadata_of(parent).get("annotations") or {}
     return (
         _listed(annotations.get(ANNOTATION_CONTAINS_GROUP_KINDS)),
         _listed(annotations.get(ANNOTATION_ADDITIONAL_NAMESPACES)),
@@ -384,16 +372,16 @@ def listed_in_parent(parent: Manifest | None) -> tuple[set[str], set[str]]:
 def _unchanged(live: Manifest, body: Manifest) -> bool:
     """Whether writing `body` would change nothing planner manages on the parent."""
     return all(
-        _metadata(live).get(key) == _metadata(body).get(key) for key in ("labels", "annotations")
+        metadata_of(live).get(key) == metadata_of(body).get(key) for key in ("labels", "annotations")
     ) and (live.get("data") or {}) == (body.get("data") or {})
 
 
 def _check_parent(ref: ObjectRef, live: Manifest) -> None:
     """A same-named Secret that is not this plan's parent is never overwritten."""
-    found = (_metadata(live).get("labels") or {}).get(LABEL_APPLYSET_ID)
+    found = (metadata_of(live).get("labels") or {}).get(LABEL_APPLYSET_ID)
     if live.get("type") != APPLYSET_PARENT_TYPE or found != applyset_id(ref.name, ref.namespace or ""):
         raise OwnershipError(
-            f"{_describe(ref)} exists and is not the ApplySet parent of plan {ref.name}; "
+            f"{ref.described} exists and is not the ApplySet parent of plan {ref.name}; "
             "rename the plan or move that secret"
         )
 

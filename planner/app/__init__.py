@@ -18,7 +18,6 @@ from planner.app.applying import (
     wait_scopes,
 )
 from planner.app.planning import (
-    FIELD_MANAGER,
     PlannedChanges,
     PlanOptions,
     RenderedPlan,
@@ -53,7 +52,6 @@ from planner.app.workloads import (
 
 __all__ = [
     "DEFAULT_APPLY_TIMEOUT",
-    "FIELD_MANAGER",
     "LIFECYCLE_OPERATIONS",
     "STATUS_KINDS",
     "AppliedPlan",

@@ -18,7 +18,7 @@ from planner.execute import ExecutionResult, execute
 from planner.graph import ExecutionPlan, parent_ref, solve
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.live import ref_of
+from planner.objects import ref_of
 from planner.plan import LoadResult, Plan, load_plans
 from planner.savedplan import closure_digest, moved_objects, read_saved_plans
 from planner.status import CacheStatusSource

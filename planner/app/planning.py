@@ -18,12 +18,10 @@ from planner.kinds import for_manifest
 from planner.kube.client import KubeClient
 from planner.kube.config import default_namespace
 from planner.live import LiveState, read_live
+from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
 from planner.savedplan import saved_plan
-
-Manifest = dict[str, Any]
-FIELD_MANAGER = "planner"
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.applying import AppliedPlan, ApplyOptions, apply
-from planner.app.planning import Manifest, render_plans
+from planner.app.planning import render_plans
 from planner.app.target import Target
-from planner.changeset import annotations_of
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError
 from planner.events import Clock, EventSink, SystemClock
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
@@ -22,11 +21,11 @@ from planner.kube.informer import Informers
 from planner.live import list_objects
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
+from planner.objects import LABEL_WORKLOAD, Manifest, annotations_of, labels_of, metadata_of
 from planner.plan import LoadResult, Plan
 from planner.render.identity import (
     ANNOTATION_TOOLING,
     LABEL_APPLYSET_ID,
-    LABEL_WORKLOAD,
     RuntimeID,
     sandbox_runtime_id,
     workload_runtime_id,
@@ -214,8 +213,7 @@ def _cache_rows(
         return [
             p
             for p in pods
-            if p["metadata"].get("namespace") == namespace
-            and (p["metadata"].get("labels") or {}).get(LABEL_WORKLOAD) == name
+            if metadata_of(p).get("namespace") == namespace and labels_of(p).get(LABEL_WORKLOAD) == name
         ]
 
     return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now)

@@ -23,16 +23,19 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
-from planner.plan.names import workspace_pvc_name
-from planner.render.identity import (
+from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
     LABEL_WORKLOAD,
-    RuntimeID,
+    Manifest,
+    annotations_of,
+    labels_of,
+    metadata_of,
 )
+from planner.plan.names import workspace_pvc_name
+from planner.render.identity import RuntimeID
 
-Manifest = Mapping[str, Any]
 EndType = Literal["ContainerExited", "ContainerFailed", "ContainerDeleted"]
 
 ROOTFS_VOLUME = "rootfs"
@@ -65,7 +68,7 @@ NOTHING = Observation()
 
 
 def _uid(obj: Manifest) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return str(metadata_of(obj).get("uid") or "")
 
 
 def _status(obj: Manifest) -> Mapping[str, Any]:
@@ -165,8 +168,7 @@ def sandbox_state(workspace: Manifest | None) -> str | None:
     """`running` or `paused` from the workspace PVC's annotation; None without one."""
     if workspace is None:
         return None
-    annotations = (workspace.get("metadata") or {}).get("annotations") or {}
-    state = annotations.get(ANNOTATION_SANDBOX_STATE)
+    state = annotations_of(workspace).get(ANNOTATION_SANDBOX_STATE)
     return str(state) if state else None
 
 
@@ -174,7 +176,7 @@ def recorded_pod(workspace: Manifest | None) -> dict[str, Any] | None:
     """The rendered Pod the workspace PVC records (`planner.dev/pod-spec`), None when absent or broken."""
     if workspace is None:
         return None
-    text = ((workspace.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_POD_SPEC)
+    text = annotations_of(workspace).get(ANNOTATION_POD_SPEC)
     try:
         pod = json.loads(text) if text else None
     except ValueError:
@@ -211,7 +213,7 @@ def _lost_claim(objects: SandboxObjects) -> Manifest | None:
 
 
 def _claim_name(claim: Manifest) -> str:
-    return str((claim.get("metadata") or {}).get("name", ""))
+    return str(metadata_of(claim).get("name", ""))
 
 
 def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -> Observation:
@@ -249,12 +251,12 @@ def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> Runtim
     """The runtime ID a managed object stands for: a Deployment or Job labelled `gobrave-workload`, or a
     sandbox's workspace PVC; its `planner.dev/runtime-id` annotation when that parses, else built from
     the label (objects gobrave created carry no annotation). None for anything else."""
-    metadata = obj.get("metadata") or {}
-    workload = (metadata.get("labels") or {}).get(LABEL_WORKLOAD)
+    metadata = metadata_of(obj)
+    workload = labels_of(obj).get(LABEL_WORKLOAD)
     kind = _RUNTIME_KIND_OF.get(str(obj.get("kind", "")))
     if not workload or kind is None or metadata.get("name") != _primary_name(kind, str(workload)):
         return None
-    annotated = (metadata.get("annotations") or {}).get(ANNOTATION_RUNTIME_ID)
+    annotated = annotations_of(obj).get(ANNOTATION_RUNTIME_ID)
     text = str(annotated) if annotated else f"{default_runtime}-{metadata.get('namespace')}|{kind}|{workload}"
     try:
         return RuntimeID.parse(text)

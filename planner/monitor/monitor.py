@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from planner.events import (
     Clock,
@@ -43,10 +43,10 @@ from planner.monitor.mapping import (
     sandbox_observation,
 )
 from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
+from planner.objects import Manifest, metadata_of
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID
 
-Manifest = dict[str, Any]
 Callback = Callable[[str, Manifest], None]
 
 _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
@@ -87,7 +87,7 @@ def subscription_key(kind: KindInfo, namespace: str, name: str) -> str:
 
 
 def _object_key(kind: KindInfo, obj: Manifest) -> str:
-    metadata = obj.get("metadata") or {}
+    metadata = metadata_of(obj)
     return subscription_key(kind, str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
 
 

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from planner.diff import Change, ChangeSet, FieldChange
+from planner.kinds import SECRET
+from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
 from planner.output.masking import MASK
 
 ACTIONS: dict[str, list[str]] = {
@@ -69,7 +71,7 @@ def _field_line(change: Change, field: FieldChange) -> str:
     if field.is_takeover:
         return f"{field.path}: takes over from {field.manager}"
     before, after = (
-        (MASK, MASK) if change.ref.kind == "Secret" else (_value(field.before), _value(field.after))
+        (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
     )
     owner = f" (now owned by {field.manager})" if field.manager else ""
     return f"{field.path}: {before} → {after}{owner}"
@@ -106,7 +108,7 @@ def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
 
 
 def _fields_json(change: Change) -> list[dict[str, Any]]:
-    secret = change.ref.kind == "Secret"
+    secret = change.ref.kind == SECRET.kind
     return [
         {
             "path": f.path,
@@ -119,8 +121,7 @@ def _fields_json(change: Change) -> list[dict[str, Any]]:
 
 
 def _runtime_id(change: Change) -> str | None:
-    manifest = change.desired or change.live or {}
-    value = manifest.get("metadata", {}).get("annotations", {}).get("planner.dev/runtime-id")
+    value = annotations_of(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
     return str(value) if value else None
 
 

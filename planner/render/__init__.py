@@ -14,29 +14,19 @@ from __future__ import annotations
 
 import copy as _copy
 
+from planner.objects import Manifest as _Manifest
 from planner.plan.model import Plan as _Plan
 from planner.render.config import render_config as _render_config
 from planner.render.identity import (
     ANNOTATION_ADDITIONAL_NAMESPACES,
     ANNOTATION_CONTAINS_GROUP_KINDS,
-    ANNOTATION_DEPENDS_ON,
-    ANNOTATION_HASH,
-    ANNOTATION_PLAN,
-    ANNOTATION_POD_SPEC,
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    ANNOTATION_SANDBOX_STATE,
     ANNOTATION_TOOLING,
     APPLYSET_PARENT_TYPE,
-    LABEL_APP,
     LABEL_APPLYSET_ID,
     LABEL_PART_OF,
-    LABEL_WORKLOAD,
     RUNTIME_ID_FORM,
-    Manifest,
     RuntimeID,
     applyset_id,
-    canonical_json,
     content_hash,
     depends_on_ref,
     parent_secret,
@@ -55,24 +45,13 @@ from planner.render.workloads import render_workload as _render_workload
 __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
     "ANNOTATION_CONTAINS_GROUP_KINDS",
-    "ANNOTATION_DEPENDS_ON",
-    "ANNOTATION_HASH",
-    "ANNOTATION_PLAN",
-    "ANNOTATION_POD_SPEC",
-    "ANNOTATION_RUNTIME_ID",
-    "ANNOTATION_RUN_KEY",
-    "ANNOTATION_SANDBOX_STATE",
     "ANNOTATION_TOOLING",
     "APPLYSET_PARENT_TYPE",
-    "LABEL_APP",
     "LABEL_APPLYSET_ID",
     "LABEL_PART_OF",
-    "LABEL_WORKLOAD",
     "RUNTIME_ID_FORM",
-    "Manifest",
     "RuntimeID",
     "applyset_id",
-    "canonical_json",
     "content_hash",
     "depends_on_ref",
     "parent_secret",
@@ -86,7 +65,7 @@ __all__ = [
 ]
 
 
-def render(plan: _Plan, default_namespace: str) -> list[Manifest]:
+def render(plan: _Plan, default_namespace: str) -> list[_Manifest]:
     """Every object the plan declares, in the order described above, each with its `planner.dev/hash`."""
     stamp = _Stamp.of(plan, default_namespace)
     namespace = plan_namespace(plan, default_namespace)

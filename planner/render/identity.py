@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,23 +18,21 @@ from typing import Any, Literal, NoReturn, cast, get_args
 from planner import __version__
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo, for_manifest
+from planner.objects import (
+    ANNOTATION_DEPENDS_ON,
+    ANNOTATION_HASH,
+    ANNOTATION_PLAN,
+    LABEL_APP,
+    LABEL_WORKLOAD,
+    Manifest,
+    canonical_json,
+)
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
 
-Manifest = dict[str, Any]
-
-LABEL_APP = "app"
-LABEL_WORKLOAD = "gobrave-workload"
 LABEL_PART_OF = "applyset.kubernetes.io/part-of"
 LABEL_APPLYSET_ID = "applyset.kubernetes.io/id"
 
-ANNOTATION_PLAN = "planner.dev/plan"
-ANNOTATION_RUNTIME_ID = "planner.dev/runtime-id"
-ANNOTATION_RUN_KEY = "planner.dev/run-key"
-ANNOTATION_HASH = "planner.dev/hash"
-ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
-ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
-ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
 ANNOTATION_TOOLING = "applyset.kubernetes.io/tooling"
 ANNOTATION_CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
 ANNOTATION_ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
@@ -45,11 +42,6 @@ APPLYSET_PARENT_TYPE = "planner.dev/applyset"
 RuntimeKind = Literal["deployment", "job", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
 RUNTIME_KINDS: tuple[str, ...] = get_args(RuntimeKind)
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON spelling hashes and the pod-spec annotation use: sorted keys, no spaces."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _sha256_hex(text: str) -> str:

@@ -11,16 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
-from planner.plan.model import Claim, Plan, Sandbox
-from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
-from planner.render.config import opaque_secret
-from planner.render.identity import (
+from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
     Manifest,
-    Stamp,
     canonical_json,
+)
+from planner.plan.model import Claim, Plan, Sandbox
+from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
+from planner.render.config import opaque_secret
+from planner.render.identity import (
+    Stamp,
     depends_on_annotation,
     plan_namespace,
     sandbox_runtime_id,

@@ -8,12 +8,10 @@ never user labels, because selectors are immutable and user labels change. A Job
 from __future__ import annotations
 
 from planner.kinds import DEPLOYMENT, JOB, SERVICE
+from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
 from planner.plan.model import Container, Plan, Workload
 from planner.plan.names import service_name
 from planner.render.identity import (
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    Manifest,
     Stamp,
     depends_on_annotation,
     run_key,

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from planner.diff import ObjectRef
 from planner.errors import CacheSyncError
 from planner.kinds import CONFIG_MAP, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
+from planner.objects import ObjectRef
 from planner.readiness import Readiness
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
 from planner.status import CacheStatusSource

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from planner.diff import Action, Change, ChangeSet, ObjectRef, Transition
+from planner.diff import Action, Change, ChangeSet, Transition
 from planner.graph import GraphError, ParentRecord, parse_depends_on, solve
+from planner.objects import ObjectRef
 
 Manifest = dict[str, Any]
 GROUPS = {"Deployment": "apps", "Job": "batch"}
