@@ -3,7 +3,7 @@
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
 live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
 `planner.transitions`, data loss is judged by `planner.dataloss`, and the record of Jobs that already ran
-is read through `planner.runrecords`.
+is read from the ApplySet parent through `planner.applyset`.
 
 How one desired object is judged against its live copy (the rules of what counts as equal live in
 `planner.canonical`):
@@ -35,6 +35,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from planner.applyset import not_managed, run_records
 from planner.canonical import (
     Difference,
     ManagedEntry,
@@ -67,7 +68,6 @@ from planner.objects import (
     owner_of,
     ref_of,
 )
-from planner.runrecords import run_records
 from planner.transitions import name_sandbox_transitions
 
 # The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
@@ -331,11 +331,7 @@ class _Differ:
     def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
         owner = owner_of(desired)
         if not self.adopt:
-            namespace = f"{ref.namespace}/" if ref.namespace else ""
-            message = (
-                f"{ref.kind.lower()} {namespace}{ref.name} exists and is not managed by plan {self.plan} "
-                "(use --adopt to take it over)"
-            )
+            message = not_managed(ref, self.plan)
             self.conflicts.append(message)
             return Change(
                 ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner

@@ -27,6 +27,7 @@ from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from planner.applyset import ParentRecord
 from planner.errors import PlannerError
 from planner.events import (
     Applied,
@@ -42,7 +43,7 @@ from planner.events import (
     Summary,
     Waiting,
 )
-from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, task_id
+from planner.graph import ExecutionPlan, GraphError, Task, task_id
 from planner.objects import Manifest, ObjectRef
 from planner.readiness import Readiness, ReadinessContext, readiness
 

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from planner.applyset import ParentRecord, parent_ref
 from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
 from planner.kinds import (
@@ -56,7 +57,6 @@ from planner.kinds import (
 )
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
-    ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
     Manifest,
     ObjectRef,
@@ -83,20 +83,6 @@ FOREGROUND = "Foreground"
 
 class GraphError(PlannerError):
     """The ChangeSet cannot be ordered: a cycle, a malformed dependency, two changes for one object."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ParentRecord:
-    """What the `parent` task writes into the ApplySet parent Secret before any member.
-
-    `group_kinds` and `namespaces` cover every object of the ChangeSet, desired or live, so merging them
-    with what the parent already lists gives the superset KEP-3659 asks for; `run_keys` are the Jobs of
-    the current closure, to which the run record is trimmed.
-    """
-
-    group_kinds: tuple[str, ...]
-    namespaces: tuple[str, ...]
-    run_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,10 +146,6 @@ def _duration(seconds: float) -> str:
     if seconds >= 60 and seconds % 60 == 0:
         return f"{int(seconds // 60)}m"
     return f"{seconds:g}s"
-
-
-def parent_ref(plan: str, namespace: str) -> ObjectRef:
-    return ObjectRef.of(SECRET, plan, namespace)
 
 
 def task_id(action: TaskAction, ref: ObjectRef) -> str:
@@ -360,12 +342,7 @@ class _Builder:
 
     def parent_record(self) -> ParentRecord:
         changes = self.changes.values()
-        run_keys = {annotations_of(c.desired).get(ANNOTATION_RUN_KEY) for c in changes if c.desired}
-        return ParentRecord(
-            group_kinds=tuple(sorted({c.ref.group_kind for c in changes if c.ref.kind != NAMESPACE.kind})),
-            namespaces=tuple(sorted({c.ref.namespace for c in changes if c.ref.namespace})),
-            run_keys=tuple(sorted(key for key in run_keys if key)),
-        )
+        return ParentRecord.covering((c.ref for c in changes), (c.desired for c in changes if c.desired))
 
     def add_change(self, change: Change) -> None:
         ref = change.ref

@@ -12,17 +12,18 @@ from typing import Any
 
 from planner.app.planning import PlannedChanges, PlanOptions, plan, plan_rendered, render_loaded
 from planner.app.target import Target
+from planner.applyset import Scope, narrowed, parent_ref
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
-from planner.graph import ExecutionPlan, parent_ref, solve
+from planner.graph import ExecutionPlan, solve
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.objects import ref_of
 from planner.plan import LoadResult, Plan, load_plans
 from planner.savedplan import closure_digest, moved_objects, read_saved_plans
 from planner.status import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions, listed_in_parent
+from planner.writes import KubeWriter, WrittenVersions
 
 DEFAULT_APPLY_TIMEOUT = 300.0
 
@@ -185,29 +186,23 @@ class _Run:
         return applied
 
 
-def remaining_scope(planned: PlannedChanges) -> tuple[set[str], set[str]]:
-    """The group-kinds and namespaces of what a converged apply leaves: the closure, plus members a
-    keep annotation held back from prune (still labelled, so still the ApplySet's)."""
+def remaining_scope(planned: PlannedChanges) -> Scope:
+    """What a converged apply leaves: the closure, plus members a keep annotation held back from prune
+    (still labelled, so still the ApplySet's)."""
     kept = [c.ref for c in planned.changeset.changes if c.action == "noop" and c.desired is None]
-    refs = [ref_of(m) for m in planned.rendered.manifests] + kept
-    refs = [ref for ref in refs if ref.kind != "Namespace"]
-    group_kinds = {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in refs}
-    return group_kinds, {ref.namespace for ref in refs if ref.namespace}
+    return Scope.of([ref_of(m) for m in planned.rendered.manifests] + kept)
 
 
 def tighten_if_wider(writer: KubeWriter, planned: PlannedChanges) -> None:
-    """After a converged apply, narrow the parent to what remains when it lists more (KEP-3659 allows
-    it once nothing outside is left); one write, and none when the parent already fits."""
-    group_kinds, namespaces = remaining_scope(planned)
-    namespaces.discard(planned.changeset.namespace)
-    listed_kinds, listed_namespaces = listed_in_parent(planned.live.parent)
-    touched = {c.ref for c in planned.changeset.changes if c.action != "noop" and c.ref.kind != "Namespace"}
-    listed_kinds |= {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in touched}
-    listed_namespaces |= {ref.namespace for ref in touched if ref.namespace}
-    listed_namespaces.discard(planned.changeset.namespace)
-    if planned.live.parent is None and not touched:
-        return  # never applied and nothing written: no parent to tighten
-    if listed_kinds <= group_kinds and listed_namespaces <= namespaces:
-        return
-    ref = parent_ref(planned.changeset.plan, planned.changeset.namespace)
-    writer.tighten_parent(ref, group_kinds=group_kinds, namespaces=namespaces)
+    """After a converged apply, narrow the parent to what remains when it lists more; one write, and
+    none when the parent already fits."""
+    changeset = planned.changeset
+    written = Scope.of(c.ref for c in changeset.changes if c.action != "noop")
+    scope = narrowed(
+        planned.live.parent,
+        written=written,
+        remaining=remaining_scope(planned),
+        namespace=changeset.namespace,
+    )
+    if scope is not None:
+        writer.tighten_parent(parent_ref(changeset.plan, changeset.namespace), scope)

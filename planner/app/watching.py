@@ -13,24 +13,22 @@ from pathlib import Path
 from planner.app.applying import AppliedPlan, ApplyOptions, apply
 from planner.app.planning import render_plans
 from planner.app.target import Target
+from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError
 from planner.events import Clock, EventSink, SystemClock
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.live import list_objects
+from planner.live import read_parents
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
-from planner.objects import LABEL_WORKLOAD, Manifest, annotations_of, labels_of, metadata_of
+from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of
 from planner.plan import LoadResult, Plan
 from planner.render.identity import (
-    ANNOTATION_TOOLING,
-    LABEL_APPLYSET_ID,
     RuntimeID,
     sandbox_runtime_id,
     workload_runtime_id,
 )
-from planner.runrecords import RunRecord, run_records
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,16 +125,10 @@ def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[
     without permission to list Secrets there is no record, and only labelled workloads are found."""
     recorded: dict[RuntimeID, str] = {}
     try:
-        parents = [
-            parent
-            for namespace in (sorted(scope) if scope is not None else [None])
-            for parent in list_objects(client, SECRET, namespace, label_selector=LABEL_APPLYSET_ID)
-        ]
+        parents = read_parents(client, scope)
     except ForbiddenError:
         return recorded
     for parent in parents:
-        if not str(annotations_of(parent).get(ANNOTATION_TOOLING, "")).startswith("planner/"):
-            continue  # another ApplySet tool's parent
         for record in run_records(parent).values():
             runtime_id = _recorded_runtime_id(record)
             if runtime_id is not None:

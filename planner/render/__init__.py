@@ -18,18 +18,10 @@ from planner.objects import Manifest as _Manifest
 from planner.plan.model import Plan as _Plan
 from planner.render.config import render_config as _render_config
 from planner.render.identity import (
-    ANNOTATION_ADDITIONAL_NAMESPACES,
-    ANNOTATION_CONTAINS_GROUP_KINDS,
-    ANNOTATION_TOOLING,
-    APPLYSET_PARENT_TYPE,
-    LABEL_APPLYSET_ID,
-    LABEL_PART_OF,
     RUNTIME_ID_FORM,
     RuntimeID,
-    applyset_id,
     content_hash,
     depends_on_ref,
-    parent_secret,
     plan_namespace,
     run_key,
     sandbox_runtime_id,
@@ -43,18 +35,10 @@ from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
 from planner.render.workloads import render_workload as _render_workload
 
 __all__ = [
-    "ANNOTATION_ADDITIONAL_NAMESPACES",
-    "ANNOTATION_CONTAINS_GROUP_KINDS",
-    "ANNOTATION_TOOLING",
-    "APPLYSET_PARENT_TYPE",
-    "LABEL_APPLYSET_ID",
-    "LABEL_PART_OF",
     "RUNTIME_ID_FORM",
     "RuntimeID",
-    "applyset_id",
     "content_hash",
     "depends_on_ref",
-    "parent_secret",
     "plan_namespace",
     "render",
     "run_key",

@@ -1,23 +1,25 @@
-"""Identity on cluster objects (DESIGN §3): the labels, annotations and hashes that let planner find,
-order and compare what it rendered, and the runtime IDs users type.
+"""Identity on rendered objects (DESIGN §3): the values that let planner find, order and compare what
+it rendered, and the runtime IDs users type.
 
-Everything that names or fingerprints an object lives here, so that the renderer, the diff and the
+The renderer computes them here: content hashes, Job run-keys, the workload labels that are also
+selectors, each object's namespace, depends-on references, runtime IDs, and the stamp of ApplySet
+membership and plan name every top-level object carries. The keys they are stored under are named in
+`planner.objects` (and the ApplySet's in `planner.applyset`), so the renderer, the diff and the
 lifecycle commands agree on one spelling. Hashes are over canonical JSON (sorted keys, compact
 separators) so they are the same on every machine and blind to the order keys were written in.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
-from planner import __version__
+from planner.applyset import LABEL_PART_OF, applyset_id
 from planner.errors import RuntimeIDError
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo, for_manifest
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
     ANNOTATION_HASH,
@@ -29,15 +31,6 @@ from planner.objects import (
 )
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
-
-LABEL_PART_OF = "applyset.kubernetes.io/part-of"
-LABEL_APPLYSET_ID = "applyset.kubernetes.io/id"
-
-ANNOTATION_TOOLING = "applyset.kubernetes.io/tooling"
-ANNOTATION_CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
-ANNOTATION_ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
-
-APPLYSET_PARENT_TYPE = "planner.dev/applyset"
 
 RuntimeKind = Literal["deployment", "job", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
@@ -127,13 +120,6 @@ def depends_on_annotation(plan: Plan, depends_on: Iterable[str], default_namespa
     return {ANNOTATION_DEPENDS_ON: depends_on_value(refs)} if refs else {}
 
 
-def applyset_id(plan: str, namespace: str) -> str:
-    """KEP-3659 id of the plan's parent Secret `<plan>` in `namespace` (the core group is empty)."""
-    digest = hashlib.sha256(f"{plan}.{namespace}.{SECRET.kind}.{SECRET.group}".encode()).digest()
-    encoded = base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
-    return f"applyset-{encoded}-v1"
-
-
 @dataclass(frozen=True, kw_only=True)
 class Stamp:
     """The identity every top-level object of one plan carries: ApplySet membership and the plan name."""
@@ -219,29 +205,3 @@ class RuntimeID:
 
 def _reject(text: str, problem: str) -> NoReturn:
     raise RuntimeIDError(f"malformed runtime ID {text!r}: {problem}; expected {RUNTIME_ID_FORM}")
-
-
-def parent_secret(plan: Plan, default_namespace: str, manifests: Sequence[Mapping[str, Any]]) -> Manifest:
-    """The skeleton of the plan's ApplySet parent Secret `<plan>` (DESIGN §3), listing the group-kinds
-    and the other namespaces of `manifests`. Its `data` (the run-key record) is the applier's to fill."""
-    namespace = plan_namespace(plan, default_namespace)
-    group_kinds = sorted({for_manifest(m).group_kind for m in manifests})
-    others = sorted({str(m["metadata"]["namespace"]) for m in manifests} - {namespace})
-    annotations = {
-        ANNOTATION_TOOLING: f"planner/{__version__}",
-        ANNOTATION_CONTAINS_GROUP_KINDS: ",".join(group_kinds),
-        ANNOTATION_PLAN: plan.name,
-    }
-    if others:
-        annotations[ANNOTATION_ADDITIONAL_NAMESPACES] = ",".join(others)
-    return {
-        "apiVersion": SECRET.api_version,
-        "kind": SECRET.kind,
-        "metadata": {
-            "name": plan.name,
-            "namespace": namespace,
-            "labels": {LABEL_APPLYSET_ID: applyset_id(plan.name, namespace)},
-            "annotations": annotations,
-        },
-        "type": APPLYSET_PARENT_TYPE,
-    }

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from planner.applyset import ParentRecord
 from planner.errors import OwnershipError
-from planner.graph import ParentRecord
 from planner.kube.client import KubeClient
 from planner.objects import ObjectRef
 from planner.slim.cluster import ClusterHandle

@@ -10,10 +10,11 @@ import threading
 
 import pytest
 
+from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, PlannerError
 from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
 from planner.execute import ExecutionResult, PollingStatusSource, Until, execute
-from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, TaskAction
+from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness, ReadinessContext
 from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus

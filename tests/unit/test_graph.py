@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from planner.applyset import ParentRecord
 from planner.diff import Action, Change, ChangeSet, Transition
-from planner.graph import GraphError, ParentRecord, parse_depends_on, solve
+from planner.graph import GraphError, parse_depends_on, solve
 from planner.objects import ObjectRef
 
 Manifest = dict[str, Any]
