@@ -401,7 +401,7 @@ def execute(
     status: StatusSource,
     sink: EventSink,
     parallelism: int = 16,
-    default_timeout: float | None,
+    default_timeout: float | None = None,
     no_wait: bool = False,
     clock: Clock,
 ) -> ExecutionResult:

@@ -88,7 +88,7 @@ class GraphError(PlannerError):
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One step on one object. `manifest` is what `create`/`apply` writes; `parent` is set on the
-    `parent` task; `timeout` (seconds) is the plan's per-object timeout, for waits."""
+    `parent` task; `timeout` (seconds) is how long a wait may take (None: no limit)."""
 
     id: str
     action: TaskAction
@@ -290,10 +290,18 @@ class _Handles:
 
 
 class _Builder:
-    def __init__(self, changeset: ChangeSet, *, wait: bool, timeouts: Mapping[str, float]) -> None:
+    def __init__(
+        self,
+        changeset: ChangeSet,
+        *,
+        wait: bool,
+        timeouts: Mapping[str, float],
+        default_timeout: float | None,
+    ) -> None:
         self.changeset = changeset
         self.wait = wait
         self.timeouts = timeouts
+        self.default_timeout = default_timeout
         self.changes = _normalized(changeset.changes)
         self.graph: nx.DiGraph = nx.DiGraph()
         self.nodes: dict[str, _Node] = {}
@@ -314,7 +322,8 @@ class _Builder:
             self.graph.add_edge(before, after)
 
     def timeout_of(self, change: Change | None) -> float | None:
-        return self.timeouts.get(change.owner) if change is not None and change.owner else None
+        owner = change.owner if change is not None else None
+        return self.timeouts.get(owner, self.default_timeout) if owner else self.default_timeout
 
     def build(self) -> ExecutionPlan:
         active = {ref: c for ref, c in self.changes.items() if c.action != "noop"}
@@ -494,8 +503,13 @@ class _Builder:
 
 
 def solve(
-    changes: ChangeSet, *, wait: bool = True, timeouts: Mapping[str, float] | None = None
+    changes: ChangeSet,
+    *,
+    wait: bool = True,
+    timeouts: Mapping[str, float] | None = None,
+    default_timeout: float | None = None,
 ) -> ExecutionPlan:
     """Order a ChangeSet into tasks. `wait=False` leaves out the wait-ready tasks nothing depends on;
-    `timeouts` maps a workload or sandbox name (a Change's `owner`) to its plan `timeout` in seconds."""
-    return _Builder(changes, wait=wait, timeouts=timeouts or {}).build()
+    `timeouts` maps a workload or sandbox name (a Change's `owner`) to its plan `timeout` in seconds,
+    and every other wait gets `default_timeout` (None: no limit)."""
+    return _Builder(changes, wait=wait, timeouts=timeouts or {}, default_timeout=default_timeout).build()

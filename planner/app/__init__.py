@@ -7,21 +7,21 @@ plan, parent scope tightening), `workloads` (lifecycle operations, logs, inspect
 """
 
 from planner.app.applying import (
-    DEFAULT_APPLY_TIMEOUT,
     AppliedPlan,
     ApplyOptions,
     apply,
     apply_saved,
-    plan_timeouts,
     remaining_scope,
     tighten_if_wider,
     wait_scopes,
 )
 from planner.app.planning import (
+    DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
     PlanOptions,
     RenderedPlan,
     check_not_empty,
+    execution_plan,
     plan,
     plan_rendered,
     render_loaded,
@@ -67,6 +67,7 @@ __all__ = [
     "apply_saved",
     "check_not_empty",
     "delete_workload",
+    "execution_plan",
     "follow",
     "inspect_workload",
     "monitor",
@@ -74,7 +75,6 @@ __all__ = [
     "plan",
     "plan_rendered",
     "plan_runtime_ids",
-    "plan_timeouts",
     "remaining_scope",
     "render_loaded",
     "render_plans",

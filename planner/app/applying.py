@@ -10,22 +10,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.app.planning import PlannedChanges, PlanOptions, plan, plan_rendered, render_loaded
+from planner.app.planning import (
+    DEFAULT_APPLY_TIMEOUT,
+    PlannedChanges,
+    PlanOptions,
+    execution_plan,
+    plan,
+    plan_rendered,
+    render_loaded,
+)
 from planner.app.target import Target
 from planner.applyset import Scope, narrowed, parent_ref
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
-from planner.graph import ExecutionPlan, solve
+from planner.graph import ExecutionPlan
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.objects import ref_of
-from planner.plan import LoadResult, Plan, load_plans
+from planner.plan import LoadResult, load_plans
 from planner.savedplan import closure_digest, moved_objects, read_saved_plans
 from planner.status import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
-
-DEFAULT_APPLY_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,12 +49,6 @@ class AppliedPlan:
     planned: PlannedChanges
     execution: ExecutionPlan
     result: ExecutionResult
-
-
-def plan_timeouts(plan: Plan) -> dict[str, float]:
-    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
-    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
-    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
 
 
 def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
@@ -157,9 +157,7 @@ class _Run:
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
         no_wait = self.options.no_wait
-        executions = [
-            solve(p.changeset, wait=not no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
-        ]
+        executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()
         scopes = wait_scopes(executions, no_wait=no_wait)
         status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
@@ -173,7 +171,6 @@ class _Run:
                     status=status,
                     sink=self.sink,
                     parallelism=self.options.parallelism,
-                    default_timeout=self.options.timeout,
                     no_wait=no_wait,
                     clock=self.clock,
                 )

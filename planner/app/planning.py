@@ -23,6 +23,8 @@ from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
 from planner.savedplan import saved_plan
 
+DEFAULT_APPLY_TIMEOUT = 300.0
+
 
 @dataclass(frozen=True)
 class RenderedPlan:
@@ -88,7 +90,8 @@ class PlannedChanges:
 
     @property
     def execution(self) -> ExecutionPlan:
-        return solve(self.changeset)
+        """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
+        return execution_plan(self)
 
     def saved(self, options: PlanOptions) -> dict[str, Any]:
         return saved_plan(
@@ -98,6 +101,22 @@ class PlannedChanges:
             live=self.live,
             options=options.recorded(),
         )
+
+
+def plan_timeouts(plan: Plan) -> dict[str, float]:
+    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
+    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
+    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
+
+
+def execution_plan(
+    planned: PlannedChanges, *, wait: bool = True, timeout: float | None = DEFAULT_APPLY_TIMEOUT
+) -> ExecutionPlan:
+    """The tasks `apply` runs for one planned plan, each wait with its workload's or sandbox's own
+    `timeout`, else `timeout` (None: no limit); `wait=False` (`--no-wait`) leaves out the wait-ready
+    tasks nothing depends on. `plan --graph` prints the same list, with apply's defaults."""
+    timeouts = plan_timeouts(planned.rendered.plan)
+    return solve(planned.changeset, wait=wait, timeouts=timeouts, default_timeout=timeout)
 
 
 def plan(
