@@ -164,7 +164,7 @@ class _Finished:
     written: Manifest | None = None
 
 
-class _Run:
+class _Execution:
     def __init__(
         self,
         plan: ExecutionPlan,
@@ -406,7 +406,7 @@ def execute(
     clock: Clock,
 ) -> ExecutionResult:
     """Run every task of `plan`; see the module docstring for the rules."""
-    return _Run(
+    return _Execution(
         plan,
         writer=writer,
         status=status,

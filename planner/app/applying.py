@@ -30,7 +30,7 @@ from planner.kube.informer import Informers
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
 from planner.savedplan import closure_digest, moved_objects, read_saved_plans
-from planner.status import CacheStatusSource
+from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 
 
@@ -71,19 +71,18 @@ def apply(
     options: ApplyOptions,
     sink: EventSink,
     clock: Clock | None = None,
-    client: KubeClient | None = None,
     informers: Informers | None = None,
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
     (one per kind). Events go to `sink`; the results say what converged. Informers passed in stay the
     caller's to stop (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     loaded = load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
-    client = client or target.client()
+    client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
     # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
     probe = options.plan.adopt
     planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
-    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    run = _Applier(client=client, options=options, sink=sink, clock=clock, informers=informers)
     return loaded, run.execute_all(planned)
 
 
@@ -94,7 +93,6 @@ def apply_saved(
     options: ApplyOptions,
     sink: EventSink,
     clock: Clock | None = None,
-    client: KubeClient | None = None,
     informers: Informers | None = None,
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Apply exactly the changes of a saved plan (`plan --out`), after DESIGN §4's checks.
@@ -104,25 +102,23 @@ def apply_saved(
     different closure (PlanFilesChangedError) or any object moved (StalePlanError, naming each), and
     only then executed. `options.plan` is ignored: the saved plan carries its own."""
     documents = read_saved_plans(path)
-    client = client or target.client()
+    client = target.client
     checked: list[PlannedChanges] = []
     loaded: LoadResult | None = None
     for document in documents:
-        loaded, fresh = _replanned(document, target=target, client=client)
+        loaded, fresh = _replanned(document, target=target)
         checked.append(fresh)
     if loaded is None:
         raise UsageError(f"{path}: the saved plan holds no plans")
-    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    run = _Applier(client=client, options=options, sink=sink, clock=clock, informers=informers)
     return loaded, run.execute_all(checked)
 
 
-def _replanned(
-    document: dict[str, Any], *, target: Target, client: KubeClient
-) -> tuple[LoadResult, PlannedChanges]:
+def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
     files = [str(f) for f in document["files"]]
     options = PlanOptions.from_recorded(document.get("options") or {})
-    here = dataclasses.replace(target, namespace=str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options, client=client)
+    here = target.in_namespace(str(document["namespace"]))
+    loaded, results = plan(files, target=here, options=options)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     if fresh is None or closure_digest(fresh.rendered.manifests) != document["closure_digest"]:
         raise PlanFilesChangedError(
@@ -137,7 +133,7 @@ def _replanned(
     return loaded, fresh
 
 
-class _Run:
+class _Applier:
     """One apply's execution of planned changes: shared informers, status source and writer; after a
     plan converges completely, its parent is tightened to what remains."""
 

@@ -16,12 +16,11 @@ from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import for_manifest
 from planner.kube.client import KubeClient
-from planner.kube.config import default_namespace
 from planner.live import LiveState, read_live
 from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
-from planner.savedplan import saved_plan
+from planner.savedplan import saved_plan, write_saved_plans
 
 DEFAULT_APPLY_TIMEOUT = 300.0
 
@@ -46,13 +45,10 @@ def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedP
     ]
 
 
-def render_plans(
-    paths: Sequence[str | Path], *, namespace: str | None, kubeconfig: str | None, context: str | None
-) -> tuple[LoadResult, list[RenderedPlan]]:
+def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
     """Load plans and render each against the runtime's default namespace (DESIGN §3)."""
     loaded = load_plans(paths)
-    fallback = default_namespace(namespace=namespace, kubeconfig=kubeconfig, context=context)
-    return loaded, render_loaded(loaded, fallback)
+    return loaded, render_loaded(loaded, target.default_namespace())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,15 +120,16 @@ def plan(
     *,
     target: Target,
     options: PlanOptions,
-    client: KubeClient | None = None,
     probe_foreign: bool = True,
 ) -> tuple[LoadResult, list[PlannedChanges]]:
     """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
-    loaded, rendered = render_plans(
-        paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
-    )
-    client = client or target.client()
-    return loaded, plan_rendered(rendered, client=client, options=options, probe_foreign=probe_foreign)
+    loaded, rendered = render_plans(paths, target=target)
+    return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
+
+
+def save_plans(path: Path, planned: Sequence[PlannedChanges], options: PlanOptions) -> None:
+    """`plan --out`: one saved-plan file for every plan of the run."""
+    write_saved_plans(path, [each.saved(options) for each in planned])
 
 
 def plan_rendered(

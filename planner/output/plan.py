@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -20,6 +20,7 @@ from rich.markup import escape
 from planner.diff import Change, ChangeSet, FieldChange
 from planner.kinds import SECRET
 from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
+from planner.output.lines import now_rfc3339
 from planner.output.masking import MASK
 
 ACTIONS: dict[str, list[str]] = {
@@ -127,7 +128,7 @@ def _runtime_id(change: Change) -> str | None:
 
 def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> list[dict[str, Any]]:
     """The JSON-lines records: one `Planned` per shown change, then one `Summary` (DESIGN §5)."""
-    time = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time = now_rfc3339(now)
     records: list[dict[str, Any]] = []
     for change in shown(changeset):
         record: dict[str, Any] = {"time": time, "type": "Planned"}

@@ -18,7 +18,7 @@ from planner.kube.informer import EventType, Informer, InformerOptions, Informer
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
-from planner.status import CacheStatusSource
+from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
