@@ -63,6 +63,3 @@ class ChangeSet:
     @property
     def has_changes(self) -> bool:
         return any(change.action != "noop" for change in self.changes)
-
-    def change_for(self, ref: ObjectRef) -> Change | None:
-        return next((change for change in self.changes if change.ref == ref), None)

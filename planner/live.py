@@ -5,6 +5,9 @@ Reading is cheap by construction: the ApplySet's parent Secret is read once; the
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
 exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
 no-op plan costs O(kinds × namespaces) requests, never O(objects).
+
+`read_parents` lists the ApplySet parents planner wrote in some namespaces, for the monitor's record of
+the Jobs that ran.
 """
 
 from __future__ import annotations

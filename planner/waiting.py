@@ -1,13 +1,12 @@
-"""The executor's StatusSource for a real cluster: readiness rules over the informer caches, woken by
-watch events rather than polled.
+"""Waiting until an object is ready or gone: the executor's StatusSource for a real cluster, the
+readiness rules over the informer caches, woken by watch events rather than polled.
 
-`execute.PollingStatusSource` re-reads the cache every interval, so each wait on the critical path
-costs up to one interval after the object is really ready (0.5 s by default, on every link of a
-dependency chain). Here a wait sleeps on the informer's condition variable, so it re-judges the object
-the moment a watch event changes it, and at least every `recheck` seconds for the verdicts that depend
-on time alone (a Pod unschedulable for 15 s). Measured on the embedded cluster, from a write to the
-wait's return: 2 ms median (40 ms worst of 12) here, against 200 ms median (490 ms worst) polling the
-same cache every 0.5 s.
+A wait sleeps on the informer's condition variable, so it re-judges the object the moment a watch event
+changes it, and at least every `recheck` seconds for the verdicts that depend on time alone (a Pod
+unschedulable for 15 s). Polling the cache instead would cost each wait on the critical path up to one
+interval after the object is really ready, on every link of a dependency chain. Measured on the
+embedded cluster, from a write to the wait's return: 2 ms median (40 ms worst of 12) here, against
+200 ms median (490 ms worst) polling the same cache every 0.5 s.
 
 Every event on the awaited object is judged as it arrives (a subscription for the wait's duration), so
 a state shorter than a wake-up still counts: a Job that completes and is deleted by a short TTL at once

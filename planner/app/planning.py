@@ -1,6 +1,8 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
-namespace, read its live objects and diff them (optionally checked by a server-side dry run). Writes
-nothing; `apply` and `status` build on the loaded and rendered plans from here."""
+namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
+the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
+cluster (`plan --out` writes its saved plan); `apply` and `status` build on the loaded, rendered and
+planned plans from here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seed's lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
+"""The lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
 
 Each operation writes only what it changes, as field manager `planner-lifecycle` (DESIGN §3): a
 Deployment's replicas through its `/scale` subresource, a sandbox's state annotation on its workspace
@@ -7,7 +7,7 @@ touched, so the plan's own fields stay with `planner` and the next `plan` shows 
 command changed (a stopped Deployment whose plan declares replicas, a paused sandbox whose plan says
 running: drift that the next apply restores).
 
-Seed semantics, per kind:
+What each does, per kind:
 
 | op | deployment | job | sandbox |
 | --- | --- | --- | --- |
@@ -52,7 +52,7 @@ class Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Inspection:
-    """`inspect`'s answer. `ip_address` is the Service DNS name for a Deployment (the seed's IPAddress),
+    """`inspect`'s answer. `ip_address` is the Service DNS name for a Deployment (gobrave's IPAddress),
     the Pod IP otherwise; `pod` is the latest pod's name; the sandbox fields are None for workloads."""
 
     runtime_id: str
@@ -147,7 +147,7 @@ def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def resume(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Resume is start (seed 000); for a sandbox, recreate its Pod and mark it `running`."""
+    """Resume is start; for a sandbox, recreate its Pod and mark it `running`."""
     return start(client, runtime_id)
 
 
@@ -191,7 +191,7 @@ def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def pause(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Pause is stop (seed 000); for a sandbox: mark `paused`, delete the Pod, keep both PVCs."""
+    """Pause is stop; for a sandbox: mark `paused`, delete the Pod, keep both PVCs."""
     return stop(client, runtime_id)
 
 
@@ -285,7 +285,7 @@ def logs(client: KubeClient, runtime_id: str | RuntimeID, options: LogOptions | 
 
 
 def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
-    """Seed 000's inspect, plus the sandbox's PVCs, generation and state."""
+    """Where a workload runs; for a sandbox also its PVCs, generation and state."""
     rid = parse(runtime_id)
     own = primary(client, rid)
     pod = latest_pod(client, rid)

@@ -1,12 +1,12 @@
-"""Kubernetes state → seed 000's lifecycle facts, per kind: pure functions over live objects.
+"""Kubernetes state → lifecycle facts, per kind: pure functions over live objects.
 
 Each function looks at a workload once and says what that look proves: whether it has started (and
 which object's uid the Started event names) and whether it has ended (Exited, Failed or Deleted, with
-the message the seed prescribes). It never says what to emit: `state.py` turns facts into transitions,
+the message gobrave's monitor gives). It never says what to emit: `state.py` turns facts into transitions,
 so the same look can be taken any number of times (every watch event, the snapshot after registering,
 a restart) and each transition is still reported once.
 
-One deviation from the seed's table (issue 9): a Job fails on its `Failed` condition, not on
+Where this departs from gobrave's table: a Job fails on its `Failed` condition, not on
 `status.failed > 0`, because a Job whose pod failed once is still retrying until its backoffLimit; the
 condition is what the Job controller sets when it gives up.
 

@@ -1,11 +1,12 @@
-"""The monitor: turns the informer caches' changes into seed 000's lifecycle events, per runtime ID.
+"""The monitor: turns the informer caches' changes into lifecycle events (ContainerStarted, …), per
+runtime ID.
 
 One subscription per kind serves every runtime ID (never a connection per workload): the monitor keeps
 its own index from `kind|namespace|name` to the runtime IDs that object matters to, and on each change
 re-reads those workloads from the local cache and shows them to their state machines. Registration
 (`mark_if_not_monitoring`) is idempotent and is followed at once by a snapshot check against the synced
 cache, so a transition that happened before registering is still reported. A terminal event removes the
-runtime ID's subscription and unmarks it, as the seed's monitor does; start and resume register again.
+runtime ID's subscription and unmarks it, as gobrave's monitor does; start and resume register again.
 
 Delivery is at-least-once with stable ids: a monitor started afresh re-reports, from its snapshot, the
 transitions each workload has reached, with the same `event_id`s. The monitor only reads: it writes
@@ -82,7 +83,7 @@ class Caches(Protocol):
 
 
 def subscription_key(kind: KindInfo, namespace: str, name: str) -> str:
-    """`Kind|namespace|name`, the seed's subscription key."""
+    """`Kind|namespace|name`, the subscription key."""
     return f"{kind.kind}|{namespace}|{name}"
 
 

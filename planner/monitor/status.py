@@ -1,4 +1,4 @@
-"""`planner status`: one row per runtime ID with the pod fidelity of seed 002, computed purely.
+"""`planner status`: one row per runtime ID with its newest pod as kubectl shows it, computed purely.
 
 The row's pod columns are what `kubectl get pods` shows for the workload's newest pod (label
 `gobrave-workload=<name>`): READY as ready/total containers, RESTARTS summed over containers, and STATUS

@@ -2,8 +2,8 @@
 monitor's lifecycle events.
 
 Each prints DESIGN §5 JSON lines with `-o json` (one object per line, a stable interface) or one line of
-text per event. Events arrive from several threads (the executor's pool, the informers), so every
-printer writes whole lines under a lock: lines never interleave.
+text per event. `apply --watch` sends both kinds to one printer, the monitor's from the informers'
+threads, so every printer writes whole lines under a lock: lines never interleave.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from planner.render.identity import (
     plan_namespace,
     run_key,
     sandbox_runtime_id,
-    seed_labels,
+    workload_labels,
     workload_namespace,
     workload_runtime_id,
 )
@@ -43,7 +43,7 @@ __all__ = [
     "render",
     "run_key",
     "sandbox_runtime_id",
-    "seed_labels",
+    "workload_labels",
     "workload_namespace",
     "workload_runtime_id",
 ]

@@ -71,8 +71,9 @@ def run_key(job: Mapping[str, Any]) -> str:
     return _sha256_hex(canonical_json(keyed))
 
 
-def seed_labels(name: str) -> dict[str, str]:
-    """The seed-000 labels, also the selectors (DESIGN §3): never user labels, selectors are immutable."""
+def workload_labels(name: str) -> dict[str, str]:
+    """`app` and `gobrave-workload`, also the selectors (DESIGN §3): never user labels, selectors are
+    immutable."""
     return {LABEL_APP: name, LABEL_WORKLOAD: name}
 
 
@@ -82,7 +83,7 @@ def plan_namespace(plan: Plan, default_namespace: str) -> str:
 
 
 def workload_namespace(plan: Plan, workload: Workload, default_namespace: str) -> str:
-    """Seed 000's priority: the workload's runtimeNamespace, else the plan's namespace, else the default."""
+    """The workload's runtimeNamespace, else the plan's namespace, else the default (DESIGN §3)."""
     return workload.runtime_namespace or plan_namespace(plan, default_namespace)
 
 
@@ -170,7 +171,7 @@ def _is_dns_label(text: str) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class RuntimeID:
-    """A workload's or sandbox's runtime ID, `<runtime>-<namespace>|<kind>|<name>` (seed 000)."""
+    """A workload's or sandbox's runtime ID, `<runtime>-<namespace>|<kind>|<name>`, as gobrave spells it."""
 
     runtime: Runtime
     namespace: str

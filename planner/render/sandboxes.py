@@ -1,4 +1,4 @@
-"""Sandboxes (seed 003): two Block-mode PVCs, an optional env Secret and, while running, a Kata Pod.
+"""Sandboxes: two Block-mode PVCs, an optional env Secret and, while running, a Kata Pod.
 
 The workspace PVC is the part of a sandbox that survives pause and rebase, so it carries the sandbox's
 state and its rendered Pod: `resume` can recreate the Pod from the cluster alone. The rootfs PVC is
@@ -26,7 +26,7 @@ from planner.render.identity import (
     depends_on_annotation,
     plan_namespace,
     sandbox_runtime_id,
-    seed_labels,
+    workload_labels,
 )
 from planner.render.pods import Fields, env_list, present, resources
 
@@ -103,7 +103,7 @@ class SandboxRenderer:
         self, sandbox: Sandbox, name: str, claim: Claim, *, clone_of: str | None, annotations: Fields
     ) -> Manifest:
         metadata = self.stamp.metadata(
-            name=name, namespace=self.namespace, labels=seed_labels(sandbox.name), annotations=annotations
+            name=name, namespace=self.namespace, labels=workload_labels(sandbox.name), annotations=annotations
         )
         return {
             "apiVersion": PERSISTENT_VOLUME_CLAIM.api_version,
@@ -135,7 +135,7 @@ class SandboxRenderer:
         metadata = self.stamp.metadata(
             name=sandbox.name,
             namespace=self.namespace,
-            labels=seed_labels(sandbox.name),
+            labels=workload_labels(sandbox.name),
             annotations={**self.identity(sandbox), **self.dependencies(sandbox)},
         )
         claims = {
