@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from planner.kinds import SECRET
 from planner.kube.quantity import parse_quantity
 from planner.objects import metadata_of
 
@@ -128,7 +129,7 @@ def with_server_forms(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest as a server stores it where planner might write another form: a Secret's
     `stringData` is base64-encoded into `data`."""
     result = dict(manifest)
-    if manifest.get("kind") == "Secret" and manifest.get("stringData"):
+    if manifest.get("kind") == SECRET.kind and manifest.get("stringData"):
         encoded = {
             k: base64.b64encode(str(v).encode()).decode("ascii") for k, v in manifest["stringData"].items()
         }

@@ -65,6 +65,7 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    namespace_manifest,
     owner_of,
     ref_of,
 )
@@ -408,9 +409,9 @@ def _missing_namespaces(desired: Sequence[Manifest], live: LiveState) -> list[Ch
     missing = sorted(used - live.namespaces - declared_namespaces)
     return [
         Change(
-            ref=ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name),
+            ref=ObjectRef.of(NAMESPACE, name),
             action="create",
-            desired={"apiVersion": NAMESPACE.api_version, "kind": NAMESPACE.kind, "metadata": {"name": name}},
+            desired=namespace_manifest(name),
             live=None,
             reason="namespace does not exist",
         )

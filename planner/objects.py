@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planner.kinds import KindInfo, by_kind
+from planner.kinds import NAMESPACE, KindInfo, by_kind
 
 Manifest = dict[str, Any]
 
@@ -119,6 +119,10 @@ def newest(objects: Iterable[Manifest]) -> Manifest | None:
         ),
         default=None,
     )
+
+
+def namespace_manifest(name: str) -> Manifest:
+    return {"apiVersion": NAMESPACE.api_version, "kind": NAMESPACE.kind, "metadata": {"name": name}}
 
 
 def canonical_json(value: Any) -> str:

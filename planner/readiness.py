@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.objects import Manifest, metadata_of
 
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
@@ -201,10 +202,10 @@ def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
 
 
 RULES: dict[str, Rule] = {
-    "Deployment": deployment,
-    "Job": job,
-    "Pod": pod,
-    "PersistentVolumeClaim": persistent_volume_claim,
+    DEPLOYMENT.kind: deployment,
+    JOB.kind: job,
+    POD.kind: pod,
+    PERSISTENT_VOLUME_CLAIM.kind: persistent_volume_claim,
 }
 
 

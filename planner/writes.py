@@ -68,6 +68,7 @@ from planner.objects import (
     ObjectRef,
     annotations_of,
     metadata_of,
+    namespace_manifest,
     ref_of,
 )
 
@@ -168,7 +169,7 @@ class KubeWriter:
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
             return existing
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        body = namespace_manifest(name)
         try:
             return self.client.request(
                 "POST",

@@ -16,7 +16,7 @@ from planner.app.target import Target
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import for_manifest
+from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.objects import FIELD_MANAGER, Manifest
@@ -173,7 +173,7 @@ def plan_rendered(
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:
     """Refuse a plan that declares nothing (Namespaces aside) while its ApplySet still has members:
     applying it would prune them all, which is almost never what an emptied plan file meant."""
-    declares = any(m.get("kind") != "Namespace" for m in rendered.manifests)
+    declares = any(m.get("kind") != NAMESPACE.kind for m in rendered.manifests)
     if declares or not live.members:
         return
     raise EmptyPlanError(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
 from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
@@ -244,7 +245,7 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
 
 # --- Managed workloads (restart recovery) ----------------------------------------------------------
 
-_RUNTIME_KIND_OF = {"Deployment": "deployment", "Job": "job", "PersistentVolumeClaim": "sandbox"}
+_RUNTIME_KIND_OF = {DEPLOYMENT.kind: "deployment", JOB.kind: "job", PERSISTENT_VOLUME_CLAIM.kind: "sandbox"}
 
 
 def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> RuntimeID | None:
