@@ -31,6 +31,7 @@ from kubernetes.config.kube_config import new_client_from_config
 
 from planner.errors import ApiError, NoClusterError, PlannerError, api_error
 from planner.kube.config import kubeconfig_path
+from planner.objects import metadata_of
 
 Json = dict[str, Any]
 RETRIABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -164,7 +165,7 @@ class KubeClient:
         dry_run: bool = False,
     ) -> Json:
         """PATCH `application/apply-patch+yaml` (a JSON body is valid YAML): create or update `manifest`."""
-        metadata = manifest.get("metadata", {})
+        metadata = metadata_of(manifest)
         query = {"fieldManager": field_manager, "force": "true" if force else "false"}
         if dry_run:
             query["dryRun"] = "All"

@@ -27,7 +27,9 @@ from planner.objects import (
     LABEL_APP,
     LABEL_WORKLOAD,
     Manifest,
+    annotations_of,
     canonical_json,
+    metadata_of,
 )
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
@@ -43,8 +45,8 @@ def _sha256_hex(text: str) -> str:
 
 def content_hash(manifest: Mapping[str, Any]) -> str:
     """sha256 hex of the manifest's canonical JSON, its own `planner.dev/hash` annotation left out."""
-    metadata = dict(manifest.get("metadata", {}))
-    annotations = {k: v for k, v in metadata.get("annotations", {}).items() if k != ANNOTATION_HASH}
+    metadata = dict(metadata_of(manifest))
+    annotations = {k: v for k, v in annotations_of(manifest).items() if k != ANNOTATION_HASH}
     if annotations:
         metadata["annotations"] = annotations
     else:
@@ -55,7 +57,7 @@ def content_hash(manifest: Mapping[str, Any]) -> str:
 def with_hash(manifest: Manifest) -> Manifest:
     """The manifest with its `planner.dev/hash` annotation set (a new dict; the input is not changed)."""
     metadata = dict(manifest["metadata"])
-    metadata["annotations"] = {**metadata.get("annotations", {}), ANNOTATION_HASH: content_hash(manifest)}
+    metadata["annotations"] = {**annotations_of(manifest), ANNOTATION_HASH: content_hash(manifest)}
     return {**manifest, "metadata": metadata}
 
 
