@@ -87,13 +87,7 @@ def apply(
 
 
 def apply_saved(
-    path: Path,
-    *,
-    target: Target,
-    options: ApplyOptions,
-    sink: EventSink,
-    clock: Clock | None = None,
-    informers: Informers | None = None,
+    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Apply exactly the changes of a saved plan (`plan --out`), after DESIGN §4's checks.
 
@@ -110,7 +104,7 @@ def apply_saved(
         checked.append(fresh)
     if loaded is None:
         raise UsageError(f"{path}: the saved plan holds no plans")
-    run = _Applier(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    run = _Applier(client=client, options=options, sink=sink, clock=None, informers=None)
     return loaded, run.execute_all(checked)
 
 
