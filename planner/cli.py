@@ -20,7 +20,7 @@ from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.output.events import ApplyPrinter, MonitorPrinter
 from planner.output.manifests import to_json, to_yaml
-from planner.output.plan import to_json_lines, to_markdown, to_text
+from planner.output.plan import formatted
 from planner.output.validation import print_validated, print_warnings
 from planner.output.workloads import print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
@@ -184,13 +184,7 @@ def plan_command(
     loaded, results = app.plan(plans, target=target, options=options)
     print_warnings(loaded.warnings)
     for result in results:
-        changeset = result.changeset
-        if output == "json":
-            click.echo(to_json_lines(changeset), nl=False)
-        elif output == "markdown":
-            click.echo(to_markdown(changeset), nl=False)
-        else:
-            click.echo(to_text(changeset, colour=sys.stdout.isatty()), nl=False)
+        click.echo(formatted(result.changeset, output, colour=sys.stdout.isatty()), nl=False)
         if graph:
             click.echo(result.execution.as_text(), nl=False)
     if out is not None:

@@ -184,3 +184,13 @@ def to_markdown(changeset: ChangeSet) -> str:
             lines += [f"    {_field_line(change, field)}" for field in change.fields]
         lines += ["```", "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def formatted(changeset: ChangeSet, output: str, *, colour: bool = False) -> str:
+    """The ChangeSet in the `-o` format `plan` was given: `text` (coloured when asked), `json` lines or
+    `markdown`."""
+    if output == "json":
+        return to_json_lines(changeset)
+    if output == "markdown":
+        return to_markdown(changeset)
+    return to_text(changeset, colour=colour)
