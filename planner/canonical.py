@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from planner.kinds import SECRET
 from planner.kube.quantity import parse_quantity
+from planner.objects import metadata_of
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def with_server_forms(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest as a server stores it where planner might write another form: a Secret's
     `stringData` is base64-encoded into `data`."""
     result = dict(manifest)
-    if manifest.get("kind") == "Secret" and manifest.get("stringData"):
+    if manifest.get("kind") == SECRET.kind and manifest.get("stringData"):
         encoded = {
             k: base64.b64encode(str(v).encode()).decode("ascii") for k, v in manifest["stringData"].items()
         }
@@ -337,7 +339,7 @@ class ManagedEntry:
 
 def managed_entries(live: Mapping[str, Any]) -> list[ManagedEntry]:
     """The live object's managedFields entries in FieldsV1 format."""
-    entries = (live.get("metadata") or {}).get("managedFields") or []
+    entries = metadata_of(live).get("managedFields") or []
     return [
         ManagedEntry(
             manager=str(e.get("manager", "")),

@@ -2,20 +2,16 @@
 reads (`graph.solve` orders them, `plan` prints them, a saved plan records them).
 
 They live below `diff` so the modules that refine a diff's result (sandbox transitions, data-loss
-checks) can name them without importing the diff itself; `planner.diff` re-exports them. The readers at
-the bottom find planner's own identity annotations on a rendered or live object.
+checks) can name them without importing the diff itself; `planner.diff` re-exports them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.live import ObjectRef
-from planner.render.identity import ANNOTATION_RUNTIME_ID
+from planner.objects import Manifest, ObjectRef
 
-Manifest = dict[str, Any]
 Action = Literal["create", "update", "replace", "delete", "noop"]
 Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]
 
@@ -67,29 +63,3 @@ class ChangeSet:
     @property
     def has_changes(self) -> bool:
         return any(change.action != "noop" for change in self.changes)
-
-    def change_for(self, ref: ObjectRef) -> Change | None:
-        return next((change for change in self.changes if change.ref == ref), None)
-
-
-# --- reading planner's identity on an object ---
-
-
-def annotations_of(manifest: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return ((manifest or {}).get("metadata") or {}).get("annotations") or {}
-
-
-def _runtime_parts(manifest: Mapping[str, Any] | None) -> list[str]:
-    return str(annotations_of(manifest).get(ANNOTATION_RUNTIME_ID, "")).split("|")
-
-
-def owner_of(manifest: Mapping[str, Any] | None) -> str | None:
-    """The workload or sandbox name from the runtime-ID annotation (`k8s-shop|deployment|api` → api)."""
-    parts = _runtime_parts(manifest)
-    return parts[2] if len(parts) == 3 and parts[2] else None
-
-
-def sandbox_of(manifest: Mapping[str, Any] | None) -> str | None:
-    """The sandbox an object belongs to (runtime ID `…|sandbox|<name>`), None for anything else."""
-    parts = _runtime_parts(manifest)
-    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None

@@ -6,48 +6,42 @@ Exit codes are a contract (DESIGN §5): 0 success, 1 any error (usage errors too
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
 from planner import __version__, app
-from planner.errors import Diagnostic, PlanError, PlannerError, UsageError
+from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
-from planner.monitor import lifecycle
-from planner.output.events import ApplyPrinter, MonitorPrinter, now_rfc3339, print_outcome, print_status
+from planner.output.events import ApplyPrinter, MonitorPrinter
 from planner.output.manifests import to_json, to_yaml
-from planner.output.plan import to_json_lines, to_markdown, to_text
+from planner.output.plan import formatted
+from planner.output.validation import print_validated, print_warnings
+from planner.output.workloads import print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
-from planner.savedplan import is_saved_plan, write_saved_plans
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def _cluster_options(command: F) -> F:
-    """`-n/--namespace`, `--kubeconfig`, `--context`, as kubectl spells them."""
-    command = click.option("--context", help="Kubeconfig context to use (default: the current context).")(
-        command
-    )
-    command = click.option(
-        "--kubeconfig",
-        type=click.Path(dir_okay=False),
-        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
-    )(command)
-    return click.option(
-        "-n",
-        "--namespace",
-        help="Default namespace for objects whose plan names none (default: the context's, else `default`).",
-    )(command)
-
-
+_namespace_option = click.option(
+    "-n",
+    "--namespace",
+    help="Default namespace for objects whose plan names none (default: the context's, else `default`).",
+)
+_kubeconfig_option = click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+)
+_context_option = click.option("--context", help="Kubeconfig context to use (default: the current context).")
 _qps_option = click.option(
     "--qps",
     type=click.FloatRange(min=1),
@@ -57,9 +51,27 @@ _qps_option = click.option(
 )
 
 
-def _target(*, namespace: str | None, kubeconfig: str | None, context: str | None, qps: float) -> app.Target:
-    options = ClientOptions(qps=qps, burst=int(2 * qps))
-    return app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context, options=options)
+def _cluster_options(*, namespace: bool = True) -> Callable[[F], F]:
+    """`-n/--namespace` (unless the command's runtime IDs name the namespace), `--kubeconfig` and
+    `--context`, as kubectl spells them, handed to the command as one `target: app.Target` (with the
+    rate limit of `--qps` when the command has that option too)."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_target(*args: Any, **kwargs: Any) -> Any:
+            qps: float | None = kwargs.pop("qps", None)
+            target = app.Target(
+                namespace=kwargs.pop("namespace", None),
+                kubeconfig=kwargs.pop("kubeconfig"),
+                context=kwargs.pop("context"),
+                options=None if qps is None else ClientOptions(qps=qps, burst=int(2 * qps)),
+            )
+            return command(*args, target=target, **kwargs)
+
+        decorated = _kubeconfig_option(_context_option(with_target))
+        return cast(F, _namespace_option(decorated) if namespace else decorated)
+
+    return decorate
 
 
 def _output_option(*choices: str) -> Callable[[F], F]:
@@ -75,11 +87,6 @@ def _output_option(*choices: str) -> Callable[[F], F]:
 
 def _plan_paths() -> Callable[[F], F]:
     return click.argument("plans", nargs=-1, required=True, type=click.Path(exists=True))
-
-
-def _print_warnings(warnings: Sequence[Diagnostic]) -> None:
-    for warning in warnings:
-        click.echo(str(warning), err=True)
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -101,42 +108,22 @@ def validate(plans: tuple[str, ...], output: str) -> None:
     Every problem is reported at once, one line each, as `file:LINE:COL: path: message`; exit 1 if any.
     """
     loaded = app.validate(plans)
-    _print_warnings(loaded.warnings)
-    for plan in loaded.plans:
-        counts = {
-            "workloads": len(plan.workloads),
-            "sandboxes": len(plan.sandboxes),
-            "warmPools": len(plan.warm_pools),
-            "configMaps": len(plan.config_maps),
-            "secrets": len(plan.secrets),
-        }
-        if output == "json":
-            record = {"time": now_rfc3339(), "type": "Validated", "file": plan.source.file, "plan": plan.name}
-            click.echo(json.dumps(record | counts | {"message": f"plan {plan.name} is valid"}))
-        else:
-            summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
-            click.echo(f"{plan.source.file}: plan {plan.name} is valid ({summary or 'empty'})")
+    print_warnings(loaded.warnings)
+    print_validated(loaded.plans, output)
 
 
 @cli.command()
 @_plan_paths()
 @_output_option("yaml", "json")
-@_cluster_options
+@_cluster_options()
 @click.option("--show-secrets", is_flag=True, help="Print Secret values and hashes instead of `***`.")
-def render(
-    plans: tuple[str, ...],
-    output: str,
-    namespace: str | None,
-    kubeconfig: str | None,
-    context: str | None,
-    show_secrets: bool,
-) -> None:
+def render(plans: tuple[str, ...], output: str, target: app.Target, show_secrets: bool) -> None:
     """Print the manifests the plans render to, without contacting a cluster.
 
     The output pipes into `kubectl apply -f -`. Secret values are masked unless --show-secrets.
     """
-    loaded, rendered = app.render_plans(plans, namespace=namespace, kubeconfig=kubeconfig, context=context)
-    _print_warnings(loaded.warnings)
+    loaded, rendered = app.render_plans(plans, target=target)
+    print_warnings(loaded.warnings)
     manifests = [manifest for each in rendered for manifest in each.manifests]
     printer = to_json if output == "json" else to_yaml
     click.echo(printer(manifests, show_secrets=show_secrets), nl=False)
@@ -148,7 +135,7 @@ _ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objec
 @cli.command("plan")
 @_plan_paths()
 @_output_option("text", "json", "markdown")
-@_cluster_options
+@_cluster_options()
 @click.option(
     "--detailed-exitcode", is_flag=True, help="Exit 2 when there are changes, 0 when none, 1 on error."
 )
@@ -172,9 +159,7 @@ _ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objec
 def plan_command(
     plans: tuple[str, ...],
     output: str,
-    namespace: str | None,
-    kubeconfig: str | None,
-    context: str | None,
+    target: app.Target,
     detailed_exitcode: bool,
     out: Path | None,
     allow_data_loss: bool,
@@ -183,14 +168,12 @@ def plan_command(
     graph: bool,
     allow_empty: bool,
     server_dry_run: bool,
-    qps: float,
 ) -> None:
     """Show what apply would change, and why, without changing anything.
 
     Reads the live objects of each plan (one LIST per kind and namespace) and diffs them against the
     rendered plan. Secret values and hashes are never shown.
     """
-    target = _target(namespace=namespace, kubeconfig=kubeconfig, context=context, qps=qps)
     options = app.PlanOptions(
         allow_data_loss=allow_data_loss,
         adopt=adopt,
@@ -199,19 +182,13 @@ def plan_command(
         allow_empty=allow_empty,
     )
     loaded, results = app.plan(plans, target=target, options=options)
-    _print_warnings(loaded.warnings)
+    print_warnings(loaded.warnings)
     for result in results:
-        changeset = result.changeset
-        if output == "json":
-            click.echo(to_json_lines(changeset), nl=False)
-        elif output == "markdown":
-            click.echo(to_markdown(changeset), nl=False)
-        else:
-            click.echo(to_text(changeset, colour=sys.stdout.isatty()), nl=False)
+        click.echo(formatted(result.changeset, output, colour=sys.stdout.isatty()), nl=False)
         if graph:
             click.echo(result.execution.as_text(), nl=False)
     if out is not None:
-        write_saved_plans(out, [result.saved(options) for result in results])
+        app.save_plans(out, results, options)
     if any(result.changeset.conflicts for result in results):
         sys.exit(1)
     if detailed_exitcode and any(result.changeset.has_changes for result in results):
@@ -230,7 +207,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @cli.command("apply")
 @_plan_paths()
 @_output_option("text", "json")
-@_cluster_options
+@_cluster_options()
 @click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
@@ -262,9 +239,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 def apply_command(
     plans: tuple[str, ...],
     output: str,
-    namespace: str | None,
-    kubeconfig: str | None,
-    context: str | None,
+    target: app.Target,
     allow_data_loss: bool,
     adopt: bool,
     rerun: tuple[str, ...],
@@ -272,7 +247,6 @@ def apply_command(
     timeout: float | None,
     no_wait: bool,
     allow_empty: bool,
-    qps: float,
     watch: bool,
     watch_timeout: float,
 ) -> None:
@@ -285,7 +259,6 @@ def apply_command(
     Exit 0 when everything converged, 1 when anything failed, was skipped or timed out, or a saved plan
     is stale; the summary names each failure and what it held back.
     """
-    target = _target(namespace=namespace, kubeconfig=kubeconfig, context=context, qps=qps)
     plan_options = app.PlanOptions(
         allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), allow_empty=allow_empty
     )
@@ -295,32 +268,14 @@ def apply_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
     )
+    following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
     printer = ApplyPrinter(output)
-    saved = [Path(p) for p in plans if is_saved_plan(Path(p))]
-    followed: app.MonitorResult | None = None
-    if saved:
-        if len(plans) > 1 or plan_options != app.PlanOptions() or namespace is not None:
-            raise UsageError(
-                "a saved plan is applied alone and carries its own options: drop the other plans and "
-                "-n, --allow-data-loss, --adopt, --rerun, --allow-empty"
-            )
-        if watch:
-            raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
-        loaded, applied = app.apply_saved(saved[0], target=target, options=options, sink=printer)
-    elif watch:
-        following = app.MonitorOptions(until_done=True, timeout=watch_timeout)
-        loaded, applied, followed = app.apply_and_watch(
-            plans, target=target, options=options, watch=following, sink=printer
-        )
-    else:
-        loaded, applied = app.apply(plans, target=target, options=options, sink=printer)
-    _print_warnings(loaded.warnings)
+    run = app.apply_plans(plans, target=target, options=options, watch=following, sink=printer)
+    print_warnings(run.loaded.warnings)
     if output != "json":
-        for each in applied:
+        for each in run.applied:
             printer.summary(each)
-    if not all(each.result.ok for each in applied):
-        sys.exit(1)
-    if watch and (followed is None or followed.failed or not followed.steady):
+    if not run.ok:
         sys.exit(1)
 
 
@@ -453,31 +408,13 @@ def cluster_serve(
     )
 
 
-# --- lifecycle commands and the monitor (issue 9) ------------------------------------------------------
-
-
-def _kube_options(command: F) -> F:
-    """`--kubeconfig` and `--context` (the runtime ID names the namespace)."""
-    command = click.option("--context", help="Kubeconfig context to use (default: the current context).")(
-        command
-    )
-    return click.option(
-        "--kubeconfig",
-        type=click.Path(dir_okay=False),
-        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
-    )(command)
+# --- the commands on runtime IDs, and the monitor ----------------------------------------------------
 
 
 def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False) -> None:
     def command(
-        runtime_id: str,
-        output: str,
-        kubeconfig: str | None,
-        context: str | None,
-        watch: bool = False,
-        timeout: float | None = None,
+        runtime_id: str, output: str, target: app.Target, watch: bool = False, timeout: float | None = None
     ) -> None:
-        target = app.Target(kubeconfig=kubeconfig, context=context)
         print_outcome(app.run_lifecycle(operation, runtime_id, target=target), output)
         if watch:
             options = app.MonitorOptions(until_done=True, timeout=timeout)
@@ -494,7 +431,7 @@ def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False)
             is_flag=True,
             help="Then follow its events until it has started (or ended); exit 1 if it failed.",
         )(command)
-    command = _kube_options(_output_option("text", "json")(command))
+    command = _cluster_options(namespace=False)(_output_option("text", "json")(command))
     cli.command(operation, help=summary)(click.argument("runtime_id", metavar="RUNTIME_ID")(command))
 
 
@@ -526,14 +463,11 @@ _lifecycle_command(
 @click.argument("runtime_id", metavar="RUNTIME_ID")
 @click.option("--allow-data-loss", is_flag=True, help="Also delete a sandbox's PVCs.")
 @_output_option("text", "json")
-@_kube_options
-def delete_command(
-    runtime_id: str, allow_data_loss: bool, output: str, kubeconfig: str | None, context: str | None
-) -> None:
+@_cluster_options(namespace=False)
+def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: app.Target) -> None:
     """Delete a workload by runtime ID: a Deployment and its `<name>-svc` Service; a Job (Foreground); a
     sandbox's Pod, and its PVCs only with --allow-data-loss. Exit 1 for a malformed ID, 4 if not found.
     """
-    target = app.Target(kubeconfig=kubeconfig, context=context)
     print_outcome(app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output)
 
 
@@ -545,20 +479,13 @@ def delete_command(
 @click.option("-c", "--container", help="Container name (default: the pod's only or first container).")
 @click.option("-f", "--follow", is_flag=True, help="Keep streaming new lines.")
 @click.option("-p", "--previous", is_flag=True, help="The previous (crashed) container's logs.")
-@_kube_options
+@_cluster_options(namespace=False)
 def logs_command(
-    runtime_id: str,
-    tail: int,
-    container: str | None,
-    follow: bool,
-    previous: bool,
-    kubeconfig: str | None,
-    context: str | None,
+    runtime_id: str, tail: int, container: str | None, follow: bool, previous: bool, target: app.Target
 ) -> None:
     """Print the logs of a workload's latest pod (label `gobrave-workload=<name>`). Exit 1 for a
     malformed ID, 4 if the workload does not exist."""
-    target = app.Target(kubeconfig=kubeconfig, context=context)
-    options = lifecycle.LogOptions(
+    options = app.LogOptions(
         tail=None if tail < 0 else tail, container=container, previous=previous, follow=follow
     )
     try:
@@ -568,35 +495,14 @@ def logs_command(
         return
 
 
-_INSPECT_LABELS = {
-    "runtime_id": "RuntimeID",
-    "kind": "Kind",
-    "namespace": "Namespace",
-    "name": "Name",
-    "ip_address": "IPAddress",
-    "node_name": "NodeName",
-    "pod": "Pod",
-    "pvcs": "PVCs",
-    "generation": "Generation",
-    "state": "State",
-}
-
-
 @cli.command("inspect")
 @click.argument("runtime_id", metavar="RUNTIME_ID")
 @_output_option("text", "json")
-@_kube_options
-def inspect_command(runtime_id: str, output: str, kubeconfig: str | None, context: str | None) -> None:
+@_cluster_options(namespace=False)
+def inspect_command(runtime_id: str, output: str, target: app.Target) -> None:
     """Show where a workload runs: a Deployment's Service DNS name and its latest pod's node; a Job's pod
     IP and node; a sandbox's pod IP, node, PVCs, generation and state. Exit 4 if not found."""
-    found = app.inspect_workload(runtime_id, target=app.Target(kubeconfig=kubeconfig, context=context))
-    fields = {key: value for key, value in dataclasses.asdict(found).items() if value is not None}
-    if output == "json":
-        click.echo(json.dumps({key: list(v) if isinstance(v, tuple) else v for key, v in fields.items()}))
-        return
-    for key, value in fields.items():
-        shown = ", ".join(value) if isinstance(value, tuple) else value
-        click.echo(f"{_INSPECT_LABELS[key]}: {shown}")
+    print_inspection(app.inspect_workload(runtime_id, target=target), output)
 
 
 @cli.command("monitor")
@@ -614,21 +520,18 @@ def inspect_command(runtime_id: str, output: str, kubeconfig: str | None, contex
     help="Stop after this long, like 30s or 5m (default: never; with --until-done, exit 1 when reached).",
 )
 @_output_option("text", "json")
-@_cluster_options
+@_cluster_options()
 def monitor_command(
     runtime_ids: tuple[str, ...],
     attach_all: bool,
     until_done: bool,
     timeout: float | None,
     output: str,
-    namespace: str | None,
-    kubeconfig: str | None,
-    context: str | None,
+    target: app.Target,
 ) -> None:
     """Stream lifecycle events (ContainerStarted, ContainerExited, ContainerFailed, ContainerDeleted)
     for runtime IDs, through one watch per kind. Delivery is at-least-once: every event carries a stable
     `event_id`. Exit 1 if any workload failed, or --until-done timed out."""
-    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
     options = app.MonitorOptions(attach_all=attach_all, until_done=until_done, timeout=timeout)
     try:
         result = app.monitor(runtime_ids, target=target, options=options, sink=MonitorPrinter(output))
@@ -643,20 +546,13 @@ def monitor_command(
 @click.option("-w", "--watch", is_flag=True, help="Print again whenever a row changes.")
 @click.option("--timeout", callback=_duration, metavar="DURATION", help="With --watch, stop after this long.")
 @_output_option("text", "json")
-@_cluster_options
+@_cluster_options()
 def status_command(
-    targets: tuple[str, ...],
-    watch: bool,
-    timeout: float | None,
-    output: str,
-    namespace: str | None,
-    kubeconfig: str | None,
-    context: str | None,
+    targets: tuple[str, ...], watch: bool, timeout: float | None, output: str, target: app.Target
 ) -> None:
     """Show each workload's lifecycle state and its newest pod as kubectl shows it: READY, RESTARTS,
     STATUS (Init:N/M, PodInitializing, CrashLoopBackOff, Completed…), AGE, and a message. Arguments are
     runtime IDs (they contain `|`) or plan files, whose workloads and sandboxes are listed."""
-    target = app.Target(namespace=namespace, kubeconfig=kubeconfig, context=context)
     try:
         app.status(
             targets,

@@ -3,7 +3,7 @@
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
 live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
 `planner.transitions`, data loss is judged by `planner.dataloss`, and the record of Jobs that already ran
-is read through `planner.runrecords`.
+is read from the ApplySet parent through `planner.applyset`.
 
 How one desired object is judged against its live copy (the rules of what counts as equal live in
 `planner.canonical`):
@@ -35,6 +35,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from planner.applyset import not_managed, run_records
 from planner.canonical import (
     Difference,
     ManagedEntry,
@@ -52,22 +53,22 @@ from planner.canonical import (
     quantity,
     with_server_forms,
 )
-from planner.changeset import (
-    SENSITIVE,
-    Action,
-    Change,
-    ChangeSet,
-    FieldChange,
-    Manifest,
-    Transition,
-    annotations_of,
-    owner_of,
-)
+from planner.changeset import SENSITIVE, Action, Change, ChangeSet, FieldChange, Transition
 from planner.dataloss import check_data_loss
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
-from planner.live import LiveState, ObjectRef, ref_of
-from planner.render.identity import ANNOTATION_HASH, ANNOTATION_POD_SPEC, ANNOTATION_RUN_KEY
-from planner.runrecords import run_records
+from planner.live import LiveState
+from planner.objects import (
+    ANNOTATION_HASH,
+    ANNOTATION_POD_SPEC,
+    ANNOTATION_RUN_KEY,
+    FIELD_MANAGER,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    namespace_manifest,
+    owner_of,
+    ref_of,
+)
 from planner.transitions import name_sandbox_transitions
 
 # The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
@@ -77,15 +78,11 @@ __all__ = [
     "Change",
     "ChangeSet",
     "FieldChange",
-    "Manifest",
-    "ObjectRef",
     "Transition",
     "diff",
-    "ref_of",
     "server_predicted",
 ]
 
-PLANNER_MANAGER = "planner"
 # Annotations that protect an object from prune (DESIGN §3; cli-utils, Helm, Flux spellings).
 KEEP_ANNOTATIONS: Mapping[str, str] = {
     "client.lifecycle.config.k8s.io/deletion": "detach",
@@ -170,7 +167,7 @@ def _dropped_by_plan(desired: Manifest, live: Manifest, entries: Sequence[Manage
     paths: dict[Path, None] = {}
     for entry in entries:
         # Only apply entries: a create's Update entry also owns every field the server defaulted.
-        if entry.manager == PLANNER_MANAGER and entry.operation == "Apply":
+        if entry.manager == FIELD_MANAGER and entry.operation == "Apply":
             paths.update(dict.fromkeys(dropped(entry.fields, desired)))
     return [
         Difference(path=path, before=before, after=None)
@@ -197,7 +194,7 @@ def _takeovers(
     found: list[FieldChange] = []
     for path in leaves(declared_desired):
         managers = owners(entries, path)
-        if path in seen or not managers or PLANNER_MANAGER in managers:
+        if path in seen or not managers or FIELD_MANAGER in managers:
             continue
         value = lookup(live, path)
         found.append(FieldChange(path=format_path(path), before=value, after=value, manager=managers[0]))
@@ -236,7 +233,7 @@ def _expand_recorded_pod(difference: Difference) -> list[Difference]:
 
 
 def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> FieldChange:
-    others = [m for m in owners(entries, difference.path) if m != PLANNER_MANAGER]
+    others = [m for m in owners(entries, difference.path) if m != FIELD_MANAGER]
     return FieldChange(
         path=format_path(difference.path),
         before=difference.before,
@@ -279,7 +276,7 @@ def compare(
         fields=tuple(_mask(c, info) for c in changes),
         forced_by=forced_by,
         hash_equal=hash_equal,
-        planner_owned=any(e.manager == PLANNER_MANAGER and e.operation == "Apply" for e in entries),
+        planner_owned=any(e.manager == FIELD_MANAGER and e.operation == "Apply" for e in entries),
     )
 
 
@@ -335,11 +332,7 @@ class _Differ:
     def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
         owner = owner_of(desired)
         if not self.adopt:
-            namespace = f"{ref.namespace}/" if ref.namespace else ""
-            message = (
-                f"{ref.kind.lower()} {namespace}{ref.name} exists and is not managed by plan {self.plan} "
-                "(use --adopt to take it over)"
-            )
+            message = not_managed(ref, self.plan)
             self.conflicts.append(message)
             return Change(
                 ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner
@@ -416,9 +409,9 @@ def _missing_namespaces(desired: Sequence[Manifest], live: LiveState) -> list[Ch
     missing = sorted(used - live.namespaces - declared_namespaces)
     return [
         Change(
-            ref=ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name),
+            ref=ObjectRef.of(NAMESPACE, name),
             action="create",
-            desired={"apiVersion": NAMESPACE.api_version, "kind": NAMESPACE.kind, "metadata": {"name": name}},
+            desired=namespace_manifest(name),
             live=None,
             reason="namespace does not exist",
         )

@@ -1,12 +1,12 @@
 """What the stages report as they run: small frozen event types, the sink they go to, and the clock.
 
-Stages never print. The executor (and, later, the monitor) emits events through an `EventSink`; the
+Stages never print. The executor and the monitor emit events through an `EventSink`; the
 printers in `output/` turn them into a rich TTY view or DESIGN §5's JSON lines. Each event type is its
 own frozen dataclass — a union of small types rather than one struct with many optional parts — so a
 printer matches on the type and finds exactly the fields that type has.
 
-Events hold plain strings, not the diff's `ObjectRef`: this module sits below the pipeline stages in
-the layering, and `object` is already the wire spelling `<kind>/<namespace>/<name>`. Times are seconds
+Events hold plain strings, not `ObjectRef`s: `object` is already the wire spelling
+`<kind>/<namespace>/<name>` that printers show and JSON lines carry. Times are seconds
 since the epoch, taken from a `Clock` so tests can drive time; `to_json_dict` turns them into RFC 3339.
 
 The monitor's `ContainerStarted`, `ContainerExited`, `ContainerFailed` and `ContainerDeleted` join the
@@ -103,7 +103,7 @@ ExecutorEvent = Planned | Applying | Applied | Waiting | Ready | Deleted | Skipp
 
 @dataclass(frozen=True, kw_only=True)
 class _ContainerEvent(_Common):
-    """A monitor event (seed 000's names): `event_id` is the same every time the same transition of the
+    """A monitor event (gobrave's names): `event_id` is the same every time the same transition of the
     same object is reported, so consumers of the at-least-once stream can deduplicate."""
 
     event_id: str

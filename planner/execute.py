@@ -3,18 +3,18 @@
 A task starts as soon as its own predecessors are done, in a bounded thread pool (the kubernetes client
 is synchronous, and waits block). A failure or a timeout skips only the tasks that depend on it,
 transitively; everything else runs on, and the result says which tasks were done, failed or skipped,
-and why. Events go to an `EventSink` from the calling thread only, so printers need no locking.
+and why. Events go to an `EventSink` from the calling thread only, never from the pool.
 
 What the executor touches is passed in as Protocols defined here: a `Writer` for the writes each task
-kind needs, and a `StatusSource` that blocks until an object is ready or gone. `PollingStatusSource`
-is one over any lookup function: app hands it the informer cache's `get`, so the executor never
-imports `kube`.
+kind needs, and a `StatusSource` that blocks until an object is ready or gone. app passes
+`planner.writes.KubeWriter` and `planner.waiting.CacheStatusSource` (the informer caches judged by
+`planner.readiness`), so the executor never imports `kube`; the tests pass fakes.
 
-Timeouts apply to waits: the task's own (the plan's per-object `timeout`), else the CLI default, else
-none. Writes rely on the client's own request timeouts and retries. `no_wait` marks every `wait-ready`
-as not waited; `wait-gone` still runs, because a replace must not create before the old object is gone.
-On KeyboardInterrupt no further task starts; the result marks running tasks interrupted and the rest
-skipped.
+Timeouts apply to waits: the task's own (app's execution plan gives every wait the plan's per-object
+`timeout`, else apply's `--timeout`), else `default_timeout`, else none. Writes rely on the client's own
+request timeouts and retries. `no_wait` marks every `wait-ready` as not waited; `wait-gone` still runs,
+because a replace must not create before the old object is gone. On KeyboardInterrupt no further task
+starts; the result marks running tasks interrupted and the rest skipped.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from planner.diff import Manifest, ObjectRef
+from planner.applyset import ParentRecord
 from planner.errors import PlannerError
 from planner.events import (
     Applied,
@@ -43,8 +43,9 @@ from planner.events import (
     Summary,
     Waiting,
 )
-from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, task_id
-from planner.readiness import Readiness, ReadinessContext, readiness
+from planner.graph import ExecutionPlan, GraphError, Task, task_id
+from planner.objects import Manifest, ObjectRef
+from planner.readiness import Readiness
 
 Until = Literal["ready", "gone"]
 OutcomeStatus = Literal["done", "not-waited", "failed", "skipped", "interrupted"]
@@ -96,32 +97,6 @@ def settled(verdict: Readiness, until: Until) -> bool:
     return verdict.status in ("Current", "Failed")
 
 
-class PollingStatusSource:
-    """A StatusSource over any `lookup(ref) -> live object or None` — meant for the informer cache, whose
-    reads are local and cheap. It polls every `interval` seconds of `clock` time until the verdict of
-    `readiness` settles or the timeout passes; `context(now)` supplies the ReadinessContext (the clock's
-    time and the cluster's StorageClass binding modes)."""
-
-    def __init__(
-        self,
-        lookup: Callable[[ObjectRef], Manifest | None],
-        *,
-        context: Callable[[float], ReadinessContext],
-        clock: Clock,
-        interval: float = 0.5,
-    ) -> None:
-        self.lookup, self.context, self.clock, self.interval = lookup, context, clock, interval
-
-    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
-        deadline = self.clock.now() + timeout
-        while True:
-            now = self.clock.now()
-            verdict = readiness(self.lookup(ref), self.context(now))
-            if settled(verdict, until) or now >= deadline:
-                return verdict
-            self.clock.sleep(min(self.interval, deadline - now))
-
-
 @dataclass(frozen=True, kw_only=True)
 class TaskOutcome:
     task: str
@@ -163,7 +138,7 @@ class _Finished:
     written: Manifest | None = None
 
 
-class _Run:
+class _Execution:
     def __init__(
         self,
         plan: ExecutionPlan,
@@ -400,12 +375,12 @@ def execute(
     status: StatusSource,
     sink: EventSink,
     parallelism: int = 16,
-    default_timeout: float | None,
+    default_timeout: float | None = None,
     no_wait: bool = False,
     clock: Clock,
 ) -> ExecutionResult:
     """Run every task of `plan`; see the module docstring for the rules."""
-    return _Run(
+    return _Execution(
         plan,
         writer=writer,
         status=status,

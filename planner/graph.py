@@ -42,9 +42,27 @@ from typing import Any, Literal
 
 import networkx as nx
 
-from planner.diff import Change, ChangeSet, Manifest, ObjectRef
+from planner.applyset import ParentRecord, parent_ref
+from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
-from planner.render import ANNOTATION_DEPENDS_ON, ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID
+from planner.kinds import (
+    CONFIG_MAP,
+    DEPLOYMENT,
+    JOB,
+    NAMESPACE,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SECRET,
+    KindInfo,
+)
+from planner.objects import (
+    ANNOTATION_DEPENDS_ON,
+    ANNOTATION_RUNTIME_ID,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    metadata_of,
+)
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (
@@ -58,7 +76,7 @@ STEPS: tuple[TaskAction, ...] = (
     "wait-ready",
 )
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
-REPORTED_KINDS = frozenset({"Deployment", "Job", "Pod"})
+REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, POD.kind})
 DEPENDS_ON_FORMS = "<group>/namespaces/<namespace>/<Kind>/<name> or <group>/<Kind>/<name>"
 FOREGROUND = "Foreground"
 
@@ -68,23 +86,9 @@ class GraphError(PlannerError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ParentRecord:
-    """What the `parent` task writes into the ApplySet parent Secret before any member.
-
-    `group_kinds` and `namespaces` cover every object of the ChangeSet, desired or live, so merging them
-    with what the parent already lists gives the superset KEP-3659 asks for; `run_keys` are the Jobs of
-    the current closure, to which the run record is trimmed.
-    """
-
-    group_kinds: tuple[str, ...]
-    namespaces: tuple[str, ...]
-    run_keys: tuple[str, ...]
-
-
-@dataclass(frozen=True, kw_only=True)
 class Task:
     """One step on one object. `manifest` is what `create`/`apply` writes; `parent` is set on the
-    `parent` task; `timeout` (seconds) is the plan's per-object timeout, for waits."""
+    `parent` task; `timeout` (seconds) is how long a wait may take (None: no limit)."""
 
     id: str
     action: TaskAction
@@ -144,16 +148,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def parent_ref(plan: str, namespace: str) -> ObjectRef:
-    return ObjectRef(group="", kind="Secret", namespace=namespace, name=plan)
-
-
 def task_id(action: TaskAction, ref: ObjectRef) -> str:
     return f"{action} {ref}"
-
-
-def namespace_ref(name: str) -> ObjectRef:
-    return ObjectRef(group="", kind="Namespace", namespace=None, name=name)
 
 
 # --- reading manifests -------------------------------------------------------------------------------
@@ -173,12 +169,8 @@ def parse_depends_on(value: str) -> list[ObjectRef]:
     return refs
 
 
-def _annotations(manifest: Manifest | None) -> Mapping[str, str]:
-    return (manifest or {}).get("metadata", {}).get("annotations") or {}
-
-
 def depends_on(manifest: Manifest | None) -> list[ObjectRef]:
-    value = _annotations(manifest).get(ANNOTATION_DEPENDS_ON)
+    value = annotations_of(manifest).get(ANNOTATION_DEPENDS_ON)
     return parse_depends_on(value) if value else []
 
 
@@ -187,7 +179,7 @@ def pod_spec(manifest: Manifest | None) -> Mapping[str, Any] | None:
     if not manifest:
         return None
     spec: Mapping[str, Any] = manifest.get("spec") or {}
-    if manifest.get("kind") == "Pod":
+    if manifest.get("kind") == POD.kind:
         return spec
     if "jobTemplate" in spec:
         spec = spec["jobTemplate"].get("spec") or {}
@@ -195,23 +187,23 @@ def pod_spec(manifest: Manifest | None) -> Mapping[str, Any] | None:
     return (template.get("spec") or {}) if isinstance(template, Mapping) else None
 
 
-def _volume_references(volume: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
-    yield "ConfigMap", (volume.get("configMap") or {}).get("name")
-    yield "Secret", (volume.get("secret") or {}).get("secretName")
-    yield "PersistentVolumeClaim", (volume.get("persistentVolumeClaim") or {}).get("claimName")
+def _volume_references(volume: Mapping[str, Any]) -> Iterator[tuple[KindInfo, str | None]]:
+    yield CONFIG_MAP, (volume.get("configMap") or {}).get("name")
+    yield SECRET, (volume.get("secret") or {}).get("secretName")
+    yield PERSISTENT_VOLUME_CLAIM, (volume.get("persistentVolumeClaim") or {}).get("claimName")
     for source in (volume.get("projected") or {}).get("sources") or []:
-        yield "ConfigMap", (source.get("configMap") or {}).get("name")
-        yield "Secret", (source.get("secret") or {}).get("name")
+        yield CONFIG_MAP, (source.get("configMap") or {}).get("name")
+        yield SECRET, (source.get("secret") or {}).get("name")
 
 
-def _container_references(container: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+def _container_references(container: Mapping[str, Any]) -> Iterator[tuple[KindInfo, str | None]]:
     for source in container.get("envFrom") or []:
-        yield "ConfigMap", (source.get("configMapRef") or {}).get("name")
-        yield "Secret", (source.get("secretRef") or {}).get("name")
+        yield CONFIG_MAP, (source.get("configMapRef") or {}).get("name")
+        yield SECRET, (source.get("secretRef") or {}).get("name")
     for variable in container.get("env") or []:
         value_from = variable.get("valueFrom") or {}
-        yield "ConfigMap", (value_from.get("configMapKeyRef") or {}).get("name")
-        yield "Secret", (value_from.get("secretKeyRef") or {}).get("name")
+        yield CONFIG_MAP, (value_from.get("configMapKeyRef") or {}).get("name")
+        yield SECRET, (value_from.get("secretKeyRef") or {}).get("name")
 
 
 def used_objects(manifest: Manifest | None) -> list[ObjectRef]:
@@ -219,34 +211,28 @@ def used_objects(manifest: Manifest | None) -> list[ObjectRef]:
     spec = pod_spec(manifest)
     if spec is None or manifest is None:
         return []
-    namespace = manifest.get("metadata", {}).get("namespace")
-    found: list[tuple[str, str | None]] = []
+    namespace = metadata_of(manifest).get("namespace")
+    found: list[tuple[KindInfo, str | None]] = []
     for volume in spec.get("volumes") or []:
         found += _volume_references(volume)
     containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
     for container in containers:
         found += _container_references(container)
-    found += [("Secret", s.get("name")) for s in spec.get("imagePullSecrets") or []]
-    refs = {ObjectRef(group="", kind=kind, namespace=namespace, name=name) for kind, name in found if name}
-    return sorted(refs)
+    found += [(SECRET, s.get("name")) for s in spec.get("imagePullSecrets") or []]
+    return sorted({ObjectRef.of(kind, name, namespace) for kind, name in found if name})
 
 
 def clone_source(manifest: Manifest | None) -> ObjectRef | None:
     """The PVC a PVC is cloned from (`spec.dataSource`), if any."""
-    if not manifest or manifest.get("kind") != "PersistentVolumeClaim":
+    if not manifest or manifest.get("kind") != PERSISTENT_VOLUME_CLAIM.kind:
         return None
     source = (manifest.get("spec") or {}).get("dataSource") or {}
-    if source.get("kind") != "PersistentVolumeClaim" or source.get("apiGroup"):
+    if source.get("kind") != PERSISTENT_VOLUME_CLAIM.kind or source.get("apiGroup"):
         return None
-    namespace = manifest.get("metadata", {}).get("namespace")
-    return ObjectRef(group="", kind="PersistentVolumeClaim", namespace=namespace, name=source["name"])
+    return ObjectRef.of(PERSISTENT_VOLUME_CLAIM, source["name"], metadata_of(manifest).get("namespace"))
 
 
 # --- building the graph ------------------------------------------------------------------------------
-
-
-def _group_kind(ref: ObjectRef) -> str:
-    return f"{ref.kind}.{ref.group}" if ref.group else ref.kind
 
 
 def _normalized(changes: Iterable[Change]) -> dict[ObjectRef, Change]:
@@ -304,10 +290,18 @@ class _Handles:
 
 
 class _Builder:
-    def __init__(self, changeset: ChangeSet, *, wait: bool, timeouts: Mapping[str, float]) -> None:
+    def __init__(
+        self,
+        changeset: ChangeSet,
+        *,
+        wait: bool,
+        timeouts: Mapping[str, float],
+        default_timeout: float | None,
+    ) -> None:
         self.changeset = changeset
         self.wait = wait
         self.timeouts = timeouts
+        self.default_timeout = default_timeout
         self.changes = _normalized(changeset.changes)
         self.graph: nx.DiGraph = nx.DiGraph()
         self.nodes: dict[str, _Node] = {}
@@ -328,7 +322,8 @@ class _Builder:
             self.graph.add_edge(before, after)
 
     def timeout_of(self, change: Change | None) -> float | None:
-        return self.timeouts.get(change.owner) if change is not None and change.owner else None
+        owner = change.owner if change is not None else None
+        return self.timeouts.get(owner, self.default_timeout) if owner else self.default_timeout
 
     def build(self) -> ExecutionPlan:
         active = {ref: c for ref, c in self.changes.items() if c.action != "noop"}
@@ -348,7 +343,7 @@ class _Builder:
 
     def add_parent_and_namespaces(self, active: Mapping[ObjectRef, Change]) -> None:
         for ref, change in active.items():
-            if ref.kind == "Namespace" and change.action == "create":
+            if ref.kind == NAMESPACE.kind and change.action == "create":
                 self.namespace_tasks[ref.name] = self.add(_Node(action="ensure", ref=ref))
         parent = _Node(action="parent", ref=parent_ref(self.changeset.plan, self.changeset.namespace))
         parent.parent = self.parent_record()
@@ -356,20 +351,15 @@ class _Builder:
 
     def parent_record(self) -> ParentRecord:
         changes = self.changes.values()
-        run_keys = {_annotations(c.desired).get(ANNOTATION_RUN_KEY) for c in changes if c.desired}
-        return ParentRecord(
-            group_kinds=tuple(sorted({_group_kind(c.ref) for c in changes if c.ref.kind != "Namespace"})),
-            namespaces=tuple(sorted({c.ref.namespace for c in changes if c.ref.namespace})),
-            run_keys=tuple(sorted(key for key in run_keys if key)),
-        )
+        return ParentRecord.covering((c.ref for c in changes), (c.desired for c in changes if c.desired))
 
     def add_change(self, change: Change) -> None:
         ref = change.ref
-        if ref.kind == "Namespace" and change.action == "create":
+        if ref.kind == NAMESPACE.kind and change.action == "create":
             ensure = self.namespace_tasks[ref.name]
             self.handles[ref] = _Handles(first=ensure, write=ensure)
             return
-        runtime_id = _annotations(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
+        runtime_id = annotations_of(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
         handles = _Handles(first="")
         if change.action in ("delete", "replace"):
             handles.first = self.add_removal(change, runtime_id)
@@ -402,12 +392,12 @@ class _Builder:
         namespace_task = self.namespace_tasks.get(ref.namespace or "")
         write = _Node(action=action, ref=ref, manifest=change.desired, runtime_id=runtime_id)
         write_id = self.add(write, after, self.parent_id, namespace_task)
-        if action == "create" and ref.kind == "Job":
+        if action == "create" and ref.kind == JOB.kind:
             self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), write_id)
         return write_id
 
     def add_ready(self, ref: ObjectRef, change: Change | None, after: str | None = None) -> str:
-        runtime_id = _annotations(change.desired if change else None).get(ANNOTATION_RUNTIME_ID)
+        runtime_id = annotations_of(change.desired if change else None).get(ANNOTATION_RUNTIME_ID)
         node = _Node(action="wait-ready", ref=ref, timeout=self.timeout_of(change), runtime_id=runtime_id)
         return self.add(node, after)
 
@@ -436,7 +426,7 @@ class _Builder:
                 target = active.get(used)
                 if target is None or (_is_prune(change) and not _is_prune(target)):
                     continue
-                if used.kind == "PersistentVolumeClaim" or target.action == "delete":
+                if used.kind == PERSISTENT_VOLUME_CLAIM.kind or target.action == "delete":
                     self.edge(self.handles[ref].gone, self.handles[used].first)
 
     def add_dependency_edges(self, active: Mapping[ObjectRef, Change]) -> None:
@@ -457,7 +447,9 @@ class _Builder:
 
     def add_rebase_edges(self, active: Mapping[ObjectRef, Change]) -> None:
         rebased = [
-            c for c in active.values() if c.transition == "rebase" and c.ref.kind == "PersistentVolumeClaim"
+            c
+            for c in active.values()
+            if c.transition == "rebase" and c.ref.kind == PERSISTENT_VOLUME_CLAIM.kind
         ]
         for old in (c for c in rebased if c.action == "delete"):
             for new in (c for c in rebased if c.action == "create" and c.owner == old.owner):
@@ -511,8 +503,13 @@ class _Builder:
 
 
 def solve(
-    changes: ChangeSet, *, wait: bool = True, timeouts: Mapping[str, float] | None = None
+    changes: ChangeSet,
+    *,
+    wait: bool = True,
+    timeouts: Mapping[str, float] | None = None,
+    default_timeout: float | None = None,
 ) -> ExecutionPlan:
     """Order a ChangeSet into tasks. `wait=False` leaves out the wait-ready tasks nothing depends on;
-    `timeouts` maps a workload or sandbox name (a Change's `owner`) to its plan `timeout` in seconds."""
-    return _Builder(changes, wait=wait, timeouts=timeouts or {}).build()
+    `timeouts` maps a workload or sandbox name (a Change's `owner`) to its plan `timeout` in seconds,
+    and every other wait gets `default_timeout` (None: no limit)."""
+    return _Builder(changes, wait=wait, timeouts=timeouts or {}, default_timeout=default_timeout).build()

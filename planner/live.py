@@ -1,61 +1,27 @@
 """The live side of a diff: what the cluster holds for one plan (DESIGN §4).
 
-Reading is cheap by construction: the parent Secret is read once; its `contains-group-kinds` and
-`additional-namespaces`, joined with what the new render adds, give the scope; then one LIST per
+Reading is cheap by construction: the ApplySet's parent Secret is read once; the scope it lists
+(`planner.applyset`), joined with what the new render adds, says where members can be; then one LIST per
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
 exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
 no-op plan costs O(kinds × namespaces) requests, never O(objects).
 
-`ObjectRef` is defined here rather than in `diff` because the reader keys its result by it and sits
-below the diff in the layering (`diff > live`); `planner.diff` re-exports it.
+`read_parents` lists the ApplySet parents planner wrote in some namespaces, for the monitor's record of
+the Jobs that ran.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from planner.applyset import LABEL_APPLYSET_ID, Scope, is_planners, listed_scope, member_selector
 from planner.errors import ForbiddenError, NotFoundError
-from planner.kinds import NAMESPACE, SECRET, KindInfo, by_group_kind, for_manifest
+from planner.kinds import NAMESPACE, SECRET, KindInfo, for_manifest
 from planner.kube.client import KubeClient, resource_path
-from planner.render.identity import (
-    ANNOTATION_ADDITIONAL_NAMESPACES,
-    ANNOTATION_CONTAINS_GROUP_KINDS,
-    LABEL_PART_OF,
-    applyset_id,
-)
+from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
 
 LIST_PAGE = 500
-
-Manifest = dict[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True, order=True)
-class ObjectRef:
-    """One object's identity; printed as DESIGN §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
-
-    group: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    def __str__(self) -> str:
-        scope = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind.lower()}/{scope}{self.name}"
-
-
-def ref_of(manifest: Mapping[str, Any]) -> ObjectRef:
-    """The identity of a manifest or live object: group from `apiVersion`, namespace None when unset."""
-    api_version = str(manifest.get("apiVersion", ""))
-    group = api_version.rpartition("/")[0]
-    metadata = manifest.get("metadata") or {}
-    return ObjectRef(
-        group=group,
-        kind=str(manifest.get("kind", "")),
-        namespace=metadata.get("namespace") or None,
-        name=str(metadata.get("name", "")),
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,10 +46,10 @@ def read_live(
     same-named objects the plan does not own, one GET per planned create. `apply` skips the probes: its
     POST meets such an object as a 409 and refuses it there, one request instead of two."""
     parent = get_or_none(client, SECRET, namespace, plan)
-    kinds = {for_manifest(m) for m in desired} | set(_parent_kinds(parent))
-    namespaces = {namespace} | {ns for m in desired if (ns := m.get("metadata", {}).get("namespace"))}
-    namespaces |= set(_parent_list(parent, ANNOTATION_ADDITIONAL_NAMESPACES))
-    selector = f"{LABEL_PART_OF}={applyset_id(plan, namespace)}"
+    listed = listed_scope(parent)
+    kinds = {for_manifest(m) for m in desired} | set(listed.kinds)
+    namespaces = {namespace} | Scope.of(map(ref_of, desired)).namespaces | listed.namespaces
+    selector = member_selector(plan, namespace)
     members: dict[ObjectRef, Manifest] = {}
     for kind in sorted(kinds, key=lambda k: k.group_kind):
         # A cluster-scoped member kind (a Namespace kubectl --applyset added) is listed once.
@@ -108,7 +74,7 @@ def list_objects(
         items += [
             {"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in page.get("items", [])
         ]
-        token = page.get("metadata", {}).get("continue")
+        token = metadata_of(page).get("continue")
         if not token:
             return items
         query = query | {"continue": token}
@@ -137,17 +103,15 @@ def _existing(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None
         listed = list_objects(client, NAMESPACE, None)
     except ForbiddenError:
         return None
-    return frozenset(ns["metadata"]["name"] for ns in listed) & frozenset(namespaces)
+    return frozenset(ref_of(ns).name for ns in listed) & frozenset(namespaces)
 
 
-def _parent_list(parent: Manifest | None, annotation: str) -> list[str]:
-    value = str(((parent or {}).get("metadata", {}).get("annotations") or {}).get(annotation, ""))
-    return [item for item in value.split(",") if item]
-
-
-def _parent_kinds(parent: Manifest | None) -> Iterable[KindInfo]:
-    for group_kind in _parent_list(parent, ANNOTATION_CONTAINS_GROUP_KINDS):
-        try:
-            yield by_group_kind(group_kind)
-        except KeyError:
-            continue  # a kind planner does not write (another ApplySet tool's member): not ours to diff
+def read_parents(client: KubeClient, namespaces: frozenset[str] | None) -> list[Manifest]:
+    """The ApplySet parents planner wrote in `namespaces` (None: everywhere), one LIST per namespace;
+    another ApplySet tool's parents are left out."""
+    parents = [
+        parent
+        for namespace in (sorted(namespaces) if namespaces is not None else [None])
+        for parent in list_objects(client, SECRET, namespace, label_selector=LABEL_APPLYSET_ID)
+    ]
+    return [parent for parent in parents if is_planners(parent)]

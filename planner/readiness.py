@@ -1,12 +1,12 @@
 """When is an object ready? A kstatus-style rules table (DESIGN §4), pure: objects in, verdicts out.
 
-The executor waits through a `StatusSource` that app builds from the informer cache and this module;
-keeping the rules pure means every verdict is a table test over a hand-built object.
+The executor waits through `planner.waiting`, which judges the informer caches' objects with this
+module; keeping the rules pure means every verdict is a table test over a hand-built object.
 
 Generic checks run first for every kind: a `deletionTimestamp` means Terminating, and a controller that
 has not yet observed the object's generation means InProgress. Then `RULES[kind]` decides; kinds without
 a rule go by their `Ready` condition, else count as Current. Where planner departs from kstatus it is on
-purpose (notes/anchors.md): a merely started Job is InProgress (an init Job must *complete* before its
+purpose: a merely started Job is InProgress (an init Job must *complete* before its
 dependents run), a Failed Pod is Failed, and a PVC waiting for its first consumer is Current (waiting
 for Bound would deadlock against the pod that would bind it).
 
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-Manifest = Mapping[str, Any]
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
+from planner.objects import Manifest, metadata_of
+
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
 
 UNSCHEDULABLE_GRACE_SECONDS = 15.0
@@ -83,7 +85,7 @@ def _count(obj: Manifest, key: str) -> int:
 
 
 def _generic(obj: Manifest) -> Readiness | None:
-    metadata = obj.get("metadata", {})
+    metadata = metadata_of(obj)
     if metadata.get("deletionTimestamp"):
         return Readiness(status="Terminating", message="terminating")
     observed = obj.get("status", {}).get("observedGeneration")
@@ -200,10 +202,10 @@ def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
 
 
 RULES: dict[str, Rule] = {
-    "Deployment": deployment,
-    "Job": job,
-    "Pod": pod,
-    "PersistentVolumeClaim": persistent_volume_claim,
+    DEPLOYMENT.kind: deployment,
+    JOB.kind: job,
+    POD.kind: pod,
+    PERSISTENT_VOLUME_CLAIM.kind: persistent_volume_claim,
 }
 
 

@@ -24,10 +24,11 @@ from typing import Any
 
 from planner import __version__
 from planner.canonical import declared, project, with_server_forms
-from planner.diff import Change, ChangeSet, Manifest
+from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
-from planner.live import LiveState, ObjectRef, ref_of
-from planner.render.identity import canonical_json
+from planner.kinds import SECRET
+from planner.live import LiveState
+from planner.objects import Manifest, annotations_of, canonical_json, labels_of, metadata_of, ref_of
 
 FORMAT = "planner.dev/saved-plan/v1"
 # Metadata written by controllers and tools as a side effect, never a sign that someone moved the object.
@@ -47,7 +48,7 @@ def _sha256(text: str) -> str:
 
 
 def _without_secret_values(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
-    if manifest.get("kind") != "Secret":
+    if manifest.get("kind") != SECRET.kind:
         return manifest
     hashed = {key: _sha256(str(value)) for key, value in (manifest.get("data") or {}).items()}
     return {**manifest, "data": hashed}
@@ -64,11 +65,10 @@ def _stable_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def declared_digest(desired: Manifest | None, live: Manifest) -> str:
     """The live object's declared fields and its labels and annotations, digested."""
-    metadata = live.get("metadata", {})
     watched = {
         "declared": project(declared(with_server_forms(desired)), live) if desired else None,
-        "labels": _stable_metadata(metadata.get("labels")),
-        "annotations": _stable_metadata(metadata.get("annotations")),
+        "labels": _stable_metadata(labels_of(live)),
+        "annotations": _stable_metadata(annotations_of(live)),
     }
     return _sha256(canonical_json(_without_secret_values(watched)))
 
@@ -89,7 +89,7 @@ def _observed(desired: Sequence[Manifest], live: LiveState) -> tuple[list[dict[s
     objects = [
         {
             "object": str(ref),
-            "uid": str(obj.get("metadata", {}).get("uid", "")),
+            "uid": str(metadata_of(obj).get("uid", "")),
             "digest": declared_digest(wanted.get(ref), obj),
         }
         for ref, obj in sorted(seen.items())
@@ -175,7 +175,6 @@ def read_saved_plans(path: Path) -> list[dict[str, Any]]:
 
 __all__ = [
     "FORMAT",
-    "ObjectRef",
     "closure_digest",
     "declared_digest",
     "is_saved_plan",

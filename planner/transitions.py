@@ -1,4 +1,4 @@
-"""Sandbox transitions (seed 003; DESIGN §4): a sandbox's creates, deletes and updates renamed as the
+"""Sandbox transitions (DESIGN §4): a sandbox's creates, deletes and updates renamed as the
 move they realise — pause, resume, rebase gN→gN+1, fork — so `plan` says what happens to the sandbox
 rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes before the
 data-loss check, which a rebase's old rootfs passes. Pure: no I/O.
@@ -9,11 +9,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from planner.changeset import Change, Manifest, Transition, annotations_of, sandbox_of
+from planner.changeset import Change, Transition
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
-from planner.live import ObjectRef
+from planner.objects import (
+    ANNOTATION_HASH,
+    ANNOTATION_SANDBOX_STATE,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    sandbox_of,
+)
 from planner.plan.names import rootfs_pvc_name, workspace_pvc_name
-from planner.render.identity import ANNOTATION_HASH, ANNOTATION_SANDBOX_STATE
 
 _POD_MOVES: Mapping[str, str] = {
     "pause": "pause: the pod goes, its PVCs stay",

@@ -16,15 +16,12 @@ When the server records no managedFields the last step is skipped.
 **Updates** are server-side applies as `planner` with `force=true`: the plan is the truth for the
 fields it declares; fields it does not declare (an HPA's replicas) stay with their owners.
 
-**The parent Secret** (`<plan>`, type `planner.dev/applyset`) is written with a resourceVersion
-precondition and re-read on a 409 Conflict, so two writers never lose each other's run records: its
-group-kinds and namespaces become the union of what it lists and what the new ChangeSet touches
-(KEP-3659's superset, so an interrupted apply never hides objects from the next prune), and its run
-record is trimmed to the current closure's run-keys. `record_run` adds one run-key → uid the same way.
-
-**Tightening.** Only after an apply converged completely does `tighten_parent` set the group-kinds
-and namespaces to exactly what remains (the closure plus members kept by a keep annotation); an apply
-that fails or is killed leaves the superset, so the next run still lists — and prunes — every member.
+**The parent Secret** (`<plan>`) is written as `planner.applyset` computes it from the copy just
+read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
+writers never lose each other's run records: `write_parent` writes the superset before any member,
+`record_run` adds one run-key → uid, and `tighten_parent`, only after an apply converged completely,
+narrows the listed scope to what remains; an apply that fails or is killed leaves the superset, so the
+next run still lists — and prunes — every member.
 
 **Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
 read in `_crash_if_asked` only, so crash-safety tests are deterministic: `after-parent` (the parent's
@@ -43,8 +40,17 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner import __version__
-from planner.diff import Manifest, ObjectRef, ref_of
+from planner.applyset import (
+    ParentRecord,
+    Scope,
+    not_managed,
+    parent_manifest,
+    run_record_of,
+    same_applyset,
+    tightened_parent,
+    unchanged,
+    with_run_record,
+)
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -53,25 +59,19 @@ from planner.errors import (
     OwnershipError,
     PlannerError,
 )
-from planner.graph import ParentRecord
 from planner.kinds import NAMESPACE, SECRET, KindInfo, by_kind, for_manifest
 from planner.kube.client import KubeClient, resource_path
-from planner.render.identity import (
-    ANNOTATION_ADDITIONAL_NAMESPACES,
-    ANNOTATION_CONTAINS_GROUP_KINDS,
+from planner.objects import (
     ANNOTATION_PLAN,
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    ANNOTATION_TOOLING,
-    APPLYSET_PARENT_TYPE,
-    LABEL_APPLYSET_ID,
-    LABEL_PART_OF,
-    applyset_id,
+    FIELD_MANAGER,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    metadata_of,
+    namespace_manifest,
+    ref_of,
 )
-from planner.runrecords import RunRecord, encode_run_record, run_records
 
-FIELD_MANAGER = "planner"
-APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
 CRASH_ENV = "PLANNER_TEST_CRASH_AT"
@@ -92,7 +92,7 @@ class WrittenVersions:
         self._versions: dict[ObjectRef, str] = {}
 
     def record(self, written: Mapping[str, Any]) -> None:
-        version = str((written.get("metadata") or {}).get("resourceVersion") or "")
+        version = str(metadata_of(written).get("resourceVersion") or "")
         if version:
             with self._lock:
                 self._versions[ref_of(written)] = version
@@ -100,22 +100,6 @@ class WrittenVersions:
     def get(self, ref: ObjectRef) -> str | None:
         with self._lock:
             return self._versions.get(ref)
-
-
-def _metadata(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _describe(ref: ObjectRef) -> str:
-    return (
-        f"{ref.kind.lower()} {ref.namespace}/{ref.name}"
-        if ref.namespace
-        else f"{ref.kind.lower()} {ref.name}"
-    )
-
-
-def _listed(value: str | None) -> set[str]:
-    return {item for item in (value or "").split(",") if item}
 
 
 class KubeWriter:
@@ -162,14 +146,8 @@ class KubeWriter:
         return applied
 
     def _apply(self, manifest: Manifest) -> Manifest:
-        kind, ref = for_manifest(manifest), ref_of(manifest)
-        applied = self.client.request(
-            "PATCH",
-            resource_path(kind, ref.namespace, ref.name),
-            query={"fieldManager": FIELD_MANAGER, "force": "true"},
-            body=manifest,
-            content_type=APPLY_PATCH,
-            verb="apply",
+        applied = self.client.server_side_apply(
+            for_manifest(manifest), manifest, field_manager=FIELD_MANAGER, force=True
         )
         return self._recorded(applied)
 
@@ -187,11 +165,11 @@ class KubeWriter:
         self._counted("after-deletes")
 
     def ensure_namespace(self, name: str) -> Manifest:
-        ref = ObjectRef(group="", kind=NAMESPACE.kind, namespace=None, name=name)
+        ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
             return existing
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        body = namespace_manifest(name)
         try:
             return self.client.request(
                 "POST",
@@ -203,53 +181,27 @@ class KubeWriter:
         except AlreadyExistsError:
             return self._get(NAMESPACE, ref) or body
 
-    # --- the ApplySet parent ---
+    # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
-        def updated(live: Manifest | None) -> Manifest:
-            return parent_manifest(ref, record, live)
-
-        written = self._precondition_loop(ref, updated)
+        written = self._precondition_loop(ref, lambda live: parent_manifest(ref, live, record))
         _crash_if_asked("after-parent")
         return written
 
-    def tighten_parent(self, ref: ObjectRef, *, group_kinds: set[str], namespaces: set[str]) -> Manifest:
-        """Set the parent's group-kinds and namespaces to exactly these (after a converged apply only)."""
-
-        def updated(live: Manifest | None) -> Manifest:
-            if live is None:
-                raise PlannerError(f"{_describe(ref)} is missing: nothing to tighten")
-            _check_parent(ref, live)
-            return tightened_parent(live, ref, group_kinds=group_kinds, namespaces=namespaces)
-
-        return self._precondition_loop(ref, updated)
+    def tighten_parent(self, ref: ObjectRef, scope: Scope) -> Manifest:
+        """Make the parent list exactly `scope` (after a converged apply only)."""
+        return self._precondition_loop(ref, lambda live: tightened_parent(ref, live, scope))
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
-        key = str(_metadata(job).get("annotations", {}).get(ANNOTATION_RUN_KEY) or "")
-        uid = str(_metadata(job).get("uid") or "")
-        if not key or not uid:
-            raise PlannerError(f"{_describe(ref_of(job))} has no run-key annotation or uid to record")
-        job_ref = ref_of(job)
-        runtime_id = str(_metadata(job).get("annotations", {}).get(ANNOTATION_RUNTIME_ID) or "")
-        record = RunRecord(
-            run_key=key, namespace=job_ref.namespace or "", name=job_ref.name, uid=uid, runtime_id=runtime_id
-        )
-        entry = encode_run_record(record)
-
-        def updated(live: Manifest | None) -> Manifest:
-            if live is None:
-                raise PlannerError(f"{_describe(parent)} is missing: cannot record the run of {job_ref.name}")
-            _check_parent(parent, live)
-            return {**live, "data": {**(live.get("data") or {}), key: entry}}
-
-        return self._precondition_loop(parent, updated)
+        record = run_record_of(job)
+        return self._precondition_loop(parent, lambda live: with_run_record(parent, live, record))
 
     def _precondition_loop(self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest]) -> Manifest:
         """Read, change, write with the read's resourceVersion; on a conflict read again."""
         for _ in range(PRECONDITION_ATTEMPTS):
             live = self._get(SECRET, ref)
             body = updated(live)
-            if live is not None and _unchanged(live, body):
+            if live is not None and unchanged(live, body):
                 return live
             try:
                 if live is None:
@@ -263,7 +215,7 @@ class KubeWriter:
                 )
             except ConflictError:  # AlreadyExists included: someone wrote first; read theirs
                 continue
-        raise PlannerError(f"{_describe(ref)}: still conflicting after {PRECONDITION_ATTEMPTS} attempts")
+        raise PlannerError(f"{ref.described}: still conflicting after {PRECONDITION_ATTEMPTS} attempts")
 
     # --- helpers ---
 
@@ -278,21 +230,15 @@ class KubeWriter:
         return written
 
     def _check_owned(self, manifest: Manifest, existing: Manifest) -> None:
-        wanted = _metadata(manifest).get("labels", {}).get(LABEL_PART_OF)
-        found = (_metadata(existing).get("labels") or {}).get(LABEL_PART_OF)
-        if wanted and found == wanted:
-            return
-        plan = _metadata(manifest).get("annotations", {}).get(ANNOTATION_PLAN, "")
-        raise OwnershipError(
-            f"{_describe(ref_of(manifest))} exists and is not managed by plan {plan} "
-            "(use --adopt to take it over)"
-        )
+        if not same_applyset(manifest, existing):
+            plan = str(annotations_of(manifest).get(ANNOTATION_PLAN, ""))
+            raise OwnershipError(not_managed(ref_of(manifest), plan))
 
     def _without_create_entry(self, kind: KindInfo, ref: ObjectRef, applied: Manifest) -> Manifest | None:
         """Drop the POST's `Update` entry of `planner` (see the module docstring); None when there is
         none, or when the object changed in between (then the entry stays: harmless until a field is
         dropped, and the next create-less apply leaves it as it is)."""
-        entries = _metadata(applied).get("managedFields") or []
+        entries = metadata_of(applied).get("managedFields") or []
         index = next(
             (
                 i
@@ -310,7 +256,7 @@ class KubeWriter:
             {
                 "op": "test",
                 "path": "/metadata/resourceVersion",
-                "value": _metadata(applied)["resourceVersion"],
+                "value": metadata_of(applied)["resourceVersion"],
             },
             {"op": "test", "path": f"{where}/manager", "value": FIELD_MANAGER},
             {"op": "test", "path": f"{where}/operation", "value": "Update"},
@@ -328,82 +274,4 @@ class KubeWriter:
             return None
 
 
-def parent_manifest(ref: ObjectRef, record: ParentRecord, live: Manifest | None) -> Manifest:
-    """The parent Secret to write: `live` (if any) with planner's label and annotations, the union of
-    listed group-kinds and namespaces, and its run record trimmed to `record.run_keys`."""
-    if live is not None:
-        _check_parent(ref, live)
-    metadata = {k: v for k, v in _metadata(live).items() if k != "managedFields"}
-    annotations = dict(metadata.get("annotations") or {})
-    group_kinds = _listed(annotations.get(ANNOTATION_CONTAINS_GROUP_KINDS)) | set(record.group_kinds)
-    namespaces = _listed(annotations.get(ANNOTATION_ADDITIONAL_NAMESPACES)) | set(record.namespaces)
-    namespaces.discard(ref.namespace or "")
-    annotations |= {
-        ANNOTATION_TOOLING: f"planner/{__version__}",
-        ANNOTATION_CONTAINS_GROUP_KINDS: ",".join(sorted(group_kinds)),
-        ANNOTATION_PLAN: ref.name,
-    }
-    if namespaces:
-        annotations[ANNOTATION_ADDITIONAL_NAMESPACES] = ",".join(sorted(namespaces))
-    labels = {**(metadata.get("labels") or {}), LABEL_APPLYSET_ID: applyset_id(ref.name, ref.namespace or "")}
-    records = run_records(live)
-    kept = {key: encode_run_record(records[key]) for key in sorted(records) if key in set(record.run_keys)}
-    new_metadata = {**metadata, "name": ref.name, "namespace": ref.namespace, "labels": labels}
-    return {
-        "apiVersion": SECRET.api_version,
-        "kind": SECRET.kind,
-        "metadata": new_metadata | {"annotations": annotations},
-        "type": (live or {}).get("type") or APPLYSET_PARENT_TYPE,
-        "data": kept,
-    }
-
-
-def tightened_parent(
-    live: Manifest, ref: ObjectRef, *, group_kinds: set[str], namespaces: set[str]
-) -> Manifest:
-    """`live` listing exactly `group_kinds` and `namespaces` (the plan's own namespace is implied)."""
-    metadata = {k: v for k, v in _metadata(live).items() if k != "managedFields"}
-    annotations = dict(metadata.get("annotations") or {})
-    annotations[ANNOTATION_CONTAINS_GROUP_KINDS] = ",".join(sorted(group_kinds))
-    others = sorted(namespaces - {ref.namespace or ""})
-    annotations.pop(ANNOTATION_ADDITIONAL_NAMESPACES, None)
-    if others:
-        annotations[ANNOTATION_ADDITIONAL_NAMESPACES] = ",".join(others)
-    return {**live, "metadata": {**metadata, "annotations": annotations}}
-
-
-def listed_in_parent(parent: Manifest | None) -> tuple[set[str], set[str]]:
-    """The group-kinds and additional namespaces a parent Secret lists."""
-    annotations = _metadata(parent).get("annotations") or {}
-    return (
-        _listed(annotations.get(ANNOTATION_CONTAINS_GROUP_KINDS)),
-        _listed(annotations.get(ANNOTATION_ADDITIONAL_NAMESPACES)),
-    )
-
-
-def _unchanged(live: Manifest, body: Manifest) -> bool:
-    """Whether writing `body` would change nothing planner manages on the parent."""
-    return all(
-        _metadata(live).get(key) == _metadata(body).get(key) for key in ("labels", "annotations")
-    ) and (live.get("data") or {}) == (body.get("data") or {})
-
-
-def _check_parent(ref: ObjectRef, live: Manifest) -> None:
-    """A same-named Secret that is not this plan's parent is never overwritten."""
-    found = (_metadata(live).get("labels") or {}).get(LABEL_APPLYSET_ID)
-    if live.get("type") != APPLYSET_PARENT_TYPE or found != applyset_id(ref.name, ref.namespace or ""):
-        raise OwnershipError(
-            f"{_describe(ref)} exists and is not the ApplySet parent of plan {ref.name}; "
-            "rename the plan or move that secret"
-        )
-
-
-__all__ = [
-    "CRASH_ENV",
-    "FIELD_MANAGER",
-    "KubeWriter",
-    "WrittenVersions",
-    "listed_in_parent",
-    "parent_manifest",
-    "tightened_parent",
-]
+__all__ = ["CRASH_ENV", "KubeWriter", "WrittenVersions"]

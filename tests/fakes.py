@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.diff import Manifest, ObjectRef
+from planner.applyset import ParentRecord
 from planner.events import Clock, Event, EventSink
 from planner.execute import StatusSource, Until, Writer
-from planner.graph import ParentRecord
+from planner.objects import Manifest, ObjectRef
 from planner.readiness import Readiness
 
 

@@ -2,90 +2,42 @@
 
 Each function takes plain values and returns results; nothing here prints or exits. The commands come
 in families, one module each: `planning` (validate, render, plan), `applying` (apply, apply of a saved
-plan, parent scope tightening), `workloads` (lifecycle operations, logs, inspect) and `watching`
-(monitor, apply --watch, status); `target` says which cluster they talk to.
+plan, narrowing the ApplySet parent after a converged apply), `workloads` (lifecycle operations, logs,
+inspect) and `watching` (monitor, apply --watch, status, and the choice among the ways to apply);
+`target` says which cluster they talk to and builds its client once. This package exports what the CLI
+calls; everything else is reached through its module.
 """
 
-from planner.app.applying import (
-    DEFAULT_APPLY_TIMEOUT,
-    AppliedPlan,
-    ApplyOptions,
-    apply,
-    apply_saved,
-    plan_timeouts,
-    remaining_scope,
-    tighten_if_wider,
-    wait_scopes,
-)
+from planner.app.applying import ApplyOptions
 from planner.app.planning import (
-    FIELD_MANAGER,
-    PlannedChanges,
+    DEFAULT_APPLY_TIMEOUT,
     PlanOptions,
-    RenderedPlan,
-    check_not_empty,
     plan,
-    plan_rendered,
-    render_loaded,
     render_plans,
-    server_dry_run,
+    save_plans,
     validate,
 )
 from planner.app.target import Target
-from planner.app.watching import (
-    STATUS_KINDS,
-    MonitorOptions,
-    MonitorResult,
-    apply_and_watch,
-    follow,
-    monitor,
-    monitor_scope,
-    plan_runtime_ids,
-    status,
-    status_runtime_ids,
-)
-from planner.app.workloads import (
-    LIFECYCLE_OPERATIONS,
-    delete_workload,
-    inspect_workload,
-    run_lifecycle,
-    workload_logs,
-)
+from planner.app.watching import MonitorOptions, apply_plans, monitor, status
+from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
+from planner.monitor.lifecycle import LogOptions
 
 __all__ = [
     "DEFAULT_APPLY_TIMEOUT",
-    "FIELD_MANAGER",
-    "LIFECYCLE_OPERATIONS",
-    "STATUS_KINDS",
-    "AppliedPlan",
     "ApplyOptions",
+    "LogOptions",
     "MonitorOptions",
-    "MonitorResult",
     "PlanOptions",
-    "PlannedChanges",
-    "RenderedPlan",
     "Target",
-    "apply",
-    "apply_and_watch",
-    "apply_saved",
-    "check_not_empty",
+    "apply_plans",
     "delete_workload",
-    "follow",
     "inspect_workload",
     "monitor",
-    "monitor_scope",
     "plan",
-    "plan_rendered",
-    "plan_runtime_ids",
-    "plan_timeouts",
-    "remaining_scope",
-    "render_loaded",
     "render_plans",
     "run_lifecycle",
-    "server_dry_run",
+    "save_plans",
     "status",
-    "status_runtime_ids",
-    "tighten_if_wider",
     "validate",
-    "wait_scopes",
     "workload_logs",
 ]

@@ -10,21 +10,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.app.planning import PlannedChanges, PlanOptions, plan, plan_rendered, render_loaded
+from planner.app.planning import (
+    DEFAULT_APPLY_TIMEOUT,
+    PlannedChanges,
+    PlanOptions,
+    execution_plan,
+    plan,
+    plan_rendered,
+    render_loaded,
+)
 from planner.app.target import Target
+from planner.applyset import Scope, narrowed, parent_ref
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
-from planner.graph import ExecutionPlan, parent_ref, solve
+from planner.graph import ExecutionPlan
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.live import ref_of
-from planner.plan import LoadResult, Plan, load_plans
+from planner.objects import ref_of
+from planner.plan import LoadResult, load_plans
 from planner.savedplan import closure_digest, moved_objects, read_saved_plans
-from planner.status import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions, listed_in_parent
-
-DEFAULT_APPLY_TIMEOUT = 300.0
+from planner.waiting import CacheStatusSource
+from planner.writes import KubeWriter, WrittenVersions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +49,6 @@ class AppliedPlan:
     planned: PlannedChanges
     execution: ExecutionPlan
     result: ExecutionResult
-
-
-def plan_timeouts(plan: Plan) -> dict[str, float]:
-    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
-    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
-    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
 
 
 def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
@@ -70,31 +71,23 @@ def apply(
     options: ApplyOptions,
     sink: EventSink,
     clock: Clock | None = None,
-    client: KubeClient | None = None,
     informers: Informers | None = None,
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
     (one per kind). Events go to `sink`; the results say what converged. Informers passed in stay the
     caller's to stop (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     loaded = load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
-    client = client or target.client()
+    client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
     # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
     probe = options.plan.adopt
     planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
-    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    run = _Applier(client=client, options=options, sink=sink, clock=clock, informers=informers)
     return loaded, run.execute_all(planned)
 
 
 def apply_saved(
-    path: Path,
-    *,
-    target: Target,
-    options: ApplyOptions,
-    sink: EventSink,
-    clock: Clock | None = None,
-    client: KubeClient | None = None,
-    informers: Informers | None = None,
+    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink
 ) -> tuple[LoadResult, list[AppliedPlan]]:
     """Apply exactly the changes of a saved plan (`plan --out`), after DESIGN §4's checks.
 
@@ -103,25 +96,23 @@ def apply_saved(
     different closure (PlanFilesChangedError) or any object moved (StalePlanError, naming each), and
     only then executed. `options.plan` is ignored: the saved plan carries its own."""
     documents = read_saved_plans(path)
-    client = client or target.client()
+    client = target.client
     checked: list[PlannedChanges] = []
     loaded: LoadResult | None = None
     for document in documents:
-        loaded, fresh = _replanned(document, target=target, client=client)
+        loaded, fresh = _replanned(document, target=target)
         checked.append(fresh)
     if loaded is None:
         raise UsageError(f"{path}: the saved plan holds no plans")
-    run = _Run(client=client, options=options, sink=sink, clock=clock, informers=informers)
+    run = _Applier(client=client, options=options, sink=sink, clock=None, informers=None)
     return loaded, run.execute_all(checked)
 
 
-def _replanned(
-    document: dict[str, Any], *, target: Target, client: KubeClient
-) -> tuple[LoadResult, PlannedChanges]:
+def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
     files = [str(f) for f in document["files"]]
     options = PlanOptions.from_recorded(document.get("options") or {})
-    here = dataclasses.replace(target, namespace=str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options, client=client)
+    here = target.in_namespace(str(document["namespace"]))
+    loaded, results = plan(files, target=here, options=options)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     if fresh is None or closure_digest(fresh.rendered.manifests) != document["closure_digest"]:
         raise PlanFilesChangedError(
@@ -136,7 +127,7 @@ def _replanned(
     return loaded, fresh
 
 
-class _Run:
+class _Applier:
     """One apply's execution of planned changes: shared informers, status source and writer; after a
     plan converges completely, its parent is tightened to what remains."""
 
@@ -156,9 +147,7 @@ class _Run:
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
         no_wait = self.options.no_wait
-        executions = [
-            solve(p.changeset, wait=not no_wait, timeouts=plan_timeouts(p.rendered.plan)) for p in planned
-        ]
+        executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()
         scopes = wait_scopes(executions, no_wait=no_wait)
         status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
@@ -172,7 +161,6 @@ class _Run:
                     status=status,
                     sink=self.sink,
                     parallelism=self.options.parallelism,
-                    default_timeout=self.options.timeout,
                     no_wait=no_wait,
                     clock=self.clock,
                 )
@@ -185,29 +173,23 @@ class _Run:
         return applied
 
 
-def remaining_scope(planned: PlannedChanges) -> tuple[set[str], set[str]]:
-    """The group-kinds and namespaces of what a converged apply leaves: the closure, plus members a
-    keep annotation held back from prune (still labelled, so still the ApplySet's)."""
+def remaining_scope(planned: PlannedChanges) -> Scope:
+    """What a converged apply leaves: the closure, plus members a keep annotation held back from prune
+    (still labelled, so still the ApplySet's)."""
     kept = [c.ref for c in planned.changeset.changes if c.action == "noop" and c.desired is None]
-    refs = [ref_of(m) for m in planned.rendered.manifests] + kept
-    refs = [ref for ref in refs if ref.kind != "Namespace"]
-    group_kinds = {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in refs}
-    return group_kinds, {ref.namespace for ref in refs if ref.namespace}
+    return Scope.of([ref_of(m) for m in planned.rendered.manifests] + kept)
 
 
 def tighten_if_wider(writer: KubeWriter, planned: PlannedChanges) -> None:
-    """After a converged apply, narrow the parent to what remains when it lists more (KEP-3659 allows
-    it once nothing outside is left); one write, and none when the parent already fits."""
-    group_kinds, namespaces = remaining_scope(planned)
-    namespaces.discard(planned.changeset.namespace)
-    listed_kinds, listed_namespaces = listed_in_parent(planned.live.parent)
-    touched = {c.ref for c in planned.changeset.changes if c.action != "noop" and c.ref.kind != "Namespace"}
-    listed_kinds |= {f"{ref.kind}.{ref.group}" if ref.group else ref.kind for ref in touched}
-    listed_namespaces |= {ref.namespace for ref in touched if ref.namespace}
-    listed_namespaces.discard(planned.changeset.namespace)
-    if planned.live.parent is None and not touched:
-        return  # never applied and nothing written: no parent to tighten
-    if listed_kinds <= group_kinds and listed_namespaces <= namespaces:
-        return
-    ref = parent_ref(planned.changeset.plan, planned.changeset.namespace)
-    writer.tighten_parent(ref, group_kinds=group_kinds, namespaces=namespaces)
+    """After a converged apply, narrow the parent to what remains when it lists more; one write, and
+    none when the parent already fits."""
+    changeset = planned.changeset
+    written = Scope.of(c.ref for c in changeset.changes if c.action != "noop")
+    scope = narrowed(
+        planned.live.parent,
+        written=written,
+        remaining=remaining_scope(planned),
+        namespace=changeset.namespace,
+    )
+    if scope is not None:
+        writer.tighten_parent(parent_ref(changeset.plan, changeset.namespace), scope)

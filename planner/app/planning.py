@@ -1,6 +1,8 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
-namespace, read its live objects and diff them (optionally checked by a server-side dry run). Writes
-nothing; `apply` and `status` build on the loaded and rendered plans from here."""
+namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
+the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
+cluster (`plan --out` writes its saved plan); `apply` and `status` build on the loaded, rendered and
+planned plans from here."""
 
 from __future__ import annotations
 
@@ -14,16 +16,15 @@ from planner.app.target import Target
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import for_manifest
+from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
-from planner.kube.config import default_namespace
 from planner.live import LiveState, read_live
+from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
-from planner.savedplan import saved_plan
+from planner.savedplan import saved_plan, write_saved_plans
 
-Manifest = dict[str, Any]
-FIELD_MANAGER = "planner"
+DEFAULT_APPLY_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,10 @@ def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedP
     ]
 
 
-def render_plans(
-    paths: Sequence[str | Path], *, namespace: str | None, kubeconfig: str | None, context: str | None
-) -> tuple[LoadResult, list[RenderedPlan]]:
+def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
     """Load plans and render each against the runtime's default namespace (DESIGN §3)."""
     loaded = load_plans(paths)
-    fallback = default_namespace(namespace=namespace, kubeconfig=kubeconfig, context=context)
-    return loaded, render_loaded(loaded, fallback)
+    return loaded, render_loaded(loaded, target.default_namespace())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +88,8 @@ class PlannedChanges:
 
     @property
     def execution(self) -> ExecutionPlan:
-        return solve(self.changeset)
+        """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
+        return execution_plan(self)
 
     def saved(self, options: PlanOptions) -> dict[str, Any]:
         return saved_plan(
@@ -102,20 +101,37 @@ class PlannedChanges:
         )
 
 
+def plan_timeouts(plan: Plan) -> dict[str, float]:
+    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
+    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
+    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
+
+
+def execution_plan(
+    planned: PlannedChanges, *, wait: bool = True, timeout: float | None = DEFAULT_APPLY_TIMEOUT
+) -> ExecutionPlan:
+    """The tasks `apply` runs for one planned plan, each wait with its workload's or sandbox's own
+    `timeout`, else `timeout` (None: no limit); `wait=False` (`--no-wait`) leaves out the wait-ready
+    tasks nothing depends on. `plan --graph` prints the same list, with apply's defaults."""
+    timeouts = plan_timeouts(planned.rendered.plan)
+    return solve(planned.changeset, wait=wait, timeouts=timeouts, default_timeout=timeout)
+
+
 def plan(
     paths: Sequence[str | Path],
     *,
     target: Target,
     options: PlanOptions,
-    client: KubeClient | None = None,
     probe_foreign: bool = True,
 ) -> tuple[LoadResult, list[PlannedChanges]]:
     """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
-    loaded, rendered = render_plans(
-        paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
-    )
-    client = client or target.client()
-    return loaded, plan_rendered(rendered, client=client, options=options, probe_foreign=probe_foreign)
+    loaded, rendered = render_plans(paths, target=target)
+    return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
+
+
+def save_plans(path: Path, planned: Sequence[PlannedChanges], options: PlanOptions) -> None:
+    """`plan --out`: one saved-plan file for every plan of the run."""
+    write_saved_plans(path, [each.saved(options) for each in planned])
 
 
 def plan_rendered(
@@ -157,7 +173,7 @@ def plan_rendered(
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:
     """Refuse a plan that declares nothing (Namespaces aside) while its ApplySet still has members:
     applying it would prune them all, which is almost never what an emptied plan file meant."""
-    declares = any(m.get("kind") != "Namespace" for m in rendered.manifests)
+    declares = any(m.get("kind") != NAMESPACE.kind for m in rendered.manifests)
     if declares or not live.members:
         return
     raise EmptyPlanError(

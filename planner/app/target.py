@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.config import default_namespace
@@ -10,16 +12,25 @@ from planner.kube.config import default_namespace
 
 @dataclass(frozen=True, kw_only=True)
 class Target:
-    """Which cluster, and the runtime's default namespace there."""
+    """Which cluster, and the runtime's default namespace there. The client is built on first use and
+    then shared by every step of the command (one connection pool, one request log, one rate limit)."""
 
     namespace: str | None = None
     kubeconfig: str | None = None
     context: str | None = None
     options: ClientOptions | None = None
 
+    @cached_property
     def client(self) -> KubeClient:
         return KubeClient.from_config(kubeconfig=self.kubeconfig, context=self.context, options=self.options)
 
     def default_namespace(self) -> str:
         """`-n`, else the kubeconfig context's namespace, else `default` (DESIGN §3)."""
         return default_namespace(namespace=self.namespace, kubeconfig=self.kubeconfig, context=self.context)
+
+    def in_namespace(self, namespace: str) -> Target:
+        """The same cluster, and the same client once it is built, with another default namespace."""
+        moved = dataclasses.replace(self, namespace=namespace)
+        if "client" in self.__dict__:  # cached_property keeps its value in the instance's __dict__
+            moved.__dict__["client"] = self.client
+        return moved

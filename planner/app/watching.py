@@ -1,6 +1,7 @@
 """Following workloads: `monitor` (lifecycle events through one informer per kind), `apply --watch`
 (apply, then follow what converged on the same informers) and `status` (a table of runtime IDs, once or
-whenever it changes)."""
+whenever it changes); and `apply_plans`, which chooses between `apply`, `apply --watch` and the apply
+of a saved plan for the `apply` command."""
 
 from __future__ import annotations
 
@@ -10,28 +11,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.applying import AppliedPlan, ApplyOptions, apply
-from planner.app.planning import Manifest, render_plans
+from planner.app.applying import AppliedPlan, ApplyOptions, apply, apply_saved
+from planner.app.planning import PlanOptions, render_plans
 from planner.app.target import Target
-from planner.changeset import annotations_of
-from planner.errors import ForbiddenError, PlannerError, RuntimeIDError
+from planner.applyset import RunRecord, run_records
+from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, SystemClock
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.live import list_objects
+from planner.live import read_parents
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
+from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of
 from planner.plan import LoadResult, Plan
 from planner.render.identity import (
-    ANNOTATION_TOOLING,
-    LABEL_APPLYSET_ID,
-    LABEL_WORKLOAD,
     RuntimeID,
     sandbox_runtime_id,
     workload_runtime_id,
 )
-from planner.runrecords import RunRecord, run_records
+from planner.savedplan import is_saved_plan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,11 +68,10 @@ def apply_and_watch(
     """`apply --watch`: apply, then hand every runtime ID of the converged plans to the monitor on the
     same informers (one per kind per process) and follow them until each is steady or `watch.timeout`.
     When the apply itself failed there is nothing steady to wait for: no monitoring, the result is None."""
-    client = target.client()
-    informers = Informers(client)
+    informers = Informers(target.client)
     try:
         loaded, applied = apply(
-            paths, target=target, options=options, sink=sink, clock=clock, client=client, informers=informers
+            paths, target=target, options=options, sink=sink, clock=clock, informers=informers
         )
         if not all(each.result.ok for each in applied):
             return loaded, applied, None
@@ -84,6 +82,55 @@ def apply_and_watch(
         return loaded, applied, followed
     finally:
         informers.stop()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplyRun:
+    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, and with
+    `--watch` what the monitor saw afterwards (None when the apply itself failed)."""
+
+    loaded: LoadResult
+    applied: list[AppliedPlan]
+    watched: bool = False
+    followed: MonitorResult | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every plan converged and, when watched, every workload became steady and none failed."""
+        if not all(each.result.ok for each in self.applied):
+            return False
+        followed = self.followed
+        return not self.watched or (followed is not None and not followed.failed and followed.steady)
+
+
+def apply_plans(
+    arguments: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    watch: MonitorOptions | None,
+    sink: EventSink,
+) -> ApplyRun:
+    """`apply`: plan files and directories, followed afterwards with `watch`; or one saved plan
+    (`plan --out`), applied alone with the options and namespace it carries, and never watched."""
+    saved = [Path(argument) for argument in arguments if is_saved_plan(Path(argument))]
+    if saved:
+        if len(arguments) > 1 or options.plan != PlanOptions() or target.namespace is not None:
+            raise UsageError(
+                "a saved plan is applied alone and carries its own options: drop the other plans and "
+                "-n, --allow-data-loss, --adopt, --rerun, --allow-empty"
+            )
+        if watch is not None:
+            raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
+        loaded, applied = apply_saved(saved[0], target=target, options=options, sink=sink)
+        return ApplyRun(loaded=loaded, applied=applied)
+    if watch is not None:
+        loaded, applied, followed = apply_and_watch(
+            arguments, target=target, options=options, watch=watch, sink=sink
+        )
+        return ApplyRun(loaded=loaded, applied=applied, watched=True, followed=followed)
+    loaded, applied = apply(arguments, target=target, options=options, sink=sink)
+    return ApplyRun(loaded=loaded, applied=applied)
 
 
 def monitor_scope(
@@ -103,17 +150,15 @@ def monitor(
     options: MonitorOptions,
     sink: EventSink,
     clock: Clock | None = None,
-    client: KubeClient | None = None,
 ) -> MonitorResult:
     """Follow runtime IDs (and with `attach_all` every managed workload) through one informer per kind,
     reporting Container* events to `sink` from the informers' threads."""
     rids = list(dict.fromkeys(RuntimeID.parse(text) for text in runtime_ids))  # once each, in order
     if not rids and not options.attach_all:
         raise PlannerError("name at least one runtime ID, or --all")
-    client = client or target.client()
     scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
-    recorded = recorded_job_uids(client, scope)
-    informers = Informers(client)
+    recorded = recorded_job_uids(target.client, scope)
+    informers = Informers(target.client)
     try:
         return follow(
             informers, rids, options=options, sink=sink, scope=scope, clock=clock, recorded_uids=recorded
@@ -128,16 +173,10 @@ def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[
     without permission to list Secrets there is no record, and only labelled workloads are found."""
     recorded: dict[RuntimeID, str] = {}
     try:
-        parents = [
-            parent
-            for namespace in (sorted(scope) if scope is not None else [None])
-            for parent in list_objects(client, SECRET, namespace, label_selector=LABEL_APPLYSET_ID)
-        ]
+        parents = read_parents(client, scope)
     except ForbiddenError:
         return recorded
     for parent in parents:
-        if not str(annotations_of(parent).get(ANNOTATION_TOOLING, "")).startswith("planner/"):
-            continue  # another ApplySet tool's parent
         for record in run_records(parent).values():
             runtime_id = _recorded_runtime_id(record)
             if runtime_id is not None:
@@ -195,9 +234,7 @@ def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> list[Runt
     ids = [RuntimeID.parse(a) for a in arguments if "|" in a]
     paths = [a for a in arguments if "|" not in a]
     if paths:
-        _, rendered = render_plans(
-            paths, namespace=target.namespace, kubeconfig=target.kubeconfig, context=target.context
-        )
+        _, rendered = render_plans(paths, target=target)
         for each in rendered:
             ids += plan_runtime_ids(each.plan, each.default_namespace)
     return list(dict.fromkeys(ids))
@@ -214,8 +251,7 @@ def _cache_rows(
         return [
             p
             for p in pods
-            if p["metadata"].get("namespace") == namespace
-            and (p["metadata"].get("labels") or {}).get(LABEL_WORKLOAD) == name
+            if metadata_of(p).get("namespace") == namespace and labels_of(p).get(LABEL_WORKLOAD) == name
         ]
 
     return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now)
@@ -229,7 +265,6 @@ def status(
     watch: bool = False,
     timeout: float | None = None,
     clock: Clock | None = None,
-    client: KubeClient | None = None,
 ) -> list[StatusRow]:
     """Rows for the runtime IDs (or plans) given, read through one informer per kind; `on_rows` gets them
     once, and with `watch` again whenever they change, until `timeout` (None: until interrupted)."""
@@ -237,9 +272,8 @@ def status(
     if not rids:
         raise PlannerError("name runtime IDs or plan files")
     clock = clock or SystemClock()
-    client = client or target.client()
     scope = frozenset(rid.namespace for rid in rids)
-    informers = Informers(client)
+    informers = Informers(target.client)
     changed = threading.Event()
     try:
         for kind in STATUS_KINDS:

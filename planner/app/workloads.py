@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from planner.app.target import Target
-from planner.kube.client import KubeClient
 from planner.monitor import lifecycle
+from planner.monitor.lifecycle import LogOptions
 from planner.render.identity import RuntimeID
 
 LIFECYCLE_OPERATIONS = {
@@ -18,30 +18,22 @@ LIFECYCLE_OPERATIONS = {
 }
 
 
-def run_lifecycle(
-    operation: str, runtime_id: str, *, target: Target, client: KubeClient | None = None
-) -> lifecycle.Outcome:
+def run_lifecycle(operation: str, runtime_id: str, *, target: Target) -> lifecycle.Outcome:
     """`start`, `stop`, `pause` or `resume` one runtime ID (parsed before any request: exit 1 if malformed)."""
     rid = RuntimeID.parse(runtime_id)
-    return LIFECYCLE_OPERATIONS[operation](client or target.client(), rid)
+    return LIFECYCLE_OPERATIONS[operation](target.client, rid)
 
 
-def delete_workload(
-    runtime_id: str, *, target: Target, allow_data_loss: bool, client: KubeClient | None = None
-) -> lifecycle.Outcome:
+def delete_workload(runtime_id: str, *, target: Target, allow_data_loss: bool) -> lifecycle.Outcome:
     rid = RuntimeID.parse(runtime_id)
-    return lifecycle.delete(client or target.client(), rid, allow_data_loss=allow_data_loss)
+    return lifecycle.delete(target.client, rid, allow_data_loss=allow_data_loss)
 
 
-def workload_logs(
-    runtime_id: str, *, target: Target, options: lifecycle.LogOptions, client: KubeClient | None = None
-) -> Iterator[str]:
+def workload_logs(runtime_id: str, *, target: Target, options: LogOptions) -> Iterator[str]:
     rid = RuntimeID.parse(runtime_id)
-    return lifecycle.logs(client or target.client(), rid, options)
+    return lifecycle.logs(target.client, rid, options)
 
 
-def inspect_workload(
-    runtime_id: str, *, target: Target, client: KubeClient | None = None
-) -> lifecycle.Inspection:
+def inspect_workload(runtime_id: str, *, target: Target) -> lifecycle.Inspection:
     rid = RuntimeID.parse(runtime_id)
-    return lifecycle.inspect(client or target.client(), rid)
+    return lifecycle.inspect(target.client, rid)

@@ -38,6 +38,7 @@ from kubernetes.config.kube_config import load_kube_config
 
 from planner.errors import ApiError, KubeconfigError, NoClusterError, UnreachableError, api_error
 from planner.kube.config import KubeconfigContext, choose_context
+from planner.objects import metadata_of
 
 Json = dict[str, Any]
 RETRIABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -175,7 +176,7 @@ class KubeClient:
         dry_run: bool = False,
     ) -> Json:
         """PATCH `application/apply-patch+yaml` (a JSON body is valid YAML): create or update `manifest`."""
-        metadata = manifest.get("metadata", {})
+        metadata = metadata_of(manifest)
         query = {"fieldManager": field_manager, "force": "true" if force else "false"}
         if dry_run:
             query["dryRun"] = "All"

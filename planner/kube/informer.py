@@ -38,10 +38,10 @@ import urllib3
 from planner.errors import ApiError, CacheSyncError, GoneError, PlannerError, UnreachableError, api_error
 from planner.kinds import KindInfo
 from planner.kube.client import KubeClient, exponential_backoff, resource_path
+from planner.objects import Manifest, metadata_of
 
 log = logging.getLogger(__name__)
 
-Manifest = dict[str, Any]
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 Subscriber = Callable[[EventType, Manifest], None]
 Key = tuple[str, str]  # (namespace, or "" for a cluster-scoped object; name)
@@ -67,12 +67,12 @@ class _Expired(Exception):
 
 
 def _key(obj: Mapping[str, Any]) -> Key:
-    metadata = obj.get("metadata") or {}
+    metadata = metadata_of(obj)
     return (str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
 
 
 def _resource_version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return str(metadata_of(obj).get("resourceVersion") or "")
 
 
 def _permanent(error: ApiError) -> bool:
@@ -234,7 +234,7 @@ class Informer:
         """The object as cached: kind and apiVersion restored (lists omit them) and managedFields dropped,
         as client-go's transform does; nothing that reads the cache (waits, the monitor, status) uses
         them, and they are about half of a typical object's size."""
-        metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+        metadata = {k: v for k, v in metadata_of(obj).items() if k != "managedFields"}
         return {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **obj, "metadata": metadata}
 
     def _selector(self) -> dict[str, str]:
@@ -250,11 +250,11 @@ class Informer:
                 items, query = [], {"limit": str(self.options.page_size)} | self._selector()
                 continue
             items += [self._complete(item) for item in page.get("items", []) if self._in_scope(item)]
-            token = (page.get("metadata") or {}).get("continue")
+            token = metadata_of(page).get("continue")
             if not token:
                 break
             query = query | {"continue": token}
-        self._replace(items, str((page.get("metadata") or {}).get("resourceVersion") or ""))
+        self._replace(items, _resource_version(page))
 
     def _replace(self, items: Iterable[Manifest], resource_version: str) -> None:
         fresh = {_key(item): item for item in items}

@@ -1,8 +1,8 @@
-"""The monitor (seed 000): runtime IDs followed through shared informer caches, Kubernetes state mapped to
+"""The monitor: runtime IDs followed through shared informer caches, Kubernetes state mapped to
 lifecycle events by a per-ID state machine, and the lifecycle operations (start, stop, pause, resume,
 delete, logs, inspect).
 
-`mapping` and `state` are pure; `monitor` owns subscriptions; `lifecycle` owns the writes the seed's
+`mapping` and `state` are pure; `monitor` owns subscriptions; `lifecycle` owns the writes the lifecycle
 commands make.
 """
 

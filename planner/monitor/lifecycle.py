@@ -1,4 +1,4 @@
-"""The seed's lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
+"""The lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
 
 Each operation writes only what it changes, as field manager `planner-lifecycle` (DESIGN §3): a
 Deployment's replicas through its `/scale` subresource, a sandbox's state annotation on its workspace
@@ -7,7 +7,7 @@ touched, so the plan's own fields stay with `planner` and the next `plan` shows 
 command changed (a stopped Deployment whose plan declares replicas, a paused sandbox whose plan says
 running: drift that the next apply restores).
 
-Seed semantics, per kind:
+What each does, per kind:
 
 | op | deployment | job | sandbox |
 | --- | --- | --- | --- |
@@ -31,10 +31,9 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
+from planner.objects import ANNOTATION_SANDBOX_STATE, LABEL_WORKLOAD, Manifest, metadata_of, newest
 from planner.plan.names import service_name, workspace_pvc_name
-from planner.render.identity import ANNOTATION_SANDBOX_STATE, LABEL_WORKLOAD, RuntimeID, with_hash
-
-Manifest = dict[str, Any]
+from planner.render.identity import RuntimeID, with_hash
 
 FIELD_MANAGER = "planner-lifecycle"
 MERGE_PATCH = "application/merge-patch+json"
@@ -53,7 +52,7 @@ class Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Inspection:
-    """`inspect`'s answer. `ip_address` is the Service DNS name for a Deployment (the seed's IPAddress),
+    """`inspect`'s answer. `ip_address` is the Service DNS name for a Deployment (gobrave's IPAddress),
     the Pod IP otherwise; `pod` is the latest pod's name; the sandbox fields are None for workloads."""
 
     runtime_id: str
@@ -148,7 +147,7 @@ def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def resume(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Resume is start (seed 000); for a sandbox, recreate its Pod and mark it `running`."""
+    """Resume is start; for a sandbox, recreate its Pod and mark it `running`."""
     return start(client, runtime_id)
 
 
@@ -192,7 +191,7 @@ def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def pause(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Pause is stop (seed 000); for a sandbox: mark `paused`, delete the Pod, keep both PVCs."""
+    """Pause is stop; for a sandbox: mark `paused`, delete the Pod, keep both PVCs."""
     return stop(client, runtime_id)
 
 
@@ -241,7 +240,7 @@ def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool
 def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
     """The sandbox's PVCs (every generation's rootfs and the workspace), by the `gobrave-workload` label."""
     listed = list_objects(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, label_selector=_selector(rid))
-    return sorted(str(claim["metadata"]["name"]) for claim in listed)
+    return sorted(str(metadata_of(claim)["name"]) for claim in listed)
 
 
 # --- logs and inspect ------------------------------------------------------------------------------
@@ -253,12 +252,7 @@ def _selector(rid: RuntimeID) -> str:
 
 def latest_pod(client: KubeClient, rid: RuntimeID) -> Manifest | None:
     """The newest Pod labelled `gobrave-workload=<name>` (by creation time, then name), None if none."""
-    pods = list_objects(client, POD, rid.namespace, label_selector=_selector(rid))
-    if not pods:
-        return None
-    return max(
-        pods, key=lambda p: (str(p["metadata"].get("creationTimestamp", "")), str(p["metadata"]["name"]))
-    )
+    return newest(list_objects(client, POD, rid.namespace, label_selector=_selector(rid)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,14 +278,14 @@ def logs(client: KubeClient, runtime_id: str | RuntimeID, options: LogOptions | 
         query["container"] = options.container
     if options.previous:
         query["previous"] = "true"
-    path = resource_path(POD, rid.namespace, str(pod["metadata"]["name"])) + "/log"
+    path = resource_path(POD, rid.namespace, str(metadata_of(pod)["name"])) + "/log"
     timeout = None if options.follow else 60.0
     for line in client.stream_lines(path, query=query, timeout=timeout, keep_blank=True, verb="get"):
         yield line.decode("utf-8", errors="replace")
 
 
 def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
-    """Seed 000's inspect, plus the sandbox's PVCs, generation and state."""
+    """Where a workload runs; for a sandbox also its PVCs, generation and state."""
     rid = parse(runtime_id)
     own = primary(client, rid)
     pod = latest_pod(client, rid)
@@ -302,7 +296,7 @@ def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
         "namespace": rid.namespace,
         "name": rid.name,
         "node_name": str(pod_spec.get("nodeName") or ""),
-        "pod": str((pod or {}).get("metadata", {}).get("name") or ""),
+        "pod": str(metadata_of(pod).get("name") or ""),
     }
     if rid.kind == "deployment":
         return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)

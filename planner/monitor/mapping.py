@@ -1,12 +1,12 @@
-"""Kubernetes state → seed 000's lifecycle facts, per kind: pure functions over live objects.
+"""Kubernetes state → lifecycle facts, per kind: pure functions over live objects.
 
 Each function looks at a workload once and says what that look proves: whether it has started (and
 which object's uid the Started event names) and whether it has ended (Exited, Failed or Deleted, with
-the message the seed prescribes). It never says what to emit: `state.py` turns facts into transitions,
+the message gobrave's monitor gives). It never says what to emit: `state.py` turns facts into transitions,
 so the same look can be taken any number of times (every watch event, the snapshot after registering,
 a restart) and each transition is still reported once.
 
-One deviation from the seed's table (issue 9): a Job fails on its `Failed` condition, not on
+Where this departs from gobrave's table: a Job fails on its `Failed` condition, not on
 `status.failed > 0`, because a Job whose pod failed once is still retrying until its backoffLimit; the
 condition is what the Job controller sets when it gives up.
 
@@ -23,16 +23,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
-from planner.plan.names import workspace_pvc_name
-from planner.render.identity import (
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
+from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
     LABEL_WORKLOAD,
-    RuntimeID,
+    Manifest,
+    annotations_of,
+    labels_of,
+    metadata_of,
 )
+from planner.plan.names import workspace_pvc_name
+from planner.render.identity import RuntimeID
 
-Manifest = Mapping[str, Any]
 EndType = Literal["ContainerExited", "ContainerFailed", "ContainerDeleted"]
 
 ROOTFS_VOLUME = "rootfs"
@@ -65,7 +69,7 @@ NOTHING = Observation()
 
 
 def _uid(obj: Manifest) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return str(metadata_of(obj).get("uid") or "")
 
 
 def _status(obj: Manifest) -> Mapping[str, Any]:
@@ -165,8 +169,7 @@ def sandbox_state(workspace: Manifest | None) -> str | None:
     """`running` or `paused` from the workspace PVC's annotation; None without one."""
     if workspace is None:
         return None
-    annotations = (workspace.get("metadata") or {}).get("annotations") or {}
-    state = annotations.get(ANNOTATION_SANDBOX_STATE)
+    state = annotations_of(workspace).get(ANNOTATION_SANDBOX_STATE)
     return str(state) if state else None
 
 
@@ -174,7 +177,7 @@ def recorded_pod(workspace: Manifest | None) -> dict[str, Any] | None:
     """The rendered Pod the workspace PVC records (`planner.dev/pod-spec`), None when absent or broken."""
     if workspace is None:
         return None
-    text = ((workspace.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_POD_SPEC)
+    text = annotations_of(workspace).get(ANNOTATION_POD_SPEC)
     try:
         pod = json.loads(text) if text else None
     except ValueError:
@@ -211,7 +214,7 @@ def _lost_claim(objects: SandboxObjects) -> Manifest | None:
 
 
 def _claim_name(claim: Manifest) -> str:
-    return str((claim.get("metadata") or {}).get("name", ""))
+    return str(metadata_of(claim).get("name", ""))
 
 
 def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -> Observation:
@@ -242,19 +245,19 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
 
 # --- Managed workloads (restart recovery) ----------------------------------------------------------
 
-_RUNTIME_KIND_OF = {"Deployment": "deployment", "Job": "job", "PersistentVolumeClaim": "sandbox"}
+_RUNTIME_KIND_OF = {DEPLOYMENT.kind: "deployment", JOB.kind: "job", PERSISTENT_VOLUME_CLAIM.kind: "sandbox"}
 
 
 def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> RuntimeID | None:
     """The runtime ID a managed object stands for: a Deployment or Job labelled `gobrave-workload`, or a
     sandbox's workspace PVC; its `planner.dev/runtime-id` annotation when that parses, else built from
     the label (objects gobrave created carry no annotation). None for anything else."""
-    metadata = obj.get("metadata") or {}
-    workload = (metadata.get("labels") or {}).get(LABEL_WORKLOAD)
+    metadata = metadata_of(obj)
+    workload = labels_of(obj).get(LABEL_WORKLOAD)
     kind = _RUNTIME_KIND_OF.get(str(obj.get("kind", "")))
     if not workload or kind is None or metadata.get("name") != _primary_name(kind, str(workload)):
         return None
-    annotated = (metadata.get("annotations") or {}).get(ANNOTATION_RUNTIME_ID)
+    annotated = annotations_of(obj).get(ANNOTATION_RUNTIME_ID)
     text = str(annotated) if annotated else f"{default_runtime}-{metadata.get('namespace')}|{kind}|{workload}"
     try:
         return RuntimeID.parse(text)

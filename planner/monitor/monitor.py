@@ -1,11 +1,12 @@
-"""The monitor: turns the informer caches' changes into seed 000's lifecycle events, per runtime ID.
+"""The monitor: turns the informer caches' changes into lifecycle events (ContainerStarted, …), per
+runtime ID.
 
 One subscription per kind serves every runtime ID (never a connection per workload): the monitor keeps
 its own index from `kind|namespace|name` to the runtime IDs that object matters to, and on each change
 re-reads those workloads from the local cache and shows them to their state machines. Registration
 (`mark_if_not_monitoring`) is idempotent and is followed at once by a snapshot check against the synced
 cache, so a transition that happened before registering is still reported. A terminal event removes the
-runtime ID's subscription and unmarks it, as the seed's monitor does; start and resume register again.
+runtime ID's subscription and unmarks it, as gobrave's monitor does; start and resume register again.
 
 Delivery is at-least-once with stable ids: a monitor started afresh re-reports, from its snapshot, the
 transitions each workload has reached, with the same `event_id`s. The monitor only reads: it writes
@@ -20,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from planner.events import (
     Clock,
@@ -43,10 +44,10 @@ from planner.monitor.mapping import (
     sandbox_observation,
 )
 from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
+from planner.objects import Manifest, metadata_of
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID
 
-Manifest = dict[str, Any]
 Callback = Callable[[str, Manifest], None]
 
 _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
@@ -82,12 +83,12 @@ class Caches(Protocol):
 
 
 def subscription_key(kind: KindInfo, namespace: str, name: str) -> str:
-    """`Kind|namespace|name`, the seed's subscription key."""
+    """`Kind|namespace|name`, the subscription key."""
     return f"{kind.kind}|{namespace}|{name}"
 
 
 def _object_key(kind: KindInfo, obj: Manifest) -> str:
-    metadata = obj.get("metadata") or {}
+    metadata = metadata_of(obj)
     return subscription_key(kind, str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
 
 

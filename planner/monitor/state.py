@@ -1,4 +1,4 @@
-"""The per-runtime-ID state machine (seed 000's ContainerManager): Created → Started → Exited | Failed |
+"""The per-runtime-ID state machine (gobrave's ContainerManager): Created → Started → Exited | Failed |
 Deleted, each transition reported once and in order. Pure: a state and an observation in, the next
 state and the transitions to report out.
 

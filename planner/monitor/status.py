@@ -1,4 +1,4 @@
-"""`planner status`: one row per runtime ID with the pod fidelity of seed 002, computed purely.
+"""`planner status`: one row per runtime ID with its newest pod as kubectl shows it, computed purely.
 
 The row's pod columns are what `kubectl get pods` shows for the workload's newest pod (label
 `gobrave-workload=<name>`): READY as ready/total containers, RESTARTS summed over containers, and STATUS
@@ -21,9 +21,8 @@ from planner.monitor.lifecycle import primary_object
 from planner.monitor.mapping import Observation
 from planner.monitor.monitor import Lookup, observe
 from planner.monitor.state import CREATED, advance
+from planner.objects import Manifest, metadata_of, newest
 from planner.render.identity import RuntimeID
-
-Manifest = Mapping[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,17 +97,9 @@ def pod_summary(pod: Manifest) -> PodSummary:
                 running, ready = True, ready + 1
         if reason == "Completed" and running:
             reason = "Running" if _condition_true(pod, "Ready") else "NotReady"
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if metadata_of(pod).get("deletionTimestamp"):
         reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
     return PodSummary(ready=ready, total=total, restarts=restarts, status=reason)
-
-
-def newest(pods: Iterable[Manifest]) -> Manifest | None:
-    """The newest pod by creation time, then name."""
-    ordered = sorted(
-        pods, key=lambda p: (str(p["metadata"].get("creationTimestamp", "")), str(p["metadata"].get("name")))
-    )
-    return ordered[-1] if ordered else None
 
 
 def human_age(seconds: float) -> str:
@@ -143,7 +134,7 @@ def _pair(big: int, big_unit: str, small: int, small_unit: str) -> str:
 
 
 def age_of(obj: Manifest | None, now: float) -> str:
-    stamp = ((obj or {}).get("metadata") or {}).get("creationTimestamp")
+    stamp = metadata_of(obj).get("creationTimestamp")
     if not stamp:
         return "-"
     created = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()

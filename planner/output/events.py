@@ -1,54 +1,26 @@
-"""Printers for what happens while planner works: the executor's events during `apply`, the monitor's
-lifecycle events, `planner status` rows and lifecycle outcomes.
+"""Printers for what happens while planner works: the executor's events during `apply` and the
+monitor's lifecycle events.
 
 Each prints DESIGN §5 JSON lines with `-o json` (one object per line, a stable interface) or one line of
-text per event. Events arrive from several threads (the executor's pool, the informers), so every
-printer writes whole lines under a lock: lines never interleave.
+text per event. `apply --watch` sends both kinds to one printer, the monitor's from the informers'
+threads, so every printer writes whole lines under a lock: lines never interleave.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import sys
-import threading
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
 from planner import events
-from planner.monitor.lifecycle import Outcome
-from planner.monitor.status import StatusRow
+from planner.output.lines import LinePrinter
 
 if TYPE_CHECKING:
-    from planner.app import AppliedPlan
-
-STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
+    from planner.app.applying import AppliedPlan
 
 
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class _LinePrinter:
-    def __init__(self, output: str, stream: TextIO | None = None) -> None:
-        self.output = output
-        self.stream = stream or sys.stdout
-        self._lock = threading.Lock()
-
-    def write_line(self, text: str) -> None:
-        with self._lock:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-
-    def write_json(self, record: Mapping[str, object]) -> None:
-        self.write_line(json.dumps(record))
-
-
-class ApplyPrinter(_LinePrinter):
+class ApplyPrinter(LinePrinter):
     """The executor's events as they happen: JSON lines, or one line per write, wait and outcome through
     rich (coloured on a TTY, plain in a pipe). Text leaves out the task announcements and the Summary
     event, which `apply` prints per plan at the end with the reasons (`summary`)."""
@@ -95,7 +67,7 @@ class ApplyPrinter(_LinePrinter):
             self.console.print(f"  {outcome.status} {escape(outcome.task)}: {escape(outcome.message)}")
 
 
-class MonitorPrinter(_LinePrinter):
+class MonitorPrinter(LinePrinter):
     """Container* events as JSON lines, or one line each: time, type, runtime ID, message."""
 
     def emit(self, event: events.Event) -> None:
@@ -104,32 +76,3 @@ class MonitorPrinter(_LinePrinter):
             return
         stamp = events.rfc3339(event.time)
         self.write_line(f"{stamp}  {type(event).__name__:<16}  {event.runtime_id}  {event.message}")
-
-
-def print_outcome(outcome: Outcome, output: str, stream: TextIO | None = None) -> None:
-    """A lifecycle operation's result (`scaled deployment shop/web to 1`)."""
-    printer = _LinePrinter(output, stream)
-    if output == "json":
-        record = {"time": now_rfc3339(), "type": "Lifecycle", "runtime_id": outcome.runtime_id}
-        printer.write_json(record | {"action": outcome.action, "message": outcome.message})
-    else:
-        printer.write_line(f"{outcome.runtime_id}: {outcome.action}: {outcome.message}")
-
-
-def _status_cells(row: StatusRow) -> tuple[str, ...]:
-    restarts = "-" if row.restarts is None else str(row.restarts)
-    return (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-", row.age, row.message)
-
-
-def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None = None) -> None:
-    """`planner status`: aligned columns like kubectl's, the message last and unpadded; or JSON lines."""
-    printer = _LinePrinter(output, stream)
-    if output == "json":
-        for row in rows:
-            printer.write_json({"time": now_rfc3339(), "type": "Status"} | dataclasses.asdict(row))
-        return
-    table = [STATUS_COLUMNS, *(_status_cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(STATUS_COLUMNS) - 1)]
-    for line in table:
-        cells = "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
-        printer.write_line(cells + "   " + line[-1])

@@ -10,6 +10,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from planner.objects import Manifest
 from planner.output.masking import mask_manifest
 
 
@@ -24,11 +25,11 @@ def _literal_blocks(value: Any) -> Any:
     return value
 
 
-def _visible(manifests: Iterable[dict[str, Any]], show_secrets: bool) -> list[dict[str, Any]]:
+def _visible(manifests: Iterable[Manifest], show_secrets: bool) -> list[Manifest]:
     return [m if show_secrets else mask_manifest(m) for m in manifests]
 
 
-def to_yaml(manifests: Iterable[dict[str, Any]], *, show_secrets: bool = False) -> str:
+def to_yaml(manifests: Iterable[Manifest], *, show_secrets: bool = False) -> str:
     yaml = YAML()
     yaml.default_flow_style = False
     yaml.width = 4096
@@ -37,6 +38,6 @@ def to_yaml(manifests: Iterable[dict[str, Any]], *, show_secrets: bool = False) 
     return out.getvalue()
 
 
-def to_json(manifests: Iterable[dict[str, Any]], *, show_secrets: bool = False) -> str:
+def to_json(manifests: Iterable[Manifest], *, show_secrets: bool = False) -> str:
     document = {"apiVersion": "v1", "kind": "List", "items": _visible(manifests, show_secrets)}
     return json.dumps(document, indent=2) + "\n"

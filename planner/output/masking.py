@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+from planner.kinds import SECRET
+from planner.objects import ANNOTATION_HASH, Manifest, metadata_of
 
 MASK = "***"
-HASH_ANNOTATION = "planner.dev/hash"
 _SECRET_VALUE_FIELDS = ("data", "stringData")
 
 
-def is_secret(manifest: dict[str, Any]) -> bool:
-    return manifest.get("kind") == "Secret" and manifest.get("apiVersion", "v1") == "v1"
+def is_secret(manifest: Manifest) -> bool:
+    return (
+        manifest.get("kind") == SECRET.kind
+        and manifest.get("apiVersion", SECRET.api_version) == SECRET.api_version
+    )
 
 
-def mask_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+def mask_manifest(manifest: Manifest) -> Manifest:
     """A copy of `manifest` with a Secret's values and content hash replaced by `***`; others unchanged."""
     if not is_secret(manifest):
         return manifest
@@ -22,7 +26,7 @@ def mask_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     for field in _SECRET_VALUE_FIELDS:
         if isinstance(masked.get(field), dict):
             masked[field] = {key: MASK for key in masked[field]}
-    annotations = masked.get("metadata", {}).get("annotations")
-    if isinstance(annotations, dict) and HASH_ANNOTATION in annotations:
-        annotations[HASH_ANNOTATION] = MASK
+    annotations = metadata_of(masked).get("annotations")
+    if isinstance(annotations, dict) and ANNOTATION_HASH in annotations:
+        annotations[ANNOTATION_HASH] = MASK
     return masked

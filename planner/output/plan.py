@@ -11,13 +11,16 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from planner.diff import Change, ChangeSet, FieldChange
+from planner.kinds import SECRET
+from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
+from planner.output.lines import now_rfc3339
 from planner.output.masking import MASK
 
 ACTIONS: dict[str, list[str]] = {
@@ -69,7 +72,7 @@ def _field_line(change: Change, field: FieldChange) -> str:
     if field.is_takeover:
         return f"{field.path}: takes over from {field.manager}"
     before, after = (
-        (MASK, MASK) if change.ref.kind == "Secret" else (_value(field.before), _value(field.after))
+        (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
     )
     owner = f" (now owned by {field.manager})" if field.manager else ""
     return f"{field.path}: {before} → {after}{owner}"
@@ -106,7 +109,7 @@ def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
 
 
 def _fields_json(change: Change) -> list[dict[str, Any]]:
-    secret = change.ref.kind == "Secret"
+    secret = change.ref.kind == SECRET.kind
     return [
         {
             "path": f.path,
@@ -119,14 +122,13 @@ def _fields_json(change: Change) -> list[dict[str, Any]]:
 
 
 def _runtime_id(change: Change) -> str | None:
-    manifest = change.desired or change.live or {}
-    value = manifest.get("metadata", {}).get("annotations", {}).get("planner.dev/runtime-id")
+    value = annotations_of(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
     return str(value) if value else None
 
 
 def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> list[dict[str, Any]]:
     """The JSON-lines records: one `Planned` per shown change, then one `Summary` (DESIGN §5)."""
-    time = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    time = now_rfc3339(now)
     records: list[dict[str, Any]] = []
     for change in shown(changeset):
         record: dict[str, Any] = {"time": time, "type": "Planned"}
@@ -182,3 +184,13 @@ def to_markdown(changeset: ChangeSet) -> str:
             lines += [f"    {_field_line(change, field)}" for field in change.fields]
         lines += ["```", "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def formatted(changeset: ChangeSet, output: str, *, colour: bool = False) -> str:
+    """The ChangeSet in the `-o` format `plan` was given: `text` (coloured when asked), `json` lines or
+    `markdown`."""
+    if output == "json":
+        return to_json_lines(changeset)
+    if output == "markdown":
+        return to_markdown(changeset)
+    return to_text(changeset, colour=colour)

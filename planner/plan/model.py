@@ -71,7 +71,8 @@ class Scheduling:
 
 @dataclass(frozen=True, kw_only=True)
 class Workload:
-    """A seed-000 ContainerSpec: `entrypoint` becomes the container command, `command` its args."""
+    """A workload, as gobrave's ContainerSpec: `entrypoint` becomes the container command, `command`
+    its args."""
 
     name: str
     kind: WorkloadKind

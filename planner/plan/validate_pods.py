@@ -1,9 +1,9 @@
 """Rules for what runs: workload kinds, pods, containers, volumes, quantities, users.
 
-These are the rules Kubernetes or the seeds impose that a JSON Schema cannot state: fields that belong to
+These are the rules Kubernetes or the workload model imposes that a JSON Schema cannot state: fields that belong to
 one workload kind only, `expose` needing a port, probes not allowed on init containers, container and
 volume names that must agree within one pod, quantities the API server would reject. A `user` that is
-not numeric is a warning, not an error: seed 000 maps it only "when parsable".
+not numeric is a warning, not an error: it maps to `runAsUser` only when it parses as one.
 """
 
 from __future__ import annotations

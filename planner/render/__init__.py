@@ -14,36 +14,18 @@ from __future__ import annotations
 
 import copy as _copy
 
+from planner.objects import Manifest as _Manifest
 from planner.plan.model import Plan as _Plan
 from planner.render.config import render_config as _render_config
 from planner.render.identity import (
-    ANNOTATION_ADDITIONAL_NAMESPACES,
-    ANNOTATION_CONTAINS_GROUP_KINDS,
-    ANNOTATION_DEPENDS_ON,
-    ANNOTATION_HASH,
-    ANNOTATION_PLAN,
-    ANNOTATION_POD_SPEC,
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    ANNOTATION_SANDBOX_STATE,
-    ANNOTATION_TOOLING,
-    APPLYSET_PARENT_TYPE,
-    LABEL_APP,
-    LABEL_APPLYSET_ID,
-    LABEL_PART_OF,
-    LABEL_WORKLOAD,
     RUNTIME_ID_FORM,
-    Manifest,
     RuntimeID,
-    applyset_id,
-    canonical_json,
     content_hash,
     depends_on_ref,
-    parent_secret,
     plan_namespace,
     run_key,
     sandbox_runtime_id,
-    seed_labels,
+    workload_labels,
     workload_namespace,
     workload_runtime_id,
 )
@@ -53,40 +35,21 @@ from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
 from planner.render.workloads import render_workload as _render_workload
 
 __all__ = [
-    "ANNOTATION_ADDITIONAL_NAMESPACES",
-    "ANNOTATION_CONTAINS_GROUP_KINDS",
-    "ANNOTATION_DEPENDS_ON",
-    "ANNOTATION_HASH",
-    "ANNOTATION_PLAN",
-    "ANNOTATION_POD_SPEC",
-    "ANNOTATION_RUNTIME_ID",
-    "ANNOTATION_RUN_KEY",
-    "ANNOTATION_SANDBOX_STATE",
-    "ANNOTATION_TOOLING",
-    "APPLYSET_PARENT_TYPE",
-    "LABEL_APP",
-    "LABEL_APPLYSET_ID",
-    "LABEL_PART_OF",
-    "LABEL_WORKLOAD",
     "RUNTIME_ID_FORM",
-    "Manifest",
     "RuntimeID",
-    "applyset_id",
-    "canonical_json",
     "content_hash",
     "depends_on_ref",
-    "parent_secret",
     "plan_namespace",
     "render",
     "run_key",
     "sandbox_runtime_id",
-    "seed_labels",
+    "workload_labels",
     "workload_namespace",
     "workload_runtime_id",
 ]
 
 
-def render(plan: _Plan, default_namespace: str) -> list[Manifest]:
+def render(plan: _Plan, default_namespace: str) -> list[_Manifest]:
     """Every object the plan declares, in the order described above, each with its `planner.dev/hash`."""
     stamp = _Stamp.of(plan, default_namespace)
     namespace = plan_namespace(plan, default_namespace)

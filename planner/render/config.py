@@ -10,8 +10,9 @@ import base64
 from collections.abc import Mapping
 
 from planner.kinds import CONFIG_MAP, SECRET
+from planner.objects import Manifest
 from planner.plan.model import Plan
-from planner.render.identity import Manifest, Stamp
+from planner.render.identity import Stamp
 from planner.render.pods import present
 
 

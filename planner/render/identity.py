@@ -1,55 +1,42 @@
-"""Identity on cluster objects (DESIGN §3): the labels, annotations and hashes that let planner find,
-order and compare what it rendered, and the runtime IDs users type.
+"""Identity on rendered objects (DESIGN §3): the values that let planner find, order and compare what
+it rendered, and the runtime IDs users type.
 
-Everything that names or fingerprints an object lives here, so that the renderer, the diff and the
+The renderer computes them here: content hashes, Job run-keys, the workload labels that are also
+selectors, each object's namespace, depends-on references, runtime IDs, and the stamp of ApplySet
+membership and plan name every top-level object carries. The keys they are stored under are named in
+`planner.objects` (and the ApplySet's in `planner.applyset`), so the renderer, the diff and the
 lifecycle commands agree on one spelling. Hashes are over canonical JSON (sorted keys, compact
 separators) so they are the same on every machine and blind to the order keys were written in.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
-from planner import __version__
+from planner.applyset import LABEL_PART_OF, applyset_id
 from planner.errors import RuntimeIDError
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo, for_manifest
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.objects import (
+    ANNOTATION_DEPENDS_ON,
+    ANNOTATION_HASH,
+    ANNOTATION_PLAN,
+    LABEL_APP,
+    LABEL_WORKLOAD,
+    Manifest,
+    annotations_of,
+    canonical_json,
+    metadata_of,
+)
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
-
-Manifest = dict[str, Any]
-
-LABEL_APP = "app"
-LABEL_WORKLOAD = "gobrave-workload"
-LABEL_PART_OF = "applyset.kubernetes.io/part-of"
-LABEL_APPLYSET_ID = "applyset.kubernetes.io/id"
-
-ANNOTATION_PLAN = "planner.dev/plan"
-ANNOTATION_RUNTIME_ID = "planner.dev/runtime-id"
-ANNOTATION_RUN_KEY = "planner.dev/run-key"
-ANNOTATION_HASH = "planner.dev/hash"
-ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
-ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
-ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
-ANNOTATION_TOOLING = "applyset.kubernetes.io/tooling"
-ANNOTATION_CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
-ANNOTATION_ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
-
-APPLYSET_PARENT_TYPE = "planner.dev/applyset"
 
 RuntimeKind = Literal["deployment", "job", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
 RUNTIME_KINDS: tuple[str, ...] = get_args(RuntimeKind)
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON spelling hashes and the pod-spec annotation use: sorted keys, no spaces."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _sha256_hex(text: str) -> str:
@@ -58,8 +45,8 @@ def _sha256_hex(text: str) -> str:
 
 def content_hash(manifest: Mapping[str, Any]) -> str:
     """sha256 hex of the manifest's canonical JSON, its own `planner.dev/hash` annotation left out."""
-    metadata = dict(manifest.get("metadata", {}))
-    annotations = {k: v for k, v in metadata.get("annotations", {}).items() if k != ANNOTATION_HASH}
+    metadata = dict(metadata_of(manifest))
+    annotations = {k: v for k, v in annotations_of(manifest).items() if k != ANNOTATION_HASH}
     if annotations:
         metadata["annotations"] = annotations
     else:
@@ -70,7 +57,7 @@ def content_hash(manifest: Mapping[str, Any]) -> str:
 def with_hash(manifest: Manifest) -> Manifest:
     """The manifest with its `planner.dev/hash` annotation set (a new dict; the input is not changed)."""
     metadata = dict(manifest["metadata"])
-    metadata["annotations"] = {**metadata.get("annotations", {}), ANNOTATION_HASH: content_hash(manifest)}
+    metadata["annotations"] = {**annotations_of(manifest), ANNOTATION_HASH: content_hash(manifest)}
     return {**manifest, "metadata": metadata}
 
 
@@ -86,8 +73,9 @@ def run_key(job: Mapping[str, Any]) -> str:
     return _sha256_hex(canonical_json(keyed))
 
 
-def seed_labels(name: str) -> dict[str, str]:
-    """The seed-000 labels, also the selectors (DESIGN §3): never user labels, selectors are immutable."""
+def workload_labels(name: str) -> dict[str, str]:
+    """`app` and `gobrave-workload`, also the selectors (DESIGN §3): never user labels, selectors are
+    immutable."""
     return {LABEL_APP: name, LABEL_WORKLOAD: name}
 
 
@@ -97,7 +85,7 @@ def plan_namespace(plan: Plan, default_namespace: str) -> str:
 
 
 def workload_namespace(plan: Plan, workload: Workload, default_namespace: str) -> str:
-    """Seed 000's priority: the workload's runtimeNamespace, else the plan's namespace, else the default."""
+    """The workload's runtimeNamespace, else the plan's namespace, else the default (DESIGN §3)."""
     return workload.runtime_namespace or plan_namespace(plan, default_namespace)
 
 
@@ -133,13 +121,6 @@ def depends_on_annotation(plan: Plan, depends_on: Iterable[str], default_namespa
     dependencies."""
     refs = [primary_ref(plan, target, default_namespace) for target in depends_on]
     return {ANNOTATION_DEPENDS_ON: depends_on_value(refs)} if refs else {}
-
-
-def applyset_id(plan: str, namespace: str) -> str:
-    """KEP-3659 id of the plan's parent Secret `<plan>` in `namespace` (the core group is empty)."""
-    digest = hashlib.sha256(f"{plan}.{namespace}.{SECRET.kind}.{SECRET.group}".encode()).digest()
-    encoded = base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
-    return f"applyset-{encoded}-v1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,7 +173,7 @@ def _is_dns_label(text: str) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class RuntimeID:
-    """A workload's or sandbox's runtime ID, `<runtime>-<namespace>|<kind>|<name>` (seed 000)."""
+    """A workload's or sandbox's runtime ID, `<runtime>-<namespace>|<kind>|<name>`, as gobrave spells it."""
 
     runtime: Runtime
     namespace: str
@@ -227,29 +208,3 @@ class RuntimeID:
 
 def _reject(text: str, problem: str) -> NoReturn:
     raise RuntimeIDError(f"malformed runtime ID {text!r}: {problem}; expected {RUNTIME_ID_FORM}")
-
-
-def parent_secret(plan: Plan, default_namespace: str, manifests: Sequence[Mapping[str, Any]]) -> Manifest:
-    """The skeleton of the plan's ApplySet parent Secret `<plan>` (DESIGN §3), listing the group-kinds
-    and the other namespaces of `manifests`. Its `data` (the run-key record) is the applier's to fill."""
-    namespace = plan_namespace(plan, default_namespace)
-    group_kinds = sorted({for_manifest(m).group_kind for m in manifests})
-    others = sorted({str(m["metadata"]["namespace"]) for m in manifests} - {namespace})
-    annotations = {
-        ANNOTATION_TOOLING: f"planner/{__version__}",
-        ANNOTATION_CONTAINS_GROUP_KINDS: ",".join(group_kinds),
-        ANNOTATION_PLAN: plan.name,
-    }
-    if others:
-        annotations[ANNOTATION_ADDITIONAL_NAMESPACES] = ",".join(others)
-    return {
-        "apiVersion": SECRET.api_version,
-        "kind": SECRET.kind,
-        "metadata": {
-            "name": plan.name,
-            "namespace": namespace,
-            "labels": {LABEL_APPLYSET_ID: applyset_id(plan.name, namespace)},
-            "annotations": annotations,
-        },
-        "type": APPLYSET_PARENT_TYPE,
-    }

@@ -1,7 +1,7 @@
 """Pod-level pieces shared by workloads and sandboxes: containers, probes, volumes and affinity.
 
-Seed 000 maps a ContainerSpec onto one container; seed 002 adds sidecars, init containers, probes and
-volumes shared between containers. The main container of a workload is built as a `Container` too, so
+A ContainerSpec maps onto one container, beside its sidecars, init containers, probes and the volumes
+containers share. The main container of a workload is built as a `Container` too, so
 sidecars and the main container go through the same code. Nothing is emitted for what the plan leaves
 unset: an absent field and an empty one must hash the same on every render.
 """
@@ -26,12 +26,12 @@ def present(**fields: Any) -> Fields:
 
 
 def env_list(env: Mapping[str, str]) -> list[Fields]:
-    """Seed 000: env is sorted by key before injection, so the output is deterministic."""
+    """Env sorted by key, so the output is deterministic."""
     return [{"name": key, "value": env[key]} for key in sorted(env)]
 
 
 def resources(cpu: Quantity | None, memory: Quantity | None) -> Fields | None:
-    """Seed 000: cpu and memory become container limits, as written."""
+    """cpu and memory become container limits, as written."""
     limits = present(cpu=cpu, memory=memory)
     return {"limits": limits} if limits else None
 
@@ -79,7 +79,7 @@ def pod_volume(volume: Volume) -> Fields:
 
 
 def pod_volumes(containers: Iterable[Container]) -> list[Fields]:
-    """Seed 002: a volume named in several containers is one pod volume, rendered once, in order of
+    """A volume named in several containers is one pod volume, rendered once, in order of
     first appearance (the caller passes main, sidecars, then init containers)."""
     seen: dict[str, Fields] = {}
     for container in containers:
@@ -109,7 +109,7 @@ def container(spec: Container, **extra: Any) -> Fields:
 
 
 def security_context(user: str | None) -> Fields | None:
-    """Seed 000: `uid` or `uid:gid` map to runAsUser (and runAsGroup) only when they are numbers."""
+    """`uid` or `uid:gid` map to runAsUser (and runAsGroup) only when they are numbers."""
     if user is None:
         return None
     uid, colon, gid = user.partition(":")
@@ -119,7 +119,7 @@ def security_context(user: str | None) -> Fields | None:
 
 
 def node_affinity(scheduling: Sequence[Scheduling]) -> Fields | None:
-    """Seed 000: node constraints become one required node-selector term, all expressions ANDed."""
+    """Node constraints become one required node-selector term, all expressions ANDed."""
     expressions = [_match_expression(rule) for rule in scheduling if rule.type == "node"]
     if not expressions:
         return None

@@ -1,4 +1,4 @@
-"""Sandboxes (seed 003): two Block-mode PVCs, an optional env Secret and, while running, a Kata Pod.
+"""Sandboxes: two Block-mode PVCs, an optional env Secret and, while running, a Kata Pod.
 
 The workspace PVC is the part of a sandbox that survives pause and rebase, so it carries the sandbox's
 state and its rendered Pod: `resume` can recreate the Pod from the cluster alone. The rootfs PVC is
@@ -11,20 +11,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
-from planner.plan.model import Claim, Plan, Sandbox
-from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
-from planner.render.config import opaque_secret
-from planner.render.identity import (
+from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
     Manifest,
-    Stamp,
     canonical_json,
+)
+from planner.plan.model import Claim, Plan, Sandbox
+from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
+from planner.render.config import opaque_secret
+from planner.render.identity import (
+    Stamp,
     depends_on_annotation,
     plan_namespace,
     sandbox_runtime_id,
-    seed_labels,
+    workload_labels,
 )
 from planner.render.pods import Fields, env_list, present, resources
 
@@ -101,7 +103,7 @@ class SandboxRenderer:
         self, sandbox: Sandbox, name: str, claim: Claim, *, clone_of: str | None, annotations: Fields
     ) -> Manifest:
         metadata = self.stamp.metadata(
-            name=name, namespace=self.namespace, labels=seed_labels(sandbox.name), annotations=annotations
+            name=name, namespace=self.namespace, labels=workload_labels(sandbox.name), annotations=annotations
         )
         return {
             "apiVersion": PERSISTENT_VOLUME_CLAIM.api_version,
@@ -133,7 +135,7 @@ class SandboxRenderer:
         metadata = self.stamp.metadata(
             name=sandbox.name,
             namespace=self.namespace,
-            labels=seed_labels(sandbox.name),
+            labels=workload_labels(sandbox.name),
             annotations={**self.identity(sandbox), **self.dependencies(sandbox)},
         )
         claims = {

@@ -1,6 +1,6 @@
-"""Workloads (seed 000): a Deployment or a Job named after the workload, and its `<name>-svc` Service.
+"""Workloads: a Deployment or a Job named after the workload, and its `<name>-svc` Service.
 
-The seed's labels go on the object and on its pod template; the selectors use exactly those labels,
+The workload labels (`app`, `gobrave-workload`) go on the object and on its pod template; the selectors use exactly those labels,
 never user labels, because selectors are immutable and user labels change. A Job carries no selector
 (the server generates one) and a run-key, so it runs once per change of what it would run.
 """
@@ -8,16 +8,14 @@ never user labels, because selectors are immutable and user labels change. A Job
 from __future__ import annotations
 
 from planner.kinds import DEPLOYMENT, JOB, SERVICE
+from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
 from planner.plan.model import Container, Plan, Workload
 from planner.plan.names import service_name
 from planner.render.identity import (
-    ANNOTATION_RUN_KEY,
-    ANNOTATION_RUNTIME_ID,
-    Manifest,
     Stamp,
     depends_on_annotation,
     run_key,
-    seed_labels,
+    workload_labels,
     workload_namespace,
     workload_runtime_id,
 )
@@ -58,13 +56,13 @@ def pod_template(workload: Workload) -> Fields:
         ),
         "restartPolicy": "Never" if workload.kind == "job" else "Always",
     }
-    metadata = present(labels=seed_labels(workload.name), annotations=dict(workload.pod_annotations))
+    metadata = present(labels=workload_labels(workload.name), annotations=dict(workload.pod_annotations))
     return {"metadata": metadata, "spec": spec}
 
 
 def deployment_spec(workload: Workload) -> Fields:
     return {
-        "selector": {"matchLabels": seed_labels(workload.name)},
+        "selector": {"matchLabels": workload_labels(workload.name)},
         "template": pod_template(workload),
         **present(replicas=workload.replicas, progressDeadlineSeconds=workload.progress_deadline_seconds),
     }
@@ -94,30 +92,30 @@ def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_nam
     metadata = stamp.metadata(
         name=workload.name,
         namespace=workload_namespace(plan, workload, default_namespace),
-        labels={**workload.labels, **seed_labels(workload.name)},
+        labels={**workload.labels, **workload_labels(workload.name)},
         annotations=annotations,
     )
     return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": metadata, "spec": spec}
 
 
 def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
-    """The ClusterIP Service `<name>-svc` on the workload's port, selecting its pods by the seed labels."""
+    """The ClusterIP Service `<name>-svc` on the workload's port, selecting its pods by the workload labels."""
     metadata = stamp.metadata(
         name=service_name(workload.name),
         namespace=workload_namespace(plan, workload, default_namespace),
-        labels=seed_labels(workload.name),
+        labels=workload_labels(workload.name),
         annotations={ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace))},
     )
     spec = {
         "type": "ClusterIP",
-        "selector": seed_labels(workload.name),
+        "selector": workload_labels(workload.name),
         "ports": [{"port": workload.port, "targetPort": workload.port}],
     }
     return {"apiVersion": SERVICE.api_version, "kind": SERVICE.kind, "metadata": metadata, "spec": spec}
 
 
 def is_exposed(workload: Workload) -> bool:
-    """Seed 000: a Service only for a deployment with expose set and a port to expose."""
+    """A Service only for a deployment with expose set and a port to expose."""
     return workload.kind == "deployment" and workload.expose and bool(workload.port)
 
 

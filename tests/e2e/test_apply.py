@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from planner.plan.durations import parse_duration
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
@@ -360,6 +362,54 @@ def test_a_dependent_is_created_only_after_its_job_completed_and_a_second_plan_i
     assert deployments["other"] < completed  # not held back by a dependency it does not have
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+GRAPH_LINE = re.compile(r"^(?P<task>\S+ \S+)(?: \[timeout (?P<timeout>[^\]]+)\])?(?: <- (?P<after>.*))?$")
+TaskLine = tuple[str, float | None, tuple[str, ...]]
+
+
+def graph_tasks(output: str) -> list[TaskLine]:
+    """`plan -o json --graph`'s task list: (task, timeout in seconds, predecessors), in order."""
+    tasks = []
+    for line in output.splitlines():
+        if line.startswith("{") or not line:
+            continue
+        found = GRAPH_LINE.match(line)
+        assert found, line
+        timeout = found["timeout"]
+        seconds = None if timeout is None else parse_duration(timeout)
+        after = tuple(found["after"].split(", ")) if found["after"] else ()
+        tasks.append((found["task"], seconds, after))
+    return tasks
+
+
+def ran_tasks(events: list[dict[str, Any]]) -> list[TaskLine]:
+    """The tasks apply announced (`Planned`, in order) with the timeout each wait ran with (`Waiting`)."""
+    timeouts = {e["task"]: e.get("timeout") for e in events if e["type"] == "Waiting"}
+    return [
+        (e["task"], timeouts.get(e["task"]), tuple(e.get("predecessors", ())))
+        for e in events
+        if e["type"] == "Planned"
+    ]
+
+
+def test_plan_graph_prints_exactly_the_task_list_apply_runs(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    text = chain_plan(namespace).replace("  - name: web\n", "  - name: web\n    timeout: 90s\n")
+    plan = write_plan(tmp_path, text)
+    graph = planner("plan", str(plan), "--graph", "-o", "json")
+    assert graph.returncode == 0, graph.stderr
+    applied = planner("apply", str(plan), "-o", "json")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    planned = graph_tasks(graph.stdout)
+    assert (
+        f"wait-ready deployment/{namespace}/web",
+        90.0,
+        (f"create deployment/{namespace}/web",),
+    ) in planned
+    assert (f"wait-ready job/{namespace}/migrate", 300.0, (f"create job/{namespace}/migrate",)) in planned
+    assert ran_tasks(json_events(applied.stdout)) == planned
 
 
 def test_a_failed_job_skips_exactly_its_dependents_and_fixing_the_plan_converges(

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from planner.diff import ObjectRef
 from planner.errors import CacheSyncError
-from planner.kinds import CONFIG_MAP, SECRET, KindInfo
+from planner.kinds import CONFIG_MAP, JOB, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
+from planner.objects import ObjectRef
 from planner.readiness import Readiness
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
-from planner.status import CacheStatusSource
+from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
@@ -288,6 +288,48 @@ def test_waits_wake_on_watch_events_and_never_judge_a_copy_older_than_planners_o
         assert stale == Readiness(status="InProgress", message="waiting for the cache to see planner's write")
         writer.delete(ref, propagation="Background")
         assert status.wait(ref, until="gone", timeout=5).status == "NotFound"
+    finally:
+        registry.stop()
+
+
+MIGRATE_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "migrate"},
+    "spec": {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "migrate", "image": "busybox:1.36"}]}
+        }
+    },
+}
+
+
+def test_a_wait_gives_up_at_its_timeout_with_the_last_verdict_and_wakes_when_the_job_completes(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"Job": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+    created, job = http(cluster, "POST", path, MIGRATE_JOB)
+    assert created == 201, job
+    ref = ObjectRef.of(JOB, "migrate", namespace)
+    verdicts: list[Readiness] = []
+    try:
+        assert status.wait(ref, until="ready", timeout=0.3) == Readiness(
+            status="InProgress", message="complete 0/1"
+        )
+        waiting = threading.Thread(
+            target=lambda: verdicts.append(status.wait(ref, until="ready", timeout=30))
+        )
+        waiting.start()
+        now = "2027-01-15T08:00:00Z"
+        complete = {"type": "Complete", "status": "True", "lastTransitionTime": now}
+        job["status"] = {"startTime": now, "completionTime": now, "succeeded": 1, "conditions": [complete]}
+        updated, body = http(cluster, "PUT", f"{path}/migrate/status", job)
+        assert updated == 200, body
+        waiting.join(30)
+        assert verdicts == [Readiness(status="Current", message="complete 1/1")]
     finally:
         registry.stop()
 

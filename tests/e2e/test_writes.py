@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from planner.diff import ObjectRef
+from planner.applyset import ParentRecord
 from planner.errors import OwnershipError
-from planner.graph import ParentRecord
 from planner.kube.client import KubeClient
+from planner.objects import ObjectRef
 from planner.slim.cluster import ClusterHandle
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from planner.diff import Change, ChangeSet
-from planner.live import LiveState, ref_of
+from planner.live import LiveState
+from planner.objects import ref_of
 from planner.plan.model import Claim, ConfigMap, Plan, Rootfs, Sandbox, Secret, Workload
 from planner.render import render
 

@@ -9,7 +9,8 @@ import pytest
 
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
-from planner.live import LiveState, ref_of
+from planner.live import LiveState
+from planner.objects import ref_of
 from planner.plan.model import Claim, Volume
 from tests.unit.diff_support import (
     NAMESPACE,

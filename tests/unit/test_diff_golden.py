@@ -11,7 +11,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from planner.diff import diff
-from planner.live import LiveState, ref_of
+from planner.live import LiveState
+from planner.objects import ref_of
 from tests.paths import GOLDEN
 
 

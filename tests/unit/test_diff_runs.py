@@ -6,8 +6,8 @@ import base64
 import json
 from typing import Any
 
+from planner.applyset import RunRecord, encode_run_record, run_keys_of, run_records, trimmed_run_records
 from planner.diff import diff
-from planner.runrecords import RunRecord, encode_run_record, run_records, trimmed_run_records
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
@@ -88,9 +88,8 @@ def test_the_trimmed_record_keeps_only_run_keys_of_the_closure() -> None:
     kept = RunRecord(run_key=MIGRATE_KEY, namespace="shop", name="migrate", uid="0b7c-11")
     stale = RunRecord(run_key="f" * 64, namespace="shop", name="migrate", uid="old")
 
-    data = trimmed_run_records(
-        {kept.run_key: kept, stale.run_key: stale}, rendered(workloads=(workload("migrate", kind="job"),))
-    )
+    closure = rendered(workloads=(workload("migrate", kind="job"),))
+    data = trimmed_run_records({kept.run_key: kept, stale.run_key: stale}, run_keys_of(closure))
 
     assert data == {MIGRATE_KEY: encode_run_record(kept)}
 

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from planner.diff import Change, FieldChange, ObjectRef, server_predicted
+from planner.diff import Change, FieldChange, server_predicted
+from planner.objects import ObjectRef
 
 LIVE = {
     "apiVersion": "apps/v1",

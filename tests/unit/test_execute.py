@@ -10,12 +10,13 @@ import threading
 
 import pytest
 
-from planner.diff import ObjectRef
+from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, PlannerError
 from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, PollingStatusSource, Until, execute
-from planner.graph import ExecutionPlan, GraphError, ParentRecord, Task, TaskAction
-from planner.readiness import Readiness, ReadinessContext
+from planner.execute import ExecutionResult, execute
+from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
+from planner.objects import ObjectRef
+from planner.readiness import Readiness
 from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus
 
 LINE = re.compile(
@@ -348,61 +349,3 @@ def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything
     with pytest.raises(GraphError, match="not listed before it"):
         harness.run(broken)
     assert harness.writer.calls == []
-
-
-def polling(objects: list[dict[str, object] | None], clock: FakeClock) -> PollingStatusSource:
-    """A PollingStatusSource whose lookup returns the next of `objects` each time (the last one forever)."""
-    seen = iter(objects)
-    last: list[dict[str, object] | None] = [None]
-
-    def lookup(ref: ObjectRef) -> dict[str, object] | None:
-        last[0] = next(seen, last[0])
-        return last[0]
-
-    return PollingStatusSource(
-        lookup, context=lambda now: ReadinessContext(now=now), clock=clock, interval=1.0
-    )
-
-
-RUNNING_JOB = {"kind": "Job", "metadata": {"name": "migrate"}, "status": {"active": 1}}
-COMPLETE_JOB = {
-    "kind": "Job",
-    "metadata": {"name": "migrate"},
-    "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
-}
-MIGRATE_REF = ObjectRef(group="batch", kind="Job", namespace="shop", name="migrate")
-
-
-@pytest.mark.parametrize(
-    ("objects", "until", "expected", "elapsed"),
-    [
-        pytest.param(
-            [None, RUNNING_JOB, COMPLETE_JOB],
-            "ready",
-            Readiness(status="Current", message="complete 1/1"),
-            2.0,
-            id="polls until the job completes, one interval apart",
-        ),
-        pytest.param(
-            [RUNNING_JOB],
-            "ready",
-            Readiness(status="InProgress", message="complete 0/1"),
-            5.0,
-            id="gives up at the timeout and returns the last verdict",
-        ),
-        pytest.param(
-            [COMPLETE_JOB, None],
-            "gone",
-            Readiness(status="NotFound", message="not found"),
-            1.0,
-            id="waits until the object is gone",
-        ),
-    ],
-)
-def test_a_polling_status_source_waits_on_clock_time(
-    objects: list[dict[str, object] | None], until: Until, expected: Readiness, elapsed: float
-) -> None:
-    clock = FakeClock()
-    started = clock.now()
-    assert polling(objects, clock).wait(MIGRATE_REF, until=until, timeout=5.0) == expected
-    assert clock.now() - started == elapsed

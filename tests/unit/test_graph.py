@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from planner.diff import Action, Change, ChangeSet, ObjectRef, Transition
-from planner.graph import GraphError, ParentRecord, parse_depends_on, solve
+from planner.applyset import ParentRecord
+from planner.diff import Action, Change, ChangeSet, Transition
+from planner.graph import GraphError, parse_depends_on, solve
+from planner.objects import ObjectRef
 
 Manifest = dict[str, Any]
 GROUPS = {"Deployment": "apps", "Job": "batch"}
@@ -232,6 +234,23 @@ wait-gone service/shop/web-svc [timeout 3m] <- delete service/shop/web-svc
 @pytest.mark.parametrize(("changes", "wait", "expected"), WEB_STACK_CASES)
 def test_web_stack_order(changes: ChangeSet, wait: bool, expected: str) -> None:
     assert solve(changes, wait=wait, timeouts=WEB_TIMEOUTS).as_text() == expected
+
+
+def test_every_wait_without_a_timeout_of_its_own_gets_the_default() -> None:
+    changes = changeset(
+        SHOP, SHOP, change("noop", MIGRATE), change("replace", WEB_CONFIG), change("update", WEB)
+    )
+    assert solve(changes, timeouts={"web": 180.0}, default_timeout=30.0).as_text() == (
+        """\
+wait-ready job/shop/migrate [timeout 30s]
+parent secret/shop/shop
+delete configmap/shop/web-config <- parent secret/shop/shop
+wait-gone configmap/shop/web-config [timeout 30s] <- delete configmap/shop/web-config
+create configmap/shop/web-config <- wait-gone configmap/shop/web-config
+apply deployment/shop/web <- wait-ready job/shop/migrate, create configmap/shop/web-config
+wait-ready deployment/shop/web [timeout 3m] <- apply deployment/shop/web
+"""
+    )
 
 
 # --- plans/sandboxes.yaml ---

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import jsonschema
 from markdown_it import MarkdownIt
 
-from planner.diff import Change, ChangeSet, FieldChange, ObjectRef
+from planner.diff import Change, ChangeSet, FieldChange
+from planner.objects import ObjectRef
 from planner.output.plan import summary_line, to_json_lines, to_markdown, to_text
 from tests.paths import REPO
 

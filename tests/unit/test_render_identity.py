@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 import planner
 import planner.render
+from planner.applyset import ParentRecord, applyset_id, parent_manifest, parent_ref
 from planner.errors import RuntimeIDError
+from planner.objects import Manifest, ref_of
 from planner.plan.model import Claim, ConfigMap, Container, Plan, Rootfs, Sandbox, Secret
-from planner.render import RuntimeID, applyset_id, parent_secret, render
+from planner.render import RuntimeID, plan_namespace, render
 from tests.unit.render_support import (
     SHOP_APPLYSET,
     expected_applyset_id,
@@ -305,6 +307,12 @@ def test_a_change_to_one_object_leaves_unrelated_hashes_alone() -> None:
     assert {k for k in before if before[k] != after[k]} == {"Deployment/web"}
 
 
+def parent_secret(the_plan: Plan, default_namespace: str, manifests: list[Manifest]) -> Manifest:
+    """The parent Secret a first apply of these manifests writes."""
+    ref = parent_ref(the_plan.name, plan_namespace(the_plan, default_namespace))
+    return parent_manifest(ref, None, ParentRecord.covering(map(ref_of, manifests), manifests))
+
+
 def test_the_applyset_parent_secret_lists_group_kinds_and_other_namespaces() -> None:
     the_plan = plan(
         config_maps=(ConfigMap(name="c", data={}),),
@@ -331,6 +339,7 @@ def test_the_applyset_parent_secret_lists_group_kinds_and_other_namespaces() -> 
             },
         },
         "type": "planner.dev/applyset",
+        "data": {},
     }
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from planner.render import applyset_id, render
+from planner.applyset import applyset_id
+from planner.render import render
 from tests.strategies import load_document, plan_documents
 from tests.unit.render_support import sha256_of_canonical, validate, without_hash
 

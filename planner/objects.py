@@ -1,0 +1,130 @@
+"""Kubernetes objects as every stage handles them: plain dicts (`Manifest`), their identity (`ObjectRef`),
+and the readers of the metadata planner looks at.
+
+Rendered manifests and live objects stay the dicts the API server speaks, from the renderer and the
+reader to the printers; this module is the one place that knows where an object's identity and
+planner's marks sit inside one, so no stage reaches into `metadata` by hand. It also names planner's
+own labels and annotations (DESIGN §3; the ApplySet's are in `planner.applyset`) and the one canonical
+JSON spelling that hashes, records and digests use.
+
+A leaf of the layering: it imports only the table of kinds, so the cluster client, the renderer and
+every stage above them can use it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from planner.kinds import NAMESPACE, KindInfo, by_kind
+
+Manifest = dict[str, Any]
+
+# The field manager of planner's server-side applies and creates (lifecycle commands use their own).
+FIELD_MANAGER = "planner"
+
+# The labels that select a workload's pods (also its selectors, so never user labels).
+LABEL_APP = "app"
+LABEL_WORKLOAD = "gobrave-workload"
+
+ANNOTATION_PLAN = "planner.dev/plan"
+ANNOTATION_RUNTIME_ID = "planner.dev/runtime-id"
+ANNOTATION_RUN_KEY = "planner.dev/run-key"
+ANNOTATION_HASH = "planner.dev/hash"
+ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
+ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
+ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
+
+
+@dataclass(frozen=True, kw_only=True, order=True)
+class ObjectRef:
+    """One object's identity; printed as DESIGN §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
+
+    group: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    @classmethod
+    def of(cls, kind: KindInfo, name: str, namespace: str | None = None) -> ObjectRef:
+        """The ref of an object of a known kind (`ObjectRef.of(NAMESPACE, "shop")`)."""
+        return cls(group=kind.group, kind=kind.kind, namespace=namespace, name=name)
+
+    def __str__(self) -> str:
+        scope = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind.lower()}/{scope}{self.name}"
+
+    @property
+    def described(self) -> str:
+        """How messages name the object: `deployment shop/api`, `namespace shop`."""
+        scope = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind.lower()} {scope}{self.name}"
+
+    @property
+    def group_kind(self) -> str:
+        """The ApplySet spelling of its kind (`Deployment.apps`); KeyError for a kind planner does not
+        write."""
+        return by_kind(self.kind).group_kind
+
+
+def ref_of(manifest: Mapping[str, Any]) -> ObjectRef:
+    """The identity of a manifest or live object: group from `apiVersion`, namespace None when unset."""
+    api_version = str(manifest.get("apiVersion", ""))
+    metadata = metadata_of(manifest)
+    return ObjectRef(
+        group=api_version.rpartition("/")[0],
+        kind=str(manifest.get("kind", "")),
+        namespace=metadata.get("namespace") or None,
+        name=str(metadata.get("name", "")),
+    )
+
+
+def metadata_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+def labels_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return metadata_of(obj).get("labels") or {}
+
+
+def annotations_of(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return metadata_of(obj).get("annotations") or {}
+
+
+def _runtime_parts(obj: Mapping[str, Any] | None) -> list[str]:
+    return str(annotations_of(obj).get(ANNOTATION_RUNTIME_ID, "")).split("|")
+
+
+def owner_of(obj: Mapping[str, Any] | None) -> str | None:
+    """The workload or sandbox name from the runtime-ID annotation (`k8s-shop|deployment|api` → api)."""
+    parts = _runtime_parts(obj)
+    return parts[2] if len(parts) == 3 and parts[2] else None
+
+
+def sandbox_of(obj: Mapping[str, Any] | None) -> str | None:
+    """The sandbox an object belongs to (runtime ID `…|sandbox|<name>`), None for anything else."""
+    parts = _runtime_parts(obj)
+    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None
+
+
+def newest(objects: Iterable[Manifest]) -> Manifest | None:
+    """The newest object by creation time, then name (a workload's latest pod); None when there is none."""
+    return max(
+        objects,
+        key=lambda obj: (
+            str(metadata_of(obj).get("creationTimestamp", "")),
+            str(metadata_of(obj).get("name")),
+        ),
+        default=None,
+    )
+
+
+def namespace_manifest(name: str) -> Manifest:
+    return {"apiVersion": NAMESPACE.api_version, "kind": NAMESPACE.kind, "metadata": {"name": name}}
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON spelling hashes, records and digests use: sorted keys, no spaces."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

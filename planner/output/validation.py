@@ -1,0 +1,41 @@
+"""Printers for `validate`: a line (or a `Validated` JSON record) per valid plan with what it declares,
+and the loader's warnings, which go to stderr whatever the format."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from planner.errors import Diagnostic
+from planner.output.lines import LinePrinter, now_rfc3339
+from planner.plan import Plan
+
+
+def print_warnings(warnings: Sequence[Diagnostic], stream: TextIO | None = None) -> None:
+    printer = LinePrinter("text", stream or sys.stderr)
+    for warning in warnings:
+        printer.write_line(str(warning))
+
+
+def _counts(plan: Plan) -> dict[str, int]:
+    return {
+        "workloads": len(plan.workloads),
+        "sandboxes": len(plan.sandboxes),
+        "warmPools": len(plan.warm_pools),
+        "configMaps": len(plan.config_maps),
+        "secrets": len(plan.secrets),
+    }
+
+
+def print_validated(plans: Sequence[Plan], output: str, stream: TextIO | None = None) -> None:
+    """`shop.yaml: plan shop is valid (2 workloads, 1 configMaps)`, or its JSON record."""
+    printer = LinePrinter(output, stream)
+    for plan in plans:
+        counts = _counts(plan)
+        if output == "json":
+            record = {"time": now_rfc3339(), "type": "Validated", "file": plan.source.file, "plan": plan.name}
+            printer.write_json(record | counts | {"message": f"plan {plan.name} is valid"})
+        else:
+            summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+            printer.write_line(f"{plan.source.file}: plan {plan.name} is valid ({summary or 'empty'})")

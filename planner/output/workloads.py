@@ -1,0 +1,67 @@
+"""Printers for the commands on runtime IDs: a lifecycle operation's outcome, `inspect`, and the
+`planner status` table. Text for people, or DESIGN §5 JSON lines with `-o json`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TextIO
+
+from planner.monitor.lifecycle import Inspection, Outcome
+from planner.monitor.status import StatusRow
+from planner.output.lines import LinePrinter, now_rfc3339
+
+STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
+INSPECT_LABELS = {
+    "runtime_id": "RuntimeID",
+    "kind": "Kind",
+    "namespace": "Namespace",
+    "name": "Name",
+    "ip_address": "IPAddress",
+    "node_name": "NodeName",
+    "pod": "Pod",
+    "pvcs": "PVCs",
+    "generation": "Generation",
+    "state": "State",
+}
+
+
+def print_outcome(outcome: Outcome, output: str, stream: TextIO | None = None) -> None:
+    """A lifecycle operation's result (`scaled deployment shop/web to 1`)."""
+    printer = LinePrinter(output, stream)
+    if output == "json":
+        record = {"time": now_rfc3339(), "type": "Lifecycle", "runtime_id": outcome.runtime_id}
+        printer.write_json(record | {"action": outcome.action, "message": outcome.message})
+    else:
+        printer.write_line(f"{outcome.runtime_id}: {outcome.action}: {outcome.message}")
+
+
+def print_inspection(found: Inspection, output: str, stream: TextIO | None = None) -> None:
+    """`inspect`: one `Label: value` line per known field (lists joined by commas), or one JSON object."""
+    printer = LinePrinter(output, stream)
+    fields = {key: value for key, value in dataclasses.asdict(found).items() if value is not None}
+    if output == "json":
+        printer.write_json({key: list(v) if isinstance(v, tuple) else v for key, v in fields.items()})
+        return
+    for key, value in fields.items():
+        shown = ", ".join(value) if isinstance(value, tuple) else value
+        printer.write_line(f"{INSPECT_LABELS[key]}: {shown}")
+
+
+def _status_cells(row: StatusRow) -> tuple[str, ...]:
+    restarts = "-" if row.restarts is None else str(row.restarts)
+    return (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-", row.age, row.message)
+
+
+def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None = None) -> None:
+    """`planner status`: aligned columns like kubectl's, the message last and unpadded; or JSON lines."""
+    printer = LinePrinter(output, stream)
+    if output == "json":
+        for row in rows:
+            printer.write_json({"time": now_rfc3339(), "type": "Status"} | dataclasses.asdict(row))
+        return
+    table = [STATUS_COLUMNS, *(_status_cells(row) for row in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(STATUS_COLUMNS) - 1)]
+    for line in table:
+        cells = "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+        printer.write_line(cells + "   " + line[-1])
