@@ -383,6 +383,32 @@ def test_status_shows_the_newest_pod_as_kubectl_does(
     ]
 
 
+def test_status_ready_of_a_deployment_counts_its_replicas_as_kubectl_get_deploy(
+    cluster: ClusterHandle, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    two = deployment("web", namespace)
+    two["spec"]["replicas"] = 2
+    create(cluster, deployments(namespace), two)
+    set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 2, "readyReplicas": 1})
+    create(cluster, f"/api/v1/namespaces/{namespace}/pods", labelled_pod("web-1", namespace, "web"))
+    ready = {"name": "main", "ready": True, "restartCount": 0, "image": "x", "imageID": ""}
+    running = ready | {"state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}}}
+    set_status(
+        cluster,
+        f"/api/v1/namespaces/{namespace}/pods/web-1",
+        {
+            "phase": "Running",
+            "containerStatuses": [running],
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    )
+    result = planner("status", f"k8s-{namespace}|deployment|web", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    [row] = events_of(result.stdout)
+    shown = kubectl("get", "deployment", "web", "-n", namespace, "--no-headers").stdout.split()
+    assert row["ready"] == shown[1] == "1/2"
+
+
 def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
     planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
