@@ -154,3 +154,13 @@ def test_version_and_help() -> None:
     assert json.loads(planner("version", "-o", "json").stdout) == {"version": "0.1.0"}
     help_result = planner("render", "--help")
     assert help_result.returncode == 0 and "--show-secrets" in help_result.stdout
+
+
+def test_the_distribution_is_kube_planner_and_installs_the_planner_command() -> None:
+    """`pip install planner` gets an unrelated package; ours is published as kube-planner."""
+    from importlib.metadata import distribution
+
+    dist = distribution("kube-planner")
+    [script] = [entry for entry in dist.entry_points if entry.group == "console_scripts"]
+    assert (script.name, script.value) == ("planner", "planner.cli:main")
+    assert planner("version").stdout == f"planner {dist.version}\n"
