@@ -10,6 +10,7 @@ import base64
 import json
 import subprocess
 import sys
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
@@ -158,8 +159,6 @@ def test_version_and_help() -> None:
 
 def test_the_distribution_is_kube_planner_and_installs_the_planner_command() -> None:
     """`pip install planner` gets an unrelated package; ours is published as kube-planner."""
-    from importlib.metadata import distribution
-
     dist = distribution("kube-planner")
     [script] = [entry for entry in dist.entry_points if entry.group == "console_scripts"]
     assert (script.name, script.value) == ("planner", "planner.cli:main")
