@@ -21,7 +21,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--data", type=Path, default=None, help="state directory (SQLite file state.db)")
     serve.add_argument("--memory", action="store_true", help="keep state in memory only")
-    serve.add_argument("--token", default=None, help="require this bearer token")
+    serve.add_argument("--token", default=None, help="require this bearer token (with --rbac: the admin's)")
+    serve.add_argument(
+        "--rbac",
+        action="store_true",
+        help="authorize requests by RBAC: ServiceAccount tokens, the admin token (system:masters)",
+    )
     serve.add_argument("--time-scale", type=float, default=1.0, help="multiplies simulated delays")
     serve.add_argument(
         "--pause",
@@ -71,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
             faults=json.loads(args.faults) if args.faults else None,
             simulate=not args.no_simulation,
             resync_seconds=args.resync_seconds,
+            rbac=args.rbac,
         )
     )
 

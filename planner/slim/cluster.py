@@ -12,15 +12,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,7 @@ class ClusterHandle:
     kubeconfig: Path
     port: int
     pid: int
+    token: str | None = None  # the admin's bearer token, when the server requires one
 
 
 def default_data_dir() -> Path:
@@ -176,10 +179,15 @@ def up(
     token: str | None = None,
     time_scale: float = 1.0,
     resync_seconds: float = FULL_RESYNC_SECONDS,
+    rbac: bool = False,
 ) -> ClusterInfo:
+    """Start the server in the background (or find the one running); with `rbac`, requests are
+    authorized by RBAC and the kubeconfig holds an admin token (one is made when none is given)."""
     running = status(data_dir=data_dir)
     if running is not None:
         return running
+    if rbac:
+        token = token or new_admin_token()
     root = _resolve(data_dir)
     root.mkdir(parents=True, exist_ok=True)
     port_file = root / "server.portfile"
@@ -188,6 +196,8 @@ def up(
     extra = ["--time-scale", str(time_scale)] if time_scale != 1.0 else []
     if resync_seconds != FULL_RESYNC_SECONDS:
         extra += ["--resync-seconds", str(resync_seconds)]
+    if rbac:
+        extra.append("--rbac")
     command = _serve_command(
         port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file, extra=extra
     )
@@ -252,11 +262,22 @@ def serve(
     token: str | None,
     time_scale: float = 1.0,
     resync_seconds: float = FULL_RESYNC_SECONDS,
+    rbac: bool = False,
+    announce: Callable[[Path], None] | None = None,
 ) -> None:
-    """Foreground server (blocks until SIGINT/SIGTERM)."""
+    """Foreground server (blocks until SIGINT/SIGTERM). With `rbac` and no `token`, an admin token is
+    made and a kubeconfig holding it written to the data directory first (`announce` is told where)."""
     from planner.slim.server import ServerOptions, serve_forever
 
     root = None if memory and data_dir is None else _resolve(data_dir)
+    if rbac and not token:
+        token = new_admin_token()
+        port = port or free_port()
+        home = _resolve(data_dir)
+        home.mkdir(parents=True, exist_ok=True)
+        kubeconfig = write_kubeconfig(home / "kubeconfig", f"http://{HOST}:{port}", token)
+        if announce is not None:
+            announce(kubeconfig)
     options = ServerOptions(
         port=port,
         data_dir=root,
@@ -264,8 +285,19 @@ def serve(
         token=token,
         time_scale=time_scale,
         resync_seconds=resync_seconds,
+        rbac=rbac,
     )
     serve_forever(options)
+
+
+def new_admin_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
 
 
 # --- tests --------------------------------------------------------------------------------------------
@@ -276,7 +308,8 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     """An in-memory server in a subprocess on a free port; options: token, watch_cache_size,
     simulate (controllers, node agent, faults and /metrics; off by default so the API-core tests see
     a passive server), paused (component names: "controllers", "nodeagent"), faults (the
-    /slim/faults JSON), resync_seconds (the controllers' full-resync period)."""
+    /slim/faults JSON), resync_seconds (the controllers' full-resync period), rbac (authorize by
+    RBAC; the handle's `token` and kubeconfig are the admin's, made up when no token is given)."""
     workdir = Path(tempfile.mkdtemp(prefix="planner-slim-"))
     port_file = workdir / "port"
     extra = ["--time-scale", str(time_scale)]
@@ -291,6 +324,9 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     if options.get("resync_seconds"):
         extra += ["--resync-seconds", str(options["resync_seconds"])]
     token = options.get("token")
+    if options.get("rbac"):
+        token = token or new_admin_token()
+        extra.append("--rbac")
     command = _serve_command(
         port=0, data_dir=None, memory=True, token=token, port_file=port_file, extra=extra
     )
@@ -303,7 +339,7 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
         port = _wait_for_port(process, port_file, log)
         url = f"http://{HOST}:{port}"
         kubeconfig = write_kubeconfig(workdir / "kubeconfig", url, token)
-        yield ClusterHandle(url, kubeconfig, port, process.pid)
+        yield ClusterHandle(url, kubeconfig, port, process.pid, token)
     finally:
         process.terminate()
         try:

@@ -17,6 +17,7 @@ from planner.slim.http.app import build_app
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.simulation import Simulation
 from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
+from planner.slim.tokens import Tokens, load_key
 
 HOST = "127.0.0.1"
 DB_NAME = "state.db"
@@ -35,15 +36,21 @@ class ServerOptions:
     faults: dict[str, Any] | None = None  # the /slim/faults JSON to start with
     simulate: bool = True  # False: the bare API server (no controllers, node agent, faults)
     resync_seconds: float = FULL_RESYNC_SECONDS  # how often every controller key is looked at again
+    rbac: bool = False  # authorize requests by RBAC (`token` is then the admin's)
 
 
 def open_api(options: ServerOptions) -> Api:
     path = None
-    if not options.memory and options.data_dir is not None:
+    kept = not options.memory and options.data_dir is not None
+    if kept and options.data_dir is not None:
         options.data_dir.mkdir(parents=True, exist_ok=True)
         path = options.data_dir / DB_NAME
     # Only the simulation's controllers remove server-added finalizers: a bare server adds none.
-    api = Api(Store(path, event_capacity=options.watch_cache_size), server_finalizers=options.simulate)
+    api = Api(
+        Store(path, event_capacity=options.watch_cache_size),
+        server_finalizers=options.simulate,
+        tokens=Tokens(load_key(options.data_dir if kept else None)),
+    )
     seed(api)
     api.store.mark_compacted()
     return api
@@ -63,7 +70,7 @@ async def serve_async(options: ServerOptions) -> None:
         simulation.start()
     # A short shutdown timeout: open watches must not hold `planner cluster down` for a minute.
     runner = web.AppRunner(
-        build_app(api, token=options.token, simulation=simulation),
+        build_app(api, token=options.token, simulation=simulation, rbac=options.rbac),
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=1.0,
