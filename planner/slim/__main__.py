@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 
+from planner.slim.certs import ensure_certificates
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import ServerOptions, serve_forever
 from planner.slim.store import DEFAULT_EVENT_CAPACITY
@@ -57,6 +58,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument(
         "--port-file", type=Path, default=None, help="write the bound port here once listening"
     )
+    serve.add_argument(
+        "--tls-dir",
+        type=Path,
+        default=None,
+        help="serve HTTPS with the certificates in this directory (ca.crt, server.crt, server.key; "
+        "made when missing)",
+    )
     return parser.parse_args(argv)
 
 
@@ -77,6 +85,7 @@ def main(argv: list[str] | None = None) -> None:
             simulate=not args.no_simulation,
             resync_seconds=args.resync_seconds,
             rbac=args.rbac,
+            tls=ensure_certificates(args.tls_dir) if args.tls_dir else None,
         )
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from aiohttp import web
 
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
+from planner.slim.certs import Certificates
 from planner.slim.http.app import build_app
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.simulation import Simulation
@@ -37,6 +39,7 @@ class ServerOptions:
     simulate: bool = True  # False: the bare API server (no controllers, node agent, faults)
     resync_seconds: float = FULL_RESYNC_SECONDS  # how often every controller key is looked at again
     rbac: bool = False  # authorize requests by RBAC (`token` is then the admin's)
+    tls: Certificates | None = None  # serve HTTPS with this certificate (kubectl sends tokens only then)
 
 
 def open_api(options: ServerOptions) -> Api:
@@ -76,7 +79,7 @@ async def serve_async(options: ServerOptions) -> None:
         shutdown_timeout=1.0,
     )
     await runner.setup()
-    site = web.TCPSite(runner, HOST, options.port, reuse_address=True)
+    site = web.TCPSite(runner, HOST, options.port, reuse_address=True, ssl_context=_ssl_context(options.tls))
     await site.start()
     _announce_port(site, options.port_file)
     stop = asyncio.Event()
@@ -91,6 +94,14 @@ async def serve_async(options: ServerOptions) -> None:
             await simulation.stop()
         await runner.cleanup()
         api.store.close()
+
+
+def _ssl_context(tls: Certificates | None) -> ssl.SSLContext | None:
+    if tls is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tls.cert, tls.key)
+    return context
 
 
 def _announce_port(site: web.TCPSite, port_file: Path | None) -> None:

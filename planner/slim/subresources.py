@@ -185,7 +185,8 @@ def request_token(api: Api, namespace: str, name: str, request: Any) -> Obj:
     account = api.stored(by_kind("ServiceAccount"), namespace, name)
     spec = dict((request or {}).get("spec") or {}) if isinstance(request, dict) else {}
     spec["audiences"] = list(spec.get("audiences") or API_AUDIENCES)
-    spec.setdefault("expirationSeconds", DEFAULT_EXPIRATION_SECONDS)
+    if spec.get("expirationSeconds") is None:
+        spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
     spec.setdefault("boundObjectRef", None)
     seconds = spec["expirationSeconds"]
     if not isinstance(seconds, int) or seconds < MIN_TOKEN_SECONDS:
