@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from planner.slim.admission import DEFAULT_CLASS_ANNOTATION
-from planner.slim.api import Api
+from planner.slim.api import Api, WriteOptions
 from planner.slim.errors import StatusError
 from planner.slim.rbac import GROUP, aggregated_rules
 from planner.slim.resources import by_kind
@@ -106,10 +106,13 @@ def aggregate_all(roles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return roles
 
 
+APISERVER = WriteOptions(field_manager="kube-apiserver")  # who writes them in a real cluster
+
+
 def seed(api: Api) -> None:
     for kind, body in seed_objects():
         try:
-            api.create(by_kind(kind), "", body)
+            api.create(by_kind(kind), "", body, APISERVER)
         except StatusError as exc:
             if exc.code != 409:
                 raise
