@@ -1,10 +1,14 @@
 """Starting, finding and stopping the embedded cluster: the functions `planner cluster …` calls.
 
-`up` starts `python -m planner.slim serve` detached, waits for /readyz, and leaves three files in the
-data directory: `server.pid`, `server.port` and `kubeconfig` (context `planner-embedded`), plus
+`up` starts `python -m planner.slim serve` detached, waits for /readyz, and leaves in the data
+directory `server.pid`, `server.port`, `server.url` and `kubeconfig` (context `planner-embedded`), plus
 `server.mode` ("memory" or "disk") and `server.log`. `status` trusts those files only while the pid
 is alive and /readyz answers. `running_cluster` is the test fixture's context manager: an in-memory
 server in a subprocess (so tests do not share the GIL with it) on a free port.
+
+With `rbac`, the server authorizes by RBAC and speaks HTTPS (kubectl sends a kubeconfig's token to an
+https server only): its certificates are made beside its state (`certs.py`), and the kubeconfig holds
+the CA and the admin token, made here when none is given.
 """
 
 from __future__ import annotations
