@@ -123,15 +123,16 @@ class Auth:
         return _impersonated(name, groups, uid)
 
     def _may_impersonate(self, user: User, resource: str, name: str, **where: str) -> None:
-        attrs = Attributes(
-            user,
-            "impersonate",
+        asked = RequestInfo(
             True,
+            "",
+            "impersonate",
             api_group=where.get("api_group", ""),
             namespace=where.get("namespace", ""),
             resource=resource,
             name=name,
         )
+        attrs = Attributes(user, asked)
         decision = self.decide(attrs)
         if not decision.allowed:
             raise forbidden(attrs, decision.reason)
@@ -145,7 +146,7 @@ class Auth:
 
     def check(self, user: User, info: RequestInfo) -> None:
         """Raise the 403 for a request `user` may not make."""
-        attrs = Attributes.of(user, info)
+        attrs = Attributes(user, info)
         decision = self.decide(attrs)
         if not decision.allowed:
             raise forbidden(attrs, decision.reason)

@@ -36,37 +36,10 @@ ALL = "*"
 
 @dataclass(frozen=True)
 class Attributes:
-    """What is asked, by whom: the authorizer's input."""
+    """What is asked (the request's verb, resource or path…), by whom: the authorizer's input."""
 
     user: User
-    verb: str
-    resource_request: bool = True
-    path: str = ""
-    api_group: str = ""
-    api_version: str = ""
-    namespace: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
-
-    @classmethod
-    def of(cls, user: User, info: RequestInfo) -> Attributes:
-        return cls(
-            user,
-            info.verb,
-            info.resource_request,
-            info.path,
-            info.api_group,
-            info.api_version,
-            info.namespace,
-            info.resource,
-            info.subresource,
-            info.name,
-        )
-
-    @property
-    def qualified_resource(self) -> str:
-        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+    request: RequestInfo
 
 
 @dataclass(frozen=True)
@@ -122,15 +95,16 @@ def url_matches(rule: Obj, path: str) -> bool:
 
 
 def rule_allows(rule: Obj, attrs: Attributes) -> bool:
-    if not _has(rule.get("verbs"), attrs.verb):
+    asked = attrs.request
+    if not _has(rule.get("verbs"), asked.verb):
         return False
-    if not attrs.resource_request:
-        return url_matches(rule, attrs.path)
+    if not asked.resource_request:
+        return url_matches(rule, asked.path)
     names = rule.get("resourceNames") or ()
     return (
-        _has(rule.get("apiGroups"), attrs.api_group)
-        and resource_matches(rule, attrs.qualified_resource, attrs.subresource)
-        and (not names or attrs.name in names)
+        _has(rule.get("apiGroups"), asked.api_group)
+        and resource_matches(rule, asked.qualified_resource, asked.subresource)
+        and (not names or asked.name in names)
     )
 
 
@@ -181,7 +155,7 @@ class Authorizer:
 
     def authorize(self, attrs: Attributes) -> Decision:
         errors: list[str] = []
-        for source, rule, error in self._visit(attrs.user, attrs.namespace):
+        for source, rule, error in self._visit(attrs.user, attrs.request.namespace):
             if rule is not None and rule_allows(rule, attrs):
                 return Decision(True, f"RBAC: allowed by {source}")
             if error:
@@ -252,32 +226,33 @@ def _aggregate(errors: list[str]) -> str:
 
 
 def forbidden_message(attrs: Attributes) -> str:
-    user = attrs.user.name
-    if not attrs.resource_request:
-        return f'User "{user}" cannot {attrs.verb} path "{attrs.path}"'
-    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
+    user, asked = attrs.user.name, attrs.request
+    if not asked.resource_request:
+        return f'User "{user}" cannot {asked.verb} path "{asked.path}"'
+    where = f'in the namespace "{asked.namespace}"' if asked.namespace else "at the cluster scope"
     return (
-        f'User "{user}" cannot {attrs.verb} resource "{attrs.qualified_resource}" '
-        f'in API group "{attrs.api_group}" {where}'
+        f'User "{user}" cannot {asked.verb} resource "{asked.qualified_resource}" '
+        f'in API group "{asked.api_group}" {where}'
     )
 
 
 def forbidden(attrs: Attributes, reason: str = "") -> StatusError:
     """The apiserver's 403 for a request no rule allows: the message names the user, verb, resource,
     group and namespace (or the path); details give the group, the resource (as `kind`) and the name."""
+    asked = attrs.request
     detail = forbidden_message(attrs) + (f": {reason}" if reason else "")
     details: Obj = {}
-    if not attrs.resource_request:
+    if not asked.resource_request:
         message = f"forbidden: {detail}"
     else:
-        qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
-        named = f' "{attrs.name}"' if attrs.name else ""
+        qualified = f"{asked.resource}.{asked.api_group}" if asked.api_group else asked.resource
+        named = f' "{asked.name}"' if asked.name else ""
         message = f"{qualified}{named} is forbidden: {detail}"
-        if attrs.name:
-            details["name"] = attrs.name
-        if attrs.api_group:
-            details["group"] = attrs.api_group
-        details["kind"] = attrs.resource
+        if asked.name:
+            details["name"] = asked.name
+        if asked.api_group:
+            details["group"] = asked.api_group
+        details["kind"] = asked.resource
     body = status_body(403, "Forbidden", message)
     body["details"] = details
     body["code"] = body.pop("code")

@@ -11,7 +11,7 @@ the server switches on kind names: the API core sees only these fields.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.slim import admission, conversion, defaults, lifecycle, reviews, validation
@@ -143,6 +143,22 @@ _EVENT_FIELDS = _selectors(
     "type",
 )
 _EVENT_FIELDS["source"] = lambda obj: str((obj.get("source") or {}).get("component") or "")
+
+# Stored in autoscaling/v2 and served in v1 too (`conversion.py`).
+HPA_V2 = ResourceType(
+    "autoscaling",
+    "v2",
+    "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers",
+    "horizontalpodautoscaler",
+    short_names=("hpa",),
+    categories=("all",),
+    subresources=("status",),
+    has_status=True,
+    storage_version_hash="oQlkt7f5j/A=",
+    defaulter=defaults.default_hpa,
+    validator=validation.validate_hpa,
+)
 
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType(
@@ -472,36 +488,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="39NQlfNR+bo=",
     ),
-    ResourceType(
-        "autoscaling",
-        "v2",
-        "HorizontalPodAutoscaler",
-        "horizontalpodautoscalers",
-        "horizontalpodautoscaler",
-        short_names=("hpa",),
-        categories=("all",),
-        subresources=("status",),
-        has_status=True,
-        storage_version_hash="oQlkt7f5j/A=",
-        defaulter=defaults.default_hpa,
-        validator=validation.validate_hpa,
-    ),
-    ResourceType(
-        "autoscaling",
-        "v1",
-        "HorizontalPodAutoscaler",
-        "horizontalpodautoscalers",
-        "horizontalpodautoscaler",
-        short_names=("hpa",),
-        categories=("all",),
-        subresources=("status",),
-        has_status=True,
-        storage_version_hash="oQlkt7f5j/A=",
-        defaulter=defaults.default_hpa,
-        validator=validation.validate_hpa,
-        to_storage=conversion.hpa_from_v1,
-        from_storage=conversion.hpa_to_v1,
-    ),
+    HPA_V2,
+    replace(HPA_V2, version="v1", to_storage=conversion.hpa_from_v1, from_storage=conversion.hpa_to_v1),
     ResourceType(
         "rbac.authorization.k8s.io",
         "v1",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from planner.slim import errors, validation
 from planner.slim.errors import Cause, Target
 from planner.slim.rbac import Attributes
+from planner.slim.requestinfo import RequestInfo
 from planner.slim.users import User
 
 if TYPE_CHECKING:
@@ -76,19 +77,22 @@ def attributes(user: User, spec: Obj) -> Attributes:
     """What an access review's spec asks about, for `user`."""
     non_resource = spec.get("nonResourceAttributes")
     if non_resource is not None:
-        return Attributes(user, str(non_resource.get("verb", "")), False, str(non_resource.get("path", "")))
-    asked = spec.get("resourceAttributes") or {}
+        path, verb = str(non_resource.get("path", "")), str(non_resource.get("verb", ""))
+        return Attributes(user, RequestInfo(False, path, verb))
+    asked = {key: str(value) for key, value in (spec.get("resourceAttributes") or {}).items()}
     return Attributes(
         user,
-        str(asked.get("verb", "")),
-        True,
-        "",
-        str(asked.get("group", "")),
-        str(asked.get("version", "")),
-        str(asked.get("namespace", "")),
-        str(asked.get("resource", "")),
-        str(asked.get("subresource", "")),
-        str(asked.get("name", "")),
+        RequestInfo(
+            True,
+            "",
+            asked.get("verb", ""),
+            asked.get("group", ""),
+            asked.get("version", ""),
+            asked.get("namespace", ""),
+            asked.get("resource", ""),
+            asked.get("subresource", ""),
+            asked.get("name", ""),
+        ),
     )
 
 

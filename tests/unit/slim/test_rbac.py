@@ -18,13 +18,13 @@ SA = service_account_user("ci", "planner")
 
 
 def resource(
-    verb: str, group: str, res: str, *, ns: str = "shop", sub: str = "", name: str = ""
+    verb: str, group: str, res: str, *, ns: str = "shop", sub: str = "", name: str = "", user: User = SA
 ) -> Attributes:
-    return Attributes(SA, verb, True, "", group, "v1", ns, res, sub, name)
+    return Attributes(user, RequestInfo(True, "", verb, group, "v1", ns, res, sub, name))
 
 
 def url(verb: str, path: str, user: User = SA) -> Attributes:
-    return Attributes(user, verb, False, path)
+    return Attributes(user, RequestInfo(False, path, verb))
 
 
 def rule(verbs: list[str], groups: list[str], resources: list[str], names: list[str] | None = None) -> Obj:
@@ -196,17 +196,17 @@ OPS = User("bob", groups=("ops", "system:authenticated"))
             'RBAC: role.rbac.authorization.k8s.io "missing" not found',
         ),
         (
-            Attributes(ALICE, "get", True, "", "", "v1", "anywhere", "pods"),
+            resource("get", "", "pods", ns="anywhere", user=ALICE),
             True,
             'RBAC: allowed by ClusterRoleBinding "alice" of ClusterRole "pod-reader" to User "alice"',
         ),
         (
-            Attributes(OPS, "list", True, "", "", "v1", "", "nodes"),
+            resource("list", "", "nodes", ns="", user=OPS),
             True,
             'RBAC: allowed by ClusterRoleBinding "nodes" of ClusterRole "node-reader" to Group "ops"',
         ),
-        (Attributes(ALICE, "list", True, "", "", "v1", "", "nodes"), False, ""),
-        (Attributes(ANONYMOUS, "get", True, "", "", "v1", "shop", "pods"), False, ""),
+        (resource("list", "", "nodes", ns="", user=ALICE), False, ""),
+        (resource("get", "", "pods", user=ANONYMOUS), False, ""),
     ],
     ids=[
         "a RoleBinding to a Role allows in its namespace",
@@ -469,7 +469,7 @@ CAROL = User("carol", groups=("system:authenticated",))
 def test_the_user_facing_roles_aggregate_their_rules(
     role: str, verb: str, group: str, res: str, sub: str, allowed: bool
 ) -> None:
-    attrs = Attributes(CAROL, verb, True, "", group, "v1", "shop", res, sub)
+    attrs = resource(verb, group, res, sub=sub, user=CAROL)
     assert bound_to(role, CAROL).authorize(attrs).allowed is allowed
 
 
