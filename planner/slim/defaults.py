@@ -15,7 +15,7 @@ from typing import Any
 
 from planner.slim import quantity
 from planner.slim.errors import bad_request
-from planner.slim.meta import metadata
+from planner.slim.meta import json_copy, metadata
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 
@@ -262,6 +262,105 @@ def default_namespace(obj: dict[str, Any]) -> None:
     labels["kubernetes.io/metadata.name"] = meta.get("name", "")
     obj.setdefault("spec", {})
     obj["status"] = {"phase": "Active"}
+
+
+# --- the kinds served as stored (no controller runs them) ------------------------------------------------
+
+
+def default_replicationcontroller(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    template = spec.setdefault("template", {})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    _set(spec, "replicas", 1)
+    if not spec.get("selector"):
+        spec["selector"] = dict(labels)
+    meta = metadata(obj)
+    if not meta.get("labels"):
+        meta["labels"] = dict(labels)
+    default_template(template)
+
+
+def default_daemonset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    strategy = spec.setdefault("updateStrategy", {})
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        _set(rolling, "maxUnavailable", 1)
+        _set(rolling, "maxSurge", 0)
+    _set(spec, "revisionHistoryLimit", 10)
+    default_template(spec.setdefault("template", {}))
+
+
+def default_statefulset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "replicas", 1)
+    _set(spec, "podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        _set(strategy.setdefault("rollingUpdate", {}), "partition", 0)
+    _set(spec, "revisionHistoryLimit", 10)
+    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    _set(retention, "whenDeleted", "Retain")
+    _set(retention, "whenScaled", "Retain")
+    default_template(spec.setdefault("template", {}))
+
+
+def default_cronjob(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "concurrencyPolicy", "Allow")
+    _set(spec, "suspend", False)
+    _set(spec, "successfulJobsHistoryLimit", 3)
+    _set(spec, "failedJobsHistoryLimit", 1)
+    job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    default_template(job_spec.setdefault("template", {}))
+
+
+# --- RBAC and autoscaling ---------------------------------------------------------------------------------
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+def default_role_binding(obj: dict[str, Any]) -> None:
+    """A roleRef's group and a User or Group subject's group are RBAC's; a ServiceAccount's is core."""
+    _set(obj.setdefault("roleRef", {}), "apiGroup", RBAC_GROUP)
+    for subject in obj.get("subjects") or []:
+        if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
+            _set(subject, "apiGroup", RBAC_GROUP)
+
+
+DEFAULT_CPU_UTILIZATION = 80
+_SCALE_UP = {
+    "stabilizationWindowSeconds": 0,
+    "selectPolicy": "Max",
+    "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15},
+    ],
+}
+_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+
+
+def cpu_utilization_metric(percent: int) -> dict[str, Any]:
+    target = {"type": "Utilization", "averageUtilization": percent}
+    return {"type": "Resource", "resource": {"name": "cpu", "target": target}}
+
+
+def default_hpa(obj: dict[str, Any]) -> None:
+    """autoscaling/v2 defaults (the stored form): one replica at least, a CPU target of 80% when no
+    metric is given, and the default scaling rules filled in when a `behavior` is given."""
+    spec = obj.setdefault("spec", {})
+    _set(spec, "minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [cpu_utilization_metric(DEFAULT_CPU_UTILIZATION)]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        for key, rules in (("scaleUp", _SCALE_UP), ("scaleDown", _SCALE_DOWN)):
+            given = behavior.get(key) or {}
+            behavior[key] = {**json_copy(rules), **{k: v for k, v in given.items() if v is not None}}
+    if not obj.get("status"):
+        obj["status"] = {"desiredReplicas": 0}  # not omitempty in Go; clients require it
 
 
 def default_secret(obj: dict[str, Any]) -> None:
