@@ -181,7 +181,7 @@ def up(
     if running is not None:
         return running
     root = _resolve(data_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold every Secret
     port_file = root / "server.portfile"
     port_file.unlink(missing_ok=True)
     log = root / "server.log"
