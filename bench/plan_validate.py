@@ -1,0 +1,134 @@
+"""`planner validate` on plans from 1 MiB up to the largest a plan file may be (8 MiB), and on hostile files.
+
+    .venv/bin/python bench/plan_validate.py [--sizes 1,2,4,8] [--repeat 1]
+
+Each plan is realistic block-style YAML: per workload a Deployment with resources, env, labels, a
+ConfigMap volume and a probe, plus its ConfigMap; the file is filled up to the size asked for (the last
+size is exactly the limit, `planner.plan.limits.MAX_FILE_BYTES`). Every run is a fresh
+`python -m planner validate` process; the script prints wall time, seconds per MiB and peak RSS, so
+linear growth shows as a flat seconds-per-MiB column. Then it times the hostile files the loader refuses
+(an alias bomb, 100,000 open brackets, a 55 MB file), which must return at once. Timings are printed,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from planner.plan.limits import MAX_FILE_BYTES
+
+MIB = 1024 * 1024
+HEADER = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: bench\n  namespace: bench\n"
+
+
+def _config_map(index: int) -> str:
+    return (
+        f"  - name: app-{index}-config\n"
+        "    data:\n"
+        f"      INDEX: '{index}'\n"
+        f"      settings.json: '{{\"feature\": {index}}}'\n"
+    )
+
+
+def _workload(index: int) -> str:
+    return (
+        f"  - name: app-{index}\n"
+        "    image: ghcr.io/acme/app:1.2.3\n"
+        "    port: 8080\n"
+        "    expose: true\n"
+        "    replicas: 2\n"
+        "    cpu: 500m\n"
+        "    memory: 256Mi\n"
+        "    env:\n"
+        f"      INDEX: '{index}'\n"
+        "      MODE: production\n"
+        "    labels:\n"
+        "      team: payments\n"
+        "    volumes:\n"
+        f"      - configMap: app-{index}-config\n"
+        "        mountPath: /etc/app\n"
+        "    readinessProbe:\n"
+        "      httpGet: {path: /healthz, port: 8080}\n"
+    )
+
+
+def plan_text(size: int) -> str:
+    """A valid plan of at most `size` bytes (as many workloads as fit, then comment padding)."""
+    config_maps: list[str] = []
+    workloads: list[str] = []
+    used = len(HEADER) + len("configMaps:\nworkloads:\n")
+    while True:
+        pair = _config_map(len(workloads)), _workload(len(workloads))
+        if used + len(pair[0]) + len(pair[1]) > size:
+            break
+        config_maps.append(pair[0])
+        workloads.append(pair[1])
+        used += len(pair[0]) + len(pair[1])
+    text = HEADER + "configMaps:\n" + "".join(config_maps) + "workloads:\n" + "".join(workloads)
+    padding = size - len(text)
+    return text + ("#" * (padding - 1) + "\n" if padding > 0 else "")
+
+
+def hostile_files(directory: Path) -> dict[str, Path]:
+    laughs = "".join(
+        f"{chr(level)}: &{chr(level)} [{','.join(['*' + chr(level - 1)] * 9)}]\n"
+        for level in range(ord("b"), ord("j"))
+    )
+    files = {
+        "alias bomb (423 bytes)": HEADER
+        + 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+        + laughs,
+        "100,000 open brackets": "a: " + "[" * 100_000,
+    }
+    paths = {}
+    for what, text in files.items():
+        paths[what] = directory / f"{len(paths)}.yaml"
+        paths[what].write_text(text)
+    paths["55 MB file"] = directory / "huge.yaml"
+    with paths["55 MB file"].open("wb") as huge:
+        huge.write(b"# " + b"x" * (55_000_000 - 3) + b"\n")
+    return paths
+
+
+def validate(path: Path) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MiB, exit code) of one `planner validate` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "planner", "validate", str(path)], capture_output=True, text=True
+    )
+    elapsed = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024, result.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1,2,4,8", help="plan sizes in MiB; 8 is the limit")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is shown")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="planner-bench-") as directory:
+        root = Path(directory)
+        print(f"{'plan':>14} {'seconds':>8} {'s/MiB':>6} {'peak RSS MiB':>13} exit")
+        for mebibytes in (float(size) for size in args.sizes.split(",")):
+            size = min(int(mebibytes * MIB), MAX_FILE_BYTES)
+            path = root / f"plan-{mebibytes:g}.yaml"
+            path.write_text(plan_text(size))
+            runs = [validate(path) for _ in range(args.repeat)]
+            seconds, peak, code = min(runs)
+            print(
+                f"{size / MIB:>10.2f} MiB {seconds:>8.2f} {seconds / (size / MIB):>6.2f} {peak:>13.0f} {code:>4}"
+            )
+        for what, path in hostile_files(root).items():
+            seconds, peak, code = validate(path)
+            print(f"{what:>24}: {seconds:.2f} s, exit {code}")
+
+
+if __name__ == "__main__":
+    main()
