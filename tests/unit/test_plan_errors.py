@@ -65,6 +65,30 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "a quantity above 2^63-1 is refused: the server would clamp a binary one (a perpetual diff)",
+        "workloads:\n  - name: web\n    image: nginx\n    memory: 99999999999999999999999999Ei\n",
+        [
+            "{f}:8:13: workloads[0].memory: expected a quantity of at most 2^63-1 (9223372036854775807, just "
+            'under 8Ei: the most Kubernetes can count), found "99999999999999999999999999Ei"'
+        ],
+    ),
+    (
+        "a number too large for a float is checked as written, not as infinity",
+        "workloads:\n  - name: web\n    image: nginx\n    cpu: 1e400\n",
+        [
+            "{f}:8:10: workloads[0].cpu: expected a quantity of at most 2^63-1 (9223372036854775807, just "
+            'under 8Ei: the most Kubernetes can count), found "1e400"'
+        ],
+    ),
+    (
+        "a quantity the Python client would take but the server refuses is a bad quantity",
+        "sandboxes:\n  - name: dev\n    image: x\n    rootfs: {size: 1K}\n    workspace: {size: 1Gi}\n",
+        [
+            '{f}:8:20: sandboxes[0].rootfs.size: bad quantity "1K": expected a Kubernetes quantity like 500m, '
+            "0.5, 256Mi or 1Gi"
+        ],
+    ),
+    (
         "a size of zero is rejected",
         "sandboxes:\n  - name: dev\n    image: x\n    rootfs: {size: 0}\n    workspace: {size: 1Gi}\n",
         ['{f}:8:20: sandboxes[0].rootfs.size: expected a size greater than zero, found "0"'],
