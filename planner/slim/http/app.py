@@ -23,6 +23,7 @@ from planner.slim.errors import (
     StatusError,
     bad_request,
     method_not_allowed,
+    request_entity_too_large,
     unauthorized,
     unknown_path,
     unsupported_media_type,
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 JSON = "application/json"
 OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 PUBLIC_PATHS = {"/healthz", "/readyz", "/livez"}
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # the apiserver's MaxRequestBodyBytes: a larger body is a 413
 API_KEY = web.AppKey("api", Api)
 TOKEN_KEY = web.AppKey("token", str)
 SIMULATION_KEY = web.AppKey("simulation", Simulation)
@@ -71,12 +73,14 @@ async def errors_middleware(request: web.Request, handler: Any) -> web.StreamRes
         return await handler(request)
     except StatusError as exc:
         return status_response(exc)
+    except web.HTTPRequestEntityTooLarge:
+        return status_response(request_entity_too_large(MAX_REQUEST_BYTES))
 
 
 def build_app(api: Api, *, token: str | None = None, simulation: Simulation | None = None) -> web.Application:
     """The server's app; `simulation` (part 3) adds metrics and fault middlewares, `/slim/` and `/metrics`."""
     middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware]
-    app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
     app[API_KEY] = api
     app[TOKEN_KEY] = token or ""
     if simulation is not None:
