@@ -2,9 +2,11 @@
 
     .venv/bin/python bench/plan_validate.py [--sizes 1,2,4,8] [--repeat 1]
 
-Each plan is realistic block-style YAML: per workload a Deployment with resources, env, labels, a
-ConfigMap volume and a probe, plus its ConfigMap; the file is filled up to the size asked for (the last
-size is exactly the limit, `planner.plan.limits.MAX_FILE_BYTES`). Every run is a fresh
+Two shapes of plan, each filled up to the size asked for (the last size is exactly the limit,
+`planner.plan.limits.MAX_FILE_BYTES`): realistic block-style YAML (per workload a Deployment with
+resources, env, labels, a ConfigMap volume and a probe, plus its ConfigMap), and dense one-line
+workloads each depending on the one before (the most objects and dependency edges per byte, the worst
+case for the per-object stages). Every run is a fresh
 `python -m planner validate` process; the script prints wall time, seconds per MiB and peak RSS, so
 linear growth shows as a flat seconds-per-MiB column. Then it times the hostile files the loader refuses
 (an alias bomb, 100,000 open brackets, a 55 MB file), which must return at once. Timings are printed,
@@ -58,21 +60,31 @@ def _workload(index: int) -> str:
     )
 
 
-def plan_text(size: int) -> str:
-    """A valid plan of at most `size` bytes (as many workloads as fit, then comment padding)."""
+def _dense(index: int) -> str:
+    """The smallest workload a plan can hold, each depending on the one before: the most objects (and
+    dependency edges) per byte."""
+    after = f", dependsOn: [app-{index - 1}]" if index else ""
+    return f"  - {{name: app-{index}, image: nginx{after}}}\n"
+
+
+def plan_text(size: int, *, dense: bool = False) -> tuple[str, int]:
+    """A valid plan of at most `size` bytes (as many workloads as fit, then comment padding), and how
+    many workloads it holds."""
     config_maps: list[str] = []
     workloads: list[str] = []
     used = len(HEADER) + len("configMaps:\nworkloads:\n")
     while True:
-        pair = _config_map(len(workloads)), _workload(len(workloads))
+        index = len(workloads)
+        pair = ("", _dense(index)) if dense else (_config_map(index), _workload(index))
         if used + len(pair[0]) + len(pair[1]) > size:
             break
         config_maps.append(pair[0])
         workloads.append(pair[1])
         used += len(pair[0]) + len(pair[1])
-    text = HEADER + "configMaps:\n" + "".join(config_maps) + "workloads:\n" + "".join(workloads)
+    config = "configMaps:\n" + "".join(config_maps) if not dense else ""
+    text = HEADER + config + "workloads:\n" + "".join(workloads)
     padding = size - len(text)
-    return text + ("#" * (padding - 1) + "\n" if padding > 0 else "")
+    return text + ("#" * (padding - 1) + "\n" if padding > 0 else ""), len(workloads)
 
 
 def hostile_files(directory: Path) -> dict[str, Path]:
@@ -115,16 +127,19 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="planner-bench-") as directory:
         root = Path(directory)
-        print(f"{'plan':>14} {'seconds':>8} {'s/MiB':>6} {'peak RSS MiB':>13} exit")
-        for mebibytes in (float(size) for size in args.sizes.split(",")):
-            size = min(int(mebibytes * MIB), MAX_FILE_BYTES)
-            path = root / f"plan-{mebibytes:g}.yaml"
-            path.write_text(plan_text(size))
-            runs = [validate(path) for _ in range(args.repeat)]
-            seconds, peak, code = min(runs)
-            print(
-                f"{size / MIB:>10.2f} MiB {seconds:>8.2f} {seconds / (size / MIB):>6.2f} {peak:>13.0f} {code:>4}"
-            )
+        print(f"{'plan':>20} {'workloads':>10} {'seconds':>8} {'s/MiB':>6} {'peak RSS MiB':>13} exit")
+        for dense in (False, True):
+            for mebibytes in (float(size) for size in args.sizes.split(",")):
+                size = min(int(mebibytes * MIB), MAX_FILE_BYTES)
+                path = root / f"plan-{mebibytes:g}-{dense}.yaml"
+                text, workloads = plan_text(size, dense=dense)
+                path.write_text(text)
+                seconds, peak, code = min(validate(path) for _ in range(args.repeat))
+                shape = "dense" if dense else "realistic"
+                print(
+                    f"{shape:>9} {size / MIB:>6.2f} MiB {workloads:>10}"
+                    f" {seconds:>8.2f} {seconds / (size / MIB):>6.2f} {peak:>13.0f} {code:>4}"
+                )
         for what, path in hostile_files(root).items():
             seconds, peak, code = validate(path)
             print(f"{what:>24}: {seconds:.2f} s, exit {code}")
