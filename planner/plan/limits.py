@@ -63,8 +63,8 @@ def read_text(path: Path) -> str | Diagnostic:
             1,
             1,
             "",
-            f"plan file is {_mebibytes(max(size, len(data)))}, over the limit of "
-            f"{_mebibytes(MAX_FILE_BYTES)} per plan file: split it into several plans",
+            f"plan file is {max(size, len(data)):,} bytes ({_mebibytes(max(size, len(data)))}), over the limit of "
+            f"{MAX_FILE_BYTES:,} bytes ({_mebibytes(MAX_FILE_BYTES)}) per plan file: split it into several plans",
         )
     try:
         text = data.decode("utf-8")
@@ -74,7 +74,7 @@ def read_text(path: Path) -> str | Diagnostic:
         text = text[1:]
     forbidden = _FORBIDDEN.search(text)
     if forbidden is not None:
-        line, column = position_of(text, forbidden.start())
+        line, column = _position_of(text, forbidden.start())
         code = ord(forbidden.group())
         return Diagnostic(
             name,
@@ -105,7 +105,7 @@ def _not_utf8(name: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic:
     )
 
 
-def position_of(text: str, index: int) -> tuple[int, int]:
+def _position_of(text: str, index: int) -> tuple[int, int]:
     """1-based (line, column) of the character at `index`."""
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1

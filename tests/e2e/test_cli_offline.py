@@ -90,7 +90,8 @@ def test_validate_refuses_a_55_mb_plan_at_once(tmp_path: Path) -> None:
     result = planner("validate", "plan.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == (
-        "plan.yaml:1:1: plan file is 52.5 MiB, over the limit of 8 MiB per plan file: split it into several plans\n"
+        "plan.yaml:1:1: plan file is 55,000,000 bytes (52.5 MiB), over the limit of 8,388,608 bytes (8 MiB) "
+        "per plan file: split it into several plans\n"
     )
 
 

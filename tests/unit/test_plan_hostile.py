@@ -116,7 +116,8 @@ def test_a_file_over_the_size_limit_is_refused_without_being_read(tmp_path: Path
     with path.open("wb") as sparse:  # 55 MB of nothing on disk: the loader must not read it
         sparse.truncate(55_000_000)
     assert _errors(path) == [
-        f"{path}:1:1: plan file is 52.5 MiB, over the limit of 8 MiB per plan file: split it into several plans"
+        f"{path}:1:1: plan file is 55,000,000 bytes (52.5 MiB), over the limit of 8,388,608 bytes (8 MiB) per "
+        "plan file: split it into several plans"
     ]
 
 
@@ -128,7 +129,8 @@ def test_a_file_of_exactly_the_size_limit_is_read(tmp_path: Path) -> None:
     assert _errors(path) == [f"{path}:1:1: empty plan file: expected a plan (apiVersion, kind, metadata)"]
     path.write_bytes(path.read_bytes() + b"\n")
     assert _errors(path) == [
-        f"{path}:1:1: plan file is 8.0 MiB, over the limit of 8 MiB per plan file: split it into several plans"
+        f"{path}:1:1: plan file is 8,388,609 bytes (8.0 MiB), over the limit of 8,388,608 bytes (8 MiB) per "
+        "plan file: split it into several plans"
     ]
 
 
