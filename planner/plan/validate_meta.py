@@ -3,9 +3,9 @@
 The rules are apimachinery's (`IsQualifiedName`, `IsValidLabelValue`, `ValidateAnnotations`): a key is
 `name` or `prefix/name`, the prefix a DNS subdomain of at most 253 characters, the name at most 63
 letters, digits, `-`, `_` or `.` starting and ending with a letter or digit; a label value is empty or
-such a name; annotation keys follow the key rule (compared in lowercase), and one object's annotations
-add up to at most 256 KiB (each key and value counted in bytes). A scheduling term's `key` is a node
-label key and follows the key rule too.
+such a name; annotation keys follow the key rule (the prefix compared in lowercase). A scheduling
+term's `key` is a node label key and follows the key rule too. How many bytes of annotations an object
+may carry depends on what planner adds to them: `render/limits.py` checks that on the rendered objects.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from planner.plan.source import ParsedFile
 MAX_PREFIX = 253
 MAX_NAME_PART = 63
 MAX_LABEL_VALUE = 63
-MAX_ANNOTATIONS_BYTES = 256 * 1024
 _NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _NAME_CHARACTERS = "letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
@@ -51,19 +50,10 @@ def _labels(owner: Node, field: str, parsed: ParsedFile) -> Iterator[Diagnostic]
 
 def _annotations(owner: Node, field: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
     annotations = owner.child(field)
-    entries = _strings(annotations.data if annotations else {})
-    for key, _ in entries:
+    for key, _ in _strings(annotations.data if annotations else {}):
         problem = key_problem(key, "annotation key", any_case=True)
         if problem:
             yield parsed.diagnostic(f"{owner.at(field)}.{key}", problem, at_value=False)
-    total = sum(len(key.encode()) + len(value.encode()) for key, value in entries)
-    if total > MAX_ANNOTATIONS_BYTES:
-        yield parsed.diagnostic(
-            owner.at(field),
-            f"annotations add up to {total:,} bytes (keys and values): the API allows at most "
-            f"{MAX_ANNOTATIONS_BYTES:,} on one object",
-            at_value=False,
-        )
 
 
 def _strings(data: Mapping[str, object]) -> list[tuple[str, str]]:

@@ -125,14 +125,6 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
-        "annotations over 256 KiB on one object are refused at the map",
-        f"workloads:\n  - name: web\n    image: nginx\n    podAnnotations: {{big: {'x' * 262142}}}\n",
-        [
-            "{f}:8:5: workloads[0].podAnnotations: annotations add up to 262,145 bytes (keys and values): the "
-            "API allows at most 262,144 on one object"
-        ],
-    ),
-    (
         "a scheduling key is a node label key",
         "workloads:\n  - name: web\n    image: nginx\n"
         "    scheduling: [{type: node, key: zone/, operator: Exists}]\n",

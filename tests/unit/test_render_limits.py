@@ -44,6 +44,14 @@ CASES = [
         ],
     ),
     (
+        "pod annotations over 256 KiB are counted on the pod template",
+        f"workloads:\n  - name: web\n    image: nginx\n    podAnnotations: {{big: {'x' * 262_142}}}\n",
+        [
+            '{f}:6:5: workloads[0]: the rendered Deployment "web" carries 262,145 bytes of annotations: the API '
+            "allows at most 262,144 (256 KiB) on one object"
+        ],
+    ),
+    (
         "a sandbox's env is copied into its workspace PVC's pod-spec annotation, which passes 256 KiB",
         f"sandboxes:\n  - name: dev\n    image: x\n    rootfs: {{size: 1Gi}}\n    workspace: {{size: 1Gi}}\n"
         f"    env: {{BLOB: {'z' * 270_000}}}\n",
