@@ -16,7 +16,8 @@ reduced to what it really declares (`declared`), and then compared with the live
   uses), in any order, so an injected container at index 0 or an admission-added volume is not a change.
   Every other list is atomic: the same length, item by item, each item again a subset.
 - **Set-like lists** (`SET_LISTS`: tolerations) need each declared item somewhere in the live list.
-- **Quantities compare by value** (`resources.limits`, `resources.requests`, `sizeLimit`).
+- **Quantities compare by the value a server keeps** (`resources.limits`, `resources.requests`,
+  `sizeLimit`): `0.5` is `500m`, and `0.1n` is the `1n` the server rounds it up to.
 
 Ownership comes from `metadata.managedFields` in the FieldsV1 format (`f:` fields, `k:` keyed list
 items, `v:` set values, `i:` indexes; `{}` a leaf, `.` the node itself). `owners` names the managers of a
@@ -33,7 +34,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.kinds import SECRET
-from planner.kube.quantity import parse_quantity
+from planner.kube.quantity import stored_quantity
 from planner.objects import metadata_of
 
 
@@ -231,11 +232,12 @@ def is_quantity_path(path: Path) -> bool:
 
 
 def quantity(value: Any) -> Decimal | None:
-    """The value of a Kubernetes quantity (`500m`, `0.5`, `1Gi`, `2`), None when it is not one."""
+    """The value a server keeps of a Kubernetes quantity (`500m`, `0.5`, `1Gi`, `2`; `0.1n` keeps 1n),
+    None when it is not one."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     try:
-        return parse_quantity(str(value))
+        return stored_quantity(str(value))
     except ValueError:
         return None
 

@@ -14,14 +14,14 @@ from typing import Any
 
 from planner.app.target import Target
 from planner.diff import ChangeSet, diff, server_predicted
-from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
+from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlanError, PlannerError
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
-from planner.render import plan_namespace, render
+from planner.render import limit_diagnostics, plan_namespace, render
 from planner.savedplan import saved_plan, write_saved_plans
 
 DEFAULT_APPLY_TIMEOUT = 300.0
@@ -35,16 +35,24 @@ class RenderedPlan:
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
-    """Load and check plans; raises PlanError with every problem at once."""
-    return load_plans(paths)
+    """Load and check plans, and what they render against the API's size limits; raises PlanError with
+    every problem at once. No cluster is asked: a plan without a namespace renders into "default"."""
+    loaded = load_plans(paths)
+    render_loaded(loaded, "default")
+    return loaded
 
 
 def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
-    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3)."""
-    return [
+    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3); raises
+    PlanError when an object would be too big for the API, before anything is written."""
+    rendered = [
         RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
         for plan in loaded.plans
     ]
+    problems = [found for item in rendered for found in limit_diagnostics(item.plan, list(item.manifests))]
+    if problems:
+        raise PlanError(problems)
+    return rendered
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:

@@ -211,7 +211,7 @@ def up(
     if rbac:
         token = token or new_admin_token()
     root = _resolve(data_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold every Secret
     port_file = root / "server.portfile"
     port_file.unlink(missing_ok=True)
     log = root / "server.log"

@@ -189,7 +189,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "configmap",
         short_names=("cm",),
         storage_version_hash="qFsyl6wFWjQ=",
-        validator=validation.validate_config_keys,
+        validator=validation.validate_configmap,
         update_validator=validation.update_immutable_data,
     ),
     ResourceType(
@@ -201,7 +201,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="S6u1pOWzb84=",
         decoder=defaults.decode_secret,
         defaulter=defaults.default_secret,
-        validator=validation.validate_config_keys,
+        validator=validation.validate_secret,
         update_validator=validation.update_secret,
         extra_field_selectors=_selectors("type"),
     ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import ssl
 from dataclasses import dataclass
@@ -46,8 +47,7 @@ def open_api(options: ServerOptions) -> Api:
     path = None
     kept = not options.memory and options.data_dir is not None
     if kept and options.data_dir is not None:
-        options.data_dir.mkdir(parents=True, exist_ok=True)
-        path = options.data_dir / DB_NAME
+        path = private_database(options.data_dir)
     # Only the simulation's controllers remove server-added finalizers: a bare server adds none.
     api = Api(
         Store(path, event_capacity=options.watch_cache_size),
@@ -57,6 +57,18 @@ def open_api(options: ServerOptions) -> Api:
     seed(api)
     api.store.mark_compacted()
     return api
+
+
+def private_database(data_dir: Path) -> Path:
+    """The SQLite file in `data_dir`, readable by its owner only: it holds every Secret. A new data
+    directory is created 0700; the file (and SQLite's journal files, which copy its mode) 0600."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = data_dir / DB_NAME
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    for file in (path, data_dir / f"{DB_NAME}-wal", data_dir / f"{DB_NAME}-shm"):
+        if file.exists():
+            file.chmod(0o600)  # a file made by an older planner, or under a lax umask
+    return path
 
 
 async def serve_async(options: ServerOptions) -> None:

@@ -17,6 +17,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -54,8 +55,9 @@ def load_key(data_dir: Path | None) -> bytes:
     path = data_dir / KEY_FILE
     if not path.exists():
         partial = path.with_suffix(".tmp")
-        partial.write_bytes(secrets.token_bytes(32))
-        partial.chmod(0o600)
+        descriptor = os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(secrets.token_bytes(32))
         partial.replace(path)
     return path.read_bytes()
 

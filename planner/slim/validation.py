@@ -7,6 +7,7 @@ wording, including Go's `%#v` rendering of the offending value (`map[string]stri
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 NAME_PART_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 ANNOTATIONS_MAX_BYTES = 262144
+DATA_MAX_BYTES = 1048576  # core.MaxSecretSize: a ConfigMap's or Secret's data, in bytes
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
@@ -436,6 +438,19 @@ def validate_config_keys(obj: dict[str, Any]) -> list[Cause]:
             if not CONFIG_KEY_RE.match(key):
                 causes.append(invalid_value(f"{field}[{key}]", key, CONFIG_KEY_MSG))
     return causes
+
+
+def validate_configmap(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, and at most 1 MiB of data and binaryData values together (reported on the path `[]`)."""
+    total = sum(len(str(value).encode()) for value in (obj.get("data") or {}).values())
+    total += sum(len(base64.b64decode(str(value))) for value in (obj.get("binaryData") or {}).values())
+    return validate_config_keys(obj) + ([too_long("[]", DATA_MAX_BYTES)] if total > DATA_MAX_BYTES else [])
+
+
+def validate_secret(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, and at most 1 MiB of decoded data (stringData is already folded into data)."""
+    total = sum(len(base64.b64decode(str(value))) for value in (obj.get("data") or {}).values())
+    return validate_config_keys(obj) + ([too_long("data", DATA_MAX_BYTES)] if total > DATA_MAX_BYTES else [])
 
 
 def validate_runtimeclass(obj: dict[str, Any]) -> list[Cause]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import stat
 import subprocess
 import sys
 import time
@@ -127,3 +128,36 @@ def test_cluster_serve_with_rbac_announces_its_kubeconfig(tmp_path: Path) -> Non
     finally:
         server.terminate()
         server.wait(10)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_data_directory_and_state_db_are_private_to_their_owner(tmp_path: Path) -> None:
+    """state.db holds every Secret: a new data directory is 0700 and the database 0600 whatever the
+    umask; a database an older planner left 0644 is tightened at the next start."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    planner = [sys.executable, "-m", "planner", "cluster"]
+    fresh, older = tmp_path / "fresh" / "cluster", tmp_path / "older"
+    older.mkdir()
+    (older / "state.db").touch(mode=0o644)
+    (older / "state.db").chmod(0o644)
+    for root in (fresh, older):
+        up = subprocess.run([*planner, "up", "--data", str(root)], capture_output=True, text=True, env=env)
+        try:
+            assert up.returncode == 0, up.stderr
+            kubeconfig = up.stdout.strip().removeprefix("export KUBECONFIG=")
+            kubectl = ["kubectl", f"--kubeconfig={kubeconfig}", f"--cache-dir={tmp_path / 'cache'}"]
+            created = subprocess.run(
+                [*kubectl, "create", "secret", "generic", "pin", "--from-literal=pin=1234"],
+                capture_output=True,
+                text=True,
+            )
+            assert created.returncode == 0, created.stderr
+            modes = {path.name: _mode(path) for path in root.glob("state.db*")}  # with SQLite's -wal, -shm
+            assert "state.db" in modes
+            assert modes == dict.fromkeys(modes, 0o600)
+        finally:
+            subprocess.run([*planner, "down", "--data", str(root)], capture_output=True, env=env)
+    assert _mode(fresh) == 0o700

@@ -71,6 +71,16 @@ EQUAL = [
         "a number written as a quantity equals its string form",
     ),
     (
+        pod_spec(container(resources={"limits": {"cpu": "0.0000000001"}})),
+        pod_spec(container(resources={"limits": {"cpu": "1n"}})),
+        "a quantity finer than 1n equals the 1n the server rounds it up to",
+    ),
+    (
+        pod_spec(container(resources={"limits": {"memory": "1.0000000001"}})),
+        pod_spec(container(resources={"limits": {"memory": "1000000001n"}})),
+        "the server rounds a fraction beyond nano away from zero",
+    ),
+    (
         {"spec": {"resources": {"requests": {"storage": "1024Mi"}}}},
         {"spec": {"resources": {"requests": {"storage": "1Gi"}}}},
         "PVC storage 1024Mi equals 1Gi",

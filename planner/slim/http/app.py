@@ -25,7 +25,14 @@ from aiohttp import web
 from planner.slim import discovery, fieldmanager, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.auth import Auth
-from planner.slim.errors import StatusError, bad_request, internal, method_not_allowed, unknown_path
+from planner.slim.errors import (
+    StatusError,
+    bad_request,
+    internal,
+    method_not_allowed,
+    request_entity_too_large,
+    unknown_path,
+)
 from planner.slim.http.guard import PUBLIC_PATHS, guard, request_log_handler, user_of
 from planner.slim.objects import decode
 from planner.slim.patch import is_apply
@@ -39,6 +46,7 @@ log = logging.getLogger(__name__)
 
 JSON = "application/json"
 OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # the apiserver's MaxRequestBodyBytes: a larger body is a 413
 API_KEY = web.AppKey("api", Api)
 AUTH_KEY = web.AppKey("auth", Auth)
 SIMULATION_KEY = web.AppKey("simulation", Simulation)
@@ -85,6 +93,8 @@ async def errors_middleware(request: web.Request, handler: Any) -> web.StreamRes
         return await handler(request)
     except StatusError as exc:
         return status_response(request, exc)
+    except web.HTTPRequestEntityTooLarge:
+        return status_response(request, request_entity_too_large(MAX_REQUEST_BYTES))
 
 
 def build_app(
@@ -95,7 +105,7 @@ def build_app(
     auth = Auth(api, admin_token=token or "", rbac=rbac)
     log = RequestLog()
     middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware, guard(auth, log)]
-    app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
     app[API_KEY] = api
     app[AUTH_KEY] = auth
     if simulation is not None:
