@@ -19,12 +19,14 @@ from planner.app.planning import (
     plan_rendered,
     render_loaded,
 )
+from planner.app.runs import RunRecorder
 from planner.app.target import Target
-from planner.applyset import Scope, narrowed, parent_ref
+from planner.applyset import Scope, narrowed, parent_ref, run_keys_of
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
 from planner.graph import ExecutionPlan
+from planner.kinds import JOB
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.objects import ref_of
@@ -152,6 +154,7 @@ class _Applier:
         scopes = wait_scopes(executions, no_wait=no_wait)
         status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
         writer = KubeWriter(self.client, written=written)
+        recorder = self.run_recorder(writer, executions)
         applied = []
         try:
             for each, execution in zip(planned, executions, strict=True):
@@ -168,9 +171,22 @@ class _Applier:
                     tighten_if_wider(writer, each)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
+            recorder.close()
             if self.owned:
                 self.informers.stop()
         return applied
+
+    def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
+        """Records how the Jobs these executions create end, seen through the Job informer their waits
+        use (none with --no-wait: nothing then watches a Job finish)."""
+        recorder = RunRecorder(self.client, writer)
+        for execution in executions:
+            created = (t.manifest for t in execution.tasks if t.action == "create" and t.manifest)
+            recorder.expect(execution.parent_ref, run_keys_of(created))
+        jobs = self.informers.get(JOB)
+        if jobs is not None and recorder.expecting:
+            recorder.follow(jobs)
+        return recorder
 
 
 def remaining_scope(planned: PlannedChanges) -> Scope:
