@@ -6,7 +6,10 @@ renders carries the part-of label with the ApplySet's id; the parent Secret `<pl
 namespace carries the id label and lists, in two annotations, the group-kinds and the other namespaces
 its members span (its `Scope`), so the reader knows where to LIST without reading anything else. The
 parent's `data` is planner's record of the Jobs that ran (run-key → `RunRecord`), so a Job runs once
-per run-key even after TTL cleanup deleted it.
+per run-key even after TTL cleanup deleted it: recorded *pending* before the Job's create (a kill
+between the create and its record leaves a trace), confirmed with the Job's uid after it, and given
+its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
+keys under `planner.` are planner's own (the saved plans' digest key) and every parent write keeps them.
 
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
