@@ -262,39 +262,31 @@ FAILED = RunOutcome(
 )
 
 
+FAILED_U9 = {  # the record of job() with FAILED as its outcome, written out by hand
+    "name": "migrate",
+    "namespace": "shop",
+    "runtimeId": "k8s-shop|job|migrate",
+    "uid": "u9",
+    "outcome": {
+        "result": "failed",
+        "reason": "BackoffLimitExceeded",
+        "message": "Job has reached the limit",
+        "exitCode": 3,
+    },
+}
+
+
 @pytest.mark.parametrize(
     ("held", "expected"),
     [
         pytest.param(
             encode_run_record(PENDING_K9),
-            {
-                "name": "migrate",
-                "namespace": "shop",
-                "runtimeId": "k8s-shop|job|migrate",
-                "uid": "u9",
-                "outcome": {
-                    "result": "failed",
-                    "reason": "BackoffLimitExceeded",
-                    "message": "Job has reached the limit",
-                    "exitCode": 3,
-                },
-            },
+            FAILED_U9,
             id="a pending run gets its uid and outcome",
         ),
         pytest.param(
             record("k9", uid="u9"),
-            {
-                "name": "migrate",
-                "namespace": "shop",
-                "runtimeId": "k8s-shop|job|migrate",
-                "uid": "u9",
-                "outcome": {
-                    "result": "failed",
-                    "reason": "BackoffLimitExceeded",
-                    "message": "Job has reached the limit",
-                    "exitCode": 3,
-                },
-            },
+            FAILED_U9,
             id="a run of the same uid gets its outcome",
         ),
         pytest.param(
