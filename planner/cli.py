@@ -188,7 +188,7 @@ def plan_command(
         if graph:
             click.echo(result.execution.as_text(), nl=False)
     if out is not None:
-        app.save_plans(out, results, options)
+        app.save_plans(out, results, options, target=target)
     if any(result.changeset.conflicts for result in results):
         sys.exit(1)
     if detailed_exitcode and any(result.changeset.has_changes for result in results):

@@ -19,11 +19,14 @@ Two guards keep a cache from answering too early:
   (`WrittenVersions`), so a wait right after an update never judges the previous generation's status.
 
 StorageClass binding modes are read once, on the first wait that needs a context, through the client
-(a PVC in a WaitForFirstConsumer class is ready while Pending, or its pod would never be created).
+(a PVC in a WaitForFirstConsumer class is ready while Pending, or its pod would never be created). When
+they cannot be listed (a 403 for an identity without the permission), the reason is logged once as a
+warning and carried into every PVC verdict's message, so a wait that times out "Pending" says why.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -40,6 +43,11 @@ from planner.readiness import Readiness, ReadinessContext, readiness
 from planner.writes import WrittenVersions
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+UNREAD_CLASSES_EFFECT = (
+    "a PersistentVolumeClaim waiting for its first consumer cannot be told from one that is not "
+    "binding, so waits for such claims last until they are Bound or time out"
+)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,12 +58,22 @@ class _StorageClasses:
     namespaced: bool = False
 
 
-def storage_classes(client: KubeClient) -> tuple[dict[str, str], str | None]:
-    """Binding mode by StorageClass name, and the default class; empty when they cannot be listed."""
+@dataclass(frozen=True, kw_only=True)
+class StorageClasses:
+    """Binding mode by StorageClass name and the default class; `unread` says why they could not be
+    listed (then both are empty, and no claim is known to wait for its first consumer)."""
+
+    modes: Mapping[str, str]
+    default: str | None = None
+    unread: str | None = None
+
+
+def storage_classes(client: KubeClient) -> StorageClasses:
+    """The cluster's StorageClasses, or why they could not be listed (a 403 without the permission)."""
     try:
         listed = client.request("GET", resource_path(_StorageClasses()), verb="list").get("items", [])
-    except ApiError:
-        return {}, None
+    except ApiError as error:
+        return StorageClasses(modes={}, unread=f"cannot list storageclasses: {error}")
     modes = {str(metadata_of(c)["name"]): str(c.get("volumeBindingMode") or "Immediate") for c in listed}
     default = next(
         (
@@ -65,7 +83,7 @@ def storage_classes(client: KubeClient) -> tuple[dict[str, str], str | None]:
         ),
         None,
     )
-    return modes, default
+    return StorageClasses(modes=modes, default=default)
 
 
 def _newer_or_equal(cached: str, written: str) -> bool:
@@ -91,7 +109,7 @@ class CacheStatusSource:
         self.client, self.informers, self.written = client, informers, written
         self.scopes = scopes
         self.recheck = recheck
-        self._classes: tuple[dict[str, str], str | None] | None = None
+        self._classes: StorageClasses | None = None
         self._lock = threading.Lock()
 
     def start(self) -> CacheStatusSource:
@@ -103,8 +121,15 @@ class CacheStatusSource:
         with self._lock:
             if self._classes is None:
                 self._classes = storage_classes(self.client)
-            modes, default = self._classes
-        return ReadinessContext(now=now, binding_modes=modes, default_storage_class=default)
+                if self._classes.unread:
+                    log.warning("warning: %s; %s", self._classes.unread, UNREAD_CLASSES_EFFECT)
+            classes = self._classes
+        return ReadinessContext(
+            now=now,
+            binding_modes=classes.modes,
+            default_storage_class=classes.default,
+            storage_classes_unread=classes.unread,
+        )
 
     def informer(self, ref: ObjectRef) -> Informer:
         namespaces = self.scopes.get(ref.kind, frozenset({ref.namespace}) if ref.namespace else None)
@@ -162,4 +187,4 @@ class CacheStatusSource:
         return readiness(cached, self.context(time.time()))
 
 
-__all__ = ["CacheStatusSource", "storage_classes"]
+__all__ = ["CacheStatusSource", "StorageClasses", "storage_classes"]

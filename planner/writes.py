@@ -18,15 +18,18 @@ fields it declares; fields it does not declare (an HPA's replicas) stay with the
 
 **The parent Secret** (`<plan>`) is written as `planner.applyset` computes it from the copy just
 read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
-writers never lose each other's run records: `write_parent` writes the superset before any member,
-`record_run` adds one run-key → uid, and `tighten_parent`, only after an apply converged completely,
+writers never lose each other's run records: `write_parent` writes the superset (and the pending runs
+of the Jobs about to be created) before any member, `record_run` confirms one run-key with its Job's
+uid, `record_outcome` adds how a Job ended, `ensure_digest_key` gives `plan --out` the key its Secret
+digests need, and `tighten_parent`, only after an apply converged completely,
 narrows the listed scope to what remains; an apply that fails or is killed leaves the superset, so the
 next run still lists — and prunes — every member.
 
 **Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
-read in `_crash_if_asked` only, so crash-safety tests are deterministic: `after-parent` (the parent's
-superset is written, no member yet), `after-writes:N` (after the N-th member create or apply),
-`after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
+read in `_crash_if_asked` only, so crash-safety tests are deterministic: `before-parent` (nothing
+written yet), `after-parent` (the parent's superset and pending runs are written, no member yet),
+`after-writes:N` (after the N-th member create or apply), `after-record-run` (a created Job's run is
+confirmed), `after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
 
 Every write reports the resourceVersion it produced to `WrittenVersions`, which the status source uses
 to ignore cached copies older than planner's own write (a wait must not see yesterday's "ready").
@@ -35,20 +38,27 @@ to ignore cached copies older than planner's own write (a wait must not see yest
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner.applyset import (
+    DIGEST_KEY_BYTES,
     ParentRecord,
+    RunOutcome,
     Scope,
+    check_parent,
+    digest_key,
     not_managed,
     parent_manifest,
     run_record_of,
     same_applyset,
     tightened_parent,
     unchanged,
+    with_digest_key,
+    with_run_outcome,
     with_run_record,
 )
 from planner.errors import (
@@ -75,6 +85,11 @@ from planner.objects import (
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
 CRASH_ENV = "PLANNER_TEST_CRASH_AT"
+
+
+def new_digest_key() -> bytes:
+    """A fresh random key for a parent that has none (`applyset.with_digest_key` keeps an existing one)."""
+    return secrets.token_bytes(DIGEST_KEY_BYTES)
 
 
 def _crash_if_asked(point: str, count: int = 0) -> None:
@@ -184,9 +199,28 @@ class KubeWriter:
     # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
-        written = self._precondition_loop(ref, lambda live: parent_manifest(ref, live, record))
+        """The parent's superset, pending runs and a digest key (kept when it has one, else new)."""
+        _crash_if_asked("before-parent")
+        written = self._precondition_loop(
+            ref, lambda live: with_digest_key(parent_manifest(ref, live, record), new_digest_key())
+        )
         _crash_if_asked("after-parent")
         return written
+
+    def ensure_digest_key(self, ref: ObjectRef) -> bytes:
+        """The parent's digest key, added when it has none; a parent that does not exist yet is created
+        holding only the key (and listing no members)."""
+        empty = ParentRecord(group_kinds=(), namespaces=(), run_keys=())
+
+        def keyed(live: Manifest | None) -> Manifest:
+            body = live if live is not None else parent_manifest(ref, None, empty)
+            check_parent(ref, body)
+            return with_digest_key(body, new_digest_key())
+
+        key = digest_key(self._precondition_loop(ref, keyed))
+        if key is None:  # cannot happen: the body written holds one
+            raise PlannerError(f"{ref.described} holds no digest key after writing one")
+        return key
 
     def tighten_parent(self, ref: ObjectRef, scope: Scope) -> Manifest:
         """Make the parent list exactly `scope` (after a converged apply only)."""
@@ -194,7 +228,14 @@ class KubeWriter:
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)
-        return self._precondition_loop(parent, lambda live: with_run_record(parent, live, record))
+        written = self._precondition_loop(parent, lambda live: with_run_record(parent, live, record))
+        _crash_if_asked("after-record-run")
+        return written
+
+    def record_outcome(self, parent: ObjectRef, job: Manifest, outcome: RunOutcome) -> Manifest:
+        """Record how `job` ended in its run record (see `applyset.with_run_outcome`: idempotent)."""
+        run = run_record_of(job)
+        return self._precondition_loop(parent, lambda live: with_run_outcome(parent, live, run, outcome))
 
     def _precondition_loop(self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest]) -> Manifest:
         """Read, change, write with the read's resourceVersion; on a conflict read again."""

@@ -1,8 +1,8 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
 namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
 the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
-cluster (`plan --out` writes its saved plan); `apply` and `status` build on the loaded, rendered and
-planned plans from here."""
+cluster, but for `plan --out`'s digest key when a plan with Secret values has none yet (`saving_key`);
+`apply` and `status` build on the loaded, rendered and planned plans from here."""
 
 from __future__ import annotations
 
@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
+from planner.applyset import digest_key, parent_ref
 from planner.diff import ChangeSet, diff, server_predicted
-from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlanError, PlannerError
+from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
-from planner.objects import FIELD_MANAGER, Manifest
+from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
-from planner.savedplan import saved_plan, write_saved_plans
+from planner.savedplan import needs_key, saved_plan, write_saved_plans
+from planner.writes import KubeWriter
 
 DEFAULT_APPLY_TIMEOUT = 300.0
 
@@ -99,14 +101,25 @@ class PlannedChanges:
         """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
         return execution_plan(self)
 
-    def saved(self, options: PlanOptions) -> dict[str, Any]:
+    def saved(self, options: PlanOptions, key: bytes | None) -> dict[str, Any]:
+        """The saved-plan document, Secret values digested under `key` (see `saving_key`)."""
         return saved_plan(
             files=[self.rendered.plan.source.file],
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
             options=options.recorded(),
+            key=key,
         )
+
+    @property
+    def needs_key(self) -> bool:
+        """Whether a saved plan of it digests Secret values (and so needs the plan's digest key)."""
+        return needs_key(self.rendered.manifests, self.live)
+
+    @property
+    def parent_ref(self) -> ObjectRef:
+        return parent_ref(self.changeset.plan, self.changeset.namespace)
 
 
 def plan_timeouts(plan: Plan) -> dict[str, float]:
@@ -137,9 +150,40 @@ def plan(
     return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
 
 
-def save_plans(path: Path, planned: Sequence[PlannedChanges], options: PlanOptions) -> None:
-    """`plan --out`: one saved-plan file for every plan of the run."""
-    write_saved_plans(path, [each.saved(options) for each in planned])
+def save_plans(
+    path: Path, planned: Sequence[PlannedChanges], options: PlanOptions, *, target: Target
+) -> None:
+    """`plan --out`: one saved-plan file for every plan of the run, each plan's Secret values digested
+    under its digest key (`saving_key`)."""
+    write_saved_plans(path, [each.saved(options, saving_key(each, target.client)) for each in planned])
+
+
+def saving_key(planned: PlannedChanges, client: KubeClient) -> bytes | None:
+    """The digest key a saved plan of `planned` needs: none without Secret values; else the one its
+    ApplySet parent holds, or — the one write `plan` ever makes, and only with `--out` — a new one
+    added to the parent (created holding only the key, listing no member, when the plan was never
+    applied). Without the key in the cluster `apply FILE` could not check the values, and with it in
+    the file anyone could test guesses (docs/gitops.md)."""
+    if not planned.needs_key:
+        return None
+    key = digest_key(planned.live.parent)
+    if key is not None:
+        return key
+    ref = planned.parent_ref
+    try:
+        return KubeWriter(client).ensure_digest_key(ref)
+    except NotFoundError as missing:
+        raise PlannerError(
+            f"plan --out: namespace {ref.namespace} does not exist, so plan {ref.name} has nowhere to keep "
+            "the key that hides its Secret values in the saved plan; create the namespace (or apply the "
+            "plan once), then plan again"
+        ) from missing
+    except ForbiddenError as forbidden:
+        raise PlannerError(
+            f"plan --out: plan {ref.name} has Secret values and no digest key yet, and writing one into "
+            f"{ref.described} is forbidden ({forbidden}); apply the plan once (apply adds the key), or "
+            "let this identity create and update that secret, then plan again"
+        ) from forbidden
 
 
 def plan_rendered(

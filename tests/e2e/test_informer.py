@@ -3,6 +3,7 @@ surfaced failures, and one watch connection per kind."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from planner.errors import CacheSyncError
-from planner.kinds import CONFIG_MAP, JOB, SECRET, KindInfo
+from planner.errors import CacheSyncError, api_error
+from planner.kinds import CONFIG_MAP, JOB, PERSISTENT_VOLUME_CLAIM, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
 from planner.objects import ObjectRef
@@ -348,3 +349,90 @@ def test_cached_objects_leave_out_managed_fields_from_lists_and_watches(
         cached = informer.get(namespace, name)
         assert cached is not None and "managedFields" not in cached["metadata"]
         assert cached["metadata"]["uid"] and cached["metadata"]["resourceVersion"]
+
+
+class NoStorageClasses(KubeClient):
+    """The real client, for an identity that may not list StorageClasses: that one request is a 403
+    (the embedded server enforces no RBAC, and its fault injection cannot single out one resource)."""
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "GET" and path.endswith("/storageclasses"):
+            raise api_error(403, FORBIDDEN_STORAGE_CLASSES)
+        return super().request(method, path, **kwargs)
+
+
+FORBIDDEN_STORAGE_CLASSES = {  # the real server's Status body
+    "kind": "Status",
+    "apiVersion": "v1",
+    "status": "Failure",
+    "message": 'storageclasses.storage.k8s.io is forbidden: User "ci" cannot list resource "storageclasses" '
+    'in API group "storage.k8s.io" at the cluster scope',
+    "reason": "Forbidden",
+    "details": {"group": "storage.k8s.io", "kind": "storageclasses"},
+    "code": 403,
+}
+
+
+WAITING_CLAIM = {
+    "metadata": {"name": "data"},
+    "spec": {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "wait",
+        "resources": {"requests": {"storage": "1Gi"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("client_class", "expected"),
+    [
+        (KubeClient, Readiness(status="Current", message="waiting for first consumer")),
+        (
+            NoStorageClasses,
+            Readiness(
+                status="InProgress",
+                message=(
+                    "Pending (cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: "
+                    'User "ci" cannot list resource "storageclasses" in API group "storage.k8s.io" at the '
+                    "cluster scope: is it waiting for its first consumer?)"
+                ),
+            ),
+        ),
+    ],
+    ids=[
+        "a claim waiting for its first consumer is ready while Pending",
+        "without permission to list StorageClasses the wait says what it could not read and why",
+    ],
+)
+def test_a_wait_for_a_claim_in_a_wait_for_first_consumer_class(
+    cluster: ClusterHandle,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+    client_class: type[KubeClient],
+    expected: Readiness,
+) -> None:
+    client = client_class.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"PersistentVolumeClaim": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    created, body = http(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", WAITING_CLAIM
+    )
+    assert created == 201, body
+    claim = ObjectRef.of(PERSISTENT_VOLUME_CLAIM, "data", namespace)
+    try:
+        with caplog.at_level(logging.WARNING, logger="planner.waiting"):
+            assert status.wait(claim, until="ready", timeout=0.5) == expected
+            assert status.wait(claim, until="ready", timeout=0.1) == expected
+    finally:
+        registry.stop()
+    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.waiting"]
+    if client_class is NoStorageClasses:
+        assert warnings == [
+            'warning: cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: User "ci" '
+            'cannot list resource "storageclasses" in API group "storage.k8s.io" at the cluster scope; '
+            "a PersistentVolumeClaim waiting for its first consumer cannot be told from one that is not "
+            "binding, so waits for such claims last until they are Bound or time out"
+        ]
+    else:
+        assert warnings == []

@@ -168,6 +168,11 @@ def parent_ref(namespace: str) -> ObjectRef:
     return ObjectRef(group="", kind="Secret", namespace=namespace, name="shop")
 
 
+def run_data(parent: dict[str, Any]) -> dict[str, str]:
+    """The parent's run records: its data less planner's reserved entries (the digest key)."""
+    return {k: v for k, v in (parent.get("data") or {}).items() if not k.startswith("planner.")}
+
+
 def run_entry(name: str, namespace: str, uid: str) -> str:
     document = {"name": name, "namespace": namespace, "uid": uid}
     return base64.b64encode(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).decode()
@@ -215,7 +220,8 @@ def test_the_parent_lists_the_union_of_old_and_new_group_kinds_and_namespaces_an
     assert annotations["applyset.kubernetes.io/contains-group-kinds"] == "ConfigMap,Deployment.apps,Job.batch"
     assert annotations["applyset.kubernetes.io/additional-namespaces"] == "other,third"
     assert annotations["applyset.kubernetes.io/tooling"].startswith("planner/")
-    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert run_data(parent) == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert len(base64.b64decode(parent["data"]["planner.digest-key"])) == 32
 
 
 class InterferingClient(KubeClient):
@@ -252,7 +258,7 @@ def test_a_parent_write_that_loses_a_resource_version_race_rereads_and_keeps_the
     )
     parent = get(cluster, path)
     assert client.log.by_verb["update"] == 2  # the conflicting PUT, then the one after re-reading
-    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert run_data(parent) == {"k1": run_entry("migrate", namespace, "u-1")}
     assert (
         parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
         == "ConfigMap,Job.batch"
@@ -282,7 +288,7 @@ def test_concurrent_run_records_are_all_kept(
         thread.start()
     for thread in threads:
         thread.join()
-    data = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")["data"]
+    data = run_data(get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop"))
     assert data == {key: run_entry(f"job-{key}", namespace, f"uid-{key}") for key in keys}
 
 
