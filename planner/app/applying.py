@@ -168,6 +168,7 @@ class _Applier:
                     tighten_if_wider(writer, each)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
+            status.close()
             if self.owned:
                 self.informers.stop()
         return applied
