@@ -8,13 +8,15 @@ success, the existing object is returned) from a same-named object someone else 
 the two apart: with `force` it would silently take over the foreign object. But a POST leaves only an
 `Update` entry in managedFields, which also owns every field the server defaulted, and a field owned
 by any entry survives later applies — so a field the plan later drops would never go. So right after
-the POST, one JSON patch, guarded by `test` operations on the resourceVersion and the entry, replaces
-that entry with planner's `Apply` entry for exactly the declared fields (`canonical.applied_part`: the
+the POST, one JSON patch, guarded by `test` operations on the entry (still planner's `Update`, owning
+the same fields: a controller's status write in between does not matter), replaces that entry with
+planner's `Apply` entry for exactly the declared fields (`canonical.applied_part`: the
 POST's own field set, narrowed to what the manifest declares, in the server's spelling), which is
-what an apply-create would have recorded. Two requests per create, once per object's life. When the
-server recorded no such entry, or the object changed in between, planner falls back to applying the
-manifest and removing the create's entry (three requests; the entry stays if the object changes
-again — harmless until a field is dropped). The measured numbers and the alternatives are in
+what an apply-create would have recorded. Two requests per create, once per object's life; four when
+a write in between moved the entry (a read, then the patch again). When the server recorded no such
+entry, or the entry itself changed in between, planner falls back to applying the manifest and
+removing the create's entry under the same guard (the entry stays if it changes again — harmless
+until a field is dropped). The measured numbers and the alternatives are in
 docs/architecture.md ("Creates").
 
 **Updates** are server-side applies as `planner` with `force=true`: the plan is the truth for the
@@ -244,17 +246,28 @@ class KubeWriter:
     ) -> Manifest | None:
         """Replace the POST's `Update` entry of `planner` with its `Apply` entry for the declared
         fields (see the module docstring); None when there is no such entry, nothing of it is
-        declared, or the object changed in between."""
+        declared, or the entry itself changed in between. A write in between that moved the entry
+        (the apiserver sorts entries by operation, second and manager, so a controller's status entry
+        written in the same second comes first) costs one read and one more patch."""
         found = _create_entry(created)
         if found is None:
             return None
-        index, entry = found
-        fields = applied_part(entry.get("fieldsV1") or {}, manifest)
+        fields = applied_part(found[1].get("fieldsV1") or {}, manifest)
         if not fields:
             return None
-        applied = {**entry, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields}
-        replace = {"op": "replace", "path": f"/metadata/managedFields/{index}", "value": applied}
-        return self._patch_create_entry(kind, ref, created, index, replace)
+        current: Manifest | None = created
+        for _ in range(2):
+            moved = _create_entry(current) if current is not None else None
+            if moved is None or moved[1].get("fieldsV1") != found[1].get("fieldsV1"):
+                return None
+            index, entry = moved
+            applied = {**entry, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields}
+            replace = {"op": "replace", "path": f"/metadata/managedFields/{index}", "value": applied}
+            patched = self._patch_create_entry(kind, ref, index, entry, replace)
+            if patched is not None:
+                return patched
+            current = self._get(kind, ref)
+        return None
 
     def _applied_after_create(self, kind: KindInfo, ref: ObjectRef, manifest: Manifest) -> Manifest:
         """The three-request way: apply the manifest, then remove the POST's `Update` entry."""
@@ -262,24 +275,21 @@ class KubeWriter:
         found = _create_entry(applied)
         if found is None:
             return applied
-        index, _ = found
+        index, entry = found
         remove = {"op": "remove", "path": f"/metadata/managedFields/{index}"}
-        return self._patch_create_entry(kind, ref, applied, index, remove) or applied
+        return self._patch_create_entry(kind, ref, index, entry, remove) or applied
 
     def _patch_create_entry(
-        self, kind: KindInfo, ref: ObjectRef, current: Manifest, index: int, change: dict[str, Any]
+        self, kind: KindInfo, ref: ObjectRef, index: int, entry: Mapping[str, Any], change: dict[str, Any]
     ) -> Manifest | None:
-        """One JSON patch of the create's entry at `index`, only if `current` is still the object's
-        state and the entry still planner's `Update`; None when the object changed in between."""
+        """One JSON patch of the create's entry at `index`, only if it is still `entry`: planner's
+        `Update` owning the same fields. Other writes in between (a controller's status, another
+        manager's entry) do not matter; None when the entry itself changed."""
         where = f"/metadata/managedFields/{index}"
         operations = [
-            {
-                "op": "test",
-                "path": "/metadata/resourceVersion",
-                "value": metadata_of(current)["resourceVersion"],
-            },
             {"op": "test", "path": f"{where}/manager", "value": FIELD_MANAGER},
             {"op": "test", "path": f"{where}/operation", "value": "Update"},
+            {"op": "test", "path": f"{where}/fieldsV1", "value": entry.get("fieldsV1") or {}},
             change,
         ]
         try:
