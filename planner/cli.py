@@ -212,7 +212,11 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
 @click.option(
-    "--parallelism", type=click.IntRange(1), default=16, show_default=True, help="Tasks run at once."
+    "--parallelism",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    help="API writes in flight at once (waits take none).",
 )
 @click.option(
     "--timeout",

@@ -189,6 +189,7 @@ class _Applier:
                 applied.append(AppliedPlan(each, execution, result))
         finally:
             recorder.close()
+            status.close()
             if self.owned:
                 self.informers.stop()
         return applied
