@@ -9,12 +9,9 @@ in Secret data, a Lease MicroTime without six fractional digits.
 from __future__ import annotations
 
 import base64
-import binascii
-import re
 from typing import Any
 
 from planner.slim import quantity
-from planner.slim.errors import bad_request
 from planner.slim.meta import metadata
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
@@ -271,45 +268,3 @@ def default_secret(obj: dict[str, Any]) -> None:
         data = obj.setdefault("data", {})
         for key, value in string_data.items():
             data[key] = base64.b64encode(str(value).encode()).decode()
-
-
-def decode_secret(obj: dict[str, Any]) -> None:
-    for value in (obj.get("data") or {}).values():
-        if not isinstance(value, str):
-            raise bad_request(
-                'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0'
-            )
-        offset = _bad_base64_offset(value)
-        if offset is not None:
-            raise bad_request(
-                'Secret in version "v1" cannot be handled as a Secret: '
-                f"illegal base64 data at input byte {offset}"
-            )
-
-
-def _bad_base64_offset(text: str) -> int | None:
-    for index, char in enumerate(text):
-        if not (char.isascii() and (char.isalnum() or char in "+/=")):
-            return index
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return max(len(text) - (len(text) % 4 or 4), 0) if len(text) % 4 else len(text.rstrip("=")) // 4 * 4
-    return None
-
-
-_MICRO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-
-
-def decode_lease(obj: dict[str, Any]) -> None:
-    for key in ("acquireTime", "renewTime"):
-        value = (obj.get("spec") or {}).get(key)
-        if value is None:
-            continue
-        head = _MICRO_RE.match(str(value))
-        rest = str(value)[head.end() :] if head else str(value)
-        if head is None or not re.match(r"^\.\d{6}(Z|[+-]\d{2}:\d{2})$", rest):
-            raise bad_request(
-                f'Lease in version "v1" cannot be handled as a Lease: parsing time "{value}" as '
-                f'"2006-01-02T15:04:05.000000Z07:00": cannot parse "{rest}" as ".000000"'
-            )

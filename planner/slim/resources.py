@@ -43,7 +43,6 @@ class ResourceType:
 
     Hooks, in the order a write runs them (None or empty: the kind has no such step):
 
-    - `decoder(obj)`: rejects what the real server cannot even deserialize (400);
     - `defaulter(obj)`: defaults and canonical forms, on create and on every main-endpoint update;
     - `spec_finalizers`: what the server keeps in `spec.finalizers` (a Namespace's `kubernetes`),
       set on every main-endpoint write when the API adds server finalizers, else cleared; the object
@@ -82,7 +81,6 @@ class ResourceType:
     storage_version_hash: str = ""
     default_propagation: str = "Background"
     returns_deleted_object: bool = False
-    decoder: Mutator | None = None
     defaulter: Mutator | None = None
     spec_finalizers: tuple[str, ...] = ()
     server_finalizers: tuple[str, ...] = ()
@@ -172,7 +170,6 @@ RESOURCES: tuple[ResourceType, ...] = (
         "secrets",
         "secret",
         storage_version_hash="S6u1pOWzb84=",
-        decoder=defaults.decode_secret,
         defaulter=defaults.default_secret,
         validator=validation.validate_config_keys,
         update_validator=validation.update_secret,
@@ -359,7 +356,6 @@ RESOURCES: tuple[ResourceType, ...] = (
         "leases",
         "lease",
         storage_version_hash="gqkMMb/YqFM=",
-        decoder=defaults.decode_lease,
         validator=validation.validate_lease,
     ),
     ResourceType(

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import discovery, fieldmanager, media, protobuf, views
+from planner.slim import discovery, fieldmanager, fieldvalidation, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.errors import (
     StatusError,
@@ -57,10 +57,21 @@ def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web
     return web.Response(status=status, body=text.encode(), headers={"Content-Type": content_type})
 
 
-def respond(request: web.Request, body: Any, status: int = 200) -> web.Response:
+def respond(
+    request: web.Request, body: Any, status: int = 200, warnings: list[str] | None = None
+) -> web.Response:
     """`body` in the negotiated format: protobuf when the client asks for it first and the kind has a
     message (custom resources and Tables do not), else JSON. An object its message cannot hold (a value
-    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read."""
+    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read.
+    Each of `warnings` becomes a `Warning: 299 - "…"` header."""
+    response = _encoded(request, body, status)
+    for text in warnings or ():
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
+def _encoded(request: web.Request, body: Any, status: int) -> web.Response:
     if media.negotiate(request.headers.get("Accept", "")).protobuf and _encodable(body):
         try:
             encoded = protobuf.encode(body)
@@ -201,12 +212,16 @@ def _query(request: web.Request) -> dict[str, str]:
     return dict(request.query)
 
 
-def _write_options(request: web.Request) -> WriteOptions:
+def _write_options(request: web.Request, options_kind: str) -> WriteOptions:
+    """The write's query options; `options_kind` (CreateOptions, UpdateOptions, PatchOptions) names a
+    bad `fieldValidation` in the 422."""
     query = request.query
     return WriteOptions(
         dry_run="All" in query.getall("dryRun", []),
         field_manager=query.get("fieldManager") or _manager_from_agent(request),
         force=query.get("force", "") in ("true", "1", "True"),
+        field_validation=fieldvalidation.directive(query.get("fieldValidation"), options_kind),
+        warnings=[],
     )
 
 
@@ -214,8 +229,14 @@ def _manager_from_agent(request: web.Request) -> str | None:
     return fieldmanager.manager_from_user_agent(request.headers.get("User-Agent", "")) or None
 
 
-async def _body(request: web.Request, kind: str) -> Any:
-    return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind)
+async def _body(
+    request: web.Request, kind: str, api_version: str = "", options: WriteOptions | None = None
+) -> Any:
+    """The request body; with write options, decoded into `kind` under their field validation."""
+    check = None
+    if options is not None:
+        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings)
+    return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind, check)
 
 
 # --- verbs --------------------------------------------------------------------------------------------
@@ -354,32 +375,33 @@ async def _pod_log(request: web.Request, api: Api, route: Route) -> web.StreamRe
 
 async def _post(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     rt = route.resource
+    options = _write_options(request, "CreateOptions")
     if route.subresource == "binding" and route.name:
-        body = await _body(request, "Binding")
-        return respond(
-            request, api.bind(route.namespace or "", route.name, body, _write_options(request)), 201
-        )
+        body = await _body(request, "Binding", "v1", options)
+        bound = api.bind(route.namespace or "", route.name, body, options)
+        return respond(request, bound, 201, options.warnings)
     if route.name is not None:
         raise method_not_allowed()
-    body = await _body(request, rt.kind)
-    created = api.create(rt, route.namespace or "", body, _write_options(request))
-    return respond(request, created, 201)
+    body = await _body(request, rt.kind, rt.group_version, options)
+    created = api.create(rt, route.namespace or "", body, options)
+    return respond(request, created, 201, options.warnings)
 
 
 async def _put(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     if route.name is None:
         raise method_not_allowed()
     rt = route.resource
-    body = await _body(request, "Scale" if route.subresource == "scale" else rt.kind)
-    options = _write_options(request)
-    if route.subresource == "scale":
-        return respond(request, api.update_scale(rt, route.namespace or "", route.name, body, options))
+    options = _write_options(request, "UpdateOptions")
+    scale = route.subresource == "scale"
+    kind, api_version = ("Scale", "autoscaling/v1") if scale else (rt.kind, rt.group_version)
+    body = await _body(request, kind, api_version, options)
+    if scale:
+        scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
+        return respond(request, scaled, 200, options.warnings)
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
-    return respond(
-        request,
-        api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource),
-    )
+    updated = api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    return respond(request, updated, 200, options.warnings)
 
 
 async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
@@ -388,19 +410,18 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     rt = route.resource
     raw = await request.read()
     content_type = request.headers.get("Content-Type")
-    options = _write_options(request)
+    options = _write_options(request, "PatchOptions")
     if is_apply(content_type):  # apply never falls back to the User-Agent
         options = replace(options, field_manager=request.query.get("fieldManager") or None)
     if route.subresource == "scale":
-        return respond(
-            request, api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
-        )
+        scaled = api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
+        return respond(request, scaled, 200, options.warnings)
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
     patched, created = api.patch_or_create(
         rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
     )
-    return respond(request, patched, 201 if created else 200)
+    return respond(request, patched, 201 if created else 200, options.warnings)
 
 
 async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:

@@ -1,0 +1,547 @@
+"""Reading a parsed body into a kind's Go type, as the apiserver's decoders do, with their messages.
+
+The apiserver decodes a JSON body into the kind's Go struct (`sigs.k8s.io/json`, case-sensitive, ints
+preserved). A value of the wrong JSON type fails the request — `json: cannot unmarshal bool into Go
+struct field ConfigMap.data of type string` — and so does a value a type's own unmarshaler rejects (a
+Quantity, an IntOrString, a timestamp, base64 bytes). With field validation on, the strict decoder
+also collects every key the struct does not declare and every key given twice, each with its path
+(`unknown field "spec.template.spec.containers[0].resource"`, `duplicate field "spec.replicas"`); the
+caller rejects (Strict) or warns (Warn). `decode_json` walks a parsed document that way.
+
+Strategic merge patches reach the struct another way — the patched map goes through
+`runtime.DefaultUnstructuredConverter`, which words its type errors differently (`unrecognized type:
+int32`, `cannot convert int64 to string`) and sorts the unknown fields: `from_unstructured`. Server-side
+apply checks the applied configuration against the structured-merge-diff schema, which reports every
+undeclared field and mistyped scalar with an apply path (`.spec.template.spec.containers[name="web"].
+resource: field not declared in schema`): `apply_errors`.
+
+`parse_json` keeps what Python's parser would lose and Go's decoder reports: every member of an object
+in order, duplicates included (`JSONObject.pairs`), and the literal text of non-integer numbers
+(`number 1.5`); `plain` turns the result back into ordinary JSON values.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from planner.slim import gotime, quantity
+from planner.slim.openapi.schemas import GoType, Kind, Schemas
+
+INT_RANGES = {Kind.INT32: (-(2**31), 2**31 - 1), Kind.INT64: (-(2**63), 2**63 - 1)}
+MAX_STRICT_ERRORS = 100  # the decoder stops collecting there
+
+
+class JSONObject(dict[str, Any]):
+    """A parsed JSON object that also keeps its members in document order, duplicates included;
+    as a dict, the last of duplicate keys wins, as it does in Go."""
+
+    pairs: list[tuple[str, Any]]
+
+
+class JSONNumber(float):
+    """A non-integer JSON number with the literal text Go's errors quote."""
+
+    text: str
+
+
+def parse_json(raw: bytes) -> Any:
+    """A JSON document with objects as `JSONObject` and non-integer numbers as `JSONNumber`; raises
+    ValueError (with `pos`) on malformed JSON."""
+    return json.loads(raw, object_pairs_hook=_object, parse_float=_number, parse_constant=_constant)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> JSONObject:
+    obj = JSONObject(pairs)
+    obj.pairs = pairs
+    return obj
+
+
+def _number(text: str) -> JSONNumber:
+    number = JSONNumber(text)
+    number.text = text
+    return number
+
+
+def _constant(text: str) -> Any:
+    raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
+
+
+def plain(value: Any) -> Any:
+    """`value` with JSONObjects and JSONNumbers replaced by dicts and floats."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, JSONNumber):
+        return float(value)
+    return value
+
+
+def members(obj: dict[str, Any]) -> list[tuple[str, Any]]:
+    return obj.pairs if isinstance(obj, JSONObject) else list(obj.items())
+
+
+@dataclass
+class Findings:
+    """What decoding found: the error that fails the request (Go's message), else the strict errors."""
+
+    error: str | None = None
+    strict: list[str] = field(default_factory=list)
+
+
+class _Fatal(Exception):
+    """The decode fails with this message (the first type error, or a type's own unmarshaler's)."""
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where the walk is: Go's error context (the fields from the root, the struct holding the last
+    one) and the strict decoder's path (with list indexes and map keys)."""
+
+    fields: tuple[str, ...] = ()
+    struct: str = ""
+    path: str = ""
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def index(self, i: int) -> str:
+        return f"{self.path}[{i}]"
+
+
+# --- Go's encoding/json into a typed struct ------------------------------------------------------------
+
+
+def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
+    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would."""
+    walk = _JsonWalk(schemas)
+    try:
+        walk.value(document, into, _At())
+    except _Fatal as exc:
+        return Findings(error=str(exc))
+    return Findings(strict=walk.strict)
+
+
+class _JsonWalk:
+    def __init__(self, schemas: Schemas) -> None:
+        self.schemas = schemas
+        self.strict: list[str] = []
+        self._seen: set[str] = set()
+
+    def add_strict(self, error: str) -> None:
+        if error not in self._seen and len(self.strict) < MAX_STRICT_ERRORS:
+            self._seen.add(error)
+            self.strict.append(error)
+
+    def value(self, value: Any, into: GoType, at: _At) -> None:
+        if value is None:
+            return  # null leaves any Go value as it is
+        reader = _JSON_READERS.get(into.kind)
+        if reader is not None:
+            reader(self, value, into, at)
+        elif (problem := _scalar_problem(value, into)) is not None:
+            raise _Fatal(_type_error(problem, into, at))
+
+    def struct(self, value: Any, into: GoType, at: _At) -> None:
+        if not isinstance(value, dict):
+            raise _Fatal(_type_error(_json_kind(value), into, at))
+        fields = self.schemas.fields(into)
+        given: set[str] = set()
+        for key, item in members(value):
+            field_type = fields.get(key)
+            if field_type is None:
+                self.add_strict(f'unknown field "{at.key(key)}"')
+                continue
+            if key in given:
+                self.add_strict(f'duplicate field "{at.key(key)}"')
+            given.add(key)
+            self.value(item, field_type, _At((*at.fields, key), into.struct_name, at.key(key)))
+
+    def slice(self, value: Any, into: GoType, at: _At) -> None:
+        if not isinstance(value, list):
+            raise _Fatal(_type_error(_json_kind(value), into, at))
+        assert into.elem is not None
+        for i, item in enumerate(value):
+            self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
+
+    def map(self, value: Any, into: GoType, at: _At) -> None:
+        if not isinstance(value, dict):
+            raise _Fatal(_type_error(_json_kind(value), into, at))
+        assert into.elem is not None
+        given: set[str] = set()
+        for key, item in members(value):
+            if key in given:
+                self.add_strict(f'duplicate field "{at.key(key)}"')
+            given.add(key)
+            self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)))
+
+    def any(self, value: Any, into: GoType, at: _At) -> None:
+        """RawExtension and FieldsV1 read their raw JSON themselves: anything goes, unchecked."""
+
+    def bytes(self, value: Any, into: GoType, at: _At) -> None:
+        if isinstance(value, str):
+            offset = bad_base64_offset(value)
+            if offset is not None:
+                raise _Fatal(f"illegal base64 data at input byte {offset}")
+        elif not isinstance(value, list):
+            raise _Fatal(_type_error(_json_kind(value), into, at))
+
+    def special(self, value: Any, into: GoType, at: _At) -> None:
+        problem = custom_unmarshal_error(value, into.kind)
+        if problem is not None:
+            raise _Fatal(problem)
+
+
+_JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At], None]] = {
+    Kind.STRUCT: _JsonWalk.struct,
+    Kind.SLICE: _JsonWalk.slice,
+    Kind.MAP: _JsonWalk.map,
+    Kind.ANY: _JsonWalk.any,
+    Kind.BYTES: _JsonWalk.bytes,
+    Kind.QUANTITY: _JsonWalk.special,
+    Kind.INT_OR_STRING: _JsonWalk.special,
+    Kind.TIME: _JsonWalk.special,
+    Kind.MICRO_TIME: _JsonWalk.special,
+}
+
+
+def duplicates(document: Any, path: str = "") -> list[str]:
+    """The strict errors of decoding `document` into an untyped map (a merge patch): every key given
+    twice, at any depth."""
+    found: list[str] = []
+    if isinstance(document, dict):
+        given: set[str] = set()
+        for key, item in members(document):
+            key_path = f"{path}.{key}" if path else key
+            if key in given:
+                found.append(f'duplicate field "{key_path}"')
+            given.add(key)
+            found.extend(duplicates(item, key_path))
+    elif isinstance(document, list):
+        for i, item in enumerate(document):
+            found.extend(duplicates(item, f"{path}[{i}]"))
+    return list(dict.fromkeys(found))
+
+
+def _scalar_problem(value: Any, into: GoType) -> str | None:
+    """The JSON kind Go names in its type error, when `value` does not fit the scalar `into`."""
+    kind = into.kind
+    if kind is Kind.STRING:
+        return None if isinstance(value, str) else _json_kind(value)
+    if kind is Kind.BOOL:
+        return None if isinstance(value, bool) else _json_kind(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _json_kind(value)
+    if kind is Kind.FLOAT64:
+        return None
+    text = number_text(value)
+    low, high = INT_RANGES[kind]
+    if not _is_int_text(text) or not low <= int(text) <= high:
+        return f"number {text}"
+    return None
+
+
+def _is_int_text(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+def _type_error(value_kind: str, into: GoType, at: _At) -> str:
+    if at.struct or at.fields:
+        return (
+            f"json: cannot unmarshal {value_kind} into Go struct field {at.struct}.{'.'.join(at.fields)} "
+            f"of type {into.go_name}"
+        )
+    return f"json: cannot unmarshal {value_kind} into Go value of type {into.go_name}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def number_text(value: int | float) -> str:
+    """A number as its JSON literal: the parsed text when kept, else as Go writes a YAML float into
+    JSON (`strconv.FormatFloat(f, 'g', -1, 64)`)."""
+    if isinstance(value, JSONNumber):
+        return value.text
+    if isinstance(value, int) or not math.isfinite(value):
+        return str(value)
+    return go_float(value)
+
+
+def go_float(value: float) -> str:
+    """Go's shortest `%g` form of a float: exponent form below 1e-4 and from 1e+06."""
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    point = len(digits) + int(exponent)  # where the decimal point falls in `digits`
+    prefix = "-" if value < 0 else ""
+    power = point - 1
+    if power < -4 or power >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{prefix}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return prefix + digits + "0" * (point - len(digits))
+    return f"{prefix}{digits[:point]}.{digits[point:]}"
+
+
+def custom_unmarshal_error(value: Any, kind: Kind) -> str | None:
+    """The error of a type that unmarshals itself (Quantity, IntOrString, Time, MicroTime), if any."""
+    if value is None:
+        return None
+    if kind is Kind.QUANTITY:
+        text = value if isinstance(value, str) else _raw_json(value)
+        try:
+            quantity.parse(text)
+        except quantity.QuantityError as exc:
+            return str(exc)
+        return None
+    if kind is Kind.INT_OR_STRING:
+        if isinstance(value, str):
+            return None
+        problem = _scalar_problem(value, GoType(Kind.INT32, "int32"))
+        return None if problem is None else f"json: cannot unmarshal {problem} into Go value of type int32"
+    if not isinstance(value, str):
+        return f"json: cannot unmarshal {_json_kind(value)} into Go value of type string"
+    layout = gotime.RFC3339_MICRO if kind is Kind.MICRO_TIME else gotime.RFC3339
+    return gotime.parse_error(layout, value)
+
+
+def _raw_json(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_text(value)
+    return json.dumps(plain(value), separators=(",", ":"))
+
+
+def bad_base64_offset(text: str) -> int | None:
+    """Where Go's standard base64 decoder gives up on `text` (None: it decodes)."""
+    stripped = text.replace("\r", "").replace("\n", "")
+    for index, char in enumerate(stripped):
+        if not (char.isascii() and (char.isalnum() or char in "+/=")):
+            return index
+    try:
+        base64.b64decode(stripped, validate=True)
+    except (binascii.Error, ValueError):
+        if len(stripped) % 4:
+            return max(len(stripped) - (len(stripped) % 4 or 4), 0)
+        return len(stripped.rstrip("=")) // 4 * 4
+    return None
+
+
+# --- runtime.DefaultUnstructuredConverter (strategic merge patches) -------------------------------------
+
+
+def from_unstructured(schemas: Schemas, document: Any, into: GoType) -> Findings:
+    """Convert the patched map into `into` as the unstructured converter does: the first error fails,
+    else the unknown fields, sorted."""
+    unknown: list[str] = []
+    try:
+        _convert(schemas, document, into, "", unknown)
+    except _Fatal as exc:
+        return Findings(error=str(exc))
+    return Findings(strict=sorted(set(unknown)))
+
+
+def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> None:
+    if value is None:
+        return
+    kind = into.kind
+    if kind is Kind.STRUCT:
+        if not isinstance(value, dict):
+            raise _Fatal(f"cannot restore struct from: {_go_kind(value)}")
+        fields = schemas.fields(into)
+        for key, item in value.items():
+            key_path = f"{path}.{key}" if path else key
+            if key in fields:
+                _convert(schemas, item, fields[key], key_path, unknown)
+            else:
+                unknown.append(f'unknown field "{key_path}"')
+    elif kind in (Kind.SLICE, Kind.BYTES):
+        _convert_slice(schemas, value, into, path, unknown)
+    elif kind is Kind.MAP:
+        if not isinstance(value, dict):
+            raise _Fatal(f"cannot restore map from {_go_kind(value)}")
+        assert into.elem is not None
+        for item in value.values():
+            _convert(schemas, item, into.elem, path, unknown)
+    elif kind in (Kind.QUANTITY, Kind.INT_OR_STRING, Kind.TIME, Kind.MICRO_TIME):
+        problem = custom_unmarshal_error(value, kind)
+        if problem is not None:
+            raise _Fatal(problem)
+    elif kind is not Kind.ANY:
+        problem = _conversion_problem(value, into)
+        if problem is not None:
+            raise _Fatal(problem)
+
+
+def _convert_slice(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> None:
+    if into.kind is Kind.BYTES and isinstance(value, str):
+        offset = bad_base64_offset(value)
+        if offset is not None:
+            raise _Fatal(f"error decoding from json: illegal base64 data at input byte {offset}")
+        return
+    if not isinstance(value, list):
+        raise _Fatal(f"cannot restore slice from {_go_kind(value)}")
+    if into.elem is not None:
+        for i, item in enumerate(value):
+            _convert(schemas, item, into.elem, f"{path}[{i}]", unknown)
+
+
+def _conversion_problem(value: Any, into: GoType) -> str | None:
+    """How the converter fails to set a scalar: JSON's four groups (bool, int, float, string) do not mix,
+    except ints into floats and whole floats into ints."""
+    target = into.kind
+    kind_name = into.kind.value
+    if isinstance(value, bool):
+        return None if target is Kind.BOOL else f"unrecognized type: {kind_name}"
+    if isinstance(value, int):
+        if target in (Kind.INT32, Kind.INT64, Kind.FLOAT64):
+            return None
+        if target is Kind.STRING:
+            return f"cannot convert int64 to {into.go_name}"
+        return f"unrecognized type: {kind_name}"
+    if isinstance(value, float):
+        if target is Kind.FLOAT64 or (target in INT_RANGES and value.is_integer()):
+            return None
+        if target in INT_RANGES:
+            return f"cannot convert float64 to {into.go_name}"
+        return f"unrecognized type: {kind_name}"
+    if isinstance(value, str) and target is Kind.STRING:
+        return None
+    return f"unrecognized type: {kind_name}"
+
+
+def _go_kind(value: Any) -> str:
+    """reflect.Kind of an unstructured value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "slice" if isinstance(value, list) else "map"
+
+
+# --- structured-merge-diff (server-side apply) ------------------------------------------------------
+
+
+def apply_errors(schemas: Schemas, document: Any, into: GoType) -> list[str]:
+    """What structured-merge-diff finds wrong with an applied configuration: undeclared fields (the
+    first of each object) and values of the wrong type, each with its apply path."""
+    errors: list[str] = []
+    _typed(schemas, document, into, "", errors)
+    return errors
+
+
+def _typed(schemas: Schemas, value: Any, into: GoType, path: str, errors: list[str]) -> None:
+    if value is None:
+        return
+    kind = into.kind
+    if kind is Kind.STRUCT or kind is Kind.MAP:
+        if not isinstance(value, dict):
+            errors.append(f"{path}: expected map, got {_smd_value(value)}")
+            return
+        fields = schemas.fields(into) if kind is Kind.STRUCT else {}
+        for key, item in value.items():
+            field_type = fields.get(key) if kind is Kind.STRUCT else into.elem
+            if field_type is None:
+                errors.append(f"{path}.{key}: field not declared in schema")
+                return
+            _typed(schemas, item, field_type, f"{path}.{key}", errors)
+    elif kind is Kind.SLICE:
+        if not isinstance(value, list):
+            errors.append(f"{path}: expected list, got {_smd_value(value)}")
+            return
+        assert into.elem is not None
+        for i, item in enumerate(value):
+            _typed(schemas, item, into.elem, path + _item_path(into, i, item), errors)
+    elif (problem := _smd_scalar_problem(value, kind)) is not None:
+        errors.append(f"{path}: {problem}")
+
+
+def _item_path(into: GoType, index: int, item: Any) -> str:
+    """A list item's apply path element: `[name="web"]` in a map list (keys sorted), `[="x"]` in a set,
+    `[0]` otherwise (or when an item lacks a key, which the apiserver would default)."""
+    semantics = into.list
+    if semantics.type == "map" and isinstance(item, dict) and all(k in item for k in semantics.keys):
+        keys = sorted(semantics.keys)
+        return "[" + ",".join(f"{k}={_smd_json(item[k])}" for k in keys) + "]"
+    if semantics.type == "set" and not isinstance(item, dict | list):
+        return f"[={_smd_json(item)}]"
+    return f"[{index}]"
+
+
+def _smd_scalar_problem(value: Any, kind: Kind) -> str | None:
+    if kind in (Kind.INT32, Kind.INT64, Kind.FLOAT64):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return None
+        return f"expected numeric (int or float), got {_go_type_name(value)}"
+    if kind in (Kind.STRING, Kind.BYTES):
+        return (
+            None
+            if isinstance(value, str)
+            else f"expected string, got &value.valueUnstructured{{Value:{_go_v(value)}}}"
+        )
+    if kind is Kind.BOOL:
+        return None if isinstance(value, bool) else f"expected boolean, got &{{{_go_v(value)}}}"
+    return None  # Quantity, IntOrString, times and untyped values: any scalar
+
+
+def _smd_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _smd_value(value: Any) -> str:
+    return f"&{{{_go_v(value)}}}"
+
+
+def _go_type_name(value: Any) -> str:
+    """Go's %T of an unstructured value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
+
+
+def _go_v(value: Any) -> str:
+    """Go's %v of an unstructured value (maps with sorted keys, as fmt prints them)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_text(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(item) for item in value) + "]"
+    return "map[" + " ".join(f"{key}:{_go_v(value[key])}" for key in sorted(value)) + "]"
+
+
+def go_print(value: Any) -> str:
+    """`fmt.Sprintf("%+v", value)` of a decoded JSON value (how a strategic merge patch is quoted)."""
+    return _go_v(value)
