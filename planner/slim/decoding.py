@@ -90,10 +90,12 @@ def members(obj: dict[str, Any]) -> list[tuple[str, Any]]:
 
 @dataclass
 class Findings:
-    """What decoding found: the error that fails the request (Go's message), else the strict errors."""
+    """What decoding found: the error that fails the request (Go's message), else the strict errors and
+    the decoded value (what the Go struct holds: unknown fields dropped, the last of duplicates)."""
 
     error: str | None = None
     strict: list[str] = field(default_factory=list)
+    value: Any = None
 
 
 class _Fatal(Exception):
@@ -123,13 +125,15 @@ def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
     """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would."""
     walk = _JsonWalk(schemas)
     try:
-        walk.value(document, into, _At())
+        value = walk.value(document, into, _At())
     except _Fatal as exc:
         return Findings(error=str(exc))
-    return Findings(strict=walk.strict)
+    return Findings(strict=walk.strict, value=value)
 
 
 class _JsonWalk:
+    """One decode: each reader checks a value against its Go type and returns what Go would hold."""
+
     def __init__(self, schemas: Schemas) -> None:
         self.schemas = schemas
         self.strict: list[str] = []
@@ -140,19 +144,23 @@ class _JsonWalk:
             self._seen.add(error)
             self.strict.append(error)
 
-    def value(self, value: Any, into: GoType, at: _At) -> None:
+    def value(self, value: Any, into: GoType, at: _At, existing: Any = None) -> Any:
+        """`existing`: what an earlier duplicate key decoded; Go decodes a repeated struct or map into
+        it rather than replacing it."""
         if value is None:
-            return  # null leaves any Go value as it is
+            return None
         reader = _JSON_READERS.get(into.kind)
         if reader is not None:
-            reader(self, value, into, at)
-        elif (problem := _scalar_problem(value, into)) is not None:
+            return reader(self, value, into, at, existing)
+        if (problem := _scalar_problem(value, into)) is not None:
             raise _Fatal(_type_error(problem, into, at))
+        return plain(value)
 
-    def struct(self, value: Any, into: GoType, at: _At) -> None:
+    def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
             raise _Fatal(_type_error(_json_kind(value), into, at))
         fields = self.schemas.fields(into)
+        out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
         for key, item in members(value):
             field_type = fields.get(key)
@@ -162,44 +170,53 @@ class _JsonWalk:
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            self.value(item, field_type, _At((*at.fields, key), into.struct_name, at.key(key)))
+            inner = _At((*at.fields, key), into.struct_name, at.key(key))
+            out[key] = self.value(item, field_type, inner, out.get(key))
+        return out
 
-    def slice(self, value: Any, into: GoType, at: _At) -> None:
+    def slice(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, list):
             raise _Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
-        for i, item in enumerate(value):
+        return [
             self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
+            for i, item in enumerate(value)
+        ]
 
-    def map(self, value: Any, into: GoType, at: _At) -> None:
+    def map(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
             raise _Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
+        out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
         for key, item in members(value):
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)))
+            out[key] = self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)), out.get(key))
+        return out
 
-    def any(self, value: Any, into: GoType, at: _At) -> None:
+    def any(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         """RawExtension and FieldsV1 read their raw JSON themselves: anything goes, unchecked."""
+        return plain(value)
 
-    def bytes(self, value: Any, into: GoType, at: _At) -> None:
+    def bytes(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if isinstance(value, str):
             offset = bad_base64_offset(value)
             if offset is not None:
                 raise _Fatal(f"illegal base64 data at input byte {offset}")
         elif not isinstance(value, list):
             raise _Fatal(_type_error(_json_kind(value), into, at))
+        return plain(value)
 
-    def special(self, value: Any, into: GoType, at: _At) -> None:
+    def special(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         problem = custom_unmarshal_error(value, into.kind)
         if problem is not None:
             raise _Fatal(problem)
+        return plain(value)
 
 
-_JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At], None]] = {
+_JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At, Any], Any]] = {
     Kind.STRUCT: _JsonWalk.struct,
     Kind.SLICE: _JsonWalk.slice,
     Kind.MAP: _JsonWalk.map,
@@ -350,58 +367,60 @@ def bad_base64_offset(text: str) -> int | None:
 
 def from_unstructured(schemas: Schemas, document: Any, into: GoType) -> Findings:
     """Convert the patched map into `into` as the unstructured converter does: the first error fails,
-    else the unknown fields, sorted."""
+    else the unknown fields (sorted) and the converted value (without them)."""
     unknown: list[str] = []
     try:
-        _convert(schemas, document, into, "", unknown)
+        value = _convert(schemas, document, into, "", unknown)
     except _Fatal as exc:
         return Findings(error=str(exc))
-    return Findings(strict=sorted(set(unknown)))
+    return Findings(strict=sorted(set(unknown)), value=value)
 
 
-def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> None:
+def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> Any:
     if value is None:
-        return
+        return None
     kind = into.kind
     if kind is Kind.STRUCT:
         if not isinstance(value, dict):
             raise _Fatal(f"cannot restore struct from: {_go_kind(value)}")
         fields = schemas.fields(into)
+        out: dict[str, Any] = {}
         for key, item in value.items():
             key_path = f"{path}.{key}" if path else key
             if key in fields:
-                _convert(schemas, item, fields[key], key_path, unknown)
+                out[key] = _convert(schemas, item, fields[key], key_path, unknown)
             else:
                 unknown.append(f'unknown field "{key_path}"')
-    elif kind in (Kind.SLICE, Kind.BYTES):
-        _convert_slice(schemas, value, into, path, unknown)
-    elif kind is Kind.MAP:
+        return out
+    if kind in (Kind.SLICE, Kind.BYTES):
+        return _convert_slice(schemas, value, into, path, unknown)
+    if kind is Kind.MAP:
         if not isinstance(value, dict):
             raise _Fatal(f"cannot restore map from {_go_kind(value)}")
         assert into.elem is not None
-        for item in value.values():
-            _convert(schemas, item, into.elem, path, unknown)
-    elif kind in (Kind.QUANTITY, Kind.INT_OR_STRING, Kind.TIME, Kind.MICRO_TIME):
+        return {key: _convert(schemas, item, into.elem, path, unknown) for key, item in value.items()}
+    if kind in (Kind.QUANTITY, Kind.INT_OR_STRING, Kind.TIME, Kind.MICRO_TIME):
         problem = custom_unmarshal_error(value, kind)
-        if problem is not None:
-            raise _Fatal(problem)
     elif kind is not Kind.ANY:
         problem = _conversion_problem(value, into)
-        if problem is not None:
-            raise _Fatal(problem)
+    else:
+        problem = None
+    if problem is not None:
+        raise _Fatal(problem)
+    return value
 
 
-def _convert_slice(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> None:
+def _convert_slice(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> Any:
     if into.kind is Kind.BYTES and isinstance(value, str):
         offset = bad_base64_offset(value)
         if offset is not None:
             raise _Fatal(f"error decoding from json: illegal base64 data at input byte {offset}")
-        return
+        return value
     if not isinstance(value, list):
         raise _Fatal(f"cannot restore slice from {_go_kind(value)}")
-    if into.elem is not None:
-        for i, item in enumerate(value):
-            _convert(schemas, item, into.elem, f"{path}[{i}]", unknown)
+    if into.elem is None:
+        return value
+    return [_convert(schemas, item, into.elem, f"{path}[{i}]", unknown) for i, item in enumerate(value)]
 
 
 def _conversion_problem(value: Any, into: GoType) -> str | None:

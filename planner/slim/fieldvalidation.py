@@ -85,30 +85,33 @@ class Check:
             self.warnings.extend(w for w in warnings_for(found) if w not in self.warnings)
 
 
-def patched_json(check: Check, patched: Obj, patch_strict: list[str]) -> None:
-    """A JSON or merge patch's result, decoded like a body (`patch_strict`: what the patch itself had)."""
+def patched_json(check: Check, patched: Obj, patch_strict: list[str]) -> Obj:
+    """A JSON or merge patch's result, decoded like a body (`patch_strict`: what the patch itself had);
+    returns what the Go struct holds (unknown fields dropped)."""
     go_type = check.go_type
     if go_type is None:
-        return
+        return patched
     findings = decoding.decode_json(schemas(), patched, go_type)
     shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if findings.error is not None:
         raise _invalid_patch(shown, findings.error)
     found = [*patch_strict, *findings.strict]
     check.strict(found, _invalid_patch(shown, strict_decoding_error(found)))
+    return dict(findings.value)
 
 
-def patched_strategic(check: Check, patched: Obj, patch: Any, patch_strict: list[str]) -> None:
-    """A strategic merge patch's result, through the unstructured converter."""
+def patched_strategic(check: Check, patched: Obj, patch: Any, patch_strict: list[str]) -> Obj:
+    """A strategic merge patch's result, through the unstructured converter (unknown fields dropped)."""
     go_type = check.go_type
     if go_type is None:
-        return
+        return patched
     findings = decoding.from_unstructured(schemas(), patched, go_type)
     shown = decoding.go_print(decoding.plain(patch))
     if findings.error is not None:
         raise _invalid_patch(shown, findings.error)
     found = [*patch_strict, *findings.strict]
     check.strict(found, _invalid_patch(shown, strict_decoding_error(found)))
+    return dict(findings.value)
 
 
 def _invalid_patch(shown: str, detail: str) -> StatusError:

@@ -148,7 +148,7 @@ def _typed(document: Any, yaml_strict: tuple[str, ...], check: fieldvalidation.C
         raise bad_request(prefix + findings.error)
     found = [*yaml_strict, *findings.strict]
     check.strict(found, bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
-    return decoding.plain(document)
+    return findings.value
 
 
 def _names(document: dict[str, Any], check: fieldvalidation.Check) -> bool:

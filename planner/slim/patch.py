@@ -89,8 +89,9 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         ) from exc
     if not isinstance(result, dict):
         raise bad_request("the patched object is not a JSON object")
-    fieldvalidation.patched_json(ctx.check, result, [f"json patch {e}" for e in _json_patch_strict(document)])
-    return result
+    return fieldvalidation.patched_json(
+        ctx.check, result, [f"json patch {e}" for e in _json_patch_strict(document)]
+    )
 
 
 def _json_patch_strict(document: list[Any]) -> list[str]:
@@ -111,8 +112,7 @@ def merge_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         raise bad_request("the patch is not a JSON object")
     merged = apply_merge_patch(current, decoding.plain(document))
     assert isinstance(merged, dict)
-    fieldvalidation.patched_json(ctx.check, merged, decoding.duplicates(document))
-    return merged
+    return fieldvalidation.patched_json(ctx.check, merged, decoding.duplicates(document))
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
@@ -137,8 +137,7 @@ def strategic_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         patched = strategic.strategic_merge_patch(current, patch, kind=ctx.resource.kind)
     except strategic.PatchError as exc:
         raise StatusError(exc.code, exc.status_body()) from exc
-    fieldvalidation.patched_strategic(ctx.check, patched, patch, decoding.duplicates(document))
-    return patched
+    return fieldvalidation.patched_strategic(ctx.check, patched, patch, decoding.duplicates(document))
 
 
 def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
