@@ -24,7 +24,7 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 
-_SUBRESOURCE_KINDS = {
+SUBRESOURCE_KINDS = {  # subresource -> (group, version, kind, verbs) of what it serves
     "scale": ("autoscaling", "v1", "Scale", SUBRESOURCE_VERBS),
     "binding": ("", "", "Binding", ("create",)),
     "log": ("", "", "Pod", ("get",)),
@@ -91,7 +91,7 @@ def _resource_entry(rt: ResourceType) -> Obj:
 
 
 def _subresource_entry(rt: ResourceType, sub: str) -> Obj:
-    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    group, version, kind, verbs = SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
     entry: Obj = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced}
     if group:
         entry["group"], entry["version"] = group, version
@@ -167,7 +167,7 @@ def _aggregated_resource(rt: ResourceType) -> Obj:
 
 
 def _aggregated_sub(rt: ResourceType, sub: str) -> Obj:
-    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    group, version, kind, verbs = SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
     return {
         "subresource": sub,
         "responseKind": {"group": group, "version": version, "kind": kind},

@@ -7,7 +7,7 @@ client's Accept negotiates (`media.negotiate`): protobuf for built-in kinds when
 JSON with exactly `Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches
 stream one JSON event per line, or length-prefixed protobuf frames, flushed per event. `/openapi/v2`
 answers 200 with an empty protobuf document, which is what kubectl 1.27/1.28 need before
-`create -f`/`apply`.
+`create -f`/`apply`; `/openapi/v3` and its group-version documents come from `openapi.documents`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from planner.slim.errors import (
     unauthorized,
     unknown_path,
 )
+from planner.slim.openapi import documents
 from planner.slim.patch import is_apply
 from planner.slim.resources import ResourceType, lookup
 from planner.slim.simulation import Simulation
@@ -153,6 +154,13 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
         return json_response(discovery.VERSION_INFO)
     if path == "/openapi/v2":
         return web.Response(body=b"", headers={"Content-Type": OPENAPI_V2_TYPE})
+    if path == documents.ROOT:
+        return json_response(documents.discovery())
+    if path.startswith(documents.ROOT + "/"):
+        found = documents.document(path.removeprefix(documents.ROOT + "/"))
+        if found is None:
+            raise unknown_path()
+        return web.Response(body=found, headers={"Content-Type": JSON})
     if path in ("/api", "/apis") and "as=APIGroupDiscoveryList" in accept:
         version = _aggregated_version(accept)
         content_type = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
