@@ -12,14 +12,16 @@ from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, g
 
 Obj = dict[str, Any]
 
+# v1.29.0's own /version. The server speaks v1.28.7's API (the golden recordings) but runs native
+# sidecar containers (init containers with `restartPolicy: Always`), which v1.28 drops and v1.29 serves.
 VERSION_INFO = {
     "major": "1",
-    "minor": "28",
-    "gitVersion": "v1.28.7",
-    "gitCommit": "c8dcb00be9961ec36d141d2e4103f85f92bcf291",
+    "minor": "29",
+    "gitVersion": "v1.29.0",
+    "gitCommit": "3f7a50f38688eb332e2a1b013678c6435d539ae6",
     "gitTreeState": "clean",
-    "buildDate": "2026-11-29T10:24:25Z",
-    "goVersion": "go1.27.3",
+    "buildDate": "2023-12-13T08:50:10Z",
+    "goVersion": "go1.21.5",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

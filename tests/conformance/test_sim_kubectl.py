@@ -127,6 +127,49 @@ spec:
     eventually(lambda: pod_row(kubectl, namespace, "duo") == ["2/2", "Running", "0"])
 
 
+def test_a_native_sidecar_keeps_running_and_counts_in_ready(kubectl: Kubectl, namespace: str) -> None:
+    """Init containers with restartPolicy Always run as v1.29 runs them (the server reports v1.29.0)."""
+    apply(
+        kubectl,
+        namespace,
+        """
+apiVersion: v1
+kind: Pod
+metadata: {name: meshed}
+spec:
+  initContainers: [{name: proxy, image: envoy, restartPolicy: Always}, {name: setup, image: busybox}]
+  containers: [{name: app, image: nginx}]
+""",
+    )
+    eventually(lambda: pod_row(kubectl, namespace, "meshed") == ["2/2", "Running", "0"])
+    pod = json.loads(kubectl("get", "pod", "meshed", "-n", namespace, "-o", "json").stdout)
+    proxy, setup = pod["status"]["initContainerStatuses"]
+    assert (proxy["started"], proxy["ready"], "running" in proxy["state"]) == (True, True, True)
+    assert setup["state"]["terminated"]["reason"] == "Completed"
+    assert pod["spec"]["initContainers"][0]["restartPolicy"] == "Always"
+
+
+def test_a_jobs_native_sidecar_stops_once_the_job_is_done(kubectl: Kubectl, namespace: str) -> None:
+    apply(
+        kubectl,
+        namespace,
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: meshed}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers: [{name: proxy, image: envoy, restartPolicy: Always}]
+      containers: [{name: work, image: busybox}]
+""",
+    )
+    kubectl("wait", "-n", namespace, "--for=condition=complete", "job/meshed", "--timeout=30s")
+    [name] = pod_names(kubectl, namespace, "job-name=meshed")
+    eventually(lambda: pod_row(kubectl, namespace, name.split("/")[1]) == ["0/2", "Completed", "0"])
+
+
 def test_get_pods_shows_init_progress(kubectl: Kubectl, namespace: str) -> None:
     apply(
         kubectl,
