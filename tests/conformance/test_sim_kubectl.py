@@ -86,6 +86,69 @@ def test_wait_for_an_available_deployment_and_roll_out_an_image_change(
     assert images.returncode == 0
 
 
+def revisions(kubectl: Kubectl, namespace: str) -> dict[str, str]:
+    """Image by revision of the deployment's ReplicaSets."""
+    sets = json.loads(kubectl("get", "rs", "-n", namespace, "-l", "app=web", "-o", "json").stdout)["items"]
+    return {
+        rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: rs["spec"]["template"]["spec"][
+            "containers"
+        ][0]["image"]
+        for rs in sets
+    }
+
+
+def test_rollout_undo_twice_moves_back_and_forth_with_new_revisions(kubectl: Kubectl, namespace: str) -> None:
+    apply(kubectl, namespace, DEPLOYMENT)
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    kubectl("set", "image", "-n", namespace, "deployment/web", "nginx=nginx:1.25")
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    first = kubectl("rollout", "undo", "-n", namespace, "deployment/web")
+    assert first.stdout.strip() == "deployment.apps/web rolled back"
+    eventually(lambda: revisions(kubectl, namespace) == {"2": "nginx:1.25", "3": "nginx"})
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    second = kubectl("rollout", "undo", "-n", namespace, "deployment/web")
+    assert second.stdout.strip() == "deployment.apps/web rolled back"
+    eventually(lambda: revisions(kubectl, namespace) == {"3": "nginx", "4": "nginx:1.25"})
+    history = kubectl("rollout", "history", "-n", namespace, "deployment/web").stdout.split()
+    assert history[history.index("REVISION") + 2 :] == ["3", "<none>", "4", "<none>"]
+    rs = json.loads(kubectl("get", "rs", "-n", namespace, "-l", "app=web", "-o", "json").stdout)["items"]
+    by_revision = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: r for r in rs}
+    assert by_revision["4"]["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "2"
+
+
+def test_the_replica_set_controller_reports_the_pods_it_creates_and_deletes(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    apply(kubectl, namespace, DEPLOYMENT)
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    kubectl("scale", "-n", namespace, "deployment/web", "--replicas=1")
+    eventually(lambda: len(pod_names(kubectl, namespace, "app=web")) == 1)
+
+    def reasons() -> list[str]:
+        out = kubectl(
+            "get",
+            "events",
+            "-n",
+            namespace,
+            "--field-selector",
+            "involvedObject.kind=ReplicaSet",
+            "-o",
+            "jsonpath={range .items[*]}{.reason} {.source.component} {.message}{'\\n'}{end}",
+        ).stdout
+        return out.splitlines()
+
+    lines = eventually(
+        lambda: (found := reasons()) and any("SuccessfulDelete" in line for line in found) and found
+    )
+    created = [
+        line for line in lines if line.startswith("SuccessfulCreate replicaset-controller Created pod: web-")
+    ]
+    deleted = [
+        line for line in lines if line.startswith("SuccessfulDelete replicaset-controller Deleted pod: web-")
+    ]
+    assert len(created) == 2 and len(deleted) == 1
+
+
 def test_scale_changes_the_pod_count(kubectl: Kubectl, namespace: str) -> None:
     apply(kubectl, namespace, DEPLOYMENT)
     kubectl("scale", "-n", namespace, "deployment/web", "--replicas=4")
