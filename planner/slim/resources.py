@@ -350,6 +350,13 @@ RESOURCES: tuple[ResourceType, ...] = (
         extra_field_selectors=_selectors("status.successful"),
     ),
     ResourceType(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        "endpointslice",
+    ),
+    ResourceType(
         "coordination.k8s.io",
         "v1",
         "Lease",
@@ -398,7 +405,7 @@ def by_kind(kind: str) -> ResourceType:
     return BY_KIND[kind]
 
 
-GROUP_ORDER = ("apps", "batch", "storage.k8s.io", "coordination.k8s.io", "node.k8s.io")
+GROUP_ORDER = ("apps", "batch", "storage.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io")
 
 
 def groups() -> list[str]:
