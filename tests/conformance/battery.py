@@ -344,9 +344,10 @@ def _applies() -> list[Step]:
             stdin=API_ONLY.replace("nginx:1.25", "nginx:1.26"),
             needs=(
                 "v1 replicationcontrollers",
-                "apps/v1 statefulsets",
-                "apps/v1 daemonsets",
                 "batch/v1 cronjobs",
+                "networking.k8s.io/v1 ingresses",
+                "apps/v1 daemonsets",
+                "apps/v1 statefulsets",
             ),
         ),
         Step(
