@@ -8,12 +8,8 @@ also collects every key the struct does not declare and every key given twice, e
 (`unknown field "spec.template.spec.containers[0].resource"`, `duplicate field "spec.replicas"`); the
 caller rejects (Strict) or warns (Warn). `decode_json` walks a parsed document that way.
 
-Strategic merge patches reach the struct another way — the patched map goes through
-`runtime.DefaultUnstructuredConverter`, which words its type errors differently (`unrecognized type:
-int32`, `cannot convert int64 to string`) and sorts the unknown fields: `from_unstructured`. Server-side
-apply checks the applied configuration against the structured-merge-diff schema, which reports every
-undeclared field and mistyped scalar with an apply path (`.spec.template.spec.containers[name="web"].
-resource: field not declared in schema`): `apply_errors`.
+Strategic merge patches (`unstructured.py`) and server-side apply (`applyschema.py`) reach the struct
+other ways and word their errors their own way; they share this module's helpers.
 
 `parse_json` keeps what Python's parser would lose and Go's decoder reports: every member of an object
 in order, duplicates included (`JSONObject.pairs`), and the literal text of non-integer numbers
@@ -98,7 +94,7 @@ class Findings:
     value: Any = None
 
 
-class _Fatal(Exception):
+class Fatal(Exception):
     """The decode fails with this message (the first type error, or a type's own unmarshaler's)."""
 
 
@@ -126,7 +122,7 @@ def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
     walk = _JsonWalk(schemas)
     try:
         value = walk.value(document, into, _At())
-    except _Fatal as exc:
+    except Fatal as exc:
         return Findings(error=str(exc))
     return Findings(strict=walk.strict, value=value)
 
@@ -153,12 +149,12 @@ class _JsonWalk:
         if reader is not None:
             return reader(self, value, into, at, existing)
         if (problem := _scalar_problem(value, into)) is not None:
-            raise _Fatal(_type_error(problem, into, at))
+            raise Fatal(_type_error(problem, into, at))
         return plain(value)
 
     def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
-            raise _Fatal(_type_error(_json_kind(value), into, at))
+            raise Fatal(_type_error(_json_kind(value), into, at))
         fields = self.schemas.fields(into)
         out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
@@ -176,7 +172,7 @@ class _JsonWalk:
 
     def slice(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, list):
-            raise _Fatal(_type_error(_json_kind(value), into, at))
+            raise Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
         return [
             self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
@@ -185,7 +181,7 @@ class _JsonWalk:
 
     def map(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
-            raise _Fatal(_type_error(_json_kind(value), into, at))
+            raise Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
         out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
@@ -204,15 +200,15 @@ class _JsonWalk:
         if isinstance(value, str):
             offset = bad_base64_offset(value)
             if offset is not None:
-                raise _Fatal(f"illegal base64 data at input byte {offset}")
+                raise Fatal(f"illegal base64 data at input byte {offset}")
         elif not isinstance(value, list):
-            raise _Fatal(_type_error(_json_kind(value), into, at))
+            raise Fatal(_type_error(_json_kind(value), into, at))
         return plain(value)
 
     def special(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         problem = custom_unmarshal_error(value, into.kind)
         if problem is not None:
-            raise _Fatal(problem)
+            raise Fatal(problem)
         return plain(value)
 
 
@@ -362,192 +358,8 @@ def bad_base64_offset(text: str) -> int | None:
     return None
 
 
-# --- runtime.DefaultUnstructuredConverter (strategic merge patches) -------------------------------------
-
-
-def from_unstructured(schemas: Schemas, document: Any, into: GoType) -> Findings:
-    """Convert the patched map into `into` as the unstructured converter does: the first error fails,
-    else the unknown fields (sorted) and the converted value (without them)."""
-    unknown: list[str] = []
-    try:
-        value = _convert(schemas, document, into, "", unknown)
-    except _Fatal as exc:
-        return Findings(error=str(exc))
-    return Findings(strict=sorted(set(unknown)), value=value)
-
-
-def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> Any:
-    if value is None:
-        return None
-    kind = into.kind
-    if kind is Kind.STRUCT:
-        if not isinstance(value, dict):
-            raise _Fatal(f"cannot restore struct from: {_go_kind(value)}")
-        fields = schemas.fields(into)
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            key_path = f"{path}.{key}" if path else key
-            if key in fields:
-                out[key] = _convert(schemas, item, fields[key], key_path, unknown)
-            else:
-                unknown.append(f'unknown field "{key_path}"')
-        return out
-    if kind in (Kind.SLICE, Kind.BYTES):
-        return _convert_slice(schemas, value, into, path, unknown)
-    if kind is Kind.MAP:
-        if not isinstance(value, dict):
-            raise _Fatal(f"cannot restore map from {_go_kind(value)}")
-        assert into.elem is not None
-        return {key: _convert(schemas, item, into.elem, path, unknown) for key, item in value.items()}
-    if kind in (Kind.QUANTITY, Kind.INT_OR_STRING, Kind.TIME, Kind.MICRO_TIME):
-        problem = custom_unmarshal_error(value, kind)
-    elif kind is not Kind.ANY:
-        problem = _conversion_problem(value, into)
-    else:
-        problem = None
-    if problem is not None:
-        raise _Fatal(problem)
-    return value
-
-
-def _convert_slice(schemas: Schemas, value: Any, into: GoType, path: str, unknown: list[str]) -> Any:
-    if into.kind is Kind.BYTES and isinstance(value, str):
-        offset = bad_base64_offset(value)
-        if offset is not None:
-            raise _Fatal(f"error decoding from json: illegal base64 data at input byte {offset}")
-        return value
-    if not isinstance(value, list):
-        raise _Fatal(f"cannot restore slice from {_go_kind(value)}")
-    if into.elem is None:
-        return value
-    return [_convert(schemas, item, into.elem, f"{path}[{i}]", unknown) for i, item in enumerate(value)]
-
-
-def _conversion_problem(value: Any, into: GoType) -> str | None:
-    """How the converter fails to set a scalar: JSON's four groups (bool, int, float, string) do not mix,
-    except ints into floats and whole floats into ints."""
-    target = into.kind
-    kind_name = into.kind.value
-    if isinstance(value, bool):
-        return None if target is Kind.BOOL else f"unrecognized type: {kind_name}"
-    if isinstance(value, int):
-        if target in (Kind.INT32, Kind.INT64, Kind.FLOAT64):
-            return None
-        if target is Kind.STRING:
-            return f"cannot convert int64 to {into.go_name}"
-        return f"unrecognized type: {kind_name}"
-    if isinstance(value, float):
-        if target is Kind.FLOAT64 or (target in INT_RANGES and value.is_integer()):
-            return None
-        if target in INT_RANGES:
-            return f"cannot convert float64 to {into.go_name}"
-        return f"unrecognized type: {kind_name}"
-    if isinstance(value, str) and target is Kind.STRING:
-        return None
-    return f"unrecognized type: {kind_name}"
-
-
-def _go_kind(value: Any) -> str:
-    """reflect.Kind of an unstructured value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "slice" if isinstance(value, list) else "map"
-
-
-# --- structured-merge-diff (server-side apply) ------------------------------------------------------
-
-
-def apply_errors(schemas: Schemas, document: Any, into: GoType) -> list[str]:
-    """What structured-merge-diff finds wrong with an applied configuration: undeclared fields (the
-    first of each object) and values of the wrong type, each with its apply path."""
-    errors: list[str] = []
-    _typed(schemas, document, into, "", errors)
-    return errors
-
-
-def _typed(schemas: Schemas, value: Any, into: GoType, path: str, errors: list[str]) -> None:
-    if value is None:
-        return
-    kind = into.kind
-    if kind is Kind.STRUCT or kind is Kind.MAP:
-        if not isinstance(value, dict):
-            errors.append(f"{path}: expected map, got {_smd_value(value)}")
-            return
-        fields = schemas.fields(into) if kind is Kind.STRUCT else {}
-        for key, item in value.items():
-            field_type = fields.get(key) if kind is Kind.STRUCT else into.elem
-            if field_type is None:
-                errors.append(f"{path}.{key}: field not declared in schema")
-                return
-            _typed(schemas, item, field_type, f"{path}.{key}", errors)
-    elif kind is Kind.SLICE:
-        if not isinstance(value, list):
-            errors.append(f"{path}: expected list, got {_smd_value(value)}")
-            return
-        assert into.elem is not None
-        for i, item in enumerate(value):
-            _typed(schemas, item, into.elem, path + _item_path(into, i, item), errors)
-    elif (problem := _smd_scalar_problem(value, kind)) is not None:
-        errors.append(f"{path}: {problem}")
-
-
-def _item_path(into: GoType, index: int, item: Any) -> str:
-    """A list item's apply path element: `[name="web"]` in a map list (keys sorted), `[="x"]` in a set,
-    `[0]` otherwise (or when an item lacks a key, which the apiserver would default)."""
-    semantics = into.list
-    if semantics.type == "map" and isinstance(item, dict) and all(k in item for k in semantics.keys):
-        keys = sorted(semantics.keys)
-        return "[" + ",".join(f"{k}={_smd_json(item[k])}" for k in keys) + "]"
-    if semantics.type == "set" and not isinstance(item, dict | list):
-        return f"[={_smd_json(item)}]"
-    return f"[{index}]"
-
-
-def _smd_scalar_problem(value: Any, kind: Kind) -> str | None:
-    if kind in (Kind.INT32, Kind.INT64, Kind.FLOAT64):
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return None
-        return f"expected numeric (int or float), got {_go_type_name(value)}"
-    if kind in (Kind.STRING, Kind.BYTES):
-        return (
-            None
-            if isinstance(value, str)
-            else f"expected string, got &value.valueUnstructured{{Value:{_go_v(value)}}}"
-        )
-    if kind is Kind.BOOL:
-        return None if isinstance(value, bool) else f"expected boolean, got &{{{_go_v(value)}}}"
-    return None  # Quantity, IntOrString, times and untyped values: any scalar
-
-
-def _smd_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _smd_value(value: Any) -> str:
-    return f"&{{{_go_v(value)}}}"
-
-
-def _go_type_name(value: Any) -> str:
-    """Go's %T of an unstructured value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
-
-
-def _go_v(value: Any) -> str:
-    """Go's %v of an unstructured value (maps with sorted keys, as fmt prints them)."""
+def go_value(value: Any) -> str:
+    """Go's %v (and %+v) of an unstructured value (maps with sorted keys, as fmt prints them)."""
     if value is None:
         return "<nil>"
     if isinstance(value, bool):
@@ -557,10 +369,5 @@ def _go_v(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "[" + " ".join(_go_v(item) for item in value) + "]"
-    return "map[" + " ".join(f"{key}:{_go_v(value[key])}" for key in sorted(value)) + "]"
-
-
-def go_print(value: Any) -> str:
-    """`fmt.Sprintf("%+v", value)` of a decoded JSON value (how a strategic merge patch is quoted)."""
-    return _go_v(value)
+        return "[" + " ".join(go_value(item) for item in value) + "]"
+    return "map[" + " ".join(f"{key}:{go_value(value[key])}" for key in sorted(value)) + "]"

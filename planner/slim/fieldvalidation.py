@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import decoding, errors, validation, yamljson
+from planner.slim import applyschema, decoding, errors, unstructured, validation, yamljson
 from planner.slim.errors import StatusError, Target
 from planner.slim.openapi.schemas import GoType, schemas
 
@@ -105,8 +105,8 @@ def patched_strategic(check: Check, patched: Obj, patch: Any, patch_strict: list
     go_type = check.go_type
     if go_type is None:
         return patched
-    findings = decoding.from_unstructured(schemas(), patched, go_type)
-    shown = decoding.go_print(decoding.plain(patch))
+    findings = unstructured.from_unstructured(schemas(), patched, go_type)
+    shown = decoding.go_value(decoding.plain(patch))
     if findings.error is not None:
         raise _invalid_patch(shown, findings.error)
     found = [*patch_strict, *findings.strict]
@@ -124,7 +124,7 @@ def applied(check: Check, config: Obj) -> None:
     go_type = check.go_type
     if go_type is None:
         return
-    found = decoding.apply_errors(schemas(), config, go_type)
+    found = applyschema.apply_errors(schemas(), config, go_type)
     if not found:
         return
     meta = config.get("metadata")
