@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim import decoding, fieldvalidation, gotime, media, yamljson
+from planner.slim import applyschema, decoding, fieldvalidation, gotime, media, unstructured, yamljson
 from planner.slim.errors import StatusError
 from planner.slim.openapi.schemas import GoType, schemas
 
@@ -199,7 +199,7 @@ CONVERSIONS: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
 def test_strategic_merge_results_go_through_the_unstructured_converter(
     label: str, patched: dict[str, Any], error: str | None, unknown: list[str]
 ) -> None:
-    findings = decoding.from_unstructured(S, patched, DEPLOYMENT)
+    findings = unstructured.from_unstructured(S, patched, DEPLOYMENT)
     assert (findings.error, findings.strict) == (error, unknown)
 
 
@@ -223,7 +223,7 @@ def test_apply_configurations_are_checked_against_the_apply_schema_with_apply_pa
             },
         }
     }
-    assert decoding.apply_errors(S, config, DEPLOYMENT) == [
+    assert applyschema.apply_errors(S, config, DEPLOYMENT) == [
         ".spec.replicas: expected numeric (int or float), got string",
         '.spec.template.spec.containers[name="web"].ports[containerPort=80,protocol="TCP"].x: '
         "field not declared in schema",
