@@ -15,9 +15,16 @@ when the property carries its own description, as OpenAPI 3.0 wants), the `kind`
 the package adds are dropped, and IntOrString and Quantity get the apiserver's string forms. Only GA
 API versions are kept (alpha and beta definitions are never served).
 
+What OpenAPI cannot say is how Go names a field's type, which the apiserver's decode errors print
+(`of type v1.Protocol`, `[]v1.PersistentVolumeAccessMode`, `v1.ResourceList`): the table's `goTypes`
+records, per definition and JSON field, the Go name of every field whose type is a named non-struct
+type (or a list or map of one), read from the Go sources of k8s.io/api and k8s.io/apimachinery at the
+same release (tag v0.28.7).
+
 Usage (the output is deterministic: running it twice gives byte-identical files):
 
-    .venv/bin/python scripts/generate_k8s_openapi.py
+    .venv/bin/python scripts/generate_k8s_openapi.py \\
+        --go-api /path/to/k8s.io/api --go-apimachinery /path/to/k8s.io/apimachinery
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import gzip
 import json
 import re
 import sys
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -47,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--go-api", type=Path, required=True, help="k8s.io/api sources (v0.28.7)")
+    parser.add_argument("--go-apimachinery", type=Path, required=True, help="k8s.io/apimachinery sources")
     parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: %(default)s)")
     args = parser.parse_args(argv)
     definitions = load_definitions()
@@ -56,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     missing = sorted(dangling_refs(schemas))
     if missing:
         raise SystemExit("references to definitions not kept: " + ", ".join(missing))
-    document = {"source": f"kubernetes-validate {SOURCE_VERSION}", "schemas": schemas}
+    go = GoSources({"k8s.io/api/": args.go_api, "k8s.io/apimachinery/": args.go_apimachinery})
+    document = {
+        "source": f"kubernetes-validate {SOURCE_VERSION}",
+        "schemas": schemas,
+        "goTypes": go_type_names(schemas, go),
+    }
     raw = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
@@ -135,6 +150,161 @@ def dangling_refs(schemas: dict[str, Any]) -> set[str]:
 
     walk(schemas)
     return found
+
+
+# --- Go type names -----------------------------------------------------------------------------------
+
+BUILTIN = {"string", "bool", "int", "int32", "int64", "uint32", "uint64", "float64", "byte"}
+TYPE_DECL = re.compile(r"^type (\w+) (.+?)\s*(//.*)?$")
+STRUCT_FIELD = re.compile(r'^\s+(\w+)\s+(\S+)\s+`.*json:"([^"]*)"')
+EMBEDDED = re.compile(r'^\s+(\*?[\w.]+)\s+`.*json:",inline"')
+IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+\s+)?"(k8s\.io/[^"]+)"')
+
+
+@dataclass
+class GoPackage:
+    """One Go package's declarations: struct fields by JSON name, named non-struct types, imports."""
+
+    short: str
+    structs: dict[str, dict[str, str]] = field(default_factory=dict)  # struct -> JSON name -> type
+    inline: dict[str, list[str]] = field(default_factory=dict)  # struct -> embedded types
+    named: dict[str, str] = field(default_factory=dict)  # non-struct type -> underlying
+    imports: dict[str, str] = field(default_factory=dict)  # alias -> import path
+
+
+class GoSources:
+    """Go packages of k8s.io/api and k8s.io/apimachinery, parsed on demand (line by line: the API
+    types are gofmt'ed and declare one field per line)."""
+
+    def __init__(self, roots: dict[str, Path]) -> None:
+        self.roots = roots
+        self._packages: dict[str, GoPackage | None] = {}
+
+    def package(self, path: str) -> GoPackage | None:
+        if path not in self._packages:
+            self._packages[path] = self._parse(path)
+        return self._packages[path]
+
+    def _parse(self, path: str) -> GoPackage | None:
+        directory = next(
+            (root / path[len(prefix) :] for prefix, root in self.roots.items() if path.startswith(prefix)),
+            None,
+        )
+        if directory is None or not directory.is_dir():
+            return None
+        package = GoPackage(path.rsplit("/", 1)[-1])
+        for source in sorted(directory.glob("*.go")):
+            if not source.name.endswith("_test.go"):
+                _parse_file(source.read_text(), package)
+        return package
+
+
+def _parse_file(text: str, package: GoPackage) -> None:
+    struct: str | None = None
+    for line in text.splitlines():
+        if (found := IMPORT.match(line)) is not None and ("import" in line or line.startswith("\t")):
+            alias = (found.group(1) or "").strip() or found.group(2).rsplit("/", 1)[-1]
+            package.imports[alias] = found.group(2)
+        if struct is not None:
+            if line.startswith("}"):
+                struct = None
+            elif (embedded := EMBEDDED.match(line)) is not None:
+                package.inline.setdefault(struct, []).append(embedded.group(1).lstrip("*"))
+            elif (member := STRUCT_FIELD.match(line)) is not None and not line.lstrip().startswith("//"):
+                name = member.group(3).split(",")[0] or member.group(1)
+                package.structs[struct][name] = member.group(2)
+        elif (declared := TYPE_DECL.match(line)) is not None:
+            if declared.group(2).startswith("struct {"):
+                struct = declared.group(1)
+                package.structs.setdefault(struct, {})
+            elif not declared.group(2).startswith(("interface", "func", "=")):
+                package.named[declared.group(1)] = declared.group(2)
+
+
+def go_type_names(schemas: dict[str, Any], go: GoSources) -> dict[str, dict[str, list[str]]]:
+    """Per definition and JSON field, the Go names of a named non-struct field type: `[type]`, or
+    `[type, element type]` for a list or map."""
+    table: dict[str, dict[str, list[str]]] = {}
+    for definition, schema in schemas.items():
+        path, _, struct = _go_location(definition)
+        fields = _struct_fields(go, path, struct)
+        names = {}
+        for json_name in schema.get("properties") or {}:
+            found = fields.get(json_name)
+            if found is not None and (named := _named(go, *found)) is not None:
+                names[json_name] = named
+        if names:
+            table[definition] = names
+    return table
+
+
+def _go_location(definition: str) -> tuple[str, str, str]:
+    """`io.k8s.api.core.v1.Pod` -> (`k8s.io/api/core/v1`, ``, `Pod`)."""
+    package, _, struct = definition.rpartition(".")
+    parts = package.split(".")
+    if package.startswith("io.k8s.apimachinery."):
+        return "k8s.io/apimachinery/" + "/".join(parts[3:]), "", struct
+    return "k8s.io/api/" + "/".join(parts[3:]), "", struct
+
+
+def _struct_fields(go: GoSources, path: str, struct: str) -> dict[str, tuple[str, str]]:
+    """JSON name -> (Go type expression, package path), inlined structs' fields included."""
+    package = go.package(path)
+    if package is None or struct not in package.structs:
+        return {}
+    fields = {name: (expression, path) for name, expression in package.structs[struct].items()}
+    for embedded in package.inline.get(struct, []):
+        inner_path, inner = _resolve(package, path, embedded)
+        fields = {**_struct_fields(go, inner_path, inner), **fields}
+    return fields
+
+
+def _resolve(package: GoPackage, path: str, expression: str) -> tuple[str, str]:
+    """The package path and type name of `T` or `alias.T` as written in `package`."""
+    if "." in expression:
+        alias, name = expression.split(".", 1)
+        return package.imports.get(alias, alias), name
+    return path, expression
+
+
+def _named(go: GoSources, expression: str, path: str) -> list[str] | None:
+    """Go names for a field's type when it is (or holds) a named non-struct type, else None."""
+    expression = expression.lstrip("*")
+    package = go.package(path)
+    if package is None:
+        return None
+    if expression.startswith("[]"):
+        element = _named(go, expression[2:], path)
+        return [f"[]{element[0]}", element[0]] if element and not expression[2:].startswith("[]") else None
+    if expression.startswith("map["):
+        value = expression[expression.index("]") + 1 :]
+        element = _named(go, value, path)
+        key = expression[4 : expression.index("]")]
+        return [f"map[{_go_name(go, key, path)}]{element[0]}", element[0]] if element else None
+    if expression in BUILTIN:
+        return None
+    type_path, name = _resolve(package, path, expression)
+    owner = go.package(type_path)
+    if owner is None or name not in owner.named:
+        return None
+    qualified = f"{owner.short}.{name}"
+    underlying = owner.named[name]
+    if underlying.startswith(("[]", "map[")):
+        inner = _named(go, underlying, type_path)
+        element = inner[1] if inner else _go_name(go, underlying.split("]", 1)[1], type_path)
+        return [qualified, element]
+    return [qualified]
+
+
+def _go_name(go: GoSources, expression: str, path: str) -> str:
+    """Go's name of any type expression (`resource.Quantity`, `v1.ResourceName`, `string`)."""
+    expression = expression.lstrip("*")
+    if expression in BUILTIN:
+        return "uint8" if expression == "byte" else expression
+    package = go.package(path)
+    type_path, name = _resolve(package, path, expression) if package else (path, expression)
+    owner = go.package(type_path)
+    return f"{owner.short if owner else type_path.rsplit('/', 1)[-1]}.{name}"
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ the Go types the apiserver decodes into — `GoType`, which says what JSON a fie
 names its type in an error message (`int32`, `[]v1.Container`, `map[string]string`, `v1.PodSpec`).
 
 Go's names are derived from the definition names (`io.k8s.api.core.v1.PodSpec` is `v1.PodSpec`, a
-Quantity is `resource.Quantity`); named scalar types such as `v1.Protocol` are not in the OpenAPI
-definitions and come out as their underlying `string`.
+Quantity is `resource.Quantity`), except for fields of named non-struct types (`v1.Protocol`,
+`[]v1.PersistentVolumeAccessMode`, `v1.ResourceList`), which OpenAPI does not name: the table's
+`goTypes` gives those, read from the Go sources.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
 from importlib import resources
@@ -105,8 +106,11 @@ class GoType:
 class Schemas:
     """The component schemas, indexed by group-version-kind, with their Go types built on demand."""
 
-    def __init__(self, components: Mapping[str, Any]) -> None:
+    def __init__(
+        self, components: Mapping[str, Any], go_types: Mapping[str, Mapping[str, list[str]]]
+    ) -> None:
         self.components = components
+        self._go_types = go_types
         self._by_gvk: dict[tuple[str, str], str] = {}
         for name, schema in components.items():
             for gvk in schema.get("x-kubernetes-group-version-kind") or ():
@@ -140,7 +144,8 @@ class Schemas:
         found = self._fields.get(struct.definition)
         if found is None:
             properties = self.components[struct.definition].get("properties") or {}
-            found = {name: self.of(schema) for name, schema in properties.items()}
+            names = self._go_types.get(struct.definition) or {}
+            found = {name: _named(self.of(schema), names.get(name)) for name, schema in properties.items()}
             self._fields[struct.definition] = found
         return found
 
@@ -164,6 +169,16 @@ class Schemas:
             return GoType(Kind.MAP, f"map[string]{elem.go_name}", elem=elem)
         scalar = SCALARS.get((str(kind), schema.get("format")), Kind.ANY)
         return GoType(scalar, GO_NAMES.get(scalar, GO_NAMES[Kind.ANY]))
+
+
+def _named(go_type: GoType, names: list[str] | None) -> GoType:
+    """`go_type` with Go's names for a named type (and for its element, for a list or map)."""
+    if not names:
+        return go_type
+    elem = go_type.elem
+    if elem is not None and len(names) > 1 and elem.kind is not Kind.STRUCT:
+        elem = replace(elem, go_name=names[1])
+    return replace(go_type, go_name=names[0], elem=elem)
 
 
 def _ref(schema: Mapping[str, Any]) -> str | None:
@@ -197,4 +212,5 @@ def _go_name(definition: str) -> str:
 def schemas() -> Schemas:
     """The committed table, loaded on first use."""
     raw = resources.files("planner.slim.openapi").joinpath("k8s-openapi.json.gz").read_bytes()
-    return Schemas(json.loads(gzip.decompress(raw))["schemas"])
+    table = json.loads(gzip.decompress(raw))
+    return Schemas(table["schemas"], table["goTypes"])

@@ -83,6 +83,30 @@ TYPE_ERRORS: list[tuple[str, str, str, bytes, str]] = [
         "json: cannot unmarshal array into Go value of type v1.Pod",
     ),
     (
+        "a named string type is named as Go names it",
+        "v1",
+        "Pod",
+        b'{"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": 6}]}]}}',
+        "json: cannot unmarshal number into Go struct field ContainerPort.spec.containers.ports.protocol "
+        "of type v1.Protocol",
+    ),
+    (
+        "a list of a named type",
+        "v1",
+        "PersistentVolumeClaim",
+        b'{"spec": {"accessModes": "ReadWriteOnce"}}',
+        "json: cannot unmarshal string into Go struct field PersistentVolumeClaimSpec.spec.accessModes "
+        "of type []v1.PersistentVolumeAccessMode",
+    ),
+    (
+        "a named map type",
+        "v1",
+        "Pod",
+        b'{"spec": {"containers": [{"name": "a", "resources": {"limits": "1"}}]}}',
+        "json: cannot unmarshal string into Go struct field ResourceRequirements.spec.containers.resources.limits "
+        "of type v1.ResourceList",
+    ),
+    (
         "IntOrString's own unmarshaler",
         "apps/v1",
         "Deployment",
