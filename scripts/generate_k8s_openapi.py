@@ -15,11 +15,13 @@ when the property carries its own description, as OpenAPI 3.0 wants), the `kind`
 the package adds are dropped, and IntOrString and Quantity get the apiserver's string forms. Only GA
 API versions are kept (alpha and beta definitions are never served).
 
-What OpenAPI cannot say is how Go names a field's type, which the apiserver's decode errors print
-(`of type v1.Protocol`, `[]v1.PersistentVolumeAccessMode`, `v1.ResourceList`): the table's `goTypes`
-records, per definition and JSON field, the Go name of every field whose type is a named non-struct
-type (or a list or map of one), read from the Go sources of k8s.io/api and k8s.io/apimachinery at the
-same release (tag v0.28.7).
+Two things the package lost or never had come from the Go sources of k8s.io/api and
+k8s.io/apimachinery at the same release (tag v0.28.7): the enums (a field whose type is marked `+enum`
+gets `enum` and, after its description, the apiserver's "Possible enum values:" paragraph built from the
+type's constants and their comments, as kube-openapi writes them), and how Go names a field's type,
+which the apiserver's decode errors print (`of type v1.Protocol`, `[]v1.PersistentVolumeAccessMode`,
+`v1.ResourceList`): the table's `goTypes` records, per definition and JSON field, the Go name of every
+field whose type is a named non-struct type (or a list or map of one).
 
 Usage (the output is deterministic: running it twice gives byte-identical files):
 
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         raise SystemExit("references to definitions not kept: " + ", ".join(missing))
     go = GoSources({"k8s.io/api/": args.go_api, "k8s.io/apimachinery/": args.go_apimachinery})
+    add_enums(schemas, go)
     document = {
         "source": f"kubernetes-validate {SOURCE_VERSION}",
         "schemas": schemas,
@@ -159,6 +162,7 @@ TYPE_DECL = re.compile(r"^type (\w+) (.+?)\s*(//.*)?$")
 STRUCT_FIELD = re.compile(r'^\s+(\w+)\s+(\S+)\s+`.*json:"([^"]*)"')
 EMBEDDED = re.compile(r'^\s+(\*?[\w.]+)\s+`.*json:",inline"')
 IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+\s+)?"(k8s\.io/[^"]+)"')
+CONSTANT = re.compile(r'^\s*(?:const\s+)?(\w+)\s+(\w+)\s*=\s*"([^"]*)"')
 
 
 @dataclass
@@ -170,6 +174,10 @@ class GoPackage:
     inline: dict[str, list[str]] = field(default_factory=dict)  # struct -> embedded types
     named: dict[str, str] = field(default_factory=dict)  # non-struct type -> underlying
     imports: dict[str, str] = field(default_factory=dict)  # alias -> import path
+    enums: set[str] = field(default_factory=set)  # types marked +enum
+    constants: dict[str, list[tuple[str, str, str]]] = field(
+        default_factory=dict
+    )  # type -> (name, value, comment)
 
 
 class GoSources:
@@ -201,7 +209,17 @@ class GoSources:
 
 def _parse_file(text: str, package: GoPackage) -> None:
     struct: str | None = None
+    comment: list[str] = []  # the comment lines just above the current line
     for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            comment.append(stripped[2:].strip())
+            continue
+        above, comment = comment, []
+        if struct is None and (constant := CONSTANT.match(line)) is not None:
+            name, type_name, value = constant.groups()
+            package.constants.setdefault(type_name, []).append((name, value, " ".join(above)))
+            continue
         if (found := IMPORT.match(line)) is not None and ("import" in line or line.startswith("\t")):
             alias = (found.group(1) or "").strip() or found.group(2).rsplit("/", 1)[-1]
             package.imports[alias] = found.group(2)
@@ -219,6 +237,54 @@ def _parse_file(text: str, package: GoPackage) -> None:
                 package.structs.setdefault(struct, {})
             elif not declared.group(2).startswith(("interface", "func", "=")):
                 package.named[declared.group(1)] = declared.group(2)
+                if "+enum" in above and declared.group(2) == "string":
+                    package.enums.add(declared.group(1))
+
+
+def add_enums(schemas: dict[str, Any], go: GoSources) -> None:
+    """Give every field of a `+enum` type its `enum` and its "Possible enum values:" paragraph."""
+    for definition, schema in schemas.items():
+        path, _, struct = _go_location(definition)
+        fields = _struct_fields(go, path, struct)
+        for json_name, prop in (schema.get("properties") or {}).items():
+            found = fields.get(json_name)
+            values = _enum_values(go, *found) if found is not None else None
+            if values:
+                prop["enum"] = sorted(value for _, value, _ in values)
+                prop["description"] = _with_enum_values(prop.get("description", ""), values)
+
+
+def _enum_values(go: GoSources, expression: str, path: str) -> list[tuple[str, str, str]] | None:
+    expression = expression.lstrip("*")
+    package = go.package(path)
+    if package is None or expression.startswith(("[]", "map[")) or expression in BUILTIN:
+        return None
+    type_path, name = _resolve(package, path, expression)
+    owner = go.package(type_path)
+    if owner is None or name not in owner.enums:
+        return None
+    unique: dict[str, tuple[str, str, str]] = {}
+    for constant in owner.constants.get(name, []):
+        kept = unique.get(constant[1])
+        # kube-openapi keeps, of constants with the same value, the one with the longer comment
+        if kept is None or (len(kept[2]), constant[2]) < (len(constant[2]), kept[2]):
+            unique[constant[1]] = constant
+    return list(unique.values())
+
+
+def _with_enum_values(description: str, values: list[tuple[str, str, str]]) -> str:
+    """kube-openapi's paragraph: one line per value, `"value"` and its comment without the constant's
+    name, lines sorted."""
+    lines = []
+    for name, value, comment in values:
+        text = " ".join(comment.strip().removeprefix(name).split())
+        lines.append(f" - `{json.dumps(value)}` {text}")
+    listed = "\n".join(line.rstrip() for line in sorted(lines))
+    return (
+        f"{description}\n\nPossible enum values:\n{listed}"
+        if description
+        else f"Possible enum values:\n{listed}"
+    )
 
 
 def go_type_names(schemas: dict[str, Any], go: GoSources) -> dict[str, dict[str, list[str]]]:

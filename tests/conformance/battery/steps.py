@@ -708,6 +708,7 @@ def _discovery() -> list[Step]:
                     r"^FIELD: strategy <DeploymentStrategy>$",
                     r"^rollingUpdate <RollingUpdateDeployment>$",
                     r"^type <string>$",
+                    r'^- `"Recreate"` Kill all existing pods before creating new ones\.$',
                 ),
             ),
         ),

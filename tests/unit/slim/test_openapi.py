@@ -81,6 +81,18 @@ def test_schemas_keep_descriptions_patch_strategies_and_the_kind() -> None:
     assert spec["allOf"] == [{"$ref": COMPONENTS + "io.k8s.api.core.v1.PodSpec"}]
 
 
+def test_enum_fields_carry_their_values_as_the_apiserver_documents_them() -> None:
+    strategy = load("apis/apps/v1")["components"]["schemas"]["io.k8s.api.apps.v1.DeploymentStrategy"]
+    assert strategy["properties"]["type"]["enum"] == ["Recreate", "RollingUpdate"]
+    assert strategy["properties"]["type"]["description"] == (
+        'Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.\n\n'
+        "Possible enum values:\n"
+        ' - `"Recreate"` Kill all existing pods before creating new ones.\n'
+        ' - `"RollingUpdate"` Replace the old ReplicaSets by new one using rolling update i.e gradually scale '
+        "down the old ReplicaSets and scale up the new one."
+    )
+
+
 @pytest.mark.parametrize("path", SERVED)
 def test_every_reference_resolves_within_its_document(path: str) -> None:
     document = load(path)
