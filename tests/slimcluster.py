@@ -41,6 +41,7 @@ class Response:
     status: int
     body: Any
     headers: dict[str, str]
+    warnings: tuple[str, ...] = ()  # every `Warning` header, in order
 
 
 def http(
@@ -68,15 +69,15 @@ def http(
     context = ssl.create_default_context(cafile=str(cluster.ca)) if cluster.ca else None
     try:
         with urllib.request.urlopen(request, timeout=30, context=context) as reply:
-            raw, status, reply_headers = reply.read(), reply.status, dict(reply.headers)
+            raw, status, message = reply.read(), reply.status, reply.headers
     except urllib.error.HTTPError as error:
-        raw, status, reply_headers = error.read(), error.code, dict(error.headers)
+        raw, status, message = error.read(), error.code, error.headers
     text = raw.decode()
     try:
         parsed: Any = json.loads(text) if text else None
     except ValueError:
         parsed = text
-    return Response(status, parsed, reply_headers)
+    return Response(status, parsed, dict(message), tuple(message.get_all("Warning") or ()))
 
 
 @pytest.fixture

@@ -253,7 +253,15 @@ class Api:
         """PATCH; the flag says whether the object was created (server-side apply on a missing object)."""
         patcher = patch.patcher_for(content_type)
         old = self.store.get(resource_key(rt), scope(rt, namespace), name)
-        ctx = patch.PatchContext(rt, options.field_manager, options.force, subresource, old is not None)
+        ctx = patch.PatchContext(
+            rt,
+            options.field_manager,
+            options.force,
+            subresource,
+            old is not None,
+            options.field_validation,
+            options.warnings,
+        )
         operation = "Apply" if patch.is_apply(content_type) else "Update"
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}

@@ -42,6 +42,22 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     "deploy.updatedReplicas": (
         "Total number of non-terminated pods targeted by this deployment that have the desired template spec."
     ),
+    "eps.addressType": (
+        "addressType specifies the type of address carried by this EndpointSlice. All addresses in this "
+        "slice must be the same type. This field is immutable after creation. The following address types "
+        "are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. "
+        "* FQDN: Represents a Fully Qualified Domain Name."
+    ),
+    "eps.ports": (
+        "ports specifies the list of network ports exposed by each endpoint in this slice. Each port must "
+        "have a unique name. When ports is empty, it indicates that there are no defined ports. When a port "
+        'is defined with a nil port value, it indicates "all ports". Each slice may include a maximum of '
+        "100 ports."
+    ),
+    "eps.endpoints": (
+        "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 "
+        "endpoints."
+    ),
     "ep.subsets": (
         "The set of all endpoints is the union of all subsets. Addresses are placed into subsets "
         "according to the IPs they share. A single address with multiple ports, some of which are "
@@ -398,6 +414,14 @@ SERVICE: Final = (
 )
 
 ENDPOINTS: Final = (NAME, _col("Endpoints", "ep.subsets"), AGE)
+
+ENDPOINT_SLICE: Final = (
+    NAME,
+    _col("AddressType", "eps.addressType"),
+    _col("Ports", "eps.ports"),
+    _col("Endpoints", "eps.endpoints"),
+    AGE,
+)
 
 PERSISTENT_VOLUME_CLAIM: Final = (
     NAME,

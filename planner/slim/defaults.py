@@ -10,9 +10,7 @@ in Secret data, a Lease MicroTime without six fractional digits, a quantity that
 from __future__ import annotations
 
 import base64
-import binascii
 import functools
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -400,40 +398,3 @@ def default_secret(obj: dict[str, Any]) -> None:
         data = obj.setdefault("data", {})
         for key, value in string_data.items():
             data[key] = base64.b64encode(str(value).encode()).decode()
-
-
-def decode_secret(obj: dict[str, Any]) -> None:
-    for value in (obj.get("data") or {}).values():
-        if not isinstance(value, str):
-            raise cannot_handle(obj, "illegal base64 data at input byte 0")
-        offset = _bad_base64_offset(value)
-        if offset is not None:
-            raise cannot_handle(obj, f"illegal base64 data at input byte {offset}")
-
-
-def _bad_base64_offset(text: str) -> int | None:
-    for index, char in enumerate(text):
-        if not (char.isascii() and (char.isalnum() or char in "+/=")):
-            return index
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return max(len(text) - (len(text) % 4 or 4), 0) if len(text) % 4 else len(text.rstrip("=")) // 4 * 4
-    return None
-
-
-_MICRO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-
-
-def decode_lease(obj: dict[str, Any]) -> None:
-    for key in ("acquireTime", "renewTime"):
-        value = (obj.get("spec") or {}).get(key)
-        if value is None:
-            continue
-        head = _MICRO_RE.match(str(value))
-        rest = str(value)[head.end() :] if head else str(value)
-        if head is None or not re.match(r"^\.\d{6}(Z|[+-]\d{2}:\d{2})$", rest):
-            raise cannot_handle(
-                obj,
-                f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "{rest}" as ".000000"',
-            )

@@ -12,19 +12,21 @@ from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, g
 
 Obj = dict[str, Any]
 
+# v1.29.0's own /version. The server speaks v1.28.7's API (the golden recordings) but runs native
+# sidecar containers (init containers with `restartPolicy: Always`), which v1.28 drops and v1.29 serves.
 VERSION_INFO = {
     "major": "1",
-    "minor": "28",
-    "gitVersion": "v1.28.7",
-    "gitCommit": "c8dcb00be9961ec36d141d2e4103f85f92bcf291",
+    "minor": "29",
+    "gitVersion": "v1.29.0",
+    "gitCommit": "3f7a50f38688eb332e2a1b013678c6435d539ae6",
     "gitTreeState": "clean",
-    "buildDate": "2026-11-29T10:24:25Z",
-    "goVersion": "go1.27.3",
+    "buildDate": "2023-12-13T08:50:10Z",
+    "goVersion": "go1.21.5",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
 
-_SUBRESOURCE_KINDS = {
+SUBRESOURCE_KINDS = {  # subresource -> (group, version, kind, verbs) of what it serves
     "scale": ("autoscaling", "v1", "Scale", SUBRESOURCE_VERBS),
     "binding": ("", "", "Binding", ("create",)),
     "log": ("", "", "Pod", ("get",)),
@@ -92,7 +94,7 @@ def _resource_entry(rt: ResourceType) -> Obj:
 
 
 def _subresource_entry(rt: ResourceType, sub: str) -> Obj:
-    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    group, version, kind, verbs = SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
     entry: Obj = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced}
     if group:
         entry["group"], entry["version"] = group, version
@@ -172,7 +174,7 @@ def _aggregated_resource(rt: ResourceType) -> Obj:
 
 
 def _aggregated_sub(rt: ResourceType, sub: str) -> Obj:
-    group, version, kind, verbs = _SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
+    group, version, kind, verbs = SUBRESOURCE_KINDS.get(sub, ("", "", rt.kind, SUBRESOURCE_VERBS))
     return {
         "subresource": sub,
         "responseKind": {"group": group, "version": version, "kind": kind},

@@ -78,10 +78,12 @@ def status_body(
 
 
 def _details(target: Target, kind: str, **extra: Any) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": target.name}
+    """`details` as Go writes StatusDetails: empty name, group and kind left out."""
+    details: dict[str, Any] = {"name": target.name} if target.name else {}
     if target.group:
         details["group"] = target.group
-    details["kind"] = kind
+    if kind:
+        details["kind"] = kind
     details.update(extra)
     return details
 
@@ -151,6 +153,14 @@ def unsupported_media_type(accepted: Iterable[str]) -> StatusError:
 
 def unknown_path() -> StatusError:
     return StatusError(404, status_body(404, "NotFound", "the server could not find the requested resource"))
+
+
+def unclassified(message: str) -> StatusError:
+    """A plain Go error that reached the response writer: 500 with no reason (the apiserver's
+    `ErrorToAPIStatus` default), as server-side apply's schema errors are."""
+    body = status_body(500, "", message)
+    del body["reason"]
+    return StatusError(500, body)
 
 
 def internal(message: str) -> StatusError:

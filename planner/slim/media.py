@@ -8,19 +8,26 @@ conversion (`as=Table`, `as=PartialObjectMetadata[List]`, `g=meta.k8s.io`, `v=v1
 acceptable only in a format that conversion has: Tables are JSON only, so
 `application/vnd.kubernetes.protobuf;as=Table` falls through to the next clause. Protobuf applies to
 built-in kinds only (custom resources and Tables stay JSON); the HTTP layer checks the kind.
+
+A JSON or YAML body is also decoded as the apiserver's typed decoder reads it into the kind's Go struct
+(`planner.slim.decoding`): a value of the wrong type is the apiserver's 400 (`ConfigMap in version "v1"
+cannot be handled as a ConfigMap: json: cannot unmarshal bool into Go struct field ConfigMap.data of
+type string`), and unknown or duplicate fields follow the request's `fieldValidation`: Strict rejects
+them (400 `strict decoding error: unknown field "spec.foo"`), Warn (the default) returns one warning
+each, Ignore says nothing. Protobuf has no strict mode, and its types are checked by its own decoder.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
-from planner.slim import protobuf
+from planner.slim import decoding, fieldvalidation, protobuf, yamljson
 from planner.slim.errors import bad_request, unsupported_media_type
-from planner.slim.patch import load_yaml, media_type
+from planner.slim.openapi.schemas import schemas
+from planner.slim.patch import media_type
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -112,21 +119,47 @@ def _acceptable(clause: Clause, candidate: str) -> Output | None:
     return None
 
 
-def decode_body(raw: bytes, content_type: str | None, kind: str) -> Any:
-    """A request body as a JSON value, from JSON (the default), YAML or protobuf."""
+def decode_body(
+    raw: bytes, content_type: str | None, kind: str, check: fieldvalidation.Check | None = None
+) -> Any:
+    """A request body as JSON values, from JSON (the default), YAML or protobuf; with a `check`, JSON and
+    YAML bodies are decoded into its kind as the apiserver does (its warnings go to the check)."""
     sent = media_type(content_type)
     if sent in ("", JSON):
-        return _json(raw, kind)
+        return _typed(_json(raw, kind), (), check)
     if sent == YAML:
-        return _yaml(raw, kind)
+        converted = _yaml(raw, kind)
+        return _typed(converted.value, (converted.strict_error,) if converted.strict_error else (), check)
     if sent == PROTOBUF:
         return _protobuf(raw, kind)
     raise unsupported_media_type(REQUEST_TYPES)
 
 
+def _typed(document: Any, yaml_strict: tuple[str, ...], check: fieldvalidation.Check | None) -> Any:
+    """Type errors fail whatever the directive; strict errors follow it. A body naming another kind is
+    left to the kind check that follows."""
+    go_type = check.go_type if check is not None else None
+    if check is None or go_type is None or not isinstance(document, dict) or not _names(document, check):
+        return decoding.plain(document)
+    findings = decoding.decode_json(schemas(), document, go_type)
+    kind, version = document.get("kind") or check.kind, document.get("apiVersion") or check.api_version
+    prefix = f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {check.kind}: '
+    if findings.error is not None:
+        raise bad_request(prefix + findings.error)
+    found = [*yaml_strict, *findings.strict]
+    check.strict(found, bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
+    return findings.value
+
+
+def _names(document: dict[str, Any], check: fieldvalidation.Check) -> bool:
+    """Whether the body names the endpoint's kind and version (or names none)."""
+    kind, api_version = document.get("kind"), document.get("apiVersion")
+    return kind in (None, "", check.kind) and api_version in (None, "", check.api_version)
+
+
 def _json(raw: bytes, kind: str) -> Any:
     try:
-        return json.loads(raw or b"null")
+        return decoding.parse_json(raw or b"null")
     except ValueError as exc:
         raise bad_request(_json_error(raw.decode("utf-8", "replace"), kind, exc)) from exc
 
@@ -146,9 +179,9 @@ def _json_error(text: str, kind: str, exc: ValueError) -> str:
     )
 
 
-def _yaml(raw: bytes, kind: str) -> Any:
+def _yaml(raw: bytes, kind: str) -> yamljson.Converted:
     try:
-        return load_yaml(raw.decode("utf-8", "replace"))
+        return yamljson.convert(raw.decode("utf-8", "replace"))
     except YAMLError as exc:
         raise bad_request(
             f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; "

@@ -27,6 +27,7 @@ from typing import Any
 from planner.slim import podsim, podstatus, scheduling
 from planner.slim.api import Api
 from planner.slim.controllers.base import Writer, deleting, key, keys_of, name_of, ns_of, own_key, uid_of
+from planner.slim.discovery import VERSION_INFO
 from planner.slim.meta import epoch_of, now_micro, rfc3339
 from planner.slim.runtime import NODE_AGENT, RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
@@ -103,8 +104,8 @@ def node_status() -> Obj:
             "kernelVersion": "6.1.0",
             "osImage": "planner simulated node",
             "containerRuntimeVersion": "containerd://1.7.0",
-            "kubeletVersion": "v1.28.7",
-            "kubeProxyVersion": "v1.28.7",
+            "kubeletVersion": VERSION_INFO["gitVersion"],
+            "kubeProxyVersion": VERSION_INFO["gitVersion"],
             "operatingSystem": "linux",
             "architecture": "amd64",
         },

@@ -2,8 +2,8 @@
 resourceVersion checks, filters.
 
 `decode` is the one place a parsed request body becomes an object of a kind (kind and apiVersion
-checked, the kind's decoder run, a body in a version other than the stored one converted to it); the
-HTTP layer turns bytes into the parsed body. Objects are
+checked, a body in a version other than the stored one converted to it); the HTTP layer turns bytes
+into the parsed body, decoded as the kind's Go type (`media.decode_body`). Objects are
 stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get them back
 on the way out (`with_type`); a `Filter` is a parsed namespace + label + field selector, matched
 against many objects by lists and watches alike.
@@ -60,7 +60,7 @@ def strip_type(obj: Obj) -> Obj:
 
 def decode(rt: ResourceType, body: Any) -> Obj:
     """A request body (already parsed from JSON) as a new object of `rt`: it must be an object of
-    that kind and version (or name none) and pass the kind's decoder; 400 otherwise."""
+    that kind and version (or name none); 400 otherwise."""
     if not isinstance(body, dict):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
     obj = prune_empty(body)  # a new tree: the caller's body is never changed
@@ -70,8 +70,6 @@ def decode(rt: ResourceType, body: Any) -> Obj:
             _kind_mismatch(rt, str(kind or rt.kind), str(api_version or rt.group_version))
         )
     obj["kind"], obj["apiVersion"] = rt.kind, rt.group_version
-    if rt.decoder:
-        rt.decoder(obj)
     if rt.to_storage is not None:
         obj = rt.to_storage(obj)
         obj["apiVersion"] = by_kind(rt.kind).group_version
@@ -101,11 +99,15 @@ def check_rv(rt: ResourceType, wanted: Any, old: Obj, name: str) -> None:
 
 @dataclass(frozen=True)
 class WriteOptions:
-    """What a write request asks besides its body: `?dryRun=All`, `?fieldManager=`, `?force=true`."""
+    """What a write request asks besides its body: `?dryRun=All`, `?fieldManager=`, `?force=true`,
+    `?fieldValidation=` (None: an in-process writer, whose objects are not decoded from bytes) and the
+    list its warnings are added to."""
 
     dry_run: bool = False
     field_manager: str | None = None
     force: bool = False
+    field_validation: str | None = None
+    warnings: list[str] | None = None
 
 
 DEFAULT_WRITE_OPTIONS = WriteOptions()

@@ -5,6 +5,9 @@
 patch (RFC 7386), strategic merge patch (`strategic.py`) and server-side apply (`fieldmanager.py`).
 An unknown media type is 415.
 
+Every patcher applies the request's field validation (`fieldvalidation.py`) to its result, as the
+apiserver's patch handlers do each in their own way.
+
 `managed_fields` keeps `metadata.managedFields` in the apiserver's format on every write: an apply
 has already recorded its own entry, every other write is an `Update` by its field manager. The pure
 modules raise their own errors; this module turns them into `StatusError`s.
@@ -12,17 +15,15 @@ modules raise their own errors; this module turns them into `StatusError`s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import jsonpatch
-from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from planner.slim import fieldmanager, strategic
+from planner.slim import decoding, fieldmanager, fieldvalidation, strategic, yamljson
 from planner.slim.errors import StatusError, bad_request, status_body, unsupported_media_type
 from planner.slim.meta import RFC3339, json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
@@ -44,22 +45,39 @@ class PatchContext:
     force: bool
     subresource: str | None
     exists: bool = True  # False: server-side apply is creating the object (`current` is a skeleton)
+    field_validation: str | None = None  # the request's directive; None: an in-process writer
+    warnings: list[str] | None = None  # where Warn's warnings go
+
+    @property
+    def check(self) -> fieldvalidation.Check:
+        """The result's field validation: into the kind, or into a Scale for the scale subresource."""
+        api_version, kind = (
+            ("autoscaling/v1", "Scale")
+            if self.subresource == "scale"
+            else (self.resource.group_version, self.resource.kind)
+        )
+        return fieldvalidation.Check(api_version, kind, self.field_validation, self.warnings)
 
 
 Patcher = Callable[[Obj, bytes, PatchContext], Obj]
 
 
+JSON_PATCH_FIELDS = ("op", "path", "from", "value")
+
+
 def _parse_json(body: bytes) -> Any:
+    """The patch document (duplicate keys kept for `decoding.duplicates`)."""
     try:
-        return json.loads(body or b"null")
+        return decoding.parse_json(body or b"null")
     except ValueError as exc:
         raise bad_request(f"error decoding patch: {exc}") from exc
 
 
 def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
-    operations = _parse_json(body)
-    if not isinstance(operations, list):
+    document = _parse_json(body)
+    if not isinstance(document, list):
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
+    operations = decoding.plain(document)
     try:
         result = jsonpatch.apply_patch(current, operations)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
@@ -71,16 +89,30 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         ) from exc
     if not isinstance(result, dict):
         raise bad_request("the patched object is not a JSON object")
-    return result
+    return fieldvalidation.patched_json(
+        ctx.check, result, [f"json patch {e}" for e in _json_patch_strict(document)]
+    )
+
+
+def _json_patch_strict(document: list[Any]) -> list[str]:
+    """Strict errors of the operations themselves: keys an operation does not have, or repeats."""
+    unknown = [
+        f'unknown field "[{i}].{key}"'
+        for i, operation in enumerate(document)
+        if isinstance(operation, dict)
+        for key in operation
+        if key not in JSON_PATCH_FIELDS
+    ]
+    return [*decoding.duplicates(document), *unknown]
 
 
 def merge_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
-    patch = _parse_json(body)
-    if not isinstance(patch, dict):
+    document = _parse_json(body)
+    if not isinstance(document, dict):
         raise bad_request("the patch is not a JSON object")
-    merged = apply_merge_patch(current, patch)
+    merged = apply_merge_patch(current, decoding.plain(document))
     assert isinstance(merged, dict)
-    return merged
+    return fieldvalidation.patched_json(ctx.check, merged, decoding.duplicates(document))
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
@@ -100,10 +132,12 @@ def strategic_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
     if not isinstance(document, dict):
         raise bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+    patch = decoding.plain(document)
     try:
-        return strategic.strategic_merge_patch(current, document, kind=ctx.resource.kind)
+        patched = strategic.strategic_merge_patch(current, patch, kind=ctx.resource.kind)
     except strategic.PatchError as exc:
         raise StatusError(exc.code, exc.status_body()) from exc
+    return fieldvalidation.patched_strategic(ctx.check, patched, patch, decoding.duplicates(document))
 
 
 def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
@@ -111,12 +145,14 @@ def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     changes it equals `current`, so the core writes nothing and keeps the resourceVersion."""
     if not ctx.field_manager:
         raise StatusError(422, fieldmanager.missing_field_manager_status())
-    config = _parse_yaml(body)
+    converted = _parse_yaml(body)
+    config = converted.value
+    fieldvalidation.applied(ctx.check, config)
     meta = config.get("metadata")
     if isinstance(meta, dict) or meta is None:
         config["metadata"] = {"name": current["metadata"]["name"], **(meta or {})}
     try:
-        return fieldmanager.apply(
+        applied = fieldmanager.apply(
             current if ctx.exists else None,
             config,
             kind=ctx.resource.kind,
@@ -130,40 +166,26 @@ def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         raise StatusError(409, exc.status_body()) from exc
     except strategic.PatchError as exc:
         raise StatusError(exc.code, exc.status_body()) from exc
+    fieldvalidation.apply_duplicates(ctx.check, converted)
+    return applied
 
 
-def _parse_yaml(body: bytes) -> Obj:
-    """The apply body: JSON (what kubectl and the clients send) or YAML, read as the apiserver's
-    YAML-to-JSON conversion does (timestamps stay strings)."""
+def _parse_yaml(body: bytes) -> yamljson.Converted:
+    """The apply body: JSON (what kubectl and the clients send; read by the JSON parser unless it
+    repeats a key, when go-yaml's line numbers are wanted) or YAML, as the apiserver reads it."""
     try:
-        document = json.loads(body)
+        document = decoding.parse_json(body)
     except ValueError:
-        try:
-            document = load_yaml(body.decode("utf-8", "replace"))
-        except YAMLError as exc:
-            raise bad_request(f"error decoding YAML: {exc}") from exc
-    if not isinstance(document, dict):
+        document = None
+    if isinstance(document, dict) and not decoding.duplicates(document):
+        return yamljson.Converted(decoding.plain(document))
+    try:
+        converted = yamljson.convert(body.decode("utf-8", "replace"))
+    except YAMLError as exc:
+        raise bad_request(f"error decoding YAML: {exc}") from exc
+    if not isinstance(converted.value, dict):
         raise bad_request("error decoding YAML: the apply patch is not an object")
-    return document
-
-
-def load_yaml(text: str) -> Any:
-    """One YAML document as JSON values, as the apiserver's YAML-to-JSON conversion reads it
-    (timestamps stay strings). Raises ruamel's YAMLError."""
-    return _json_values(YAML(typ="safe", pure=True).load(text))
-
-
-def _json_values(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_values(v) for v in value]
-    if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime(RFC3339)
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
+    return converted
 
 
 # In the order the apiserver lists them in its 415 message.

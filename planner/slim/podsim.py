@@ -7,6 +7,11 @@ writes it only when it differs. Restarts, backoffs, probe timings and init seque
 replaying the containers' runs from `t0`, and the replay also tells the agent when the next change is
 due so it need not recompute idle pods.
 
+Sidecars (init containers with `restartPolicy: Always`, as v1.29 runs them) start in their place among
+the init containers and let the next one start at once; they run and restart like regular containers
+whatever the pod's restart policy, and stop (exit 0) when the last regular container of a pod that does
+not restart has finished.
+
 Knobs (annotations on the pod, each optionally suffixed `.<container>` to target one container):
 `run-seconds`, `exit-code`, `ready-after-seconds`, `never-ready`, `crash-after-seconds`,
 `liveness-fail-after-seconds`, `image-pull-error`, `init-exit-code`.
@@ -85,9 +90,20 @@ class ContainerView:
 class PodView:
     init: tuple[ContainerView, ...]
     main: tuple[ContainerView, ...]
-    init_done_at: float | None  # when the last init container exited 0
+    init_done_at: float | None  # when the last init container exited 0 (or the last sidecar started)
     failed: bool  # an init container failed under restartPolicy Never
     next_change: float | None
+    sidecars: frozenset[str] = frozenset()  # names of the init containers that are sidecars
+
+    def initialized(self, container: ContainerView) -> bool:
+        """An init container is done initializing once it exited 0 — a sidecar once it started."""
+        if container.name in self.sidecars:
+            return bool(container.runs) and container.waiting_reason is None
+        return container.done and bool(container.runs) and container.runs[-1].exit_code == 0
+
+
+def is_sidecar(container: Obj) -> bool:
+    return container.get("restartPolicy") == "Always"
 
 
 # --- knobs --------------------------------------------------------------------------------------------
@@ -263,6 +279,7 @@ def pod_view(pod: Obj, *, t0: float, now: float, scale: float) -> PodView:
     created = t0 + CREATE_DELAY * scale
     upcoming: list[float] = [created] if created > now else []
     init_views: list[ContainerView] = []
+    sidecars: set[str] = set()
     at: float | None = created if created <= now else None
     failed = False
     for container in spec.get("initContainers") or []:
@@ -270,14 +287,24 @@ def pod_view(pod: Obj, *, t0: float, now: float, scale: float) -> PodView:
         if at is None or failed:
             init_views.append(ContainerView(name, (), "PodInitializing", None, False))
             continue
-        knobs = knobs_for(annotations, name)
+        sidecar = is_sidecar(container)
         view, change = container_view(
-            container, knobs, start=at, now=now, init=True, policy=policy, pod_ref=pod_ref, scale=scale
+            container,
+            knobs_for(annotations, name),
+            start=at,
+            now=now,
+            init=not sidecar,
+            policy="Always" if sidecar else policy,
+            pod_ref=pod_ref,
+            scale=scale,
         )
         init_views.append(view)
         upcoming += [change] if change is not None else []
         last = view.runs[-1] if view.runs else None
-        if view.done and last is not None and last.exit_code == 0 and last.end is not None:
+        if sidecar:
+            sidecars.add(name)
+            at = at if view.runs else None  # the next init container starts once the sidecar started
+        elif view.done and last is not None and last.exit_code == 0 and last.end is not None:
             at = last.end
         else:
             failed = view.done
@@ -303,4 +330,28 @@ def pod_view(pod: Obj, *, t0: float, now: float, scale: float) -> PodView:
         )
         main_views.append(view)
         upcoming += [change] if change is not None else []
-    return PodView(tuple(init_views), tuple(main_views), at, failed, min(upcoming) if upcoming else None)
+    finished = _all_finished_at(main_views)
+    if finished is not None and policy != "Always":
+        init_views = [_stopped(view, finished) if view.name in sidecars else view for view in init_views]
+    next_change = min(upcoming) if upcoming else None
+    return PodView(tuple(init_views), tuple(main_views), at, failed, next_change, frozenset(sidecars))
+
+
+def _all_finished_at(views: list[ContainerView]) -> float | None:
+    """When the last of the regular containers finished, if all have for good."""
+    if not views or not all(v.done and v.runs and v.runs[-1].end is not None for v in views):
+        return None
+    return max(float(v.runs[-1].end or 0.0) for v in views)
+
+
+def _stopped(view: ContainerView, at: float) -> ContainerView:
+    """A sidecar as the kubelet leaves it once the pod's regular containers are done: its run at that
+    moment ends there (exit 0), and it is not restarted."""
+    runs = [run for run in view.runs if run.start < at]
+    if not runs:
+        return ContainerView(view.name, (), None, None, True)
+    last = runs[-1]
+    if last.end is None or last.end > at:
+        ready_at = last.ready_at if last.ready_at is not None and last.ready_at < at else None
+        runs[-1] = Run(last.start, at, 0, "Completed", ready_at)
+    return ContainerView(view.name, tuple(runs), None, None, True)

@@ -123,8 +123,9 @@ def phase(view: PodView, now: float) -> str:
 
 def conditions(view: PodView, *, pod_phase: str, created: bool, now: float, old: list[Obj]) -> list[Obj]:
     previous = {c.get("type"): c for c in old}
-    unready = [c.name for c in view.main if not c.ready(now)]
-    pending_init = [c.name for c in view.init if not (c.done and c.runs and c.runs[-1].exit_code == 0)]
+    sidecars = [c for c in view.init if c.name in view.sidecars]
+    unready = [c.name for c in (*sidecars, *view.main) if not c.ready(now)]
+    pending_init = [c.name for c in view.init if not view.initialized(c)]
     finished = pod_phase in ("Succeeded", "Failed")
     ready_reason = "PodCompleted" if finished else "ContainersNotReady"
     ready = not unready and not finished
@@ -183,7 +184,8 @@ def pod_status(pod: Obj, view: PodView, *, t0: float, now: float, host_ip: str, 
     by_name = {c.get("name"): c for c in spec.get("initContainers") or []}
     if view.init:
         status["initContainerStatuses"] = [
-            container_status(by_name[v.name], v, pod_uid=uid, now=now, init=True) for v in view.init
+            container_status(by_name[v.name], v, pod_uid=uid, now=now, init=v.name not in view.sidecars)
+            for v in view.init
         ]
     by_name = {c.get("name"): c for c in spec.get("containers") or []}
     status["containerStatuses"] = [

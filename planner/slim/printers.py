@@ -253,6 +253,26 @@ def _format_endpoints(subsets: list[dict[str, Any]]) -> str:
     return f"{text} + {count - 3} more..." if count > 3 else text
 
 
+def _endpoint_slice_cells(obj: dict[str, Any], now: datetime) -> Row:
+    ports = [str(p.get("port") or p.get("name") or "*") for p in obj.get("ports") or []]
+    addresses = [a for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [
+        _meta(obj).get("name", ""),
+        str(obj.get("addressType", "")),
+        _first_three(ports),
+        _first_three(addresses),
+        _age(obj, now),
+    ]
+
+
+def _first_three(items: list[str]) -> str:
+    """kubectl's `a,b,c + N more...`, `<unset>` for none."""
+    shown = ",".join(items[:3])
+    if len(items) > 3:
+        return f"{shown} + {len(items) - 3} more..."
+    return shown or "<unset>"
+
+
 def _join_host_port(ip: str, port: Any) -> str:
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
@@ -512,6 +532,7 @@ PRINTERS: Final[dict[str, Printer]] = {
     "Job": Printer(columns.JOB, _job_cells),
     "Service": Printer(columns.SERVICE, _service_cells),
     "Endpoints": Printer(columns.ENDPOINTS, _endpoints_cells),
+    "EndpointSlice": Printer(columns.ENDPOINT_SLICE, _endpoint_slice_cells),
     "PersistentVolumeClaim": Printer(columns.PERSISTENT_VOLUME_CLAIM, _pvc_cells),
     "PersistentVolume": Printer(columns.PERSISTENT_VOLUME, _pv_cells),
     "StorageClass": Printer(columns.STORAGE_CLASS, _storage_class_cells),

@@ -44,7 +44,6 @@ class ResourceType:
 
     Hooks, in the order a write runs them (None or empty: the kind has no such step):
 
-    - `decoder(obj)`: rejects what the real server cannot even deserialize (400);
     - `defaulter(obj)`: defaults and canonical forms, on create and on every main-endpoint update;
     - `spec_finalizers`: what the server keeps in `spec.finalizers` (a Namespace's `kubernetes`),
       set on every main-endpoint write when the API adds server finalizers, else cleared; the object
@@ -90,7 +89,6 @@ class ResourceType:
     storage_version_hash: str = ""
     default_propagation: str = "Background"
     returns_deleted_object: bool = False
-    decoder: Mutator | None = None
     defaulter: Mutator | None = None
     spec_finalizers: tuple[str, ...] = ()
     server_finalizers: tuple[str, ...] = ()
@@ -199,7 +197,6 @@ RESOURCES: tuple[ResourceType, ...] = (
         "secrets",
         "secret",
         storage_version_hash="S6u1pOWzb84=",
-        decoder=defaults.decode_secret,
         defaulter=defaults.default_secret,
         validator=validation.validate_secret,
         update_validator=validation.update_secret,
@@ -381,13 +378,19 @@ RESOURCES: tuple[ResourceType, ...] = (
         extra_field_selectors=_selectors("status.successful"),
     ),
     ResourceType(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        "endpointslices",
+        "endpointslice",
+    ),
+    ResourceType(
         "coordination.k8s.io",
         "v1",
         "Lease",
         "leases",
         "lease",
         storage_version_hash="gqkMMb/YqFM=",
-        decoder=defaults.decode_lease,
         validator=validation.validate_lease,
     ),
     ResourceType(

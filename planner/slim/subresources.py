@@ -103,7 +103,9 @@ def patch_scale(
     options: WriteOptions,
 ) -> Obj:
     patcher = patch.patcher_for(content_type)
-    ctx = patch.PatchContext(rt, options.field_manager, options.force, "scale")
+    ctx = patch.PatchContext(
+        rt, options.field_manager, options.force, "scale", True, options.field_validation, options.warnings
+    )
     scale = patcher(get_scale(api, rt, namespace, name), body, ctx)
     return update_scale(api, rt, namespace, name, scale, options)
 

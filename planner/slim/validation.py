@@ -265,10 +265,31 @@ def _validate_containers(spec: dict[str, Any], path: str, volumes: set[str]) -> 
     for key in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(key) or []):
             causes += validate_container(container, f"{path}.{key}[{i}]", volumes)
+            causes += _validate_restart_policy(container, f"{path}.{key}[{i}]", init=key == "initContainers")
             cname = container.get("name") or ""
             if cname and cname in seen:
                 causes.append(duplicate(f"{path}.{key}[{i}].name", cname))
             seen.add(cname)
+    return causes
+
+
+INIT_ONLY_WITH_RESTART = ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _validate_restart_policy(container: dict[str, Any], path: str, *, init: bool) -> list[Cause]:
+    """A container's own restartPolicy (v1.29, sidecars on): only an init container may set it, only to
+    Always (a sidecar), and only a sidecar among init containers may have probes or lifecycle hooks."""
+    policy = container.get("restartPolicy")
+    if not init:
+        return (
+            [forbidden(f"{path}.restartPolicy", "may not be set for non-init containers")] if policy else []
+        )
+    causes = []
+    if policy is not None and policy != "Always":
+        causes.append(not_supported(f"{path}.restartPolicy", policy, ("Always",)))
+    if policy != "Always":
+        detail = "may not be set for init containers without restartPolicy=Always"
+        causes += [forbidden(f"{path}.{key}", detail) for key in INIT_ONLY_WITH_RESTART if container.get(key)]
     return causes
 
 

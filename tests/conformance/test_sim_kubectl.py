@@ -86,6 +86,69 @@ def test_wait_for_an_available_deployment_and_roll_out_an_image_change(
     assert images.returncode == 0
 
 
+def revisions(kubectl: Kubectl, namespace: str) -> dict[str, str]:
+    """Image by revision of the deployment's ReplicaSets."""
+    sets = json.loads(kubectl("get", "rs", "-n", namespace, "-l", "app=web", "-o", "json").stdout)["items"]
+    return {
+        rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: rs["spec"]["template"]["spec"][
+            "containers"
+        ][0]["image"]
+        for rs in sets
+    }
+
+
+def test_rollout_undo_twice_moves_back_and_forth_with_new_revisions(kubectl: Kubectl, namespace: str) -> None:
+    apply(kubectl, namespace, DEPLOYMENT)
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    kubectl("set", "image", "-n", namespace, "deployment/web", "nginx=nginx:1.25")
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    first = kubectl("rollout", "undo", "-n", namespace, "deployment/web")
+    assert first.stdout.strip() == "deployment.apps/web rolled back"
+    eventually(lambda: revisions(kubectl, namespace) == {"2": "nginx:1.25", "3": "nginx"})
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    second = kubectl("rollout", "undo", "-n", namespace, "deployment/web")
+    assert second.stdout.strip() == "deployment.apps/web rolled back"
+    eventually(lambda: revisions(kubectl, namespace) == {"3": "nginx", "4": "nginx:1.25"})
+    history = kubectl("rollout", "history", "-n", namespace, "deployment/web").stdout.split()
+    assert history[history.index("REVISION") + 2 :] == ["3", "<none>", "4", "<none>"]
+    rs = json.loads(kubectl("get", "rs", "-n", namespace, "-l", "app=web", "-o", "json").stdout)["items"]
+    by_revision = {r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]: r for r in rs}
+    assert by_revision["4"]["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "2"
+
+
+def test_the_replica_set_controller_reports_the_pods_it_creates_and_deletes(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    apply(kubectl, namespace, DEPLOYMENT)
+    kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=30s")
+    kubectl("scale", "-n", namespace, "deployment/web", "--replicas=1")
+    eventually(lambda: len(pod_names(kubectl, namespace, "app=web")) == 1)
+
+    def reasons() -> list[str]:
+        out = kubectl(
+            "get",
+            "events",
+            "-n",
+            namespace,
+            "--field-selector",
+            "involvedObject.kind=ReplicaSet",
+            "-o",
+            "jsonpath={range .items[*]}{.reason} {.source.component} {.message}{'\\n'}{end}",
+        ).stdout
+        return out.splitlines()
+
+    lines = eventually(
+        lambda: (found := reasons()) and any("SuccessfulDelete" in line for line in found) and found
+    )
+    created = [
+        line for line in lines if line.startswith("SuccessfulCreate replicaset-controller Created pod: web-")
+    ]
+    deleted = [
+        line for line in lines if line.startswith("SuccessfulDelete replicaset-controller Deleted pod: web-")
+    ]
+    assert len(created) == 2 and len(deleted) == 1
+
+
 def test_scale_changes_the_pod_count(kubectl: Kubectl, namespace: str) -> None:
     apply(kubectl, namespace, DEPLOYMENT)
     kubectl("scale", "-n", namespace, "deployment/web", "--replicas=4")
@@ -125,6 +188,49 @@ spec:
 """,
     )
     eventually(lambda: pod_row(kubectl, namespace, "duo") == ["2/2", "Running", "0"])
+
+
+def test_a_native_sidecar_keeps_running_and_counts_in_ready(kubectl: Kubectl, namespace: str) -> None:
+    """Init containers with restartPolicy Always run as v1.29 runs them (the server reports v1.29.0)."""
+    apply(
+        kubectl,
+        namespace,
+        """
+apiVersion: v1
+kind: Pod
+metadata: {name: meshed}
+spec:
+  initContainers: [{name: proxy, image: envoy, restartPolicy: Always}, {name: setup, image: busybox}]
+  containers: [{name: app, image: nginx}]
+""",
+    )
+    eventually(lambda: pod_row(kubectl, namespace, "meshed") == ["2/2", "Running", "0"])
+    pod = json.loads(kubectl("get", "pod", "meshed", "-n", namespace, "-o", "json").stdout)
+    proxy, setup = pod["status"]["initContainerStatuses"]
+    assert (proxy["started"], proxy["ready"], "running" in proxy["state"]) == (True, True, True)
+    assert setup["state"]["terminated"]["reason"] == "Completed"
+    assert pod["spec"]["initContainers"][0]["restartPolicy"] == "Always"
+
+
+def test_a_jobs_native_sidecar_stops_once_the_job_is_done(kubectl: Kubectl, namespace: str) -> None:
+    apply(
+        kubectl,
+        namespace,
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: meshed}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers: [{name: proxy, image: envoy, restartPolicy: Always}]
+      containers: [{name: work, image: busybox}]
+""",
+    )
+    kubectl("wait", "-n", namespace, "--for=condition=complete", "job/meshed", "--timeout=30s")
+    [name] = pod_names(kubectl, namespace, "job-name=meshed")
+    eventually(lambda: pod_row(kubectl, namespace, name.split("/")[1]) == ["0/2", "Completed", "0"])
 
 
 def test_get_pods_shows_init_progress(kubectl: Kubectl, namespace: str) -> None:

@@ -1,14 +1,18 @@
-"""Endpoints for Services, as the endpoints controller writes them.
+"""Endpoints and EndpointSlices for Services, as the endpoints and endpointslice controllers write them.
 
 Every Service with a selector gets an Endpoints object of the same name: the pods it selects that
 have an IP, ready ones under `addresses` and the others under `notReadyAddresses`, with the
 Service's ports resolved against each pod's named container ports. Pods without an IP yet (the
-node agent has not started them) are left out, so a Service over Pending pods has no subsets.
+node agent has not started them) are left out, so a Service over Pending pods has no subsets. It
+also gets one EndpointSlice (`<service>-<5 chars>`, labelled `kubernetes.io/service-name`, owned by
+the Service) listing the same pods with their ready/serving/terminating conditions — what kubectl
+1.29+ reads for `describe service`.
 
-Keys are Services. A Service or Endpoints event dirties the Service of that name; a Pod event
-dirties the Services in the pod's namespace whose selector matches the pod's labels before or after
-the change. Both directions go through label indexes: Services by the `key=value` pairs of their
-selector, Pods by their labels, each scoped to a namespace.
+Keys are Services. A Service or Endpoints event dirties the Service of that name, an EndpointSlice
+event the Service its label names; a Pod event dirties the Services in the pod's namespace whose
+selector matches the pod's labels before or after the change. Both directions go through label
+indexes: Services by the `key=value` pairs of their selector, Pods by their labels, each scoped to a
+namespace.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from planner.slim.controllers.base import (
     keys_of,
     name_of,
     ns_of,
+    owner_reference,
     uid_of,
 )
 from planner.slim.controllers.workloads import pod_ready
@@ -36,6 +41,9 @@ from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time"
+SERVICE_NAME = "kubernetes.io/service-name"
+MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
+SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
 
 
 def selects(selector: dict[str, str], pod: Obj) -> bool:
@@ -102,9 +110,35 @@ def subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
     return [subset]
 
 
+def slice_content(service: Obj, pods: list[Obj]) -> Obj:
+    """An EndpointSlice's addressType, endpoints and ports for the pods a Service selects."""
+    with_ip = [p for p in pods if (p.get("status") or {}).get("podIP")]
+    endpoints = []
+    for pod in with_ip:
+        ready = pod_ready(pod) and not deleting(pod)
+        endpoint: Obj = {
+            "addresses": [pod["status"]["podIP"]],
+            "conditions": {"ready": ready, "serving": pod_ready(pod), "terminating": deleting(pod)},
+            "targetRef": {"kind": "Pod", "namespace": ns_of(pod), "name": name_of(pod), "uid": uid_of(pod)},
+        }
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            endpoint["nodeName"] = node
+        endpoints.append(endpoint)
+    ports = [
+        {
+            "name": port.get("name", ""),
+            "port": _target_port(port, with_ip),
+            "protocol": port.get("protocol", "TCP"),
+        }
+        for port in (service.get("spec") or {}).get("ports") or []
+    ]
+    return {"addressType": "IPv4", "endpoints": endpoints, "ports": ports if endpoints else []}
+
+
 class EndpointsController:
     component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("Service"), key("Pod"), key("Endpoints"))
+    watches: tuple[str, ...] = (key("Service"), key("Pod"), key("Endpoints"), key("EndpointSlice"))
     min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
@@ -116,6 +150,10 @@ class EndpointsController:
     def observe(self, event: WatchEvent) -> list[Key]:
         if event.resource == key("Service"):
             self.services.observe(event)
+        if event.resource == key("EndpointSlice"):
+            labels = [obj["metadata"].get("labels") or {} for obj in event_states(event)]
+            names = sorted({str(found[SERVICE_NAME]) for found in labels if SERVICE_NAME in found})
+            return [Key(key("Service"), event.namespace, name) for name in names]
         if event.resource != key("Pod"):
             return [Key(key("Service"), event.namespace, event.name)]
         self.pods.observe(event)
@@ -152,6 +190,48 @@ class EndpointsController:
         return [pod for pod in found if pod is not None and selects(selector, pod)]
 
     def _sync(self, service: Obj, pods: list[Obj]) -> None:
+        self._sync_endpoints(service, pods)
+        self._sync_slice(service, pods)
+
+    def _sync_slice(self, service: Obj, pods: list[Obj]) -> None:
+        namespace, name = ns_of(service), name_of(service)
+        wanted = slice_content(service, pods)
+        slices = [
+            s
+            for s in self.api.store.list(key("EndpointSlice"), namespace)
+            if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == name
+            and (s["metadata"].get("labels") or {}).get(MANAGED_BY) == SLICE_CONTROLLER
+        ]
+        if not slices:
+            labels = {
+                **(service["metadata"].get("labels") or {}),
+                MANAGED_BY: SLICE_CONTROLLER,
+                SERVICE_NAME: name,
+            }
+            body: Obj = {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "generateName": f"{name}-",
+                    "labels": labels,
+                    "annotations": {TRIGGER: now_rfc3339()},
+                    "ownerReferences": [owner_reference(service, "Service", "v1")],
+                },
+                **wanted,
+            }
+            self.writer.create("EndpointSlice", namespace, body)
+            return
+        current = slices[0]
+        if {k: current.get(k) or [] for k in ("endpoints", "ports")} != {
+            k: wanted[k] for k in ("endpoints", "ports")
+        }:
+            updated = {**copy.deepcopy(current), **wanted}
+            updated["metadata"].setdefault("annotations", {})[TRIGGER] = now_rfc3339()
+            self.writer.update("EndpointSlice", updated)
+        for extra in slices[1:]:
+            self.writer.delete("EndpointSlice", extra)
+
+    def _sync_endpoints(self, service: Obj, pods: list[Obj]) -> None:
         namespace, name = ns_of(service), name_of(service)
         wanted = subsets(service, pods)
         current = self.api.store.get(key("Endpoints"), namespace, name)

@@ -2,8 +2,9 @@
 
 The deployment controller owns one ReplicaSet per distinct pod template, named
 `<deployment>-<pod-template-hash>`, and rolls from the old ones to the new one honouring
-maxSurge/maxUnavailable (or all at once under Recreate); it writes the revision annotations, the
-status counts and the Available/Progressing/ReplicaFailure conditions, including
+maxSurge/maxUnavailable (or all at once under Recreate); it writes the revision annotations — a
+ReplicaSet that becomes the new one again (`kubectl rollout undo`) gets the next revision and keeps its
+earlier ones in `revision-history` — the status counts and the Available/Progressing/ReplicaFailure conditions, including
 `ProgressDeadlineExceeded` once `progressDeadlineSeconds` (scaled) pass without progress. The
 replicaset controller creates and deletes Pods `<rs>-<5 chars>` to match `spec.replicas` and
 reports replicas, ready and available counts.
@@ -47,6 +48,8 @@ from planner.slim.store import WatchEvent
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+MAX_REVISION_HISTORY_CHARS = 2000  # the controller's cap on revision-history
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -172,6 +175,7 @@ class ReplicaSetController:
         elif len(active) > wanted:
             for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
                 self.writer.delete("Pod", pod)
+                self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
         min_ready = self.scale(float((rs.get("spec") or {}).get("minReadySeconds", 0)))
         available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
         available = sum(1 for t in available_at if t <= now)
@@ -191,14 +195,17 @@ class ReplicaSetController:
         meta["ownerReferences"] = [owner_reference(rs, "ReplicaSet", "apps/v1")]
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
         try:
-            self.api.create(rt("Pod"), ns_of(rs), pod, self.writer.options)
+            created = self.api.create(rt("Pod"), ns_of(rs), pod, self.writer.options)
         except errors.StatusError as exc:
             message = str(exc.body.get("message", ""))
-            self.writer.event(
-                _typed(rs, "ReplicaSet", "apps/v1"), "Warning", "FailedCreate", f"Error creating: {message}"
-            )
+            self._event(rs, "Warning", "FailedCreate", f"Error creating: {message}")
             return message
+        self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
         return None
+
+    def _event(self, rs: Obj, event_type: str, reason: str, message: str) -> None:
+        involved = _typed(rs, "ReplicaSet", "apps/v1")
+        self.writer.event(involved, event_type, reason, message, component="replicaset-controller")
 
     def _write_status(self, rs: Obj, active: list[Obj], failure: str | None, available: int) -> None:
         ready = sum(1 for p in active if pod_ready(p))
@@ -227,6 +234,25 @@ class ReplicaSetController:
             status["conditions"] = old_conditions
         status = {k: v for k, v in status.items() if v not in (0, [], None) or k in ("replicas",)}
         self.writer.write_status("ReplicaSet", rs, status)
+
+
+def _revision(rs: Obj) -> int:
+    try:
+        return int((rs["metadata"].get("annotations") or {}).get(REVISION, "0"))
+    except ValueError:
+        return 0
+
+
+def max_revision(sets: list[Obj]) -> int:
+    return max((_revision(rs) for rs in sets), default=0)
+
+
+def _history(history: str, revision: str) -> str:
+    """`revision-history` with `revision` appended, its oldest entries dropped to stay under the cap."""
+    entries = [entry for entry in history.split(",") if entry]
+    while entries and len(",".join([*entries, revision])) > MAX_REVISION_HISTORY_CHARS:
+        entries.pop(0)
+    return ",".join([*entries, revision])
 
 
 def _deletion_rank(pod: Obj) -> tuple[int, int, str]:
@@ -279,10 +305,9 @@ class DeploymentController:
             None,
         )
         old = [rs for rs in sets if rs is not new]
+        new = self._create_replica_set(deployment, old) if new is None else self._renumber(new, old)
         if new is None:
-            new = self._create_replica_set(deployment, old)
-            if new is None:
-                return None
+            return None
         if not (deployment.get("spec") or {}).get("paused"):
             self._roll(deployment, new, old)
             self._prune_history(deployment, old)
@@ -297,9 +322,7 @@ class DeploymentController:
         selector = copy.deepcopy(spec.get("selector") or {})
         selector.setdefault("matchLabels", {})[HASH_LABEL] = digest
         labels = dict(template["metadata"]["labels"])
-        revision = 1 + max(
-            (int(rs["metadata"].get("annotations", {}).get(REVISION, "0")) for rs in old), default=0
-        )
+        revision = 1 + max_revision(old)
         surge, _ = surge_and_unavailable(deployment)
         live_old = sum(_replicas(rs) for rs in old)
         recreate = (spec.get("strategy") or {}).get("type") == "Recreate"
@@ -338,6 +361,21 @@ class DeploymentController:
                 component="deployment-controller",
             )
         return created
+
+    def _renumber(self, new: Obj, old: list[Obj]) -> Obj | None:
+        """An existing ReplicaSet that is the new one again (a rollback) takes the next revision; the one
+        it had goes to the end of its revision history."""
+        annotations = dict(new["metadata"].get("annotations") or {})
+        current = _revision(new)
+        wanted = max_revision(old) + 1
+        if current >= wanted:
+            return new
+        annotations[REVISION] = str(wanted)
+        if REVISION in (new["metadata"].get("annotations") or {}):
+            annotations[REVISION_HISTORY] = _history(annotations.get(REVISION_HISTORY, ""), str(current))
+        updated = copy.deepcopy(new)
+        updated["metadata"]["annotations"] = annotations
+        return self.writer.update("ReplicaSet", updated)
 
     # --- rolling ------------------------------------------------------------------------------------
 
@@ -414,7 +452,7 @@ class DeploymentController:
         idle = [
             rs for rs in old if _replicas(rs) == 0 and _status_count(rs, "replicas") == 0 and not deleting(rs)
         ]
-        idle.sort(key=lambda rs: int(rs["metadata"].get("annotations", {}).get(REVISION, "0")))
+        idle.sort(key=_revision)
         for rs in idle[: max(len(idle) - limit, 0)]:
             self.writer.delete("ReplicaSet", rs)
 

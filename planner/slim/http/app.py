@@ -9,7 +9,7 @@ stream one JSON event per line, or length-prefixed protobuf frames, flushed per 
 what is `guard`'s; the create-only kinds are answered (`ResourceType.answer`) for the requester it
 found. `/openapi/v2`
 answers 200 with an empty protobuf document, which is what kubectl 1.27/1.28 need before
-`create -f`/`apply`.
+`create -f`/`apply`; `/openapi/v3` and its group-version documents come from `openapi.documents`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import discovery, fieldmanager, media, protobuf, views
+from planner.slim import discovery, fieldmanager, fieldvalidation, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.auth import Auth
 from planner.slim.errors import (
@@ -35,6 +35,7 @@ from planner.slim.errors import (
 )
 from planner.slim.http.guard import PUBLIC_PATHS, guard, request_log_handler, user_of
 from planner.slim.objects import decode
+from planner.slim.openapi import documents
 from planner.slim.patch import is_apply
 from planner.slim.requestinfo import request_info
 from planner.slim.requestlog import RequestLog
@@ -65,10 +66,21 @@ def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web
     return web.Response(status=status, body=text.encode(), headers={"Content-Type": content_type})
 
 
-def respond(request: web.Request, body: Any, status: int = 200) -> web.Response:
+def respond(
+    request: web.Request, body: Any, status: int = 200, warnings: list[str] | None = None
+) -> web.Response:
     """`body` in the negotiated format: protobuf when the client asks for it first and the kind has a
     message (custom resources and Tables do not), else JSON. An object its message cannot hold (a value
-    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read."""
+    of the wrong type stored through a lenient JSON write) goes out as JSON, which clients also read.
+    Each of `warnings` becomes a `Warning: 299 - "…"` header."""
+    response = _encoded(request, body, status)
+    for text in warnings or ():
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
+def _encoded(request: web.Request, body: Any, status: int) -> web.Response:
     if media.negotiate(request.headers.get("Accept", "")).protobuf and _encodable(body):
         try:
             encoded = protobuf.encode(body)
@@ -153,6 +165,13 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
         return json_response(discovery.VERSION_INFO)
     if path == "/openapi/v2":
         return web.Response(body=b"", headers={"Content-Type": OPENAPI_V2_TYPE})
+    if path == documents.ROOT:
+        return json_response(documents.discovery())
+    if path.startswith(documents.ROOT + "/"):
+        found = documents.document(path.removeprefix(documents.ROOT + "/"))
+        if found is None:
+            raise unknown_path()
+        return web.Response(body=found, headers={"Content-Type": JSON})
     if path in ("/api", "/apis") and "as=APIGroupDiscoveryList" in accept:
         version = _aggregated_version(accept)
         content_type = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
@@ -216,12 +235,16 @@ def _query(request: web.Request) -> dict[str, str]:
     return dict(request.query)
 
 
-def _write_options(request: web.Request) -> WriteOptions:
+def _write_options(request: web.Request, options_kind: str) -> WriteOptions:
+    """The write's query options; `options_kind` (CreateOptions, UpdateOptions, PatchOptions) names a
+    bad `fieldValidation` in the 422."""
     query = request.query
     return WriteOptions(
         dry_run="All" in query.getall("dryRun", []),
         field_manager=query.get("fieldManager") or _manager_from_agent(request),
         force=query.get("force", "") in ("true", "1", "True"),
+        field_validation=fieldvalidation.directive(query.get("fieldValidation"), options_kind),
+        warnings=[],
     )
 
 
@@ -229,8 +252,14 @@ def _manager_from_agent(request: web.Request) -> str | None:
     return fieldmanager.manager_from_user_agent(request.headers.get("User-Agent", "")) or None
 
 
-async def _body(request: web.Request, kind: str) -> Any:
-    return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind)
+async def _body(
+    request: web.Request, kind: str, api_version: str = "", options: WriteOptions | None = None
+) -> Any:
+    """The request body; with write options, decoded into `kind` under their field validation."""
+    check = None
+    if options is not None:
+        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings)
+    return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind, check)
 
 
 # --- verbs --------------------------------------------------------------------------------------------
@@ -369,38 +398,42 @@ async def _pod_log(request: web.Request, api: Api, route: Route) -> web.StreamRe
 
 async def _post(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     rt = route.resource
+    options = _write_options(request, "CreateOptions")
     if route.subresource == "binding" and route.name:
-        body = await _body(request, "Binding")
-        return respond(
-            request, api.bind(route.namespace or "", route.name, body, _write_options(request)), 201
-        )
+        body = await _body(request, "Binding", "v1", options)
+        bound = api.bind(route.namespace or "", route.name, body, options)
+        return respond(request, bound, 201, options.warnings)
     if route.subresource == "token" and route.name:
-        body = await _body(request, "TokenRequest")
-        return respond(request, api.request_token(route.namespace or "", route.name, body), 201)
+        body = await _body(request, "TokenRequest", "authentication.k8s.io/v1", options)
+        return respond(
+            request, api.request_token(route.namespace or "", route.name, body), 201, options.warnings
+        )
     if route.name is not None:
         raise method_not_allowed()
-    body = await _body(request, rt.kind)
+    body = await _body(request, rt.kind, rt.group_version, options)
     if rt.answer is not None:
         review = Review(user_of(request), request.app[AUTH_KEY])
-        return respond(request, rt.answer(review, route.namespace or "", decode(rt, body)), 201)
-    created = api.create(rt, route.namespace or "", body, _write_options(request))
-    return respond(request, created, 201)
+        answered = rt.answer(review, route.namespace or "", decode(rt, body))
+        return respond(request, answered, 201, options.warnings)
+    created = api.create(rt, route.namespace or "", body, options)
+    return respond(request, created, 201, options.warnings)
 
 
 async def _put(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
     if route.name is None:
         raise method_not_allowed()
     rt = route.resource
-    body = await _body(request, "Scale" if route.subresource == "scale" else rt.kind)
-    options = _write_options(request)
-    if route.subresource == "scale":
-        return respond(request, api.update_scale(rt, route.namespace or "", route.name, body, options))
+    options = _write_options(request, "UpdateOptions")
+    scale = route.subresource == "scale"
+    kind, api_version = ("Scale", "autoscaling/v1") if scale else (rt.kind, rt.group_version)
+    body = await _body(request, kind, api_version, options)
+    if scale:
+        scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
+        return respond(request, scaled, 200, options.warnings)
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
-    return respond(
-        request,
-        api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource),
-    )
+    updated = api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    return respond(request, updated, 200, options.warnings)
 
 
 async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
@@ -409,19 +442,18 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     rt = route.resource
     raw = await request.read()
     content_type = request.headers.get("Content-Type")
-    options = _write_options(request)
+    options = _write_options(request, "PatchOptions")
     if is_apply(content_type):  # apply never falls back to the User-Agent
         options = replace(options, field_manager=request.query.get("fieldManager") or None)
     if route.subresource == "scale":
-        return respond(
-            request, api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
-        )
+        scaled = api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
+        return respond(request, scaled, 200, options.warnings)
     if route.subresource not in (None, "status"):
         raise method_not_allowed()
     patched, created = api.patch_or_create(
         rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
     )
-    return respond(request, patched, 201 if created else 200)
+    return respond(request, patched, 201 if created else 200, options.warnings)
 
 
 async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:

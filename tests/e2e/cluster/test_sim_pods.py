@@ -232,7 +232,12 @@ def test_a_job_pod_terminates_completed(core_v1: client.CoreV1Api, namespace: st
 def test_an_image_pull_error_keeps_the_container_waiting(core_v1: client.CoreV1Api, namespace: str) -> None:
     core_v1.create_namespaced_pod(namespace, pod("pull", image_pull_error="manifest unknown"))
     waiting = eventually(
-        lambda: (s := statuses(read(core_v1, namespace, "pull")).get("app")) and s.state.waiting and s
+        lambda: (
+            (s := statuses(read(core_v1, namespace, "pull")).get("app"))
+            and s.state.waiting
+            and s.state.waiting.reason != "ContainerCreating"  # the moment before the pull
+            and s
+        )
     )
     assert waiting.state.waiting.reason in ("ErrImagePull", "ImagePullBackOff")
     assert "manifest unknown" in waiting.state.waiting.message

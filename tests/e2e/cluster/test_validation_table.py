@@ -509,6 +509,38 @@ REJECTIONS = [
         (("provisioner", "FieldValueForbidden"),),
     ),
     Rejection(
+        "a regular container with its own restartPolicy",
+        "POST",
+        PODS,
+        _with(POD, spec__containers=[{**CONTAINER, "restartPolicy": "Always"}]),
+        422,
+        "Invalid",
+        (("spec.containers[0].restartPolicy", "FieldValueForbidden"),),
+        message='Pod "p" is invalid: spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
+    ),
+    Rejection(
+        "an init container restarting other than Always, with a probe only sidecars may have",
+        "POST",
+        PODS,
+        _with(
+            POD,
+            spec__initContainers=[
+                {
+                    "name": "i",
+                    "image": "busybox",
+                    "restartPolicy": "Never",
+                    "readinessProbe": {"exec": {"command": ["true"]}},
+                }
+            ],
+        ),
+        422,
+        "Invalid",
+        (
+            ("spec.initContainers[0].restartPolicy", "FieldValueNotSupported"),
+            ("spec.initContainers[0].readinessProbe", "FieldValueForbidden"),
+        ),
+    ),
+    Rejection(
         "a label selector that does not parse",
         "GET",
         CONFIGMAPS + "?labelSelector=a%20in%20b",

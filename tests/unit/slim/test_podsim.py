@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -143,6 +144,48 @@ def test_failing_init_under_always_retries_and_stays_pending() -> None:
     assert not view.failed
     assert view.init[0].restart_count >= 1
     assert podstatus.phase(view, T0 + 15.0) == "Pending"
+
+
+SIDECAR = {"name": "proxy", "restartPolicy": "Always"}
+
+
+def _printed(obj: dict[str, Any], seconds: float) -> tuple[str, str, str]:
+    """What kubectl prints for the pod at `seconds`, from the status the node agent would write."""
+    view = view_at(obj, seconds)
+    status = podstatus.pod_status(
+        obj, view, t0=T0, now=T0 + seconds, host_ip="10.0.0.10", pod_ip="10.244.0.5"
+    )
+    return podstatus.pod_status_cells({**obj, "status": status}, datetime.fromtimestamp(T0 + seconds, UTC))
+
+
+def test_a_sidecar_starts_in_its_place_and_lets_the_next_init_container_start_at_once() -> None:
+    obj = pod([{"name": "app"}], init=[SIDECAR, {"name": "setup"}])
+    view = view_at(obj, 0.5)  # created at 0.3: the sidecar and "setup" both started then
+    assert [c.runs[0].start for c in view.init] == [T0 + 0.3, T0 + 0.3]
+    assert view.initialized(view.init[0]) and not view.initialized(view.init[1])
+    assert view_at(obj, 0.7).init_done_at == pytest.approx(T0 + 0.6)
+
+
+def test_a_sidecar_keeps_running_and_counts_in_ready_while_the_pod_runs() -> None:
+    obj = pod([{"name": "app"}], init=[SIDECAR])
+    view = view_at(obj, 60.0)
+    assert view.init[0].running(T0 + 60.0) and not view.init[0].done
+    assert _printed(obj, 60.0) == ("2/2", "Running", "0")
+
+
+def test_a_crashing_sidecar_is_restarted_whatever_the_pod_policy() -> None:
+    knobs = {"crash-after-seconds.proxy": "1", "run-seconds.app": "30"}
+    view = view_at(pod([{"name": "app"}], init=[SIDECAR], policy="Never", **knobs), 5.0)
+    assert view.init[0].restart_count >= 1 and not view.failed
+
+
+def test_a_jobs_sidecar_stops_when_its_regular_containers_finish() -> None:
+    obj = pod([{"name": "work"}], init=[SIDECAR], policy="Never")  # "work" exits 0 after 0.5 s
+    view = view_at(obj, 5.0)
+    proxy = view.init[0]
+    assert proxy.done and proxy.runs[-1].end == pytest.approx(T0 + 0.8) and proxy.runs[-1].exit_code == 0
+    assert podstatus.phase(view, T0 + 5.0) == "Succeeded"
+    assert _printed(obj, 5.0) == ("0/2", "Completed", "0")
 
 
 @pytest.mark.parametrize(

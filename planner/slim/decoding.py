@@ -1,0 +1,373 @@
+"""Reading a parsed body into a kind's Go type, as the apiserver's decoders do, with their messages.
+
+The apiserver decodes a JSON body into the kind's Go struct (`sigs.k8s.io/json`, case-sensitive, ints
+preserved). A value of the wrong JSON type fails the request — `json: cannot unmarshal bool into Go
+struct field ConfigMap.data of type string` — and so does a value a type's own unmarshaler rejects (a
+Quantity, an IntOrString, a timestamp, base64 bytes). With field validation on, the strict decoder
+also collects every key the struct does not declare and every key given twice, each with its path
+(`unknown field "spec.template.spec.containers[0].resource"`, `duplicate field "spec.replicas"`); the
+caller rejects (Strict) or warns (Warn). `decode_json` walks a parsed document that way.
+
+Strategic merge patches (`unstructured.py`) and server-side apply (`applyschema.py`) reach the struct
+other ways and word their errors their own way; they share this module's helpers.
+
+`parse_json` keeps what Python's parser would lose and Go's decoder reports: every member of an object
+in order, duplicates included (`JSONObject.pairs`), and the literal text of non-integer numbers
+(`number 1.5`); `plain` turns the result back into ordinary JSON values.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from planner.slim import gotime, quantity
+from planner.slim.openapi.schemas import GoType, Kind, Schemas
+
+INT_RANGES = {Kind.INT32: (-(2**31), 2**31 - 1), Kind.INT64: (-(2**63), 2**63 - 1)}
+MAX_STRICT_ERRORS = 100  # the decoder stops collecting there
+
+
+class JSONObject(dict[str, Any]):
+    """A parsed JSON object that also keeps its members in document order, duplicates included;
+    as a dict, the last of duplicate keys wins, as it does in Go."""
+
+    pairs: list[tuple[str, Any]]
+
+
+class JSONNumber(float):
+    """A non-integer JSON number with the literal text Go's errors quote."""
+
+    text: str
+
+
+def parse_json(raw: bytes) -> Any:
+    """A JSON document with objects as `JSONObject` and non-integer numbers as `JSONNumber`; raises
+    ValueError (with `pos`) on malformed JSON."""
+    return json.loads(raw, object_pairs_hook=_object, parse_float=_number, parse_constant=_constant)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> JSONObject:
+    obj = JSONObject(pairs)
+    obj.pairs = pairs
+    return obj
+
+
+def _number(text: str) -> JSONNumber:
+    number = JSONNumber(text)
+    number.text = text
+    return number
+
+
+def _constant(text: str) -> Any:
+    raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
+
+
+def plain(value: Any) -> Any:
+    """`value` with JSONObjects and JSONNumbers replaced by dicts and floats."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, JSONNumber):
+        return float(value)
+    return value
+
+
+def members(obj: dict[str, Any]) -> list[tuple[str, Any]]:
+    return obj.pairs if isinstance(obj, JSONObject) else list(obj.items())
+
+
+@dataclass
+class Findings:
+    """What decoding found: the error that fails the request (Go's message), else the strict errors and
+    the decoded value (what the Go struct holds: unknown fields dropped, the last of duplicates)."""
+
+    error: str | None = None
+    strict: list[str] = field(default_factory=list)
+    value: Any = None
+
+
+class Fatal(Exception):
+    """The decode fails with this message (the first type error, or a type's own unmarshaler's)."""
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where the walk is: Go's error context (the fields from the root, the struct holding the last
+    one) and the strict decoder's path (with list indexes and map keys)."""
+
+    fields: tuple[str, ...] = ()
+    struct: str = ""
+    path: str = ""
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def index(self, i: int) -> str:
+        return f"{self.path}[{i}]"
+
+
+# --- Go's encoding/json into a typed struct ------------------------------------------------------------
+
+
+def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
+    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would."""
+    walk = _JsonWalk(schemas)
+    try:
+        value = walk.value(document, into, _At())
+    except Fatal as exc:
+        return Findings(error=str(exc))
+    return Findings(strict=walk.strict, value=value)
+
+
+class _JsonWalk:
+    """One decode: each reader checks a value against its Go type and returns what Go would hold."""
+
+    def __init__(self, schemas: Schemas) -> None:
+        self.schemas = schemas
+        self.strict: list[str] = []
+        self._seen: set[str] = set()
+
+    def add_strict(self, error: str) -> None:
+        if error not in self._seen and len(self.strict) < MAX_STRICT_ERRORS:
+            self._seen.add(error)
+            self.strict.append(error)
+
+    def value(self, value: Any, into: GoType, at: _At, existing: Any = None) -> Any:
+        """`existing`: what an earlier duplicate key decoded; Go decodes a repeated struct or map into
+        it rather than replacing it."""
+        if value is None:
+            return None
+        reader = _JSON_READERS.get(into.kind)
+        if reader is not None:
+            return reader(self, value, into, at, existing)
+        if (problem := _scalar_problem(value, into)) is not None:
+            raise Fatal(_type_error(problem, into, at))
+        return plain(value)
+
+    def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        if not isinstance(value, dict):
+            raise Fatal(_type_error(_json_kind(value), into, at))
+        fields = self.schemas.fields(into)
+        out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
+        given: set[str] = set()
+        for key, item in members(value):
+            field_type = fields.get(key)
+            if field_type is None:
+                self.add_strict(f'unknown field "{at.key(key)}"')
+                continue
+            if key in given:
+                self.add_strict(f'duplicate field "{at.key(key)}"')
+            given.add(key)
+            inner = _At((*at.fields, key), into.struct_name, at.key(key))
+            out[key] = self.value(item, field_type, inner, out.get(key))
+        return out
+
+    def slice(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        if not isinstance(value, list):
+            raise Fatal(_type_error(_json_kind(value), into, at))
+        assert into.elem is not None
+        return [
+            self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
+            for i, item in enumerate(value)
+        ]
+
+    def map(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        if not isinstance(value, dict):
+            raise Fatal(_type_error(_json_kind(value), into, at))
+        assert into.elem is not None
+        out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
+        given: set[str] = set()
+        for key, item in members(value):
+            if key in given:
+                self.add_strict(f'duplicate field "{at.key(key)}"')
+            given.add(key)
+            out[key] = self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)), out.get(key))
+        return out
+
+    def any(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        """RawExtension and FieldsV1 read their raw JSON themselves: anything goes, unchecked."""
+        return plain(value)
+
+    def bytes(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        if isinstance(value, str):
+            offset = bad_base64_offset(value)
+            if offset is not None:
+                raise Fatal(f"illegal base64 data at input byte {offset}")
+        elif not isinstance(value, list):
+            raise Fatal(_type_error(_json_kind(value), into, at))
+        return plain(value)
+
+    def special(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
+        problem = custom_unmarshal_error(value, into.kind)
+        if problem is not None:
+            raise Fatal(problem)
+        return plain(value)
+
+
+_JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At, Any], Any]] = {
+    Kind.STRUCT: _JsonWalk.struct,
+    Kind.SLICE: _JsonWalk.slice,
+    Kind.MAP: _JsonWalk.map,
+    Kind.ANY: _JsonWalk.any,
+    Kind.BYTES: _JsonWalk.bytes,
+    Kind.QUANTITY: _JsonWalk.special,
+    Kind.INT_OR_STRING: _JsonWalk.special,
+    Kind.TIME: _JsonWalk.special,
+    Kind.MICRO_TIME: _JsonWalk.special,
+}
+
+
+def duplicates(document: Any, path: str = "") -> list[str]:
+    """The strict errors of decoding `document` into an untyped map (a merge patch): every key given
+    twice, at any depth."""
+    found: list[str] = []
+    if isinstance(document, dict):
+        given: set[str] = set()
+        for key, item in members(document):
+            key_path = f"{path}.{key}" if path else key
+            if key in given:
+                found.append(f'duplicate field "{key_path}"')
+            given.add(key)
+            found.extend(duplicates(item, key_path))
+    elif isinstance(document, list):
+        for i, item in enumerate(document):
+            found.extend(duplicates(item, f"{path}[{i}]"))
+    return list(dict.fromkeys(found))
+
+
+def _scalar_problem(value: Any, into: GoType) -> str | None:
+    """The JSON kind Go names in its type error, when `value` does not fit the scalar `into`."""
+    kind = into.kind
+    if kind is Kind.STRING:
+        return None if isinstance(value, str) else _json_kind(value)
+    if kind is Kind.BOOL:
+        return None if isinstance(value, bool) else _json_kind(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _json_kind(value)
+    if kind is Kind.FLOAT64:
+        return None
+    text = number_text(value)
+    low, high = INT_RANGES[kind]
+    if not _is_int_text(text) or not low <= int(text) <= high:
+        return f"number {text}"
+    return None
+
+
+def _is_int_text(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+def _type_error(value_kind: str, into: GoType, at: _At) -> str:
+    if at.struct or at.fields:
+        return (
+            f"json: cannot unmarshal {value_kind} into Go struct field {at.struct}.{'.'.join(at.fields)} "
+            f"of type {into.go_name}"
+        )
+    return f"json: cannot unmarshal {value_kind} into Go value of type {into.go_name}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def number_text(value: int | float) -> str:
+    """A number as its JSON literal: the parsed text when kept, else as Go writes a YAML float into
+    JSON (`strconv.FormatFloat(f, 'g', -1, 64)`)."""
+    if isinstance(value, JSONNumber):
+        return value.text
+    if isinstance(value, int) or not math.isfinite(value):
+        return str(value)
+    return go_float(value)
+
+
+def go_float(value: float) -> str:
+    """Go's shortest `%g` form of a float: exponent form below 1e-4 and from 1e+06."""
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    point = len(digits) + int(exponent)  # where the decimal point falls in `digits`
+    prefix = "-" if value < 0 else ""
+    power = point - 1
+    if power < -4 or power >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{prefix}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return prefix + digits + "0" * (point - len(digits))
+    return f"{prefix}{digits[:point]}.{digits[point:]}"
+
+
+def custom_unmarshal_error(value: Any, kind: Kind) -> str | None:
+    """The error of a type that unmarshals itself (Quantity, IntOrString, Time, MicroTime), if any."""
+    if value is None:
+        return None
+    if kind is Kind.QUANTITY:
+        text = value if isinstance(value, str) else _raw_json(value)
+        try:
+            quantity.parse(text)
+        except quantity.QuantityError as exc:
+            return str(exc)
+        return None
+    if kind is Kind.INT_OR_STRING:
+        if isinstance(value, str):
+            return None
+        problem = _scalar_problem(value, GoType(Kind.INT32, "int32"))
+        return None if problem is None else f"json: cannot unmarshal {problem} into Go value of type int32"
+    if not isinstance(value, str):
+        return f"json: cannot unmarshal {_json_kind(value)} into Go value of type string"
+    layout = gotime.RFC3339_MICRO if kind is Kind.MICRO_TIME else gotime.RFC3339
+    return gotime.parse_error(layout, value)
+
+
+def _raw_json(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_text(value)
+    return json.dumps(plain(value), separators=(",", ":"))
+
+
+def bad_base64_offset(text: str) -> int | None:
+    """Where Go's standard base64 decoder gives up on `text` (None: it decodes)."""
+    stripped = text.replace("\r", "").replace("\n", "")
+    for index, char in enumerate(stripped):
+        if not (char.isascii() and (char.isalnum() or char in "+/=")):
+            return index
+    try:
+        base64.b64decode(stripped, validate=True)
+    except (binascii.Error, ValueError):
+        if len(stripped) % 4:
+            return max(len(stripped) - (len(stripped) % 4 or 4), 0)
+        return len(stripped.rstrip("=")) // 4 * 4
+    return None
+
+
+def go_value(value: Any) -> str:
+    """Go's %v (and %+v) of an unstructured value (maps with sorted keys, as fmt prints them)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_text(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(item) for item in value) + "]"
+    return "map[" + " ".join(f"{key}:{go_value(value[key])}" for key in sorted(value)) + "]"
