@@ -15,6 +15,12 @@ Timeouts apply to waits: the task's own (app's execution plan gives every wait t
 request timeouts and retries. `no_wait` marks every `wait-ready` as not waited; `wait-gone` still runs,
 because a replace must not create before the old object is gone. On KeyboardInterrupt no further task
 starts; the result marks running tasks interrupted and the rest skipped.
+
+`stop`, when given, is asked before each task starts (and at least every `STOP_POLL_SECONDS` while
+tasks run) whether the run must stop, and why (app passes the run lock's `lost`). Once it answers, no
+further task starts: writes in flight finish (a request sent cannot be taken back), waits in flight are
+abandoned as interrupted, every other task is skipped with that reason, and the result carries it in
+`stopped`.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ from planner.readiness import Readiness
 Until = Literal["ready", "gone"]
 OutcomeStatus = Literal["done", "not-waited", "failed", "skipped", "interrupted"]
 INTERRUPTED = "interrupted"
+STOP_POLL_SECONDS = 0.2
+StopCheck = Callable[[], str | None]
 
 
 class Writer(Protocol):
@@ -110,6 +118,7 @@ class TaskOutcome:
 class ExecutionResult:
     outcomes: tuple[TaskOutcome, ...]  # in plan order
     interrupted: bool = False
+    stopped: str = ""  # why the run stopped starting tasks (`stop` answered), "" when it did not
 
     def _with(self, *statuses: OutcomeStatus) -> tuple[TaskOutcome, ...]:
         return tuple(outcome for outcome in self.outcomes if outcome.status in statuses)
@@ -128,7 +137,7 @@ class ExecutionResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.skipped and not self.interrupted
+        return not self.failed and not self.skipped and not self.interrupted and not self.stopped
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,8 +159,10 @@ class _Execution:
         default_timeout: float | None,
         no_wait: bool,
         clock: Clock,
+        stop: StopCheck | None = None,
     ) -> None:
         self.plan, self.writer, self.status, self.sink, self.clock = plan, writer, status, sink, clock
+        self.stop, self.stopped = stop, ""
         self.parallelism = max(1, parallelism)
         self.default_timeout = default_timeout
         self.no_wait = no_wait
@@ -203,29 +214,47 @@ class _Execution:
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-        if interrupted:
-            self.abandon()
+            pool.shutdown(wait=not (interrupted or self.stopped), cancel_futures=True)
+        if interrupted or self.stopped:
+            self.abandon(self.stopped or INTERRUPTED)
         result = ExecutionResult(
             outcomes=tuple(self.outcomes[t.id] for t in self.plan.tasks if t.id in self.outcomes),
             interrupted=interrupted,
+            stopped=self.stopped,
         )
         self.summarize(result)
         return result
 
+    def must_stop(self) -> bool:
+        if not self.stopped and self.stop is not None:
+            self.stopped = self.stop() or ""
+        return bool(self.stopped)
+
     def loop(self, pool: ThreadPoolExecutor) -> None:
         while self.ready or self.running:
-            while self.ready and len(self.running) < self.parallelism:
+            if self.must_stop():
+                self.finish_writes()
+                return
+            while self.ready and len(self.running) < self.parallelism and not self.must_stop():
                 self.start(pool, self.tasks[heapq.heappop(self.ready)[1]])
             if not self.running:
                 continue
-            finished, _ = wait_for_futures(self.running, return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: self.index[self.running[f]]):
-                task = self.tasks[self.running.pop(future)]
-                if isinstance(future.exception(), KeyboardInterrupt):
-                    self.running[future] = task.id  # still counts as in flight when reported
-                    raise KeyboardInterrupt
-                self.finish(task, future.result())
+            poll = STOP_POLL_SECONDS if self.stop is not None else None
+            finished, _ = wait_for_futures(self.running, timeout=poll, return_when=FIRST_COMPLETED)
+            self.finish_all(finished)
+
+    def finish_writes(self) -> None:
+        """After a stop: let the writes in flight finish and report them; waits stay in flight."""
+        writes = [future for future, task in self.running.items() if not self.tasks[task].is_wait]
+        self.finish_all(wait_for_futures(writes).done)
+
+    def finish_all(self, finished: set[Future[_Finished]]) -> None:
+        for future in sorted(finished, key=lambda f: self.index[self.running[f]]):
+            task = self.tasks[self.running.pop(future)]
+            if isinstance(future.exception(), KeyboardInterrupt):
+                self.running[future] = task.id  # still counts as in flight when reported
+                raise KeyboardInterrupt
+            self.finish(task, future.result())
 
     def start(self, pool: ThreadPoolExecutor, task: Task) -> None:
         if task.action == "wait-ready" and self.no_wait:
@@ -278,21 +307,23 @@ class _Execution:
             self.emit(Skipped, dependent, message, because=failed.id)
             pending.extend(self.successors[dependent.id])
 
-    def abandon(self) -> None:
-        """After an interrupt: running tasks are interrupted, tasks never started are skipped."""
+    def abandon(self, reason: str) -> None:
+        """After an interrupt or a stop: running tasks are interrupted, tasks never started are skipped,
+        each with `reason`."""
         running = set(self.running.values())
         for task in self.plan.tasks:
             if task.id in self.outcomes:
                 continue
             status: OutcomeStatus = "interrupted" if task.id in running else "skipped"
-            outcome = TaskOutcome(task=task.id, ref=task.ref, status=status, message=INTERRUPTED)
-            self.outcomes[task.id] = outcome if status == "interrupted" else _skipped_by_interrupt(outcome)
+            self.outcomes[task.id] = TaskOutcome(task=task.id, ref=task.ref, status=status, message=reason)
 
     def summarize(self, result: ExecutionResult) -> None:
         reasons = tuple((o.task, o.message) for o in (*result.failed, *result.skipped))
         message = f"{len(result.done)} done, {len(result.failed)} failed, {len(result.skipped)} skipped"
         if result.interrupted:
             message += " (interrupted)"
+        elif result.stopped:
+            message += f" (stopped: {result.stopped})"
         self.sink.emit(
             Summary(
                 time=self.clock.now(),
@@ -362,12 +393,6 @@ _DONE_MESSAGES = {
 }
 
 
-def _skipped_by_interrupt(outcome: TaskOutcome) -> TaskOutcome:
-    return TaskOutcome(
-        task=outcome.task, ref=outcome.ref, status="skipped", message=INTERRUPTED, because=None
-    )
-
-
 def execute(
     plan: ExecutionPlan,
     *,
@@ -378,6 +403,7 @@ def execute(
     default_timeout: float | None = None,
     no_wait: bool = False,
     clock: Clock,
+    stop: StopCheck | None = None,
 ) -> ExecutionResult:
     """Run every task of `plan`; see the module docstring for the rules."""
     return _Execution(
@@ -389,4 +415,5 @@ def execute(
         default_timeout=default_timeout,
         no_wait=no_wait,
         clock=clock,
+        stop=stop,
     ).run()

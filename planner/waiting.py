@@ -93,6 +93,8 @@ class CacheStatusSource:
         self.recheck = recheck
         self._classes: tuple[dict[str, str], str | None] | None = None
         self._lock = threading.Lock()
+        self._closed = False
+        self._waited: set[Informer] = set()
 
     def start(self) -> CacheStatusSource:
         for kind, namespaces in self.scopes.items():
@@ -110,9 +112,21 @@ class CacheStatusSource:
         namespaces = self.scopes.get(ref.kind, frozenset({ref.namespace}) if ref.namespace else None)
         return self.informers.informer(by_kind(ref.kind), namespaces=namespaces)
 
+    def close(self) -> None:
+        """End every wait in flight now, each returning its last verdict: the run is over (interrupted,
+        or its lock lost), and the threads that waited must not outlive it until their timeouts."""
+        with self._lock:
+            self._closed = True
+            waited = list(self._waited)
+        for informer in waited:
+            with informer.changed:
+                informer.changed.notify_all()
+
     def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
         deadline = time.monotonic() + timeout
         informer = self.informer(ref)
+        with self._lock:
+            self._waited.add(informer)
         passing: list[Readiness] = []
         unsubscribe = informer.subscribe(self.watcher(informer, ref, until, passing))
         try:
@@ -125,7 +139,7 @@ class CacheStatusSource:
                         else self.verdict(informer, ref, informer.get(ref.namespace, ref.name))
                     )
                     remaining = deadline - time.monotonic()
-                    if settled(verdict, until) or remaining <= 0:
+                    if settled(verdict, until) or remaining <= 0 or self._closed:
                         return verdict
                     informer.changed.wait(
                         self.recheck if math.isinf(remaining) else min(self.recheck, remaining)
