@@ -11,7 +11,14 @@ per run-key even after TTL cleanup deleted it.
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
 half-way never hides a member from the next prune; only after an apply converged does it narrow to what
-remains (`narrowed`, `tightened_parent`).
+remains (`narrowed`, `settled_parent`).
+
+The same converged apply records its closure as applied (`AppliedClosure`: object → the first 16 hex
+digits of its `planner.dev/hash`, gzipped JSON under the data key `applied-closure`, which no 64-hex
+run-key can collide with). The diff reads it to tell **drift** (the cluster moved away from what was
+applied: a recorded object deleted, an object that joined the ApplySet outside the plan) from
+**pending** changes (the plan changed since). Recorded only after convergence, it always names a
+closure that was applied completely, and it is replaced, never merged, so it follows prune.
 
 Everything here is pure: what to write, computed from what was read. The reader (`planner.live`) GETs
 the parent and LISTs the members in its scope; the writer (`planner.writes`) writes these manifests
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,6 +39,7 @@ from planner import __version__
 from planner.errors import OwnershipError, PlannerError
 from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo, by_group_kind
 from planner.objects import (
+    ANNOTATION_HASH,
     ANNOTATION_PLAN,
     ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
@@ -218,18 +227,23 @@ def parent_manifest(ref: ObjectRef, live: Manifest | None, record: ParentRecord)
         "metadata": metadata
         | {"name": ref.name, "namespace": ref.namespace, "labels": labels, "annotations": annotations},
         "type": (live or {}).get("type") or PARENT_TYPE,
-        "data": trimmed_run_records(run_records(live), record.run_keys),
+        "data": trimmed_run_records(run_records(live), record.run_keys) | _applied_entry(live),
     }
 
 
-def tightened_parent(ref: ObjectRef, live: Manifest | None, scope: Scope) -> Manifest:
-    """The parent `live` listing exactly `scope` (the plan's own namespace is implied, never listed)."""
+def settled_parent(
+    ref: ObjectRef, live: Manifest | None, *, scope: Scope | None, applied: AppliedClosure
+) -> Manifest:
+    """The parent `live` after a converged apply: recording `applied` as the applied closure, and
+    listing exactly `scope` when given (the plan's own namespace is implied, never listed)."""
     if live is None:
-        raise PlannerError(f"{ref.described} is missing: nothing to tighten")
+        raise PlannerError(f"{ref.described} is missing: nothing to settle")
     check_parent(ref, live)
     metadata = _without_managed_fields(live)
-    annotations = _with_scope(annotations_of(live), scope, ref.namespace)
-    return {**live, "metadata": metadata | {"annotations": annotations}}
+    if scope is not None:
+        metadata |= {"annotations": _with_scope(annotations_of(live), scope, ref.namespace)}
+    data = {**(live.get("data") or {}), APPLIED_KEY: applied.encoded()}
+    return {**live, "metadata": metadata, "data": data}
 
 
 def unchanged(live: Manifest, body: Manifest) -> bool:
@@ -308,6 +322,60 @@ def run_record_of(job: Manifest) -> RunRecord:
     )
 
 
+# --- the applied closure ------------------------------------------------------------------------------
+
+APPLIED_KEY = "applied-closure"
+APPLIED_HASH_DIGITS = 16  # enough to tell one render from another; the hash is no secret's guard here
+
+
+@dataclass(frozen=True)
+class AppliedClosure:
+    """What the last converged apply applied: `<kind>/<namespace>/<name>` → the first 16 hex digits of
+    the rendered object's `planner.dev/hash`."""
+
+    hashes: Mapping[str, str]
+
+    @classmethod
+    def of(cls, closure: Iterable[Manifest]) -> AppliedClosure:
+        return cls({str(ref_of(m)): short_hash(m) for m in closure})
+
+    def encoded(self) -> str:
+        """Base64 of gzip (no timestamp, so equal closures encode equally) of canonical JSON."""
+        packed = gzip.compress(canonical_json(dict(self.hashes)).encode(), mtime=0)
+        return base64.b64encode(packed).decode("ascii")
+
+    def applied(self, ref: ObjectRef) -> bool:
+        return str(ref) in self.hashes
+
+    def applied_as(self, ref: ObjectRef, manifest: Manifest) -> bool:
+        """Whether `manifest`, as rendered now, is what the last converged apply applied for `ref`."""
+        return self.hashes.get(str(ref)) == short_hash(manifest)
+
+
+def short_hash(manifest: Manifest) -> str:
+    return str(annotations_of(manifest).get(ANNOTATION_HASH) or "")[:APPLIED_HASH_DIGITS]
+
+
+def applied_closure(parent: Manifest | None) -> AppliedClosure | None:
+    """The applied closure a parent records; None when it records none (never converged since planner
+    began recording, or an entry that does not decode: then nothing can be called drift by it)."""
+    value = ((parent or {}).get("data") or {}).get(APPLIED_KEY)
+    if not value:
+        return None
+    try:
+        document = json.loads(gzip.decompress(base64.b64decode(str(value), validate=True)))
+    except (binascii.Error, OSError, EOFError, ValueError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    return AppliedClosure({str(key): str(digits) for key, digits in document.items()})
+
+
+def _applied_entry(live: Manifest | None) -> dict[str, str]:
+    value = ((live or {}).get("data") or {}).get(APPLIED_KEY)
+    return {APPLIED_KEY: str(value)} if value else {}
+
+
 def with_run_record(ref: ObjectRef, live: Manifest | None, record: RunRecord) -> Manifest:
     """The parent `live` with `record` added to its data."""
     if live is None:
@@ -320,12 +388,15 @@ __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
     "ANNOTATION_CONTAINS_GROUP_KINDS",
     "ANNOTATION_TOOLING",
+    "APPLIED_KEY",
     "LABEL_APPLYSET_ID",
     "LABEL_PART_OF",
     "PARENT_TYPE",
+    "AppliedClosure",
     "ParentRecord",
     "RunRecord",
     "Scope",
+    "applied_closure",
     "applyset_id",
     "check_parent",
     "encode_run_record",
@@ -340,7 +411,8 @@ __all__ = [
     "run_record_of",
     "run_records",
     "same_applyset",
-    "tightened_parent",
+    "settled_parent",
+    "short_hash",
     "trimmed_run_records",
     "unchanged",
     "with_run_record",

@@ -19,9 +19,10 @@ fields it declares; fields it does not declare (an HPA's replicas) stay with the
 **The parent Secret** (`<plan>`) is written as `planner.applyset` computes it from the copy just
 read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
 writers never lose each other's run records: `write_parent` writes the superset before any member,
-`record_run` adds one run-key → uid, and `tighten_parent`, only after an apply converged completely,
-narrows the listed scope to what remains; an apply that fails or is killed leaves the superset, so the
-next run still lists — and prunes — every member.
+`record_run` adds one run-key → uid, and `settle_parent`, only after an apply converged completely,
+records the closure as applied and narrows the listed scope to what remains; an apply that fails or is
+killed leaves the superset (and the previous applied closure), so the next run still lists — and
+prunes — every member.
 
 **Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
 read in `_crash_if_asked` only, so crash-safety tests are deterministic: `after-parent` (the parent's
@@ -41,13 +42,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner.applyset import (
+    AppliedClosure,
     ParentRecord,
     Scope,
     not_managed,
     parent_manifest,
     run_record_of,
     same_applyset,
-    tightened_parent,
+    settled_parent,
     unchanged,
     with_run_record,
 )
@@ -188,9 +190,12 @@ class KubeWriter:
         _crash_if_asked("after-parent")
         return written
 
-    def tighten_parent(self, ref: ObjectRef, scope: Scope) -> Manifest:
-        """Make the parent list exactly `scope` (after a converged apply only)."""
-        return self._precondition_loop(ref, lambda live: tightened_parent(ref, live, scope))
+    def settle_parent(self, ref: ObjectRef, scope: Scope | None, applied: AppliedClosure) -> Manifest:
+        """Record `applied` as the applied closure and, when given, make the parent list exactly `scope`
+        (after a converged apply only)."""
+        return self._precondition_loop(
+            ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
+        )
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)

@@ -1,8 +1,8 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
 namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
 the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
-cluster (`plan --out` writes its saved plan); `apply` and `status` build on the loaded, rendered and
-planned plans from here."""
+cluster and never takes the run lock (`plan --out` writes its saved plan, recording the cluster and the
+lock holder it saw); `apply` and `status` build on the loaded, rendered and planned plans from here."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
+from planner.lock import read_holder
 from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
@@ -32,6 +33,11 @@ class RenderedPlan:
     plan: Plan
     default_namespace: str
     manifests: tuple[Manifest, ...]
+
+    @property
+    def namespace(self) -> str:
+        """The plan's own namespace: its parent Secret's and its lock's."""
+        return plan_namespace(self.plan, self.default_namespace)
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
@@ -91,13 +97,14 @@ class PlannedChanges:
         """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
         return execution_plan(self)
 
-    def saved(self, options: PlanOptions) -> dict[str, Any]:
+    def saved(self, options: PlanOptions, *, lock: dict[str, str] | None = None) -> dict[str, Any]:
         return saved_plan(
             files=[self.rendered.plan.source.file],
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
             options=options.recorded(),
+            lock=lock,
         )
 
 
@@ -129,9 +136,25 @@ def plan(
     return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
 
 
-def save_plans(path: Path, planned: Sequence[PlannedChanges], options: PlanOptions) -> None:
-    """`plan --out`: one saved-plan file for every plan of the run."""
-    write_saved_plans(path, [each.saved(options) for each in planned])
+def save_plans(
+    path: Path, planned: Sequence[PlannedChanges], options: PlanOptions, *, target: Target
+) -> list[str]:
+    """`plan --out`: one saved-plan file for every plan of the run, bound to this cluster, each plan
+    with the holder of its lock if one was writing it. Returns a warning per plan that was locked."""
+    documents, warnings = [], []
+    for each in planned:
+        held = read_holder(target.client, each.rendered.plan.name, each.changeset.namespace)
+        lock = None
+        if held is not None:
+            holder, now = held
+            lock = {"holder": holder.identity, "since": holder.since()}
+            warnings.append(
+                f"plan {each.rendered.plan.name} is being applied by {holder.described(now)}: "
+                "the saved plan may be stale by the time it is applied"
+            )
+        documents.append(each.saved(options, lock=lock))
+    write_saved_plans(path, documents, cluster=target.identity())
+    return warnings
 
 
 def plan_rendered(
@@ -145,7 +168,7 @@ def plan_rendered(
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
     results = []
     for each in rendered:
-        namespace = plan_namespace(each.plan, each.default_namespace)
+        namespace = each.namespace
         live = read_live(
             client,
             desired=each.manifests,

@@ -1,24 +1,27 @@
 """planner.applyset: the parent Secret's scope (superset while applying, narrowed after converging), its
-ownership checks and the run record, as pure functions over hand-built parents."""
+ownership checks, the run record and the applied closure, as pure functions over hand-built parents."""
 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from typing import Any
 
 import pytest
 
 from planner.applyset import (
+    AppliedClosure,
     ParentRecord,
     Scope,
+    applied_closure,
     applyset_id,
     listed_scope,
     narrowed,
     parent_manifest,
     parent_ref,
     run_record_of,
-    tightened_parent,
+    settled_parent,
     with_run_record,
 )
 from planner.errors import OwnershipError, PlannerError
@@ -109,17 +112,87 @@ def test_a_same_named_secret_that_is_not_the_parent_is_never_overwritten() -> No
         parent_manifest(REF, foreign, ParentRecord(group_kinds=(), namespaces=(), run_keys=()))
 
 
-def test_tightening_lists_exactly_the_scope_and_drops_an_empty_namespace_list() -> None:
-    tightened = tightened_parent(REF, parent("ConfigMap,Job.batch", "old"), scope("ConfigMap", "shop"))
+NOTHING_APPLIED = AppliedClosure({})
 
-    annotations = tightened["metadata"]["annotations"]
+
+def test_settling_lists_exactly_the_scope_and_drops_an_empty_namespace_list() -> None:
+    settled = settled_parent(
+        REF, parent("ConfigMap,Job.batch", "old"), scope=scope("ConfigMap", "shop"), applied=NOTHING_APPLIED
+    )
+
+    annotations = settled["metadata"]["annotations"]
     assert annotations[GROUP_KINDS] == "ConfigMap"
     assert NAMESPACES not in annotations
 
 
-def test_tightening_a_missing_parent_fails() -> None:
-    with pytest.raises(PlannerError, match="secret shop/shop is missing: nothing to tighten"):
-        tightened_parent(REF, None, Scope())
+def test_settling_without_a_scope_keeps_what_the_parent_lists() -> None:
+    settled = settled_parent(REF, parent("ConfigMap,Job.batch", "old"), scope=None, applied=NOTHING_APPLIED)
+
+    annotations = settled["metadata"]["annotations"]
+    assert (annotations[GROUP_KINDS], annotations[NAMESPACES]) == ("ConfigMap,Job.batch", "old")
+
+
+def test_settling_a_missing_parent_fails() -> None:
+    with pytest.raises(PlannerError, match="secret shop/shop is missing: nothing to settle"):
+        settled_parent(REF, None, scope=Scope(), applied=NOTHING_APPLIED)
+
+
+def hashed(kind: str, name: str, digest: str) -> Manifest:
+    api = {"Deployment": "apps/v1"}.get(kind, "v1")
+    metadata = {"name": name, "namespace": "shop", "annotations": {"planner.dev/hash": digest}}
+    return {"apiVersion": api, "kind": kind, "metadata": metadata}
+
+
+def test_the_applied_closure_is_gzipped_json_of_each_objects_short_hash_beside_the_run_records() -> None:
+    closure = AppliedClosure.of([hashed("ConfigMap", "a", "ab" * 32), hashed("Deployment", "web", "cd" * 32)])
+    live = parent(**{"k1": record("k1")})
+
+    settled = settled_parent(REF, live, scope=None, applied=closure)
+
+    assert settled["data"]["k1"] == record("k1")
+    packed = base64.b64decode(settled["data"]["applied-closure"])
+    assert json.loads(gzip.decompress(packed)) == {
+        "configmap/shop/a": "abababababababab",
+        "deployment/shop/web": "cdcdcdcdcdcdcdcd",
+    }
+    assert applied_closure(settled) == closure
+
+
+def test_the_applied_closure_survives_the_parent_write_that_trims_run_records() -> None:
+    closure = AppliedClosure.of([hashed("ConfigMap", "a", "ab" * 32)])
+    live = parent(**{"applied-closure": closure.encoded(), "k1": record("k1"), "k2": record("k2")})
+
+    written = parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=("k2",)))
+
+    assert written["data"] == {"applied-closure": closure.encoded(), "k2": record("k2")}
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({}, None),
+        ({"applied-closure": "not base64!"}, None),
+        ({"applied-closure": base64.b64encode(b"not gzip").decode()}, None),
+        ({"applied-closure": base64.b64encode(gzip.compress(b"[1, 2]")).decode()}, None),
+    ],
+    ids=[
+        "a parent that records no closure",
+        "an entry that is not base64",
+        "an entry that is not gzip",
+        "an entry that is not a JSON object",
+    ],
+)
+def test_a_parent_without_a_readable_applied_closure_records_none(
+    data: dict[str, str], expected: AppliedClosure | None
+) -> None:
+    assert applied_closure(parent(**data)) is expected
+
+
+def test_equal_closures_encode_equally_whatever_their_order() -> None:
+    one = AppliedClosure.of([hashed("ConfigMap", "a", "1" * 64), hashed("ConfigMap", "b", "2" * 64)])
+    other = AppliedClosure.of([hashed("ConfigMap", "b", "2" * 64), hashed("ConfigMap", "a", "1" * 64)])
+
+    assert one.encoded() == other.encoded()
 
 
 @pytest.mark.parametrize(
