@@ -98,7 +98,8 @@ def _record(outcome: PlanOutcome) -> dict[str, Any]:
 def summary_message(outcomes: Sequence[PlanOutcome]) -> str:
     tally = Counter(outcome.result for outcome in outcomes)
     counted = ", ".join(f"{tally[result]} {result}" for result in RESULTS if tally[result])
-    return f"{len(outcomes)} plans: {counted or 'none'}"
+    plans = "plan" if len(outcomes) == 1 else "plans"
+    return f"{len(outcomes)} {plans}: {counted or 'none'}"
 
 
 class ReconcilePrinter(LinePrinter):

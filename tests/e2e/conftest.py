@@ -48,6 +48,20 @@ def http(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> tu
         return error.code, json.loads(error.read() or b"null")
 
 
+def current_rv(cluster: ClusterHandle) -> int:
+    """The server's resourceVersion now (one counter for every kind, as etcd's revision)."""
+    status, body = http(cluster, "GET", "/api/v1/namespaces?limit=1")
+    assert status == 200, body
+    return int(body["metadata"]["resourceVersion"])
+
+
+def events_since(cluster: ClusterHandle, path: str, rv: int) -> list[dict[str, Any]]:
+    """Every watch event of a collection after `rv`, replayed from the server's history, in order."""
+    url = f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+
+
 @pytest.fixture
 def namespace(cluster: ClusterHandle) -> str:
     name = f"e{os.getpid()}-{next(_names)}"

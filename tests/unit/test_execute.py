@@ -13,7 +13,7 @@ import pytest
 from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, PlannerError
 from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, execute
+from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
@@ -83,6 +83,7 @@ class Harness:
         parallelism: int = 16,
         default_timeout: float | None = 60.0,
         no_wait: bool = False,
+        stop: StopCheck | None = None,
     ) -> ExecutionResult:
         return execute(
             plan,
@@ -93,6 +94,7 @@ class Harness:
             default_timeout=default_timeout,
             no_wait=no_wait,
             clock=self.clock,
+            stop=stop,
         )
 
 
@@ -341,6 +343,73 @@ def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
     summary = harness.sink.events[-1]
     assert isinstance(summary, Summary) and summary.interrupted
     assert "create service/shop/web-svc" not in harness.writer.calls
+
+
+LOST = "lost the lock of plan shop (namespace shop): could not renew it for 20s"
+
+
+def test_a_stop_is_asked_before_each_task_and_nothing_starts_once_it_answers() -> None:
+    lost = threading.Event()
+    harness = Harness()
+    harness.writer.hooks["create secret/shop/db-credentials"] = lambda _: lost.set()
+
+    result = harness.run(WEB_STACK, parallelism=1, stop=lambda: LOST if lost.is_set() else None)
+
+    assert result.stopped == LOST and not result.ok and not result.interrupted
+    assert ids(result.done) == {
+        "parent secret/shop/shop",
+        "create configmap/shop/web-config",
+        "create secret/shop/db-credentials",  # in flight when the lock was lost: it finishes
+    }
+    assert {o.task: o.message for o in result.skipped} == {
+        "create job/shop/migrate": LOST,
+        "record-run job/shop/migrate": LOST,
+        "wait-ready job/shop/migrate": LOST,
+        "create deployment/shop/web": LOST,
+        "wait-ready deployment/shop/web": LOST,
+        "create service/shop/web-svc": LOST,
+    }
+    assert harness.writer.calls[-1] == "create secret/shop/db-credentials"
+    summary = harness.sink.events[-1]
+    assert isinstance(summary, Summary) and summary.message.endswith(f"(stopped: {LOST})")
+
+
+def test_a_stop_abandons_waits_in_flight_and_lets_writes_in_flight_finish() -> None:
+    plan = plan_from("""
+create job/ns/slow
+wait-ready job/ns/slow <- create job/ns/slow
+create configmap/ns/late
+create deployment/ns/after <- wait-ready job/ns/slow
+""")
+    lost, written, finished = threading.Event(), threading.Event(), threading.Event()
+    harness = Harness()
+
+    def waits_for_ever(until: str, timeout: float) -> Readiness:
+        lost.set()  # the lock is lost while this wait and the create below are in flight
+        finished.wait(timeout=5.0)
+        return Readiness(status="InProgress", message="still running")
+
+    def slow_write(_: str) -> None:
+        lost.wait(timeout=5.0)
+        written.set()
+
+    harness.status.script["ready job/ns/slow"] = waits_for_ever
+    harness.writer.hooks["create configmap/ns/late"] = slow_write
+    result = harness.run(plan, parallelism=4, stop=lambda: LOST if written.is_set() else None)
+    finished.set()
+
+    assert {o.task: o.status for o in result.outcomes} == {
+        "create job/ns/slow": "done",
+        "wait-ready job/ns/slow": "interrupted",
+        "create configmap/ns/late": "done",
+        "create deployment/ns/after": "skipped",
+    }
+    assert "create deployment/ns/after" not in harness.writer.calls
+
+
+def test_a_stop_that_never_answers_changes_nothing() -> None:
+    result = Harness().run(WEB_STACK, stop=lambda: None)
+    assert result.ok and result.stopped == ""
 
 
 def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything_runs() -> None:
