@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
-from planner.lock import read_holder
+from planner.lock import Holder, read_holder
 from planner.objects import FIELD_MANAGER, Manifest
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import plan_namespace, render
@@ -148,13 +149,23 @@ def save_plans(
         if held is not None:
             holder, now = held
             lock = {"holder": holder.identity, "since": holder.since()}
-            warnings.append(
-                f"plan {each.rendered.plan.name} is being applied by {holder.described(now)}: "
-                "the saved plan may be stale by the time it is applied"
-            )
+            warnings.append(_locked_warning(each.rendered.plan.name, holder, now))
         documents.append(each.saved(options, lock=lock))
     write_saved_plans(path, documents, cluster=target.identity())
     return warnings
+
+
+def _locked_warning(plan: str, holder: Holder, now: datetime) -> str:
+    expired_for = holder.expired_for(now)
+    if expired_for is not None:
+        return (
+            f"plan {plan} is locked by {holder.described(now)}, expired {expired_for:.0f}s ago: that run "
+            "probably died, and the next apply takes its lock over"
+        )
+    return (
+        f"plan {plan} is being applied by {holder.described(now)}: the saved plan may be stale by the "
+        "time it is applied"
+    )
 
 
 def plan_rendered(

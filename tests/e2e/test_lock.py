@@ -149,6 +149,7 @@ def test_a_second_apply_exits_3_naming_the_holder_while_the_first_runs_and_the_l
     held = eventually(lambda: held_by(cluster, namespace, running))
 
     refused = planner("apply", str(second / "plan.yaml"))
+    saved = planner("plan", str(second / "plan.yaml"), "--out", str(tmp_path / "b.plan.json"))
     paused_node.resume("nodeagent")
 
     spec = held["spec"]
@@ -162,6 +163,8 @@ def test_a_second_apply_exits_3_naming_the_holder_while_the_first_runs_and_the_l
     )
     assert f"since {spec['acquireTime'][:19]}Z" in message
     assert message.endswith(f"to break it now: planner unlock shop -n {namespace} --force")
+    assert saved.returncode == 0, saved.stdout + saved.stderr  # plan never takes the lock, but says so
+    assert saved.stderr.startswith(f"warning: plan shop is being applied by {spec['holderIdentity']} since ")
     code, out, err = finished(running)
     assert code == 0, out + err
     assert image(cluster, namespace, "Deployment", "web") == "shop:3.0.0"

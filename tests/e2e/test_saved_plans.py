@@ -246,6 +246,6 @@ def test_a_saved_plan_records_the_lock_holder_it_saw(
         "holder": "ci@runner/7/0badc0de",
         "since": "2026-11-29T10:00:00Z",
     }
-    warning = "warning: plan shop is being applied by ci@runner/7/0badc0de since 2026-11-29T10:00:00Z ("
+    warning = "warning: plan shop is locked by ci@runner/7/0badc0de since 2026-11-29T10:00:00Z ("
     assert made.stderr.startswith(warning), made.stderr
-    assert made.stderr.endswith("): the saved plan may be stale by the time it is applied\n")
+    assert made.stderr.endswith("s ago: that run probably died, and the next apply takes its lock over\n")
