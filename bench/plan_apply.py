@@ -11,7 +11,9 @@ controllers are slow at this size). Each tool works in its own fresh namespace:
 2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create.
 
 It prints both times, their ratio, and the API requests each made by verb (from the embedded cluster's
-/metrics; "n/a" against other clusters). Timings are printed, never asserted.
+/metrics; "n/a" against other clusters). Then what the run lock costs: the Lease requests of the
+create (one renewal per third of the lease duration while it runs) and of a no-op `planner apply`,
+whose requests are a no-op `planner plan`'s plus the lock's. Timings are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> 
     return elapsed
 
 
-def requests_by_verb(url: str | None) -> Counter[str]:
-    """`slim_requests_total` summed by verb, from the embedded cluster's /metrics."""
+def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[str]:
+    """`slim_requests_total` summed by verb (of one resource, when given), from the embedded cluster's
+    /metrics."""
     counts: Counter[str] = Counter()
     if url is None:
         return counts
@@ -68,8 +71,9 @@ def requests_by_verb(url: str | None) -> Counter[str]:
     except OSError:
         return counts
     for match in re.finditer(r"^slim_requests_total\{([^}]*)\} ([0-9.e+]+)$", text, re.MULTILINE):
-        verb = re.search(r'verb="([^"]*)"', match.group(1))
-        counts[verb.group(1) if verb else "?"] += int(float(match.group(2)))
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+        if resource is None or labels.get("resource") == resource:
+            counts[labels.get("verb", "?")] += int(float(match.group(2)))
     return counts
 
 
@@ -86,13 +90,14 @@ def cluster(kubeconfig: str | None) -> Iterator[tuple[Path, str | None]]:
 
 def measured(
     command: list[str], kubeconfig: Path, url: str | None, ok: tuple[int, ...]
-) -> tuple[float, Counter[str]]:
-    before = requests_by_verb(url)
+) -> tuple[float, Counter[str], Counter[str]]:
+    """Seconds, all requests by verb, and the run lock's (Lease) requests by verb."""
+    before, leases = requests_by_verb(url), requests_by_verb(url, "leases")
     elapsed = run(command, kubeconfig, ok=ok)
-    return elapsed, requests_by_verb(url) - before
+    return elapsed, requests_by_verb(url) - before, requests_by_verb(url, "leases") - leases
 
 
-Row = tuple[str, float, Counter[str]]
+Row = tuple[str, float, Counter[str], Counter[str]]
 
 
 def render(plan: Path, into: Path) -> None:
@@ -108,8 +113,10 @@ def fresh_namespace(kubeconfig: Path, tag: str) -> str:
     return name
 
 
-def compare(workloads: int, kubeconfig: Path, url: str | None, scratch: Path) -> tuple[list[Row], list[Row]]:
-    """(create rows, no-op rows): planner in one fresh namespace, kubectl in another."""
+def compare(
+    workloads: int, kubeconfig: Path, url: str | None, scratch: Path
+) -> tuple[list[Row], list[Row], list[Row]]:
+    """(create rows, no-op rows, lock rows): planner in one fresh namespace, kubectl in another."""
     mine, theirs = fresh_namespace(kubeconfig, "planner"), fresh_namespace(kubeconfig, "kubectl")
     plan, other = scratch / "planner.yaml", scratch / "kubectl.yaml"
     plan.write_text(plan_text(workloads, mine))
@@ -130,16 +137,41 @@ def compare(workloads: int, kubeconfig: Path, url: str | None, scratch: Path) ->
         ),
         ("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], kubeconfig, url, (0,))),
     ]
-    return creates, noops
+    locked = [
+        creates[0],
+        (
+            "planner apply (no-op)",
+            *measured([*PLANNER, "apply", str(plan), "--no-wait"], kubeconfig, url, (0,)),
+        ),
+        noops[0],
+    ]
+    return creates, noops, locked
+
+
+def by_verb(requests: Counter[str]) -> str:
+    return ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items()) if n) or "n/a"
 
 
 def print_rows(title: str, rows: list[Row]) -> None:
     print(f"{title:<28}{'seconds':>10}{'requests':>10}  by verb")
-    for name, seconds, requests in rows:
-        verbs = ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items())) or "n/a"
-        print(f"{name:<28}{seconds:>10.2f}{sum(requests.values()) or 'n/a':>10}  {verbs}")
-    (mine, mine_time, _), (theirs, theirs_time, _) = rows
+    for name, seconds, requests, _ in rows:
+        print(f"{name:<28}{seconds:>10.2f}{sum(requests.values()) or 'n/a':>10}  {by_verb(requests)}")
+    (mine, mine_time, _, _), (theirs, theirs_time, _, _) = rows
     print(f"ratio {theirs} / {mine}: {theirs_time / mine_time:.1f}x\n")
+
+
+def print_lock(rows: list[Row]) -> None:
+    """The run lock's requests: taking and releasing it, and a renewal per 10 s of a 30 s lease."""
+    (create, create_time, _, create_leases), (noop, _, noop_all, _), (plan, _, plan_all, _) = rows
+    renewals = create_leases["update"]
+    print(f"run lock (Lease requests){'':<4}{'seconds':>10}{'requests':>10}  by verb")
+    for name, seconds, _, leases in rows[:2]:
+        print(f"{name:<28}{seconds:>10.2f}{sum(leases.values()) or 'n/a':>10}  {by_verb(leases)}")
+    print(f"{create}: {renewals} renewals in {create_time:.1f}s (one per 10s of the default 30s lease)")
+    extra = noop_all - plan_all
+    print(
+        f"{noop} makes {sum(noop_all.values())} requests, {plan} {sum(plan_all.values())}: {by_verb(extra)} more"
+    )
 
 
 def main() -> None:
@@ -150,12 +182,13 @@ def main() -> None:
     parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
     args = parser.parse_args()
     with cluster(args.kubeconfig) as (kubeconfig, url), tempfile.TemporaryDirectory() as scratch:
-        creates, noops = compare(args.workloads, kubeconfig, url, Path(scratch))
+        creates, noops, locked = compare(args.workloads, kubeconfig, url, Path(scratch))
     print(
         f"{args.workloads} workloads ({3 * args.workloads} objects: Deployment + ConfigMap + Service each)\n"
     )
     print_rows("create", creates)
     print_rows("no-op", noops)
+    print_lock(locked)
     limit = ClientOptions()
     print(
         f"planner's client limits itself to {limit.qps:g} requests/s (burst {limit.burst}); kubectl does not."

@@ -23,7 +23,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +143,8 @@ def reconcile_plan(
         return done("locked", None, f"locked by {held.holder}" if held.holder else str(held))
     except PlannerError as error:
         return done("failed", None, str(error))
+    except Exception as bug:  # a bug in one plan's reconcile must not take the others down
+        return done("failed", None, f"{type(bug).__name__}: {bug}")
 
 
 class _Outcome:
@@ -295,30 +297,42 @@ def reconcile(
     todo = [(index, each.rendered) for index, each in enumerate(prepared) if each.rendered is not None]
     if todo:
         _ = target.client  # built once here, then shared by every plan's thread
-    for index, outcome in _run_all(todo, target=target, options=options, notice=notice):
+
+    def finished(index: int, outcome: PlanOutcome) -> None:
         outcomes[index] = outcome
         on_outcome(outcome)
+
+    _run_all(todo, target=target, options=options, notice=notice, finished=finished)
     return [outcome for outcome in outcomes if outcome is not None]
 
 
 def _run_all(
-    todo: list[tuple[int, RenderedPlan]], *, target: Target, options: ReconcileOptions, notice: Notice
-) -> Iterator[tuple[int, PlanOutcome]]:
+    todo: list[tuple[int, RenderedPlan]],
+    *,
+    target: Target,
+    options: ReconcileOptions,
+    notice: Notice,
+    finished: Callable[[int, PlanOutcome], None],
+) -> None:
+    """Each plan in a pool of `parallel_plans` threads; `finished` gets each outcome in this thread.
+    Whatever interrupts this thread (Ctrl-C, SIGTERM) stops every plan from starting further tasks,
+    and their locks are released before it is raised again."""
     stop = threading.Event()
     pool = ThreadPoolExecutor(max_workers=max(1, options.parallel_plans), thread_name_prefix="reconcile")
-    futures: dict[Future[PlanOutcome], int] = {
-        pool.submit(reconcile_plan, rendered, target=target, options=options, notice=notice, stop=stop): index
-        for index, rendered in todo
-    }
     try:
+        futures: dict[Future[PlanOutcome], int] = {
+            pool.submit(
+                reconcile_plan, rendered, target=target, options=options, notice=notice, stop=stop
+            ): index
+            for index, rendered in todo
+        }
         for future in as_completed(futures):
-            yield futures[future], future.result()
-    except KeyboardInterrupt:
-        stop.set()  # running plans stop starting tasks and release their locks; the rest never start
-        pool.shutdown(wait=True, cancel_futures=True)
+            finished(futures[future], future.result())
+    except BaseException:
+        stop.set()
         raise
     finally:
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = [

@@ -396,3 +396,39 @@ def test_the_lease_is_renewed_while_the_run_holds_it(
     assert renewed["spec"]["leaseDurationSeconds"] == 3
     assert renewed["metadata"]["uid"] == first["metadata"]["uid"]
     assert lease(cluster, namespace) is None
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_sigterm_or_ctrl_c_stops_the_apply_and_releases_its_lock(
+    cluster: ClusterHandle, background: Any, paused_node: SlimAdmin, namespace: str, tmp_path: Path, sent: int
+) -> None:
+    plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
+    running = background("apply", str(plan))
+    eventually(lambda: held_by(cluster, namespace, running))
+    job = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+    eventually(lambda: http(cluster, "GET", job)[0] == 200)  # waiting for the Job the node never runs
+
+    running.send_signal(sent)
+    code, out, err = finished(running)  # at once: the waits in flight end with the run
+
+    assert code == 1, out + err
+    assert f"interrupted wait-ready job/{namespace}/migrate: interrupted" in out
+    assert lease(cluster, namespace) is None
+    assert http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")[0] == 404
+
+
+def test_sigterm_stops_every_plan_of_a_reconcile_and_releases_their_locks(
+    cluster: ClusterHandle, background: Any, paused_node: SlimAdmin, namespace: str, tmp_path: Path
+) -> None:
+    spaces = [f"{namespace}-a", f"{namespace}-b"]
+    for each in spaces:
+        write_plan(tmp_path, shop(each, "3.0.0"), name=f"{each}.yaml")
+    running = background("reconcile", str(tmp_path))
+    eventually(lambda: all(held_by(cluster, each, running) for each in spaces))
+
+    running.send_signal(signal.SIGTERM)
+    code, out, err = finished(running)
+
+    assert code == 1, out + err
+    assert err.strip().endswith("aborted")
+    assert [lease(cluster, each) for each in spaces] == [None, None]
