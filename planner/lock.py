@@ -267,18 +267,23 @@ class _Acquirer:
             else:
                 time.sleep(pause)
 
-    def create(self) -> RunLock | None:
+    def create(self, *, namespace_ensured: bool = False) -> RunLock | None:
+        """POST the Lease: the lock when it is created, None when one exists. A 404 means the plan's
+        namespace does not exist yet (the apply would create it): create it once and try again."""
         body = self.body(transitions=0)
+        sent = time.monotonic()
         try:
             created = self.client.request(
                 "POST", self.collection, query={"fieldManager": FIELD_MANAGER}, body=body, verb="create"
             )
         except AlreadyExistsError:
             return None
-        except NotFoundError:  # the plan's namespace does not exist yet: the apply would create it
+        except NotFoundError as missing:
+            if namespace_ensured:
+                raise PlannerError(f"cannot take the lock of plan {self.plan}: {missing}") from missing
             self.ensure_namespace()
-            return self.create()
-        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=created)
+            return self.create(namespace_ensured=True)
+        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=created, sent=sent)
 
     def take_over_if_expired(self, lease: Manifest, holder: Holder, server_now: datetime) -> RunLock | None:
         expired_for = holder.expired_for(server_now)
@@ -290,6 +295,7 @@ class _Acquirer:
             return None
         body = self.body(transitions=holder.transitions + 1)
         body["metadata"] |= {"resourceVersion": version, "uid": metadata_of(lease).get("uid")}
+        sent = time.monotonic()
         try:
             taken = self.client.request(
                 "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
@@ -297,7 +303,7 @@ class _Acquirer:
         except (ConflictError, NotFoundError):
             return None  # another run renewed it or raced us to it: read it again
         self.notice(took_over_message(self.plan, holder, expired_for))
-        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=taken)
+        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=taken, sent=sent)
 
     def body(self, *, transitions: int) -> Manifest:
         return lease_body(
@@ -350,7 +356,11 @@ class RunLock:
     is abandoned and tried again rather than waited for; `lost()` is judged from the clock, not from the
     renewing thread, so a thread stuck in a request cannot hide a loss."""
 
-    def __init__(self, client: KubeClient, *, plan: str, namespace: str, lease: Manifest) -> None:
+    def __init__(
+        self, client: KubeClient, *, plan: str, namespace: str, lease: Manifest, sent: float
+    ) -> None:
+        """`lease` as the request that took it returned it; `sent`: when (monotonic) that request left,
+        the latest moment the lease can be counted from."""
         self.plan, self.namespace = plan, namespace
         self.holder = Holder.of(lease)
         seconds = float(self.holder.seconds)
@@ -358,7 +368,7 @@ class RunLock:
         self.client = client.with_options(retries=0, connect_retries=0, timeout=self.interval)
         self.path = resource_path(LEASE, namespace, lease_name(plan))
         self._lease = lease
-        self._renewed_at = time.monotonic()
+        self._renewed_at = sent
         self._failure = ""
         self._lost = ""
         self._mutex = threading.Lock()

@@ -230,7 +230,7 @@ class _Prepared:
     failed: PlanOutcome | None
 
 
-def _prepare(file: Path, default_namespace: str) -> _Prepared:
+def _prepare(file: Path, default_namespace: str, notice: Notice) -> _Prepared:
     try:
         loaded = load_plans([file])
     except PlannerError as broken:
@@ -238,6 +238,8 @@ def _prepare(file: Path, default_namespace: str) -> _Prepared:
             file=str(file), plan="", namespace="", result="failed", message=str(broken), finished=time.time()
         )
         return _Prepared(None, outcome)
+    for warning in loaded.warnings:
+        notice(f"{warning}")
     (rendered,) = render_loaded(loaded, default_namespace)
     return _Prepared(rendered, None)
 
@@ -289,7 +291,7 @@ def reconcile(
             f"no plan files (*.yaml, *.yml declaring kind: Plan) under {', '.join(map(str, paths))}"
         )
     default_namespace = target.default_namespace()
-    prepared = _without_duplicates([_prepare(file, default_namespace) for file in files])
+    prepared = _without_duplicates([_prepare(file, default_namespace, notice) for file in files])
     outcomes: list[PlanOutcome | None] = [each.failed for each in prepared]
     for outcome in outcomes:
         if outcome is not None:
