@@ -262,6 +262,24 @@ def plan_command(
         sys.exit(2)
 
 
+_parallelism_option = click.option(
+    "--parallelism",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    help="Tasks run at once, per plan.",
+)
+_timeout_option = click.option(
+    "--timeout",
+    callback=_duration,
+    metavar="DURATION",
+    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
+)
+_no_wait_option = click.option(
+    "--no-wait", is_flag=True, help="Write without waiting for objects to become ready."
+)
+
+
 @cli.command("apply")
 @_plan_paths()
 @_output_option("text", "json")
@@ -269,16 +287,9 @@ def plan_command(
 @click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
-@click.option(
-    "--parallelism", type=click.IntRange(1), default=16, show_default=True, help="Tasks run at once."
-)
-@click.option(
-    "--timeout",
-    callback=_duration,
-    metavar="DURATION",
-    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
-)
-@click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @_qps_option
 @click.option(
@@ -377,20 +388,9 @@ def _reconcile_exit_code(outcomes: Sequence[app.PlanOutcome]) -> int:
 )
 @click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
-@click.option(
-    "--parallelism",
-    type=click.IntRange(1),
-    default=16,
-    show_default=True,
-    help="Tasks run at once, per plan.",
-)
-@click.option(
-    "--timeout",
-    callback=_duration,
-    metavar="DURATION",
-    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
-)
-@click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
 @_lock_options
 @_qps_option
 def reconcile_command(

@@ -271,17 +271,21 @@ def test_a_second_apply_waits_for_the_lock_then_applies_on_top_and_the_writes_ne
         assert window[0] < rv < window[1], (rv, version, windows, writes)
 
 
+def killed_holding_its_lock(cluster: ClusterHandle, planner: Runner, plan: Path, namespace: str) -> str:
+    """Apply with a 3 s lock, SIGKILLed after its first member write; the holder it leaves behind."""
+    env = {"PLANNER_TEST_CRASH_AT": "after-writes:1"}
+    killed = planner("apply", str(plan), "--lock-duration", "3s", env=env)
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    dead = lease(cluster, namespace)
+    assert dead is not None, "a killed run leaves its lock behind"
+    return str(dead["spec"]["holderIdentity"])
+
+
 def test_a_sigkilled_holders_lock_is_waited_out_and_taken_over_and_the_next_run_converges(
     cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
     plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
-    killed = planner(
-        "apply", str(plan), "--lock-duration", "3s", env={"PLANNER_TEST_CRASH_AT": "after-writes:1"}
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
-    dead = lease(cluster, namespace)
-    assert dead is not None, "a killed run leaves its lock behind"
-    holder = dead["spec"]["holderIdentity"]
+    holder = killed_holding_its_lock(cluster, planner, plan, namespace)
 
     again = planner("apply", str(plan), "--lock-timeout", "1m")
 
@@ -306,10 +310,7 @@ def test_an_expired_lock_is_taken_over_at_once_without_waiting(
     cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
     plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
-    killed = planner(
-        "apply", str(plan), "--lock-duration", "3s", env={"PLANNER_TEST_CRASH_AT": "after-writes:1"}
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    killed_holding_its_lock(cluster, planner, plan, namespace)
     eventually(lambda: expired_on_the_servers_clock(cluster, namespace))
 
     again = planner("apply", str(plan))  # --lock-timeout 0: no waiting at all
