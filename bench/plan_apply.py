@@ -1,17 +1,27 @@
-"""planner against kubectl on one N-workload plan (Deployment + ConfigMap + Service each), side by side.
+"""planner against kubectl (and kpt) on one N-workload plan (Deployment + ConfigMap + Service each).
 
-    .venv/bin/python bench/plan_apply.py [--workloads 1000] [--kubeconfig PATH]
+    .venv/bin/python bench/plan_apply.py [--workloads 1000] [--wait-workloads 100 1000]
+        [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH]
 
-Without `--kubeconfig` (or `KUBECONFIG`) it starts an embedded cluster with the simulation on (for
-/metrics) and its controllers and node agent paused (nothing here waits for readiness, and the
-controllers are slow at this size). Each tool works in its own fresh namespace:
+Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters. Each tool works in its own fresh
+namespace (on the embedded cluster, in its own fresh cluster for the wait round, so one tool's
+rolling-out pods never load the other's run):
 
-1. create: `planner apply --no-wait` of the plan vs `kubectl apply -f` of the same plan's rendered
-   manifests (`planner render`, for the other namespace);
-2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create.
+1. create (`--workloads`, controllers and node agent paused: nothing waits): `planner apply
+   --no-wait` of the plan vs `kubectl apply -f` of the same plan's rendered manifests (`planner
+   render`, for the other namespace);
+2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create;
+3. apply and wait (`--wait-workloads`, the simulation running, every pod ready `--ready-after`
+   seconds after it starts, `sim.planner.dev/ready-after-seconds`): `planner apply` (which waits
+   for every Deployment) vs `kubectl apply -f` then `kubectl wait --for=condition=Available deploy
+   --all`, and vs `kpt live apply --reconcile-timeout` where the cluster serves CustomResourceDefinitions
+   (kpt keeps its inventory in a ResourceGroup custom resource; the embedded cluster serves none, so
+   there kpt is skipped, saying why).
 
-It prints both times, their ratio, and the API requests each made by verb (from the embedded cluster's
-/metrics; "n/a" against other clusters). Then what the run lock costs: the Lease requests of the
+It prints each run's seconds, the ratio, the seconds from the start to the first write, the last write
+and the last Deployment ready (planner's from its `-o json` events; kubectl's when `apply` and `wait`
+end), and the API requests each made by verb (from the embedded cluster's /metrics; "n/a" against
+other clusters). After the create and no-op rounds, what the run lock costs: the Lease requests of the
 create (one renewal per third of the lease duration while it runs) and of a no-op `planner apply`,
 whose requests are a no-op `planner plan`'s plus the lock's. Timings are printed, never asserted.
 """
@@ -20,15 +30,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from planner.kube.client import ClientOptions
@@ -37,27 +51,37 @@ REPO = Path(__file__).resolve().parents[1]
 PLANNER = [sys.executable, "-m", "planner"]
 
 
-def plan_text(workloads: int, namespace: str) -> str:
+READY_ANNOTATION = "sim.planner.dev/ready-after-seconds"
+WAIT_TIMEOUT = "15m"
+
+
+def plan_text(workloads: int, namespace: str, *, ready_after: float | None = None) -> str:
     lines = ["apiVersion: planner.dev/v1", "kind: Plan", f"metadata: {{name: bench, namespace: {namespace}}}"]
     lines.append("configMaps:")
     lines += [f"  - {{name: app-{i}-config, data: {{INDEX: '{i}'}}}}" for i in range(workloads)]
     lines.append("workloads:")
+    pod = "" if ready_after is None else f", podAnnotations: {{{READY_ANNOTATION}: '{ready_after:g}'}}"
     lines += [
         f"  - {{name: app-{i}, image: 'nginx:1.27', port: 8080, expose: true, replicas: 1,"
-        f" volumes: [{{configMap: app-{i}-config, mountPath: /etc/app}}]}}"
+        f" volumes: [{{configMap: app-{i}-config, mountPath: /etc/app}}]{pod}}}"
         for i in range(workloads)
     ]
     return "\n".join(lines) + "\n"
 
 
-def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> float:
+def run_output(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> tuple[float, str]:
+    """Run `command` against `kubeconfig`; its wall time and standard output."""
     started = time.perf_counter()
     env = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
     if result.returncode not in ok:
         raise SystemExit(f"{' '.join(command[:4])}… exited {result.returncode}: {result.stderr[-2000:]}")
-    return elapsed
+    return elapsed, result.stdout
+
+
+def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> float:
+    return run_output(command, kubeconfig, ok=ok)[0]
 
 
 def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[str]:
@@ -78,26 +102,85 @@ def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[st
 
 
 @contextlib.contextmanager
-def cluster(kubeconfig: str | None) -> Iterator[tuple[Path, str | None]]:
+def cluster(kubeconfig: str | None, *, simulate: bool = False, time_scale: float = 1.0) -> Iterator[Cluster]:
+    """The cluster at `kubeconfig`, or a fresh embedded one: with the simulation running
+    (`simulate`: controllers and node agent, a full resync every 10 s as large simulations run) or
+    paused (only /metrics on)."""
     if kubeconfig:
-        yield Path(kubeconfig), None
+        yield Cluster(Path(kubeconfig), None)
         return
     from planner.slim.cluster import running_cluster
 
-    with running_cluster(simulate=True, paused=("controllers", "nodeagent")) as handle:
-        yield Path(handle.kubeconfig), handle.url
+    options: dict[str, object] = (
+        {"resync_seconds": 10} if simulate else {"paused": ("controllers", "nodeagent")}
+    )
+    with running_cluster(simulate=True, time_scale=time_scale, **options) as handle:
+        yield Cluster(Path(handle.kubeconfig), handle.url)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    kubeconfig: Path
+    url: str | None  # the embedded cluster's, for /metrics
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Seconds from a run's start to its first and last write and its last Deployment ready."""
+
+    first_write: float | None = None
+    last_write: float | None = None
+    last_ready: float | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    seconds: float
+    requests: Counter[str] = field(default_factory=Counter)
+    leases: Counter[str] = field(default_factory=Counter)  # the run lock's requests, by verb
+    timeline: Timeline = Timeline()
+
+
+def planner_timeline(json_lines: str, started: float) -> Timeline:
+    """From `planner apply -o json`'s events: writes are `Applied`, readiness a Deployment's `Ready`."""
+    writes, ready = [], []
+    for line in json_lines.splitlines():
+        event = json.loads(line)
+        at = datetime.fromisoformat(event["time"]).timestamp() - started
+        if event["type"] == "Applied":
+            writes.append(at)
+        elif event["type"] == "Ready" and str(event.get("object", "")).startswith("deployment/"):
+            ready.append(at)
+    return Timeline(
+        first_write=min(writes, default=None),
+        last_write=max(writes, default=None),
+        last_ready=max(ready, default=None),
+    )
+
+
+def planner_apply(plan: Path, where: Cluster, *options: str, name: str = "") -> Row:
+    """`planner apply` with `-o json`, timed, with its request counts (all, and the run lock's) and its
+    events' timeline."""
+    before, leases, started = requests_by_verb(where.url), requests_by_verb(where.url, "leases"), time.time()
+    command = [*PLANNER, "apply", str(plan), "-o", "json", "--timeout", WAIT_TIMEOUT, *options]
+    seconds, events = run_output(command, where.kubeconfig)
+    return Row(
+        name or " ".join(["planner apply", *options]),
+        seconds,
+        requests_by_verb(where.url) - before,
+        requests_by_verb(where.url, "leases") - leases,
+        planner_timeline(events, started),
+    )
 
 
 def measured(
-    command: list[str], kubeconfig: Path, url: str | None, ok: tuple[int, ...]
+    command: list[str], where: Cluster, ok: tuple[int, ...] = (0,)
 ) -> tuple[float, Counter[str], Counter[str]]:
     """Seconds, all requests by verb, and the run lock's (Lease) requests by verb."""
-    before, leases = requests_by_verb(url), requests_by_verb(url, "leases")
-    elapsed = run(command, kubeconfig, ok=ok)
-    return elapsed, requests_by_verb(url) - before, requests_by_verb(url, "leases") - leases
-
-
-Row = tuple[str, float, Counter[str], Counter[str]]
+    before, leases = requests_by_verb(where.url), requests_by_verb(where.url, "leases")
+    elapsed = run(command, where.kubeconfig, ok=ok)
+    return elapsed, requests_by_verb(where.url) - before, requests_by_verb(where.url, "leases") - leases
 
 
 def render(plan: Path, into: Path) -> None:
@@ -113,38 +196,29 @@ def fresh_namespace(kubeconfig: Path, tag: str) -> str:
     return name
 
 
-def compare(
-    workloads: int, kubeconfig: Path, url: str | None, scratch: Path
-) -> tuple[list[Row], list[Row], list[Row]]:
+def plan_and_manifests(
+    workloads: int, namespace: str, scratch: Path, *, ready_after: float | None = None
+) -> tuple[Path, Path]:
+    """The plan for `namespace` and its rendered manifests, the input of the other tools."""
+    plan, manifests = scratch / f"{namespace}.yaml", scratch / f"{namespace}-manifests.yaml"
+    plan.write_text(plan_text(workloads, namespace, ready_after=ready_after))
+    render(plan, manifests)
+    return plan, manifests
+
+
+def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], list[Row], list[Row]]:
     """(create rows, no-op rows, lock rows): planner in one fresh namespace, kubectl in another."""
-    mine, theirs = fresh_namespace(kubeconfig, "planner"), fresh_namespace(kubeconfig, "kubectl")
-    plan, other = scratch / "planner.yaml", scratch / "kubectl.yaml"
-    plan.write_text(plan_text(workloads, mine))
-    other.write_text(plan_text(workloads, theirs))
-    manifests = scratch / "manifests.yaml"
-    render(other, manifests)
-    creates = [
-        (
-            "planner apply --no-wait",
-            *measured([*PLANNER, "apply", str(plan), "--no-wait"], kubeconfig, url, (0,)),
-        ),
-        ("kubectl apply -f", *measured(["kubectl", "apply", "-f", str(manifests)], kubeconfig, url, (0,))),
-    ]
+    mine, theirs = fresh_namespace(where.kubeconfig, "planner"), fresh_namespace(where.kubeconfig, "kubectl")
+    plan, _ = plan_and_manifests(workloads, mine, scratch)
+    _, manifests = plan_and_manifests(workloads, theirs, scratch)
+    seconds, requests, _ = measured(["kubectl", "apply", "-f", str(manifests)], where)
+    kubectl_apply = Row("kubectl apply -f", seconds, requests, timeline=Timeline(last_write=seconds))
+    creates = [planner_apply(plan, where, "--no-wait"), kubectl_apply]
     noops = [
-        (
-            "planner plan",
-            *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], kubeconfig, url, (0,)),
-        ),
-        ("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], kubeconfig, url, (0,))),
+        Row("planner plan", *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], where)),
+        Row("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], where)),
     ]
-    locked = [
-        creates[0],
-        (
-            "planner apply (no-op)",
-            *measured([*PLANNER, "apply", str(plan), "--no-wait"], kubeconfig, url, (0,)),
-        ),
-        noops[0],
-    ]
+    locked = [creates[0], planner_apply(plan, where, "--no-wait", name="planner apply (no-op)"), noops[0]]
     return creates, noops, locked
 
 
@@ -152,25 +226,107 @@ def by_verb(requests: Counter[str]) -> str:
     return ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items()) if n) or "n/a"
 
 
-def print_rows(title: str, rows: list[Row]) -> None:
-    print(f"{title:<28}{'seconds':>10}{'requests':>10}  by verb")
-    for name, seconds, requests, _ in rows:
-        print(f"{name:<28}{seconds:>10.2f}{sum(requests.values()) or 'n/a':>10}  {by_verb(requests)}")
-    (mine, mine_time, _, _), (theirs, theirs_time, _, _) = rows
-    print(f"ratio {theirs} / {mine}: {theirs_time / mine_time:.1f}x\n")
+def kubectl_apply_and_wait(manifests: Path, namespace: str, where: Cluster) -> Row:
+    before, started = requests_by_verb(where.url), time.perf_counter()
+    run(["kubectl", "apply", "-f", str(manifests)], where.kubeconfig)
+    applied = time.perf_counter() - started
+    wait = ["kubectl", "wait", "--for=condition=Available", "deploy", "--all", "-n", namespace]
+    run([*wait, f"--timeout={WAIT_TIMEOUT}"], where.kubeconfig)
+    seconds = time.perf_counter() - started
+    timeline = Timeline(last_write=applied, last_ready=seconds)
+    return Row("kubectl apply + wait", seconds, requests_by_verb(where.url) - before, timeline=timeline)
+
+
+def kpt_skipped(where: Cluster) -> str | None:
+    """Why kpt cannot run here, or None."""
+    if shutil.which("kpt") is None:
+        return "kpt is not installed"
+    groups = ["kubectl", "api-resources", "--api-group=apiextensions.k8s.io", "-o", "name"]
+    _, served = run_output(groups, where.kubeconfig, ok=(0, 1))
+    if "customresourcedefinitions" not in served:
+        return (
+            "the cluster serves no CustomResourceDefinitions, and kpt live keeps its inventory in a "
+            "ResourceGroup custom resource"
+        )
+    return None
+
+
+def kpt_apply(manifests: Path, namespace: str, where: Cluster, scratch: Path) -> Row:
+    """`kpt live apply --reconcile-timeout` of the manifests as a kpt package (inventory in `namespace`)."""
+    package = scratch / f"kpt-{namespace}"
+    package.mkdir()
+    shutil.copy(manifests, package / "manifests.yaml")
+    run(["kpt", "live", "install-resource-group"], where.kubeconfig)
+    run(["kpt", "pkg", "init", str(package)], where.kubeconfig)
+    run(["kpt", "live", "init", str(package), f"--namespace={namespace}"], where.kubeconfig)
+    apply = ["kpt", "live", "apply", str(package), f"--reconcile-timeout={WAIT_TIMEOUT}"]
+    seconds, requests, _ = measured(apply, where)
+    return Row("kpt live apply", seconds, requests, timeline=Timeline(last_ready=seconds))
+
+
+def apply_and_wait(
+    workloads: int, kubeconfig: str | None, scratch: Path, *, ready_after: float, time_scale: float
+) -> tuple[list[Row], str | None]:
+    """(rows, why kpt was skipped): each tool in a fresh embedded cluster (or a fresh namespace of
+    the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after starting."""
+    rows: list[Row] = []
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        namespace = fresh_namespace(where.kubeconfig, "planner")
+        plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+        rows.append(planner_apply(plan, where))
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        namespace = fresh_namespace(where.kubeconfig, "kubectl")
+        _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+        rows.append(kubectl_apply_and_wait(manifests, namespace, where))
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        skipped = kpt_skipped(where)
+        if skipped is None:
+            namespace = fresh_namespace(where.kubeconfig, "kpt")
+            _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+            rows.append(kpt_apply(manifests, namespace, where, scratch))
+    return rows, skipped
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def print_rows(title: str, rows: Sequence[Row]) -> None:
+    header = f"{'seconds':>9}{'1st write':>10}{'last write':>11}{'last ready':>11}{'requests':>10}"
+    print(f"{title:<28}{header}  by verb")
+    for row in rows:
+        verbs = by_verb(row.requests)
+        times = "".join(
+            f"{_seconds(value):>{width}}"
+            for value, width in (
+                (row.timeline.first_write, 10),
+                (row.timeline.last_write, 11),
+                (row.timeline.last_ready, 11),
+            )
+        )
+        print(f"{row.name:<28}{row.seconds:>9.2f}{times}{sum(row.requests.values()) or 'n/a':>10}  {verbs}")
+    mine = rows[0]
+    for other in rows[1:]:
+        print(f"ratio {other.name} / {mine.name}: {other.seconds / mine.seconds:.2f}x")
+    print()
 
 
 def print_lock(rows: list[Row]) -> None:
     """The run lock's requests: taking and releasing it, and a renewal per 10 s of a 30 s lease."""
-    (create, create_time, _, create_leases), (noop, _, noop_all, _), (plan, _, plan_all, _) = rows
-    renewals = create_leases["update"]
-    print(f"run lock (Lease requests){'':<4}{'seconds':>10}{'requests':>10}  by verb")
-    for name, seconds, _, leases in rows[:2]:
-        print(f"{name:<28}{seconds:>10.2f}{sum(leases.values()) or 'n/a':>10}  {by_verb(leases)}")
-    print(f"{create}: {renewals} renewals in {create_time:.1f}s (one per 10s of the default 30s lease)")
-    extra = noop_all - plan_all
+    create, noop, plan = rows
+    print(f"run lock (Lease requests){'':<4}{'seconds':>9}{'requests':>10}  by verb")
+    for row in (create, noop):
+        print(
+            f"{row.name:<28}{row.seconds:>9.2f}{sum(row.leases.values()) or 'n/a':>10}  {by_verb(row.leases)}"
+        )
+    renewals = create.leases["update"]
     print(
-        f"{noop} makes {sum(noop_all.values())} requests, {plan} {sum(plan_all.values())}: {by_verb(extra)} more"
+        f"{create.name}: {renewals} renewals in {create.seconds:.1f}s (one per 10s of the default 30s lease)"
+    )
+    extra = noop.requests - plan.requests
+    print(
+        f"{noop.name} makes {sum(noop.requests.values())} requests, {plan.name} "
+        f"{sum(plan.requests.values())}: {by_verb(extra)} more\n"
     )
 
 
@@ -178,17 +334,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--workloads", type=int, default=1000)
+    parser.add_argument(
+        "--workloads", type=int, default=1000, help="workloads of the create and no-op rounds"
+    )
+    parser.add_argument("--wait-workloads", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--ready-after", type=float, default=5.0, help="seconds from a pod's start to ready")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="the embedded clusters' --time-scale")
+    parser.add_argument("--rounds", nargs="+", choices=("create", "wait"), default=["create", "wait"])
     parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
     args = parser.parse_args()
-    with cluster(args.kubeconfig) as (kubeconfig, url), tempfile.TemporaryDirectory() as scratch:
-        creates, noops, locked = compare(args.workloads, kubeconfig, url, Path(scratch))
-    print(
-        f"{args.workloads} workloads ({3 * args.workloads} objects: Deployment + ConfigMap + Service each)\n"
-    )
-    print_rows("create", creates)
-    print_rows("no-op", noops)
-    print_lock(locked)
+    with tempfile.TemporaryDirectory() as scratch:
+        if "create" in args.rounds:
+            with cluster(args.kubeconfig) as where:
+                creates, noops, locked = compare(args.workloads, where, Path(scratch))
+            objects = f"{3 * args.workloads} objects: Deployment + ConfigMap + Service each"
+            print(f"{args.workloads} workloads ({objects})\n")
+            print_rows("create", creates)
+            print_rows("no-op", noops)
+            print_lock(locked)
+        for workloads in args.wait_workloads if "wait" in args.rounds else ():
+            rows, kpt_skip = apply_and_wait(
+                workloads,
+                args.kubeconfig,
+                Path(scratch),
+                ready_after=args.ready_after,
+                time_scale=args.time_scale,
+            )
+            delay = f"pods ready {args.ready_after:g} s after start, time scale {args.time_scale:g}"
+            print_rows(f"apply + wait, {workloads} ({delay})", rows)
+            if kpt_skip:
+                print(f"kpt live apply skipped: {kpt_skip}\n")
     limit = ClientOptions()
     print(
         f"planner's client limits itself to {limit.qps:g} requests/s (burst {limit.burst}); kubectl does not."

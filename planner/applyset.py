@@ -6,7 +6,11 @@ renders carries the part-of label with the ApplySet's id; the parent Secret `<pl
 namespace carries the id label and lists, in two annotations, the group-kinds and the other namespaces
 its members span (its `Scope`), so the reader knows where to LIST without reading anything else. The
 parent's `data` is planner's record of the Jobs that ran (run-key → `RunRecord`), so a Job runs once
-per run-key even after TTL cleanup deleted it.
+per run-key even after TTL cleanup deleted it: recorded *pending* before the Job's create (a kill
+between the create and its record leaves a trace), confirmed with the Job's uid after it, and given
+its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
+keys under `planner.` are planner's own (the saved plans' digest key, the applied closure) and every
+parent write keeps them.
 
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
@@ -14,10 +18,9 @@ half-way never hides a member from the next prune; only after an apply converged
 remains (`narrowed`, `settled_parent`).
 
 The same converged apply records its closure as applied (`AppliedClosure`: object → the first 16 hex
-digits of its `planner.dev/hash`, gzipped JSON under the data key `applied-closure`, which no 64-hex
-run-key can collide with). The diff reads it to tell **drift** (the cluster moved away from what was
-applied: a recorded object deleted, an object that joined the ApplySet outside the plan) from
-**pending** changes (the plan changed since). Recorded only after convergence, it always names a
+digits of its `planner.dev/hash`, gzipped JSON under the reserved data key `planner.applied-closure`).
+The diff reads it to tell **drift** (the cluster moved away from what was applied: a recorded object
+deleted, an object that joined the ApplySet outside the plan) from **pending** changes (the plan changed since). Recorded only after convergence, it always names a
 closure that was applied completely, and it is replaced, never merged, so it follows prune.
 
 Everything here is pure: what to write, computed from what was read. The reader (`planner.live`) GETs
@@ -29,11 +32,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from planner import __version__
 from planner.errors import OwnershipError, PlannerError
@@ -59,6 +64,10 @@ ANNOTATION_CONTAINS_GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
 ANNOTATION_ADDITIONAL_NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 PARENT_TYPE = "planner.dev/applyset"
 TOOLING = f"planner/{__version__}"
+# The parent's data keys planner reserves beside the run records (whose keys are 64 hex digits): every
+# parent write keeps them as they are.
+RESERVED_PREFIX = "planner."
+DIGEST_KEY = "planner.digest-key"
 
 
 # --- identity ----------------------------------------------------------------------------------------
@@ -96,14 +105,24 @@ def is_planners(parent: Manifest) -> bool:
     return str(annotations_of(parent).get(ANNOTATION_TOOLING, "")).startswith("planner/")
 
 
+def is_parent(ref: ObjectRef, live: Manifest) -> bool:
+    """Whether `live`, the Secret at the parent's place `ref`, is the plan's ApplySet parent."""
+    found = labels_of(live).get(LABEL_APPLYSET_ID)
+    return live.get("type") == PARENT_TYPE and found == applyset_id(ref.name, ref.namespace or "")
+
+
+def not_the_parent(ref: ObjectRef) -> str:
+    """The sentence for a same-named Secret at the parent's place that is not the plan's parent."""
+    return (
+        f"{ref.described} exists and is not the ApplySet parent of plan {ref.name}; "
+        "rename the plan or move that secret"
+    )
+
+
 def check_parent(ref: ObjectRef, live: Manifest) -> None:
     """A same-named Secret that is not this plan's parent is never overwritten."""
-    found = labels_of(live).get(LABEL_APPLYSET_ID)
-    if live.get("type") != PARENT_TYPE or found != applyset_id(ref.name, ref.namespace or ""):
-        raise OwnershipError(
-            f"{ref.described} exists and is not the ApplySet parent of plan {ref.name}; "
-            "rename the plan or move that secret"
-        )
+    if not is_parent(ref, live):
+        raise OwnershipError(not_the_parent(ref))
 
 
 # --- scope -------------------------------------------------------------------------------------------
@@ -191,20 +210,25 @@ def _without_managed_fields(live: Manifest | None) -> dict[str, object]:
 class ParentRecord:
     """What an apply writes into the parent before any member: group-kinds and namespaces covering
     every object of its ChangeSet, desired or live (merged with what the parent lists, the superset
-    KEP-3659 asks for), and the run-keys of the current closure's Jobs, to which the run record is
-    trimmed."""
+    KEP-3659 asks for), the run-keys of the current closure's Jobs, to which the run record is
+    trimmed, and the `runs` to record: pending ones for the Jobs the apply creates, and the runs of
+    Jobs found live with no record (an apply killed between a create and its record)."""
 
     group_kinds: tuple[str, ...]
     namespaces: tuple[str, ...]
     run_keys: tuple[str, ...]
+    runs: tuple[RunRecord, ...] = ()
 
     @classmethod
-    def covering(cls, refs: Iterable[ObjectRef], closure: Iterable[Manifest]) -> ParentRecord:
+    def covering(
+        cls, refs: Iterable[ObjectRef], closure: Iterable[Manifest], *, runs: Iterable[RunRecord] = ()
+    ) -> ParentRecord:
         scope = Scope.of(refs)
         return cls(
             group_kinds=tuple(sorted(scope.group_kinds)),
             namespaces=tuple(sorted(scope.namespaces)),
             run_keys=tuple(sorted(run_keys_of(closure))),
+            runs=tuple(sorted(runs, key=lambda run: run.run_key)),
         )
 
     @property
@@ -214,7 +238,8 @@ class ParentRecord:
 
 def parent_manifest(ref: ObjectRef, live: Manifest | None, record: ParentRecord) -> Manifest:
     """The parent Secret to write: `live` (if any) with planner's label and annotations, listing the
-    union of its scope and `record`'s, its run record trimmed to `record.run_keys`."""
+    union of its scope and `record`'s, `record.runs` merged into its run record (`merged_runs`), which
+    is trimmed to `record.run_keys`; planner's reserved entries (the digest key) stay as they are."""
     if live is not None:
         check_parent(ref, live)
     metadata = _without_managed_fields(live)
@@ -227,8 +252,14 @@ def parent_manifest(ref: ObjectRef, live: Manifest | None, record: ParentRecord)
         "metadata": metadata
         | {"name": ref.name, "namespace": ref.namespace, "labels": labels, "annotations": annotations},
         "type": (live or {}).get("type") or PARENT_TYPE,
-        "data": trimmed_run_records(run_records(live), record.run_keys) | _applied_entry(live),
+        "data": _reserved(live)
+        | trimmed_run_records(merged_runs(run_records(live), record.runs), record.run_keys),
     }
+
+
+def _reserved(live: Manifest | None) -> dict[str, str]:
+    data = (live or {}).get("data") or {}
+    return {key: str(value) for key, value in data.items() if key.startswith(RESERVED_PREFIX)}
 
 
 def settled_parent(
@@ -257,43 +288,102 @@ def unchanged(live: Manifest, body: Manifest) -> bool:
 
 # --- the run record ----------------------------------------------------------------------------------
 
+RunResult = Literal["succeeded", "failed"]
+RESULT_SUCCEEDED: RunResult = "succeeded"
+RESULT_FAILED: RunResult = "failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOutcome:
+    """How a recorded Job ended: `succeeded`, or `failed` with its `Failed` condition's reason and
+    message and, when one of its pods still showed it, the exit code of the container that failed."""
+
+    result: RunResult
+    reason: str = ""
+    message: str = ""
+    exit_code: int | None = None
+
+    def encoded(self) -> dict[str, object]:
+        document: dict[str, object] = {"result": self.result}
+        if self.reason:
+            document["reason"] = self.reason
+        if self.message:
+            document["message"] = self.message
+        if self.exit_code is not None:
+            document["exitCode"] = self.exit_code
+        return document
+
+    @classmethod
+    def decoded(cls, document: object) -> RunOutcome | None:
+        """The outcome of a record's `outcome` entry; None when absent or not understood."""
+        if not isinstance(document, dict) or document.get("result") not in (RESULT_SUCCEEDED, RESULT_FAILED):
+            return None
+        code = document.get("exitCode")
+        return cls(
+            result=RESULT_SUCCEEDED if document["result"] == RESULT_SUCCEEDED else RESULT_FAILED,
+            reason=str(document.get("reason") or ""),
+            message=str(document.get("message") or ""),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
-    """A Job that ran: parent Secret data key = its run-key, value = base64 of canonical JSON
-    `{"name","namespace","runtimeId","uid"}` (`runtimeId` is absent from records older than it; the
-    monitor then assumes runtime `k8s`)."""
+    """A Job run of one run-key: parent Secret data key = the run-key, value = base64 of canonical JSON
+    `{"name","namespace","runtimeId","uid","outcome"}`.
+
+    A record without `uid` is **pending**: written with the parent before the Job's create, so a kill
+    between the create and the record leaves a trace; it counts as not run (the Job is created when
+    absent) until the uid confirms it. `outcome` is added by whoever saw the Job finish. Records older
+    than these lack `runtimeId` (the monitor then assumes runtime `k8s`) or `outcome`."""
 
     run_key: str
     namespace: str
     name: str
-    uid: str
+    uid: str = ""
     runtime_id: str = ""
+    outcome: RunOutcome | None = None
+
+    @property
+    def ran(self) -> bool:
+        """Whether a Job of this run-key was created (its uid is recorded)."""
+        return bool(self.uid)
 
 
 def encode_run_record(record: RunRecord) -> str:
-    document = {"name": record.name, "namespace": record.namespace, "uid": record.uid}
+    document: dict[str, object] = {"name": record.name, "namespace": record.namespace}
+    if record.uid:
+        document["uid"] = record.uid
     if record.runtime_id:
         document["runtimeId"] = record.runtime_id
+    if record.outcome is not None:
+        document["outcome"] = record.outcome.encoded()
     return base64.b64encode(canonical_json(document).encode()).decode("ascii")
 
 
+def _decoded_run_record(key: str, value: object) -> RunRecord | None:
+    try:
+        document = json.loads(base64.b64decode(str(value), validate=True))
+        return RunRecord(
+            run_key=key,
+            namespace=str(document["namespace"]),
+            name=str(document["name"]),
+            uid=str(document.get("uid") or ""),
+            runtime_id=str(document.get("runtimeId") or ""),
+            outcome=RunOutcome.decoded(document.get("outcome")),
+        )
+    except (binascii.Error, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def run_records(parent: Manifest | None) -> dict[str, RunRecord]:
-    """The run-keys recorded in the parent Secret; entries that do not decode are ignored (another
-    tool's data, or a hand edit), so a bad entry at worst re-runs a Job."""
+    """The run-keys recorded in the parent Secret, ran or pending; planner's reserved entries and entries
+    that do not decode are left out (another tool's data, or a hand edit), so a bad entry at worst
+    re-runs a Job."""
     records: dict[str, RunRecord] = {}
     for key, value in ((parent or {}).get("data") or {}).items():
-        try:
-            document = json.loads(base64.b64decode(str(value), validate=True))
-            records[key] = RunRecord(
-                run_key=key,
-                namespace=str(document["namespace"]),
-                name=str(document["name"]),
-                uid=str(document["uid"]),
-                runtime_id=str(document.get("runtimeId") or ""),
-            )
-        except (binascii.Error, ValueError, KeyError, TypeError):
-            continue
+        if not key.startswith(RESERVED_PREFIX) and (record := _decoded_run_record(key, value)) is not None:
+            records[key] = record
     return records
 
 
@@ -304,27 +394,137 @@ def run_keys_of(closure: Iterable[Manifest]) -> set[str]:
 
 
 def trimmed_run_records(records: Mapping[str, RunRecord], run_keys: Iterable[str]) -> dict[str, str]:
-    """The parent Secret's `data`: the records of these run-keys only, so it never outgrows the plan."""
+    """The run records of these run-keys only, encoded, so the parent never outgrows the plan."""
     kept = set(run_keys)
     return {key: encode_run_record(records[key]) for key in sorted(records) if key in kept}
 
 
-def run_record_of(job: Manifest) -> RunRecord:
-    """The record of a Job just created: its run-key annotation, uid and runtime ID."""
+def merged_runs(records: Mapping[str, RunRecord], runs: Iterable[RunRecord]) -> dict[str, RunRecord]:
+    """`records` with `runs` written over them: a pending run replaces whatever its run-key recorded (it
+    is about to run again: a create, a replace, `--rerun`); a run that ran fills in a run-key recorded
+    only as pending or not at all, and never overwrites one that ran (which may hold its outcome)."""
+    merged = dict(records)
+    for run in runs:
+        known = merged.get(run.run_key)
+        if not run.ran or known is None or not known.ran:
+            merged[run.run_key] = run
+    return merged
+
+
+def _run_of(job: Manifest, *, uid: str) -> RunRecord:
     key = str(annotations_of(job).get(ANNOTATION_RUN_KEY) or "")
-    uid = str(metadata_of(job).get("uid") or "")
     ref = ref_of(job)
-    if not key or not uid:
-        raise PlannerError(f"{ref.described} has no run-key annotation or uid to record")
+    if not key:
+        raise PlannerError(f"{ref.described} has no run-key annotation to record")
     runtime_id = str(annotations_of(job).get(ANNOTATION_RUNTIME_ID) or "")
     return RunRecord(
         run_key=key, namespace=ref.namespace or "", name=ref.name, uid=uid, runtime_id=runtime_id
     )
 
 
+def pending_runs(created: Iterable[Manifest]) -> list[RunRecord]:
+    """The pending records of the Jobs among `created` (rendered manifests about to be created, so no
+    uid yet) that carry a run-key."""
+    jobs = (m for m in created if m.get("kind") == JOB.kind and annotations_of(m).get(ANNOTATION_RUN_KEY))
+    return [_run_of(job, uid="") for job in jobs]
+
+
+def run_record_of(job: Manifest) -> RunRecord:
+    """The record of a Job that exists: its run-key annotation, uid and runtime ID."""
+    uid = str(metadata_of(job).get("uid") or "")
+    if not uid:
+        raise PlannerError(f"{ref_of(job).described} has no run-key annotation or uid to record")
+    return _run_of(job, uid=uid)
+
+
+def with_run_record(ref: ObjectRef, live: Manifest | None, record: RunRecord) -> Manifest:
+    """The parent `live` with `record` (a created Job's run) added to its data; a record of the same
+    uid already there is kept as it is (it may hold the outcome already)."""
+    if live is None:
+        raise PlannerError(f"{ref.described} is missing: cannot record the run of {record.name}")
+    check_parent(ref, live)
+    known = run_records(live).get(record.run_key)
+    if known is not None and known.uid == record.uid:
+        return live
+    return {**live, "data": {**(live.get("data") or {}), record.run_key: encode_run_record(record)}}
+
+
+def _condition(obj: Manifest, kind: str) -> Mapping[str, object] | None:
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return dict(condition)
+    return None
+
+
+def _failed_exit_code(pods: Iterable[Manifest]) -> int | None:
+    """The non-zero exit code of the newest failed container among a Job's pods, if any pod shows one."""
+    by_age = sorted(pods, key=lambda p: str(metadata_of(p).get("creationTimestamp") or ""), reverse=True)
+    for pod in by_age:
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            for state in (status.get("state") or {}, status.get("lastState") or {}):
+                code = (state.get("terminated") or {}).get("exitCode")
+                if isinstance(code, int) and code != 0:
+                    return code
+    return None
+
+
+def run_outcome(job: Manifest, pods: Iterable[Manifest] = ()) -> RunOutcome | None:
+    """How `job` ended, None while it runs: `Complete` is success; `Failed` is failure with the
+    condition's reason and message and the exit code `pods` (the Job's) show."""
+    if _condition(job, "Complete") is not None:
+        return RunOutcome(result=RESULT_SUCCEEDED)
+    failed = _condition(job, "Failed")
+    if failed is None:
+        return None
+    return RunOutcome(
+        result=RESULT_FAILED,
+        reason=str(failed.get("reason") or ""),
+        message=str(failed.get("message") or ""),
+        exit_code=_failed_exit_code(pods),
+    )
+
+
+def with_run_outcome(ref: ObjectRef, live: Manifest | None, run: RunRecord, outcome: RunOutcome) -> Manifest:
+    """The parent `live` with `outcome` recorded for `run` (a Job that exists or existed, with its uid).
+    Only the run the parent records is changed: pending (then `run` confirms it) or of the same uid;
+    a run-key it does not record, or records with another uid, is left alone, as is an outcome already
+    there — so every observer may call this as often as it likes."""
+    if live is None:
+        raise PlannerError(f"{ref.described} is missing: cannot record how {run.name} ended")
+    check_parent(ref, live)
+    known = run_records(live).get(run.run_key)
+    if known is None or (known.ran and known.uid != run.uid) or known.outcome == outcome:
+        return live
+    done = dataclasses.replace(run, outcome=outcome)
+    return {**live, "data": {**(live.get("data") or {}), run.run_key: encode_run_record(done)}}
+
+
+# --- the digest key ----------------------------------------------------------------------------------
+
+DIGEST_KEY_BYTES = 32
+
+
+def digest_key(parent: Manifest | None) -> bytes | None:
+    """The parent's key for digesting Secret values in saved plans; None when it has none (yet)."""
+    value = ((parent or {}).get("data") or {}).get(DIGEST_KEY)
+    try:
+        key = base64.b64decode(str(value), validate=True) if value else b""
+    except binascii.Error:
+        return None
+    return key if len(key) == DIGEST_KEY_BYTES else None
+
+
+def with_digest_key(parent: Manifest, key: bytes) -> Manifest:
+    """`parent` holding a digest key: its own when it has one, else `key` (random, from the writer)."""
+    if digest_key(parent) is not None:
+        return parent
+    encoded = base64.b64encode(key).decode("ascii")
+    return {**parent, "data": {**(parent.get("data") or {}), DIGEST_KEY: encoded}}
+
+
 # --- the applied closure ------------------------------------------------------------------------------
 
-APPLIED_KEY = "applied-closure"
+APPLIED_KEY = "planner.applied-closure"
 APPLIED_HASH_DIGITS = 16  # enough to tell one render from another; the hash is no secret's guard here
 
 
@@ -371,43 +571,43 @@ def applied_closure(parent: Manifest | None) -> AppliedClosure | None:
     return AppliedClosure({str(key): str(digits) for key, digits in document.items()})
 
 
-def _applied_entry(live: Manifest | None) -> dict[str, str]:
-    value = ((live or {}).get("data") or {}).get(APPLIED_KEY)
-    return {APPLIED_KEY: str(value)} if value else {}
-
-
-def with_run_record(ref: ObjectRef, live: Manifest | None, record: RunRecord) -> Manifest:
-    """The parent `live` with `record` added to its data."""
-    if live is None:
-        raise PlannerError(f"{ref.described} is missing: cannot record the run of {record.name}")
-    check_parent(ref, live)
-    return {**live, "data": {**(live.get("data") or {}), record.run_key: encode_run_record(record)}}
-
-
 __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
     "ANNOTATION_CONTAINS_GROUP_KINDS",
     "ANNOTATION_TOOLING",
     "APPLIED_KEY",
+    "DIGEST_KEY",
+    "DIGEST_KEY_BYTES",
     "LABEL_APPLYSET_ID",
     "LABEL_PART_OF",
     "PARENT_TYPE",
+    "RESERVED_PREFIX",
+    "RESULT_FAILED",
+    "RESULT_SUCCEEDED",
     "AppliedClosure",
     "ParentRecord",
+    "RunOutcome",
     "RunRecord",
+    "RunResult",
     "Scope",
     "applied_closure",
     "applyset_id",
     "check_parent",
+    "digest_key",
     "encode_run_record",
+    "is_parent",
     "is_planners",
     "listed_scope",
     "member_selector",
+    "merged_runs",
     "narrowed",
     "not_managed",
+    "not_the_parent",
     "parent_manifest",
     "parent_ref",
+    "pending_runs",
     "run_keys_of",
+    "run_outcome",
     "run_record_of",
     "run_records",
     "same_applyset",
@@ -415,5 +615,7 @@ __all__ = [
     "short_hash",
     "trimmed_run_records",
     "unchanged",
+    "with_digest_key",
+    "with_run_outcome",
     "with_run_record",
 ]

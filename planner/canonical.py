@@ -16,11 +16,13 @@ reduced to what it really declares (`declared`), and then compared with the live
   uses), in any order, so an injected container at index 0 or an admission-added volume is not a change.
   Every other list is atomic: the same length, item by item, each item again a subset.
 - **Set-like lists** (`SET_LISTS`: tolerations) need each declared item somewhere in the live list.
-- **Quantities compare by value** (`resources.limits`, `resources.requests`, `sizeLimit`).
+- **Quantities compare by the value a server keeps** (`resources.limits`, `resources.requests`,
+  `sizeLimit`): `0.5` is `500m`, and `0.1n` is the `1n` the server rounds it up to.
 
 Ownership comes from `metadata.managedFields` in the FieldsV1 format (`f:` fields, `k:` keyed list
 items, `v:` set values, `i:` indexes; `{}` a leaf, `.` the node itself). `owners` names the managers of a
-path; `dropped` finds the fields a manager set that a manifest no longer declares.
+path; `dropped` finds the fields a manager set that a manifest no longer declares; `applied_part` the
+fields of a create's set that a manifest declares (what an apply of it would own).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.kinds import SECRET
-from planner.kube.quantity import parse_quantity
+from planner.kube.quantity import stored_quantity
 from planner.objects import metadata_of
 
 
@@ -231,11 +233,12 @@ def is_quantity_path(path: Path) -> bool:
 
 
 def quantity(value: Any) -> Decimal | None:
-    """The value of a Kubernetes quantity (`500m`, `0.5`, `1Gi`, `2`), None when it is not one."""
+    """The value a server keeps of a Kubernetes quantity (`500m`, `0.5`, `1Gi`, `2`; `0.1n` keeps 1n),
+    None when it is not one."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     try:
-        return parse_quantity(str(value))
+        return stored_quantity(str(value))
     except ValueError:
         return None
 
@@ -368,6 +371,30 @@ def dropped(fields_v1: Mapping[str, Any], desired: Any, path: Path = ()) -> list
         elif child:
             found += dropped(child, inner, (*path, segment))
     return found
+
+
+def applied_part(created: Mapping[str, Any], desired: Any, *, item: bool = False) -> dict[str, Any]:
+    """The part of `created` (the FieldsV1 set a create of `desired` recorded: every field the object
+    had, defaults included) that `desired` declares: the set a server-side apply of `desired` would
+    own. The server's spelling of every path is kept (keyed items with their defaulted key fields).
+    An apply owns a list item itself (`.`) but not a map or struct it fills (a create marks those
+    too), nor a map declared empty (`emptyDir: {}`; only an atomic map would be, and planner never
+    declares one empty); a map declared but holding nothing `created` owns is left out."""
+    part: dict[str, Any] = {}
+    for key, child in created.items():
+        segment = parse_segment(key)
+        if segment is None:
+            if item:
+                part[key] = child
+            continue
+        inner = _step(desired, segment)
+        if inner is _MISSING or inner == {}:
+            continue
+        if not child or not isinstance(child, dict):
+            part[key] = {}
+        elif narrowed := applied_part(child, inner, item=not isinstance(segment, str)):
+            part[key] = narrowed
+    return part
 
 
 def leaves(value: Any, path: Path = ()) -> Iterator[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from planner.applyset import RunRecord
 from planner.objects import Manifest, ObjectRef
 
 Action = Literal["create", "update", "replace", "delete", "noop"]
@@ -66,8 +67,12 @@ class ChangeSet:
     plan: str
     namespace: str
     changes: tuple[Change, ...]
-    # Ownership conflicts, one sentence each: a planned object exists without this plan's label.
+    # Ownership conflicts, one sentence each: a planned object exists without this plan's label, or a
+    # Secret that is not the plan's ApplySet parent holds the parent's name.
     conflicts: tuple[str, ...] = ()
+    # Runs of the closure's Jobs found live whose run-key the parent does not record as ran (an apply
+    # killed between a Job's create and its record): the next parent write records them.
+    unrecorded: tuple[RunRecord, ...] = ()
 
     @property
     def has_changes(self) -> bool:

@@ -267,7 +267,7 @@ _parallelism_option = click.option(
     type=click.IntRange(1),
     default=16,
     show_default=True,
-    help="Tasks run at once, per plan.",
+    help="API writes in flight at once, per plan (waits take none).",
 )
 _timeout_option = click.option(
     "--timeout",
@@ -500,6 +500,14 @@ _time_scale_option = click.option(
 )
 
 
+_rbac_option = click.option(
+    "--rbac",
+    is_flag=True,
+    help="Authorize requests by RBAC, as a real cluster does: the kubeconfig's admin token is in "
+    "system:masters; ServiceAccount tokens (kubectl create token) get what their bindings allow.",
+)
+
+
 _resync_option = click.option(
     "--resync-seconds",
     type=click.FloatRange(min=0.01),
@@ -516,14 +524,25 @@ _resync_option = click.option(
 @click.option("--memory", is_flag=True, help="Keep state in memory only (lost when it stops).")
 @_time_scale_option
 @_resync_option
+@_rbac_option
 def cluster_up(
-    data_dir: Path | None, port: int | None, memory: bool, time_scale: float, resync_seconds: float
+    data_dir: Path | None,
+    port: int | None,
+    memory: bool,
+    time_scale: float,
+    resync_seconds: float,
+    rbac: bool,
 ) -> None:
     """Start the embedded cluster in the background and write its kubeconfig."""
     from planner.slim import cluster as slim
 
     info = slim.up(
-        data_dir=data_dir, port=port, memory=memory, time_scale=time_scale, resync_seconds=resync_seconds
+        data_dir=data_dir,
+        port=port,
+        memory=memory,
+        time_scale=time_scale,
+        resync_seconds=resync_seconds,
+        rbac=rbac,
     )
     click.echo(f"embedded cluster running at {info.url} (pid {info.pid}, data {info.data_dir})", err=True)
     click.echo(f"export KUBECONFIG={info.kubeconfig}")
@@ -567,9 +586,14 @@ def cluster_reset(data_dir: Path | None) -> None:
     "--port", type=click.IntRange(0, 65535), default=6443, show_default=True, help="Port on 127.0.0.1."
 )
 @click.option("--memory", is_flag=True, help="Keep state in memory only.")
-@click.option("--token", envvar="PLANNER_CLUSTER_TOKEN", help="Require this bearer token from clients.")
+@click.option(
+    "--token",
+    envvar="PLANNER_CLUSTER_TOKEN",
+    help="Require this bearer token from clients (with --rbac: the admin's).",
+)
 @_time_scale_option
 @_resync_option
+@_rbac_option
 def cluster_serve(
     data_dir: Path | None,
     port: int,
@@ -577,6 +601,7 @@ def cluster_serve(
     token: str | None,
     time_scale: float,
     resync_seconds: float,
+    rbac: bool,
 ) -> None:
     """Run the embedded cluster in the foreground until interrupted."""
     from planner.slim import cluster as slim
@@ -588,6 +613,8 @@ def cluster_serve(
         token=token,
         time_scale=time_scale,
         resync_seconds=resync_seconds,
+        rbac=rbac,
+        announce=lambda kubeconfig: click.echo(f"export KUBECONFIG={kubeconfig}"),
     )
 
 

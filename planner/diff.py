@@ -30,8 +30,11 @@ outside the plan (drift). Without a recorded closure only live hashes decide.
 
 Live members the plan no longer declares are deleted unless annotated to be kept. Sandboxes get named
 transitions (pause, resume, rebase, fork) instead of bare creates and deletes; Jobs whose run-key already
-ran are `already-ran` no-ops; same-named objects without the plan's label are ownership conflicts
-unless adopted. Replacing or deleting a PVC or Namespace raises `DataLossError` unless allowed.
+ran are `already-ran` no-ops (a run recorded only as *pending* has not run: its absent Job is created),
+and a live Job whose run the parent does not record is listed in `ChangeSet.unrecorded` for the next
+parent write; same-named objects without the plan's label, and a Secret at the parent's place that is
+not the plan's parent, are ownership conflicts unless adopted. Replacing or deleting a PVC or Namespace
+raises `DataLossError` unless allowed.
 
 Changes are sorted by namespace (cluster-scoped objects first), then kind, then name.
 """
@@ -43,7 +46,15 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from planner.applyset import applied_closure, not_managed, run_records
+from planner.applyset import (
+    RunRecord,
+    applied_closure,
+    not_managed,
+    not_the_parent,
+    parent_ref,
+    run_record_of,
+    run_records,
+)
 from planner.canonical import (
     Difference,
     ManagedEntry,
@@ -73,6 +84,7 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    metadata_of,
     namespace_manifest,
     owner_of,
     ref_of,
@@ -99,6 +111,7 @@ KEEP_ANNOTATIONS: Mapping[str, str] = {
     "cli-utils.sigs.k8s.io/on-remove": "keep",
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
+UNRECORDED = "its run is not recorded yet; apply records it"
 # The hash decides update or not; listing it as a changed field on every update would only be noise.
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 _IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
@@ -365,7 +378,7 @@ class _Differ:
     def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
         owner = owner_of(desired)
         record = self.records.get(str(annotations_of(desired).get(ANNOTATION_RUN_KEY, "")))
-        if ref.kind == JOB.kind and record is not None:
+        if ref.kind == JOB.kind and record is not None and record.ran:
             if ref.name in self.rerun:
                 return Change(ref=ref, action="create", desired=desired, live=None, reason="rerun requested")
             reason = f"run-key already ran as job {record.namespace}/{record.name} (uid {record.uid})"
@@ -384,6 +397,19 @@ class _Differ:
                 ref=ref, action="create", desired=desired, live=None, reason=reason, drift=True, owner=owner
             )
         return Change(ref=ref, action="create", desired=desired, live=None, owner=owner)
+
+    def unrecorded(self, changes: Iterable[Change]) -> tuple[RunRecord, ...]:
+        """The runs of live Jobs that keep their run-key but that the parent does not record as ran."""
+        found = []
+        for change in changes:
+            if change.ref.kind != JOB.kind or change.action not in ("noop", "update") or not change.live:
+                continue
+            key = annotations_of(change.live).get(ANNOTATION_RUN_KEY)
+            record = self.records.get(str(key))
+            kept = key is not None and key == annotations_of(change.desired).get(ANNOTATION_RUN_KEY)
+            if kept and (record is None or not record.ran) and metadata_of(change.live).get("uid"):
+                found.append(run_record_of(change.live))
+        return tuple(sorted(found, key=lambda run: run.run_key))
 
     def removed_change(self, ref: ObjectRef, live: Manifest) -> Change:
         marks = annotations_of(live)
@@ -507,9 +533,18 @@ def diff(
     name_sandbox_transitions(changes)
     if not allow_data_loss:
         check_data_loss(changes.values())
+    parent = parent_ref(plan, namespace)
+    if parent in live.foreign:
+        differ.conflicts.append(not_the_parent(parent))
+    unrecorded = differ.unrecorded(changes.values())
+    for run in unrecorded:
+        ref = ObjectRef.of(JOB, run.name, run.namespace)
+        if changes[ref].action == "noop":
+            changes[ref] = dataclasses.replace(changes[ref], reason=UNRECORDED)
     return ChangeSet(
         plan=plan,
         namespace=namespace,
         changes=tuple(sorted(changes.values(), key=_order)),
         conflicts=tuple(sorted(differ.conflicts)),
+        unrecorded=unrecorded,
     )

@@ -1,35 +1,42 @@
 """Run an ExecutionPlan along its DAG: as parallel as the graph allows, never in waves (DESIGN §4).
 
-A task starts as soon as its own predecessors are done, in a bounded thread pool (the kubernetes client
-is synchronous, and waits block). A failure or a timeout skips only the tasks that depend on it,
-transitively; everything else runs on, and the result says which tasks were done, failed or skipped,
-and why. Events go to an `EventSink` from the calling thread only, never from the pool.
+A task becomes runnable the moment its own predecessors are done. Writes run in a thread pool of
+`parallelism` workers (the kubernetes client is synchronous), so `--parallelism` bounds concurrent API
+writes and nothing else. Waits hold no worker: a wait is a subscription on the `StatusSource`, which
+answers later, from its own thread, when the event that makes the object ready (or gone) arrives or
+when the wait's timeout passes. So no number of Deployments still rolling out can hold up a write that
+does not depend on them, and a wait's dependents start as soon as that one object is ready.
+
+One loop on the calling thread owns all state: it starts what is runnable, then takes the next finished
+write or answered wait from a queue the workers and the source put into. A failure or a timeout skips
+only the tasks that depend on it, transitively; everything else runs on, and the result says which
+tasks were done, failed or skipped, and why. Events go to an `EventSink` from the calling thread only.
 
 What the executor touches is passed in as Protocols defined here: a `Writer` for the writes each task
-kind needs, and a `StatusSource` that blocks until an object is ready or gone. app passes
-`planner.writes.KubeWriter` and `planner.waiting.CacheStatusSource` (the informer caches judged by
-`planner.readiness`), so the executor never imports `kube`; the tests pass fakes.
+kind needs, and a `StatusSource` to subscribe to. app passes `planner.writes.KubeWriter` and
+`planner.waiting.CacheStatusSource` (the informer caches judged by `planner.readiness`), so the
+executor never imports `kube`; the tests pass fakes.
 
 Timeouts apply to waits: the task's own (app's execution plan gives every wait the plan's per-object
 `timeout`, else apply's `--timeout`), else `default_timeout`, else none. Writes rely on the client's own
 request timeouts and retries. `no_wait` marks every `wait-ready` as not waited; `wait-gone` still runs,
 because a replace must not create before the old object is gone. On KeyboardInterrupt no further task
-starts; the result marks running tasks interrupted and the rest skipped.
+starts and pending waits are cancelled; the result marks running tasks interrupted and the rest skipped.
 
 `stop`, when given, is asked before each task starts (and at least every `STOP_POLL_SECONDS` while
-tasks run) whether the run must stop, and why (app passes the run lock's `lost`). Once it answers, no
-further task starts: writes in flight finish (a request sent cannot be taken back), waits in flight are
-abandoned as interrupted, every other task is skipped with that reason, and the result carries it in
-`stopped`.
+tasks run, the loop's queue read timing out to ask) whether the run must stop, and why (app passes the
+run lock's `lost`). Once it answers, no further task starts: writes in flight finish (a request sent
+cannot be taken back), waits in flight are cancelled and marked interrupted, every other task is skipped
+with that reason, and the result carries it in `stopped`.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import queue
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_for_futures
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -59,6 +66,12 @@ INTERRUPTED = "interrupted"
 STOP_POLL_SECONDS = 0.2
 StopCheck = Callable[[], str | None]
 
+Answer = Readiness | PlannerError
+"""What a wait ends with: the readiness that settled it (or the last one seen when it timed out), or
+the error that keeps the source from judging the object at all (a cache that cannot sync)."""
+
+Cancel = Callable[[], None]
+
 
 class Writer(Protocol):
     """The writes the task kinds need. Each returns the object as written (or None for a delete) or
@@ -75,7 +88,8 @@ class Writer(Protocol):
         ...
 
     def create(self, manifest: Manifest) -> Manifest:
-        """POST; a 409 for this plan's own object (its part-of label) returns the existing object."""
+        """Create; a 409 for this plan's own object (its part-of label) returns the existing object,
+        and a foreign object is never written (an ownership error)."""
         ...
 
     def apply(self, manifest: Manifest) -> Manifest:
@@ -92,9 +106,14 @@ class Writer(Protocol):
 
 
 class StatusSource(Protocol):
-    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
-        """Block until the object is Current or Failed (`ready`) or NotFound (`gone`), or until `timeout`
-        seconds (math.inf for none) have passed; return the last readiness seen."""
+    def watch(
+        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+    ) -> Cancel:
+        """Start waiting until the object is Current or Failed (`ready`) or NotFound (`gone`), without
+        blocking. Call `done` exactly once, from any thread (possibly before `watch` returns): with the
+        first readiness that `settled` accepts, or with the last readiness seen once `timeout` seconds
+        (math.inf for none) have passed, or with the error that keeps the object from being judged.
+        The returned function cancels the wait; `done` is not called after it returns."""
         ...
 
 
@@ -147,6 +166,11 @@ class _Finished:
     written: Manifest | None = None
 
 
+# What workers and the status source hand the loop: a task's result, or None when a worker was
+# interrupted (Ctrl-C delivered to it rather than to the calling thread).
+_Message = tuple[str, _Finished | None]
+
+
 class _Execution:
     def __init__(
         self,
@@ -163,6 +187,7 @@ class _Execution:
     ) -> None:
         self.plan, self.writer, self.status, self.sink, self.clock = plan, writer, status, sink, clock
         self.stop, self.stopped = stop, ""
+        self.poll = STOP_POLL_SECONDS if stop is not None else None
         self.parallelism = max(1, parallelism)
         self.default_timeout = default_timeout
         self.no_wait = no_wait
@@ -171,8 +196,12 @@ class _Execution:
         self.check_order()
         self.successors = plan.successors()
         self.waiting_on = {task.id: len(task.predecessors) for task in plan.tasks}
-        self.ready: list[tuple[int, str]] = []
-        self.running: dict[Future[_Finished], str] = {}
+        # Runnable tasks by plan position: waits start at once, writes when a worker is free.
+        self.runnable_waits: list[tuple[int, str]] = []
+        self.runnable_writes: list[tuple[int, str]] = []
+        self.writing: set[str] = set()
+        self.waiting: dict[str, Cancel] = {}
+        self.inbox: queue.SimpleQueue[_Message] = queue.SimpleQueue()
         self.outcomes: dict[str, TaskOutcome] = {}
         self.written: dict[str, Manifest] = {}
 
@@ -199,14 +228,14 @@ class _Execution:
             )
         )
 
-    # --- scheduling ---
+    # --- scheduling (the calling thread only) ---
 
     def run(self) -> ExecutionResult:
         for task in self.plan.tasks:
             self.emit(Planned, task, task.id, action=task.action, predecessors=task.predecessors)
         for task in self.plan.tasks:
             if not task.predecessors:
-                heapq.heappush(self.ready, (self.index[task.id], task.id))
+                self.make_runnable(task)
         interrupted = False
         pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="planner-apply")
         try:
@@ -214,7 +243,8 @@ class _Execution:
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            pool.shutdown(wait=not (interrupted or self.stopped), cancel_futures=True)
+            self.cancel_waits()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
         if interrupted or self.stopped:
             self.abandon(self.stopped or INTERRUPTED)
         result = ExecutionResult(
@@ -231,43 +261,66 @@ class _Execution:
         return bool(self.stopped)
 
     def loop(self, pool: ThreadPoolExecutor) -> None:
-        while self.ready or self.running:
+        while self.runnable_waits or self.runnable_writes or self.writing or self.waiting:
             if self.must_stop():
                 self.finish_writes()
                 return
-            while self.ready and len(self.running) < self.parallelism and not self.must_stop():
-                self.start(pool, self.tasks[heapq.heappop(self.ready)[1]])
-            if not self.running:
+            self.start_runnable(pool)
+            if not (self.writing or self.waiting):
                 continue
-            poll = STOP_POLL_SECONDS if self.stop is not None else None
-            finished, _ = wait_for_futures(self.running, timeout=poll, return_when=FIRST_COMPLETED)
-            self.finish_all(finished)
+            try:
+                done_id, finished = self.inbox.get(timeout=self.poll)
+            except queue.Empty:  # time to ask `stop` again
+                continue
+            self.receive(done_id, finished)
 
     def finish_writes(self) -> None:
-        """After a stop: let the writes in flight finish and report them; waits stay in flight."""
-        writes = [future for future, task in self.running.items() if not self.tasks[task].is_wait]
-        self.finish_all(wait_for_futures(writes).done)
+        """After a stop: let the writes in flight finish and report them (and any wait answered
+        meanwhile); the waits still pending are left to be cancelled."""
+        while self.writing:
+            self.receive(*self.inbox.get())
 
-    def finish_all(self, finished: set[Future[_Finished]]) -> None:
-        for future in sorted(finished, key=lambda f: self.index[self.running[f]]):
-            task = self.tasks[self.running.pop(future)]
-            if isinstance(future.exception(), KeyboardInterrupt):
-                self.running[future] = task.id  # still counts as in flight when reported
-                raise KeyboardInterrupt
-            self.finish(task, future.result())
+    def receive(self, done_id: str, finished: _Finished | None) -> None:
+        if finished is None:
+            raise KeyboardInterrupt
+        if done_id in self.writing or done_id in self.waiting:  # a second answer is not heard
+            self.writing.discard(done_id)
+            self.waiting.pop(done_id, None)
+            self.finish(self.tasks[done_id], finished)
 
-    def start(self, pool: ThreadPoolExecutor, task: Task) -> None:
+    def start_runnable(self, pool: ThreadPoolExecutor) -> None:
+        while self.runnable_waits and not self.must_stop():
+            self.start_wait(self.tasks[heapq.heappop(self.runnable_waits)[1]])
+        while self.runnable_writes and len(self.writing) < self.parallelism and not self.must_stop():
+            self.start_write(pool, self.tasks[heapq.heappop(self.runnable_writes)[1]])
+
+    def make_runnable(self, task: Task) -> None:
+        runnable = self.runnable_waits if task.is_wait else self.runnable_writes
+        heapq.heappush(runnable, (self.index[task.id], task.id))
+
+    def start_write(self, pool: ThreadPoolExecutor, task: Task) -> None:
+        self.emit(Applying, task, task.action, action=task.action)
+        self.writing.add(task.id)
+        pool.submit(self.perform, task)
+
+    def start_wait(self, task: Task) -> None:
         if task.action == "wait-ready" and self.no_wait:
             self.settle(
                 task, TaskOutcome(task=task.id, ref=task.ref, status="not-waited", message="--no-wait")
             )
             return
-        if task.is_wait:
-            until: Until = "gone" if task.action == "wait-gone" else "ready"
-            self.emit(Waiting, task, f"waiting until {until}", until=until, timeout=self.timeout_of(task))
-        else:
-            self.emit(Applying, task, task.action, action=task.action)
-        self.running[pool.submit(self.perform, task)] = task.id
+        until: Until = "gone" if task.action == "wait-gone" else "ready"
+        timeout = self.timeout_of(task)
+        self.emit(Waiting, task, f"waiting until {until}", until=until, timeout=timeout)
+
+        def answered(answer: Answer) -> None:
+            self.inbox.put((task.id, _waited(answer, until=until, timeout=timeout)))
+
+        limit = math.inf if timeout is None else timeout
+        try:
+            self.waiting[task.id] = self.status.watch(task.ref, until=until, timeout=limit, done=answered)
+        except Exception as error:  # a source that cannot even start the wait fails only this task
+            self.finish(task, _failure(error))
 
     def finish(self, task: Task, finished: _Finished) -> None:
         if finished.written is not None:
@@ -292,7 +345,7 @@ class _Execution:
         for successor in self.successors[task.id]:
             self.waiting_on[successor] -= 1
             if self.waiting_on[successor] == 0 and successor not in self.outcomes:
-                heapq.heappush(self.ready, (self.index[successor], successor))
+                self.make_runnable(self.tasks[successor])
 
     def skip_dependents(self, failed: Task) -> None:
         pending = list(self.successors[failed.id])
@@ -307,10 +360,14 @@ class _Execution:
             self.emit(Skipped, dependent, message, because=failed.id)
             pending.extend(self.successors[dependent.id])
 
+    def cancel_waits(self) -> None:
+        for cancel in self.waiting.values():
+            cancel()
+
     def abandon(self, reason: str) -> None:
         """After an interrupt or a stop: running tasks are interrupted, tasks never started are skipped,
         each with `reason`."""
-        running = set(self.running.values())
+        running = self.writing | self.waiting.keys()
         for task in self.plan.tasks:
             if task.id in self.outcomes:
                 continue
@@ -336,20 +393,20 @@ class _Execution:
             )
         )
 
-    # --- performing one task (in a worker thread) ---
-
     def timeout_of(self, task: Task) -> float | None:
         return task.timeout if task.timeout is not None else self.default_timeout
 
-    def perform(self, task: Task) -> _Finished:
+    # --- performing one write (in a worker thread) ---
+
+    def perform(self, task: Task) -> None:
         try:
-            if task.is_wait:
-                return self.await_status(task)
-            return self.write(task)
-        except PlannerError as error:
-            return _Finished(status="failed", message=str(error))
+            finished = self.write(task)
+        except KeyboardInterrupt:
+            self.inbox.put((task.id, None))
+            return
         except Exception as error:  # a bug in a writer must not take down the other branches
-            return _Finished(status="failed", message=f"{type(error).__name__}: {error}")
+            finished = _failure(error)
+        self.inbox.put((task.id, finished))
 
     def write(self, task: Task) -> _Finished:
         written: Manifest | None
@@ -370,18 +427,26 @@ class _Execution:
             return _Finished(status="failed", message=f"task {task.id} has nothing to write")
         return _Finished(status="done", message=_DONE_MESSAGES[task.action], written=written)
 
-    def await_status(self, task: Task) -> _Finished:
-        until: Until = "gone" if task.action == "wait-gone" else "ready"
-        timeout = self.timeout_of(task)
-        last = self.status.wait(task.ref, until=until, timeout=math.inf if timeout is None else timeout)
-        if until == "gone" and last.status == "NotFound":
-            return _Finished(status="done", message="gone")
-        if until == "ready" and last.status == "Current":
-            return _Finished(status="done", message=last.message)
-        if until == "ready" and last.status == "Failed":
-            return _Finished(status="failed", message=last.message)
-        limit = "" if timeout is None else f" after {timeout:g}s"
-        return _Finished(status="failed", message=f"timed out{limit} waiting until {until}: {last.message}")
+
+def _failure(error: Exception) -> _Finished:
+    """A planner error says what went wrong; anything else is a bug, named with its type."""
+    if isinstance(error, PlannerError):
+        return _Finished(status="failed", message=str(error))
+    return _Finished(status="failed", message=f"{type(error).__name__}: {error}")
+
+
+def _waited(answer: Answer, *, until: Until, timeout: float | None) -> _Finished:
+    """A wait's outcome from the source's answer (on the source's thread: pure)."""
+    if isinstance(answer, PlannerError):
+        return _Finished(status="failed", message=str(answer))
+    if until == "gone" and answer.status == "NotFound":
+        return _Finished(status="done", message="gone")
+    if until == "ready" and answer.status == "Current":
+        return _Finished(status="done", message=answer.message)
+    if until == "ready" and answer.status == "Failed":
+        return _Finished(status="failed", message=answer.message)
+    limit = "" if timeout is None else f" after {timeout:g}s"
+    return _Finished(status="failed", message=f"timed out{limit} waiting until {until}: {answer.message}")
 
 
 _DONE_MESSAGES = {

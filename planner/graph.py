@@ -11,7 +11,10 @@ replace = `delete` → `wait-gone` → `create` (+ `record-run`) (+ `wait-ready`
 produce no tasks — except that a noop object another task must see ready (a `dependsOn` target, a fork
 source) still gets a `wait-ready`, so ordering holds on re-runs: it returns at once when the object is
 ready. A Job whose run-key already ran (transition `already-ran`) is never waited for: it may be gone.
-Before any member is written, `parent` writes the ApplySet parent's superset. A Namespace the
+Before any member is written, `parent` writes the ApplySet parent's superset, with a *pending* run
+record for every Job the plan creates (so a kill between a create and its `record-run` leaves a
+trace) and the runs of live Jobs the parent does not record yet; that last alone is reason enough for
+a `parent` task when nothing else changes. A Namespace the
 ChangeSet creates (diff adds one for each missing namespace) becomes an `ensure` task — create when
 missing, fine when present — that the parent and every write into that namespace wait for.
 
@@ -42,7 +45,7 @@ from typing import Any, Literal
 
 import networkx as nx
 
-from planner.applyset import ParentRecord, parent_ref
+from planner.applyset import ParentRecord, parent_ref, pending_runs
 from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
 from planner.kinds import (
@@ -327,7 +330,7 @@ class _Builder:
 
     def build(self) -> ExecutionPlan:
         active = {ref: c for ref, c in self.changes.items() if c.action != "noop"}
-        if active:
+        if active or self.changeset.unrecorded:
             self.add_parent_and_namespaces(active)
             for change in active.values():
                 self.add_change(change)
@@ -351,7 +354,12 @@ class _Builder:
 
     def parent_record(self) -> ParentRecord:
         changes = self.changes.values()
-        return ParentRecord.covering((c.ref for c in changes), (c.desired for c in changes if c.desired))
+        started = [c.desired for c in changes if c.action in ("create", "replace") and c.desired]
+        return ParentRecord.covering(
+            (c.ref for c in changes),
+            (c.desired for c in changes if c.desired),
+            runs=(*pending_runs(started), *self.changeset.unrecorded),
+        )
 
     def add_change(self, change: Change) -> None:
         ref = change.ref

@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planner.applyset import LABEL_APPLYSET_ID, Scope, is_planners, listed_scope, member_selector
+from planner.applyset import (
+    LABEL_APPLYSET_ID,
+    Scope,
+    is_parent,
+    is_planners,
+    listed_scope,
+    member_selector,
+    parent_ref,
+)
 from planner.errors import ForbiddenError, NotFoundError
 from planner.kinds import NAMESPACE, SECRET, KindInfo, for_manifest
 from planner.kube.client import KubeClient, resource_path
@@ -30,7 +38,9 @@ class LiveState:
 
     `members` are the ApplySet members (part-of label); `parent` is the ApplySet parent Secret, None when
     the plan was never applied; `foreign` holds same-named objects without this plan's label, found by a
-    GET per planned create; `namespaces` are the namespaces in scope that exist, None when not known.
+    GET per planned create, and a Secret at the parent's place that is not the plan's parent (never
+    read as one: its data and annotations are someone else's); `namespaces` are the namespaces in scope
+    that exist, None when not known.
     """
 
     members: Mapping[ObjectRef, Manifest] = field(default_factory=dict)
@@ -45,7 +55,9 @@ def read_live(
     """The plan's live objects: parent, members in scope, existing namespaces, and (with `probe_foreign`)
     same-named objects the plan does not own, one GET per planned create. `apply` skips the probes: its
     POST meets such an object as a 409 and refuses it there, one request instead of two."""
-    parent = get_or_none(client, SECRET, namespace, plan)
+    found = get_or_none(client, SECRET, namespace, plan)
+    at_parent = parent_ref(plan, namespace)
+    parent = found if found is None or is_parent(at_parent, found) else None
     listed = listed_scope(parent)
     kinds = {for_manifest(m) for m in desired} | set(listed.kinds)
     namespaces = {namespace} | Scope.of(map(ref_of, desired)).namespaces | listed.namespaces
@@ -58,6 +70,8 @@ def read_live(
                 members[ref_of(item)] = item
     planned_creates = (m for m in desired if ref_of(m) not in members)
     foreign = _foreign(client, planned_creates) if probe_foreign else {}
+    if found is not None and parent is None:  # a Secret that only has the parent's name
+        foreign[at_parent] = found
     return LiveState(
         members=members, parent=parent, foreign=foreign, namespaces=_existing(client, namespaces)
     )

@@ -43,12 +43,14 @@ class ReadinessContext:
     """What a verdict may depend on besides the object itself.
 
     `binding_modes` maps StorageClass name to its `volumeBindingMode`; `default_storage_class` is the
-    class a PVC without `storageClassName` gets (admission normally fills it in, but not always).
+    class a PVC without `storageClassName` gets (admission normally fills it in, but not always);
+    `storage_classes_unread` says why the classes could not be read, if they could not.
     """
 
     now: float
     binding_modes: Mapping[str, str] = field(default_factory=dict)
     default_storage_class: str | None = None
+    storage_classes_unread: str | None = None
 
 
 Rule = Callable[[Manifest, ReadinessContext], Readiness]
@@ -179,7 +181,8 @@ def pod(obj: Manifest, context: ReadinessContext) -> Readiness:
 
 
 def persistent_volume_claim(obj: Manifest, context: ReadinessContext) -> Readiness:
-    """Current when Bound, or Pending in a WaitForFirstConsumer class; Lost is Failed."""
+    """Current when Bound, or Pending in a WaitForFirstConsumer class; Lost is Failed. A Pending claim
+    whose class could not be read says so."""
     phase = obj.get("status", {}).get("phase") or "Pending"
     if phase == "Bound":
         return _current("Bound")
@@ -188,6 +191,10 @@ def persistent_volume_claim(obj: Manifest, context: ReadinessContext) -> Readine
     storage_class = obj.get("spec", {}).get("storageClassName") or context.default_storage_class
     if storage_class is not None and context.binding_modes.get(storage_class) == WAIT_FOR_FIRST_CONSUMER:
         return _current("waiting for first consumer")
+    if context.storage_classes_unread:
+        return _in_progress(
+            f"{phase} ({context.storage_classes_unread}: is it waiting for its first consumer?)"
+        )
     return _in_progress(phase)
 
 

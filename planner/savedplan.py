@@ -1,27 +1,37 @@
 """Saved plans: what `plan --out FILE` records so that `apply FILE` applies exactly what was reviewed.
 
-A saved plan never holds a Secret value. It records (DESIGN §4):
+A saved plan never holds a Secret value, nor anything from which one can be guessed offline. It
+records (DESIGN §4):
 
 - the plan files and a **closure digest**: sha256 of the rendered manifests' canonical JSON, with every
-  Secret value replaced by its own sha256, so an edited plan file (or a changed secret) is noticed;
+  Secret value replaced by its HMAC-SHA256 under the plan's **digest key**, so an edited plan file (or a
+  changed secret) is noticed;
 - the **changes** as reviewed: object, action, transition, reason and the changed field paths;
 - for **every object read**, its uid and a **declared-field digest**: the live values at the paths the
   plan declares, plus the object's labels and annotations (less those controllers write), so a
   `kubectl annotate`, an edit of a declared field, a deletion or a re-creation make the plan stale,
-  while status writes, HPA scaling of undeclared replicas and `rollout restart` do not;
+  while status writes, HPA scaling of undeclared replicas and `rollout restart` do not; a Secret's
+  digest is an HMAC under the digest key, since its fields and its hash annotation are its values;
 - the objects the plan expected to be absent, so one that appears in between is noticed too;
+- `digest_key_id`, which names the key without revealing it, when Secrets were digested;
 - the **cluster** it was made against (`ClusterIdentity`: the `kube-system` Namespace's uid, which a
   cluster keeps for its life, and the server URL for messages), so `apply FILE` refuses another cluster
   before it writes anything;
 - per plan, the **lock** holder `plan` saw, if any (an apply was running while the plan was made).
 
-The format is versioned (`format: planner.dev/saved-plan/v1`; fields are only added) and documented in
-docs/cli.md.
+The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.applyset.DIGEST_KEY`),
+never in the saved plan: a sha256 of a 4-digit PIN is reversed by trying all 10,000, but an HMAC can
+only be tested by someone who can read that Secret — who can read the plan's Secrets anyway. Without
+Secrets to digest no key is needed. docs/gitops.md states the threat model.
+
+The format is versioned (`format: planner.dev/saved-plan/v2`; v1 digested Secret values with plain
+sha256 and recorded no cluster) and documented in docs/cli.md.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +46,9 @@ from planner.kinds import SECRET
 from planner.live import LiveState
 from planner.objects import Manifest, annotations_of, canonical_json, labels_of, metadata_of, ref_of
 
-FORMAT = "planner.dev/saved-plan/v1"
+FORMAT_PREFIX = "planner.dev/saved-plan/"
+FORMAT = f"{FORMAT_PREFIX}v2"
+KEY_ID_LABEL = b"planner.dev/digest-key-id"
 # Metadata written by controllers and tools as a side effect, never a sign that someone moved the object.
 VOLATILE_METADATA_PREFIXES = (
     "deployment.kubernetes.io/",
@@ -53,30 +65,57 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _without_secret_values(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
-    if manifest.get("kind") != SECRET.kind:
+def _hmac(key: bytes, text: str) -> str:
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def key_id(key: bytes) -> str:
+    """A name for the digest key that reveals nothing about it (an HMAC of a fixed label)."""
+    return hmac.new(key, KEY_ID_LABEL, hashlib.sha256).hexdigest()[:16]
+
+
+def _is_secret(manifest: Mapping[str, Any] | None) -> bool:
+    return (manifest or {}).get("kind") == SECRET.kind
+
+
+def _keyed(key: bytes | None) -> bytes:
+    if key is None:  # app.planning gives a key whenever `needs_key` says so
+        raise PlannerError("Secret values need the plan's digest key to be digested")
+    return key
+
+
+def needs_key(desired: Sequence[Manifest], live: LiveState) -> bool:
+    """Whether a saved plan of these objects digests Secret values: any Secret desired or read."""
+    return any(map(_is_secret, [*desired, *live.members.values(), *live.foreign.values()]))
+
+
+def _without_secret_values(manifest: Mapping[str, Any], key: bytes | None) -> Mapping[str, Any]:
+    if not _is_secret(manifest):
         return manifest
-    hashed = {key: _sha256(str(value)) for key, value in (manifest.get("data") or {}).items()}
-    return {**manifest, "data": hashed}
+    data = manifest.get("data") or {}
+    return {**manifest, "data": {name: _hmac(_keyed(key), str(value)) for name, value in data.items()}}
 
 
-def closure_digest(manifests: Sequence[Manifest]) -> str:
-    """One digest of the whole rendered closure; Secret values enter only as their hashes."""
-    return _sha256(canonical_json([_without_secret_values(m) for m in manifests]))
+def closure_digest(manifests: Sequence[Manifest], key: bytes | None) -> str:
+    """One digest of the whole rendered closure; Secret values enter only as their HMACs under `key`."""
+    return _sha256(canonical_json([_without_secret_values(m, key) for m in manifests]))
 
 
 def _stable_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (values or {}).items() if not k.startswith(VOLATILE_METADATA_PREFIXES)}
 
 
-def declared_digest(desired: Manifest | None, live: Manifest) -> str:
-    """The live object's declared fields and its labels and annotations, digested."""
-    watched = {
-        "declared": project(declared(with_server_forms(desired)), live) if desired else None,
-        "labels": _stable_metadata(labels_of(live)),
-        "annotations": _stable_metadata(annotations_of(live)),
-    }
-    return _sha256(canonical_json(_without_secret_values(watched)))
+def declared_digest(desired: Manifest | None, live: Manifest, key: bytes | None) -> str:
+    """The live object's declared fields and its labels and annotations, digested: an HMAC under `key`
+    for a Secret (its values, and its hash annotation made from them, must not be testable)."""
+    watched = canonical_json(
+        {
+            "declared": project(declared(with_server_forms(desired)), live) if desired else None,
+            "labels": _stable_metadata(labels_of(live)),
+            "annotations": _stable_metadata(annotations_of(live)),
+        }
+    )
+    return _hmac(_keyed(key), watched) if _is_secret(live) else _sha256(watched)
 
 
 def _change_record(change: Change) -> dict[str, Any]:
@@ -89,14 +128,16 @@ def _change_record(change: Change) -> dict[str, Any]:
     return record
 
 
-def _observed(desired: Sequence[Manifest], live: LiveState) -> tuple[list[dict[str, str]], list[str]]:
+def _observed(
+    desired: Sequence[Manifest], live: LiveState, key: bytes | None
+) -> tuple[list[dict[str, str]], list[str]]:
     wanted = {ref_of(m): m for m in desired}
     seen = {**live.members, **live.foreign}
     objects = [
         {
             "object": str(ref),
             "uid": str(metadata_of(obj).get("uid", "")),
-            "digest": declared_digest(wanted.get(ref), obj),
+            "digest": declared_digest(wanted.get(ref), obj, key),
         }
         for ref, obj in sorted(seen.items())
     ]
@@ -142,18 +183,21 @@ def saved_plan(
     desired: Sequence[Manifest],
     live: LiveState,
     options: Mapping[str, Any],
+    key: bytes | None,
     lock: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The saved-plan document for one plan (no Secret values anywhere in it). `lock` is the holder of
-    the plan's lock `plan` saw (`{"holder", "since"}`), None when nobody held it."""
-    objects, absent = _observed(desired, live)
+    """The saved-plan document for one plan (no Secret value, nor a digest of one anybody without
+    `key` can test, anywhere in it). `key` is the plan's digest key, needed when `needs_key`; `lock` is
+    the holder of the plan's lock `plan` saw (`{"holder", "since"}`), None when nobody held it."""
+    objects, absent = _observed(desired, live, key)
     return {
         "format": FORMAT,
         "planner": __version__,
         "plan": changeset.plan,
         "namespace": changeset.namespace,
         "files": list(files),
-        "closure_digest": closure_digest(desired),
+        "closure_digest": closure_digest(desired, key),
+        **({"digest_key_id": key_id(key)} if key is not None else {}),
         "options": dict(options),
         "changes": [_change_record(c) for c in changeset.changes if c.action != "noop" or c.transition],
         "conflicts": list(changeset.conflicts),
@@ -187,8 +231,8 @@ def moved_objects(saved: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tu
 
 
 def is_saved_plan(path: Path) -> bool:
-    """Whether `path` holds a saved plan rather than a plan file: JSON whose `format` is FORMAT (a plan
-    file is YAML with `kind: Plan`; a JSON plan file has no `format` key)."""
+    """Whether `path` holds a saved plan rather than a plan file: JSON whose `format` is a saved plan's,
+    of any version (a plan file is YAML with `kind: Plan`; a JSON plan file has no `format` key)."""
     if not path.is_file():
         return False
     try:
@@ -201,7 +245,7 @@ def is_saved_plan(path: Path) -> bool:
         document = json.loads(head)
     except ValueError:
         return False
-    return isinstance(document, dict) and document.get("format") == FORMAT
+    return isinstance(document, dict) and str(document.get("format", "")).startswith(FORMAT_PREFIX)
 
 
 def read_saved_plans(path: Path) -> tuple[list[dict[str, Any]], ClusterIdentity | None]:
@@ -211,7 +255,8 @@ def read_saved_plans(path: Path) -> tuple[list[dict[str, Any]], ClusterIdentity 
     except (OSError, ValueError) as unreadable:
         raise PlannerError(f"{path}: not a saved plan: {unreadable}") from unreadable
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise PlannerError(f"{path}: not a saved plan of format {FORMAT}")
+        found = document.get("format") if isinstance(document, dict) else None
+        raise PlannerError(f"{path}: not a saved plan of format {FORMAT} (it is {found}): plan again")
     plans: list[dict[str, Any]] = document["plans"]
     return plans, ClusterIdentity.from_recorded(document.get("cluster"))
 
@@ -223,7 +268,9 @@ __all__ = [
     "cluster_mismatch",
     "declared_digest",
     "is_saved_plan",
+    "key_id",
     "moved_objects",
+    "needs_key",
     "read_saved_plans",
     "saved_plan",
     "write_saved_plans",

@@ -1,37 +1,42 @@
 """Waiting until an object is ready or gone: the executor's StatusSource for a real cluster, the
-readiness rules over the informer caches, woken by watch events rather than polled.
+readiness rules over the informer caches, driven by watch events rather than polled.
 
-A wait sleeps on the informer's condition variable, so it re-judges the object the moment a watch event
-changes it, and at least every `recheck` seconds for the verdicts that depend on time alone (a Pod
-unschedulable for 15 s). Polling the cache instead would cost each wait on the critical path up to one
-interval after the object is really ready, on every link of a dependency chain. Measured on the
-embedded cluster, from a write to the wait's return: 2 ms median (40 ms worst of 12) here, against
-200 ms median (490 ms worst) polling the same cache every 0.5 s.
+A wait is a subscription, not a thread: `watch` files it under its object and returns at once. One
+subscriber per informer hands each watch event to the waits on that object, so a wait is judged the
+moment the event that makes its object ready (or gone) arrives, and `done` is called from the
+informer's thread. Every event is judged as it arrives, so a state shorter than a wake-up still counts:
+a Job that completes and is deleted by a short TTL at once ends its wait as complete rather than as
+"not found" until the timeout. Measured on the embedded cluster when waits blocked on the informer's
+condition instead of polling: 2 ms median from a write to the wait's end (40 ms worst of 12), against
+200 ms median polling the same cache every 0.5 s; subscriptions keep that, without a thread per wait.
 
-Every event on the awaited object is judged as it arrives (a subscription for the wait's duration), so
-a state shorter than a wake-up still counts: a Job that completes and is deleted by a short TTL at once
-ends its wait as complete rather than as "not found" until the timeout.
+One ticker thread, alive only while some wait is pending, ends waits at their timeouts (with the last
+verdict) and re-judges every pending wait at least every `recheck` seconds, for the verdicts that
+depend on time alone (a Pod unschedulable for 15 s).
 
 Two guards keep a cache from answering too early:
-- the informer must have synced; a cache that failed (403, an unknown kind) fails the wait with its
-  error instead of reporting "not found", which would end a wait-gone;
+- the informer must have synced; a cache that failed (403, an unknown kind) ends the wait with its
+  error instead of reporting "not found", which would end a wait-gone; a cache still not synced at the
+  wait's timeout ends it with "did not sync";
 - the cached copy must be at least as new as planner's own last write of that object
   (`WrittenVersions`), so a wait right after an update never judges the previous generation's status.
 
-StorageClass binding modes are read once, on the first wait that needs a context, through the client
-(a PVC in a WaitForFirstConsumer class is ready while Pending, or its pod would never be created).
+StorageClass binding modes are read once, on the first verdict, through the client (a PVC in a
+WaitForFirstConsumer class is ready while Pending, or its pod would never be created). When they cannot
+be listed (a 403 for an identity without the permission), the reason is logged once as a warning and
+carried into every PVC verdict's message, so a wait that times out "Pending" says why.
 """
 
 from __future__ import annotations
 
-import math
+import logging
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from planner.errors import ApiError
-from planner.execute import Until, settled
+from planner.errors import ApiError, PlannerError
+from planner.execute import Answer, Cancel, Until, settled
 from planner.kinds import by_kind
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
@@ -40,6 +45,13 @@ from planner.readiness import Readiness, ReadinessContext, readiness
 from planner.writes import WrittenVersions
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+UNREAD_CLASSES_EFFECT = (
+    "a PersistentVolumeClaim waiting for its first consumer cannot be told from one that is not "
+    "binding, so waits for such claims last until they are Bound or time out"
+)
+log = logging.getLogger(__name__)
+
+_Key = tuple[Informer, str, str]  # the informer, the namespace ("" when cluster-scoped), the name
 
 
 @dataclass(frozen=True)
@@ -50,12 +62,22 @@ class _StorageClasses:
     namespaced: bool = False
 
 
-def storage_classes(client: KubeClient) -> tuple[dict[str, str], str | None]:
-    """Binding mode by StorageClass name, and the default class; empty when they cannot be listed."""
+@dataclass(frozen=True, kw_only=True)
+class StorageClasses:
+    """Binding mode by StorageClass name and the default class; `unread` says why they could not be
+    listed (then both are empty, and no claim is known to wait for its first consumer)."""
+
+    modes: Mapping[str, str]
+    default: str | None = None
+    unread: str | None = None
+
+
+def storage_classes(client: KubeClient) -> StorageClasses:
+    """The cluster's StorageClasses, or why they could not be listed (a 403 without the permission)."""
     try:
         listed = client.request("GET", resource_path(_StorageClasses()), verb="list").get("items", [])
-    except ApiError:
-        return {}, None
+    except ApiError as error:
+        return StorageClasses(modes={}, unread=f"cannot list storageclasses: {error}")
     modes = {str(metadata_of(c)["name"]): str(c.get("volumeBindingMode") or "Immediate") for c in listed}
     default = next(
         (
@@ -65,7 +87,7 @@ def storage_classes(client: KubeClient) -> tuple[dict[str, str], str | None]:
         ),
         None,
     )
-    return modes, default
+    return StorageClasses(modes=modes, default=default)
 
 
 def _newer_or_equal(cached: str, written: str) -> bool:
@@ -75,9 +97,25 @@ def _newer_or_equal(cached: str, written: str) -> bool:
         return True
 
 
+@dataclass(eq=False, kw_only=True)
+class _Wait:
+    ref: ObjectRef
+    until: Until
+    timeout: float
+    deadline: float  # time.monotonic(); math.inf for none
+    done: Callable[[Answer], None]
+    informer: Informer
+    ended: bool = field(default=False)
+
+    @property
+    def key(self) -> _Key:
+        return (self.informer, self.ref.namespace or "", self.ref.name)
+
+
 class CacheStatusSource:
     """`execute.StatusSource` over `Informers`. `scopes` maps each kind that will be waited on to its
-    namespaces (None: all); `start()` starts those informers so they sync while the first writes run."""
+    namespaces (None: all); `start()` starts those informers so they sync while the first writes run;
+    `close()` ends every pending wait without an answer and stops listening to the informers."""
 
     def __init__(
         self,
@@ -91,83 +129,115 @@ class CacheStatusSource:
         self.client, self.informers, self.written = client, informers, written
         self.scopes = scopes
         self.recheck = recheck
-        self._classes: tuple[dict[str, str], str | None] | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-        self._waited: set[Informer] = set()
+        self._classes: StorageClasses | None = None
+        self._classes_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the waits, the subscriptions and the ticker
+        self._tick = threading.Condition(self._lock)
+        self._waits: dict[_Key, list[_Wait]] = {}
+        self._unsubscribe: dict[Informer, Callable[[], None]] = {}
+        self._ticker: threading.Thread | None = None
+        self._next_tick = 0.0
 
     def start(self) -> CacheStatusSource:
         for kind, namespaces in self.scopes.items():
             self.informers.informer(by_kind(kind), namespaces=namespaces)
         return self
 
-    def context(self, now: float) -> ReadinessContext:
+    def close(self) -> None:
         with self._lock:
+            pending = [wait for waits in self._waits.values() for wait in waits]
+        for wait in pending:
+            self._end(wait, None)
+        with self._lock:
+            unsubscribes, self._unsubscribe = list(self._unsubscribe.values()), {}
+        for unsubscribe in unsubscribes:
+            unsubscribe()
+
+    def context(self, now: float) -> ReadinessContext:
+        with self._classes_lock:
             if self._classes is None:
                 self._classes = storage_classes(self.client)
-            modes, default = self._classes
-        return ReadinessContext(now=now, binding_modes=modes, default_storage_class=default)
+                if self._classes.unread:
+                    log.warning("warning: %s; %s", self._classes.unread, UNREAD_CLASSES_EFFECT)
+            classes = self._classes
+        return ReadinessContext(
+            now=now,
+            binding_modes=classes.modes,
+            default_storage_class=classes.default,
+            storage_classes_unread=classes.unread,
+        )
 
     def informer(self, ref: ObjectRef) -> Informer:
         namespaces = self.scopes.get(ref.kind, frozenset({ref.namespace}) if ref.namespace else None)
         return self.informers.informer(by_kind(ref.kind), namespaces=namespaces)
 
-    def close(self) -> None:
-        """End every wait in flight now, each returning its last verdict: the run is over (interrupted,
-        or its lock lost), and the threads that waited must not outlive it until their timeouts."""
-        with self._lock:
-            self._closed = True
-            waited = list(self._waited)
-        for informer in waited:
-            with informer.changed:
-                informer.changed.notify_all()
+    # --- waits ---
 
-    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
-        deadline = time.monotonic() + timeout
+    def watch(
+        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+    ) -> Cancel:
         informer = self.informer(ref)
+        wait = _Wait(
+            ref=ref,
+            until=until,
+            timeout=timeout,
+            deadline=time.monotonic() + timeout,
+            done=done,
+            informer=informer,
+        )
         with self._lock:
-            self._waited.add(informer)
-        passing: list[Readiness] = []
-        unsubscribe = informer.subscribe(self.watcher(informer, ref, until, passing))
-        try:
-            informer.wait_until_synced(timeout)
-            with informer.changed:
-                while True:
-                    verdict = (
-                        passing[0]
-                        if passing
-                        else self.verdict(informer, ref, informer.get(ref.namespace, ref.name))
-                    )
-                    remaining = deadline - time.monotonic()
-                    if settled(verdict, until) or remaining <= 0 or self._closed:
-                        return verdict
-                    informer.changed.wait(
-                        self.recheck if math.isinf(remaining) else min(self.recheck, remaining)
-                    )
-        finally:
-            unsubscribe()
+            if informer not in self._unsubscribe:
+                self._unsubscribe[informer] = informer.subscribe(self._dispatcher(informer))
+            self._waits.setdefault(wait.key, []).append(wait)
+            self._tick_by(wait.deadline)
+        informer.when_synced(lambda: self._judge_cached(wait, due=False))
+        return lambda: self._end(wait, None)
 
-    def watcher(
-        self, informer: Informer, ref: ObjectRef, until: Until, passing: list[Readiness]
-    ) -> Subscriber:
-        """A subscriber that keeps the first settled verdict of any event on `ref`, so a state that
-        lasts less than a wake-up (a Job that completes and is removed by its TTL at once) still ends
-        the wait."""
-        key = (ref.namespace or "", ref.name)
-
-        def judge(kind: EventType, obj: Manifest) -> None:
+    def _dispatcher(self, informer: Informer) -> Subscriber:
+        def dispatch(kind: EventType, obj: Manifest) -> None:
             metadata = metadata_of(obj)
-            if (metadata.get("namespace") or "", metadata.get("name")) != key:
+            key = (informer, str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+            with self._lock:
+                waits = list(self._waits.get(key, ()))
+            for wait in waits:
+                verdict = self.verdict(wait.ref, None if kind == "DELETED" else obj)
+                if settled(verdict, wait.until):
+                    self._end(wait, verdict)
+
+        return dispatch
+
+    def _judge_cached(self, wait: _Wait, *, due: bool) -> None:
+        """Judge the cached copy; end the wait when that settles it, or when it is `due` anyway."""
+        informer = wait.informer
+        try:
+            failure = informer.sync_failure(waited=wait.timeout)
+            if failure is not None:
+                if due or informer.failed:
+                    self._end(wait, failure)
                 return
-            verdict = self.verdict(informer, ref, None if kind == "DELETED" else obj)
-            if settled(verdict, until):
-                with informer.changed:
-                    passing.append(verdict)
-                    informer.changed.notify_all()
+            verdict = self.verdict(wait.ref, informer.get(wait.ref.namespace, wait.ref.name))
+        except PlannerError as error:
+            self._end(wait, error)
+            return
+        if due or settled(verdict, wait.until):
+            self._end(wait, verdict)
 
-        return judge
+    def _end(self, wait: _Wait, answer: Answer | None) -> None:
+        """Take the wait off the books and answer it (None: cancelled), once."""
+        with self._lock:
+            if wait.ended:
+                return
+            wait.ended = True
+            waits = self._waits[wait.key]
+            waits.remove(wait)
+            if not waits:
+                del self._waits[wait.key]
+            if not self._waits:
+                self._tick.notify()  # the ticker ends now rather than at its next tick
+        if answer is not None:
+            wait.done(answer)
 
-    def verdict(self, informer: Informer, ref: ObjectRef, cached: Manifest | None) -> Readiness:
+    def verdict(self, ref: ObjectRef, cached: Manifest | None) -> Readiness:
         written = self.written.get(ref)
         if written is not None and cached is not None:
             version = str(metadata_of(cached).get("resourceVersion") or "")
@@ -175,5 +245,36 @@ class CacheStatusSource:
                 return Readiness(status="InProgress", message="waiting for the cache to see planner's write")
         return readiness(cached, self.context(time.time()))
 
+    # --- the ticker: timeouts and time-dependent verdicts ---
 
-__all__ = ["CacheStatusSource", "storage_classes"]
+    def _tick_by(self, deadline: float) -> None:
+        """With the lock held: make sure the ticker runs, and wakes no later than `deadline`."""
+        if self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick_loop, name="planner-waits", daemon=True)
+            self._next_tick = time.monotonic() + self.recheck
+            self._ticker.start()
+        elif deadline < self._next_tick:
+            self._tick.notify()
+
+    def _tick_loop(self) -> None:
+        recheck_at = time.monotonic() + self.recheck
+        while True:
+            with self._lock:
+                pending = [wait for waits in self._waits.values() for wait in waits]
+                if not pending:
+                    self._ticker = None
+                    return
+                now = time.monotonic()
+                self._next_tick = min(recheck_at, *(wait.deadline for wait in pending))
+                if now < self._next_tick:
+                    self._tick.wait(self._next_tick - now)
+                    continue
+            rechecking = now >= recheck_at
+            if rechecking:
+                recheck_at = now + self.recheck
+            for wait in pending:
+                if rechecking or wait.deadline <= now:
+                    self._judge_cached(wait, due=wait.deadline <= now)
+
+
+__all__ = ["CacheStatusSource", "StorageClasses", "storage_classes"]

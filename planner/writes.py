@@ -1,33 +1,42 @@
 """The executor's writes against a real cluster (DESIGN §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
-**Creates are POSTs, then an apply.** A POST is the only atomic "create if absent": a 409
-AlreadyExists tells a retry after a partial apply (the object carries this plan's part-of label:
+**Creates are a POST, then one guarded JSON patch.** A POST is the only atomic "create if absent": a
+409 AlreadyExists tells a retry after a partial apply (the object carries this plan's part-of label:
 success, the existing object is returned) from a same-named object someone else owns (an
 `OwnershipError` naming it, and the object is left untouched). A server-side apply create cannot tell
 the two apart: with `force` it would silently take over the foreign object. But a POST leaves only an
 `Update` entry in managedFields, which also owns every field the server defaulted, and a field owned
 by any entry survives later applies — so a field the plan later drops would never go. So right after
-the POST, planner applies the same manifest (its `Apply` entry now owns exactly the declared fields)
-and removes the create's `Update` entry with a JSON patch guarded by `test` operations. Three requests
-per create, once per object's life; the object ends with the managedFields an apply-create would give.
-When the server records no managedFields the last step is skipped.
+the POST, one JSON patch, guarded by `test` operations on the entry (still planner's `Update`, owning
+the same fields: a controller's status write in between does not matter), replaces that entry with
+planner's `Apply` entry for exactly the declared fields (`canonical.applied_part`: the
+POST's own field set, narrowed to what the manifest declares, in the server's spelling), which is
+what an apply-create would have recorded. Two requests per create, once per object's life; four when
+a write in between moved the entry (a read, then the patch again). When the server recorded no such
+entry, or the entry itself changed in between, planner falls back to applying the manifest and
+removing the create's entry under the same guard (the entry stays if it changes again — harmless
+until a field is dropped). The measured numbers and the alternatives are in
+docs/architecture.md ("Creates").
 
 **Updates** are server-side applies as `planner` with `force=true`: the plan is the truth for the
 fields it declares; fields it does not declare (an HPA's replicas) stay with their owners.
 
 **The parent Secret** (`<plan>`) is written as `planner.applyset` computes it from the copy just
 read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
-writers never lose each other's run records: `write_parent` writes the superset before any member,
-`record_run` adds one run-key → uid, and `settle_parent`, only after an apply converged completely,
-records the closure as applied and narrows the listed scope to what remains; an apply that fails or is
-killed leaves the superset (and the previous applied closure), so the next run still lists — and
-prunes — every member.
+writers never lose each other's run records: `write_parent` writes the superset (and the pending runs
+of the Jobs about to be created) before any member, `record_run` confirms one run-key with its Job's
+uid, `record_outcome` adds how a Job ended, `ensure_digest_key` gives `plan --out` the key its Secret
+digests need, and `settle_parent`, only after an apply converged completely, records the closure as
+applied and narrows the listed scope to what remains; an apply that fails or is killed leaves the
+superset (and the previous applied closure), so the next run still lists — and prunes — every member.
+Every one of these writes keeps planner's reserved data entries (the digest key, the applied closure).
 
 **Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
-read in `_crash_if_asked` only, so crash-safety tests are deterministic: `after-parent` (the parent's
-superset is written, no member yet), `after-writes:N` (after the N-th member create or apply),
-`after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
+read in `_crash_if_asked` only, so crash-safety tests are deterministic: `before-parent` (nothing
+written yet), `after-parent` (the parent's superset and pending runs are written, no member yet),
+`after-writes:N` (after the N-th member create or apply), `after-record-run` (a created Job's run is
+confirmed), `after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
 
 Every write reports the resourceVersion it produced to `WrittenVersions`, which the status source uses
 to ignore cached copies older than planner's own write (a wait must not see yesterday's "ready").
@@ -36,23 +45,31 @@ to ignore cached copies older than planner's own write (a wait must not see yest
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from planner.applyset import (
+    DIGEST_KEY_BYTES,
     AppliedClosure,
     ParentRecord,
+    RunOutcome,
     Scope,
+    check_parent,
+    digest_key,
     not_managed,
     parent_manifest,
     run_record_of,
     same_applyset,
     settled_parent,
     unchanged,
+    with_digest_key,
+    with_run_outcome,
     with_run_record,
 )
+from planner.canonical import applied_part
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -77,6 +94,11 @@ from planner.objects import (
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
 CRASH_ENV = "PLANNER_TEST_CRASH_AT"
+
+
+def new_digest_key() -> bytes:
+    """A fresh random key for a parent that has none (`applyset.with_digest_key` keeps an existing one)."""
+    return secrets.token_bytes(DIGEST_KEY_BYTES)
 
 
 def _crash_if_asked(point: str, count: int = 0) -> None:
@@ -137,8 +159,8 @@ class KubeWriter:
                 return self.create(manifest)
             self._check_owned(manifest, existing)
             return self._recorded(existing)
-        applied = self._apply(manifest)
-        done = self._recorded(self._without_create_entry(kind, ref, applied) or created)
+        owned = self._create_entry_as_applied(kind, ref, manifest, created)
+        done = self._recorded(owned or self._applied_after_create(kind, ref, manifest))
         self._counted("after-writes")
         return done
 
@@ -186,9 +208,28 @@ class KubeWriter:
     # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
-        written = self._precondition_loop(ref, lambda live: parent_manifest(ref, live, record))
+        """The parent's superset, pending runs and a digest key (kept when it has one, else new)."""
+        _crash_if_asked("before-parent")
+        written = self._precondition_loop(
+            ref, lambda live: with_digest_key(parent_manifest(ref, live, record), new_digest_key())
+        )
         _crash_if_asked("after-parent")
         return written
+
+    def ensure_digest_key(self, ref: ObjectRef) -> bytes:
+        """The parent's digest key, added when it has none; a parent that does not exist yet is created
+        holding only the key (and listing no members)."""
+        empty = ParentRecord(group_kinds=(), namespaces=(), run_keys=())
+
+        def keyed(live: Manifest | None) -> Manifest:
+            body = live if live is not None else parent_manifest(ref, None, empty)
+            check_parent(ref, body)
+            return with_digest_key(body, new_digest_key())
+
+        key = digest_key(self._precondition_loop(ref, keyed))
+        if key is None:  # cannot happen: the body written holds one
+            raise PlannerError(f"{ref.described} holds no digest key after writing one")
+        return key
 
     def settle_parent(self, ref: ObjectRef, scope: Scope | None, applied: AppliedClosure) -> Manifest:
         """Record `applied` as the applied closure and, when given, make the parent list exactly `scope`
@@ -199,7 +240,14 @@ class KubeWriter:
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)
-        return self._precondition_loop(parent, lambda live: with_run_record(parent, live, record))
+        written = self._precondition_loop(parent, lambda live: with_run_record(parent, live, record))
+        _crash_if_asked("after-record-run")
+        return written
+
+    def record_outcome(self, parent: ObjectRef, job: Manifest, outcome: RunOutcome) -> Manifest:
+        """Record how `job` ended in its run record (see `applyset.with_run_outcome`: idempotent)."""
+        run = run_record_of(job)
+        return self._precondition_loop(parent, lambda live: with_run_outcome(parent, live, run, outcome))
 
     def _precondition_loop(self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest]) -> Manifest:
         """Read, change, write with the read's resourceVersion; on a conflict read again."""
@@ -239,33 +287,56 @@ class KubeWriter:
             plan = str(annotations_of(manifest).get(ANNOTATION_PLAN, ""))
             raise OwnershipError(not_managed(ref_of(manifest), plan))
 
-    def _without_create_entry(self, kind: KindInfo, ref: ObjectRef, applied: Manifest) -> Manifest | None:
-        """Drop the POST's `Update` entry of `planner` (see the module docstring); None when there is
-        none, or when the object changed in between (then the entry stays: harmless until a field is
-        dropped, and the next create-less apply leaves it as it is)."""
-        entries = metadata_of(applied).get("managedFields") or []
-        index = next(
-            (
-                i
-                for i, entry in enumerate(entries)
-                if entry.get("manager") == FIELD_MANAGER
-                and entry.get("operation") == "Update"
-                and not entry.get("subresource")
-            ),
-            None,
-        )
-        if index is None:
+    def _create_entry_as_applied(
+        self, kind: KindInfo, ref: ObjectRef, manifest: Manifest, created: Manifest
+    ) -> Manifest | None:
+        """Replace the POST's `Update` entry of `planner` with its `Apply` entry for the declared
+        fields (see the module docstring); None when there is no such entry, nothing of it is
+        declared, or the entry itself changed in between. A write in between that moved the entry
+        (the apiserver sorts entries by operation, second and manager, so a controller's status entry
+        written in the same second comes first) costs one read and one more patch."""
+        found = _create_entry(created)
+        if found is None:
             return None
+        fields = applied_part(found[1].get("fieldsV1") or {}, manifest)
+        if not fields:
+            return None
+        current: Manifest | None = created
+        for _ in range(2):
+            moved = _create_entry(current) if current is not None else None
+            if moved is None or moved[1].get("fieldsV1") != found[1].get("fieldsV1"):
+                return None
+            index, entry = moved
+            applied = {**entry, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields}
+            replace = {"op": "replace", "path": f"/metadata/managedFields/{index}", "value": applied}
+            patched = self._patch_create_entry(kind, ref, index, entry, replace)
+            if patched is not None:
+                return patched
+            current = self._get(kind, ref)
+        return None
+
+    def _applied_after_create(self, kind: KindInfo, ref: ObjectRef, manifest: Manifest) -> Manifest:
+        """The three-request way: apply the manifest, then remove the POST's `Update` entry."""
+        applied = self._apply(manifest)
+        found = _create_entry(applied)
+        if found is None:
+            return applied
+        index, entry = found
+        remove = {"op": "remove", "path": f"/metadata/managedFields/{index}"}
+        return self._patch_create_entry(kind, ref, index, entry, remove) or applied
+
+    def _patch_create_entry(
+        self, kind: KindInfo, ref: ObjectRef, index: int, entry: Mapping[str, Any], change: dict[str, Any]
+    ) -> Manifest | None:
+        """One JSON patch of the create's entry at `index`, only if it is still `entry`: planner's
+        `Update` owning the same fields. Other writes in between (a controller's status, another
+        manager's entry) do not matter; None when the entry itself changed."""
         where = f"/metadata/managedFields/{index}"
         operations = [
-            {
-                "op": "test",
-                "path": "/metadata/resourceVersion",
-                "value": metadata_of(applied)["resourceVersion"],
-            },
             {"op": "test", "path": f"{where}/manager", "value": FIELD_MANAGER},
             {"op": "test", "path": f"{where}/operation", "value": "Update"},
-            {"op": "remove", "path": where},
+            {"op": "test", "path": f"{where}/fieldsV1", "value": entry.get("fieldsV1") or {}},
+            change,
         ]
         try:
             return self.client.request(
@@ -277,6 +348,21 @@ class KubeWriter:
             )
         except (InvalidError, ConflictError):
             return None
+
+
+def _create_entry(obj: Manifest) -> tuple[int, dict[str, Any]] | None:
+    """The position and content of the `Update` entry a POST by `planner` recorded, if any."""
+    entries = metadata_of(obj).get("managedFields") or []
+    return next(
+        (
+            (i, entry)
+            for i, entry in enumerate(entries)
+            if entry.get("manager") == FIELD_MANAGER
+            and entry.get("operation") == "Update"
+            and not entry.get("subresource")
+        ),
+        None,
+    )
 
 
 __all__ = ["CRASH_ENV", "KubeWriter", "WrittenVersions"]

@@ -1,8 +1,7 @@
 """Fakes for the Protocols the executor is given: a Writer, a StatusSource, an EventSink and a Clock.
 
 Each fake is typed against its Protocol (see `_conforms` at the bottom, checked by mypy), records what it
-was asked, and can be scripted per object. `Concurrency` is shared by a writer and a status source to
-count how many tasks are in flight at once.
+was asked, and can be scripted per object. `Concurrency` counts how many writes are in flight at once.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 
 from planner.applyset import ParentRecord
 from planner.events import Clock, Event, EventSink
-from planner.execute import StatusSource, Until, Writer
+from planner.execute import Answer, StatusSource, Until, Writer
 from planner.objects import Manifest, ObjectRef
 from planner.readiness import Readiness
 
@@ -58,11 +57,16 @@ class FakeClock:
 
 
 class RecordingSink:
+    """Keeps every event; `hooks` run on each one as it is emitted (to react at a chosen moment)."""
+
     def __init__(self) -> None:
         self.events: list[Event] = []
+        self.hooks: list[Callable[[Event], None]] = []
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
+        for hook in self.hooks:
+            hook(event)
 
     def of_type(self, kind: type[Any]) -> list[Any]:
         return [event for event in self.events if isinstance(event, kind)]
@@ -130,31 +134,58 @@ class FakeWriter:
 READY = Readiness(status="Current", message="ready")
 GONE = Readiness(status="NotFound", message="not found")
 
-Script = Readiness | Callable[[Until, float], Readiness]
+Script = Answer | Callable[[Until, float], Answer]
 
 
 @dataclass
 class ScriptedStatus:
-    """Answers `wait` from a script keyed by `"<until> <object>"` (`"ready job/shop/migrate"`): a
-    Readiness, or a function of (until, timeout). Unscripted objects are at once ready, or gone.
-    `still` returns a readiness that never arrives: the fake clock moves by the timeout and the last
-    readiness comes back, as a real source does when its wait times out."""
+    """Answers `watch` from a script keyed by `"<until> <object>"` (`"ready job/shop/migrate"`): a
+    Readiness (or an error), or a function of (until, timeout). Unscripted objects are at once ready,
+    or gone. `still` returns a readiness that never arrives: the fake clock moves by the timeout and the
+    last readiness comes back, as a real source does when its wait times out. Keys passed to `hold`
+    are not answered until the test calls `release` (from any thread, e.g. a writer hook)."""
 
     clock: FakeClock
-    concurrency: Concurrency = field(default_factory=Concurrency)
     script: dict[str, Script] = field(default_factory=dict)
     waits: list[tuple[str, float]] = field(default_factory=list)
+    holding: set[str] = field(default_factory=set)
+    held: dict[str, Callable[[Answer], None]] = field(default_factory=dict)
+    cancelled: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def wait(self, ref: ObjectRef, *, until: Until, timeout: float) -> Readiness:
+    def watch(
+        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+    ) -> Callable[[], None]:
         key = f"{until} {ref}"
-        with self.concurrency:
-            with self._lock:
-                self.waits.append((key, timeout))
-            scripted = self.script.get(key)
-            if scripted is None:
-                return READY if until == "ready" else GONE
-            return scripted(until, timeout) if callable(scripted) else scripted
+        with self._lock:
+            self.waits.append((key, timeout))
+            if key in self.holding:
+                self.held[key] = done
+                return lambda: self._cancel(key)
+        scripted = self.script.get(key)
+        if scripted is None:
+            done(READY if until == "ready" else GONE)
+        else:
+            done(scripted(until, timeout) if callable(scripted) else scripted)
+        return lambda: None
+
+    def hold(self, *keys: str) -> None:
+        with self._lock:
+            self.holding.update(keys)
+
+    def pending(self) -> list[str]:
+        with self._lock:
+            return sorted(self.held)
+
+    def release(self, key: str, answer: Answer = READY) -> None:
+        with self._lock:
+            done = self.held.pop(key)
+        done(answer)
+
+    def _cancel(self, key: str) -> None:
+        with self._lock:
+            if self.held.pop(key, None) is not None:
+                self.cancelled.append(key)
 
     def still(self, readiness: Readiness) -> Script:
         def times_out(until: Until, timeout: float) -> Readiness:

@@ -25,7 +25,16 @@ from tests.paths import REPO
 DESCRIPTORS = REPO / "planner" / "slim" / "protobuf" / "k8s.desc.gz"
 MAGIC = b"k8s\x00"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-PACKAGES = {"v1": "k8s.io.api.core.v1", "apps/v1": "k8s.io.api.apps.v1", "batch/v1": "k8s.io.api.batch.v1"}
+PACKAGES = {
+    "v1": "k8s.io.api.core.v1",
+    "apps/v1": "k8s.io.api.apps.v1",
+    "batch/v1": "k8s.io.api.batch.v1",
+    "rbac.authorization.k8s.io/v1": "k8s.io.api.rbac.v1",
+    "autoscaling/v1": "k8s.io.api.autoscaling.v1",
+    "autoscaling/v2": "k8s.io.api.autoscaling.v2",
+    "authorization.k8s.io/v1": "k8s.io.api.authorization.v1",
+    "authentication.k8s.io/v1": "k8s.io.api.authentication.v1",
+}
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 
 

@@ -60,7 +60,17 @@ _SECRET_VALUE = st.one_of(
     st.builds(lambda: {"valueFrom": {"env": "PLANNER_STRATEGY_SECRET"}}),
     st.builds(lambda: {"valueFrom": {"file": "secret.txt"}}),
 )
+_NAME_PART = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,10}[A-Za-z0-9])?", fullmatch=True)
+_QUALIFIED_NAME = st.tuples(
+    st.one_of(st.just(""), _DNS.map(lambda prefix: f"{prefix}.dev/")), _NAME_PART
+).map("".join)
+_LABELS = st.dictionaries(_QUALIFIED_NAME, st.one_of(st.just(""), _NAME_PART), max_size=MAX_ITEMS)
+_ANNOTATIONS = st.dictionaries(_QUALIFIED_NAME, _TEXT, max_size=MAX_ITEMS)
 _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
+    "#workload.labels": _LABELS,
+    "#workload.annotations": _ANNOTATIONS,
+    "#workload.podAnnotations": _ANNOTATIONS,
+    "#scheduling.key": _QUALIFIED_NAME,
     "#probe.httpGet.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#probe.tcpSocket.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#secretValue": _SECRET_VALUE,

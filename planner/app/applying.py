@@ -25,20 +25,30 @@ from planner.app.planning import (
     plan_rendered,
     render_loaded,
 )
+from planner.app.runs import RunRecorder
 from planner.app.target import Target
-from planner.applyset import AppliedClosure, Scope, applied_closure, narrowed, parent_ref
+from planner.applyset import (
+    AppliedClosure,
+    Scope,
+    applied_closure,
+    digest_key,
+    narrowed,
+    parent_ref,
+    run_keys_of,
+)
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError, WrongClusterError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan
+from planner.kinds import JOB
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.lock import LockOptions, Notice, holding
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
-from planner.savedplan import closure_digest, cluster_mismatch, moved_objects, read_saved_plans
+from planner.savedplan import closure_digest, cluster_mismatch, key_id, moved_objects, read_saved_plans
 from planner.waiting import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions
+from planner.writes import KubeWriter, WrittenVersions, new_digest_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,17 +161,34 @@ def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult,
     here = target.in_namespace(str(document["namespace"]))
     loaded, results = plan(files, target=here, options=options)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
-    if fresh is None or closure_digest(fresh.rendered.manifests) != document["closure_digest"]:
+    key = checking_key(document, fresh)
+    if fresh is None or closure_digest(fresh.rendered.manifests, key) != document["closure_digest"]:
         raise PlanFilesChangedError(
             f"plan files changed since the plan was made: {', '.join(files)} (plan {document['plan']})"
         )
-    remade = fresh.saved(options)
+    remade = fresh.saved(options, key)
     moved = moved_objects(document, remade)
     if not moved and remade["changes"] != document["changes"]:
         moved = [(change["object"], "would change differently") for change in document["changes"]]
     if moved:
         raise StalePlanError(moved)
     return loaded, fresh
+
+
+def checking_key(document: dict[str, Any], fresh: PlannedChanges | None) -> bytes | None:
+    """The digest key to check a saved plan with: the one its plan's parent holds, which must be the one
+    the plan was made with (`digest_key_id`). A plan saved without Secrets to digest names none; should
+    Secrets be there now, a random key makes their digests differ, so the checks name what changed."""
+    if fresh is None:
+        return None
+    if "digest_key_id" not in document:
+        return new_digest_key() if fresh.needs_key else None
+    key = digest_key(fresh.live.parent)
+    if key is None or key_id(key) != document["digest_key_id"]:
+        gone = "is gone" if key is None else "is another"
+        reason = f"its key for digesting Secret values {gone} (the parent was deleted or replaced)"
+        raise StalePlanError([(str(fresh.parent_ref), reason)])
+    return key
 
 
 class Applier:
@@ -192,6 +219,7 @@ class Applier:
         scopes = wait_scopes(executions, no_wait=no_wait)
         status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
         writer = KubeWriter(self.client, written=written)
+        recorder = self.run_recorder(writer, executions)
         applied = []
         try:
             for each, execution in zip(planned, executions, strict=True):
@@ -209,10 +237,23 @@ class Applier:
                     settle(writer, each)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
-            status.close()  # waits abandoned by an interrupt or a stop end now, not at their timeouts
+            recorder.close()
+            status.close()  # no wait, ticker or informer subscription outlives the run
             if self.owned:
                 self.informers.stop()
         return applied
+
+    def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
+        """Records how the Jobs these executions create end, seen through the Job informer their waits
+        use (none with --no-wait: nothing then watches a Job finish)."""
+        recorder = RunRecorder(self.client, writer)
+        for execution in executions:
+            created = (t.manifest for t in execution.tasks if t.action == "create" and t.manifest)
+            recorder.expect(execution.parent_ref, run_keys_of(created))
+        jobs = self.informers.get(JOB)
+        if jobs is not None and recorder.expecting:
+            recorder.follow(jobs)
+        return recorder
 
 
 def remaining_scope(planned: PlannedChanges) -> Scope:

@@ -1,8 +1,10 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
 namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
 the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
-cluster and never takes the run lock (`plan --out` writes its saved plan, recording the cluster and the
-lock holder it saw); `apply` and `status` build on the loaded, rendered and planned plans from here."""
+cluster, but for `plan --out`'s digest key when a plan with Secret values has none yet (`saving_key`,
+a preconditioned write of the parent that needs no run lock), and never takes the run lock: `plan --out`
+records the cluster and the lock holder it saw. `apply` and `status` build on the loaded, rendered and
+planned plans from here."""
 
 from __future__ import annotations
 
@@ -14,17 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
+from planner.applyset import digest_key, parent_ref
 from planner.diff import ChangeSet, diff, server_predicted
-from planner.errors import ApiError, EmptyPlanError, NotFoundError, PlannerError
+from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.lock import Holder, read_holder
-from planner.objects import FIELD_MANAGER, Manifest
+from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
 from planner.plan import LoadResult, Plan, load_plans
-from planner.render import plan_namespace, render
-from planner.savedplan import saved_plan, write_saved_plans
+from planner.render import limit_diagnostics, plan_namespace, render
+from planner.savedplan import needs_key, saved_plan, write_saved_plans
+from planner.writes import KubeWriter
 
 DEFAULT_APPLY_TIMEOUT = 300.0
 
@@ -42,16 +46,24 @@ class RenderedPlan:
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
-    """Load and check plans; raises PlanError with every problem at once."""
-    return load_plans(paths)
+    """Load and check plans, and what they render against the API's size limits; raises PlanError with
+    every problem at once. No cluster is asked: a plan without a namespace renders into "default"."""
+    loaded = load_plans(paths)
+    render_loaded(loaded, "default")
+    return loaded
 
 
 def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
-    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3)."""
-    return [
+    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3); raises
+    PlanError when an object would be too big for the API, before anything is written."""
+    rendered = [
         RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
         for plan in loaded.plans
     ]
+    problems = [found for item in rendered for found in limit_diagnostics(item.plan, list(item.manifests))]
+    if problems:
+        raise PlanError(problems)
+    return rendered
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
@@ -98,15 +110,29 @@ class PlannedChanges:
         """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
         return execution_plan(self)
 
-    def saved(self, options: PlanOptions, *, lock: dict[str, str] | None = None) -> dict[str, Any]:
+    def saved(
+        self, options: PlanOptions, key: bytes | None, *, lock: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """The saved-plan document, Secret values digested under `key` (see `saving_key`), with the
+        holder of the plan's lock `plan` saw, if any."""
         return saved_plan(
             files=[self.rendered.plan.source.file],
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
             options=options.recorded(),
+            key=key,
             lock=lock,
         )
+
+    @property
+    def needs_key(self) -> bool:
+        """Whether a saved plan of it digests Secret values (and so needs the plan's digest key)."""
+        return needs_key(self.rendered.manifests, self.live)
+
+    @property
+    def parent_ref(self) -> ObjectRef:
+        return parent_ref(self.changeset.plan, self.changeset.namespace)
 
 
 def plan_timeouts(plan: Plan) -> dict[str, float]:
@@ -140,8 +166,9 @@ def plan(
 def save_plans(
     path: Path, planned: Sequence[PlannedChanges], options: PlanOptions, *, target: Target
 ) -> list[str]:
-    """`plan --out`: one saved-plan file for every plan of the run, bound to this cluster, each plan
-    with the holder of its lock if one was writing it. Returns a warning per plan that was locked."""
+    """`plan --out`: one saved-plan file for every plan of the run, bound to this cluster, each plan's
+    Secret values digested under its digest key (`saving_key`), each plan with the holder of its lock if
+    one was writing it. Returns a warning per plan that was locked."""
     documents, warnings = [], []
     for each in planned:
         held = read_holder(target.client, each.rendered.plan.name, each.changeset.namespace)
@@ -150,7 +177,7 @@ def save_plans(
             holder, now = held
             lock = {"holder": holder.identity, "since": holder.since()}
             warnings.append(_locked_warning(each.rendered.plan.name, holder, now))
-        documents.append(each.saved(options, lock=lock))
+        documents.append(each.saved(options, saving_key(each, target.client), lock=lock))
     write_saved_plans(path, documents, cluster=target.identity())
     return warnings
 
@@ -166,6 +193,34 @@ def _locked_warning(plan: str, holder: Holder, now: datetime) -> str:
         f"plan {plan} is being applied by {holder.described(now)}: the saved plan may be stale by the "
         "time it is applied"
     )
+
+
+def saving_key(planned: PlannedChanges, client: KubeClient) -> bytes | None:
+    """The digest key a saved plan of `planned` needs: none without Secret values; else the one its
+    ApplySet parent holds, or — the one write `plan` ever makes, and only with `--out` — a new one
+    added to the parent (created holding only the key, listing no member, when the plan was never
+    applied). Without the key in the cluster `apply FILE` could not check the values, and with it in
+    the file anyone could test guesses (docs/gitops.md)."""
+    if not planned.needs_key:
+        return None
+    key = digest_key(planned.live.parent)
+    if key is not None:
+        return key
+    ref = planned.parent_ref
+    try:
+        return KubeWriter(client).ensure_digest_key(ref)
+    except NotFoundError as missing:
+        raise PlannerError(
+            f"plan --out: namespace {ref.namespace} does not exist, so plan {ref.name} has nowhere to keep "
+            "the key that hides its Secret values in the saved plan; create the namespace (or apply the "
+            "plan once), then plan again"
+        ) from missing
+    except ForbiddenError as forbidden:
+        raise PlannerError(
+            f"plan --out: plan {ref.name} has Secret values and no digest key yet, and writing one into "
+            f"{ref.described} is forbidden ({forbidden}); apply the plan once (apply adds the key), or "
+            "let this identity create and update that secret, then plan again"
+        ) from forbidden
 
 
 def plan_rendered(

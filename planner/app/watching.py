@@ -13,6 +13,7 @@ from pathlib import Path
 
 from planner.app.applying import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
 from planner.app.planning import PlanOptions, render_plans
+from planner.app.runs import RunRecorder
 from planner.app.target import Target
 from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
@@ -24,7 +25,7 @@ from planner.live import read_parents
 from planner.lock import Notice
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
-from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of
+from planner.objects import LABEL_WORKLOAD, Manifest, ObjectRef, labels_of, metadata_of, ref_of
 from planner.plan import LoadResult, Plan
 from planner.render.identity import (
     RuntimeID,
@@ -32,6 +33,7 @@ from planner.render.identity import (
     workload_runtime_id,
 )
 from planner.savedplan import is_saved_plan
+from planner.writes import KubeWriter
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,32 +172,36 @@ def monitor(
     rids = list(dict.fromkeys(RuntimeID.parse(text) for text in runtime_ids))  # once each, in order
     if not rids and not options.attach_all:
         raise PlannerError("name at least one runtime ID, or --all")
+    client = target.client
     scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
-    recorded = recorded_job_uids(target.client, scope)
-    informers = Informers(target.client)
+    runs = recorded_runs(client, scope)
+    informers = Informers(client)
+    recorder = RunRecorder(client, KubeWriter(client))
     try:
+        for parent, record in runs:
+            if record.outcome is None:
+                recorder.expect(parent, [record.run_key])
+        if recorder.expecting:
+            recorder.follow(informers.informer(JOB, namespaces=scope), snapshot=True)
+        recorded = {rid: run for _, run in runs if run.ran and (rid := _recorded_runtime_id(run))}
         return follow(
-            informers, rids, options=options, sink=sink, scope=scope, clock=clock, recorded_uids=recorded
+            informers, rids, options=options, sink=sink, scope=scope, clock=clock, recorded=recorded
         )
     finally:
+        recorder.close()
         informers.stop()
 
 
-def recorded_job_uids(client: KubeClient, scope: frozenset[str] | None) -> dict[RuntimeID, str]:
-    """Runtime ID → uid of every Job that planner's ApplySet parents in `scope` (None: everywhere) record
-    as having run, so the monitor can report one deleted (by its TTL) while no monitor ran. Best effort:
-    without permission to list Secrets there is no record, and only labelled workloads are found."""
-    recorded: dict[RuntimeID, str] = {}
+def recorded_runs(client: KubeClient, scope: frozenset[str] | None) -> list[tuple[ObjectRef, RunRecord]]:
+    """Every run planner's ApplySet parents in `scope` (None: everywhere) record, with its parent, so
+    the monitor can report a Job deleted (by its TTL) while no monitor ran, with how it ended, and record
+    the outcomes of the runs that have none yet. Best effort: without permission to list Secrets there
+    is no record, and only labelled workloads are found."""
     try:
         parents = read_parents(client, scope)
     except ForbiddenError:
-        return recorded
-    for parent in parents:
-        for record in run_records(parent).values():
-            runtime_id = _recorded_runtime_id(record)
-            if runtime_id is not None:
-                recorded[runtime_id] = record.uid
-    return recorded
+        return []
+    return [(ref_of(parent), run) for parent in parents for run in run_records(parent).values()]
 
 
 def _recorded_runtime_id(record: RunRecord) -> RuntimeID | None:
@@ -216,14 +222,12 @@ def follow(
     sink: EventSink,
     scope: frozenset[str] | None,
     clock: Clock | None = None,
-    recorded_uids: Mapping[RuntimeID, str] | None = None,
+    recorded: Mapping[RuntimeID, RunRecord] | None = None,
 ) -> MonitorResult:
     """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
     IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`
     must be covered by the informers already created (Informers refuses a wider one)."""
-    watcher = Monitor(
-        informers, sink, clock=clock or SystemClock(), namespaces=scope, recorded_uids=recorded_uids
-    )
+    watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope, recorded=recorded)
     try:
         for rid in runtime_ids:
             watcher.mark_if_not_monitoring(rid)

@@ -98,6 +98,7 @@ class Informer:
         self.changed = threading.Condition(threading.RLock())
         self._objects: dict[Key, Manifest] = {}
         self._subscribers: list[Subscriber] = []
+        self._on_sync: list[Callable[[], None]] = []
         self._synced = False
         self._failure: PlannerError | None = None
         self._last_error: Exception | None = None
@@ -131,10 +132,30 @@ class Informer:
         limit = None if timeout is None or math.isinf(timeout) else max(0.0, timeout)
         with self.changed:
             self.changed.wait_for(lambda: self._synced or self._failure is not None or self.stopped, limit)
-            self._raise_failure()
-            if not self._synced:
-                detail = f": {self._last_error}" if self._last_error else ""
-                raise CacheSyncError(f"{self.describe()} did not sync within {timeout:g}s{detail}")
+            failure = self.sync_failure(waited=math.inf if timeout is None else timeout)
+        if failure is not None:
+            raise failure
+
+    def sync_failure(self, *, waited: float) -> PlannerError | None:
+        """Why the cache cannot answer after `waited` seconds: its failure (403, 404, …), or that it
+        has not synced yet, naming the last error; None once synced."""
+        with self.changed:
+            if self._failure is not None:
+                return self._failure
+            if self._synced:
+                return None
+            detail = f": {self._last_error}" if self._last_error else ""
+            return CacheSyncError(f"{self.describe()} did not sync within {waited:g}s{detail}")
+
+    def when_synced(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the first LIST is in the cache or the informer has failed (reads then
+        raise the failure): at once, on this thread, when that has happened already; otherwise later,
+        on the informer's thread."""
+        with self.changed:
+            if not (self._synced or self._failure is not None):
+                self._on_sync.append(callback)
+                return
+        callback()
 
     def describe(self) -> str:
         scope = "all namespaces" if self.namespaces is None else ", ".join(sorted(self.namespaces))
@@ -160,6 +181,10 @@ class Informer:
     @property
     def synced(self) -> bool:
         return self._synced
+
+    @property
+    def failed(self) -> bool:
+        return self._failure is not None
 
     @property
     def resource_version(self) -> str:
@@ -220,6 +245,7 @@ class Informer:
         with self.changed:
             self._failure = failure
             self.changed.notify_all()
+        self._synced_now()
 
     def _path(self) -> str:
         single = (
@@ -272,6 +298,16 @@ class Informer:
             self._synced = True
             self.changed.notify_all()
         self._publish(events)
+        self._synced_now()
+
+    def _synced_now(self) -> None:
+        with self.changed:
+            callbacks, self._on_sync = self._on_sync, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # like a subscriber: one broken callback must not stop the cache
+                log.exception("%s: a sync callback failed", self.describe())
 
     def _watch(self) -> None:
         query = {

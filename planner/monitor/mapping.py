@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from planner.applyset import RESULT_SUCCEEDED, RunRecord
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
 from planner.objects import (
@@ -42,6 +43,7 @@ EndType = Literal["ContainerExited", "ContainerFailed", "ContainerDeleted"]
 ROOTFS_VOLUME = "rootfs"
 EXIT_SUCCESS = "0"
 EXIT_PAUSED = "paused"
+JOB_FAILED = "job failed"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,11 +100,14 @@ def _gone(what: str) -> Observation:
 # --- Job -------------------------------------------------------------------------------------------
 
 
-def job_observation(job: Manifest | None, *, describe: str = "job") -> Observation:
+def job_observation(
+    job: Manifest | None, *, describe: str = "job", recorded: RunRecord | None = None
+) -> Observation:
     """Started: active > 0, startTime set, or already succeeded; Exited "0": succeeded > 0; Failed: the
-    `Failed` condition is True (its message); Deleted: gone."""
+    `Failed` condition is True (its message); Deleted: gone — unless its run record (`recorded`) says
+    how it ended, which then proves what a look at the Job would have."""
     if job is None:
-        return _gone(describe)
+        return _recorded_run(recorded, describe) if recorded and recorded.outcome else _gone(describe)
     uid = _uid(job)
     failed = _condition(job, "Failed")
     started = (
@@ -115,10 +120,26 @@ def job_observation(job: Manifest | None, *, describe: str = "job") -> Observati
     message = f"active {_count(job, 'active')}, succeeded {_count(job, 'succeeded')}"
     end: End | None = None
     if failed is not None and failed.get("status") == "True":
-        end = End(type="ContainerFailed", message=_reason_text(failed, "job failed"), uid=uid)
+        end = End(type="ContainerFailed", message=_reason_text(failed, JOB_FAILED), uid=uid)
     elif _count(job, "succeeded") > 0:
         end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
     return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+
+
+def _recorded_run(record: RunRecord, describe: str) -> Observation:
+    """A finished Job as its run record tells it: the ids use the uid it recorded, the messages are those
+    a look at the finished Job gives (`0`, or the Failed condition's message, else its reason)."""
+    outcome = record.outcome
+    if outcome is None or not record.uid:
+        return _gone(describe)
+    if outcome.result == RESULT_SUCCEEDED:
+        end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=record.uid)
+    else:
+        end = End(
+            type="ContainerFailed", message=outcome.message or outcome.reason or JOB_FAILED, uid=record.uid
+        )
+    started = f"{describe} ran (from its run record)"
+    return Observation(uid=record.uid, started_uid=record.uid, started_message=started, end=end)
 
 
 # --- Deployment ------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from planner.applyset import RunRecord
 from planner.events import (
     Clock,
     ContainerDeleted,
@@ -113,10 +114,10 @@ class Monitor:
 
     `namespaces` is the scope the informers are created with (None: all namespaces); `follow` makes the
     monitor also attach managed workloads that appear or come back (a resumed sandbox, a started
-    Deployment) after `attach_all`. `recorded_uids` maps runtime IDs to the uid of their object as
-    recorded elsewhere (the Jobs a plan ran, from the ApplySet parents' run records): a workload gone
-    before this monitor saw it is then reported Deleted with the id an uninterrupted monitor gave it,
-    and `attach_all` finds it although no labelled object is left."""
+    Deployment) after `attach_all`. `recorded` maps the runtime IDs of the Jobs a plan ran to their run
+    records (from the ApplySet parents): a Job gone before this monitor saw it is then reported with
+    the ids an uninterrupted monitor gave it — Started and Exited or Failed when the record holds how it
+    ended, else Deleted — and `attach_all` finds it although no labelled object is left."""
 
     def __init__(
         self,
@@ -126,11 +127,11 @@ class Monitor:
         clock: Clock,
         namespaces: frozenset[str] | None = None,
         sync_timeout: float = 60.0,
-        recorded_uids: Mapping[RuntimeID, str] | None = None,
+        recorded: Mapping[RuntimeID, RunRecord] | None = None,
     ) -> None:
         self.caches, self.sink, self.clock = caches, sink, clock
         self.namespaces, self.sync_timeout = namespaces, sync_timeout
-        self.recorded_uids = dict(recorded_uids or {})
+        self.recorded = dict(recorded or {})
         self.changed = threading.Condition(threading.RLock())
         self._watched: dict[str, _Watched] = {}
         self._by_key: dict[str, set[str]] = {}
@@ -151,8 +152,9 @@ class Monitor:
         with self.changed:
             if key in self._watched:
                 return False
+            record = self.recorded.get(runtime_id)
             watched = _Watched(
-                runtime_id=runtime_id, state=replace(CREATED, uid=self.recorded_uids.get(runtime_id, ""))
+                runtime_id=runtime_id, state=replace(CREATED, uid=record.uid if record else "")
             )
             self._watched[key] = watched
             self._reached[key] = (runtime_id.kind, "created")
@@ -180,14 +182,14 @@ class Monitor:
         self, namespaces: frozenset[str] | None = None, *, follow: bool = False
     ) -> list[RuntimeID]:
         """Restart recovery: follow every managed workload (label `gobrave-workload`) and every recorded
-        one (`recorded_uids`) in `namespaces` (None: the monitor's scope). Each snapshot re-reports what
+        one (`recorded`) in `namespaces` (None: the monitor's scope). Each snapshot re-reports what
         the workload reached, with stable ids; a workload that has already ended is reported and let go
         at once. With `follow`, workloads that appear or come back later are attached too."""
         with self.changed:  # subscribed before the scan, so nothing created meanwhile is missed
             self._follow = follow
             for kind in MANAGED_KINDS:
                 self._ensure_subscribed(kind)
-        found = {rid for rid in self.recorded_uids if namespaces is None or rid.namespace in namespaces}
+        found = {rid for rid in self.recorded if namespaces is None or rid.namespace in namespaces}
         for kind in MANAGED_KINDS:
             cache = self._cache(kind)
             cache.wait_until_synced(self.sync_timeout)
@@ -319,7 +321,11 @@ class Monitor:
         def lookup(kind: KindInfo, namespace: str, name: str) -> Manifest | None:
             return self._cache(kind).get(namespace, name)
 
-        seen, rootfs = observe(runtime_id, lookup, rootfs_hint=watched.rootfs if watched else None)
+        record = self.recorded.get(runtime_id)
+        if record is not None and watched is not None and watched.state.uid not in ("", record.uid):
+            record = None  # the record is of another Job than the one this monitor saw
+        hint = watched.rootfs if watched else None
+        seen, rootfs = observe(runtime_id, lookup, rootfs_hint=hint, recorded=record)
         if watched is not None and rootfs is not None and rootfs != watched.rootfs:
             watched.rootfs = rootfs
             key = subscription_key(PERSISTENT_VOLUME_CLAIM, runtime_id.namespace, rootfs)
@@ -345,16 +351,21 @@ Lookup = Callable[[KindInfo, str, str], Manifest | None]
 
 
 def observe(
-    runtime_id: RuntimeID, lookup: Lookup, *, rootfs_hint: str | None = None
+    runtime_id: RuntimeID,
+    lookup: Lookup,
+    *,
+    rootfs_hint: str | None = None,
+    recorded: RunRecord | None = None,
 ) -> tuple[Observation, str | None]:
     """What the workload's live objects (read through `lookup(kind, namespace, name)`) prove now, and,
     for a sandbox, the name of its rootfs PVC (from its Pod, else the Pod its workspace records, else
-    `rootfs_hint`, the name seen before)."""
+    `rootfs_hint`, the name seen before). A Job that is gone is judged by its run record, `recorded`."""
     ns, name = runtime_id.namespace, runtime_id.name
     if runtime_id.kind == "deployment":
         return deployment_observation(lookup(DEPLOYMENT, ns, name), describe=f"deployment {ns}/{name}"), None
     if runtime_id.kind == "job":
-        return job_observation(lookup(JOB, ns, name), describe=f"job {ns}/{name}"), None
+        job = lookup(JOB, ns, name)
+        return job_observation(job, describe=f"job {ns}/{name}", recorded=recorded), None
     pod = lookup(POD, ns, name)
     workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
     rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint

@@ -1,7 +1,9 @@
 """`planner status`: one row per runtime ID with its newest pod as kubectl shows it, computed purely.
 
-The row's pod columns are what `kubectl get pods` shows for the workload's newest pod (label
-`gobrave-workload=<name>`): READY as ready/total containers, RESTARTS summed over containers, and STATUS
+READY is what kubectl shows for the workload itself: a Deployment's ready replicas over its desired
+ones (`kubectl get deploy`), a Job's or sandbox's newest pod's ready containers over its containers.
+The other pod columns are what `kubectl get pods` shows for the workload's newest pod (label
+`gobrave-workload=<name>`): RESTARTS summed over containers, and STATUS
 by kubectl's rules — an init container's trouble or progress first (`Init:ExitCode:1`,
 `Init:CrashLoopBackOff`, `Init:1/2`), then the last container's waiting or terminated reason
 (`PodInitializing`, `CrashLoopBackOff`, `Completed`, `Error`), `Running` while a container still runs
@@ -154,6 +156,13 @@ class StatusRow:
     message: str
 
 
+def replicas_ready(deployment: Manifest) -> str:
+    """`kubectl get deploy`'s READY: ready replicas over desired ones (`0/0` when scaled to zero)."""
+    desired = (deployment.get("spec") or {}).get("replicas")
+    ready = (deployment.get("status") or {}).get("readyReplicas") or 0
+    return f"{ready}/{1 if desired is None else desired}"
+
+
 def status_row(
     runtime_id: str, *, seen: Observation, own: Manifest | None, pod: Manifest | None, now: float
 ) -> StatusRow:
@@ -161,10 +170,13 @@ def status_row(
     state, transitions = advance(CREATED, seen)
     message = transitions[-1].message if transitions else ""
     summary = pod_summary(pod) if pod is not None else None
+    ready = f"{summary.ready}/{summary.total}" if summary else None
+    if own is not None and own.get("kind") == "Deployment":
+        ready = replicas_ready(own)
     return StatusRow(
         runtime_id=runtime_id,
         state=state.phase.capitalize(),
-        ready=f"{summary.ready}/{summary.total}" if summary else None,
+        ready=ready,
         restarts=summary.restarts if summary else None,
         status=summary.status if summary else None,
         age=age_of(own, now),

@@ -109,8 +109,16 @@ def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
             continue
         symbol = SYMBOLS[change.action].rjust(3)
         console.print(f"[{COLOURS[change.action]}]{escape(symbol)}[/] {escape(line)}")
+    for conflict in _unattached_conflicts(changeset):
+        console.print(f"[red]{escape('  !')}[/] {escape(conflict)}")
     console.print(summary_line(changeset), markup=False)
     return buffer.getvalue()
+
+
+def _unattached_conflicts(changeset: ChangeSet) -> list[str]:
+    """Conflicts no shown change names as its reason (a Secret holding the parent's name)."""
+    reasons = {change.reason for change in shown(changeset)}
+    return [conflict for conflict in changeset.conflicts if conflict not in reasons]
 
 
 def _fields_json(change: Change) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Runtime = Literal["k8s", "k3s"]
@@ -192,3 +193,9 @@ class Plan:
     config_maps: tuple[ConfigMap, ...] = ()
     secrets: tuple[Secret, ...] = ()
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
+
+    @cached_property
+    def runnables(self) -> Mapping[str, Workload | Sandbox]:
+        """Workloads and sandboxes by name (unique across the plan), for lookups that must not scan the
+        plan once per reference."""
+        return {**{s.name: s for s in self.sandboxes}, **{w.name: w for w in self.workloads}}

@@ -4,10 +4,16 @@ ruamel.yaml composes the text into a node graph whose every node carries its sta
 libyaml's C scanner (ruamel.yaml.clib) composes first, several times faster than the pure-Python one on
 large plans; it scans YAML 1.1 and so refuses a few YAML 1.2 forms (`[postgres://db:5432]`), and any
 file it refuses is composed again by ruamel's own YAML 1.2 parser, whose verdict and messages stand.
-Tags are resolved by ruamel's YAML 1.2 resolver either way (`yes` stays a string). This module walks that graph once, building plain dicts, lists and scalars and
+Tags are resolved by ruamel's YAML 1.2 resolver either way (`yes` stays a string).
+This module walks that graph once, building plain dicts, lists and scalars and
 recording, per path (`workloads[0].image`), where the key or item starts and, for scalars, where the
 value starts. Validation messages point at values ("found integer 8080" points at the 8080), structural
 messages at keys. Nothing later depends on ruamel's types.
+
+Before anything is composed, `limits.py` checks the bytes (size, encoding, control characters) and
+the parser's event stream (nesting, aliases), so hostile YAML is refused with a position instead of
+exhausting the stack, memory or time. A tagged scalar the constructor cannot read (`!!int` of 5,000
+digits) is a YAML error at the value.
 
 A file holds one plan: a second YAML document is an error, not a second plan, because a plan name owns
 one ApplySet and two plans in one file would hide that.
@@ -25,6 +31,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from planner.errors import Diagnostic
+from planner.plan.limits import event_problem, read_text
 from planner.plan.model import Position
 
 _TOKEN = re.compile(r"[^\s,\]\}#]+")
@@ -83,23 +90,28 @@ def child_path(parent: str, key: object) -> str:
 
 
 def read_plan_file(path: Path) -> ParsedFile | Diagnostic:
-    """The parsed file, or the one diagnostic that stopped parsing (syntax error, second document…)."""
+    """The parsed file, or the one diagnostic that stopped parsing (a limit of `limits.py`, a syntax
+    error, a second document…)."""
     name = str(path)
+    text = read_text(path)
+    if isinstance(text, Diagnostic):
+        return text
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return Diagnostic(name, 1, 1, "", f"cannot read plan file: {_reason(error)}")
-    try:
-        return _parse(name, text, YAML(typ="safe", pure=False))
+        return _parse(name, text, pure=False)
     except MarkedYAMLError:
         pass  # libyaml scans YAML 1.1 and refuses some 1.2 plain scalars: let the 1.2 parser decide
     try:
-        return _parse(name, text, YAML(typ="safe", pure=True))
+        return _parse(name, text, pure=True)
     except MarkedYAMLError as error:
         return _syntax_diagnostic(name, error)
 
 
-def _parse(name: str, text: str, yaml: YAML) -> ParsedFile | Diagnostic:
+def _parse(name: str, text: str, *, pure: bool) -> ParsedFile | Diagnostic:
+    """Check the event stream against the limits, then compose and walk the node graph."""
+    problem = event_problem(name, YAML(typ="safe", pure=pure).parse(text))
+    if problem is not None:
+        return problem
+    yaml = YAML(typ="safe", pure=pure)
     return _single_document(name, text, list(yaml.compose_all(text)), yaml)
 
 
@@ -139,7 +151,16 @@ class _Walk:
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
             return self._sequence(node, path)
-        return _plain_scalar(self._constructor.construct_object(node, deep=True))
+        return self._scalar(node)
+
+    def _scalar(self, node: Node) -> Any:
+        try:
+            return _plain_scalar(self._constructor.construct_object(node, deep=True))
+        except (ValueError, TypeError, ArithmeticError, LookupError) as error:  # `!!int` of 5,000 digits
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise MarkedYAMLError(
+                problem=f"cannot read this {tag} value", problem_mark=node.start_mark
+            ) from error
 
     def _mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -218,9 +239,3 @@ def _second_document_line(lines: tuple[str, ...]) -> int:
     )
     later = [number for number in starts if number > first_content]
     return later[0] if later else (starts[0] if starts else 1)
-
-
-def _reason(error: OSError | UnicodeDecodeError) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        return "not UTF-8 text"
-    return error.strerror or str(error)

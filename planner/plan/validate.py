@@ -4,7 +4,8 @@ Each check reads the raw document (see `raw.py`) and returns Diagnostics; `seman
 them all so one `validate` shows every problem. Name rules live here: names are unique across the whole
 plan, and no object the plan renders (DESIGN §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
 ApplySet parent Secret `<plan>`) may share a kind, namespace and name with another, or outgrow 63
-characters. Reference and cycle rules are in `validate_refs.py`, pod rules in `validate_pods.py`.
+characters. Reference and cycle rules are in `validate_refs.py`, pod rules in `validate_pods.py`, label and
+annotation rules in `validate_meta.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from planner.errors import Diagnostic
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
 from planner.plan.source import ParsedFile
+from planner.plan.validate_meta import meta_diagnostics
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
 
@@ -33,6 +35,7 @@ def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
         *_generated_names(plan, parsed),
         *reference_diagnostics(plan, parsed),
         *pod_diagnostics(plan, parsed),
+        *meta_diagnostics(plan, parsed),
     ]
 
 

@@ -2,8 +2,9 @@
 
 These are the rules Kubernetes or the workload model imposes that a JSON Schema cannot state: fields that belong to
 one workload kind only, `expose` needing a port, probes not allowed on init containers, container and
-volume names that must agree within one pod, quantities the API server would reject. A `user` that is
-not numeric is a warning, not an error: it maps to `runAsUser` only when it parses as one.
+volume names that must agree within one pod, quantities the API server would reject or clamp (above
+2^63-1 it silently cuts a binary quantity down, and no int64 reader can use a larger decimal one). A
+`user` that is not numeric is a warning, not an error: it maps to `runAsUser` only when it parses as one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from planner.errors import Diagnostic
-from planner.kube.quantity import parse_quantity
+from planner.kube.quantity import MAX_QUANTITY, parse_quantity
 from planner.plan import names
 from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
 from planner.plan.source import ParsedFile
@@ -189,4 +190,9 @@ def quantity_problem(text: str, *, positive: bool) -> str | None:
         return f'expected a size greater than zero, found "{text}"'
     if value < 0:
         return f'expected a quantity of zero or more, found "{text}"'
+    if value > MAX_QUANTITY:
+        return (
+            f"expected a quantity of at most 2^63-1 ({MAX_QUANTITY}, just under 8Ei: the most Kubernetes "
+            f'can count), found "{text}"'
+        )
     return None

@@ -30,9 +30,10 @@ def reference_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic
     workloads = _names(plan, "workloads")
     sandboxes = _names(plan, "sandboxes")
     others = _names(plan, "configMaps") | _names(plan, "secrets")
+    targets = workloads | sandboxes  # once, not per edge: a plan may hold thousands of each
     valid: list[Edge] = []
     for edge in _edges(plan):
-        problem = _problem(edge, workloads, sandboxes, others)
+        problem = _problem(edge, targets, sandboxes, others)
         if problem:
             yield parsed.diagnostic(edge.path, problem)
         else:
@@ -57,17 +58,17 @@ def _edges(plan: Node) -> Iterator[Edge]:
                 yield Edge(name, source, item.at("forkFrom"), "forkFrom")
 
 
-def _problem(edge: Edge, workloads: set[str], sandboxes: set[str], others: set[str]) -> str | None:
+def _problem(edge: Edge, targets: set[str], sandboxes: set[str], others: set[str]) -> str | None:
     if edge.via == "forkFrom":
         if edge.target == edge.source:
             return "a sandbox cannot fork from itself"
         if edge.target not in sandboxes:
-            what = " (it is a workload)" if edge.target in workloads else ""
+            what = " (it is a workload)" if edge.target in targets else ""
             return f'unknown forkFrom source "{edge.target}": no sandbox of this plan has that name{what}'
         return None
     if edge.target == edge.source:
         return f'"{edge.target}" cannot depend on itself'
-    if edge.target not in workloads | sandboxes:
+    if edge.target not in targets:
         what = (
             " (it is a configMap or secret; those are always applied first)" if edge.target in others else ""
         )

@@ -31,6 +31,7 @@ from planner.render.identity import (
 )
 from planner.render.identity import Stamp as _Stamp
 from planner.render.identity import with_hash as _with_hash
+from planner.render.limits import limit_diagnostics
 from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
 from planner.render.workloads import render_workload as _render_workload
 
@@ -39,6 +40,7 @@ __all__ = [
     "RuntimeID",
     "content_hash",
     "depends_on_ref",
+    "limit_diagnostics",
     "plan_namespace",
     "render",
     "run_key",

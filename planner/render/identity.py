@@ -103,16 +103,15 @@ def primary_ref(plan: Plan, name: str, default_namespace: str) -> str:
     """The depends-on reference of a plan entry's primary object, the one that carries and answers
     dependencies: a workload's Deployment or Job; a sandbox's Pod, or its workspace PVC while paused
     (the Pod does not exist then). KeyError when no workload or sandbox has that name."""
-    for workload in plan.workloads:
-        if workload.name == name:
-            kind = JOB if workload.kind == "job" else DEPLOYMENT
-            return depends_on_ref(kind, workload_namespace(plan, workload, default_namespace), name)
-    for sandbox in plan.sandboxes:
-        if sandbox.name == name:
-            namespace = plan_namespace(plan, default_namespace)
-            if sandbox.state == "running":
-                return depends_on_ref(POD, namespace, name)
-            return depends_on_ref(PERSISTENT_VOLUME_CLAIM, namespace, workspace_pvc_name(name))
+    entry = plan.runnables.get(name)
+    if isinstance(entry, Workload):
+        kind = JOB if entry.kind == "job" else DEPLOYMENT
+        return depends_on_ref(kind, workload_namespace(plan, entry, default_namespace), name)
+    if entry is not None:
+        namespace = plan_namespace(plan, default_namespace)
+        if entry.state == "running":
+            return depends_on_ref(POD, namespace, name)
+        return depends_on_ref(PERSISTENT_VOLUME_CLAIM, namespace, workspace_pvc_name(name))
     raise KeyError(f"plan {plan.name} has no workload or sandbox named {name!r}")
 
 

@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 
+from planner.slim.certs import ensure_certificates
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import ServerOptions, serve_forever
 from planner.slim.store import DEFAULT_EVENT_CAPACITY
@@ -21,7 +22,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--data", type=Path, default=None, help="state directory (SQLite file state.db)")
     serve.add_argument("--memory", action="store_true", help="keep state in memory only")
-    serve.add_argument("--token", default=None, help="require this bearer token")
+    serve.add_argument("--token", default=None, help="require this bearer token (with --rbac: the admin's)")
+    serve.add_argument(
+        "--rbac",
+        action="store_true",
+        help="authorize requests by RBAC: ServiceAccount tokens, the admin token (system:masters)",
+    )
     serve.add_argument("--time-scale", type=float, default=1.0, help="multiplies simulated delays")
     serve.add_argument(
         "--pause",
@@ -52,6 +58,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument(
         "--port-file", type=Path, default=None, help="write the bound port here once listening"
     )
+    serve.add_argument(
+        "--tls-dir",
+        type=Path,
+        default=None,
+        help="serve HTTPS with the certificates in this directory (ca.crt, server.crt, server.key; "
+        "made when missing)",
+    )
     return parser.parse_args(argv)
 
 
@@ -71,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
             faults=json.loads(args.faults) if args.faults else None,
             simulate=not args.no_simulation,
             resync_seconds=args.resync_seconds,
+            rbac=args.rbac,
+            tls=ensure_certificates(args.tls_dir) if args.tls_dir else None,
         )
     )
 

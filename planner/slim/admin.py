@@ -6,6 +6,10 @@
     admin.pause("nodeagent"); admin.resume("nodeagent")
     admin.request_count(verb="list", resource="pods")   # from /metrics
     with admin.faults(latencySeconds=0.5): ...     # set for a block, then cleared
+    admin.requests(user="system:serviceaccount:ci:planner")   # the request log, /slim/requests
+
+A server started with `--rbac` speaks TLS and lets only the admin in: pass its `token` and `ca`
+(`running_cluster(rbac=True)`'s handle has both).
 
 Plain urllib, so it works from any test without an event loop or the kubernetes client.
 """
@@ -14,8 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -24,10 +31,13 @@ Obj = dict[str, Any]
 
 
 class SlimAdmin:
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, token: str | None = None, ca: Path | None = None, timeout: float = 10.0
+    ) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
 
     def _call(self, method: str, path: str, body: Obj | None = None) -> bytes:
         headers = {"Content-Type": "application/json"}
@@ -35,7 +45,7 @@ class SlimAdmin:
             headers["Authorization"] = f"Bearer {self.token}"
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+        with urllib.request.urlopen(request, timeout=self.timeout, context=self.context) as reply:
             content: bytes = reply.read()
             return content
 
@@ -108,3 +118,15 @@ class SlimAdmin:
                 ):
                     total += sample.value
         return total
+
+    # --- the request log -----------------------------------------------------------------------------
+
+    def requests(self, user: str | None = None) -> list[Obj]:
+        """The logged requests, oldest first (only `user`'s when given): user, verb, apiGroup,
+        resource, subresource, namespace, name, path and code."""
+        query = f"?{urllib.parse.urlencode({'user': user})}" if user is not None else ""
+        items: list[Obj] = json.loads(self._call("GET", f"/slim/requests{query}"))["items"]
+        return items
+
+    def clear_requests(self) -> None:
+        self._call("DELETE", "/slim/requests")

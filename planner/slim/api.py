@@ -56,8 +56,9 @@ from planner.slim.objects import (
     strip_type,
     with_type,
 )
-from planner.slim.resources import NAMESPACES, RESOURCES, ResourceType, by_kind
+from planner.slim.resources import NAMESPACES, STORED, ResourceType, by_kind
 from planner.slim.store import Conflict, Store
+from planner.slim.tokens import Tokens, load_key
 from planner.slim.watching import WatchOptions, open_watch
 
 __all__ = ["Api", "DeleteOptions", "ListOptions", "WatchOptions", "WriteOptions", "resource_key"]
@@ -74,12 +75,15 @@ SERVER_OWNED_META = (
 
 
 class Api:
-    """One cluster's API: the store, what admission reserves, and whether the server adds the
-    finalizers only the simulation's controllers remove."""
+    """One cluster's API: the store, what admission reserves, whether the server adds the finalizers
+    only the simulation's controllers remove, and the key ServiceAccount tokens are signed with."""
 
-    def __init__(self, store: Store, *, server_finalizers: bool = False) -> None:
+    def __init__(
+        self, store: Store, *, server_finalizers: bool = False, tokens: Tokens | None = None
+    ) -> None:
         self.store = store
         self.server_finalizers = server_finalizers
+        self.tokens = tokens or Tokens(load_key(None))
         self.admission = admission.Admission(self._find, self._find_all)
 
     def _find(self, kind: str, namespace: str, name: str) -> Obj | None:
@@ -261,15 +265,17 @@ class Api:
         meta = metadata(patched)
         check_rv(rt, meta.get("resourceVersion"), old, name)
         _check_name(meta.get("name", name), name)
+        patched = decode(rt, patched)
         if subresource == "status":
             return subresources.write_status(self, rt, old, patched, options, operation=operation), False
-        return self.write_update(rt, old, decode(rt, patched), options, operation=operation), False
+        return self.write_update(rt, old, patched, options, operation=operation), False
 
     # --- subresources: functions of subresources.py taking the Api first, so they bind as methods ---
 
     bind = subresources.bind
     finalize_namespace = subresources.finalize_namespace
     get_scale = subresources.get_scale
+    request_token = subresources.request_token
     update_scale = subresources.update_scale
     patch_scale = subresources.patch_scale
 
@@ -332,7 +338,7 @@ class Api:
     def _empty_namespace(self, namespace: str) -> None:
         """Remove everything still in a namespace being removed, at once: without the namespace
         controller (a bare API server) nothing else would."""
-        for rt in RESOURCES:
+        for rt in STORED:
             if not rt.namespaced:
                 continue
             for obj in list(self.store.list(resource_key(rt), namespace)):

@@ -1,37 +1,47 @@
 """Starting, finding and stopping the embedded cluster: the functions `planner cluster …` calls.
 
-`up` starts `python -m planner.slim serve` detached, waits for /readyz, and leaves three files in the
-data directory: `server.pid`, `server.port` and `kubeconfig` (context `planner-embedded`), plus
+`up` starts `python -m planner.slim serve` detached, waits for /readyz, and leaves in the data
+directory `server.pid`, `server.port`, `server.url` and `kubeconfig` (context `planner-embedded`), plus
 `server.mode` ("memory" or "disk") and `server.log`. `status` trusts those files only while the pid
 is alive and /readyz answers. `running_cluster` is the test fixture's context manager: an in-memory
 server in a subprocess (so tests do not share the GIL with it) on a free port.
+
+With `rbac`, the server authorizes by RBAC and speaks HTTPS (kubectl sends a kubeconfig's token to an
+https server only): its certificates are made beside its state (`certs.py`), and the kubeconfig holds
+the CA and the admin token, made here when none is given.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.slim.certs import Certificates, ensure_certificates
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import DB_NAME, HOST
 
 CONTEXT = "planner-embedded"
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
-STATE_FILES = ("server.pid", "server.port", "server.mode", "server.portfile", "kubeconfig", "server.log")
+RUN_FILES = ("server.pid", "server.port", "server.portfile", "server.mode", "server.url")
+STATE_FILES = (*RUN_FILES, "kubeconfig", "server.log", "ca.crt", "server.crt", "server.key", "token.key")
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,8 @@ class ClusterHandle:
     kubeconfig: Path
     port: int
     pid: int
+    token: str | None = None  # the admin's bearer token, when the server requires one
+    ca: Path | None = None  # the CA to trust, when the server speaks TLS (with rbac)
 
 
 def default_data_dir() -> Path:
@@ -62,11 +74,14 @@ def _resolve(data_dir: Path | None) -> Path:
     return (data_dir or default_data_dir()).expanduser().resolve()
 
 
-def kubeconfig_document(url: str, token: str | None) -> dict[str, Any]:
+def kubeconfig_document(url: str, token: str | None, ca: Path | None = None) -> dict[str, Any]:
+    cluster: dict[str, str] = {"server": url}
+    if ca is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca.read_bytes()).decode()
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": CONTEXT, "cluster": {"server": url}}],
+        "clusters": [{"name": CONTEXT, "cluster": cluster}],
         "contexts": [
             {"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": "default"}}
         ],
@@ -76,18 +91,24 @@ def kubeconfig_document(url: str, token: str | None) -> dict[str, Any]:
     }
 
 
-def write_kubeconfig(path: Path, url: str, token: str | None) -> Path:
-    path.write_text(json.dumps(kubeconfig_document(url, token), indent=2) + "\n")
+def write_kubeconfig(path: Path, url: str, token: str | None, ca: Path | None = None) -> Path:
+    path.write_text(json.dumps(kubeconfig_document(url, token, ca), indent=2) + "\n")
     path.chmod(0o600)
     return path
 
 
-def ready(url: str, timeout: float = 1.0) -> bool:
+def ready(url: str, timeout: float = 1.0, *, ca: Path | None = None) -> bool:
+    """Whether the server at `url` answers /readyz (over TLS trusting `ca`, for an https url)."""
+    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
     try:
-        with urllib.request.urlopen(f"{url}/readyz", timeout=timeout) as response:
+        with urllib.request.urlopen(f"{url}/readyz", timeout=timeout, context=context) as response:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
+
+
+def server_url(port: int, tls: Certificates | None) -> str:
+    return f"{'https' if tls is not None else 'http'}://{HOST}:{port}"
 
 
 def _alive(pid: int) -> bool:
@@ -136,12 +157,14 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _wait_for_port(process: subprocess.Popen[bytes], port_file: Path, log: Path | None) -> int:
+def _wait_for_port(
+    process: subprocess.Popen[bytes], port_file: Path, log: Path | None, tls: Certificates | None = None
+) -> int:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if port_file.exists():
             port = int(port_file.read_text())
-            if ready(f"http://{HOST}:{port}"):
+            if ready(server_url(port, tls), ca=tls.ca if tls else None):
                 return port
         if process.poll() is not None:
             detail = log.read_text()[-2000:] if log and log.exists() else ""
@@ -161,8 +184,10 @@ def status(*, data_dir: Path | None) -> ClusterInfo | None:
         port = int((root / "server.port").read_text())
     except (OSError, ValueError):
         return None
-    url = f"http://{HOST}:{port}"
-    if not _alive(pid) or not ready(url):
+    url_file = root / "server.url"
+    url = url_file.read_text().strip() if url_file.exists() else f"http://{HOST}:{port}"
+    ca = root / "ca.crt" if url.startswith("https:") else None
+    if not _alive(pid) or not ready(url, ca=ca):
         return None
     memory = (root / "server.mode").exists() and (root / "server.mode").read_text().strip() == "memory"
     return ClusterInfo(pid, port, url, root / "kubeconfig", root, memory)
@@ -176,18 +201,27 @@ def up(
     token: str | None = None,
     time_scale: float = 1.0,
     resync_seconds: float = FULL_RESYNC_SECONDS,
+    rbac: bool = False,
 ) -> ClusterInfo:
+    """Start the server in the background (or find the one running); with `rbac`, requests are
+    authorized by RBAC and the kubeconfig holds an admin token (one is made when none is given)."""
     running = status(data_dir=data_dir)
     if running is not None:
         return running
+    if rbac:
+        token = token or new_admin_token()
     root = _resolve(data_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold every Secret
     port_file = root / "server.portfile"
     port_file.unlink(missing_ok=True)
     log = root / "server.log"
     extra = ["--time-scale", str(time_scale)] if time_scale != 1.0 else []
     if resync_seconds != FULL_RESYNC_SECONDS:
         extra += ["--resync-seconds", str(resync_seconds)]
+    tls = None
+    if rbac:
+        tls = ensure_certificates(root)
+        extra += ["--rbac", "--tls-dir", str(root)]
     command = _serve_command(
         port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file, extra=extra
     )
@@ -200,12 +234,13 @@ def up(
             start_new_session=True,
             env=_child_env(),
         )
-    bound = _wait_for_port(process, port_file, log)
-    url = f"http://{HOST}:{bound}"
+    bound = _wait_for_port(process, port_file, log, tls)
+    url = server_url(bound, tls)
     (root / "server.pid").write_text(str(process.pid))
     (root / "server.port").write_text(str(bound))
+    (root / "server.url").write_text(url)
     (root / "server.mode").write_text("memory" if memory else "disk")
-    kubeconfig = write_kubeconfig(root / "kubeconfig", url, token)
+    kubeconfig = write_kubeconfig(root / "kubeconfig", url, token, tls.ca if tls else None)
     return ClusterInfo(process.pid, bound, url, kubeconfig, root, memory)
 
 
@@ -218,7 +253,7 @@ def down(*, data_dir: Path | None) -> bool:
     was_running = _alive(pid)
     if was_running:
         _stop_pid(pid)
-    for name in ("server.pid", "server.port", "server.portfile", "server.mode"):
+    for name in RUN_FILES:
         (root / name).unlink(missing_ok=True)
     return was_running
 
@@ -252,11 +287,24 @@ def serve(
     token: str | None,
     time_scale: float = 1.0,
     resync_seconds: float = FULL_RESYNC_SECONDS,
+    rbac: bool = False,
+    announce: Callable[[Path], None] | None = None,
 ) -> None:
-    """Foreground server (blocks until SIGINT/SIGTERM)."""
+    """Foreground server (blocks until SIGINT/SIGTERM). With `rbac` it serves HTTPS, and writes to the
+    data directory first the certificates and a kubeconfig holding the admin token (one is made when
+    none is given); `announce` is told where the kubeconfig is."""
     from planner.slim.server import ServerOptions, serve_forever
 
     root = None if memory and data_dir is None else _resolve(data_dir)
+    tls = None
+    if rbac:
+        home = _resolve(data_dir)
+        tls = ensure_certificates(home)
+        token = token or new_admin_token()
+        port = port or free_port()
+        kubeconfig = write_kubeconfig(home / "kubeconfig", server_url(port, tls), token, tls.ca)
+        if announce is not None:
+            announce(kubeconfig)
     options = ServerOptions(
         port=port,
         data_dir=root,
@@ -264,8 +312,20 @@ def serve(
         token=token,
         time_scale=time_scale,
         resync_seconds=resync_seconds,
+        rbac=rbac,
+        tls=tls,
     )
     serve_forever(options)
+
+
+def new_admin_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
 
 
 # --- tests --------------------------------------------------------------------------------------------
@@ -276,7 +336,8 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     """An in-memory server in a subprocess on a free port; options: token, watch_cache_size,
     simulate (controllers, node agent, faults and /metrics; off by default so the API-core tests see
     a passive server), paused (component names: "controllers", "nodeagent"), faults (the
-    /slim/faults JSON), resync_seconds (the controllers' full-resync period)."""
+    /slim/faults JSON), resync_seconds (the controllers' full-resync period), rbac (authorize by
+    RBAC; the handle's `token` and kubeconfig are the admin's, made up when no token is given)."""
     workdir = Path(tempfile.mkdtemp(prefix="planner-slim-"))
     port_file = workdir / "port"
     extra = ["--time-scale", str(time_scale)]
@@ -291,6 +352,11 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
     if options.get("resync_seconds"):
         extra += ["--resync-seconds", str(options["resync_seconds"])]
     token = options.get("token")
+    tls = None
+    if options.get("rbac"):
+        token = token or new_admin_token()
+        tls = ensure_certificates(workdir)
+        extra += ["--rbac", "--tls-dir", str(workdir)]
     command = _serve_command(
         port=0, data_dir=None, memory=True, token=token, port_file=port_file, extra=extra
     )
@@ -300,10 +366,10 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
             command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream, env=_child_env()
         )
     try:
-        port = _wait_for_port(process, port_file, log)
-        url = f"http://{HOST}:{port}"
-        kubeconfig = write_kubeconfig(workdir / "kubeconfig", url, token)
-        yield ClusterHandle(url, kubeconfig, port, process.pid)
+        port = _wait_for_port(process, port_file, log, tls)
+        url = server_url(port, tls)
+        kubeconfig = write_kubeconfig(workdir / "kubeconfig", url, token, tls.ca if tls else None)
+        yield ClusterHandle(url, kubeconfig, port, process.pid, token, tls.ca if tls else None)
     finally:
         process.terminate()
         try:

@@ -3,26 +3,49 @@
 Each `default_<kind>(obj)` mutates a freshly decoded object in place; the values and the presence or
 absence of fields match the recorded objects in tests/golden/k8s. Decoders
 (`decode_<kind>`) reject what the real server cannot even deserialize (400, not 422): invalid base64
-in Secret data, a Lease MicroTime without six fractional digits.
+in Secret data, a Lease MicroTime without six fractional digits, a quantity that does not parse
+(found while the defaulter canonicalizes it, and answered as the decoder would).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from planner.slim import quantity
-from planner.slim.errors import bad_request
-from planner.slim.meta import metadata
+from planner.slim.errors import StatusError, bad_request
+from planner.slim.meta import json_copy, metadata
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+Mutator = Callable[[dict[str, Any]], None]
 
 
 def _set(obj: dict[str, Any], key: str, value: Any) -> None:
     if obj.get(key) in (None, ""):
         obj[key] = value
+
+
+def cannot_handle(obj: dict[str, Any], reason: str) -> StatusError:
+    """The 400 the apiserver answers when a body does not even decode into its type."""
+    kind, version = obj.get("kind", ""), str(obj.get("apiVersion", "")).rsplit("/", 1)[-1]
+    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {reason}')
+
+
+def _decodes_quantities(defaulter: Mutator) -> Mutator:
+    """A bad quantity fails the apiserver's decoding, before any defaulting: a 400, not a 500."""
+
+    @functools.wraps(defaulter)
+    def default(obj: dict[str, Any]) -> None:
+        try:
+            defaulter(obj)
+        except quantity.QuantityError as error:
+            raise cannot_handle(obj, str(error)) from error
+
+    return default
 
 
 def default_container(container: dict[str, Any]) -> None:
@@ -97,6 +120,7 @@ def default_template(template: dict[str, Any]) -> None:
     default_pod_spec(template.setdefault("spec", {}))
 
 
+@_decodes_quantities
 def default_pod(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     default_pod_spec(spec)
@@ -129,6 +153,7 @@ def qos_class(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+@_decodes_quantities
 def default_deployment(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     _set(spec, "replicas", 1)
@@ -143,6 +168,7 @@ def default_deployment(obj: dict[str, Any]) -> None:
     default_template(spec.setdefault("template", {}))
 
 
+@_decodes_quantities
 def default_replicaset(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     _set(spec, "replicas", 1)
@@ -151,6 +177,7 @@ def default_replicaset(obj: dict[str, Any]) -> None:
         obj["status"] = {"replicas": 0}  # ReplicaSetStatus.replicas is not omitempty; clients require it
 
 
+@_decodes_quantities
 def default_job(obj: dict[str, Any]) -> None:
     """Job defaults; the uid-derived selector and labels need the uid, so run after it is assigned."""
     spec = obj.setdefault("spec", {})
@@ -225,6 +252,7 @@ def default_service(obj: dict[str, Any]) -> None:
     obj["status"] = {"loadBalancer": {}}
 
 
+@_decodes_quantities
 def default_pvc(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     _set(spec, "volumeMode", "Filesystem")
@@ -235,6 +263,7 @@ def default_pvc(obj: dict[str, Any]) -> None:
     obj["status"] = {"phase": "Pending"}
 
 
+@_decodes_quantities
 def default_pv(obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     _set(spec, "persistentVolumeReclaimPolicy", "Retain")
@@ -249,6 +278,7 @@ def default_storageclass(obj: dict[str, Any]) -> None:
     _set(obj, "volumeBindingMode", "Immediate")
 
 
+@_decodes_quantities
 def default_node(obj: dict[str, Any]) -> None:
     status = obj.setdefault("status", {})
     for key in ("capacity", "allocatable"):
@@ -264,6 +294,105 @@ def default_namespace(obj: dict[str, Any]) -> None:
     obj["status"] = {"phase": "Active"}
 
 
+# --- the kinds served as stored (no controller runs them) ------------------------------------------------
+
+
+def default_replicationcontroller(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    template = spec.setdefault("template", {})
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    _set(spec, "replicas", 1)
+    if not spec.get("selector"):
+        spec["selector"] = dict(labels)
+    meta = metadata(obj)
+    if not meta.get("labels"):
+        meta["labels"] = dict(labels)
+    default_template(template)
+
+
+def default_daemonset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    strategy = spec.setdefault("updateStrategy", {})
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        _set(rolling, "maxUnavailable", 1)
+        _set(rolling, "maxSurge", 0)
+    _set(spec, "revisionHistoryLimit", 10)
+    default_template(spec.setdefault("template", {}))
+
+
+def default_statefulset(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "replicas", 1)
+    _set(spec, "podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        _set(strategy.setdefault("rollingUpdate", {}), "partition", 0)
+    _set(spec, "revisionHistoryLimit", 10)
+    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    _set(retention, "whenDeleted", "Retain")
+    _set(retention, "whenScaled", "Retain")
+    default_template(spec.setdefault("template", {}))
+
+
+def default_cronjob(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    _set(spec, "concurrencyPolicy", "Allow")
+    _set(spec, "suspend", False)
+    _set(spec, "successfulJobsHistoryLimit", 3)
+    _set(spec, "failedJobsHistoryLimit", 1)
+    job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    default_template(job_spec.setdefault("template", {}))
+
+
+# --- RBAC and autoscaling ---------------------------------------------------------------------------------
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+def default_role_binding(obj: dict[str, Any]) -> None:
+    """A roleRef's group and a User or Group subject's group are RBAC's; a ServiceAccount's is core."""
+    _set(obj.setdefault("roleRef", {}), "apiGroup", RBAC_GROUP)
+    for subject in obj.get("subjects") or []:
+        if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
+            _set(subject, "apiGroup", RBAC_GROUP)
+
+
+DEFAULT_CPU_UTILIZATION = 80
+_SCALE_UP = {
+    "stabilizationWindowSeconds": 0,
+    "selectPolicy": "Max",
+    "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15},
+    ],
+}
+_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+
+
+def cpu_utilization_metric(percent: int) -> dict[str, Any]:
+    target = {"type": "Utilization", "averageUtilization": percent}
+    return {"type": "Resource", "resource": {"name": "cpu", "target": target}}
+
+
+def default_hpa(obj: dict[str, Any]) -> None:
+    """autoscaling/v2 defaults (the stored form): one replica at least, a CPU target of 80% when no
+    metric is given, and the default scaling rules filled in when a `behavior` is given."""
+    spec = obj.setdefault("spec", {})
+    _set(spec, "minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [cpu_utilization_metric(DEFAULT_CPU_UTILIZATION)]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        for key, rules in (("scaleUp", _SCALE_UP), ("scaleDown", _SCALE_DOWN)):
+            given = behavior.get(key) or {}
+            behavior[key] = {**json_copy(rules), **{k: v for k, v in given.items() if v is not None}}
+    if not obj.get("status"):
+        obj["status"] = {"desiredReplicas": 0}  # not omitempty in Go; clients require it
+
+
 def default_secret(obj: dict[str, Any]) -> None:
     _set(obj, "type", "Opaque")
     string_data = obj.pop("stringData", None) or {}
@@ -276,15 +405,10 @@ def default_secret(obj: dict[str, Any]) -> None:
 def decode_secret(obj: dict[str, Any]) -> None:
     for value in (obj.get("data") or {}).values():
         if not isinstance(value, str):
-            raise bad_request(
-                'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0'
-            )
+            raise cannot_handle(obj, "illegal base64 data at input byte 0")
         offset = _bad_base64_offset(value)
         if offset is not None:
-            raise bad_request(
-                'Secret in version "v1" cannot be handled as a Secret: '
-                f"illegal base64 data at input byte {offset}"
-            )
+            raise cannot_handle(obj, f"illegal base64 data at input byte {offset}")
 
 
 def _bad_base64_offset(text: str) -> int | None:
@@ -309,7 +433,7 @@ def decode_lease(obj: dict[str, Any]) -> None:
         head = _MICRO_RE.match(str(value))
         rest = str(value)[head.end() :] if head else str(value)
         if head is None or not re.match(r"^\.\d{6}(Z|[+-]\d{2}:\d{2})$", rest):
-            raise bad_request(
-                f'Lease in version "v1" cannot be handled as a Lease: parsing time "{value}" as '
-                f'"2006-01-02T15:04:05.000000Z07:00": cannot parse "{rest}" as ".000000"'
+            raise cannot_handle(
+                obj,
+                f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "{rest}" as ".000000"',
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, groups
+from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, groups, versions
 
 Obj = dict[str, Any]
 
@@ -28,6 +28,7 @@ _SUBRESOURCE_KINDS = {
     "scale": ("autoscaling", "v1", "Scale", SUBRESOURCE_VERBS),
     "binding": ("", "", "Binding", ("create",)),
     "log": ("", "", "Pod", ("get",)),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
 }
 
 
@@ -40,8 +41,8 @@ def api_versions(server_address: str) -> Obj:
 
 
 def _group_entry(group: str) -> Obj:
-    version = {"groupVersion": f"{group}/v1", "version": "v1"}
-    return {"name": group, "versions": [version], "preferredVersion": version}
+    entries = [{"groupVersion": f"{group}/{version}", "version": version} for version in versions(group)]
+    return {"name": group, "versions": entries, "preferredVersion": entries[0]}
 
 
 def api_group_list() -> Obj:
@@ -126,7 +127,14 @@ def aggregated(core: bool, version: str) -> Obj:
 
 
 def _aggregated_group(group: str) -> Obj:
-    resources = [_aggregated_resource(rt) for rt in _resources_in(group, "v1")]
+    return {
+        "metadata": {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None},
+        "versions": [_aggregated_version(group, version) for version in versions(group) or ["v1"]],
+    }
+
+
+def _aggregated_version(group: str, version: str) -> Obj:
+    resources = [_aggregated_resource(rt) for rt in _resources_in(group, version)]
     if not group:
         binding = {
             "resource": "bindings",
@@ -136,10 +144,7 @@ def _aggregated_group(group: str) -> Obj:
             "verbs": ["create"],
         }
         resources = sorted([*resources, binding], key=lambda r: str(r["resource"]))
-    return {
-        "metadata": {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None},
-        "versions": [{"version": "v1", "resources": resources, "freshness": "Current"}],
-    }
+    return {"version": version, "resources": resources, "freshness": "Current"}
 
 
 def _other_names(rt: ResourceType) -> Obj:

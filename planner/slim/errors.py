@@ -118,6 +118,12 @@ def invalid(target: Target, causes: list[Cause]) -> StatusError:
     return StatusError(422, status_body(422, "Invalid", message, details))
 
 
+def request_entity_too_large(limit: int) -> StatusError:
+    return StatusError(
+        413, status_body(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+    )
+
+
 def bad_request(message: str) -> StatusError:
     return StatusError(400, status_body(400, "BadRequest", message))
 

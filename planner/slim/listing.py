@@ -79,6 +79,8 @@ def list_objects(store: Store, rt: ResourceType, flt: Filter, options: ListOptio
         meta["continue"] = encode_continue(list_rv, sort_key(items[-1]))
         if flt.labels.empty and not flt.fields.terms:
             meta["remainingItemCount"] = remaining
+    if rt.from_storage is not None:
+        items = [rt.from_storage(o) for o in items]
     return list_of(rt, meta, items)
 
 

@@ -14,34 +14,15 @@ from typing import Any, cast
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, generate_latest
 
+from planner.slim.requestinfo import request_info
+
 NOT_COUNTED = ("/metrics",)
 
 
 def classify(method: str, path: str, query: Any) -> tuple[str, str]:
     """(verb, resource) of a request, as the apiserver's request info names them."""
-    parts = [p for p in path.split("/") if p]
-    if parts[:1] == ["api"] and len(parts) >= 2:
-        rest = parts[2:]
-    elif parts[:1] == ["apis"] and len(parts) >= 3:
-        rest = parts[3:]
-    else:
-        return method.lower(), ""
-    if not rest:
-        return method.lower(), ""
-    if rest[0] == "namespaces" and len(rest) >= 3:
-        rest = rest[2:]
-    resource, name = rest[0], rest[1] if len(rest) > 1 else None
-    if len(rest) > 2:
-        resource = f"{resource}/{rest[2]}"
-    watching = str(query.get("watch", "")).lower() in ("true", "1")
-    verbs = {
-        "GET": "watch" if watching else ("get" if name else "list"),
-        "POST": "create",
-        "PUT": "update",
-        "PATCH": "patch",
-        "DELETE": "delete" if name else "deletecollection",
-    }
-    return verbs.get(method, method.lower()), resource
+    info = request_info(method, path, query)
+    return info.verb, info.qualified_resource
 
 
 class Metrics:

@@ -2,7 +2,8 @@
 resourceVersion checks, filters.
 
 `decode` is the one place a parsed request body becomes an object of a kind (kind and apiVersion
-checked, the kind's decoder run); the HTTP layer turns bytes into the parsed body. Objects are
+checked, the kind's decoder run, a body in a version other than the stored one converted to it); the
+HTTP layer turns bytes into the parsed body. Objects are
 stored without `kind`/`apiVersion` (list items omit them, as the apiserver's do) and get them back
 on the way out (`with_type`); a `Filter` is a parsed namespace + label + field selector, matched
 against many objects by lists and watches alike.
@@ -16,7 +17,7 @@ from typing import Any
 from planner.slim import errors
 from planner.slim.errors import Target
 from planner.slim.meta import prune_empty
-from planner.slim.resources import ResourceType
+from planner.slim.resources import ResourceType, by_kind
 from planner.slim.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 
 Obj = dict[str, Any]
@@ -35,6 +36,17 @@ def error_target(rt: ResourceType, name: str) -> Target:
 
 
 def with_type(rt: ResourceType, obj: Obj) -> Obj:
+    """A stored object (or one in the stored version) as `rt` serves it: converted when `rt` is another
+    version of the kind, with `rt`'s kind and apiVersion (an object already in `rt`'s version is only
+    labelled)."""
+    if rt.from_storage is not None and obj.get("apiVersion") != rt.group_version:
+        obj = rt.from_storage(obj)
+    return labelled(rt, obj)
+
+
+def labelled(rt: ResourceType, obj: Obj) -> Obj:
+    """The object with `rt`'s kind and apiVersion, unconverted: for objects the API already served
+    (list items carry no type fields)."""
     return {
         "kind": rt.kind,
         "apiVersion": rt.group_version,
@@ -60,6 +72,9 @@ def decode(rt: ResourceType, body: Any) -> Obj:
     obj["kind"], obj["apiVersion"] = rt.kind, rt.group_version
     if rt.decoder:
         rt.decoder(obj)
+    if rt.to_storage is not None:
+        obj = rt.to_storage(obj)
+        obj["apiVersion"] = by_kind(rt.kind).group_version
     return dict(obj)
 
 

@@ -424,6 +424,81 @@ def _runtime_class_cells(obj: dict[str, Any], now: datetime) -> Row:
     return [_meta(obj).get("name", ""), obj.get("handler", ""), _age(obj, now)]
 
 
+def _hpa_cells(obj: dict[str, Any], now: datetime) -> Row:
+    """autoscaling/v2 or v1 (whose CPU target is converted back to a metric first)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    metrics = spec.get("metrics") or []
+    if "targetCPUUtilizationPercentage" in spec:
+        target = {"type": "Utilization", "averageUtilization": spec["targetCPUUtilizationPercentage"]}
+        metrics = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+    ref = spec.get("scaleTargetRef") or {}
+    low = spec.get("minReplicas")
+    return [
+        _meta(obj).get("name", ""),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _hpa_metrics(metrics, status.get("currentMetrics") or []),
+        "<unset>" if low is None else str(low),
+        int(spec.get("maxReplicas") or 0),
+        int(status.get("currentReplicas") or 0),
+        _age(obj, now),
+    ]
+
+
+HPA_METRICS_SHOWN = 2
+
+
+def _hpa_metrics(specs: list[dict[str, Any]], statuses: list[dict[str, Any]]) -> str:
+    """The TARGETS cell: `current/target` per metric, two at most, then `+ N more...`."""
+    if not specs:
+        return "<none>"
+    shown = [_hpa_metric(spec, statuses[i] if i < len(statuses) else {}) for i, spec in enumerate(specs)]
+    text = ", ".join(shown[:HPA_METRICS_SHOWN])
+    extra = len(shown) - HPA_METRICS_SHOWN
+    return f"{text} + {extra} more..." if extra > 0 else text
+
+
+def _hpa_metric(spec: dict[str, Any], status: dict[str, Any]) -> str:
+    kind = spec.get("type", "")
+    source_key = {"Resource": "resource", "ContainerResource": "containerResource"}.get(kind)
+    if source_key is None:
+        source = spec.get(kind[:1].lower() + kind[1:]) or {}
+        target = source.get("target") or {}
+        wanted = target.get("averageValue") or target.get("value")
+        return f"<unknown>/{wanted}" if wanted is not None else "<unknown type>"
+    target = (spec.get(source_key) or {}).get("target") or {}
+    current = ((status.get(source_key) or {}).get("current")) or {}
+    if target.get("averageValue") is not None:
+        return f"{current.get('averageValue', '<unknown>')}/{target['averageValue']}"
+    now = current.get("averageUtilization")
+    wanted = target.get("averageUtilization")
+    return f"{'<unknown>' if now is None else f'{now}%'}/{'<auto>' if wanted is None else f'{wanted}%'}"
+
+
+def _role_cells(obj: dict[str, Any], now: datetime) -> Row:
+    created = parse_time(_meta(obj).get("creationTimestamp"))
+    return [_meta(obj).get("name", ""), created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else ""]
+
+
+def _binding_cells(obj: dict[str, Any], now: datetime) -> Row:
+    ref = obj.get("roleRef") or {}
+    subjects = obj.get("subjects") or []
+
+    def named(kind: str) -> str:
+        return ", ".join(s.get("name", "") for s in subjects if s.get("kind") == kind)
+
+    accounts = ", ".join(
+        f"{s.get('namespace', '')}:{s.get('name', '')}" for s in subjects if s.get("kind") == "ServiceAccount"
+    )
+    return [
+        _meta(obj).get("name", ""),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _age(obj, now),
+        named("User"),
+        named("Group"),
+        accounts,
+    ]
+
+
 def _generic_cells(obj: dict[str, Any], now: datetime) -> Row:
     return [_meta(obj).get("name", ""), _age(obj, now)]
 
@@ -448,6 +523,11 @@ PRINTERS: Final[dict[str, Printer]] = {
     "Secret": Printer(columns.SECRET, _secret_cells),
     "ServiceAccount": Printer(columns.SERVICE_ACCOUNT, _service_account_cells),
     "RuntimeClass": Printer(columns.RUNTIME_CLASS, _runtime_class_cells),
+    "HorizontalPodAutoscaler": Printer(columns.HORIZONTAL_POD_AUTOSCALER, _hpa_cells),
+    "Role": Printer(columns.ROLE, _role_cells),
+    "ClusterRole": Printer(columns.ROLE, _role_cells),
+    "RoleBinding": Printer(columns.ROLE_BINDING, _binding_cells),
+    "ClusterRoleBinding": Printer(columns.CLUSTER_ROLE_BINDING, _binding_cells),
 }
 
 GENERIC = Printer(columns.GENERIC, _generic_cells)

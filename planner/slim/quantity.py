@@ -1,17 +1,32 @@
-"""Canonical quantity strings, as the apiserver re-serializes `resources`, `capacity` and the like.
+"""Quantities as the apiserver parses and re-serializes them (`resources`, `capacity` and the like).
 
-The apiserver parses every quantity and prints it back in canonical form: the suffix family of the
-input is kept (binary `Ki…Ei`, decimal `n…E`, or exponent `eN`), the largest suffix that keeps the
-mantissa an integer is chosen, and binary values below 1024 or with a fraction fall back to decimal.
-So `0.5` → `500m`, `1000m` → `1`, `1024Mi` → `1Gi`, `1536Mi` stays, `0.5Gi` → `512Mi`.
+Parsing follows apimachinery's `resource.ParseQuantity`: a sign, digits with an optional point, and a
+suffix (binary `Ki…Ei`, decimal `n…E`, or an exponent `eN`); anything else is refused with the
+apiserver's own words, which the caller puts in a 400. The value is kept exactly, except that a
+non-zero value finer than 1n is rounded away from zero to a whole nano-unit, and a binary-suffixed
+value beyond 2^63-1 is clamped to it (so `99999Ei` is stored as 9223372036854775807). Huge decimal
+values (`1e400`) are kept as they are: arithmetic works on (digits, exponent), never on the expanded
+number.
+
+Serializing prints the canonical form: the suffix family of the input is kept, the largest suffix that
+keeps the mantissa an integer is chosen (a decimal exponent a multiple of 3), and binary values below
+1024 or with a fraction fall back to decimal. So `0.5` → `500m`, `1000m` → `1`, `1024Mi` → `1Gi`,
+`1536Mi` stays, `0.5Gi` → `512Mi`, `1e400` → `10e399`. A decimal-SI value past `E` is printed with an
+exponent (current apimachinery; v1.28 dropped the suffix, printing `1000E` as `1`).
 """
 
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal
 
-_PATTERN = re.compile(r"^([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
+FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+SUFFIX_WRONG = "unable to parse quantity's suffix"
+MAX_ALLOWED = Decimal(2**63 - 1)
+NANO = Decimal("1e-9")
+
+# parseQuantityString: sign, number, then suffix letters, an optional sign and digits, and nothing else
+_SCAN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_SUFFIX = {exp: suffix for suffix, exp in _DECIMAL.items()}
@@ -23,52 +38,78 @@ class QuantityError(ValueError):
 
 
 def parse(text: str) -> tuple[Decimal, str]:
-    """The value and the format family ("BinarySI", "DecimalSI", "DecimalExponent")."""
-    match = _PATTERN.match(text.strip())
-    if not match or match.group(1) in {"", ".", "+", "-"}:
-        raise QuantityError(
-            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
-    try:
-        number = Decimal(match.group(1))
-    except InvalidOperation as exc:
-        raise QuantityError(f"unable to parse quantity's suffix: {text}") from exc
-    suffix = match.group(2) or ""
+    """The value the apiserver keeps and its format ("BinarySI", "DecimalSI", "DecimalExponent")."""
+    text = text.strip()  # Quantity.UnmarshalJSON trims spaces
+    scanned = _SCAN.fullmatch(text)
+    if not text or scanned is None:
+        raise QuantityError(FORMAT_WRONG)
+    sign, whole, fraction, suffix = scanned.groups()
+    base, exponent, family = _interpret(suffix)
+    context = _exact(text)
+    number = Decimal(f"{sign}{whole or '0'}.{fraction or '0'}")
+    value = number.scaleb(exponent, context) if base == 10 else context.multiply(number, 2**exponent)
+    if value and _finite(value.as_tuple().exponent) < -9:
+        value = value.quantize(NANO, rounding=ROUND_UP, context=context)
+    if family == "BinarySI" and abs(value) > MAX_ALLOWED:
+        value = MAX_ALLOWED.copy_sign(value)
+    if family == "BinarySI" and 0 < abs(value) < 1:
+        family = "DecimalSI"
+    return value, family
+
+
+def _interpret(suffix: str) -> tuple[int, int, str]:
+    """(base, exponent, format) of a suffix, as apimachinery's suffixer reads it."""
+    if suffix in _DECIMAL:
+        return 10, _DECIMAL[suffix], "DecimalSI"
     if suffix in _BINARY:
-        return number * (Decimal(2) ** _BINARY[suffix]), "BinarySI"
-    if suffix and suffix[0] in "eE":
-        return number * (Decimal(10) ** int(suffix[1:])), "DecimalExponent"
-    return number * (Decimal(10) ** _DECIMAL[suffix]), "DecimalSI"
+        return 2, _BINARY[suffix], "BinarySI"
+    if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]):
+        parsed = int(suffix[1:])
+        if -(2**63) <= parsed < 2**63:  # strconv.ParseInt(…, 64), then an int32 conversion that wraps
+            return 10, (parsed + 2**31) % 2**32 - 2**31, "DecimalExponent"
+    raise QuantityError(SUFFIX_WRONG)
+
+
+def _exact(text: str) -> Context:
+    """Room for every digit the text writes plus 2^60's, and any exponent it can write."""
+    return Context(prec=len(text) + 40, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 def canonical(text: str) -> str:
     value, family = parse(text)
-    value = value.quantize(Decimal("1e-9"), rounding=ROUND_CEILING) if value % Decimal("1e-9") else value
-    if family == "BinarySI" and value == value.to_integral_value() and abs(value) >= 1024:
+    if value == 0:
+        return "0"
+    if family == "BinarySI" and abs(value) >= 1024 and value == value.to_integral_value(ROUND_UP):
         return _binary(int(value))
     return _decimal(value, exponent_form=family == "DecimalExponent")
 
 
 def _binary(value: int) -> str:
     exponent = 0
-    while exponent < 60 and value != 0 and value % 1024 == 0:
+    while exponent < 60 and value % 1024 == 0:
         value //= 1024
         exponent += 10
     return f"{value}{_BINARY_SUFFIX.get(exponent, '')}"
 
 
 def _decimal(value: Decimal, *, exponent_form: bool) -> str:
-    if value == 0:
-        return "0"
-    exponent = -9
-    mantissa = value * (Decimal(10) ** 9)
-    while exponent < 18 and mantissa % 1000 == 0:
-        mantissa /= 1000
-        exponent += 3
-    digits = str(int(mantissa))
-    if exponent_form:
-        return digits if exponent == 0 else f"{digits}e{exponent}"
-    return f"{digits}{_DECIMAL_SUFFIX[exponent]}"
+    """Mantissa and a multiple-of-3 exponent, worked on the digits (a mantissa may be thousands long)."""
+    sign, digit_tuple, exponent = value.as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    mantissa = digits.rstrip("0")
+    power = _finite(exponent) + len(digits) - len(mantissa)
+    mantissa += "0" * (power % 3)
+    power -= power % 3
+    text = f"{'-' if sign else ''}{mantissa}"
+    if not exponent_form and power in _DECIMAL_SUFFIX:
+        return f"{text}{_DECIMAL_SUFFIX[power]}"
+    return text if power == 0 else f"{text}e{power}"
+
+
+def _finite(exponent: int | str) -> int:
+    """A parsed value's exponent (never NaN's or Infinity's letter)."""
+    assert isinstance(exponent, int)
+    return exponent
 
 
 def canonical_map(values: object) -> object:

@@ -11,10 +11,10 @@ the server switches on kind names: the API core sees only these fields.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from planner.slim import admission, defaults, lifecycle, validation
+from planner.slim import admission, conversion, defaults, lifecycle, reviews, validation
 from planner.slim.errors import Cause, Target
 from planner.slim.selectors import FieldGetter, field_getter
 
@@ -26,6 +26,7 @@ Companions = Callable[[Obj], list[tuple[str, str, Obj]]]
 GracePeriod = Callable[[Obj, int | None], int]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CREATE_ONLY = ("create",)
 NAMESPACE_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
 
@@ -62,6 +63,13 @@ class ResourceType:
       whoever ends the grace period removes the object (the node agent, for a Pod);
     - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
     - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it.
+
+    Versions: a kind served in several versions has one entry per version, the stored one first (it is
+    what `by_kind` returns); the others convert with `to_storage(obj)` when a body is decoded and
+    `from_storage(obj)` whenever an object is served (`objects.decode`, `objects.with_type`).
+
+    `answer(review, namespace, body)`: the kind is answered, not stored (access and token reviews);
+    its only verb is create.
     """
 
     group: str
@@ -95,6 +103,9 @@ class ResourceType:
     deletion_grace: GracePeriod | None = None
     on_delete: Mutator | None = None
     is_namespace: bool = False
+    to_storage: conversion.Converter | None = None
+    from_storage: conversion.Converter | None = None
+    answer: reviews.Answer | None = None
     extra_field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
 
     @property
@@ -133,6 +144,22 @@ _EVENT_FIELDS = _selectors(
 )
 _EVENT_FIELDS["source"] = lambda obj: str((obj.get("source") or {}).get("component") or "")
 
+# Stored in autoscaling/v2 and served in v1 too (`conversion.py`).
+HPA_V2 = ResourceType(
+    "autoscaling",
+    "v2",
+    "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers",
+    "horizontalpodautoscaler",
+    short_names=("hpa",),
+    categories=("all",),
+    subresources=("status",),
+    has_status=True,
+    storage_version_hash="oQlkt7f5j/A=",
+    defaulter=defaults.default_hpa,
+    validator=validation.validate_hpa,
+)
+
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType(
         "",
@@ -162,7 +189,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "configmap",
         short_names=("cm",),
         storage_version_hash="qFsyl6wFWjQ=",
-        validator=validation.validate_config_keys,
+        validator=validation.validate_configmap,
         update_validator=validation.update_immutable_data,
     ),
     ResourceType(
@@ -174,7 +201,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="S6u1pOWzb84=",
         decoder=defaults.decode_secret,
         defaulter=defaults.default_secret,
-        validator=validation.validate_config_keys,
+        validator=validation.validate_secret,
         update_validator=validation.update_secret,
         extra_field_selectors=_selectors("type"),
     ),
@@ -287,6 +314,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "serviceaccounts",
         "serviceaccount",
         short_names=("sa",),
+        subresources=("token",),
         storage_version_hash="pbx9ZvyFpBE=",
         returns_deleted_object=True,
     ),
@@ -387,10 +415,192 @@ RESOURCES: tuple[ResourceType, ...] = (
         validator=validation.validate_runtimeclass,
         update_validator=validation.update_runtimeclass,
     ),
+    # Served so that kubectl's default prune list resolves; stored only, no controller runs them.
+    ResourceType(
+        "",
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        "replicationcontroller",
+        short_names=("rc",),
+        categories=("all",),
+        subresources=("scale", "status"),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="Jond2If31h0=",
+        defaulter=defaults.default_replicationcontroller,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "DaemonSet",
+        "daemonsets",
+        "daemonset",
+        short_names=("ds",),
+        categories=("all",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="dd7pWHUlMKQ=",
+        defaulter=defaults.default_daemonset,
+        validator=validation.validate_daemonset,
+        update_validator=validation.update_deployment,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        "statefulset",
+        short_names=("sts",),
+        categories=("all",),
+        subresources=("scale", "status"),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="H+vl74LkKdo=",
+        defaulter=defaults.default_statefulset,
+        validator=validation.validate_replicaset,
+        update_validator=validation.update_deployment,
+    ),
+    ResourceType(
+        "batch",
+        "v1",
+        "CronJob",
+        "cronjobs",
+        "cronjob",
+        short_names=("cj",),
+        categories=("all",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="sd5LIXh4Fjs=",
+        defaulter=defaults.default_cronjob,
+    ),
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        "ingresses",
+        "ingress",
+        short_names=("ing",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="39NQlfNR+bo=",
+    ),
+    HPA_V2,
+    replace(HPA_V2, version="v1", to_storage=conversion.hpa_from_v1, from_storage=conversion.hpa_to_v1),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        "role",
+        name_rule="path",
+        storage_version_hash="7FuwZcIIItM=",
+        validator=validation.validate_role,
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        "clusterrole",
+        namespaced=False,
+        name_rule="path",
+        storage_version_hash="bYE5ZWDrJ44=",
+        validator=validation.validate_cluster_role,
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        "rolebinding",
+        name_rule="path",
+        storage_version_hash="eGsCzGH6b1g=",
+        defaulter=defaults.default_role_binding,
+        validator=validation.validate_role_binding,
+        update_validator=validation.update_role_binding,
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        "clusterrolebinding",
+        namespaced=False,
+        name_rule="path",
+        storage_version_hash="48tpQ8gZHFc=",
+        defaulter=defaults.default_role_binding,
+        validator=validation.validate_cluster_role_binding,
+        update_validator=validation.update_role_binding,
+    ),
+    # Answered, not stored.
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+        answer=reviews.self_subject_access_review,
+    ),
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        "selfsubjectrulesreview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+        answer=reviews.self_subject_rules_review,
+    ),
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        "subjectaccessreview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+        answer=reviews.subject_access_review,
+    ),
+    ResourceType(
+        "authorization.k8s.io",
+        "v1",
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        "localsubjectaccessreview",
+        verbs=CREATE_ONLY,
+        answer=reviews.local_subject_access_review,
+    ),
+    ResourceType(
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+        answer=reviews.self_subject_review,
+    ),
+    ResourceType(
+        "authentication.k8s.io",
+        "v1",
+        "TokenReview",
+        "tokenreviews",
+        "tokenreview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+        answer=reviews.token_review,
+    ),
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
-BY_KIND: dict[str, ResourceType] = {r.kind: r for r in RESOURCES}
+STORED: tuple[ResourceType, ...] = tuple(r for r in RESOURCES if r.from_storage is None and r.answer is None)
+BY_KIND: dict[str, ResourceType] = {r.kind: r for r in RESOURCES if r.from_storage is None}
 NAMESPACES: ResourceType = next(r for r in RESOURCES if r.is_namespace)
 
 
@@ -399,13 +609,43 @@ def lookup(group: str, version: str, plural: str) -> ResourceType | None:
 
 
 def by_kind(kind: str) -> ResourceType:
+    """The kind's stored version."""
     return BY_KIND[kind]
 
 
-GROUP_ORDER = ("apps", "batch", "storage.k8s.io", "coordination.k8s.io", "node.k8s.io")
+# The order in which the apiserver lists its groups (golden discovery_apis.json).
+GROUP_ORDER = (
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+)
 
 
 def groups() -> list[str]:
     """API groups served, in the order the apiserver lists them (core excluded)."""
     served = {r.group for r in RESOURCES if r.group}
     return [g for g in GROUP_ORDER if g in served] + sorted(served - set(GROUP_ORDER))
+
+
+def versions(group: str) -> list[str]:
+    """The versions a group serves, preferred (the stored one) first."""
+    return list(
+        dict.fromkeys(
+            r.version for r in sorted(RESOURCES, key=lambda r: r.from_storage is not None) if r.group == group
+        )
+    )

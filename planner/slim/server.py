@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,10 +15,12 @@ from aiohttp import web
 
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
+from planner.slim.certs import Certificates
 from planner.slim.http.app import build_app
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.simulation import Simulation
 from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
+from planner.slim.tokens import Tokens, load_key
 
 HOST = "127.0.0.1"
 DB_NAME = "state.db"
@@ -35,18 +39,36 @@ class ServerOptions:
     faults: dict[str, Any] | None = None  # the /slim/faults JSON to start with
     simulate: bool = True  # False: the bare API server (no controllers, node agent, faults)
     resync_seconds: float = FULL_RESYNC_SECONDS  # how often every controller key is looked at again
+    rbac: bool = False  # authorize requests by RBAC (`token` is then the admin's)
+    tls: Certificates | None = None  # serve HTTPS with this certificate (kubectl sends tokens only then)
 
 
 def open_api(options: ServerOptions) -> Api:
     path = None
-    if not options.memory and options.data_dir is not None:
-        options.data_dir.mkdir(parents=True, exist_ok=True)
-        path = options.data_dir / DB_NAME
+    kept = not options.memory and options.data_dir is not None
+    if kept and options.data_dir is not None:
+        path = private_database(options.data_dir)
     # Only the simulation's controllers remove server-added finalizers: a bare server adds none.
-    api = Api(Store(path, event_capacity=options.watch_cache_size), server_finalizers=options.simulate)
+    api = Api(
+        Store(path, event_capacity=options.watch_cache_size),
+        server_finalizers=options.simulate,
+        tokens=Tokens(load_key(options.data_dir if kept else None)),
+    )
     seed(api)
     api.store.mark_compacted()
     return api
+
+
+def private_database(data_dir: Path) -> Path:
+    """The SQLite file in `data_dir`, readable by its owner only: it holds every Secret. A new data
+    directory is created 0700; the file (and SQLite's journal files, which copy its mode) 0600."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = data_dir / DB_NAME
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    for file in (path, data_dir / f"{DB_NAME}-wal", data_dir / f"{DB_NAME}-shm"):
+        if file.exists():
+            file.chmod(0o600)  # a file made by an older planner, or under a lax umask
+    return path
 
 
 async def serve_async(options: ServerOptions) -> None:
@@ -63,13 +85,13 @@ async def serve_async(options: ServerOptions) -> None:
         simulation.start()
     # A short shutdown timeout: open watches must not hold `planner cluster down` for a minute.
     runner = web.AppRunner(
-        build_app(api, token=options.token, simulation=simulation),
+        build_app(api, token=options.token, simulation=simulation, rbac=options.rbac),
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=1.0,
     )
     await runner.setup()
-    site = web.TCPSite(runner, HOST, options.port, reuse_address=True)
+    site = web.TCPSite(runner, HOST, options.port, reuse_address=True, ssl_context=_ssl_context(options.tls))
     await site.start()
     _announce_port(site, options.port_file)
     stop = asyncio.Event()
@@ -84,6 +106,14 @@ async def serve_async(options: ServerOptions) -> None:
             await simulation.stop()
         await runner.cleanup()
         api.store.close()
+
+
+def _ssl_context(tls: Certificates | None) -> ssl.SSLContext | None:
+    if tls is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tls.cert, tls.key)
+    return context
 
 
 def _announce_port(site: web.TCPSite, port_file: Path | None) -> None:

@@ -11,7 +11,10 @@ core's write steps (`Api.write_update`, `Api.commit_update`), so managedFields (
   among its subresources (Deployment, ReplicaSet);
 - pods/binding: sets a Pod's `spec.nodeName`, once, and its PodScheduled condition, as the scheduler
   does; answers a Status with code 201;
-- namespaces/finalize: drops a Namespace's `spec.finalizers` (the namespace controller, in process).
+- namespaces/finalize: drops a Namespace's `spec.finalizers` (the namespace controller, in process);
+- serviceaccounts/token (TokenRequest, `kubectl create token`): a token for the ServiceAccount, signed
+  with the API's key, for the audiences asked (the API's by default), valid for
+  `spec.expirationSeconds` (an hour by default, ten minutes at least).
 
 Each function takes the `Api` first and `Api` binds them as its methods (`api.bind(...)`,
 `api.get_scale(...)`), so the HTTP layer and the controllers see one entry point. A new subresource
@@ -25,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from planner.slim import errors, patch, quantity, validation
 from planner.slim.errors import Target
-from planner.slim.meta import json_copy, now_rfc3339, prune_empty
+from planner.slim.meta import json_copy, now_rfc3339, prune_empty, rfc3339
 from planner.slim.objects import WriteOptions, check_rv, error_target, with_type
 from planner.slim.resources import NAMESPACES, ResourceType, by_kind
+from planner.slim.tokens import API_AUDIENCES, DEFAULT_EXPIRATION_SECONDS
 
 if TYPE_CHECKING:
     from planner.slim.api import Api
@@ -107,7 +111,13 @@ def patch_scale(
 def _scale_of(obj: Obj) -> Obj:
     meta = obj["metadata"]
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    selector = spec.get("selector") or {}
+    # A ReplicationController's selector is a plain map; the others' are label selectors.
+    labels = (
+        selector.get("matchLabels") or {}
+        if "matchLabels" in selector or "matchExpressions" in selector
+        else selector
+    )
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -162,3 +172,42 @@ def finalize_namespace(api: Api, name: str, options: WriteOptions) -> Obj:
     new = json_copy(old)
     new.setdefault("spec", {}).pop("finalizers", None)
     return api.commit_update(NAMESPACES, old, prune_empty(new), options)
+
+
+# --- serviceaccounts/token ----------------------------------------------------------------------------
+
+MIN_TOKEN_SECONDS = 600
+MAX_TOKEN_SECONDS = 2**32
+
+
+def request_token(api: Api, namespace: str, name: str, request: Any) -> Obj:
+    """A TokenRequest's answer: the request with its defaults and the token in `status`."""
+    account = api.stored(by_kind("ServiceAccount"), namespace, name)
+    spec = dict((request or {}).get("spec") or {}) if isinstance(request, dict) else {}
+    spec["audiences"] = list(spec.get("audiences") or API_AUDIENCES)
+    if spec.get("expirationSeconds") is None:
+        spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
+    spec.setdefault("boundObjectRef", None)
+    seconds = spec["expirationSeconds"]
+    if not isinstance(seconds, int) or seconds < MIN_TOKEN_SECONDS:
+        detail = "may not specify a duration less than 10 minutes"
+        raise errors.invalid(
+            _TOKEN_REQUEST, [validation.invalid_value("spec.expirationSeconds", seconds, detail)]
+        )
+    if seconds > MAX_TOKEN_SECONDS:
+        detail = "may not specify a duration larger than 2^32 seconds"
+        raise errors.invalid(
+            _TOKEN_REQUEST, [validation.invalid_value("spec.expirationSeconds", seconds, detail)]
+        )
+    uid = str(account["metadata"].get("uid", ""))
+    token, expires = api.tokens.issue(namespace, name, uid, spec["audiences"], seconds)
+    return {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": now_rfc3339()},
+        "spec": spec,
+        "status": {"token": token, "expirationTimestamp": rfc3339(expires)},
+    }
+
+
+_TOKEN_REQUEST = Target("authentication.k8s.io", "serviceaccounts", "TokenRequest")

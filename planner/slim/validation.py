@@ -7,6 +7,7 @@ wording, including Go's `%#v` rendering of the offending value (`map[string]stri
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 NAME_PART_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 ANNOTATIONS_MAX_BYTES = 262144
+DATA_MAX_BYTES = 1048576  # core.MaxSecretSize: a ConfigMap's or Secret's data, in bytes
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
@@ -123,10 +125,12 @@ def immutable(path: str, value: Any, *, rendered: str | None = None) -> Cause:
 
 # --- metadata -----------------------------------------------------------------------------------------
 
-NameRule = str  # "subdomain" | "label" | "dns1035"
+NameRule = str  # "subdomain" | "label" | "dns1035" | "path" (RBAC's path segment names)
 
 
 def validate_name(name: str, rule: NameRule, path: str = "metadata.name") -> list[Cause]:
+    if rule == "path":
+        return [invalid_value(path, name, message) for message in path_segment_problems(name)]
     if rule == "subdomain":
         pattern, message, limit = SUBDOMAIN_RE, SUBDOMAIN_MSG, 253
     elif rule == "dns1035":
@@ -139,6 +143,13 @@ def validate_name(name: str, rule: NameRule, path: str = "metadata.name") -> lis
     if not pattern.match(name):
         causes.append(invalid_value(path, name, message))
     return causes
+
+
+def path_segment_problems(name: str) -> list[str]:
+    """apimachinery's `IsValidPathSegmentName`: any name that is safe as one URL path segment."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in "/%" if c in name]
 
 
 def validate_qualified_key(key: str, path: str) -> list[Cause]:
@@ -346,6 +357,11 @@ def validate_replicaset(obj: dict[str, Any]) -> list[Cause]:
     )
 
 
+def validate_daemonset(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    return _selector_matches_template(spec, "spec") + _validate_template(spec, "spec.template")
+
+
 def validate_job(obj: dict[str, Any]) -> list[Cause]:
     spec = obj.get("spec") or {}
     causes: list[Cause] = []
@@ -424,6 +440,19 @@ def validate_config_keys(obj: dict[str, Any]) -> list[Cause]:
     return causes
 
 
+def validate_configmap(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, and at most 1 MiB of data and binaryData values together (reported on the path `[]`)."""
+    total = sum(len(str(value).encode()) for value in (obj.get("data") or {}).values())
+    total += sum(len(base64.b64decode(str(value))) for value in (obj.get("binaryData") or {}).values())
+    return validate_config_keys(obj) + ([too_long("[]", DATA_MAX_BYTES)] if total > DATA_MAX_BYTES else [])
+
+
+def validate_secret(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, and at most 1 MiB of decoded data (stringData is already folded into data)."""
+    total = sum(len(base64.b64decode(str(value))) for value in (obj.get("data") or {}).values())
+    return validate_config_keys(obj) + ([too_long("data", DATA_MAX_BYTES)] if total > DATA_MAX_BYTES else [])
+
+
 def validate_runtimeclass(obj: dict[str, Any]) -> list[Cause]:
     handler = obj.get("handler")
     if not handler:
@@ -456,6 +485,144 @@ def validate_event(obj: dict[str, Any]) -> list[Cause]:
             )
         ]
     return []
+
+
+# --- RBAC ---------------------------------------------------------------------------------------------
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
+
+
+def _validate_rule(rule: dict[str, Any], namespaced: bool, path: str) -> list[Cause]:
+    causes = [] if rule.get("verbs") else [required(f"{path}.verbs", "verbs must contain at least one value")]
+    urls = rule.get("nonResourceURLs")
+    if urls:
+        if namespaced:
+            detail = "namespaced rules cannot apply to non-resource URLs"
+            causes.append(invalid_value(f"{path}.nonResourceURLs", urls, detail))
+        if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
+            detail = "rules cannot apply to both regular resources and non-resource URLs"
+            causes.append(invalid_value(f"{path}.nonResourceURLs", urls, detail))
+        return causes
+    if not rule.get("apiGroups"):
+        causes.append(required(f"{path}.apiGroups", "resource rules must supply at least one api group"))
+    if not rule.get("resources"):
+        causes.append(required(f"{path}.resources", "resource rules must supply at least one resource"))
+    return causes
+
+
+def _validate_rules(obj: dict[str, Any], namespaced: bool) -> list[Cause]:
+    causes: list[Cause] = []
+    for i, rule in enumerate(obj.get("rules") or []):
+        causes += _validate_rule(rule if isinstance(rule, dict) else {}, namespaced, f"rules[{i}]")
+    return causes
+
+
+def validate_role(obj: dict[str, Any]) -> list[Cause]:
+    return _validate_rules(obj, namespaced=True)
+
+
+def validate_cluster_role(obj: dict[str, Any]) -> list[Cause]:
+    causes = _validate_rules(obj, namespaced=False)
+    aggregation = obj.get("aggregationRule")
+    if aggregation is not None and not (aggregation or {}).get("clusterRoleSelectors"):
+        detail = "at least one clusterRoleSelector required if aggregationRule is non-nil"
+        causes.append(required("aggregationRule.clusterRoleSelectors", detail))
+    return causes
+
+
+def _validate_role_ref(ref: dict[str, Any], kinds: tuple[str, ...]) -> list[Cause]:
+    causes: list[Cause] = []
+    if ref.get("apiGroup") != RBAC_GROUP:
+        causes.append(not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), (RBAC_GROUP,)))
+    if ref.get("kind") not in kinds:
+        causes.append(not_supported("roleRef.kind", ref.get("kind", ""), kinds))
+    name = str(ref.get("name") or "")
+    if not name:
+        return [*causes, required("roleRef.name")]
+    return causes + validate_name(name, "path", "roleRef.name")
+
+
+def _validate_subject(subject: dict[str, Any], namespaced: bool, path: str) -> list[Cause]:
+    name, kind, group = str(subject.get("name") or ""), subject.get("kind"), subject.get("apiGroup", "")
+    causes = [] if name else [required(f"{path}.name")]
+    if kind == "ServiceAccount":
+        if name:
+            causes += validate_name(name, "subdomain", f"{path}.name")
+        if group:
+            causes.append(not_supported(f"{path}.apiGroup", group, ("",)))
+        if not namespaced and not subject.get("namespace"):
+            causes.append(required(f"{path}.namespace"))
+    elif kind in ("User", "Group"):
+        if not name:
+            causes.append(invalid_value(f"{path}.name", name, f"{str(kind).lower()} name cannot be empty"))
+        if group != RBAC_GROUP:
+            causes.append(not_supported(f"{path}.apiGroup", group, (RBAC_GROUP,)))
+    else:
+        causes.append(not_supported(f"{path}.kind", kind or "", SUBJECT_KINDS))
+    return causes
+
+
+def _validate_binding(obj: dict[str, Any], namespaced: bool, kinds: tuple[str, ...]) -> list[Cause]:
+    causes = _validate_role_ref(obj.get("roleRef") or {}, kinds)
+    for i, subject in enumerate(obj.get("subjects") or []):
+        causes += _validate_subject(
+            subject if isinstance(subject, dict) else {}, namespaced, f"subjects[{i}]"
+        )
+    return causes
+
+
+def validate_role_binding(obj: dict[str, Any]) -> list[Cause]:
+    return _validate_binding(obj, True, ("Role", "ClusterRole"))
+
+
+def validate_cluster_role_binding(obj: dict[str, Any]) -> list[Cause]:
+    return _validate_binding(obj, False, ("ClusterRole",))
+
+
+def update_role_binding(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    ref = new.get("roleRef") or {}
+    if ref == (old.get("roleRef") or {}):
+        return []
+    fields = ", ".join(f"{key}:{json.dumps(str(ref.get(k, '')))}" for key, k in _ROLE_REF_FIELDS)
+    return [invalid_value("roleRef", ref, "cannot change roleRef", rendered=f"rbac.RoleRef{{{fields}}}")]
+
+
+_ROLE_REF_FIELDS = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))
+
+
+# --- autoscaling ---------------------------------------------------------------------------------------
+
+
+def _validate_target_ref(ref: dict[str, Any], path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    for key in ("kind", "name"):
+        value = str(ref.get(key) or "")
+        if not value:
+            causes.append(required(f"{path}.{key}"))
+        else:
+            causes += [invalid_value(f"{path}.{key}", value, m) for m in path_segment_problems(value)]
+    return causes
+
+
+def validate_hpa(obj: dict[str, Any]) -> list[Cause]:
+    """autoscaling/v2 HorizontalPodAutoscaler (the stored form of both served versions)."""
+    spec = obj.get("spec") or {}
+    causes: list[Cause] = []
+    low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+    if isinstance(low, int) and low < 1:
+        causes.append(invalid_value("spec.minReplicas", low, "must be greater than or equal to 1"))
+    if not isinstance(high, int) or high < 1:
+        causes.append(invalid_value("spec.maxReplicas", high or 0, "must be greater than 0"))
+    if isinstance(low, int) and isinstance(high, int) and high < low:
+        causes.append(
+            invalid_value("spec.maxReplicas", high, "must be greater than or equal to `minReplicas`")
+        )
+    causes += _validate_target_ref(spec.get("scaleTargetRef") or {}, "spec.scaleTargetRef")
+    for i, metric in enumerate(spec.get("metrics") or []):
+        if not (metric or {}).get("type"):
+            causes.append(required(f"spec.metrics[{i}].type", "must specify a metric source type"))
+    return causes
 
 
 # --- updates ------------------------------------------------------------------------------------------

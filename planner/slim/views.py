@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import printers
-from planner.slim.objects import with_type
+from planner.slim.objects import labelled
 from planner.slim.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -33,7 +33,7 @@ def table(request: TableRequest) -> Obj:
     meta = request.list_metadata
     return printers.to_table(
         request.resource.kind,
-        [with_type(request.resource, o) for o in request.objects],
+        [labelled(request.resource, o) for o in request.objects],
         now=request.now,
         include_object=request.include_object,
         resource_version=str(meta.get("resourceVersion", "")),

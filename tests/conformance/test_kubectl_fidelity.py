@@ -326,93 +326,99 @@ def terminated(name: str, reason: str, code: int) -> dict[str, Any]:
 
 
 C = {"name": "c", "image": "nginx"}
-POD_STATES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[str, str, str]]] = [
-    (
-        "running",
-        {"containers": [C]},
-        {
-            "phase": "Running",
-            "podIP": "10.244.0.5",
-            "podIPs": [{"ip": "10.244.0.5"}],
-            "containerStatuses": [running("c")],
-        },
-        ("1/1", "Running", "0"),
-    ),
-    (
-        "sidecar",
-        {
-            "initContainers": [{"name": "side", "image": "envoy", "restartPolicy": "Always"}],
-            "containers": [C],
-        },
-        {
-            "phase": "Running",
-            "podIP": "10.244.0.6",
-            "podIPs": [{"ip": "10.244.0.6"}],
-            "initContainerStatuses": [running("side")],
-            "containerStatuses": [running("c")],
-        },
-        ("2/2", "Running", "0"),
-    ),
-    (
-        "initializing",
-        {
-            "initContainers": [{"name": "i1", "image": "busybox"}, {"name": "i2", "image": "busybox"}],
-            "containers": [C],
-        },
-        {
-            "phase": "Pending",
-            "initContainerStatuses": [terminated("i1", "Completed", 0), running("i2", ready=False)],
-            "containerStatuses": [waiting("c", "PodInitializing")],
-        },
-        ("0/1", "Init:1/2", "0"),
-    ),
-    (
-        "podinit",
-        {"initContainers": [{"name": "i1", "image": "busybox"}], "containers": [C]},
-        {
-            "phase": "Pending",
-            "initContainerStatuses": [terminated("i1", "Completed", 0)],
-            "containerStatuses": [waiting("c", "PodInitializing")],
-        },
-        ("0/1", "PodInitializing", "0"),
-    ),
-    (
-        "creating",
-        {"containers": [C]},
-        {"phase": "Pending", "containerStatuses": [waiting("c", "ContainerCreating")]},
-        ("0/1", "ContainerCreating", "0"),
-    ),
-    (
-        "crashing",
-        {"containers": [C]},
-        {
-            "phase": "Running",
-            "podIP": "10.244.0.7",
-            "podIPs": [{"ip": "10.244.0.7"}],
-            "containerStatuses": [
-                waiting(
-                    "c",
-                    "CrashLoopBackOff",
-                    restarts=3,
-                    last={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": ago(125)}},
-                )
-            ],
-        },
-        ("0/1", "CrashLoopBackOff", "3 (2m5s ago)"),
-    ),
-    (
-        "completed",
-        {"containers": [C], "restartPolicy": "Never"},
-        {"phase": "Succeeded", "containerStatuses": [terminated("c", "Completed", 0)]},
-        ("0/1", "Completed", "0"),
-    ),
-    (
-        "failed",
-        {"containers": [C], "restartPolicy": "Never"},
-        {"phase": "Failed", "containerStatuses": [terminated("c", "Error", 1)]},
-        ("0/1", "Error", "0"),
-    ),
-]
+PodState = tuple[str, dict[str, Any], dict[str, Any], tuple[str, str, str]]
+
+
+def pod_states() -> list[PodState]:
+    """Pods in every state kubectl prints, with times relative to now: built when the test runs, not
+    when the module is imported (under load that can be minutes earlier)."""
+    return [
+        (
+            "running",
+            {"containers": [C]},
+            {
+                "phase": "Running",
+                "podIP": "10.244.0.5",
+                "podIPs": [{"ip": "10.244.0.5"}],
+                "containerStatuses": [running("c")],
+            },
+            ("1/1", "Running", "0"),
+        ),
+        (
+            "sidecar",
+            {
+                "initContainers": [{"name": "side", "image": "envoy", "restartPolicy": "Always"}],
+                "containers": [C],
+            },
+            {
+                "phase": "Running",
+                "podIP": "10.244.0.6",
+                "podIPs": [{"ip": "10.244.0.6"}],
+                "initContainerStatuses": [running("side")],
+                "containerStatuses": [running("c")],
+            },
+            ("2/2", "Running", "0"),
+        ),
+        (
+            "initializing",
+            {
+                "initContainers": [{"name": "i1", "image": "busybox"}, {"name": "i2", "image": "busybox"}],
+                "containers": [C],
+            },
+            {
+                "phase": "Pending",
+                "initContainerStatuses": [terminated("i1", "Completed", 0), running("i2", ready=False)],
+                "containerStatuses": [waiting("c", "PodInitializing")],
+            },
+            ("0/1", "Init:1/2", "0"),
+        ),
+        (
+            "podinit",
+            {"initContainers": [{"name": "i1", "image": "busybox"}], "containers": [C]},
+            {
+                "phase": "Pending",
+                "initContainerStatuses": [terminated("i1", "Completed", 0)],
+                "containerStatuses": [waiting("c", "PodInitializing")],
+            },
+            ("0/1", "PodInitializing", "0"),
+        ),
+        (
+            "creating",
+            {"containers": [C]},
+            {"phase": "Pending", "containerStatuses": [waiting("c", "ContainerCreating")]},
+            ("0/1", "ContainerCreating", "0"),
+        ),
+        (
+            "crashing",
+            {"containers": [C]},
+            {
+                "phase": "Running",
+                "podIP": "10.244.0.7",
+                "podIPs": [{"ip": "10.244.0.7"}],
+                "containerStatuses": [
+                    waiting(
+                        "c",
+                        "CrashLoopBackOff",
+                        restarts=3,
+                        last={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": ago(125)}},
+                    )
+                ],
+            },
+            ("0/1", "CrashLoopBackOff", "3 (2m5s ago)"),
+        ),
+        (
+            "completed",
+            {"containers": [C], "restartPolicy": "Never"},
+            {"phase": "Succeeded", "containerStatuses": [terminated("c", "Completed", 0)]},
+            ("0/1", "Completed", "0"),
+        ),
+        (
+            "failed",
+            {"containers": [C], "restartPolicy": "Never"},
+            {"phase": "Failed", "containerStatuses": [terminated("c", "Error", 1)]},
+            ("0/1", "Error", "0"),
+        ),
+    ]
 
 
 def build_pod(
@@ -432,7 +438,7 @@ def build_pod(
 
 @pytest.fixture
 def pods_in_every_state(cluster: ClusterHandle, namespace: str) -> str:
-    for name, spec, status, _ in POD_STATES:
+    for name, spec, status, _ in pod_states():
         build_pod(cluster, namespace, name, spec, status)
     build_pod(
         cluster,
@@ -455,7 +461,7 @@ def test_get_pods_shows_ready_status_and_restarts_for_each_state(
 ) -> None:
     headers, rows = parse_table(kubectl("get", "pods", "-n", pods_in_every_state).stdout)
     assert headers == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
-    for name, _, _, (ready, status, restarts) in POD_STATES:
+    for name, _, _, (ready, status, restarts) in pod_states():
         shown = rows[name][1:4]
         if name == "crashing":  # the exact seconds depend on when kubectl ran
             assert shown[:2] == [ready, status] and re.fullmatch(r"3 \(2m(\d+s)? ago\)", shown[2]), shown

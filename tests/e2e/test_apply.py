@@ -212,9 +212,9 @@ def test_a_job_runs_once_per_run_key_even_after_its_ttl_removed_it_and_rerun_run
     apply_ok(planner, plan, "--no-wait", "--rerun", "migrate")
     events = events_since(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs", before)
     (rerun_uid,) = [e["object"]["metadata"]["uid"] for e in events if e["type"] == "ADDED"]
-    data = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/jobs")["data"]
-    records = [value for key, value in data.items() if key != "applied-closure"]  # run-key entries
-    assert [json.loads(base64.b64decode(v))["uid"] for v in records] == [rerun_uid]
+    records = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/jobs")["data"]
+    runs = [json.loads(base64.b64decode(v)) for k, v in records.items() if not k.startswith("planner.")]
+    assert [run["uid"] for run in runs] == [rerun_uid]
 
 
 def test_a_job_label_change_updates_the_job_without_running_it_again(

@@ -10,6 +10,7 @@ import base64
 import json
 import subprocess
 import sys
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,37 @@ def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) 
     lines = result.stderr.splitlines()
     assert len(lines) == 3
     assert [line.split(": ")[0] for line in lines] == ["bad.yaml:4:10", "bad.yaml:8:17", "bad.yaml:9:17"]
+
+
+HOSTILE_HEAD = b"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: x}\n"
+HOSTILE = [
+    ("100,000 nested brackets (libyaml's composer overflowed the C stack)", b"a: " + b"[" * 100_000, "1:67"),
+    ("a self-referencing anchor (a RecursionError)", HOSTILE_HEAD + b"x: &m {self: *m}\n", "4:14"),
+    ("a NUL byte (ruamel's ReaderError)", HOSTILE_HEAD + b"x: a\x00\n", "4:5"),
+    ("a byte that is not UTF-8", HOSTILE_HEAD + b"x: caf\xe9\n", "4:7"),
+]
+
+
+@pytest.mark.parametrize(("data", "where"), [case[1:] for case in HOSTILE], ids=[case[0] for case in HOSTILE])
+def test_validate_refuses_hostile_yaml_with_one_line_and_exit_1(
+    tmp_path: Path, data: bytes, where: str
+) -> None:
+    (tmp_path / "plan.yaml").write_bytes(data)
+    result = planner("validate", "plan.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"plan.yaml:{where}: ")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_validate_refuses_a_55_mb_plan_at_once(tmp_path: Path) -> None:
+    with (tmp_path / "plan.yaml").open("wb") as sparse:
+        sparse.truncate(55_000_000)
+    result = planner("validate", "plan.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "plan.yaml:1:1: plan file is 55,000,000 bytes (52.5 MiB), over the limit of 8,388,608 bytes (8 MiB) "
+        "per plan file: split it into several plans\n"
+    )
 
 
 def test_validate_json_prints_one_object_per_plan() -> None:
@@ -154,3 +186,11 @@ def test_version_and_help() -> None:
     assert json.loads(planner("version", "-o", "json").stdout) == {"version": "0.1.0"}
     help_result = planner("render", "--help")
     assert help_result.returncode == 0 and "--show-secrets" in help_result.stdout
+
+
+def test_the_distribution_is_kube_planner_and_installs_the_planner_command() -> None:
+    """`pip install planner` gets an unrelated package; ours is published as kube-planner."""
+    dist = distribution("kube-planner")
+    [script] = [entry for entry in dist.entry_points if entry.group == "console_scripts"]
+    assert (script.name, script.value) == ("planner", "planner.cli:main")
+    assert planner("version").stdout == f"planner {dist.version}\n"

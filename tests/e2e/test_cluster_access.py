@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +95,57 @@ def test_rejected_credentials_name_the_server_the_user_and_the_request(
 def test_the_right_credentials_reach_the_guarded_cluster(guarded: ClusterHandle, tmp_path: Path) -> None:
     result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=guarded.kubeconfig)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def with_rbac() -> Iterator[ClusterHandle]:
+    with running_cluster(rbac=True) as handle:
+        yield handle
+
+
+def admin_request(cluster: ClusterHandle, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        cluster.url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {cluster.token}", "Content-Type": "application/json"},
+    )
+    context = ssl.create_default_context(cafile=str(cluster.ca))
+    with urllib.request.urlopen(request, timeout=30, context=context) as reply:
+        answer: dict[str, Any] = json.loads(reply.read())
+        return answer
+
+
+def test_a_token_bound_to_a_too_small_role_is_one_forbidden_line(
+    with_rbac: ClusterHandle, tmp_path: Path
+) -> None:
+    """A plan run as a ServiceAccount whose Role lets it read only ConfigMaps stops at its first read of
+    anything else, naming the server's refusal, the server and the kubeconfig user."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/shop"
+    small = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}
+    binding = {
+        "metadata": {"name": "planner"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "small"},
+        "subjects": [{"kind": "ServiceAccount", "name": "planner", "namespace": "ci"}],
+    }
+    for path, body in [
+        ("/api/v1/namespaces", {"metadata": {"name": "ci"}}),
+        ("/api/v1/namespaces", {"metadata": {"name": "shop"}}),
+        ("/api/v1/namespaces/ci/serviceaccounts", {"metadata": {"name": "planner"}}),
+        (f"{rbac}/roles", {"metadata": {"name": "small"}, "rules": [small]}),
+        (f"{rbac}/rolebindings", binding),
+    ]:
+        admin_request(with_rbac, path, body)
+    token = admin_request(with_rbac, "/api/v1/namespaces/ci/serviceaccounts/planner/token", {})["status"][
+        "token"
+    ]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps(kubeconfig_document(with_rbac.url, token, with_rbac.ca)))
+    result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        'error: forbidden: secrets "shop" is forbidden: User "system:serviceaccount:ci:planner" cannot get '
+        f'resource "secrets" in API group "" in the namespace "shop" ({with_rbac.url}, as kubeconfig user '
+        "planner-embedded)"
+    ]
+    assert token not in result.stderr + result.stdout

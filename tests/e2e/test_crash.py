@@ -9,14 +9,20 @@ expire (`--lock-timeout`) and takes it over, as a user's next run would.
 
 from __future__ import annotations
 
+import base64
+import json
 import signal
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
+from tests.simulated import eventually
 
 PART_OF = "applyset.kubernetes.io/part-of"
 COLLECTIONS = {
@@ -160,3 +166,89 @@ def test_a_replace_killed_between_its_delete_and_its_create_is_created_by_the_ne
     status, job = http(cluster, "GET", path)
     assert status == 200, job
     assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox:1.37"
+
+
+# --- run-once: a Job runs once per run-key whatever instant apply dies at ----------------------------
+
+
+def job_plan(namespace: str) -> str:
+    return (
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: batch, namespace: {namespace}}}\n"
+        "workloads:\n  - {name: migrate, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: 5}\n"
+    )
+
+
+def jobs_resource_version(cluster: ClusterHandle, namespace: str) -> str:
+    status, listed = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs?limit=1")
+    assert status == 200, listed
+    return str(listed["metadata"]["resourceVersion"])
+
+
+def created_job_uids(cluster: ClusterHandle, namespace: str, since: str) -> list[str]:
+    """The uid of every Job created in `namespace` after resourceVersion `since`, from a watch replay."""
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs?watch=1&resourceVersion={since}&timeoutSeconds=1"
+    with urllib.request.urlopen(cluster.url + path, timeout=10) as reply:
+        events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    return [event["object"]["metadata"]["uid"] for event in events if event["type"] == "ADDED"]
+
+
+def run_record(cluster: ClusterHandle, namespace: str) -> dict[str, Any]:
+    """The parent Secret's one run record, decoded."""
+    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/batch")
+    assert status == 200, parent
+    records = [
+        json.loads(base64.b64decode(value))
+        for key, value in (parent.get("data") or {}).items()
+        if len(key) == 64
+    ]
+    assert len(records) == 1, records
+    return dict(records[0])
+
+
+def job_gone(cluster: ClusterHandle, namespace: str) -> bool:
+    status, _ = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate")
+    return status == 404
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["before-parent", "after-parent", "after-writes:1", "after-record-run"],
+    ids=[
+        "killed before the parent is written",
+        "killed after the parent recorded the run as pending, before the Job's create",
+        "killed after the Job's create, before its run is confirmed",
+        "killed after the run record is confirmed",
+    ],
+)
+def test_a_job_killed_around_its_create_runs_exactly_once_even_after_its_ttl_deleted_it(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path, point: str
+) -> None:
+    plan = write_plan(tmp_path, job_plan(namespace))
+    since = jobs_resource_version(cluster, namespace)
+    admin = SlimAdmin(cluster.url)
+    admin.pause("controllers")  # the Job neither runs nor expires before the re-run has looked at it
+    try:
+        killed(planner, plan, point, "--parallelism", "1")
+        converges(planner, plan)
+    finally:
+        admin.resume("controllers")
+    eventually(lambda: job_gone(cluster, namespace), timeout=60)  # it ran, then its TTL deleted it
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr  # not `+ create job`
+    applied = planner("apply", str(plan), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    uids = created_job_uids(cluster, namespace, since)
+    assert len(uids) == 1, uids
+    assert run_record(cluster, namespace)["uid"] == uids[0]
+
+
+def test_a_run_recorded_pending_whose_job_never_appeared_is_retried_not_treated_as_ran(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, job_plan(namespace))
+    killed(planner, plan, "after-parent")
+    record = run_record(cluster, namespace)
+    assert "uid" not in record and record["name"] == "migrate", record  # pending: no Job yet
+    planned = planner("plan", str(plan), "--detailed-exitcode")
+    assert planned.returncode == 2, planned.stdout + planned.stderr
+    assert f"create job/{namespace}/migrate" in planned.stdout

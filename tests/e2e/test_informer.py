@@ -3,6 +3,7 @@ surfaced failures, and one watch connection per kind."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -11,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from planner.errors import CacheSyncError
-from planner.kinds import CONFIG_MAP, JOB, SECRET, KindInfo
+from planner.errors import CacheSyncError, api_error
+from planner.execute import Answer, Until
+from planner.kinds import CONFIG_MAP, JOB, PERSISTENT_VOLUME_CLAIM, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
 from planner.objects import ObjectRef
@@ -264,6 +266,29 @@ def test_server_errors_back_off_with_the_given_policy_and_report_the_last_error(
 # --- the StatusSource over the caches ------------------------------------------------------------------
 
 
+class Answers:
+    """A wait's `done`: keeps the answers and lets the test block until the first arrives."""
+
+    def __init__(self) -> None:
+        self.answers: list[Answer] = []
+        self._answered = threading.Event()
+
+    def __call__(self, answer: Answer) -> None:
+        self.answers.append(answer)
+        self._answered.set()
+
+    def first(self, within: float) -> Answer:
+        assert self._answered.wait(within), "no answer in time"
+        return self.answers[0]
+
+
+def waited(status: CacheStatusSource, ref: ObjectRef, *, until: Until, timeout: float) -> Answer:
+    """The answer of one wait (the source's ticker ends it at `timeout`, so one always comes)."""
+    answers = Answers()
+    status.watch(ref, until=until, timeout=timeout, done=answers)
+    return answers.first(within=timeout + 10)
+
+
 def test_waits_wake_on_watch_events_and_never_judge_a_copy_older_than_planners_own_write(
     cluster: ClusterHandle, client: KubeClient, namespace: str
 ) -> None:
@@ -281,14 +306,75 @@ def test_waits_wake_on_watch_events_and_never_judge_a_copy_older_than_planners_o
     }
     try:
         created = writer.create(manifest)
-        assert status.wait(ref, until="ready", timeout=5) == Readiness(status="Current", message="exists")
+        assert waited(status, ref, until="ready", timeout=5) == Readiness(status="Current", message="exists")
         ahead = int(created["metadata"]["resourceVersion"]) + 1000
         written.record({**manifest, "metadata": {**manifest["metadata"], "resourceVersion": str(ahead)}})
-        stale = status.wait(ref, until="ready", timeout=0.3)
+        stale = waited(status, ref, until="ready", timeout=0.3)
         assert stale == Readiness(status="InProgress", message="waiting for the cache to see planner's write")
         writer.delete(ref, propagation="Background")
-        assert status.wait(ref, until="gone", timeout=5).status == "NotFound"
+        assert waited(status, ref, until="gone", timeout=5) == Readiness(
+            status="NotFound", message="not found"
+        )
     finally:
+        registry.stop()
+
+
+def test_many_pending_waits_share_one_ticker_thread_and_each_ends_on_its_own_event(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    names = [f"gone-{i:02d}" for i in range(40)]
+    for name in names:
+        config_map(cluster, namespace, name, {"n": name})
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"ConfigMap": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    answers = {name: Answers() for name in names}
+    threads = threading.active_count()
+    try:
+        for name in names:
+            ref = ObjectRef(group="", kind="ConfigMap", namespace=namespace, name=name)
+            status.watch(ref, until="gone", timeout=120, done=answers[name])
+        assert threading.active_count() <= threads + 1  # the ticker; earlier tests' tickers only end
+        for name in names:
+            deleted, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+            assert deleted == 200, body
+            assert answers[name].first(within=10) == Readiness(status="NotFound", message="not found")
+        assert all(len(answer.answers) == 1 for answer in answers.values())
+    finally:
+        status.close()
+        registry.stop()
+
+
+def test_a_wait_for_an_absent_object_to_be_gone_ends_at_once_not_at_its_timeout(
+    client: KubeClient, namespace: str
+) -> None:
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"ConfigMap": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    answers = Answers()
+    try:
+        ref = ObjectRef(group="", kind="ConfigMap", namespace=namespace, name="never-there")
+        status.watch(ref, until="gone", timeout=600, done=answers)
+        assert answers.first(within=10) == Readiness(status="NotFound", message="not found")
+    finally:
+        status.close()
+        registry.stop()
+
+
+def test_a_cancelled_wait_is_never_answered(client: KubeClient, namespace: str) -> None:
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"ConfigMap": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    ref = ObjectRef(group="", kind="ConfigMap", namespace=namespace, name="not-yet")
+    cancelled, later = Answers(), Answers()
+    try:
+        cancel = status.watch(ref, until="ready", timeout=0.2, done=cancelled)
+        cancel()
+        status.watch(ref, until="ready", timeout=0.4, done=later)  # times out after the first would have
+        assert later.first(within=10) == Readiness(status="NotFound", message="not found")
+        assert cancelled.answers == []
+    finally:
+        status.close()
         registry.stop()
 
 
@@ -314,22 +400,19 @@ def test_a_wait_gives_up_at_its_timeout_with_the_last_verdict_and_wakes_when_the
     created, job = http(cluster, "POST", path, MIGRATE_JOB)
     assert created == 201, job
     ref = ObjectRef.of(JOB, "migrate", namespace)
-    verdicts: list[Readiness] = []
+    answers = Answers()
     try:
-        assert status.wait(ref, until="ready", timeout=0.3) == Readiness(
+        assert waited(status, ref, until="ready", timeout=0.3) == Readiness(
             status="InProgress", message="complete 0/1"
         )
-        waiting = threading.Thread(
-            target=lambda: verdicts.append(status.wait(ref, until="ready", timeout=30))
-        )
-        waiting.start()
+        status.watch(ref, until="ready", timeout=30, done=answers)
         now = "2027-01-15T08:00:00Z"
         complete = {"type": "Complete", "status": "True", "lastTransitionTime": now}
         job["status"] = {"startTime": now, "completionTime": now, "succeeded": 1, "conditions": [complete]}
         updated, body = http(cluster, "PUT", f"{path}/migrate/status", job)
         assert updated == 200, body
-        waiting.join(30)
-        assert verdicts == [Readiness(status="Current", message="complete 1/1")]
+        assert answers.first(within=30) == Readiness(status="Current", message="complete 1/1")
+        assert len(answers.answers) == 1
     finally:
         registry.stop()
 
@@ -348,3 +431,90 @@ def test_cached_objects_leave_out_managed_fields_from_lists_and_watches(
         cached = informer.get(namespace, name)
         assert cached is not None and "managedFields" not in cached["metadata"]
         assert cached["metadata"]["uid"] and cached["metadata"]["resourceVersion"]
+
+
+class NoStorageClasses(KubeClient):
+    """The real client, for an identity that may not list StorageClasses: that one request is a 403
+    (the embedded server enforces no RBAC, and its fault injection cannot single out one resource)."""
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "GET" and path.endswith("/storageclasses"):
+            raise api_error(403, FORBIDDEN_STORAGE_CLASSES)
+        return super().request(method, path, **kwargs)
+
+
+FORBIDDEN_STORAGE_CLASSES = {  # the real server's Status body
+    "kind": "Status",
+    "apiVersion": "v1",
+    "status": "Failure",
+    "message": 'storageclasses.storage.k8s.io is forbidden: User "ci" cannot list resource "storageclasses" '
+    'in API group "storage.k8s.io" at the cluster scope',
+    "reason": "Forbidden",
+    "details": {"group": "storage.k8s.io", "kind": "storageclasses"},
+    "code": 403,
+}
+
+
+WAITING_CLAIM = {
+    "metadata": {"name": "data"},
+    "spec": {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "wait",
+        "resources": {"requests": {"storage": "1Gi"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("client_class", "expected"),
+    [
+        (KubeClient, Readiness(status="Current", message="waiting for first consumer")),
+        (
+            NoStorageClasses,
+            Readiness(
+                status="InProgress",
+                message=(
+                    "Pending (cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: "
+                    'User "ci" cannot list resource "storageclasses" in API group "storage.k8s.io" at the '
+                    "cluster scope: is it waiting for its first consumer?)"
+                ),
+            ),
+        ),
+    ],
+    ids=[
+        "a claim waiting for its first consumer is ready while Pending",
+        "without permission to list StorageClasses the wait says what it could not read and why",
+    ],
+)
+def test_a_wait_for_a_claim_in_a_wait_for_first_consumer_class(
+    cluster: ClusterHandle,
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+    client_class: type[KubeClient],
+    expected: Readiness,
+) -> None:
+    client = client_class.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+    registry = Informers(client)
+    scopes: dict[str, frozenset[str] | None] = {"PersistentVolumeClaim": frozenset({namespace})}
+    status = CacheStatusSource(client, registry, scopes=scopes, written=WrittenVersions()).start()
+    created, body = http(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", WAITING_CLAIM
+    )
+    assert created == 201, body
+    claim = ObjectRef.of(PERSISTENT_VOLUME_CLAIM, "data", namespace)
+    try:
+        with caplog.at_level(logging.WARNING, logger="planner.waiting"):
+            assert waited(status, claim, until="ready", timeout=0.5) == expected
+            assert waited(status, claim, until="ready", timeout=0.1) == expected
+    finally:
+        registry.stop()
+    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.waiting"]
+    if client_class is NoStorageClasses:
+        assert warnings == [
+            'warning: cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: User "ci" '
+            'cannot list resource "storageclasses" in API group "storage.k8s.io" at the cluster scope; '
+            "a PersistentVolumeClaim waiting for its first consumer cannot be told from one that is not "
+            "binding, so waits for such claims last until they are Bound or time out"
+        ]
+    else:
+        assert warnings == []

@@ -28,6 +28,7 @@ from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import REPO, Runner, http
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
+from tests.simulated import eventually
 
 
 @pytest.fixture(scope="module")
@@ -383,6 +384,32 @@ def test_status_shows_the_newest_pod_as_kubectl_does(
     ]
 
 
+def test_status_ready_of_a_deployment_counts_its_replicas_as_kubectl_get_deploy(
+    cluster: ClusterHandle, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    two = deployment("web", namespace)
+    two["spec"]["replicas"] = 2
+    create(cluster, deployments(namespace), two)
+    set_status(cluster, f"{deployments(namespace)}/web", {"replicas": 2, "readyReplicas": 1})
+    create(cluster, f"/api/v1/namespaces/{namespace}/pods", labelled_pod("web-1", namespace, "web"))
+    ready = {"name": "main", "ready": True, "restartCount": 0, "image": "x", "imageID": ""}
+    running = ready | {"state": {"running": {"startedAt": "2026-11-29T10:00:00Z"}}}
+    set_status(
+        cluster,
+        f"/api/v1/namespaces/{namespace}/pods/web-1",
+        {
+            "phase": "Running",
+            "containerStatuses": [running],
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    )
+    result = planner("status", f"k8s-{namespace}|deployment|web", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    [row] = events_of(result.stdout)
+    shown = kubectl("get", "deployment", "web", "-n", namespace, "--no-headers").stdout.split()
+    assert row["ready"] == shown[1] == "1/2"
+
+
 def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
     planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
@@ -686,8 +713,9 @@ def test_status_watch_prints_again_when_a_row_changes(
 def test_sim_monitor_all_reports_a_planned_job_deleted_by_its_ttl_while_no_monitor_ran(
     simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str, tmp_path: Path
 ) -> None:
-    """No labelled object is left, but the plan's parent Secret records the run: `--all` still reports
-    ContainerDeleted, with the id an uninterrupted monitor gave it (made from the Job's uid)."""
+    """No labelled object is left, but the plan's parent Secret records the run and, since apply waited
+    for it, how it ended: `--all` still reports it Started and Exited, with the ids an uninterrupted
+    monitor gave it (made from the Job's uid)."""
     listed = http(simulated, "GET", f"{jobs(sim_namespace)}?limit=1")[1]
     since = listed["metadata"]["resourceVersion"]
     plan = tmp_path / "plan.yaml"
@@ -720,5 +748,98 @@ def test_sim_monitor_all_reports_a_planned_job_deleted_by_its_ttl_while_no_monit
     assert result.returncode == 0, result.stderr
     rid = f"k8s-{sim_namespace}|job|etl"
     events = events_of(result.stdout)
-    assert summary(events) == [("ContainerDeleted", rid, f"job {sim_namespace}/etl is gone")]
-    assert events[0]["event_id"] == expected_id(rid, uid, "ContainerDeleted")
+    assert [(e["type"], e["event_id"]) for e in events] == [
+        ("ContainerStarted", expected_id(rid, uid, "ContainerStarted")),
+        ("ContainerExited", expected_id(rid, uid, "ContainerExited")),
+    ]
+    assert events[1]["message"] == "0"
+
+
+def batch_plan(namespace: str, *, ttl: int) -> str:
+    """Two Jobs: `ok` succeeds, `bad` exits 3 with no retry."""
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: batch, namespace: {namespace}}}\n"
+        "workloads:\n"
+        f"  - {{name: ok, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: {ttl}}}\n"
+        f"  - {{name: bad, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: {ttl}, backoffLimit: 0,\n"
+        "      podAnnotations: {sim.planner.dev/exit-code: '3'}}\n"
+    )
+
+
+def recorded_outcomes(cluster: ClusterHandle, namespace: str) -> dict[str, Any]:
+    """Job name → the outcome its run record in the parent Secret `batch` holds (None: none yet)."""
+    parent = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/batch")
+    assert parent is not None
+    runs = [
+        json.loads(base64.b64decode(v)) for k, v in parent["data"].items() if not k.startswith("planner.")
+    ]
+    return {run["name"]: run.get("outcome") for run in runs}
+
+
+OUTCOMES = {
+    "ok": {"result": "succeeded"},
+    "bad": {
+        "result": "failed",
+        "reason": "BackoffLimitExceeded",
+        "message": "Job has reached the specified backoff limit",
+        "exitCode": 3,
+    },
+}
+
+
+def delete_jobs_as_their_ttl_does(cluster: ClusterHandle, namespace: str) -> None:
+    background = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+    for name in ("ok", "bad"):
+        code, body = http(cluster, "DELETE", f"{jobs(namespace)}/{name}", background)
+        assert code == 200, body
+    for name in ("ok", "bad"):
+        eventually(lambda name=name: get(cluster, f"{jobs(namespace)}/{name}") is None, timeout=30)
+
+
+def monitor_all(run: Runner, namespace: str) -> list[dict[str, Any]]:
+    result = run("monitor", "--all", "-n", namespace, "--until-done", "--timeout", "60s", "-o", "json")
+    assert result.returncode == 1, result.stdout + result.stderr  # `bad` failed
+    return sorted(events_of(result.stdout), key=lambda e: (e["runtime_id"], e["type"]))
+
+
+def test_sim_how_a_planned_job_ended_outlives_it_apply_records_it_and_a_restarted_monitor_reports_it(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(batch_plan(sim_namespace, ttl=3600))  # the test deletes them, as their TTL would
+    applied = sim_planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 1, applied.stdout + applied.stderr  # `bad` failed; apply saw both end
+    assert recorded_outcomes(simulated, sim_namespace) == OUTCOMES
+    uninterrupted = monitor_all(sim_planner, sim_namespace)
+    delete_jobs_as_their_ttl_does(simulated, sim_namespace)
+    restarted = monitor_all(sim_planner, sim_namespace)
+    assert [(e["type"], e["event_id"]) for e in restarted] == [
+        (e["type"], e["event_id"]) for e in uninterrupted
+    ]
+    ends = [
+        (e["runtime_id"].split("|")[2], e["type"], e["message"])
+        for e in restarted
+        if e["type"] != "ContainerStarted"
+    ]
+    assert ends == [
+        ("bad", "ContainerFailed", "Job has reached the specified backoff limit"),
+        ("ok", "ContainerExited", "0"),
+    ]
+
+
+def test_sim_the_monitor_records_how_a_job_nobody_waited_for_ended(
+    simulated: ClusterHandle, sim_planner: Runner, sim_namespace: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(batch_plan(sim_namespace, ttl=3600))
+    applied = sim_planner("apply", str(plan), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert recorded_outcomes(simulated, sim_namespace) == {"ok": None, "bad": None}
+    uninterrupted = monitor_all(sim_planner, sim_namespace)
+    assert recorded_outcomes(simulated, sim_namespace) == OUTCOMES
+    delete_jobs_as_their_ttl_does(simulated, sim_namespace)
+    restarted = monitor_all(sim_planner, sim_namespace)
+    assert [(e["type"], e["event_id"]) for e in restarted] == [
+        (e["type"], e["event_id"]) for e in uninterrupted
+    ]

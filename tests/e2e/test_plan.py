@@ -58,6 +58,26 @@ def test_a_same_named_object_without_the_plan_label_is_an_ownership_conflict(
     assert f"configmap {namespace}/web-config exists and is not managed by plan web" in result.stdout
 
 
+def test_a_secret_with_the_plans_name_that_is_not_its_parent_is_a_conflict_plan_and_apply_both_report(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    created = kubectl("create", "secret", "generic", "web", "-n", namespace, "--from-literal=a=b")
+    assert created.returncode == 0, created.stderr
+    plan = write_plan(tmp_path, web_plan(namespace))
+    conflict = f"secret {namespace}/web exists and is not the ApplySet parent of plan web"
+    for output in ("text", "markdown", "json"):
+        planned = planner("plan", str(plan), "-o", output)
+        assert planned.returncode == 1, (output, planned.stdout + planned.stderr)
+        assert conflict in planned.stdout, (output, planned.stdout)
+    applied = planner("apply", str(plan), "--no-wait")
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert conflict in applied.stdout
+    kept = kubectl("get", "secret", "web", "-n", namespace, "-o", "jsonpath={.data.a}")
+    assert kept.stdout == "Yg==", kept.stdout + kept.stderr
+    listed = kubectl("get", "configmaps,deployments", "-n", namespace, "-o", "name")
+    assert "web" not in listed.stdout, listed.stdout
+
+
 def test_no_cluster_configured_is_one_line_naming_cluster_up(planner: Runner, tmp_path: Path) -> None:
     plan = write_plan(tmp_path, web_plan("default"))
     result = planner("plan", str(plan), env={"KUBECONFIG": "", "HOME": str(tmp_path)})

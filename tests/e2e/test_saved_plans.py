@@ -6,7 +6,11 @@ replicas, `kubectl rollout restart`) never does. State is read through kubectl a
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -249,3 +253,94 @@ def test_a_saved_plan_records_the_lock_holder_it_saw(
     warning = "warning: plan shop is locked by ci@runner/7/0badc0de since 2026-11-29T10:00:00Z ("
     assert made.stderr.startswith(warning), made.stderr
     assert made.stderr.endswith("s ago: that run probably died, and the next apply takes its lock over\n")
+
+
+# --- Secret values: digested under a key the cluster keeps, never the saved plan -------------------
+
+PIN = "4821"
+
+
+def pin_plan(namespace: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: vault, namespace: {namespace}}}\n"
+        f"secrets:\n  - {{name: door, data: {{pin: '{PIN}'}}}}\n"
+    )
+
+
+def parent_of(cluster: ClusterHandle, namespace: str, plan: str = "vault") -> dict[str, Any] | None:
+    status, body = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/{plan}")
+    assert status in (200, 404), body
+    return body if status == 200 else None
+
+
+def test_plan_out_of_a_never_applied_plan_keeps_its_digest_key_in_the_cluster_and_nothing_guessable_in_the_file(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, pin_plan(namespace))
+    planned = planner("plan", str(plan))
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert parent_of(cluster, namespace) is None  # plan without --out writes nothing
+    saved = tmp_path / "door.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    parent = parent_of(cluster, namespace)
+    assert parent is not None and parent["type"] == "planner.dev/applyset"
+    assert list(parent["data"]) == ["planner.digest-key"]  # only the key: it lists no member yet
+    key = base64.b64decode(parent["data"]["planner.digest-key"])
+    assert len(key) == 32
+    text = saved.read_text()
+    digests = set(re.findall(r"[0-9a-f]{64}", text))
+    for candidate in (f"{n:04d}" for n in range(10_000)):
+        encoded = base64.b64encode(candidate.encode()).decode()
+        assert not {sha256(candidate), sha256(encoded)} & digests, candidate
+    assert key.hex() not in text and parent["data"]["planner.digest-key"] not in text
+    document = json.loads(text)["plans"][0]
+    assert document["digest_key_id"] == hmac.new(key, b"planner.dev/digest-key-id", "sha256").hexdigest()[:16]
+
+    applied = planner("apply", str(saved), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    pin = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/door")["data"]["pin"]
+    assert base64.b64decode(pin).decode() == PIN
+    after = parent_of(cluster, namespace)
+    assert after is not None and after["data"]["planner.digest-key"] == parent["data"]["planner.digest-key"]
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_saved_plan_whose_digest_key_is_gone_is_stale_and_nothing_is_written(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, pin_plan(namespace))
+    saved = tmp_path / "door.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    status, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/secrets/vault")
+    assert status == 200, body
+    refused = planner("apply", str(saved), "--no-wait")
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        "error: plan is stale: objects moved since the plan was made; plan again:\n"
+        f"  secret/{namespace}/vault: its key for digesting Secret values is gone "
+        "(the parent was deleted or replaced)\n"
+    )
+    assert parent_of(cluster, namespace) is None
+
+
+def test_plan_out_into_a_namespace_that_does_not_exist_writes_nothing_and_says_why(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    missing = f"{namespace}-nowhere"
+    plan = write_plan(tmp_path, pin_plan(missing))
+    saved = tmp_path / "door.plan.json"
+    refused = planner("plan", str(plan), "--out", str(saved))
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"error: plan --out: namespace {missing} does not exist, so plan vault has nowhere to keep the key "
+        "that hides its Secret values in the saved plan; create the namespace (or apply the plan once), "
+        "then plan again\n"
+    )
+    assert not saved.exists()
+    assert http(cluster, "GET", f"/api/v1/namespaces/{missing}")[0] == 404

@@ -14,11 +14,15 @@ import pytest
 
 from planner.applyset import ParentRecord
 from planner.errors import OwnershipError
-from planner.kube.client import KubeClient
-from planner.objects import ObjectRef
+from planner.kinds import CONFIG_MAP, for_manifest
+from planner.kube.client import KubeClient, resource_path
+from planner.objects import ObjectRef, ref_of
+from planner.plan import load_plans
+from planner.render import render
 from planner.slim.cluster import ClusterHandle
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http
+from tests.paths import REPO
 
 PART_OF = "applyset.kubernetes.io/part-of"
 PLAN_ID = "applyset-test-v1"
@@ -88,6 +92,118 @@ def test_create_leaves_only_planners_apply_entry_so_a_dropped_label_goes_on_the_
     assert [(e["manager"], e["operation"]) for e in entries] == [("planner", "Apply")]
     writer.apply(config_map(namespace))
     assert get(cluster, path)["metadata"]["labels"] == {PART_OF: PLAN_ID}
+
+
+def fields_of(obj: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    return [(e["manager"], e["operation"], e.get("fieldsV1")) for e in obj["metadata"]["managedFields"]]
+
+
+EXAMPLE_PLANS = ["web-stack.yaml", "pod-fidelity.yaml", "sandboxes.yaml"]
+
+
+@pytest.mark.parametrize("plan_file", EXAMPLE_PLANS)
+def test_a_create_records_exactly_the_fields_an_apply_create_records_in_two_requests(
+    cluster: ClusterHandle, client: KubeClient, writer: KubeWriter, plan_file: str, namespace: str
+) -> None:
+    other = f"{namespace}-apply"
+    status, body = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})
+    assert status == 201, body
+    loaded = load_plans([REPO / "plans" / plan_file], environ={})
+    manifests = [m for plan in loaded.plans for m in render(plan, namespace) if for_manifest(m).namespaced]
+    for manifest in manifests:
+        mine = {**manifest, "metadata": {**manifest["metadata"], "namespace": namespace}}
+        theirs = {**manifest, "metadata": {**manifest["metadata"], "namespace": other}}
+        before = client.log.total
+        created = writer.create(mine)
+        assert client.log.total - before == 2, ref_of(mine)
+        applied = client.server_side_apply(for_manifest(theirs), theirs, field_manager="planner", force=True)
+        assert fields_of(created) == fields_of(applied), ref_of(mine)
+        kind = for_manifest(mine)
+        assert fields_of(get(cluster, resource_path(kind, namespace, ref_of(mine).name))) == fields_of(
+            applied
+        )
+
+
+def interfering(cluster: ClusterHandle, client: KubeClient, write: Any) -> Any:
+    """`client.request` with `write(created)` sent by someone else right after planner's POST."""
+    send = client.request
+
+    def request(method: str, url: str, **options: Any) -> Any:
+        answer = send(method, url, **options)
+        if method == "POST":
+            write(answer)
+        return answer
+
+    return request
+
+
+def test_a_status_write_between_the_post_and_its_patch_leaves_the_create_at_two_requests(
+    cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/api"
+
+    def controller_reports_status(created: dict[str, Any]) -> None:
+        # a manager sorting after `planner`, so its entry never moves planner's, whatever the second
+        status_path = f"{path}/status?fieldManager=status-writer"
+        status, body = http(cluster, "PUT", status_path, {**created, "status": {"replicas": 1}})
+        assert status == 200, body
+
+    monkeypatch.setattr(client, "request", interfering(cluster, client, controller_reports_status))
+    KubeWriter(client).create(deployment(namespace))
+    assert client.log.by_verb == {"create": 1, "patch": 1}
+    live = get(cluster, path)
+    assert live["status"] == {"replicas": 1}
+    assert [(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]] == [
+        ("planner", "Apply"),
+        ("status-writer", "Update"),
+    ]
+
+
+def test_a_write_that_moves_the_create_entry_costs_a_read_and_a_second_patch_not_an_apply(
+    cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+
+    other = KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+
+    def another_tool_applies_a_label(created: dict[str, Any]) -> None:  # an Apply entry sorts first
+        metadata = {"name": "settings", "namespace": namespace, "labels": {"team": "shop"}}
+        label = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+        other.server_side_apply(CONFIG_MAP, label, field_manager="labeller", force=False)
+
+    monkeypatch.setattr(client, "request", interfering(cluster, client, another_tool_applies_a_label))
+    KubeWriter(client).create(config_map(namespace, labels={"tier": "web"}))
+    assert client.log.by_verb == {"create": 1, "patch": 2, "get": 1}
+    live = get(cluster, path)
+    assert [(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]] == [
+        ("labeller", "Apply"),
+        ("planner", "Apply"),
+    ]
+    assert live["metadata"]["labels"] == {PART_OF: PLAN_ID, "tier": "web", "team": "shop"}
+
+
+def test_a_create_whose_entry_changed_before_its_patch_falls_back_to_apply_and_keeps_the_other_writer(
+    cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+
+    def someone_edits_it(created: dict[str, Any]) -> None:
+        labels = {**created["metadata"]["labels"], "team": "shop"}
+        edited = {**created, "metadata": {**created["metadata"], "labels": labels}, "data": {"mode": "slow"}}
+        status, body = http(cluster, "PUT", path, edited)
+        assert status == 200, body
+
+    monkeypatch.setattr(client, "request", interfering(cluster, client, someone_edits_it))
+    KubeWriter(client).create(config_map(namespace, labels={"tier": "web"}))
+    # the refused patch, a read showing planner's entry lost a field, the apply and the removal
+    assert client.log.by_verb == {"create": 1, "patch": 2, "get": 1, "apply": 1}
+    live = get(cluster, path)
+    assert sorted((e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]) == [
+        ("Python-urllib", "Update"),
+        ("planner", "Apply"),
+    ]
+    assert live["metadata"]["labels"] == {PART_OF: PLAN_ID, "tier": "web", "team": "shop"}
+    assert live["data"] == {"mode": "fast"}
 
 
 def test_a_create_that_meets_this_plans_own_object_returns_it_unchanged(
@@ -168,6 +284,11 @@ def parent_ref(namespace: str) -> ObjectRef:
     return ObjectRef(group="", kind="Secret", namespace=namespace, name="shop")
 
 
+def run_data(parent: dict[str, Any]) -> dict[str, str]:
+    """The parent's run records: its data less planner's reserved entries (the digest key)."""
+    return {k: v for k, v in (parent.get("data") or {}).items() if not k.startswith("planner.")}
+
+
 def run_entry(name: str, namespace: str, uid: str) -> str:
     document = {"name": name, "namespace": namespace, "uid": uid}
     return base64.b64encode(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).decode()
@@ -215,7 +336,8 @@ def test_the_parent_lists_the_union_of_old_and_new_group_kinds_and_namespaces_an
     assert annotations["applyset.kubernetes.io/contains-group-kinds"] == "ConfigMap,Deployment.apps,Job.batch"
     assert annotations["applyset.kubernetes.io/additional-namespaces"] == "other,third"
     assert annotations["applyset.kubernetes.io/tooling"].startswith("planner/")
-    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert run_data(parent) == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert len(base64.b64decode(parent["data"]["planner.digest-key"])) == 32
 
 
 class InterferingClient(KubeClient):
@@ -252,7 +374,7 @@ def test_a_parent_write_that_loses_a_resource_version_race_rereads_and_keeps_the
     )
     parent = get(cluster, path)
     assert client.log.by_verb["update"] == 2  # the conflicting PUT, then the one after re-reading
-    assert parent["data"] == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert run_data(parent) == {"k1": run_entry("migrate", namespace, "u-1")}
     assert (
         parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
         == "ConfigMap,Job.batch"
@@ -282,7 +404,7 @@ def test_concurrent_run_records_are_all_kept(
         thread.start()
     for thread in threads:
         thread.join()
-    data = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop")["data"]
+    data = run_data(get(cluster, f"/api/v1/namespaces/{namespace}/secrets/shop"))
     assert data == {key: run_entry(f"job-{key}", namespace, f"uid-{key}") for key in keys}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,15 +14,23 @@ import pytest
 from planner.applyset import (
     AppliedClosure,
     ParentRecord,
+    RunOutcome,
+    RunRecord,
     Scope,
     applied_closure,
     applyset_id,
+    digest_key,
+    encode_run_record,
     listed_scope,
     narrowed,
     parent_manifest,
     parent_ref,
+    run_outcome,
     run_record_of,
+    run_records,
     settled_parent,
+    with_digest_key,
+    with_run_outcome,
     with_run_record,
 )
 from planner.errors import OwnershipError, PlannerError
@@ -150,7 +159,7 @@ def test_the_applied_closure_is_gzipped_json_of_each_objects_short_hash_beside_t
     settled = settled_parent(REF, live, scope=None, applied=closure)
 
     assert settled["data"]["k1"] == record("k1")
-    packed = base64.b64decode(settled["data"]["applied-closure"])
+    packed = base64.b64decode(settled["data"]["planner.applied-closure"])
     assert json.loads(gzip.decompress(packed)) == {
         "configmap/shop/a": "abababababababab",
         "deployment/shop/web": "cdcdcdcdcdcdcdcd",
@@ -160,20 +169,20 @@ def test_the_applied_closure_is_gzipped_json_of_each_objects_short_hash_beside_t
 
 def test_the_applied_closure_survives_the_parent_write_that_trims_run_records() -> None:
     closure = AppliedClosure.of([hashed("ConfigMap", "a", "ab" * 32)])
-    live = parent(**{"applied-closure": closure.encoded(), "k1": record("k1"), "k2": record("k2")})
+    live = parent(**{"planner.applied-closure": closure.encoded(), "k1": record("k1"), "k2": record("k2")})
 
     written = parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=("k2",)))
 
-    assert written["data"] == {"applied-closure": closure.encoded(), "k2": record("k2")}
+    assert written["data"] == {"planner.applied-closure": closure.encoded(), "k2": record("k2")}
 
 
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
         ({}, None),
-        ({"applied-closure": "not base64!"}, None),
-        ({"applied-closure": base64.b64encode(b"not gzip").decode()}, None),
-        ({"applied-closure": base64.b64encode(gzip.compress(b"[1, 2]")).decode()}, None),
+        ({"planner.applied-closure": "not base64!"}, None),
+        ({"planner.applied-closure": base64.b64encode(b"not gzip").decode()}, None),
+        ({"planner.applied-closure": base64.b64encode(gzip.compress(b"[1, 2]")).decode()}, None),
     ],
     ids=[
         "a parent that records no closure",
@@ -257,3 +266,214 @@ def test_a_job_without_uid_or_run_key_cannot_be_recorded() -> None:
         run_record_of(job(uid=""))
     with pytest.raises(PlannerError, match="cannot record the run of migrate"):
         with_run_record(REF, None, run_record_of(job()))
+
+
+# --- pending runs, outcomes and reserved entries --------------------------------------------------
+
+
+def decoded(data: dict[str, str], key: str) -> dict[str, Any]:
+    return dict(json.loads(base64.b64decode(data[key])))
+
+
+PENDING_K9 = RunRecord(run_key="k9", namespace="shop", name="migrate", runtime_id="k8s-shop|job|migrate")
+
+
+def test_the_parent_records_a_job_about_to_be_created_as_pending_over_what_its_run_key_held() -> None:
+    live = parent(k9=record("k9", uid="old"), k1=record("k1"))
+    wanted = ParentRecord(group_kinds=(), namespaces=(), run_keys=("k1", "k9"), runs=(PENDING_K9,))
+
+    data = parent_manifest(REF, live, wanted)["data"]
+
+    assert decoded(data, "k9") == {
+        "name": "migrate",
+        "namespace": "shop",
+        "runtimeId": "k8s-shop|job|migrate",
+    }
+    assert data["k1"] == record("k1")
+
+
+@pytest.mark.parametrize(
+    ("held", "expected_uid"),
+    [
+        pytest.param({}, "u9", id="a live Job's run-key the parent does not hold is recorded"),
+        pytest.param({"k9": encode_run_record(PENDING_K9)}, "u9", id="a pending run is confirmed"),
+        pytest.param({"k9": record("k9", uid="u1")}, "u1", id="a run already recorded is kept"),
+    ],
+)
+def test_the_parent_records_the_run_of_a_live_job_only_where_it_holds_no_run(
+    held: dict[str, str], expected_uid: str
+) -> None:
+    found = run_record_of(job())
+    wanted = ParentRecord(group_kinds=(), namespaces=(), run_keys=("k9",), runs=(found,))
+
+    data = parent_manifest(REF, parent(**held), wanted)["data"]
+
+    assert decoded(data, "k9")["uid"] == expected_uid
+
+
+def test_parent_writes_keep_planners_reserved_entries_and_drop_unknown_ones() -> None:
+    live = parent(
+        **{"planner.digest-key": "a2V5", "planner.other": "eA==", "junk": "eA==", "k1": record("k1")}
+    )
+
+    data = parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=("k1",)))["data"]
+
+    assert data == {"planner.digest-key": "a2V5", "planner.other": "eA==", "k1": record("k1")}
+    assert run_records(live).keys() == {"k1"}
+
+
+KEPT_CLOSURE = AppliedClosure({"configmap/shop/a": "abababababababab"})
+KEPT_KEY = bytes(range(32))
+SUPERSET = ParentRecord(group_kinds=("Job.batch",), namespaces=("new",), run_keys=("k9",), runs=(PENDING_K9,))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda live: parent_manifest(REF, live, SUPERSET),
+        lambda live: parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=())),
+        lambda live: settled_parent(REF, live, scope=scope("ConfigMap", "shop"), applied=KEPT_CLOSURE),
+        lambda live: with_run_record(REF, live, run_record_of(job())),
+        lambda live: with_run_outcome(REF, live, run_record_of(job()), RunOutcome(result="succeeded")),
+        lambda live: with_digest_key(live, bytes(32)),
+    ],
+    ids=[
+        "the superset written before any member, with a pending run",
+        "a parent write that trims every run record",
+        "settling after a converged apply",
+        "confirming a created Job's run",
+        "recording how a Job ended",
+        "plan --out asking for a digest key",
+    ],
+)
+def test_every_parent_write_keeps_the_digest_key_and_the_applied_closure(
+    write: Callable[[Manifest], Manifest],
+) -> None:
+    live = with_digest_key(parent(k1=record("k1"), k9=record("k9", uid="u9")), KEPT_KEY)
+    live["data"]["planner.applied-closure"] = KEPT_CLOSURE.encoded()
+
+    written = write(live)
+
+    assert digest_key(written) == KEPT_KEY
+    assert applied_closure(written) == KEPT_CLOSURE
+
+
+def test_confirming_a_run_keeps_the_outcome_an_observer_recorded_first() -> None:
+    seen = RunRecord(
+        run_key="k9", namespace="shop", name="migrate", uid="u9", outcome=RunOutcome(result="succeeded")
+    )
+    live = parent(k9=encode_run_record(seen))
+
+    assert with_run_record(REF, live, run_record_of(job())) is live
+
+
+FAILED = RunOutcome(
+    result="failed", reason="BackoffLimitExceeded", message="Job has reached the limit", exit_code=3
+)
+
+
+FAILED_U9 = {  # the record of job() with FAILED as its outcome, written out by hand
+    "name": "migrate",
+    "namespace": "shop",
+    "runtimeId": "k8s-shop|job|migrate",
+    "uid": "u9",
+    "outcome": {
+        "result": "failed",
+        "reason": "BackoffLimitExceeded",
+        "message": "Job has reached the limit",
+        "exitCode": 3,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("held", "expected"),
+    [
+        pytest.param(
+            encode_run_record(PENDING_K9),
+            FAILED_U9,
+            id="a pending run gets its uid and outcome",
+        ),
+        pytest.param(
+            record("k9", uid="u9"),
+            FAILED_U9,
+            id="a run of the same uid gets its outcome",
+        ),
+        pytest.param(
+            record("k9", uid="another"), None, id="the run of another Job of that run-key is left alone"
+        ),
+        pytest.param(None, None, id="a run-key the parent does not record is left alone"),
+    ],
+)
+def test_an_outcome_is_recorded_only_on_the_run_of_that_job(held: str | None, expected: Any) -> None:
+    live = parent(**({"k9": held} if held else {}))
+
+    updated = with_run_outcome(REF, live, run_record_of(job()), FAILED)
+
+    if expected is None:
+        assert updated is live
+    else:
+        assert decoded(updated["data"], "k9") == expected
+        assert with_run_outcome(REF, updated, run_record_of(job()), FAILED) is updated  # idempotent
+
+
+def test_a_record_written_before_outcomes_existed_still_decodes_and_has_none() -> None:
+    (old,) = run_records(parent(k1=record("k1"))).values()
+
+    assert old == RunRecord(run_key="k1", namespace="shop", name="migrate", uid="u1")
+    assert old.ran and old.outcome is None
+
+
+def finished(condition: str, reason: str = "", message: str = "") -> Manifest:
+    status = {"conditions": [{"type": condition, "status": "True", "reason": reason, "message": message}]}
+    return job() | {"status": status}
+
+
+def failed_pod(created: str, code: int, *, last: bool = False) -> Manifest:
+    state = {"terminated": {"exitCode": code, "reason": "Error"}}
+    statuses = [{"name": "main", "state": {} if last else state, "lastState": state if last else {}}]
+    return {"metadata": {"creationTimestamp": created}, "status": {"containerStatuses": statuses}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "pods", "expected"),
+    [
+        pytest.param(job(), [], None, id="a running Job has no outcome yet"),
+        pytest.param(finished("Complete"), [], RunOutcome(result="succeeded"), id="Complete is success"),
+        pytest.param(
+            finished("Failed", "BackoffLimitExceeded", "Job has reached the limit"),
+            [failed_pod("2026-11-29T10:00:00Z", 1), failed_pod("2026-11-29T10:00:09Z", 3)],
+            FAILED,
+            id="Failed keeps the reason, the message and the newest pod's exit code",
+        ),
+        pytest.param(
+            finished("Failed", "DeadlineExceeded", "Job was active longer than specified deadline"),
+            [failed_pod("2026-11-29T10:00:00Z", 137, last=True)],
+            RunOutcome(
+                result="failed",
+                reason="DeadlineExceeded",
+                message="Job was active longer than specified deadline",
+                exit_code=137,
+            ),
+            id="a restarted container's last exit code counts",
+        ),
+        pytest.param(
+            finished("Failed", "BackoffLimitExceeded"),
+            [],
+            RunOutcome(result="failed", reason="BackoffLimitExceeded"),
+            id="without pods there is no exit code to tell",
+        ),
+    ],
+)
+def test_how_a_job_ended(obj: Manifest, pods: list[Manifest], expected: RunOutcome | None) -> None:
+    assert run_outcome(obj, pods) == expected
+
+
+def test_a_digest_key_is_added_once_and_never_replaced() -> None:
+    key = bytes(range(32))
+    keyed = with_digest_key(parent(), key)
+
+    assert digest_key(keyed) == key
+    assert with_digest_key(keyed, bytes(32)) is keyed
+    assert digest_key(parent()) is None
+    assert digest_key(parent(**{"planner.digest-key": "c2hvcnQ="})) is None  # too short to be one

@@ -9,6 +9,7 @@ import pytest
 from planner.canonical import (
     ItemKey,
     ManagedEntry,
+    applied_part,
     declared,
     differences,
     dropped,
@@ -69,6 +70,16 @@ EQUAL = [
         pod_spec(container(resources={"limits": {"cpu": 2}})),
         pod_spec(container(resources={"limits": {"cpu": "2"}})),
         "a number written as a quantity equals its string form",
+    ),
+    (
+        pod_spec(container(resources={"limits": {"cpu": "0.0000000001"}})),
+        pod_spec(container(resources={"limits": {"cpu": "1n"}})),
+        "a quantity finer than 1n equals the 1n the server rounds it up to",
+    ),
+    (
+        pod_spec(container(resources={"limits": {"memory": "1.0000000001"}})),
+        pod_spec(container(resources={"limits": {"memory": "1000000001n"}})),
+        "the server rounds a fraction beyond nano away from zero",
     ),
     (
         {"spec": {"resources": {"requests": {"storage": "1024Mi"}}}},
@@ -324,6 +335,112 @@ def test_dropped_finds_the_topmost_field_the_manifest_no_longer_declares() -> No
     }
 
     assert dropped(PLANNER_FIELDS, desired) == [(*TEMPLATE_WEB, "env")]
+
+
+# What a POST of a Deployment records (an Update entry): every field, server defaults included, maps
+# marked as set (`.`), ports keyed with their defaulted protocol.
+CREATED_FIELDS: dict[str, Any] = {
+    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+    "f:spec": {
+        "f:progressDeadlineSeconds": {},
+        "f:replicas": {},
+        "f:selector": {},
+        "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}, "f:type": {}},
+        "f:template": {
+            "f:spec": {
+                "f:containers": {
+                    'k:{"name":"web"}': {
+                        ".": {},
+                        "f:image": {},
+                        "f:name": {},
+                        "f:ports": {
+                            'k:{"containerPort":8080,"protocol":"TCP"}': {
+                                ".": {},
+                                "f:containerPort": {},
+                                "f:protocol": {},
+                            }
+                        },
+                        "f:terminationMessagePath": {},
+                    }
+                },
+                "f:volumes": {'k:{"name":"cache"}': {".": {}, "f:emptyDir": {}, "f:name": {}}},
+            }
+        },
+    },
+}
+DECLARED_DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "spec": {
+                "containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}]}],
+                "volumes": [{"name": "cache", "emptyDir": {}}],
+            }
+        },
+    },
+}
+
+
+def test_the_applied_part_of_a_create_is_what_the_manifest_declares_in_the_servers_spelling() -> None:
+    assert applied_part(CREATED_FIELDS, DECLARED_DEPLOYMENT) == {
+        "f:metadata": {"f:labels": {"f:app": {}}},
+        "f:spec": {
+            "f:selector": {},
+            "f:template": {
+                "f:spec": {
+                    "f:containers": {
+                        'k:{"name":"web"}': {
+                            ".": {},
+                            "f:image": {},
+                            "f:name": {},
+                            "f:ports": {
+                                'k:{"containerPort":8080,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}
+                            },
+                        }
+                    },
+                    "f:volumes": {'k:{"name":"cache"}': {".": {}, "f:name": {}}},
+                }
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("created", "desired", "expected"),
+    [
+        pytest.param(
+            {"f:spec": {"f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}}}},
+            {"spec": {"strategy": {"type": "Recreate"}}},
+            {},
+            id="a declared struct holding only defaulted fields is left out",
+        ),
+        pytest.param(
+            {"f:spec": {"f:finalizers": {'v:"a"': {}, 'v:"b"': {}}}},
+            {"spec": {"finalizers": ["b"]}},
+            {"f:spec": {"f:finalizers": {'v:"b"': {}}}},
+            id="a set keeps the declared values only",
+        ),
+        pytest.param(
+            {"f:spec": {"f:command": {}}},
+            {"spec": {"command": ["run", "--fast"]}},
+            {"f:spec": {"f:command": {}}},
+            id="an atomic list is owned whole",
+        ),
+        pytest.param(
+            {"f:data": {".": {}, "f:a": {}, "f:b": {}}},
+            {"data": {"a": "1"}},
+            {"f:data": {"f:a": {}}},
+            id="a map filled by the create is not owned itself, only its declared keys",
+        ),
+    ],
+)
+def test_the_applied_part_keeps_only_declared_paths(
+    created: dict[str, Any], desired: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    assert applied_part(created, desired) == expected
 
 
 def test_leaves_walk_named_items_by_key_and_stop_at_atomic_lists() -> None:

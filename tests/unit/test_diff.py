@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from planner.applyset import encode_run_record, run_record_of
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
 from planner.live import LiveState
@@ -83,8 +84,9 @@ def test_an_unchanged_plan_is_all_noops_despite_defaults_quantities_and_admissio
     # An injected sidecar at index 0, as a service mesh's webhook adds it.
     web = find(live, "Deployment", "web")
     web["spec"]["template"]["spec"]["containers"].insert(0, {"name": "istio-proxy", "image": "proxy:1.20"})
+    ran = run_record_of(find(live, "Job", "migrate"))  # recorded when planner created it
 
-    changeset = run(desired, *live)
+    changeset = run(desired, *live, parent={"data": {ran.run_key: encode_run_record(ran)}})
 
     assert outline(changeset) == [
         ("noop", "configmap/shop/settings", None, ""),

@@ -33,7 +33,7 @@ def parent_recording(*applied: Manifest) -> Manifest:
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": PLAN, "namespace": NAMESPACE},
-        "data": {"applied-closure": closure.encoded()},
+        "data": {"planner.applied-closure": closure.encoded()},
     }
 
 

@@ -6,8 +6,10 @@ import base64
 import json
 from typing import Any
 
+import pytest
+
 from planner.applyset import RunRecord, encode_run_record, run_keys_of, run_records, trimmed_run_records
-from planner.diff import diff
+from planner.diff import UNRECORDED, diff
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
@@ -27,7 +29,7 @@ def job(**fields: Any) -> Manifest:
     return find(rendered(workloads=(workload("migrate", kind="job", **fields),)), "Job", "migrate")
 
 
-def parent_with(*records: tuple[str, dict[str, str]]) -> Manifest:
+def parent_with(*records: tuple[str, dict[str, Any]]) -> Manifest:
     data = {key: base64.b64encode(json.dumps(value).encode()).decode() for key, value in records}
     return {
         "apiVersion": "v1",
@@ -40,6 +42,7 @@ def parent_with(*records: tuple[str, dict[str, str]]) -> Manifest:
 MIGRATE = job()
 MIGRATE_KEY = MIGRATE["metadata"]["annotations"][RUN_KEY]
 RAN = (MIGRATE_KEY, {"namespace": "shop", "name": "migrate", "uid": "0b7c-11"})
+RUNTIME_ID = MIGRATE["metadata"]["annotations"]["planner.dev/runtime-id"]
 
 
 def test_the_record_format_is_base64_json_keyed_by_run_key() -> None:
@@ -125,3 +128,68 @@ def test_a_job_with_a_new_run_key_is_created_even_when_an_older_key_ran() -> Non
     changeset = diff([changed], live_state(parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE)
 
     assert outline(changeset) == [("create", "job/shop/migrate", None, "")]
+
+
+PENDING = (MIGRATE_KEY, {"namespace": "shop", "name": "migrate"})
+
+
+def test_a_pending_record_decodes_without_a_uid_and_counts_as_not_run() -> None:
+    (record,) = run_records(parent_with(PENDING)).values()
+
+    assert record == RunRecord(run_key=MIGRATE_KEY, namespace="shop", name="migrate")
+    assert not record.ran
+
+
+def test_a_job_recorded_pending_whose_job_never_appeared_is_created_again() -> None:
+    changeset = diff([MIGRATE], live_state(parent=parent_with(PENDING)), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [("create", "job/shop/migrate", None, "")]
+    assert changeset.unrecorded == ()
+
+
+@pytest.mark.parametrize(
+    "parent",
+    [parent_with(PENDING), parent_with(), None],
+    ids=[
+        "a live Job recorded only as pending is recorded by the next apply",
+        "a live Job whose run-key the parent does not hold is recorded by the next apply",
+        "a live Job of a plan without parent is recorded by the next apply",
+    ],
+)
+def test_a_live_job_without_a_confirmed_record_is_unchanged_but_its_run_is_to_be_recorded(
+    parent: Manifest | None,
+) -> None:
+    live = served(MIGRATE, uid="u-live")
+
+    changeset = diff([MIGRATE], live_state(live, parent=parent), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [("noop", "job/shop/migrate", None, UNRECORDED)]
+    assert not changeset.has_changes
+    assert changeset.unrecorded == (
+        RunRecord(run_key=MIGRATE_KEY, namespace="shop", name="migrate", uid="u-live", runtime_id=RUNTIME_ID),
+    )
+
+
+def test_a_live_job_whose_run_is_recorded_needs_no_record() -> None:
+    changeset = diff(
+        [MIGRATE], live_state(served(MIGRATE), parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE
+    )
+
+    assert outline(changeset) == [("noop", "job/shop/migrate", None, "")]
+    assert changeset.unrecorded == ()
+
+
+def test_a_secret_with_the_parents_name_that_is_not_the_parent_is_an_ownership_conflict() -> None:
+    impostor = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": PLAN, "namespace": NAMESPACE, "uid": "f1"},
+        "type": "Opaque",
+    }
+
+    changeset = diff([MIGRATE], live_state(foreign=[impostor]), plan=PLAN, namespace=NAMESPACE)
+
+    assert changeset.conflicts == (
+        f"secret {NAMESPACE}/{PLAN} exists and is not the ApplySet parent of plan {PLAN}; "
+        "rename the plan or move that secret",
+    )

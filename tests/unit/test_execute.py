@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Any
 
 import pytest
 
 from planner.applyset import ParentRecord
-from planner.errors import AlreadyExistsError, PlannerError
-from planner.events import Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
+from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
+from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
 from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
@@ -73,7 +74,7 @@ class Harness:
         self.clock = FakeClock()
         self.concurrency = Concurrency()
         self.writer = FakeWriter(concurrency=self.concurrency, delay=delay)
-        self.status = ScriptedStatus(clock=self.clock, concurrency=self.concurrency)
+        self.status = ScriptedStatus(clock=self.clock)
         self.sink = RecordingSink()
 
     def run(
@@ -264,7 +265,7 @@ def test_parallelism_is_never_exceeded() -> None:
     assert harness.concurrency.peak == 3
 
 
-def test_a_task_starts_while_an_unrelated_slow_wait_is_still_running() -> None:
+def test_a_wait_holds_no_worker_so_a_dependent_starts_while_an_unrelated_wait_is_pending() -> None:
     plan = plan_from("""
 create job/ns/slow
 wait-ready job/ns/slow <- create job/ns/slow
@@ -272,18 +273,90 @@ create job/ns/fast
 wait-ready job/ns/fast <- create job/ns/fast
 create deployment/ns/after-fast <- wait-ready job/ns/fast
 """)
-    released = threading.Event()
     harness = Harness()
-    harness.writer.hooks["create deployment/ns/after-fast"] = lambda _: released.set()
+    harness.status.hold("ready job/ns/slow")
+    pending_then: list[list[str]] = []
 
-    def slow(until: str, timeout: float) -> Readiness:
-        if released.wait(timeout=2.0):
-            return Readiness(status="Current", message="complete 1/1")
-        return Readiness(status="InProgress", message="the dependent of the fast job never started")
+    def release_the_slow_job(_: str) -> None:
+        pending_then.append(harness.status.pending())
+        harness.status.release("ready job/ns/slow")
 
-    harness.status.script["ready job/ns/slow"] = slow
-    result = harness.run(plan, parallelism=4)
+    harness.writer.hooks["create deployment/ns/after-fast"] = release_the_slow_job
+    result = run_bounded(harness, plan, parallelism=1)
     assert result.ok, result.failed
+    assert pending_then == [["ready job/ns/slow"]]
+
+
+def test_waits_never_delay_independent_writes_even_with_more_waiting_objects_than_workers() -> None:
+    deployments = [f"deployment/ns/app-{i}" for i in range(10)]
+    config_maps = [f"configmap/ns/config-{i}" for i in range(10)]
+    plan = plan_from(
+        "parent secret/ns/bench\n"
+        + "".join(
+            f"create {d} <- parent secret/ns/bench\nwait-ready {d} <- create {d}\n" for d in deployments
+        )
+        + "".join(f"create {c} <- parent secret/ns/bench\n" for c in config_maps)
+    )
+    harness = Harness()
+    harness.status.hold(*(f"ready {d}" for d in deployments))
+    writes = 1 + len(deployments) + len(config_maps)
+    pending_at_last_write: list[list[str]] = []
+
+    def release_after_the_last_write(event: Event) -> None:
+        if isinstance(event, Applied) and len(harness.sink.of_type(Applied)) == writes:
+            pending_at_last_write.append(harness.status.pending())
+            for deployment in deployments:
+                harness.status.release(f"ready {deployment}")
+
+    harness.sink.hooks.append(release_after_the_last_write)
+    result = run_bounded(harness, plan, parallelism=2)
+    assert result.ok, result.failed
+    assert pending_at_last_write == [sorted(f"ready {d}" for d in deployments)]
+    kinds = [type(event).__name__ for event in harness.sink.events if isinstance(event, Applied | Ready)]
+    assert kinds == ["Applied"] * writes + ["Ready"] * len(deployments)
+    assert harness.concurrency.peak <= 2
+
+
+def run_bounded(
+    harness: Harness, plan: ExecutionPlan, *, parallelism: int, stop: StopCheck | None = None
+) -> ExecutionResult:
+    """Run on a helper thread, so an executor that let waits hold workers (or never asked `stop` again
+    while they pend) fails here rather than hang: its writes would queue behind waits that are released
+    only after the last write."""
+    results: list[ExecutionResult] = []
+    runner = threading.Thread(
+        target=lambda: results.append(harness.run(plan, parallelism=parallelism, stop=stop))
+    )
+    runner.daemon = True
+    runner.start()
+    runner.join(timeout=30)
+    assert results, f"the executor stalled after {harness.writer.calls}"
+    return results[0]
+
+
+def test_a_source_that_cannot_start_a_wait_fails_only_that_wait() -> None:
+    class Refusing(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            if ref.name == "migrate":
+                raise CacheSyncError("the jobs cache (shop): forbidden")
+            return super().watch(ref, **kwargs)
+
+    harness = Harness()
+    harness.status = Refusing(clock=harness.clock)
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == {
+        "wait-ready job/shop/migrate": "the jobs cache (shop): forbidden"
+    }
+    assert ids(result.skipped) == {"create deployment/shop/web", "wait-ready deployment/shop/web"}
+
+
+def test_a_wait_answered_with_an_error_fails_with_that_error() -> None:
+    harness = Harness()
+    harness.status.script["ready job/shop/migrate"] = CacheSyncError("the jobs cache (shop) did not sync")
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == {
+        "wait-ready job/shop/migrate": "the jobs cache (shop) did not sync"
+    }
 
 
 def test_no_wait_skips_ready_waits_but_still_waits_until_a_replaced_object_is_gone() -> None:
@@ -374,36 +447,43 @@ def test_a_stop_is_asked_before_each_task_and_nothing_starts_once_it_answers() -
     assert isinstance(summary, Summary) and summary.message.endswith(f"(stopped: {LOST})")
 
 
-def test_a_stop_abandons_waits_in_flight_and_lets_writes_in_flight_finish() -> None:
+def test_a_stop_cancels_waits_in_flight_and_lets_writes_in_flight_finish() -> None:
     plan = plan_from("""
 create job/ns/slow
 wait-ready job/ns/slow <- create job/ns/slow
 create configmap/ns/late
 create deployment/ns/after <- wait-ready job/ns/slow
 """)
-    lost, written, finished = threading.Event(), threading.Event(), threading.Event()
     harness = Harness()
+    harness.status.hold("ready job/ns/slow")
+    waiting, lost, answered = threading.Event(), threading.Event(), threading.Event()
+    harness.sink.hooks.append(
+        lambda event: waiting.set() if isinstance(event, Waiting) and event.object == "job/ns/slow" else None
+    )
 
-    def waits_for_ever(until: str, timeout: float) -> Readiness:
-        lost.set()  # the lock is lost while this wait and the create below are in flight
-        finished.wait(timeout=5.0)
-        return Readiness(status="InProgress", message="still running")
+    def stop() -> str | None:
+        if not lost.is_set():
+            return None
+        answered.set()
+        return LOST
 
-    def slow_write(_: str) -> None:
-        lost.wait(timeout=5.0)
-        written.set()
+    def lose_the_lock_while_writing(_: str) -> None:
+        waiting.wait(timeout=5.0)
+        lost.set()  # the lock is lost while this create and the wait on job/ns/slow are in flight
+        answered.wait(timeout=5.0)  # the run has stopped before this write returns
 
-    harness.status.script["ready job/ns/slow"] = waits_for_ever
-    harness.writer.hooks["create configmap/ns/late"] = slow_write
-    result = harness.run(plan, parallelism=4, stop=lambda: LOST if written.is_set() else None)
-    finished.set()
+    harness.writer.hooks["create configmap/ns/late"] = lose_the_lock_while_writing
+    result = run_bounded(harness, plan, parallelism=4, stop=stop)
 
-    assert {o.task: o.status for o in result.outcomes} == {
-        "create job/ns/slow": "done",
-        "wait-ready job/ns/slow": "interrupted",
-        "create configmap/ns/late": "done",
-        "create deployment/ns/after": "skipped",
+    assert answered.is_set()
+    assert {o.task: (o.status, o.message) for o in result.outcomes} == {
+        "create job/ns/slow": ("done", "created"),
+        "wait-ready job/ns/slow": ("interrupted", LOST),
+        "create configmap/ns/late": ("done", "created"),
+        "create deployment/ns/after": ("skipped", LOST),
     }
+    assert result.stopped == LOST and not result.interrupted
+    assert harness.status.cancelled == ["ready job/ns/slow"] and harness.status.pending() == []
     assert "create deployment/ns/after" not in harness.writer.calls
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import ParentRecord
+from planner.applyset import ParentRecord, RunRecord
 from planner.diff import Action, Change, ChangeSet, Transition
 from planner.graph import GraphError, parse_depends_on, solve
 from planner.objects import ObjectRef
@@ -480,7 +480,32 @@ def test_the_parent_record_covers_every_object_desired_or_live() -> None:
         group_kinds=("ConfigMap", "Deployment.apps", "Job.batch"),
         namespaces=("other", "shop"),
         run_keys=("runkey-migrate-1",),
+        runs=(PENDING_MIGRATE,),
     )
+
+
+PENDING_MIGRATE = RunRecord(
+    run_key="runkey-migrate-1", namespace=SHOP, name="migrate", runtime_id="k8s-shop|job|migrate"
+)
+
+
+@pytest.mark.parametrize(
+    "action",
+    ["create", "replace"],
+    ids=["a created Job is recorded pending by the parent", "a replaced Job is recorded pending again"],
+)
+def test_the_parent_records_every_job_it_is_about_to_create_as_pending(action: Action) -> None:
+    parent = solve(changeset(SHOP, SHOP, change(action, MIGRATE))).task("parent secret/shop/shop")
+    assert parent.parent is not None and parent.parent.runs == (PENDING_MIGRATE,)
+
+
+def test_a_live_job_whose_run_is_unrecorded_makes_an_otherwise_empty_apply_write_the_parent() -> None:
+    ran = RunRecord(run_key="runkey-migrate-1", namespace=SHOP, name="migrate", uid="u1")
+    unrecorded = ChangeSet(plan=SHOP, namespace=SHOP, changes=(change("noop", MIGRATE),), unrecorded=(ran,))
+    plan = solve(unrecorded)
+    assert plan.as_text() == "parent secret/shop/shop\n"
+    assert plan.tasks[0].parent is not None and plan.tasks[0].parent.runs == (ran,)
+    assert solve(changeset(SHOP, SHOP, change("noop", MIGRATE))).as_text() == ""
 
 
 def test_deletes_carry_foreground_propagation_and_creates_carry_the_manifest() -> None:

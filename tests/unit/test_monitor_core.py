@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from planner.applyset import RunOutcome, RunRecord
 from planner.errors import CacheSyncError
-from planner.events import ContainerDeleted, ContainerExited, ContainerStarted, to_json_dict
+from planner.events import ContainerDeleted, ContainerExited, ContainerFailed, ContainerStarted, to_json_dict
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.monitor import Caches, KindCache, Monitor
 from planner.monitor.state import event_id
@@ -192,8 +193,9 @@ def test_attach_all_follows_every_managed_workload_in_scope(caches: FakeCaches, 
 def test_a_recorded_job_gone_before_the_monitor_saw_it_is_found_and_reported_with_its_uid(
     sink: RecordingSink, caches: FakeCaches
 ) -> None:
-    recorded = {ETL: "job-1", RuntimeID.parse("k8s-elsewhere|job|other"): "job-2"}
-    monitor = Monitor(caches, sink, clock=FakeClock(), recorded_uids=recorded)
+    other = RuntimeID.parse("k8s-elsewhere|job|other")
+    recorded = {ETL: ran("etl", "job-1"), other: ran("other", "job-2", namespace="elsewhere")}
+    monitor = Monitor(caches, sink, clock=FakeClock(), recorded=recorded)
     attached = monitor.attach_all(frozenset({"shop"}))
     assert [str(rid) for rid in attached] == ["k8s-shop|job|etl"]
     assert kinds_and_messages(sink) == [("ContainerDeleted", "k8s-shop|job|etl", "job shop/etl is gone")]
@@ -209,8 +211,66 @@ def test_a_named_recorded_job_that_is_gone_keeps_the_id_an_uninterrupted_monitor
     uninterrupted.mark_if_not_monitoring(ETL)
     caches.of(JOB).remove("shop", "etl")
     again = RecordingSink()
-    Monitor(caches, again, clock=FakeClock(), recorded_uids={ETL: "job-1"}).mark_if_not_monitoring(ETL)
+    Monitor(caches, again, clock=FakeClock(), recorded={ETL: ran("etl", "job-1")}).mark_if_not_monitoring(ETL)
     assert [e.event_id for e in again.events] == [e.event_id for e in sink.of_type(ContainerDeleted)]
+
+
+def ran(name: str, uid: str, *, namespace: str = "shop", outcome: RunOutcome | None = None) -> RunRecord:
+    return RunRecord(run_key=f"key-{name}", namespace=namespace, name=name, uid=uid, outcome=outcome)
+
+
+FAILED = RunOutcome(
+    result="failed", reason="BackoffLimitExceeded", message="Job has reached the specified backoff limit"
+)
+
+
+@pytest.mark.parametrize(
+    ("finished", "outcome", "end"),
+    [
+        pytest.param(
+            {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+            RunOutcome(result="succeeded"),
+            ContainerExited,
+            id="a Job that succeeded and was deleted by its TTL exits from its record",
+        ),
+        pytest.param(
+            {"failed": 1, "conditions": [{"type": "Failed", "status": "True", **FAILED.encoded()}]},
+            FAILED,
+            ContainerFailed,
+            id="a Job that failed and was deleted by its TTL fails from its record",
+        ),
+    ],
+)
+def test_a_recorded_outcome_gives_a_restarted_monitor_the_events_an_uninterrupted_one_gave(
+    caches: FakeCaches, sink: RecordingSink, finished: dict[str, Any], outcome: RunOutcome, end: type[Any]
+) -> None:
+    caches.of(JOB).put(job(active=1, startTime="t"))
+    uninterrupted = Monitor(caches, sink, clock=FakeClock())
+    uninterrupted.mark_if_not_monitoring(ETL)
+    caches.of(JOB).put(job(startTime="t", **finished))
+    caches.of(JOB).remove("shop", "etl")  # its TTL
+    again = RecordingSink()
+    restarted = Monitor(
+        caches, again, clock=FakeClock(), recorded={ETL: ran("etl", "job-1", outcome=outcome)}
+    )
+    assert restarted.attach_all(frozenset({"shop"})) == [ETL]
+    assert [type(e) for e in again.events] == [ContainerStarted, end]
+    assert [(e.event_id, e.message) for e in again.events[1:]] == [
+        (e.event_id, e.message) for e in sink.events[1:]
+    ]
+    assert [e.event_id for e in again.events] == [e.event_id for e in sink.events]
+
+
+def test_a_record_of_another_job_than_the_one_seen_is_not_its_outcome(
+    caches: FakeCaches, sink: RecordingSink
+) -> None:
+    caches.of(JOB).put(job(active=1, startTime="t"))
+    recorded = {ETL: ran("etl", "job-0", outcome=RunOutcome(result="succeeded"))}  # an earlier run
+    monitor = Monitor(caches, sink, clock=FakeClock(), recorded=recorded)
+    monitor.mark_if_not_monitoring(ETL)
+    caches.of(JOB).remove("shop", "etl")
+    assert [type(e) for e in sink.events] == [ContainerStarted, ContainerDeleted]
+    assert sink.events[1].event_id == event_id("k8s-shop|job|etl", "job-1", "ContainerDeleted")
 
 
 def test_follow_attaches_a_deployment_started_again(caches: FakeCaches, sink: RecordingSink) -> None:

@@ -183,7 +183,12 @@ NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 
 
 def test_status_row_of_a_running_deployment() -> None:
-    own = {"metadata": {"creationTimestamp": "2026-11-18T11:01:40Z"}}
+    own = {
+        "kind": "Deployment",
+        "metadata": {"creationTimestamp": "2026-11-18T11:01:40Z"},
+        "spec": {"replicas": 1},
+        "status": {"readyReplicas": 1},
+    }
     seen = Observation(uid="d", started_uid="d", started_message="ready 1/1")
     live = pod([running(restarts=1)], conditions=("Ready",))
     row = status_row("k8s-shop|deployment|web", seen=seen, own=own, pod=live, now=NOW)
@@ -196,6 +201,25 @@ def test_status_row_of_a_running_deployment() -> None:
         age="5m",
         message="ready 1/1",
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "expected"),
+    [
+        ({"replicas": 2}, {"readyReplicas": 1, "replicas": 2}, "1/2"),
+        ({"replicas": 3}, {}, "0/3"),
+        ({"replicas": 0}, {}, "0/0"),
+        ({}, {"readyReplicas": 1}, "1/1"),
+    ],
+    ids=["one of two replicas ready", "none ready yet", "scaled to zero", "replicas unset means one"],
+)
+def test_a_deployments_ready_counts_its_replicas_not_its_newest_pods_containers(
+    spec: dict[str, int], status: dict[str, int], expected: str
+) -> None:
+    own = {"kind": "Deployment", "metadata": {}, "spec": spec, "status": status}
+    live = pod([running()], conditions=("Ready",))  # the newest pod alone would say 1/1
+    row = status_row("k8s-shop|deployment|web", seen=Observation(), own=own, pod=live, now=NOW)
+    assert row.ready == expected
 
 
 def test_status_row_of_a_finished_job_and_of_a_missing_one() -> None:

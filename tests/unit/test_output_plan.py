@@ -171,6 +171,24 @@ def test_markdown_lists_ownership_conflicts() -> None:
     assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown(conflicted)
 
 
+def test_text_shows_a_conflict_no_change_carries_on_a_line_of_its_own() -> None:
+    api = ref("Deployment", "api", "apps")
+    reason = "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)"
+    impostor = "secret shop/shop exists and is not the ApplySet parent of plan shop; rename the plan or move that secret"
+    conflicted = ChangeSet(
+        plan="shop",
+        namespace="shop",
+        changes=(Change(ref=api, action="create", desired={}, live={}, reason=reason),),
+        conflicts=(reason, impostor),
+    )
+    assert to_text(conflicted).splitlines() == [
+        "Plan shop (namespace shop)",
+        f"  + create deployment/shop/api ({reason})",
+        f"  ! {impostor}",
+        "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete (0 drift, 1 pending).",
+    ]
+
+
 def test_every_json_record_validates_against_the_documented_schema() -> None:
     schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema)

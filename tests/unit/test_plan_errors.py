@@ -65,6 +65,72 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "a quantity above 2^63-1 is refused: the server would clamp a binary one (a perpetual diff)",
+        "workloads:\n  - name: web\n    image: nginx\n    memory: 99999999999999999999999999Ei\n",
+        [
+            "{f}:8:13: workloads[0].memory: expected a quantity of at most 2^63-1 (9223372036854775807, just "
+            'under 8Ei: the most Kubernetes can count), found "99999999999999999999999999Ei"'
+        ],
+    ),
+    (
+        "a number too large for a float is checked as written, not as infinity",
+        "workloads:\n  - name: web\n    image: nginx\n    cpu: 1e400\n",
+        [
+            "{f}:8:10: workloads[0].cpu: expected a quantity of at most 2^63-1 (9223372036854775807, just "
+            'under 8Ei: the most Kubernetes can count), found "1e400"'
+        ],
+    ),
+    (
+        "a quantity the Python client would take but the server refuses is a bad quantity",
+        "sandboxes:\n  - name: dev\n    image: x\n    rootfs: {size: 1K}\n    workspace: {size: 1Gi}\n",
+        [
+            '{f}:8:20: sandboxes[0].rootfs.size: bad quantity "1K": expected a Kubernetes quantity like 500m, '
+            "0.5, 256Mi or 1Gi"
+        ],
+    ),
+    (
+        "a label key with two slashes and a label value with a space are the API's errors, at key and value",
+        'workloads:\n  - name: web\n    image: nginx\n    labels: {a/b/c: x, Team: "bad value!"}\n',
+        [
+            '{f}:8:14: workloads[0].labels.a/b/c: label key "a/b/c" has more than one "/": expected "name" or '
+            '"prefix/name"',
+            '{f}:8:30: workloads[0].labels.Team: label value "bad value!" is not valid: expected empty, or '
+            "letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+        ],
+    ),
+    (
+        "a label key prefix must be a lowercase DNS subdomain, an annotation key prefix may have capitals",
+        "workloads:\n  - name: web\n    image: nginx\n    labels: {Acme.dev/team: a}\n"
+        "    annotations: {Acme.dev/team: a, -x: b}\n",
+        [
+            '{f}:8:14: workloads[0].labels.Acme.dev/team: label key prefix "Acme.dev" is not a DNS subdomain: '
+            "expected lowercase letters, digits, '-' and '.', starting and ending with a letter or digit "
+            "(example.com)",
+            '{f}:9:37: workloads[0].annotations.-x: annotation key name "-x" is not valid: expected letters, '
+            "digits, '-', '_' or '.', starting and ending with a letter or digit",
+        ],
+    ),
+    (
+        "a label value of 64 characters is one too many",
+        f"workloads:\n  - name: web\n    image: nginx\n    labels: {{team: {LONG_64}}}\n",
+        ["{f}:8:20: workloads[0].labels.team: label value is 64 characters: at most 63"],
+    ),
+    (
+        "a label key name of 64 characters and a prefix of 254 are too long",
+        f"workloads:\n  - name: web\n    image: nginx\n    labels: {{{LONG_64}: a, {'p' * 254}/n: b}}\n",
+        [
+            "{f}:8:14: workloads[0].labels." + LONG_64 + ": label key name is 64 characters: at most 63",
+            "{f}:8:83: workloads[0].labels." + "p" * 254 + "/n: label key prefix is 254 characters: at most "
+            "253 (a DNS subdomain)",
+        ],
+    ),
+    (
+        "a scheduling key is a node label key",
+        "workloads:\n  - name: web\n    image: nginx\n"
+        "    scheduling: [{type: node, key: zone/, operator: Exists}]\n",
+        ['{f}:8:36: workloads[0].scheduling[0].key: node label key "zone/" has an empty name'],
+    ),
+    (
         "a size of zero is rejected",
         "sandboxes:\n  - name: dev\n    image: x\n    rootfs: {size: 0}\n    workspace: {size: 1Gi}\n",
         ['{f}:8:20: sandboxes[0].rootfs.size: expected a size greater than zero, found "0"'],

@@ -306,3 +306,12 @@ def test_a_pvc_without_a_class_uses_the_default_class_binding_mode() -> None:
         now=NOW, binding_modes={"wait": "WaitForFirstConsumer"}, default_storage_class="wait"
     )
     assert readiness(pvc("Pending"), context) == current("waiting for first consumer")
+
+
+def test_a_pending_pvc_whose_class_could_not_be_read_says_why_it_may_be_waiting() -> None:
+    context = ReadinessContext(now=NOW, storage_classes_unread="cannot list storageclasses: forbidden")
+    assert readiness(pvc("Pending"), context) == Readiness(
+        status="InProgress",
+        message="Pending (cannot list storageclasses: forbidden: is it waiting for its first consumer?)",
+    )
+    assert readiness(pvc("Bound"), context) == current("Bound")

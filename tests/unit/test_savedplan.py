@@ -3,12 +3,16 @@ from a plan file. Expected values are written by hand."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planner.diff import diff
 from planner.savedplan import (
     FORMAT,
     ClusterIdentity,
@@ -16,9 +20,22 @@ from planner.savedplan import (
     cluster_mismatch,
     declared_digest,
     is_saved_plan,
+    key_id,
     moved_objects,
     read_saved_plans,
+    saved_plan,
     write_saved_plans,
+)
+from tests.unit.diff_support import (
+    NAMESPACE,
+    PLAN,
+    Manifest,
+    find,
+    live_state,
+    rendered,
+    secret,
+    served,
+    workload,
 )
 
 DESIRED: dict[str, Any] = {
@@ -61,7 +78,7 @@ def _with_metadata(key: str, values: dict[str, str]) -> dict[str, Any]:
     ],
 )
 def test_declared_digest_moves_only_when_someone_moves_the_object(live: dict[str, Any], same: bool) -> None:
-    assert (declared_digest(DESIRED, live) == declared_digest(DESIRED, LIVE)) is same
+    assert (declared_digest(DESIRED, live, None) == declared_digest(DESIRED, LIVE, None)) is same
 
 
 def _observed(*objects: tuple[str, str, str]) -> dict[str, Any]:
@@ -99,11 +116,80 @@ def test_moved_objects_names_each_object_and_what_happened(
     assert moved_objects(saved, fresh) == moved
 
 
+KEY = bytes(range(32))  # the digest key the plan's parent Secret holds
+
+
 def test_the_closure_digest_sees_a_secret_value_change_without_holding_it() -> None:
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "data": {"k": "dmFsdWU="}}
     changed = {**secret, "data": {"k": "b3RoZXI="}}
-    assert closure_digest([secret]) != closure_digest([changed])
-    assert closure_digest([secret]) == closure_digest([dict(secret)])
+    assert closure_digest([secret], KEY) != closure_digest([changed], KEY)
+    assert closure_digest([secret], KEY) == closure_digest([dict(secret)], KEY)
+    assert closure_digest([secret], KEY) != closure_digest([secret], bytes(32))
+
+
+# --- a saved plan of a weak secret gives an offline attacker nothing to test guesses against -------
+
+PIN = "4821"
+CANDIDATES = [f"{n:04d}" for n in range(10_000)]
+
+
+def pin_plan(pin: str) -> list[Manifest]:
+    return rendered(secrets=(secret("door", pin=pin),), workloads=(workload("web"),))
+
+
+def saved_pin_plan() -> dict[str, Any]:
+    """`plan --out` of the PIN plan against a cluster holding it already at another PIN: the PIN Secret
+    is both desired and read, so it enters the closure digest and a declared-field digest."""
+    desired = pin_plan(PIN)
+    live = [served(m) for m in pin_plan("0000")]
+    changeset = diff(desired, live_state(*live), plan=PLAN, namespace=NAMESPACE)
+    document = saved_plan(
+        files=["plan.yaml"], changeset=changeset, desired=desired, live=live_state(*live), options={}, key=KEY
+    )
+    return document
+
+
+def sha256(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def unsalted_closure_digest(manifests: list[Manifest]) -> str:
+    """What anyone holding the artifact and the plan files can compute: each Secret value replaced by its
+    plain sha256 (the scheme of saved plans v1), then one sha256 of the canonical JSON."""
+    hidden = [
+        {**m, "data": {k: sha256(str(v)) for k, v in m["data"].items()}} if m["kind"] == "Secret" else m
+        for m in manifests
+    ]
+    return sha256(json.dumps(hidden, sort_keys=True, separators=(",", ":")))
+
+
+def test_a_saved_plan_holds_no_digest_from_which_a_four_digit_pin_can_be_found_without_the_key() -> None:
+    document = saved_pin_plan()
+    text = json.dumps(document)
+    digests = set(re.findall(r"[0-9a-f]{64}", text))
+    assert PIN not in text and base64.b64encode(PIN.encode()).decode() not in text
+    for candidate in CANDIDATES:  # each value a guess could be digested to, plain or as stored
+        encoded = base64.b64encode(candidate.encode()).decode()
+        assert not {sha256(candidate), sha256(encoded), sha256(base64.b64decode(encoded))} & digests
+    guessed = [c for c in CANDIDATES if unsalted_closure_digest(pin_plan(c)) == document["closure_digest"]]
+    assert guessed == []
+    assert document["digest_key_id"] == key_id(KEY) and KEY.hex() not in text
+
+
+def test_with_the_clusters_key_the_closure_digest_still_tells_exactly_which_pin_was_planned() -> None:
+    document = saved_pin_plan()
+    matching = [
+        c for c in CANDIDATES[4800:4900] if closure_digest(pin_plan(c), KEY) == document["closure_digest"]
+    ]
+    assert matching == [PIN]
+
+
+def test_a_secrets_declared_field_digest_is_keyed_and_other_objects_are_not() -> None:
+    door = find(pin_plan(PIN), "Secret", "door")
+    live = served(door)
+    assert declared_digest(door, live, KEY) != declared_digest(door, live, bytes(32))
+    config = {"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+    assert declared_digest(config, config, KEY) == declared_digest(config, config, None)
 
 
 @pytest.mark.parametrize(

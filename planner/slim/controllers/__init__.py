@@ -19,6 +19,7 @@ from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.jobs import JobController
 from planner.slim.controllers.namespaces import NamespaceController
+from planner.slim.controllers.rbac import ClusterRoleAggregator
 from planner.slim.controllers.volumes import VolumeController
 from planner.slim.controllers.workloads import DeploymentController, ReplicaSetController
 from planner.slim.runtime import Reconciler, Scale
@@ -35,4 +36,5 @@ def controllers(api: Api, scale: Scale) -> list[Reconciler]:
         JobController(api, scale),
         VolumeController(api),
         EndpointsController(api),
+        ClusterRoleAggregator(api),
     ]

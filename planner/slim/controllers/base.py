@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -19,6 +20,7 @@ from planner.slim import errors
 from planner.slim.api import Api, DeleteOptions, WriteOptions
 from planner.slim.meta import now_rfc3339
 from planner.slim.objects import resource_key
+from planner.slim.patch import APPLY_PATCH
 from planner.slim.resources import ResourceType, by_kind
 from planner.slim.runtime import Key
 from planner.slim.store import Store, WatchEvent
@@ -171,6 +173,14 @@ class Writer:
 
     def update(self, kind: str, obj: Obj) -> Obj | None:
         return self._tolerant(lambda: self.api.update(rt(kind), ns_of(obj), name_of(obj), obj, self.options))
+
+    def apply(self, kind: str, namespace: str, name: str, body: Obj) -> Obj | None:
+        """Server-side apply of `body` (forced: a controller owns what it applies)."""
+        options = WriteOptions(field_manager=self.manager, force=True)
+        raw = json.dumps(body).encode()  # JSON is YAML
+        return self._tolerant(
+            lambda: self.api.patch_or_create(rt(kind), namespace, name, raw, APPLY_PATCH, options)[0]
+        )
 
     def write_status(
         self, kind: str, obj: Obj, status: Obj, *, annotations: dict[str, str] | None = None

@@ -35,7 +35,7 @@ from planner.slim.controllers.base import (
     uid_of,
 )
 from planner.slim.objects import resource_key
-from planner.slim.resources import RESOURCES, ResourceType
+from planner.slim.resources import STORED, ResourceType
 from planner.slim.runtime import CONTROLLERS, Key
 from planner.slim.scheduling import claim_names
 from planner.slim.store import WatchEvent
@@ -44,7 +44,7 @@ Obj = dict[str, Any]
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 JOB_TRACKING = "batch.kubernetes.io/job-tracking"
 Entry = tuple[ResourceType, Obj]
-COLLECTED = {resource_key(r): r for r in RESOURCES if r.kind != "Event"}
+COLLECTED = {resource_key(r): r for r in STORED if r.kind != "Event"}
 
 
 def owner_uids(obj: Obj) -> list[str]:

@@ -22,7 +22,7 @@ from planner.slim.api import Api
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
 from planner.slim.lifecycle import TERMINATING, namespace_contents
 from planner.slim.objects import resource_key
-from planner.slim.resources import RESOURCES
+from planner.slim.resources import STORED
 from planner.slim.runtime import CONTROLLERS, Key
 from planner.slim.store import WatchEvent
 
@@ -74,7 +74,7 @@ class NamespaceController:
                 "Namespace", namespace, {**(namespace.get("status") or {}), "phase": TERMINATING}
             )
         remaining = False
-        for rt in RESOURCES:
+        for rt in STORED:
             if not rt.namespaced:
                 continue
             for obj in list(self.api.store.list(resource_key(rt), name)):

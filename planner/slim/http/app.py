@@ -5,7 +5,9 @@ No Kubernetes semantics live here. The router splits `/api/v1/...` and `/apis/<g
 format it came in (JSON, YAML or protobuf: `media.decode_body`) and writes the answer in the format the
 client's Accept negotiates (`media.negotiate`): protobuf for built-in kinds when asked for first, else
 JSON with exactly `Content-Type: application/json` (client-go 0.27 compares it verbatim). Watches
-stream one JSON event per line, or length-prefixed protobuf frames, flushed per event. `/openapi/v2`
+stream one JSON event per line, or length-prefixed protobuf frames, flushed per event. Who may ask
+what is `guard`'s; the create-only kinds are answered (`ResourceType.answer`) for the requester it
+found. `/openapi/v2`
 answers 200 with an empty protobuf document, which is what kubectl 1.27/1.28 need before
 `create -f`/`apply`.
 """
@@ -22,25 +24,31 @@ from aiohttp import web
 
 from planner.slim import discovery, fieldmanager, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
+from planner.slim.auth import Auth
 from planner.slim.errors import (
     StatusError,
     bad_request,
     internal,
     method_not_allowed,
-    unauthorized,
+    request_entity_too_large,
     unknown_path,
 )
+from planner.slim.http.guard import PUBLIC_PATHS, guard, request_log_handler, user_of
+from planner.slim.objects import decode
 from planner.slim.patch import is_apply
+from planner.slim.requestinfo import request_info
+from planner.slim.requestlog import RequestLog
 from planner.slim.resources import ResourceType, lookup
+from planner.slim.reviews import Review
 from planner.slim.simulation import Simulation
 
 log = logging.getLogger(__name__)
 
 JSON = "application/json"
 OPENAPI_V2_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-PUBLIC_PATHS = {"/healthz", "/readyz", "/livez"}
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # the apiserver's MaxRequestBodyBytes: a larger body is a 413
 API_KEY = web.AppKey("api", Api)
-TOKEN_KEY = web.AppKey("token", str)
+AUTH_KEY = web.AppKey("auth", Auth)
 SIMULATION_KEY = web.AppKey("simulation", Simulation)
 
 
@@ -81,28 +89,29 @@ def status_response(request: web.Request, error: StatusError) -> web.Response:
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    token = request.app.get(TOKEN_KEY, "")
-    if (
-        token
-        and request.path not in PUBLIC_PATHS
-        and request.headers.get("Authorization", "") != f"Bearer {token}"
-    ):
-        return status_response(request, unauthorized())
     try:
         return await handler(request)
     except StatusError as exc:
         return status_response(request, exc)
+    except web.HTTPRequestEntityTooLarge:
+        return status_response(request, request_entity_too_large(MAX_REQUEST_BYTES))
 
 
-def build_app(api: Api, *, token: str | None = None, simulation: Simulation | None = None) -> web.Application:
-    """The server's app; `simulation` adds metrics and fault middlewares, `/slim/` and `/metrics`."""
-    middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware]
-    app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
+def build_app(
+    api: Api, *, token: str | None = None, simulation: Simulation | None = None, rbac: bool = False
+) -> web.Application:
+    """The server's app; `token` is the admin's bearer token, `rbac` turns authorization on (see
+    `auth.Auth`); `simulation` adds metrics and fault middlewares, `/slim/` and `/metrics`."""
+    auth = Auth(api, admin_token=token or "", rbac=rbac)
+    log = RequestLog()
+    middlewares = [*(simulation.middlewares() if simulation else []), errors_middleware, guard(auth, log)]
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_REQUEST_BYTES)
     app[API_KEY] = api
-    app[TOKEN_KEY] = token or ""
+    app[AUTH_KEY] = auth
     if simulation is not None:
         app[SIMULATION_KEY] = simulation
         simulation.add_routes(app)
+    app.router.add_route("*", "/slim/requests", request_log_handler(log))
     app.router.add_route("*", "/{tail:.*}", dispatch)
     return app
 
@@ -115,6 +124,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     route = _route(parts)
     if route is None:
         raise unknown_path()
+    if route.subresource is None and _verb(request) not in route.resource.verbs:
+        raise method_not_allowed()
     api = request.app[API_KEY]
     handler = {
         "GET": _get,
@@ -195,6 +206,10 @@ def _route(parts: list[str]) -> Route | None:
     if sub is not None and sub not in resource.subresources:
         return None
     return Route(resource, namespace, name, sub)
+
+
+def _verb(request: web.Request) -> str:
+    return request_info(request.method, request.path, request.query).verb
 
 
 def _query(request: web.Request) -> dict[str, str]:
@@ -359,9 +374,15 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         return respond(
             request, api.bind(route.namespace or "", route.name, body, _write_options(request)), 201
         )
+    if route.subresource == "token" and route.name:
+        body = await _body(request, "TokenRequest")
+        return respond(request, api.request_token(route.namespace or "", route.name, body), 201)
     if route.name is not None:
         raise method_not_allowed()
     body = await _body(request, rt.kind)
+    if rt.answer is not None:
+        review = Review(user_of(request), request.app[AUTH_KEY])
+        return respond(request, rt.answer(review, route.namespace or "", decode(rt, body)), 201)
     created = api.create(rt, route.namespace or "", body, _write_options(request))
     return respond(request, created, 201)
 

@@ -484,6 +484,7 @@ def test_slim_stats_count_each_components_passes_and_synced_keys(
     )
     after = stats()
     assert sorted(after) == [
+        "ClusterRoleAggregator",
         "DeploymentController",
         "EndpointsController",
         "GarbageCollector",

@@ -393,6 +393,66 @@ REJECTIONS = [
         message='Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0',
     ),
     Rejection(
+        "a ConfigMap holding more than 1 MiB of data and binaryData together",
+        "POST",
+        CONFIGMAPS,
+        {
+            "metadata": {"name": "c"},
+            "data": {"a": "x" * 1048000},
+            "binaryData": {"b": "eHh4" * 200},
+        },  # 576 + 1
+        422,
+        "Invalid",
+        (("[]", "FieldValueTooLong"),),
+        message='ConfigMap "c" is invalid: []: Too long: must have at most 1048576 bytes',
+    ),
+    Rejection(
+        "a Secret holding more than 1 MiB of decoded data (stringData included)",
+        "POST",
+        "/api/v1/namespaces/{ns}/secrets",
+        {
+            "metadata": {"name": "s"},
+            "data": {"a": "eHh4" * 349525},
+            "stringData": {"b": "xx"},
+        },  # 1,048,575 + 2 bytes
+        422,
+        "Invalid",
+        (("data", "FieldValueTooLong"),),
+        message='Secret "s" is invalid: data: Too long: must have at most 1048576 bytes',
+    ),
+    Rejection(
+        "a request body over 3 MiB",
+        "POST",
+        CONFIGMAPS,
+        {"metadata": {"name": "c"}, "data": {f"k{i}": "x" * 1024 for i in range(3072)}},
+        413,
+        "RequestEntityTooLarge",
+        message="Request entity too large: limit is 3145728",
+    ),
+    Rejection(
+        "a quantity that is not one",
+        "POST",
+        DEPLOYS,
+        _with(
+            DEPLOY,
+            spec__template__spec__containers=[{**CONTAINER, "resources": {"limits": {"memory": "2 GB"}}}],
+        ),
+        400,
+        "BadRequest",
+        message='Deployment in version "v1" cannot be handled as a Deployment: quantities must match the '
+        "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    Rejection(
+        "a quantity with a suffix that is not one (K is not kilo)",
+        "POST",
+        PVCS,
+        _with(PVC, spec__resources={"requests": {"storage": "1K"}}),
+        400,
+        "BadRequest",
+        message='PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: unable '
+        "to parse quantity's suffix",
+    ),
+    Rejection(
         "a negative lease duration",
         "POST",
         "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
@@ -491,3 +551,34 @@ def test_derived_rejections(cluster: ClusterHandle, namespace: str, row: Rejecti
 
 def test_table_has_at_least_twenty_derived_rows() -> None:
     assert len(REJECTIONS) >= 20
+
+
+KEPT_QUANTITIES = [
+    ("99999999999999999999999999Ei", "9223372036854775807", "a huge binary quantity is clamped at 2^63-1"),
+    ("8Ei", "9223372036854775807", "8Ei is one past 2^63-1"),
+    ("1e400", "10e399", "a huge decimal exponent is kept, its exponent a multiple of 3"),
+    ("0.0000000001", "1n", "a value finer than 1n is rounded up to 1n"),
+    ("1.5Gi", "1536Mi", "a binary fraction moves to a smaller suffix"),
+]
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"), [q[:2] for q in KEPT_QUANTITIES], ids=[q[2] for q in KEPT_QUANTITIES]
+)
+def test_quantities_are_stored_as_the_apiserver_stores_them(
+    cluster: ClusterHandle, namespace: str, given: str, stored: str
+) -> None:
+    """apimachinery's ParseQuantity rounds to nano and clamps binary values; a 500 here made planner retry."""
+    pod = _with(POD, spec__containers=[{**CONTAINER, "resources": {"limits": {"memory": given}}}])
+    reply = http(cluster, "POST", PODS.format(ns=namespace), pod)
+    assert reply.status == 201, reply.body
+    assert reply.body["spec"]["containers"][0]["resources"]["limits"]["memory"] == stored
+
+
+def test_exactly_1_mib_of_configmap_data_in_a_body_of_exactly_3_mib_is_accepted(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    text = '{"metadata":{"name":"full"},"data":{"a":"' + "y" * 1048576 + '"}}'
+    text += " " * (3 * 1024 * 1024 - len(text))  # JSON allows trailing spaces: exactly the body limit
+    reply = http(cluster, "POST", CONFIGMAPS.format(ns=namespace), text)
+    assert reply.status == 201, reply.body

@@ -3,6 +3,7 @@ defaulting helpers and the continue token."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -30,6 +31,12 @@ QUANTITIES = [
     ("250m", "250m"),
     ("1G", "1G"),
     ("2048Ki", "2Mi"),
+    ("1.1Ki", "1126400m"),
+    ("0.0000000001", "1n"),
+    ("8Ei", "9223372036854775807"),
+    ("1e400", "10e399"),
+    ("1000E", "1e21"),
+    ("-1.5Gi", "-1536Mi"),
 ]
 
 
@@ -40,9 +47,13 @@ def test_quantity_canonical_form(given: str, canonical: str) -> None:
     assert quantity.canonical(given) == canonical
 
 
-def test_quantity_rejects_garbage() -> None:
-    with pytest.raises(quantity.QuantityError):
-        quantity.canonical("lots")
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("lots", quantity.FORMAT_WRONG), ("1e3Mi", quantity.FORMAT_WRONG), ("1K", quantity.SUFFIX_WRONG)],
+)
+def test_quantity_rejects_what_the_apiserver_rejects(text: str, message: str) -> None:
+    with pytest.raises(quantity.QuantityError, match=re.escape(message)):
+        quantity.canonical(text)
 
 
 LABELS = {"app": "web", "tier": "front", "n": "7"}

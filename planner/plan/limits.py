@@ -1,0 +1,241 @@
+"""What a plan file may be before planner builds anything from it: hostile YAML is refused, not read.
+
+YAML can ask for more work than its size suggests, and each stage after the parser trusts the parser's
+output. So a plan file is checked in two cheap passes before a node graph is composed:
+
+- **The bytes** (`read_text`): at most `MAX_FILE_BYTES`, UTF-8, and no control character YAML forbids
+  (a NUL, an escape). Each error points at the first offending byte's line and column.
+- **The event stream** (`event_problem`): the YAML parser's flat stream of start, end, scalar and alias
+  events, produced without recursion. Collections may nest `MAX_DEPTH` deep (libyaml's composer
+  recurses in C and would overflow the stack; the schema check and the model builder recurse too).
+  Aliases are counted as they would be expanded, without expanding them: every alias followed counts
+  once, and an alias inside an anchored node counts again each time that node is copied, so a
+  "billion laughs" bomb is refused after `MAX_ALIAS_EXPANSIONS`. The nodes aliases copy may not
+  outnumber the nodes the file writes (or `MIN_COPY_BUDGET`, for small files), so one big anchored
+  node copied many times is refused too. An alias inside the node it names would make the plan contain
+  itself: refused at the alias.
+
+Both passes are linear in the file's size, so the largest allowed plan is read in bounded time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    DocumentStartEvent,
+    ScalarEvent,
+)
+
+from planner.errors import Diagnostic
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIAS_EXPANSIONS = 1000
+MIN_COPY_BUDGET = 100_000
+
+# What YAML 1.2 allows in a stream (ruamel's reader rule), less a byte-order mark after the start, which
+# libyaml refuses.
+_FORBIDDEN = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def read_text(path: Path) -> str | Diagnostic:
+    """The file's text, or the diagnostic that says why it is not read: too large, unreadable, not
+    UTF-8, or holding a control character."""
+    name = str(path)
+    try:
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            data = stream.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
+    except OSError as error:
+        return Diagnostic(name, 1, 1, "", f"cannot read plan file: {error.strerror or error}")
+    if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
+        return Diagnostic(
+            name,
+            1,
+            1,
+            "",
+            f"plan file is {max(size, len(data)):,} bytes ({_mebibytes(max(size, len(data)))}), over the limit of "
+            f"{MAX_FILE_BYTES:,} bytes ({_mebibytes(MAX_FILE_BYTES)}) per plan file: split it into several plans",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _not_utf8(name, data, error)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    forbidden = _FORBIDDEN.search(text)
+    if forbidden is not None:
+        line, column = _position_of(text, forbidden.start())
+        code = ord(forbidden.group())
+        return Diagnostic(
+            name,
+            line,
+            column,
+            "",
+            f"control character U+{code:04X} is not allowed in YAML (quote it as an escape, e.g. "
+            f'"\\u{code:04x}")',
+        )
+    return text
+
+
+def _mebibytes(size: int) -> str:
+    mebibytes = size / (1024 * 1024)
+    return f"{mebibytes:.0f} MiB" if mebibytes == int(mebibytes) else f"{mebibytes:.1f} MiB"
+
+
+def _not_utf8(name: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic:
+    line_start = data.rfind(b"\n", 0, error.start) + 1
+    line = data.count(b"\n", 0, error.start) + 1
+    column = len(data[line_start : error.start].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(
+        name,
+        line,
+        column,
+        "",
+        f"not UTF-8: byte 0x{data[error.start]:02X} cannot be decoded (save the file as UTF-8)",
+    )
+
+
+def _position_of(text: str, index: int) -> tuple[int, int]:
+    """1-based (line, column) of the character at `index`."""
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+@dataclass(frozen=True)
+class _Anchored:
+    """What copying an anchored node costs: alias expansions, nodes, and levels of nesting."""
+
+    expansions: int
+    nodes: int
+    height: int
+
+
+@dataclass
+class _Open:
+    """A collection whose end event has not come yet."""
+
+    anchor: str | None
+    depth: int
+    expansions_before: int
+    nodes_before: int
+    deepest: int
+
+
+class _Budget:
+    """Running counts over one file's events; `see` returns the first problem found."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.expansions = 0
+        self.nodes = 0
+        self.copied = 0
+        self.anchors: dict[str, _Anchored] = {}
+        self.open: list[_Open] = []
+        self.copies: list[tuple[int, Any]] = []  # (nodes copied so far, alias mark), one per alias
+
+    def see(self, event: Any) -> Diagnostic | None:
+        if isinstance(event, DocumentStartEvent):
+            self.anchors = {}  # anchors are per document
+        elif isinstance(event, CollectionStartEvent):
+            return self._start(event)
+        elif isinstance(event, CollectionEndEvent):
+            self._end()
+        elif isinstance(event, ScalarEvent):
+            self.nodes += 1
+            if event.anchor is not None:
+                self.anchors[event.anchor] = _Anchored(0, 1, 0)
+        elif isinstance(event, AliasEvent):
+            return self._alias(event)
+        return None
+
+    def _start(self, event: Any) -> Diagnostic | None:
+        depth = len(self.open) + 1
+        if depth > MAX_DEPTH:
+            return self._at(
+                event.start_mark,
+                f"nested more than {MAX_DEPTH} levels deep: planner reads plans nested at most {MAX_DEPTH} "
+                "levels (is a bracket left open?)",
+            )
+        self.open.append(_Open(event.anchor, depth, self.expansions, self.nodes, depth))
+        self.nodes += 1
+        return None
+
+    def _end(self) -> None:
+        closed = self.open.pop()
+        if closed.anchor is not None:
+            self.anchors[closed.anchor] = _Anchored(
+                expansions=self.expansions - closed.expansions_before,
+                nodes=self.nodes - closed.nodes_before,
+                height=closed.deepest - closed.depth + 1,
+            )
+        if self.open:
+            self.open[-1].deepest = max(self.open[-1].deepest, closed.deepest)
+
+    def _alias(self, event: Any) -> Diagnostic | None:
+        name = event.anchor
+        enclosing = next((item for item in reversed(self.open) if item.anchor == name), None)
+        if enclosing is not None:
+            return self._at(
+                event.start_mark,
+                f'alias "*{name}" refers to the node that contains it: a plan cannot contain itself',
+            )
+        target = self.anchors.get(name)
+        if target is None:
+            return None  # an undefined alias: the composer reports it
+        self.expansions += 1 + target.expansions
+        if self.expansions > MAX_ALIAS_EXPANSIONS:
+            return self._at(
+                event.start_mark,
+                f"more than {MAX_ALIAS_EXPANSIONS:,} alias expansions in one file (an alias inside an "
+                "anchored node counts each time that node is copied): write the repeated part out or "
+                "use fewer aliases",
+            )
+        if len(self.open) + target.height > MAX_DEPTH:
+            return self._at(
+                event.start_mark,
+                f'alias "*{name}" nests more than {MAX_DEPTH} levels deep: planner reads plans nested at '
+                f"most {MAX_DEPTH} levels",
+            )
+        if self.open:
+            self.open[-1].deepest = max(self.open[-1].deepest, len(self.open) + target.height)
+        self.nodes += target.nodes
+        self.copied += target.nodes
+        self.copies.append((self.copied, event.start_mark))
+        return None
+
+    def finish(self) -> Diagnostic | None:
+        written = self.nodes - self.copied
+        budget = max(written, MIN_COPY_BUDGET)
+        for copied, mark in self.copies:
+            if copied > budget:
+                return self._at(
+                    mark,
+                    f"aliases copy {self.copied:,} nodes, more than the {written:,} the file writes itself: "
+                    f"planner lets aliases copy at most as many nodes as a file writes (or "
+                    f"{MIN_COPY_BUDGET:,})",
+                )
+        return None
+
+    def _at(self, mark: Any, message: str) -> Diagnostic:
+        return Diagnostic(self.name, mark.line + 1, mark.column + 1, "", message)
+
+
+def event_problem(name: str, events: Iterable[Any]) -> Diagnostic | None:
+    """The first limit the YAML event stream breaks (nesting, alias expansions, an alias inside its
+    own anchor, nodes copied by aliases), or None. Reads events lazily and stops at the first problem."""
+    budget = _Budget(name)
+    for event in events:
+        problem = budget.see(event)
+        if problem is not None:
+            return problem
+    return budget.finish()

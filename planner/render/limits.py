@@ -1,0 +1,108 @@
+"""The API's size limits, checked on the rendered objects so that a plan too big for the API stops
+before anything is written.
+
+A real server refuses a ConfigMap whose `data` and `binaryData` values add up to more than 1 MiB, a
+Secret whose decoded `data` does (both 422), annotations over 256 KiB on one object (422), a request
+body over 3 MiB (413), and etcd, by default, any object over 1.5 MiB ("etcdserver: request is too
+large"). Found at `apply` time these fail one object after the ApplySet parent was written; found here
+they are plan errors, each at the plan entry that renders the object: `validate` reports them, and
+`render`, `plan` and `apply` refuse to go on.
+
+Sizes are counted as the server counts them: data values in bytes (Secret values decoded), annotation
+keys and values in bytes, and the whole object as its JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from planner.errors import Diagnostic
+from planner.objects import Manifest
+from planner.plan import names
+from planner.plan.model import Plan
+
+MAX_DATA_BYTES = 1024 * 1024
+MAX_ANNOTATIONS_BYTES = 256 * 1024
+MAX_OBJECT_BYTES = 1536 * 1024  # etcd's default --max-request-bytes; below the 3 MiB request limit
+
+
+def limit_diagnostics(plan: Plan, manifests: list[Manifest]) -> list[Diagnostic]:
+    """One diagnostic per limit a rendered object passes, at the plan entry it comes from."""
+    origins = _origins(plan)
+    found: list[Diagnostic] = []
+    for manifest in manifests:
+        kind, name = manifest["kind"], manifest["metadata"]["name"]
+        origin = origins.get((kind, name), "")
+        where = plan.source.position(origin)
+        for problem in _problems(manifest):
+            found.append(Diagnostic(plan.source.file, where.line, where.column, origin, problem))
+    return found
+
+
+def _problems(manifest: Manifest) -> Iterator[str]:
+    what = f'the rendered {manifest["kind"]} "{manifest["metadata"]["name"]}"'
+    data = _data_bytes(manifest)
+    if data > MAX_DATA_BYTES:
+        yield (
+            f"{what} holds {data:,} bytes of data: the API allows at most {MAX_DATA_BYTES:,} (1 MiB) in one "
+            f"{manifest['kind']} (split it)"
+        )
+    for metadata in _metadata(manifest):
+        annotations = _annotation_bytes(metadata.get("annotations") or {})
+        if annotations > MAX_ANNOTATIONS_BYTES:
+            yield (
+                f"{what} carries {annotations:,} bytes of annotations: the API allows at most "
+                f"{MAX_ANNOTATIONS_BYTES:,} (256 KiB) on one object"
+            )
+    size = len(json.dumps(manifest, separators=(",", ":")).encode())
+    if size > MAX_OBJECT_BYTES:
+        yield (
+            f"{what} is {size:,} bytes: a Kubernetes object can be at most {MAX_OBJECT_BYTES:,} (1.5 MiB, "
+            "what etcd stores by default)"
+        )
+
+
+def _data_bytes(manifest: Manifest) -> int:
+    if manifest["kind"] == "ConfigMap":
+        text = sum(len(str(value).encode()) for value in (manifest.get("data") or {}).values())
+        return text + sum(len(base64.b64decode(v)) for v in (manifest.get("binaryData") or {}).values())
+    if manifest["kind"] == "Secret":
+        return sum(len(base64.b64decode(value)) for value in (manifest.get("data") or {}).values())
+    return 0
+
+
+def _metadata(manifest: Manifest) -> Iterator[Mapping[str, Any]]:
+    """The object's metadata and its pod template's."""
+    yield manifest["metadata"]
+    template = (manifest.get("spec") or {}).get("template")
+    if isinstance(template, dict):
+        yield template.get("metadata") or {}
+
+
+def _annotation_bytes(annotations: Mapping[str, str]) -> int:
+    return sum(len(key.encode()) + len(str(value).encode()) for key, value in annotations.items())
+
+
+def _origins(plan: Plan) -> dict[tuple[str, str], str]:
+    """(kind, name) of every rendered object → the path of the plan entry that renders it."""
+    origins: dict[tuple[str, str], str] = {}
+    for index, config_map in enumerate(plan.config_maps):
+        origins["ConfigMap", config_map.name] = f"configMaps[{index}]"
+    for index, secret in enumerate(plan.secrets):
+        origins["Secret", secret.name] = f"secrets[{index}]"
+    for index, sandbox in enumerate(plan.sandboxes):
+        here = f"sandboxes[{index}]"
+        origins["Pod", sandbox.name] = here
+        origins["Secret", names.sandbox_env_secret_name(sandbox.name)] = f"{here}.secretEnv"
+        origins["PersistentVolumeClaim", names.rootfs_pvc_name(sandbox.name, sandbox.rootfs.generation)] = (
+            here
+        )
+        origins["PersistentVolumeClaim", names.workspace_pvc_name(sandbox.name)] = here
+    for index, workload in enumerate(plan.workloads):
+        here = f"workloads[{index}]"
+        origins["Job" if workload.kind == "job" else "Deployment", workload.name] = here
+        origins["Service", names.service_name(workload.name)] = here
+    return origins

@@ -1,0 +1,95 @@
+"""The TLS certificates of a server that authenticates its clients.
+
+kubectl (client-go's kubeconfig loader) sends a kubeconfig's credentials only to an `https` server,
+so a server that authorizes by RBAC must speak TLS for kubectl to present its token at all. Each
+cluster gets its own CA and a server certificate it signs for `127.0.0.1` and `localhost`
+(ECDSA P-256, ten years): `ca.crt` goes into the kubeconfig as `certificate-authority-data`,
+`server.crt` and `server.key` (mode 0600) to the server. They are made once per directory (the data
+directory, or a running test cluster's work directory) and reused while they are there.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+VALID_FOR = datetime.timedelta(days=3650)
+
+
+@dataclass(frozen=True)
+class Certificates:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def ensure_certificates(directory: Path) -> Certificates:
+    """The directory's CA and server certificate, made when missing."""
+    found = Certificates(directory / "ca.crt", directory / "server.crt", directory / "server.key")
+    if not (found.ca.exists() and found.cert.exists() and found.key.exists()):
+        directory.mkdir(parents=True, exist_ok=True)
+        _make(found)
+    return found
+
+
+def _make(paths: Certificates) -> None:
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "planner-embedded-ca")])
+    ca = (
+        _builder(ca_name, ca_name, ca_key.public_key(), now)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(*_usage(cert_sign=True)), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    server_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "planner-embedded")])
+    server = (
+        _builder(server_name, ca_name, key.public_key(), now)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(*_usage(cert_sign=False)), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    _write(paths.ca, ca.public_bytes(pem))
+    _write(paths.cert, server.public_bytes(pem))
+    _write(
+        paths.key,
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
+
+
+def _builder(
+    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey, now: datetime.datetime
+) -> x509.CertificateBuilder:
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + VALID_FOR)
+    )
+
+
+def _usage(*, cert_sign: bool) -> tuple[bool, ...]:
+    """KeyUsage's nine flags: digital signature always; certificate and CRL signing for the CA."""
+    return (True, False, False, False, False, cert_sign, cert_sign, False, False)
+
+
+def _write(path: Path, data: bytes) -> None:
+    partial = path.with_suffix(".tmp")
+    partial.write_bytes(data)
+    partial.chmod(0o600)
+    partial.replace(path)
