@@ -317,9 +317,13 @@ class _Execution:
             self.inbox.put((task.id, _waited(answer, until=until, timeout=timeout)))
 
         limit = math.inf if timeout is None else timeout
+        # In flight from here: a Ctrl-C that lands inside `watch` reports this wait interrupted (the
+        # source's own `close` ends a wait whose cancel never came back).
+        self.waiting[task.id] = _nothing_to_cancel
         try:
             self.waiting[task.id] = self.status.watch(task.ref, until=until, timeout=limit, done=answered)
         except Exception as error:  # a source that cannot even start the wait fails only this task
+            del self.waiting[task.id]
             self.finish(task, _failure(error))
 
     def finish(self, task: Task, finished: _Finished) -> None:
@@ -426,6 +430,10 @@ class _Execution:
         else:
             return _Finished(status="failed", message=f"task {task.id} has nothing to write")
         return _Finished(status="done", message=_DONE_MESSAGES[task.action], written=written)
+
+
+def _nothing_to_cancel() -> None:
+    """The cancel of a wait whose `watch` has not returned yet."""
 
 
 def _failure(error: Exception) -> _Finished:

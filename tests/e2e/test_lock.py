@@ -10,6 +10,7 @@ the other. A SIGKILLed holder's lock is waited out or taken over once expired; a
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import signal
@@ -399,6 +400,15 @@ def test_the_lease_is_renewed_while_the_run_holds_it(
     assert lease(cluster, namespace) is None
 
 
+def job_run_recorded(cluster: ClusterHandle, namespace: str) -> bool:
+    """Whether the parent records the migrate Job's run as ran (its uid): the run records it only after
+    it started waiting for the Job, so from then on that wait is in flight."""
+    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    data = (parent.get("data") or {}) if status == 200 else {}
+    runs = [json.loads(base64.b64decode(v)) for k, v in data.items() if not k.startswith("planner.")]
+    return any(run.get("name") == "migrate" and run.get("uid") for run in runs)
+
+
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_sigterm_or_ctrl_c_stops_the_apply_and_releases_its_lock(
     cluster: ClusterHandle, background: Any, paused_node: SlimAdmin, namespace: str, tmp_path: Path, sent: int
@@ -406,14 +416,13 @@ def test_sigterm_or_ctrl_c_stops_the_apply_and_releases_its_lock(
     plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
     running = background("apply", str(plan))
     eventually(lambda: held_by(cluster, namespace, running))
-    job = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
-    eventually(lambda: http(cluster, "GET", job)[0] == 200)  # waiting for the Job the node never runs
+    eventually(lambda: job_run_recorded(cluster, namespace))  # waiting for the Job the node never runs
 
     running.send_signal(sent)
     code, out, err = finished(running)  # at once: the waits in flight end with the run
 
     assert code == 1, out + err
-    assert f"interrupted wait-ready job/{namespace}/migrate: interrupted" in out
+    assert f"interrupted wait-ready job/{namespace}/migrate: interrupted" in out, out
     assert lease(cluster, namespace) is None
     assert http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")[0] == 404
 

@@ -418,6 +418,23 @@ def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
     assert "create service/shop/web-svc" not in harness.writer.calls
 
 
+def test_a_ctrl_c_while_a_wait_is_being_started_reports_that_wait_interrupted_not_skipped() -> None:
+    class Interrupted(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            if ref.name == "migrate":
+                raise KeyboardInterrupt  # SIGTERM or Ctrl-C landing inside the source's watch
+            return super().watch(ref, **kwargs)
+
+    harness = Harness()
+    harness.status = Interrupted(clock=harness.clock)
+    result = harness.run(WEB_STACK, parallelism=1)
+
+    assert result.interrupted
+    assert {o.task: o.status for o in result.failed} == {"wait-ready job/shop/migrate": "interrupted"}
+    waiting = [event.object for event in harness.sink.of_type(Waiting)]
+    assert waiting == ["job/shop/migrate"]  # announced, so reported as in flight
+
+
 LOST = "lost the lock of plan shop (namespace shop): could not renew it for 20s"
 
 
