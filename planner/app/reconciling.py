@@ -24,7 +24,8 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,6 +42,7 @@ from planner.plan import load_plans
 from planner.plan.load import PLAN_SUFFIXES
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
+SIGNAL_POLL_SECONDS = 0.2
 DECLARES_A_PLAN = re.compile(r"^kind:\s*[\"']?Plan[\"']?\s*(#.*)?$", re.MULTILINE)
 
 
@@ -328,8 +330,17 @@ def _run_all(
             ): index
             for index, rendered in todo
         }
-        for future in as_completed(futures):
-            finished(futures[future], future.result())
+        pending = set(futures)
+        while pending:
+            # Timed: Python runs a signal's handler (SIGTERM's, Ctrl-C's) on this thread only, between
+            # bytecodes, and a signal the kernel delivered to another thread does not wake an untimed
+            # wait here, which then never ends (seen: reconcile ignoring SIGTERM). A timed one wakes,
+            # and the handler raises within this period.
+            done, pending = wait_for_futures(
+                pending, timeout=SIGNAL_POLL_SECONDS, return_when=FIRST_COMPLETED
+            )
+            for future in sorted(done, key=futures.__getitem__):
+                finished(futures[future], future.result())
     except BaseException:
         stop.set()
         raise
