@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.applyset import RunRecord
+from planner.applyset import CurrentGeneration, RunRecord
 from planner.objects import Manifest, ObjectRef
 
 Action = Literal["create", "update", "replace", "delete", "noop"]
@@ -73,6 +73,8 @@ class ChangeSet:
     # Runs of the closure's Jobs found live whose run-key the parent does not record as ran (an apply
     # killed between a Job's create and its record): the next parent write records them.
     unrecorded: tuple[RunRecord, ...] = ()
+    # The generation the cluster is at, as the plan's parent names it (None: no apply recorded yet).
+    generation: CurrentGeneration | None = None
 
     @property
     def has_changes(self) -> bool:

@@ -136,6 +136,39 @@ def _lock_options(command: F) -> F:
     return cast(F, timeout(duration(with_lock)))
 
 
+def _history_options(command: F) -> F:
+    """`--history-max`, `--no-secret-history` and `--source-revision`, handed to the command as one
+    `history: app.HistoryOptions`."""
+
+    @functools.wraps(command)
+    def with_history(*args: Any, **kwargs: Any) -> Any:
+        history = app.HistoryOptions(
+            keep=kwargs.pop("history_max"),
+            secret_data=not kwargs.pop("no_secret_history"),
+            revision=kwargs.pop("source_revision"),
+        )
+        return command(*args, history=history, **kwargs)
+
+    keep = click.option(
+        "--history-max",
+        type=click.IntRange(1),
+        default=app.DEFAULT_HISTORY_MAX,
+        show_default=True,
+        help="Generations kept per plan (failed ones count); older records are deleted.",
+    )
+    no_secrets = click.option(
+        "--no-secret-history",
+        is_flag=True,
+        help="Keep no Secret data in generation records (a rollback then refuses to change a Secret).",
+    )
+    revision = click.option(
+        "--source-revision",
+        metavar="REV",
+        help="The revision recorded (default: $GIT_COMMIT, $GITHUB_SHA, else the plan's git HEAD).",
+    )
+    return cast(F, keep(no_secrets(revision(with_history))))
+
+
 def _notice(message: str) -> None:
     """A sentence about the run lock (waiting for it, taking it over), for the person on stderr."""
     click.echo(message, err=True)
@@ -306,6 +339,7 @@ _no_wait_option = click.option(
     help="How long --watch follows at most.",
 )
 @_lock_options
+@_history_options
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -320,6 +354,7 @@ def apply_command(
     watch: bool,
     watch_timeout: float,
     lock: app.LockOptions,
+    history: app.HistoryOptions,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
@@ -344,6 +379,7 @@ def apply_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
         lock=lock,
+        history=history,
     )
     following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
     printer = ApplyPrinter(output)
@@ -392,6 +428,7 @@ def _reconcile_exit_code(outcomes: Sequence[app.PlanOutcome]) -> int:
 @_timeout_option
 @_no_wait_option
 @_lock_options
+@_history_options
 @_qps_option
 def reconcile_command(
     paths: tuple[str, ...],
@@ -406,6 +443,7 @@ def reconcile_command(
     timeout: float | None,
     no_wait: bool,
     lock: app.LockOptions,
+    history: app.HistoryOptions,
 ) -> None:
     """Reconcile every plan under PATHS: the one command for cron, systemd timers and CronJobs.
 
@@ -425,6 +463,7 @@ def reconcile_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
         lock=lock,
+        history=history,
     )
     options = app.ReconcileOptions(apply=apply_options, check=check, parallel_plans=parallel_plans)
     printer = ReconcilePrinter(output)

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from planner.applyset import (
     RunRecord,
     applied_closure,
+    current_generation,
     not_managed,
     not_the_parent,
     parent_ref,
@@ -70,6 +71,7 @@ from planner.canonical import (
     owners,
     pattern_of,
     quantity,
+    render_differences,
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
@@ -244,14 +246,7 @@ def _expand_recorded_pod(difference: Difference) -> list[Difference]:
         old, new = json.loads(difference.before), json.loads(difference.after)
     except (TypeError, ValueError):
         return [difference]
-    forward = differences(declared(new), old, _POD_SPEC_PATH)
-    seen = {d.path for d in forward}
-    removed = [
-        Difference(path=d.path, before=d.after, after=None)
-        for d in differences(declared(old), new, _POD_SPEC_PATH)
-        if d.path not in seen
-    ]
-    return forward + removed or [difference]
+    return render_differences(old, new, _POD_SPEC_PATH) or [difference]
 
 
 def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> FieldChange:
@@ -547,4 +542,5 @@ def diff(
         changes=tuple(sorted(changes.values(), key=_order)),
         conflicts=tuple(sorted(differ.conflicts)),
         unrecorded=unrecorded,
+        generation=current_generation(live.parent),
     )

@@ -11,6 +11,7 @@ module.
 """
 
 from planner.app.applying import ApplyOptions
+from planner.app.history import HistoryOptions
 from planner.app.locks import LockState, lock_state, unlock
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
@@ -24,12 +25,15 @@ from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions, apply_plans, monitor, status
 from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
+from planner.generations import DEFAULT_HISTORY_MAX
 from planner.lock import LockOptions
 from planner.monitor.lifecycle import LogOptions
 
 __all__ = [
     "DEFAULT_APPLY_TIMEOUT",
+    "DEFAULT_HISTORY_MAX",
     "ApplyOptions",
+    "HistoryOptions",
     "LockOptions",
     "LockState",
     "LogOptions",

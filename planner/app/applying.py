@@ -11,11 +11,21 @@ executor stops starting tasks once a lock is lost (`locks.lost` is its stop chec
 from __future__ import annotations
 
 import dataclasses
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.app.history import (
+    HistoryOptions,
+    Recording,
+    now,
+    plan_sources,
+    record,
+    source_revision,
+    who_for,
+)
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
@@ -39,6 +49,7 @@ from planner.applyset import (
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError, WrongClusterError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute
+from planner.generations import Who
 from planner.graph import ExecutionPlan
 from planner.kinds import JOB
 from planner.kube.client import KubeClient
@@ -60,6 +71,7 @@ class ApplyOptions:
     timeout: float | None = DEFAULT_APPLY_TIMEOUT
     no_wait: bool = False
     lock: LockOptions = dataclasses.field(default_factory=LockOptions)
+    history: HistoryOptions = dataclasses.field(default_factory=HistoryOptions)
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,13 @@ def apply(
         probe = options.plan.adopt
         planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
         run = Applier(
-            client=client, options=options, sink=sink, clock=clock, informers=informers, stop=locks.lost
+            client=client,
+            options=options,
+            sink=sink,
+            clock=clock,
+            informers=informers,
+            stop=locks.lost,
+            who=who_for(target),
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
@@ -150,7 +168,15 @@ def apply_saved(
         for document in documents:
             loaded, fresh = _replanned(document, target=target)
             checked.append(fresh)
-        run = Applier(client=client, options=options, sink=sink, clock=None, informers=None, stop=locks.lost)
+        run = Applier(
+            client=client,
+            options=options,
+            sink=sink,
+            clock=None,
+            informers=None,
+            stop=locks.lost,
+            who=who_for(target),
+        )
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
@@ -195,7 +221,8 @@ class Applier:
     """One apply's execution of planned changes: shared informers, status source and writer; after a
     plan converges completely, its parent is settled (the closure recorded as applied, the scope
     narrowed to what remains). `stop` is the executor's stop check (the run lock's `lost`): once it
-    answers, no task starts and no parent is settled."""
+    answers, no task starts and no parent is settled. Every plan that set out to write something is
+    recorded as its next generation (`planner.app.history`), converged or failed, as `who`."""
 
     def __init__(
         self,
@@ -206,8 +233,10 @@ class Applier:
         clock: Clock | None,
         informers: Informers | None,
         stop: StopCheck | None = None,
+        who: Who | None = None,
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
+        self.who = who or Who(user="", host=socket.gethostname())
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -223,6 +252,7 @@ class Applier:
         applied = []
         try:
             for each, execution in zip(planned, executions, strict=True):
+                started = now()
                 result = execute(
                     execution,
                     writer=writer,
@@ -235,6 +265,8 @@ class Applier:
                 )
                 if result.ok and not (self.stop and self.stop()):
                     settle(writer, each)
+                if each.changeset.has_changes:
+                    self.record(writer, each, result, started)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
             recorder.close()
@@ -242,6 +274,29 @@ class Applier:
             if self.owned:
                 self.informers.stop()
         return applied
+
+    def record(
+        self, writer: KubeWriter, planned: PlannedChanges, result: ExecutionResult, started: str
+    ) -> None:
+        """Record the plan's apply as its next generation (see `planner.app.history.record`)."""
+        rendered, history = planned.rendered, self.options.history
+        source = rendered.plan.source.file
+        recorded = rendered.recorded
+        recording = Recording(
+            plan=planned.changeset.plan,
+            namespace=planned.changeset.namespace,
+            manifests=rendered.manifests,
+            sources=recorded.sources if recorded else plan_sources(source),
+            timeouts=rendered.timeouts,
+            revision=(history.revision or recorded.revision)
+            if recorded
+            else source_revision(source, history.revision),
+            who=self.who,
+            rolled_back_from=recorded.number if recorded else None,
+        )
+        record(
+            writer, recording, changeset=planned.changeset, result=result, started=started, options=history
+        )
 
     def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
         """Records how the Jobs these executions create end, seen through the Job informer their waits

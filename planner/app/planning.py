@@ -19,6 +19,7 @@ from planner.app.target import Target
 from planner.applyset import digest_key, parent_ref
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
+from planner.generations import Generation
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
@@ -35,9 +36,18 @@ DEFAULT_APPLY_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
 class RenderedPlan:
+    """A plan's closure, ready to be planned and applied: `plan` rendered, or — with `recorded` — a
+    recorded generation's closure (`rollback`), for which `plan` carries only the name and namespace."""
+
     plan: Plan
     default_namespace: str
     manifests: tuple[Manifest, ...]
+    recorded: Generation | None = None
+
+    @property
+    def timeouts(self) -> dict[str, float]:
+        """The per-workload and per-sandbox wait timeouts (a recorded closure's as recorded)."""
+        return dict(self.recorded.timeouts) if self.recorded else plan_timeouts(self.plan)
 
     @property
     def namespace(self) -> str:
@@ -147,8 +157,7 @@ def execution_plan(
     """The tasks `apply` runs for one planned plan, each wait with its workload's or sandbox's own
     `timeout`, else `timeout` (None: no limit); `wait=False` (`--no-wait`) leaves out the wait-ready
     tasks nothing depends on. `plan --graph` prints the same list, with apply's defaults."""
-    timeouts = plan_timeouts(planned.rendered.plan)
-    return solve(planned.changeset, wait=wait, timeouts=timeouts, default_timeout=timeout)
+    return solve(planned.changeset, wait=wait, timeouts=planned.rendered.timeouts, default_timeout=timeout)
 
 
 def plan(

@@ -98,11 +98,22 @@ def _text_lines(changeset: ChangeSet) -> Iterator[tuple[Change | None, str]]:
             yield None, "      " + _field_line(change, field)
 
 
+def generation_line(changeset: ChangeSet) -> str | None:
+    """`cluster is at generation 7 of plan shop (converged)`; None before any apply was recorded."""
+    at = changeset.generation
+    if at is None:
+        return None
+    result = f" ({at.result})" if at.result else ""
+    return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"
+
+
 def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
     """Terraform-style text; colour only when asked (the CLI asks when stdout is a TTY)."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=colour, no_color=not colour, highlight=False, width=200)
     console.print(f"Plan {changeset.plan} (namespace {changeset.namespace})", markup=False)
+    if at := generation_line(changeset):
+        console.print(f"  {at}", markup=False)
     for change, line in _text_lines(changeset):
         if change is None:
             console.print(escape(line))
@@ -160,6 +171,7 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         "type": "Summary",
         "plan": changeset.plan,
         "namespace": changeset.namespace,
+        "generation": changeset.generation.number if changeset.generation else None,
     }
     summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
     records.append(summary | {"message": summary_line(changeset)})
@@ -186,6 +198,8 @@ def to_markdown(changeset: ChangeSet) -> str:
         "",
         f"**{summary_line(changeset)}**",
     ]
+    if at := generation_line(changeset):
+        lines[2:2] = [f"_{at[0].upper()}{at[1:]}._", ""]
     changes = shown(changeset)
     if changes:
         lines += [
