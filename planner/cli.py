@@ -26,6 +26,13 @@ from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
 from planner.output.events import ApplyPrinter, MonitorPrinter
+from planner.output.history import (
+    formatted_diff,
+    generation_json,
+    generation_text,
+    history_json,
+    history_text,
+)
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
@@ -476,6 +483,57 @@ def reconcile_command(
     if metrics_file is not None:
         write_metrics(metrics_file, outcomes)
     sys.exit(code)
+
+
+@cli.command("history")
+@click.argument("plan_name", metavar="PLAN")
+@_output_option("text", "json")
+@click.option(
+    "--show", type=click.IntRange(1), metavar="N", help="Print generation N: its plan files and closure."
+)
+@click.option(
+    "--diff",
+    "between",
+    type=(click.IntRange(1), click.IntRange(1)),
+    metavar="A B",
+    help="Compare generation A's closure with B's (as `diff-generations PLAN A B`).",
+)
+@_cluster_options()
+def history_command(
+    plan_name: str, output: str, show: int | None, between: tuple[int, int] | None, target: app.Target
+) -> None:
+    """List the recorded generations of PLAN: one per apply that wrote anything (docs/history.md).
+
+    The plan's namespace is -n, else the context's. The current generation (the one the cluster is
+    at) is marked `*`. Secret values and hashes are never printed.
+    """
+    if show is not None and between is not None:
+        raise click.UsageError("give --show or --diff, not both")
+    if between is not None:
+        compared = app.diff_generations(plan_name, *between, target=target)
+        click.echo(formatted_diff(compared, output), nl=False)
+    elif show is not None:
+        generation = app.show_generation(plan_name, show, target=target)
+        click.echo(generation_json(generation) if output == "json" else generation_text(generation), nl=False)
+    else:
+        shown = app.history(plan_name, target=target)
+        click.echo(history_json(shown) if output == "json" else history_text(shown), nl=False)
+
+
+@cli.command("diff-generations")
+@click.argument("plan_name", metavar="PLAN")
+@click.argument("old", metavar="A", type=click.IntRange(1))
+@click.argument("new", metavar="B", type=click.IntRange(1))
+@_output_option("text", "json", "markdown")
+@_cluster_options()
+def diff_generations_command(plan_name: str, old: int, new: int, output: str, target: app.Target) -> None:
+    """What changed between two generations of PLAN, like `nix store diff-closures`.
+
+    Objects added (+), removed (-) and changed (~), with the fields that changed (an image
+    `2.4.1 → 2.4.2`, replicas, a sandbox's rootfs `g1 → g2`); a Secret only as changed.
+    """
+    compared = app.diff_generations(plan_name, old, new, target=target)
+    click.echo(formatted_diff(compared, output), nl=False)
 
 
 @cli.command("unlock")

@@ -11,7 +11,7 @@ module.
 """
 
 from planner.app.applying import ApplyOptions
-from planner.app.history import HistoryOptions
+from planner.app.history import HistoryOptions, diff_generations, history, show_generation
 from planner.app.locks import LockState, lock_state, unlock
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
@@ -44,6 +44,8 @@ __all__ = [
     "Target",
     "apply_plans",
     "delete_workload",
+    "diff_generations",
+    "history",
     "inspect_workload",
     "lock_state",
     "monitor",
@@ -52,6 +54,7 @@ __all__ = [
     "render_plans",
     "run_lifecycle",
     "save_plans",
+    "show_generation",
     "status",
     "unlock",
     "validate",

@@ -33,9 +33,11 @@ from planner.generations import (
     FAILED,
     Generation,
     Listed,
+    ObjectDelta,
     Who,
     changes_of,
     closure_of,
+    diff_closures,
     expired,
     fitted,
     generation_of,
@@ -218,3 +220,52 @@ def current(client: KubeClient, plan: str, namespace: str) -> CurrentGeneration 
     except NotFoundError:
         return None
     return current_generation(parent)
+
+
+# --- the commands -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class History:
+    """`planner history PLAN`: the plan's recorded generations, oldest first, and the one the cluster
+    is at (None when its parent names none)."""
+
+    plan: str
+    namespace: str
+    current: CurrentGeneration | None
+    generations: list[Listed]
+
+
+def history(plan: str, *, target: Target) -> History:
+    client, namespace = target.client, target.default_namespace()
+    return History(
+        plan=plan,
+        namespace=namespace,
+        current=current(client, plan, namespace),
+        generations=list_generations(client, plan, namespace),
+    )
+
+
+def show_generation(plan: str, number: int, *, target: Target) -> Generation:
+    """`planner history PLAN --show N`: one generation's whole record."""
+    return read_generation(target.client, plan, target.default_namespace(), number)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationDiff:
+    """`planner diff-generations PLAN A B`: what changed from generation A's closure to B's."""
+
+    plan: str
+    namespace: str
+    old: Generation
+    new: Generation
+    objects: list[ObjectDelta]
+
+
+def diff_generations(plan: str, old: int, new: int, *, target: Target) -> GenerationDiff:
+    client, namespace = target.client, target.default_namespace()
+    before = read_generation(client, plan, namespace, old)
+    after = read_generation(client, plan, namespace, new)
+    return GenerationDiff(
+        plan=plan, namespace=namespace, old=before, new=after, objects=diff_closures(before, after)
+    )

@@ -168,3 +168,79 @@ def test_reconcile_records_a_generation_per_plan_that_changed(
     run_ok(planner, "reconcile", str(plan))
     (record,) = records(cluster, namespace).values()
     assert record["document"]["revision"] == "abc123"
+
+
+def three_applies(planner: Runner, tmp_path: Path, namespace: str, outputs: list[str]) -> Path:
+    """v1; v2 with new images; v3 without the worker, each from its own revision."""
+    plan = tmp_path / "plan.yaml"
+    for revision, text in (
+        ("rev-1", shop(namespace, "1.0")),
+        ("rev-2", shop(namespace, "2.0")),
+        ("rev-3", shop(namespace, "2.0", worker=False)),
+    ):
+        write_plan(tmp_path, text)
+        run_ok(planner, "apply", str(plan), "--source-revision", revision, outputs=outputs)
+    return plan
+
+
+def test_history_lists_each_generation_and_diff_generations_names_exactly_what_changed(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    outputs: list[str] = []
+    three_applies(planner, tmp_path, namespace, outputs)
+
+    table = run_ok(planner, "history", "shop", "-n", namespace, outputs=outputs).splitlines()
+    assert table[0].split() == ["GEN", "WHEN", "RESULT", "REVISION", "WHO", "CHANGES"]
+    rows = [line.split(maxsplit=5) for line in table[1:4]]
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        ("1", "converged", "rev-1"),
+        ("2", "converged", "rev-2"),
+        ("3*", "converged", "rev-3"),
+    ]
+    assert rows[0][5] == "5 created"
+    assert rows[2][5] == "1 deleted"
+    assert table[4] == f"cluster is at generation 3 of plan shop (namespace {namespace})"
+    listed = json.loads(run_ok(planner, "history", "shop", "-n", namespace, "-o", "json", outputs=outputs))
+    assert listed["current"] == 3
+    assert [(g["generation"], g["result"], g["revision"]) for g in listed["generations"]] == [
+        (1, "converged", "rev-1"),
+        (2, "converged", "rev-2"),
+        (3, "converged", "rev-3"),
+    ]
+
+    shown = run_ok(planner, "history", "shop", "-n", namespace, "--show", "1", outputs=outputs)
+    assert "shop:1.0" in shown and f"secret/{namespace}/creds  ***" in shown
+    assert 'PASSWORD: "***"' in shown
+    shown_json = json.loads(
+        run_ok(planner, "history", "shop", "-n", namespace, "--show", "1", "-o", "json", outputs=outputs)
+    )
+    (creds,) = [m for m in shown_json["closure"] if m["kind"] == "Secret"]
+    assert creds["data"] == {"PASSWORD": "***"}
+    missing = planner("history", "shop", "-n", namespace, "--show", "9")
+    assert (
+        missing.returncode == 1
+        and "no generation 9" in missing.stderr
+        and "recorded: 1, 2, 3" in missing.stderr
+    )
+
+    compared = json.loads(
+        run_ok(planner, "diff-generations", "shop", "1", "3", "-n", namespace, "-o", "json", outputs=outputs)
+    )
+    changed = {(o["object"], o["change"]): o["fields"] for o in compared["objects"]}
+    assert set(changed) == {
+        (f"configmap/{namespace}/settings", "changed"),
+        (f"deployment/{namespace}/web", "changed"),
+        (f"deployment/{namespace}/worker", "removed"),
+        (f"job/{namespace}/migrate", "changed"),
+    }
+    web = {f["path"]: (f["before"], f["after"]) for f in changed[(f"deployment/{namespace}/web", "changed")]}
+    assert web[".spec.template.spec.containers[name=web].image"] == ("shop:1.0", "shop:2.0")
+    text = run_ok(planner, "history", "shop", "-n", namespace, "--diff", "1", "3", outputs=outputs)
+    assert f"  - deployment/{namespace}/worker" in text
+    assert "    .spec.template.spec.containers[name=web].image: shop:1.0 → shop:2.0" in text
+    markdown = run_ok(
+        planner, "diff-generations", "shop", "1", "3", "-n", namespace, "-o", "markdown", outputs=outputs
+    )
+    assert f"| `-` | `deployment/{namespace}/worker` |" in markdown
+    for output in outputs:
+        assert SECRET_VALUE not in output and SECRET_B64 not in output
