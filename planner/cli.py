@@ -32,6 +32,7 @@ from planner.output.history import (
     generation_text,
     history_json,
     history_text,
+    rollback_line,
 )
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
@@ -534,6 +535,89 @@ def diff_generations_command(plan_name: str, old: int, new: int, output: str, ta
     """
     compared = app.diff_generations(plan_name, old, new, target=target)
     click.echo(formatted_diff(compared, output), nl=False)
+
+
+@cli.command("rollback")
+@click.argument("plan_name", metavar="PLAN")
+@click.option("--to", "to", type=click.IntRange(1), metavar="N", help="The generation to go back to.")
+@_output_option("text", "json", "markdown")
+@_cluster_options()
+@click.option("--dry-run", is_flag=True, help="Only show the plan (as `plan` does); write nothing.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --dry-run: write a saved plan for `apply FILE`.",
+)
+@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
+@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
+@_qps_option
+@_lock_options
+@_history_options
+def rollback_command(
+    plan_name: str,
+    to: int | None,
+    output: str,
+    target: app.Target,
+    dry_run: bool,
+    out: Path | None,
+    allow_data_loss: bool,
+    adopt: bool,
+    rerun: tuple[str, ...],
+    parallelism: int,
+    timeout: float | None,
+    no_wait: bool,
+    lock: app.LockOptions,
+    history: app.HistoryOptions,
+) -> None:
+    """Apply generation N of PLAN again (default: the newest converged one before the current).
+
+    The recorded closure goes through apply's path: diffed against live, objects it does not hold
+    pruned, readiness waits, under the plan's run lock, recorded as a new generation. Jobs whose
+    run-key ran are not run again unless --rerun names them. A Secret the record kept no data for
+    (--no-secret-history) is refused; a sandbox rootfs going back a generation needs
+    --allow-data-loss (its disk is created afresh, not restored).
+
+    Exit 0 when it converged, 1 when anything failed, 3 when another run holds the plan's lock.
+    """
+    if out is not None and not dry_run:
+        raise click.UsageError("--out needs --dry-run")
+    if output == "markdown" and not dry_run:
+        raise click.UsageError("-o markdown needs --dry-run")
+    options = app.RollbackOptions(
+        apply=app.ApplyOptions(
+            plan=app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun)),
+            parallelism=parallelism,
+            timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+            no_wait=no_wait,
+            lock=lock,
+            history=history,
+        ),
+        to=to,
+        dry_run=dry_run,
+        out=out,
+    )
+    printer = ApplyPrinter(output if output != "markdown" else "text")
+    with _terminate_as_interrupt():
+        result = app.rollback(plan_name, target=target, options=options, sink=printer, notice=_notice)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if result.applied is None:
+        click.echo(formatted(result.planned.changeset, output, colour=sys.stdout.isatty()), nl=False)
+    else:
+        if output != "json":
+            printer.summary(result.applied)
+        click.echo(rollback_line(result), err=output == "json")
+    if result.lost:
+        click.echo(f"error: {result.lost}", err=True)
+    if result.planned.changeset.conflicts or not result.ok:
+        sys.exit(1)
 
 
 @cli.command("unlock")

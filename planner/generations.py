@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.applyset import short_hash
+from planner.applyset import RunRecord, encode_run_record, run_records, short_hash
 from planner.canonical import Difference, format_path, render_differences
 from planner.changeset import Change
 from planner.kinds import SECRET
@@ -326,6 +326,69 @@ def rollback_target(listed: Sequence[Listed], current: int | None) -> int | None
     return max(earlier, default=None)
 
 
+# --- rolling back ------------------------------------------------------------------------------------
+
+
+def recorded_runs(generation: Generation, parent: Manifest | None) -> tuple[RunRecord, ...]:
+    """The runs the generation recorded that the parent no longer records as ran (it keeps only the
+    current closure's): a rollback adds them, so a Job that ran then is not run again."""
+    known = run_records(parent)
+    recorded = run_records({"data": dict(generation.runs)})
+    return tuple(
+        run for key, run in sorted(recorded.items()) if run.ran and not (key in known and known[key].ran)
+    )
+
+
+def parent_with_runs(parent: Manifest, runs: Iterable[RunRecord]) -> Manifest:
+    """The parent as the diff should read it: with `runs` among its run records (never written so: the
+    parent task writes them through `ChangeSet.unrecorded`)."""
+    data = {**(parent.get("data") or {}), **{run.run_key: encode_run_record(run) for run in runs}}
+    return {**parent, "data": data}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootfsMove:
+    sandbox: str
+    before: int
+    after: int
+
+
+def rootfs_moves_back(changes: Iterable[Change]) -> list[RootfsMove]:
+    """Sandboxes whose rootfs generation a change set takes backwards (a g1 created while g2 goes): the
+    earlier generation's disk is created afresh, not restored."""
+    created: dict[str, int] = {}
+    deleted: dict[str, int] = {}
+    for change in changes:
+        manifest = change.desired or change.live
+        sandbox = sandbox_of(manifest)
+        number = rootfs_generation(change.ref.name, sandbox) if sandbox else None
+        if sandbox is None or number is None:
+            continue
+        if change.action == "create":
+            created[sandbox] = number
+        elif change.action == "delete":
+            deleted[sandbox] = max(number, deleted.get(sandbox, 0))
+    return [
+        RootfsMove(sandbox=name, before=deleted[name], after=created[name])
+        for name in sorted(created)
+        if name in deleted and created[name] < deleted[name]
+    ]
+
+
+def secrets_without_data(generation: Generation, changes: Iterable[Change]) -> list[str]:
+    """The Secrets a rollback to `generation` would have to write, though the record kept no data for
+    them (`--no-secret-history`)."""
+    return [
+        str(change.ref)
+        for change in changes
+        if change.action in ("create", "update", "replace")
+        and change.desired is not None
+        and _is_secret(change.desired)
+        and "data" not in change.desired
+        and not generation.secret_data
+    ]
+
+
 # --- comparing two closures --------------------------------------------------------------------------
 
 
@@ -435,6 +498,7 @@ __all__ = [
     "Generation",
     "Listed",
     "ObjectDelta",
+    "RootfsMove",
     "Who",
     "changes_of",
     "changes_summary",
@@ -447,8 +511,12 @@ __all__ = [
     "generation_of",
     "hashes_of",
     "listed_of",
+    "parent_with_runs",
     "record_manifest",
     "record_name",
     "record_selector",
+    "recorded_runs",
     "rollback_target",
+    "rootfs_moves_back",
+    "secrets_without_data",
 ]

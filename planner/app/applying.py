@@ -22,6 +22,7 @@ from planner.app.history import (
     Recording,
     now,
     plan_sources,
+    read_generation,
     record,
     source_revision,
     who_for,
@@ -33,6 +34,7 @@ from planner.app.planning import (
     execution_plan,
     plan,
     plan_rendered,
+    recorded_plan,
     render_loaded,
 )
 from planner.app.runs import RunRecorder
@@ -49,7 +51,7 @@ from planner.applyset import (
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError, WrongClusterError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute
-from planner.generations import Who
+from planner.generations import Generation, Who
 from planner.graph import ExecutionPlan
 from planner.kinds import JOB
 from planner.kube.client import KubeClient
@@ -185,12 +187,21 @@ def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult,
     files = [str(f) for f in document["files"]]
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options)
+    rollback = document.get("rollback")
+    if isinstance(rollback, dict):  # a rollback's plan: made again from its generation's record
+        number = int(rollback["generation"])
+        source = f"generation {number} of plan {document['plan']}"
+        generation = read_generation(here.client, str(document["plan"]), str(document["namespace"]), number)
+        loaded = LoadResult(plans=())
+        results = plan_rendered([recorded_plan(generation)], client=here.client, options=options)
+    else:
+        source = ", ".join(files)
+        loaded, results = plan(files, target=here, options=options)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
     if fresh is None or closure_digest(fresh.rendered.manifests, key) != document["closure_digest"]:
         raise PlanFilesChangedError(
-            f"plan files changed since the plan was made: {', '.join(files)} (plan {document['plan']})"
+            f"plan files changed since the plan was made: {source} (plan {document['plan']})"
         )
     remade = fresh.saved(options, key)
     moved = moved_objects(document, remade)
@@ -237,6 +248,7 @@ class Applier:
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
         self.who = who or Who(user="", host=socket.gethostname())
+        self.recorded: list[Generation] = []  # the generations this run recorded, in order
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -294,9 +306,11 @@ class Applier:
             who=self.who,
             rolled_back_from=recorded.number if recorded else None,
         )
-        record(
+        made = record(
             writer, recording, changeset=planned.changeset, result=result, started=started, options=history
         )
+        if made is not None:
+            self.recorded.append(made)
 
     def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
         """Records how the Jobs these executions create end, seen through the Job informer their waits

@@ -16,17 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
-from planner.applyset import digest_key, parent_ref
+from planner.applyset import RunRecord, digest_key, parent_ref
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
-from planner.generations import Generation
+from planner.generations import Generation, parent_with_runs, recorded_runs
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.lock import Holder, read_holder
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
-from planner.plan import LoadResult, Plan, load_plans
+from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
 from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.writes import KubeWriter
@@ -53,6 +53,14 @@ class RenderedPlan:
     def namespace(self) -> str:
         """The plan's own namespace: its parent Secret's and its lock's."""
         return plan_namespace(self.plan, self.default_namespace)
+
+
+def recorded_plan(generation: Generation) -> RenderedPlan:
+    """A recorded generation's closure as a plan to apply (`rollback`): rendered already, so nothing is
+    rendered again; the plan carries only its name and namespace."""
+    source = Source(file=f"generation {generation.number} of plan {generation.plan}")
+    plan = Plan(name=generation.plan, namespace=generation.namespace, runtime="k8s", source=source)
+    return RenderedPlan(plan, generation.namespace, tuple(generation.closure), recorded=generation)
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
@@ -125,8 +133,9 @@ class PlannedChanges:
     ) -> dict[str, Any]:
         """The saved-plan document, Secret values digested under `key` (see `saving_key`), with the
         holder of the plan's lock `plan` saw, if any."""
-        return saved_plan(
-            files=[self.rendered.plan.source.file],
+        recorded = self.rendered.recorded
+        document = saved_plan(
+            files=[] if recorded else [self.rendered.plan.source.file],
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
@@ -134,6 +143,8 @@ class PlannedChanges:
             key=key,
             lock=lock,
         )
+        # A rollback's plan is made again from its generation's record, not from files.
+        return document | ({"rollback": {"generation": recorded.number}} if recorded else {})
 
     @property
     def needs_key(self) -> bool:
@@ -240,7 +251,9 @@ def plan_rendered(
     probe_foreign: bool = True,
 ) -> list[PlannedChanges]:
     """Read the live objects of each rendered plan and diff them. Writes nothing. Without
-    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
+    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
+    A recorded closure (`rollback`) is diffed with the runs its generation recorded counted as ran (the
+    parent task then records them again), so its Jobs that ran then do not run again."""
     results = []
     for each in rendered:
         namespace = each.namespace
@@ -253,6 +266,10 @@ def plan_rendered(
         )
         if not options.allow_empty:
             check_not_empty(each, live)
+        restored: tuple[RunRecord, ...] = ()
+        if each.recorded is not None and live.parent is not None:
+            restored = recorded_runs(each.recorded, live.parent)
+            live = dataclasses.replace(live, parent=parent_with_runs(live.parent, restored))
         changeset = diff(
             each.manifests,
             live,
@@ -262,6 +279,8 @@ def plan_rendered(
             adopt=options.adopt,
             rerun=options.rerun,
         )
+        if restored:
+            changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))

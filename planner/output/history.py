@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.app.history import GenerationDiff, History
+from planner.app.rollingback import RollbackResult
 from planner.generations import Generation, Listed, ObjectDelta
 from planner.output.lines import aligned
 from planner.output.masking import MASK, mask_manifest
@@ -70,6 +71,15 @@ def history_json(shown: History) -> str:
         ],
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+def rollback_line(result: RollbackResult) -> str:
+    """`plan shop rolled back to generation 1 (rev-1), recorded as generation 4`."""
+    back = result.generation
+    revision = f" ({back.revision})" if back.revision else ""
+    recorded = f", recorded as generation {result.recorded.number}" if result.recorded else ""
+    verb = "rolled back" if result.ok else "failed to roll back"
+    return f"plan {back.plan} {verb} to generation {back.number}{revision}{recorded}"
 
 
 # --- one generation -----------------------------------------------------------------------------------

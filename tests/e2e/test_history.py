@@ -11,14 +11,19 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
+from tests.paths import REPO
+from tests.simulated import eventually
 
 TIME_SCALE = 0.2
 SECRET_VALUE = "hunter2-literal-7f3a"
@@ -244,3 +249,149 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
     assert f"| `-` | `deployment/{namespace}/worker` |" in markdown
     for output in outputs:
         assert SECRET_VALUE not in output and SECRET_B64 not in output
+
+
+def job_uid(cluster: ClusterHandle, namespace: str) -> str:
+    status, body = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate")
+    assert status == 200, body
+    return str(body["metadata"]["uid"])
+
+
+def test_rollback_restores_generation_1_without_rerunning_its_job_and_records_generation_4(
+    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    outputs: list[str] = []
+    plan = three_applies(planner, tmp_path, namespace, outputs)
+    ran = job_uid(cluster, namespace)
+
+    dry = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1", "--dry-run", outputs=outputs)
+    assert f"deployment/{namespace}/worker" in dry and "shop:2.0" in dry and "shop:1.0" in dry
+    assert sorted(records(cluster, namespace)) == [1, 2, 3]  # a dry run writes nothing
+    saved = tmp_path / "rollback.json"
+    run_ok(
+        planner,
+        "rollback",
+        "shop",
+        "-n",
+        namespace,
+        "--to",
+        "1",
+        "--dry-run",
+        "--out",
+        str(saved),
+        outputs=outputs,
+    )
+    assert SECRET_VALUE not in saved.read_text() and SECRET_B64 not in saved.read_text()
+
+    done = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1", outputs=outputs)
+    assert "rolled back to generation 1 (rev-1), recorded as generation 4" in done + outputs[-1]
+    assert images(cluster, namespace) == {"web": "shop:1.0", "worker": "shop-worker:1.0"}
+    got = kubectl("get", "configmap", "settings", "-n", namespace, "-o", "jsonpath={.data.VERSION}")
+    assert got.stdout == "1.0", got.stderr
+    assert job_uid(cluster, namespace) == ran  # the v1 migration ran already: not run again
+    fourth = records(cluster, namespace)[4]
+    assert fourth["document"]["rolledBackFrom"] == 1
+    assert fourth["document"]["revision"] == "rev-1"
+    assert fourth["metadata"]["labels"]["planner.dev/result"] == "converged"
+    table = run_ok(planner, "history", "shop", "-n", namespace, outputs=outputs)
+    assert "rollback to 1: " in table.splitlines()[4] and table.splitlines()[4].startswith("4*")
+    unchanged = run_ok(
+        planner, "rollback", "shop", "-n", namespace, "--to", "1", "--dry-run", outputs=outputs
+    )
+    assert "No changes." in unchanged
+
+    # The saved rollback plan, reviewed before, is stale now (the objects it read moved): refused.
+    stale = planner("apply", str(saved))
+    assert stale.returncode == 1 and "stale" in (stale.stdout + stale.stderr).lower(), stale.stderr
+    # Forward again: the plan files apply as generation 5.
+    run_ok(planner, "apply", str(plan), outputs=outputs)
+    assert images(cluster, namespace) == {"web": "shop:2.0"}
+    # A rollback reviewed as a saved plan and applied with `apply FILE` (the default target: the newest
+    # converged generation before the current 5, which is 4).
+    reviewed = tmp_path / "reviewed.json"
+    run_ok(planner, "rollback", "shop", "-n", namespace, "--dry-run", "--out", str(reviewed), outputs=outputs)
+    run_ok(planner, "apply", str(reviewed), outputs=outputs)
+    assert images(cluster, namespace) == {"web": "shop:1.0", "worker": "shop-worker:1.0"}
+    assert records(cluster, namespace)[6]["document"]["rolledBackFrom"] == 4
+    for output in outputs:
+        assert SECRET_VALUE not in output and SECRET_B64 not in output
+
+
+def lease_holder(cluster: ClusterHandle, namespace: str) -> str:
+    status, body = http(
+        cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-shop"
+    )
+    return str(body.get("spec", {}).get("holderIdentity") or "") if status == 200 else ""
+
+
+def test_a_rollback_and_an_apply_are_serialised_by_the_plans_lock(
+    planner: Runner, cluster: ClusterHandle, home: Path, namespace: str, tmp_path: Path
+) -> None:
+    outputs: list[str] = []
+    plan = write_plan(tmp_path, shop(namespace, "1.0"))
+    run_ok(planner, "apply", str(plan), outputs=outputs)
+    write_plan(tmp_path, shop(namespace, "2.0"))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
+    admin = SlimAdmin(cluster.url)
+    admin.pause("nodeagent")  # the v2 migration cannot run: the apply holds the lock until resumed
+    started: list[subprocess.Popen[str]] = []
+    try:
+        applying = background(started, env, "apply", str(plan), "--source-revision", "rev-2")
+        eventually(lambda: f"/{applying.pid}/" in lease_holder(cluster, namespace))
+        refused = planner("rollback", "shop", "-n", namespace, "--to", "1")
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert "locked" in refused.stderr or "holds" in refused.stderr, refused.stderr
+        waiting = background(
+            started, env, "rollback", "shop", "-n", namespace, "--to", "1", "--lock-timeout", "120s"
+        )
+        admin.resume("nodeagent")
+        for process in (applying, waiting):
+            out, err = process.communicate(timeout=120)
+            outputs += [out, err]
+            assert process.returncode == 0, out + err
+    finally:
+        admin.resume("nodeagent")
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    kept = records(cluster, namespace)
+    assert sorted(kept) == [1, 2, 3]
+    assert (kept[2]["document"]["revision"], kept[2]["document"]["rolledBackFrom"]) == ("rev-2", None)
+    assert kept[3]["document"]["rolledBackFrom"] == 1
+    assert kept[2]["document"]["finished"] <= kept[3]["document"]["started"]
+    assert images(cluster, namespace) == {"web": "shop:1.0", "worker": "shop-worker:1.0"}
+    for output in outputs:
+        assert SECRET_VALUE not in output and SECRET_B64 not in output
+
+
+def background(
+    started: list[subprocess.Popen[str]], env: dict[str, str], *args: str
+) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "planner", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started.append(process)
+    return process
+
+
+def test_a_rollback_that_would_need_secret_data_the_record_did_not_keep_is_refused(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, shop(namespace, "1.0"))
+    run_ok(planner, "apply", str(plan), "--no-secret-history")
+    write_plan(tmp_path, shop(namespace, "2.0").replace(SECRET_VALUE, "another-value-9"))
+    run_ok(planner, "apply", str(plan), "--no-secret-history")
+    refused = planner("rollback", "shop", "-n", namespace)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert (
+        f"recorded without Secret data (--no-secret-history), and rolling back would have to write secret/{namespace}/creds"
+        in refused.stderr
+    )
+    assert sorted(records(cluster, namespace)) == [1, 2]
+    assert images(cluster, namespace)["web"] == "shop:2.0"
