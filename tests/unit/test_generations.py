@@ -11,14 +11,18 @@ from typing import Any
 from planner.applyset import (
     CurrentGeneration,
     ParentRecord,
+    RunRecord,
     current_generation,
+    encode_run_record,
     parent_manifest,
     parent_ref,
     with_generation,
 )
+from planner.changeset import Change
 from planner.generations import (
     Generation,
     Listed,
+    RootfsMove,
     Who,
     changes_summary,
     closure_of,
@@ -27,9 +31,14 @@ from planner.generations import (
     fitted,
     generation_of,
     listed_of,
+    parent_with_runs,
     record_manifest,
+    recorded_runs,
     rollback_target,
+    rootfs_moves_back,
+    secrets_without_data,
 )
+from planner.objects import ref_of
 from planner.plan.redact import redacted
 
 
@@ -221,6 +230,52 @@ def test_a_sandboxes_rootfs_moving_generation_is_one_change_going_back_says_disk
     assert [(f.path, f.before, f.after) for f in forward[0].fields] == [("sandbox dev rootfs", "g1", "g2")]
     back = diff_closures(generation(2, rootfs(2)), generation(1, rootfs(1)))
     assert back[0].note == "disk contents are not restored"
+
+
+# --- rolling back -----------------------------------------------------------------------------------
+
+
+def change(action: str, manifest: dict[str, Any]) -> Change:
+    ref = ref_of(manifest)
+    desired = None if action == "delete" else manifest
+    live = manifest if action == "delete" else None
+    return Change(ref=ref, action=action, desired=desired, live=live)  # type: ignore[arg-type]
+
+
+def test_the_runs_a_generation_recorded_that_the_parent_lost_are_counted_as_ran_again() -> None:
+    ran = RunRecord(run_key="k1", namespace="shop", name="migrate", uid="u-1")
+    pending = RunRecord(run_key="k2", namespace="shop", name="seed")
+    kept = RunRecord(run_key="k3", namespace="shop", name="index", uid="u-3")
+    made = Generation(
+        **{
+            **generation(1).__dict__,
+            "runs": {r.run_key: encode_run_record(r) for r in (ran, pending, kept)},
+        }
+    )
+    parent = {"kind": "Secret", "data": {"k3": encode_run_record(kept), "planner.applied-closure": "x"}}
+    assert recorded_runs(made, parent) == (ran,)
+    assert parent_with_runs(parent, [ran])["data"] == {
+        "k3": encode_run_record(kept),
+        "planner.applied-closure": "x",
+        "k1": encode_run_record(ran),
+    }
+
+
+def test_a_rootfs_going_back_a_generation_is_found_going_forward_is_not() -> None:
+    back = [change("create", rootfs(1)), change("delete", rootfs(2)), change("delete", rootfs(3))]
+    assert rootfs_moves_back(back) == [RootfsMove(sandbox="dev", before=3, after=1)]
+    assert rootfs_moves_back([change("create", rootfs(2)), change("delete", rootfs(1))]) == []
+
+
+def test_a_secret_to_write_from_a_record_without_secret_data_is_named() -> None:
+    without = Generation(**{**generation(1).__dict__, "secret_data": False})
+    bare = closure_of([secret("YQ==")], secret_data=False)[0]
+    assert secrets_without_data(without, [change("create", bare)]) == ["secret/shop/creds"]
+    assert (
+        secrets_without_data(without, [Change(ref=ref_of(bare), action="noop", desired=bare, live=None)])
+        == []
+    )
+    assert secrets_without_data(generation(1), [change("create", secret("YQ=="))]) == []
 
 
 # --- the parent's annotation ------------------------------------------------------------------------
