@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import gzip
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -213,21 +214,18 @@ def decode(value: str) -> dict[str, Any] | None:
 
 def fitted(generation: Generation, limit: int = MAX_ENCODED_BYTES) -> tuple[Generation, str]:
     """The generation as it fits a record, and its encoding: whole; else without the closure's
-    objects (hashes kept); else without the plan files too. Either way `complete` becomes False."""
+    objects (hashes kept); else without the plan files and changes too. A cut record is not
+    `complete`: it cannot be rolled back to."""
     candidates = [
         generation,
-        _replace(generation, closure=(), complete=False),
-        _replace(generation, closure=(), sources={}, changes=(), complete=False),
+        dataclasses.replace(generation, closure=(), complete=False),
+        dataclasses.replace(generation, closure=(), sources={}, changes=(), complete=False),
     ]
     for candidate in candidates:
         encoded = encode(candidate.document())
         if len(encoded) * 3 // 4 <= limit:  # the stored bytes: the gzip the base64 spells
             return candidate, encoded
     return candidates[-1], encode(candidates[-1].document())
-
-
-def _replace(generation: Generation, **changed: Any) -> Generation:
-    return Generation(**{**generation.__dict__, **changed})
 
 
 def record_manifest(generation: Generation, encoded: str) -> Manifest:

@@ -60,6 +60,7 @@ from planner.applyset import (
     Scope,
     check_parent,
     digest_key,
+    is_parent,
     not_managed,
     parent_manifest,
     run_record_of,
@@ -269,8 +270,10 @@ class KubeWriter:
             return
 
     def mark_generation(self, ref: ObjectRef, generation: CurrentGeneration) -> Manifest | None:
-        """Name `generation` as the plan's current one on its parent; None when there is no parent."""
-        if self._get(SECRET, ref) is None:
+        """Name `generation` as the plan's current one on its parent; None when there is no parent (or a
+        Secret at its place that is not the plan's parent: an ownership conflict the apply reported)."""
+        live = self._get(SECRET, ref)
+        if live is None or not is_parent(ref, live):
             return None
         return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation))
 

@@ -4,6 +4,7 @@ diff), planner.plan.redact and applyset's generation annotation, over hand-built
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import json
 from typing import Any
@@ -246,11 +247,8 @@ def test_the_runs_a_generation_recorded_that_the_parent_lost_are_counted_as_ran_
     ran = RunRecord(run_key="k1", namespace="shop", name="migrate", uid="u-1")
     pending = RunRecord(run_key="k2", namespace="shop", name="seed")
     kept = RunRecord(run_key="k3", namespace="shop", name="index", uid="u-3")
-    made = Generation(
-        **{
-            **generation(1).__dict__,
-            "runs": {r.run_key: encode_run_record(r) for r in (ran, pending, kept)},
-        }
+    made = dataclasses.replace(
+        generation(1), runs={r.run_key: encode_run_record(r) for r in (ran, pending, kept)}
     )
     parent = {"kind": "Secret", "data": {"k3": encode_run_record(kept), "planner.applied-closure": "x"}}
     assert recorded_runs(made, parent) == (ran,)
@@ -268,7 +266,7 @@ def test_a_rootfs_going_back_a_generation_is_found_going_forward_is_not() -> Non
 
 
 def test_a_secret_to_write_from_a_record_without_secret_data_is_named() -> None:
-    without = Generation(**{**generation(1).__dict__, "secret_data": False})
+    without = dataclasses.replace(generation(1), secret_data=False)
     bare = closure_of([secret("YQ==")], secret_data=False)[0]
     assert secrets_without_data(without, [change("create", bare)]) == ["secret/shop/creds"]
     assert (
