@@ -114,6 +114,9 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
+# Read, never written: the Events that explain why a wait is not over yet (`planner.evidence`).
+EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
+
 _BY_KIND = {info.kind: info for info in KINDS}
 _BY_GROUP_KIND = {info.group_kind: info for info in KINDS}
 
