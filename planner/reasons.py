@@ -177,7 +177,9 @@ def _waiting_state(pod: Manifest, events: Sequence[Manifest]) -> _PodState | Non
         reason = str(waiting.get("reason") or "")
         restarts = int(container.get("restartCount") or 0)
         if reason in IMAGE_PULL_REASONS:
-            return _PodState(rank=1, label=reason, detail=_pull_message(pod, events, waiting))
+            # the kubelet alternates ErrImagePull and ImagePullBackOff: one obstacle, one name
+            label = "ImagePullBackOff" if reason == "ErrImagePull" else reason
+            return _PodState(rank=1, label=label, detail=_pull_message(pod, events, waiting))
         if reason == "CrashLoopBackOff":
             last = (container.get("lastState") or {}).get("terminated") or {}
             detail = _exited(name, last) if last else str(waiting.get("message") or "")

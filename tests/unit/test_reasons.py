@@ -153,6 +153,13 @@ NOT_READY = pod("web-a", containers=[running()])
             id="an image pull back-off without Events: the waiting message",
         ),
         pytest.param(
+            deployment(1),
+            [pod("web-a", phase="Pending", containers=[waiting("ErrImagePull", "rpc error: not found")])],
+            [],
+            Reason(text="ImagePullBackOff: rpc error: not found", problem=True),
+            id="ErrImagePull, which the kubelet alternates with ImagePullBackOff, is named as one obstacle",
+        ),
+        pytest.param(
             deployment(),
             [PULLING, pod("web-b", ready=True, containers=[running(ready=True)])],
             PULL_EVENTS,
