@@ -127,7 +127,10 @@ class ContainerExited(_ContainerEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ContainerFailed(_ContainerEvent):
-    """The workload failed: `message` is the failure condition's message."""
+    """The workload failed: `message` is the failure condition's message; for a Job, `exit_code` is its
+    failed container's, when its pods (or its run record) show one."""
+
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
