@@ -5,12 +5,14 @@ has run, which writes are in flight and what each pending wait is held up by.
 lines' `[done/total elapsed]` prefix; `ProgressView` draws it for the live display on a terminal. Time
 is the events' own (`Event.time`), and the view's "now" is passed in, so both are tested with
 hand-written times. Every Summary closes its plan's count: tasks that end without an event of their own
-(waits `--no-wait` leaves unwaited) count as done there.
+(waits `--no-wait` leaves unwaited) count as done there, and events about no announced task (the
+`Skipped` of a workload `apply --watch` does not follow) count for nothing.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,6 +59,7 @@ class ApplyProgress:
         self._started: float | None = None
         self._done = 0
         self._total = 0
+        self._outstanding: Counter[str] = Counter()  # announced task ids not finished yet
         self._writes: dict[str, str] = {}
         self._waits: dict[str, PendingWait] = {}
 
@@ -66,16 +69,18 @@ class ApplyProgress:
                 self._started = event.time
             if isinstance(event, events.Planned):
                 self._total += 1
+                self._outstanding[event.task] += 1
             elif isinstance(event, events.Applying):
                 self._writes[event.task] = event.object or event.task
             elif isinstance(event, events.Waiting):
                 self._waiting(event)
-            elif isinstance(event, _FINISHING):
+            elif isinstance(event, _FINISHING) and self._outstanding[event.task] > 0:
+                self._outstanding[event.task] -= 1
                 self._done += 1
                 self._writes.pop(event.task, None)
                 self._waits.pop(event.task, None)
             elif isinstance(event, events.Summary):
-                self._done, self._writes, self._waits = self._total, {}, {}
+                self._done, self._outstanding, self._writes, self._waits = self._total, Counter(), {}, {}
 
     def _waiting(self, event: events.Waiting) -> None:
         pending = self._waits.get(event.task)

@@ -90,6 +90,8 @@ def test_the_count_is_tasks_finished_of_those_announced_and_a_summary_closes_the
     progress.observe(planned("create configmap/shop/next", T0 + 302))
     progress.observe(events.Summary(time=T0 + 302, message="..."))
     assert progress.prefix(T0 + 302) == "[5/5 5:02]"
+    progress.observe(events.Skipped(time=T0 + 303, message="not followed", task="watch x", because="y"))
+    assert progress.prefix(T0 + 303) == "[5/5 5:03]"
 
 
 def test_text_lines_carry_the_count_the_elapsed_time_and_each_reason_a_wait_reports() -> None:
