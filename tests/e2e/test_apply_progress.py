@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
@@ -55,8 +56,15 @@ def stuck_plan(namespace: str) -> str:
     )
 
 
+EVENTS_SCHEMA = jsonschema.Draft7Validator(json.loads((REPO / "schemas" / "events.schema.json").read_text()))
+
+
 def json_events(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    """The JSON lines, each checked against the documented schema."""
+    events = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    for event in events:
+        assert [error.message for error in EVENTS_SCHEMA.iter_errors(event)] == [], event
+    return events
 
 
 def pods(cluster: ClusterHandle, namespace: str, workload: str) -> list[dict[str, Any]]:

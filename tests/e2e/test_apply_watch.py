@@ -7,10 +7,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
+from tests.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +67,9 @@ def test_after_a_partial_failure_watch_follows_what_was_written_and_reports_the_
     result = planner("apply", str(plan), "--watch", "--watch-timeout", "60s", "-o", "json")
     assert result.returncode == 1, result.stdout + result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
+    schema = json.loads((REPO / "schemas" / "events.schema.json").read_text())
+    for record in records:
+        jsonschema.validate(record, schema)
     job, web, other = (
         f"k8s-{namespace}|{kind}|{name}"
         for kind, name in (("job", "seed"), ("deployment", "web"), ("deployment", "other"))
