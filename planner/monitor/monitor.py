@@ -18,12 +18,14 @@ runtime ID's events arrive in order.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from planner.applyset import RunRecord
+from planner.errors import PlannerError
 from planner.events import (
     Clock,
     ContainerDeleted,
@@ -51,6 +53,7 @@ from planner.reasons import pods_of as selected_pods
 from planner.render.identity import RuntimeID
 
 Callback = Callable[[str, Manifest], None]
+T = TypeVar("T")
 
 _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
     "ContainerStarted": ContainerStarted,
@@ -150,8 +153,10 @@ class Monitor:
         snapshot check runs before this returns, so what already happened is reported now."""
         key = str(runtime_id)
         kinds = _KINDS_OF[runtime_id.kind]
-        for kind in (*kinds, *_ALSO_READ.get(runtime_id.kind, ())):
+        for kind in kinds:
             self._cache(kind).wait_until_synced(self.sync_timeout)
+        for kind in _ALSO_READ.get(runtime_id.kind, ()):
+            self._best_effort(functools.partial(self._cache(kind).wait_until_synced, self.sync_timeout))
         with self.changed:
             if key in self._watched:
                 return False
@@ -329,7 +334,8 @@ class Monitor:
             record = None  # the record is of another Job than the one this monitor saw
 
         def pods_of(workload: Manifest) -> list[Manifest]:
-            return selected_pods(workload, self._cache(POD).items())
+            pods = self._best_effort(lambda: self._cache(POD).items())
+            return selected_pods(workload, pods or [])
 
         hint = watched.rootfs if watched else None
         seen, rootfs = observe(runtime_id, lookup, rootfs_hint=hint, recorded=record, pods_of=pods_of)
@@ -338,6 +344,15 @@ class Monitor:
             key = subscription_key(PERSISTENT_VOLUME_CLAIM, runtime_id.namespace, rootfs)
             self._index(watched, {key})
         return seen
+
+    @staticmethod
+    def _best_effort(read: Callable[[], T]) -> T | None:
+        """A read that only adds detail (a failed Job's pods): without permission to list pods, the
+        events come without the exit code rather than not at all."""
+        try:
+            return read()
+        except PlannerError:
+            return None
 
     def _event(self, runtime_id: RuntimeID, transition: Transition) -> MonitorEvent:
         kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind

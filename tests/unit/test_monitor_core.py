@@ -403,3 +403,25 @@ def test_a_cache_that_cannot_sync_is_an_error_not_silence(caches: FakeCaches, mo
     with pytest.raises(CacheSyncError, match="forbidden"):
         monitor.mark_if_not_monitoring(ETL)
     assert monitor.monitoring() == frozenset()
+
+
+class UnlistedPods(FakeCache):
+    """A Pod cache whose LIST was refused (no permission to list pods)."""
+
+    def items(self) -> list[Manifest]:
+        raise CacheSyncError("the pods cache (shop): pods is forbidden")
+
+    def wait_until_synced(self, timeout: float | None) -> None:
+        raise CacheSyncError("the pods cache (shop): pods is forbidden")
+
+
+def test_without_permission_to_list_pods_a_failed_job_is_still_reported_without_its_exit_code(
+    caches: FakeCaches, sink: RecordingSink, monitor: Monitor
+) -> None:
+    caches.by_kind["Pod"] = UnlistedPods()
+    caches.of(JOB).put(
+        job(startTime="t", failed=1, conditions=[{"type": "Failed", "status": "True", **FAILED.encoded()}])
+    )
+    assert monitor.mark_if_not_monitoring(ETL) is True
+    [reported] = sink.of_type(ContainerFailed)
+    assert (reported.message, reported.exit_code) == ("Job has reached the specified backoff limit", None)
