@@ -177,6 +177,7 @@ def test_the_cronjobs_command_reconciles_as_its_service_account_and_no_request_i
     assert {("create", "deployments"), ("patch", "deployments"), ("delete", "configmaps")} <= used
     assert {("create", "leases"), ("delete", "leases"), ("list", "storageclasses")} <= used
     assert ("watch", "jobs") in used and ("update", "leases") not in used  # waited; no renewal needed
+    assert ("watch", "events") in used  # why a wait would not be over, read through an informer
 
 
 def test_without_the_roles_lease_rule_the_cronjobs_command_reconciles_nothing(
