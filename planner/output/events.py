@@ -8,13 +8,16 @@ threads, so every printer writes whole lines under a lock: lines never interleav
 Text lines of `apply` start with `[done/total elapsed]` (`output.progress`), and a pending wait whose
 reason changed prints it (`not ready yet: …`; the status source reports a change at most every 10 s per
 wait). On a terminal the same lines scroll above a live display of the counts, the writes in flight and
-every pending wait with what holds it up (`LiveApplyPrinter`). Colour is dropped entirely (no styles at
+every pending wait with what holds it up (`LiveApplyPrinter`); in a pipe, a log that has said nothing
+for a while (`REMIND_SECONDS`) while waits are pending gets a line saying how far the apply got and what
+it still waits for, so a stuck wait never leaves a CI log silent until its timeout. Colour is dropped entirely (no styles at
 all) with `no_color`, which the CLI sets from `--no-color` or `NO_COLOR`.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -26,6 +29,9 @@ from rich.markup import escape
 from planner import events
 from planner.output.lines import LinePrinter
 from planner.output.progress import ApplyProgress, ProgressView
+
+REMIND_SECONDS = 30.0
+MAX_REMINDED = 3  # objects a reminder names; the rest are counted
 
 if TYPE_CHECKING:
     from planner.app.applying import AppliedPlan
@@ -39,7 +45,11 @@ def console_for(stream: TextIO, *, no_color: bool) -> Console:
 class ApplyPrinter(LinePrinter):
     """The executor's events as they happen: JSON lines, or one line per write, wait, reason and outcome
     through rich, each after `[done/total elapsed]`. Text leaves out the task announcements and the
-    Summary event, which `apply` prints per plan at the end with the reasons (`summary`)."""
+    Summary event, which `apply` prints per plan at the end with the reasons (`summary`).
+
+    With `remind_every` (text only), a thread calls `tick` that often until `close`: a reminder is
+    printed at each tick that finds no line printed since the previous one and waits pending, so a
+    silent stretch lasts at most twice that."""
 
     def __init__(
         self,
@@ -48,10 +58,21 @@ class ApplyPrinter(LinePrinter):
         *,
         no_color: bool = False,
         console: Console | None = None,
+        now: Callable[[], float] = time.time,
+        remind_every: float | None = None,
     ) -> None:
         super().__init__(output, stream)
         self.console = console or console_for(self.stream, no_color=no_color)
         self.progress = ApplyProgress()
+        self.now = now
+        self._spoke = False  # a line was printed since the last tick
+        self._closed = threading.Event()
+        self._reminder: threading.Thread | None = None
+        if remind_every is not None and output == "text":
+            self._reminder = threading.Thread(
+                target=self._remind, args=(remind_every,), name="planner-apply-reminder", daemon=True
+            )
+            self._reminder.start()
 
     def emit(self, event: events.Event) -> None:
         self.progress.observe(event)
@@ -62,9 +83,37 @@ class ApplyPrinter(LinePrinter):
         if line is not None:
             with self._lock:
                 self.console.print(line)
+                self._spoke = True
 
     def close(self) -> None:
-        """Done printing events (the live display, if any, ends here)."""
+        """Done printing events: no more reminders (and on a terminal, the live display ends)."""
+        self._closed.set()
+        if self._reminder is not None:
+            self._reminder.join()
+
+    def _remind(self, interval: float) -> None:
+        while not self._closed.wait(interval):
+            self.tick()
+
+    def tick(self) -> None:
+        """Print a reminder (`reminder`) unless a line was printed since the last tick."""
+        with self._lock:
+            spoke, self._spoke = self._spoke, False
+        line = None if spoke else self.reminder(self.now())
+        if line is not None:
+            with self._lock:
+                self.console.print(line)
+
+    def reminder(self, now: float) -> str | None:
+        """`[12/40 2:30] still waiting for 2: deployment/shop/web, job/shop/migrate` (oldest first, then
+        how many more), or None when no wait is pending."""
+        waits = self.progress.snapshot().waits
+        if not waits:
+            return None
+        names = ", ".join(escape(wait.object) for wait in waits[:MAX_REMINDED])
+        more = f", … and {len(waits) - MAX_REMINDED} more" if len(waits) > MAX_REMINDED else ""
+        prefix = escape(self.progress.prefix(now))
+        return f"{prefix} [dim]still waiting for {len(waits)}:[/dim] {names}{more}"
 
     def line(self, event: events.Event) -> str | None:
         if isinstance(event, events.MonitorEvent):
@@ -116,7 +165,7 @@ class LiveApplyPrinter(ApplyPrinter):
         console: Console | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(output, stream, no_color=no_color, console=console)
+        super().__init__(output, stream, no_color=no_color, console=console, now=now)
         self.view = ProgressView(self.progress, now)
         self._live: Live | None = None
 
@@ -125,7 +174,7 @@ class LiveApplyPrinter(ApplyPrinter):
             self._show()
         super().emit(event)
         if isinstance(event, events.Summary):
-            self.close()
+            self._hide()
 
     def _show(self) -> None:
         with self._lock:
@@ -133,19 +182,24 @@ class LiveApplyPrinter(ApplyPrinter):
                 self._live = Live(self.view, console=self.console, refresh_per_second=4, transient=True)
                 self._live.start()
 
-    def close(self) -> None:
+    def _hide(self) -> None:
         with self._lock:
             live, self._live = self._live, None
         if live is not None:
             live.stop()
 
+    def close(self) -> None:
+        self._hide()
+        super().close()
+
 
 def apply_printer(output: str, *, no_color: bool = False, stream: TextIO | None = None) -> ApplyPrinter:
-    """`apply`'s printer: the live display when text goes to a terminal, else plain lines or JSON."""
+    """`apply`'s printer: the live display when text goes to a terminal, else plain lines (with
+    reminders through silent stretches) or JSON."""
     stream = stream or sys.stdout
     if output == "text" and stream.isatty():
         return LiveApplyPrinter(output, stream, no_color=no_color)
-    return ApplyPrinter(output, stream, no_color=no_color)
+    return ApplyPrinter(output, stream, no_color=no_color, remind_every=REMIND_SECONDS)
 
 
 class MonitorPrinter(LinePrinter):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 import pytest
 from rich.console import Console
@@ -182,5 +183,48 @@ def test_no_color_leaves_no_style_at_all_on_a_terminal() -> None:
 
 
 def test_pipes_and_json_get_no_live_display() -> None:
-    assert type(apply_printer("text", stream=io.StringIO())) is ApplyPrinter
-    assert type(apply_printer("json", stream=Terminal())) is ApplyPrinter
+    for printer in (apply_printer("text", stream=io.StringIO()), apply_printer("json", stream=Terminal())):
+        printer.close()
+        assert type(printer) is ApplyPrinter
+
+
+def test_a_silent_stretch_with_waits_pending_gets_a_reminder_of_how_far_the_apply_got() -> None:
+    stream = io.StringIO()
+    printer = ApplyPrinter("text", stream, now=lambda: T0 + 95)
+    for event in STORY[:11]:
+        printer.emit(event)
+    for index in range(3):
+        printer.emit(waiting(f"deployment/shop/w{index}", T0 + 3 + index))
+    printed = len(stream.getvalue().splitlines())
+
+    printer.tick()  # lines were printed since the last tick: nothing to remind of
+    assert len(stream.getvalue().splitlines()) == printed
+    printer.tick()  # a whole tick without a line
+    printer.tick()  # and another: reminded again
+    reminder = f"[2/4 1:35] still waiting for 5: {WEB}, {MIGRATE}, deployment/shop/w0, … and 2 more"
+    assert stream.getvalue().splitlines()[printed:] == [reminder, reminder]
+
+
+def test_no_reminder_when_no_wait_is_pending_or_for_json() -> None:
+    stream = io.StringIO()
+    printer = ApplyPrinter("text", stream)
+    for event in STORY:
+        printer.emit(event)
+    printer.tick()
+    printer.tick()
+    assert printer.reminder(T0 + 400) is None
+    assert "still waiting" not in stream.getvalue()
+    assert ApplyPrinter("json", io.StringIO(), remind_every=0.01)._reminder is None
+
+
+def test_a_plain_printer_reminds_by_itself_until_it_is_closed() -> None:
+    stream = io.StringIO()
+    printer = ApplyPrinter("text", stream, now=lambda: T0 + 42, remind_every=0.01)
+    printer.emit(planned(f"wait-ready {WEB}"))
+    printer.emit(waiting(WEB, T0 + 1))
+    deadline = time.monotonic() + 30
+    while "still waiting" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    printer.close()
+    assert f"[0/1 0:42] still waiting for 1: {WEB}" in stream.getvalue().splitlines()
+    assert printer._reminder is not None and not printer._reminder.is_alive()
