@@ -395,3 +395,52 @@ def test_a_rollback_that_would_need_secret_data_the_record_did_not_keep_is_refus
     )
     assert sorted(records(cluster, namespace)) == [1, 2]
     assert images(cluster, namespace)["web"] == "shop:2.0"
+
+
+def boxes(namespace: str, *, state: str, generation: int) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: boxes, namespace: {namespace}}}\n"
+        "sandboxes:\n"
+        "  - name: alice\n"
+        "    image: ghcr.io/acme/devbox:1\n"
+        f"    state: {state}\n"
+        f"    rootfs: {{size: 1Gi, generation: {generation}}}\n"
+        "    workspace: {size: 2Gi}\n"
+    )
+
+
+def claims(cluster: ClusterHandle, namespace: str) -> list[str]:
+    status, body = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims")
+    assert status == 200, body
+    return sorted(c["metadata"]["name"] for c in body["items"])
+
+
+def test_a_rollback_taking_a_sandboxes_rootfs_back_says_disks_are_not_restored_and_needs_allow_data_loss(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, boxes(namespace, state="running", generation=1))
+    run_ok(planner, "apply", str(plan), "--no-wait")
+    write_plan(tmp_path, boxes(namespace, state="paused", generation=2))
+    run_ok(planner, "apply", str(plan), "--no-wait")
+    assert claims(cluster, namespace) == ["alice-rootfs-g2", "alice-workspace"]
+    compared = run_ok(planner, "diff-generations", "boxes", "2", "1", "-n", namespace)
+    assert (
+        f"  ~ persistentvolumeclaim/{namespace}/alice-rootfs-g1 (disk contents are not restored)\n"
+        "      sandbox alice rootfs: g2 → g1\n"
+    ) in compared
+
+    refused = planner("rollback", "boxes", "-n", namespace, "--no-wait")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert (
+        "rootfs back from g2 to g1" in refused.stderr and "disk contents are not restored" in refused.stderr
+    )
+    assert "--allow-data-loss" in refused.stderr
+    assert claims(cluster, namespace) == ["alice-rootfs-g2", "alice-workspace"]
+
+    done = planner("rollback", "boxes", "-n", namespace, "--no-wait", "--allow-data-loss")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "note: sandbox alice: rootfs back from g2 to g1" in done.stderr
+    assert claims(cluster, namespace) == ["alice-rootfs-g1", "alice-workspace"]
+    status, pod = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/pods/alice")
+    assert status == 200, pod  # running again, as generation 1 had it
