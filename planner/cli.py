@@ -116,6 +116,17 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         raise click.BadParameter(str(bad)) from bad
 
 
+_allow_data_loss_option = click.option(
+    "--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces."
+)
+_adopt_option = click.option(
+    "--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet."
+)
+_rerun_option = click.option(
+    "--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran."
+)
+
+
 def _lock_options(command: F) -> F:
     """`--lock-timeout` and `--lock-duration`, handed to the command as one `lock: app.LockOptions`."""
 
@@ -260,9 +271,9 @@ _ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objec
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a saved plan for `apply FILE`.",
 )
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
-@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
-@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
 @click.option("--graph", is_flag=True, help="Also print the ordered task list apply would run.")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @click.option(
@@ -334,9 +345,9 @@ _no_wait_option = click.option(
 @_plan_paths()
 @_output_option("text", "json")
 @_cluster_options()
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
-@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
-@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
 @_parallelism_option
 @_timeout_option
 @_no_wait_option
@@ -442,7 +453,7 @@ def _reconcile_exit_code(outcomes: Sequence[app.PlanOutcome]) -> int:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write Prometheus metrics here, atomically (for node_exporter's textfile collector).",
 )
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@_allow_data_loss_option
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @_parallelism_option
 @_timeout_option
@@ -561,9 +572,9 @@ def diff_generations_command(plan_name: str, old: int, new: int, output: str, ta
     type=click.Path(dir_okay=False, path_type=Path),
     help="With --dry-run: write a saved plan for `apply FILE`.",
 )
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
-@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
-@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
 @_parallelism_option
 @_timeout_option
 @_no_wait_option

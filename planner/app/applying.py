@@ -155,14 +155,8 @@ def apply(
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
         probe = options.plan.adopt
         planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
-        run = Applier(
-            client=client,
-            options=options,
-            sink=sink,
-            clock=clock,
-            informers=informers,
-            stop=locks.lost,
-            who=who_for(target),
+        run = Applier.for_target(
+            target, options=options, sink=sink, clock=clock, informers=informers, stop=locks.lost
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
@@ -198,15 +192,7 @@ def apply_saved(
         for document in documents:
             loaded, fresh = _replanned(document, target=target)
             checked.append(fresh)
-        run = Applier(
-            client=client,
-            options=options,
-            sink=sink,
-            clock=None,
-            informers=None,
-            stop=locks.lost,
-            who=who_for(target),
-        )
+        run = Applier.for_target(target, options=options, sink=sink, stop=locks.lost)
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
@@ -280,6 +266,28 @@ class Applier:
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
+
+    @classmethod
+    def for_target(
+        cls,
+        target: Target,
+        *,
+        options: ApplyOptions,
+        sink: EventSink,
+        stop: StopCheck | None,
+        clock: Clock | None = None,
+        informers: Informers | None = None,
+    ) -> Applier:
+        """An Applier writing to the target's cluster, recording generations as its kubeconfig user."""
+        return cls(
+            client=target.client,
+            options=options,
+            sink=sink,
+            clock=clock,
+            informers=informers,
+            stop=stop,
+            who=who_for(target),
+        )
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
         no_wait = self.options.no_wait

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Literal
 
 from planner.app.applying import Applier, ApplyOptions
-from planner.app.history import who_for
 from planner.app.planning import PlannedChanges, RenderedPlan, plan_rendered, render_loaded
 from planner.app.target import Target
 from planner.diff import ChangeSet
@@ -185,15 +184,7 @@ def _apply(
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
-        applier = Applier(
-            client=client,
-            options=options,
-            sink=_Unheard(),
-            clock=None,
-            informers=None,
-            stop=stopped,
-            who=who_for(target),
-        )
+        applier = Applier.for_target(target, options=options, sink=_Unheard(), stop=stopped)
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()
     changeset = planned.changeset

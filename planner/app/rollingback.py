@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.applying import AppliedPlan, Applier, ApplyOptions
-from planner.app.history import current, list_generations, read_generation, who_for
+from planner.app.history import current, list_generations, read_generation
 from planner.app.planning import PlannedChanges, plan_rendered, recorded_plan, save_plans
 from planner.app.target import Target
 from planner.errors import DataLossError, PlannerError, UsageError
@@ -76,15 +76,7 @@ def rollback(
     with holding(client, [(plan, namespace)], options=options.apply.lock, notice=notice) as locks:
         generation = chosen_generation(client, plan, namespace, options.to)
         planned, notes = _planned(generation, client=client, options=options)
-        applier = Applier(
-            client=client,
-            options=options.apply,
-            sink=sink,
-            clock=None,
-            informers=None,
-            stop=locks.lost,
-            who=who_for(target),
-        )
+        applier = Applier.for_target(target, options=options.apply, sink=sink, stop=locks.lost)
         (applied,) = applier.execute_all([planned])
         return RollbackResult(
             generation=generation,

@@ -22,6 +22,7 @@ import pytest
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
+from tests.e2e.test_apply import sandbox_plan
 from tests.paths import REPO
 from tests.simulated import eventually
 
@@ -397,19 +398,6 @@ def test_a_rollback_that_would_need_secret_data_the_record_did_not_keep_is_refus
     assert images(cluster, namespace)["web"] == "shop:2.0"
 
 
-def boxes(namespace: str, *, state: str, generation: int) -> str:
-    return (
-        "apiVersion: planner.dev/v1\nkind: Plan\n"
-        f"metadata: {{name: boxes, namespace: {namespace}}}\n"
-        "sandboxes:\n"
-        "  - name: alice\n"
-        "    image: ghcr.io/acme/devbox:1\n"
-        f"    state: {state}\n"
-        f"    rootfs: {{size: 1Gi, generation: {generation}}}\n"
-        "    workspace: {size: 2Gi}\n"
-    )
-
-
 def claims(cluster: ClusterHandle, namespace: str) -> list[str]:
     status, body = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims")
     assert status == 200, body
@@ -419,9 +407,9 @@ def claims(cluster: ClusterHandle, namespace: str) -> list[str]:
 def test_a_rollback_taking_a_sandboxes_rootfs_back_says_disks_are_not_restored_and_needs_allow_data_loss(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
-    plan = write_plan(tmp_path, boxes(namespace, state="running", generation=1))
+    plan = write_plan(tmp_path, sandbox_plan(namespace, state="running", generation=1))
     run_ok(planner, "apply", str(plan), "--no-wait")
-    write_plan(tmp_path, boxes(namespace, state="paused", generation=2))
+    write_plan(tmp_path, sandbox_plan(namespace, state="paused", generation=2))
     run_ok(planner, "apply", str(plan), "--no-wait")
     assert claims(cluster, namespace) == ["alice-rootfs-g2", "alice-workspace"]
     compared = run_ok(planner, "diff-generations", "boxes", "2", "1", "-n", namespace)
