@@ -147,7 +147,7 @@ def _typed(document: Any, yaml_strict: tuple[str, ...], check: fieldvalidation.C
     if findings.error is not None:
         raise bad_request(prefix + findings.error)
     found = [*yaml_strict, *findings.strict]
-    check.strict(found, bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
+    check.strict(found, lambda: bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
     return findings.value
 
 
