@@ -11,9 +11,11 @@ caller rejects (Strict) or warns (Warn). `decode_json` walks a parsed document t
 Strategic merge patches (`unstructured.py`) and server-side apply (`applyschema.py`) reach the struct
 other ways and word their errors their own way; they share this module's helpers.
 
-`parse_json` keeps what Python's parser would lose and Go's decoder reports: every member of an object
-in order, duplicates included (`JSONObject.pairs`), and the literal text of non-integer numbers
-(`number 1.5`); `plain` turns the result back into ordinary JSON values.
+`parse` keeps what Python's parser would lose and Go's decoder reports: every member of an object
+that repeats a key, in order (`JSONObject.pairs`), and the literal text of non-integer numbers
+(`number 1.5`); `plain` turns the result back into ordinary JSON values. It notes while parsing
+whether it met either, so the usual document — no repeated key, no fraction — is neither walked for
+duplicates nor copied back into plain values.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -35,8 +37,8 @@ MAX_STRICT_ERRORS = 100  # the decoder stops collecting there
 
 
 class JSONObject(dict[str, Any]):
-    """A parsed JSON object that also keeps its members in document order, duplicates included;
-    as a dict, the last of duplicate keys wins, as it does in Go."""
+    """A parsed JSON object that repeats a key: it also keeps its members in document order,
+    duplicates included; as a dict, the last of duplicate keys wins, as it does in Go."""
 
     pairs: list[tuple[str, Any]]
 
@@ -47,22 +49,59 @@ class JSONNumber(float):
     text: str
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed JSON document and what parsing met: an object repeating a key (`repeats`), a
+    non-integer number (`fractions`). Without either, `value` is plain JSON values already."""
+
+    value: Any
+    repeats: bool = False
+    fractions: bool = False
+
+    def plain(self) -> Any:
+        """The document as ordinary JSON values (a copy only when it holds parser types)."""
+        return plain(self.value) if self.repeats or self.fractions else self.value
+
+    def duplicates(self) -> list[str]:
+        """`duplicates(value)`, without the walk when no object repeated a key."""
+        return duplicates(self.value) if self.repeats else []
+
+
+class _Reader:
+    """One parse's hooks: they build the parser types and note that they did."""
+
+    def __init__(self) -> None:
+        self.repeats = self.fractions = False
+
+    def object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        self.repeats = True
+        repeating = JSONObject(obj)
+        repeating.pairs = pairs
+        return repeating
+
+    def number(self, text: str) -> JSONNumber:
+        self.fractions = True
+        number = JSONNumber(text)
+        number.text = text
+        return number
+
+
+def parse(raw: bytes) -> Parsed:
+    """A JSON document, objects that repeat a key as `JSONObject`s and non-integer numbers as
+    `JSONNumber`s; raises ValueError (with `pos`) on malformed JSON."""
+    reader = _Reader()
+    value = json.loads(
+        raw, object_pairs_hook=reader.object, parse_float=reader.number, parse_constant=_constant
+    )
+    return Parsed(value, reader.repeats, reader.fractions)
+
+
 def parse_json(raw: bytes) -> Any:
-    """A JSON document with objects as `JSONObject` and non-integer numbers as `JSONNumber`; raises
-    ValueError (with `pos`) on malformed JSON."""
-    return json.loads(raw, object_pairs_hook=_object, parse_float=_number, parse_constant=_constant)
-
-
-def _object(pairs: list[tuple[str, Any]]) -> JSONObject:
-    obj = JSONObject(pairs)
-    obj.pairs = pairs
-    return obj
-
-
-def _number(text: str) -> JSONNumber:
-    number = JSONNumber(text)
-    number.text = text
-    return number
+    """`parse(raw).value`."""
+    return parse(raw).value
 
 
 def _constant(text: str) -> Any:
@@ -80,8 +119,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-def members(obj: dict[str, Any]) -> list[tuple[str, Any]]:
-    return obj.pairs if isinstance(obj, JSONObject) else list(obj.items())
+def members(obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    return obj.pairs if isinstance(obj, JSONObject) else obj.items()
 
 
 @dataclass

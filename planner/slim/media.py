@@ -129,18 +129,20 @@ def decode_body(
         return _typed(_json(raw, kind), (), check)
     if sent == YAML:
         converted = _yaml(raw, kind)
-        return _typed(converted.value, (converted.strict_error,) if converted.strict_error else (), check)
+        yaml_strict = (converted.strict_error,) if converted.strict_error else ()
+        return _typed(decoding.Parsed(converted.value), yaml_strict, check)
     if sent == PROTOBUF:
         return _protobuf(raw, kind)
     raise unsupported_media_type(REQUEST_TYPES)
 
 
-def _typed(document: Any, yaml_strict: tuple[str, ...], check: fieldvalidation.Check | None) -> Any:
+def _typed(parsed: decoding.Parsed, yaml_strict: tuple[str, ...], check: fieldvalidation.Check | None) -> Any:
     """Type errors fail whatever the directive; strict errors follow it. A body naming another kind is
     left to the kind check that follows."""
+    document = parsed.value
     go_type = check.go_type if check is not None else None
     if check is None or go_type is None or not isinstance(document, dict) or not _names(document, check):
-        return decoding.plain(document)
+        return parsed.plain()
     findings = decoding.decode_json(schemas(), document, go_type)
     kind, version = document.get("kind") or check.kind, document.get("apiVersion") or check.api_version
     prefix = f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {check.kind}: '
@@ -157,9 +159,9 @@ def _names(document: dict[str, Any], check: fieldvalidation.Check) -> bool:
     return kind in (None, "", check.kind) and api_version in (None, "", check.api_version)
 
 
-def _json(raw: bytes, kind: str) -> Any:
+def _json(raw: bytes, kind: str) -> decoding.Parsed:
     try:
-        return decoding.parse_json(raw or b"null")
+        return decoding.parse(raw or b"null")
     except ValueError as exc:
         raise bad_request(_json_error(raw.decode("utf-8", "replace"), kind, exc)) from exc
 

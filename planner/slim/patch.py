@@ -65,19 +65,19 @@ Patcher = Callable[[Obj, bytes, PatchContext], Obj]
 JSON_PATCH_FIELDS = ("op", "path", "from", "value")
 
 
-def _parse_json(body: bytes) -> Any:
-    """The patch document (duplicate keys kept for `decoding.duplicates`)."""
+def _parse_json(body: bytes) -> decoding.Parsed:
+    """The patch document (duplicate keys kept for `duplicates`)."""
     try:
-        return decoding.parse_json(body or b"null")
+        return decoding.parse(body or b"null")
     except ValueError as exc:
         raise bad_request(f"error decoding patch: {exc}") from exc
 
 
 def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, list):
+    if not isinstance(document.value, list):
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
-    operations = decoding.plain(document)
+    operations = document.plain()
     try:
         result = jsonpatch.apply_patch(current, operations)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
@@ -94,25 +94,25 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     )
 
 
-def _json_patch_strict(document: list[Any]) -> list[str]:
+def _json_patch_strict(document: decoding.Parsed) -> list[str]:
     """Strict errors of the operations themselves: keys an operation does not have, or repeats."""
     unknown = [
         f'unknown field "[{i}].{key}"'
-        for i, operation in enumerate(document)
+        for i, operation in enumerate(document.value)
         if isinstance(operation, dict)
         for key in operation
         if key not in JSON_PATCH_FIELDS
     ]
-    return [*decoding.duplicates(document), *unknown]
+    return [*document.duplicates(), *unknown]
 
 
 def merge_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, dict):
+    if not isinstance(document.value, dict):
         raise bad_request("the patch is not a JSON object")
-    merged = apply_merge_patch(current, decoding.plain(document))
+    merged = apply_merge_patch(current, document.plain())
     assert isinstance(merged, dict)
-    return fieldvalidation.patched_json(ctx.check, merged, decoding.duplicates(document))
+    return fieldvalidation.patched_json(ctx.check, merged, document.duplicates())
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
@@ -130,14 +130,14 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
 
 def strategic_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, dict):
+    if not isinstance(document.value, dict):
         raise bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
-    patch = decoding.plain(document)
+    patch = document.plain()
     try:
         patched = strategic.strategic_merge_patch(current, patch, kind=ctx.resource.kind)
     except strategic.PatchError as exc:
         raise StatusError(exc.code, exc.status_body()) from exc
-    return fieldvalidation.patched_strategic(ctx.check, patched, patch, decoding.duplicates(document))
+    return fieldvalidation.patched_strategic(ctx.check, patched, patch, document.duplicates())
 
 
 def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
@@ -174,11 +174,11 @@ def _parse_yaml(body: bytes) -> yamljson.Converted:
     """The apply body: JSON (what kubectl and the clients send; read by the JSON parser unless it
     repeats a key, when go-yaml's line numbers are wanted) or YAML, as the apiserver reads it."""
     try:
-        document = decoding.parse_json(body)
+        document = decoding.parse(body)
     except ValueError:
-        document = None
-    if isinstance(document, dict) and not decoding.duplicates(document):
-        return yamljson.Converted(decoding.plain(document))
+        document = decoding.Parsed(None)
+    if isinstance(document.value, dict) and not document.repeats:
+        return yamljson.Converted(document.plain())
     try:
         converted = yamljson.convert(body.decode("utf-8", "replace"))
     except YAMLError as exc:

@@ -186,6 +186,20 @@ def test_a_type_error_wins_over_strict_errors() -> None:
     assert findings.error is not None and findings.strict == []
 
 
+def test_parsing_notes_repeated_keys_and_fractions_and_keeps_the_rest_plain() -> None:
+    repeated = decoding.parse(b'{"a": [{"b": 1, "b": 2}], "c": 1.50}')
+    assert (repeated.repeats, repeated.fractions) == (True, True)
+    assert repeated.duplicates() == ['duplicate field "a[0].b"']
+    assert repeated.plain() == {"a": [{"b": 2}], "c": 1.5}
+    assert type(repeated.plain()["a"][0]) is dict and type(repeated.plain()["c"]) is float
+    assert repeated.value["c"].text == "1.50"
+
+    usual = decoding.parse(b'{"a": [{"b": 1}], "c": 2}')
+    assert (usual.repeats, usual.fractions) == (False, False)
+    assert usual.duplicates() == []
+    assert usual.plain() is usual.value  # nothing to convert: no copy
+
+
 def test_raw_extensions_and_managed_fields_take_any_json() -> None:
     raw = b'{"metadata": {"managedFields": [{"fieldsV1": {"f:spec": {"anything": 1}}}]}}'
     assert decoding.decode_json(S, decoding.parse_json(raw), DEPLOYMENT).strict == []
