@@ -37,6 +37,7 @@ Left out: per-version field-set conversion (every kind here has a single served 
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -126,6 +127,7 @@ def _collect(node: dict[str, Any], path: Path, paths: set[Path]) -> None:
             _collect(child, (*path, element), paths)
 
 
+@functools.lru_cache(maxsize=65536)
 def _element_sort_key(element: str) -> tuple[int, Any]:
     kind, _, rest = element.partition(":")
     if kind == "f":
@@ -265,6 +267,8 @@ def compare(old: Any, new: Any, schema: Field | None) -> Diff:
 
 
 def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -> None:
+    if old is not _MISSING and new is not _MISSING and old == new:
+        return  # an equal subtree holds no change: only the branches that differ are walked
     if _is_container(old, new, schema):
         _compare_children(old, new, schema, path, diff)
         if path and old is _MISSING:
@@ -481,10 +485,18 @@ class Entry:
         if self.time is not None:
             entry["time"] = self.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = encode_fields(self.fields)
+        entry["fieldsV1"] = _fields_v1(self.fields)
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
+
+
+@functools.lru_cache(maxsize=4096)
+def _fields_v1(fields: frozenset[Path]) -> dict[str, Any]:
+    """An entry's FieldsV1 tree, encoded once per distinct set of paths: the entries a write leaves
+    as they were, and those of objects written from the same manifest, share one tree (never
+    changed in place: every write builds new entries)."""
+    return encode_fields(fields)
 
 
 def decode_managed_fields(entries: Iterable[dict[str, Any]]) -> list[Entry]:
