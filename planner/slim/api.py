@@ -269,7 +269,7 @@ class Api:
             return created, True
         if old is None:
             raise errors.not_found(error_target(rt, name))
-        patched = patcher(with_type(rt, json_copy(old)), body, ctx)
+        patched = patcher(with_type(rt, old), body, ctx)  # a patcher copies what it changes
         meta = metadata(patched)
         check_rv(rt, meta.get("resourceVersion"), old, name)
         _check_name(meta.get("name", name), name)

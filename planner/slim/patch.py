@@ -3,7 +3,8 @@
 `PATCHERS` maps a media type (parameters such as `;charset` stripped) to a function
 `(current object, raw body, context) -> patched object`: JSON patch (RFC 6902, via `jsonpatch`), merge
 patch (RFC 7386), strategic merge patch (`strategic.py`) and server-side apply (`fieldmanager.py`).
-An unknown media type is 415.
+An unknown media type is 415. A patcher never changes `current` (it is the stored object, shared):
+each copies what it changes.
 
 Every patcher applies the request's field validation (`fieldvalidation.py`) to its result, as the
 apiserver's patch handlers do each in their own way.
@@ -79,7 +80,7 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
     operations = document.plain()
     try:
-        result = jsonpatch.apply_patch(current, operations)
+        result = jsonpatch.apply_patch(json_copy(current), operations, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
         raise StatusError(
             422,

@@ -4,6 +4,7 @@ admission, validation, resourceVersions and watch events as HTTP clients."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
@@ -117,3 +118,40 @@ def test_a_namespace_with_server_finalizers_waits_for_finalize() -> None:
         core.get(by_kind("Namespace"), "", "team")
     assert gone.value.code == 404
     assert core.list(by_kind("ConfigMap"), "team")["items"] == []
+
+
+PATCHES = [
+    ("json", "application/json-patch+json", b'[{"op": "add", "path": "/metadata/labels/b", "value": "2"}]'),
+    ("merge", "application/merge-patch+json", b'{"metadata": {"labels": {"b": "2"}}, "data": {"k": null}}'),
+    ("strategic", "application/strategic-merge-patch+json", b'{"metadata": {"labels": {"b": "2"}}}'),
+    (
+        "apply",
+        "application/apply-patch+yaml",
+        b'{"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "w"}}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "content_type", "body"), PATCHES, ids=[p[0] for p in PATCHES])
+def test_a_patch_leaves_the_stored_object_it_read_as_it_was(
+    api: Api, label: str, content_type: str, body: bytes
+) -> None:
+    configmaps = by_kind("ConfigMap")
+    api.create(configmaps, "default", {"metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"k": "v"}})
+    stored = api.stored(configmaps, "default", "c")
+    before = copy.deepcopy(stored)
+    options = WriteOptions(field_manager="m", force=True, field_validation="Strict", warnings=[])
+    patched, _ = api.patch_or_create(configmaps, "default", "c", body, content_type, options)
+    assert patched["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+    assert stored == before  # the write stored a new object; the one it read is unchanged
+
+
+def test_a_json_patch_that_fails_midway_changes_nothing(api: Api) -> None:
+    configmaps = by_kind("ConfigMap")
+    api.create(configmaps, "default", {"metadata": {"name": "c"}, "data": {"k": "v"}})
+    before = copy.deepcopy(api.stored(configmaps, "default", "c"))
+    operations = b'[{"op": "replace", "path": "/data/k", "value": "w"}, {"op": "test", "path": "/data/k", "value": "v"}]'
+    with pytest.raises(StatusError) as failed:
+        api.patch_or_create(configmaps, "default", "c", operations, "application/json-patch+json")
+    assert failed.value.code == 422
+    assert api.stored(configmaps, "default", "c") == before
