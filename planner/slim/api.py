@@ -146,7 +146,7 @@ class Api:
         )
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
-        obj = prune_empty(obj)
+        obj = prune_empty(obj, decoded=True)
         if options.dry_run:
             self._release(rt, obj)
             return with_type(rt, obj)
@@ -219,7 +219,7 @@ class Api:
         target = error_target(rt, meta["name"])
         causes = self._admit(rt, obj, old, target)
         self._validate(rt, obj, old, target, causes)
-        obj = prune_empty(obj)
+        obj = prune_empty(obj, decoded=True)
         obj = patch.managed_fields(
             old, obj, manager=options.field_manager, operation=operation, subresource=subresource, resource=rt
         )
@@ -334,7 +334,9 @@ class Api:
         if options.dry_run or new == old:
             return with_type(rt, new)
         namespace = scope(rt, meta.get("namespace"))
-        return with_type(rt, self.store.update(resource_key(rt), namespace, _name(new), prune_empty(new)))
+        return with_type(
+            rt, self.store.update(resource_key(rt), namespace, _name(new), prune_empty(new, decoded=True))
+        )
 
     def _remove(self, rt: ResourceType, namespace: str, name: str, final: Obj) -> Obj:
         if rt.is_namespace:

@@ -300,5 +300,5 @@ def _before_strategy(obj: Obj, resource: ResourceType, server_finalizers: tuple[
     meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]
     if resource.drop_generated:
         resource.drop_generated(early)
-    pruned: Obj = prune_empty(early)
+    pruned: Obj = prune_empty(early, decoded=True)
     return pruned
