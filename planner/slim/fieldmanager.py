@@ -267,10 +267,18 @@ def compare(old: Any, new: Any, schema: Field | None) -> Diff:
 
 
 def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -> None:
-    if old is not _MISSING and new is not _MISSING and old == new:
+    if old is _MISSING:
+        _every_path(new, schema, path, diff.added)
+        return
+    if new is _MISSING:
+        _every_path(old, schema, path, diff.removed)
+        return
+    if old == new:
         return  # an equal subtree holds no change: only the branches that differ are walked
-    if _is_container(old, new, schema):
-        _compare_children(old, new, schema, path, diff)
+    members = _members(old, new, schema)
+    if members is not None:
+        for element, (old_child, new_child, child_schema) in members.items():
+            _compare(old_child, new_child, child_schema, (*path, element), diff)
         if path and old is _MISSING:
             diff.added.add(path)
         elif path and new is _MISSING:
@@ -284,49 +292,70 @@ def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -
         diff.modified.add(path)
 
 
-def _is_container(old: Any, new: Any, schema: Field | None) -> bool:
+def _every_path(value: Any, schema: Field | None, path: Path, into: set[Path]) -> None:
+    """What `_compare` finds where one side lacks `value` altogether: every path in it, each member
+    of a container as `_members` names it (a create's field set is mostly this)."""
+    members: list[tuple[str, Any, Field | None]] | None = None
     if isinstance(schema, Atomic):
-        return False
-    values = [v for v in (old, new) if v is not _MISSING and v is not None]
-    if not values:
-        return False
-    if all(isinstance(v, dict) for v in values):
-        return True
-    if not all(isinstance(v, list) for v in values):
-        return False
-    if isinstance(schema, SetList):
-        return True
-    if not (isinstance(schema, KeyedList) and _is_keyed(schema)):
-        return False
-    return all(_keyed_items(v, schema) is not None for v in values)
-
-
-def _compare_children(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -> None:
-    if isinstance(schema, SetList):
-        before = {_value_element(v) for v in _as_list(old)}
-        after = {_value_element(v) for v in _as_list(new)}
-        diff.added.update((*path, e) for e in after - before)
-        diff.removed.update((*path, e) for e in before - after)
-        return
-    if isinstance(schema, KeyedList):
-        before_items = dict(_keyed_items(_as_list(old), schema) or [])
-        after_items = dict(_keyed_items(_as_list(new), schema) or [])
-        for element in {**before_items, **after_items}:
-            item_old = before_items.get(element, _MISSING)
-            item_new = after_items.get(element, _MISSING)
-            _compare(item_old, item_new, schema.item, (*path, element), diff)
-        return
-    before_map = old if isinstance(old, dict) else {}
-    after_map = new if isinstance(new, dict) else {}
-    for key in {**before_map, **after_map}:
-        child_path = (*path, f"f:{key}")
-        _compare(
-            before_map.get(key, _MISSING), after_map.get(key, _MISSING), _child(schema, key), child_path, diff
+        pass
+    elif isinstance(value, dict):
+        members = (
+            [] if isinstance(schema, _LISTS) else [(f"f:{k}", v, _child(schema, k)) for k, v in value.items()]
         )
+    elif isinstance(value, list) and isinstance(schema, SetList):
+        members = [(e, item, _SET_ITEM) for e, item in {_value_element(v): v for v in value}.items()]
+    elif isinstance(value, list) and isinstance(schema, KeyedList) and _is_keyed(schema):
+        pairs = _keyed_items(value, schema)
+        if pairs is not None:
+            members = [(e, item, schema.item) for e, item in pairs]
+    if members is None:  # a value, not a container
+        into.add(path)
+        return
+    for element, item, item_schema in members:
+        _every_path(item, item_schema, (*path, element), into)
+    if path:
+        into.add(path)
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+Members = dict[str, tuple[Any, Any, Field | None]]
+_SET_ITEM: Final = Atomic()  # a set's item is a value, whatever its shape
+_LISTS: Final = (SetList, KeyedList)
+
+
+def _members(old: Any, new: Any, schema: Field | None) -> Members | None:
+    """The members of `old` and `new` compared as one container — path element: (old member, new
+    member, its schema), `_MISSING` where one side lacks it — or None when they compare as values:
+    an atomic field, values of different shapes, a list that is neither a set nor keyable."""
+    if isinstance(schema, Atomic):
+        return None
+    present = [v for v in (old, new) if v is not _MISSING and v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, dict) for v in present):
+        if isinstance(schema, _LISTS):
+            return {}  # a map where a list belongs: a container without members
+        before = old if isinstance(old, dict) else {}
+        after = new if isinstance(new, dict) else {}
+        return {
+            f"f:{key}": (before.get(key, _MISSING), after.get(key, _MISSING), _child(schema, key))
+            for key in {**before, **after}
+        }
+    if not all(isinstance(v, list) for v in present):
+        return None
+    if isinstance(schema, SetList):
+        before_set = {_value_element(v): v for v in (old if isinstance(old, list) else [])}
+        after_set = {_value_element(v): v for v in (new if isinstance(new, list) else [])}
+        return _paired(before_set, after_set, _SET_ITEM)
+    if not (isinstance(schema, KeyedList) and _is_keyed(schema)):
+        return None
+    sides = [_keyed_items(v, schema) if isinstance(v, list) else [] for v in (old, new)]
+    if sides[0] is None or sides[1] is None:
+        return None
+    return _paired(dict(sides[0]), dict(sides[1]), schema.item)
+
+
+def _paired(before: dict[str, Any], after: dict[str, Any], schema: Field | None) -> Members:
+    return {e: (before.get(e, _MISSING), after.get(e, _MISSING), schema) for e in {**before, **after}}
 
 
 # ------------------------------------------------------------------------------------------ merging
