@@ -58,9 +58,14 @@ class Parsed:
     repeats: bool = False
     fractions: bool = False
 
+    @property
+    def is_plain(self) -> bool:
+        """Whether `value` holds ordinary JSON values only (no parser types)."""
+        return not (self.repeats or self.fractions)
+
     def plain(self) -> Any:
         """The document as ordinary JSON values (a copy only when it holds parser types)."""
-        return plain(self.value) if self.repeats or self.fractions else self.value
+        return self.value if self.is_plain else plain(self.value)
 
     def duplicates(self) -> list[str]:
         """`duplicates(value)`, without the walk when no object repeated a key."""
@@ -137,28 +142,58 @@ class Fatal(Exception):
     """The decode fails with this message (the first type error, or a type's own unmarshaler's)."""
 
 
-@dataclass(frozen=True)
 class _At:
-    """Where the walk is: Go's error context (the fields from the root, the struct holding the last
-    one) and the strict decoder's path (with list indexes and map keys)."""
+    """Where the walk is, as a step from its parent (a struct's field, a list's index or a map's key):
+    the error context — Go's (the struct fields from the root, the struct holding the last one) and
+    the strict decoder's path (with list indexes and map keys) — is spelled out only when an error
+    names it."""
 
-    fields: tuple[str, ...] = ()
-    struct: str = ""
-    path: str = ""
+    __slots__ = ("parent", "step", "struct_name")
+
+    def __init__(
+        self, parent: _At | None = None, step: str | int = "", struct_name: str | None = None
+    ) -> None:
+        self.parent, self.step = parent, step
+        self.struct_name = struct_name  # set on a struct field's step: the struct holding it
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        steps: list[str] = []
+        at: _At | None = self
+        while at is not None and at.parent is not None:
+            if at.struct_name is not None:
+                steps.append(str(at.step))
+            at = at.parent
+        return tuple(reversed(steps))
+
+    @property
+    def struct(self) -> str:
+        at: _At | None = self
+        while at is not None and at.struct_name is None:
+            at = at.parent
+        return at.struct_name if at is not None and at.struct_name is not None else ""
+
+    @property
+    def path(self) -> str:
+        if self.parent is None:
+            return ""
+        if isinstance(self.step, int):
+            return f"{self.parent.path}[{self.step}]"
+        return self.parent.key(self.step)
 
     def key(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def index(self, i: int) -> str:
-        return f"{self.path}[{i}]"
+        path = self.path
+        return f"{path}.{name}" if path else name
 
 
 # --- Go's encoding/json into a typed struct ------------------------------------------------------------
 
 
-def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
-    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would."""
-    walk = _JsonWalk(schemas)
+def decode_json(schemas: Schemas, document: Any, into: GoType, *, plain_input: bool = False) -> Findings:
+    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would.
+    `plain_input`: the document holds no parser types (no `JSONObject`, no `JSONNumber`), so its
+    values are kept as they are (free-form ones shared) rather than converted."""
+    walk = _JsonWalk(schemas, plain_input)
     try:
         value = walk.value(document, into, _At())
     except Fatal as exc:
@@ -166,13 +201,18 @@ def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
     return Findings(strict=walk.strict, value=value)
 
 
+def _unchanged(value: Any) -> Any:
+    return value
+
+
 class _JsonWalk:
     """One decode: each reader checks a value against its Go type and returns what Go would hold."""
 
-    def __init__(self, schemas: Schemas) -> None:
+    def __init__(self, schemas: Schemas, plain_input: bool = False) -> None:
         self.schemas = schemas
         self.strict: list[str] = []
         self._seen: set[str] = set()
+        self.plain: Callable[[Any], Any] = _unchanged if plain_input else plain
 
     def add_strict(self, error: str) -> None:
         if error not in self._seen and len(self.strict) < MAX_STRICT_ERRORS:
@@ -189,7 +229,7 @@ class _JsonWalk:
             return reader(self, value, into, at, existing)
         if (problem := _scalar_problem(value, into)) is not None:
             raise Fatal(_type_error(problem, into, at))
-        return plain(value)
+        return self.plain(value)
 
     def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
@@ -197,6 +237,7 @@ class _JsonWalk:
         fields = self.schemas.fields(into)
         out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
+        struct_name = into.struct_name
         for key, item in members(value):
             field_type = fields.get(key)
             if field_type is None:
@@ -205,18 +246,14 @@ class _JsonWalk:
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            inner = _At((*at.fields, key), into.struct_name, at.key(key))
-            out[key] = self.value(item, field_type, inner, out.get(key))
+            out[key] = self.value(item, field_type, _At(at, key, struct_name), out.get(key))
         return out
 
     def slice(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, list):
             raise Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
-        return [
-            self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
-            for i, item in enumerate(value)
-        ]
+        return [self.value(item, into.elem, _At(at, i)) for i, item in enumerate(value)]
 
     def map(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
@@ -228,12 +265,12 @@ class _JsonWalk:
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            out[key] = self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)), out.get(key))
+            out[key] = self.value(item, into.elem, _At(at, key), out.get(key))
         return out
 
     def any(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         """RawExtension and FieldsV1 read their raw JSON themselves: anything goes, unchecked."""
-        return plain(value)
+        return self.plain(value)
 
     def bytes(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if isinstance(value, str):
@@ -242,13 +279,13 @@ class _JsonWalk:
                 raise Fatal(f"illegal base64 data at input byte {offset}")
         elif not isinstance(value, list):
             raise Fatal(_type_error(_json_kind(value), into, at))
-        return plain(value)
+        return self.plain(value)
 
     def special(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         problem = custom_unmarshal_error(value, into.kind)
         if problem is not None:
             raise Fatal(problem)
-        return plain(value)
+        return self.plain(value)
 
 
 _JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At, Any], Any]] = {

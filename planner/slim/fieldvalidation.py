@@ -88,12 +88,12 @@ class Check:
 
 
 def patched_json(check: Check, patched: Obj, patch_strict: list[str]) -> Obj:
-    """A JSON or merge patch's result, decoded like a body (`patch_strict`: what the patch itself had);
-    returns what the Go struct holds (unknown fields dropped)."""
+    """A JSON or merge patch's result (plain JSON values), decoded like a body (`patch_strict`: what
+    the patch itself had); returns what the Go struct holds (unknown fields dropped)."""
     go_type = check.go_type
     if go_type is None:
         return patched
-    findings = decoding.decode_json(schemas(), patched, go_type)
+    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True)
 
     def failure(detail: str) -> StatusError:
         shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -143,7 +143,7 @@ def _typed(parsed: decoding.Parsed, yaml_strict: tuple[str, ...], check: fieldva
     go_type = check.go_type if check is not None else None
     if check is None or go_type is None or not isinstance(document, dict) or not _names(document, check):
         return parsed.plain()
-    findings = decoding.decode_json(schemas(), document, go_type)
+    findings = decoding.decode_json(schemas(), document, go_type, plain_input=parsed.is_plain)
     kind, version = document.get("kind") or check.kind, document.get("apiVersion") or check.api_version
     prefix = f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {check.kind}: '
     if findings.error is not None:
