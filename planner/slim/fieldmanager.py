@@ -699,7 +699,8 @@ def _record_update(
     entries: list[Entry], old: dict[str, Any], new: dict[str, Any], writer: Entry, ctx: _Context
 ) -> list[Entry]:
     """structured-merge-diff's Update: the writer takes what changed, everyone loses it."""
-    diff = compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
+    unchanged = old == new  # a write that only touches managedFields: nothing to compare
+    diff = Diff() if unchanged else compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
     taken = ctx.ignored(diff.changed())
     lost = taken | diff.removed
     kept = [replace(e, fields=e.fields - lost) for e in entries]
