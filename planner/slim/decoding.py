@@ -189,13 +189,31 @@ class _At:
 # --- Go's encoding/json into a typed struct ------------------------------------------------------------
 
 
-def decode_json(schemas: Schemas, document: Any, into: GoType, *, plain_input: bool = False) -> Findings:
+# Which members of a document changed: a name maps to what changed below it, or to None when the
+# whole member did.
+Changed = dict[str, "Changed | None"]
+
+
+def decode_json(
+    schemas: Schemas,
+    document: Any,
+    into: GoType,
+    *,
+    plain_input: bool = False,
+    changed: Changed | None = None,
+) -> Findings:
     """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would.
     `plain_input`: the document holds no parser types (no `JSONObject`, no `JSONNumber`), so its
-    values are kept as they are (free-form ones shared) rather than converted."""
+    values are kept as they are (free-form ones shared) rather than converted. `changed`: only those
+    members are new (a patch wrote them into an object that decoded cleanly before); the rest is
+    known to decode as it is and is kept without a walk, which finds nothing the full walk would."""
     walk = _JsonWalk(schemas, plain_input)
     try:
-        value = walk.value(document, into, _At())
+        value = (
+            walk.value(document, into, _At())
+            if changed is None
+            else walk.part(document, into, _At(), changed)
+        )
     except Fatal as exc:
         return Findings(error=str(exc))
     return Findings(strict=walk.strict, value=value)
@@ -230,6 +248,27 @@ class _JsonWalk:
         if (problem := _scalar_problem(value, into)) is not None:
             raise Fatal(_type_error(problem, into, at))
         return self.plain(value)
+
+    def part(self, value: Any, into: GoType, at: _At, changed: Changed | None) -> Any:
+        """`value` with the members `changed` names decoded and the others kept (a list changes whole:
+        its indexes shift)."""
+        if changed is None or not isinstance(value, dict) or into.kind not in (Kind.STRUCT, Kind.MAP):
+            return self.value(value, into, at)
+        struct = into.kind is Kind.STRUCT
+        fields = self.schemas.fields(into) if struct else {}
+        out = dict(value)
+        for key, item in members(value):
+            if key not in changed:
+                continue
+            if not struct:
+                assert into.elem is not None
+                out[key] = self.part(item, into.elem, _At(at, key), changed[key])
+            elif (field_type := fields.get(key)) is None:
+                self.add_strict(f'unknown field "{at.key(key)}"')
+                del out[key]
+            else:
+                out[key] = self.part(item, field_type, _At(at, key, into.struct_name), changed[key])
+        return out
 
     def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):

@@ -87,13 +87,16 @@ class Check:
             self.warnings.extend(w for w in warnings_for(found) if w not in self.warnings)
 
 
-def patched_json(check: Check, patched: Obj, patch_strict: list[str]) -> Obj:
+def patched_json(
+    check: Check, patched: Obj, patch_strict: list[str], changed: decoding.Changed | None = None
+) -> Obj:
     """A JSON or merge patch's result (plain JSON values), decoded like a body (`patch_strict`: what
-    the patch itself had); returns what the Go struct holds (unknown fields dropped)."""
+    the patch itself had; `changed`: what it wrote, when the rest is the stored object's); returns
+    what the Go struct holds (unknown fields dropped)."""
     go_type = check.go_type
     if go_type is None:
         return patched
-    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True)
+    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True, changed=changed)
 
     def failure(detail: str) -> StatusError:
         shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

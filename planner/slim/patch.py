@@ -90,9 +90,38 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         ) from exc
     if not isinstance(result, dict):
         raise bad_request("the patched object is not a JSON object")
-    return fieldvalidation.patched_json(
-        ctx.check, result, [f"json patch {e}" for e in _json_patch_strict(document)]
-    )
+    strict = [f"json patch {e}" for e in _json_patch_strict(document)]
+    return fieldvalidation.patched_json(ctx.check, result, strict, _written(result, operations))
+
+
+WRITING_OPERATIONS = frozenset({"add", "replace", "copy", "move"})
+
+
+def _written(result: Obj, operations: list[Any]) -> decoding.Changed | None:
+    """The members the operations wrote into `result`, for decoding just those (None: the whole
+    document); a list counts whole, as its indexes shift."""
+    changed: decoding.Changed = {}
+    for operation in operations:
+        if not isinstance(operation, dict) or operation.get("op") not in WRITING_OPERATIONS:
+            continue
+        steps = [s.replace("~1", "/").replace("~0", "~") for s in str(operation.get("path")).split("/")[1:]]
+        if not steps or not _mark(changed, result, steps):
+            return None
+    return changed
+
+
+def _mark(changed: decoding.Changed, container: Any, steps: list[str]) -> bool:
+    """Mark the member `steps` lead to within `container` as written; False when `container` is not
+    an object (its owner was then written as a whole)."""
+    if not isinstance(container, dict):
+        return False
+    key, rest = steps[0], steps[1:]
+    if key in changed and changed[key] is None:
+        return True
+    below = changed.setdefault(key, {})
+    if below is None or not rest or not _mark(below, container.get(key), rest):
+        changed[key] = None
+    return True
 
 
 def _json_patch_strict(document: decoding.Parsed) -> list[str]:
@@ -111,9 +140,19 @@ def merge_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
     if not isinstance(document.value, dict):
         raise bad_request("the patch is not a JSON object")
-    merged = apply_merge_patch(current, document.plain())
+    patch = document.plain()
+    merged = apply_merge_patch(current, patch)
     assert isinstance(merged, dict)
-    return fieldvalidation.patched_json(ctx.check, merged, document.duplicates())
+    return fieldvalidation.patched_json(ctx.check, merged, document.duplicates(), _merged(patch))
+
+
+def _merged(patch: dict[str, Any]) -> decoding.Changed:
+    """The members a merge patch writes (a null only removes)."""
+    return {
+        key: _merged(value) if isinstance(value, dict) else None
+        for key, value in patch.items()
+        if value is not None
+    }
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:

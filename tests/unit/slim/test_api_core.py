@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -155,3 +156,71 @@ def test_a_json_patch_that_fails_midway_changes_nothing(api: Api) -> None:
         api.patch_or_create(configmaps, "default", "c", operations, "application/json-patch+json")
     assert failed.value.code == 422
     assert api.stored(configmaps, "default", "c") == before
+
+
+DEPLOYMENT = {
+    "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+        },
+    },
+}
+JSON_PATCHES = [
+    (
+        "a field of a list item",
+        [{"op": "add", "path": "/spec/template/spec/containers/0/bogus", "value": 1}],
+        'unknown field "spec.template.spec.containers[0].bogus"',
+    ),
+    (
+        "an item inserted before the others",
+        [
+            {
+                "op": "add",
+                "path": "/spec/template/spec/containers/0",
+                "value": {"name": "a", "image": "i", "x": 1},
+            }
+        ],
+        'unknown field "spec.template.spec.containers[0].x"',
+    ),
+    (
+        "a member moved under another name",
+        [{"op": "move", "from": "/metadata/labels", "path": "/spec/chooser"}],
+        'unknown field "spec.chooser"',
+    ),
+    (
+        "a member copied, then its source removed",
+        [
+            {"op": "copy", "from": "/metadata/labels", "path": "/spec/labels"},
+            {"op": "remove", "path": "/metadata/labels"},
+        ],
+        'unknown field "spec.labels"',
+    ),
+    ("an escaped name", [{"op": "add", "path": "/spec/a~1b", "value": 1}], 'unknown field "spec.a/b"'),
+]
+
+
+@pytest.mark.parametrize(("why", "operations", "warning"), JSON_PATCHES, ids=[p[0] for p in JSON_PATCHES])
+def test_a_json_patch_warns_about_what_it_wrote_wherever_it_wrote_it(
+    api: Api, why: str, operations: list[dict[str, Any]], warning: str
+) -> None:
+    deployments = by_kind("Deployment")
+    api.create(deployments, "default", copy.deepcopy(DEPLOYMENT))
+    options = WriteOptions(field_manager="m", field_validation="Warn", warnings=[])
+    body = json.dumps(operations).encode()
+    api.patch_or_create(deployments, "default", "web", body, "application/json-patch+json", options)
+    assert options.warnings == [warning]
+
+
+def test_a_json_patch_writing_a_wrong_type_is_refused_with_go_s_message(api: Api) -> None:
+    deployments = by_kind("Deployment")
+    api.create(deployments, "default", copy.deepcopy(DEPLOYMENT))
+    body = b'[{"op": "add", "path": "/metadata/labels/a~1b", "value": 3}]'
+    options = WriteOptions(field_validation="Ignore", warnings=[])
+    with pytest.raises(StatusError) as refused:
+        api.patch_or_create(deployments, "default", "web", body, "application/json-patch+json", options)
+    assert refused.value.body["message"].endswith(
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
+    )
