@@ -695,11 +695,16 @@ def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
+def _untyped(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+
+
 def _record_update(
     entries: list[Entry], old: dict[str, Any], new: dict[str, Any], writer: Entry, ctx: _Context
 ) -> list[Entry]:
     """structured-merge-diff's Update: the writer takes what changed, everyone loses it."""
-    unchanged = old == new  # a write that only touches managedFields: nothing to compare
+    # A write that only touches managedFields (kind and apiVersion are no one's) has nothing to compare.
+    unchanged = _untyped(old) == _untyped(new)
     diff = Diff() if unchanged else compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
     taken = ctx.ignored(diff.changed())
     lost = taken | diff.removed
