@@ -334,10 +334,18 @@ def record_create(
 
 
 def _before_strategy(obj: Obj, resource: ResourceType, server_finalizers: tuple[str, ...]) -> Obj:
-    early = json_copy(obj)
-    meta = early["metadata"]
-    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]
     if resource.drop_generated:
+        early = json_copy(obj)
+        _drop_finalizers(early["metadata"], server_finalizers)
         resource.drop_generated(early)
-    pruned: Obj = prune_empty(early, decoded=True)
+        dropped: Obj = prune_empty(early, decoded=True)
+        return dropped
+    pruned: Obj = prune_empty(obj, decoded=True)  # a new tree already: no copy before it
+    _drop_finalizers(pruned["metadata"], server_finalizers)
+    if not pruned["metadata"].get("finalizers"):
+        pruned["metadata"].pop("finalizers", None)
     return pruned
+
+
+def _drop_finalizers(meta: Obj, server_finalizers: tuple[str, ...]) -> None:
+    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]
