@@ -147,6 +147,23 @@ def test_a_patch_leaves_the_stored_object_it_read_as_it_was(
     assert stored == before  # the write stored a new object; the one it read is unchanged
 
 
+def test_a_json_patch_shifting_a_list_leaves_the_stored_items_as_they_were(api: Api) -> None:
+    deployments = by_kind("Deployment")
+    api.create(deployments, "default", copy.deepcopy(DEPLOYMENT))
+    stored = api.stored(deployments, "default", "web")
+    before = copy.deepcopy(stored)
+    containers = "/spec/template/spec/containers"
+    operations = [
+        {"op": "add", "path": f"{containers}/0", "value": {"name": "first", "image": "busybox"}},
+        {"op": "replace", "path": f"{containers}/1/image", "value": "nginx:2"},
+        {"op": "move", "from": "/metadata/labels/app", "path": "/metadata/labels/tier"},
+    ]
+    body = json.dumps(operations).encode()
+    patched, _ = api.patch_or_create(deployments, "default", "web", body, "application/json-patch+json")
+    assert [c["image"] for c in patched["spec"]["template"]["spec"]["containers"]] == ["busybox", "nginx:2"]
+    assert stored == before
+
+
 def test_a_json_patch_that_fails_midway_changes_nothing(api: Api) -> None:
     configmaps = by_kind("ConfigMap")
     api.create(configmaps, "default", {"metadata": {"name": "c"}, "data": {"k": "v"}})
