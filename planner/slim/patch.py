@@ -80,7 +80,7 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
     operations = document.plain()
     try:
-        result = jsonpatch.apply_patch(json_copy(current), operations, in_place=True)
+        result = jsonpatch.apply_patch(_writable(current, operations), operations, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
         raise StatusError(
             422,
@@ -97,6 +97,44 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
 WRITING_OPERATIONS = frozenset({"add", "replace", "copy", "move"})
 
 
+def _writable(current: Obj, operations: list[Any]) -> Obj:
+    """`current` (the stored object) with copies of what the operations change in place — the maps on
+    each changed path, a list with all below it (an earlier operation may shift its indexes) — and
+    everything else shared, so jsonpatch applies in place without copying the whole object."""
+    root = dict(current)
+    owned = {id(root)}
+    for operation in operations:
+        if not isinstance(operation, dict):
+            continue
+        changed = [operation.get("path")] if operation.get("op") in (*WRITING_OPERATIONS, "remove") else []
+        if operation.get("op") == "move":
+            changed.append(operation.get("from"))
+        for path in changed:
+            if isinstance(path, str):
+                _own(root, _steps(path)[:-1], owned)
+    return root
+
+
+def _own(node: Obj, steps: list[str], owned: set[int]) -> None:
+    """Replace the containers along `steps` below `node` (owned) by copies the patch may change."""
+    for step in steps:
+        child = node.get(step)
+        if isinstance(child, list):
+            node[step] = json_copy(child)
+            return
+        if not isinstance(child, dict):
+            return
+        if id(child) not in owned:
+            child = node[step] = dict(child)
+            owned.add(id(child))
+        node = child
+
+
+def _steps(pointer: str) -> list[str]:
+    """A JSON pointer's reference tokens, unescaped."""
+    return [s.replace("~1", "/").replace("~0", "~") for s in pointer.split("/")[1:]]
+
+
 def _written(result: Obj, operations: list[Any]) -> decoding.Changed | None:
     """The members the operations wrote into `result`, for decoding just those (None: the whole
     document); a list counts whole, as its indexes shift."""
@@ -104,7 +142,7 @@ def _written(result: Obj, operations: list[Any]) -> decoding.Changed | None:
     for operation in operations:
         if not isinstance(operation, dict) or operation.get("op") not in WRITING_OPERATIONS:
             continue
-        steps = [s.replace("~1", "/").replace("~0", "~") for s in str(operation.get("path")).split("/")[1:]]
+        steps = _steps(str(operation.get("path")))
         if not steps or not _mark(changed, result, steps):
             return None
     return changed
