@@ -19,6 +19,7 @@ each, Ignore says nothing. Protobuf has no strict mode, and its types are checke
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,8 +93,10 @@ def _quality(value: str) -> float:
         return 0.0
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(accept: str) -> Output:
-    """The response format for an Accept header; JSON when nothing in it can be written."""
+    """The response format for an Accept header; JSON when nothing in it can be written (remembered:
+    a client sends the same header with every request)."""
     for clause in parse_accept(accept):
         for candidate in (JSON, PROTOBUF):
             if _matches(clause, candidate) and (output := _acceptable(clause, candidate)) is not None:
