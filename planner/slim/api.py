@@ -120,11 +120,13 @@ class Api:
         *,
         operation: str = "Update",
     ) -> Obj:
-        """`operation` is "Apply" when server-side apply creates the object (its managedFields are set)."""
+        """`operation` is "Apply" when server-side apply creates the object (its managedFields are set):
+        the apiserver creates through its update path then, whose storage ignores a resourceVersion the
+        configuration carries, where a POST's refuses it."""
         obj = decode(rt, body)
         meta = metadata(obj)
         namespace = self._check_namespace(rt, namespace, meta)
-        if meta.get("resourceVersion"):
+        if meta.get("resourceVersion") and operation != "Apply":
             raise errors.internal("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generated_name(str(meta["generateName"]))
@@ -265,8 +267,14 @@ class Api:
         operation = "Apply" if patch.is_apply(content_type) else "Update"
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}
-            created = self.create(rt, namespace, patcher(skeleton, body, ctx), options, operation=operation)
-            return created, True
+            applied = patcher(skeleton, body, ctx)
+            uid = metadata(applied).get("uid")
+            if uid:
+                detail = (
+                    f"uid mismatch: the provided object specified uid {uid}, and no existing object was found"
+                )
+                raise errors.conflict(error_target(rt, name), detail)
+            return self.create(rt, namespace, applied, options, operation=operation), True
         if old is None:
             raise errors.not_found(error_target(rt, name))
         patched = patcher(with_type(rt, old), body, ctx)  # a patcher copies what it changes
