@@ -362,9 +362,11 @@ def _paired(before: dict[str, Any], after: dict[str, Any], schema: Field | None)
 
 
 def merge(live: Any, config: Any, schema: Field | None) -> Any:
-    """Server-side apply's merge of a config into the live object."""
+    """Server-side apply's merge of a config into the live object. What the config leaves alone is
+    shared with `live`, not copied: the maps and lists the merge builds are its own, and the removals
+    that follow copy what they change (`remove_paths`)."""
     if config is _MISSING:
-        return json_copy(live)
+        return live
     if live is _MISSING or live is None or isinstance(schema, Atomic):
         return json_copy(config)
     if isinstance(live, dict) and isinstance(config, dict):
@@ -375,7 +377,7 @@ def merge(live: Any, config: Any, schema: Field | None) -> Any:
 
 
 def _merge_maps(live: dict[str, Any], config: dict[str, Any], schema: Field | None) -> dict[str, Any]:
-    out = json_copy(live)
+    out = dict(live)
     for key, value in config.items():
         if value is None:
             out.pop(key, None)
@@ -424,7 +426,7 @@ def _merge_ordered(
         if li < len(lhs):
             element = lhs[li][0]
             if element not in rhs_ids:
-                out.append(json_copy(lhs[li][1]))
+                out.append(lhs[li][1])
                 li += 1
                 continue
             if element in done:
@@ -440,19 +442,23 @@ def _merge_ordered(
 
 
 def remove_paths(obj: dict[str, Any], paths: Iterable[Path], schema: Field | None) -> None:
-    """Remove the values at `paths` from `obj` in place (a path's subtree goes with it)."""
+    """Remove the values at `paths` from `obj` (a path's subtree goes with it): `obj` itself is
+    changed, and every map or list on the way to a removal is replaced by a copy first, so values
+    `obj` shares with another object (a merge's with the live object) are left as they were."""
     for path in sorted(paths, key=len, reverse=True):
         _remove(obj, path, schema)
 
 
 def _remove(node: Any, path: Path, schema: Field | None) -> None:
+    """Remove `path` below `node`, which is the caller's own to change."""
     element, rest = path[0], path[1:]
     kind, _, name = element.partition(":")
     if kind == "f" and isinstance(node, dict):
         if not rest:
             node.pop(name, None)
-        elif name in node:
-            _remove(node[name], rest, _child(schema, name))
+        elif isinstance(child := node.get(name), dict | list):
+            node[name] = child = _shallow_copy(child)
+            _remove(child, rest, _child(schema, name))
         return
     if not isinstance(node, list):
         return
@@ -461,8 +467,13 @@ def _remove(node: Any, path: Path, schema: Field | None) -> None:
         return
     if not rest:
         del node[index]
-    elif isinstance(schema, KeyedList):
-        _remove(node[index], rest, schema.item)
+    elif isinstance(schema, KeyedList) and isinstance(item := node[index], dict):
+        node[index] = item = dict(item)
+        _remove(item, rest, schema.item)
+
+
+def _shallow_copy(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
+    return dict(value) if isinstance(value, dict) else list(value)
 
 
 def _find_item(items: list[Any], element: str, schema: Field | None) -> int | None:
@@ -900,7 +911,8 @@ def _sync_last_applied(result: dict[str, Any], config: dict[str, Any]) -> None:
     applied_annotations = (applied.get("metadata") or {}).get("annotations")
     if isinstance(applied_annotations, dict):
         applied_annotations.pop(LAST_APPLIED, None)
-    annotations[LAST_APPLIED] = _go_json(applied) + "\n"
+    # The merge may share the annotations with the live object: the result gets its own.
+    result["metadata"]["annotations"] = {**annotations, LAST_APPLIED: _go_json(applied) + "\n"}
 
 
 def _go_json(value: Any) -> str:

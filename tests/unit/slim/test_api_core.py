@@ -241,3 +241,21 @@ def test_a_json_patch_writing_a_wrong_type_is_refused_with_go_s_message(api: Api
     assert refused.value.body["message"].endswith(
         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
     )
+
+
+def test_an_apply_that_drops_fields_leaves_the_stored_object_it_merged_into_as_it_was(api: Api) -> None:
+    """The merge shares what the configuration leaves alone with the stored object, and the fields
+    the manager stopped applying are removed below such shared maps: from copies."""
+    deployments = by_kind("Deployment")
+    first = copy.deepcopy(DEPLOYMENT)
+    first["spec"]["template"]["metadata"]["annotations"] = {"x": "1"}
+    options = WriteOptions(field_manager="m", field_validation="Strict", warnings=[])
+    apply = "application/apply-patch+yaml"
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", **first}
+    api.patch_or_create(deployments, "default", "web", json.dumps(body).encode(), apply, options)
+    stored = api.stored(deployments, "default", "web")
+    before = copy.deepcopy(stored)
+    del body["spec"]["template"]["metadata"]["annotations"]
+    api.patch_or_create(deployments, "default", "web", json.dumps(body).encode(), apply, options)
+    assert "annotations" not in api.get(deployments, "default", "web")["spec"]["template"]["metadata"]
+    assert stored == before
