@@ -8,6 +8,7 @@ legitimately be empty strings, and keeps `{}` everywhere else because those are 
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -45,7 +46,13 @@ FIELDS_V1 = "fieldsV1"  # a managedFields entry's field set: maps of maps, owned
 
 
 def now_rfc3339() -> str:
-    return rfc3339(time.time())
+    return _second(int(time.time()))
+
+
+@functools.lru_cache(maxsize=4)
+def _second(epoch: int) -> str:
+    """A whole second's timestamp, formatted once: every write in that second stamps it."""
+    return rfc3339(epoch)
 
 
 def rfc3339(epoch: float) -> str:
