@@ -175,6 +175,52 @@ def test_a_json_patch_that_fails_midway_changes_nothing(api: Api) -> None:
     assert api.stored(configmaps, "default", "c") == before
 
 
+@pytest.mark.parametrize(
+    ("path", "value", "passes"),
+    [
+        ("/spec/replicas", 1, True),
+        ("/spec/replicas", 1.0, True),  # numbers compare by value
+        ("/spec/replicas", True, False),  # true is only true, though Python finds True == 1
+        ("/spec/replicas", 2, False),
+        ("/spec/selector", {"matchLabels": {"app": "web"}}, True),
+        ("/metadata/labels", {"tier": "db", "app": "web"}, True),  # members in another order
+        ("/metadata/labels", {"app": "web", "tier": True}, False),
+        ("/metadata/labels", {"app": "web"}, False),
+        ("/metadata/labels/nothing", "x", False),
+    ],
+)
+def test_a_json_patch_test_compares_json_values(api: Api, path: str, value: Any, passes: bool) -> None:
+    deployments = by_kind("Deployment")
+    body = copy.deepcopy(DEPLOYMENT)
+    body["metadata"]["labels"] = {"app": "web", "tier": "db"}
+    api.create(deployments, "default", body)
+    operations = [
+        {"op": "test", "path": path, "value": value},
+        {"op": "add", "path": "/metadata/annotations", "value": {"tested": "yes"}},
+    ]
+    patch = json.dumps(operations).encode()
+    if passes:
+        patched, _ = api.patch_or_create(deployments, "default", "web", patch, "application/json-patch+json")
+        assert patched["metadata"]["annotations"] == {"tested": "yes"}
+        return
+    with pytest.raises(StatusError) as failed:
+        api.patch_or_create(deployments, "default", "web", patch, "application/json-patch+json")
+    assert failed.value.code == 422
+    assert "annotations" not in api.stored(deployments, "default", "web")["metadata"]
+
+
+def test_a_json_patch_test_failure_is_worded_by_jsonpatch(api: Api) -> None:
+    configmaps = by_kind("ConfigMap")
+    api.create(configmaps, "default", {"metadata": {"name": "c"}, "data": {"k": "v"}})
+    operations = b'[{"op": "test", "path": "/data", "value": {"k": "w"}}]'
+    with pytest.raises(StatusError) as failed:
+        api.patch_or_create(configmaps, "default", "c", operations, "application/json-patch+json")
+    assert failed.value.body["message"] == (
+        "the server rejected our request due to an error in our request: "
+        "{'k': 'v'} (<class 'dict'>) is not equal to tested value {'k': 'w'} (<class 'dict'>)"
+    )
+
+
 DEPLOYMENT = {
     "metadata": {"name": "web", "labels": {"app": "web"}},
     "spec": {
