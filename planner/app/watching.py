@@ -1,7 +1,7 @@
 """Following workloads: `monitor` (lifecycle events through one informer per kind), `apply --watch`
-(apply, then follow what converged on the same informers) and `status` (a table of runtime IDs, once or
-whenever it changes); and `apply_plans`, which chooses between `apply`, `apply --watch` and the apply
-of a saved plan for the `apply` command."""
+(apply, then follow what was written on the same informers, whether or not all of it converged) and
+`status` (a table of runtime IDs, once or whenever it changes); and `apply_plans`, which chooses between
+`apply`, `apply --watch` and the apply of a saved plan for the `apply` command."""
 
 from __future__ import annotations
 
@@ -11,17 +11,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.applying import AppliedPlan, ApplyOptions, apply, apply_saved
+from planner.app.applying import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
 from planner.app.planning import PlanOptions, render_plans
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
 from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
-from planner.events import Clock, EventSink, SystemClock
+from planner.events import Clock, EventSink, Skipped, SystemClock
+from planner.execute import TaskOutcome
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import read_parents
+from planner.lock import Notice
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
 from planner.objects import LABEL_WORKLOAD, Manifest, ObjectRef, labels_of, metadata_of, ref_of
@@ -58,6 +60,46 @@ def plan_runtime_ids(plan: Plan, default_namespace: str) -> list[RuntimeID]:
     return workloads + [sandbox_runtime_id(plan, s, default_namespace) for s in plan.sandboxes]
 
 
+@dataclass(frozen=True, kw_only=True)
+class NotFollowed:
+    """A runtime ID `apply --watch` does not follow: `outcome` is its task that was skipped (because a
+    dependency failed) or whose write failed, so its objects were not all written."""
+
+    runtime_id: RuntimeID
+    outcome: TaskOutcome
+
+    @property
+    def because(self) -> str:
+        return self.outcome.because or self.outcome.task
+
+
+def followed_after(applied: Sequence[AppliedPlan]) -> tuple[list[RuntimeID], list[NotFollowed]]:
+    """Which runtime IDs an apply hands to the monitor: every one whose objects were written or already
+    current, those whose waits failed included (a failed Job then reports ContainerFailed); not those
+    with a task skipped because a dependency failed, or a write that failed. Plan order."""
+    followed: list[RuntimeID] = []
+    not_followed: list[NotFollowed] = []
+    for each in applied:
+        rendered = each.planned.rendered
+        tasks = {task.id: task for task in each.execution.tasks}
+        outcomes: dict[str, list[TaskOutcome]] = {}
+        for outcome in each.result.outcomes:
+            owner = tasks[outcome.task].runtime_id
+            if owner is not None:
+                outcomes.setdefault(owner, []).append(outcome)
+        for rid in plan_runtime_ids(rendered.plan, rendered.default_namespace):
+            held = [
+                o
+                for o in outcomes.get(str(rid), [])
+                if o.status == "skipped" or (o.status == "failed" and not tasks[o.task].is_wait)
+            ]
+            if held:
+                not_followed.append(NotFollowed(runtime_id=rid, outcome=held[0]))
+            else:
+                followed.append(rid)
+    return followed, not_followed
+
+
 def apply_and_watch(
     paths: Sequence[str | Path],
     *,
@@ -65,41 +107,68 @@ def apply_and_watch(
     options: ApplyOptions,
     watch: MonitorOptions,
     sink: EventSink,
+    notice: Notice,
     clock: Clock | None = None,
-) -> tuple[LoadResult, list[AppliedPlan], MonitorResult | None]:
-    """`apply --watch`: apply, then hand every runtime ID of the converged plans to the monitor on the
-    same informers (one per kind per process) and follow them until each is steady or `watch.timeout`.
-    When the apply itself failed there is nothing steady to wait for: no monitoring, the result is None."""
+) -> tuple[ApplyResult, MonitorResult | None]:
+    """`apply --watch`: apply (under the run lock, released once the apply is done: following writes
+    nothing), then hand the runtime IDs `followed_after` picks to the monitor on the same informers
+    (one per kind per process) and follow them until each is steady or `watch.timeout`; each one not
+    followed is reported as a `Skipped` event naming the failure behind it. An apply that was
+    interrupted or lost its run lock follows nothing (the result is None)."""
     informers = Informers(target.client)
+    clock = clock or SystemClock()
     try:
-        loaded, applied = apply(
-            paths, target=target, options=options, sink=sink, clock=clock, informers=informers
+        done = apply(
+            paths, target=target, options=options, sink=sink, notice=notice, clock=clock, informers=informers
         )
-        if not all(each.result.ok for each in applied):
-            return loaded, applied, None
-        rendered = [each.planned.rendered for each in applied]
-        rids = [rid for r in rendered for rid in plan_runtime_ids(r.plan, r.default_namespace)]
+        if done.lost or any(each.result.interrupted for each in done.applied):
+            return done, None
+        rids, not_followed = followed_after(done.applied)
+        for each in not_followed:
+            sink.emit(_not_followed_event(each, clock))
         scope = frozenset(rid.namespace for rid in rids)
         followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
-        return loaded, applied, followed
+        return done, followed
     finally:
         informers.stop()
 
 
+def _not_followed_event(not_followed: NotFollowed, clock: Clock) -> Skipped:
+    return Skipped(
+        time=clock.now(),
+        message=f"not followed: {not_followed.because} failed",
+        object=str(not_followed.outcome.ref),
+        runtime_id=str(not_followed.runtime_id),
+        task=f"watch {not_followed.runtime_id}",
+        because=not_followed.because,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class ApplyRun:
-    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, and with
-    `--watch` what the monitor saw afterwards (None when the apply itself failed)."""
+    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, why it lost
+    its run lock (None when it did not), and with `--watch` what the monitor saw afterwards (None when
+    the apply was interrupted or lost its lock)."""
 
     loaded: LoadResult
     applied: list[AppliedPlan]
+    lost: str | None = None
     watched: bool = False
     followed: MonitorResult | None = None
 
+    @classmethod
+    def of(
+        cls, done: ApplyResult, *, watched: bool = False, followed: MonitorResult | None = None
+    ) -> ApplyRun:
+        return cls(
+            loaded=done.loaded, applied=done.applied, lost=done.lost, watched=watched, followed=followed
+        )
+
     @property
     def ok(self) -> bool:
-        """Every plan converged and, when watched, every workload became steady and none failed."""
-        if not all(each.result.ok for each in self.applied):
+        """Every plan converged under its lock and, when watched, every workload became steady and none
+        failed."""
+        if self.lost or not all(each.result.ok for each in self.applied):
             return False
         followed = self.followed
         return not self.watched or (followed is not None and not followed.failed and followed.steady)
@@ -112,9 +181,11 @@ def apply_plans(
     options: ApplyOptions,
     watch: MonitorOptions | None,
     sink: EventSink,
+    notice: Notice,
 ) -> ApplyRun:
     """`apply`: plan files and directories, followed afterwards with `watch`; or one saved plan
-    (`plan --out`), applied alone with the options and namespace it carries, and never watched."""
+    (`plan --out`), applied alone with the options and namespace it carries, and never watched. The
+    run lock's sentences (waiting, taking over, failing to release) go to `notice`."""
     saved = [Path(argument) for argument in arguments if is_saved_plan(Path(argument))]
     if saved:
         if len(arguments) > 1 or options.plan != PlanOptions() or target.namespace is not None:
@@ -124,15 +195,13 @@ def apply_plans(
             )
         if watch is not None:
             raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
-        loaded, applied = apply_saved(saved[0], target=target, options=options, sink=sink)
-        return ApplyRun(loaded=loaded, applied=applied)
+        return ApplyRun.of(apply_saved(saved[0], target=target, options=options, sink=sink, notice=notice))
     if watch is not None:
-        loaded, applied, followed = apply_and_watch(
-            arguments, target=target, options=options, watch=watch, sink=sink
+        done, followed = apply_and_watch(
+            arguments, target=target, options=options, watch=watch, sink=sink, notice=notice
         )
-        return ApplyRun(loaded=loaded, applied=applied, watched=True, followed=followed)
-    loaded, applied = apply(arguments, target=target, options=options, sink=sink)
-    return ApplyRun(loaded=loaded, applied=applied)
+        return ApplyRun.of(done, watched=True, followed=followed)
+    return ApplyRun.of(apply(arguments, target=target, options=options, sink=sink, notice=notice))
 
 
 def monitor_scope(

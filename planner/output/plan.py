@@ -1,6 +1,7 @@
 """How a ChangeSet reads: as text like `terraform plan`, as JSON lines, or as a pull-request comment.
 
-Every format shows the same facts in the same order: each change's action, object, reason, transition and
+Every format shows the same facts in the same order: each change's action, object, reason, transition,
+cause (drift: the cluster moved away from what was applied; pending: the plan changed since) and
 field-level detail, then one summary line. Secret values never reach these printers in clear (the diff
 marks them) and Secret field values are suppressed here as well, so a reviewer sees which key changed but
 never what it holds.
@@ -54,13 +55,17 @@ def counts(changeset: ChangeSet) -> dict[str, int]:
     return tally
 
 
+def cause_counts(changeset: ChangeSet) -> dict[str, int]:
+    return {cause: len(changeset.caused_by(cause)) for cause in ("drift", "pending")}
+
+
 def summary_line(changeset: ChangeSet) -> str:
     if not changeset.has_changes:
         return f"No changes. The cluster matches plan {changeset.plan}."
-    n = counts(changeset)
+    n = counts(changeset) | cause_counts(changeset)
     return (
         f"Plan: {n['create']} to create, {n['update']} to update, {n['replace']} to replace, "
-        f"{n['delete']} to delete."
+        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending)."
     )
 
 
@@ -145,6 +150,8 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         record |= {"object": str(change.ref), "actions": ACTIONS[change.action]}
         if change.transition:
             record["transition"] = change.transition
+        if change.cause:
+            record["cause"] = change.cause
         record |= {"drift": change.drift, "reason": change.reason, "fields": _fields_json(change)}
         record["message"] = _headline(change)
         records.append(record)
@@ -154,7 +161,7 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         "plan": changeset.plan,
         "namespace": changeset.namespace,
     }
-    summary |= counts(changeset) | {"conflicts": list(changeset.conflicts)}
+    summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
     records.append(summary | {"message": summary_line(changeset)})
     return records
 
@@ -167,8 +174,9 @@ def to_json_lines(changeset: ChangeSet, *, now: datetime | None = None) -> str:
 
 def _markdown_rows(changes: Sequence[Change]) -> Iterable[str]:
     for change in changes:
-        note = "; ".join(n for n in (change.transition, change.reason, "drift" if change.drift else "") if n)
-        yield f"| `{SYMBOLS[change.action]}` | {VERBS[change.action]} | `{change.ref}` | {note} |"
+        note = "; ".join(n for n in (change.transition, change.reason) if n)
+        cause = change.cause or ""
+        yield f"| `{SYMBOLS[change.action]}` | {VERBS[change.action]} | {cause} | `{change.ref}` | {note} |"
 
 
 def to_markdown(changeset: ChangeSet) -> str:
@@ -180,7 +188,12 @@ def to_markdown(changeset: ChangeSet) -> str:
     ]
     changes = shown(changeset)
     if changes:
-        lines += ["", "| | action | object | notes |", "|---|---|---|---|", *_markdown_rows(changes)]
+        lines += [
+            "",
+            "| | action | cause | object | notes |",
+            "|---|---|---|---|---|",
+            *_markdown_rows(changes),
+        ]
     conflicts = list(changeset.conflicts)
     if conflicts:
         lines += ["", "**Ownership conflicts:**", "", *(f"- {c}" for c in conflicts)]

@@ -28,6 +28,7 @@ DB_NAME = "state.db"
 # The young generation is collected every this many net allocations of containers (Python's default is
 # 700); the older two keep their defaults.
 COLLECTOR_THRESHOLDS = (7000, 10, 10)
+TOKEN_ENV = "PLANNER_SLIM_TOKEN"  # the admin token, when the server is started by planner itself
 
 
 @dataclass(frozen=True)

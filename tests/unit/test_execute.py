@@ -14,7 +14,7 @@ import pytest
 from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
 from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, execute
+from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
@@ -84,6 +84,7 @@ class Harness:
         parallelism: int = 16,
         default_timeout: float | None = 60.0,
         no_wait: bool = False,
+        stop: StopCheck | None = None,
     ) -> ExecutionResult:
         return execute(
             plan,
@@ -94,6 +95,7 @@ class Harness:
             default_timeout=default_timeout,
             no_wait=no_wait,
             clock=self.clock,
+            stop=stop,
         )
 
 
@@ -249,10 +251,98 @@ def test_a_wait_that_times_out_fails_with_the_last_readiness_and_skips_its_depen
     started = harness.clock.now()
     result = harness.run(WEB_STACK)
     assert {o.task: o.message for o in result.failed} == {
-        "wait-ready job/shop/migrate": "timed out after 300s waiting until ready: complete 0/1"
+        "wait-ready job/shop/migrate": "timed out after 5m waiting until ready: complete 0/1"
     }
     assert ids(result.skipped) == {"create deployment/shop/web", "wait-ready deployment/shop/web"}
     assert harness.clock.now() - started == 300.0
+
+
+UNSCHEDULED = (
+    "0/2 pods scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"
+)
+
+
+def test_a_timeout_says_the_last_reason_the_wait_was_held_up_by_and_its_failed_event_carries_it() -> None:
+    harness = Harness()
+    stuck = Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED)
+    harness.status.script["ready deployment/shop/web"] = harness.status.still(stuck)
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == {
+        "wait-ready deployment/shop/web": f"timed out after 1m waiting until ready: {UNSCHEDULED}"
+    }
+    [failed] = harness.sink.of_type(Failed)
+    assert (failed.task, failed.reason) == ("wait-ready deployment/shop/web", UNSCHEDULED)
+    assert to_json_dict(failed)["reason"] == UNSCHEDULED
+
+
+def test_a_failed_verdict_keeps_its_message_and_carries_its_reason() -> None:
+    harness = Harness()
+    crashed = Readiness(
+        status="Failed",
+        message="container web: CrashLoopBackOff",
+        reason="CrashLoopBackOff (3 restarts): container web exited with code 1",
+    )
+    harness.status.script["ready deployment/shop/web"] = crashed
+    harness.run(WEB_STACK)
+    [failed] = harness.sink.of_type(Failed)
+    assert (failed.message, failed.reason) == (crashed.message, crashed.reason)
+
+
+def test_a_write_failure_has_no_reason() -> None:
+    harness = Harness()
+    harness.writer.failures["create configmap/shop/web-config"] = NOT_OURS
+    harness.run(WEB_STACK)
+    [failed] = harness.sink.of_type(Failed)
+    assert failed.reason is None
+    assert "reason" not in to_json_dict(failed)
+
+
+def test_a_pending_waits_progress_becomes_a_waiting_event_with_its_reason_before_its_outcome() -> None:
+    harness = Harness()
+    key = "ready deployment/shop/web"
+    harness.status.progress[key] = [
+        Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED),
+        Readiness(status="InProgress", message="ready 1/2", reason="ImagePullBackOff (1/2 pods): not found"),
+    ]
+    result = harness.run(WEB_STACK)
+    assert result.ok
+    about_web = [
+        (type(e).__name__, e.message, getattr(e, "reason", None))
+        for e in harness.sink.events
+        if e.object == "deployment/shop/web" and isinstance(e, Waiting | Ready)
+    ]
+    assert about_web == [
+        ("Waiting", "waiting until ready", None),
+        ("Waiting", "still waiting until ready: ready 0/2", UNSCHEDULED),
+        ("Waiting", "still waiting until ready: ready 1/2", "ImagePullBackOff (1/2 pods): not found"),
+        ("Ready", "ready", None),
+    ]
+    again = harness.sink.of_type(Waiting)[-1]
+    assert to_json_dict(again) | {"time": "t"} == {
+        "time": "t",
+        "type": "Waiting",
+        "message": "still waiting until ready: ready 1/2",
+        "object": "deployment/shop/web",
+        "task": "wait-ready deployment/shop/web",
+        "until": "ready",
+        "timeout": 60.0,
+        "reason": "ImagePullBackOff (1/2 pods): not found",
+    }
+
+
+def test_progress_after_the_wait_was_answered_is_not_reported() -> None:
+    late = Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED)
+
+    class ReportsLate(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            cancel = super().watch(ref, **kwargs)  # answered at once: unscripted objects are ready
+            kwargs["progress"](late)
+            return cancel
+
+    harness = Harness()
+    harness.status = ReportsLate(clock=harness.clock)
+    assert harness.run(WEB_STACK).ok
+    assert [e.reason for e in harness.sink.of_type(Waiting)] == [None, None]
 
 
 def test_parallelism_is_never_exceeded() -> None:
@@ -315,11 +405,16 @@ def test_waits_never_delay_independent_writes_even_with_more_waiting_objects_tha
     assert harness.concurrency.peak <= 2
 
 
-def run_bounded(harness: Harness, plan: ExecutionPlan, *, parallelism: int) -> ExecutionResult:
-    """Run on a helper thread, so an executor that let waits hold workers fails here rather than hang:
-    its writes would queue behind waits that are released only after the last write."""
+def run_bounded(
+    harness: Harness, plan: ExecutionPlan, *, parallelism: int, stop: StopCheck | None = None
+) -> ExecutionResult:
+    """Run on a helper thread, so an executor that let waits hold workers (or never asked `stop` again
+    while they pend) fails here rather than hang: its writes would queue behind waits that are released
+    only after the last write."""
     results: list[ExecutionResult] = []
-    runner = threading.Thread(target=lambda: results.append(harness.run(plan, parallelism=parallelism)))
+    runner = threading.Thread(
+        target=lambda: results.append(harness.run(plan, parallelism=parallelism, stop=stop))
+    )
     runner.daemon = True
     runner.start()
     runner.join(timeout=30)
@@ -409,6 +504,97 @@ def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
     summary = harness.sink.events[-1]
     assert isinstance(summary, Summary) and summary.interrupted
     assert "create service/shop/web-svc" not in harness.writer.calls
+
+
+def test_a_ctrl_c_while_a_wait_is_being_started_reports_that_wait_interrupted_not_skipped() -> None:
+    class Interrupted(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            if ref.name == "migrate":
+                raise KeyboardInterrupt  # SIGTERM or Ctrl-C landing inside the source's watch
+            return super().watch(ref, **kwargs)
+
+    harness = Harness()
+    harness.status = Interrupted(clock=harness.clock)
+    result = harness.run(WEB_STACK, parallelism=1)
+
+    assert result.interrupted
+    assert {o.task: o.status for o in result.failed} == {"wait-ready job/shop/migrate": "interrupted"}
+    waiting = [event.object for event in harness.sink.of_type(Waiting)]
+    assert waiting == ["job/shop/migrate"]  # announced, so reported as in flight
+
+
+LOST = "lost the lock of plan shop (namespace shop): could not renew it for 20s"
+
+
+def test_a_stop_is_asked_before_each_task_and_nothing_starts_once_it_answers() -> None:
+    lost = threading.Event()
+    harness = Harness()
+    harness.writer.hooks["create secret/shop/db-credentials"] = lambda _: lost.set()
+
+    result = harness.run(WEB_STACK, parallelism=1, stop=lambda: LOST if lost.is_set() else None)
+
+    assert result.stopped == LOST and not result.ok and not result.interrupted
+    assert ids(result.done) == {
+        "parent secret/shop/shop",
+        "create configmap/shop/web-config",
+        "create secret/shop/db-credentials",  # in flight when the lock was lost: it finishes
+    }
+    assert {o.task: o.message for o in result.skipped} == {
+        "create job/shop/migrate": LOST,
+        "record-run job/shop/migrate": LOST,
+        "wait-ready job/shop/migrate": LOST,
+        "create deployment/shop/web": LOST,
+        "wait-ready deployment/shop/web": LOST,
+        "create service/shop/web-svc": LOST,
+    }
+    assert harness.writer.calls[-1] == "create secret/shop/db-credentials"
+    summary = harness.sink.events[-1]
+    assert isinstance(summary, Summary) and summary.message.endswith(f"(stopped: {LOST})")
+
+
+def test_a_stop_cancels_waits_in_flight_and_lets_writes_in_flight_finish() -> None:
+    plan = plan_from("""
+create job/ns/slow
+wait-ready job/ns/slow <- create job/ns/slow
+create configmap/ns/late
+create deployment/ns/after <- wait-ready job/ns/slow
+""")
+    harness = Harness()
+    harness.status.hold("ready job/ns/slow")
+    waiting, lost, answered = threading.Event(), threading.Event(), threading.Event()
+    harness.sink.hooks.append(
+        lambda event: waiting.set() if isinstance(event, Waiting) and event.object == "job/ns/slow" else None
+    )
+
+    def stop() -> str | None:
+        if not lost.is_set():
+            return None
+        answered.set()
+        return LOST
+
+    def lose_the_lock_while_writing(_: str) -> None:
+        waiting.wait(timeout=5.0)
+        lost.set()  # the lock is lost while this create and the wait on job/ns/slow are in flight
+        answered.wait(timeout=5.0)  # the run has stopped before this write returns
+
+    harness.writer.hooks["create configmap/ns/late"] = lose_the_lock_while_writing
+    result = run_bounded(harness, plan, parallelism=4, stop=stop)
+
+    assert answered.is_set()
+    assert {o.task: (o.status, o.message) for o in result.outcomes} == {
+        "create job/ns/slow": ("done", "created"),
+        "wait-ready job/ns/slow": ("interrupted", LOST),
+        "create configmap/ns/late": ("done", "created"),
+        "create deployment/ns/after": ("skipped", LOST),
+    }
+    assert result.stopped == LOST and not result.interrupted
+    assert harness.status.cancelled == ["ready job/ns/slow"] and harness.status.pending() == []
+    assert "create deployment/ns/after" not in harness.writer.calls
+
+
+def test_a_stop_that_never_answers_changes_nothing() -> None:
+    result = Harness().run(WEB_STACK, stop=lambda: None)
+    assert result.ok and result.stopped == ""
 
 
 def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything_runs() -> None:
