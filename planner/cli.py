@@ -183,10 +183,12 @@ def plan_command(
     )
     loaded, results = app.plan(plans, target=target, options=options)
     print_warnings(loaded.warnings)
-    for result in results:
-        click.echo(formatted(result.changeset, output, colour=sys.stdout.isatty()), nl=False)
-        if graph:
-            click.echo(result.execution.as_text(), nl=False)
+    changesets = [result.changeset for result in results]
+    graphs = [result.execution.as_text() for result in results] if graph else []
+    saved = str(out) if out is not None else None
+    colour = sys.stdout.isatty()
+    click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
+    app.check_data_loss(results)
     if out is not None:
         app.save_plans(out, results, options, target=target)
     if any(result.changeset.conflicts for result in results):

@@ -12,6 +12,7 @@ from planner.app.applying import ApplyOptions
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlanOptions,
+    check_data_loss,
     plan,
     render_plans,
     save_plans,
@@ -30,6 +31,7 @@ __all__ = [
     "PlanOptions",
     "Target",
     "apply_plans",
+    "check_data_loss",
     "delete_workload",
     "inspect_workload",
     "monitor",

@@ -14,6 +14,7 @@ from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
     PlanOptions,
+    check_data_loss,
     execution_plan,
     plan,
     plan_rendered,
@@ -165,6 +166,7 @@ class _Applier:
         self.informers = informers or Informers(client)
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
+        check_data_loss(planned)
         no_wait = self.options.no_wait
         executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()

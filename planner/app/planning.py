@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.app.target import Target
 from planner.applyset import digest_key, parent_ref
+from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
 from planner.graph import ExecutionPlan, solve
@@ -220,6 +221,12 @@ def plan_rendered(
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return results
+
+
+def check_data_loss(planned: Sequence[PlannedChanges]) -> None:
+    """Refuse (DataLossError, naming each) changes of any plan that destroy data without
+    `--allow-data-loss`: `apply` before it writes anything, `plan` once it has printed the plan."""
+    refuse_data_loss(each.changeset for each in planned)
 
 
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:
