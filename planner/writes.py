@@ -186,14 +186,14 @@ class KubeWriter:
             return
         self._counted("after-deletes")
 
-    def ensure_namespace(self, name: str) -> Manifest:
+    def ensure_namespace(self, name: str) -> tuple[Manifest, bool]:
         ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
-            return existing
+            return existing, False
         body = namespace_manifest(name)
         try:
-            return self.client.request(
+            created = self.client.request(
                 "POST",
                 resource_path(NAMESPACE),
                 query={"fieldManager": FIELD_MANAGER},
@@ -201,7 +201,8 @@ class KubeWriter:
                 verb="create",
             )
         except AlreadyExistsError:
-            return self._get(NAMESPACE, ref) or body
+            return self._get(NAMESPACE, ref) or body, False
+        return created, True
 
     # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
 
