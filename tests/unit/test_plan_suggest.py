@@ -16,7 +16,7 @@ NAMES = [f"worker-{i:02d}" for i in range(12)]
         ("db", ["migrate", "web"], None, " (defined: migrate, web)"),
         ("db", [], None, ""),
         (
-            "worker-1",
+            "worker-011",
             NAMES,
             10,
             ' (did you mean "worker-01"? defined: ' + ", ".join(NAMES[:10]) + " and 2 more)",
