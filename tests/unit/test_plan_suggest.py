@@ -16,10 +16,10 @@ NAMES = [f"worker-{i:02d}" for i in range(12)]
         ("db", ["migrate", "web"], None, " (defined: migrate, web)"),
         ("db", [], None, ""),
         (
-            "worker-011",
+            "wroker-07",
             NAMES,
             10,
-            ' (did you mean "worker-01"? defined: ' + ", ".join(NAMES[:10]) + " and 2 more)",
+            ' (did you mean "worker-07"? defined: ' + ", ".join(NAMES[:10]) + " and 2 more)",
         ),
     ],
     ids=[
