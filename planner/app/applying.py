@@ -23,7 +23,7 @@ from planner.app.planning import (
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
 from planner.applyset import Scope, digest_key, narrowed, parent_ref, run_keys_of
-from planner.errors import PlanFilesChangedError, StalePlanError, UsageError
+from planner.errors import PlanFilesChangedError, SecretValuesChangedError, StalePlanError, UsageError
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, execute
 from planner.graph import ExecutionPlan
@@ -32,7 +32,14 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
-from planner.savedplan import closure_digest, key_id, moved_objects, read_saved_plans
+from planner.savedplan import (
+    changed_secrets,
+    closure_digest,
+    key_id,
+    moved_objects,
+    plan_files,
+    read_saved_plans,
+)
 from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, new_digest_key
 
@@ -112,23 +119,45 @@ def apply_saved(
 
 
 def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
-    files = [str(f) for f in document["files"]]
+    files = plan_files(document, Path.cwd())
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
     loaded, results = plan(files, target=here, options=options)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
-    if fresh is None or closure_digest(fresh.rendered.manifests, key) != document["closure_digest"]:
+    if fresh is None:
         raise PlanFilesChangedError(
-            f"plan files changed since the plan was made: {', '.join(files)} (plan {document['plan']})"
+            f"plan files changed since the plan was made: {', '.join(files)} no longer declare plan "
+            f"{document['plan']}"
         )
-    remade = fresh.saved(options, key)
+    _check_closure(document, fresh, key, files)
+    remade = fresh.saved(options, key, root=Path(str(document.get("root") or Path.cwd())))
     moved = moved_objects(document, remade)
     if not moved and remade["changes"] != document["changes"]:
         moved = [(change["object"], "would change differently") for change in document["changes"]]
     if moved:
         raise StalePlanError(moved)
     return loaded, fresh
+
+
+def _check_closure(
+    document: dict[str, Any], fresh: PlannedChanges, key: bytes | None, files: list[str]
+) -> None:
+    """Refuse a plan whose files render another closure now, naming the Secrets when only their values
+    (resolved again from the environment or files beside the plan) differ."""
+    manifests = fresh.rendered.manifests
+    if closure_digest(manifests, key) == document["closure_digest"]:
+        return
+    plan_name = document["plan"]
+    if secrets := changed_secrets(document, manifests, key):
+        raise SecretValuesChangedError(
+            f"secret values changed since the plan was made: {', '.join(secrets)} (plan {plan_name}): the "
+            "plan files are the same, but a secret they read from the environment or a file now resolves "
+            "to another value than the one reviewed; give apply the same secrets, or plan again"
+        )
+    raise PlanFilesChangedError(
+        f"plan files changed since the plan was made: {', '.join(files)} (plan {plan_name})"
+    )
 
 
 def checking_key(document: dict[str, Any], fresh: PlannedChanges | None) -> bytes | None:

@@ -102,10 +102,12 @@ class PlannedChanges:
         """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
         return execution_plan(self)
 
-    def saved(self, options: PlanOptions, key: bytes | None) -> dict[str, Any]:
-        """The saved-plan document, Secret values digested under `key` (see `saving_key`)."""
+    def saved(self, options: PlanOptions, key: bytes | None, *, root: Path) -> dict[str, Any]:
+        """The saved-plan document, Secret values digested under `key` (see `saving_key`); `root` is the
+        directory its plan file's path is relative to (where `plan` runs)."""
         return saved_plan(
             files=[self.rendered.plan.source.file],
+            root=str(root.absolute()),
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
@@ -156,7 +158,10 @@ def save_plans(
 ) -> None:
     """`plan --out`: one saved-plan file for every plan of the run, each plan's Secret values digested
     under its digest key (`saving_key`)."""
-    write_saved_plans(path, [each.saved(options, saving_key(each, target.client)) for each in planned])
+    root = Path.cwd()
+    write_saved_plans(
+        path, [each.saved(options, saving_key(each, target.client), root=root) for each in planned]
+    )
 
 
 def saving_key(planned: PlannedChanges, client: KubeClient) -> bytes | None:
