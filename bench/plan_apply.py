@@ -21,7 +21,9 @@ rolling-out pods never load the other's run):
 It prints each run's seconds, the ratio, the seconds from the start to the first write, the last write
 and the last Deployment ready (planner's from its `-o json` events; kubectl's when `apply` and `wait`
 end), and the API requests each made by verb (from the embedded cluster's /metrics; "n/a" against
-other clusters). Timings are printed, never asserted.
+other clusters). After the create and no-op rounds, what the run lock costs: the Lease requests of the
+create (one renewal per third of the lease duration while it runs) and of a no-op `planner apply`,
+whose requests are a no-op `planner plan`'s plus the lock's. Timings are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> 
     return run_output(command, kubeconfig, ok=ok)[0]
 
 
-def requests_by_verb(url: str | None) -> Counter[str]:
-    """`slim_requests_total` summed by verb, from the embedded cluster's /metrics."""
+def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[str]:
+    """`slim_requests_total` summed by verb (of one resource, when given), from the embedded cluster's
+    /metrics."""
     counts: Counter[str] = Counter()
     if url is None:
         return counts
@@ -92,8 +95,9 @@ def requests_by_verb(url: str | None) -> Counter[str]:
     except OSError:
         return counts
     for match in re.finditer(r"^slim_requests_total\{([^}]*)\} ([0-9.e+]+)$", text, re.MULTILINE):
-        verb = re.search(r'verb="([^"]*)"', match.group(1))
-        counts[verb.group(1) if verb else "?"] += int(float(match.group(2)))
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+        if resource is None or labels.get("resource") == resource:
+            counts[labels.get("verb", "?")] += int(float(match.group(2)))
     return counts
 
 
@@ -134,6 +138,7 @@ class Row:
     name: str
     seconds: float
     requests: Counter[str] = field(default_factory=Counter)
+    leases: Counter[str] = field(default_factory=Counter)  # the run lock's requests, by verb
     timeline: Timeline = Timeline()
 
 
@@ -154,19 +159,28 @@ def planner_timeline(json_lines: str, started: float) -> Timeline:
     )
 
 
-def planner_apply(plan: Path, where: Cluster, *options: str) -> Row:
-    """`planner apply` with `-o json`, timed, with its request counts and its events' timeline."""
-    before, started = requests_by_verb(where.url), time.time()
+def planner_apply(plan: Path, where: Cluster, *options: str, name: str = "") -> Row:
+    """`planner apply` with `-o json`, timed, with its request counts (all, and the run lock's) and its
+    events' timeline."""
+    before, leases, started = requests_by_verb(where.url), requests_by_verb(where.url, "leases"), time.time()
     command = [*PLANNER, "apply", str(plan), "-o", "json", "--timeout", WAIT_TIMEOUT, *options]
     seconds, events = run_output(command, where.kubeconfig)
-    name = " ".join(["planner apply", *options])
-    return Row(name, seconds, requests_by_verb(where.url) - before, planner_timeline(events, started))
+    return Row(
+        name or " ".join(["planner apply", *options]),
+        seconds,
+        requests_by_verb(where.url) - before,
+        requests_by_verb(where.url, "leases") - leases,
+        planner_timeline(events, started),
+    )
 
 
-def measured(command: list[str], where: Cluster, ok: tuple[int, ...] = (0,)) -> tuple[float, Counter[str]]:
-    before = requests_by_verb(where.url)
+def measured(
+    command: list[str], where: Cluster, ok: tuple[int, ...] = (0,)
+) -> tuple[float, Counter[str], Counter[str]]:
+    """Seconds, all requests by verb, and the run lock's (Lease) requests by verb."""
+    before, leases = requests_by_verb(where.url), requests_by_verb(where.url, "leases")
     elapsed = run(command, where.kubeconfig, ok=ok)
-    return elapsed, requests_by_verb(where.url) - before
+    return elapsed, requests_by_verb(where.url) - before, requests_by_verb(where.url, "leases") - leases
 
 
 def render(plan: Path, into: Path) -> None:
@@ -192,19 +206,24 @@ def plan_and_manifests(
     return plan, manifests
 
 
-def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], list[Row]]:
-    """(create rows, no-op rows): planner in one fresh namespace, kubectl in another."""
+def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], list[Row], list[Row]]:
+    """(create rows, no-op rows, lock rows): planner in one fresh namespace, kubectl in another."""
     mine, theirs = fresh_namespace(where.kubeconfig, "planner"), fresh_namespace(where.kubeconfig, "kubectl")
     plan, _ = plan_and_manifests(workloads, mine, scratch)
     _, manifests = plan_and_manifests(workloads, theirs, scratch)
-    seconds, requests = measured(["kubectl", "apply", "-f", str(manifests)], where)
-    kubectl_apply = Row("kubectl apply -f", seconds, requests, Timeline(last_write=seconds))
+    seconds, requests, _ = measured(["kubectl", "apply", "-f", str(manifests)], where)
+    kubectl_apply = Row("kubectl apply -f", seconds, requests, timeline=Timeline(last_write=seconds))
     creates = [planner_apply(plan, where, "--no-wait"), kubectl_apply]
     noops = [
         Row("planner plan", *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], where)),
         Row("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], where)),
     ]
-    return creates, noops
+    locked = [creates[0], planner_apply(plan, where, "--no-wait", name="planner apply (no-op)"), noops[0]]
+    return creates, noops, locked
+
+
+def by_verb(requests: Counter[str]) -> str:
+    return ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items()) if n) or "n/a"
 
 
 def kubectl_apply_and_wait(manifests: Path, namespace: str, where: Cluster) -> Row:
@@ -215,7 +234,7 @@ def kubectl_apply_and_wait(manifests: Path, namespace: str, where: Cluster) -> R
     run([*wait, f"--timeout={WAIT_TIMEOUT}"], where.kubeconfig)
     seconds = time.perf_counter() - started
     timeline = Timeline(last_write=applied, last_ready=seconds)
-    return Row("kubectl apply + wait", seconds, requests_by_verb(where.url) - before, timeline)
+    return Row("kubectl apply + wait", seconds, requests_by_verb(where.url) - before, timeline=timeline)
 
 
 def kpt_skipped(where: Cluster) -> str | None:
@@ -241,8 +260,8 @@ def kpt_apply(manifests: Path, namespace: str, where: Cluster, scratch: Path) ->
     run(["kpt", "pkg", "init", str(package)], where.kubeconfig)
     run(["kpt", "live", "init", str(package), f"--namespace={namespace}"], where.kubeconfig)
     apply = ["kpt", "live", "apply", str(package), f"--reconcile-timeout={WAIT_TIMEOUT}"]
-    seconds, requests = measured(apply, where)
-    return Row("kpt live apply", seconds, requests, Timeline(last_ready=seconds))
+    seconds, requests, _ = measured(apply, where)
+    return Row("kpt live apply", seconds, requests, timeline=Timeline(last_ready=seconds))
 
 
 def apply_and_wait(
@@ -276,7 +295,7 @@ def print_rows(title: str, rows: Sequence[Row]) -> None:
     header = f"{'seconds':>9}{'1st write':>10}{'last write':>11}{'last ready':>11}{'requests':>10}"
     print(f"{title:<28}{header}  by verb")
     for row in rows:
-        verbs = ", ".join(f"{verb} {n}" for verb, n in sorted(row.requests.items())) or "n/a"
+        verbs = by_verb(row.requests)
         times = "".join(
             f"{_seconds(value):>{width}}"
             for value, width in (
@@ -290,6 +309,25 @@ def print_rows(title: str, rows: Sequence[Row]) -> None:
     for other in rows[1:]:
         print(f"ratio {other.name} / {mine.name}: {other.seconds / mine.seconds:.2f}x")
     print()
+
+
+def print_lock(rows: list[Row]) -> None:
+    """The run lock's requests: taking and releasing it, and a renewal per 10 s of a 30 s lease."""
+    create, noop, plan = rows
+    print(f"run lock (Lease requests){'':<4}{'seconds':>9}{'requests':>10}  by verb")
+    for row in (create, noop):
+        print(
+            f"{row.name:<28}{row.seconds:>9.2f}{sum(row.leases.values()) or 'n/a':>10}  {by_verb(row.leases)}"
+        )
+    renewals = create.leases["update"]
+    print(
+        f"{create.name}: {renewals} renewals in {create.seconds:.1f}s (one per 10s of the default 30s lease)"
+    )
+    extra = noop.requests - plan.requests
+    print(
+        f"{noop.name} makes {sum(noop.requests.values())} requests, {plan.name} "
+        f"{sum(plan.requests.values())}: {by_verb(extra)} more\n"
+    )
 
 
 def main() -> None:
@@ -308,11 +346,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
-                creates, noops = compare(args.workloads, where, Path(scratch))
+                creates, noops, locked = compare(args.workloads, where, Path(scratch))
             objects = f"{3 * args.workloads} objects: Deployment + ConfigMap + Service each"
             print(f"{args.workloads} workloads ({objects})\n")
             print_rows("create", creates)
             print_rows("no-op", noops)
+            print_lock(locked)
         for workloads in args.wait_workloads if "wait" in args.rounds else ():
             rows, kpt_skip = apply_and_wait(
                 workloads,

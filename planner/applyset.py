@@ -9,12 +9,19 @@ parent's `data` is planner's record of the Jobs that ran (run-key → `RunRecord
 per run-key even after TTL cleanup deleted it: recorded *pending* before the Job's create (a kill
 between the create and its record leaves a trace), confirmed with the Job's uid after it, and given
 its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
-keys under `planner.` are planner's own (the saved plans' digest key) and every parent write keeps them.
+keys under `planner.` are planner's own (the saved plans' digest key, the applied closure) and every
+parent write keeps them.
 
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
 half-way never hides a member from the next prune; only after an apply converged does it narrow to what
-remains (`narrowed`, `tightened_parent`).
+remains (`narrowed`, `settled_parent`).
+
+The same converged apply records its closure as applied (`AppliedClosure`: object → the first 16 hex
+digits of its `planner.dev/hash`, gzipped JSON under the reserved data key `planner.applied-closure`).
+The diff reads it to tell **drift** (the cluster moved away from what was applied: a recorded object
+deleted, an object that joined the ApplySet outside the plan) from **pending** changes (the plan changed since). Recorded only after convergence, it always names a
+closure that was applied completely, and it is replaced, never merged, so it follows prune.
 
 Everything here is pure: what to write, computed from what was read. The reader (`planner.live`) GETs
 the parent and LISTs the members in its scope; the writer (`planner.writes`) writes these manifests
@@ -26,6 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,6 +44,7 @@ from planner import __version__
 from planner.errors import OwnershipError, PlannerError
 from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo, by_group_kind
 from planner.objects import (
+    ANNOTATION_HASH,
     ANNOTATION_PLAN,
     ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
@@ -253,14 +262,19 @@ def _reserved(live: Manifest | None) -> dict[str, str]:
     return {key: str(value) for key, value in data.items() if key.startswith(RESERVED_PREFIX)}
 
 
-def tightened_parent(ref: ObjectRef, live: Manifest | None, scope: Scope) -> Manifest:
-    """The parent `live` listing exactly `scope` (the plan's own namespace is implied, never listed)."""
+def settled_parent(
+    ref: ObjectRef, live: Manifest | None, *, scope: Scope | None, applied: AppliedClosure
+) -> Manifest:
+    """The parent `live` after a converged apply: recording `applied` as the applied closure, and
+    listing exactly `scope` when given (the plan's own namespace is implied, never listed)."""
     if live is None:
-        raise PlannerError(f"{ref.described} is missing: nothing to tighten")
+        raise PlannerError(f"{ref.described} is missing: nothing to settle")
     check_parent(ref, live)
     metadata = _without_managed_fields(live)
-    annotations = _with_scope(annotations_of(live), scope, ref.namespace)
-    return {**live, "metadata": metadata | {"annotations": annotations}}
+    if scope is not None:
+        metadata |= {"annotations": _with_scope(annotations_of(live), scope, ref.namespace)}
+    data = {**(live.get("data") or {}), APPLIED_KEY: applied.encoded()}
+    return {**live, "metadata": metadata, "data": data}
 
 
 def unchanged(live: Manifest, body: Manifest) -> bool:
@@ -508,10 +522,60 @@ def with_digest_key(parent: Manifest, key: bytes) -> Manifest:
     return {**parent, "data": {**(parent.get("data") or {}), DIGEST_KEY: encoded}}
 
 
+# --- the applied closure ------------------------------------------------------------------------------
+
+APPLIED_KEY = "planner.applied-closure"
+APPLIED_HASH_DIGITS = 16  # enough to tell one render from another; the hash is no secret's guard here
+
+
+@dataclass(frozen=True)
+class AppliedClosure:
+    """What the last converged apply applied: `<kind>/<namespace>/<name>` → the first 16 hex digits of
+    the rendered object's `planner.dev/hash`."""
+
+    hashes: Mapping[str, str]
+
+    @classmethod
+    def of(cls, closure: Iterable[Manifest]) -> AppliedClosure:
+        return cls({str(ref_of(m)): short_hash(m) for m in closure})
+
+    def encoded(self) -> str:
+        """Base64 of gzip (no timestamp, so equal closures encode equally) of canonical JSON."""
+        packed = gzip.compress(canonical_json(dict(self.hashes)).encode(), mtime=0)
+        return base64.b64encode(packed).decode("ascii")
+
+    def applied(self, ref: ObjectRef) -> bool:
+        return str(ref) in self.hashes
+
+    def applied_as(self, ref: ObjectRef, manifest: Manifest) -> bool:
+        """Whether `manifest`, as rendered now, is what the last converged apply applied for `ref`."""
+        return self.hashes.get(str(ref)) == short_hash(manifest)
+
+
+def short_hash(manifest: Manifest) -> str:
+    return str(annotations_of(manifest).get(ANNOTATION_HASH) or "")[:APPLIED_HASH_DIGITS]
+
+
+def applied_closure(parent: Manifest | None) -> AppliedClosure | None:
+    """The applied closure a parent records; None when it records none (never converged since planner
+    began recording, or an entry that does not decode: then nothing can be called drift by it)."""
+    value = ((parent or {}).get("data") or {}).get(APPLIED_KEY)
+    if not value:
+        return None
+    try:
+        document = json.loads(gzip.decompress(base64.b64decode(str(value), validate=True)))
+    except (binascii.Error, OSError, EOFError, ValueError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    return AppliedClosure({str(key): str(digits) for key, digits in document.items()})
+
+
 __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
     "ANNOTATION_CONTAINS_GROUP_KINDS",
     "ANNOTATION_TOOLING",
+    "APPLIED_KEY",
     "DIGEST_KEY",
     "DIGEST_KEY_BYTES",
     "LABEL_APPLYSET_ID",
@@ -520,11 +584,13 @@ __all__ = [
     "RESERVED_PREFIX",
     "RESULT_FAILED",
     "RESULT_SUCCEEDED",
+    "AppliedClosure",
     "ParentRecord",
     "RunOutcome",
     "RunRecord",
     "RunResult",
     "Scope",
+    "applied_closure",
     "applyset_id",
     "check_parent",
     "digest_key",
@@ -545,7 +611,8 @@ __all__ = [
     "run_record_of",
     "run_records",
     "same_applyset",
-    "tightened_parent",
+    "settled_parent",
+    "short_hash",
     "trimmed_run_records",
     "unchanged",
     "with_digest_key",

@@ -15,6 +15,7 @@ from planner.objects import Manifest, ObjectRef
 
 Action = Literal["create", "update", "replace", "delete", "noop"]
 Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]
+Cause = Literal["drift", "pending"]
 
 SENSITIVE = "(sensitive)"
 
@@ -49,8 +50,16 @@ class Change:
     fields: tuple[FieldChange, ...] = ()
     reason: str = ""
     transition: Transition | None = None
-    drift: bool = False
+    drift: bool = False  # the cluster moved away from what was applied (see `cause`)
     owner: str | None = None  # the workload or sandbox of the plan this object belongs to, if any
+
+    @property
+    def cause(self) -> Cause | None:
+        """Why a change is there: `drift` (the cluster moved away from what was applied) or `pending`
+        (the plan changed since the last apply); None for a no-op."""
+        if self.action == "noop":
+            return None
+        return "drift" if self.drift else "pending"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,3 +80,7 @@ class ChangeSet:
     @property
     def has_changes(self) -> bool:
         return any(change.action != "noop" for change in self.changes)
+
+    def caused_by(self, cause: Cause) -> tuple[Change, ...]:
+        """The changes of one cause: `caused_by("drift")` is what someone moved outside the plan."""
+        return tuple(change for change in self.changes if change.cause == cause)

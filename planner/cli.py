@@ -1,17 +1,23 @@
 """The command line: parse options, call `app`, hand results to a printer, choose the exit code.
 
 Exit codes are a contract (DESIGN §5): 0 success, 1 any error (usage errors too: click's 2 is remapped),
-2 changes present (`plan --detailed-exitcode`), 3 lock held, 4 workload not found.
+2 changes present (`plan --detailed-exitcode`, `reconcile --check`), 3 lock held, 4 workload not found.
+
+The commands that write for a plan (`apply`, `reconcile`) turn SIGTERM into the Ctrl-C path, so a
+stopped CI job or systemd unit releases the plan's run lock on its way out as an interrupted one does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar, cast
 
 import click
@@ -19,10 +25,13 @@ import click
 from planner import __version__, app
 from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
+from planner.lock import DEFAULT_DURATION
 from planner.output.errors import print_diagnostics, report_error, report_failure
 from planner.output.events import ApplyPrinter, MonitorPrinter
+from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
+from planner.output.reconcile import ReconcilePrinter, write_metrics
 from planner.output.validation import print_validated, print_warnings
 from planner.output.workloads import print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
@@ -104,6 +113,63 @@ def _output_option(*choices: str) -> Callable[[F], F]:
 
 def _plan_paths() -> Callable[[F], F]:
     return click.argument("plans", nargs=-1, required=True, type=click.Path(exists=True))
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as bad:
+        raise click.BadParameter(str(bad)) from bad
+
+
+def _lock_options(command: F) -> F:
+    """`--lock-timeout` and `--lock-duration`, handed to the command as one `lock: app.LockOptions`."""
+
+    @functools.wraps(command)
+    def with_lock(*args: Any, **kwargs: Any) -> Any:
+        timeout, duration = kwargs.pop("lock_timeout"), kwargs.pop("lock_duration")
+        if duration < 3:
+            raise click.BadParameter("must be at least 3s", param_hint="--lock-duration")
+        return command(*args, lock=app.LockOptions(duration=duration, timeout=timeout), **kwargs)
+
+    timeout = click.option(
+        "--lock-timeout",
+        callback=_duration,
+        metavar="DURATION",
+        default="0s",
+        show_default=True,
+        help="Wait this long for a plan's lock while another run holds it (0: exit 3 at once).",
+    )
+    duration = click.option(
+        "--lock-duration",
+        callback=_duration,
+        metavar="DURATION",
+        default=f"{DEFAULT_DURATION:g}s",
+        show_default=True,
+        help="The lock's lease: renewed every third of it; a dead run's lock expires after it.",
+    )
+    return cast(F, timeout(duration(with_lock)))
+
+
+def _notice(message: str) -> None:
+    """A sentence about the run lock (waiting for it, taking it over), for the person on stderr."""
+    click.echo(message, err=True)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM takes Ctrl-C's path while a command writes: no task starts, locks are released."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
@@ -215,20 +281,30 @@ def plan_command(
     click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
     app.check_data_loss(results)
     if out is not None:
-        app.save_plans(out, results, options, target=target)
+        for warning in app.save_plans(out, results, options, target=target):
+            click.echo(f"warning: {warning}", err=True)
     if any(result.changeset.conflicts for result in results):
         sys.exit(1)
     if detailed_exitcode and any(result.changeset.has_changes for result in results):
         sys.exit(2)
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as bad:
-        raise click.BadParameter(str(bad)) from bad
+_parallelism_option = click.option(
+    "--parallelism",
+    type=click.IntRange(1),
+    default=16,
+    show_default=True,
+    help="API writes in flight at once, per plan (waits take none).",
+)
+_timeout_option = click.option(
+    "--timeout",
+    callback=_duration,
+    metavar="DURATION",
+    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
+)
+_no_wait_option = click.option(
+    "--no-wait", is_flag=True, help="Write without waiting for objects to become ready."
+)
 
 
 @cli.command("apply")
@@ -238,20 +314,9 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
 @click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
 @click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
-@click.option(
-    "--parallelism",
-    type=click.IntRange(1),
-    default=16,
-    show_default=True,
-    help="API writes in flight at once (waits take none).",
-)
-@click.option(
-    "--timeout",
-    callback=_duration,
-    metavar="DURATION",
-    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
-)
-@click.option("--no-wait", is_flag=True, help="Write without waiting for objects to become ready.")
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @_qps_option
 @click.option(
@@ -267,6 +332,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="How long --watch follows at most.",
 )
+@_lock_options
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -280,15 +346,21 @@ def apply_command(
     allow_empty: bool,
     watch: bool,
     watch_timeout: float,
+    lock: app.LockOptions,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
     PLANS are plan files and directories, or one saved plan written by `plan --out`: then exactly its
-    changes are applied, after checking that neither the plan files nor the objects it read have moved
-    (it carries its own --allow-data-loss, --adopt, --rerun, --allow-empty and namespace).
+    changes are applied, after checking that it was made against this cluster and that neither the
+    plan files nor the objects it read have moved (it carries its own --allow-data-loss, --adopt,
+    --rerun, --allow-empty and namespace).
 
-    Exit 0 when everything converged, 1 when anything failed, was skipped or timed out, or a saved plan
-    is stale; the summary names each failure and what it held back.
+    Each plan is planned and applied holding its run lock (a Lease `planner-lock-<plan>`): while
+    another run holds it, apply waits up to --lock-timeout, then exits 3 naming the holder.
+
+    Exit 0 when everything converged, 1 when anything failed, was skipped or timed out, a saved plan
+    is stale or the lock was lost, 3 when another run holds a plan's lock; the summary names each
+    failure and what it held back.
     """
     plan_options = app.PlanOptions(
         allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun), allow_empty=allow_empty
@@ -298,16 +370,123 @@ def apply_command(
         parallelism=parallelism,
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
+        lock=lock,
     )
     following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
     printer = ApplyPrinter(output)
-    run = app.apply_plans(plans, target=target, options=options, watch=following, sink=printer)
+    with _terminate_as_interrupt():
+        run = app.apply_plans(
+            plans, target=target, options=options, watch=following, sink=printer, notice=_notice
+        )
     print_warnings(run.loaded.warnings)
     if output != "json":
         for each in run.applied:
             printer.summary(each)
+    if run.lost:
+        click.echo(f"error: {run.lost}", err=True)
     if not run.ok:
         sys.exit(1)
+
+
+def _reconcile_exit_code(outcomes: Sequence[app.PlanOutcome]) -> int:
+    """1 when any plan failed; else 3 when any was skipped because locked; else 2 when `--check` found
+    drift or pending changes; else 0."""
+    results = {outcome.result for outcome in outcomes}
+    for result, code in (("failed", 1), ("locked", 3), ("changes", 2)):
+        if result in results:
+            return code
+    return 0
+
+
+@cli.command("reconcile")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@_output_option("text", "json")
+@_cluster_options()
+@click.option(
+    "--check", is_flag=True, help="Write nothing; exit 2 when any plan has drift or pending changes."
+)
+@click.option(
+    "--parallel-plans", type=click.IntRange(1), default=4, show_default=True, help="Plans reconciled at once."
+)
+@click.option(
+    "--metrics-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write Prometheus metrics here, atomically (for node_exporter's textfile collector).",
+)
+@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
+@_lock_options
+@_qps_option
+def reconcile_command(
+    paths: tuple[str, ...],
+    output: str,
+    target: app.Target,
+    check: bool,
+    parallel_plans: int,
+    metrics_file: Path | None,
+    allow_data_loss: bool,
+    allow_empty: bool,
+    parallelism: int,
+    timeout: float | None,
+    no_wait: bool,
+    lock: app.LockOptions,
+) -> None:
+    """Reconcile every plan under PATHS: the one command for cron, systemd timers and CronJobs.
+
+    Plan files are found recursively (`*.yaml`/`*.yml` declaring `kind: Plan`, in path order). Each
+    plan, on its own and several at once: take its lock (a plan another run holds is skipped as
+    `locked`), plan it, apply what drifted or is pending (prune included), release the lock. One plan's
+    failure never stops another. With --check nothing is written (no lock either): each change is
+    reported as drift (the cluster moved away from what was applied) or pending (the plan changed).
+
+    Exit 0 when every plan converged (or, with --check, has nothing to do), 1 when any failed, 2 with
+    --check when any has drift or pending changes, 3 when any was skipped because locked (and none
+    failed).
+    """
+    apply_options = app.ApplyOptions(
+        plan=app.PlanOptions(allow_data_loss=allow_data_loss, allow_empty=allow_empty),
+        parallelism=parallelism,
+        timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+        no_wait=no_wait,
+        lock=lock,
+    )
+    options = app.ReconcileOptions(apply=apply_options, check=check, parallel_plans=parallel_plans)
+    printer = ReconcilePrinter(output)
+    with _terminate_as_interrupt():
+        outcomes = app.reconcile(
+            paths, target=target, options=options, notice=_notice, on_outcome=printer.outcome
+        )
+    code = _reconcile_exit_code(outcomes)
+    printer.finish(outcomes, exit_code=code)
+    if metrics_file is not None:
+        write_metrics(metrics_file, outcomes)
+    sys.exit(code)
+
+
+@cli.command("unlock")
+@click.argument("plan_name", metavar="PLAN")
+@click.option(
+    "--force", is_flag=True, help="Delete the lock: only when the run holding it is known to be dead."
+)
+@_cluster_options()
+def unlock_command(plan_name: str, force: bool, target: app.Target) -> None:
+    """Break the run lock of plan PLAN (in -n's namespace, else the context's): delete its Lease and
+    print whom it belonged to. Without --force it only says who holds it, and exits 1 if anyone does.
+
+    A run whose lock is broken stops starting tasks at its next renewal and exits 1; a dead run's lock
+    also expires on its own, so --force is for not waiting that long.
+    """
+    if not force:
+        state = app.lock_state(plan_name, target=target)
+        if state.holder is None:
+            click.echo(refusal_line(state))
+            return
+        click.echo(f"error: {refusal_line(state)}", err=True)
+        sys.exit(1)
+    click.echo(unlocked_line(app.unlock(plan_name, target=target)))
 
 
 @cli.command()

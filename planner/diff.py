@@ -20,6 +20,14 @@ How one desired object is judged against its live copy (the rules of what counts
 - Fields another manager owns and planner does not are listed on updates as takeovers (`before` equals
   `after`, `manager` set).
 
+Every change is either **drift** (`drift=True`: the cluster moved away from what was applied) or
+**pending** (the plan changed since the last apply). A live object's own hash annotation says what was
+applied to it; for the objects that are not there the ApplySet parent's applied closure
+(`planner.applyset.AppliedClosure`, recorded by the last converged apply) says whether they were: a
+desired object missing although the closure records it as rendered now was deleted outside the plan
+(drift), and a member the plan does not declare that the closure does not list joined the ApplySet
+outside the plan (drift). Without a recorded closure only live hashes decide.
+
 Live members the plan no longer declares are deleted unless annotated to be kept. Sandboxes get named
 transitions (pause, resume, rebase, fork) instead of bare creates and deletes; Jobs whose run-key already
 ran are `already-ran` no-ops (a run recorded only as *pending* has not run: its absent Job is created),
@@ -41,6 +49,7 @@ from dataclasses import dataclass
 
 from planner.applyset import (
     RunRecord,
+    applied_closure,
     not_managed,
     not_the_parent,
     parent_ref,
@@ -64,7 +73,7 @@ from planner.canonical import (
     quantity,
     with_server_forms,
 )
-from planner.changeset import SENSITIVE, Action, Change, ChangeSet, FieldChange, Transition
+from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
 from planner.live import LiveState
 from planner.objects import (
@@ -86,6 +95,7 @@ from planner.transitions import name_sandbox_transitions
 __all__ = [
     "SENSITIVE",
     "Action",
+    "Cause",
     "Change",
     "ChangeSet",
     "FieldChange",
@@ -311,6 +321,7 @@ class _Differ:
         self.adopt = adopt
         self.rerun = rerun
         self.records = run_records(live.parent)
+        self.applied = applied_closure(live.parent)
         self.recorded = _recorded_renders(live.members.values())
         self.conflicts: list[str] = []
 
@@ -380,6 +391,11 @@ class _Differ:
                 transition="already-ran",
                 owner=owner,
             )
+        if self.applied is not None and self.applied.applied_as(ref, desired):
+            reason = "deleted outside the plan"
+            return Change(
+                ref=ref, action="create", desired=desired, live=None, reason=reason, drift=True, owner=owner
+            )
         return Change(ref=ref, action="create", desired=desired, live=None, owner=owner)
 
     def unrecorded(self, changes: Iterable[Change]) -> tuple[RunRecord, ...]:
@@ -402,6 +418,11 @@ class _Differ:
             if marks.get(key) == value:
                 reason = f"kept: annotated {key}: {value}"
                 return Change(ref=ref, action="noop", desired=None, live=live, reason=reason, owner=owner)
+        if self.applied is not None and not self.applied.applied(ref):
+            reason = "not in the plan: it joined the plan's ApplySet outside the plan"
+            return Change(
+                ref=ref, action="delete", desired=None, live=live, reason=reason, drift=True, owner=owner
+            )
         return Change(
             ref=ref, action="delete", desired=None, live=live, reason="no longer in the plan", owner=owner
         )

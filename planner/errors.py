@@ -8,6 +8,7 @@
     ├── KubeconfigError             a named kubeconfig or context is missing or broken
     ├── UnreachableError            the API server could not be reached (refused, unresolvable, timed out, TLS)
     ├── LockHeldError               exit 3: another run holds the plan's lock
+    ├── WrongClusterError           a saved plan was made against another cluster
     ├── WorkloadNotFoundError       exit 4: the runtime ID's workload does not exist
     ├── DataLossError               a PVC or Namespace would be replaced or deleted without --allow-data-loss
     ├── OwnershipError              an object to create exists and belongs to no plan or another one
@@ -91,7 +92,17 @@ class UnreachableError(PlannerError):
 
 
 class LockHeldError(PlannerError):
+    """Another run holds the plan's lock; `holder` says who and since when, in a few words."""
+
     exit_code = 3
+
+    def __init__(self, message: str, *, holder: str = "") -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class WrongClusterError(PlannerError):
+    """`apply FILE`: the saved plan was made against another cluster (or does not say which)."""
 
 
 class WorkloadNotFoundError(PlannerError):

@@ -22,6 +22,12 @@ Timeouts apply to waits: the task's own (app's execution plan gives every wait t
 request timeouts and retries. `no_wait` marks every `wait-ready` as not waited; `wait-gone` still runs,
 because a replace must not create before the old object is gone. On KeyboardInterrupt no further task
 starts and pending waits are cancelled; the result marks running tasks interrupted and the rest skipped.
+
+`stop`, when given, is asked before each task starts (and at least every `STOP_POLL_SECONDS` while
+tasks run, the loop's queue read timing out to ask) whether the run must stop, and why (app passes the
+run lock's `lost`). Once it answers, no further task starts: writes in flight finish (a request sent
+cannot be taken back), waits in flight are cancelled and marked interrupted, every other task is skipped
+with that reason, and the result carries it in `stopped`.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from planner.readiness import Readiness
 Until = Literal["ready", "gone"]
 OutcomeStatus = Literal["done", "not-waited", "failed", "skipped", "interrupted"]
 INTERRUPTED = "interrupted"
+STOP_POLL_SECONDS = 0.2
+StopCheck = Callable[[], str | None]
 
 Answer = Readiness | PlannerError
 """What a wait ends with: the readiness that settled it (or the last one seen when it timed out), or
@@ -129,6 +137,7 @@ class TaskOutcome:
 class ExecutionResult:
     outcomes: tuple[TaskOutcome, ...]  # in plan order
     interrupted: bool = False
+    stopped: str = ""  # why the run stopped starting tasks (`stop` answered), "" when it did not
 
     def _with(self, *statuses: OutcomeStatus) -> tuple[TaskOutcome, ...]:
         return tuple(outcome for outcome in self.outcomes if outcome.status in statuses)
@@ -147,7 +156,7 @@ class ExecutionResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.skipped and not self.interrupted
+        return not self.failed and not self.skipped and not self.interrupted and not self.stopped
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,8 +183,11 @@ class _Execution:
         default_timeout: float | None,
         no_wait: bool,
         clock: Clock,
+        stop: StopCheck | None = None,
     ) -> None:
         self.plan, self.writer, self.status, self.sink, self.clock = plan, writer, status, sink, clock
+        self.stop, self.stopped = stop, ""
+        self.poll = STOP_POLL_SECONDS if stop is not None else None
         self.parallelism = max(1, parallelism)
         self.default_timeout = default_timeout
         self.no_wait = no_wait
@@ -233,32 +245,53 @@ class _Execution:
         finally:
             self.cancel_waits()
             pool.shutdown(wait=not interrupted, cancel_futures=True)
-        if interrupted:
-            self.abandon()
+        if interrupted or self.stopped:
+            self.abandon(self.stopped or INTERRUPTED)
         result = ExecutionResult(
             outcomes=tuple(self.outcomes[t.id] for t in self.plan.tasks if t.id in self.outcomes),
             interrupted=interrupted,
+            stopped=self.stopped,
         )
         self.summarize(result)
         return result
 
+    def must_stop(self) -> bool:
+        if not self.stopped and self.stop is not None:
+            self.stopped = self.stop() or ""
+        return bool(self.stopped)
+
     def loop(self, pool: ThreadPoolExecutor) -> None:
         while self.runnable_waits or self.runnable_writes or self.writing or self.waiting:
+            if self.must_stop():
+                self.finish_writes()
+                return
             self.start_runnable(pool)
             if not (self.writing or self.waiting):
                 continue
-            done_id, finished = self.inbox.get()
-            if finished is None:
-                raise KeyboardInterrupt
-            if done_id in self.writing or done_id in self.waiting:  # a second answer is not heard
-                self.writing.discard(done_id)
-                self.waiting.pop(done_id, None)
-                self.finish(self.tasks[done_id], finished)
+            try:
+                done_id, finished = self.inbox.get(timeout=self.poll)
+            except queue.Empty:  # time to ask `stop` again
+                continue
+            self.receive(done_id, finished)
+
+    def finish_writes(self) -> None:
+        """After a stop: let the writes in flight finish and report them (and any wait answered
+        meanwhile); the waits still pending are left to be cancelled."""
+        while self.writing:
+            self.receive(*self.inbox.get())
+
+    def receive(self, done_id: str, finished: _Finished | None) -> None:
+        if finished is None:
+            raise KeyboardInterrupt
+        if done_id in self.writing or done_id in self.waiting:  # a second answer is not heard
+            self.writing.discard(done_id)
+            self.waiting.pop(done_id, None)
+            self.finish(self.tasks[done_id], finished)
 
     def start_runnable(self, pool: ThreadPoolExecutor) -> None:
-        while self.runnable_waits:
+        while self.runnable_waits and not self.must_stop():
             self.start_wait(self.tasks[heapq.heappop(self.runnable_waits)[1]])
-        while self.runnable_writes and len(self.writing) < self.parallelism:
+        while self.runnable_writes and len(self.writing) < self.parallelism and not self.must_stop():
             self.start_write(pool, self.tasks[heapq.heappop(self.runnable_writes)[1]])
 
     def make_runnable(self, task: Task) -> None:
@@ -284,9 +317,13 @@ class _Execution:
             self.inbox.put((task.id, _waited(answer, until=until, timeout=timeout)))
 
         limit = math.inf if timeout is None else timeout
+        # In flight from here: a Ctrl-C that lands inside `watch` reports this wait interrupted (the
+        # source's own `close` ends a wait whose cancel never came back).
+        self.waiting[task.id] = _nothing_to_cancel
         try:
             self.waiting[task.id] = self.status.watch(task.ref, until=until, timeout=limit, done=answered)
         except Exception as error:  # a source that cannot even start the wait fails only this task
+            del self.waiting[task.id]
             self.finish(task, _failure(error))
 
     def finish(self, task: Task, finished: _Finished) -> None:
@@ -331,21 +368,23 @@ class _Execution:
         for cancel in self.waiting.values():
             cancel()
 
-    def abandon(self) -> None:
-        """After an interrupt: running tasks are interrupted, tasks never started are skipped."""
+    def abandon(self, reason: str) -> None:
+        """After an interrupt or a stop: running tasks are interrupted, tasks never started are skipped,
+        each with `reason`."""
         running = self.writing | self.waiting.keys()
         for task in self.plan.tasks:
             if task.id in self.outcomes:
                 continue
             status: OutcomeStatus = "interrupted" if task.id in running else "skipped"
-            outcome = TaskOutcome(task=task.id, ref=task.ref, status=status, message=INTERRUPTED)
-            self.outcomes[task.id] = outcome if status == "interrupted" else _skipped_by_interrupt(outcome)
+            self.outcomes[task.id] = TaskOutcome(task=task.id, ref=task.ref, status=status, message=reason)
 
     def summarize(self, result: ExecutionResult) -> None:
         reasons = tuple((o.task, o.message) for o in (*result.failed, *result.skipped))
         message = f"{len(result.done)} done, {len(result.failed)} failed, {len(result.skipped)} skipped"
         if result.interrupted:
             message += " (interrupted)"
+        elif result.stopped:
+            message += f" (stopped: {result.stopped})"
         self.sink.emit(
             Summary(
                 time=self.clock.now(),
@@ -395,6 +434,10 @@ class _Execution:
         return _Finished(status="done", message=_DONE_MESSAGES[task.action], written=written)
 
 
+def _nothing_to_cancel() -> None:
+    """The cancel of a wait whose `watch` has not returned yet."""
+
+
 def _failure(error: Exception) -> _Finished:
     """A planner error says what went wrong; anything else is a bug, named with its type."""
     if isinstance(error, PlannerError):
@@ -424,12 +467,6 @@ _DONE_MESSAGES = {
 }
 
 
-def _skipped_by_interrupt(outcome: TaskOutcome) -> TaskOutcome:
-    return TaskOutcome(
-        task=outcome.task, ref=outcome.ref, status="skipped", message=INTERRUPTED, because=None
-    )
-
-
 def execute(
     plan: ExecutionPlan,
     *,
@@ -440,6 +477,7 @@ def execute(
     default_timeout: float | None = None,
     no_wait: bool = False,
     clock: Clock,
+    stop: StopCheck | None = None,
 ) -> ExecutionResult:
     """Run every task of `plan`; see the module docstring for the rules."""
     return _Execution(
@@ -451,4 +489,5 @@ def execute(
         default_timeout=default_timeout,
         no_wait=no_wait,
         clock=clock,
+        stop=stop,
     ).run()

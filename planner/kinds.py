@@ -114,6 +114,9 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
+# planner's own bookkeeping, never a plan's member: the run lock (planner.lock).
+LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
+
 _BY_KIND = {info.kind: info for info in KINDS}
 _BY_GROUP_KIND = {info.group_kind: info for info in KINDS}
 

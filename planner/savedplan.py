@@ -18,7 +18,11 @@ records (DESIGN §4):
   while status writes, HPA scaling of undeclared replicas and `rollout restart` do not; a Secret's
   digest is an HMAC under the digest key, since its fields and its hash annotation are its values;
 - the objects the plan expected to be absent, so one that appears in between is noticed too;
-- `digest_key_id`, which names the key without revealing it, when Secrets were digested.
+- `digest_key_id`, which names the key without revealing it, when Secrets were digested;
+- the **cluster** it was made against (`ClusterIdentity`: the `kube-system` Namespace's uid, which a
+  cluster keeps for its life, and the server URL for messages), so `apply FILE` refuses another cluster
+  before it writes anything;
+- per plan, the **lock** holder `plan` saw, if any (an apply was running while the plan was made).
 
 The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.applyset.DIGEST_KEY`),
 never in the saved plan: a sha256 of a 4-digit PIN is reversed by trying all 10,000, but an HMAC can
@@ -26,7 +30,7 @@ only be tested by someone who can read that Secret — who can read the plan's S
 Secrets to digest no key is needed. docs/gitops.md states the threat model.
 
 The format is versioned (`format: planner.dev/saved-plan/v2`; v1 digested Secret values with plain
-sha256) and documented in docs/cli.md.
+sha256 and recorded no cluster) and documented in docs/cli.md.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +192,37 @@ def _observed(
     return objects, absent
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClusterIdentity:
+    """Which cluster: the uid of its `kube-system` Namespace ("" when it could not be read) and, for
+    messages only, the server URL it was reached at."""
+
+    uid: str
+    server: str
+
+    def recorded(self) -> dict[str, str]:
+        return {"uid": self.uid, "server": self.server}
+
+    @classmethod
+    def from_recorded(cls, recorded: object) -> ClusterIdentity | None:
+        if not isinstance(recorded, dict):
+            return None
+        return cls(uid=str(recorded.get("uid") or ""), server=str(recorded.get("server") or ""))
+
+    def __str__(self) -> str:
+        return f"cluster {self.uid or '(uid unreadable)'} at {self.server}"
+
+
+def cluster_mismatch(saved: ClusterIdentity | None, here: ClusterIdentity) -> str | None:
+    """Why a saved plan must not be applied to `here`, or None when it was made against this cluster.
+    The uids decide when both are known; when either could not be read (no permission to get the
+    `kube-system` Namespace), the server URLs must agree instead."""
+    if saved is None:
+        return "the saved plan does not say which cluster it was made against; plan again"
+    same = saved.uid == here.uid if saved.uid and here.uid else saved.server == here.server
+    return None if same else f"plan was made against {saved}; this is {here}"
+
+
 def saved_plan(
     *,
     files: Sequence[str],
@@ -196,10 +232,12 @@ def saved_plan(
     live: LiveState,
     options: Mapping[str, Any],
     key: bytes | None,
+    lock: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The saved-plan document for one plan (no Secret value, nor a digest of one anybody without
     `key` can test, anywhere in it). `key` is the plan's digest key, needed when `needs_key`; `root` is
-    the absolute directory the `files` were given in."""
+    the absolute directory the `files` were given in; `lock` is the holder of the plan's lock `plan`
+    saw (`{"holder", "since"}`), None when nobody held it."""
     objects, absent = _observed(desired, live, key)
     return {
         "format": FORMAT,
@@ -217,12 +255,15 @@ def saved_plan(
         "conflicts": list(changeset.conflicts),
         "objects": objects,
         "absent": absent,
+        "lock": dict(lock) if lock else None,
     }
 
 
-def write_saved_plans(path: Path, documents: Sequence[dict[str, Any]]) -> None:
-    """One file for the whole run: `{"format", "plans": [...]}` so several plan files travel together."""
-    path.write_text(json.dumps({"format": FORMAT, "plans": list(documents)}, indent=2, sort_keys=True) + "\n")
+def write_saved_plans(path: Path, documents: Sequence[dict[str, Any]], *, cluster: ClusterIdentity) -> None:
+    """One file for the whole run: `{"format", "cluster", "plans": [...]}` so several plan files travel
+    together, bound to the cluster they were planned against."""
+    document = {"format": FORMAT, "cluster": cluster.recorded(), "plans": list(documents)}
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
 def moved_objects(saved: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -277,7 +318,8 @@ def is_saved_plan(path: Path) -> bool:
     return isinstance(document, dict) and str(document.get("format", "")).startswith(FORMAT_PREFIX)
 
 
-def read_saved_plans(path: Path) -> list[dict[str, Any]]:
+def read_saved_plans(path: Path) -> tuple[list[dict[str, Any]], ClusterIdentity | None]:
+    """The plans a saved-plan file holds, and the cluster it was made against (None if it says none)."""
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError) as unreadable:
@@ -286,13 +328,15 @@ def read_saved_plans(path: Path) -> list[dict[str, Any]]:
         found = document.get("format") if isinstance(document, dict) else None
         raise PlannerError(f"{path}: not a saved plan of format {FORMAT} (it is {found}): plan again")
     plans: list[dict[str, Any]] = document["plans"]
-    return plans
+    return plans, ClusterIdentity.from_recorded(document.get("cluster"))
 
 
 __all__ = [
     "FORMAT",
+    "ClusterIdentity",
     "changed_secrets",
     "closure_digest",
+    "cluster_mismatch",
     "declared_digest",
     "is_saved_plan",
     "key_id",

@@ -27,9 +27,10 @@ read, with that copy's resourceVersion as precondition, and read again on a 409 
 writers never lose each other's run records: `write_parent` writes the superset (and the pending runs
 of the Jobs about to be created) before any member, `record_run` confirms one run-key with its Job's
 uid, `record_outcome` adds how a Job ended, `ensure_digest_key` gives `plan --out` the key its Secret
-digests need, and `tighten_parent`, only after an apply converged completely,
-narrows the listed scope to what remains; an apply that fails or is killed leaves the superset, so the
-next run still lists — and prunes — every member.
+digests need, and `settle_parent`, only after an apply converged completely, records the closure as
+applied and narrows the listed scope to what remains; an apply that fails or is killed leaves the
+superset (and the previous applied closure), so the next run still lists — and prunes — every member.
+Every one of these writes keeps planner's reserved data entries (the digest key, the applied closure).
 
 **Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
 read in `_crash_if_asked` only, so crash-safety tests are deterministic: `before-parent` (nothing
@@ -52,6 +53,7 @@ from typing import Any
 
 from planner.applyset import (
     DIGEST_KEY_BYTES,
+    AppliedClosure,
     ParentRecord,
     RunOutcome,
     Scope,
@@ -61,7 +63,7 @@ from planner.applyset import (
     parent_manifest,
     run_record_of,
     same_applyset,
-    tightened_parent,
+    settled_parent,
     unchanged,
     with_digest_key,
     with_run_outcome,
@@ -230,9 +232,12 @@ class KubeWriter:
             raise PlannerError(f"{ref.described} holds no digest key after writing one")
         return key
 
-    def tighten_parent(self, ref: ObjectRef, scope: Scope) -> Manifest:
-        """Make the parent list exactly `scope` (after a converged apply only)."""
-        return self._precondition_loop(ref, lambda live: tightened_parent(ref, live, scope))
+    def settle_parent(self, ref: ObjectRef, scope: Scope | None, applied: AppliedClosure) -> Manifest:
+        """Record `applied` as the applied closure and, when given, make the parent list exactly `scope`
+        (after a converged apply only)."""
+        return self._precondition_loop(
+            ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
+        )
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)

@@ -2,13 +2,16 @@
 
 Each function takes plain values and returns results; nothing here prints or exits. The commands come
 in families, one module each: `planning` (validate, render, plan), `applying` (apply, apply of a saved
-plan, narrowing the ApplySet parent after a converged apply), `workloads` (lifecycle operations, logs,
-inspect) and `watching` (monitor, apply --watch, status, and the choice among the ways to apply);
-`target` says which cluster they talk to and builds its client once. This package exports what the CLI
-calls; everything else is reached through its module.
+plan, settling the ApplySet parent after a converged apply, all under the run lock), `reconciling`
+(reconcile: every plan under some paths, each locked, planned and applied on its own), `locks`
+(unlock), `workloads` (lifecycle operations, logs, inspect) and `watching` (monitor, apply --watch,
+status, and the choice among the ways to apply); `target` says which cluster they talk to and builds
+its client once. This package exports what the CLI calls; everything else is reached through its
+module.
 """
 
 from planner.app.applying import ApplyOptions
+from planner.app.locks import LockState, lock_state, unlock
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlanOptions,
@@ -18,28 +21,37 @@ from planner.app.planning import (
     save_plans,
     validate,
 )
+from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions, apply_plans, monitor, status
 from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
+from planner.lock import LockOptions
 from planner.monitor.lifecycle import LogOptions
 
 __all__ = [
     "DEFAULT_APPLY_TIMEOUT",
     "ApplyOptions",
+    "LockOptions",
+    "LockState",
     "LogOptions",
     "MonitorOptions",
     "PlanOptions",
+    "PlanOutcome",
+    "ReconcileOptions",
     "Target",
     "apply_plans",
     "check_data_loss",
     "delete_workload",
     "inspect_workload",
+    "lock_state",
     "monitor",
     "plan",
+    "reconcile",
     "render_plans",
     "run_lifecycle",
     "save_plans",
     "status",
+    "unlock",
     "validate",
     "workload_logs",
 ]

@@ -1,6 +1,12 @@
 """`apply`: plan each file once, then run each plan's execution along its DAG, writing through
 `KubeWriter` and waiting through informer caches; `apply FILE` does the same for a saved plan after
-DESIGN §4's staleness checks. After a plan converges, its ApplySet parent is narrowed to what remains."""
+checking it was made against this cluster and DESIGN §4's staleness checks. After a plan converges, its
+ApplySet parent records the closure as applied and is narrowed to what remains.
+
+Every plan is planned, applied and settled under its run lock (`planner.lock.holding`): the locks are
+taken after the plan files loaded (a broken file never locks anything) and before anything is read
+for the diff, so the diff a run applies is never older than the last other writer's work; the
+executor stops starting tasks once a lock is lost (`locks.lost` is its stop check)."""
 
 from __future__ import annotations
 
@@ -22,19 +28,35 @@ from planner.app.planning import (
 )
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
-from planner.applyset import Scope, digest_key, narrowed, parent_ref, run_keys_of
-from planner.errors import PlanFilesChangedError, SecretValuesChangedError, StalePlanError, UsageError
+from planner.applyset import (
+    AppliedClosure,
+    Scope,
+    applied_closure,
+    digest_key,
+    narrowed,
+    parent_ref,
+    run_keys_of,
+)
+from planner.errors import (
+    PlanFilesChangedError,
+    SecretValuesChangedError,
+    StalePlanError,
+    UsageError,
+    WrongClusterError,
+)
 from planner.events import Clock, EventSink, SystemClock
-from planner.execute import ExecutionResult, execute
+from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan
 from planner.kinds import JOB
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
+from planner.lock import LockOptions, Notice, holding
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
 from planner.savedplan import (
     changed_secrets,
     closure_digest,
+    cluster_mismatch,
     key_id,
     moved_objects,
     plan_files,
@@ -52,6 +74,7 @@ class ApplyOptions:
     parallelism: int = 16
     timeout: float | None = DEFAULT_APPLY_TIMEOUT
     no_wait: bool = False
+    lock: LockOptions = dataclasses.field(default_factory=LockOptions)
 
 
 @dataclass(frozen=True)
@@ -59,6 +82,20 @@ class AppliedPlan:
     planned: PlannedChanges
     execution: ExecutionPlan
     result: ExecutionResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplyResult:
+    """What one apply did: the plans it loaded (for their warnings), each plan's execution, and why
+    the run lost its lock (None when it held it to the end)."""
+
+    loaded: LoadResult
+    applied: list[AppliedPlan]
+    lost: str | None = None
+
+
+def _unheard(_: str) -> None:
+    """The default `notice`: nobody to tell."""
 
 
 def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
@@ -80,42 +117,57 @@ def apply(
     target: Target,
     options: ApplyOptions,
     sink: EventSink,
+    notice: Notice = _unheard,
     clock: Clock | None = None,
     informers: Informers | None = None,
-) -> tuple[LoadResult, list[AppliedPlan]]:
-    """Plan every file, then run each plan's execution along its DAG, waiting through informer caches
-    (one per kind). Events go to `sink`; the results say what converged. Informers passed in stay the
-    caller's to stop (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
+) -> ApplyResult:
+    """Plan every file under its run lock, then run each plan's execution along its DAG, waiting through
+    informer caches (one per kind). Events go to `sink`, the lock's sentences (waiting for it, taking
+    it over) to `notice`; the result says what converged. Informers passed in stay the caller's to stop
+    (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     loaded = load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
     client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
-    # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
-    probe = options.plan.adopt
-    planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
-    run = _Applier(client=client, options=options, sink=sink, clock=clock, informers=informers)
-    return loaded, run.execute_all(planned)
+    keys = [(each.plan.name, each.namespace) for each in rendered]
+    with holding(client, keys, options=options.lock, notice=notice) as locks:
+        # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
+        probe = options.plan.adopt
+        planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
+        run = Applier(
+            client=client, options=options, sink=sink, clock=clock, informers=informers, stop=locks.lost
+        )
+        applied = run.execute_all(planned)
+        return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
 def apply_saved(
-    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink
-) -> tuple[LoadResult, list[AppliedPlan]]:
-    """Apply exactly the changes of a saved plan (`plan --out`), after DESIGN §4's checks.
+    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink, notice: Notice = _unheard
+) -> ApplyResult:
+    """Apply exactly the changes of a saved plan (`plan --out`), after its checks.
 
-    Each recorded plan is made again from its files (secrets resolved again, never read from the saved
-    plan) with its recorded options, into its recorded namespace; it is refused when the files render a
-    different closure (PlanFilesChangedError) or any object moved (StalePlanError, naming each), and
-    only then executed. `options.plan` is ignored: the saved plan carries its own."""
-    documents = read_saved_plans(path)
-    client = target.client
-    checked: list[PlannedChanges] = []
-    loaded: LoadResult | None = None
-    for document in documents:
-        loaded, fresh = _replanned(document, target=target)
-        checked.append(fresh)
-    if loaded is None:
+    A saved plan made against another cluster is refused first (WrongClusterError). Then, under the
+    run lock of every plan it holds, each recorded plan is made again from its files (secrets resolved
+    again, never read from the saved plan) with its recorded options, into its recorded namespace; it
+    is refused when the files render a different closure (PlanFilesChangedError) or any object moved
+    (StalePlanError, naming each), and only then executed. `options.plan` is ignored: the saved plan
+    carries its own."""
+    documents, cluster = read_saved_plans(path)
+    if not documents:
         raise UsageError(f"{path}: the saved plan holds no plans")
-    run = _Applier(client=client, options=options, sink=sink, clock=None, informers=None)
-    return loaded, run.execute_all(checked)
+    mismatch = cluster_mismatch(cluster, target.identity())
+    if mismatch:
+        raise WrongClusterError(f"{path}: {mismatch}")
+    client = target.client
+    keys = [(str(document["plan"]), str(document["namespace"])) for document in documents]
+    with holding(client, keys, options=options.lock, notice=notice) as locks:
+        checked: list[PlannedChanges] = []
+        loaded = LoadResult(plans=())
+        for document in documents:
+            loaded, fresh = _replanned(document, target=target)
+            checked.append(fresh)
+        run = Applier(client=client, options=options, sink=sink, clock=None, informers=None, stop=locks.lost)
+        applied = run.execute_all(checked)
+        return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
 def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
@@ -176,9 +228,11 @@ def checking_key(document: dict[str, Any], fresh: PlannedChanges | None) -> byte
     return key
 
 
-class _Applier:
+class Applier:
     """One apply's execution of planned changes: shared informers, status source and writer; after a
-    plan converges completely, its parent is tightened to what remains."""
+    plan converges completely, its parent is settled (the closure recorded as applied, the scope
+    narrowed to what remains). `stop` is the executor's stop check (the run lock's `lost`): once it
+    answers, no task starts and no parent is settled."""
 
     def __init__(
         self,
@@ -188,8 +242,9 @@ class _Applier:
         sink: EventSink,
         clock: Clock | None,
         informers: Informers | None,
+        stop: StopCheck | None = None,
     ) -> None:
-        self.client, self.options, self.sink = client, options, sink
+        self.client, self.options, self.sink, self.stop = client, options, sink, stop
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -214,13 +269,14 @@ class _Applier:
                     parallelism=self.options.parallelism,
                     no_wait=no_wait,
                     clock=self.clock,
+                    stop=self.stop,
                 )
-                if result.ok:
-                    tighten_if_wider(writer, each)
+                if result.ok and not (self.stop and self.stop()):
+                    settle(writer, each)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
             recorder.close()
-            status.close()
+            status.close()  # no wait, ticker or informer subscription outlives the run
             if self.owned:
                 self.informers.stop()
         return applied
@@ -245,16 +301,19 @@ def remaining_scope(planned: PlannedChanges) -> Scope:
     return Scope.of([ref_of(m) for m in planned.rendered.manifests] + kept)
 
 
-def tighten_if_wider(writer: KubeWriter, planned: PlannedChanges) -> None:
-    """After a converged apply, narrow the parent to what remains when it lists more; one write, and
-    none when the parent already fits."""
+def settle(writer: KubeWriter, planned: PlannedChanges) -> None:
+    """After a converged apply: record the closure as applied and narrow the parent to what remains
+    when it lists more, in one write — and none when the parent already records this closure and fits
+    (a no-op apply), or when nothing was written and there is no parent to record in."""
     changeset = planned.changeset
+    parent = planned.live.parent
     written = Scope.of(c.ref for c in changeset.changes if c.action != "noop")
     scope = narrowed(
-        planned.live.parent,
-        written=written,
-        remaining=remaining_scope(planned),
-        namespace=changeset.namespace,
+        parent, written=written, remaining=remaining_scope(planned), namespace=changeset.namespace
     )
-    if scope is not None:
-        writer.tighten_parent(parent_ref(changeset.plan, changeset.namespace), scope)
+    applied = AppliedClosure.of(planned.rendered.manifests)
+    if parent is None and not changeset.has_changes:
+        return
+    if scope is None and applied_closure(parent) == applied:
+        return
+    writer.settle_parent(parent_ref(changeset.plan, changeset.namespace), scope, applied)

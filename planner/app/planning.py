@@ -1,14 +1,17 @@
 """`validate`, `render` and `plan`: load each plan file once, render it against the runtime's default
 namespace, read its live objects and diff them (optionally checked by a server-side dry run), and order
 the changes into the execution plan that `apply` runs and `plan --graph` prints. Writes nothing to the
-cluster, but for `plan --out`'s digest key when a plan with Secret values has none yet (`saving_key`);
-`apply` and `status` build on the loaded, rendered and planned plans from here."""
+cluster, but for `plan --out`'s digest key when a plan with Secret values has none yet (`saving_key`,
+a preconditioned write of the parent that needs no run lock), and never takes the run lock: `plan --out`
+records the cluster and the lock holder it saw. `apply` and `status` build on the loaded, rendered and
+planned plans from here."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
+from planner.lock import Holder, read_holder
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
 from planner.plan import LoadResult, Plan, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
@@ -35,6 +39,11 @@ class RenderedPlan:
     plan: Plan
     default_namespace: str
     manifests: tuple[Manifest, ...]
+
+    @property
+    def namespace(self) -> str:
+        """The plan's own namespace: its parent Secret's and its lock's."""
+        return plan_namespace(self.plan, self.default_namespace)
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
@@ -102,9 +111,12 @@ class PlannedChanges:
         """The task list a plain `apply` of this plan runs (`plan --graph` prints it)."""
         return execution_plan(self)
 
-    def saved(self, options: PlanOptions, key: bytes | None, *, root: Path) -> dict[str, Any]:
-        """The saved-plan document, Secret values digested under `key` (see `saving_key`); `root` is the
-        directory its plan file's path is relative to (where `plan` runs)."""
+    def saved(
+        self, options: PlanOptions, key: bytes | None, *, root: Path, lock: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """The saved-plan document, Secret values digested under `key` (see `saving_key`), with the
+        holder of the plan's lock `plan` saw, if any; `root` is the directory its plan file's path is
+        relative to (where `plan` runs)."""
         return saved_plan(
             files=[self.rendered.plan.source.file],
             root=str(root.absolute()),
@@ -113,6 +125,7 @@ class PlannedChanges:
             live=self.live,
             options=options.recorded(),
             key=key,
+            lock=lock,
         )
 
     @property
@@ -155,12 +168,34 @@ def plan(
 
 def save_plans(
     path: Path, planned: Sequence[PlannedChanges], options: PlanOptions, *, target: Target
-) -> None:
-    """`plan --out`: one saved-plan file for every plan of the run, each plan's Secret values digested
-    under its digest key (`saving_key`)."""
+) -> list[str]:
+    """`plan --out`: one saved-plan file for every plan of the run, bound to this cluster, each plan's
+    Secret values digested under its digest key (`saving_key`), each plan with the holder of its lock if
+    one was writing it. Returns a warning per plan that was locked."""
+    documents, warnings = [], []
     root = Path.cwd()
-    write_saved_plans(
-        path, [each.saved(options, saving_key(each, target.client), root=root) for each in planned]
+    for each in planned:
+        held = read_holder(target.client, each.rendered.plan.name, each.changeset.namespace)
+        lock = None
+        if held is not None:
+            holder, now = held
+            lock = {"holder": holder.identity, "since": holder.since()}
+            warnings.append(_locked_warning(each.rendered.plan.name, holder, now))
+        documents.append(each.saved(options, saving_key(each, target.client), root=root, lock=lock))
+    write_saved_plans(path, documents, cluster=target.identity())
+    return warnings
+
+
+def _locked_warning(plan: str, holder: Holder, now: datetime) -> str:
+    expired_for = holder.expired_for(now)
+    if expired_for is not None:
+        return (
+            f"plan {plan} is locked by {holder.described(now)}, expired {expired_for:.0f}s ago: that run "
+            "probably died, and the next apply takes its lock over"
+        )
+    return (
+        f"plan {plan} is being applied by {holder.described(now)}: the saved plan may be stale by the "
+        "time it is applied"
     )
 
 
@@ -203,7 +238,7 @@ def plan_rendered(
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
     results = []
     for each in rendered:
-        namespace = plan_namespace(each.plan, each.default_namespace)
+        namespace = each.namespace
         live = read_live(
             client,
             desired=each.manifests,

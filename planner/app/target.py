@@ -6,8 +6,14 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
-from planner.kube.client import ClientOptions, KubeClient
+from planner.errors import ForbiddenError, NotFoundError
+from planner.kinds import NAMESPACE
+from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import default_namespace
+from planner.objects import metadata_of
+from planner.savedplan import ClusterIdentity
+
+IDENTITY_NAMESPACE = "kube-system"  # every cluster has it, and its uid lives as long as the cluster
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,3 +40,15 @@ class Target:
         if "client" in self.__dict__:  # cached_property keeps its value in the instance's __dict__
             moved.__dict__["client"] = self.client
         return moved
+
+    def identity(self) -> ClusterIdentity:
+        """Which cluster this really is: its `kube-system` Namespace's uid (one GET; "" without the
+        permission to read it) and the server URL."""
+        try:
+            namespace = self.client.request(
+                "GET", resource_path(NAMESPACE, name=IDENTITY_NAMESPACE), verb="get"
+            )
+        except (ForbiddenError, NotFoundError):
+            return ClusterIdentity(uid="", server=self.client.host)
+        uid = str(metadata_of(namespace).get("uid") or "")
+        return ClusterIdentity(uid=uid, server=self.client.host)

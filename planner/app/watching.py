@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.applying import AppliedPlan, ApplyOptions, apply, apply_saved
+from planner.app.applying import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
 from planner.app.planning import PlanOptions, render_plans
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
@@ -22,6 +22,7 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInf
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import read_parents
+from planner.lock import Notice
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
 from planner.objects import LABEL_WORKLOAD, Manifest, ObjectRef, labels_of, metadata_of, ref_of
@@ -65,41 +66,54 @@ def apply_and_watch(
     options: ApplyOptions,
     watch: MonitorOptions,
     sink: EventSink,
+    notice: Notice,
     clock: Clock | None = None,
-) -> tuple[LoadResult, list[AppliedPlan], MonitorResult | None]:
-    """`apply --watch`: apply, then hand every runtime ID of the converged plans to the monitor on the
-    same informers (one per kind per process) and follow them until each is steady or `watch.timeout`.
-    When the apply itself failed there is nothing steady to wait for: no monitoring, the result is None."""
+) -> tuple[ApplyResult, MonitorResult | None]:
+    """`apply --watch`: apply (under the run lock, released once the apply is done: following writes
+    nothing), then hand every runtime ID of the converged plans to the monitor on the same informers
+    (one per kind per process) and follow them until each is steady or `watch.timeout`. When the apply
+    itself failed there is nothing steady to wait for: no monitoring, the result is None."""
     informers = Informers(target.client)
     try:
-        loaded, applied = apply(
-            paths, target=target, options=options, sink=sink, clock=clock, informers=informers
+        done = apply(
+            paths, target=target, options=options, sink=sink, notice=notice, clock=clock, informers=informers
         )
-        if not all(each.result.ok for each in applied):
-            return loaded, applied, None
-        rendered = [each.planned.rendered for each in applied]
+        if done.lost or not all(each.result.ok for each in done.applied):
+            return done, None
+        rendered = [each.planned.rendered for each in done.applied]
         rids = [rid for r in rendered for rid in plan_runtime_ids(r.plan, r.default_namespace)]
         scope = frozenset(rid.namespace for rid in rids)
         followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
-        return loaded, applied, followed
+        return done, followed
     finally:
         informers.stop()
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApplyRun:
-    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, and with
-    `--watch` what the monitor saw afterwards (None when the apply itself failed)."""
+    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, why it lost
+    its run lock (None when it did not), and with `--watch` what the monitor saw afterwards (None when
+    the apply itself failed)."""
 
     loaded: LoadResult
     applied: list[AppliedPlan]
+    lost: str | None = None
     watched: bool = False
     followed: MonitorResult | None = None
 
+    @classmethod
+    def of(
+        cls, done: ApplyResult, *, watched: bool = False, followed: MonitorResult | None = None
+    ) -> ApplyRun:
+        return cls(
+            loaded=done.loaded, applied=done.applied, lost=done.lost, watched=watched, followed=followed
+        )
+
     @property
     def ok(self) -> bool:
-        """Every plan converged and, when watched, every workload became steady and none failed."""
-        if not all(each.result.ok for each in self.applied):
+        """Every plan converged under its lock and, when watched, every workload became steady and none
+        failed."""
+        if self.lost or not all(each.result.ok for each in self.applied):
             return False
         followed = self.followed
         return not self.watched or (followed is not None and not followed.failed and followed.steady)
@@ -112,9 +126,11 @@ def apply_plans(
     options: ApplyOptions,
     watch: MonitorOptions | None,
     sink: EventSink,
+    notice: Notice,
 ) -> ApplyRun:
     """`apply`: plan files and directories, followed afterwards with `watch`; or one saved plan
-    (`plan --out`), applied alone with the options and namespace it carries, and never watched."""
+    (`plan --out`), applied alone with the options and namespace it carries, and never watched. The
+    run lock's sentences (waiting, taking over, failing to release) go to `notice`."""
     saved = [Path(argument) for argument in arguments if is_saved_plan(Path(argument))]
     if saved:
         if len(arguments) > 1 or options.plan != PlanOptions() or target.namespace is not None:
@@ -124,15 +140,13 @@ def apply_plans(
             )
         if watch is not None:
             raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
-        loaded, applied = apply_saved(saved[0], target=target, options=options, sink=sink)
-        return ApplyRun(loaded=loaded, applied=applied)
+        return ApplyRun.of(apply_saved(saved[0], target=target, options=options, sink=sink, notice=notice))
     if watch is not None:
-        loaded, applied, followed = apply_and_watch(
-            arguments, target=target, options=options, watch=watch, sink=sink
+        done, followed = apply_and_watch(
+            arguments, target=target, options=options, watch=watch, sink=sink, notice=notice
         )
-        return ApplyRun(loaded=loaded, applied=applied, watched=True, followed=followed)
-    loaded, applied = apply(arguments, target=target, options=options, sink=sink)
-    return ApplyRun(loaded=loaded, applied=applied)
+        return ApplyRun.of(done, watched=True, followed=followed)
+    return ApplyRun.of(apply(arguments, target=target, options=options, sink=sink, notice=notice))
 
 
 def monitor_scope(

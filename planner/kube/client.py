@@ -25,7 +25,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
@@ -147,6 +149,11 @@ class KubeClient:
     def host(self) -> str:
         return str(self._api.configuration.host)
 
+    def with_options(self, **changes: Any) -> KubeClient:
+        """The same cluster, credentials and connection pool with other options (say, no retries and a
+        short timeout for a request that must fail fast and be retried by its caller)."""
+        return KubeClient(self._api, replace(self.options, **changes), user=self.user)
+
     def request(
         self,
         method: str,
@@ -158,13 +165,30 @@ class KubeClient:
         verb: str | None = None,
     ) -> Json:
         """One request with retries; the parsed JSON body of a 2xx answer, else the mapped ApiError."""
+        parsed, _ = self.request_dated(
+            method, path, query=query, body=body, content_type=content_type, verb=verb
+        )
+        return parsed
+
+    def request_dated(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        verb: str | None = None,
+    ) -> tuple[Json, datetime | None]:
+        """`request`, and the server's clock when it answered: its `Date` header (to the second; None
+        when it sends none), so a caller can judge a time the server's way rather than its own."""
         response = self._send(method, path, query=query, body=body, content_type=content_type, verb=verb)
         try:
             data = response.read()
         finally:
             response.release_conn()
         parsed: Json = json.loads(data) if data else {}
-        return parsed
+        return parsed, _server_date(response)
 
     def server_side_apply(
         self,
@@ -295,6 +319,14 @@ class KubeClient:
         )
         raw: urllib3.BaseHTTPResponse = response.response
         return raw
+
+
+def _server_date(response: urllib3.BaseHTTPResponse) -> datetime | None:
+    value = response.headers.get("Date")
+    try:
+        return parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _retry_after(response: urllib3.BaseHTTPResponse) -> float | None:

@@ -57,21 +57,27 @@ def counts(changeset: ChangeSet) -> dict[str, int]:
     return tally
 
 
+def cause_counts(changeset: ChangeSet) -> dict[str, int]:
+    return {cause: len(changeset.caused_by(cause)) for cause in ("drift", "pending")}
+
+
 def summary_line(changeset: ChangeSet) -> str:
     if not changeset.has_changes:
         return f"No changes. The cluster matches plan {changeset.plan}."
-    n = counts(changeset)
+    n = counts(changeset) | cause_counts(changeset)
     return (
         f"Plan: {n['create']} to create, {n['update']} to update, {n['replace']} to replace, "
-        f"{n['delete']} to delete."
+        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending)."
     )
 
 
-def notes(change: Change) -> list[str]:
-    """What a change's headline says in parentheses: transition, reason, drift, and data loss."""
+def notes(change: Change, *, drift: bool = True) -> list[str]:
+    """What a change's headline says in parentheses: transition, reason, drift (unless the format shows
+    the cause on its own, `drift=False`), and data loss."""
     # A reason that starts with the transition's name (`rebase g1→g2`) says it already.
     transition = change.transition if not change.reason.startswith(change.transition or "") else None
-    found = [note for note in (transition, change.reason, "drift" if change.drift else "") if note]
+    drifted = "drift" if drift and change.drift else ""
+    found = [note for note in (transition, change.reason, drifted) if note]
     if destroys_data(change):
         found.append(DESTROYS_DATA if needs_consent(change) else f"{DESTROYS_DATA}, declared by the rebase")
     return found

@@ -93,7 +93,7 @@ class _Plan:
 
     @property
     def table_head(self) -> Lines:
-        return ("", "| | action | object | notes |", "|---|---|---|---|") if self.rows else ()
+        return ("", "| | action | cause | object | notes |", "|---|---|---|---|---|") if self.rows else ()
 
     @property
     def conflicts(self) -> Lines:
@@ -126,10 +126,11 @@ def _changes(changes: Sequence[Change], *, more: bool = False) -> str:
 
 
 def _row(change: Change) -> str:
-    found = [f"**{note}**" if note.startswith(DESTROYS_DATA) else note for note in notes(change)]
+    found = [f"**{n}**" if n.startswith(DESTROYS_DATA) else n for n in notes(change, drift=False)]
     if change.action == "create":
         found += key_fields(change.desired)
-    cells = (f"`{SYMBOLS[change.action]}`", VERBS[change.action], f"`{change.ref}`", "; ".join(found))
+    symbol, verb, cause = f"`{SYMBOLS[change.action]}`", VERBS[change.action], change.cause or ""
+    cells = (symbol, verb, cause, f"`{change.ref}`", "; ".join(found))
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
 

@@ -9,9 +9,19 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TextIO
+
+
+def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as kubectl prints tables: every column but the last padded to its widest cell, three spaces
+    apart; the last (a free-form message) unpadded."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "   " + row[-1]
+        for row in rows
+    ]
 
 
 def now_rfc3339(now: datetime | None = None) -> str:

@@ -2,7 +2,8 @@
 (`output/comment.py`), in the `-o` format `plan` was given.
 
 Every format shows the same facts in the same order, in the words of `output/changes.py`: each change's
-action, object, reason, transition, whether it destroys data, and field-level detail, then one summary
+action, object, reason, transition, cause (drift: the cluster moved away from what was applied;
+pending: the plan changed since), whether it destroys data, and field-level detail, then one summary
 line; a plan that destroys data says so first, and whether `--allow-data-loss` was given. Secret values
 never reach these printers in clear (the diff marks them) and Secret field values are suppressed as well,
 so a reader sees which key changed but never what it holds.
@@ -27,6 +28,7 @@ from planner.output.changes import (
     ACTIONS,
     DESTROYS_DATA,
     SYMBOLS,
+    cause_counts,
     counts,
     data_loss_consent,
     field_line,
@@ -105,6 +107,8 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         record |= {"object": str(change.ref), "actions": ACTIONS[change.action]}
         if change.transition:
             record["transition"] = change.transition
+        if change.cause:
+            record["cause"] = change.cause
         record |= {"drift": change.drift, "reason": change.reason, "fields": _fields_json(change)}
         record |= {"destroys_data": destroys_data(change), "message": headline(change)}
         records.append(record)
@@ -114,7 +118,7 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         "plan": changeset.plan,
         "namespace": changeset.namespace,
     }
-    summary |= counts(changeset) | {"conflicts": list(changeset.conflicts)}
+    summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
     summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}
     records.append(summary | {"message": summary_line(changeset)})
     return records

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from planner.monitor.lifecycle import Inspection, Outcome
 from planner.monitor.status import StatusRow
-from planner.output.lines import LinePrinter, now_rfc3339
+from planner.output.lines import LinePrinter, aligned, now_rfc3339
 
 STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
 INSPECT_LABELS = {
@@ -60,8 +60,5 @@ def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None =
         for row in rows:
             printer.write_json({"time": now_rfc3339(), "type": "Status"} | dataclasses.asdict(row))
         return
-    table = [STATUS_COLUMNS, *(_status_cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(STATUS_COLUMNS) - 1)]
-    for line in table:
-        cells = "   ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
-        printer.write_line(cells + "   " + line[-1])
+    for line in aligned([STATUS_COLUMNS, *(_status_cells(row) for row in rows)]):
+        printer.write_line(line)

@@ -8,8 +8,10 @@ the health endpoints); `wrap_watch` ends a watch stream after N events or at ran
 next watch with an ERROR 410 Expired event, as an apiserver whose watch cache moved on does.
 
 JSON form (camelCase, every key optional): `{"latencySeconds": 0.2, "errorRates": {"429": 0.5,
-"500": 0.1, "503": 0}, "retryAfterSeconds": 1, "dropWatchAfterEvents": 3, "dropWatchProbability":
-0.1, "expireNextWatches": 1, "seed": 7}`.
+"500": 0.1, "503": 0}, "errorResources": ["leases"], "retryAfterSeconds": 1, "dropWatchAfterEvents": 3,
+"dropWatchProbability": 0.1, "expireNextWatches": 1, "seed": 7}`. `errorResources`, when not empty,
+limits the error answers to requests for those resources (plurals, `pods/log` for a subresource), so
+one API can fail while the rest works (a run lock's renewals, say).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, cast
 from aiohttp import web
 
 from planner.slim import errors
+from planner.slim.metrics import classify
 
 Obj = dict[str, Any]
 INJECTABLE_CODES = (429, 500, 503)
@@ -34,6 +37,7 @@ EXEMPT_PREFIXES = ("/slim/", "/metrics", "/healthz", "/readyz", "/livez")
 class Faults:
     latency_seconds: float = 0.0
     error_rates: dict[int, float] = field(default_factory=dict)
+    error_resources: frozenset[str] = frozenset()
     retry_after_seconds: int = 1
     drop_watch_after_events: int | None = None
     drop_watch_probability: float = 0.0
@@ -46,6 +50,7 @@ class Faults:
         return {
             "latencySeconds": self.latency_seconds,
             "errorRates": {str(code): rate for code, rate in sorted(self.error_rates.items())},
+            "errorResources": sorted(self.error_resources),
             "retryAfterSeconds": self.retry_after_seconds,
             "dropWatchAfterEvents": self.drop_watch_after_events,
             "dropWatchProbability": self.drop_watch_probability,
@@ -56,6 +61,7 @@ class Faults:
         """Set the given keys (PATCH), or reset everything first (PUT); ValueError on a bad value."""
         if replace:
             self.latency_seconds, self.error_rates, self.retry_after_seconds = 0.0, {}, 1
+            self.error_resources = frozenset()
             self.drop_watch_after_events, self.drop_watch_probability, self.expire_next_watches = None, 0.0, 0
         unknown = set(settings) - {*self.to_json(), "seed"}
         if unknown:
@@ -64,6 +70,8 @@ class Faults:
             self.latency_seconds = max(float(settings["latencySeconds"]), 0.0)
         if "errorRates" in settings:
             self.error_rates = _rates(settings["errorRates"] or {})
+        if "errorResources" in settings:
+            self.error_resources = frozenset(str(r) for r in settings["errorResources"] or ())
         if "retryAfterSeconds" in settings:
             self.retry_after_seconds = int(settings["retryAfterSeconds"])
         if "dropWatchAfterEvents" in settings:
@@ -78,7 +86,9 @@ class Faults:
 
     # --- requests ------------------------------------------------------------------------------------
 
-    def injected_error(self) -> int | None:
+    def injected_error(self, resource: str = "") -> int | None:
+        if self.error_resources and resource not in self.error_resources:
+            return None
         for code, rate in sorted(self.error_rates.items()):
             if rate > 0 and self.rng.random() < rate:
                 return code
@@ -137,7 +147,7 @@ def middleware(faults: Faults) -> Any:
             return cast(web.StreamResponse, await handler(request))
         if faults.latency_seconds > 0:
             await asyncio.sleep(faults.latency_seconds)
-        code = faults.injected_error()
+        code = faults.injected_error(classify(request.method, request.path, request.query)[1])
         if code is not None:
             return faults.error_response(code)
         return cast(web.StreamResponse, await handler(request))

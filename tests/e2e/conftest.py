@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
+from tests import slimcluster
 from tests.paths import REPO
 
 _names = itertools.count()
@@ -37,15 +37,24 @@ def cluster() -> Iterator[ClusterHandle]:
 
 
 def http(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """One raw JSON request: (status, parsed body)."""
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Accept": "application/json"} | ({"Content-Type": "application/json"} if data else {})
-    request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            return reply.status, json.loads(reply.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
+    """One raw JSON request as the cluster's admin (over TLS with its token on an RBAC cluster):
+    (status, parsed body)."""
+    reply = slimcluster.http(cluster, method, path, body)
+    return reply.status, reply.body
+
+
+def current_rv(cluster: ClusterHandle) -> int:
+    """The server's resourceVersion now (one counter for every kind, as etcd's revision)."""
+    status, body = http(cluster, "GET", "/api/v1/namespaces?limit=1")
+    assert status == 200, body
+    return int(body["metadata"]["resourceVersion"])
+
+
+def events_since(cluster: ClusterHandle, path: str, rv: int) -> list[dict[str, Any]]:
+    """Every watch event of a collection after `rv`, replayed from the server's history, in order."""
+    url = f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 
 from planner.plan.durations import parse_duration
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import Runner, http, write_plan
+from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 
 PART_OF = "applyset.kubernetes.io/part-of"
 
@@ -44,17 +44,6 @@ def get(cluster: ClusterHandle, path: str) -> Any:
 
 def exists(cluster: ClusterHandle, path: str) -> bool:
     return http(cluster, "GET", path)[0] == 200
-
-
-def current_rv(cluster: ClusterHandle) -> int:
-    return int(get(cluster, "/api/v1/namespaces?limit=1")["metadata"]["resourceVersion"])
-
-
-def events_since(cluster: ClusterHandle, path: str, rv: int) -> list[dict[str, Any]]:
-    """Every watch event of a collection after `rv`, replayed from the server's history, in order."""
-    url = f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as reply:
-        return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
 
 
 def created_at(cluster: ClusterHandle, path: str, rv: int) -> dict[str, int]:

@@ -2,6 +2,9 @@
 and nothing the plan still declares is ever pruned. The kill is deterministic: the writer's test-only
 `PLANNER_TEST_CRASH_AT` (planner/writes.py) kills the process right after the named write. The whole
 set of ApplySet members is read back through raw HTTP after each run.
+
+A killed run leaves its run lock behind: it holds a 3 s lease here, and the next run waits for it to
+expire (`--lock-timeout`) and takes it over, as a user's next run would.
 """
 
 from __future__ import annotations
@@ -67,12 +70,13 @@ def expected(workloads: list[tuple[str, str]], config_maps: list[str], namespace
 
 
 def killed(planner: Runner, plan: Path, point: str, *args: str) -> None:
-    result = planner("apply", str(plan), "--no-wait", *args, env={"PLANNER_TEST_CRASH_AT": point})
+    env = {"PLANNER_TEST_CRASH_AT": point}
+    result = planner("apply", str(plan), "--no-wait", "--lock-duration", "3s", *args, env=env)
     assert result.returncode == -signal.SIGKILL, result.stdout + result.stderr
 
 
 def converges(planner: Runner, plan: Path) -> None:
-    result = planner("apply", str(plan), "--no-wait")
+    result = planner("apply", str(plan), "--no-wait", "--lock-timeout", "1m")
     assert result.returncode == 0, result.stdout + result.stderr
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr

@@ -31,7 +31,7 @@ def test_plan_against_an_empty_namespace_lists_every_create_and_exits_2(
         f"  + create configmap/{namespace}/web-config",
         f"  + create deployment/{namespace}/web",
         f"  + create service/{namespace}/web-svc",
-        "Plan: 3 to create, 0 to update, 0 to replace, 0 to delete.",
+        "Plan: 3 to create, 0 to update, 0 to replace, 0 to delete (0 drift, 3 pending).",
     ]
 
 

@@ -254,7 +254,7 @@ def test_the_pr_comment_cautions_about_a_claim_replacement_with_or_without_allow
     assert caution.startswith("> [!CAUTION]\n> **This plan destroys data** (1 object): ")
     assert "`--allow-data-loss` was not given, so apply refuses this plan" in caution
     assert (
-        f"| `-/+` | replace | `{claim}` | forced by spec.resources.requests.storage; **destroys data** |"
+        f"| `-/+` | replace | pending | `{claim}` | forced by spec.resources.requests.storage; **destroys data** |"
         in (refused.stdout)
     )
     allowed = planner("plan", str(boxes), "-o", "markdown", "--allow-data-loss")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
 
@@ -241,6 +242,66 @@ def test_a_saved_plan_is_applied_alone_with_its_own_options(
     refused = planner("apply", str(saved), "--allow-data-loss")
     assert refused.returncode == 1
     assert "a saved plan is applied alone and carries its own options" in refused.stderr
+
+
+def kube_system_uid(cluster: ClusterHandle) -> str:
+    return str(get(cluster, "/api/v1/namespaces/kube-system")["metadata"]["uid"])
+
+
+def test_a_saved_plan_made_against_another_cluster_is_refused_before_any_write(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, shop_plan(namespace))
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    here = kube_system_uid(cluster)
+    assert json.loads(saved.read_text())["cluster"] == {"uid": here, "server": cluster.url}
+
+    with running_cluster(simulate=True, paused=("controllers", "nodeagent")) as other:
+        admin = SlimAdmin(other.url)
+        before = admin.request_counts()
+        refused = planner("apply", str(saved), env={"KUBECONFIG": str(other.kubeconfig)})
+        requests = {key: n - before.get(key, 0) for key, n in admin.request_counts().items()}
+        there = kube_system_uid(other)
+
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stderr == (
+        f"error: {saved}: plan was made against cluster {here} at {cluster.url}; "
+        f"this is cluster {there} at {other.url}\n"
+    )
+    assert {key: n for key, n in requests.items() if n} == {("get", "namespaces", "200"): 1}
+    applied = planner("apply", str(saved), "--no-wait")  # the cluster it was made against takes it
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+
+def test_a_saved_plan_records_the_lock_holder_it_saw(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, shop_plan(namespace))
+    quiet, busy = tmp_path / "quiet.plan.json", tmp_path / "busy.plan.json"
+    assert planner("plan", str(plan), "--out", str(quiet)).returncode == 0
+    now = "2026-11-29T10:00:00.000000Z"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "planner-lock-shop", "namespace": namespace},
+        "spec": {"holderIdentity": "ci@runner/7/0badc0de", "leaseDurationSeconds": 30, "acquireTime": now},
+    }
+    status, body = http(cluster, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", lease)
+    assert status == 201, body
+
+    made = planner("plan", str(plan), "--out", str(busy))
+
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert json.loads(quiet.read_text())["plans"][0]["lock"] is None
+    assert json.loads(busy.read_text())["plans"][0]["lock"] == {
+        "holder": "ci@runner/7/0badc0de",
+        "since": "2026-11-29T10:00:00Z",
+    }
+    warning = "warning: plan shop is locked by ci@runner/7/0badc0de since 2026-11-29T10:00:00Z ("
+    assert made.stderr.startswith(warning), made.stderr
+    assert made.stderr.endswith("s ago: that run probably died, and the next apply takes its lock over\n")
 
 
 # --- Secret values: digested under a key the cluster keeps, never the saved plan -------------------

@@ -54,7 +54,9 @@ def unreachable(tmp_path: Path) -> app.Target:
 def test_apply_parses_each_plan_file_once(parses: Counter[str], unreachable: app.Target) -> None:
     options = app.ApplyOptions(no_wait=True)
     with pytest.raises(PlannerError, match="cannot reach"):
-        app.apply_plans(FILES, target=unreachable, options=options, watch=None, sink=RecordingSink())
+        app.apply_plans(
+            FILES, target=unreachable, options=options, watch=None, sink=RecordingSink(), notice=print
+        )
     assert parses == {"web-stack.yaml": 1, "sandboxes.yaml": 1}
 
 

@@ -1,19 +1,23 @@
 """planner.applyset: the parent Secret's scope (superset while applying, narrowed after converging), its
-ownership checks and the run record, as pure functions over hand-built parents."""
+ownership checks, the run record and the applied closure, as pure functions over hand-built parents."""
 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from planner.applyset import (
+    AppliedClosure,
     ParentRecord,
     RunOutcome,
     RunRecord,
     Scope,
+    applied_closure,
     applyset_id,
     digest_key,
     encode_run_record,
@@ -24,7 +28,7 @@ from planner.applyset import (
     run_outcome,
     run_record_of,
     run_records,
-    tightened_parent,
+    settled_parent,
     with_digest_key,
     with_run_outcome,
     with_run_record,
@@ -117,17 +121,87 @@ def test_a_same_named_secret_that_is_not_the_parent_is_never_overwritten() -> No
         parent_manifest(REF, foreign, ParentRecord(group_kinds=(), namespaces=(), run_keys=()))
 
 
-def test_tightening_lists_exactly_the_scope_and_drops_an_empty_namespace_list() -> None:
-    tightened = tightened_parent(REF, parent("ConfigMap,Job.batch", "old"), scope("ConfigMap", "shop"))
+NOTHING_APPLIED = AppliedClosure({})
 
-    annotations = tightened["metadata"]["annotations"]
+
+def test_settling_lists_exactly_the_scope_and_drops_an_empty_namespace_list() -> None:
+    settled = settled_parent(
+        REF, parent("ConfigMap,Job.batch", "old"), scope=scope("ConfigMap", "shop"), applied=NOTHING_APPLIED
+    )
+
+    annotations = settled["metadata"]["annotations"]
     assert annotations[GROUP_KINDS] == "ConfigMap"
     assert NAMESPACES not in annotations
 
 
-def test_tightening_a_missing_parent_fails() -> None:
-    with pytest.raises(PlannerError, match="secret shop/shop is missing: nothing to tighten"):
-        tightened_parent(REF, None, Scope())
+def test_settling_without_a_scope_keeps_what_the_parent_lists() -> None:
+    settled = settled_parent(REF, parent("ConfigMap,Job.batch", "old"), scope=None, applied=NOTHING_APPLIED)
+
+    annotations = settled["metadata"]["annotations"]
+    assert (annotations[GROUP_KINDS], annotations[NAMESPACES]) == ("ConfigMap,Job.batch", "old")
+
+
+def test_settling_a_missing_parent_fails() -> None:
+    with pytest.raises(PlannerError, match="secret shop/shop is missing: nothing to settle"):
+        settled_parent(REF, None, scope=Scope(), applied=NOTHING_APPLIED)
+
+
+def hashed(kind: str, name: str, digest: str) -> Manifest:
+    api = {"Deployment": "apps/v1"}.get(kind, "v1")
+    metadata = {"name": name, "namespace": "shop", "annotations": {"planner.dev/hash": digest}}
+    return {"apiVersion": api, "kind": kind, "metadata": metadata}
+
+
+def test_the_applied_closure_is_gzipped_json_of_each_objects_short_hash_beside_the_run_records() -> None:
+    closure = AppliedClosure.of([hashed("ConfigMap", "a", "ab" * 32), hashed("Deployment", "web", "cd" * 32)])
+    live = parent(**{"k1": record("k1")})
+
+    settled = settled_parent(REF, live, scope=None, applied=closure)
+
+    assert settled["data"]["k1"] == record("k1")
+    packed = base64.b64decode(settled["data"]["planner.applied-closure"])
+    assert json.loads(gzip.decompress(packed)) == {
+        "configmap/shop/a": "abababababababab",
+        "deployment/shop/web": "cdcdcdcdcdcdcdcd",
+    }
+    assert applied_closure(settled) == closure
+
+
+def test_the_applied_closure_survives_the_parent_write_that_trims_run_records() -> None:
+    closure = AppliedClosure.of([hashed("ConfigMap", "a", "ab" * 32)])
+    live = parent(**{"planner.applied-closure": closure.encoded(), "k1": record("k1"), "k2": record("k2")})
+
+    written = parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=("k2",)))
+
+    assert written["data"] == {"planner.applied-closure": closure.encoded(), "k2": record("k2")}
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({}, None),
+        ({"planner.applied-closure": "not base64!"}, None),
+        ({"planner.applied-closure": base64.b64encode(b"not gzip").decode()}, None),
+        ({"planner.applied-closure": base64.b64encode(gzip.compress(b"[1, 2]")).decode()}, None),
+    ],
+    ids=[
+        "a parent that records no closure",
+        "an entry that is not base64",
+        "an entry that is not gzip",
+        "an entry that is not a JSON object",
+    ],
+)
+def test_a_parent_without_a_readable_applied_closure_records_none(
+    data: dict[str, str], expected: AppliedClosure | None
+) -> None:
+    assert applied_closure(parent(**data)) is expected
+
+
+def test_equal_closures_encode_equally_whatever_their_order() -> None:
+    one = AppliedClosure.of([hashed("ConfigMap", "a", "1" * 64), hashed("ConfigMap", "b", "2" * 64)])
+    other = AppliedClosure.of([hashed("ConfigMap", "b", "2" * 64), hashed("ConfigMap", "a", "1" * 64)])
+
+    assert one.encoded() == other.encoded()
 
 
 @pytest.mark.parametrize(
@@ -246,6 +320,42 @@ def test_parent_writes_keep_planners_reserved_entries_and_drop_unknown_ones() ->
 
     assert data == {"planner.digest-key": "a2V5", "planner.other": "eA==", "k1": record("k1")}
     assert run_records(live).keys() == {"k1"}
+
+
+KEPT_CLOSURE = AppliedClosure({"configmap/shop/a": "abababababababab"})
+KEPT_KEY = bytes(range(32))
+SUPERSET = ParentRecord(group_kinds=("Job.batch",), namespaces=("new",), run_keys=("k9",), runs=(PENDING_K9,))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda live: parent_manifest(REF, live, SUPERSET),
+        lambda live: parent_manifest(REF, live, ParentRecord(group_kinds=(), namespaces=(), run_keys=())),
+        lambda live: settled_parent(REF, live, scope=scope("ConfigMap", "shop"), applied=KEPT_CLOSURE),
+        lambda live: with_run_record(REF, live, run_record_of(job())),
+        lambda live: with_run_outcome(REF, live, run_record_of(job()), RunOutcome(result="succeeded")),
+        lambda live: with_digest_key(live, bytes(32)),
+    ],
+    ids=[
+        "the superset written before any member, with a pending run",
+        "a parent write that trims every run record",
+        "settling after a converged apply",
+        "confirming a created Job's run",
+        "recording how a Job ended",
+        "plan --out asking for a digest key",
+    ],
+)
+def test_every_parent_write_keeps_the_digest_key_and_the_applied_closure(
+    write: Callable[[Manifest], Manifest],
+) -> None:
+    live = with_digest_key(parent(k1=record("k1"), k9=record("k9", uid="u9")), KEPT_KEY)
+    live["data"]["planner.applied-closure"] = KEPT_CLOSURE.encoded()
+
+    written = write(live)
+
+    assert digest_key(written) == KEPT_KEY
+    assert applied_closure(written) == KEPT_CLOSURE
 
 
 def test_confirming_a_run_keeps_the_outcome_an_observer_recorded_first() -> None:

@@ -14,7 +14,7 @@ import pytest
 from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
 from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, execute
+from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
@@ -84,6 +84,7 @@ class Harness:
         parallelism: int = 16,
         default_timeout: float | None = 60.0,
         no_wait: bool = False,
+        stop: StopCheck | None = None,
     ) -> ExecutionResult:
         return execute(
             plan,
@@ -94,6 +95,7 @@ class Harness:
             default_timeout=default_timeout,
             no_wait=no_wait,
             clock=self.clock,
+            stop=stop,
         )
 
 
@@ -315,11 +317,16 @@ def test_waits_never_delay_independent_writes_even_with_more_waiting_objects_tha
     assert harness.concurrency.peak <= 2
 
 
-def run_bounded(harness: Harness, plan: ExecutionPlan, *, parallelism: int) -> ExecutionResult:
-    """Run on a helper thread, so an executor that let waits hold workers fails here rather than hang:
-    its writes would queue behind waits that are released only after the last write."""
+def run_bounded(
+    harness: Harness, plan: ExecutionPlan, *, parallelism: int, stop: StopCheck | None = None
+) -> ExecutionResult:
+    """Run on a helper thread, so an executor that let waits hold workers (or never asked `stop` again
+    while they pend) fails here rather than hang: its writes would queue behind waits that are released
+    only after the last write."""
     results: list[ExecutionResult] = []
-    runner = threading.Thread(target=lambda: results.append(harness.run(plan, parallelism=parallelism)))
+    runner = threading.Thread(
+        target=lambda: results.append(harness.run(plan, parallelism=parallelism, stop=stop))
+    )
     runner.daemon = True
     runner.start()
     runner.join(timeout=30)
@@ -409,6 +416,97 @@ def test_an_interrupt_stops_starting_tasks_and_reports_what_ran() -> None:
     summary = harness.sink.events[-1]
     assert isinstance(summary, Summary) and summary.interrupted
     assert "create service/shop/web-svc" not in harness.writer.calls
+
+
+def test_a_ctrl_c_while_a_wait_is_being_started_reports_that_wait_interrupted_not_skipped() -> None:
+    class Interrupted(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            if ref.name == "migrate":
+                raise KeyboardInterrupt  # SIGTERM or Ctrl-C landing inside the source's watch
+            return super().watch(ref, **kwargs)
+
+    harness = Harness()
+    harness.status = Interrupted(clock=harness.clock)
+    result = harness.run(WEB_STACK, parallelism=1)
+
+    assert result.interrupted
+    assert {o.task: o.status for o in result.failed} == {"wait-ready job/shop/migrate": "interrupted"}
+    waiting = [event.object for event in harness.sink.of_type(Waiting)]
+    assert waiting == ["job/shop/migrate"]  # announced, so reported as in flight
+
+
+LOST = "lost the lock of plan shop (namespace shop): could not renew it for 20s"
+
+
+def test_a_stop_is_asked_before_each_task_and_nothing_starts_once_it_answers() -> None:
+    lost = threading.Event()
+    harness = Harness()
+    harness.writer.hooks["create secret/shop/db-credentials"] = lambda _: lost.set()
+
+    result = harness.run(WEB_STACK, parallelism=1, stop=lambda: LOST if lost.is_set() else None)
+
+    assert result.stopped == LOST and not result.ok and not result.interrupted
+    assert ids(result.done) == {
+        "parent secret/shop/shop",
+        "create configmap/shop/web-config",
+        "create secret/shop/db-credentials",  # in flight when the lock was lost: it finishes
+    }
+    assert {o.task: o.message for o in result.skipped} == {
+        "create job/shop/migrate": LOST,
+        "record-run job/shop/migrate": LOST,
+        "wait-ready job/shop/migrate": LOST,
+        "create deployment/shop/web": LOST,
+        "wait-ready deployment/shop/web": LOST,
+        "create service/shop/web-svc": LOST,
+    }
+    assert harness.writer.calls[-1] == "create secret/shop/db-credentials"
+    summary = harness.sink.events[-1]
+    assert isinstance(summary, Summary) and summary.message.endswith(f"(stopped: {LOST})")
+
+
+def test_a_stop_cancels_waits_in_flight_and_lets_writes_in_flight_finish() -> None:
+    plan = plan_from("""
+create job/ns/slow
+wait-ready job/ns/slow <- create job/ns/slow
+create configmap/ns/late
+create deployment/ns/after <- wait-ready job/ns/slow
+""")
+    harness = Harness()
+    harness.status.hold("ready job/ns/slow")
+    waiting, lost, answered = threading.Event(), threading.Event(), threading.Event()
+    harness.sink.hooks.append(
+        lambda event: waiting.set() if isinstance(event, Waiting) and event.object == "job/ns/slow" else None
+    )
+
+    def stop() -> str | None:
+        if not lost.is_set():
+            return None
+        answered.set()
+        return LOST
+
+    def lose_the_lock_while_writing(_: str) -> None:
+        waiting.wait(timeout=5.0)
+        lost.set()  # the lock is lost while this create and the wait on job/ns/slow are in flight
+        answered.wait(timeout=5.0)  # the run has stopped before this write returns
+
+    harness.writer.hooks["create configmap/ns/late"] = lose_the_lock_while_writing
+    result = run_bounded(harness, plan, parallelism=4, stop=stop)
+
+    assert answered.is_set()
+    assert {o.task: (o.status, o.message) for o in result.outcomes} == {
+        "create job/ns/slow": ("done", "created"),
+        "wait-ready job/ns/slow": ("interrupted", LOST),
+        "create configmap/ns/late": ("done", "created"),
+        "create deployment/ns/after": ("skipped", LOST),
+    }
+    assert result.stopped == LOST and not result.interrupted
+    assert harness.status.cancelled == ["ready job/ns/slow"] and harness.status.pending() == []
+    assert "create deployment/ns/after" not in harness.writer.calls
+
+
+def test_a_stop_that_never_answers_changes_nothing() -> None:
+    result = Harness().run(WEB_STACK, stop=lambda: None)
+    assert result.ok and result.stopped == ""
 
 
 def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything_runs() -> None:

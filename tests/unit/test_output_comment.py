@@ -38,7 +38,8 @@ def headings(text: str) -> list[str]:
 
 
 def table_rows(text: str) -> dict[str, list[str]]:
-    """Each body row's cells, keyed by its object cell (as rendered: the backticks gone)."""
+    """Each body row's cells (symbol, action, cause, object, notes), keyed by the object without its
+    backticks."""
     tokens = parse(text)
     rows: dict[str, list[str]] = {}
     cells: list[str] = []
@@ -53,7 +54,7 @@ def table_rows(text: str) -> dict[str, list[str]]:
         elif inside and token.type == "inline":
             cells.append(token.content)
         elif inside and token.type == "tr_close":
-            rows[cells[2].strip("`")] = cells
+            rows[cells[3].strip("`")] = cells
     return rows
 
 
@@ -103,7 +104,7 @@ def test_a_claim_replaced_without_allow_data_loss_is_cautioned_first_and_marked_
         in caution
     )
     row = table_rows(text)["persistentvolumeclaim/shop/alice-workspace"]
-    assert row[3] == "forced by spec.storageClassName; **destroys data**"
+    assert row[4] == "forced by spec.storageClassName; **destroys data**"
 
 
 def test_with_allow_data_loss_the_caution_says_it_was_given() -> None:
@@ -124,10 +125,10 @@ def test_a_rebase_dropping_a_rootfs_is_marked_as_destroying_data_that_needs_no_f
         in caution
     )
     rows = table_rows(text)
-    assert rows["persistentvolumeclaim/shop/alice-rootfs-g1"][3] == (
+    assert rows["persistentvolumeclaim/shop/alice-rootfs-g1"][4] == (
         "rebase g1→g2; **destroys data, declared by the rebase**"
     )
-    assert "destroys data" not in rows["persistentvolumeclaim/shop/alice-rootfs-g2"][3]
+    assert "destroys data" not in rows["persistentvolumeclaim/shop/alice-rootfs-g2"][4]
 
 
 def test_a_plan_that_destroys_nothing_has_no_caution() -> None:
@@ -149,7 +150,7 @@ def test_creates_show_their_key_fields_and_a_secret_only_its_keys() -> None:
         secrets=(secret("creds", password="hunter2-very-secret"),),
     )
     text = to_markdown([planned(desired, [])])
-    notes = {name: cells[3] for name, cells in table_rows(text).items()}
+    notes = {name: cells[4] for name, cells in table_rows(text).items()}
 
     assert notes["deployment/shop/web"] == (
         "replicas 2; web: image `ghcr.io/acme/web:1.4.2`, ports 8080, limits cpu=0.5 memory=256Mi"
@@ -200,7 +201,8 @@ def test_a_comment_over_the_limit_keeps_the_first_rows_and_says_what_it_left_out
     assert text.rstrip().endswith(
         f"*… and {left:,} more changes ({left:,} create), left out: see the note at the top.*"
     )
-    assert "**Plan: 1000 to create, 0 to update, 0 to replace, 0 to delete.**" in text
+    assert "**Plan: 1000 to create, 0 to update, 0 to replace, 0 to delete (0 drift, 1000 pending).**" in text
+    assert rows["deployment/shop/web-0000"][2] == "pending"
 
 
 def big_config_changes(count: int, size: int) -> ChangeSet:

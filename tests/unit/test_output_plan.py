@@ -65,6 +65,14 @@ CHANGES = ChangeSet(
             ref=ref("Service", "old-svc"), action="delete", desired=None, live={}, reason="not in the plan"
         ),
         Change(
+            ref=ref("ConfigMap", "gone"),
+            action="create",
+            desired={},
+            live=None,
+            reason="deleted outside the plan",
+            drift=True,
+        ),
+        Change(
             ref=ref("Job", "seed", "batch"), action="noop", desired={}, live=None, transition="already-ran"
         ),
         Change(ref=ref("ConfigMap", "same"), action="noop", desired={}, live={}),
@@ -83,8 +91,9 @@ def test_text_reads_like_terraform_and_hides_noops() -> None:
         "  ~ update secret/shop/db\n"
         "      .data.password: *** → ***\n"
         "  - delete service/shop/old-svc (not in the plan)\n"
+        "  + create configmap/shop/gone (deleted outside the plan; drift)\n"
         "  = unchanged job/shop/seed (already-ran)\n"
-        "Plan: 1 to create, 2 to update, 1 to replace, 1 to delete.\n"
+        "Plan: 2 to create, 2 to update, 1 to replace, 1 to delete (1 drift, 5 pending).\n"
     )
 
 
@@ -107,6 +116,7 @@ def test_json_lines_use_terraform_actions_and_a_summary() -> None:
         ("Planned", "job/shop/migrate", ["delete", "create"]),
         ("Planned", "secret/shop/db", ["update"]),
         ("Planned", "service/shop/old-svc", ["delete"]),
+        ("Planned", "configmap/shop/gone", ["create"]),
         ("Planned", "job/shop/seed", ["no-op"]),
         ("Summary", None, None),
     ]
@@ -114,13 +124,25 @@ def test_json_lines_use_terraform_actions_and_a_summary() -> None:
     assert web["runtime_id"] == "k8s-shop|deployment|web"
     assert web["time"] == "2026-11-29T12:00:00Z"
     assert web["fields"][1] == {"path": ".spec.replicas", "before": 2, "after": 2, "manager": "kubectl"}
-    assert records[5]["transition"] == "already-ran"
+    assert records[6]["transition"] == "already-ran"
     assert records[3]["fields"] == [{"path": ".data.password", "before": "***", "after": "***"}]
-    assert {k: records[-1][k] for k in ("create", "update", "replace", "delete")} == {
-        "create": 1,
+    assert [(r.get("cause"), r["drift"]) for r in records[:-1]] == [
+        ("pending", False),
+        ("pending", False),
+        ("pending", False),
+        ("pending", False),
+        ("pending", False),
+        ("drift", True),
+        (None, False),
+    ]
+    keys = ("create", "update", "replace", "delete", "drift", "pending")
+    assert {k: records[-1][k] for k in keys} == {
+        "create": 2,
         "update": 2,
         "replace": 1,
         "delete": 1,
+        "drift": 1,
+        "pending": 5,
     }
 
 
@@ -131,7 +153,9 @@ def test_markdown_renders_a_table_and_folded_details() -> None:
     assert "table_open" in kinds and "fence" in kinds and "html_block" in kinds
     cells = [t.content for t in tokens if t.type == "inline"]
     assert "`deployment/shop/web`" in cells
-    assert "**Plan: 1 to create, 2 to update, 1 to replace, 1 to delete.**" in cells
+    assert "**Plan: 2 to create, 2 to update, 1 to replace, 1 to delete (1 drift, 5 pending).**" in cells
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert [row.split(" | ")[2] for row in rows] == ["pending"] * 5 + ["drift", ""]
     fence = next(t for t in tokens if t.type == "fence")
     assert fence.info == "diff" and "takes over from kubectl" in fence.content
 
@@ -162,7 +186,7 @@ def test_text_shows_a_conflict_no_change_carries_on_a_line_of_its_own() -> None:
         "Plan shop (namespace shop)",
         f"  + create deployment/shop/api ({reason})",
         f"  ! {impostor}",
-        "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete.",
+        "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete (0 drift, 1 pending).",
     ]
 
 
@@ -191,7 +215,7 @@ def test_text_warns_first_and_marks_a_change_that_destroys_data() -> None:
         "  ! this plan destroys data (1 object marked destroys data below); --allow-data-loss was not given, "
         "so apply refuses this plan",
         "-/+ replace persistentvolumeclaim/shop/alice-workspace (forced by spec.storageClassName; destroys data)",
-        "Plan: 0 to create, 0 to update, 1 to replace, 0 to delete.",
+        "Plan: 0 to create, 0 to update, 1 to replace, 0 to delete (0 drift, 1 pending).",
     ]
     assert (
         "  ! this plan destroys data (1 object marked destroys data below); --allow-data-loss was given: "
@@ -211,4 +235,4 @@ def test_json_carries_the_same_data_loss_flag_and_validates() -> None:
         for record in (planned, summary):
             jsonschema.validate(record, schema)
     records = [json.loads(line) for line in to_json_lines(CHANGES, now=NOW).splitlines()]
-    assert [r["destroys_data"] for r in records] == [False] * 6 + [0]
+    assert [r["destroys_data"] for r in records] == [False] * (len(records) - 1) + [0]

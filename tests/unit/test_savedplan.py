@@ -16,15 +16,19 @@ from planner.diff import diff
 from planner.errors import PlanFilesMissingError
 from planner.savedplan import (
     FORMAT,
+    ClusterIdentity,
     changed_secrets,
     closure_digest,
+    cluster_mismatch,
     declared_digest,
     is_saved_plan,
     key_id,
     moved_objects,
     plan_files,
+    read_saved_plans,
     saved_plan,
     shape_digest,
+    write_saved_plans,
 )
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -262,3 +266,51 @@ def test_a_saved_plan_is_told_from_a_plan_file_by_its_content(tmp_path: Path, te
     path = tmp_path / "file"
     path.write_text(text)
     assert is_saved_plan(path) is saved
+
+
+A = ClusterIdentity(uid="5f1e-a", server="https://a.example:6443")
+
+
+@pytest.mark.parametrize(
+    ("saved", "here", "refusal"),
+    [
+        (A, ClusterIdentity(uid="5f1e-a", server="https://a-lb.example:6443"), None),
+        (
+            A,
+            ClusterIdentity(uid="77c0-b", server="https://a.example:6443"),
+            "plan was made against cluster 5f1e-a at https://a.example:6443; "
+            "this is cluster 77c0-b at https://a.example:6443",
+        ),
+        (A, ClusterIdentity(uid="", server="https://a.example:6443"), None),
+        (
+            A,
+            ClusterIdentity(uid="", server="https://b.example:6443"),
+            "plan was made against cluster 5f1e-a at https://a.example:6443; "
+            "this is cluster (uid unreadable) at https://b.example:6443",
+        ),
+        (
+            None,
+            A,
+            "the saved plan does not say which cluster it was made against; plan again",
+        ),
+    ],
+    ids=[
+        "the same uid through another URL is the same cluster",
+        "another uid at the same URL is another cluster (rebuilt behind the same name)",
+        "without a readable uid the same URL passes",
+        "without a readable uid another URL is refused",
+        "a saved plan that records no cluster is refused",
+    ],
+)
+def test_a_saved_plan_applies_only_to_the_cluster_it_was_made_against(
+    saved: ClusterIdentity | None, here: ClusterIdentity, refusal: str | None
+) -> None:
+    assert cluster_mismatch(saved, here) == refusal
+
+
+def test_the_cluster_travels_with_the_plans_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "shop.plan.json"
+    write_saved_plans(path, [{"plan": "shop"}], cluster=A)
+
+    assert json.loads(path.read_text())["cluster"] == {"uid": "5f1e-a", "server": "https://a.example:6443"}
+    assert read_saved_plans(path) == ([{"plan": "shop"}], A)

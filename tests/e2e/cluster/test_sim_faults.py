@@ -92,6 +92,16 @@ def test_a_partial_error_rate_fails_only_some_requests(
     assert set(codes) == {200, 503}
 
 
+def test_error_resources_limit_the_errors_to_those_resources(
+    cluster: ClusterHandle, admin: SlimAdmin, namespace: str
+) -> None:
+    admin.set_faults(errorRates={"503": 1.0}, errorResources=["leases"])
+    leases = http(cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases")
+    configmaps = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert (leases.status, configmaps.status) == (503, 200)
+    assert admin.get_faults()["errorResources"] == ["leases"]
+
+
 def test_watch_streams_drop_after_n_events(cluster: ClusterHandle, admin: SlimAdmin, namespace: str) -> None:
     configmaps(cluster, namespace, 4)
     admin.set_faults(dropWatchAfterEvents=2)

@@ -1,0 +1,364 @@
+"""`reconcile`: every plan under some paths, each on its own — take its lock, plan, apply what drifted or
+is pending (prune included), release — several at once, one plan's failure never stopping another.
+
+`reconcile_plan` is the unit: one rendered plan in, one `PlanOutcome` out, every error caught into the
+outcome. `planner reconcile` runs it over the plans `find_plan_files` finds; a long-running controller
+calls it per plan on its own schedule, with its own stop event.
+
+Plans are found by walking each path given: a file is taken as it is; a directory is walked
+recursively (directories whose names start with `.` skipped, symlinked directories not followed) for
+`*.yaml`/`*.yml` files that declare `kind: Plan`, in path order (component by component, so
+`a/z.yaml` comes before `b.yaml`), each file once. Every file loads on its own, so a broken one fails
+only its own row; two files declaring the same plan in the same namespace (they would share a lock and
+fight over one ApplySet) both fail.
+
+With `check`, nothing is written: no lock is taken (a Lease is a write), and each plan's changes are
+reported with their cause (drift or pending) as `plan` finds them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from planner.app.applying import Applier, ApplyOptions
+from planner.app.planning import (
+    PlannedChanges,
+    RenderedPlan,
+    check_data_loss,
+    plan_rendered,
+    render_loaded,
+)
+from planner.app.target import Target
+from planner.diff import ChangeSet
+from planner.errors import LockHeldError, PlannerError
+from planner.events import Event
+from planner.execute import INTERRUPTED, ExecutionResult
+from planner.lock import Notice, holding
+from planner.plan import load_plans
+from planner.plan.load import PLAN_SUFFIXES
+
+Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
+SIGNAL_POLL_SECONDS = 0.2
+DECLARES_A_PLAN = re.compile(r"^kind:\s*[\"']?Plan[\"']?\s*(#.*)?$", re.MULTILINE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReconcileOptions:
+    """`apply` is what each plan is applied with (its lock options included); `check` writes nothing;
+    `parallel_plans` is how many plans run at once."""
+
+    apply: ApplyOptions = dataclasses.field(default_factory=ApplyOptions)
+    check: bool = False
+    parallel_plans: int = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanOutcome:
+    """One plan's reconcile. `result`: `unchanged` (nothing drifted or pending), `applied` (changes
+    applied and converged), `changes` (`--check` found some), `locked` (another run holds its lock;
+    skipped), `failed`. `changeset` is what the plan found (None when it never got that far), `message`
+    says what happened in a sentence, `finished` is when (seconds since the epoch)."""
+
+    file: str
+    plan: str
+    namespace: str
+    result: Result
+    changeset: ChangeSet | None = None
+    message: str = ""
+    duration: float = 0.0
+    finished: float = 0.0
+
+    @property
+    def drift(self) -> int:
+        return len(self.changeset.caused_by("drift")) if self.changeset else 0
+
+    @property
+    def pending(self) -> int:
+        return len(self.changeset.caused_by("pending")) if self.changeset else 0
+
+
+class _Unheard:
+    """The executor's events during a reconcile: the outcome summarises them, nothing prints them."""
+
+    def emit(self, event: Event) -> None:
+        return None
+
+
+# --- finding plans -----------------------------------------------------------------------------------
+
+
+def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:
+    """Every plan file under `paths`, in the order described in the module docstring."""
+    found: dict[Path, Path] = {}  # by resolved path: each file once, first mention wins
+    for given in map(Path, paths):
+        for file in _walk(given) if given.is_dir() else [given]:
+            found.setdefault(file.resolve(), file)
+    return list(found.values())
+
+
+def _walk(directory: Path) -> list[Path]:
+    files = []
+    for root, directories, names in os.walk(directory):
+        directories[:] = [d for d in directories if not d.startswith(".")]
+        files += [Path(root) / name for name in names if Path(name).suffix in PLAN_SUFFIXES]
+    return sorted((f for f in files if _declares_a_plan(f)), key=lambda f: f.relative_to(directory).parts)
+
+
+def _declares_a_plan(file: Path) -> bool:
+    try:
+        return DECLARES_A_PLAN.search(file.read_text(errors="replace")) is not None
+    except OSError:
+        return True  # unreadable: let loading it say why
+
+
+# --- one plan ----------------------------------------------------------------------------------------
+
+
+def reconcile_plan(
+    rendered: RenderedPlan,
+    *,
+    target: Target,
+    options: ReconcileOptions,
+    notice: Notice,
+    stop: threading.Event | None = None,
+) -> PlanOutcome:
+    """Reconcile one plan: under its lock, plan it and apply what drifted or is pending (prune
+    included), then release; with `options.check`, only plan. Never raises a PlannerError: every
+    failure is the outcome's. Setting `stop` ends a wait for the lock and stops the apply from starting
+    further tasks (a controller shutting down, Ctrl-C)."""
+    started = time.monotonic()
+    done = _Outcome(rendered, started)
+    try:
+        if options.check:
+            (planned,) = plan_rendered([rendered], client=target.client, options=options.apply.plan)
+            check_data_loss([planned])  # what the apply would refuse fails the check too
+            changeset = planned.changeset
+            if changeset.conflicts:
+                return done("failed", changeset, "; ".join(changeset.conflicts))
+            result: Result = "changes" if changeset.has_changes else "unchanged"
+            return done(result, changeset, _check_message(changeset))
+        return _apply(rendered, target=target, options=options.apply, notice=notice, stop=stop, done=done)
+    except LockHeldError as held:
+        return done("locked", None, f"locked by {held.holder}" if held.holder else str(held))
+    except PlannerError as error:
+        return done("failed", None, str(error))
+    except Exception as bug:  # a bug in one plan's reconcile must not take the others down
+        return done("failed", None, f"{type(bug).__name__}: {bug}")
+
+
+class _Outcome:
+    def __init__(self, rendered: RenderedPlan, started: float) -> None:
+        self.rendered, self.started = rendered, started
+
+    def __call__(self, result: Result, changeset: ChangeSet | None, message: str) -> PlanOutcome:
+        return PlanOutcome(
+            file=self.rendered.plan.source.file,
+            plan=self.rendered.plan.name,
+            namespace=self.rendered.namespace,
+            result=result,
+            changeset=changeset,
+            message=message,
+            duration=time.monotonic() - self.started,
+            finished=time.time(),
+        )
+
+
+def _apply(
+    rendered: RenderedPlan,
+    *,
+    target: Target,
+    options: ApplyOptions,
+    notice: Notice,
+    stop: threading.Event | None,
+    done: Callable[[Result, ChangeSet | None, str], PlanOutcome],
+) -> PlanOutcome:
+    client = target.client
+    with holding(
+        client, [(rendered.plan.name, rendered.namespace)], options=options.lock, notice=notice, stop=stop
+    ) as locks:
+        (planned,) = plan_rendered([rendered], client=client, options=options.plan, probe_foreign=False)
+
+        def stopped() -> str | None:
+            return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
+
+        applier = Applier(
+            client=client, options=options, sink=_Unheard(), clock=None, informers=None, stop=stopped
+        )
+        (applied,) = applier.execute_all([planned])
+        lost = locks.lost()
+    changeset = planned.changeset
+    if lost:
+        return done("failed", changeset, lost)
+    if not applied.result.ok:
+        return done("failed", changeset, _failure_message(applied.result))
+    if not changeset.has_changes:
+        return done("unchanged", changeset, f"the cluster matches plan {changeset.plan}")
+    return done("applied", changeset, _applied_message(planned))
+
+
+def _check_message(changeset: ChangeSet) -> str:
+    if not changeset.has_changes:
+        return f"the cluster matches plan {changeset.plan}"
+    drift, pending = len(changeset.caused_by("drift")), len(changeset.caused_by("pending"))
+    return f"{drift} drift, {pending} pending; nothing written (--check)"
+
+
+def _applied_message(planned: PlannedChanges) -> str:
+    changeset = planned.changeset
+    drift, pending = len(changeset.caused_by("drift")), len(changeset.caused_by("pending"))
+    return f"applied {drift} drift and {pending} pending changes; converged"
+
+
+def _failure_message(result: ExecutionResult) -> str:
+    if result.stopped:
+        return f"stopped: {result.stopped}"
+    first = (result.failed or result.skipped)[0]
+    others = len(result.failed) + len(result.skipped) - 1
+    more = f" (and {others} more failed or skipped)" if others else ""
+    return f"{first.task}: {first.message}{more}"
+
+
+# --- many plans --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A plan file loaded and rendered, or the outcome that says why it could not be."""
+
+    rendered: RenderedPlan | None
+    failed: PlanOutcome | None
+
+
+def _prepare(file: Path, default_namespace: str, notice: Notice) -> _Prepared:
+    try:
+        loaded = load_plans([file])
+    except PlannerError as broken:
+        outcome = PlanOutcome(
+            file=str(file), plan="", namespace="", result="failed", message=str(broken), finished=time.time()
+        )
+        return _Prepared(None, outcome)
+    for warning in loaded.warnings:
+        notice(f"{warning}")
+    (rendered,) = render_loaded(loaded, default_namespace)
+    return _Prepared(rendered, None)
+
+
+def _without_duplicates(prepared: list[_Prepared]) -> list[_Prepared]:
+    """Two files declaring one plan in one namespace fail both: they would fight over one ApplySet."""
+    files: dict[tuple[str, str], list[str]] = {}
+    for each in prepared:
+        if each.rendered is not None:
+            key = (each.rendered.plan.name, each.rendered.namespace)
+            files.setdefault(key, []).append(each.rendered.plan.source.file)
+    result = []
+    for each in prepared:
+        rendered = each.rendered
+        twins = files.get((rendered.plan.name, rendered.namespace), []) if rendered else []
+        if rendered is not None and len(twins) > 1:
+            message = (
+                f"plan {rendered.plan.name} (namespace {rendered.namespace}) is declared by "
+                f"{' and '.join(twins)}: one plan, one file"
+            )
+            failed = PlanOutcome(
+                file=rendered.plan.source.file,
+                plan=rendered.plan.name,
+                namespace=rendered.namespace,
+                result="failed",
+                message=message,
+                finished=time.time(),
+            )
+            each = _Prepared(None, failed)
+        result.append(each)
+    return result
+
+
+def reconcile(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ReconcileOptions,
+    notice: Notice,
+    on_outcome: Callable[[PlanOutcome], None],
+) -> list[PlanOutcome]:
+    """Reconcile every plan under `paths`, `options.parallel_plans` at a time. `on_outcome` gets each
+    plan's outcome as it finishes (from this thread); the list returned is in the order the plans were
+    found. Ctrl-C (or SIGTERM, which the CLI turns into it) stops every plan from starting further tasks,
+    lets them release their locks, and is raised again."""
+    files = find_plan_files(paths)
+    if not files:
+        raise PlannerError(
+            f"no plan files (*.yaml, *.yml declaring kind: Plan) under {', '.join(map(str, paths))}"
+        )
+    default_namespace = target.default_namespace()
+    prepared = _without_duplicates([_prepare(file, default_namespace, notice) for file in files])
+    outcomes: list[PlanOutcome | None] = [each.failed for each in prepared]
+    for outcome in outcomes:
+        if outcome is not None:
+            on_outcome(outcome)
+    todo = [(index, each.rendered) for index, each in enumerate(prepared) if each.rendered is not None]
+    if todo:
+        _ = target.client  # built once here, then shared by every plan's thread
+
+    def finished(index: int, outcome: PlanOutcome) -> None:
+        outcomes[index] = outcome
+        on_outcome(outcome)
+
+    _run_all(todo, target=target, options=options, notice=notice, finished=finished)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _run_all(
+    todo: list[tuple[int, RenderedPlan]],
+    *,
+    target: Target,
+    options: ReconcileOptions,
+    notice: Notice,
+    finished: Callable[[int, PlanOutcome], None],
+) -> None:
+    """Each plan in a pool of `parallel_plans` threads; `finished` gets each outcome in this thread.
+    Whatever interrupts this thread (Ctrl-C, SIGTERM) stops every plan from starting further tasks,
+    and their locks are released before it is raised again."""
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=max(1, options.parallel_plans), thread_name_prefix="reconcile")
+    try:
+        futures: dict[Future[PlanOutcome], int] = {
+            pool.submit(
+                reconcile_plan, rendered, target=target, options=options, notice=notice, stop=stop
+            ): index
+            for index, rendered in todo
+        }
+        pending = set(futures)
+        while pending:
+            # Timed: Python runs a signal's handler (SIGTERM's, Ctrl-C's) on this thread only, between
+            # bytecodes, and a signal the kernel delivered to another thread does not wake an untimed
+            # wait here, which then never ends (seen: reconcile ignoring SIGTERM). A timed one wakes,
+            # and the handler raises within this period.
+            done, pending = wait_for_futures(
+                pending, timeout=SIGNAL_POLL_SECONDS, return_when=FIRST_COMPLETED
+            )
+            for future in sorted(done, key=futures.__getitem__):
+                finished(futures[future], future.result())
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+__all__ = [
+    "PlanOutcome",
+    "ReconcileOptions",
+    "find_plan_files",
+    "reconcile",
+    "reconcile_plan",
+]

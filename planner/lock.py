@@ -1,0 +1,588 @@
+"""The run lock: one writer per plan at a time (DESIGN §3), held as a `coordination.k8s.io/v1` Lease.
+
+Every command that writes for a plan holds the Lease `planner-lock-<plan>` in the plan's namespace for
+its whole run: `apply` (plan files or a saved plan, prune included) and each plan of `reconcile`; later
+the rollback and the controller's reconciles. `plan` never takes it (it writes nothing). The lifecycle
+commands (`stop`, `pause`, …) do not take it either: they patch only the `/scale` subresource or the
+sandbox state annotation, as their own field manager, and an apply running at the same time sees
+their change as drift at its next plan rather than interleaving with it.
+
+The protocol is client-go's leader election, narrowed to a run:
+
+- **Acquire** is one POST of a Lease naming this run as holder (`<user>@<host>/<pid>/<random>`; the
+  random part tells apart runs whose pids coincide, such as pid 1 in every container). A 201 means the
+  lock is ours. A 409 means it is held: the Lease is read, and taken over with a PUT carrying the read's
+  resourceVersion only when it has expired; a 409 on that PUT means another run raced us to it.
+- **Renew** is a PUT of `renewTime` with the last resourceVersion written, from a daemon thread every
+  third of the lease duration (10 s of 30 s), retried every `duration / 15` on failure.
+- **Release** is one DELETE with the last resourceVersion and uid as preconditions, so a lock that was
+  taken over is never deleted. So an uncontended run costs two requests (POST, DELETE) plus one renew
+  per 10 s.
+- **Loss.** A run that has not renewed for two thirds of the duration (20 s of 30 s, counted on its own
+  monotonic clock from the start of its last successful renew) — or whose renew found another holder,
+  or no Lease — has lost the lock: `RunLock.lost()` says why, and the executor starts no further task.
+  Stopping at two thirds rather than at the full duration leaves the last third for writes already in
+  flight to finish before anyone else may take the lock over.
+
+**Expiry, and whose clock.** A Lease has expired when `renewTime + leaseDurationSeconds` has passed.
+`renewTime` is written by the holder from its clock, so a reader compares it with the API server's
+clock — the `Date` header of its own GET, to the second — rather than its own, and a takeover at
+first sight trusts only that the holder's clock and the server's agree to within the safety margin
+(the last third of the duration: 10 s by default). A waiter that has watched the same resourceVersion
+for a whole duration on its own monotonic clock needs no clock agreement at all (client-go's rule), and
+takes over then even if the clocks disagree. A Lease whose holder is empty (released by a tool that
+releases by PUT) is free.
+
+Pure parts (the Lease body, reading a holder, judging expiry, the messages) are module functions the
+tests call directly; `acquire` and `RunLock` do the I/O through `planner.kube`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import getpass
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from planner.errors import (
+    AlreadyExistsError,
+    ApiError,
+    ConflictError,
+    LockHeldError,
+    NotFoundError,
+    PlannerError,
+    UnreachableError,
+)
+from planner.kinds import LEASE, NAMESPACE
+from planner.kube.client import KubeClient, resource_path
+from planner.objects import FIELD_MANAGER, Manifest, metadata_of, namespace_manifest
+
+DEFAULT_DURATION = 30.0
+POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
+
+Notice = Callable[[str], None]
+
+
+@functools.cache
+def run_identity() -> str:
+    """This process's holder identity, `<user>@<host>/<pid>/<random>`: the same for every lock it takes."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # a container user with no passwd entry
+        user = f"uid{os.getuid()}"
+    return f"{user}@{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+def lease_name(plan: str) -> str:
+    return f"planner-lock-{plan}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockOptions:
+    """`duration`: the Lease's `leaseDurationSeconds` (whole seconds, at least 3); `timeout`: how long to
+    wait for a lock another run holds (0: not at all)."""
+
+    duration: float = DEFAULT_DURATION
+    timeout: float = 0.0
+
+    @property
+    def seconds(self) -> int:
+        return max(3, round(self.duration))
+
+
+# --- the Lease, as data ------------------------------------------------------------------------------
+
+
+def micro_time(moment: datetime) -> str:
+    """A MicroTime: RFC 3339 in UTC with exactly six fractional digits, as the API requires."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
+def lease_body(
+    plan: str, namespace: str, *, identity: str, seconds: int, now: datetime, transitions: int = 0
+) -> Manifest:
+    """The Lease that says `identity` holds the lock of `plan` from `now`."""
+    stamp = micro_time(now)
+    return {
+        "apiVersion": LEASE.api_version,
+        "kind": LEASE.kind,
+        "metadata": {"name": lease_name(plan), "namespace": namespace},
+        "spec": {
+            "holderIdentity": identity,
+            "leaseDurationSeconds": seconds,
+            "acquireTime": stamp,
+            "renewTime": stamp,
+            "leaseTransitions": transitions,
+        },
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Holder:
+    """Who holds a lock, read from its Lease. `identity` is empty for a released Lease."""
+
+    identity: str
+    acquired: datetime | None
+    renewed: datetime | None
+    seconds: int
+    transitions: int = 0
+
+    @classmethod
+    def of(cls, lease: Manifest) -> Holder:
+        spec = lease.get("spec") or {}
+        return cls(
+            identity=str(spec.get("holderIdentity") or ""),
+            acquired=parse_time(spec.get("acquireTime")),
+            renewed=parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime")),
+            seconds=int(spec.get("leaseDurationSeconds") or 0),
+            transitions=int(spec.get("leaseTransitions") or 0),
+        )
+
+    def expired_for(self, now: datetime) -> float | None:
+        """Seconds since the lock expired at `now` (the server's clock), or None while it is valid. A
+        released Lease, or one that never says when it was renewed, counts as expired."""
+        if not self.identity or self.renewed is None:
+            return 0.0
+        over = (now - self.renewed).total_seconds() - self.seconds
+        return over if over > 0 else None
+
+    def since(self) -> str:
+        return _stamp(self.acquired) if self.acquired else "an unknown time"
+
+    def described(self, now: datetime) -> str:
+        """`alice@ci-7/4711/9f3a since 2026-05-01T10:00:00Z (renewed 3s ago)`."""
+        renewed = f" (renewed {_ago(now, self.renewed)})" if self.renewed else ""
+        return f"{self.identity} since {self.since()}{renewed}"
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _ago(now: datetime, then: datetime) -> str:
+    seconds = max(0, round((now - then).total_seconds()))
+    return f"{seconds}s ago"
+
+
+def unlock_command(plan: str, namespace: str) -> str:
+    return f"planner unlock {plan} -n {namespace} --force"
+
+
+def held_message(plan: str, namespace: str, holder: Holder, now: datetime, *, waited: float) -> str:
+    """Why a run cannot write: who holds the lock, since when, and how to wait or break it."""
+    waited_for = f" after waiting {waited:.0f}s" if waited >= 1 else ""
+    return (
+        f"plan {plan} (namespace {namespace}) is locked by {holder.described(now)}{waited_for}: another "
+        f"run is writing it. Retry later or wait with --lock-timeout; a dead run's lock expires "
+        f"{holder.seconds}s after its last renewal; to break it now: {unlock_command(plan, namespace)}"
+    )
+
+
+def took_over_message(plan: str, holder: Holder, expired_for: float) -> str:
+    if not holder.identity:
+        return f"took over the released lock of plan {plan}"
+    return f"took over the lock of plan {plan} from {holder.identity}, expired {expired_for:.0f}s ago"
+
+
+# --- acquiring ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Observed:
+    """The resourceVersion a waiter last saw and when (its monotonic clock): unchanged for a whole
+    duration means expired, whatever the clocks say."""
+
+    version: str = ""
+    since: float = 0.0
+
+    def unchanged_for(self, version: str, now: float) -> float:
+        if version != self.version:
+            self.version, self.since = version, now
+        return now - self.since
+
+
+class _Acquirer:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        plan: str,
+        namespace: str,
+        options: LockOptions,
+        notice: Notice,
+        stop: threading.Event | None,
+    ) -> None:
+        self.client, self.plan, self.namespace = client, plan, namespace
+        self.options, self.notice, self.stop = options, notice, stop
+        self.identity = run_identity()
+        self.collection = resource_path(LEASE, namespace)
+        self.path = resource_path(LEASE, namespace, lease_name(plan))
+        self.observed = _Observed()
+
+    def acquire(self) -> RunLock:
+        started = time.monotonic()
+        announced = ""
+        while True:
+            lock = self.create()
+            if lock is not None:
+                return lock
+            try:
+                lease, server_now = self.client.request_dated("GET", self.path, verb="get")
+            except NotFoundError:
+                continue  # released in between: try creating it again
+            holder = Holder.of(lease)
+            lock = self.take_over_if_expired(lease, holder, server_now or datetime.now(UTC))
+            if lock is not None:
+                return lock
+            now = server_now or datetime.now(UTC)
+            waited = time.monotonic() - started
+            if waited >= self.options.timeout or (self.stop is not None and self.stop.is_set()):
+                raise LockHeldError(
+                    held_message(self.plan, self.namespace, holder, now, waited=waited),
+                    holder=holder.described(now),
+                )
+            if holder.identity != announced:
+                announced = holder.identity
+                self.notice(
+                    f"waiting for the lock of plan {self.plan} (namespace {self.namespace}), held by "
+                    f"{holder.described(now)}"
+                )
+            pause = min(POLL_SECONDS, self.options.timeout - waited)
+            if self.stop is not None:
+                self.stop.wait(pause)
+            else:
+                time.sleep(pause)
+
+    def create(self, *, namespace_ensured: bool = False) -> RunLock | None:
+        """POST the Lease: the lock when it is created, None when one exists. A 404 means the plan's
+        namespace does not exist yet (the apply would create it): create it once and try again."""
+        body = self.body(transitions=0)
+        sent = time.monotonic()
+        try:
+            created = self.client.request(
+                "POST", self.collection, query={"fieldManager": FIELD_MANAGER}, body=body, verb="create"
+            )
+        except AlreadyExistsError:
+            return None
+        except NotFoundError as missing:
+            if namespace_ensured:
+                raise PlannerError(f"cannot take the lock of plan {self.plan}: {missing}") from missing
+            self.ensure_namespace()
+            return self.create(namespace_ensured=True)
+        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=created, sent=sent)
+
+    def take_over_if_expired(self, lease: Manifest, holder: Holder, server_now: datetime) -> RunLock | None:
+        expired_for = holder.expired_for(server_now)
+        version = str(metadata_of(lease).get("resourceVersion") or "")
+        unchanged = self.observed.unchanged_for(version, time.monotonic())
+        if expired_for is None and unchanged > holder.seconds:
+            expired_for = unchanged - holder.seconds
+        if expired_for is None:
+            return None
+        body = self.body(transitions=holder.transitions + 1)
+        body["metadata"] |= {"resourceVersion": version, "uid": metadata_of(lease).get("uid")}
+        sent = time.monotonic()
+        try:
+            taken = self.client.request(
+                "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
+            )
+        except (ConflictError, NotFoundError):
+            return None  # another run renewed it or raced us to it: read it again
+        self.notice(took_over_message(self.plan, holder, expired_for))
+        return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=taken, sent=sent)
+
+    def body(self, *, transitions: int) -> Manifest:
+        return lease_body(
+            self.plan,
+            self.namespace,
+            identity=self.identity,
+            seconds=self.options.seconds,
+            now=datetime.now(UTC),
+            transitions=transitions,
+        )
+
+    def ensure_namespace(self) -> None:
+        """Create the plan's namespace (empty, as apply's `ensure` task would), so the Lease has a home."""
+        try:
+            self.client.request(
+                "POST",
+                resource_path(NAMESPACE),
+                query={"fieldManager": FIELD_MANAGER},
+                body=namespace_manifest(self.namespace),
+                verb="create",
+            )
+        except AlreadyExistsError:
+            return
+
+
+def acquire(
+    client: KubeClient,
+    *,
+    plan: str,
+    namespace: str,
+    options: LockOptions,
+    notice: Notice,
+    stop: threading.Event | None = None,
+) -> RunLock:
+    """Take the lock of `plan` in `namespace` (waiting up to `options.timeout` while another run holds
+    it, reading the Lease every two seconds) and start renewing it. Raises LockHeldError (exit 3)
+    naming the holder, also when `stop` is set while waiting; `notice` gets the sentences a person
+    should see (waiting, taking over)."""
+    acquirer = _Acquirer(client, plan=plan, namespace=namespace, options=options, notice=notice, stop=stop)
+    return acquirer.acquire().start()
+
+
+# --- holding -----------------------------------------------------------------------------------------
+
+
+class RunLock:
+    """A held lock: renewed from a daemon thread until `release()`; `lost()` says why it no longer is.
+
+    Renewals use a client without retries whose timeout is the renew interval, so a renewal that hangs
+    is abandoned and tried again rather than waited for; `lost()` is judged from the clock, not from the
+    renewing thread, so a thread stuck in a request cannot hide a loss."""
+
+    def __init__(
+        self, client: KubeClient, *, plan: str, namespace: str, lease: Manifest, sent: float
+    ) -> None:
+        """`lease` as the request that took it returned it; `sent`: when (monotonic) that request left,
+        the latest moment the lease can be counted from."""
+        self.plan, self.namespace = plan, namespace
+        self.holder = Holder.of(lease)
+        seconds = float(self.holder.seconds)
+        self.interval, self.deadline, self.retry = seconds / 3, seconds * 2 / 3, seconds / 15
+        self.client = client.with_options(retries=0, connect_retries=0, timeout=self.interval)
+        self.path = resource_path(LEASE, namespace, lease_name(plan))
+        self._lease = lease
+        self._renewed_at = sent
+        self._failure = ""
+        self._lost = ""
+        self._mutex = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._renew_loop, name=f"lock-{plan}", daemon=True)
+
+    def start(self) -> RunLock:
+        self._thread.start()
+        return self
+
+    # --- loss ---
+
+    def lost(self) -> str | None:
+        """Why this run no longer holds the lock, or None while it does."""
+        with self._mutex:
+            if not self._lost and time.monotonic() - self._renewed_at > self.deadline:
+                cause = f": {self._failure}" if self._failure else ""
+                self._lost = f"could not renew it for {self.deadline:.0f}s{cause}"
+            if not self._lost:
+                return None
+            return f"lost the lock of plan {self.plan} (namespace {self.namespace}): {self._lost}"
+
+    def _lose(self, why: str) -> None:
+        with self._mutex:
+            self._lost = self._lost or why
+        self._stopping.set()
+
+    # --- renewing (in the daemon thread) ---
+
+    def _renew_loop(self) -> None:
+        pause = self.interval
+        while not self._stopping.wait(pause):
+            pause = self.interval if self._renew() else self.retry
+            if self.lost() is not None:
+                return
+
+    def _renew(self) -> bool:
+        started = time.monotonic()
+        with self._mutex:
+            lease = self._lease
+        metadata = metadata_of(lease)
+        body = {
+            "apiVersion": LEASE.api_version,
+            "kind": LEASE.kind,
+            "metadata": {key: metadata.get(key) for key in ("name", "namespace", "uid", "resourceVersion")},
+            "spec": {**(lease.get("spec") or {}), "renewTime": micro_time(datetime.now(UTC))},
+        }
+        try:
+            written = self.client.request(
+                "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
+            )
+        except NotFoundError:
+            self._lose("its Lease was deleted (by `planner unlock --force`?)")
+            return False
+        except ConflictError:
+            return self._after_conflict()
+        except (ApiError, UnreachableError) as failure:
+            with self._mutex:
+                self._failure = str(failure)
+            return False
+        with self._mutex:
+            self._lease, self._renewed_at, self._failure = written, started, ""
+        return True
+
+    def _after_conflict(self) -> bool:
+        """A renew met a newer Lease: ours still (an earlier renew landed though its answer was lost),
+        then carry on from it; or another run's."""
+        try:
+            current = self.client.request("GET", self.path, verb="get")
+        except NotFoundError:
+            self._lose("its Lease was deleted (by `planner unlock --force`?)")
+            return False
+        except (ApiError, UnreachableError) as failure:
+            with self._mutex:
+                self._failure = str(failure)
+            return False
+        holder = Holder.of(current)
+        if holder.identity != self.holder.identity:
+            self._lose(f"{holder.identity or 'nobody'} holds it now")
+            return False
+        with self._mutex:
+            self._lease = current
+        return self._renew()
+
+    # --- releasing ---
+
+    def release(self) -> str | None:
+        """Stop renewing and delete the Lease if it is still this run's (preconditions: its uid and the
+        last resourceVersion written). Returns a sentence when it could not, for the person to see; the
+        lock then expires on its own."""
+        self._stopping.set()
+        self._thread.join(timeout=self.interval + 1)
+        with self._mutex:
+            metadata = metadata_of(self._lease)
+        preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+        try:
+            self.client.request(
+                "DELETE",
+                self.path,
+                body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
+                verb="delete",
+            )
+        except (NotFoundError, ConflictError):
+            return None  # gone, or another run's by now: nothing of ours to release
+        except (ApiError, UnreachableError) as failure:
+            return (
+                f"could not release the lock of plan {self.plan} ({failure}); it expires on its own "
+                f"{self.holder.seconds}s after its last renewal"
+            )
+        return None
+
+
+class HeldLocks:
+    """The locks of one run, taken in a fixed order (namespace, then plan) so two runs over the same
+    plans never wait for each other in a circle; `lost()` is the first loss among them."""
+
+    def __init__(self) -> None:
+        self.locks: list[RunLock] = []
+
+    def lost(self) -> str | None:
+        return next((why for lock in self.locks if (why := lock.lost()) is not None), None)
+
+    def release(self, notice: Notice) -> None:
+        for lock in reversed(self.locks):
+            problem = lock.release()
+            if problem:
+                notice(problem)
+
+
+@contextlib.contextmanager
+def holding(
+    client: KubeClient,
+    plans: Sequence[tuple[str, str]],
+    *,
+    options: LockOptions,
+    notice: Notice,
+    stop: threading.Event | None = None,
+) -> Iterator[HeldLocks]:
+    """Hold the lock of every `(plan, namespace)` for the block, released on the way out whatever
+    happens (an error, Ctrl-C, SIGTERM turned into Ctrl-C by the CLI). The wait of `options.timeout` is
+    shared by all of them."""
+    held = HeldLocks()
+    deadline = time.monotonic() + options.timeout
+    try:
+        for plan, namespace in sorted(set(plans), key=lambda pair: (pair[1], pair[0])):
+            remaining = LockOptions(duration=options.duration, timeout=max(0.0, deadline - time.monotonic()))
+            held.locks.append(
+                acquire(client, plan=plan, namespace=namespace, options=remaining, notice=notice, stop=stop)
+            )
+        yield held
+    finally:
+        held.release(notice)
+
+
+# --- reading and breaking ----------------------------------------------------------------------------
+
+
+def read_holder(client: KubeClient, plan: str, namespace: str) -> tuple[Holder, datetime] | None:
+    """Who holds the lock of `plan` now, and the server's clock at the read; None when nobody does."""
+    try:
+        lease, server_now = client.request_dated(
+            "GET", resource_path(LEASE, namespace, lease_name(plan)), verb="get"
+        )
+    except NotFoundError:
+        return None
+    holder = Holder.of(lease)
+    now = server_now or datetime.now(UTC)
+    if not holder.identity:
+        return None
+    return holder, now
+
+
+def break_lock(client: KubeClient, plan: str, namespace: str) -> tuple[Holder, datetime] | None:
+    """`unlock --force`: delete the lock of `plan` whoever holds it (preconditions: the Lease read, so a
+    lock taken in between by another run is not broken unseen). Returns the holder removed, None when
+    there was no lock."""
+    path = resource_path(LEASE, namespace, lease_name(plan))
+    for _ in range(3):
+        try:
+            lease, server_now = client.request_dated("GET", path, verb="get")
+        except NotFoundError:
+            return None
+        metadata = metadata_of(lease)
+        preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+        try:
+            client.request(
+                "DELETE",
+                path,
+                body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
+                verb="delete",
+            )
+        except NotFoundError:
+            return None
+        except ConflictError:
+            continue  # renewed in between: read it again
+        return Holder.of(lease), server_now or datetime.now(UTC)
+    raise PlannerError(f"the lock of plan {plan} keeps changing; is its holder still running?")
+
+
+__all__ = [
+    "DEFAULT_DURATION",
+    "HeldLocks",
+    "Holder",
+    "LockOptions",
+    "RunLock",
+    "acquire",
+    "break_lock",
+    "held_message",
+    "holding",
+    "lease_body",
+    "lease_name",
+    "micro_time",
+    "read_holder",
+    "run_identity",
+    "took_over_message",
+    "unlock_command",
+]
