@@ -45,6 +45,26 @@ def test_validate_accepts_every_example_plan() -> None:
     ]
 
 
+def test_validate_walks_subdirectories_in_path_order_leaving_other_yaml_alone(tmp_path: Path) -> None:
+    (tmp_path / "plans" / "team-a").mkdir(parents=True)
+    (tmp_path / "plans" / ".github").mkdir()
+    for path, name in [
+        ("plans/team-a/web.yaml", "web"),
+        ("plans/z.yaml", "zed"),
+        ("plans/.github/x.yaml", "x"),
+    ]:
+        (tmp_path / path).write_text(f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {name}}}\n")
+    (tmp_path / "plans" / "team-a" / "service.yaml").write_text("apiVersion: v1\nkind: Service\n")
+
+    result = planner("validate", "plans", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "plans/team-a/web.yaml: plan web is valid (empty)",
+        "plans/z.yaml: plan zed is valid (empty)",
+    ]
+
+
 def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "apiVersion: planner.dev/v1\n"
