@@ -44,14 +44,14 @@ from planner.errors import (
     UsageError,
     WrongClusterError,
 )
-from planner.events import Clock, EventSink, SystemClock
+from planner.events import Applied, Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute
-from planner.graph import ExecutionPlan
-from planner.kinds import JOB
+from planner.graph import ExecutionPlan, task_id
+from planner.kinds import JOB, NAMESPACE
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.lock import LockOptions, Notice, holding
-from planner.objects import ref_of
+from planner.lock import HeldLocks, LockOptions, Notice, holding
+from planner.objects import ObjectRef, ref_of
 from planner.plan import LoadResult, load_plans
 from planner.savedplan import (
     changed_secrets,
@@ -130,6 +130,7 @@ def apply(
     rendered = render_loaded(loaded, target.default_namespace())
     keys = [(each.plan.name, each.namespace) for each in rendered]
     with holding(client, keys, options=options.lock, notice=notice) as locks:
+        announce_created_namespaces(locks, sink, clock or SystemClock())
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
         probe = options.plan.adopt
         planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
@@ -160,17 +161,37 @@ def apply_saved(
     client = target.client
     keys = [(str(document["plan"]), str(document["namespace"])) for document in documents]
     with holding(client, keys, options=options.lock, notice=notice) as locks:
+        announce_created_namespaces(locks, sink, SystemClock())
         checked: list[PlannedChanges] = []
         loaded = LoadResult(plans=())
+        made_by_lock = {str(ObjectRef.of(NAMESPACE, n)) for n in locks.created_namespaces()}
         for document in documents:
-            loaded, fresh = _replanned(document, target=target)
+            loaded, fresh = _replanned(document, target=target, made_by_lock=made_by_lock)
             checked.append(fresh)
         run = Applier(client=client, options=options, sink=sink, clock=None, informers=None, stop=locks.lost)
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
-def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
+def announce_created_namespaces(locks: HeldLocks, sink: EventSink, clock: Clock) -> None:
+    """A namespace that taking the run lock created (its Lease needs one) is reported as apply's own
+    `ensure` task reports one it creates: the plan, made after, finds it present and plans no ensure."""
+    for namespace in locks.created_namespaces():
+        ref = ObjectRef.of(NAMESPACE, namespace)
+        task = task_id("ensure", ref)
+        sink.emit(
+            Applied(
+                time=clock.now(), message="namespace created", object=str(ref), task=task, action="ensure"
+            )
+        )
+
+
+def _replanned(
+    document: dict[str, Any], *, target: Target, made_by_lock: set[str]
+) -> tuple[LoadResult, PlannedChanges]:
+    """The saved plan's plan made again now, refused when its closure or its objects moved. The
+    namespaces in `made_by_lock` (`namespace/<name>`) were created by this run's lock, as the saved
+    plan's create of them would have: the plan made now no longer lists those creates."""
     files = plan_files(document, Path.cwd())
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
@@ -184,12 +205,28 @@ def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult,
         )
     _check_closure(document, fresh, key, files)
     remade = fresh.saved(options, key, root=Path(str(document.get("root") or Path.cwd())))
-    moved = moved_objects(document, remade)
-    if not moved and remade["changes"] != document["changes"]:
-        moved = [(change["object"], "would change differently") for change in document["changes"]]
+    moved = moved_objects(document, remade) or changed_differently(document, remade, made_by_lock)
     if moved:
         raise StalePlanError(moved)
     return loaded, fresh
+
+
+def changed_differently(
+    saved: dict[str, Any], remade: dict[str, Any], made_by_lock: set[str]
+) -> list[tuple[str, str]]:
+    """The objects whose change differs between the saved plan and the same plan made now, less the
+    namespace creates this run's lock already made."""
+    before = {
+        c["object"]: c
+        for c in saved["changes"]
+        if not (c["action"] == "create" and c["object"] in made_by_lock)
+    }
+    after = {c["object"]: c for c in remade["changes"]}
+    return [
+        (name, "would change differently")
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
 
 
 def _check_closure(

@@ -393,3 +393,27 @@ def test_plan_out_into_a_namespace_that_does_not_exist_writes_nothing_and_says_w
     )
     assert not saved.exists()
     assert http(cluster, "GET", f"/api/v1/namespaces/{missing}")[0] == 404
+
+
+def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_says_it_created_it(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """Taking the run lock creates the namespace (its Lease lives there) before the plan is made again;
+    that is the saved plan's own create of it, not a cluster that moved."""
+    fresh = f"{namespace}-new"
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {fresh}}}\n"
+        "configMaps:\n  - {name: settings, data: {LOG_LEVEL: info}}\n",
+    )
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert f"  + create namespace/{fresh} (namespace does not exist)" in made.stdout.splitlines()
+
+    applied = planner("apply", str(saved), "--no-wait")
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert f"  namespace/{fresh}: namespace created" in applied.stdout.splitlines()
+    assert get(cluster, f"/api/v1/namespaces/{fresh}/configmaps/settings")["data"] == {"LOG_LEVEL": "info"}
