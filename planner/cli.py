@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,7 @@ from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
 from planner.output.errors import print_diagnostics, report_error, report_failure
-from planner.output.events import ApplyPrinter, MonitorPrinter
+from planner.output.events import MonitorPrinter, apply_printer
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
@@ -174,12 +175,19 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", prog_name="planner", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option("--no-color", is_flag=True, help="No colour in any output (as does NO_COLOR set to anything).")
+def cli(no_color: bool) -> None:
     """planner: a Nix-style declarative reconciler for Kubernetes.
 
     Plan files declare workloads and sandboxes; planner renders them, diffs them against the live
     cluster and applies the difference along a dependency graph.
     """
+
+
+def _no_color() -> bool:
+    """`--no-color` before the command, or NO_COLOR set to any non-empty value (no-color.org)."""
+    flag = click.get_current_context().find_root().params.get("no_color")
+    return bool(flag) or bool(os.environ.get("NO_COLOR"))
 
 
 @cli.command()
@@ -277,7 +285,7 @@ def plan_command(
     changesets = [result.changeset for result in results]
     graphs = [result.execution.as_text() for result in results] if graph else []
     saved = str(out) if out is not None else None
-    colour = sys.stdout.isatty()
+    colour = sys.stdout.isatty() and not _no_color()
     click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
     app.check_data_loss(results)
     if out is not None:
@@ -373,11 +381,14 @@ def apply_command(
         lock=lock,
     )
     following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
-    printer = ApplyPrinter(output)
-    with _terminate_as_interrupt():
-        run = app.apply_plans(
-            plans, target=target, options=options, watch=following, sink=printer, notice=_notice
-        )
+    printer = apply_printer(output, no_color=_no_color())
+    try:
+        with _terminate_as_interrupt():
+            run = app.apply_plans(
+                plans, target=target, options=options, watch=following, sink=printer, notice=_notice
+            )
+    finally:
+        printer.close()
     print_warnings(run.loaded.warnings)
     if output != "json":
         for each in run.applied:

@@ -114,6 +114,9 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
+# Read, never written: the Events that explain why a wait is not over yet (`planner.evidence`).
+EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
+
 # planner's own bookkeeping, never a plan's member: the run lock (planner.lock).
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
 

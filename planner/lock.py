@@ -497,9 +497,9 @@ class HeldLocks:
     def lost(self) -> str | None:
         return next((why for lock in self.locks if (why := lock.lost()) is not None), None)
 
-    def created_namespaces(self) -> list[str]:
+    def created_namespaces(self) -> frozenset[str]:
         """The namespaces that taking these locks created (a Lease needs its namespace to exist)."""
-        return [lock.namespace for lock in self.locks if lock.created_namespace]
+        return frozenset(lock.namespace for lock in self.locks if lock.created_namespace)
 
     def release(self, notice: Notice) -> None:
         for lock in reversed(self.locks):

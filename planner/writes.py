@@ -129,9 +129,18 @@ class WrittenVersions:
 class KubeWriter:
     """`execute.Writer` over a KubeClient (thread-safe: the executor calls it from its pool)."""
 
-    def __init__(self, client: KubeClient, *, written: WrittenVersions | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        written: WrittenVersions | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
+    ) -> None:
+        """`created_namespaces`: namespaces this run created before its plan was made (taking the run
+        lock, whose Lease needs one), which ensuring then reports as created."""
         self.client = client
         self.written = written or WrittenVersions()
+        self.created_namespaces = created_namespaces
         self._counts = {"after-writes": 0, "after-deletes": 0}
         self._count_lock = threading.Lock()
 
@@ -192,7 +201,7 @@ class KubeWriter:
         ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
-            return existing, False
+            return existing, name in self.created_namespaces
         body = namespace_manifest(name)
         try:
             created = self.client.request(

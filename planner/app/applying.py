@@ -44,14 +44,15 @@ from planner.errors import (
     UsageError,
     WrongClusterError,
 )
-from planner.events import Applied, Clock, EventSink, SystemClock
+from planner.events import Clock, EventSink, SystemClock
+from planner.evidence import Evidence
 from planner.execute import ExecutionResult, StopCheck, execute
-from planner.graph import ExecutionPlan, task_id
-from planner.kinds import JOB, NAMESPACE
+from planner.graph import ExecutionPlan
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.lock import HeldLocks, LockOptions, Notice, holding
-from planner.objects import ObjectRef, ref_of
+from planner.lock import LockOptions, Notice, holding
+from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
 from planner.savedplan import (
     changed_secrets,
@@ -111,6 +112,28 @@ def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[s
     return {kind: None if spaces is None else frozenset(spaces) for kind, spaces in scopes.items()}
 
 
+Scopes = dict[str, frozenset[str] | None]
+EXPLAINED_KINDS = (DEPLOYMENT.kind, JOB.kind, POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
+
+
+def explained_namespaces(waits: Scopes) -> frozenset[str]:
+    """Where the pods and Events are that say why a wait is not over: the namespaces of the waits on
+    workloads, pods and claims."""
+    return frozenset(namespace for kind in EXPLAINED_KINDS for namespace in waits.get(kind) or ())
+
+
+def informer_scopes(waits: Scopes, *, cover: frozenset[str] = frozenset()) -> Scopes:
+    """Each kind's informer scope: the namespaces of its waits; for pods also those whose pods explain a
+    wait (`planner.evidence` reads the same informer); with `cover`, every kind's also those namespaces
+    (`apply --watch`: the monitor then finds informers wide enough for every workload it follows)."""
+    explained = explained_namespaces(waits)
+    scopes = dict(waits)
+    if explained:
+        pods = scopes.get(POD.kind, frozenset())
+        scopes[POD.kind] = None if pods is None else pods | explained
+    return {kind: None if spaces is None else spaces | cover for kind, spaces in scopes.items()}
+
+
 def apply(
     paths: Sequence[str | Path],
     *,
@@ -130,15 +153,27 @@ def apply(
     rendered = render_loaded(loaded, target.default_namespace())
     keys = [(each.plan.name, each.namespace) for each in rendered]
     with holding(client, keys, options=options.lock, notice=notice) as locks:
-        announce_created_namespaces(locks, sink, clock or SystemClock())
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
-        probe = options.plan.adopt
-        planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
+        probe, made = options.plan.adopt, locks.created_namespaces()
+        planned = plan_rendered(
+            rendered, client=client, options=options.plan, probe_foreign=probe, created_by_run=made
+        )
         run = Applier(
-            client=client, options=options, sink=sink, clock=clock, informers=informers, stop=locks.lost
+            client=client,
+            options=options,
+            sink=sink,
+            clock=clock,
+            informers=informers,
+            stop=locks.lost,
+            created_namespaces=made,
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
+
+
+def _namespaces_of(planned: Sequence[PlannedChanges]) -> frozenset[str]:
+    refs = (ref_of(manifest) for each in planned for manifest in each.rendered.manifests)
+    return frozenset(ref.namespace for ref in refs if ref.namespace)
 
 
 def apply_saved(
@@ -161,41 +196,33 @@ def apply_saved(
     client = target.client
     keys = [(str(document["plan"]), str(document["namespace"])) for document in documents]
     with holding(client, keys, options=options.lock, notice=notice) as locks:
-        announce_created_namespaces(locks, sink, SystemClock())
         checked: list[PlannedChanges] = []
         loaded = LoadResult(plans=())
-        made_by_lock = {str(ObjectRef.of(NAMESPACE, n)) for n in locks.created_namespaces()}
         for document in documents:
-            loaded, fresh = _replanned(document, target=target, made_by_lock=made_by_lock)
+            loaded, fresh = _replanned(document, target=target, made=locks.created_namespaces())
             checked.append(fresh)
-        run = Applier(client=client, options=options, sink=sink, clock=None, informers=None, stop=locks.lost)
+        run = Applier(
+            client=client,
+            options=options,
+            sink=sink,
+            clock=None,
+            informers=None,
+            stop=locks.lost,
+            created_namespaces=locks.created_namespaces(),
+        )
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
-def announce_created_namespaces(locks: HeldLocks, sink: EventSink, clock: Clock) -> None:
-    """A namespace that taking the run lock created (its Lease needs one) is reported as apply's own
-    `ensure` task reports one it creates: the plan, made after, finds it present and plans no ensure."""
-    for namespace in locks.created_namespaces():
-        ref = ObjectRef.of(NAMESPACE, namespace)
-        task = task_id("ensure", ref)
-        sink.emit(
-            Applied(
-                time=clock.now(), message="namespace created", object=str(ref), task=task, action="ensure"
-            )
-        )
-
-
 def _replanned(
-    document: dict[str, Any], *, target: Target, made_by_lock: set[str]
+    document: dict[str, Any], *, target: Target, made: frozenset[str]
 ) -> tuple[LoadResult, PlannedChanges]:
-    """The saved plan's plan made again now, refused when its closure or its objects moved. The
-    namespaces in `made_by_lock` (`namespace/<name>`) were created by this run's lock, as the saved
-    plan's create of them would have: the plan made now no longer lists those creates."""
+    """The saved plan's plan made again now (the namespaces this run `made` planned as missing, as they
+    were before it), refused when its closure or its objects moved."""
     files = plan_files(document, Path.cwd())
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options)
+    loaded, results = plan(files, target=here, options=options, created_by_run=made)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
     if fresh is None:
@@ -205,22 +232,15 @@ def _replanned(
         )
     _check_closure(document, fresh, key, files)
     remade = fresh.saved(options, key, root=Path(str(document.get("root") or Path.cwd())))
-    moved = moved_objects(document, remade) or changed_differently(document, remade, made_by_lock)
+    moved = moved_objects(document, remade) or changed_differently(document, remade)
     if moved:
         raise StalePlanError(moved)
     return loaded, fresh
 
 
-def changed_differently(
-    saved: dict[str, Any], remade: dict[str, Any], made_by_lock: set[str]
-) -> list[tuple[str, str]]:
-    """The objects whose change differs between the saved plan and the same plan made now, less the
-    namespace creates this run's lock already made."""
-    before = {
-        c["object"]: c
-        for c in saved["changes"]
-        if not (c["action"] == "create" and c["object"] in made_by_lock)
-    }
+def changed_differently(saved: dict[str, Any], remade: dict[str, Any]) -> list[tuple[str, str]]:
+    """The objects whose change differs between the saved plan and the same plan made now."""
+    before = {c["object"]: c for c in saved["changes"]}
     after = {c["object"]: c for c in remade["changes"]}
     return [
         (name, "would change differently")
@@ -280,8 +300,10 @@ class Applier:
         clock: Clock | None,
         informers: Informers | None,
         stop: StopCheck | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
+        self.created_namespaces = created_namespaces  # by the run lock, before planning (`KubeWriter`)
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -291,9 +313,20 @@ class Applier:
         no_wait = self.options.no_wait
         executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()
-        scopes = wait_scopes(executions, no_wait=no_wait)
-        status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
-        writer = KubeWriter(self.client, written=written)
+        waits = wait_scopes(executions, no_wait=no_wait)
+        cover = frozenset() if self.owned else _namespaces_of(planned)
+        explained = explained_namespaces(waits)
+        evidence = Evidence(self.informers, namespaces=explained) if explained else None
+        status = CacheStatusSource(
+            self.client,
+            self.informers,
+            scopes=informer_scopes(waits, cover=cover),
+            written=written,
+            evidence=evidence,
+        ).start()
+        if evidence is not None:
+            evidence.start()
+        writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
         recorder = self.run_recorder(writer, executions)
         applied = []
         try:
@@ -314,6 +347,8 @@ class Applier:
         finally:
             recorder.close()
             status.close()  # no wait, ticker or informer subscription outlives the run
+            if evidence is not None:
+                evidence.close()
             if self.owned:
                 self.informers.stop()
         return applied

@@ -160,10 +160,18 @@ def plan(
     target: Target,
     options: PlanOptions,
     probe_foreign: bool = True,
+    created_by_run: frozenset[str] = frozenset(),
 ) -> tuple[LoadResult, list[PlannedChanges]]:
     """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
     loaded, rendered = render_plans(paths, target=target)
-    return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
+    planned = plan_rendered(
+        rendered,
+        client=target.client,
+        options=options,
+        probe_foreign=probe_foreign,
+        created_by_run=created_by_run,
+    )
+    return loaded, planned
 
 
 def save_plans(
@@ -233,9 +241,13 @@ def plan_rendered(
     client: KubeClient,
     options: PlanOptions,
     probe_foreign: bool = True,
+    created_by_run: frozenset[str] = frozenset(),
 ) -> list[PlannedChanges]:
     """Read the live objects of each rendered plan and diff them. Writes nothing. Without
-    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them."""
+    `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
+    The namespaces in `created_by_run` were created by this run before it planned (taking the run lock,
+    whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
+    creates them as it would have — and matches a saved plan made before."""
     results = []
     for each in rendered:
         namespace = each.namespace
@@ -246,6 +258,8 @@ def plan_rendered(
             namespace=namespace,
             probe_foreign=probe_foreign,
         )
+        if live.namespaces is not None and created_by_run:
+            live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
         changeset = diff(

@@ -154,13 +154,22 @@ def _apply(
     with holding(
         client, [(rendered.plan.name, rendered.namespace)], options=options.lock, notice=notice, stop=stop
     ) as locks:
-        (planned,) = plan_rendered([rendered], client=client, options=options.plan, probe_foreign=False)
+        made = locks.created_namespaces()  # planned as missing: reported as this run's creates
+        (planned,) = plan_rendered(
+            [rendered], client=client, options=options.plan, probe_foreign=False, created_by_run=made
+        )
 
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
         applier = Applier(
-            client=client, options=options, sink=_Unheard(), clock=None, informers=None, stop=stopped
+            client=client,
+            options=options,
+            sink=_Unheard(),
+            clock=None,
+            informers=None,
+            stop=stopped,
+            created_namespaces=made,
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()

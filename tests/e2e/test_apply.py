@@ -164,7 +164,7 @@ def test_apply_says_namespace_created_for_a_namespace_it_created(
 ) -> None:
     fresh = f"{namespace}-new"
     output = apply_ok(planner, write_plan(tmp_path, web_plan(fresh)), "--no-wait")
-    assert f"  namespace/{fresh}: namespace created" in output.splitlines()
+    assert any(line.endswith(f"] namespace/{fresh}: namespace created") for line in output.splitlines())
     assert exists(cluster, f"/api/v1/namespaces/{fresh}")
 
 

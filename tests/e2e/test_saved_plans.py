@@ -415,5 +415,7 @@ def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_say
     applied = planner("apply", str(saved), "--no-wait")
 
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert f"  namespace/{fresh}: namespace created" in applied.stdout.splitlines()
+    assert any(
+        line.endswith(f"] namespace/{fresh}: namespace created") for line in applied.stdout.splitlines()
+    )
     assert get(cluster, f"/api/v1/namespaces/{fresh}/configmaps/settings")["data"] == {"LOG_LEVEL": "info"}
