@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar, cast
@@ -26,6 +27,7 @@ from planner import __version__, app
 from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
+from planner.output.errors import print_diagnostics, report_error, report_failure
 from planner.output.events import MonitorPrinter, apply_printer
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
@@ -84,6 +86,19 @@ def _cluster_options(*, namespace: bool = True) -> Callable[[F], F]:
     return decorate
 
 
+@dataclass
+class _Invocation:
+    """What `main` needs to know of the command it ran: the `-o` format, so an error it reports is a
+    JSON line too when the command's output is JSON."""
+
+    output: str = "text"
+
+
+def _remember_output(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.ensure_object(_Invocation).output = value
+    return value
+
+
 def _output_option(*choices: str) -> Callable[[F], F]:
     return click.option(
         "-o",
@@ -91,6 +106,8 @@ def _output_option(*choices: str) -> Callable[[F], F]:
         type=click.Choice(choices),
         default=choices[0],
         show_default=True,
+        is_eager=True,  # known before any other option's error, which is then reported in it
+        callback=_remember_output,
         help="Output format.",
     )
 
@@ -180,9 +197,17 @@ def validate(plans: tuple[str, ...], output: str) -> None:
     """Check plan files (or directories of them) without contacting a cluster.
 
     Every problem is reported at once, one line each, as `file:LINE:COL: path: message`; exit 1 if any.
+    With `-o json` each problem and warning is also a `Diagnostic` JSON line on stdout.
     """
-    loaded = app.validate(plans)
+    try:
+        loaded = app.validate(plans)
+    except PlanError as invalid:
+        if output == "json":
+            print_diagnostics(invalid.diagnostics)
+        raise
     print_warnings(loaded.warnings)
+    if output == "json":
+        print_diagnostics(loaded.warnings)
     print_validated(loaded.plans, output)
 
 
@@ -257,11 +282,12 @@ def plan_command(
     )
     loaded, results = app.plan(plans, target=target, options=options)
     print_warnings(loaded.warnings)
-    for result in results:
-        colour = sys.stdout.isatty() and not _no_color()
-        click.echo(formatted(result.changeset, output, colour=colour), nl=False)
-        if graph:
-            click.echo(result.execution.as_text(), nl=False)
+    changesets = [result.changeset for result in results]
+    graphs = [result.execution.as_text() for result in results] if graph else []
+    saved = str(out) if out is not None else None
+    colour = sys.stdout.isatty() and not _no_color()
+    click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
+    app.check_data_loss(results)
     if out is not None:
         for warning in app.save_plans(out, results, options, target=target):
             click.echo(f"warning: {warning}", err=True)
@@ -787,27 +813,33 @@ def status_command(
         return
 
 
-def _report(error: PlannerError) -> int:
-    if isinstance(error, PlanError):
-        for diagnostic in error.diagnostics:
-            click.echo(str(diagnostic), err=True)
-    else:
-        click.echo(f"error: {error}", err=True)
-    return error.exit_code
+def _output_in(args: Sequence[str], invocation: _Invocation) -> str:
+    """The `-o` format of a command whose arguments click refused before it read that option (an
+    unknown flag is refused while parsing, before any option's callback runs)."""
+    for index, arg in enumerate(args):
+        if arg in ("-o", "--output") and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(("--output=", "-o")) and arg not in ("-o", "--output"):
+            return arg.removeprefix("--output=").removeprefix("-o").removeprefix("=")
+    return invocation.output
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes."""
+    """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes. Errors are text on
+    stderr, followed by a JSON `Error` line when the command was given `-o json`."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    invocation = _Invocation()
     try:
-        code = cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        code = cli.main(args=args, standalone_mode=False, obj=invocation)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        report_failure(["aborted"], "aborted", 1, invocation.output)
         sys.exit(1)
     except click.ClickException as usage:
         usage.show()
+        report_failure([], usage.format_message(), 1, _output_in(args, invocation))
         sys.exit(1)
     except PlannerError as error:
-        sys.exit(_report(error))
+        sys.exit(report_error(error, invocation.output))
     sys.exit(code if isinstance(code, int) else 0)

@@ -34,7 +34,8 @@ ran are `already-ran` no-ops (a run recorded only as *pending* has not run: its 
 and a live Job whose run the parent does not record is listed in `ChangeSet.unrecorded` for the next
 parent write; same-named objects without the plan's label, and a Secret at the parent's place that is
 not the plan's parent, are ownership conflicts unless adopted. Replacing or deleting a PVC or Namespace
-raises `DataLossError` unless allowed.
+destroys data: the ChangeSet records whether `--allow-data-loss` was given, and `planner.dataloss` refuses
+it before anything is written.
 
 Changes are sorted by namespace (cluster-scoped objects first), then kind, then name.
 """
@@ -73,7 +74,6 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
-from planner.dataloss import check_data_loss
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
 from planner.live import LiveState
 from planner.objects import (
@@ -520,8 +520,7 @@ def diff(
 ) -> ChangeSet:
     """The ChangeSet that makes `live` what `desired` declares (see the module docstring).
 
-    Raises DataLossError naming every PVC and Namespace that would be replaced or deleted, unless
-    `allow_data_loss`; a sandbox rebase's old rootfs PVC never needs it (the generation bump asks for it).
+    `allow_data_loss` is recorded in the ChangeSet, for the printers and `dataloss.refuse_data_loss`.
     """
     differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun)
     wanted = {ref_of(manifest): manifest for manifest in desired}
@@ -531,8 +530,6 @@ def diff(
             changes[ref] = differ.removed_change(ref, obj)
     changes.update({c.ref: c for c in _missing_namespaces(desired, live)})
     name_sandbox_transitions(changes)
-    if not allow_data_loss:
-        check_data_loss(changes.values())
     parent = parent_ref(plan, namespace)
     if parent in live.foreign:
         differ.conflicts.append(not_the_parent(parent))
@@ -547,4 +544,5 @@ def diff(
         changes=tuple(sorted(changes.values(), key=_order)),
         conflicts=tuple(sorted(differ.conflicts)),
         unrecorded=unrecorded,
+        allow_data_loss=allow_data_loss,
     )

@@ -1,7 +1,7 @@
 """Sandbox transitions (DESIGN §4): a sandbox's creates, deletes and updates renamed as the
 move they realise — pause, resume, rebase gN→gN+1, fork — so `plan` says what happens to the sandbox
-rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes before the
-data-loss check, which a rebase's old rootfs passes. Pure: no I/O.
+rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes; a rebase's old
+rootfs then needs no `--allow-data-loss` (`planner.dataloss`). Pure: no I/O.
 """
 
 from __future__ import annotations

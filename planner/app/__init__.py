@@ -15,6 +15,7 @@ from planner.app.locks import LockState, lock_state, unlock
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlanOptions,
+    check_data_loss,
     plan,
     render_plans,
     save_plans,
@@ -39,6 +40,7 @@ __all__ = [
     "ReconcileOptions",
     "Target",
     "apply_plans",
+    "check_data_loss",
     "delete_workload",
     "inspect_workload",
     "lock_state",

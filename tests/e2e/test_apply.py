@@ -159,6 +159,15 @@ def test_first_apply_writes_the_parent_first_and_config_before_the_workload_then
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_apply_says_namespace_created_for_a_namespace_it_created(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    fresh = f"{namespace}-new"
+    output = apply_ok(planner, write_plan(tmp_path, web_plan(fresh)), "--no-wait")
+    assert any(line.endswith(f"] namespace/{fresh}: namespace created") for line in output.splitlines())
+    assert exists(cluster, f"/api/v1/namespaces/{fresh}")
+
+
 def test_a_foreign_deployment_fails_only_itself_stays_untouched_and_adopt_takes_it_over(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:

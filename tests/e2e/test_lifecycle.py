@@ -173,6 +173,20 @@ def test_a_missing_workload_exits_4(planner: Runner, namespace: str, command: st
     assert f"{kind} {namespace}/nothing (k8s-{namespace}|{kind}|nothing) not found" in result.stderr
 
 
+def test_with_output_json_a_missing_workload_is_also_a_json_error_line_carrying_exit_code_4(
+    planner: Runner, namespace: str
+) -> None:
+    result = planner("inspect", f"k8s-{namespace}|deployment|nothing", "-o", "json")
+    assert (result.returncode, result.stdout) == (4, "")
+    text, line = result.stderr.splitlines()
+    error = json.loads(line)
+    assert text == f"error: {error['message']}"
+    assert (error["type"], error["exit_code"]) == ("Error", 4)
+    assert (
+        f"deployment {namespace}/nothing (k8s-{namespace}|deployment|nothing) not found" in error["message"]
+    )
+
+
 def test_a_deleted_job_is_not_restartable(planner: Runner, namespace: str) -> None:
     result = planner("start", f"k8s-{namespace}|job|gone")
     assert result.returncode == 4

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
 from planner.plan.model import Claim, Rootfs
@@ -97,6 +98,7 @@ def test_a_rootfs_generation_bump_is_a_rebase_that_keeps_the_workspace_without_t
         ("update", "persistentvolumeclaim/shop/alice-workspace", "rebase", "rebase g1→g2"),
         ("replace", "pod/shop/alice", "rebase", "rebase g1→g2"),
     ]
+    refuse_data_loss([changeset])  # the generation bump is the consent: no --allow-data-loss needed
 
 
 def test_a_paused_sandbox_rebases_its_pvcs_without_a_pod() -> None:
@@ -169,6 +171,6 @@ def test_a_rebase_does_not_excuse_replacing_the_workspace() -> None:
     )
 
     with pytest.raises(DataLossError) as raised:
-        plan_against(desired, live)
+        refuse_data_loss([plan_against(desired, live)])
 
     assert [name for name, _ in raised.value.objects] == ["persistentvolumeclaim/shop/alice-workspace"]
