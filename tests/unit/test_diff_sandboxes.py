@@ -8,6 +8,7 @@ import pytest
 
 from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
+from planner.graph import solve
 from planner.plan.model import Claim, Rootfs
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -172,3 +173,34 @@ def test_a_rebase_does_not_excuse_replacing_the_workspace() -> None:
         plan_against(desired, live)
 
     assert [name for name, _ in raised.value.objects] == ["persistentvolumeclaim/shop/alice-workspace"]
+
+
+def test_bumping_the_source_generation_leaves_its_forks_volumes_unchanged() -> None:
+    """A fork's `dataSource` is create-only: the source's new rootfs name is no change to the fork."""
+    live = [served(m) for m in objects(sandbox(), sandbox("bob", fork_from="alice"))]
+    bumped = objects(sandbox(rootfs=Rootfs(size="10Gi", generation=2)), sandbox("bob", fork_from="alice"))
+
+    changeset = plan_against(bumped, live)
+
+    assert [row for row in outline(changeset) if "bob" in row[1]] == [
+        ("noop", "persistentvolumeclaim/shop/bob-rootfs-g1", None, ""),
+        ("noop", "persistentvolumeclaim/shop/bob-workspace", None, ""),
+        ("noop", "pod/shop/bob", None, ""),
+    ]
+
+
+def test_growing_a_fork_after_its_source_moved_on_writes_the_live_data_source() -> None:
+    live = [served(m) for m in objects(sandbox(), sandbox("bob", fork_from="alice"))]
+    grown = objects(
+        sandbox(rootfs=Rootfs(size="10Gi", generation=2)),
+        sandbox("bob", fork_from="alice", rootfs=Rootfs(size="15Gi")),
+    )
+
+    changeset = plan_against(grown, live)
+    written = solve(changeset).task("apply persistentvolumeclaim/shop/bob-rootfs-g1").manifest
+
+    rootfs = only(changeset, "persistentvolumeclaim/shop/bob-rootfs-g1")
+    assert fields_of(rootfs) == [(".spec.resources.requests.storage", "10Gi", "15Gi", None)]
+    assert written is not None
+    assert written["spec"]["dataSource"] == {"kind": "PersistentVolumeClaim", "name": "alice-rootfs-g1"}
+    assert written["spec"]["resources"] == {"requests": {"storage": "15Gi"}}
