@@ -114,8 +114,10 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
-# planner's own bookkeeping, never a plan's member: the run lock (planner.lock).
+# planner's own bookkeeping, never a plan's member: the run lock (planner.lock) and the controller's
+# leader election, and the Events the controller records on a plan's ApplySet parent.
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
+EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
 
 _BY_KIND = {info.kind: info for info in KINDS}
 _BY_GROUP_KIND = {info.group_kind: info for info in KINDS}

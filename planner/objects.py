@@ -37,6 +37,16 @@ ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
 ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
 ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
 
+# Sandboxes beside a plan: warm-pool members (not ApplySet members, so prune never sees them) and the
+# activity the idle reaper reads, all kept on the workspace PVC (the pool labels on every object).
+LABEL_POOL = "planner.dev/pool"
+LABEL_CLAIMED = "planner.dev/claimed"
+LABEL_OWNER = "planner.dev/owner"
+ANNOTATION_LAST_ACTIVITY = "planner.dev/last-activity"
+ANNOTATION_IDLE_TIMEOUT = "planner.dev/idle-timeout"
+ANNOTATION_PAUSE_REASON = "planner.dev/paused-reason"
+PAUSE_REASON_IDLE = "idle"
+
 
 @dataclass(frozen=True, kw_only=True, order=True)
 class ObjectRef:

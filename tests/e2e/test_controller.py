@@ -1,0 +1,318 @@
+"""`planner controller` and the `sandbox` commands end to end: controllers run as subprocesses against
+an embedded cluster (simulated, time-scaled) over HTTP; what they did is read with kubectl or raw HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, write_plan
+from tests.paths import REPO
+from tests.simulated import eventually
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.1, simulate=True) as handle:
+        yield handle
+
+
+def pool_plan(namespace: str, *, size: int, idle_timeout: str = "", name: str = "devboxes") -> str:
+    idle = f"      idleTimeout: {idle_timeout}\n" if idle_timeout else ""
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        "warmPools:\n"
+        f"  - name: dev\n"
+        f"    size: {size}\n"
+        "    template:\n"
+        "      image: ghcr.io/acme/devbox:1\n"
+        "      rootfs: {size: 1Gi}\n"
+        "      workspace: {size: 1Gi}\n"
+        f"{idle}"
+    )
+
+
+def sandbox_plan(namespace: str, *, idle_timeout: str, sandboxes: tuple[str, ...] = ("alice",)) -> str:
+    text = (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: desks, namespace: {namespace}}}\n"
+        "sandboxes:\n"
+    )
+    for name in sandboxes:
+        text += (
+            f"  - name: {name}\n"
+            "    image: ghcr.io/acme/devbox:1\n"
+            "    rootfs: {size: 1Gi}\n"
+            "    workspace: {size: 1Gi}\n"
+            f"    idleTimeout: {idle_timeout}\n"
+        )
+    return text
+
+
+# --- the controller as a subprocess ---------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    process: subprocess.Popen[bytes]
+    log: Path
+    address: str = ""
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://{self.address}{path}", timeout=5) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def metrics(self) -> dict[str, float]:
+        """Each sample line of /metrics, `name{labels}` -> value."""
+        status, text = self.get("/metrics")
+        assert status == 200, text
+        samples = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                samples[key] = float(value)
+        return samples
+
+
+Start = Callable[..., Running]
+
+
+@pytest.fixture
+def controllers(cluster: ClusterHandle, home: Path, tmp_path: Path) -> Iterator[Start]:
+    """Start `planner controller ARGS` (serving on a free port); every one started is stopped after."""
+    started: list[Running] = []
+
+    def start(*args: str) -> Running:
+        log = tmp_path / f"controller-{len(started)}.log"
+        environment = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "KUBECONFIG": str(cluster.kubeconfig),
+        }
+        command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0", *args]
+        with log.open("wb") as stream:
+            process = subprocess.Popen(
+                command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+            )
+        running = Running(process, log)
+        started.append(running)
+        found = eventually(
+            lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None
+        )
+        assert isinstance(found, re.Match), running.output()
+        running.address = found.group(1)
+        return running
+
+    yield start
+    for running in started:
+        if running.process.poll() is None:
+            running.process.kill()
+        running.process.wait(timeout=10)
+
+
+def kubectl_json(kubectl: Runner, *args: str) -> dict[str, Any]:
+    done = kubectl(*args, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def workspaces(kubectl: Runner, namespace: str, selector: str) -> list[dict[str, Any]]:
+    listed = kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", selector)
+    return [i for i in listed["items"] if i["metadata"]["name"].endswith("-workspace")]
+
+
+def member_names(kubectl: Runner, namespace: str, *, claimed: bool) -> set[str]:
+    selector = f"planner.dev/pool=dev,planner.dev/claimed={'true' if claimed else 'false'}"
+    return {w["metadata"]["labels"]["gobrave-workload"] for w in workspaces(kubectl, namespace, selector)}
+
+
+def unclaimed_when(kubectl: Runner, namespace: str, count: int) -> set[str]:
+    """The unclaimed members, once there are `count` of them."""
+
+    def probe() -> set[str] | None:
+        found = member_names(kubectl, namespace, claimed=False)
+        return found if len(found) == count else None
+
+    return eventually(probe, timeout=30)
+
+
+def ready_members(kubectl: Runner, namespace: str) -> set[str]:
+    pods = kubectl_json(
+        kubectl, "get", "pods", "-n", namespace, "-l", "planner.dev/pool=dev,planner.dev/claimed=false"
+    )
+    return {
+        p["metadata"]["name"]
+        for p in pods["items"]
+        if any(
+            c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", [])
+        )
+    }
+
+
+def start_pool(
+    controllers: Start, tmp_path: Path, namespace: str, *args: str, size: int = 2
+) -> tuple[Running, Path]:
+    plans = tmp_path / "plans"
+    plans.mkdir(exist_ok=True)
+    plan = write_plan(plans, pool_plan(namespace, size=size))
+    running = controllers("--plans", str(plans), "-n", namespace, "--resync", "1s", "--poll", "0.2s", *args)
+    return running, plan
+
+
+# --- warm pools and claims ------------------------------------------------------------------------
+
+
+def test_a_pool_fills_to_its_size_and_refills_after_a_claim(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    start_pool(controllers, tmp_path, namespace)
+    first = unclaimed_when(kubectl, namespace, 2)
+
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+
+    assert claimed.returncode == 0, claimed.stderr
+    runtime_id = claimed.stdout.strip()
+    name = runtime_id.rsplit("|", 1)[-1]
+    assert runtime_id == f"k8s-{namespace}|sandbox|{name}" and name in first
+    refilled = unclaimed_when(kubectl, namespace, 2)
+    assert name not in refilled and len(refilled - first) == 1
+    assert member_names(kubectl, namespace, claimed=True) == {name}
+    (workspace,) = workspaces(kubectl, namespace, "planner.dev/owner=alice")
+    assert workspace["metadata"]["name"] == f"{name}-workspace"
+    pod = kubectl_json(kubectl, "get", "pod", name, "-n", namespace)
+    assert pod["metadata"]["labels"]["planner.dev/claimed"] == "true"
+    assert pod["spec"]["runtimeClassName"] == "kata-qemu"
+
+
+def test_two_concurrent_claims_get_distinct_sandboxes(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 2)
+    running.process.send_signal(signal.SIGTERM)  # nobody refills: the two claims race for two members
+    assert running.process.wait(timeout=30) == 0, running.output()
+
+    with ThreadPoolExecutor(2) as pool:
+        claims = list(
+            pool.map(
+                lambda owner: planner("sandbox", "claim", "dev", "--name", owner, "-n", namespace),
+                ["ann", "bob"],
+            )
+        )
+
+    assert [c.returncode for c in claims] == [0, 0], [c.stderr for c in claims]
+    assert len({c.stdout.strip() for c in claims}) == 2
+    owners = {
+        w["metadata"]["labels"]["planner.dev/owner"]
+        for w in workspaces(kubectl, namespace, "planner.dev/claimed=true")
+    }
+    assert owners == {"ann", "bob"}
+    third = planner("sandbox", "claim", "dev", "--name", "cat", "-n", namespace)
+    assert third.returncode == 1 and "no unclaimed sandbox" in third.stderr
+
+
+def test_shrinking_a_pool_deletes_only_unclaimed_members(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    _, plan = start_pool(controllers, tmp_path, namespace, size=3)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+    assert claimed.returncode == 0, claimed.stderr
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+
+    plan.write_text(pool_plan(namespace, size=1))
+
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 1)
+    mine = claimed.stdout.strip().rsplit("|", 1)[-1]
+    assert member_names(kubectl, namespace, claimed=True) == {mine}
+    pods = kubectl_json(kubectl, "get", "pods", "-n", namespace, "-l", "planner.dev/pool=dev")
+    assert {p["metadata"]["name"] for p in pods["items"]} == {mine} | member_names(
+        kubectl, namespace, claimed=False
+    )
+
+
+def test_release_deletes_the_pod_and_only_with_allow_data_loss_the_pvcs(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    start_pool(controllers, tmp_path, namespace, size=1)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 1)
+    name = (
+        planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+        .stdout.strip()
+        .rsplit("|", 1)[-1]
+    )
+    assert name
+
+    kept = planner("sandbox", "release", "alice", "-n", namespace)
+    claims_kept = {
+        i["metadata"]["name"]
+        for i in kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", f"gobrave-workload={name}")[
+            "items"
+        ]
+    }
+    eventually(lambda: kubectl("get", "pod", name, "-n", namespace).returncode != 0)
+    gone = planner("sandbox", "release", "alice", "-n", namespace, "--allow-data-loss")
+
+    assert kept.returncode == 0 and gone.returncode == 0, kept.stderr + gone.stderr
+    assert claims_kept == {f"{name}-rootfs-g1", f"{name}-workspace"}
+    assert (
+        kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", f"gobrave-workload={name}")["items"] == []
+    )
+    missing = planner("sandbox", "release", "alice", "-n", namespace)
+    assert missing.returncode == 4, missing.stderr
+
+
+def test_metrics_equal_the_counts_kubectl_sees(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace, size=3)
+    eventually(lambda: len(ready_members(kubectl, namespace)) == 3, timeout=30)
+    assert planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace).returncode == 0
+
+    def agree() -> dict[str, float] | None:
+        samples = running.metrics()
+        ready, claimed = ready_members(kubectl, namespace), member_names(kubectl, namespace, claimed=True)
+        running_ = [
+            w
+            for w in workspaces(kubectl, namespace, "gobrave-workload")
+            if w["metadata"]["annotations"].get("planner.dev/sandbox-state") == "running"
+        ]
+        wanted = {
+            f'cubepod_warmpool_ready{{namespace="{namespace}",pool="dev"}}': float(len(ready)),
+            f'planner_warmpool_claimed{{namespace="{namespace}",pool="dev"}}': float(len(claimed)),
+            f'cubepod_active_sandboxes{{namespace="{namespace}"}}': float(len(running_)),
+            f'cubepod_paused_sandboxes{{namespace="{namespace}"}}': 0.0,
+        }
+        matches = (
+            all(samples.get(k) == v for k, v in wanted.items()) and len(ready) == 3 and len(claimed) == 1
+        )
+        return samples if matches else None
+
+    samples = eventually(agree, timeout=30)
+    assert samples["planner_workqueue_depth"] >= 0
+    assert any(k.startswith("planner_leader{") and v == 1.0 for k, v in samples.items())
