@@ -103,6 +103,7 @@ class Controller:
             else None
         )
         self.metrics = ControllerMetrics(self._snapshot, depth=self.queue.depth)
+        self.metrics.leader.labels(identity=self.identity).set(0)
         self.health: HealthServer | None = None
         self._was_leading = False
 
@@ -176,7 +177,8 @@ class Controller:
         leading = self.leading()
         self.metrics.leader.labels(identity=self.identity).set(1 if leading else 0)
         if leading and not self._was_leading:
-            self.notice(f"{self.identity} leads")
+            if self.elector is not None:
+                self.notice(f"{self.identity} leads")
             self.run_stop.clear()
             self._enqueue_all("plan")
             self._enqueue_all("pools")

@@ -10,6 +10,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -21,7 +23,7 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import Runner, write_plan
+from tests.e2e.conftest import Runner, http, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually
 
@@ -316,3 +318,241 @@ def test_metrics_equal_the_counts_kubectl_sees(
     samples = eventually(agree, timeout=30)
     assert samples["planner_workqueue_depth"] >= 0
     assert any(k.startswith("planner_leader{") and v == 1.0 for k, v in samples.items())
+
+
+# --- the idle reaper --------------------------------------------------------------------------------
+
+
+def workspace_annotations(kubectl: Runner, namespace: str, sandbox: str) -> dict[str, str]:
+    claim = kubectl_json(kubectl, "get", "pvc", f"{sandbox}-workspace", "-n", namespace)
+    annotations: dict[str, str] = claim["metadata"]["annotations"]
+    return annotations
+
+
+def pod_exists(kubectl: Runner, namespace: str, name: str) -> bool:
+    return kubectl("get", "pod", name, "-n", namespace).returncode == 0
+
+
+def test_an_idle_sandbox_is_paused_a_touched_one_is_not_and_apply_does_not_resume_it(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, sandbox_plan(namespace, idle_timeout="6s", sandboxes=("alice", "bob")))
+    applied = planner("apply", str(plan))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    quiet = threading.Event()
+
+    def keep_touching_bob() -> None:
+        while not quiet.is_set():
+            touched = planner("sandbox", "touch", "bob", "-n", namespace)
+            assert touched.returncode == 0, touched.stderr
+
+    with ThreadPoolExecutor(1) as toucher:
+        touching = toucher.submit(keep_touching_bob)
+        running = controllers("--plans", str(plans), "-n", namespace, "--resync", "0.5s", "--poll", "0.2s")
+        try:
+            eventually(
+                lambda: (
+                    workspace_annotations(kubectl, namespace, "alice").get("planner.dev/paused-reason")
+                    == "idle"
+                ),
+                timeout=30,
+                interval=0.2,
+            )
+            eventually(lambda: not pod_exists(kubectl, namespace, "alice"))
+            reaped = running.metrics().get("planner_reaped_total")
+            running.process.send_signal(signal.SIGTERM)
+            assert running.process.wait(timeout=30) == 0, running.output()
+        finally:
+            quiet.set()
+        touching.result()
+
+    assert reaped == 1.0, running.output()
+    alice = workspace_annotations(kubectl, namespace, "alice")
+    assert alice["planner.dev/sandbox-state"] == "paused"
+    assert workspace_annotations(kubectl, namespace, "bob")["planner.dev/sandbox-state"] == "running"
+    assert pod_exists(kubectl, namespace, "bob")
+    assert kubectl("get", "pvc", "alice-rootfs-g1", "-n", namespace).returncode == 0
+
+    planned = planner("plan", str(plan), "--detailed-exitcode")
+    reapplied = planner("apply", str(plan))
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert f"paused (idle since {alice['planner.dev/last-activity']})" in planned.stdout
+    assert reapplied.returncode == 0, reapplied.stderr
+    assert not pod_exists(kubectl, namespace, "alice")
+
+    touched = planner("sandbox", "touch", "alice", "-n", namespace)
+    resumed = planner("apply", str(plan))
+    assert touched.returncode == 0 and resumed.returncode == 0, touched.stderr + resumed.stderr
+    assert pod_exists(kubectl, namespace, "alice")
+    assert workspace_annotations(kubectl, namespace, "alice")["planner.dev/sandbox-state"] == "running"
+
+
+def test_the_controller_never_resumes_a_sandbox_its_plan_says_is_paused(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    text = sandbox_plan(namespace, idle_timeout="1s").replace(
+        "    idleTimeout", "    state: paused\n    idleTimeout"
+    )
+    plan = write_plan(plans, text)
+    assert planner("apply", str(plan)).returncode == 0
+    running = controllers("--plans", str(plans), "-n", namespace, "--resync", "0.3s", "--poll", "0.2s")
+
+    eventually(lambda: running.metrics().get(f'cubepod_paused_sandboxes{{namespace="{namespace}"}}') == 1.0)
+    eventually(lambda: "plan desks: unchanged" in running.output())
+
+    assert not pod_exists(kubectl, namespace, "alice")
+    assert workspace_annotations(kubectl, namespace, "alice")["planner.dev/sandbox-state"] == "paused"
+
+
+# --- health, leadership and shutdown --------------------------------------------------------------
+
+ELECTION = ("--leader-elect", "--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "0.5s")
+
+
+def lease(cluster: ClusterHandle, namespace: str) -> dict[str, Any] | None:
+    status, body = http(
+        cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
+    )
+    return body if status == 200 else None
+
+
+def leads(running: Running) -> bool:
+    return any(k.startswith("planner_leader{") and v == 1.0 for k, v in running.metrics().items())
+
+
+def test_one_of_two_controllers_leads_and_the_other_takes_over_after_a_kill(
+    cluster: ClusterHandle,
+    controllers: Start,
+    planner: Runner,
+    kubectl: Runner,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    first, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: leads(first))
+    second = controllers(
+        "--plans",
+        str(tmp_path / "plans"),
+        "-n",
+        namespace,
+        "--resync",
+        "1s",
+        *ELECTION,
+        "--lease-namespace",
+        namespace,
+    )
+    unclaimed_when(kubectl, namespace, 2)
+
+    standby = eventually(lambda: (reply := second.get("/readyz"))[0] == 200 and reply[1])
+    assert standby.strip() == "standing by" and not leads(second)
+    assert first.get("/readyz") == (200, "leading\n") and first.get("/healthz")[0] == 200
+    holder = (lease(cluster, namespace) or {})["spec"]["holderIdentity"]
+    assert re.search(rf'planner_leader{{identity="{re.escape(holder)}"}} 1.0', first.get("/metrics")[1])
+
+    first.process.kill()
+    killed = time.monotonic()
+    eventually(lambda: leads(second), timeout=20)
+    took = time.monotonic() - killed
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+
+    assert took < 4 + 2 * 0.5 + 2, took  # the lease duration, two retry periods and the scrape's slack
+    assert claimed.returncode == 0, claimed.stderr
+    unclaimed_when(kubectl, namespace, 2)
+    assert (lease(cluster, namespace) or {})["spec"]["holderIdentity"] != holder
+
+
+def test_sigterm_hands_back_the_lease_and_readiness_follows(
+    cluster: ClusterHandle, controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    first, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: first.get("/readyz") == (200, "leading\n"))
+    second = controllers(
+        "--plans", str(tmp_path / "plans"), "-n", namespace, *ELECTION, "--lease-namespace", namespace
+    )
+    eventually(lambda: second.get("/readyz") == (200, "standing by\n"))
+
+    identities = {
+        name: re.findall(r'planner_leader{identity="([^"]+)"}', c.get("/metrics")[1])[0]
+        for name, c in (("first", first), ("second", second))
+    }
+
+    first.process.send_signal(signal.SIGTERM)
+    code = first.process.wait(timeout=30)
+    holder = (lease(cluster, namespace) or {})["spec"].get("holderIdentity") or ""
+
+    assert code == 0, first.output()
+    assert holder in ("", identities["second"]), (holder, identities)
+    eventually(lambda: second.get("/readyz") == (200, "leading\n"), timeout=10)
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"http://{first.address}/healthz", timeout=2)
+
+
+# --- continuous reconcile under the run lock ---------------------------------------------------------
+
+
+def config_plan(namespace: str, mode: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: settings, namespace: {namespace}}}\n"
+        "configMaps:\n"
+        f"  - name: app\n    data: {{MODE: {mode}}}\n"
+    )
+
+
+def config_mode(kubectl: Runner, namespace: str) -> str | None:
+    found = kubectl("get", "configmap", "app", "-n", namespace, "-o", "jsonpath={.data.MODE}")
+    return found.stdout if found.returncode == 0 else None
+
+
+def event_reasons(kubectl: Runner, namespace: str) -> list[str]:
+    listed = kubectl_json(kubectl, "get", "events", "-n", namespace)
+    return [e["reason"] for e in listed["items"] if e["involvedObject"]["name"] == "settings"]
+
+
+def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
+    cluster: ClusterHandle, controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, config_plan(namespace, "fast"))
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s", "--interval", "2s")
+    eventually(lambda: config_mode(kubectl, namespace) == "fast")
+    eventually(lambda: "Reconciled" in event_reasons(kubectl, namespace))
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    held = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "planner-lock-settings", "namespace": namespace},
+        "spec": {
+            "holderIdentity": "someone@elsewhere/1/abcd",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    status, body = http(cluster, "POST", leases, held)
+    assert status == 201, body
+
+    plan.write_text(config_plan(namespace, "slow"))
+    eventually(lambda: "plan settings: locked" in running.output())
+    mode_while_held = config_mode(kubectl, namespace)
+    status, body = http(cluster, "DELETE", f"{leases}/planner-lock-settings")
+    assert status == 200, body
+
+    assert mode_while_held == "fast", running.output()
+    eventually(lambda: config_mode(kubectl, namespace) == "slow", timeout=30)
+    edited = kubectl(
+        "patch", "configmap", "app", "-n", namespace, "--type=merge", "-p", '{"data":{"MODE":"x"}}'
+    )
+    assert edited.returncode == 0, edited.stderr
+    eventually(lambda: "DriftCorrected" in event_reasons(kubectl, namespace), timeout=30)
+    assert config_mode(kubectl, namespace) == "slow"
+    samples = running.metrics()
+    assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
+    assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
