@@ -74,11 +74,12 @@ def is_workspace(claim: Manifest) -> bool:
 
 
 def workspaces(client: KubeClient, namespace: str | None, selector: str) -> list[Manifest]:
-    """The workspace PVCs (one per sandbox) matching a label selector."""
+    """The workspace PVCs (one per sandbox) matching a label selector, those being deleted left out
+    (a PVC waits for its Pod to go first): they are no longer members to count, claim or delete."""
     return [
         c
         for c in list_objects(client, PERSISTENT_VOLUME_CLAIM, namespace, label_selector=selector)
-        if is_workspace(c)
+        if is_workspace(c) and not metadata_of(c).get("deletionTimestamp")
     ]
 
 
