@@ -33,7 +33,7 @@ from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
 from planner.output.reconcile import ReconcilePrinter, write_metrics
 from planner.output.validation import print_validated, print_warnings
-from planner.output.workloads import print_inspection, print_outcome, print_status
+from planner.output.workloads import pool_line, print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
 
@@ -253,6 +253,9 @@ def plan_command(
     print_warnings(loaded.warnings)
     for result in results:
         click.echo(formatted(result.changeset, output, colour=sys.stdout.isatty()), nl=False)
+        if output == "text":
+            for pool, status in app.warm_pools(result.rendered, target=target):
+                click.echo(pool_line(pool, status), nl=False)
         if graph:
             click.echo(result.execution.as_text(), nl=False)
     if out is not None:

@@ -246,6 +246,9 @@ def test_shrinking_a_pool_deletes_only_unclaimed_members(
     claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
     assert claimed.returncode == 0, claimed.stderr
     eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+    shown = planner("plan", str(plan), "--detailed-exitcode")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert re.search(rf"warm pool {namespace}/dev: \d ready, 3 unclaimed of size 3, 1 claimed", shown.stdout)
 
     plan.write_text(pool_plan(namespace, size=1))
 
