@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 from pathlib import Path
 
 from planner.slim.certs import ensure_certificates
 from planner.slim.runtime import FULL_RESYNC_SECONDS
-from planner.slim.server import ServerOptions, serve_forever
+from planner.slim.server import TOKEN_ENV, ServerOptions, serve_forever
 from planner.slim.store import DEFAULT_EVENT_CAPACITY
 
 
@@ -22,7 +23,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--data", type=Path, default=None, help="state directory (SQLite file state.db)")
     serve.add_argument("--memory", action="store_true", help="keep state in memory only")
-    serve.add_argument("--token", default=None, help="require this bearer token (with --rbac: the admin's)")
+    serve.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV) or None,
+        help=f"require this bearer token (with --rbac: the admin's); default: ${TOKEN_ENV}",
+    )
     serve.add_argument(
         "--rbac",
         action="store_true",

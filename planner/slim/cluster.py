@@ -35,7 +35,7 @@ from typing import Any
 
 from planner.slim.certs import Certificates, ensure_certificates
 from planner.slim.runtime import FULL_RESYNC_SECONDS
-from planner.slim.server import DB_NAME, HOST
+from planner.slim.server import DB_NAME, HOST, TOKEN_ENV
 
 CONTEXT = "planner-embedded"
 START_TIMEOUT = 20.0
@@ -126,7 +126,6 @@ def _serve_command(
     port: int,
     data_dir: Path | None,
     memory: bool,
-    token: str | None,
     port_file: Path,
     extra: list[str] | None = None,
 ) -> list[str]:
@@ -144,14 +143,19 @@ def _serve_command(
         command.append("--memory")
     if data_dir is not None:
         command += ["--data", str(data_dir)]
-    if token:
-        command += ["--token", token]
     return command + (extra or [])
 
 
-def _child_env() -> dict[str, str]:
-    """The environment for the server process, able to import planner even when it is not installed."""
+def _child_env(token: str | None) -> dict[str, str]:
+    """The environment for the server process, able to import planner even when it is not installed.
+
+    The admin token travels in the environment, not the command line: a command line is readable by
+    every local user (`ps`), and a token starting with `-` would read as an option.
+    """
     env = dict(os.environ)
+    env.pop(TOKEN_ENV, None)
+    if token:
+        env[TOKEN_ENV] = token
     source_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH", "")) if p)
     return env
@@ -222,9 +226,7 @@ def up(
     if rbac:
         tls = ensure_certificates(root)
         extra += ["--rbac", "--tls-dir", str(root)]
-    command = _serve_command(
-        port=port or 0, data_dir=root, memory=memory, token=token, port_file=port_file, extra=extra
-    )
+    command = _serve_command(port=port or 0, data_dir=root, memory=memory, port_file=port_file, extra=extra)
     with log.open("ab") as log_stream:
         process = subprocess.Popen(
             command,
@@ -232,7 +234,7 @@ def up(
             stdout=log_stream,
             stderr=log_stream,
             start_new_session=True,
-            env=_child_env(),
+            env=_child_env(token),
         )
     bound = _wait_for_port(process, port_file, log, tls)
     url = server_url(bound, tls)
@@ -357,13 +359,11 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
         token = token or new_admin_token()
         tls = ensure_certificates(workdir)
         extra += ["--rbac", "--tls-dir", str(workdir)]
-    command = _serve_command(
-        port=0, data_dir=None, memory=True, token=token, port_file=port_file, extra=extra
-    )
+    command = _serve_command(port=0, data_dir=None, memory=True, port_file=port_file, extra=extra)
     log = workdir / "server.log"
     with log.open("ab") as log_stream:
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream, env=_child_env()
+            command, stdin=subprocess.DEVNULL, stdout=log_stream, stderr=log_stream, env=_child_env(token)
         )
     try:
         port = _wait_for_port(process, port_file, log, tls)

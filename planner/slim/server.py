@@ -26,6 +26,9 @@ HOST = "127.0.0.1"
 DB_NAME = "state.db"
 
 
+TOKEN_ENV = "PLANNER_SLIM_TOKEN"  # the admin token, when the server is started by planner itself
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     port: int

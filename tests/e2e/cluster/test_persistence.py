@@ -4,6 +4,7 @@ restart when it lives in a data directory."""
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,16 @@ def test_default_data_dir_follows_xdg_state_home(monkeypatch: pytest.MonkeyPatch
     assert cluster.default_data_dir() == tmp_path / "planner" / "cluster"
     monkeypatch.delenv("XDG_STATE_HOME")
     assert cluster.default_data_dir() == Path.home() / ".local" / "state" / "planner" / "cluster"
+
+
+def test_the_admin_token_is_kept_off_the_command_line_even_when_it_looks_like_an_option() -> None:
+    token = "-starts-with-a-dash"  # a made-up token_urlsafe value starts with "-" one time in 64
+    with cluster.running_cluster(token=token) as handle:
+        command_line = Path(f"/proc/{handle.pid}/cmdline").read_bytes().decode()
+        assert token not in command_line  # any local user can read a command line
+        assert _get(handle.url, "/api/v1/namespaces")[0] == 401
+        request = urllib.request.Request(
+            f"{handle.url}/api/v1/namespaces", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
