@@ -376,8 +376,10 @@ class Controller:
     # --- once ---
 
     def run_once(self) -> int:
-        """One pass without serving: every plan reconciled, every pool maintained, idle ones reaped;
-        exit 0 when everything succeeded, 1 otherwise."""
+        """One pass without serving, as if alone (no leader election: a cron job's run is serialised by
+        the plans' run locks): every plan reconciled, every pool maintained, idle ones reaped; exit 0
+        when everything succeeded, 1 otherwise."""
+        self.elector = None
         self.refresh_plans()
         ok = True
         with self.files_lock:

@@ -559,3 +559,24 @@ def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
     samples = running.metrics()
     assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
     assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
+
+
+def test_once_runs_one_pass_and_exits(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, pool_plan(namespace, size=2))
+    write_plan(plans, config_plan(namespace, "fast"), name="settings.yaml")
+    write_plan(
+        plans,
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: broken}\nworkloads: 3\n",
+        name="broken.yaml",
+    )
+
+    done = planner("controller", "--once", "--plans", str(plans), "-n", namespace)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "broken.yaml" in done.stderr
+    assert len(member_names(kubectl, namespace, claimed=False)) == 2
+    assert config_mode(kubectl, namespace) == "fast"
