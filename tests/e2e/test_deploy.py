@@ -11,6 +11,8 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -186,3 +188,60 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
         if r["resource"]
     }
     assert used == role_rules()
+
+
+def test_health_and_readiness_fail_when_the_controller_may_not_watch(
+    cluster: ClusterHandle, tmp_path: Path
+) -> None:
+    """A controller whose token may do nothing: its informers fail for good (403), so /healthz and
+    /readyz answer 503 naming why, and it still shuts down cleanly."""
+    admin(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "nobody"}})
+    admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts", {"metadata": {"name": "nobody"}})
+    token = admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts/nobody/token", {})["status"][
+        "token"
+    ]
+    config = YAML(typ="safe").load(Path(cluster.kubeconfig).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps(config))
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "plan.yaml").write_text(scenario_plan("nobody", full=False))
+    log = tmp_path / "controller.log"
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
+    command = [
+        sys.executable,
+        "-m",
+        "planner",
+        "controller",
+        "--plans",
+        str(plans),
+        "--listen",
+        "127.0.0.1:0",
+        "-n",
+        "nobody",
+    ]
+    with log.open("wb") as stream:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+        )
+    try:
+        address = eventually(lambda: (m := re.search(r"/metrics on (\S+)", log.read_text())) and m.group(1))
+
+        def status(path: str) -> tuple[int, str]:
+            try:
+                with urllib.request.urlopen(f"http://{address}{path}", timeout=5) as reply:
+                    return reply.status, reply.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, error.read().decode()
+
+        healthz = eventually(lambda: (reply := status("/healthz"))[0] == 503 and reply)
+        readyz = status("/readyz")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+
+    assert healthz[1].startswith("informers failed:"), healthz
+    assert readyz == (503, "informers not synced\n")
+    assert code == 0, log.read_text()
