@@ -44,7 +44,7 @@ from planner.kinds import EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.client import resource_path
 from planner.kube.informer import EventType, Informer, Informers
 from planner.lock import micro_time
-from planner.monitor.pools import maintain_pool, reap_idle, remove_undeclared_pools
+from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
 
@@ -324,11 +324,20 @@ class Controller:
                     f"pool {pool.name} (plan {plan.name}): created {len(changes.create)}, "
                     f"deleted {len(changes.delete)}"
                 )
-        remove_undeclared_pools(self.client, plan, default_namespace=rendered.default_namespace)
+        claims = self.claims_now({rendered.namespace})
+        remove_undeclared_pools(self.client, plan, claims, default_namespace=rendered.default_namespace)
         return True
 
+    def claims_now(self, namespaces: set[str]) -> list[Manifest]:
+        """The PVCs of `namespaces` from the watch cache (no request), or listed when there is none
+        (`--once`) or it has not synced yet."""
+        if self.claims is not None and self.claims.synced:
+            return self.claims.items()
+        return listed_claims(self.client, namespaces)
+
     def reap(self) -> bool:
-        reaped = reap_idle(self.client, self.namespaces())
+        namespaces = self.namespaces()
+        reaped = reap_idle(self.client, self.claims_now(namespaces), namespaces)
         for runtime_id in reaped:
             self.notice(f"{runtime_id}: paused (idle)")
         self.metrics.reaped.inc(len(reaped))

@@ -17,8 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from planner.monitor.mapping import sandbox_state
-from planner.monitor.pools import is_ready, is_workspace
+from planner.monitor.mapping import pod_ready, sandbox_state
+from planner.monitor.pools import is_workspace
 from planner.objects import LABEL_CLAIMED, LABEL_POOL, LABEL_WORKLOAD, Manifest, labels_of, metadata_of
 
 Snapshot = Callable[[], tuple[Iterable[Manifest], Iterable[Manifest]]]  # (PVCs, Pods)
@@ -34,7 +34,7 @@ class SandboxCollector(Collector):
         ready_pods = {
             (str(metadata_of(p).get("namespace")), str(labels_of(p).get(LABEL_WORKLOAD)))
             for p in pods
-            if is_ready(p)
+            if pod_ready(p)
         }
         states: Tally[tuple[str, str]] = Tally()
         ready: Tally[tuple[str, str]] = Tally()

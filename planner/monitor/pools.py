@@ -28,18 +28,16 @@ from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo, by_kin
 from planner.kube.client import KubeClient, resource_path
 from planner.live import list_objects
 from planner.monitor import lifecycle
-from planner.monitor.mapping import sandbox_state
+from planner.monitor.mapping import pod_ready, sandbox_state
 from planner.objects import (
     ANNOTATION_IDLE_TIMEOUT,
     ANNOTATION_LAST_ACTIVITY,
-    ANNOTATION_PAUSE_REASON,
     ANNOTATION_PLAN,
     ANNOTATION_RUNTIME_ID,
     LABEL_CLAIMED,
     LABEL_OWNER,
     LABEL_POOL,
     LABEL_WORKLOAD,
-    PAUSE_REASON_IDLE,
     Manifest,
     annotations_of,
     labels_of,
@@ -73,14 +71,12 @@ def is_workspace(claim: Manifest) -> bool:
     return workload is not None and metadata_of(claim).get("name") == workspace_pvc_name(str(workload))
 
 
-def workspaces(client: KubeClient, namespace: str | None, selector: str) -> list[Manifest]:
+def workspaces(client: KubeClient, namespace: str, selector: str) -> list[Manifest]:
     """The workspace PVCs (one per sandbox) matching a label selector, those being deleted left out
     (a PVC waits for its Pod to go first): they are no longer members to count, claim or delete."""
-    return [
-        c
-        for c in list_objects(client, PERSISTENT_VOLUME_CLAIM, namespace, label_selector=selector)
-        if is_workspace(c) and not metadata_of(c).get("deletionTimestamp")
-    ]
+    return _current_workspaces(
+        list_objects(client, PERSISTENT_VOLUME_CLAIM, namespace, label_selector=selector), namespace
+    )
 
 
 def _member(workspace: Manifest) -> Member:
@@ -91,15 +87,10 @@ def _member(workspace: Manifest) -> Member:
     )
 
 
-def is_ready(pod: Manifest) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
 def pool_status(client: KubeClient, namespace: str, pool: str) -> PoolStatus:
     members = [_member(w) for w in workspaces(client, namespace, f"{LABEL_POOL}={pool}")]
     pods = list_objects(client, POD, namespace, label_selector=f"{LABEL_POOL}={pool},{LABEL_CLAIMED}=false")
-    ready_pods = {str(labels_of(p).get(LABEL_WORKLOAD)) for p in pods if is_ready(p)}
+    ready_pods = {str(labels_of(p).get(LABEL_WORKLOAD)) for p in pods if pod_ready(p)}
     unclaimed = [m for m in members if not m.claimed]
     return PoolStatus(
         namespace=namespace,
@@ -129,17 +120,41 @@ def maintain_pool(client: KubeClient, plan: Plan, pool: WarmPool, *, default_nam
     return PoolChanges(create=changes.create, delete=deleted)
 
 
-def remove_undeclared_pools(client: KubeClient, plan: Plan, *, default_namespace: str) -> tuple[str, ...]:
-    """Delete the unclaimed members of this plan's pools that the plan no longer declares."""
+def remove_undeclared_pools(
+    client: KubeClient, plan: Plan, claims: Iterable[Manifest], *, default_namespace: str
+) -> tuple[str, ...]:
+    """Delete the unclaimed members of this plan's pools that the plan no longer declares, found among
+    `claims` (PVCs as last seen, a watch cache: a stale one fails its delete's precondition, harmlessly)."""
     namespace = plan_namespace(plan, default_namespace)
     declared = {pool.name for pool in plan.warm_pools}
     removed = []
-    for workspace in workspaces(client, namespace, f"{LABEL_POOL},{LABEL_CLAIMED}=false"):
-        pool = labels_of(workspace).get(LABEL_POOL)
-        ours = annotations_of(workspace).get(ANNOTATION_PLAN) == plan.name and pool not in declared
-        if ours and _delete_member(client, workspace):
-            removed.append(str(labels_of(workspace)[LABEL_WORKLOAD]))
+    for workspace in _current_workspaces(claims, namespace):
+        labels = labels_of(workspace)
+        ours = annotations_of(workspace).get(ANNOTATION_PLAN) == plan.name and LABEL_POOL in labels
+        undeclared = ours and labels[LABEL_POOL] not in declared and labels.get(LABEL_CLAIMED) == "false"
+        if undeclared and _delete_member(client, workspace):
+            removed.append(str(labels[LABEL_WORKLOAD]))
     return tuple(removed)
+
+
+def _current_workspaces(claims: Iterable[Manifest], namespace: str) -> list[Manifest]:
+    return [
+        c
+        for c in claims
+        if metadata_of(c).get("namespace") == namespace
+        and is_workspace(c)
+        and not metadata_of(c).get("deletionTimestamp")
+    ]
+
+
+def listed_claims(client: KubeClient, namespaces: Iterable[str]) -> list[Manifest]:
+    """Every PVC of `namespaces`, one LIST each: what a run without a watch cache hands the functions
+    that take `claims`."""
+    return [
+        c
+        for namespace in sorted(set(namespaces))
+        for c in list_objects(client, PERSISTENT_VOLUME_CLAIM, namespace)
+    ]
 
 
 def _create(client: KubeClient, manifest: Manifest) -> None:
@@ -224,19 +239,17 @@ def _take(client: KubeClient, workspace: Manifest, owner: str) -> bool:
             "annotations": {ANNOTATION_LAST_ACTIVITY: format_timestamp(datetime.now(UTC))},
         }
     }
-    path = resource_path(PERSISTENT_VOLUME_CLAIM, str(meta["namespace"]), str(meta["name"]))
     try:
-        client.request(
-            "PATCH",
-            path,
-            query={"fieldManager": FIELD_MANAGER},
-            body=body,
-            content_type=MERGE_PATCH,
-            verb="patch",
-        )
+        _merge_patch(client, PERSISTENT_VOLUME_CLAIM, str(meta["namespace"]), str(meta["name"]), body)
     except (ConflictError, NotFoundError):
         return False
     return True
+
+
+def _merge_patch(client: KubeClient, kind: KindInfo, namespace: str, name: str, body: Manifest) -> None:
+    path = resource_path(kind, namespace, name)
+    query = {"fieldManager": FIELD_MANAGER}
+    client.request("PATCH", path, query=query, body=body, content_type=MERGE_PATCH, verb="patch")
 
 
 def _relabel_rest(client: KubeClient, namespace: str, name: str, owner: str) -> None:
@@ -246,24 +259,20 @@ def _relabel_rest(client: KubeClient, namespace: str, name: str, owner: str) -> 
         for obj in list_objects(
             client, kind, namespace, label_selector=f"{LABEL_WORKLOAD}={name},{LABEL_CLAIMED}=false"
         ):
-            path = resource_path(kind, namespace, str(metadata_of(obj)["name"]))
             with contextlib.suppress(NotFoundError):
-                client.request(
-                    "PATCH",
-                    path,
-                    query={"fieldManager": FIELD_MANAGER},
-                    body=body,
-                    content_type=MERGE_PATCH,
-                    verb="patch",
-                )
+                _merge_patch(client, kind, namespace, str(metadata_of(obj)["name"]), body)
+
+
+def _runtime_id(found: list[Manifest], missing: str) -> RuntimeID:
+    if not found:
+        raise WorkloadNotFoundError(missing)
+    return RuntimeID.parse(str(annotations_of(found[0])[ANNOTATION_RUNTIME_ID]))
 
 
 def claimed_by(client: KubeClient, namespace: str, owner: str) -> RuntimeID:
-    """The runtime ID of the sandbox `owner` claimed; WorkloadNotFound-style PlannerError otherwise."""
+    """The runtime ID of the sandbox `owner` claimed; WorkloadNotFoundError (exit 4) otherwise."""
     found = workspaces(client, namespace, f"{LABEL_OWNER}={owner}")
-    if not found:
-        raise WorkloadNotFoundError(f"no sandbox claimed by {owner!r} in namespace {namespace}")
-    return RuntimeID.parse(str(annotations_of(found[0])[ANNOTATION_RUNTIME_ID]))
+    return _runtime_id(found, f"no sandbox claimed by {owner!r} in namespace {namespace}")
 
 
 def release(client: KubeClient, namespace: str, owner: str, *, allow_data_loss: bool) -> lifecycle.Outcome:
@@ -284,9 +293,7 @@ def sandbox_named(client: KubeClient, namespace: str, name: str) -> RuntimeID:
     """A sandbox by the name a user knows it by: the owner a pool member was claimed for, else its own."""
     claimed = workspaces(client, namespace, f"{LABEL_OWNER}={name}")
     found = claimed or workspaces(client, namespace, f"{LABEL_WORKLOAD}={name}")
-    if not found:
-        raise WorkloadNotFoundError(f"no sandbox {name!r} in namespace {namespace}")
-    return RuntimeID.parse(str(annotations_of(found[0])[ANNOTATION_RUNTIME_ID]))
+    return _runtime_id(found, f"no sandbox {name!r} in namespace {namespace}")
 
 
 # --- the idle reaper -------------------------------------------------------------------------------
@@ -304,15 +311,18 @@ def _activity(workspace: Manifest) -> Activity:
     )
 
 
-def reap_idle(client: KubeClient, namespaces: Iterable[str], *, now: datetime | None = None) -> list[str]:
-    """Pause (reason `idle`) every running sandbox in `namespaces` idle past its timeout; the runtime
-    IDs it paused. Unclaimed pool members are waiting to be claimed, not idle: never reaped."""
+def reap_idle(
+    client: KubeClient, claims: Iterable[Manifest], namespaces: Iterable[str], *, now: datetime | None = None
+) -> list[str]:
+    """Pause (reason `idle`) every running sandbox in `namespaces` idle past its timeout, judged from
+    `claims` (PVCs as last seen; a watch cache costs no request); the runtime IDs it paused. Unclaimed
+    pool members are waiting to be claimed, not idle: never reaped."""
     moment = now or datetime.now(UTC)
     reaped = []
     for namespace in sorted(set(namespaces)):
         candidates = {
             str(labels_of(w)[LABEL_WORKLOAD]): w
-            for w in workspaces(client, namespace, LABEL_WORKLOAD)
+            for w in _current_workspaces(claims, namespace)
             if ANNOTATION_IDLE_TIMEOUT in annotations_of(w) and labels_of(w).get(LABEL_CLAIMED) != "false"
         }
         for name in idle_sandboxes((_activity(w) for w in candidates.values()), moment):
@@ -320,13 +330,3 @@ def reap_idle(client: KubeClient, namespaces: Iterable[str], *, now: datetime | 
             lifecycle.pause_idle(client, rid)
             reaped.append(str(rid))
     return reaped
-
-
-def paused_for_idleness(workspace: Manifest | None) -> str | None:
-    """When the reaper paused this sandbox (its last activity), or None if it is not paused for idleness."""
-    if workspace is None or sandbox_state(workspace) != "paused":
-        return None
-    annotations = annotations_of(workspace)
-    if annotations.get(ANNOTATION_PAUSE_REASON) != PAUSE_REASON_IDLE:
-        return None
-    return str(annotations.get(ANNOTATION_LAST_ACTIVITY) or "")

@@ -260,6 +260,14 @@ def test_shrinking_a_pool_deletes_only_unclaimed_members(
         kubectl, namespace, claimed=False
     )
 
+    plan.write_text(pool_plan(namespace, size=1).replace("- name: dev\n", "- name: web\n"))
+
+    eventually(lambda: not member_names(kubectl, namespace, claimed=False), timeout=30)
+    assert member_names(kubectl, namespace, claimed=True) == {mine}
+    eventually(
+        lambda: len(workspaces(kubectl, namespace, "planner.dev/pool=web,planner.dev/claimed=false")) == 1
+    )
+
 
 def test_release_deletes_the_pod_and_only_with_allow_data_loss_the_pvcs(
     controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path

@@ -51,11 +51,15 @@ def admin(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> A
     return reply.body
 
 
-def token_kubeconfig(cluster: ClusterHandle, directory: Path) -> Path:
-    """A kubeconfig for the controller's ServiceAccount, with a token from TokenRequest."""
-    token = admin(
-        cluster, "POST", "/api/v1/namespaces/planner-system/serviceaccounts/planner-controller/token", {}
-    )
+def token_kubeconfig(
+    cluster: ClusterHandle,
+    directory: Path,
+    *,
+    namespace: str = "planner-system",
+    account: str = "planner-controller",
+) -> Path:
+    """A kubeconfig for a ServiceAccount (the controller's by default), with a token from TokenRequest."""
+    token = admin(cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", {})
     config = YAML(typ="safe").load(Path(cluster.kubeconfig).read_text())
     for user in config["users"]:
         user["user"] = {"token": token["status"]["token"]}
@@ -197,14 +201,7 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
     /readyz answer 503 naming why, and it still shuts down cleanly."""
     admin(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "nobody"}})
     admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts", {"metadata": {"name": "nobody"}})
-    token = admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts/nobody/token", {})["status"][
-        "token"
-    ]
-    config = YAML(typ="safe").load(Path(cluster.kubeconfig).read_text())
-    for user in config["users"]:
-        user["user"] = {"token": token}
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps(config))
+    kubeconfig = token_kubeconfig(cluster, tmp_path, namespace="nobody", account="nobody")
     plans = tmp_path / "plans"
     plans.mkdir()
     (plans / "plan.yaml").write_text(scenario_plan("nobody", full=False))
