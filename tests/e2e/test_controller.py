@@ -588,3 +588,38 @@ def test_once_runs_one_pass_and_exits(
     assert "broken.yaml" in done.stderr
     assert len(member_names(kubectl, namespace, claimed=False)) == 2
     assert config_mode(kubectl, namespace) == "fast"
+
+
+def test_a_leader_whose_lease_is_taken_stops_writing_at_once(
+    cluster: ClusterHandle,
+    controllers: Start,
+    planner: Runner,
+    kubectl: Runner,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: leads(running))
+    unclaimed_when(kubectl, namespace, 2)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
+    taken = lease(cluster, namespace) or {}
+    taken["spec"] |= {"holderIdentity": "someone-else", "leaseDurationSeconds": 3600}
+    status, body = http(cluster, "PUT", path, taken)
+    assert status == 200, body
+
+    eventually(lambda: not leads(running))
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+    assert claimed.returncode == 0, claimed.stderr
+    assert running.get("/readyz") == (200, "standing by\n")
+
+    # Three resyncs (1 s each) and the claim's watch events go by: a replica that does not lead writes
+    # nothing, so the pool stays one short the whole time.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        assert len(member_names(kubectl, namespace, claimed=False)) == 1
+    handed_back = lease(cluster, namespace) or {}
+    handed_back["spec"] |= {"holderIdentity": ""}
+    status, body = http(cluster, "PUT", path, handed_back)
+    assert status == 200, body
+    eventually(lambda: leads(running))
+    unclaimed_when(kubectl, namespace, 2)
