@@ -246,8 +246,12 @@ def test_shrinking_a_pool_deletes_only_unclaimed_members(
     claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
     assert claimed.returncode == 0, claimed.stderr
     eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+    members = member_names(kubectl, namespace, claimed=False)
     shown = planner("plan", str(plan), "--detailed-exitcode")
+    applied = planner("apply", str(plan), "--allow-empty")
     assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert member_names(kubectl, namespace, claimed=False) == members  # apply's prune never sees members
     assert re.search(rf"warm pool {namespace}/dev: \d ready, 3 unclaimed of size 3, 1 claimed", shown.stdout)
 
     plan.write_text(pool_plan(namespace, size=1))
@@ -623,3 +627,31 @@ def test_a_leader_whose_lease_is_taken_stops_writing_at_once(
     assert status == 200, body
     eventually(lambda: leads(running))
     unclaimed_when(kubectl, namespace, 2)
+
+
+def test_a_failed_reconcile_is_a_warning_event_on_the_plans_parent(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, sandbox_plan(namespace, idle_timeout="1h"))
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s")
+    eventually(lambda: pod_exists(kubectl, namespace, "alice"), timeout=30)
+
+    plan.write_text(
+        sandbox_plan(namespace, idle_timeout="1h").replace(
+            "workspace: {size: 1Gi}", "workspace: {size: 1Gi, storageClass: fast}"
+        )
+    )
+
+    def failed_event() -> dict[str, Any] | None:
+        listed = kubectl_json(kubectl, "get", "events", "-n", namespace)
+        found = [e for e in listed["items"] if e["reason"] == "ReconcileFailed"]
+        return found[0] if found else None
+
+    event = eventually(failed_event, timeout=30)
+    assert event["type"] == "Warning"
+    involved = event["involvedObject"]
+    assert (involved["kind"], involved["name"], involved["namespace"]) == ("Secret", "desks", namespace)
+    assert "alice-workspace" in event["message"], event["message"]
+    assert running.metrics()['planner_reconcile_total{plan="desks",result="failed"}'] >= 1
