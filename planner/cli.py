@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,7 @@ from planner.controller.manager import Controller, ControllerOptions
 from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
-from planner.output.events import ApplyPrinter, MonitorPrinter
+from planner.output.events import MonitorPrinter, apply_printer
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
@@ -159,12 +160,19 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", prog_name="planner", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option("--no-color", is_flag=True, help="No colour in any output (as does NO_COLOR set to anything).")
+def cli(no_color: bool) -> None:
     """planner: a Nix-style declarative reconciler for Kubernetes.
 
     Plan files declare workloads and sandboxes; planner renders them, diffs them against the live
     cluster and applies the difference along a dependency graph.
     """
+
+
+def _no_color() -> bool:
+    """`--no-color` before the command, or NO_COLOR set to any non-empty value (no-color.org)."""
+    flag = click.get_current_context().find_root().params.get("no_color")
+    return bool(flag) or bool(os.environ.get("NO_COLOR"))
 
 
 @cli.command()
@@ -252,7 +260,8 @@ def plan_command(
     loaded, results = app.plan(plans, target=target, options=options)
     print_warnings(loaded.warnings)
     for result in results:
-        click.echo(formatted(result.changeset, output, colour=sys.stdout.isatty()), nl=False)
+        colour = sys.stdout.isatty() and not _no_color()
+        click.echo(formatted(result.changeset, output, colour=colour), nl=False)
         if output == "text":
             for pool, status in app.warm_pools(result.rendered, target=target):
                 click.echo(pool_line(pool, status), nl=False)
@@ -351,11 +360,14 @@ def apply_command(
         lock=lock,
     )
     following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
-    printer = ApplyPrinter(output)
-    with _terminate_as_interrupt():
-        run = app.apply_plans(
-            plans, target=target, options=options, watch=following, sink=printer, notice=_notice
-        )
+    printer = apply_printer(output, no_color=_no_color())
+    try:
+        with _terminate_as_interrupt():
+            run = app.apply_plans(
+                plans, target=target, options=options, watch=following, sink=printer, notice=_notice
+            )
+    finally:
+        printer.close()
     print_warnings(run.loaded.warnings)
     if output != "json":
         for each in run.applied:

@@ -55,11 +55,13 @@ class Applied(_Common):
 
 @dataclass(frozen=True, kw_only=True)
 class Waiting(_Common):
-    """A wait started: until the object is ready, or until it is gone."""
+    """A wait started: until the object is ready, or until it is gone. While it is pending it is
+    reported again, with `reason`, whenever what holds it up changes (at most every 10 s)."""
 
     task: str
     until: str
     timeout: float | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +86,10 @@ class Skipped(_Common):
 
 @dataclass(frozen=True, kw_only=True)
 class Failed(_Common):
+    """A task failed; a wait that did carries the last `reason` it was held up by, when one was known."""
+
     task: str
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,7 +127,10 @@ class ContainerExited(_ContainerEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ContainerFailed(_ContainerEvent):
-    """The workload failed: `message` is the failure condition's message."""
+    """The workload failed: `message` is the failure condition's message; for a Job, `exit_code` is its
+    failed container's, when its pods (or its run record) show one."""
+
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,9 @@ when the wait's timeout passes. So no number of Deployments still rolling out ca
 does not depend on them, and a wait's dependents start as soon as that one object is ready.
 
 One loop on the calling thread owns all state: it starts what is runnable, then takes the next finished
-write or answered wait from a queue the workers and the source put into. A failure or a timeout skips
+write, answered wait or wait's progress from a queue the workers and the source put into. A pending
+wait's progress (why it is not over yet, when the source has news) becomes another `Waiting` event with
+a `reason`, emitted by that loop like every other event. A failure or a timeout skips
 only the tasks that depend on it, transitively; everything else runs on, and the result says which
 tasks were done, failed or skipped, and why. Events go to an `EventSink` from the calling thread only.
 
@@ -58,6 +60,7 @@ from planner.events import (
 )
 from planner.graph import ExecutionPlan, GraphError, Task, task_id
 from planner.objects import Manifest, ObjectRef
+from planner.plan.durations import format_duration
 from planner.readiness import Readiness
 
 Until = Literal["ready", "gone"]
@@ -71,6 +74,9 @@ Answer = Readiness | PlannerError
 the error that keeps the source from judging the object at all (a cache that cannot sync)."""
 
 Cancel = Callable[[], None]
+
+Progress = Callable[[Readiness], None]
+"""What a pending wait's source reports: the current verdict, whose `reason` says what holds it up."""
 
 
 class Writer(Protocol):
@@ -107,12 +113,19 @@ class Writer(Protocol):
 
 class StatusSource(Protocol):
     def watch(
-        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+        self,
+        ref: ObjectRef,
+        *,
+        until: Until,
+        timeout: float,
+        done: Callable[[Answer], None],
+        progress: Progress | None = None,
     ) -> Cancel:
         """Start waiting until the object is Current or Failed (`ready`) or NotFound (`gone`), without
         blocking. Call `done` exactly once, from any thread (possibly before `watch` returns): with the
         first readiness that `settled` accepts, or with the last readiness seen once `timeout` seconds
         (math.inf for none) have passed, or with the error that keeps the object from being judged.
+        Meanwhile `progress` may be called, from any thread, with a verdict whose `reason` is news.
         The returned function cancels the wait; `done` is not called after it returns."""
         ...
 
@@ -164,11 +177,17 @@ class _Finished:
     status: Literal["done", "failed"]
     message: str
     written: Manifest | None = None
+    reason: str | None = None  # a wait's last reason
 
 
-# What workers and the status source hand the loop: a task's result, or None when a worker was
-# interrupted (Ctrl-C delivered to it rather than to the calling thread).
-_Message = tuple[str, _Finished | None]
+@dataclass(frozen=True, kw_only=True)
+class _Progress:
+    verdict: Readiness
+
+
+# What workers and the status source hand the loop: a task's result, a pending wait's progress, or None
+# when a worker was interrupted (Ctrl-C delivered to it rather than to the calling thread).
+_Message = tuple[str, _Finished | _Progress | None]
 
 
 class _Execution:
@@ -280,9 +299,12 @@ class _Execution:
         while self.writing:
             self.receive(*self.inbox.get())
 
-    def receive(self, done_id: str, finished: _Finished | None) -> None:
+    def receive(self, done_id: str, finished: _Finished | _Progress | None) -> None:
         if finished is None:
             raise KeyboardInterrupt
+        if isinstance(finished, _Progress):
+            self.progressed(self.tasks[done_id], finished.verdict)
+            return
         if done_id in self.writing or done_id in self.waiting:  # a second answer is not heard
             self.writing.discard(done_id)
             self.waiting.pop(done_id, None)
@@ -316,21 +338,34 @@ class _Execution:
         def answered(answer: Answer) -> None:
             self.inbox.put((task.id, _waited(answer, until=until, timeout=timeout)))
 
+        def progressed(verdict: Readiness) -> None:
+            self.inbox.put((task.id, _Progress(verdict=verdict)))
+
         limit = math.inf if timeout is None else timeout
         # In flight from here: a Ctrl-C that lands inside `watch` reports this wait interrupted (the
         # source's own `close` ends a wait whose cancel never came back).
         self.waiting[task.id] = _nothing_to_cancel
         try:
-            self.waiting[task.id] = self.status.watch(task.ref, until=until, timeout=limit, done=answered)
+            self.waiting[task.id] = self.status.watch(
+                task.ref, until=until, timeout=limit, done=answered, progress=progressed
+            )
         except Exception as error:  # a source that cannot even start the wait fails only this task
             del self.waiting[task.id]
             self.finish(task, _failure(error))
+
+    def progressed(self, task: Task, verdict: Readiness) -> None:
+        """A pending wait's news: another Waiting event, with what holds it up."""
+        if task.id not in self.waiting or verdict.reason is None:
+            return  # answered meanwhile
+        until = "gone" if task.action == "wait-gone" else "ready"
+        message = f"still waiting until {until}: {verdict.message}"
+        self.emit(Waiting, task, message, until=until, timeout=self.timeout_of(task), reason=verdict.reason)
 
     def finish(self, task: Task, finished: _Finished) -> None:
         if finished.written is not None:
             self.written[task.id] = finished.written
         if finished.status == "failed":
-            self.emit(Failed, task, finished.message)
+            self.emit(Failed, task, finished.message, reason=finished.reason)
             self.outcomes[task.id] = TaskOutcome(
                 task=task.id, ref=task.ref, status="failed", message=finished.message
             )
@@ -452,9 +487,12 @@ def _waited(answer: Answer, *, until: Until, timeout: float | None) -> _Finished
     if until == "ready" and answer.status == "Current":
         return _Finished(status="done", message=answer.message)
     if until == "ready" and answer.status == "Failed":
-        return _Finished(status="failed", message=answer.message)
-    limit = "" if timeout is None else f" after {timeout:g}s"
-    return _Finished(status="failed", message=f"timed out{limit} waiting until {until}: {answer.message}")
+        return _Finished(status="failed", message=answer.message, reason=answer.reason)
+    limit = "" if timeout is None else f" after {format_duration(timeout)}"
+    why = answer.reason or answer.message
+    return _Finished(
+        status="failed", message=f"timed out{limit} waiting until {until}: {why}", reason=answer.reason
+    )
 
 
 _DONE_MESSAGES = {

@@ -67,6 +67,7 @@ from planner.objects import (
     metadata_of,
     with_create_only_of,
 )
+from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
@@ -141,16 +142,10 @@ class ExecutionPlan:
 def _task_line(task: Task) -> str:
     line = task.id
     if task.timeout is not None:
-        line += f" [timeout {_duration(task.timeout)}]"
+        line += f" [timeout {format_duration(task.timeout)}]"
     if task.predecessors:
         line += " <- " + ", ".join(task.predecessors)
     return line
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{int(seconds // 60)}m"
-    return f"{seconds:g}s"
 
 
 def task_id(action: TaskAction, ref: ObjectRef) -> str:

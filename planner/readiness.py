@@ -34,8 +34,13 @@ FAILING_WAIT_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrIm
 
 @dataclass(frozen=True, kw_only=True)
 class Readiness:
+    """A verdict and its short message (counts). `reason` says why the object is not ready yet when
+    that is known; the rules here never set it (they see the object alone): `planner.waiting` adds it
+    from the object's pods and Events (`planner.reasons`)."""
+
     status: Status
     message: str
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,10 +25,21 @@ StorageClass binding modes are read once, on the first verdict, through the clie
 WaitForFirstConsumer class is ready while Pending, or its pod would never be created). When they cannot
 be listed (a 403 for an identity without the permission), the reason is logged once as a warning and
 carried into every PVC verdict's message, so a wait that times out "Pending" says why.
+
+**Why a wait is not over yet.** Every verdict short of ready carries a `reason` (`planner.reasons`,
+from the object's pods and their Events, which `planner.evidence` keeps from the Pod and Event
+informers), so the verdict a wait times out or fails with says what held it up. While a wait is pending,
+its `progress` callback hears the reason when it changes, at most once per `report_interval` (10 s) per
+wait: a problem (a back-off, an unschedulable pod) at once the first time, a step still under way (pods
+being created) only once the wait has lasted that long, so a healthy apply reports nothing extra; a
+change inside the interval is reported when it ends (the ticker's once-a-second re-judging finds it).
+Every output (text lines, JSON events, the live display) hears the same reports. A reason that clears is
+not reported: it stands until another replaces it or the wait ends.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -36,12 +47,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from planner.errors import ApiError, PlannerError
-from planner.execute import Answer, Cancel, Until, settled
+from planner.evidence import Evidence
+from planner.execute import Answer, Cancel, Progress, Until, settled
 from planner.kinds import by_kind
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
 from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.readiness import Readiness, ReadinessContext, readiness
+from planner.reasons import Reason, why_not_gone, why_not_ready
 from planner.writes import WrittenVersions
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
@@ -49,6 +62,8 @@ UNREAD_CLASSES_EFFECT = (
     "a PersistentVolumeClaim waiting for its first consumer cannot be told from one that is not "
     "binding, so waits for such claims last until they are Bound or time out"
 )
+REPORT_INTERVAL = 10.0
+CACHE_BEHIND = "waiting for the cache to see planner's write"
 log = logging.getLogger(__name__)
 
 _Key = tuple[Informer, str, str]  # the informer, the namespace ("" when cluster-scoped), the name
@@ -90,6 +105,25 @@ def storage_classes(client: KubeClient) -> StorageClasses:
     return StorageClasses(modes=modes, default=default)
 
 
+def report_due(
+    reason: Reason | None,
+    *,
+    reported: str | None,
+    reported_at: float | None,
+    started: float,
+    now: float,
+    interval: float,
+) -> bool:
+    """Whether a pending wait's reason is news to report now: it differs from the last one reported,
+    no report was made in the last `interval` seconds, and it is a problem or the wait has lasted
+    `interval` (a step under way is not news before that)."""
+    if reason is None or reason.text == reported:
+        return False
+    if not reason.problem and now - started < interval:
+        return False
+    return reported_at is None or now - reported_at >= interval
+
+
 def _newer_or_equal(cached: str, written: str) -> bool:
     try:
         return int(cached) >= int(written)
@@ -104,8 +138,12 @@ class _Wait:
     timeout: float
     deadline: float  # time.monotonic(); math.inf for none
     done: Callable[[Answer], None]
+    progress: Progress | None
     informer: Informer
+    started: float  # time.monotonic()
     ended: bool = field(default=False)
+    reported: str | None = None  # the last reason `progress` heard, and when
+    reported_at: float | None = None
 
     @property
     def key(self) -> _Key:
@@ -115,7 +153,9 @@ class _Wait:
 class CacheStatusSource:
     """`execute.StatusSource` over `Informers`. `scopes` maps each kind that will be waited on to its
     namespaces (None: all); `start()` starts those informers so they sync while the first writes run;
-    `close()` ends every pending wait without an answer and stops listening to the informers."""
+    `close()` ends every pending wait without an answer and stops listening to the informers.
+    `evidence` (the pods and Events of the waits' namespaces) explains verdicts; without it a reason
+    comes from the object alone."""
 
     def __init__(
         self,
@@ -124,11 +164,15 @@ class CacheStatusSource:
         *,
         scopes: Mapping[str, frozenset[str] | None],
         written: WrittenVersions,
+        evidence: Evidence | None = None,
         recheck: float = 1.0,
+        report_interval: float = REPORT_INTERVAL,
     ) -> None:
         self.client, self.informers, self.written = client, informers, written
         self.scopes = scopes
+        self.evidence = evidence
         self.recheck = recheck
+        self.report_interval = report_interval
         self._classes: StorageClasses | None = None
         self._classes_lock = threading.Lock()
         self._lock = threading.Lock()  # guards the waits, the subscriptions and the ticker
@@ -174,16 +218,25 @@ class CacheStatusSource:
     # --- waits ---
 
     def watch(
-        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+        self,
+        ref: ObjectRef,
+        *,
+        until: Until,
+        timeout: float,
+        done: Callable[[Answer], None],
+        progress: Progress | None = None,
     ) -> Cancel:
         informer = self.informer(ref)
+        now = time.monotonic()
         wait = _Wait(
             ref=ref,
             until=until,
             timeout=timeout,
-            deadline=time.monotonic() + timeout,
+            deadline=now + timeout,
             done=done,
+            progress=progress,
             informer=informer,
+            started=now,
         )
         with self._lock:
             if informer not in self._unsubscribe:
@@ -200,9 +253,11 @@ class CacheStatusSource:
             with self._lock:
                 waits = list(self._waits.get(key, ()))
             for wait in waits:
-                verdict = self.verdict(wait.ref, None if kind == "DELETED" else obj)
+                verdict, reason = self.judged(wait.ref, None if kind == "DELETED" else obj, until=wait.until)
                 if settled(verdict, wait.until):
                     self._end(wait, verdict)
+                else:
+                    self._report(wait, verdict, reason)
 
         return dispatch
 
@@ -215,12 +270,34 @@ class CacheStatusSource:
                 if due or informer.failed:
                     self._end(wait, failure)
                 return
-            verdict = self.verdict(wait.ref, informer.get(wait.ref.namespace, wait.ref.name))
+            cached = informer.get(wait.ref.namespace, wait.ref.name)
+            verdict, reason = self.judged(wait.ref, cached, until=wait.until)
         except PlannerError as error:
             self._end(wait, error)
             return
         if due or settled(verdict, wait.until):
             self._end(wait, verdict)
+        else:
+            self._report(wait, verdict, reason)
+
+    def _report(self, wait: _Wait, verdict: Readiness, reason: Reason | None) -> None:
+        """Tell the wait's `progress` a reason that is news (`report_due`), once."""
+        now = time.monotonic()
+        with self._lock:
+            if wait.ended or wait.progress is None or reason is None:
+                return
+            due = report_due(
+                reason,
+                reported=wait.reported,
+                reported_at=wait.reported_at,
+                started=wait.started,
+                now=now,
+                interval=self.report_interval,
+            )
+            if not due:
+                return
+            wait.reported, wait.reported_at = reason.text, now
+        wait.progress(verdict)
 
     def _end(self, wait: _Wait, answer: Answer | None) -> None:
         """Take the wait off the books and answer it (None: cancelled), once."""
@@ -242,8 +319,27 @@ class CacheStatusSource:
         if written is not None and cached is not None:
             version = str(metadata_of(cached).get("resourceVersion") or "")
             if not _newer_or_equal(version, written):
-                return Readiness(status="InProgress", message="waiting for the cache to see planner's write")
+                return Readiness(status="InProgress", message=CACHE_BEHIND)
         return readiness(cached, self.context(time.time()))
+
+    def judged(
+        self, ref: ObjectRef, cached: Manifest | None, *, until: Until
+    ) -> tuple[Readiness, Reason | None]:
+        """The verdict, with why the object is not ready (or not gone) yet when that is known."""
+        verdict = self.verdict(ref, cached)
+        finished = "NotFound" if until == "gone" else "Current"
+        if cached is None or verdict.status == finished or verdict.message == CACHE_BEHIND:
+            return verdict, None
+        reason = self.explain(cached, until=until)
+        return (verdict if reason is None else dataclasses.replace(verdict, reason=reason.text)), reason
+
+    def explain(self, obj: Manifest, *, until: Until) -> Reason | None:
+        if until == "gone":
+            return why_not_gone(obj)
+        if self.evidence is None:
+            return why_not_ready(obj)
+        pods = self.evidence.pods_of(obj)
+        return why_not_ready(obj, pods=pods, events=self.evidence.events_about([obj, *pods]))
 
     # --- the ticker: timeouts and time-dependent verdicts ---
 
@@ -277,4 +373,4 @@ class CacheStatusSource:
                     self._judge_cached(wait, due=wait.deadline <= now)
 
 
-__all__ = ["CacheStatusSource", "StorageClasses", "storage_classes"]
+__all__ = ["REPORT_INTERVAL", "CacheStatusSource", "StorageClasses", "report_due", "storage_classes"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from planner.applyset import ParentRecord
 from planner.events import Clock, Event, EventSink
-from planner.execute import Answer, StatusSource, Until, Writer
+from planner.execute import Answer, Progress, StatusSource, Until, Writer
 from planner.objects import Manifest, ObjectRef
 from planner.readiness import Readiness
 
@@ -142,25 +142,40 @@ class ScriptedStatus:
     """Answers `watch` from a script keyed by `"<until> <object>"` (`"ready job/shop/migrate"`): a
     Readiness (or an error), or a function of (until, timeout). Unscripted objects are at once ready,
     or gone. `still` returns a readiness that never arrives: the fake clock moves by the timeout and the
-    last readiness comes back, as a real source does when its wait times out. Keys passed to `hold`
-    are not answered until the test calls `release` (from any thread, e.g. a writer hook)."""
+    last readiness comes back, as a real source does when its wait times out. `progress` maps a key
+    to the verdicts its wait reports as progress before it is answered. Keys passed to `hold` are not
+    answered until the test calls `release` (from any thread, e.g. a writer hook); `report` reports
+    progress on a held wait."""
 
     clock: FakeClock
     script: dict[str, Script] = field(default_factory=dict)
+    progress: dict[str, list[Readiness]] = field(default_factory=dict)
     waits: list[tuple[str, float]] = field(default_factory=list)
     holding: set[str] = field(default_factory=set)
     held: dict[str, Callable[[Answer], None]] = field(default_factory=dict)
+    reporting: dict[str, Progress] = field(default_factory=dict)
     cancelled: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def watch(
-        self, ref: ObjectRef, *, until: Until, timeout: float, done: Callable[[Answer], None]
+        self,
+        ref: ObjectRef,
+        *,
+        until: Until,
+        timeout: float,
+        done: Callable[[Answer], None],
+        progress: Progress | None = None,
     ) -> Callable[[], None]:
         key = f"{until} {ref}"
+        for verdict in self.progress.get(key, []):
+            if progress is not None:
+                progress(verdict)
         with self._lock:
             self.waits.append((key, timeout))
             if key in self.holding:
                 self.held[key] = done
+                if progress is not None:
+                    self.reporting[key] = progress
                 return lambda: self._cancel(key)
         scripted = self.script.get(key)
         if scripted is None:
@@ -180,7 +195,13 @@ class ScriptedStatus:
     def release(self, key: str, answer: Answer = READY) -> None:
         with self._lock:
             done = self.held.pop(key)
+            self.reporting.pop(key, None)
         done(answer)
+
+    def report(self, key: str, verdict: Readiness) -> None:
+        with self._lock:
+            progress = self.reporting[key]
+        progress(verdict)
 
     def _cancel(self, key: str) -> None:
         with self._lock:

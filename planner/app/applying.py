@@ -38,9 +38,10 @@ from planner.applyset import (
 )
 from planner.errors import PlanFilesChangedError, StalePlanError, UsageError, WrongClusterError
 from planner.events import Clock, EventSink, SystemClock
+from planner.evidence import Evidence
 from planner.execute import ExecutionResult, StopCheck, execute
 from planner.graph import ExecutionPlan
-from planner.kinds import JOB
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.lock import LockOptions, Notice, holding
@@ -96,6 +97,28 @@ def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[s
     return {kind: None if spaces is None else frozenset(spaces) for kind, spaces in scopes.items()}
 
 
+Scopes = dict[str, frozenset[str] | None]
+EXPLAINED_KINDS = (DEPLOYMENT.kind, JOB.kind, POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
+
+
+def explained_namespaces(waits: Scopes) -> frozenset[str]:
+    """Where the pods and Events are that say why a wait is not over: the namespaces of the waits on
+    workloads, pods and claims."""
+    return frozenset(namespace for kind in EXPLAINED_KINDS for namespace in waits.get(kind) or ())
+
+
+def informer_scopes(waits: Scopes, *, cover: frozenset[str] = frozenset()) -> Scopes:
+    """Each kind's informer scope: the namespaces of its waits; for pods also those whose pods explain a
+    wait (`planner.evidence` reads the same informer); with `cover`, every kind's also those namespaces
+    (`apply --watch`: the monitor then finds informers wide enough for every workload it follows)."""
+    explained = explained_namespaces(waits)
+    scopes = dict(waits)
+    if explained:
+        pods = scopes.get(POD.kind, frozenset())
+        scopes[POD.kind] = None if pods is None else pods | explained
+    return {kind: None if spaces is None else spaces | cover for kind, spaces in scopes.items()}
+
+
 def apply(
     paths: Sequence[str | Path],
     *,
@@ -123,6 +146,11 @@ def apply(
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
+
+
+def _namespaces_of(planned: Sequence[PlannedChanges]) -> frozenset[str]:
+    refs = (ref_of(manifest) for each in planned for manifest in each.rendered.manifests)
+    return frozenset(ref.namespace for ref in refs if ref.namespace)
 
 
 def apply_saved(
@@ -216,8 +244,19 @@ class Applier:
         no_wait = self.options.no_wait
         executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()
-        scopes = wait_scopes(executions, no_wait=no_wait)
-        status = CacheStatusSource(self.client, self.informers, scopes=scopes, written=written).start()
+        waits = wait_scopes(executions, no_wait=no_wait)
+        cover = frozenset() if self.owned else _namespaces_of(planned)
+        explained = explained_namespaces(waits)
+        evidence = Evidence(self.informers, namespaces=explained) if explained else None
+        status = CacheStatusSource(
+            self.client,
+            self.informers,
+            scopes=informer_scopes(waits, cover=cover),
+            written=written,
+            evidence=evidence,
+        ).start()
+        if evidence is not None:
+            evidence.start()
         writer = KubeWriter(self.client, written=written)
         recorder = self.run_recorder(writer, executions)
         applied = []
@@ -239,6 +278,8 @@ class Applier:
         finally:
             recorder.close()
             status.close()  # no wait, ticker or informer subscription outlives the run
+            if evidence is not None:
+                evidence.close()
             if self.owned:
                 self.informers.stop()
         return applied

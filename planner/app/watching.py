@@ -1,7 +1,7 @@
 """Following workloads: `monitor` (lifecycle events through one informer per kind), `apply --watch`
-(apply, then follow what converged on the same informers) and `status` (a table of runtime IDs, once or
-whenever it changes); and `apply_plans`, which chooses between `apply`, `apply --watch` and the apply
-of a saved plan for the `apply` command."""
+(apply, then follow what was written on the same informers, whether or not all of it converged) and
+`status` (a table of runtime IDs, once or whenever it changes); and `apply_plans`, which chooses between
+`apply`, `apply --watch` and the apply of a saved plan for the `apply` command."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from planner.app.runs import RunRecorder
 from planner.app.target import Target
 from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
-from planner.events import Clock, EventSink, SystemClock
+from planner.events import Clock, EventSink, Skipped, SystemClock
+from planner.execute import TaskOutcome
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
@@ -59,6 +60,46 @@ def plan_runtime_ids(plan: Plan, default_namespace: str) -> list[RuntimeID]:
     return workloads + [sandbox_runtime_id(plan, s, default_namespace) for s in plan.sandboxes]
 
 
+@dataclass(frozen=True, kw_only=True)
+class NotFollowed:
+    """A runtime ID `apply --watch` does not follow: `outcome` is its task that was skipped (because a
+    dependency failed) or whose write failed, so its objects were not all written."""
+
+    runtime_id: RuntimeID
+    outcome: TaskOutcome
+
+    @property
+    def because(self) -> str:
+        return self.outcome.because or self.outcome.task
+
+
+def followed_after(applied: Sequence[AppliedPlan]) -> tuple[list[RuntimeID], list[NotFollowed]]:
+    """Which runtime IDs an apply hands to the monitor: every one whose objects were written or already
+    current, those whose waits failed included (a failed Job then reports ContainerFailed); not those
+    with a task skipped because a dependency failed, or a write that failed. Plan order."""
+    followed: list[RuntimeID] = []
+    not_followed: list[NotFollowed] = []
+    for each in applied:
+        rendered = each.planned.rendered
+        tasks = {task.id: task for task in each.execution.tasks}
+        outcomes: dict[str, list[TaskOutcome]] = {}
+        for outcome in each.result.outcomes:
+            owner = tasks[outcome.task].runtime_id
+            if owner is not None:
+                outcomes.setdefault(owner, []).append(outcome)
+        for rid in plan_runtime_ids(rendered.plan, rendered.default_namespace):
+            held = [
+                o
+                for o in outcomes.get(str(rid), [])
+                if o.status == "skipped" or (o.status == "failed" and not tasks[o.task].is_wait)
+            ]
+            if held:
+                not_followed.append(NotFollowed(runtime_id=rid, outcome=held[0]))
+            else:
+                followed.append(rid)
+    return followed, not_followed
+
+
 def apply_and_watch(
     paths: Sequence[str | Path],
     *,
@@ -70,18 +111,21 @@ def apply_and_watch(
     clock: Clock | None = None,
 ) -> tuple[ApplyResult, MonitorResult | None]:
     """`apply --watch`: apply (under the run lock, released once the apply is done: following writes
-    nothing), then hand every runtime ID of the converged plans to the monitor on the same informers
-    (one per kind per process) and follow them until each is steady or `watch.timeout`. When the apply
-    itself failed there is nothing steady to wait for: no monitoring, the result is None."""
+    nothing), then hand the runtime IDs `followed_after` picks to the monitor on the same informers
+    (one per kind per process) and follow them until each is steady or `watch.timeout`; each one not
+    followed is reported as a `Skipped` event naming the failure behind it. An apply that was
+    interrupted or lost its run lock follows nothing (the result is None)."""
     informers = Informers(target.client)
+    clock = clock or SystemClock()
     try:
         done = apply(
             paths, target=target, options=options, sink=sink, notice=notice, clock=clock, informers=informers
         )
-        if done.lost or not all(each.result.ok for each in done.applied):
+        if done.lost or any(each.result.interrupted for each in done.applied):
             return done, None
-        rendered = [each.planned.rendered for each in done.applied]
-        rids = [rid for r in rendered for rid in plan_runtime_ids(r.plan, r.default_namespace)]
+        rids, not_followed = followed_after(done.applied)
+        for each in not_followed:
+            sink.emit(_not_followed_event(each, clock))
         scope = frozenset(rid.namespace for rid in rids)
         followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
         return done, followed
@@ -89,11 +133,22 @@ def apply_and_watch(
         informers.stop()
 
 
+def _not_followed_event(not_followed: NotFollowed, clock: Clock) -> Skipped:
+    return Skipped(
+        time=clock.now(),
+        message=f"not followed: {not_followed.because} failed",
+        object=str(not_followed.outcome.ref),
+        runtime_id=str(not_followed.runtime_id),
+        task=f"watch {not_followed.runtime_id}",
+        because=not_followed.because,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class ApplyRun:
     """What `apply` did: the plans it loaded (for their warnings), each plan's execution, why it lost
     its run lock (None when it did not), and with `--watch` what the monitor saw afterwards (None when
-    the apply itself failed)."""
+    the apply was interrupted or lost its lock)."""
 
     loaded: LoadResult
     applied: list[AppliedPlan]

@@ -18,11 +18,11 @@ rendered Pod) and its rootfs PVC of the current generation. A Pod that is gone w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from planner.applyset import RESULT_SUCCEEDED, RunRecord
+from planner.applyset import RESULT_SUCCEEDED, RunRecord, run_outcome
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
 from planner.objects import (
@@ -54,6 +54,7 @@ class End:
     type: EndType
     message: str
     uid: str | None = None
+    exit_code: int | None = None  # a failed Job's container's
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,11 +102,16 @@ def _gone(what: str) -> Observation:
 
 
 def job_observation(
-    job: Manifest | None, *, describe: str = "job", recorded: RunRecord | None = None
+    job: Manifest | None,
+    *,
+    describe: str = "job",
+    recorded: RunRecord | None = None,
+    pods: Callable[[], Iterable[Manifest]] = tuple,
 ) -> Observation:
     """Started: active > 0, startTime set, or already succeeded; Exited "0": succeeded > 0; Failed: the
-    `Failed` condition is True (its message); Deleted: gone — unless its run record (`recorded`) says
-    how it ended, which then proves what a look at the Job would have."""
+    `Failed` condition is True (its message, and the exit code its `pods()` show); Deleted: gone —
+    unless its run record (`recorded`) says how it ended, which then proves what a look at the Job
+    would have."""
     if job is None:
         return _recorded_run(recorded, describe) if recorded and recorded.outcome else _gone(describe)
     uid = _uid(job)
@@ -120,7 +126,9 @@ def job_observation(
     message = f"active {_count(job, 'active')}, succeeded {_count(job, 'succeeded')}"
     end: End | None = None
     if failed is not None and failed.get("status") == "True":
-        end = End(type="ContainerFailed", message=_reason_text(failed, JOB_FAILED), uid=uid)
+        outcome = run_outcome(job, pods())
+        code = outcome.exit_code if outcome is not None else None
+        end = End(type="ContainerFailed", message=_reason_text(failed, JOB_FAILED), uid=uid, exit_code=code)
     elif _count(job, "succeeded") > 0:
         end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
     return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
@@ -136,7 +144,10 @@ def _recorded_run(record: RunRecord, describe: str) -> Observation:
         end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=record.uid)
     else:
         end = End(
-            type="ContainerFailed", message=outcome.message or outcome.reason or JOB_FAILED, uid=record.uid
+            type="ContainerFailed",
+            message=outcome.message or outcome.reason or JOB_FAILED,
+            uid=record.uid,
+            exit_code=outcome.exit_code,
         )
     started = f"{describe} ran (from its run record)"
     return Observation(uid=record.uid, started_uid=record.uid, started_message=started, end=end)

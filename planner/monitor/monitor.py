@@ -18,12 +18,14 @@ runtime ID's events arrive in order.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from planner.applyset import RunRecord
+from planner.errors import PlannerError
 from planner.events import (
     Clock,
     ContainerDeleted,
@@ -47,9 +49,11 @@ from planner.monitor.mapping import (
 from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
 from planner.objects import Manifest, metadata_of
 from planner.plan.names import workspace_pvc_name
+from planner.reasons import pods_of as selected_pods
 from planner.render.identity import RuntimeID
 
 Callback = Callable[[str, Manifest], None]
+T = TypeVar("T")
 
 _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
     "ContainerStarted": ContainerStarted,
@@ -62,6 +66,8 @@ _KINDS_OF: dict[str, tuple[KindInfo, ...]] = {
     "job": (JOB,),
     "sandbox": (POD, PERSISTENT_VOLUME_CLAIM),
 }
+# Read but not subscribed to: a failed Job's pods give its exit code, and change nothing about it.
+_ALSO_READ: dict[str, tuple[KindInfo, ...]] = {"job": (POD,)}
 MANAGED_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM)
 
 
@@ -149,6 +155,8 @@ class Monitor:
         kinds = _KINDS_OF[runtime_id.kind]
         for kind in kinds:
             self._cache(kind).wait_until_synced(self.sync_timeout)
+        for kind in _ALSO_READ.get(runtime_id.kind, ()):
+            self._best_effort(functools.partial(self._cache(kind).wait_until_synced, self.sync_timeout))
         with self.changed:
             if key in self._watched:
                 return False
@@ -324,22 +332,38 @@ class Monitor:
         record = self.recorded.get(runtime_id)
         if record is not None and watched is not None and watched.state.uid not in ("", record.uid):
             record = None  # the record is of another Job than the one this monitor saw
+
+        def pods_of(workload: Manifest) -> list[Manifest]:
+            pods = self._best_effort(lambda: self._cache(POD).items())
+            return selected_pods(workload, pods or [])
+
         hint = watched.rootfs if watched else None
-        seen, rootfs = observe(runtime_id, lookup, rootfs_hint=hint, recorded=record)
+        seen, rootfs = observe(runtime_id, lookup, rootfs_hint=hint, recorded=record, pods_of=pods_of)
         if watched is not None and rootfs is not None and rootfs != watched.rootfs:
             watched.rootfs = rootfs
             key = subscription_key(PERSISTENT_VOLUME_CLAIM, runtime_id.namespace, rootfs)
             self._index(watched, {key})
         return seen
 
+    @staticmethod
+    def _best_effort(read: Callable[[], T]) -> T | None:
+        """A read that only adds detail (a failed Job's pods): without permission to list pods, the
+        events come without the exit code rather than not at all."""
+        try:
+            return read()
+        except PlannerError:
+            return None
+
     def _event(self, runtime_id: RuntimeID, transition: Transition) -> MonitorEvent:
         kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
+        failure = {"exit_code": transition.exit_code} if transition.type == "ContainerFailed" else {}
         return _EVENT_CLASSES[transition.type](
             time=self.clock.now(),
             message=transition.message,
             object=f"{kind}/{runtime_id.namespace}/{runtime_id.name}",
             runtime_id=str(runtime_id),
             event_id=transition.event_id(str(runtime_id)),
+            **failure,
         )
 
 
@@ -356,16 +380,22 @@ def observe(
     *,
     rootfs_hint: str | None = None,
     recorded: RunRecord | None = None,
+    pods_of: Callable[[Manifest], list[Manifest]] | None = None,
 ) -> tuple[Observation, str | None]:
     """What the workload's live objects (read through `lookup(kind, namespace, name)`) prove now, and,
     for a sandbox, the name of its rootfs PVC (from its Pod, else the Pod its workspace records, else
-    `rootfs_hint`, the name seen before). A Job that is gone is judged by its run record, `recorded`."""
+    `rootfs_hint`, the name seen before). A Job that is gone is judged by its run record, `recorded`;
+    one that failed by its pods too (`pods_of(job)`), for its exit code."""
     ns, name = runtime_id.namespace, runtime_id.name
     if runtime_id.kind == "deployment":
         return deployment_observation(lookup(DEPLOYMENT, ns, name), describe=f"deployment {ns}/{name}"), None
     if runtime_id.kind == "job":
         job = lookup(JOB, ns, name)
-        return job_observation(job, describe=f"job {ns}/{name}", recorded=recorded), None
+
+        def pods() -> list[Manifest]:
+            return pods_of(job) if pods_of is not None and job is not None else []
+
+        return job_observation(job, describe=f"job {ns}/{name}", recorded=recorded, pods=pods), None
     pod = lookup(POD, ns, name)
     workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
     rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint

@@ -44,6 +44,7 @@ class Transition:
     type: EventType
     message: str
     uid: str
+    exit_code: int | None = None
 
     def event_id(self, runtime_id: str) -> str:
         return event_id(runtime_id, self.uid, self.type)
@@ -80,5 +81,6 @@ def advance(state: WorkloadState, seen: Observation) -> tuple[WorkloadState, tup
     if seen.end is not None:
         uid = seen.end.uid if seen.end.uid is not None else (state.started_uid or state.uid)
         state = replace(state, phase=_PHASE_OF_END[seen.end.type])
-        transitions.append(Transition(type=seen.end.type, message=seen.end.message, uid=uid))
+        end = seen.end
+        transitions.append(Transition(type=end.type, message=end.message, uid=uid, exit_code=end.exit_code))
     return state, tuple(transitions)

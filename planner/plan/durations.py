@@ -17,3 +17,15 @@ def parse_duration(text: str) -> float:
     if not _WHOLE.fullmatch(text):
         raise ValueError(f"bad duration {text!r}: {DURATION_HINT}")
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _PART.findall(text))
+
+
+def format_duration(seconds: float) -> str:
+    """The Go spelling of a duration, as a plan or `--timeout` would give it: `5m`, `1m30s`, `2h`,
+    `1.5s`, `500ms`."""
+    if 0 < seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    hours, rest = divmod(seconds, 3600.0)
+    minutes, rest = divmod(rest, 60.0)
+    parts = [f"{int(hours)}h" if hours else "", f"{int(minutes)}m" if minutes else ""]
+    parts.append(f"{round(rest, 3):g}s" if rest or not (hours or minutes) else "")
+    return "".join(parts)

@@ -7,10 +7,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import Runner, write_plan
+from tests.e2e.conftest import Runner, http, write_plan
+from tests.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +55,36 @@ def test_apply_watch_exits_1_when_a_workload_fails(planner: Runner, namespace: s
     result = planner("apply", str(plan), "--watch", "--watch-timeout", "60s")
     assert result.returncode == 1
     assert f"job/{namespace}/seed" in result.stdout
+
+
+def test_after_a_partial_failure_watch_follows_what_was_written_and_reports_the_skipped_as_not_followed(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(
+        tmp_path,
+        watched_plan(namespace, job_exit=3) + "  - {name: other, image: 'nginx:1.27'}\n",
+    )
+    result = planner("apply", str(plan), "--watch", "--watch-timeout", "60s", "-o", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    schema = json.loads((REPO / "schemas" / "events.schema.json").read_text())
+    for record in records:
+        jsonschema.validate(record, schema)
+    job, web, other = (
+        f"k8s-{namespace}|{kind}|{name}"
+        for kind, name in (("job", "seed"), ("deployment", "web"), ("deployment", "other"))
+    )
+    lifecycle = [(r["type"], r["runtime_id"]) for r in records if r["type"].startswith("Container")]
+    assert ("ContainerFailed", job) in lifecycle  # the Job that failed is followed to its end
+    [failed] = [r for r in records if r["type"] == "ContainerFailed"]
+    assert (failed["runtime_id"], failed["exit_code"]) == (job, 3)
+    assert ("ContainerStarted", other) in lifecycle  # the independent Deployment that converged
+    assert not [kind for kind, rid in lifecycle if rid == web]  # the dependent was never written
+    [not_followed] = [r for r in records if r["type"] == "Skipped" and r["task"] == f"watch {web}"]
+    assert not_followed["because"] == f"wait-ready job/{namespace}/seed"
+    assert not_followed["message"] == f"not followed: wait-ready job/{namespace}/seed failed"
+    assert records.index(not_followed) < min(
+        i for i, r in enumerate(records) if r["type"].startswith("Container")
+    )  # said before anything is followed
+    status, _ = http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    assert status == 404

@@ -177,6 +177,7 @@ def test_the_cronjobs_command_reconciles_as_its_service_account_and_no_request_i
     assert {("create", "deployments"), ("patch", "deployments"), ("delete", "configmaps")} <= used
     assert {("create", "leases"), ("delete", "leases"), ("list", "storageclasses")} <= used
     assert ("watch", "jobs") in used and ("update", "leases") not in used  # waited; no renewal needed
+    assert ("watch", "events") in used  # why a wait would not be over, read through an informer
 
 
 def test_without_the_roles_lease_rule_the_cronjobs_command_reconciles_nothing(
@@ -220,3 +221,26 @@ def test_the_systemd_units_execstart_reconciles_and_writes_its_metrics(
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert f'planner_reconcile_failed{{namespace="{namespace}",plan="shop"}} 0.0' in metrics.read_text()
+
+
+def test_without_the_roles_events_rule_the_cronjobs_command_still_reconciles_and_says_what_it_misses(
+    cluster: ClusterHandle, home: Path, namespace: str, tmp_path: Path
+) -> None:
+    kubeconfig, user = as_the_service_account(cluster, namespace, tmp_path, without_rules_for="events")
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "shop.yaml").write_text(shop(namespace, image="nginx:1.27", config_maps=("settings",)))
+
+    result = run(cronjob_command(plans), kubeconfig=kubeconfig, home=home)
+
+    assert result.returncode == 0, result.stdout + result.stderr  # reasons help; they are never required
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, result.stderr
+    assert warnings[0].startswith(
+        f"warning: cannot read events for wait reasons: the events cache ({namespace})"
+    )
+    assert warnings[0].endswith("; reasons leave out what they say")
+    web = http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    assert web[0] == 200
+    requests = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=user)
+    assert {(r["verb"], r["code"]) for r in requests if r["resource"] == "events"} == {("list", 403)}

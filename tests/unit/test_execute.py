@@ -251,10 +251,98 @@ def test_a_wait_that_times_out_fails_with_the_last_readiness_and_skips_its_depen
     started = harness.clock.now()
     result = harness.run(WEB_STACK)
     assert {o.task: o.message for o in result.failed} == {
-        "wait-ready job/shop/migrate": "timed out after 300s waiting until ready: complete 0/1"
+        "wait-ready job/shop/migrate": "timed out after 5m waiting until ready: complete 0/1"
     }
     assert ids(result.skipped) == {"create deployment/shop/web", "wait-ready deployment/shop/web"}
     assert harness.clock.now() - started == 300.0
+
+
+UNSCHEDULED = (
+    "0/2 pods scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector"
+)
+
+
+def test_a_timeout_says_the_last_reason_the_wait_was_held_up_by_and_its_failed_event_carries_it() -> None:
+    harness = Harness()
+    stuck = Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED)
+    harness.status.script["ready deployment/shop/web"] = harness.status.still(stuck)
+    result = harness.run(WEB_STACK)
+    assert {o.task: o.message for o in result.failed} == {
+        "wait-ready deployment/shop/web": f"timed out after 1m waiting until ready: {UNSCHEDULED}"
+    }
+    [failed] = harness.sink.of_type(Failed)
+    assert (failed.task, failed.reason) == ("wait-ready deployment/shop/web", UNSCHEDULED)
+    assert to_json_dict(failed)["reason"] == UNSCHEDULED
+
+
+def test_a_failed_verdict_keeps_its_message_and_carries_its_reason() -> None:
+    harness = Harness()
+    crashed = Readiness(
+        status="Failed",
+        message="container web: CrashLoopBackOff",
+        reason="CrashLoopBackOff (3 restarts): container web exited with code 1",
+    )
+    harness.status.script["ready deployment/shop/web"] = crashed
+    harness.run(WEB_STACK)
+    [failed] = harness.sink.of_type(Failed)
+    assert (failed.message, failed.reason) == (crashed.message, crashed.reason)
+
+
+def test_a_write_failure_has_no_reason() -> None:
+    harness = Harness()
+    harness.writer.failures["create configmap/shop/web-config"] = NOT_OURS
+    harness.run(WEB_STACK)
+    [failed] = harness.sink.of_type(Failed)
+    assert failed.reason is None
+    assert "reason" not in to_json_dict(failed)
+
+
+def test_a_pending_waits_progress_becomes_a_waiting_event_with_its_reason_before_its_outcome() -> None:
+    harness = Harness()
+    key = "ready deployment/shop/web"
+    harness.status.progress[key] = [
+        Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED),
+        Readiness(status="InProgress", message="ready 1/2", reason="ImagePullBackOff (1/2 pods): not found"),
+    ]
+    result = harness.run(WEB_STACK)
+    assert result.ok
+    about_web = [
+        (type(e).__name__, e.message, getattr(e, "reason", None))
+        for e in harness.sink.events
+        if e.object == "deployment/shop/web" and isinstance(e, Waiting | Ready)
+    ]
+    assert about_web == [
+        ("Waiting", "waiting until ready", None),
+        ("Waiting", "still waiting until ready: ready 0/2", UNSCHEDULED),
+        ("Waiting", "still waiting until ready: ready 1/2", "ImagePullBackOff (1/2 pods): not found"),
+        ("Ready", "ready", None),
+    ]
+    again = harness.sink.of_type(Waiting)[-1]
+    assert to_json_dict(again) | {"time": "t"} == {
+        "time": "t",
+        "type": "Waiting",
+        "message": "still waiting until ready: ready 1/2",
+        "object": "deployment/shop/web",
+        "task": "wait-ready deployment/shop/web",
+        "until": "ready",
+        "timeout": 60.0,
+        "reason": "ImagePullBackOff (1/2 pods): not found",
+    }
+
+
+def test_progress_after_the_wait_was_answered_is_not_reported() -> None:
+    late = Readiness(status="InProgress", message="ready 0/2", reason=UNSCHEDULED)
+
+    class ReportsLate(ScriptedStatus):
+        def watch(self, ref: ObjectRef, **kwargs: Any) -> Any:
+            cancel = super().watch(ref, **kwargs)  # answered at once: unscripted objects are ready
+            kwargs["progress"](late)
+            return cancel
+
+    harness = Harness()
+    harness.status = ReportsLate(clock=harness.clock)
+    assert harness.run(WEB_STACK).ok
+    assert [e.reason for e in harness.sink.of_type(Waiting)] == [None, None]
 
 
 def test_parallelism_is_never_exceeded() -> None:

@@ -258,6 +258,35 @@ def test_a_recorded_outcome_gives_a_restarted_monitor_the_events_an_uninterrupte
     assert [(e.event_id, e.message) for e in again.events[1:]] == [
         (e.event_id, e.message) for e in sink.events[1:]
     ]
+
+
+def test_a_failed_job_is_reported_with_the_exit_code_its_pods_show_or_its_record_keeps(
+    caches: FakeCaches, sink: RecordingSink, monitor: Monitor
+) -> None:
+    terminated = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    caches.of(POD).put(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "etl-x", "namespace": "shop", "labels": {"controller-uid": "job-1"}},
+            "status": {"phase": "Failed", "containerStatuses": [{"name": "main", "state": terminated}]},
+        }
+    )
+    failed = job(
+        startTime="t", failed=1, conditions=[{"type": "Failed", "status": "True", **FAILED.encoded()}]
+    )
+    caches.of(JOB).put(failed | {"spec": {"selector": {"matchLabels": {"controller-uid": "job-1"}}}})
+    monitor.mark_if_not_monitoring(ETL)
+    [reported] = sink.of_type(ContainerFailed)
+    assert (reported.message, reported.exit_code) == ("Job has reached the specified backoff limit", 3)
+    assert to_json_dict(reported)["exit_code"] == 3
+    caches.of(JOB).remove("shop", "etl")
+    again = RecordingSink()
+    recorded = RunOutcome(result="failed", message="Job has reached the specified backoff limit", exit_code=3)
+    restarted = Monitor(
+        caches, again, clock=FakeClock(), recorded={ETL: ran("etl", "job-1", outcome=recorded)}
+    )
+    restarted.mark_if_not_monitoring(ETL)
+    assert [(e.event_id, e.exit_code) for e in again.of_type(ContainerFailed)] == [(reported.event_id, 3)]
     assert [e.event_id for e in again.events] == [e.event_id for e in sink.events]
 
 
@@ -374,3 +403,25 @@ def test_a_cache_that_cannot_sync_is_an_error_not_silence(caches: FakeCaches, mo
     with pytest.raises(CacheSyncError, match="forbidden"):
         monitor.mark_if_not_monitoring(ETL)
     assert monitor.monitoring() == frozenset()
+
+
+class UnlistedPods(FakeCache):
+    """A Pod cache whose LIST was refused (no permission to list pods)."""
+
+    def items(self) -> list[Manifest]:
+        raise CacheSyncError("the pods cache (shop): pods is forbidden")
+
+    def wait_until_synced(self, timeout: float | None) -> None:
+        raise CacheSyncError("the pods cache (shop): pods is forbidden")
+
+
+def test_without_permission_to_list_pods_a_failed_job_is_still_reported_without_its_exit_code(
+    caches: FakeCaches, sink: RecordingSink, monitor: Monitor
+) -> None:
+    caches.by_kind["Pod"] = UnlistedPods()
+    caches.of(JOB).put(
+        job(startTime="t", failed=1, conditions=[{"type": "Failed", "status": "True", **FAILED.encoded()}])
+    )
+    assert monitor.mark_if_not_monitoring(ETL) is True
+    [reported] = sink.of_type(ContainerFailed)
+    assert (reported.message, reported.exit_code) == ("Job has reached the specified backoff limit", None)

@@ -308,3 +308,38 @@ def test_recorded_pod_names_the_rootfs_claim() -> None:
     workspace = claim("box-workspace", state="paused")
     workspace["metadata"]["annotations"]["planner.dev/pod-spec"] = json.dumps(pod())
     assert rootfs_claim(recorded_pod(workspace)) == "box-rootfs-g2"
+
+
+def failed_pod(exit_code: int, created: str) -> dict[str, Any]:
+    terminated = {"terminated": {"exitCode": exit_code, "reason": "Error"}}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": f"batch-{exit_code}", "creationTimestamp": created},
+        "status": {"phase": "Failed", "containerStatuses": [{"name": "main", "state": terminated}]},
+    }
+
+
+def test_a_failed_job_ends_with_the_exit_code_of_its_newest_failed_pod() -> None:
+    failed = job(failed=2, conditions=[failed_condition("Job has reached the specified backoff limit")])
+    pods = [failed_pod(1, "2026-11-29T10:00:00Z"), failed_pod(3, "2026-11-29T10:00:20Z")]
+    seen = job_observation(failed, pods=lambda: pods)
+    assert seen.end == End(
+        type="ContainerFailed",
+        message="Job has reached the specified backoff limit",
+        uid="job-uid",
+        exit_code=3,
+    )
+
+
+def test_a_failed_job_whose_pods_are_gone_ends_without_an_exit_code() -> None:
+    failed = job(failed=1, conditions=[failed_condition("Job has reached the specified backoff limit")])
+    assert job_observation(failed).end == End(
+        type="ContainerFailed", message="Job has reached the specified backoff limit", uid="job-uid"
+    )
+
+
+def test_a_job_still_running_never_reads_its_pods() -> None:
+    def unread() -> list[dict[str, Any]]:
+        raise AssertionError("a running Job's pods were read")
+
+    assert job_observation(job(active=1), pods=unread).end is None

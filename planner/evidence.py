@@ -1,0 +1,152 @@
+"""The pods and Events a wait's reason is read from, kept from the Pod and Event informers.
+
+`planner.reasons` explains a wait from the object's pods and the Events about them. Reading those per
+wait would cost a request per object per look; instead `Evidence` subscribes to one Pod and one Event
+informer for the namespaces the waits are in (`Informers` keeps one per kind per process, so
+`apply --watch`'s monitor shares the Pod one) and keeps two small indexes current from their events:
+pods by label (a Deployment's or Job's selector then reads a handful of pods, not the namespace) and
+Events by the object they are about. Requests stay O(kinds × namespaces), whatever the number of waits.
+
+Reasons are a help, never a condition of a wait: an informer that cannot list (a 403 on Events, say)
+leaves its index empty, and a warning says once what the reasons then leave out.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from planner.errors import PlannerError
+from planner.kinds import DEPLOYMENT, EVENT, JOB, POD, KindInfo
+from planner.kube.informer import EventType, Informer, Informers
+from planner.objects import Manifest, labels_of, metadata_of
+from planner.reasons import pods_of
+
+log = logging.getLogger(__name__)
+
+_Key = tuple[str, str]  # (namespace, name)
+_LabelKey = tuple[str, str, str]  # (namespace, label, value)
+_ObjectKey = tuple[str, str, str]  # (namespace, kind, name) of the object an Event is about
+
+
+def _key(obj: Manifest) -> _Key:
+    metadata = metadata_of(obj)
+    return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+
+
+def _about(event: Manifest) -> _ObjectKey:
+    involved = event.get("involvedObject") or {}
+    namespace = involved.get("namespace") or metadata_of(event).get("namespace") or ""
+    return (str(namespace), str(involved.get("kind") or ""), str(involved.get("name") or ""))
+
+
+class _Index:
+    """Objects by (namespace, name), and their keys under every term `terms` gives them."""
+
+    def __init__(self, terms: Callable[[Manifest], Iterable[tuple[str, str, str]]]) -> None:
+        self.terms = terms
+        self.objects: dict[_Key, Manifest] = {}
+        self.by_term: dict[tuple[str, str, str], set[_Key]] = {}
+
+    def put(self, obj: Manifest) -> None:
+        self.drop(obj)
+        key = _key(obj)
+        self.objects[key] = obj
+        for term in self.terms(obj):
+            self.by_term.setdefault(term, set()).add(key)
+
+    def drop(self, obj: Manifest) -> None:
+        key = _key(obj)
+        old = self.objects.pop(key, None)
+        for term in self.terms(old) if old is not None else ():
+            keys = self.by_term.get(term, set())
+            keys.discard(key)
+            if not keys:
+                self.by_term.pop(term, None)
+
+    def under(self, term: tuple[str, str, str]) -> list[Manifest]:
+        return [self.objects[key] for key in self.by_term.get(term, ())]
+
+
+def _label_terms(pod: Manifest) -> list[_LabelKey]:
+    namespace = str(metadata_of(pod).get("namespace") or "")
+    return [(namespace, str(key), str(value)) for key, value in labels_of(pod).items()]
+
+
+class Evidence:
+    """Pods by label and Events by object, for `namespaces`, from the shared informers. Thread-safe;
+    `start()` subscribes, `close()` stops listening (the informers stay the caller's)."""
+
+    def __init__(self, informers: Informers, *, namespaces: frozenset[str]) -> None:
+        self.informers, self.namespaces = informers, namespaces
+        self._lock = threading.Lock()
+        self._pods = _Index(_label_terms)
+        self._events = _Index(lambda event: [_about(event)])
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    def start(self) -> Evidence:
+        for kind, index in ((POD, self._pods), (EVENT, self._events)):
+            informer = self.informers.informer(kind, namespaces=self.namespaces)
+            self._unsubscribe.append(informer.subscribe(self._follower(index)))
+            informer.when_synced(self._seeder(informer, index, kind))
+        return self
+
+    def close(self) -> None:
+        unsubscribes, self._unsubscribe = self._unsubscribe, []
+        for unsubscribe in unsubscribes:
+            unsubscribe()
+
+    def _follower(self, index: _Index) -> Callable[[EventType, Manifest], None]:
+        def follow(kind: EventType, obj: Manifest) -> None:
+            with self._lock:
+                (index.drop if kind == "DELETED" else index.put)(obj)
+
+        return follow
+
+    def _seeder(self, informer: Informer, index: _Index, kind: KindInfo) -> Callable[[], None]:
+        def seed() -> None:
+            try:
+                items = informer.items()
+            except PlannerError as error:
+                log.warning(
+                    "warning: cannot read %s for wait reasons: %s; reasons leave out what they say",
+                    kind.plural,
+                    error,
+                )
+                return
+            with self._lock:
+                for obj in items:
+                    index.put(obj)
+
+        return seed
+
+    # --- reads ---
+
+    def pods_of(self, workload: Manifest) -> list[Manifest]:
+        """A Deployment's or Job's pods (by its selector's first label, then the whole selector)."""
+        if workload.get("kind") not in (DEPLOYMENT.kind, JOB.kind):
+            return []
+        match: dict[str, Any] = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        if not match:
+            return []
+        namespace = str(metadata_of(workload).get("namespace") or "")
+        label, value = next(iter(sorted(match.items())))
+        with self._lock:
+            candidates = self._pods.under((namespace, str(label), str(value)))
+        return pods_of(workload, candidates)
+
+    def events_about(self, objects: Iterable[Manifest]) -> list[Manifest]:
+        """The Events about these objects (by kind, namespace and name; `reasons` checks uids)."""
+        with self._lock:
+            return [
+                event
+                for obj in objects
+                for event in self._events.under(
+                    (str(metadata_of(obj).get("namespace") or ""), str(obj.get("kind") or ""), _key(obj)[1])
+                )
+            ]
+
+
+__all__ = ["Evidence"]
