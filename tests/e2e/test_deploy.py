@@ -1,7 +1,8 @@
 """deploy/: real `kubectl apply -k` accepts it, and its ClusterRole is exactly what the controller uses —
 the controller runs with a token bound to only those roles (on an RBAC cluster) through a scenario
-that exercises every path (reconcile and prune, pools, the reaper, leader election, events), and the
-verbs it made, read from the server's request log, are compared with the role's."""
+that exercises every path (reconcile and prune, pools, the reaper, leader election, events); nothing
+is refused, and every verb of the role was made (the server's request log) but the recovery-only
+`get`s listed below."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ from tests.simulated import eventually
 
 DEPLOY = REPO / "deploy"
 USER = "system:serviceaccount:planner-system:planner-controller"
+# The role's verbs only a create answered 409 AlreadyExists uses (planner reads the object to tell a
+# retry of its own create from someone else's object): a scenario cannot count on making them.
+RECOVERY_ONLY = {
+    (group, resource, "get")
+    for group, resource in [
+        ("", "namespaces"),
+        ("", "configmaps"),
+        ("", "services"),
+        ("", "pods"),
+        ("apps", "deployments"),
+        ("batch", "jobs"),
+    ]
+}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +107,7 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
     text += "configMaps:\n  - {name: settings, data: {MODE: fast}}\n"
     if full:
         text += (
+            "  - {name: extra, data: {MODE: slow}}\n"
             "secrets:\n  - {name: creds, data: {TOKEN: s3cr3t}}\n"
             "workloads:\n"
             "  - {name: web, image: nginx:1.27, port: 80, expose: true}\n"
@@ -191,7 +206,8 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
         for r in made
         if r["resource"]
     }
-    assert used == role_rules()
+    assert used <= role_rules(), used - role_rules()
+    assert role_rules() - used <= RECOVERY_ONLY, role_rules() - used - RECOVERY_ONLY
 
 
 def test_health_and_readiness_fail_when_the_controller_may_not_watch(
