@@ -47,7 +47,7 @@ from planner.plan.model import Plan, WarmPool
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID, plan_namespace
 from planner.render.sandboxes import render_pool_member
-from planner.sandboxes.idle import Activity, format_timestamp, idle_sandboxes, parse_timestamp
+from planner.sandboxes.idle import Activity, format_timestamp, idle_sandboxes, is_idle, parse_timestamp
 from planner.sandboxes.pools import Member, PoolChanges, pool_changes
 
 FIELD_MANAGER = "planner-controller"
@@ -327,6 +327,9 @@ def reap_idle(
         }
         for name in idle_sandboxes((_activity(w) for w in candidates.values()), moment):
             rid = RuntimeID.parse(str(annotations_of(candidates[name])[ANNOTATION_RUNTIME_ID]))
-            lifecycle.pause_idle(client, rid)
-            reaped.append(str(rid))
+            # Judged again on the object as it is now: a cache a moment behind must not pause a
+            # sandbox touched since, nor count one it already paused.
+            if is_idle(_activity(lifecycle.primary(client, rid)), moment):
+                lifecycle.pause_idle(client, rid)
+                reaped.append(str(rid))
     return reaped
