@@ -9,7 +9,13 @@ rolling-out pods never load the other's run):
 
 1. create (`--workloads`, controllers and node agent paused: nothing waits): `planner apply
    --no-wait` of the plan vs `kubectl apply -f` of the same plan's rendered manifests (`planner
-   render`, for the other namespace);
+   render`, for the other namespace), and vs `kubectl apply -f --validate=false` in a third: by
+   default kubectl checks each object's kind for server-side field validation in its group
+   version's OpenAPI v3 document, which client-go parses again for every object (openapi3
+   `root.GVSpec`), so on a server serving those documents (a real one, or the embedded one) kubectl's
+   own CPU is most of its time; without the check it sends the same requests (a GET of the object,
+   one of its namespace, the POST, with `fieldValidation=Ignore` instead of `Strict`: the server
+   still decodes the body into its type) and its time is the server's and kubectl's work per request;
 2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create;
 3. apply and wait (`--wait-workloads`, the simulation running, every pod ready `--ready-after`
    seconds after it starts, `sim.planner.dev/ready-after-seconds`): `planner apply` (which waits
@@ -207,13 +213,18 @@ def plan_and_manifests(
 
 
 def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], list[Row], list[Row]]:
-    """(create rows, no-op rows, lock rows): planner in one fresh namespace, kubectl in another."""
+    """(create rows, no-op rows, lock rows): planner in one fresh namespace, kubectl in another,
+    kubectl without its client-side OpenAPI check in a third."""
     mine, theirs = fresh_namespace(where.kubeconfig, "planner"), fresh_namespace(where.kubeconfig, "kubectl")
+    unchecked = fresh_namespace(where.kubeconfig, "unchecked")
     plan, _ = plan_and_manifests(workloads, mine, scratch)
     _, manifests = plan_and_manifests(workloads, theirs, scratch)
-    seconds, requests, _ = measured(["kubectl", "apply", "-f", str(manifests)], where)
-    kubectl_apply = Row("kubectl apply -f", seconds, requests, timeline=Timeline(last_write=seconds))
-    creates = [planner_apply(plan, where, "--no-wait"), kubectl_apply]
+    _, unchecked_manifests = plan_and_manifests(workloads, unchecked, scratch)
+    creates = [
+        planner_apply(plan, where, "--no-wait"),
+        kubectl_apply(manifests, where),
+        kubectl_apply(unchecked_manifests, where, "--validate=false"),
+    ]
     noops = [
         Row("planner plan", *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], where)),
         Row("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], where)),
@@ -224,6 +235,12 @@ def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], l
 
 def by_verb(requests: Counter[str]) -> str:
     return ", ".join(f"{verb} {n}" for verb, n in sorted(requests.items()) if n) or "n/a"
+
+
+def kubectl_apply(manifests: Path, where: Cluster, *options: str) -> Row:
+    seconds, requests, _ = measured(["kubectl", "apply", "-f", str(manifests), *options], where)
+    name = " ".join(["kubectl apply -f", *options])
+    return Row(name, seconds, requests, timeline=Timeline(last_write=seconds))
 
 
 def kubectl_apply_and_wait(manifests: Path, namespace: str, where: Cluster) -> Row:
@@ -293,7 +310,7 @@ def _seconds(value: float | None) -> str:
 
 def print_rows(title: str, rows: Sequence[Row]) -> None:
     header = f"{'seconds':>9}{'1st write':>10}{'last write':>11}{'last ready':>11}{'requests':>10}"
-    print(f"{title:<28}{header}  by verb")
+    print(f"{title:<34}{header}  by verb")
     for row in rows:
         verbs = by_verb(row.requests)
         times = "".join(
@@ -304,7 +321,7 @@ def print_rows(title: str, rows: Sequence[Row]) -> None:
                 (row.timeline.last_ready, 11),
             )
         )
-        print(f"{row.name:<28}{row.seconds:>9.2f}{times}{sum(row.requests.values()) or 'n/a':>10}  {verbs}")
+        print(f"{row.name:<34}{row.seconds:>9.2f}{times}{sum(row.requests.values()) or 'n/a':>10}  {verbs}")
     mine = rows[0]
     for other in rows[1:]:
         print(f"ratio {other.name} / {mine.name}: {other.seconds / mine.seconds:.2f}x")

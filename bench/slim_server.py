@@ -9,9 +9,14 @@ number of requests each so runs compare across machines:
 - LIST of a namespace holding `--objects` ConfigMaps (requests/s and objects/s),
 - server-side apply PATCH, each one a real write (requests/s),
 - watch fan-out: `--watchers` watches on one namespace; for each of a fixed number of writes, the time
-  from sending the write to each watcher receiving its event (p50, p99, max).
+  from sending the write to each watcher receiving its event (p50, p99, max);
+- the write path, verb by verb, on a Deployment shaped like the ones `planner apply` writes: POST,
+  the JSON patch planner sends after it (tests and a replace of the POST's managedFields entry),
+  server-side apply creating and changing, a strategic merge patch and a merge patch changing, and GET;
+  each with the server process's CPU time per request (from /proc, Linux only), the figure that says
+  what the server itself spends whatever the client and the machine's load cost.
 
-The client runs in this process on the same machine, so the numbers are the pair's, not the
+The client runs in this process on the same machine, so the requests/s are the pair's, not the
 server's alone. Timings are printed, never asserted.
 """
 
@@ -20,12 +25,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -38,7 +45,11 @@ GETS = 5000
 LISTS = 100
 APPLIES = 1000
 FANOUT_WRITES = 50
+WRITES = 500
 APPLY = "application/apply-patch+yaml"
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,139 @@ async def bench_fanout(session: aiohttp.ClientSession, url: str, watchers: int) 
     return Result(f"watch events to {watchers}", len(latencies), seconds, note), latencies
 
 
+def deployment(name: str) -> dict[str, Any]:
+    """A Deployment as `planner render` writes one (labels, annotations, a mounted ConfigMap, a port)."""
+    labels = {"app": name, "planner.dev/workload": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "labels": {**labels, "applyset.kubernetes.io/part-of": "applyset-bench-v1"},
+            "annotations": {"planner.dev/plan": "bench", "planner.dev/hash": "0" * 64},
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": name,
+                            "image": "nginx:1.27",
+                            "ports": [{"containerPort": 8080}],
+                            "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}],
+                        }
+                    ],
+                    "volumes": [{"name": "config", "configMap": {"name": f"{name}-config"}}],
+                },
+            },
+        },
+    }
+
+
+class ServerClock:
+    """The server process's CPU seconds (user + system), read from /proc; None off Linux."""
+
+    def __init__(self, pid: int) -> None:
+        self.stat = Path(f"/proc/{pid}/stat")
+
+    def seconds(self) -> float | None:
+        try:
+            fields = self.stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class VerbResult:
+    what: str
+    requests: int
+    seconds: float
+    server_cpu: float | None
+
+    @property
+    def cpu_us(self) -> str:
+        return "n/a" if self.server_cpu is None else f"{1e6 * self.server_cpu / self.requests:,.0f}"
+
+
+class WriteBench:
+    """The write path verb by verb, each request a real write of one of `WRITES` Deployments."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str, clock: ServerClock) -> None:
+        self.session, self.clock = session, clock
+        self.collection = f"{url}/apis/apps/v1/namespaces/bench-writes/deployments"
+        self.created: dict[str, dict[str, Any]] = {}
+
+    async def measure(self, what: str, request: Callable[[int], Awaitable[None]]) -> VerbResult:
+        before = self.clock.seconds()
+        seconds = await timed(WRITES, request)
+        after = self.clock.seconds()
+        cpu = None if before is None or after is None else after - before
+        return VerbResult(what, WRITES, seconds, cpu)
+
+    async def send(self, method: str, path: str, body: Any, content_type: str, ok: int) -> dict[str, Any]:
+        headers = {"Content-Type": content_type}
+        async with self.session.request(method, path, data=json.dumps(body), headers=headers) as reply:
+            assert reply.status == ok, await reply.text()
+            answer: dict[str, Any] = await reply.json()
+            return answer
+
+    async def post(self, index: int) -> None:
+        name = f"post-{index:04d}"
+        path = f"{self.collection}?fieldManager=planner&fieldValidation=Strict"
+        self.created[name] = await self.send("POST", path, deployment(name), "application/json", 201)
+
+    async def create_entry_patch(self, index: int) -> None:
+        """planner's second request of a create: its POST's Update entry becomes its Apply entry."""
+        name = f"post-{index:04d}"
+        entry = self.created[name]["metadata"]["managedFields"][0]
+        where = "/metadata/managedFields/0"
+        operations = [
+            {"op": "test", "path": f"{where}/manager", "value": "planner"},
+            {"op": "test", "path": f"{where}/operation", "value": "Update"},
+            {"op": "test", "path": f"{where}/fieldsV1", "value": entry["fieldsV1"]},
+            {"op": "replace", "path": where, "value": {**entry, "operation": "Apply"}},
+        ]
+        await self.send("PATCH", f"{self.collection}/{name}", operations, JSON_PATCH, 200)
+
+    async def apply(self, index: int, prefix: str, ok: int) -> None:
+        name = f"{prefix}-{index:04d}"
+        body = deployment(name)
+        body["metadata"]["annotations"]["bench/round"] = prefix
+        path = f"{self.collection}/{name}?fieldManager=bench&fieldValidation=Strict"
+        await self.send("PATCH", path, body, APPLY, ok)
+
+    async def change(self, index: int, content_type: str, value: str) -> None:
+        body = {"metadata": {"annotations": {"bench/changed": value}}}
+        await self.send("PATCH", f"{self.collection}/post-{index:04d}", body, content_type, 200)
+
+    async def get(self, index: int) -> None:
+        async with self.session.get(f"{self.collection}/post-{index:04d}") as reply:
+            await reply.read()
+            assert reply.status == 200
+
+    async def run(self) -> list[VerbResult]:
+        return [
+            await self.measure("POST (create)", self.post),
+            await self.measure("JSON PATCH (create's entry)", self.create_entry_patch),
+            await self.measure("SSA PATCH (create)", lambda i: self.apply(i, "ssa", 201)),
+            await self.measure("SSA PATCH (change)", lambda i: self.apply(i, "post", 200)),
+            await self.measure("strategic merge PATCH", lambda i: self.change(i, STRATEGIC, "smp")),
+            await self.measure("merge PATCH", lambda i: self.change(i, MERGE_PATCH, "merge")),
+            await self.measure("GET", self.get),
+        ]
+
+
+def print_writes(results: list[VerbResult]) -> None:
+    print(f"\nwrite path: {WRITES} requests each on Deployments, {CONCURRENCY} in flight")
+    print(f"{'verb':<28} {'seconds':>8} {'per second':>11} {'server CPU µs/request':>22}")
+    for r in results:
+        print(f"{r.what:<28} {r.seconds:>8.2f} {r.requests / r.seconds:>11,.0f} {r.cpu_us:>22}")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -171,9 +315,11 @@ def print_table(results: list[Result], latencies: list[float]) -> None:
     )
 
 
-async def run(url: str, objects: int, watchers: int) -> None:
+async def run(url: str, pid: int, objects: int, watchers: int) -> None:
     connector = aiohttp.TCPConnector(limit=watchers + 2 * CONCURRENCY)
     async with aiohttp.ClientSession(connector=connector) as session:
+        await create_namespace(session, url, "bench-writes")
+        writes = await WriteBench(session, url, ServerClock(pid)).run()
         await create_namespace(session, url, "bench")
         await fill(session, url, "bench", objects)
         results = [
@@ -183,6 +329,7 @@ async def run(url: str, objects: int, watchers: int) -> None:
         ]
         fanout, latencies = await bench_fanout(session, url, watchers)
         print_table([*results, fanout], latencies)
+        print_writes(writes)
 
 
 def main() -> None:
@@ -192,7 +339,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     with running_cluster() as cluster:
-        asyncio.run(run(cluster.url, args.objects, args.watchers))
+        asyncio.run(run(cluster.url, cluster.pid, args.objects, args.watchers))
     print(f"\ntotal {time.perf_counter() - started:.1f} s (server start and setup included)")
 
 

@@ -120,11 +120,13 @@ class Api:
         *,
         operation: str = "Update",
     ) -> Obj:
-        """`operation` is "Apply" when server-side apply creates the object (its managedFields are set)."""
+        """`operation` is "Apply" when server-side apply creates the object (its managedFields are set):
+        the apiserver creates through its update path then, whose storage ignores a resourceVersion the
+        configuration carries, where a POST's refuses it."""
         obj = decode(rt, body)
         meta = metadata(obj)
         namespace = self._check_namespace(rt, namespace, meta)
-        if meta.get("resourceVersion"):
+        if meta.get("resourceVersion") and operation != "Apply":
             raise errors.internal("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generated_name(str(meta["generateName"]))
@@ -146,7 +148,7 @@ class Api:
         )
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
-        obj = prune_empty(obj)
+        obj = prune_empty(obj, decoded=True)
         if options.dry_run:
             self._release(rt, obj)
             return with_type(rt, obj)
@@ -219,7 +221,7 @@ class Api:
         target = error_target(rt, meta["name"])
         causes = self._admit(rt, obj, old, target)
         self._validate(rt, obj, old, target, causes)
-        obj = prune_empty(obj)
+        obj = prune_empty(obj, decoded=True)
         obj = patch.managed_fields(
             old, obj, manager=options.field_manager, operation=operation, subresource=subresource, resource=rt
         )
@@ -265,11 +267,17 @@ class Api:
         operation = "Apply" if patch.is_apply(content_type) else "Update"
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}
-            created = self.create(rt, namespace, patcher(skeleton, body, ctx), options, operation=operation)
-            return created, True
+            applied = patcher(skeleton, body, ctx)
+            uid = metadata(applied).get("uid")
+            if uid:
+                detail = (
+                    f"uid mismatch: the provided object specified uid {uid}, and no existing object was found"
+                )
+                raise errors.conflict(error_target(rt, name), detail)
+            return self.create(rt, namespace, applied, options, operation=operation), True
         if old is None:
             raise errors.not_found(error_target(rt, name))
-        patched = patcher(with_type(rt, json_copy(old)), body, ctx)
+        patched = patcher(with_type(rt, old), body, ctx)  # a patcher copies what it changes
         meta = metadata(patched)
         check_rv(rt, meta.get("resourceVersion"), old, name)
         _check_name(meta.get("name", name), name)
@@ -334,7 +342,9 @@ class Api:
         if options.dry_run or new == old:
             return with_type(rt, new)
         namespace = scope(rt, meta.get("namespace"))
-        return with_type(rt, self.store.update(resource_key(rt), namespace, _name(new), prune_empty(new)))
+        return with_type(
+            rt, self.store.update(resource_key(rt), namespace, _name(new), prune_empty(new, decoded=True))
+        )
 
     def _remove(self, rt: ResourceType, namespace: str, name: str, final: Obj) -> Obj:
         if rt.is_namespace:

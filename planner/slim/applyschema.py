@@ -20,34 +20,43 @@ def apply_errors(schemas: Schemas, document: Any, into: GoType) -> list[str]:
     """What structured-merge-diff finds wrong with an applied configuration: undeclared fields (the
     first of each object) and values of the wrong type, each with its apply path."""
     errors: list[str] = []
-    _typed(schemas, document, into, "", errors)
+    _typed(schemas, document, into, (), errors)
     return errors
 
 
-def _typed(schemas: Schemas, value: Any, into: GoType, path: str, errors: list[str]) -> None:
+# Where the walk is: a field's name, or a list item as (list type, index, item); spelled out as an
+# apply path (`_spelled`) only when an error names it.
+At = tuple[Any, ...]
+
+
+def _typed(schemas: Schemas, value: Any, into: GoType, at: At, errors: list[str]) -> None:
     if value is None:
         return
     kind = into.kind
     if kind is Kind.STRUCT or kind is Kind.MAP:
         if not isinstance(value, dict):
-            errors.append(f"{path}: expected map, got {_smd_value(value)}")
+            errors.append(f"{_spelled(at)}: expected map, got {_smd_value(value)}")
             return
         fields = schemas.fields(into) if kind is Kind.STRUCT else {}
         for key, item in value.items():
             field_type = fields.get(key) if kind is Kind.STRUCT else into.elem
             if field_type is None:
-                errors.append(f"{path}.{key}: field not declared in schema")
+                errors.append(f"{_spelled((*at, key))}: field not declared in schema")
                 return
-            _typed(schemas, item, field_type, f"{path}.{key}", errors)
+            _typed(schemas, item, field_type, (*at, key), errors)
     elif kind is Kind.SLICE:
         if not isinstance(value, list):
-            errors.append(f"{path}: expected list, got {_smd_value(value)}")
+            errors.append(f"{_spelled(at)}: expected list, got {_smd_value(value)}")
             return
         assert into.elem is not None
         for i, item in enumerate(value):
-            _typed(schemas, item, into.elem, path + _item_path(into, i, item), errors)
+            _typed(schemas, item, into.elem, (*at, (into, i, item)), errors)
     elif (problem := _smd_scalar_problem(value, kind)) is not None:
-        errors.append(f"{path}: {problem}")
+        errors.append(f"{_spelled(at)}: {problem}")
+
+
+def _spelled(at: At) -> str:
+    return "".join(f".{step}" if isinstance(step, str) else _item_path(*step) for step in at)
 
 
 def _item_path(into: GoType, index: int, item: Any) -> str:

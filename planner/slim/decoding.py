@@ -11,9 +11,11 @@ caller rejects (Strict) or warns (Warn). `decode_json` walks a parsed document t
 Strategic merge patches (`unstructured.py`) and server-side apply (`applyschema.py`) reach the struct
 other ways and word their errors their own way; they share this module's helpers.
 
-`parse_json` keeps what Python's parser would lose and Go's decoder reports: every member of an object
-in order, duplicates included (`JSONObject.pairs`), and the literal text of non-integer numbers
-(`number 1.5`); `plain` turns the result back into ordinary JSON values.
+`parse` keeps what Python's parser would lose and Go's decoder reports: every member of an object
+that repeats a key, in order (`JSONObject.pairs`), and the literal text of non-integer numbers
+(`number 1.5`); `plain` turns the result back into ordinary JSON values. It notes while parsing
+whether it met either, so the usual document — no repeated key, no fraction — is neither walked for
+duplicates nor copied back into plain values.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -35,8 +37,8 @@ MAX_STRICT_ERRORS = 100  # the decoder stops collecting there
 
 
 class JSONObject(dict[str, Any]):
-    """A parsed JSON object that also keeps its members in document order, duplicates included;
-    as a dict, the last of duplicate keys wins, as it does in Go."""
+    """A parsed JSON object that repeats a key: it also keeps its members in document order,
+    duplicates included; as a dict, the last of duplicate keys wins, as it does in Go."""
 
     pairs: list[tuple[str, Any]]
 
@@ -47,22 +49,64 @@ class JSONNumber(float):
     text: str
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed JSON document and what parsing met: an object repeating a key (`repeats`), a
+    non-integer number (`fractions`). Without either, `value` is plain JSON values already."""
+
+    value: Any
+    repeats: bool = False
+    fractions: bool = False
+
+    @property
+    def is_plain(self) -> bool:
+        """Whether `value` holds ordinary JSON values only (no parser types)."""
+        return not (self.repeats or self.fractions)
+
+    def plain(self) -> Any:
+        """The document as ordinary JSON values (a copy only when it holds parser types)."""
+        return self.value if self.is_plain else plain(self.value)
+
+    def duplicates(self) -> list[str]:
+        """`duplicates(value)`, without the walk when no object repeated a key."""
+        return duplicates(self.value) if self.repeats else []
+
+
+class _Reader:
+    """One parse's hooks: they build the parser types and note that they did."""
+
+    def __init__(self) -> None:
+        self.repeats = self.fractions = False
+
+    def object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        self.repeats = True
+        repeating = JSONObject(obj)
+        repeating.pairs = pairs
+        return repeating
+
+    def number(self, text: str) -> JSONNumber:
+        self.fractions = True
+        number = JSONNumber(text)
+        number.text = text
+        return number
+
+
+def parse(raw: bytes) -> Parsed:
+    """A JSON document, objects that repeat a key as `JSONObject`s and non-integer numbers as
+    `JSONNumber`s; raises ValueError (with `pos`) on malformed JSON."""
+    reader = _Reader()
+    value = json.loads(
+        raw, object_pairs_hook=reader.object, parse_float=reader.number, parse_constant=_constant
+    )
+    return Parsed(value, reader.repeats, reader.fractions)
+
+
 def parse_json(raw: bytes) -> Any:
-    """A JSON document with objects as `JSONObject` and non-integer numbers as `JSONNumber`; raises
-    ValueError (with `pos`) on malformed JSON."""
-    return json.loads(raw, object_pairs_hook=_object, parse_float=_number, parse_constant=_constant)
-
-
-def _object(pairs: list[tuple[str, Any]]) -> JSONObject:
-    obj = JSONObject(pairs)
-    obj.pairs = pairs
-    return obj
-
-
-def _number(text: str) -> JSONNumber:
-    number = JSONNumber(text)
-    number.text = text
-    return number
+    """`parse(raw).value`."""
+    return parse(raw).value
 
 
 def _constant(text: str) -> Any:
@@ -80,8 +124,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-def members(obj: dict[str, Any]) -> list[tuple[str, Any]]:
-    return obj.pairs if isinstance(obj, JSONObject) else list(obj.items())
+def members(obj: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    return obj.pairs if isinstance(obj, JSONObject) else obj.items()
 
 
 @dataclass
@@ -98,42 +142,95 @@ class Fatal(Exception):
     """The decode fails with this message (the first type error, or a type's own unmarshaler's)."""
 
 
-@dataclass(frozen=True)
 class _At:
-    """Where the walk is: Go's error context (the fields from the root, the struct holding the last
-    one) and the strict decoder's path (with list indexes and map keys)."""
+    """Where the walk is, as a step from its parent (a struct's field, a list's index or a map's key):
+    the error context — Go's (the struct fields from the root, the struct holding the last one) and
+    the strict decoder's path (with list indexes and map keys) — is spelled out only when an error
+    names it."""
 
-    fields: tuple[str, ...] = ()
-    struct: str = ""
-    path: str = ""
+    __slots__ = ("parent", "step", "struct_name")
+
+    def __init__(
+        self, parent: _At | None = None, step: str | int = "", struct_name: str | None = None
+    ) -> None:
+        self.parent, self.step = parent, step
+        self.struct_name = struct_name  # set on a struct field's step: the struct holding it
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        steps: list[str] = []
+        at: _At | None = self
+        while at is not None and at.parent is not None:
+            if at.struct_name is not None:
+                steps.append(str(at.step))
+            at = at.parent
+        return tuple(reversed(steps))
+
+    @property
+    def struct(self) -> str:
+        at: _At | None = self
+        while at is not None and at.struct_name is None:
+            at = at.parent
+        return at.struct_name if at is not None and at.struct_name is not None else ""
+
+    @property
+    def path(self) -> str:
+        if self.parent is None:
+            return ""
+        if isinstance(self.step, int):
+            return f"{self.parent.path}[{self.step}]"
+        return self.parent.key(self.step)
 
     def key(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def index(self, i: int) -> str:
-        return f"{self.path}[{i}]"
+        path = self.path
+        return f"{path}.{name}" if path else name
 
 
 # --- Go's encoding/json into a typed struct ------------------------------------------------------------
 
 
-def decode_json(schemas: Schemas, document: Any, into: GoType) -> Findings:
-    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would."""
-    walk = _JsonWalk(schemas)
+# Which members of a document changed: a name maps to what changed below it, or to None when the
+# whole member did.
+Changed = dict[str, "Changed | None"]
+
+
+def decode_json(
+    schemas: Schemas,
+    document: Any,
+    into: GoType,
+    *,
+    plain_input: bool = False,
+    changed: Changed | None = None,
+) -> Findings:
+    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would.
+    `plain_input`: the document holds no parser types (no `JSONObject`, no `JSONNumber`), so its
+    values are kept as they are (free-form ones shared) rather than converted. `changed`: only those
+    members are new (a patch wrote them into an object that decoded cleanly before); the rest is
+    known to decode as it is and is kept without a walk, which finds nothing the full walk would."""
+    walk = _JsonWalk(schemas, plain_input)
     try:
-        value = walk.value(document, into, _At())
+        value = (
+            walk.value(document, into, _At())
+            if changed is None
+            else walk.part(document, into, _At(), changed)
+        )
     except Fatal as exc:
         return Findings(error=str(exc))
     return Findings(strict=walk.strict, value=value)
 
 
+def _unchanged(value: Any) -> Any:
+    return value
+
+
 class _JsonWalk:
     """One decode: each reader checks a value against its Go type and returns what Go would hold."""
 
-    def __init__(self, schemas: Schemas) -> None:
+    def __init__(self, schemas: Schemas, plain_input: bool = False) -> None:
         self.schemas = schemas
         self.strict: list[str] = []
         self._seen: set[str] = set()
+        self.plain: Callable[[Any], Any] = _unchanged if plain_input else plain
 
     def add_strict(self, error: str) -> None:
         if error not in self._seen and len(self.strict) < MAX_STRICT_ERRORS:
@@ -150,7 +247,28 @@ class _JsonWalk:
             return reader(self, value, into, at, existing)
         if (problem := _scalar_problem(value, into)) is not None:
             raise Fatal(_type_error(problem, into, at))
-        return plain(value)
+        return self.plain(value)
+
+    def part(self, value: Any, into: GoType, at: _At, changed: Changed | None) -> Any:
+        """`value` with the members `changed` names decoded and the others kept (a list changes whole:
+        its indexes shift)."""
+        if changed is None or not isinstance(value, dict) or into.kind not in (Kind.STRUCT, Kind.MAP):
+            return self.value(value, into, at)
+        struct = into.kind is Kind.STRUCT
+        fields = self.schemas.fields(into) if struct else {}
+        out = dict(value)
+        for key, item in members(value):
+            if key not in changed:
+                continue
+            if not struct:
+                assert into.elem is not None
+                out[key] = self.part(item, into.elem, _At(at, key), changed[key])
+            elif (field_type := fields.get(key)) is None:
+                self.add_strict(f'unknown field "{at.key(key)}"')
+                del out[key]
+            else:
+                out[key] = self.part(item, field_type, _At(at, key, into.struct_name), changed[key])
+        return out
 
     def struct(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
@@ -158,6 +276,7 @@ class _JsonWalk:
         fields = self.schemas.fields(into)
         out: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
         given: set[str] = set()
+        struct_name = into.struct_name
         for key, item in members(value):
             field_type = fields.get(key)
             if field_type is None:
@@ -166,18 +285,14 @@ class _JsonWalk:
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            inner = _At((*at.fields, key), into.struct_name, at.key(key))
-            out[key] = self.value(item, field_type, inner, out.get(key))
+            out[key] = self.value(item, field_type, _At(at, key, struct_name), out.get(key))
         return out
 
     def slice(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, list):
             raise Fatal(_type_error(_json_kind(value), into, at))
         assert into.elem is not None
-        return [
-            self.value(item, into.elem, _At(at.fields, at.struct, at.index(i)))
-            for i, item in enumerate(value)
-        ]
+        return [self.value(item, into.elem, _At(at, i)) for i, item in enumerate(value)]
 
     def map(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if not isinstance(value, dict):
@@ -189,12 +304,12 @@ class _JsonWalk:
             if key in given:
                 self.add_strict(f'duplicate field "{at.key(key)}"')
             given.add(key)
-            out[key] = self.value(item, into.elem, _At(at.fields, at.struct, at.key(key)), out.get(key))
+            out[key] = self.value(item, into.elem, _At(at, key), out.get(key))
         return out
 
     def any(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         """RawExtension and FieldsV1 read their raw JSON themselves: anything goes, unchecked."""
-        return plain(value)
+        return self.plain(value)
 
     def bytes(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         if isinstance(value, str):
@@ -203,13 +318,13 @@ class _JsonWalk:
                 raise Fatal(f"illegal base64 data at input byte {offset}")
         elif not isinstance(value, list):
             raise Fatal(_type_error(_json_kind(value), into, at))
-        return plain(value)
+        return self.plain(value)
 
     def special(self, value: Any, into: GoType, at: _At, existing: Any) -> Any:
         problem = custom_unmarshal_error(value, into.kind)
         if problem is not None:
             raise Fatal(problem)
-        return plain(value)
+        return self.plain(value)
 
 
 _JSON_READERS: dict[Kind, Callable[[_JsonWalk, Any, GoType, _At, Any], Any]] = {

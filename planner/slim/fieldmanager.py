@@ -37,6 +37,7 @@ Left out: per-version field-set conversion (every kind here has a single served 
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -126,6 +127,7 @@ def _collect(node: dict[str, Any], path: Path, paths: set[Path]) -> None:
             _collect(child, (*path, element), paths)
 
 
+@functools.lru_cache(maxsize=65536)
 def _element_sort_key(element: str) -> tuple[int, Any]:
     kind, _, rest = element.partition(":")
     if kind == "f":
@@ -265,8 +267,18 @@ def compare(old: Any, new: Any, schema: Field | None) -> Diff:
 
 
 def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -> None:
-    if _is_container(old, new, schema):
-        _compare_children(old, new, schema, path, diff)
+    if old is _MISSING:
+        _every_path(new, schema, path, diff.added)
+        return
+    if new is _MISSING:
+        _every_path(old, schema, path, diff.removed)
+        return
+    if old == new:
+        return  # an equal subtree holds no change: only the branches that differ are walked
+    members = _members(old, new, schema)
+    if members is not None:
+        for element, (old_child, new_child, child_schema) in members.items():
+            _compare(old_child, new_child, child_schema, (*path, element), diff)
         if path and old is _MISSING:
             diff.added.add(path)
         elif path and new is _MISSING:
@@ -280,58 +292,81 @@ def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -
         diff.modified.add(path)
 
 
-def _is_container(old: Any, new: Any, schema: Field | None) -> bool:
+def _every_path(value: Any, schema: Field | None, path: Path, into: set[Path]) -> None:
+    """What `_compare` finds where one side lacks `value` altogether: every path in it, each member
+    of a container as `_members` names it (a create's field set is mostly this)."""
+    members: list[tuple[str, Any, Field | None]] | None = None
     if isinstance(schema, Atomic):
-        return False
-    values = [v for v in (old, new) if v is not _MISSING and v is not None]
-    if not values:
-        return False
-    if all(isinstance(v, dict) for v in values):
-        return True
-    if not all(isinstance(v, list) for v in values):
-        return False
-    if isinstance(schema, SetList):
-        return True
-    if not (isinstance(schema, KeyedList) and _is_keyed(schema)):
-        return False
-    return all(_keyed_items(v, schema) is not None for v in values)
-
-
-def _compare_children(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -> None:
-    if isinstance(schema, SetList):
-        before = {_value_element(v) for v in _as_list(old)}
-        after = {_value_element(v) for v in _as_list(new)}
-        diff.added.update((*path, e) for e in after - before)
-        diff.removed.update((*path, e) for e in before - after)
-        return
-    if isinstance(schema, KeyedList):
-        before_items = dict(_keyed_items(_as_list(old), schema) or [])
-        after_items = dict(_keyed_items(_as_list(new), schema) or [])
-        for element in {**before_items, **after_items}:
-            item_old = before_items.get(element, _MISSING)
-            item_new = after_items.get(element, _MISSING)
-            _compare(item_old, item_new, schema.item, (*path, element), diff)
-        return
-    before_map = old if isinstance(old, dict) else {}
-    after_map = new if isinstance(new, dict) else {}
-    for key in {**before_map, **after_map}:
-        child_path = (*path, f"f:{key}")
-        _compare(
-            before_map.get(key, _MISSING), after_map.get(key, _MISSING), _child(schema, key), child_path, diff
+        pass
+    elif isinstance(value, dict):
+        members = (
+            [] if isinstance(schema, _LISTS) else [(f"f:{k}", v, _child(schema, k)) for k, v in value.items()]
         )
+    elif isinstance(value, list) and isinstance(schema, SetList):
+        members = [(e, item, _SET_ITEM) for e, item in {_value_element(v): v for v in value}.items()]
+    elif isinstance(value, list) and isinstance(schema, KeyedList) and _is_keyed(schema):
+        pairs = _keyed_items(value, schema)
+        if pairs is not None:
+            members = [(e, item, schema.item) for e, item in pairs]
+    if members is None:  # a value, not a container
+        into.add(path)
+        return
+    for element, item, item_schema in members:
+        _every_path(item, item_schema, (*path, element), into)
+    if path:
+        into.add(path)
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+Members = dict[str, tuple[Any, Any, Field | None]]
+_SET_ITEM: Final = Atomic()  # a set's item is a value, whatever its shape
+_LISTS: Final = (SetList, KeyedList)
+
+
+def _members(old: Any, new: Any, schema: Field | None) -> Members | None:
+    """The members of `old` and `new` compared as one container — path element: (old member, new
+    member, its schema), `_MISSING` where one side lacks it — or None when they compare as values:
+    an atomic field, values of different shapes, a list that is neither a set nor keyable."""
+    if isinstance(schema, Atomic):
+        return None
+    present = [v for v in (old, new) if v is not _MISSING and v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, dict) for v in present):
+        if isinstance(schema, _LISTS):
+            return {}  # a map where a list belongs: a container without members
+        before = old if isinstance(old, dict) else {}
+        after = new if isinstance(new, dict) else {}
+        return {
+            f"f:{key}": (before.get(key, _MISSING), after.get(key, _MISSING), _child(schema, key))
+            for key in {**before, **after}
+        }
+    if not all(isinstance(v, list) for v in present):
+        return None
+    if isinstance(schema, SetList):
+        before_set = {_value_element(v): v for v in (old if isinstance(old, list) else [])}
+        after_set = {_value_element(v): v for v in (new if isinstance(new, list) else [])}
+        return _paired(before_set, after_set, _SET_ITEM)
+    if not (isinstance(schema, KeyedList) and _is_keyed(schema)):
+        return None
+    sides = [_keyed_items(v, schema) if isinstance(v, list) else [] for v in (old, new)]
+    if sides[0] is None or sides[1] is None:
+        return None
+    return _paired(dict(sides[0]), dict(sides[1]), schema.item)
+
+
+def _paired(before: dict[str, Any], after: dict[str, Any], schema: Field | None) -> Members:
+    return {e: (before.get(e, _MISSING), after.get(e, _MISSING), schema) for e in {**before, **after}}
 
 
 # ------------------------------------------------------------------------------------------ merging
 
 
 def merge(live: Any, config: Any, schema: Field | None) -> Any:
-    """Server-side apply's merge of a config into the live object."""
+    """Server-side apply's merge of a config into the live object. What the config leaves alone is
+    shared with `live`, not copied: the maps and lists the merge builds are its own, and the removals
+    that follow copy what they change (`remove_paths`)."""
     if config is _MISSING:
-        return json_copy(live)
+        return live
     if live is _MISSING or live is None or isinstance(schema, Atomic):
         return json_copy(config)
     if isinstance(live, dict) and isinstance(config, dict):
@@ -342,7 +377,7 @@ def merge(live: Any, config: Any, schema: Field | None) -> Any:
 
 
 def _merge_maps(live: dict[str, Any], config: dict[str, Any], schema: Field | None) -> dict[str, Any]:
-    out = json_copy(live)
+    out = dict(live)
     for key, value in config.items():
         if value is None:
             out.pop(key, None)
@@ -391,7 +426,7 @@ def _merge_ordered(
         if li < len(lhs):
             element = lhs[li][0]
             if element not in rhs_ids:
-                out.append(json_copy(lhs[li][1]))
+                out.append(lhs[li][1])
                 li += 1
                 continue
             if element in done:
@@ -407,19 +442,23 @@ def _merge_ordered(
 
 
 def remove_paths(obj: dict[str, Any], paths: Iterable[Path], schema: Field | None) -> None:
-    """Remove the values at `paths` from `obj` in place (a path's subtree goes with it)."""
+    """Remove the values at `paths` from `obj` (a path's subtree goes with it): `obj` itself is
+    changed, and every map or list on the way to a removal is replaced by a copy first, so values
+    `obj` shares with another object (a merge's with the live object) are left as they were."""
     for path in sorted(paths, key=len, reverse=True):
         _remove(obj, path, schema)
 
 
 def _remove(node: Any, path: Path, schema: Field | None) -> None:
+    """Remove `path` below `node`, which is the caller's own to change."""
     element, rest = path[0], path[1:]
     kind, _, name = element.partition(":")
     if kind == "f" and isinstance(node, dict):
         if not rest:
             node.pop(name, None)
-        elif name in node:
-            _remove(node[name], rest, _child(schema, name))
+        elif isinstance(child := node.get(name), dict | list):
+            node[name] = child = _shallow_copy(child)
+            _remove(child, rest, _child(schema, name))
         return
     if not isinstance(node, list):
         return
@@ -428,8 +467,13 @@ def _remove(node: Any, path: Path, schema: Field | None) -> None:
         return
     if not rest:
         del node[index]
-    elif isinstance(schema, KeyedList):
-        _remove(node[index], rest, schema.item)
+    elif isinstance(schema, KeyedList) and isinstance(item := node[index], dict):
+        node[index] = item = dict(item)
+        _remove(item, rest, schema.item)
+
+
+def _shallow_copy(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
+    return dict(value) if isinstance(value, dict) else list(value)
 
 
 def _find_item(items: list[Any], element: str, schema: Field | None) -> int | None:
@@ -481,10 +525,18 @@ class Entry:
         if self.time is not None:
             entry["time"] = self.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = encode_fields(self.fields)
+        entry["fieldsV1"] = _fields_v1(self.fields)
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
+
+
+@functools.lru_cache(maxsize=4096)
+def _fields_v1(fields: frozenset[Path]) -> dict[str, Any]:
+    """An entry's FieldsV1 tree, encoded once per distinct set of paths: the entries a write leaves
+    as they were, and those of objects written from the same manifest, share one tree (never
+    changed in place: every write builds new entries)."""
+    return encode_fields(fields)
 
 
 def decode_managed_fields(entries: Iterable[dict[str, Any]]) -> list[Entry]:
@@ -654,11 +706,17 @@ def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
+def _untyped(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+
+
 def _record_update(
     entries: list[Entry], old: dict[str, Any], new: dict[str, Any], writer: Entry, ctx: _Context
 ) -> list[Entry]:
     """structured-merge-diff's Update: the writer takes what changed, everyone loses it."""
-    diff = compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
+    # A write that only touches managedFields (kind and apiVersion are no one's) has nothing to compare.
+    unchanged = _untyped(old) == _untyped(new)
+    diff = Diff() if unchanged else compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
     taken = ctx.ignored(diff.changed())
     lost = taken | diff.removed
     kept = [replace(e, fields=e.fields - lost) for e in entries]
@@ -853,7 +911,8 @@ def _sync_last_applied(result: dict[str, Any], config: dict[str, Any]) -> None:
     applied_annotations = (applied.get("metadata") or {}).get("annotations")
     if isinstance(applied_annotations, dict):
         applied_annotations.pop(LAST_APPLIED, None)
-    annotations[LAST_APPLIED] = _go_json(applied) + "\n"
+    # The merge may share the annotations with the live object: the result gets its own.
+    result["metadata"]["annotations"] = {**annotations, LAST_APPLIED: _go_json(applied) + "\n"}
 
 
 def _go_json(value: Any) -> str:

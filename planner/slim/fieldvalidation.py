@@ -23,6 +23,7 @@ client's bytes, so nothing here runs for them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,28 +76,36 @@ class Check:
     def go_type(self) -> GoType | None:
         return schemas().type_of(self.api_version, self.kind) if self.directive else None
 
-    def strict(self, found: list[str], failure: StatusError) -> None:
-        """Apply the directive to strict errors: raise `failure` under Strict, warn under Warn."""
+    def strict(self, found: list[str], failure: Callable[[], StatusError]) -> None:
+        """Apply the directive to strict errors: raise `failure()` under Strict, warn under Warn (the
+        failure is built only when raised: its message may quote the whole object)."""
         if not found:
             return
         if self.directive == "Strict":
-            raise failure
+            raise failure()
         if self.directive == "Warn" and self.warnings is not None:
             self.warnings.extend(w for w in warnings_for(found) if w not in self.warnings)
 
 
-def patched_json(check: Check, patched: Obj, patch_strict: list[str]) -> Obj:
-    """A JSON or merge patch's result, decoded like a body (`patch_strict`: what the patch itself had);
-    returns what the Go struct holds (unknown fields dropped)."""
+def patched_json(
+    check: Check, patched: Obj, patch_strict: list[str], changed: decoding.Changed | None = None
+) -> Obj:
+    """A JSON or merge patch's result (plain JSON values), decoded like a body (`patch_strict`: what
+    the patch itself had; `changed`: what it wrote, when the rest is the stored object's); returns
+    what the Go struct holds (unknown fields dropped)."""
     go_type = check.go_type
     if go_type is None:
         return patched
-    findings = decoding.decode_json(schemas(), patched, go_type)
-    shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True, changed=changed)
+
+    def failure(detail: str) -> StatusError:
+        shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _invalid_patch(shown, detail)
+
     if findings.error is not None:
-        raise _invalid_patch(shown, findings.error)
+        raise failure(findings.error)
     found = [*patch_strict, *findings.strict]
-    check.strict(found, _invalid_patch(shown, strict_decoding_error(found)))
+    check.strict(found, lambda: failure(strict_decoding_error(found)))
     return dict(findings.value)
 
 
@@ -106,11 +115,14 @@ def patched_strategic(check: Check, patched: Obj, patch: Any, patch_strict: list
     if go_type is None:
         return patched
     findings = unstructured.from_unstructured(schemas(), patched, go_type)
-    shown = decoding.go_value(decoding.plain(patch))
+
+    def failure(detail: str) -> StatusError:
+        return _invalid_patch(decoding.go_value(decoding.plain(patch)), detail)
+
     if findings.error is not None:
-        raise _invalid_patch(shown, findings.error)
+        raise failure(findings.error)
     found = [*patch_strict, *findings.strict]
-    check.strict(found, _invalid_patch(shown, strict_decoding_error(found)))
+    check.strict(found, lambda: failure(strict_decoding_error(found)))
     return dict(findings.value)
 
 
@@ -140,7 +152,7 @@ def apply_duplicates(check: Check, converted: yamljson.Converted) -> None:
     error = converted.strict_error
     if check.directive is None or error is None:
         return
-    check.strict([error], errors.bad_request(f"error strict decoding YAML: {error}"))
+    check.strict([error], lambda: errors.bad_request(f"error strict decoding YAML: {error}"))
 
 
 def _go_quote(text: str) -> str:

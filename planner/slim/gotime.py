@@ -10,6 +10,7 @@ remaining value reported at the element that failed, range checks and trailing t
 from __future__ import annotations
 
 import calendar
+import functools
 from collections.abc import Callable
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"
@@ -99,8 +100,10 @@ def _layout(with_micros: bool) -> tuple[tuple[str, str, Reader], ...]:
 LAYOUTS = {RFC3339: _layout(False), RFC3339_MICRO: _layout(True)}
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_error(layout: str, value: str) -> str | None:
-    """Go's error for `time.Parse(layout, value)`, or None when the value parses."""
+    """Go's error for `time.Parse(layout, value)`, or None when the value parses (remembered: the same
+    timestamps come back in every write of an object, and writes in the same second share theirs)."""
     rest = value
     fields: dict[str, int] = {}
     for prefix, element, reader in LAYOUTS[layout]:

@@ -19,6 +19,7 @@ each, Ignore says nothing. Protobuf has no strict mode, and its types are checke
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,8 +93,10 @@ def _quality(value: str) -> float:
         return 0.0
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(accept: str) -> Output:
-    """The response format for an Accept header; JSON when nothing in it can be written."""
+    """The response format for an Accept header; JSON when nothing in it can be written (remembered:
+    a client sends the same header with every request)."""
     for clause in parse_accept(accept):
         for candidate in (JSON, PROTOBUF):
             if _matches(clause, candidate) and (output := _acceptable(clause, candidate)) is not None:
@@ -129,25 +132,27 @@ def decode_body(
         return _typed(_json(raw, kind), (), check)
     if sent == YAML:
         converted = _yaml(raw, kind)
-        return _typed(converted.value, (converted.strict_error,) if converted.strict_error else (), check)
+        yaml_strict = (converted.strict_error,) if converted.strict_error else ()
+        return _typed(decoding.Parsed(converted.value), yaml_strict, check)
     if sent == PROTOBUF:
         return _protobuf(raw, kind)
     raise unsupported_media_type(REQUEST_TYPES)
 
 
-def _typed(document: Any, yaml_strict: tuple[str, ...], check: fieldvalidation.Check | None) -> Any:
+def _typed(parsed: decoding.Parsed, yaml_strict: tuple[str, ...], check: fieldvalidation.Check | None) -> Any:
     """Type errors fail whatever the directive; strict errors follow it. A body naming another kind is
     left to the kind check that follows."""
+    document = parsed.value
     go_type = check.go_type if check is not None else None
     if check is None or go_type is None or not isinstance(document, dict) or not _names(document, check):
-        return decoding.plain(document)
-    findings = decoding.decode_json(schemas(), document, go_type)
+        return parsed.plain()
+    findings = decoding.decode_json(schemas(), document, go_type, plain_input=parsed.is_plain)
     kind, version = document.get("kind") or check.kind, document.get("apiVersion") or check.api_version
     prefix = f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {check.kind}: '
     if findings.error is not None:
         raise bad_request(prefix + findings.error)
     found = [*yaml_strict, *findings.strict]
-    check.strict(found, bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
+    check.strict(found, lambda: bad_request(prefix + fieldvalidation.strict_decoding_error(found)))
     return findings.value
 
 
@@ -157,9 +162,9 @@ def _names(document: dict[str, Any], check: fieldvalidation.Check) -> bool:
     return kind in (None, "", check.kind) and api_version in (None, "", check.api_version)
 
 
-def _json(raw: bytes, kind: str) -> Any:
+def _json(raw: bytes, kind: str) -> decoding.Parsed:
     try:
-        return decoding.parse_json(raw or b"null")
+        return decoding.parse(raw or b"null")
     except ValueError as exc:
         raise bad_request(_json_error(raw.decode("utf-8", "replace"), kind, exc)) from exc
 

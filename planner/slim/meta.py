@@ -8,6 +8,7 @@ legitimately be empty strings, and keeps `{}` everywhere else because those are 
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -41,10 +42,17 @@ MAP_FIELDS = frozenset(
 )
 # Keys whose null must survive (Go prints these non-omitempty zero values).
 KEEP_NULL = frozenset({"creationTimestamp"})
+FIELDS_V1 = "fieldsV1"  # a managedFields entry's field set: maps of maps, owned by the field manager
 
 
 def now_rfc3339() -> str:
-    return rfc3339(time.time())
+    return _second(int(time.time()))
+
+
+@functools.lru_cache(maxsize=4)
+def _second(epoch: int) -> str:
+    """A whole second's timestamp, formatted once: every write in that second stamps it."""
+    return rfc3339(epoch)
 
 
 def rfc3339(epoch: float) -> str:
@@ -92,29 +100,35 @@ def _copy_tree(value: Any) -> Any:
     return value
 
 
-def prune_empty(value: Any, *, key: str = "") -> Any:
-    """A copy without Go-omitempty values (see module docstring)."""
-    if isinstance(value, dict):
-        if key in MAP_FIELDS or (key == "selector" and _is_string_map(value)):
-            return {k: v for k, v in value.items() if v is not None}
-        out = {}
-        for k, v in value.items():
-            pruned = prune_empty(v, key=k)
-            if pruned is None and k not in KEEP_NULL:
-                continue
-            if _omitted(pruned, k):
-                continue
-            out[k] = pruned
-        return out
+def prune_empty(value: Any, *, key: str = "", decoded: bool = False) -> Any:
+    """A copy without Go-omitempty values (see module docstring). `decoded`: the value went through
+    `objects.decode` before (or the server wrote it), so its managedFields' FieldsV1 trees hold maps
+    alone and are shared as they are rather than walked again; they are never changed in place."""
+    return _prune(value, key, decoded)
+
+
+def _prune(value: Any, key: str, decoded: bool) -> Any:
     if isinstance(value, list):
-        return [prune_empty(item) for item in value]
-    return value
-
-
-def _omitted(value: Any, key: str) -> bool:
-    if value == "" or value == []:
-        return True
-    return isinstance(value, dict) and not value and (key in MAP_FIELDS or key == "selector")
+        return [_prune(item, "", decoded) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if key in MAP_FIELDS or (key == "selector" and _is_string_map(value)):
+        return {k: v for k, v in value.items() if v is not None}
+    if decoded and key == FIELDS_V1:
+        return value
+    out = {}
+    for k, v in value.items():
+        if isinstance(v, dict | list):
+            v = _prune(v, k, decoded)
+            if not v and (isinstance(v, list) or k in MAP_FIELDS or k == "selector"):
+                continue
+        elif v is None:
+            if k not in KEEP_NULL:
+                continue
+        elif v == "":
+            continue
+        out[k] = v
+    return out
 
 
 def _is_string_map(value: dict[str, Any]) -> bool:

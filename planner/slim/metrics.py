@@ -14,14 +14,17 @@ from typing import Any, cast
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, generate_latest
 
-from planner.slim.requestinfo import request_info
+from planner.slim.requestinfo import RequestInfo, of_request, request_info
 
 NOT_COUNTED = ("/metrics",)
 
 
 def classify(method: str, path: str, query: Any) -> tuple[str, str]:
     """(verb, resource) of a request, as the apiserver's request info names them."""
-    info = request_info(method, path, query)
+    return _labels(request_info(method, path, query))
+
+
+def _labels(info: RequestInfo) -> tuple[str, str]:
     return info.verb, info.qualified_resource
 
 
@@ -31,9 +34,19 @@ class Metrics:
         self.requests = Counter(
             "slim_requests", "API requests served", ("verb", "resource", "code"), registry=self.registry
         )
+        self._children: dict[tuple[str, str, int], Any] = {}
         self.open_watches = Gauge(
             "slim_open_watches", "watch streams open now", ("resource",), registry=self.registry
         )
+
+    def _counter(self, verb: str, resource: str, code: int) -> Any:
+        """The request counter's child for these labels, looked up once (prometheus_client checks and
+        locks on every `labels` call)."""
+        key = (verb, resource, code)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.requests.labels(verb, resource, str(code))
+        return child
 
     def render(self) -> web.Response:
         response = web.Response(body=generate_latest(self.registry))
@@ -45,7 +58,7 @@ class Metrics:
         async def count(request: web.Request, handler: Any) -> web.StreamResponse:
             if request.path in NOT_COUNTED:
                 return cast(web.StreamResponse, await handler(request))
-            verb, resource = classify(request.method, request.path, request.query)
+            verb, resource = _labels(of_request(request))
             watching = verb == "watch"
             if watching:
                 self.open_watches.labels(resource).inc()
@@ -60,6 +73,6 @@ class Metrics:
             finally:
                 if watching:
                     self.open_watches.labels(resource).dec()
-                self.requests.labels(verb, resource, str(code)).inc()
+                self._counter(verb, resource, code).inc()
 
         return count

@@ -3,7 +3,8 @@
 `PATCHERS` maps a media type (parameters such as `;charset` stripped) to a function
 `(current object, raw body, context) -> patched object`: JSON patch (RFC 6902, via `jsonpatch`), merge
 patch (RFC 7386), strategic merge patch (`strategic.py`) and server-side apply (`fieldmanager.py`).
-An unknown media type is 415.
+An unknown media type is 415. A patcher never changes `current` (it is the stored object, shared):
+each copies what it changes.
 
 Every patcher applies the request's field validation (`fieldvalidation.py`) to its result, as the
 apiserver's patch handlers do each in their own way.
@@ -15,9 +16,11 @@ modules raise their own errors; this module turns them into `StatusError`s.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import jsonpatch
@@ -65,21 +68,21 @@ Patcher = Callable[[Obj, bytes, PatchContext], Obj]
 JSON_PATCH_FIELDS = ("op", "path", "from", "value")
 
 
-def _parse_json(body: bytes) -> Any:
-    """The patch document (duplicate keys kept for `decoding.duplicates`)."""
+def _parse_json(body: bytes) -> decoding.Parsed:
+    """The patch document (duplicate keys kept for `duplicates`)."""
     try:
-        return decoding.parse_json(body or b"null")
+        return decoding.parse(body or b"null")
     except ValueError as exc:
         raise bad_request(f"error decoding patch: {exc}") from exc
 
 
 def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, list):
+    if not isinstance(document.value, list):
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
-    operations = decoding.plain(document)
+    operations = document.plain()
     try:
-        result = jsonpatch.apply_patch(current, operations)
+        result = _JsonPatch(operations).apply(_writable(current, operations), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
         raise StatusError(
             422,
@@ -89,30 +92,133 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         ) from exc
     if not isinstance(result, dict):
         raise bad_request("the patched object is not a JSON object")
-    return fieldvalidation.patched_json(
-        ctx.check, result, [f"json patch {e}" for e in _json_patch_strict(document)]
-    )
+    strict = [f"json patch {e}" for e in _json_patch_strict(document)]
+    return fieldvalidation.patched_json(ctx.check, result, strict, _written(result, operations))
 
 
-def _json_patch_strict(document: list[Any]) -> list[str]:
+class _TestOperation(jsonpatch.TestOperation):
+    """RFC 6902's test, settled in C when it can be: values Python finds equal whose JSON texts are the
+    same are equal. Anything else — unequal values, whose failure jsonpatch words, and equal ones
+    whose texts differ (true against 1, members in another order) — takes jsonpatch's own walk. A
+    client's test of a whole managedFields entry's field set (planner's create) compares a tree of
+    dozens of members: 70 us in jsonpatch's walk for a Deployment's, 25 us here."""
+
+    def apply(self, obj: Any) -> Any:
+        expected = self.operation.get("value", _ABSENT)
+        found = self.pointer.resolve(obj, _ABSENT)
+        if expected is not _ABSENT and found is not _ABSENT and _same_json(found, expected):
+            return obj
+        return super().apply(obj)
+
+
+_ABSENT = object()
+
+
+def _same_json(first: Any, second: Any) -> bool:
+    return bool(first == second) and json.dumps(first) == json.dumps(second)
+
+
+class _JsonPatch(jsonpatch.JsonPatch):
+    operations = MappingProxyType({**jsonpatch.JsonPatch.operations, "test": _TestOperation})
+
+
+WRITING_OPERATIONS = frozenset({"add", "replace", "copy", "move"})
+
+
+def _writable(current: Obj, operations: list[Any]) -> Obj:
+    """`current` (the stored object) with copies of what the operations change in place — the maps on
+    each changed path, a list with all below it (an earlier operation may shift its indexes) — and
+    everything else shared, so jsonpatch applies in place without copying the whole object."""
+    root = dict(current)
+    owned = {id(root)}
+    for operation in operations:
+        if not isinstance(operation, dict):
+            continue
+        changed = [operation.get("path")] if operation.get("op") in (*WRITING_OPERATIONS, "remove") else []
+        if operation.get("op") == "move":
+            changed.append(operation.get("from"))
+        for path in changed:
+            if isinstance(path, str):
+                _own(root, _steps(path)[:-1], owned)
+    return root
+
+
+def _own(node: Obj, steps: list[str], owned: set[int]) -> None:
+    """Replace the containers along `steps` below `node` (owned) by copies the patch may change."""
+    for step in steps:
+        child = node.get(step)
+        if isinstance(child, list):
+            node[step] = json_copy(child)
+            return
+        if not isinstance(child, dict):
+            return
+        if id(child) not in owned:
+            child = node[step] = dict(child)
+            owned.add(id(child))
+        node = child
+
+
+def _steps(pointer: str) -> list[str]:
+    """A JSON pointer's reference tokens, unescaped."""
+    return [s.replace("~1", "/").replace("~0", "~") for s in pointer.split("/")[1:]]
+
+
+def _written(result: Obj, operations: list[Any]) -> decoding.Changed | None:
+    """The members the operations wrote into `result`, for decoding just those (None: the whole
+    document); a list counts whole, as its indexes shift."""
+    changed: decoding.Changed = {}
+    for operation in operations:
+        if not isinstance(operation, dict) or operation.get("op") not in WRITING_OPERATIONS:
+            continue
+        steps = _steps(str(operation.get("path")))
+        if not steps or not _mark(changed, result, steps):
+            return None
+    return changed
+
+
+def _mark(changed: decoding.Changed, container: Any, steps: list[str]) -> bool:
+    """Mark the member `steps` lead to within `container` as written; False when `container` is not
+    an object (its owner was then written as a whole)."""
+    if not isinstance(container, dict):
+        return False
+    key, rest = steps[0], steps[1:]
+    if key in changed and changed[key] is None:
+        return True
+    below = changed.setdefault(key, {})
+    if below is None or not rest or not _mark(below, container.get(key), rest):
+        changed[key] = None
+    return True
+
+
+def _json_patch_strict(document: decoding.Parsed) -> list[str]:
     """Strict errors of the operations themselves: keys an operation does not have, or repeats."""
     unknown = [
         f'unknown field "[{i}].{key}"'
-        for i, operation in enumerate(document)
+        for i, operation in enumerate(document.value)
         if isinstance(operation, dict)
         for key in operation
         if key not in JSON_PATCH_FIELDS
     ]
-    return [*decoding.duplicates(document), *unknown]
+    return [*document.duplicates(), *unknown]
 
 
 def merge_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, dict):
+    if not isinstance(document.value, dict):
         raise bad_request("the patch is not a JSON object")
-    merged = apply_merge_patch(current, decoding.plain(document))
+    patch = document.plain()
+    merged = apply_merge_patch(current, patch)
     assert isinstance(merged, dict)
-    return fieldvalidation.patched_json(ctx.check, merged, decoding.duplicates(document))
+    return fieldvalidation.patched_json(ctx.check, merged, document.duplicates(), _merged(patch))
+
+
+def _merged(patch: dict[str, Any]) -> decoding.Changed:
+    """The members a merge patch writes (a null only removes)."""
+    return {
+        key: _merged(value) if isinstance(value, dict) else None
+        for key, value in patch.items()
+        if value is not None
+    }
 
 
 def apply_merge_patch(target: Any, patch: Any) -> Any:
@@ -130,14 +236,14 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
 
 def strategic_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
     document = _parse_json(body)
-    if not isinstance(document, dict):
+    if not isinstance(document.value, dict):
         raise bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
-    patch = decoding.plain(document)
+    patch = document.plain()
     try:
         patched = strategic.strategic_merge_patch(current, patch, kind=ctx.resource.kind)
     except strategic.PatchError as exc:
         raise StatusError(exc.code, exc.status_body()) from exc
-    return fieldvalidation.patched_strategic(ctx.check, patched, patch, decoding.duplicates(document))
+    return fieldvalidation.patched_strategic(ctx.check, patched, patch, document.duplicates())
 
 
 def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
@@ -174,11 +280,11 @@ def _parse_yaml(body: bytes) -> yamljson.Converted:
     """The apply body: JSON (what kubectl and the clients send; read by the JSON parser unless it
     repeats a key, when go-yaml's line numbers are wanted) or YAML, as the apiserver reads it."""
     try:
-        document = decoding.parse_json(body)
+        document = decoding.parse(body)
     except ValueError:
-        document = None
-    if isinstance(document, dict) and not decoding.duplicates(document):
-        return yamljson.Converted(decoding.plain(document))
+        document = decoding.Parsed(None)
+    if isinstance(document.value, dict) and not document.repeats:
+        return yamljson.Converted(document.plain())
     try:
         converted = yamljson.convert(body.decode("utf-8", "replace"))
     except YAMLError as exc:
@@ -294,10 +400,18 @@ def record_create(
 
 
 def _before_strategy(obj: Obj, resource: ResourceType, server_finalizers: tuple[str, ...]) -> Obj:
-    early = json_copy(obj)
-    meta = early["metadata"]
-    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]
     if resource.drop_generated:
+        early = json_copy(obj)
+        _drop_finalizers(early["metadata"], server_finalizers)
         resource.drop_generated(early)
-    pruned: Obj = prune_empty(early)
+        dropped: Obj = prune_empty(early, decoded=True)
+        return dropped
+    pruned: Obj = prune_empty(obj, decoded=True)  # a new tree already: no copy before it
+    _drop_finalizers(pruned["metadata"], server_finalizers)
+    if not pruned["metadata"].get("finalizers"):
+        pruned["metadata"].pop("finalizers", None)
     return pruned
+
+
+def _drop_finalizers(meta: Obj, server_finalizers: tuple[str, ...]) -> None:
+    meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in server_finalizers]

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from aiohttp import web
+
 WATCH_VALUES = ("1", "true", "True")
 VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 # Under /api/v1/namespaces/<name>/, these name a Namespace's subresource, not a namespaced resource.
@@ -63,6 +65,17 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
         elif verb == "delete":
             verb = "deletecollection"
     return RequestInfo(True, path, verb, group, version, namespace, resource, subresource, name)
+
+
+_KEY = "planner.slim.request_info"
+
+
+def of_request(request: web.Request) -> RequestInfo:
+    """`request_info` of a request, worked out once: the metrics, the guard and the router all ask."""
+    found = request.get(_KEY)
+    if not isinstance(found, RequestInfo):
+        found = request[_KEY] = request_info(request.method, request.path, request.query)
+    return found
 
 
 def _pinned_name(field_selector: str) -> str:

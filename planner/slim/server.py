@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -24,8 +25,9 @@ from planner.slim.tokens import Tokens, load_key
 
 HOST = "127.0.0.1"
 DB_NAME = "state.db"
-
-
+# The young generation is collected every this many net allocations of containers (Python's default is
+# 700); the older two keep their defaults.
+COLLECTOR_THRESHOLDS = (7000, 10, 10)
 TOKEN_ENV = "PLANNER_SLIM_TOKEN"  # the admin token, when the server is started by planner itself
 
 
@@ -96,6 +98,7 @@ async def serve_async(options: ServerOptions) -> None:
     await runner.setup()
     site = web.TCPSite(runner, HOST, options.port, reuse_address=True, ssl_context=_ssl_context(options.tls))
     await site.start()
+    _settle_collector()
     _announce_port(site, options.port_file)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -109,6 +112,20 @@ async def serve_async(options: ServerOptions) -> None:
             await simulation.stop()
         await runner.cleanup()
         api.store.close()
+
+
+def _settle_collector() -> None:
+    """Keep the garbage collector off what lives for good. What startup made (modules, schemas, the
+    seeded objects, the store read from disk) stays for the process's life: it is frozen out of every
+    later collection. And the collector's default thresholds, made for small heaps, walk every stored
+    object again each time the heap grows by a quarter: 1,000 workloads' creates paid about a fifth
+    of the server's CPU for five full collections that found nothing, since stored objects are JSON
+    trees no cycle holds (an object's old version is freed by its reference count). Collecting the
+    young generation ten times less often makes a burst of writes trigger far fewer full collections;
+    the cycles a request does make (aiohttp's, asyncio's) are still collected."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 def _ssl_context(tls: Certificates | None) -> ssl.SSLContext | None:

@@ -3,7 +3,8 @@
 Like k3s's embedded datastore, every object is a JSON row keyed by (resource, namespace, name) and
 every write takes the next revision of one global counter, persisted in the same transaction. Reads
 never touch SQLite: all objects are also held parsed in memory, indexed by resource then namespace,
-so a GET is a dict lookup and a 1,000-object LIST parses nothing. Watches read the in-memory ring
+so a GET is a dict lookup and a 1,000-object LIST parses nothing. Without a path (`--memory`) there
+are no rows at all: nothing would ever read them back. Watches read the in-memory ring
 buffer of recent events (its oldest evicted revision is the compaction point: older resourceVersions
 get 410 Expired) and then follow live events through one asyncio queue per watcher.
 
@@ -59,29 +60,35 @@ class Conflict(Exception):
     """The row exists (create) or does not exist (update/delete)."""
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS objects"
+        " (resource TEXT, namespace TEXT, name TEXT, rv INTEGER, body TEXT,"
+        " PRIMARY KEY (resource, namespace, name))"
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER)")
+    return db
+
+
 class Store:
     def __init__(self, path: Path | None, *, event_capacity: int = DEFAULT_EVENT_CAPACITY) -> None:
-        self._db = sqlite3.connect(":memory:" if path is None else str(path), isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS objects"
-            " (resource TEXT, namespace TEXT, name TEXT, rv INTEGER, body TEXT,"
-            " PRIMARY KEY (resource, namespace, name))"
-        )
-        self._db.execute("CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER)")
+        self._db = None if path is None else _open(path)
         self._objects: dict[str, dict[str, dict[str, Obj]]] = {}
         self._rv = 0
         self._events: deque[WatchEvent] = deque()
         self._capacity = event_capacity
         self._subscribers: dict[str, set[Subscription]] = {}
-        self._load()
+        if self._db is not None:
+            self._load(self._db)
         self._compacted = self._rv
 
-    def _load(self) -> None:
-        row = self._db.execute("SELECT value FROM counters WHERE key = 'rv'").fetchone()
+    def _load(self, db: sqlite3.Connection) -> None:
+        row = db.execute("SELECT value FROM counters WHERE key = 'rv'").fetchone()
         self._rv = int(row[0]) if row else 0
-        for resource, namespace, name, body in self._db.execute(
+        for resource, namespace, name, body in db.execute(
             "SELECT resource, namespace, name, body FROM objects"
         ):
             self._objects.setdefault(resource, {}).setdefault(namespace, {})[name] = json.loads(body)
@@ -141,19 +148,22 @@ class Store:
         return stored
 
     def _persist(self, kind: str, resource: str, namespace: str, name: str, rv: int, obj: Obj) -> None:
-        with self._db:
-            self._db.execute("BEGIN")
+        db = self._db
+        if db is None:
+            return
+        with db:
+            db.execute("BEGIN")
             if kind == "DELETED":
-                self._db.execute(
+                db.execute(
                     "DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?",
                     (resource, namespace, name),
                 )
             else:
-                self._db.execute(
+                db.execute(
                     "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
                     (resource, namespace, name, rv, json.dumps(obj, separators=(",", ":"))),
                 )
-            self._db.execute("INSERT OR REPLACE INTO counters VALUES ('rv', ?)", (rv,))
+            db.execute("INSERT OR REPLACE INTO counters VALUES ('rv', ?)", (rv,))
 
     # --- watch ---------------------------------------------------------------------------------------
 
@@ -179,7 +189,8 @@ class Store:
         self._subscribers.get(subscription.resource, set()).discard(subscription)
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
 
     def mark_compacted(self) -> None:
         """Forget buffered events: watches may only resume from revisions written after this point."""

@@ -54,7 +54,7 @@ def write_status(
         new["metadata"]["annotations"] = sent_meta.get("annotations")
     if operation == "Apply":
         new["metadata"]["managedFields"] = sent_meta.get("managedFields")
-    new = prune_empty(new)
+    new = prune_empty(new, decoded=True)
     new = patch.managed_fields(
         old, new, manager=options.field_manager, operation=operation, subresource="status", resource=rt
     )
@@ -173,7 +173,7 @@ def finalize_namespace(api: Api, name: str, options: WriteOptions) -> Obj:
     old = api.stored(NAMESPACES, "", name)
     new = json_copy(old)
     new.setdefault("spec", {}).pop("finalizers", None)
-    return api.commit_update(NAMESPACES, old, prune_empty(new), options)
+    return api.commit_update(NAMESPACES, old, prune_empty(new, decoded=True), options)
 
 
 # --- serviceaccounts/token ----------------------------------------------------------------------------

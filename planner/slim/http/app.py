@@ -37,7 +37,7 @@ from planner.slim.http.guard import PUBLIC_PATHS, guard, request_log_handler, us
 from planner.slim.objects import decode
 from planner.slim.openapi import documents
 from planner.slim.patch import is_apply
-from planner.slim.requestinfo import request_info
+from planner.slim.requestinfo import of_request
 from planner.slim.requestlog import RequestLog
 from planner.slim.resources import ResourceType, lookup
 from planner.slim.reviews import Review
@@ -228,7 +228,7 @@ def _route(parts: list[str]) -> Route | None:
 
 
 def _verb(request: web.Request) -> str:
-    return request_info(request.method, request.path, request.query).verb
+    return of_request(request).verb
 
 
 def _query(request: web.Request) -> dict[str, str]:

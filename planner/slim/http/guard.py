@@ -15,7 +15,7 @@ from aiohttp import web
 
 from planner.slim.auth import Auth
 from planner.slim.errors import StatusError, method_not_allowed, unauthorized
-from planner.slim.requestinfo import request_info
+from planner.slim.requestinfo import of_request
 from planner.slim.requestlog import RequestLog
 from planner.slim.users import ANONYMOUS, User
 
@@ -33,7 +33,7 @@ def guard(auth: Auth, log: RequestLog) -> Any:
         if user is None:
             raise unauthorized()
         user = auth.impersonate(user, request.headers)
-        info = request_info(request.method, request.path, request.query)
+        info = of_request(request)
         entry = log.record(user.name, info) if log.logged(request.path) else None
         request[USER] = user
         try:

@@ -247,3 +247,46 @@ def test_watch_as_table_sends_column_definitions_in_the_first_event_only(
     assert events[1]["object"]["columnDefinitions"] is None
     assert [e["object"]["rows"][0]["cells"][:2] for e in events] == [["c", 1], ["c", 1]]
     assert events[1]["object"]["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+# --- server-side apply creating an object -------------------------------------------------------------
+
+
+def test_server_side_apply_creating_ignores_a_resource_version_in_the_configuration(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    """The apiserver creates through its update path, whose storage ignores the resourceVersion (only
+    a POST's create refuses one, with a 500): the object is created at a resourceVersion of its own."""
+    config = {**CONFIGMAP, "metadata": {"name": "c", "resourceVersion": "123456789"}}
+    path = f"/api/v1/namespaces/{namespace}/configmaps/c?fieldManager=planner"
+    created = http(cluster, "PATCH", path, json.dumps(config), content_type=APPLY)
+    assert (created.status, created.body["data"]) == (201, {"a": "1"}), created.body
+    assert created.body["metadata"]["resourceVersion"] != "123456789"
+    read = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/c")
+    assert read.body["metadata"]["resourceVersion"] == created.body["metadata"]["resourceVersion"]
+    posted = http(
+        cluster,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        {**config, "metadata": {"name": "d", "resourceVersion": "1"}},
+    )
+    assert (posted.status, posted.body["message"]) == (
+        500,
+        "resourceVersion should not be set on objects to be created",
+    )
+
+
+def test_server_side_apply_creating_with_a_uid_is_a_conflict(cluster: ClusterHandle, namespace: str) -> None:
+    config = {**CONFIGMAP, "metadata": {"name": "c", "uid": "0e6f1a52-4bde-4e45-9a0c-0ad2d1b6a2a1"}}
+    path = f"/api/v1/namespaces/{namespace}/configmaps/c?fieldManager=planner"
+    refused = http(cluster, "PATCH", path, json.dumps(config), content_type=APPLY)
+    assert (refused.status, refused.body["reason"], refused.body["details"]) == (
+        409,
+        "Conflict",
+        {"name": "c", "kind": "configmaps"},
+    )
+    assert refused.body["message"] == (
+        'Operation cannot be fulfilled on configmaps "c": uid mismatch: the provided object specified uid '
+        "0e6f1a52-4bde-4e45-9a0c-0ad2d1b6a2a1, and no existing object was found"
+    )
+    assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/c").status == 404

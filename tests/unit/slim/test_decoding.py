@@ -186,6 +186,64 @@ def test_a_type_error_wins_over_strict_errors() -> None:
     assert findings.error is not None and findings.strict == []
 
 
+def test_parsing_notes_repeated_keys_and_fractions_and_keeps_the_rest_plain() -> None:
+    repeated = decoding.parse(b'{"a": [{"b": 1, "b": 2}], "c": 1.50}')
+    assert (repeated.repeats, repeated.fractions) == (True, True)
+    assert repeated.duplicates() == ['duplicate field "a[0].b"']
+    assert repeated.plain() == {"a": [{"b": 2}], "c": 1.5}
+    assert type(repeated.plain()["a"][0]) is dict and type(repeated.plain()["c"]) is float
+    assert repeated.value["c"].text == "1.50"
+
+    usual = decoding.parse(b'{"a": [{"b": 1}], "c": 2}')
+    assert (usual.repeats, usual.fractions) == (False, False)
+    assert usual.duplicates() == []
+    assert usual.plain() is usual.value  # nothing to convert: no copy
+
+
+STORED = {
+    "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "spec": {"containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 80}]}]}
+        },
+    },
+}
+PATCHED: list[tuple[str, dict[str, Any], decoding.Changed]] = [
+    (
+        "an unknown field among known ones",
+        {"spec": {"replicas": 2, "bogus": 1}},
+        {"spec": {"replicas": None, "bogus": None}},
+    ),
+    (
+        "a wrong type in a map",
+        {"metadata": {"labels": {"app": "web", "tier": 3}}},
+        {"metadata": {"labels": {"tier": None}}},
+    ),
+    (
+        "a list item's unknown field (the list changes whole)",
+        {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx", "imagee": "x"}]}}}},
+        {"spec": {"template": {"spec": {"containers": None}}}},
+    ),
+    ("a wrong type at the top", {"metadata": "web"}, {"metadata": None}),
+]
+
+
+@pytest.mark.parametrize(("why", "change", "changed"), PATCHED, ids=[p[0] for p in PATCHED])
+def test_decoding_only_what_a_patch_changed_finds_what_decoding_everything_finds(
+    why: str, change: dict[str, Any], changed: decoding.Changed
+) -> None:
+    patched = {
+        **STORED,
+        **{k: v if not isinstance(v, dict) else {**STORED[k], **v} for k, v in change.items()},
+    }
+    whole = decoding.decode_json(S, patched, DEPLOYMENT, plain_input=True)
+    part = decoding.decode_json(S, patched, DEPLOYMENT, plain_input=True, changed=changed)
+    assert (part.error, part.strict, part.value) == (whole.error, whole.strict, whole.value)
+    assert whole.error is not None or whole.strict
+
+
 def test_raw_extensions_and_managed_fields_take_any_json() -> None:
     raw = b'{"metadata": {"managedFields": [{"fieldsV1": {"f:spec": {"anything": 1}}}]}}'
     assert decoding.decode_json(S, decoding.parse_json(raw), DEPLOYMENT).strict == []

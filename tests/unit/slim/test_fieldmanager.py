@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 from planner.slim.fieldmanager import (
     ApplyConflict,
     apply,
+    compare,
     decode_fields,
     encode_fields,
     manager_from_user_agent,
@@ -20,6 +21,7 @@ from planner.slim.fieldmanager import (
     path_string,
     update,
 )
+from planner.slim.mergekeys import schema_for
 from planner.slim.strategic import PatchError
 from tests.paths import GOLDEN
 
@@ -144,6 +146,76 @@ def test_finalizers_are_a_set_in_managed_fields() -> None:
     assert managers(apply_cm(None, config, "planner"))[0][2] == {
         "f:metadata": {"f:finalizers": {'v:"a/b"': {}}}
     }
+
+
+COMPARED: list[tuple[str, Any, Any, set[str], set[str], set[str]]] = [
+    (
+        "a new branch is added to its every path",
+        {},
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        {
+            ".spec",
+            ".spec.template",
+            ".spec.template.spec",
+            ".spec.template.spec.containers",
+            '.spec.template.spec.containers[name="c"]',
+            '.spec.template.spec.containers[name="c"].name',
+            '.spec.template.spec.containers[name="c"].image',
+        },
+        set(),
+        set(),
+    ),
+    (
+        "a changed item in a keyed list",
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "j"}]}}}},
+        set(),
+        {'.spec.template.spec.containers[name="c"].image'},
+        set(),
+    ),
+    (
+        "a set's items are values, maps included",
+        {"metadata": {"finalizers": ["a"]}},
+        {"metadata": {"finalizers": [{"x": "1"}]}},
+        {'.metadata.finalizers[={"x":"1"}]'},
+        set(),
+        {'.metadata.finalizers[="a"]'},
+    ),
+    (
+        "a map where a list belongs has no members",
+        {},
+        {"metadata": {"finalizers": {"x": "1"}}, "spec": {"template": {"spec": {"volumes": {"v": 1}}}}},
+        {
+            ".metadata",
+            ".metadata.finalizers",
+            ".spec",
+            ".spec.template",
+            ".spec.template.spec",
+            ".spec.template.spec.volumes",
+        },
+        set(),
+        set(),
+    ),
+    (
+        "a removed branch",
+        {"spec": {"paused": True, "strategy": {"type": "Recreate"}}},
+        {"spec": {"paused": True}},
+        set(),
+        set(),
+        {".spec.strategy", ".spec.strategy.type"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("why", "old", "new", "added", "modified", "removed"), COMPARED, ids=[c[0] for c in COMPARED]
+)
+def test_compare_finds_what_changed_from_one_object_to_another(
+    why: str, old: Any, new: Any, added: set[str], modified: set[str], removed: set[str]
+) -> None:
+    diff = compare(old, new, schema_for("Deployment"))
+    shown = [{path_string(p) for p in paths} for paths in (diff.added, diff.modified, diff.removed)]
+    assert shown == [added, modified, removed]
 
 
 # ------------------------------------------------------------------------------------------ conflicts

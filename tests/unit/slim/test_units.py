@@ -132,6 +132,20 @@ PRUNES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 @pytest.mark.parametrize(("why", "given", "kept"), PRUNES, ids=[p[0] for p in PRUNES])
 def test_prune_empty_like_go_omitempty(why: str, given: dict[str, Any], kept: dict[str, Any]) -> None:
     assert prune_empty(given) == kept
+    assert prune_empty(given, decoded=True) == kept
+
+
+def test_a_decoded_object_shares_its_field_sets_and_the_rest_is_copied() -> None:
+    fields = {"f:data": {"f:a": {}}}
+    entry = {"manager": "m", "operation": "Update", "subresource": "", "fieldsV1": fields}
+    obj = {"metadata": {"name": "x", "managedFields": [entry]}, "data": {"a": "1"}}
+    pruned = prune_empty(obj, decoded=True)
+    assert pruned["metadata"]["managedFields"] == [
+        {"manager": "m", "operation": "Update", "fieldsV1": fields}
+    ]
+    assert pruned["metadata"]["managedFields"][0]["fieldsV1"] is fields
+    assert pruned["metadata"] is not obj["metadata"] and pruned["data"] is not obj["data"]
+    assert prune_empty(obj)["metadata"]["managedFields"][0]["fieldsV1"] is not fields
 
 
 PULL = [
