@@ -88,7 +88,11 @@ from planner.objects import (
     namespace_manifest,
     owner_of,
     ref_of,
+    with_create_only_of,
+    without_create_only,
+    without_field,
 )
+from planner.render.identity import content_hash
 from planner.transitions import name_sandbox_transitions
 
 # The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
@@ -137,23 +141,6 @@ class _Comparison:
     forced_by: str | None
     hash_equal: bool
     planner_owned: bool
-
-
-def _without_create_only(manifest: Manifest, info: KindInfo | None) -> Manifest:
-    result = manifest
-    for dotted in info.create_only_fields if info else ():
-        *parents, last = dotted.split(".")
-        result = _drop_key(result, parents, last)
-    return result
-
-
-def _drop_key(value: Manifest, parents: list[str], last: str) -> Manifest:
-    if not parents:
-        return {k: v for k, v in value.items() if k != last}
-    child = value.get(parents[0])
-    if not isinstance(child, dict):
-        return value
-    return {**value, parents[0]: _drop_key(child, parents[1:], last)}
 
 
 def _is_create_only(path: Path, info: KindInfo | None) -> bool:
@@ -271,11 +258,11 @@ def compare(
 
     `previous` is planner's own earlier render of the object when the cluster records one (a sandbox
     Pod, kept on its workspace PVC): what it declared and `desired` no longer does is removed too."""
-    server_form = _without_create_only(with_server_forms(desired), info)
+    server_form = without_create_only(with_server_forms(desired))
     # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
     declared_desired = {k: v for k, v in declared(server_form).items() if k not in _IDENTITY_KEYS}
     entries = managed_entries(live)
-    hash_equal = annotations_of(desired).get(ANNOTATION_HASH) == annotations_of(live).get(ANNOTATION_HASH)
+    hash_equal = _same_derivation(desired, live)
     found = differences(declared_desired, live)
     if not hash_equal:
         seen = {d.path for d in found}
@@ -300,6 +287,16 @@ def compare(
         hash_equal=hash_equal,
         planner_owned=any(e.manager == FIELD_MANAGER and e.operation == "Apply" for e in entries),
     )
+
+
+def _same_derivation(desired: Manifest, live: Manifest) -> bool:
+    """Whether `live` carries `desired`'s hash, create-only fields aside: a fork's `dataSource` naming
+    its source's new rootfs generation is no change, since it is never written after creation."""
+    live_hash = annotations_of(live).get(ANNOTATION_HASH)
+    if annotations_of(desired).get(ANNOTATION_HASH) == live_hash:
+        return True
+    as_created = with_create_only_of(desired, live)
+    return as_created != desired and content_hash(as_created) == live_hash
 
 
 def _run_key_changed(desired: Manifest, live: Manifest) -> bool:
@@ -479,7 +476,7 @@ _SERVER_BOOKKEEPING: tuple[tuple[str, ...], ...] = (
 def _without_bookkeeping(obj: Manifest) -> Manifest:
     trimmed = dict(obj)
     for path in _SERVER_BOOKKEEPING:
-        trimmed = _drop_key(trimmed, list(path[:-1]), str(path[-1]))
+        trimmed = without_field(trimmed, path)
     return trimmed
 
 

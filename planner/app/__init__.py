@@ -4,7 +4,8 @@ Each function takes plain values and returns results; nothing here prints or exi
 in families, one module each: `planning` (validate, render, plan), `applying` (apply, apply of a saved
 plan, settling the ApplySet parent after a converged apply, all under the run lock), `reconciling`
 (reconcile: every plan under some paths, each locked, planned and applied on its own), `locks`
-(unlock), `workloads` (lifecycle operations, logs, inspect) and `watching` (monitor, apply --watch,
+(unlock), `workloads` (lifecycle operations, logs, inspect), `sandboxes` (claim, release and touch
+sandboxes beside a plan) and `watching` (monitor, apply --watch,
 status, and the choice among the ways to apply); `target` says which cluster they talk to and builds
 its client once. This package exports what the CLI calls; everything else is reached through its
 module.
@@ -22,6 +23,7 @@ from planner.app.planning import (
     validate,
 )
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
+from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox, warm_pools
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions, apply_plans, monitor, status
 from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
@@ -41,17 +43,21 @@ __all__ = [
     "Target",
     "apply_plans",
     "check_data_loss",
+    "claim_sandbox",
     "delete_workload",
     "inspect_workload",
     "lock_state",
     "monitor",
     "plan",
     "reconcile",
+    "release_sandbox",
     "render_plans",
     "run_lifecycle",
     "save_plans",
     "status",
+    "touch_sandbox",
     "unlock",
     "validate",
+    "warm_pools",
     "workload_logs",
 ]

@@ -10,6 +10,7 @@ import json
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -284,7 +285,10 @@ def test_pause_keeps_the_pvcs_and_marks_only_the_state(
     after = get(cluster, f"{claims}/box-workspace")
     assert after is not None and get(cluster, f"{claims}/box-rootfs-g2") is not None
     expected = before["metadata"]["annotations"] | {"planner.dev/sandbox-state": "paused"}
-    assert after["metadata"]["annotations"] == expected
+    annotations = dict(after["metadata"]["annotations"])
+    stamped = datetime.fromisoformat(annotations.pop("planner.dev/last-activity").replace("Z", "+00:00"))
+    assert stamped >= datetime.fromisoformat(before["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    assert annotations == expected
     assert after["spec"] == before["spec"]
 
 
