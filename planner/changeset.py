@@ -73,6 +73,9 @@ class ChangeSet:
     # Runs of the closure's Jobs found live whose run-key the parent does not record as ran (an apply
     # killed between a Job's create and its record): the next parent write records them.
     unrecorded: tuple[RunRecord, ...] = ()
+    # Whether `--allow-data-loss` was given: printers say so next to the changes that destroy data, and
+    # `dataloss.refuse_data_loss` refuses those changes without it.
+    allow_data_loss: bool = False
     # The generation the cluster is at, as the plan's parent names it (None: no apply recorded yet).
     generation: CurrentGeneration | None = None
 

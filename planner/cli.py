@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar, cast
@@ -23,9 +24,12 @@ from typing import Any, TypeVar, cast
 import click
 
 from planner import __version__, app
+from planner.controller.leader import ElectionTimings
+from planner.controller.manager import Controller, ControllerOptions
 from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
+from planner.output.errors import print_diagnostics, report_error, report_failure
 from planner.output.events import MonitorPrinter, apply_printer
 from planner.output.history import (
     formatted_diff,
@@ -40,7 +44,7 @@ from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
 from planner.output.reconcile import ReconcilePrinter, write_metrics
 from planner.output.validation import print_validated, print_warnings
-from planner.output.workloads import print_inspection, print_outcome, print_status
+from planner.output.workloads import pool_line, print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
 
@@ -92,6 +96,19 @@ def _cluster_options(*, namespace: bool = True) -> Callable[[F], F]:
     return decorate
 
 
+@dataclass
+class _Invocation:
+    """What `main` needs to know of the command it ran: the `-o` format, so an error it reports is a
+    JSON line too when the command's output is JSON."""
+
+    output: str = "text"
+
+
+def _remember_output(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.ensure_object(_Invocation).output = value
+    return value
+
+
 def _output_option(*choices: str) -> Callable[[F], F]:
     return click.option(
         "-o",
@@ -99,6 +116,8 @@ def _output_option(*choices: str) -> Callable[[F], F]:
         type=click.Choice(choices),
         default=choices[0],
         show_default=True,
+        is_eager=True,  # known before any other option's error, which is then reported in it
+        callback=_remember_output,
         help="Output format.",
     )
 
@@ -232,9 +251,17 @@ def validate(plans: tuple[str, ...], output: str) -> None:
     """Check plan files (or directories of them) without contacting a cluster.
 
     Every problem is reported at once, one line each, as `file:LINE:COL: path: message`; exit 1 if any.
+    With `-o json` each problem and warning is also a `Diagnostic` JSON line on stdout.
     """
-    loaded = app.validate(plans)
+    try:
+        loaded = app.validate(plans)
+    except PlanError as invalid:
+        if output == "json":
+            print_diagnostics(invalid.diagnostics)
+        raise
     print_warnings(loaded.warnings)
+    if output == "json":
+        print_diagnostics(loaded.warnings)
     print_validated(loaded.plans, output)
 
 
@@ -309,11 +336,16 @@ def plan_command(
     )
     loaded, results = app.plan(plans, target=target, options=options)
     print_warnings(loaded.warnings)
-    for result in results:
-        colour = sys.stdout.isatty() and not _no_color()
-        click.echo(formatted(result.changeset, output, colour=colour), nl=False)
-        if graph:
-            click.echo(result.execution.as_text(), nl=False)
+    changesets = [result.changeset for result in results]
+    graphs = [result.execution.as_text() for result in results] if graph else []
+    saved = str(out) if out is not None else None
+    colour = sys.stdout.isatty() and not _no_color()
+    click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
+    if output == "text":
+        for result in results:
+            for pool, status in app.warm_pools(result.rendered, target=target):
+                click.echo(pool_line(pool, status), nl=False)
+    app.check_data_loss(results)
     if out is not None:
         for warning in app.save_plans(out, results, options, target=target):
             click.echo(f"warning: {warning}", err=True)
@@ -636,7 +668,9 @@ def rollback_command(
         click.echo(f"warning: {warning}", err=True)
     if result.applied is None:
         colour = sys.stdout.isatty() and not _no_color()
-        click.echo(formatted(result.planned.changeset, output, colour=colour), nl=False)
+        saved = str(out) if out is not None else None
+        click.echo(formatted([result.planned.changeset], output, colour=colour, saved=saved), nl=False)
+        app.check_data_loss([result.planned])
     else:
         if output != "json":
             printer.summary(result.applied)
@@ -889,6 +923,177 @@ def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: 
     print_outcome(app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output)
 
 
+@cli.command("controller")
+@click.option(
+    "--plans",
+    "plans",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True),
+    help="A plan file or a directory of them (repeatable); re-read when a file changes.",
+)
+@click.option(
+    "--interval",
+    callback=_duration,
+    metavar="DURATION",
+    default="5m",
+    show_default=True,
+    help="Reconcile every plan this often (and whenever its file changes).",
+)
+@click.option(
+    "--resync",
+    callback=_duration,
+    metavar="DURATION",
+    default="30s",
+    show_default=True,
+    help="Check every warm pool and idle sandbox this often (the watch also triggers pools).",
+)
+@click.option(
+    "--poll",
+    callback=_duration,
+    metavar="DURATION",
+    default="2s",
+    show_default=True,
+    help="Look for changed plan files this often.",
+)
+@click.option(
+    "--listen",
+    default="127.0.0.1:8081",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Serve /healthz, /readyz and /metrics here (port 0: any free port).",
+)
+@click.option(
+    "--leader-elect", is_flag=True, help="Run as one of several replicas: only the Lease holder writes."
+)
+@click.option(
+    "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."
+)
+@click.option(
+    "--lease-duration",
+    callback=_duration,
+    metavar="DURATION",
+    default="15s",
+    show_default=True,
+    help="Leader election: how long a leader's Lease lasts unrenewed.",
+)
+@click.option(
+    "--renew-deadline",
+    callback=_duration,
+    metavar="DURATION",
+    default="10s",
+    show_default=True,
+    help="Leader election: a leader that could not renew for this long stops writing.",
+)
+@click.option(
+    "--retry-period",
+    callback=_duration,
+    metavar="DURATION",
+    default="2s",
+    show_default=True,
+    help="Leader election: how often to renew, or to try to take the Lease.",
+)
+@click.option(
+    "--once", is_flag=True, help="One pass (reconcile, pools, reaper), no server; exit 1 if any failed."
+)
+@click.option(
+    "--allow-data-loss", is_flag=True, help="Allow reconciles to replace or delete PVCs and Namespaces."
+)
+@_timeout_option
+@_lock_options
+@_qps_option
+@_cluster_options()
+def controller_command(
+    plans: tuple[str, ...],
+    interval: float,
+    resync: float,
+    poll: float,
+    listen: str,
+    leader_elect: bool,
+    lease_namespace: str | None,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    once: bool,
+    allow_data_loss: bool,
+    timeout: float | None,
+    lock: app.LockOptions,
+    target: app.Target,
+) -> None:
+    """Keep plans reconciled, warm pools full and idle sandboxes paused, until SIGTERM.
+
+    Every --interval and whenever a plan file changes, each plan is reconciled as `planner reconcile`
+    does, under its run lock; results are Events on the plan's ApplySet parent Secret and metrics.
+    Warm pools are kept at their size (on every watch event of a member and every --resync); a
+    sandbox idle past its idleTimeout is paused (reason `idle`). With --leader-elect only the holder
+    of the Lease `planner-controller` writes. SIGTERM: finish the write in flight, release the Lease,
+    exit 0. See docs/controller.md.
+    """
+    if not renew_deadline < lease_duration:
+        raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
+    apply_options = app.ApplyOptions(
+        plan=app.PlanOptions(allow_data_loss=allow_data_loss),
+        timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+        lock=lock,
+    )
+    options = ControllerOptions(
+        plans=plans,
+        interval=interval,
+        resync=resync,
+        poll=poll,
+        listen=listen,
+        leader_elect=leader_elect,
+        lease_namespace=lease_namespace,
+        timings=ElectionTimings(
+            lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period
+        ),
+        reconcile=app.ReconcileOptions(apply=apply_options),
+    )
+    controller = Controller(target, options, notice=_notice)
+    if once:
+        sys.exit(controller.run_once())
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: controller.stop())
+    sys.exit(controller.run())
+
+
+@cli.group("sandbox")
+def sandbox_group() -> None:
+    """Sandboxes beside a plan: claim a warm-pool member, release it, record activity."""
+
+
+@sandbox_group.command("claim")
+@click.argument("pool")
+@click.option("--name", "owner", required=True, help="Who claims it; `release` and `touch` take this name.")
+@_cluster_options()
+def sandbox_claim_command(pool: str, owner: str, target: app.Target) -> None:
+    """Take one unclaimed sandbox of warm pool POOL for NAME (atomically: two claims never get the same
+    one) and print its runtime ID; the controller refills the pool. Exit 1 when none is free."""
+    click.echo(str(app.claim_sandbox(pool, owner, target=target)))
+
+
+@sandbox_group.command("release")
+@click.argument("name")
+@click.option("--allow-data-loss", is_flag=True, help="Also delete its PVCs and env Secret.")
+@_output_option("text", "json")
+@_cluster_options()
+def sandbox_release_command(name: str, allow_data_loss: bool, output: str, target: app.Target) -> None:
+    """Delete the sandbox NAME claimed: its Pod, and its PVCs only with --allow-data-loss (else they stay,
+    marked paused). Exit 4 when NAME holds no sandbox."""
+    print_outcome(app.release_sandbox(name, target=target, allow_data_loss=allow_data_loss), output)
+
+
+@sandbox_group.command("touch")
+@click.argument("name")
+@_output_option("text", "json")
+@_cluster_options()
+def sandbox_touch_command(name: str, output: str, target: app.Target) -> None:
+    """Record activity on sandbox NAME (a claimant's name or the sandbox's own) now, so the idle reaper
+    leaves it running; a sandbox the reaper paused is resumed by the next apply of a plan that says
+    `running`. Exit 4 when there is no such sandbox."""
+    print_outcome(app.touch_sandbox(name, target=target), output)
+
+
 @cli.command("logs")
 @click.argument("runtime_id", metavar="RUNTIME_ID")
 @click.option(
@@ -983,27 +1188,33 @@ def status_command(
         return
 
 
-def _report(error: PlannerError) -> int:
-    if isinstance(error, PlanError):
-        for diagnostic in error.diagnostics:
-            click.echo(str(diagnostic), err=True)
-    else:
-        click.echo(f"error: {error}", err=True)
-    return error.exit_code
+def _output_in(args: Sequence[str], invocation: _Invocation) -> str:
+    """The `-o` format of a command whose arguments click refused before it read that option (an
+    unknown flag is refused while parsing, before any option's callback runs)."""
+    for index, arg in enumerate(args):
+        if arg in ("-o", "--output") and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(("--output=", "-o")) and arg not in ("-o", "--output"):
+            return arg.removeprefix("--output=").removeprefix("-o").removeprefix("=")
+    return invocation.output
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes."""
+    """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes. Errors are text on
+    stderr, followed by a JSON `Error` line when the command was given `-o json`."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    invocation = _Invocation()
     try:
-        code = cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        code = cli.main(args=args, standalone_mode=False, obj=invocation)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        report_failure(["aborted"], "aborted", 1, invocation.output)
         sys.exit(1)
     except click.ClickException as usage:
         usage.show()
+        report_failure([], usage.format_message(), 1, _output_in(args, invocation))
         sys.exit(1)
     except PlannerError as error:
-        sys.exit(_report(error))
+        sys.exit(report_error(error, invocation.output))
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,11 +1,18 @@
 """Which changes destroy data: replacing or deleting a PersistentVolumeClaim or a Namespace (DESIGN §4).
-`diff` refuses them with DataLossError unless `--allow-data-loss`. Pure: no I/O."""
+
+Two questions with different answers. *Does it destroy data?* — every such replace or delete, a sandbox
+rebase's old rootfs included: every plan printer marks them, so a reviewer sees the loss whatever the
+flags. *Does applying it need `--allow-data-loss`?* — all of them but the rebase's old rootfs, whose
+loss the plan's own generation bump declares. `diff` records in the ChangeSet whether the flag was given;
+`refuse_data_loss` is the one check, made before anything is written (and by `plan` after it printed
+the plan, so the plan is seen before it is refused). Pure: no I/O.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from planner.changeset import Change
+from planner.changeset import Change, ChangeSet
 from planner.errors import DataLossError
 from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM
 
@@ -13,18 +20,34 @@ _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 
 
 def destroys_data(change: Change) -> bool:
-    if change.ref.kind not in _DATA_KINDS or change.action not in ("replace", "delete"):
-        return False
-    # A rebase's old rootfs goes by the plan's own generation bump, which is the user's consent.
-    return not (change.transition == "rebase" and change.action == "delete")
+    """Whether applying `change` deletes a PVC's volume or a Namespace with everything in it."""
+    return change.ref.kind in _DATA_KINDS and change.action in ("replace", "delete")
 
 
-def check_data_loss(changes: Iterable[Change]) -> None:
-    """Raise DataLossError naming every change that would destroy data, all at once."""
-    losses = [
-        (str(c.ref), f"would be {'replaced' if c.action == 'replace' else 'deleted'} ({c.reason})")
-        for c in changes
-        if destroys_data(c)
-    ]
-    if losses:
-        raise DataLossError(losses)
+def needs_consent(change: Change) -> bool:
+    """Whether `change` destroys data the plan did not itself declare it may: a rebase's old rootfs goes by
+    the plan's generation bump, which is the user's consent; everything else needs `--allow-data-loss`."""
+    return destroys_data(change) and not (change.transition == "rebase" and change.action == "delete")
+
+
+def losses(changeset: ChangeSet) -> list[Change]:
+    """The changes of `changeset` that destroy data, in its order."""
+    return [change for change in changeset.changes if destroys_data(change)]
+
+
+def loss(change: Change) -> str:
+    """How `change` destroys data, in a few words: `replaced (forced by spec.resources.requests.storage)`."""
+    how = "replaced" if change.action == "replace" else "deleted"
+    return f"{how} ({change.reason})" if change.reason else how
+
+
+def refused(changeset: ChangeSet) -> list[Change]:
+    """The changes that destroy data without consent: none when `--allow-data-loss` was given."""
+    return [] if changeset.allow_data_loss else [c for c in changeset.changes if needs_consent(c)]
+
+
+def refuse_data_loss(changesets: Iterable[ChangeSet]) -> None:
+    """Raise DataLossError naming every change of every plan that would destroy data without consent."""
+    found = [(str(change.ref), f"would be {loss(change)}") for cs in changesets for change in refused(cs)]
+    if found:
+        raise DataLossError(found)

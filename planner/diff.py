@@ -35,7 +35,8 @@ closure whose Job ran before) (a run recorded only as *pending* has not run: its
 and a live Job whose run the parent does not record is listed in `ChangeSet.unrecorded` for the next
 parent write; same-named objects without the plan's label, and a Secret at the parent's place that is
 not the plan's parent, are ownership conflicts unless adopted. Replacing or deleting a PVC or Namespace
-raises `DataLossError` unless allowed.
+destroys data: the ChangeSet records whether `--allow-data-loss` was given, and `planner.dataloss` refuses
+it before anything is written.
 
 Changes are sorted by namespace (cluster-scoped objects first), then kind, then name.
 """
@@ -76,7 +77,6 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
-from planner.dataloss import check_data_loss
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
 from planner.live import LiveState
 from planner.objects import (
@@ -91,7 +91,11 @@ from planner.objects import (
     namespace_manifest,
     owner_of,
     ref_of,
+    with_create_only_of,
+    without_create_only,
+    without_field,
 )
+from planner.render.identity import content_hash
 from planner.transitions import name_sandbox_transitions
 
 # The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
@@ -140,23 +144,6 @@ class _Comparison:
     forced_by: str | None
     hash_equal: bool
     planner_owned: bool
-
-
-def _without_create_only(manifest: Manifest, info: KindInfo | None) -> Manifest:
-    result = manifest
-    for dotted in info.create_only_fields if info else ():
-        *parents, last = dotted.split(".")
-        result = _drop_key(result, parents, last)
-    return result
-
-
-def _drop_key(value: Manifest, parents: list[str], last: str) -> Manifest:
-    if not parents:
-        return {k: v for k, v in value.items() if k != last}
-    child = value.get(parents[0])
-    if not isinstance(child, dict):
-        return value
-    return {**value, parents[0]: _drop_key(child, parents[1:], last)}
 
 
 def _is_create_only(path: Path, info: KindInfo | None) -> bool:
@@ -267,11 +254,11 @@ def compare(
 
     `previous` is planner's own earlier render of the object when the cluster records one (a sandbox
     Pod, kept on its workspace PVC): what it declared and `desired` no longer does is removed too."""
-    server_form = _without_create_only(with_server_forms(desired), info)
+    server_form = without_create_only(with_server_forms(desired))
     # Identity was matched by ObjectRef already; LIST items even come without kind and apiVersion.
     declared_desired = {k: v for k, v in declared(server_form).items() if k not in _IDENTITY_KEYS}
     entries = managed_entries(live)
-    hash_equal = annotations_of(desired).get(ANNOTATION_HASH) == annotations_of(live).get(ANNOTATION_HASH)
+    hash_equal = _same_derivation(desired, live)
     found = differences(declared_desired, live)
     if not hash_equal:
         seen = {d.path for d in found}
@@ -296,6 +283,16 @@ def compare(
         hash_equal=hash_equal,
         planner_owned=any(e.manager == FIELD_MANAGER and e.operation == "Apply" for e in entries),
     )
+
+
+def _same_derivation(desired: Manifest, live: Manifest) -> bool:
+    """Whether `live` carries `desired`'s hash, create-only fields aside: a fork's `dataSource` naming
+    its source's new rootfs generation is no change, since it is never written after creation."""
+    live_hash = annotations_of(live).get(ANNOTATION_HASH)
+    if annotations_of(desired).get(ANNOTATION_HASH) == live_hash:
+        return True
+    as_created = with_create_only_of(desired, live)
+    return as_created != desired and content_hash(as_created) == live_hash
 
 
 def _run_key_changed(desired: Manifest, live: Manifest) -> bool:
@@ -483,7 +480,7 @@ _SERVER_BOOKKEEPING: tuple[tuple[str, ...], ...] = (
 def _without_bookkeeping(obj: Manifest) -> Manifest:
     trimmed = dict(obj)
     for path in _SERVER_BOOKKEEPING:
-        trimmed = _drop_key(trimmed, list(path[:-1]), str(path[-1]))
+        trimmed = without_field(trimmed, path)
     return trimmed
 
 
@@ -524,8 +521,7 @@ def diff(
 ) -> ChangeSet:
     """The ChangeSet that makes `live` what `desired` declares (see the module docstring).
 
-    Raises DataLossError naming every PVC and Namespace that would be replaced or deleted, unless
-    `allow_data_loss`; a sandbox rebase's old rootfs PVC never needs it (the generation bump asks for it).
+    `allow_data_loss` is recorded in the ChangeSet, for the printers and `dataloss.refuse_data_loss`.
     """
     differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun)
     wanted = {ref_of(manifest): manifest for manifest in desired}
@@ -535,8 +531,6 @@ def diff(
             changes[ref] = differ.removed_change(ref, obj)
     changes.update({c.ref: c for c in _missing_namespaces(desired, live)})
     name_sandbox_transitions(changes)
-    if not allow_data_loss:
-        check_data_loss(changes.values())
     parent = parent_ref(plan, namespace)
     if parent in live.foreign:
         differ.conflicts.append(not_the_parent(parent))
@@ -551,5 +545,6 @@ def diff(
         changes=tuple(sorted(changes.values(), key=_order)),
         conflicts=tuple(sorted(differ.conflicts)),
         unrecorded=unrecorded,
+        allow_data_loss=allow_data_loss,
         generation=current_generation(live.parent),
     )

@@ -14,6 +14,8 @@
     ├── OwnershipError              an object to create exists and belongs to no plan or another one
     ├── EmptyPlanError              a plan declares nothing but its ApplySet has members, without --allow-empty
     ├── PlanFilesChangedError       a saved plan's files render differently now
+    │   └── SecretValuesChangedError    only because a Secret's value resolves differently now
+    ├── PlanFilesMissingError       a saved plan's files are neither where apply runs nor where plan ran
     ├── StalePlanError              a saved plan's objects moved since it was made
     ├── CacheSyncError              an informer cache could not list or watch its kind
     └── ApiError                    the API server answered with an error status
@@ -225,6 +227,15 @@ class EmptyPlanError(PlannerError):
 
 class PlanFilesChangedError(PlannerError):
     """`apply FILE`: the plan files no longer render the closure the saved plan was made from."""
+
+
+class SecretValuesChangedError(PlanFilesChangedError):
+    """`apply FILE`: the plan files render the same closure but for Secret values, resolved again from
+    the environment or files beside the plan: each changed Secret is named, never its value."""
+
+
+class PlanFilesMissingError(PlannerError):
+    """`apply FILE`: the saved plan's files are neither where apply runs nor under the recorded root."""
 
 
 class StalePlanError(PlannerError):

@@ -84,8 +84,8 @@ class Writer(Protocol):
     raises a `planner.errors.PlannerError` (an `ApiError` subclass for API failures, an ownership error
     when `create` meets an object this plan does not own)."""
 
-    def ensure_namespace(self, name: str) -> Manifest:
-        """Create the Namespace when it is missing; return it either way."""
+    def ensure_namespace(self, name: str) -> tuple[Manifest, bool]:
+        """Create the Namespace when it is missing; return it either way, and whether this call created it."""
         ...
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
@@ -450,7 +450,9 @@ class _Execution:
     def write(self, task: Task) -> _Finished:
         written: Manifest | None
         if task.action == "ensure":
-            written = self.writer.ensure_namespace(task.ref.name)
+            written, created = self.writer.ensure_namespace(task.ref.name)
+            message = "namespace created" if created else "namespace present"
+            return _Finished(status="done", message=message, written=written)
         elif task.action == "parent" and task.parent is not None:
             written = self.writer.write_parent(task.ref, task.parent)
         elif task.action in ("create", "apply") and task.manifest is not None:
@@ -496,7 +498,6 @@ def _waited(answer: Answer, *, until: Until, timeout: float | None) -> _Finished
 
 
 _DONE_MESSAGES = {
-    "ensure": "namespace present",
     "parent": "parent written",
     "create": "created",
     "apply": "applied",

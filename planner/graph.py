@@ -65,8 +65,10 @@ from planner.objects import (
     ObjectRef,
     annotations_of,
     metadata_of,
+    with_create_only_of,
 )
 from planner.plan.durations import format_duration
+from planner.render.identity import with_hash
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (
@@ -287,6 +289,13 @@ class _Handles:
     ready: str | None = None
 
 
+def _as_created(manifest: Manifest, live: Manifest) -> Manifest:
+    """What an update writes: never a change to a create-only field (a fork's `dataSource`); the hash
+    names what is written, so the next diff sees the object as its own whatever its source became."""
+    written = with_create_only_of(manifest, live)
+    return manifest if written == manifest else with_hash(written)
+
+
 class _Builder:
     def __init__(
         self,
@@ -393,7 +402,10 @@ class _Builder:
         ref = change.ref
         action: TaskAction = "apply" if change.action == "update" else "create"
         namespace_task = self.namespace_tasks.get(ref.namespace or "")
-        write = _Node(action=action, ref=ref, manifest=change.desired, runtime_id=runtime_id)
+        manifest = change.desired
+        if action == "apply" and manifest is not None and change.live is not None:
+            manifest = _as_created(manifest, change.live)
+        write = _Node(action=action, ref=ref, manifest=manifest, runtime_id=runtime_id)
         write_id = self.add(write, after, self.parent_id, namespace_task)
         if action == "create" and ref.kind == JOB.kind:
             self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), write_id)

@@ -114,10 +114,12 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
-# Read, never written: the Events that explain why a wait is not over yet (`planner.evidence`).
+# The Events that explain why a wait is not over yet (`planner.evidence`, read) and those the controller
+# records on a plan's ApplySet parent (written).
 EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
 
-# planner's own bookkeeping, never a plan's member: the run lock (planner.lock).
+# planner's own bookkeeping, never a plan's member: the run lock (planner.lock) and the controller's
+# leader election.
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
 
 _BY_KIND = {info.kind: info for info in KINDS}

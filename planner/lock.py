@@ -232,6 +232,7 @@ class _Acquirer:
         self.collection = resource_path(LEASE, namespace)
         self.path = resource_path(LEASE, namespace, lease_name(plan))
         self.observed = _Observed()
+        self.created_namespace = False
 
     def acquire(self) -> RunLock:
         started = time.monotonic()
@@ -316,7 +317,8 @@ class _Acquirer:
         )
 
     def ensure_namespace(self) -> None:
-        """Create the plan's namespace (empty, as apply's `ensure` task would), so the Lease has a home."""
+        """Create the plan's namespace (empty, as apply's `ensure` task would), so the Lease has a home;
+        `created_namespace` says whether this call created it."""
         try:
             self.client.request(
                 "POST",
@@ -327,6 +329,7 @@ class _Acquirer:
             )
         except AlreadyExistsError:
             return
+        self.created_namespace = True
 
 
 def acquire(
@@ -343,7 +346,9 @@ def acquire(
     naming the holder, also when `stop` is set while waiting; `notice` gets the sentences a person
     should see (waiting, taking over)."""
     acquirer = _Acquirer(client, plan=plan, namespace=namespace, options=options, notice=notice, stop=stop)
-    return acquirer.acquire().start()
+    lock = acquirer.acquire()
+    lock.created_namespace = acquirer.created_namespace
+    return lock.start()
 
 
 # --- holding -----------------------------------------------------------------------------------------
@@ -362,6 +367,7 @@ class RunLock:
         """`lease` as the request that took it returned it; `sent`: when (monotonic) that request left,
         the latest moment the lease can be counted from."""
         self.plan, self.namespace = plan, namespace
+        self.created_namespace = False  # whether taking it created the plan's namespace (`acquire` says)
         self.holder = Holder.of(lease)
         seconds = float(self.holder.seconds)
         self.interval, self.deadline, self.retry = seconds / 3, seconds * 2 / 3, seconds / 15
@@ -490,6 +496,10 @@ class HeldLocks:
 
     def lost(self) -> str | None:
         return next((why for lock in self.locks if (why := lock.lost()) is not None), None)
+
+    def created_namespaces(self) -> frozenset[str]:
+        """The namespaces that taking these locks created (a Lease needs its namespace to exist)."""
+        return frozenset(lock.namespace for lock in self.locks if lock.created_namespace)
 
     def release(self, notice: Notice) -> None:
         for lock in reversed(self.locks):

@@ -14,7 +14,7 @@ every stage above them can use it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,16 @@ ANNOTATION_HASH = "planner.dev/hash"
 ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
 ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
 ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
+
+# Sandboxes beside a plan: warm-pool members (not ApplySet members, so prune never sees them) and the
+# activity the idle reaper reads, all kept on the workspace PVC (the pool labels on every object).
+LABEL_POOL = "planner.dev/pool"
+LABEL_CLAIMED = "planner.dev/claimed"
+LABEL_OWNER = "planner.dev/owner"
+ANNOTATION_LAST_ACTIVITY = "planner.dev/last-activity"
+ANNOTATION_IDLE_TIMEOUT = "planner.dev/idle-timeout"
+ANNOTATION_PAUSE_REASON = "planner.dev/paused-reason"
+PAUSE_REASON_IDLE = "idle"
 
 
 @dataclass(frozen=True, kw_only=True, order=True)
@@ -128,3 +138,53 @@ def namespace_manifest(name: str) -> Manifest:
 def canonical_json(value: Any) -> str:
     """The one JSON spelling hashes, records and digests use: sorted keys, no spaces."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def without_create_only(manifest: Manifest) -> Manifest:
+    """`manifest` without its kind's create-only fields (`kinds.py`: a PVC's `spec.dataSource`), which
+    are sent once, on create, and are no part of what planner compares or writes afterwards."""
+    result = manifest
+    for dotted in _create_only_fields(manifest):
+        result = without_field(result, dotted.split("."))
+    return result
+
+
+def with_create_only_of(manifest: Manifest, live: Mapping[str, Any]) -> Manifest:
+    """`manifest` with its kind's create-only fields as `live` has them (absent where live has none):
+    what an update writes, so it never asks the server to change a field only a create may set."""
+    result = without_create_only(manifest)
+    for dotted in _create_only_fields(manifest):
+        value = _at(live, dotted.split("."))
+        if value is not None:
+            result = _placed(result, dotted.split("."), value)
+    return result
+
+
+def _create_only_fields(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    try:
+        return by_kind(str(manifest.get("kind", ""))).create_only_fields
+    except KeyError:
+        return ()
+
+
+def without_field(value: Manifest, path: Sequence[str]) -> Manifest:
+    """`value` without the field at `path` (keys from the top); a new dict, the input unchanged."""
+    head, *rest = path
+    if not rest:
+        return {k: v for k, v in value.items() if k != head}
+    child = value.get(head)
+    if not isinstance(child, dict):
+        return value
+    return {**value, head: without_field(child, rest)}
+
+
+def _at(value: Any, path: list[str]) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _placed(value: Manifest, path: list[str], leaf: Any) -> Manifest:
+    head, *rest = path
+    child = value.get(head)
+    return {**value, head: _placed(child if isinstance(child, dict) else {}, rest, leaf) if rest else leaf}

@@ -3,9 +3,14 @@
 A saved plan never holds a Secret value, nor anything from which one can be guessed offline. It
 records (DESIGN §4):
 
-- the plan files and a **closure digest**: sha256 of the rendered manifests' canonical JSON, with every
-  Secret value replaced by its HMAC-SHA256 under the plan's **digest key**, so an edited plan file (or a
-  changed secret) is noticed;
+- the plan files, as given (relative paths stay relative, so the file travels), and the **root** they
+  were given in (the directory `plan` ran in), where `apply FILE` finds them when they are not where it
+  runs;
+- a **closure digest**: sha256 of the rendered manifests' canonical JSON, with every Secret value
+  replaced by its HMAC-SHA256 under the plan's **digest key**, so an edited plan file (or a changed
+  secret) is noticed; and to tell the two apart, a **shape digest** (the same closure with every Secret's
+  values and content hash left out: it says nothing about a value) and per Secret an HMAC of its values
+  (`secret_digests`), so a secret that alone resolves to another value is named as such;
 - the **changes** as reviewed: object, action, transition, reason and the changed field paths;
 - for **every object read**, its uid and a **declared-field digest**: the live values at the paths the
   plan declares, plus the object's labels and annotations (less those controllers write), so a
@@ -41,10 +46,18 @@ from typing import Any
 from planner import __version__
 from planner.canonical import declared, project, with_server_forms
 from planner.diff import Change, ChangeSet
-from planner.errors import PlannerError
+from planner.errors import PlanFilesMissingError, PlannerError
 from planner.kinds import SECRET
 from planner.live import LiveState
-from planner.objects import Manifest, annotations_of, canonical_json, labels_of, metadata_of, ref_of
+from planner.objects import (
+    ANNOTATION_HASH,
+    Manifest,
+    annotations_of,
+    canonical_json,
+    labels_of,
+    metadata_of,
+    ref_of,
+)
 
 FORMAT_PREFIX = "planner.dev/saved-plan/"
 FORMAT = f"{FORMAT_PREFIX}v2"
@@ -99,6 +112,40 @@ def _without_secret_values(manifest: Mapping[str, Any], key: bytes | None) -> Ma
 def closure_digest(manifests: Sequence[Manifest], key: bytes | None) -> str:
     """One digest of the whole rendered closure; Secret values enter only as their HMACs under `key`."""
     return _sha256(canonical_json([_without_secret_values(m, key) for m in manifests]))
+
+
+def _shape(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Secret without what its values decide: their keys stay, the values and the content hash go."""
+    if not _is_secret(manifest):
+        return manifest
+    metadata = metadata_of(manifest)
+    annotations = {k: v for k, v in annotations_of(manifest).items() if k != ANNOTATION_HASH}
+    data = dict.fromkeys(manifest.get("data") or {}, "")
+    return {**manifest, "metadata": {**metadata, "annotations": annotations}, "data": data}
+
+
+def shape_digest(manifests: Sequence[Manifest]) -> str:
+    """The closure's digest with every Secret's values left out: equal when only Secret values differ."""
+    return _sha256(canonical_json([_shape(m) for m in manifests]))
+
+
+def secret_digests(manifests: Sequence[Manifest], key: bytes | None) -> dict[str, str]:
+    """Each rendered Secret's values as one HMAC under `key`, by object (`secret/shop/db`)."""
+    return {
+        str(ref_of(m)): _hmac(_keyed(key), canonical_json(m.get("data") or {}))
+        for m in manifests
+        if _is_secret(m)
+    }
+
+
+def changed_secrets(saved: Mapping[str, Any], manifests: Sequence[Manifest], key: bytes | None) -> list[str]:
+    """The Secrets whose values alone make `manifests` differ from the closure `saved` was made from
+    (sorted); empty when anything else differs too (or the saved plan predates these digests)."""
+    if saved.get("shape_digest") != shape_digest(manifests):
+        return []
+    before: Mapping[str, str] = saved.get("secret_digests") or {}
+    after = secret_digests(manifests, key)
+    return sorted(ref for ref in before.keys() | after.keys() if before.get(ref) != after.get(ref))
 
 
 def _stable_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -179,6 +226,7 @@ def cluster_mismatch(saved: ClusterIdentity | None, here: ClusterIdentity) -> st
 def saved_plan(
     *,
     files: Sequence[str],
+    root: str,
     changeset: ChangeSet,
     desired: Sequence[Manifest],
     live: LiveState,
@@ -187,8 +235,9 @@ def saved_plan(
     lock: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The saved-plan document for one plan (no Secret value, nor a digest of one anybody without
-    `key` can test, anywhere in it). `key` is the plan's digest key, needed when `needs_key`; `lock` is
-    the holder of the plan's lock `plan` saw (`{"holder", "since"}`), None when nobody held it."""
+    `key` can test, anywhere in it). `key` is the plan's digest key, needed when `needs_key`; `root` is
+    the absolute directory the `files` were given in; `lock` is the holder of the plan's lock `plan`
+    saw (`{"holder", "since"}`), None when nobody held it."""
     objects, absent = _observed(desired, live, key)
     return {
         "format": FORMAT,
@@ -196,7 +245,10 @@ def saved_plan(
         "plan": changeset.plan,
         "namespace": changeset.namespace,
         "files": list(files),
+        "root": root,
         "closure_digest": closure_digest(desired, key),
+        "shape_digest": shape_digest(desired),
+        "secret_digests": secret_digests(desired, key),
         **({"digest_key_id": key_id(key)} if key is not None else {}),
         "options": dict(options),
         "changes": [_change_record(c) for c in changeset.changes if c.action != "noop" or c.transition],
@@ -228,6 +280,24 @@ def moved_objects(saved: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tu
         elif before[name]["digest"] != after[name]["digest"]:
             moved.append((name, "changed"))
     return sorted(moved)
+
+
+def plan_files(saved: Mapping[str, Any], here: Path) -> list[str]:
+    """Where a saved plan's files are now: as recorded when they are all there from `here` (a CI job run
+    in its checkout, as the plan was), else under the recorded root when they are all there; raises
+    PlanFilesMissingError saying where relative paths are looked for when neither holds them."""
+    files = [str(f) for f in saved["files"]]
+    root = Path(str(saved.get("root") or here))
+    for base in (here, root):
+        found = [base / f for f in files]
+        if all(path.is_file() for path in found):
+            return files if base == here else [str(path) for path in found]
+    missing = ", ".join(f for f in files if not (here / f).is_file())
+    raise PlanFilesMissingError(
+        f"plan {saved.get('plan')}: plan files not found: {missing}: a saved plan's relative paths are "
+        f"relative to the directory `plan` ran in ({root}), which does not hold them either; run `apply` "
+        "from a checkout with the same layout, at its top (where `plan` ran)"
+    )
 
 
 def is_saved_plan(path: Path) -> bool:
@@ -264,6 +334,7 @@ def read_saved_plans(path: Path) -> tuple[list[dict[str, Any]], ClusterIdentity 
 __all__ = [
     "FORMAT",
     "ClusterIdentity",
+    "changed_secrets",
     "closure_digest",
     "cluster_mismatch",
     "declared_digest",
@@ -271,7 +342,10 @@ __all__ = [
     "key_id",
     "moved_objects",
     "needs_key",
+    "plan_files",
     "read_saved_plans",
     "saved_plan",
+    "secret_digests",
+    "shape_digest",
     "write_saved_plans",
 ]

@@ -1,7 +1,7 @@
 """Sandbox transitions (DESIGN §4): a sandbox's creates, deletes and updates renamed as the
 move they realise — pause, resume, rebase gN→gN+1, fork — so `plan` says what happens to the sandbox
-rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes before the
-data-loss check, which a rebase's old rootfs passes. Pure: no I/O.
+rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes; a rebase's old
+rootfs then needs no `--allow-data-loss` (`planner.dataloss`). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,13 +13,18 @@ from planner.changeset import Change, Transition
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.objects import (
     ANNOTATION_HASH,
+    ANNOTATION_LAST_ACTIVITY,
+    ANNOTATION_PAUSE_REASON,
     ANNOTATION_SANDBOX_STATE,
+    PAUSE_REASON_IDLE,
     Manifest,
     ObjectRef,
     annotations_of,
     sandbox_of,
 )
 from planner.plan.names import rootfs_generation, workspace_pvc_name
+
+_STATE_FIELD = f'.metadata.annotations["{ANNOTATION_SANDBOX_STATE}"]'
 
 _POD_MOVES: Mapping[str, str] = {
     "pause": "pause: the pod goes, its PVCs stay",
@@ -66,7 +71,38 @@ def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[Obje
             )
 
 
+def _hold_idle_pause(workspace: Change, pod: Change | None, changes: dict[ObjectRef, Change]) -> bool:
+    """A plan's `running` is an upper bound for the idle reaper: a sandbox it paused for idleness stays
+    paused — no pod create, its state left as it is — until it is touched or resumed (which clears the
+    reason). True when it held one."""
+    live = annotations_of(workspace.live)
+    if _state(workspace.desired) != "running" or _state(workspace.live) != "paused":
+        return False
+    if live.get(ANNOTATION_PAUSE_REASON) != PAUSE_REASON_IDLE:
+        return False
+    since = live.get(ANNOTATION_LAST_ACTIVITY) or "?"
+    fields = tuple(f for f in workspace.fields if f.path != _STATE_FIELD)
+    if workspace.action == "update":
+        desired = workspace.desired or {}
+        metadata = desired.get("metadata") or {}
+        held = {**metadata, "annotations": {**annotations_of(desired), ANNOTATION_SANDBOX_STATE: "paused"}}
+        unchanged = not fields and annotations_of(desired).get(ANNOTATION_HASH) == live.get(ANNOTATION_HASH)
+        changes[workspace.ref] = dataclasses.replace(
+            workspace,
+            action="noop" if unchanged else "update",
+            reason="" if unchanged else workspace.reason,
+            desired={**desired, "metadata": held},
+            fields=fields,
+            drift=workspace.drift and not unchanged and bool(fields),
+        )
+    if pod is not None and pod.action == "create":
+        changes[pod.ref] = dataclasses.replace(pod, action="noop", reason=f"paused (idle since {since})")
+    return True
+
+
 def _name_pause_resume(workspace: Change, pod: Change | None, changes: dict[ObjectRef, Change]) -> None:
+    if _hold_idle_pause(workspace, pod, changes):
+        return
     wanted, current = _state(workspace.desired), _state(workspace.live)
     if workspace.live is None or wanted not in ("paused", "running"):
         return

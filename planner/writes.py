@@ -132,9 +132,18 @@ class WrittenVersions:
 class KubeWriter:
     """`execute.Writer` over a KubeClient (thread-safe: the executor calls it from its pool)."""
 
-    def __init__(self, client: KubeClient, *, written: WrittenVersions | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        written: WrittenVersions | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
+    ) -> None:
+        """`created_namespaces`: namespaces this run created before its plan was made (taking the run
+        lock, whose Lease needs one), which ensuring then reports as created."""
         self.client = client
         self.written = written or WrittenVersions()
+        self.created_namespaces = created_namespaces
         self._counts = {"after-writes": 0, "after-deletes": 0}
         self._count_lock = threading.Lock()
 
@@ -191,14 +200,14 @@ class KubeWriter:
             return
         self._counted("after-deletes")
 
-    def ensure_namespace(self, name: str) -> Manifest:
+    def ensure_namespace(self, name: str) -> tuple[Manifest, bool]:
         ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
-            return existing
+            return existing, name in self.created_namespaces
         body = namespace_manifest(name)
         try:
-            return self.client.request(
+            created = self.client.request(
                 "POST",
                 resource_path(NAMESPACE),
                 query={"fieldManager": FIELD_MANAGER},
@@ -206,7 +215,8 @@ class KubeWriter:
                 verb="create",
             )
         except AlreadyExistsError:
-            return self._get(NAMESPACE, ref) or body
+            return self._get(NAMESPACE, ref) or body, False
+        return created, True
 
     # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
 

@@ -104,9 +104,9 @@ class FakeWriter:
             if call in self.failures:
                 raise self.failures[call]
 
-    def ensure_namespace(self, name: str) -> Manifest:
+    def ensure_namespace(self, name: str) -> tuple[Manifest, bool]:
         self._call(f"ensure namespace/{name}")
-        return {"kind": "Namespace", "metadata": {"name": name}}
+        return {"kind": "Namespace", "metadata": {"name": name}}, True
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
         self._call(f"parent {ref}")

@@ -5,7 +5,8 @@ in families, one module each: `planning` (validate, render, plan), `applying` (a
 plan, settling the ApplySet parent after a converged apply, all under the run lock), `reconciling`
 (reconcile: every plan under some paths, each locked, planned and applied on its own), `locks`
 (unlock), `history` (recording generations; history, diff-generations), `rollingback` (rollback),
-`workloads` (lifecycle operations, logs, inspect) and `watching` (monitor, apply --watch,
+`workloads` (lifecycle operations, logs, inspect), `sandboxes` (claim, release and touch
+sandboxes beside a plan) and `watching` (monitor, apply --watch,
 status, and the choice among the ways to apply); `target` says which cluster they talk to and builds
 its client once. This package exports what the CLI calls; everything else is reached through its
 module.
@@ -17,6 +18,7 @@ from planner.app.locks import LockState, lock_state, unlock
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlanOptions,
+    check_data_loss,
     plan,
     render_plans,
     save_plans,
@@ -24,6 +26,7 @@ from planner.app.planning import (
 )
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
 from planner.app.rollingback import RollbackOptions, RollbackResult, rollback
+from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox, warm_pools
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions, apply_plans, monitor, status
 from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
@@ -47,6 +50,8 @@ __all__ = [
     "RollbackResult",
     "Target",
     "apply_plans",
+    "check_data_loss",
+    "claim_sandbox",
     "delete_workload",
     "diff_generations",
     "history",
@@ -55,13 +60,16 @@ __all__ = [
     "monitor",
     "plan",
     "reconcile",
+    "release_sandbox",
     "render_plans",
     "rollback",
     "run_lifecycle",
     "save_plans",
     "show_generation",
     "status",
+    "touch_sandbox",
     "unlock",
     "validate",
+    "warm_pools",
     "workload_logs",
 ]

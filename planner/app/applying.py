@@ -31,6 +31,7 @@ from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
     PlanOptions,
+    check_data_loss,
     execution_plan,
     plan,
     plan_rendered,
@@ -48,7 +49,13 @@ from planner.applyset import (
     parent_ref,
     run_keys_of,
 )
-from planner.errors import PlanFilesChangedError, StalePlanError, UsageError, WrongClusterError
+from planner.errors import (
+    PlanFilesChangedError,
+    SecretValuesChangedError,
+    StalePlanError,
+    UsageError,
+    WrongClusterError,
+)
 from planner.events import Clock, EventSink, SystemClock
 from planner.evidence import Evidence
 from planner.execute import ExecutionResult, StopCheck, execute
@@ -60,7 +67,15 @@ from planner.kube.informer import Informers
 from planner.lock import LockOptions, Notice, holding
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
-from planner.savedplan import closure_digest, cluster_mismatch, key_id, moved_objects, read_saved_plans
+from planner.savedplan import (
+    changed_secrets,
+    closure_digest,
+    cluster_mismatch,
+    key_id,
+    moved_objects,
+    plan_files,
+    read_saved_plans,
+)
 from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, new_digest_key
 
@@ -153,10 +168,18 @@ def apply(
     keys = [(each.plan.name, each.namespace) for each in rendered]
     with holding(client, keys, options=options.lock, notice=notice) as locks:
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
-        probe = options.plan.adopt
-        planned = plan_rendered(rendered, client=client, options=options.plan, probe_foreign=probe)
+        probe, made = options.plan.adopt, locks.created_namespaces()
+        planned = plan_rendered(
+            rendered, client=client, options=options.plan, probe_foreign=probe, created_by_run=made
+        )
         run = Applier.for_target(
-            target, options=options, sink=sink, clock=clock, informers=informers, stop=locks.lost
+            target,
+            options=options,
+            sink=sink,
+            clock=clock,
+            informers=informers,
+            stop=locks.lost,
+            created_namespaces=made,
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
@@ -190,40 +213,77 @@ def apply_saved(
         checked: list[PlannedChanges] = []
         loaded = LoadResult(plans=())
         for document in documents:
-            loaded, fresh = _replanned(document, target=target)
+            loaded, fresh = _replanned(document, target=target, made=locks.created_namespaces())
             checked.append(fresh)
-        run = Applier.for_target(target, options=options, sink=sink, stop=locks.lost)
+        run = Applier.for_target(
+            target, options=options, sink=sink, stop=locks.lost, created_namespaces=locks.created_namespaces()
+        )
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
-def _replanned(document: dict[str, Any], *, target: Target) -> tuple[LoadResult, PlannedChanges]:
-    files = [str(f) for f in document["files"]]
+def _replanned(
+    document: dict[str, Any], *, target: Target, made: frozenset[str]
+) -> tuple[LoadResult, PlannedChanges]:
+    """The saved plan's plan made again now (the namespaces this run `made` planned as missing, as they
+    were before it), refused when its closure or its objects moved."""
+    files = plan_files(document, Path.cwd())  # none for a rollback's plan
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
     rollback = document.get("rollback")
     if isinstance(rollback, dict):  # a rollback's plan: made again from its generation's record
         number = int(rollback["generation"])
-        source = f"generation {number} of plan {document['plan']}"
+        files = [f"generation {number} of plan {document['plan']}"]
         generation = read_generation(here.client, str(document["plan"]), str(document["namespace"]), number)
         loaded = LoadResult(plans=())
-        results = plan_rendered([recorded_plan(generation)], client=here.client, options=options)
+        rendered = [recorded_plan(generation)]
+        results = plan_rendered(rendered, client=here.client, options=options, created_by_run=made)
     else:
-        source = ", ".join(files)
-        loaded, results = plan(files, target=here, options=options)
+        loaded, results = plan(files, target=here, options=options, created_by_run=made)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
-    if fresh is None or closure_digest(fresh.rendered.manifests, key) != document["closure_digest"]:
+    if fresh is None:
         raise PlanFilesChangedError(
-            f"plan files changed since the plan was made: {source} (plan {document['plan']})"
+            f"plan files changed since the plan was made: {', '.join(files)} no longer declare plan "
+            f"{document['plan']}"
         )
-    remade = fresh.saved(options, key)
-    moved = moved_objects(document, remade)
-    if not moved and remade["changes"] != document["changes"]:
-        moved = [(change["object"], "would change differently") for change in document["changes"]]
+    _check_closure(document, fresh, key, files)
+    remade = fresh.saved(options, key, root=Path(str(document.get("root") or Path.cwd())))
+    moved = moved_objects(document, remade) or changed_differently(document, remade)
     if moved:
         raise StalePlanError(moved)
     return loaded, fresh
+
+
+def changed_differently(saved: dict[str, Any], remade: dict[str, Any]) -> list[tuple[str, str]]:
+    """The objects whose change differs between the saved plan and the same plan made now."""
+    before = {c["object"]: c for c in saved["changes"]}
+    after = {c["object"]: c for c in remade["changes"]}
+    return [
+        (name, "would change differently")
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
+
+
+def _check_closure(
+    document: dict[str, Any], fresh: PlannedChanges, key: bytes | None, files: list[str]
+) -> None:
+    """Refuse a plan whose files render another closure now, naming the Secrets when only their values
+    (resolved again from the environment or files beside the plan) differ."""
+    manifests = fresh.rendered.manifests
+    if closure_digest(manifests, key) == document["closure_digest"]:
+        return
+    plan_name = document["plan"]
+    if secrets := changed_secrets(document, manifests, key):
+        raise SecretValuesChangedError(
+            f"secret values changed since the plan was made: {', '.join(secrets)} (plan {plan_name}): the "
+            "plan files are the same, but a secret they read from the environment or a file now resolves "
+            "to another value than the one reviewed; give apply the same secrets, or plan again"
+        )
+    raise PlanFilesChangedError(
+        f"plan files changed since the plan was made: {', '.join(files)} (plan {plan_name})"
+    )
 
 
 def checking_key(document: dict[str, Any], fresh: PlannedChanges | None) -> bytes | None:
@@ -259,10 +319,12 @@ class Applier:
         informers: Informers | None,
         stop: StopCheck | None = None,
         who: Who | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
         self.who = who or Who(user="", host=socket.gethostname())
         self.recorded: list[Generation] = []  # the generations this run recorded, in order
+        self.created_namespaces = created_namespaces  # by the run lock, before planning (`KubeWriter`)
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -277,6 +339,7 @@ class Applier:
         stop: StopCheck | None,
         clock: Clock | None = None,
         informers: Informers | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
     ) -> Applier:
         """An Applier writing to the target's cluster, recording generations as its kubeconfig user."""
         return cls(
@@ -287,9 +350,11 @@ class Applier:
             informers=informers,
             stop=stop,
             who=who_for(target),
+            created_namespaces=created_namespaces,
         )
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
+        check_data_loss(planned)
         no_wait = self.options.no_wait
         executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()
@@ -306,7 +371,7 @@ class Applier:
         ).start()
         if evidence is not None:
             evidence.start()
-        writer = KubeWriter(self.client, written=written)
+        writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
         recorder = self.run_recorder(writer, executions)
         applied = []
         try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from planner.app.target import Target
 from planner.applyset import RunRecord, digest_key, parent_ref
+from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
 from planner.generations import Generation, parent_with_runs, recorded_runs
@@ -129,13 +130,15 @@ class PlannedChanges:
         return execution_plan(self)
 
     def saved(
-        self, options: PlanOptions, key: bytes | None, *, lock: dict[str, str] | None = None
+        self, options: PlanOptions, key: bytes | None, *, root: Path, lock: dict[str, str] | None = None
     ) -> dict[str, Any]:
         """The saved-plan document, Secret values digested under `key` (see `saving_key`), with the
-        holder of the plan's lock `plan` saw, if any."""
+        holder of the plan's lock `plan` saw, if any; `root` is the directory its plan file's path is
+        relative to (where `plan` runs)."""
         recorded = self.rendered.recorded
         document = saved_plan(
             files=[] if recorded else [self.rendered.plan.source.file],
+            root=str(root.absolute()),
             changeset=self.changeset,
             desired=self.rendered.manifests,
             live=self.live,
@@ -177,10 +180,18 @@ def plan(
     target: Target,
     options: PlanOptions,
     probe_foreign: bool = True,
+    created_by_run: frozenset[str] = frozenset(),
 ) -> tuple[LoadResult, list[PlannedChanges]]:
     """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
     loaded, rendered = render_plans(paths, target=target)
-    return loaded, plan_rendered(rendered, client=target.client, options=options, probe_foreign=probe_foreign)
+    planned = plan_rendered(
+        rendered,
+        client=target.client,
+        options=options,
+        probe_foreign=probe_foreign,
+        created_by_run=created_by_run,
+    )
+    return loaded, planned
 
 
 def save_plans(
@@ -190,6 +201,7 @@ def save_plans(
     Secret values digested under its digest key (`saving_key`), each plan with the holder of its lock if
     one was writing it. Returns a warning per plan that was locked."""
     documents, warnings = [], []
+    root = Path.cwd()
     for each in planned:
         held = read_holder(target.client, each.rendered.plan.name, each.changeset.namespace)
         lock = None
@@ -197,7 +209,7 @@ def save_plans(
             holder, now = held
             lock = {"holder": holder.identity, "since": holder.since()}
             warnings.append(_locked_warning(each.rendered.plan.name, holder, now))
-        documents.append(each.saved(options, saving_key(each, target.client), lock=lock))
+        documents.append(each.saved(options, saving_key(each, target.client), root=root, lock=lock))
     write_saved_plans(path, documents, cluster=target.identity())
     return warnings
 
@@ -249,11 +261,15 @@ def plan_rendered(
     client: KubeClient,
     options: PlanOptions,
     probe_foreign: bool = True,
+    created_by_run: frozenset[str] = frozenset(),
 ) -> list[PlannedChanges]:
     """Read the live objects of each rendered plan and diff them. Writes nothing. Without
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
-    A recorded closure (`rollback`) is diffed with the runs its generation recorded counted as ran (the
-    parent task then records them again), so its Jobs that ran then do not run again."""
+    The namespaces in `created_by_run` were created by this run before it planned (taking the run lock,
+    whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
+    creates them as it would have — and matches a saved plan made before. A recorded closure
+    (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
+    records them again), so its Jobs that ran then do not run again."""
     results = []
     for each in rendered:
         namespace = each.namespace
@@ -264,6 +280,8 @@ def plan_rendered(
             namespace=namespace,
             probe_foreign=probe_foreign,
         )
+        if live.namespaces is not None and created_by_run:
+            live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
         restored: tuple[RunRecord, ...] = ()
@@ -285,6 +303,12 @@ def plan_rendered(
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return results
+
+
+def check_data_loss(planned: Sequence[PlannedChanges]) -> None:
+    """Refuse (DataLossError, naming each) changes of any plan that destroy data without
+    `--allow-data-loss`: `apply` before it writes anything, `plan` once it has printed the plan."""
+    refuse_data_loss(each.changeset for each in planned)
 
 
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:

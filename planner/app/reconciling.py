@@ -5,12 +5,10 @@ is pending (prune included), release — several at once, one plan's failure nev
 outcome. `planner reconcile` runs it over the plans `find_plan_files` finds; a long-running controller
 calls it per plan on its own schedule, with its own stop event.
 
-Plans are found by walking each path given: a file is taken as it is; a directory is walked
-recursively (directories whose names start with `.` skipped, symlinked directories not followed) for
-`*.yaml`/`*.yml` files that declare `kind: Plan`, in path order (component by component, so
-`a/z.yaml` comes before `b.yaml`), each file once. Every file loads on its own, so a broken one fails
-only its own row; two files declaring the same plan in the same namespace (they would share a lock and
-fight over one ApplySet) both fail.
+Plans are found by `find_plan_files`, the rule every command that takes plan paths follows (recursive,
+path order; see planner/plan/load.py). Every file loads on its own, so a broken one fails only its own
+row; two files declaring the same plan in the same namespace (they would share a lock and fight over one
+ApplySet) both fail.
 
 With `check`, nothing is written: no lock is taken (a Lease is a write), and each plan's changes are
 reported with their cause (drift or pending) as `plan` finds them.
@@ -19,8 +17,6 @@ reported with their cause (drift or pending) as `plan` finds them.
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +27,13 @@ from pathlib import Path
 from typing import Literal
 
 from planner.app.applying import Applier, ApplyOptions
-from planner.app.planning import PlannedChanges, RenderedPlan, plan_rendered, render_loaded
+from planner.app.planning import (
+    PlannedChanges,
+    RenderedPlan,
+    check_data_loss,
+    plan_rendered,
+    render_loaded,
+)
 from planner.app.target import Target
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
@@ -39,11 +41,10 @@ from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
 from planner.lock import Notice, holding
 from planner.plan import load_plans
-from planner.plan.load import PLAN_SUFFIXES
+from planner.plan.load import find_plan_files
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
 SIGNAL_POLL_SECONDS = 0.2
-DECLARES_A_PLAN = re.compile(r"^kind:\s*[\"']?Plan[\"']?\s*(#.*)?$", re.MULTILINE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,33 +89,6 @@ class _Unheard:
         return None
 
 
-# --- finding plans -----------------------------------------------------------------------------------
-
-
-def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Every plan file under `paths`, in the order described in the module docstring."""
-    found: dict[Path, Path] = {}  # by resolved path: each file once, first mention wins
-    for given in map(Path, paths):
-        for file in _walk(given) if given.is_dir() else [given]:
-            found.setdefault(file.resolve(), file)
-    return list(found.values())
-
-
-def _walk(directory: Path) -> list[Path]:
-    files = []
-    for root, directories, names in os.walk(directory):
-        directories[:] = [d for d in directories if not d.startswith(".")]
-        files += [Path(root) / name for name in names if Path(name).suffix in PLAN_SUFFIXES]
-    return sorted((f for f in files if _declares_a_plan(f)), key=lambda f: f.relative_to(directory).parts)
-
-
-def _declares_a_plan(file: Path) -> bool:
-    try:
-        return DECLARES_A_PLAN.search(file.read_text(errors="replace")) is not None
-    except OSError:
-        return True  # unreadable: let loading it say why
-
-
 # --- one plan ----------------------------------------------------------------------------------------
 
 
@@ -135,6 +109,7 @@ def reconcile_plan(
     try:
         if options.check:
             (planned,) = plan_rendered([rendered], client=target.client, options=options.apply.plan)
+            check_data_loss([planned])  # what the apply would refuse fails the check too
             changeset = planned.changeset
             if changeset.conflicts:
                 return done("failed", changeset, "; ".join(changeset.conflicts))
@@ -179,12 +154,17 @@ def _apply(
     with holding(
         client, [(rendered.plan.name, rendered.namespace)], options=options.lock, notice=notice, stop=stop
     ) as locks:
-        (planned,) = plan_rendered([rendered], client=client, options=options.plan, probe_foreign=False)
+        made = locks.created_namespaces()  # planned as missing: reported as this run's creates
+        (planned,) = plan_rendered(
+            [rendered], client=client, options=options.plan, probe_foreign=False, created_by_run=made
+        )
 
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
-        applier = Applier.for_target(target, options=options, sink=_Unheard(), stop=stopped)
+        applier = Applier.for_target(
+            target, options=options, sink=_Unheard(), stop=stopped, created_namespaces=made
+        )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()
     changeset = planned.changeset
@@ -349,7 +329,6 @@ def _run_all(
 __all__ = [
     "PlanOutcome",
     "ReconcileOptions",
-    "find_plan_files",
     "reconcile",
     "reconcile_plan",
 ]

@@ -15,6 +15,10 @@ What each does, per kind:
 | stop / pause | scale to 0 | delete, Foreground | mark `paused`, delete the Pod, keep the PVCs |
 | delete | delete `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
 
+Every sandbox operation also stamps `planner.dev/last-activity` (now) on the workspace PVC, which the
+idle reaper reads; `touch` stamps only that. The reaper pauses with reason `idle`
+(`planner.dev/paused-reason`), which any later operation clears.
+
 A malformed runtime ID is a RuntimeIDError (exit 1) before any request; a workload that does not exist
 is a WorkloadNotFoundError (exit 4).
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from planner.errors import AlreadyExistsError, NotFoundError, PlannerError, WorkloadNotFoundError
@@ -31,9 +36,19 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
-from planner.objects import ANNOTATION_SANDBOX_STATE, LABEL_WORKLOAD, Manifest, metadata_of, newest
+from planner.objects import (
+    ANNOTATION_LAST_ACTIVITY,
+    ANNOTATION_PAUSE_REASON,
+    ANNOTATION_SANDBOX_STATE,
+    LABEL_WORKLOAD,
+    PAUSE_REASON_IDLE,
+    Manifest,
+    metadata_of,
+    newest,
+)
 from planner.plan.names import service_name, workspace_pvc_name
 from planner.render.identity import RuntimeID, with_hash
+from planner.sandboxes.idle import format_timestamp
 
 FIELD_MANAGER = "planner-lifecycle"
 MERGE_PATCH = "application/merge-patch+json"
@@ -121,11 +136,28 @@ def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, pr
     return True
 
 
-def _mark(client: KubeClient, rid: RuntimeID, state: str) -> None:
-    """Set the sandbox's state annotation on its workspace PVC, and nothing else."""
+def _mark(client: KubeClient, rid: RuntimeID, state: str | None, *, reason: str | None = None) -> None:
+    """Set the sandbox's state annotation (unless None), its pause reason (removed when None) and its
+    last activity (now) on its workspace PVC, and nothing else: every lifecycle command is activity."""
     path = resource_path(PERSISTENT_VOLUME_CLAIM, rid.namespace, workspace_pvc_name(rid.name))
-    body = {"metadata": {"annotations": {ANNOTATION_SANDBOX_STATE: state}}}
+    annotations = {
+        **({} if state is None else {ANNOTATION_SANDBOX_STATE: state}),
+        ANNOTATION_PAUSE_REASON: reason,
+        ANNOTATION_LAST_ACTIVITY: format_timestamp(datetime.now(UTC)),
+    }
+    body = {"metadata": {"annotations": annotations}}
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+
+
+def touch(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Record activity on a sandbox now, and lift an idle pause's hold: the next apply of a plan that
+    says `running` resumes a sandbox the reaper paused once it has been touched."""
+    rid = parse(runtime_id)
+    if rid.kind != "sandbox":
+        raise PlannerError(f"{_describe(rid)}: only a sandbox records activity")
+    primary(client, rid)
+    _mark(client, rid, None)
+    return Outcome(runtime_id=str(rid), action="touched", message=f"recorded activity on {_describe(rid)}")
 
 
 # --- start / resume --------------------------------------------------------------------------------
@@ -195,11 +227,17 @@ def pause(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
     return stop(client, runtime_id)
 
 
-def _pause_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
+def pause_idle(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
+    """Pause a sandbox as `pause` does, with reason `idle`: the idle reaper's pause, which a plan's
+    `running` does not undo until the sandbox is touched or resumed."""
+    return _pause_sandbox(client, parse(runtime_id), reason=PAUSE_REASON_IDLE)
+
+
+def _pause_sandbox(client: KubeClient, rid: RuntimeID, *, reason: str | None = None) -> Outcome:
     primary(client, rid)
     # Marked first: a monitor then sees the Pod go while the state already says paused, never a
     # running sandbox without a Pod (which it must read as a rebase and stay silent about).
-    _mark(client, rid, "paused")
+    _mark(client, rid, "paused", reason=reason)
     gone = _delete(client, POD, rid.namespace, rid.name, propagation="Background")
     what = f"deleted pod {rid.namespace}/{rid.name}" if gone else "no pod was running"
     return Outcome(runtime_id=str(rid), action="paused", message=f"marked paused; {what}; PVCs kept")

@@ -226,7 +226,8 @@ def rootfs_claim(pod: Manifest | None) -> str | None:
     return None
 
 
-def _pod_ready(pod: Manifest) -> bool:
+def pod_ready(pod: Manifest) -> bool:
+    """Whether the Pod's Ready condition is True."""
     ready = _condition(pod, "Ready")
     return ready is not None and ready.get("status") == "True"
 
@@ -256,7 +257,7 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
     uid = _uid(workspace) if workspace is not None else None
     if pod is None and workspace is None and objects.rootfs is None:
         return _gone(describe)
-    started_uid = _uid(pod) if pod is not None and _pod_ready(pod) else None
+    started_uid = _uid(pod) if pod is not None and pod_ready(pod) else None
     lost = _lost_claim(objects)
     failure = _pod_failure(pod) if pod is not None else None
     end: End | None = None

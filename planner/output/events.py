@@ -38,8 +38,16 @@ if TYPE_CHECKING:
 
 
 def console_for(stream: TextIO, *, no_color: bool) -> Console:
-    """A rich console on `stream`: coloured when it is a terminal, never with `no_color`."""
-    return Console(file=stream, highlight=False, soft_wrap=True, color_system=None if no_color else "auto")
+    """A rich console on `stream`: coloured when it is a terminal, never with `no_color`. Whether it is
+    one is asked once: rich would ask the stream again on every line (three `isatty` calls per print)."""
+    terminal = stream.isatty() if hasattr(stream, "isatty") else False
+    return Console(
+        file=stream,
+        highlight=False,
+        soft_wrap=True,
+        force_terminal=terminal,
+        color_system=None if no_color else "auto",
+    )
 
 
 class ApplyPrinter(LinePrinter):

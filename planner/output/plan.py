@@ -1,101 +1,54 @@
-"""How a ChangeSet reads: as text like `terraform plan`, as JSON lines, or as a pull-request comment.
+"""How a ChangeSet reads: as text like `terraform plan`, as JSON lines, or as a pull-request comment
+(`output/comment.py`), in the `-o` format `plan` was given.
 
-Every format shows the same facts in the same order: each change's action, object, reason, transition,
-cause (drift: the cluster moved away from what was applied; pending: the plan changed since) and
-field-level detail, then one summary line. Secret values never reach these printers in clear (the diff
-marks them) and Secret field values are suppressed here as well, so a reviewer sees which key changed but
-never what it holds.
+Every format shows the same facts in the same order, in the words of `output/changes.py`: each change's
+action, object, reason, transition, cause (drift: the cluster moved away from what was applied;
+pending: the plan changed since), whether it destroys data, and field-level detail, then one summary
+line; a plan that destroys data says so first, and whether `--allow-data-loss` was given. Secret values
+never reach these printers in clear (the diff marks them) and Secret field values are suppressed as well,
+so a reader sees which key changed but never what it holds.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from planner.diff import Change, ChangeSet, FieldChange
+from planner.dataloss import destroys_data, losses
+from planner.diff import Change, ChangeSet
 from planner.kinds import SECRET
 from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
+from planner.output.changes import (
+    ACTIONS,
+    DESTROYS_DATA,
+    SYMBOLS,
+    cause_counts,
+    counts,
+    data_loss_consent,
+    field_line,
+    headline,
+    objects,
+    shown,
+    summary_line,
+)
+from planner.output.comment import to_markdown
 from planner.output.lines import now_rfc3339
 from planner.output.masking import MASK
 
-ACTIONS: dict[str, list[str]] = {
-    "create": ["create"],
-    "update": ["update"],
-    "replace": ["delete", "create"],
-    "delete": ["delete"],
-    "noop": ["no-op"],
-}
-SYMBOLS = {"create": "+", "update": "~", "replace": "-/+", "delete": "-", "noop": "="}
 COLOURS = {"create": "green", "update": "yellow", "replace": "magenta", "delete": "red", "noop": "dim"}
-VERBS = {
-    "create": "create",
-    "update": "update",
-    "replace": "replace",
-    "delete": "delete",
-    "noop": "unchanged",
-}
-
-
-def shown(changeset: ChangeSet) -> list[Change]:
-    """The changes worth showing: every real change, plus named no-ops (a Job that already ran)."""
-    return [c for c in changeset.changes if c.action != "noop" or c.transition or c.reason]
-
-
-def counts(changeset: ChangeSet) -> dict[str, int]:
-    tally = dict.fromkeys(("create", "update", "replace", "delete"), 0)
-    for change in changeset.changes:
-        if change.action in tally:
-            tally[change.action] += 1
-    return tally
-
-
-def cause_counts(changeset: ChangeSet) -> dict[str, int]:
-    return {cause: len(changeset.caused_by(cause)) for cause in ("drift", "pending")}
-
-
-def summary_line(changeset: ChangeSet) -> str:
-    if not changeset.has_changes:
-        return f"No changes. The cluster matches plan {changeset.plan}."
-    n = counts(changeset) | cause_counts(changeset)
-    return (
-        f"Plan: {n['create']} to create, {n['update']} to update, {n['replace']} to replace, "
-        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending)."
-    )
-
-
-def _value(value: Any) -> str:
-    return "(absent)" if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def _field_line(change: Change, field: FieldChange) -> str:
-    if field.is_takeover:
-        return f"{field.path}: takes over from {field.manager}"
-    before, after = (
-        (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
-    )
-    owner = f" (now owned by {field.manager})" if field.manager else ""
-    return f"{field.path}: {before} → {after}{owner}"
-
-
-def _headline(change: Change) -> str:
-    parts = [f"{VERBS[change.action]} {change.ref}"]
-    notes = [note for note in (change.transition, change.reason, "drift" if change.drift else "") if note]
-    if notes:
-        parts.append(f"({'; '.join(notes)})")
-    return " ".join(parts)
 
 
 def _text_lines(changeset: ChangeSet) -> Iterator[tuple[Change | None, str]]:
     for change in shown(changeset):
-        yield change, _headline(change)
+        yield change, headline(change)
         for field in change.fields:
-            yield None, "      " + _field_line(change, field)
+            yield None, "      " + field_line(change, field)
 
 
 def generation_line(changeset: ChangeSet) -> str | None:
@@ -114,6 +67,10 @@ def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
     console.print(f"Plan {changeset.plan} (namespace {changeset.namespace})", markup=False)
     if at := generation_line(changeset):
         console.print(f"  {at}", markup=False)
+    if consent := data_loss_consent([changeset]):
+        lost = objects(len(losses(changeset)))
+        warning = f"this plan destroys data ({lost} marked {DESTROYS_DATA} below); {consent}"
+        console.print(f"[red]{escape('  !')}[/] {escape(warning)}")
     for change, line in _text_lines(changeset):
         if change is None:
             console.print(escape(line))
@@ -164,7 +121,7 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         if change.cause:
             record["cause"] = change.cause
         record |= {"drift": change.drift, "reason": change.reason, "fields": _fields_json(change)}
-        record["message"] = _headline(change)
+        record |= {"destroys_data": destroys_data(change), "message": headline(change)}
         records.append(record)
     summary: dict[str, Any] = {
         "time": time,
@@ -174,6 +131,7 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
         "generation": changeset.generation.number if changeset.generation else None,
     }
     summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
+    summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}
     records.append(summary | {"message": summary_line(changeset)})
     return records
 
@@ -184,48 +142,20 @@ def to_json_lines(changeset: ChangeSet, *, now: datetime | None = None) -> str:
     )
 
 
-def _markdown_rows(changes: Sequence[Change]) -> Iterable[str]:
-    for change in changes:
-        note = "; ".join(n for n in (change.transition, change.reason) if n)
-        cause = change.cause or ""
-        yield f"| `{SYMBOLS[change.action]}` | {VERBS[change.action]} | {cause} | `{change.ref}` | {note} |"
-
-
-def to_markdown(changeset: ChangeSet) -> str:
-    """A pull-request comment: the summary, a table of changes, and the field detail folded away."""
-    lines = [
-        f"### planner plan `{changeset.plan}` (namespace `{changeset.namespace}`)",
-        "",
-        f"**{summary_line(changeset)}**",
-    ]
-    if at := generation_line(changeset):
-        lines[2:2] = [f"_{at[0].upper()}{at[1:]}._", ""]
-    changes = shown(changeset)
-    if changes:
-        lines += [
-            "",
-            "| | action | cause | object | notes |",
-            "|---|---|---|---|---|",
-            *_markdown_rows(changes),
-        ]
-    conflicts = list(changeset.conflicts)
-    if conflicts:
-        lines += ["", "**Ownership conflicts:**", "", *(f"- {c}" for c in conflicts)]
-    detailed = [c for c in changes if c.fields]
-    if detailed:
-        lines += ["", "<details><summary>Field changes</summary>", "", "```diff"]
-        for change in detailed:
-            lines.append(f"{SYMBOLS[change.action]} {change.ref}")
-            lines += [f"    {_field_line(change, field)}" for field in change.fields]
-        lines += ["```", "", "</details>"]
-    return "\n".join(lines) + "\n"
-
-
-def formatted(changeset: ChangeSet, output: str, *, colour: bool = False) -> str:
-    """The ChangeSet in the `-o` format `plan` was given: `text` (coloured when asked), `json` lines or
-    `markdown`."""
-    if output == "json":
-        return to_json_lines(changeset)
+def formatted(
+    changesets: Sequence[ChangeSet],
+    output: str,
+    *,
+    colour: bool = False,
+    graphs: Sequence[str] = (),
+    saved: str | None = None,
+) -> str:
+    """The ChangeSets of one `plan` run in its `-o` format: `text` (coloured when asked) or `json` lines,
+    each plan followed by its task list when `graphs` are given (`--graph`), or `markdown`: one
+    pull-request comment for them all (`saved` names the `--out` file it points to when it is cut)."""
     if output == "markdown":
-        return to_markdown(changeset)
-    return to_text(changeset, colour=colour)
+        return to_markdown(changesets, graphs=graphs, saved=saved)
+    printed = [to_json_lines(c) if output == "json" else to_text(c, colour=colour) for c in changesets]
+    return "".join(
+        chunk for index, text in enumerate(printed) for chunk in (text, *graphs[index : index + 1])
+    )

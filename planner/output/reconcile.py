@@ -26,8 +26,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from planner.app import PlanOutcome
 from planner.app.reconciling import Result
+from planner.output.changes import ACTIONS, SYMBOLS, VERBS
 from planner.output.lines import LinePrinter, aligned, now_rfc3339
-from planner.output.plan import ACTIONS, SYMBOLS, VERBS
 
 COLUMNS = ("PLAN", "NAMESPACE", "RESULT", "CHANGES", "DURATION", "MESSAGE")
 RESULTS: tuple[Result, ...] = ("unchanged", "applied", "changes", "locked", "failed")

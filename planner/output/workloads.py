@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from planner.monitor.lifecycle import Inspection, Outcome
+from planner.monitor.pools import PoolStatus
 from planner.monitor.status import StatusRow
 from planner.output.lines import LinePrinter, aligned, now_rfc3339
+from planner.plan.model import WarmPool
 
 STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
 INSPECT_LABELS = {
@@ -62,3 +64,11 @@ def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None =
         return
     for line in aligned([STATUS_COLUMNS, *(_status_cells(row) for row in rows)]):
         printer.write_line(line)
+
+
+def pool_line(pool: WarmPool, status: PoolStatus) -> str:
+    """`plan`'s line for a warm pool: its members now, which the controller keeps, not apply."""
+    return (
+        f"warm pool {status.namespace}/{pool.name}: {status.ready} ready, {status.unclaimed} unclaimed of "
+        f"size {pool.size}, {status.claimed} claimed (kept by planner controller)\n"
+    )

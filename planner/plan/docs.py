@@ -42,7 +42,9 @@ workloads:
 ```
 
 `planner validate` and every other command that reads plans accept files and directories (a directory
-means its `*.yaml` and `*.yml` files, in name order). A file holds exactly one plan. Every problem in
+is walked recursively, dot-directories skipped, for the `*.yaml` and `*.yml` files with a top-level
+`kind: Plan` or `apiVersion: planner.dev/…`, in path order; [cli.md](cli.md#plan-files-and-directories)
+has the rule). A file holds exactly one plan. Every problem in
 every file is reported at once, one line each, in file order, and nothing is sent to any cluster:
 
 ```

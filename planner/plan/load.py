@@ -4,12 +4,21 @@ Each file goes through the same steps: parse (YAML syntax, one document), schema
 secret resolution; only a file with no errors is built into the model. Problems from all files are
 collected and raised together as one PlanError, sorted in file order, so a user fixes a plan in one
 pass. Warnings (a `user` that cannot be mapped) never fail a load; they come back with the plans.
+
+Which files, in which order — one rule for every command that takes plan paths (`find_plan_files`):
+a file named is taken as it is. A directory is walked recursively, skipping directories whose names
+start with `.` (`.git`, a ConfigMap volume's `..data`) and not following symlinked directories, for
+`*.yaml`/`*.yml` files that say they are plans: a top-level `kind: Plan` or `apiVersion: planner.dev/…`
+line. Other YAML (Kubernetes manifests, CI configuration, Helm values) is left alone, while a plan with
+a misspelt `kind` is still found and reported. Files are taken in path order, component by component
+(`a/z.yaml` before `b.yaml`), each once however often it is named.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +31,9 @@ from planner.plan.source import ParsedFile, read_plan_file
 from planner.plan.validate import semantic_diagnostics
 
 PLAN_SUFFIXES = (".yaml", ".yml")
+SAYS_IT_IS_A_PLAN = re.compile(
+    r"^(kind:\s*[\"']?Plan[\"']?|apiVersion:\s*[\"']?planner\.dev/\S*)\s*(#.*)?$", re.MULTILINE
+)
 
 
 @dataclass(frozen=True)
@@ -31,7 +43,8 @@ class LoadResult:
 
 
 def load_plans(paths: Sequence[str | Path], *, environ: Mapping[str, str] | None = None) -> LoadResult:
-    """Load every plan in `paths` (files, or directories meaning their *.yaml and *.yml files, sorted).
+    """Load every plan in `paths` (files, or directories meaning the plan files under them, as
+    `find_plan_files` finds them).
 
     `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ).
     Raises PlanError with every error diagnostic when any file has one.
@@ -51,36 +64,57 @@ def load_plans(paths: Sequence[str | Path], *, environ: Mapping[str, str] | None
     return LoadResult(plans=tuple(plan for plan, _ in plans), warnings=tuple(sorted(warnings)))
 
 
+def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:
+    """Every plan file under `paths`, by the rule in the module docstring. A path that does not exist is
+    passed on as it is (loading it says so)."""
+    return _once_each(file for given in paths for file in _plan_files_at(Path(given)))
+
+
 def _plan_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
     files: list[Path] = []
     problems: list[Diagnostic] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found = sorted(
-                child for child in path.iterdir() if child.suffix in PLAN_SUFFIXES and child.is_file()
-            )
-            if not found:
-                problems.append(
-                    Diagnostic(str(path), 1, 1, "", "no plan files (*.yaml, *.yml) in this directory")
-                )
-            files.extend(found)
-        elif path.exists():
-            files.append(path)
-        else:
+    for path in map(Path, paths):
+        found = _plan_files_at(path)
+        if not path.exists():
             problems.append(Diagnostic(str(path), 1, 1, "", "no such file or directory"))
+        elif not found:
+            problems.append(
+                Diagnostic(
+                    str(path),
+                    1,
+                    1,
+                    "",
+                    "no plan files (*.yaml, *.yml declaring kind: Plan) under this directory",
+                )
+            )
+        else:
+            files.extend(found)
     return _once_each(files), problems
 
 
-def _once_each(files: list[Path]) -> list[Path]:
-    """Each file once, even when named twice (`plans/ plans/web.yaml`)."""
-    seen: set[Path] = set()
-    unique = []
+def _plan_files_at(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    files = []
+    for root, directories, names in os.walk(path):
+        directories[:] = [d for d in directories if not d.startswith(".")]
+        files += [Path(root) / name for name in names if Path(name).suffix in PLAN_SUFFIXES]
+    return sorted((f for f in files if _says_it_is_a_plan(f)), key=lambda f: f.relative_to(path).parts)
+
+
+def _says_it_is_a_plan(file: Path) -> bool:
+    try:
+        return SAYS_IT_IS_A_PLAN.search(file.read_text(errors="replace")) is not None
+    except OSError:
+        return True  # unreadable: loading it says why
+
+
+def _once_each(files: Iterable[Path]) -> list[Path]:
+    """Each file once, the first mention kept, even when named twice (`plans/ plans/web.yaml`)."""
+    found: dict[Path, Path] = {}
     for file in files:
-        if file.resolve() not in seen:
-            seen.add(file.resolve())
-            unique.append(file)
-    return unique
+        found.setdefault(file.resolve(), file)
+    return list(found.values())
 
 
 def _load_file(

@@ -22,6 +22,7 @@ from planner.errors import Diagnostic
 from planner.plan.durations import DURATION_HINT
 from planner.plan.schema import plan_schema
 from planner.plan.source import ParsedFile, child_path
+from planner.plan.suggest import hint
 
 NEVER_REASON = "Pull policy Never is rejected for preflight validation"
 
@@ -139,13 +140,12 @@ def _translate(error: ValidationError, parsed: ParsedFile) -> Iterator[Diagnosti
 
 def _unknown_fields(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
     allowed = list(error.schema.get("properties", {}))
-    expected = ", ".join(allowed) if allowed else "no fields"
     for key in error.instance:
         if key not in allowed:
-            here = child_path(path, key)
-            yield parsed.diagnostic(
-                here, f'unknown field "{key}" (expected one of: {expected})', at_value=False
+            expected = (
+                hint(str(key), allowed, listing="expected one of") if allowed else " (expected no fields)"
             )
+            yield parsed.diagnostic(child_path(path, key), f'unknown field "{key}"{expected}', at_value=False)
 
 
 def _missing_fields(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:

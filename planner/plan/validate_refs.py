@@ -16,6 +16,7 @@ import networkx as nx
 from planner.errors import Diagnostic
 from planner.plan.raw import Node
 from planner.plan.source import ParsedFile
+from planner.plan.suggest import hint
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Edge:
 def reference_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     workloads = _names(plan, "workloads")
     sandboxes = _names(plan, "sandboxes")
-    others = _names(plan, "configMaps") | _names(plan, "secrets")
+    others = set(_names(plan, "configMaps")) | set(_names(plan, "secrets"))
     targets = workloads | sandboxes  # once, not per edge: a plan may hold thousands of each
     valid: list[Edge] = []
     for edge in _edges(plan):
@@ -41,8 +42,9 @@ def reference_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic
     yield from _cycles(valid, parsed)
 
 
-def _names(plan: Node, section: str) -> set[str]:
-    return {name for item in plan.items(section) if (name := item.text("name"))}
+def _names(plan: Node, section: str) -> dict[str, None]:
+    """The names of a section, in plan order (a dict: ordered, and a set's quick lookup)."""
+    return {name: None for item in plan.items(section) if (name := item.text("name"))}
 
 
 def _edges(plan: Node) -> Iterator[Edge]:
@@ -58,22 +60,31 @@ def _edges(plan: Node) -> Iterator[Edge]:
                 yield Edge(name, source, item.at("forkFrom"), "forkFrom")
 
 
-def _problem(edge: Edge, targets: set[str], sandboxes: set[str], others: set[str]) -> str | None:
+def _problem(
+    edge: Edge, targets: dict[str, None], sandboxes: dict[str, None], others: set[str]
+) -> str | None:
     if edge.via == "forkFrom":
         if edge.target == edge.source:
             return "a sandbox cannot fork from itself"
         if edge.target not in sandboxes:
-            what = " (it is a workload)" if edge.target in targets else ""
+            what = " (it is a workload)" if edge.target in targets else _hint(edge, sandboxes)
             return f'unknown forkFrom source "{edge.target}": no sandbox of this plan has that name{what}'
         return None
     if edge.target == edge.source:
         return f'"{edge.target}" cannot depend on itself'
     if edge.target not in targets:
         what = (
-            " (it is a configMap or secret; those are always applied first)" if edge.target in others else ""
+            " (it is a configMap or secret; those are always applied first)"
+            if edge.target in others
+            else _hint(edge, targets)
         )
         return f'unknown dependsOn target "{edge.target}": no workload or sandbox has that name{what}'
     return None
+
+
+def _hint(edge: Edge, names: dict[str, None]) -> str:
+    """The closest name and the others it could have meant: never the referring item itself."""
+    return hint(edge.target, [name for name in names if name != edge.source], listing="defined", limit=10)
 
 
 def _cycles(edges: list[Edge], parsed: ParsedFile) -> Iterator[Diagnostic]:

@@ -9,16 +9,21 @@ clones the source's current rootfs and workspace through `dataSource`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.objects import (
+    ANNOTATION_IDLE_TIMEOUT,
+    ANNOTATION_PLAN,
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
+    LABEL_CLAIMED,
+    LABEL_POOL,
     Manifest,
     canonical_json,
 )
-from planner.plan.model import Claim, Plan, Sandbox
+from planner.plan.model import Claim, Plan, Sandbox, WarmPool
 from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
 from planner.render.config import opaque_secret
 from planner.render.identity import (
@@ -67,6 +72,31 @@ def sandbox_container(sandbox: Sandbox) -> Fields:
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class PoolStamp(Stamp):
+    """A warm-pool member's identity: its pool's labels and the plan's name, but no ApplySet membership,
+    so a plan's prune never counts a member as its own (the controller keeps the pool's size)."""
+
+    pool: str
+    applyset: str = ""
+
+    def metadata(
+        self,
+        *,
+        name: str,
+        namespace: str,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+    ) -> Manifest:
+        pool_labels = {LABEL_POOL: self.pool, LABEL_CLAIMED: "false"}
+        return {
+            "name": name,
+            "namespace": namespace,
+            "labels": {**(labels or {}), **pool_labels},
+            "annotations": {**(annotations or {}), ANNOTATION_PLAN: self.plan},
+        }
+
+
 class SandboxRenderer:
     """Renders one plan's sandboxes; holds what every sandbox needs (the plan, its stamp, namespace)."""
 
@@ -88,6 +118,10 @@ class SandboxRenderer:
 
     def identity(self, sandbox: Sandbox) -> dict[str, str]:
         return {ANNOTATION_RUNTIME_ID: str(sandbox_runtime_id(self.plan, sandbox, self.default_namespace))}
+
+    def idle_timeout(self, sandbox: Sandbox) -> dict[str, str]:
+        seconds = sandbox.idle_timeout_seconds
+        return {} if seconds is None else {ANNOTATION_IDLE_TIMEOUT: f"{seconds:g}"}
 
     def dependencies(self, sandbox: Sandbox) -> dict[str, str]:
         return depends_on_annotation(self.plan, sandbox.depends_on, self.default_namespace)
@@ -124,6 +158,7 @@ class SandboxRenderer:
             **self.identity(sandbox),
             ANNOTATION_SANDBOX_STATE: sandbox.state,
             ANNOTATION_POD_SPEC: canonical_json(pod),
+            **self.idle_timeout(sandbox),
             **({} if sandbox.state == "running" else self.dependencies(sandbox)),
         }
         name = workspace_pvc_name(sandbox.name)
@@ -152,3 +187,14 @@ class SandboxRenderer:
 
     def fork_source(self, sandbox: Sandbox) -> Sandbox | None:
         return self.by_name[sandbox.fork_from] if sandbox.fork_from else None
+
+
+def render_pool_member(plan: Plan, pool: WarmPool, name: str, *, default_namespace: str) -> list[Manifest]:
+    """One running member of `pool` named `name`: a sandbox of the pool's template, labelled
+    `planner.dev/pool=<pool>` and `planner.dev/claimed=false` (env Secret, both PVCs and the Pod)."""
+    template = {f.name: getattr(pool.template, f.name) for f in fields(pool.template)}
+    sandbox = Sandbox(name=name, **template)
+    renderer = SandboxRenderer(
+        plan, stamp=PoolStamp(plan=plan.name, pool=pool.name), default_namespace=default_namespace
+    )
+    return renderer.render(sandbox)

@@ -109,7 +109,13 @@ def job_plan(
 
 
 def sandbox_plan(
-    namespace: str, *, state: str = "running", generation: int = 1, fork: bool = False, storage: str = ""
+    namespace: str,
+    *,
+    state: str = "running",
+    generation: int = 1,
+    fork: bool = False,
+    storage: str = "",
+    fork_rootfs: str = "",
 ) -> str:
     storage_class = f", storageClass: {storage}" if storage else ""
     text = (
@@ -127,7 +133,7 @@ def sandbox_plan(
             "  - name: alice-fork\n"
             "    image: ghcr.io/acme/devbox:1\n"
             "    forkFrom: alice\n"
-            f"    rootfs: {{size: 1Gi, generation: {generation}}}\n"
+            f"    rootfs: {fork_rootfs or f'{{size: 1Gi, generation: {generation}}}'}\n"
             "    workspace: {size: 2Gi}\n"
         )
     return text
@@ -157,6 +163,15 @@ def test_first_apply_writes_the_parent_first_and_config_before_the_workload_then
     assert exists(cluster, f"{base}/services/web-svc")
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_apply_says_namespace_created_for_a_namespace_it_created(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    fresh = f"{namespace}-new"
+    output = apply_ok(planner, write_plan(tmp_path, web_plan(fresh)), "--no-wait")
+    assert any(line.endswith(f"] namespace/{fresh}: namespace created") for line in output.splitlines())
+    assert exists(cluster, f"/api/v1/namespaces/{fresh}")
 
 
 def test_a_foreign_deployment_fails_only_itself_stays_untouched_and_adopt_takes_it_over(
@@ -315,6 +330,31 @@ def test_a_fork_clones_the_source_sandboxes_volumes(
         for name in ("rootfs-g1", "workspace")
     }
     assert sources == {"rootfs-g1": "alice-rootfs-g1", "workspace": "alice-workspace"}
+
+
+def test_a_fork_outlives_its_sources_rebase_and_still_grows(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """A fork's dataSource is create-only: the source's rebase is no change to the fork's PVCs, and a
+    later update of the fork keeps the dataSource it was created with."""
+    fork_rootfs = "{size: 1Gi, generation: 1}"
+    apply_ok(planner, write_plan(tmp_path, sandbox_plan(namespace, fork=True)))
+    rebased = write_plan(tmp_path, sandbox_plan(namespace, generation=2, fork=True, fork_rootfs=fork_rootfs))
+
+    planned = planner("plan", str(rebased), "-o", "json")
+    apply_ok(planner, rebased)
+    again = planner("plan", str(rebased), "--detailed-exitcode")
+    grown = "{size: 3Gi, generation: 1}"
+    apply_ok(
+        planner, write_plan(tmp_path, sandbox_plan(namespace, generation=2, fork=True, fork_rootfs=grown))
+    )
+
+    changed = {r["object"] for r in json_events(planned.stdout) if r["type"] == "Planned"}
+    assert changed and not {name for name in changed if "alice-fork" in name}, changed
+    assert again.returncode == 0, again.stdout + again.stderr
+    claim = get(cluster, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/alice-fork-rootfs-g1")
+    assert claim["spec"]["dataSource"]["name"] == "alice-rootfs-g1"
+    assert claim["spec"]["resources"]["requests"]["storage"] == "3Gi"
 
 
 # --- waits (controllers and node agent) ----------------------------------------------------------------

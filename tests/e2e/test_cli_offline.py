@@ -45,6 +45,26 @@ def test_validate_accepts_every_example_plan() -> None:
     ]
 
 
+def test_validate_walks_subdirectories_in_path_order_leaving_other_yaml_alone(tmp_path: Path) -> None:
+    (tmp_path / "plans" / "team-a").mkdir(parents=True)
+    (tmp_path / "plans" / ".github").mkdir()
+    for path, name in [
+        ("plans/team-a/web.yaml", "web"),
+        ("plans/z.yaml", "zed"),
+        ("plans/.github/x.yaml", "x"),
+    ]:
+        (tmp_path / path).write_text(f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {name}}}\n")
+    (tmp_path / "plans" / "team-a" / "service.yaml").write_text("apiVersion: v1\nkind: Service\n")
+
+    result = planner("validate", "plans", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "plans/team-a/web.yaml: plan web is valid (empty)",
+        "plans/z.yaml: plan zed is valid (empty)",
+    ]
+
+
 def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "apiVersion: planner.dev/v1\n"
@@ -106,6 +126,76 @@ def test_validate_json_prints_one_object_per_plan() -> None:
         2,
         1,
     )
+
+
+def test_validate_json_prints_every_diagnostic_as_json_on_stdout_and_the_error_as_json_on_stderr(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\n"
+        "workloads:\n  - name: web\n    image: nginx\n    user: nobody\n    imagee: nginx:1.27\n"
+    )
+    result = planner("validate", "bad.yaml", "-o", "json", cwd=tmp_path)
+    assert result.returncode == 1
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [{k: v for k, v in r.items() if k != "time"} for r in records] == [
+        {
+            "type": "Diagnostic",
+            "file": "bad.yaml",
+            "line": 8,
+            "column": 5,
+            "path": "workloads[0].imagee",
+            "message": records[0]["message"],
+            "severity": "error",
+        }
+    ]
+    assert records[0]["message"].startswith('unknown field "imagee" (did you mean "image"? ')
+    text, error = result.stderr.splitlines()
+    assert text.startswith("bad.yaml:8:5: workloads[0].imagee: unknown field")
+    reported = json.loads(error)
+    assert (reported["type"], reported["message"], reported["exit_code"]) == ("Error", text, 1)
+    assert reported["diagnostics"] == records
+
+
+def test_validate_json_prints_warnings_as_diagnostics_too(tmp_path: Path) -> None:
+    (tmp_path / "plan.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\n"
+        "workloads:\n  - name: web\n    image: nginx\n    user: nobody\n"
+    )
+    result = planner("validate", "plan.yaml", "-o", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    warning, validated = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (warning["type"], warning["severity"], warning["line"], warning["path"]) == (
+        "Diagnostic",
+        "warning",
+        7,
+        "workloads[0].user",
+    )
+    assert validated["type"] == "Validated"
+    assert result.stderr.startswith("plan.yaml:7:")  # the text warning, as without -o json
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("plan", "plans/web-stack.yaml", "-o", "json"), "no cluster configured: "),
+        (("start", "not-an-id", "-o", "json"), "malformed runtime ID"),
+        (("plan", "--bogus", "plans/", "--output=json"), "No such option '--bogus'"),
+        (("render", "plans/", "-o", "json", "--namespace"), "Option '--namespace' requires an argument"),
+    ],
+    ids=["a planner error", "a bad runtime ID", "an unknown flag", "a flag without its value"],
+)
+def test_errors_with_output_json_are_a_json_line_on_stderr_after_the_text(
+    args: tuple[str, ...], message: str
+) -> None:
+    result = planner(*args)
+    assert result.returncode == 1
+    *text, last = result.stderr.splitlines()
+    assert any(message in line for line in text), result.stderr
+    error = json.loads(last)
+    assert (error["type"], error["exit_code"]) == ("Error", 1)
+    assert error["message"].startswith(message) or message in error["message"]
+    assert planner(*[a for a in args if a not in ("-o", "json", "--output=json")]).stderr.count("{") == 0
 
 
 def _documents(text: str) -> list[dict]:  # type: ignore[type-arg]

@@ -10,6 +10,7 @@ import json
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -173,6 +174,20 @@ def test_a_missing_workload_exits_4(planner: Runner, namespace: str, command: st
     assert f"{kind} {namespace}/nothing (k8s-{namespace}|{kind}|nothing) not found" in result.stderr
 
 
+def test_with_output_json_a_missing_workload_is_also_a_json_error_line_carrying_exit_code_4(
+    planner: Runner, namespace: str
+) -> None:
+    result = planner("inspect", f"k8s-{namespace}|deployment|nothing", "-o", "json")
+    assert (result.returncode, result.stdout) == (4, "")
+    text, line = result.stderr.splitlines()
+    error = json.loads(line)
+    assert text == f"error: {error['message']}"
+    assert (error["type"], error["exit_code"]) == ("Error", 4)
+    assert (
+        f"deployment {namespace}/nothing (k8s-{namespace}|deployment|nothing) not found" in error["message"]
+    )
+
+
 def test_a_deleted_job_is_not_restartable(planner: Runner, namespace: str) -> None:
     result = planner("start", f"k8s-{namespace}|job|gone")
     assert result.returncode == 4
@@ -270,7 +285,10 @@ def test_pause_keeps_the_pvcs_and_marks_only_the_state(
     after = get(cluster, f"{claims}/box-workspace")
     assert after is not None and get(cluster, f"{claims}/box-rootfs-g2") is not None
     expected = before["metadata"]["annotations"] | {"planner.dev/sandbox-state": "paused"}
-    assert after["metadata"]["annotations"] == expected
+    annotations = dict(after["metadata"]["annotations"])
+    stamped = datetime.fromisoformat(annotations.pop("planner.dev/last-activity").replace("Z", "+00:00"))
+    assert stamped >= datetime.fromisoformat(before["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    assert annotations == expected
     assert after["spec"] == before["spec"]
 
 

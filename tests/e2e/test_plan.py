@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
 from tests.e2e.conftest import Runner, write_plan
 
 
@@ -84,3 +86,24 @@ def test_no_cluster_configured_is_one_line_naming_cluster_up(planner: Runner, tm
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
     assert "no cluster configured" in result.stderr and "planner cluster up" in result.stderr
+
+
+def test_a_pr_comment_for_two_plans_renders_both_headings(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """The first plan's section ends in folded field changes; the next heading must still be a heading."""
+    first = write_plan(tmp_path, web_plan(namespace), "web.yaml")
+    applied = planner("apply", str(first), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    first.write_text(web_plan(namespace, image="nginx:1.28"))
+    second = write_plan(tmp_path, web_plan(namespace).replace("web", "api"), "api.yaml")
+    result = planner("plan", str(first), str(second), "-o", "markdown")
+    assert result.returncode == 0, result.stderr
+    tokens = MarkdownIt("commonmark").enable("table").parse(result.stdout)
+    headings = [tokens[i + 1].content for i, token in enumerate(tokens) if token.type == "heading_open"]
+    assert headings == [
+        f"planner plan `web` (namespace `{namespace}`)",
+        f"planner plan `api` (namespace `{namespace}`)",
+    ]
+    assert '"nginx:1.27" → "nginx:1.28"' in result.stdout
+    assert "replicas 2; api: image `nginx:1.27`, ports 8080" in result.stdout  # the second plan's creates

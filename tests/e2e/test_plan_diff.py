@@ -241,6 +241,30 @@ def test_a_pvc_replacement_without_allow_data_loss_is_an_error_naming_it(
     assert f"-/+ replace persistentvolumeclaim/{namespace}/alice-workspace" in allowed.stdout
 
 
+def test_the_pr_comment_cautions_about_a_claim_replacement_with_or_without_allow_data_loss(
+    planner: Runner, namespace: str, boxes: Path
+) -> None:
+    """The comment is printed either way, so a reviewer sees the loss; without the flag plan still exits 1."""
+    boxes.write_text(sandbox_plan(namespace, workspace="1Gi"))
+    claim = f"persistentvolumeclaim/{namespace}/alice-workspace"
+    refused = planner("plan", str(boxes), "-o", "markdown")
+    assert refused.returncode == 1
+    assert claim in refused.stderr and "--allow-data-loss" in refused.stderr
+    caution = refused.stdout.split("\n\n")[0]
+    assert caution.startswith("> [!CAUTION]\n> **This plan destroys data** (1 object): ")
+    assert "`--allow-data-loss` was not given, so apply refuses this plan" in caution
+    assert (
+        f"| `-/+` | replace | pending | `{claim}` | forced by spec.resources.requests.storage; **destroys data** |"
+        in (refused.stdout)
+    )
+    allowed = planner("plan", str(boxes), "-o", "markdown", "--allow-data-loss")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "`--allow-data-loss` was given: apply deletes it for good" in allowed.stdout.split("\n\n")[0]
+    records = [json.loads(line) for line in planner("plan", str(boxes), "-o", "json").stdout.splitlines()]
+    assert [r["object"] for r in records if r["type"] == "Planned" and r["destroys_data"]] == [claim]
+    assert (records[-1]["destroys_data"], records[-1]["allow_data_loss"]) == (1, False)
+
+
 def test_kubectl_edit_is_drift_naming_kubectl_edit(
     planner: Runner, kubectl: Runner, namespace: str, shop: Path, tmp_path: Path
 ) -> None:

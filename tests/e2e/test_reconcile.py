@@ -81,8 +81,9 @@ def test_every_plan_found_is_applied_then_reported_unchanged(
     assert first.returncode == 0, first.stdout + first.stderr
     table = first.stdout.splitlines()
     assert re.match(r"PLAN +NAMESPACE +RESULT +CHANGES +DURATION +MESSAGE$", table[0])
-    assert re.match(rf"shop +{namespace}-shop +applied +0 drift, 2 pending +\d+\.\ds +applied ", table[1])
-    assert re.match(rf"web +{namespace}-web +applied +0 drift, 2 pending ", table[2])
+    # Each plan's namespace is among its pending changes: the run created it (with its lock) as `plan` says.
+    assert re.match(rf"shop +{namespace}-shop +applied +0 drift, 3 pending +\d+\.\ds +applied ", table[1])
+    assert re.match(rf"web +{namespace}-web +applied +0 drift, 3 pending ", table[2])
     assert table[-1] == "2 plans: 2 applied"
     for plan in ("shop", "web"):
         assert exists(cluster, f"/apis/apps/v1/namespaces/{namespace}-{plan}/deployments/web")
@@ -252,7 +253,7 @@ def test_one_failing_plan_never_stops_the_others_the_run_exits_1_and_the_metrics
     assert values[("planner_reconcile_last_success_timestamp_seconds", "good")] > succeeded
     assert ("planner_reconcile_last_success_timestamp_seconds", "stuck") not in values
     assert values[("planner_reconcile_drift_objects", "stuck")] == 0.0
-    assert values[("planner_reconcile_pending_objects", "stuck")] == 2.0
+    assert values[("planner_reconcile_pending_objects", "stuck")] == 3.0  # its namespace among them
 
     # The good plan fails next time: its last success stays the one before, its last run moves on.
     never = plan_text("good", f"{namespace}-good", image="nginx:1.28", never_ready="true")

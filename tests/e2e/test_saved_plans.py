@@ -186,6 +186,55 @@ def test_an_edited_plan_file_makes_a_saved_plan_refused(
     assert image_of(cluster, namespace) == "nginx:1.27"
 
 
+def test_a_secret_whose_value_alone_changed_is_named_as_such_and_nothing_is_written(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """The plan files are untouched: the apply job resolves `valueFrom: env` to another value."""
+    text = shop_plan(namespace).replace(f"{{token: {SECRET_VALUE}}}", "{token: {valueFrom: {env: TOKEN}}}")
+    plan = write_plan(tmp_path, text)
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved), env={"TOKEN": "reviewed-token"})
+    assert made.returncode == 0, made.stdout + made.stderr
+    refused = planner("apply", str(saved), "--no-wait", env={"TOKEN": "another-token"})
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"error: secret values changed since the plan was made: secret/{namespace}/token (plan shop): the "
+        "plan files are the same, but a secret they read from the environment or a file now resolves to "
+        "another value than the one reviewed; give apply the same secrets, or plan again\n"
+    )
+    assert "another-token" not in refused.stderr and "reviewed-token" not in saved.read_text()
+    listed = kubectl("get", "deployments,secrets", "-n", namespace, "-o", "name")
+    assert "token" not in listed.stdout and "deployment" not in listed.stdout, listed.stdout
+    applied = planner("apply", str(saved), "--no-wait", env={"TOKEN": "reviewed-token"})
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+
+def test_apply_file_from_another_directory_finds_the_plan_files_where_plan_ran(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    (checkout / "plans").mkdir(parents=True)
+    elsewhere.mkdir()
+    write_plan(checkout / "plans", shop_plan(namespace), "shop.yaml")
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", "plans/shop.yaml", "--out", str(saved), cwd=checkout)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert json.loads(saved.read_text())["plans"][0]["files"] == ["plans/shop.yaml"]  # portable
+    moved = tmp_path / "moved"
+    checkout.rename(moved)
+    refused = planner("apply", str(saved), "--no-wait", cwd=elsewhere)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        "error: plan shop: plan files not found: plans/shop.yaml: a saved plan's relative paths are "
+        f"relative to the directory `plan` ran in ({checkout}), which does not hold them either; run "
+        "`apply` from a checkout with the same layout, at its top (where `plan` ran)\n"
+    )
+    moved.rename(checkout)
+    applied = planner("apply", str(saved), "--no-wait", cwd=elsewhere)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert image_of(cluster, namespace) == "nginx:1.27"
+
+
 def test_a_saved_plan_is_applied_alone_with_its_own_options(
     planner: Runner, namespace: str, reviewed: tuple[Path, Path]
 ) -> None:
@@ -344,3 +393,29 @@ def test_plan_out_into_a_namespace_that_does_not_exist_writes_nothing_and_says_w
     )
     assert not saved.exists()
     assert http(cluster, "GET", f"/api/v1/namespaces/{missing}")[0] == 404
+
+
+def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_says_it_created_it(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """Taking the run lock creates the namespace (its Lease lives there) before the plan is made again;
+    that is the saved plan's own create of it, not a cluster that moved."""
+    fresh = f"{namespace}-new"
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {fresh}}}\n"
+        "configMaps:\n  - {name: settings, data: {LOG_LEVEL: info}}\n",
+    )
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert f"  + create namespace/{fresh} (namespace does not exist)" in made.stdout.splitlines()
+
+    applied = planner("apply", str(saved), "--no-wait")
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert any(
+        line.endswith(f"] namespace/{fresh}: namespace created") for line in applied.stdout.splitlines()
+    )
+    assert get(cluster, f"/api/v1/namespaces/{fresh}/configmaps/settings")["data"] == {"LOG_LEVEL": "info"}

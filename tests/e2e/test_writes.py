@@ -275,9 +275,11 @@ def test_ensure_namespace_creates_a_missing_one_and_returns_an_existing_one(
     cluster: ClusterHandle, writer: KubeWriter, namespace: str
 ) -> None:
     fresh = f"{namespace}-new"
-    created = writer.ensure_namespace(fresh)
+    created, new = writer.ensure_namespace(fresh)
+    assert new is True
     assert get(cluster, f"/api/v1/namespaces/{fresh}")["metadata"]["uid"] == created["metadata"]["uid"]
-    assert writer.ensure_namespace(fresh)["metadata"]["uid"] == created["metadata"]["uid"]
+    existing, new = writer.ensure_namespace(fresh)
+    assert (existing["metadata"]["uid"], new) == (created["metadata"]["uid"], False)
 
 
 def parent_ref(namespace: str) -> ObjectRef:

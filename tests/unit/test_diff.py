@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from planner.applyset import encode_run_record, run_record_of
+from planner.dataloss import refuse_data_loss
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
 from planner.live import LiveState
@@ -368,8 +369,9 @@ def test_a_pvc_storage_increase_is_an_update() -> None:
     ids=["a storage decrease", "a storage class change"],
 )
 def test_a_pvc_replacement_needs_allow_data_loss(after: Manifest, why: str) -> None:
+    changeset = run([after], served(pvc_of()))
     with pytest.raises(DataLossError) as raised:
-        run([after], served(pvc_of()))
+        refuse_data_loss([changeset])
 
     assert raised.value.objects == [("persistentvolumeclaim/shop/alice-workspace", why)]
     assert "persistentvolumeclaim/shop/alice-workspace" in str(raised.value)
@@ -428,7 +430,7 @@ def test_deleting_pvcs_of_a_removed_sandbox_needs_allow_data_loss_and_names_each
     live = [served(m) for m in rendered(sandboxes=(sandbox(),))]
 
     with pytest.raises(DataLossError) as raised:
-        run([], *live)
+        refuse_data_loss([run([], *live)])
 
     assert raised.value.objects == [
         ("persistentvolumeclaim/shop/alice-rootfs-g1", "would be deleted (no longer in the plan)"),
@@ -436,6 +438,7 @@ def test_deleting_pvcs_of_a_removed_sandbox_needs_allow_data_loss_and_names_each
     ]
     allowed = run([], *live, allow_data_loss=True)
     assert [c.action for c in allowed.changes] == ["delete", "delete", "delete"]
+    refuse_data_loss([allowed])
 
 
 # --- ownership ---
@@ -540,6 +543,6 @@ def test_deleting_a_member_namespace_needs_allow_data_loss() -> None:
     }
 
     with pytest.raises(DataLossError) as raised:
-        run([], namespace)
+        refuse_data_loss([run([], namespace)])
 
     assert raised.value.objects == [("namespace/scratch", "would be deleted (no longer in the plan)")]

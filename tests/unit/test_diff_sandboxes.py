@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
+from planner.graph import solve
 from planner.plan.model import Claim, Rootfs
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -97,6 +99,7 @@ def test_a_rootfs_generation_bump_is_a_rebase_that_keeps_the_workspace_without_t
         ("update", "persistentvolumeclaim/shop/alice-workspace", "rebase", "rebase g1→g2"),
         ("replace", "pod/shop/alice", "rebase", "rebase g1→g2"),
     ]
+    refuse_data_loss([changeset])  # the generation bump is the consent: no --allow-data-loss needed
 
 
 def test_a_paused_sandbox_rebases_its_pvcs_without_a_pod() -> None:
@@ -169,6 +172,99 @@ def test_a_rebase_does_not_excuse_replacing_the_workspace() -> None:
     )
 
     with pytest.raises(DataLossError) as raised:
-        plan_against(desired, live)
+        refuse_data_loss([plan_against(desired, live)])
 
     assert [name for name, _ in raised.value.objects] == ["persistentvolumeclaim/shop/alice-workspace"]
+
+
+def test_bumping_the_source_generation_leaves_its_forks_volumes_unchanged() -> None:
+    """A fork's `dataSource` is create-only: the source's new rootfs name is no change to the fork."""
+    live = [served(m) for m in objects(sandbox(), sandbox("bob", fork_from="alice"))]
+    bumped = objects(sandbox(rootfs=Rootfs(size="10Gi", generation=2)), sandbox("bob", fork_from="alice"))
+
+    changeset = plan_against(bumped, live)
+
+    assert [row for row in outline(changeset) if "bob" in row[1]] == [
+        ("noop", "persistentvolumeclaim/shop/bob-rootfs-g1", None, ""),
+        ("noop", "persistentvolumeclaim/shop/bob-workspace", None, ""),
+        ("noop", "pod/shop/bob", None, ""),
+    ]
+
+
+def test_growing_a_fork_after_its_source_moved_on_writes_the_live_data_source() -> None:
+    live = [served(m) for m in objects(sandbox(), sandbox("bob", fork_from="alice"))]
+    grown = objects(
+        sandbox(rootfs=Rootfs(size="10Gi", generation=2)),
+        sandbox("bob", fork_from="alice", rootfs=Rootfs(size="15Gi")),
+    )
+
+    changeset = plan_against(grown, live)
+    written = solve(changeset).task("apply persistentvolumeclaim/shop/bob-rootfs-g1").manifest
+
+    rootfs = only(changeset, "persistentvolumeclaim/shop/bob-rootfs-g1")
+    assert fields_of(rootfs) == [(".spec.resources.requests.storage", "10Gi", "15Gi", None)]
+    assert written is not None
+    assert written["spec"]["dataSource"] == {"kind": "PersistentVolumeClaim", "name": "alice-rootfs-g1"}
+    assert written["spec"]["resources"] == {"requests": {"storage": "15Gi"}}
+
+
+def idle_paused(manifest: Manifest) -> Manifest:
+    """The reaper's marks on a served workspace PVC: paused for idleness at a known moment."""
+    annotations = {
+        **manifest["metadata"]["annotations"],
+        "planner.dev/sandbox-state": "paused",
+        "planner.dev/paused-reason": "idle",
+        "planner.dev/last-activity": "2026-12-01T08:00:00.000000Z",
+    }
+    return {**manifest, "metadata": {**manifest["metadata"], "annotations": annotations}}
+
+
+def test_a_sandbox_the_reaper_paused_stays_paused_under_a_running_plan() -> None:
+    served_objects = [served(m) for m in objects(sandbox(idle_timeout_seconds=60))]
+    live = [idle_paused(m) if m["metadata"]["name"] == "alice-workspace" else m for m in served_objects]
+    live = [m for m in live if m["kind"] != "Pod"]
+
+    changeset = plan_against(objects(sandbox(idle_timeout_seconds=60)), live)
+
+    assert outline(changeset) == [
+        ("noop", "persistentvolumeclaim/shop/alice-rootfs-g1", None, ""),
+        ("noop", "persistentvolumeclaim/shop/alice-workspace", None, ""),
+        ("noop", "pod/shop/alice", None, "paused (idle since 2026-12-01T08:00:00.000000Z)"),
+    ]
+    assert not changeset.has_changes
+
+
+def test_a_plan_change_to_an_idle_paused_sandbox_keeps_it_paused() -> None:
+    live = [served(m) for m in objects(sandbox(idle_timeout_seconds=60))]
+    live = [idle_paused(m) if m["metadata"]["name"] == "alice-workspace" else m for m in live]
+    live = [m for m in live if m["kind"] != "Pod"]
+
+    changeset = plan_against(objects(sandbox(idle_timeout_seconds=60, env={"MODE": "dev"})), live)
+
+    workspace = only(changeset, "persistentvolumeclaim/shop/alice-workspace")
+    assert workspace.action == "update"
+    assert workspace.desired is not None
+    assert workspace.desired["metadata"]["annotations"]["planner.dev/sandbox-state"] == "paused"
+    assert not [f for f in workspace.fields if f.path.endswith('sandbox-state"]')]
+    assert only(changeset, "pod/shop/alice").action == "noop"
+
+
+def test_a_sandbox_paused_by_hand_is_still_drift_under_a_running_plan() -> None:
+    live = [served(m) for m in objects(sandbox())]
+    live = [m for m in live if m["kind"] != "Pod"]
+    live = [
+        {
+            **m,
+            "metadata": {
+                **m["metadata"],
+                "annotations": {**m["metadata"]["annotations"], "planner.dev/sandbox-state": "paused"},
+            },
+        }
+        if m["metadata"]["name"] == "alice-workspace"
+        else m
+        for m in live
+    ]
+
+    changeset = plan_against(objects(sandbox()), live)
+
+    assert only(changeset, "pod/shop/alice").action == "create"

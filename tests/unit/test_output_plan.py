@@ -10,7 +10,8 @@ from markdown_it import MarkdownIt
 
 from planner.diff import Change, ChangeSet, FieldChange
 from planner.objects import ObjectRef
-from planner.output.plan import summary_line, to_json_lines, to_markdown, to_text
+from planner.output.comment import to_markdown
+from planner.output.plan import summary_line, to_json_lines, to_text
 from tests.paths import REPO
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -146,7 +147,7 @@ def test_json_lines_use_terraform_actions_and_a_summary() -> None:
 
 
 def test_markdown_renders_a_table_and_folded_details() -> None:
-    text = to_markdown(CHANGES)
+    text = to_markdown([CHANGES])
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     kinds = [token.type for token in tokens]
     assert "table_open" in kinds and "fence" in kinds and "html_block" in kinds
@@ -168,7 +169,7 @@ def test_markdown_lists_ownership_conflicts() -> None:
             "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)",
         ),
     )
-    assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown(conflicted)
+    assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown([conflicted])
 
 
 def test_text_shows_a_conflict_no_change_carries_on_a_line_of_its_own() -> None:
@@ -195,3 +196,43 @@ def test_every_json_record_validates_against_the_documented_schema() -> None:
     for line in to_json_lines(CHANGES, now=NOW).splitlines():
         errors = [e.message for e in validator.iter_errors(json.loads(line))]
         assert errors == [], line
+
+
+def claim_replaced(*, allow: bool) -> ChangeSet:
+    claim = Change(
+        ref=ref("PersistentVolumeClaim", "alice-workspace"),
+        action="replace",
+        desired={},
+        live={},
+        reason="forced by spec.storageClassName",
+    )
+    return ChangeSet(plan="shop", namespace="shop", changes=(claim,), allow_data_loss=allow)
+
+
+def test_text_warns_first_and_marks_a_change_that_destroys_data() -> None:
+    assert to_text(claim_replaced(allow=False)).splitlines() == [
+        "Plan shop (namespace shop)",
+        "  ! this plan destroys data (1 object marked destroys data below); --allow-data-loss was not given, "
+        "so apply refuses this plan",
+        "-/+ replace persistentvolumeclaim/shop/alice-workspace (forced by spec.storageClassName; destroys data)",
+        "Plan: 0 to create, 0 to update, 1 to replace, 0 to delete (0 drift, 1 pending).",
+    ]
+    assert (
+        "  ! this plan destroys data (1 object marked destroys data below); --allow-data-loss was given: "
+        in (to_text(claim_replaced(allow=True)))
+    )
+
+
+def test_json_carries_the_same_data_loss_flag_and_validates() -> None:
+    schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
+    for allow in (False, True):
+        planned, summary = [
+            json.loads(line) for line in to_json_lines(claim_replaced(allow=allow)).splitlines()
+        ]
+        assert planned["destroys_data"] is True
+        assert planned["message"].endswith("(forced by spec.storageClassName; destroys data)")
+        assert (summary["destroys_data"], summary["allow_data_loss"]) == (1, allow)
+        for record in (planned, summary):
+            jsonschema.validate(record, schema)
+    records = [json.loads(line) for line in to_json_lines(CHANGES, now=NOW).splitlines()]
+    assert [r["destroys_data"] for r in records] == [False] * (len(records) - 1) + [0]

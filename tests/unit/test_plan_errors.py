@@ -42,9 +42,17 @@ CASES: list[tuple[str, str, list[str]]] = [
         ["{f}:5:1: a second YAML document: a plan file holds exactly one plan (split it into two files)"],
     ),
     (
-        "an unknown field lists the fields that are allowed",
+        "an unknown field suggests the closest and lists the fields that are allowed",
         "workloads:\n  - name: web\n    image: nginx\n    imagee: nginx:1.27\n",
-        [f'{{f}}:8:5: workloads[0].imagee: unknown field "imagee" (expected one of: {WORKLOAD_FIELDS})'],
+        [
+            f'{{f}}:8:5: workloads[0].imagee: unknown field "imagee" (did you mean "image"? expected one of: '
+            f"{WORKLOAD_FIELDS})"
+        ],
+    ),
+    (
+        "an unknown field like none lists the fields that are allowed",
+        "workloads:\n  - name: web\n    image: nginx\n    zzz: 1\n",
+        [f'{{f}}:8:5: workloads[0].zzz: unknown field "zzz" (expected one of: {WORKLOAD_FIELDS})'],
     ),
     (
         "a missing required field is reported at the item that lacks it",
@@ -149,6 +157,23 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "a misspelt dependsOn target suggests the closest and lists the others",
+        "workloads:\n  - name: migrate\n    image: x\n  - name: web\n    image: nginx\n    dependsOn: [migrte]\n"
+        "  - name: worker\n    image: x\n",
+        [
+            '{f}:10:17: workloads[1].dependsOn[0]: unknown dependsOn target "migrte": no workload or sandbox '
+            'has that name (did you mean "migrate"? defined: migrate, worker)'
+        ],
+    ),
+    (
+        "a dependsOn target like no name lists the names defined",
+        "workloads:\n  - name: migrate\n    image: x\n  - name: web\n    image: nginx\n    dependsOn: [db]\n",
+        [
+            '{f}:10:17: workloads[1].dependsOn[0]: unknown dependsOn target "db": no workload or sandbox '
+            "has that name (defined: migrate)"
+        ],
+    ),
+    (
         "a workload that depends on itself",
         "workloads:\n  - name: web\n    image: nginx\n    dependsOn: [web]\n",
         ['{f}:8:17: workloads[0].dependsOn[0]: "web" cannot depend on itself'],
@@ -174,6 +199,14 @@ CASES: list[tuple[str, str, list[str]]] = [
         [
             '{f}:10:15: sandboxes[0].forkFrom: unknown forkFrom source "nobody": no sandbox of this plan has '
             "that name"
+        ],
+    ),
+    (
+        "a misspelt forkFrom source suggests the closest sandbox",
+        "sandboxes:\n  - name: alice\n" + SANDBOX + "  - name: bob\n" + SANDBOX + "    forkFrom: alcie\n",
+        [
+            '{f}:14:15: sandboxes[1].forkFrom: unknown forkFrom source "alcie": no sandbox of this plan has '
+            'that name (did you mean "alice"? defined: alice)'
         ],
     ),
     (

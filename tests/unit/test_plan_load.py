@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import planner.plan
+from planner.errors import PlanError
 from planner.plan import LoadResult, Plan, Position, Volume, load_plans
 from planner.plan.durations import parse_duration
 from tests.paths import PLANS
@@ -242,6 +243,54 @@ def test_a_directory_means_its_yaml_and_yml_files_sorted(write_plan: Callable[..
     write_plan("", name="notes.txt").write_text("not a plan")
     plans = load_plans([write_plan("", name="a.yaml").parent]).plans
     assert [plan.name for plan in plans] == ["shop", "bee"]
+
+
+def test_a_directory_is_walked_recursively_in_path_order_for_files_that_say_they_are_plans(
+    tmp_path: Path,
+) -> None:
+    def plan(path: Path, name: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {name}}}\n")
+
+    plan(tmp_path / "plans" / "b.yaml", "bee")
+    plan(tmp_path / "plans" / "a" / "z.yml", "zed")
+    plan(tmp_path / "plans" / ".git" / "old.yaml", "hidden")  # a dot-directory is never walked
+    (tmp_path / "plans" / "a" / "deployment.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\n")
+    (tmp_path / "plans" / "values.yaml").write_text("replicas: 3\n")
+
+    plans = load_plans([tmp_path / "plans"]).plans
+
+    assert [p.name for p in plans] == ["zed", "bee"]  # a/z.yml before b.yaml: component by component
+    assert [p.source.file for p in plans] == [
+        str(tmp_path / "plans" / "a" / "z.yml"),
+        str(tmp_path / "plans" / "b.yaml"),
+    ]
+
+
+def test_a_plan_with_a_misspelt_kind_in_a_directory_is_found_and_reported(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "web.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: plan\nmetadata: {name: web}\n"
+    )
+
+    with pytest.raises(PlanError) as raised:
+        load_plans([tmp_path])
+
+    assert [(d.file, d.line, d.path) for d in raised.value.diagnostics] == [
+        (str(tmp_path / "sub" / "web.yaml"), 2, "kind")
+    ]
+
+
+def test_a_directory_without_plan_files_is_an_error_naming_the_rule(tmp_path: Path) -> None:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "deployment.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\n")
+
+    with pytest.raises(PlanError) as raised:
+        load_plans([tmp_path])
+
+    assert [(d.file, d.message) for d in raised.value.diagnostics] == [
+        (str(tmp_path), "no plan files (*.yaml, *.yml declaring kind: Plan) under this directory")
+    ]
 
 
 def test_the_source_records_positions_by_path(write_plan: Callable[..., Path]) -> None:

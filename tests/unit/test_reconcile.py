@@ -1,5 +1,6 @@
-"""reconcile's pure parts: which files it finds and in which order, and what it prints and writes
-(the table, the JSON lines, the metrics file), fed hand-built outcomes."""
+"""reconcile's pure parts: which files it finds and in which order (the loader's walk, which every
+command shares), and what it prints and writes (the table, the JSON lines, the metrics file), fed
+hand-built outcomes."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from planner.app.reconciling import PlanOutcome, find_plan_files
+from planner.app.reconciling import PlanOutcome
 from planner.diff import Change, ChangeSet
 from planner.objects import ObjectRef
 from planner.output.reconcile import ReconcilePrinter, write_metrics
+from planner.plan.load import find_plan_files
 
 PLAN = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: NAME}\n"
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from planner.plan.model import Claim, Rootfs, Sandbox, SandboxTemplate, WarmPool
+from planner.render.sandboxes import render_pool_member
 from tests.unit.render_support import (
     SHOP_APPLYSET,
     find,
@@ -198,3 +199,30 @@ def test_sandboxes_use_the_default_namespace_when_the_plan_has_none() -> None:
 def test_warm_pools_render_nothing() -> None:
     template = SandboxTemplate(image=DEVBOX, rootfs=Rootfs(size="10Gi"), workspace=Claim(size="20Gi"))
     assert rendered(plan(warm_pools=(WarmPool(name="pool", size=2, template=template),))) == []
+
+
+def test_a_pool_member_is_a_sandbox_of_the_template_outside_the_applyset() -> None:
+    template = SandboxTemplate(
+        image=DEVBOX, rootfs=Rootfs(size="10Gi"), workspace=Claim(size="20Gi"), idle_timeout_seconds=90
+    )
+    pool = WarmPool(name="dev", size=2, template=template)
+
+    manifests = render_pool_member(plan(warm_pools=(pool,)), pool, "dev-b2c4d", default_namespace="default")
+
+    assert kinds_and_names(manifests) == [
+        "PersistentVolumeClaim/dev-b2c4d-rootfs-g1",
+        "PersistentVolumeClaim/dev-b2c4d-workspace",
+        "Pod/dev-b2c4d",
+    ]
+    member_labels = {
+        "app": "dev-b2c4d",
+        "gobrave-workload": "dev-b2c4d",
+        "planner.dev/pool": "dev",
+        "planner.dev/claimed": "false",
+    }
+    assert all(m["metadata"]["labels"] == member_labels for m in manifests)
+    workspace = find(manifests, "PersistentVolumeClaim", "dev-b2c4d-workspace")["metadata"]["annotations"]
+    assert workspace["planner.dev/runtime-id"] == "k8s-shop|sandbox|dev-b2c4d"
+    assert workspace["planner.dev/plan"] == "shop"
+    assert workspace["planner.dev/idle-timeout"] == "90"
+    assert find(manifests, "Pod", "dev-b2c4d")["spec"]["runtimeClassName"] == "kata-qemu"

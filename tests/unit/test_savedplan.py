@@ -13,17 +13,21 @@ from typing import Any
 import pytest
 
 from planner.diff import diff
+from planner.errors import PlanFilesMissingError
 from planner.savedplan import (
     FORMAT,
     ClusterIdentity,
+    changed_secrets,
     closure_digest,
     cluster_mismatch,
     declared_digest,
     is_saved_plan,
     key_id,
     moved_objects,
+    plan_files,
     read_saved_plans,
     saved_plan,
+    shape_digest,
     write_saved_plans,
 )
 from tests.unit.diff_support import (
@@ -144,7 +148,13 @@ def saved_pin_plan() -> dict[str, Any]:
     live = [served(m) for m in pin_plan("0000")]
     changeset = diff(desired, live_state(*live), plan=PLAN, namespace=NAMESPACE)
     document = saved_plan(
-        files=["plan.yaml"], changeset=changeset, desired=desired, live=live_state(*live), options={}, key=KEY
+        files=["plan.yaml"],
+        root="/work/ci",
+        changeset=changeset,
+        desired=desired,
+        live=live_state(*live),
+        options={},
+        key=KEY,
     )
     return document
 
@@ -174,6 +184,51 @@ def test_a_saved_plan_holds_no_digest_from_which_a_four_digit_pin_can_be_found_w
     guessed = [c for c in CANDIDATES if unsalted_closure_digest(pin_plan(c)) == document["closure_digest"]]
     assert guessed == []
     assert document["digest_key_id"] == key_id(KEY) and KEY.hex() not in text
+
+
+def test_the_shape_digest_is_the_same_whatever_the_pin_and_the_secret_digests_are_keyed() -> None:
+    document = saved_pin_plan()
+    assert {shape_digest(pin_plan(c)) for c in CANDIDATES[::97]} == {document["shape_digest"]}
+    assert list(document["secret_digests"]) == ["secret/shop/door"]
+    assert changed_secrets(document, pin_plan(PIN), bytes(32)) == ["secret/shop/door"]  # another key
+
+
+@pytest.mark.parametrize(
+    ("now", "changed"),
+    [
+        (pin_plan(PIN), []),
+        (pin_plan("1234"), ["secret/shop/door"]),
+        (rendered(secrets=(secret("door", pin="1234"),), workloads=(workload("web", image="web:2"),)), []),
+        (rendered(secrets=(secret("door", pin=PIN, other="x"),), workloads=(workload("web"),)), []),
+    ],
+    ids=[
+        "the same closure changes no secret",
+        "only the pin's value changed: the secret is named",
+        "a value and a workload changed: not only secrets",
+        "a secret's key added is a plan change, not a value change",
+    ],
+)
+def test_changed_secrets_names_the_secrets_when_only_their_values_differ(
+    now: list[Manifest], changed: list[str]
+) -> None:
+    assert changed_secrets(saved_pin_plan(), now, KEY) == changed
+
+
+def test_plan_files_are_found_where_apply_runs_else_under_the_recorded_root(tmp_path: Path) -> None:
+    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    (checkout / "plans").mkdir(parents=True)
+    (checkout / "plans" / "shop.yaml").write_text("kind: Plan\n")
+    elsewhere.mkdir()
+    saved = {"plan": "shop", "files": ["plans/shop.yaml"], "root": str(checkout)}
+    assert plan_files(saved, checkout) == ["plans/shop.yaml"]
+    assert plan_files(saved, elsewhere) == [str(checkout / "plans" / "shop.yaml")]
+    with pytest.raises(PlanFilesMissingError) as missing:
+        plan_files({**saved, "root": str(elsewhere)}, elsewhere)
+    assert str(missing.value) == (
+        "plan shop: plan files not found: plans/shop.yaml: a saved plan's relative paths are relative to "
+        f"the directory `plan` ran in ({elsewhere}), which does not hold them either; run `apply` from a "
+        "checkout with the same layout, at its top (where `plan` ran)"
+    )
 
 
 def test_with_the_clusters_key_the_closure_digest_still_tells_exactly_which_pin_was_planned() -> None:

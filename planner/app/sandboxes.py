@@ -1,0 +1,34 @@
+"""The `sandbox` commands on warm-pool members and activity: `claim` a ready member of a pool,
+`release` it, `touch` any sandbox. Names are what a user knows a sandbox by: the owner it was claimed
+for, else its own name; the namespace is `-n` or the context's."""
+
+from __future__ import annotations
+
+from planner.app.planning import RenderedPlan
+from planner.app.target import Target
+from planner.monitor import lifecycle, pools
+from planner.monitor.pools import PoolStatus
+from planner.plan.model import WarmPool
+from planner.render.identity import RuntimeID
+
+
+def claim_sandbox(pool: str, owner: str, *, target: Target) -> RuntimeID:
+    return pools.claim(target.client, target.default_namespace(), pool, owner)
+
+
+def release_sandbox(owner: str, *, target: Target, allow_data_loss: bool) -> lifecycle.Outcome:
+    return pools.release(target.client, target.default_namespace(), owner, allow_data_loss=allow_data_loss)
+
+
+def touch_sandbox(name: str, *, target: Target) -> lifecycle.Outcome:
+    rid = pools.sandbox_named(target.client, target.default_namespace(), name)
+    return lifecycle.touch(target.client, rid)
+
+
+def warm_pools(rendered: RenderedPlan, *, target: Target) -> list[tuple[WarmPool, PoolStatus]]:
+    """Each warm pool the plan declares, with its members now (`plan` shows them: apply creates none,
+    the controller keeps the size)."""
+    return [
+        (pool, pools.pool_status(target.client, rendered.namespace, pool.name))
+        for pool in rendered.plan.warm_pools
+    ]

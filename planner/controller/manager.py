@@ -1,0 +1,402 @@
+"""`planner controller`: the long-running half. Keeps every plan under `--plans` reconciled, its warm
+pools full and its idle sandboxes paused, until SIGTERM.
+
+Three kinds of work key go through one rate-limited work queue (`workqueue`), processed by one worker
+so writes never race each other:
+
+- `plan:<file>` reconciles the plan as `planner reconcile` does (`reconcile_plan`: under its run lock,
+  so a controller and a cron `reconcile` or a person's `apply` never interleave), then records an
+  Event on its ApplySet parent Secret (`Reconciled`, `DriftCorrected`, `ReconcileFailed`). Queued every
+  `--interval`, when the file's content changes (polled every `poll` seconds) and when this replica
+  becomes the leader. A failure is retried with a per-key backoff; `locked` is retried the same way.
+- `pools:<file>` brings each of the plan's warm pools to its size and deletes the unclaimed members of
+  pools it no longer declares. Queued every resync and at once by the watch: any event on a
+  pool-labelled PVC or Pod (a claim, a lost member) from the informers.
+- `reap` pauses the idle sandboxes of the plans' namespaces; every resync.
+
+With `--leader-elect`, only the leader takes keys off the queue; a reconcile in flight is stopped from
+starting further writes the moment leadership is lost. Shutdown (SIGTERM): readiness goes 503, the
+worker finishes the write in flight (the executor starts no new task), the Lease is released, exit 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from planner.app.planning import RenderedPlan, render_loaded
+from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.target import Target
+from planner.controller.health import HealthServer
+from planner.controller.leader import ElectionTimings, LeaderElector
+from planner.controller.metrics import ControllerMetrics
+from planner.controller.workqueue import WorkQueue
+from planner.errors import ApiError, PlannerError, UnreachableError
+from planner.kinds import EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET
+from planner.kube.client import resource_path
+from planner.kube.informer import EventType, Informer, Informers
+from planner.lock import micro_time
+from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
+from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
+from planner.plan import load_plans
+from planner.plan.load import find_plan_files
+
+Notice = Callable[[str], None]
+COMPONENT = "planner-controller"
+REAP = "reap"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControllerOptions:
+    plans: tuple[str, ...]
+    interval: float = 300.0
+    resync: float = 30.0
+    poll: float = 2.0
+    listen: str = "127.0.0.1:8081"
+    leader_elect: bool = False
+    lease_namespace: str | None = None
+    timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
+    reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
+
+
+@dataclass
+class _PlanFile:
+    digest: str
+    rendered: RenderedPlan | None
+    problem: str = ""
+
+
+def identity() -> str:
+    """This replica's name in the Lease and in metrics: `<host>_<random>`, as controller-runtime does."""
+    return f"{socket.gethostname()}_{secrets.token_hex(4)}"
+
+
+class Controller:
+    def __init__(self, target: Target, options: ControllerOptions, *, notice: Notice) -> None:
+        self.target, self.options, self.notice = target, options, notice
+        self.client = target.client
+        self.default_namespace = target.default_namespace()
+        self.identity = identity()
+        self.queue = WorkQueue()
+        self.files: dict[str, _PlanFile] = {}
+        self.files_lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
+        self.informers = Informers(self.client)
+        self.claims: Informer | None = None
+        self.pods: Informer | None = None
+        self.elector = (
+            LeaderElector(
+                self.client,
+                namespace=options.lease_namespace or self.default_namespace,
+                identity=self.identity,
+                timings=options.timings,
+            )
+            if options.leader_elect
+            else None
+        )
+        self.metrics = ControllerMetrics(self._snapshot, depth=self.queue.depth)
+        self.metrics.leader.labels(identity=self.identity).set(0)
+        self.health: HealthServer | None = None
+        self._was_leading = False
+
+    # --- probes ---
+
+    def healthz(self) -> tuple[bool, str]:
+        failed = [i.describe() for i in (self.claims, self.pods) if i is not None and i.failed]
+        return (not failed, f"informers failed: {', '.join(failed)}" if failed else "ok")
+
+    def readyz(self) -> tuple[bool, str]:
+        if self.stopping.is_set():
+            return False, "shutting down"
+        if not all(i is not None and i.synced for i in (self.claims, self.pods)):
+            return False, "informers not synced"
+        if self.elector is not None and not self.elector.healthy():
+            return False, "leader election: no contact with the Lease"
+        return True, "leading" if self.leading() else "standing by"
+
+    def leading(self) -> bool:
+        return self.elector is None or self.elector.leading()
+
+    # --- running ---
+
+    def run(self) -> int:
+        """Run until `stop()`; the exit code (0 after a graceful shutdown)."""
+        self.health = HealthServer(
+            self.options.listen, healthz=self.healthz, readyz=self.readyz, registry=self.metrics.registry
+        ).start()
+        self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}")
+        self.claims = self.informers.informer(PERSISTENT_VOLUME_CLAIM)
+        self.pods = self.informers.informer(POD)
+        for informer in (self.claims, self.pods):
+            informer.subscribe(self._on_event)
+        if self.elector is not None:
+            self.elector.start()
+        self.refresh_plans()
+        worker = threading.Thread(target=self._work, name="controller-worker", daemon=True)
+        worker.start()
+        try:
+            self._tick_until_stopped()
+        finally:
+            self.stopping.set()
+            self.run_stop.set()
+            self.queue.shut_down()
+            worker.join()
+            if self.elector is not None:
+                self.elector.release()
+            self.informers.stop()
+            self.health.stop()
+        return 0
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _tick_until_stopped(self) -> None:
+        now = time.monotonic()
+        next_interval, next_resync = now + self.options.interval, now
+        while not self.stopping.wait(min(self.options.poll, 0.5)):
+            self._follow_leadership()
+            self.refresh_plans()
+            now = time.monotonic()
+            if now >= next_interval:
+                next_interval = now + self.options.interval
+                self._enqueue_all("plan")
+            if now >= next_resync:
+                next_resync = now + self.options.resync
+                self._enqueue_all("pools")
+                self.queue.add(REAP)
+
+    def _follow_leadership(self) -> None:
+        leading = self.leading()
+        self.metrics.leader.labels(identity=self.identity).set(1 if leading else 0)
+        if leading and not self._was_leading:
+            if self.elector is not None:
+                self.notice(f"{self.identity} leads")
+            self.run_stop.clear()
+            self._enqueue_all("plan")
+            self._enqueue_all("pools")
+            self.queue.add(REAP)
+        elif not leading and self._was_leading:
+            self.notice(f"{self.identity} lost the lead: no further writes")
+            self.run_stop.set()
+        self._was_leading = leading
+
+    def _enqueue_all(self, kind: str) -> None:
+        with self.files_lock:
+            files = list(self.files)
+        for file in files:
+            self.queue.add(f"{kind}:{file}")
+
+    # --- plan files ---
+
+    def refresh_plans(self) -> None:
+        """Read every plan file under `--plans`; queue a reconcile (and its pools) for each that is new
+        or whose content changed; forget the ones that went."""
+        found = {str(f): f for f in find_plan_files(self.options.plans)}
+        with self.files_lock:
+            for gone in set(self.files) - set(found):
+                del self.files[gone]
+            known = dict(self.files)
+        for name, path in found.items():
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                continue
+            if name in known and known[name].digest == digest:
+                continue
+            loaded = self._load(path, digest)
+            with self.files_lock:
+                self.files[name] = loaded
+            if loaded.problem:
+                self.notice(f"{name}: {loaded.problem}")
+                self.metrics.reconciles.labels(plan=name, result="failed").inc()
+                continue
+            self.queue.add(f"plan:{name}")
+            self.queue.add(f"pools:{name}")
+
+    def _load(self, path: Path, digest: str) -> _PlanFile:
+        try:
+            loaded = load_plans([path])
+            (rendered,) = render_loaded(loaded, self.default_namespace)
+        except (PlannerError, ValueError) as broken:
+            return _PlanFile(digest=digest, rendered=None, problem=str(broken))
+        return _PlanFile(digest=digest, rendered=rendered)
+
+    def rendered(self, file: str) -> RenderedPlan | None:
+        with self.files_lock:
+            found = self.files.get(file)
+        return found.rendered if found else None
+
+    def namespaces(self) -> set[str]:
+        with self.files_lock:
+            return {f.rendered.namespace for f in self.files.values() if f.rendered is not None}
+
+    # --- the watch ---
+
+    def _on_event(self, kind: EventType, obj: Manifest) -> None:
+        if LABEL_POOL not in labels_of(obj):
+            return
+        plan = annotations_of(obj).get(ANNOTATION_PLAN)
+        with self.files_lock:
+            owners = [
+                n for n, f in self.files.items() if f.rendered is not None and f.rendered.plan.name == plan
+            ]
+        for file in owners:
+            self.queue.add(f"pools:{file}")
+
+    def _snapshot(self) -> tuple[list[Manifest], list[Manifest]]:
+        claims = self.claims.items() if self.claims is not None and self.claims.synced else []
+        pods = self.pods.items() if self.pods is not None and self.pods.synced else []
+        return claims, pods
+
+    # --- the worker ---
+
+    def _work(self) -> None:
+        while True:
+            key = self.queue.get(timeout=0.5)
+            if key is None:
+                if self.stopping.is_set():
+                    return
+                continue
+            try:
+                if not self.leading():
+                    self.queue.forget(key)  # the leader does it; queued again if this one leads
+                    continue
+                ok = self.process(key)
+            finally:
+                self.queue.done(key)
+            if ok:
+                self.queue.forget(key)
+            elif not self.stopping.is_set():
+                self.queue.retry(key)
+
+    def process(self, key: str) -> bool:
+        """Do one key's work; False to retry it after its backoff."""
+        kind, _, file = key.partition(":")
+        try:
+            if kind == "plan":
+                return self.reconcile(file)
+            if kind == "pools":
+                return self.maintain_pools(file)
+            if key == REAP:
+                return self.reap()
+        except (ApiError, UnreachableError, PlannerError) as failure:
+            self.notice(f"{key}: {failure}")
+            return False
+        return True
+
+    def reconcile(self, file: str) -> bool:
+        rendered = self.rendered(file)
+        if rendered is None:
+            return True  # broken or gone: its problem was said when it was read
+        outcome = reconcile_plan(
+            rendered,
+            target=self.target,
+            options=self.options.reconcile,
+            notice=self.notice,
+            stop=self.run_stop,
+        )
+        self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
+        self.metrics.duration.observe(outcome.duration)
+        self.notice(f"{file}: plan {outcome.plan}: {outcome.result}: {outcome.message}")
+        if outcome.result != "locked":
+            self.record_event(outcome)
+        return outcome.result not in ("failed", "locked")
+
+    def maintain_pools(self, file: str) -> bool:
+        rendered = self.rendered(file)
+        if rendered is None:
+            return True
+        plan = rendered.plan
+        for pool in plan.warm_pools:
+            if not self.leading() or self.stopping.is_set():
+                return True
+            changes = maintain_pool(self.client, plan, pool, default_namespace=rendered.default_namespace)
+            if changes.create or changes.delete:
+                self.notice(
+                    f"pool {pool.name} (plan {plan.name}): created {len(changes.create)}, "
+                    f"deleted {len(changes.delete)}"
+                )
+        claims = self.claims_now({rendered.namespace})
+        remove_undeclared_pools(self.client, plan, claims, default_namespace=rendered.default_namespace)
+        return True
+
+    def claims_now(self, namespaces: set[str]) -> list[Manifest]:
+        """The PVCs of `namespaces` from the watch cache (no request), or listed when there is none
+        (`--once`) or it has not synced yet."""
+        if self.claims is not None and self.claims.synced:
+            return self.claims.items()
+        return listed_claims(self.client, namespaces)
+
+    def reap(self) -> bool:
+        namespaces = self.namespaces()
+        reaped = reap_idle(self.client, self.claims_now(namespaces), namespaces)
+        for runtime_id in reaped:
+            self.notice(f"{runtime_id}: paused (idle)")
+        self.metrics.reaped.inc(len(reaped))
+        return True
+
+    # --- events ---
+
+    def record_event(self, outcome: PlanOutcome) -> None:
+        """An Event on the plan's ApplySet parent Secret saying how its reconcile went."""
+        if outcome.result == "failed":
+            reason, kind = "ReconcileFailed", "Warning"
+        elif outcome.result == "applied" and outcome.drift:
+            reason, kind = "DriftCorrected", "Normal"
+        else:
+            reason, kind = "Reconciled", "Normal"
+        stamp = micro_time(datetime.now(UTC))
+        seconds = stamp.split(".")[0] + "Z"
+        body = {
+            "apiVersion": EVENT.api_version,
+            "kind": EVENT.kind,
+            "metadata": {"name": f"{outcome.plan}.{secrets.token_hex(8)}", "namespace": outcome.namespace},
+            "involvedObject": {
+                "apiVersion": SECRET.api_version,
+                "kind": SECRET.kind,
+                "name": outcome.plan,
+                "namespace": outcome.namespace,
+            },
+            "reason": reason,
+            "message": outcome.message,
+            "type": kind,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "reportingInstance": self.identity,
+            "firstTimestamp": seconds,
+            "lastTimestamp": seconds,
+            "eventTime": stamp,
+            "action": "Reconcile",
+            "count": 1,
+        }
+        try:
+            self.client.request("POST", resource_path(EVENT, outcome.namespace), body=body, verb="create")
+        except (ApiError, UnreachableError) as failure:
+            self.notice(f"could not record event {reason} for plan {outcome.plan}: {failure}")
+
+    # --- once ---
+
+    def run_once(self) -> int:
+        """One pass without serving, as if alone (no leader election: a cron job's run is serialised by
+        the plans' run locks): every plan reconciled, every pool maintained, idle ones reaped; exit 0
+        when everything succeeded, 1 otherwise."""
+        self.elector = None
+        self.refresh_plans()
+        ok = True
+        with self.files_lock:
+            files = dict(self.files)
+        for name, loaded in files.items():
+            ok &= not loaded.problem
+            ok &= self.process(f"plan:{name}")
+            ok &= self.process(f"pools:{name}")
+        ok &= self.process(REAP)
+        return 0 if ok else 1

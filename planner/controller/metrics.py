@@ -1,0 +1,108 @@
+"""The controller's Prometheus metrics, in a registry of its own.
+
+The sandbox gauges are read from the informers' caches at each scrape, so they are the cluster's
+state as last watched (never a count the controller keeps by hand): `cubepod_active_sandboxes` and
+`cubepod_paused_sandboxes` per namespace (sandboxes by the state on their workspace PVC),
+`cubepod_warmpool_ready` (unclaimed members whose Pod is Ready) and `planner_warmpool_claimed` per
+namespace and pool. The rest count what the controller did: reconciles by plan and result, their
+duration, the work queue's depth, leadership and sandboxes reaped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from planner.monitor.mapping import pod_ready, sandbox_state
+from planner.monitor.pools import is_workspace
+from planner.objects import LABEL_CLAIMED, LABEL_POOL, LABEL_WORKLOAD, Manifest, labels_of, metadata_of
+
+Snapshot = Callable[[], tuple[Iterable[Manifest], Iterable[Manifest]]]  # (PVCs, Pods)
+
+
+class SandboxCollector(Collector):
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        claims, pods = self.snapshot()
+        workspaces = [c for c in claims if is_workspace(c)]
+        ready_pods = {
+            (str(metadata_of(p).get("namespace")), str(labels_of(p).get(LABEL_WORKLOAD)))
+            for p in pods
+            if pod_ready(p)
+        }
+        states: Tally[tuple[str, str]] = Tally()
+        ready: Tally[tuple[str, str]] = Tally()
+        claimed: Tally[tuple[str, str]] = Tally()
+        pools: set[tuple[str, str]] = set()
+        for workspace in workspaces:
+            namespace = str(metadata_of(workspace).get("namespace"))
+            labels = labels_of(workspace)
+            states[(namespace, sandbox_state(workspace) or "")] += 1
+            pool = labels.get(LABEL_POOL)
+            if pool is None:
+                continue
+            pools.add((namespace, str(pool)))
+            if labels.get(LABEL_CLAIMED) == "true":
+                claimed[(namespace, str(pool))] += 1
+            elif (namespace, str(labels.get(LABEL_WORKLOAD))) in ready_pods:
+                ready[(namespace, str(pool))] += 1
+        namespaces = sorted({namespace for namespace, _ in states})
+        yield _family(
+            "cubepod_active_sandboxes",
+            "Sandboxes marked running.",
+            ["namespace"],
+            {(ns,): states[(ns, "running")] for ns in namespaces},
+        )
+        yield _family(
+            "cubepod_paused_sandboxes",
+            "Sandboxes marked paused.",
+            ["namespace"],
+            {(ns,): states[(ns, "paused")] for ns in namespaces},
+        )
+        yield _family(
+            "cubepod_warmpool_ready",
+            "Unclaimed warm-pool sandboxes whose Pod is Ready.",
+            ["namespace", "pool"],
+            {key: ready[key] for key in sorted(pools)},
+        )
+        yield _family(
+            "planner_warmpool_claimed",
+            "Claimed warm-pool sandboxes.",
+            ["namespace", "pool"],
+            {key: claimed[key] for key in sorted(pools)},
+        )
+
+
+def _family(
+    name: str, documentation: str, labels: list[str], values: dict[tuple[str, ...], int]
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, documentation, labels=labels)
+    for key, value in values.items():
+        family.add_metric(list(key), value)
+    return family
+
+
+class ControllerMetrics:
+    def __init__(self, snapshot: Snapshot, *, depth: Callable[[], int]) -> None:
+        self.registry = CollectorRegistry()
+        self.registry.register(SandboxCollector(snapshot))
+        self.reconciles = Counter(
+            "planner_reconcile", "Plan reconciles by result.", ["plan", "result"], registry=self.registry
+        )
+        self.duration = Histogram(
+            "planner_reconcile_duration_seconds", "How long a plan's reconcile took.", registry=self.registry
+        )
+        self.depth = Gauge(
+            "planner_workqueue_depth", "Keys waiting in the work queue.", registry=self.registry
+        )
+        self.depth.set_function(lambda: float(depth()))
+        self.leader = Gauge(
+            "planner_leader", "1 while this replica leads.", ["identity"], registry=self.registry
+        )
+        self.reaped = Counter("planner_reaped", "Sandboxes paused for idleness.", registry=self.registry)

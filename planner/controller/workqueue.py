@@ -1,0 +1,100 @@
+"""The controller's work queue, client-go's in small: each key at most once in the queue, never handed
+to two workers at once (a key added while it is being processed is queued again when it is done), and
+a failed key retried after a per-key exponential backoff (`base * 2**failures`, capped), which a
+success resets. Keys are plain strings (`plan:<file>`, `pools:<file>`, `reap`)."""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections.abc import Callable
+
+Clock = Callable[[], float]
+
+
+class WorkQueue:
+    def __init__(self, *, base: float = 0.5, cap: float = 60.0, clock: Clock = time.monotonic) -> None:
+        self.base, self.cap, self.clock = base, cap, clock
+        self._ready: list[str] = []
+        self._queued: set[str] = set()
+        self._processing: set[str] = set()
+        self._again: set[str] = set()  # added while being processed
+        self._delayed: list[tuple[float, str]] = []
+        self._failures: dict[str, int] = {}
+        self._shut = False
+        self._changed = threading.Condition()
+
+    def add(self, key: str) -> None:
+        with self._changed:
+            if self._shut:
+                return
+            if key in self._processing:
+                self._again.add(key)
+            elif key not in self._queued:
+                self._queued.add(key)
+                self._ready.append(key)
+                self._changed.notify()
+
+    def add_after(self, key: str, delay: float) -> None:
+        with self._changed:
+            heapq.heappush(self._delayed, (self.clock() + delay, key))
+            self._changed.notify()
+
+    def retry(self, key: str) -> float:
+        """Queue `key` again after its backoff; returns the delay."""
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        delay = float(min(self.cap, self.base * 2.0**failures))
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: str) -> None:
+        self._failures.pop(key, None)
+
+    def get(self, timeout: float) -> str | None:
+        """The next key to process (then `done(key)`), or None after `timeout` or once shut down."""
+        deadline = self.clock() + timeout
+        with self._changed:
+            while True:
+                self._promote()
+                if self._ready:
+                    key = self._ready.pop(0)
+                    self._queued.discard(key)
+                    self._processing.add(key)
+                    return key
+                remaining = deadline - self.clock()
+                if self._shut or remaining <= 0:
+                    return None
+                wake = self._delayed[0][0] - self.clock() if self._delayed else remaining
+                self._changed.wait(max(0.0, min(remaining, wake)))
+
+    def done(self, key: str) -> None:
+        with self._changed:
+            self._processing.discard(key)
+            if key in self._again:
+                self._again.discard(key)
+                if key not in self._queued:
+                    self._queued.add(key)
+                    self._ready.append(key)
+                    self._changed.notify()
+
+    def depth(self) -> int:
+        """Keys waiting: ready now or backing off."""
+        with self._changed:
+            return len(self._ready) + len(self._delayed)
+
+    def shut_down(self) -> None:
+        with self._changed:
+            self._shut = True
+            self._changed.notify_all()
+
+    def _promote(self) -> None:
+        now = self.clock()
+        while self._delayed and self._delayed[0][0] <= now:
+            _, key = heapq.heappop(self._delayed)
+            if key not in self._queued and key not in self._processing:
+                self._queued.add(key)
+                self._ready.append(key)
+            elif key in self._processing:
+                self._again.add(key)

@@ -1,0 +1,132 @@
+"""How one change reads, whatever the format: its symbol and verb, its notes, its field lines and the
+summary of a plan, shared by the text and JSON printers (`output/plan.py`) and the pull-request comment
+(`output/comment.py`), so the formats say the same facts in the same words.
+
+Secret field values are suppressed here (the diff already marks them), so a reader sees which key of a
+Secret changed but never what it holds. A Job's run-key is a 64-hex digest nobody can read; its line says
+what it means instead (`new run: template changed`), naming what the run-key is computed from.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from planner.dataloss import destroys_data, losses, needs_consent, refused
+from planner.diff import Change, ChangeSet, FieldChange
+from planner.kinds import SECRET
+from planner.objects import ANNOTATION_RUN_KEY
+from planner.output.masking import MASK
+
+ACTIONS: dict[str, list[str]] = {
+    "create": ["create"],
+    "update": ["update"],
+    "replace": ["delete", "create"],
+    "delete": ["delete"],
+    "noop": ["no-op"],
+}
+SYMBOLS = {"create": "+", "update": "~", "replace": "-/+", "delete": "-", "noop": "="}
+VERBS = {
+    "create": "create",
+    "update": "update",
+    "replace": "replace",
+    "delete": "delete",
+    "noop": "unchanged",
+}
+DESTROYS_DATA = "destroys data"
+
+RUN_KEY_PATH = f'.metadata.annotations["{ANNOTATION_RUN_KEY}"]'
+# What a Job's run-key is computed from (render/identity.py), as the field paths a diff names.
+_RUN_KEY_INPUTS = {
+    ".spec.template": "template",
+    ".spec.completions": "completions",
+    ".spec.parallelism": "parallelism",
+}
+
+
+def shown(changeset: ChangeSet) -> list[Change]:
+    """The changes worth showing: every real change, plus named no-ops (a Job that already ran)."""
+    return [c for c in changeset.changes if c.action != "noop" or c.transition or c.reason]
+
+
+def counts(changeset: ChangeSet) -> dict[str, int]:
+    tally = dict.fromkeys(("create", "update", "replace", "delete"), 0)
+    for change in changeset.changes:
+        if change.action in tally:
+            tally[change.action] += 1
+    return tally
+
+
+def cause_counts(changeset: ChangeSet) -> dict[str, int]:
+    return {cause: len(changeset.caused_by(cause)) for cause in ("drift", "pending")}
+
+
+def summary_line(changeset: ChangeSet) -> str:
+    if not changeset.has_changes:
+        return f"No changes. The cluster matches plan {changeset.plan}."
+    n = counts(changeset) | cause_counts(changeset)
+    return (
+        f"Plan: {n['create']} to create, {n['update']} to update, {n['replace']} to replace, "
+        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending)."
+    )
+
+
+def notes(change: Change, *, drift: bool = True) -> list[str]:
+    """What a change's headline says in parentheses: transition, reason, drift (unless the format shows
+    the cause on its own, `drift=False`), and data loss."""
+    # A reason that starts with the transition's name (`rebase g1→g2`) says it already.
+    transition = change.transition if not change.reason.startswith(change.transition or "") else None
+    drifted = "drift" if drift and change.drift else ""
+    found = [note for note in (transition, change.reason, drifted) if note]
+    if destroys_data(change):
+        found.append(DESTROYS_DATA if needs_consent(change) else f"{DESTROYS_DATA}, declared by the rebase")
+    return found
+
+
+def headline(change: Change) -> str:
+    words = f"{VERBS[change.action]} {change.ref}"
+    return f"{words} ({'; '.join(found)})" if (found := notes(change)) else words
+
+
+def _value(value: Any) -> str:
+    return "(absent)" if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def field_line(change: Change, field: FieldChange) -> str:
+    if field.is_takeover:
+        return f"{field.path}: takes over from {field.manager}"
+    if field.path == RUN_KEY_PATH and field.before is not None and field.after is not None:
+        return f"{field.path}: {new_run(change)}"
+    before, after = (
+        (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
+    )
+    owner = f" (now owned by {field.manager})" if field.manager else ""
+    return f"{field.path}: {before} → {after}{owner}"
+
+
+def new_run(change: Change) -> str:
+    """`new run: template changed`: what changed among the inputs of a Job's run-key."""
+    changed = {
+        what
+        for field in change.fields
+        for prefix, what in _RUN_KEY_INPUTS.items()
+        if field.path == prefix or field.path.startswith((f"{prefix}.", f"{prefix}["))
+    }
+    ordered = [what for what in _RUN_KEY_INPUTS.values() if what in changed]
+    return f"new run: {' and '.join(ordered)} changed" if ordered else "new run"
+
+
+def data_loss_consent(changesets: list[ChangeSet]) -> str | None:
+    """When any plan destroys data, whether `--allow-data-loss` was given and what that means for
+    `apply`, in one clause; None when nothing is lost."""
+    if not any(losses(changeset) for changeset in changesets):
+        return None
+    if any(changeset.allow_data_loss for changeset in changesets):
+        return "--allow-data-loss was given: apply deletes it for good"
+    if any(refused(changeset) for changeset in changesets):
+        return "--allow-data-loss was not given, so apply refuses this plan"
+    return "--allow-data-loss was not given, and none is needed: a sandbox's generation bump declares it"
+
+
+def objects(count: int) -> str:
+    return f"{count:,} object{'' if count == 1 else 's'}"

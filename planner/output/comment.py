@@ -1,0 +1,306 @@
+"""The pull-request comment (`plan -o markdown`): what a reviewer must see first, then as much of the
+rest as a comment can hold.
+
+One comment for all the plans of a run: a caution first when any change destroys data (each such object,
+and whether `--allow-data-loss` was given), then per plan a heading, its summary line, a table of changes
+— a create with its key fields (images, replicas, ports, resources, sizes, data keys; never a value of a
+Secret) — its ownership conflicts, and its field changes (and `--graph`'s task list) folded in
+`<details>`. Parts are joined by blank lines: a heading right after an HTML block such as `</details>`
+would be read as part of that block and show as literal text.
+
+GitHub refuses a comment over 65,536 characters, so past `LIMIT` the comment is cut, least important
+first: the task lists, then the field changes, then table rows from the end. Headings, summaries, the
+caution and the conflicts always stay, and a note at the top says what was left out and where the whole
+plan is.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.dataloss import loss, losses, needs_consent
+from planner.diff import Change, ChangeSet
+from planner.kinds import CONFIG_MAP, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE
+from planner.objects import Manifest
+from planner.output.changes import (
+    DESTROYS_DATA,
+    SYMBOLS,
+    VERBS,
+    data_loss_consent,
+    field_line,
+    notes,
+    objects,
+    shown,
+    summary_line,
+)
+
+LIMIT = 60_000
+# Room kept for the note about a cut and the lines that wrap each plan's table and folded blocks.
+_NOTE_ROOM = 1_000
+_WRAPPING = 200
+_CAUTION_NAMES = 20  # objects the caution names before it says how many more
+
+Lines = tuple[str, ...]
+
+
+def to_markdown(
+    changesets: Sequence[ChangeSet],
+    *,
+    graphs: Sequence[str] = (),
+    saved: str | None = None,
+    limit: int = LIMIT,
+) -> str:
+    """The comment for these plans (with each plan's task list when `graphs` are given), at most `limit`
+    characters long; `saved` is the saved plan (`--out`) that the note about a cut points to."""
+    plans = [
+        _Plan.of(changeset, graphs[i] if i < len(graphs) else "") for i, changeset in enumerate(changesets)
+    ]
+    caution = _caution(changesets)
+    room = limit - _NOTE_ROOM - _size(caution) - sum(_size(plan.fixed) + _WRAPPING for plan in plans)
+    rows = _Fill(room, [[(row,) for row in plan.rows] for plan in plans])
+    details = rows.then([list(plan.details) for plan in plans])
+    tasks = details.then([[plan.graph] if plan.graph else [] for plan in plans])
+    kept = zip(plans, rows.kept, details.kept, tasks.kept, strict=True)
+    parts = [caution, _note(plans, rows.kept, details.kept, tasks.kept, saved)]
+    parts += [plan.markdown(rows=r, details=d, graph=bool(t)) for plan, r, d, t in kept]
+    return "\n\n".join("\n".join(part) for part in parts if part) + "\n"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One plan's part of the comment, in pieces that can be left out one by one."""
+
+    changeset: ChangeSet
+    changes: tuple[Change, ...]  # those shown, one table row each
+    rows: Lines
+    details: tuple[Lines, ...]  # the field changes of each changed object
+    graph: Lines  # the task list (`--graph`), empty without it
+
+    @classmethod
+    def of(cls, changeset: ChangeSet, graph: str) -> _Plan:
+        changes = tuple(shown(changeset))
+        details = tuple(_details(change) for change in changes if change.fields)
+        return cls(changeset, changes, tuple(_row(c) for c in changes), details, tuple(graph.splitlines()))
+
+    @property
+    def head(self) -> Lines:
+        changeset = self.changeset
+        heading = f"### planner plan `{changeset.plan}` (namespace `{changeset.namespace}`)"
+        return (heading, "", f"**{summary_line(changeset)}**")
+
+    @property
+    def table_head(self) -> Lines:
+        return ("", "| | action | cause | object | notes |", "|---|---|---|---|---|") if self.rows else ()
+
+    @property
+    def conflicts(self) -> Lines:
+        conflicts = self.changeset.conflicts
+        return ("", "**Ownership conflicts:**", "", *(f"- {c}" for c in conflicts)) if conflicts else ()
+
+    @property
+    def fixed(self) -> Lines:
+        """What always stays: the heading, the summary, the table's head and the conflicts."""
+        return self.head + self.table_head + self.conflicts
+
+    def markdown(self, *, rows: int, details: int, graph: bool) -> Lines:
+        lines = self.head + self.table_head + self.rows[:rows]
+        if rows < len(self.rows):
+            left = _changes(self.changes[rows:], more=True)
+            lines += ("", f"*… and {left}, left out: see the note at the top.*")
+        lines += self.conflicts
+        if details:
+            fields = [line for block in self.details[:details] for line in block]
+            lines += ("", *_folded("Field changes", fields, "diff"))
+        if graph:
+            lines += ("", *_folded("Task list (what apply runs, in order)", self.graph, ""))
+        return lines
+
+
+def _changes(changes: Sequence[Change], *, more: bool = False) -> str:
+    """`1,588 changes (1,500 create, 88 update)`, or `1,588 more changes (…)`."""
+    tally = ", ".join(f"{n:,} {verb}" for verb, n in Counter(VERBS[c.action] for c in changes).items())
+    return f"{len(changes):,} {'more ' if more else ''}changes ({tally})"
+
+
+def _row(change: Change) -> str:
+    found = [f"**{n}**" if n.startswith(DESTROYS_DATA) else n for n in notes(change, drift=False)]
+    if change.action == "create":
+        found += key_fields(change.desired)
+    symbol, verb, cause = f"`{SYMBOLS[change.action]}`", VERBS[change.action], change.cause or ""
+    cells = (symbol, verb, cause, f"`{change.ref}`", "; ".join(found))
+    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    """Text safe in a table cell: a `|` would end the cell, a line break the row."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _details(change: Change) -> Lines:
+    return (
+        f"{SYMBOLS[change.action]} {change.ref}",
+        *(f"    {field_line(change, f)}" for f in change.fields),
+    )
+
+
+def _folded(summary: str, lines: Sequence[str], info: str) -> Lines:
+    """`lines` in a code block inside `<details>`, fenced by more backticks than any run in them."""
+    fence = "`" * max(3, _backtick_run(lines) + 1)
+    return (f"<details><summary>{summary}</summary>", "", fence + info, *lines, fence, "", "</details>")
+
+
+def _backtick_run(lines: Sequence[str]) -> int:
+    longest = 0
+    for line in lines:
+        run = 0
+        for char in line:
+            run = run + 1 if char == "`" else 0
+            longest = max(longest, run)
+    return longest
+
+
+# --- what a create declares ----------------------------------------------------------------------------
+
+
+def key_fields(manifest: Manifest | None) -> list[str]:
+    """What a reviewer checks first in a new object: replicas, each container's image, ports and
+    resources, a Service's ports, a claim's size, the keys (never the values) of a ConfigMap or Secret."""
+    if not manifest:
+        return []
+    kind, spec = manifest.get("kind"), manifest.get("spec") or {}
+    found = [f"{key} {spec[key]}" for key in _COUNTS.get(str(kind), ()) if spec.get(key) is not None]
+    pod = spec if kind == POD.kind else (spec.get("template") or {}).get("spec")
+    if kind in (POD.kind, DEPLOYMENT.kind, JOB.kind) and isinstance(pod, dict):
+        found += [_container(c, init=True) for c in pod.get("initContainers") or []]
+        found += [_container(c, init=False) for c in pod.get("containers") or []]
+    if kind == SERVICE.kind:
+        found += _listed("ports", [_service_port(port) for port in spec.get("ports") or []])
+    if kind == PERSISTENT_VOLUME_CLAIM.kind:
+        found += _claim(spec)
+    if kind in (CONFIG_MAP.kind, SECRET.kind):
+        keys = sorted(
+            {key for field in ("data", "binaryData", "stringData") for key in manifest.get(field) or {}}
+        )
+        found += _listed("keys", keys)
+    return found
+
+
+_COUNTS = {DEPLOYMENT.kind: ("replicas",), JOB.kind: ("completions", "parallelism")}
+
+
+def _listed(what: str, items: Sequence[str]) -> list[str]:
+    return [f"{what} {', '.join(items)}"] if items else []
+
+
+def _container(container: dict[str, Any], *, init: bool) -> str:
+    bits = [f"image `{container.get('image')}`"]
+    bits += _listed("ports", [_container_port(port) for port in container.get("ports") or []])
+    resources = container.get("resources") or {}
+    for which in ("requests", "limits"):
+        if values := resources.get(which):
+            bits.append(f"{which} " + " ".join(f"{name}={value}" for name, value in sorted(values.items())))
+    return f"{'init ' if init else ''}{container.get('name')}: {', '.join(bits)}"
+
+
+def _container_port(port: dict[str, Any]) -> str:
+    return f"{port.get('containerPort')}{_protocol(port)}"
+
+
+def _service_port(port: dict[str, Any]) -> str:
+    target = port.get("targetPort")
+    arrow = f"→{target}" if target is not None and target != port.get("port") else ""
+    return f"{port.get('port')}{arrow}{_protocol(port)}"
+
+
+def _protocol(port: dict[str, Any]) -> str:
+    protocol = port.get("protocol") or "TCP"
+    return "" if protocol == "TCP" else f"/{protocol}"
+
+
+def _claim(spec: dict[str, Any]) -> list[str]:
+    size = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    found = [f"size {size}"] if size else []
+    if mode := spec.get("volumeMode"):
+        found.append(f"volumeMode {mode}")
+    if storage_class := spec.get("storageClassName"):
+        found.append(f"storageClass {storage_class}")
+    return found
+
+
+# --- what comes first ----------------------------------------------------------------------------------
+
+
+def _caution(changesets: Sequence[ChangeSet]) -> Lines:
+    """A GitHub caution naming every object the plans' changes destroy, and what `--allow-data-loss`
+    (given or not) means for `apply`."""
+    consent = data_loss_consent(list(changesets))
+    if consent is None:
+        return ()
+    several = len(changesets) > 1
+    lost = [(changeset, change) for changeset in changesets for change in losses(changeset)]
+    consent = consent.replace("--allow-data-loss", "`--allow-data-loss`")
+    lines = ["> [!CAUTION]", f"> **This plan destroys data** ({objects(len(lost))}): {consent}."]
+    for changeset, change in lost[:_CAUTION_NAMES]:
+        where = f" (plan `{changeset.plan}`)" if several else ""
+        declared = "" if needs_consent(change) else ", declared by the sandbox's generation bump"
+        lines.append(f"> - `{change.ref}`{where}: {loss(change)}{declared}")
+    if len(lost) > _CAUTION_NAMES:
+        lines.append(f"> - and {len(lost) - _CAUTION_NAMES:,} more, marked in the tables")
+    return tuple(lines)
+
+
+def _note(
+    plans: Sequence[_Plan],
+    rows: Sequence[int],
+    details: Sequence[int],
+    tasks: Sequence[int],
+    saved: str | None,
+) -> Lines:
+    """What a cut left out, and where the whole plan is; nothing when nothing was cut."""
+    left: list[str] = []
+    rows_out = [change for plan, kept in zip(plans, rows, strict=True) for change in plan.changes[kept:]]
+    if rows_out:
+        left.append(f"{_changes(rows_out)} from the tables")
+    if details_out := sum(len(plan.details) - kept for plan, kept in zip(plans, details, strict=True)):
+        left.append(f"the field changes of {objects(details_out)}")
+    if tasks_out := sum(bool(plan.graph) and not kept for plan, kept in zip(plans, tasks, strict=True)):
+        left.append(f"the task list of {tasks_out} plan{'' if tasks_out == 1 else 's'}")
+    if not left:
+        return ()
+    whole = "`planner plan -o text` prints the whole plan"
+    if saved:
+        whole += f"; the saved plan `{saved}` holds every change (`planner apply {saved}` applies exactly it)"
+    return ("> [!NOTE]", f"> This comment was cut to fit: left out {', '.join(left)}. {whole}.")
+
+
+# --- fitting ---------------------------------------------------------------------------------------------
+
+
+def _size(lines: Sequence[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+class _Fill:
+    """Pieces kept in order while they fit `room` characters: the first that does not fit ends the
+    fill, so what stays is a prefix of each plan's pieces and nothing later is kept out of order."""
+
+    def __init__(self, room: int, pieces: Sequence[Sequence[Lines]]) -> None:
+        self.kept: list[int] = []
+        self.complete = True
+        for group in pieces:
+            count = 0
+            for piece in group:
+                if not self.complete or _size(piece) > room:
+                    self.complete = False
+                    break
+                room -= _size(piece)
+                count += 1
+            self.kept.append(count)
+        self.room = room
+
+    def then(self, pieces: Sequence[Sequence[Lines]]) -> _Fill:
+        """The next, less important pieces: kept only when everything before them was."""
+        return _Fill(self.room if self.complete else -1, pieces)

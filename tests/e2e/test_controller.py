@@ -1,0 +1,657 @@
+"""`planner controller` and the `sandbox` commands end to end: controllers run as subprocesses against
+an embedded cluster (simulated, time-scaled) over HTTP; what they did is read with kubectl or raw HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, http, write_plan
+from tests.paths import REPO
+from tests.simulated import eventually
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.1, simulate=True) as handle:
+        yield handle
+
+
+def pool_plan(namespace: str, *, size: int, idle_timeout: str = "", name: str = "devboxes") -> str:
+    idle = f"      idleTimeout: {idle_timeout}\n" if idle_timeout else ""
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        "warmPools:\n"
+        f"  - name: dev\n"
+        f"    size: {size}\n"
+        "    template:\n"
+        "      image: ghcr.io/acme/devbox:1\n"
+        "      rootfs: {size: 1Gi}\n"
+        "      workspace: {size: 1Gi}\n"
+        f"{idle}"
+    )
+
+
+def sandbox_plan(namespace: str, *, idle_timeout: str, sandboxes: tuple[str, ...] = ("alice",)) -> str:
+    text = (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: desks, namespace: {namespace}}}\n"
+        "sandboxes:\n"
+    )
+    for name in sandboxes:
+        text += (
+            f"  - name: {name}\n"
+            "    image: ghcr.io/acme/devbox:1\n"
+            "    rootfs: {size: 1Gi}\n"
+            "    workspace: {size: 1Gi}\n"
+            f"    idleTimeout: {idle_timeout}\n"
+        )
+    return text
+
+
+# --- the controller as a subprocess ---------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    process: subprocess.Popen[bytes]
+    log: Path
+    address: str = ""
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://{self.address}{path}", timeout=5) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def metrics(self) -> dict[str, float]:
+        """Each sample line of /metrics, `name{labels}` -> value."""
+        status, text = self.get("/metrics")
+        assert status == 200, text
+        samples = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                samples[key] = float(value)
+        return samples
+
+
+Start = Callable[..., Running]
+
+
+@pytest.fixture
+def controllers(cluster: ClusterHandle, home: Path, tmp_path: Path) -> Iterator[Start]:
+    """Start `planner controller ARGS` (serving on a free port); every one started is stopped after."""
+    started: list[Running] = []
+
+    def start(*args: str) -> Running:
+        log = tmp_path / f"controller-{len(started)}.log"
+        environment = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "KUBECONFIG": str(cluster.kubeconfig),
+        }
+        command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0", *args]
+        with log.open("wb") as stream:
+            process = subprocess.Popen(
+                command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+            )
+        running = Running(process, log)
+        started.append(running)
+        found = eventually(
+            lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None
+        )
+        assert isinstance(found, re.Match), running.output()
+        running.address = found.group(1)
+        return running
+
+    yield start
+    for running in started:
+        if running.process.poll() is None:
+            running.process.kill()
+        running.process.wait(timeout=10)
+
+
+def kubectl_json(kubectl: Runner, *args: str) -> dict[str, Any]:
+    done = kubectl(*args, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def workspaces(kubectl: Runner, namespace: str, selector: str) -> list[dict[str, Any]]:
+    listed = kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", selector)
+    return [i for i in listed["items"] if i["metadata"]["name"].endswith("-workspace")]
+
+
+def member_names(kubectl: Runner, namespace: str, *, claimed: bool) -> set[str]:
+    selector = f"planner.dev/pool=dev,planner.dev/claimed={'true' if claimed else 'false'}"
+    return {w["metadata"]["labels"]["gobrave-workload"] for w in workspaces(kubectl, namespace, selector)}
+
+
+def unclaimed_when(kubectl: Runner, namespace: str, count: int) -> set[str]:
+    """The unclaimed members, once there are `count` of them."""
+
+    def probe() -> set[str] | None:
+        found = member_names(kubectl, namespace, claimed=False)
+        return found if len(found) == count else None
+
+    return eventually(probe, timeout=30)
+
+
+def ready_members(kubectl: Runner, namespace: str) -> set[str]:
+    pods = kubectl_json(
+        kubectl, "get", "pods", "-n", namespace, "-l", "planner.dev/pool=dev,planner.dev/claimed=false"
+    )
+    return {
+        p["metadata"]["name"]
+        for p in pods["items"]
+        if any(
+            c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", [])
+        )
+    }
+
+
+def start_pool(
+    controllers: Start, tmp_path: Path, namespace: str, *args: str, size: int = 2
+) -> tuple[Running, Path]:
+    plans = tmp_path / "plans"
+    plans.mkdir(exist_ok=True)
+    plan = write_plan(plans, pool_plan(namespace, size=size))
+    running = controllers("--plans", str(plans), "-n", namespace, "--resync", "1s", "--poll", "0.2s", *args)
+    return running, plan
+
+
+# --- warm pools and claims ------------------------------------------------------------------------
+
+
+def test_a_pool_fills_to_its_size_and_refills_after_a_claim(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    start_pool(controllers, tmp_path, namespace)
+    first = unclaimed_when(kubectl, namespace, 2)
+
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+
+    assert claimed.returncode == 0, claimed.stderr
+    runtime_id = claimed.stdout.strip()
+    name = runtime_id.rsplit("|", 1)[-1]
+    assert runtime_id == f"k8s-{namespace}|sandbox|{name}" and name in first
+    refilled = unclaimed_when(kubectl, namespace, 2)
+    assert name not in refilled and len(refilled - first) == 1
+    assert member_names(kubectl, namespace, claimed=True) == {name}
+    (workspace,) = workspaces(kubectl, namespace, "planner.dev/owner=alice")
+    assert workspace["metadata"]["name"] == f"{name}-workspace"
+    pod = kubectl_json(kubectl, "get", "pod", name, "-n", namespace)
+    assert pod["metadata"]["labels"]["planner.dev/claimed"] == "true"
+    assert pod["spec"]["runtimeClassName"] == "kata-qemu"
+
+
+def test_two_concurrent_claims_get_distinct_sandboxes(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 2)
+    running.process.send_signal(signal.SIGTERM)  # nobody refills: the two claims race for two members
+    assert running.process.wait(timeout=30) == 0, running.output()
+
+    with ThreadPoolExecutor(2) as pool:
+        claims = list(
+            pool.map(
+                lambda owner: planner("sandbox", "claim", "dev", "--name", owner, "-n", namespace),
+                ["ann", "bob"],
+            )
+        )
+
+    assert [c.returncode for c in claims] == [0, 0], [c.stderr for c in claims]
+    assert len({c.stdout.strip() for c in claims}) == 2
+    owners = {
+        w["metadata"]["labels"]["planner.dev/owner"]
+        for w in workspaces(kubectl, namespace, "planner.dev/claimed=true")
+    }
+    assert owners == {"ann", "bob"}
+    third = planner("sandbox", "claim", "dev", "--name", "cat", "-n", namespace)
+    assert third.returncode == 1 and "no unclaimed sandbox" in third.stderr
+
+
+def test_shrinking_a_pool_deletes_only_unclaimed_members(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    _, plan = start_pool(controllers, tmp_path, namespace, size=3)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+    assert claimed.returncode == 0, claimed.stderr
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 3)
+    members = member_names(kubectl, namespace, claimed=False)
+    shown = planner("plan", str(plan), "--detailed-exitcode")
+    applied = planner("apply", str(plan), "--allow-empty")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert member_names(kubectl, namespace, claimed=False) == members  # apply's prune never sees members
+    assert re.search(rf"warm pool {namespace}/dev: \d ready, 3 unclaimed of size 3, 1 claimed", shown.stdout)
+
+    plan.write_text(pool_plan(namespace, size=1))
+
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 1)
+    mine = claimed.stdout.strip().rsplit("|", 1)[-1]
+    assert member_names(kubectl, namespace, claimed=True) == {mine}
+    pods = kubectl_json(kubectl, "get", "pods", "-n", namespace, "-l", "planner.dev/pool=dev")
+    assert {p["metadata"]["name"] for p in pods["items"]} == {mine} | member_names(
+        kubectl, namespace, claimed=False
+    )
+
+    plan.write_text(pool_plan(namespace, size=1).replace("- name: dev\n", "- name: web\n"))
+
+    eventually(lambda: not member_names(kubectl, namespace, claimed=False), timeout=30)
+    assert member_names(kubectl, namespace, claimed=True) == {mine}
+    eventually(
+        lambda: len(workspaces(kubectl, namespace, "planner.dev/pool=web,planner.dev/claimed=false")) == 1
+    )
+
+
+def test_release_deletes_the_pod_and_only_with_allow_data_loss_the_pvcs(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    start_pool(controllers, tmp_path, namespace, size=1)
+    eventually(lambda: len(member_names(kubectl, namespace, claimed=False)) == 1)
+    name = (
+        planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+        .stdout.strip()
+        .rsplit("|", 1)[-1]
+    )
+    assert name
+
+    kept = planner("sandbox", "release", "alice", "-n", namespace)
+    claims_kept = {
+        i["metadata"]["name"]
+        for i in kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", f"gobrave-workload={name}")[
+            "items"
+        ]
+    }
+    eventually(lambda: kubectl("get", "pod", name, "-n", namespace).returncode != 0)
+    gone = planner("sandbox", "release", "alice", "-n", namespace, "--allow-data-loss")
+
+    assert kept.returncode == 0 and gone.returncode == 0, kept.stderr + gone.stderr
+    assert claims_kept == {f"{name}-rootfs-g1", f"{name}-workspace"}
+    assert (
+        kubectl_json(kubectl, "get", "pvc", "-n", namespace, "-l", f"gobrave-workload={name}")["items"] == []
+    )
+    missing = planner("sandbox", "release", "alice", "-n", namespace)
+    assert missing.returncode == 4, missing.stderr
+
+
+def test_metrics_equal_the_counts_kubectl_sees(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace, size=3)
+    eventually(lambda: len(ready_members(kubectl, namespace)) == 3, timeout=30)
+    assert planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace).returncode == 0
+
+    def agree() -> dict[str, float] | None:
+        samples = running.metrics()
+        ready, claimed = ready_members(kubectl, namespace), member_names(kubectl, namespace, claimed=True)
+        running_ = [
+            w
+            for w in workspaces(kubectl, namespace, "gobrave-workload")
+            if w["metadata"]["annotations"].get("planner.dev/sandbox-state") == "running"
+        ]
+        wanted = {
+            f'cubepod_warmpool_ready{{namespace="{namespace}",pool="dev"}}': float(len(ready)),
+            f'planner_warmpool_claimed{{namespace="{namespace}",pool="dev"}}': float(len(claimed)),
+            f'cubepod_active_sandboxes{{namespace="{namespace}"}}': float(len(running_)),
+            f'cubepod_paused_sandboxes{{namespace="{namespace}"}}': 0.0,
+        }
+        matches = (
+            all(samples.get(k) == v for k, v in wanted.items()) and len(ready) == 3 and len(claimed) == 1
+        )
+        return samples if matches else None
+
+    samples = eventually(agree, timeout=30)
+    assert samples["planner_workqueue_depth"] >= 0
+    assert any(k.startswith("planner_leader{") and v == 1.0 for k, v in samples.items())
+
+
+# --- the idle reaper --------------------------------------------------------------------------------
+
+
+def workspace_annotations(kubectl: Runner, namespace: str, sandbox: str) -> dict[str, str]:
+    claim = kubectl_json(kubectl, "get", "pvc", f"{sandbox}-workspace", "-n", namespace)
+    annotations: dict[str, str] = claim["metadata"]["annotations"]
+    return annotations
+
+
+def pod_exists(kubectl: Runner, namespace: str, name: str) -> bool:
+    return kubectl("get", "pod", name, "-n", namespace).returncode == 0
+
+
+def test_an_idle_sandbox_is_paused_a_touched_one_is_not_and_apply_does_not_resume_it(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, sandbox_plan(namespace, idle_timeout="6s", sandboxes=("alice", "bob")))
+    applied = planner("apply", str(plan))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    quiet = threading.Event()
+
+    def keep_touching_bob() -> None:
+        while not quiet.is_set():
+            touched = planner("sandbox", "touch", "bob", "-n", namespace)
+            assert touched.returncode == 0, touched.stderr
+
+    with ThreadPoolExecutor(1) as toucher:
+        touching = toucher.submit(keep_touching_bob)
+        running = controllers("--plans", str(plans), "-n", namespace, "--resync", "0.5s", "--poll", "0.2s")
+        try:
+            eventually(
+                lambda: (
+                    workspace_annotations(kubectl, namespace, "alice").get("planner.dev/paused-reason")
+                    == "idle"
+                ),
+                timeout=30,
+                interval=0.2,
+            )
+            eventually(lambda: not pod_exists(kubectl, namespace, "alice"))
+            reaped = running.metrics().get("planner_reaped_total")
+            running.process.send_signal(signal.SIGTERM)
+            assert running.process.wait(timeout=30) == 0, running.output()
+        finally:
+            quiet.set()
+        touching.result()
+
+    assert reaped == 1.0, running.output()
+    alice = workspace_annotations(kubectl, namespace, "alice")
+    assert alice["planner.dev/sandbox-state"] == "paused"
+    assert workspace_annotations(kubectl, namespace, "bob")["planner.dev/sandbox-state"] == "running"
+    assert pod_exists(kubectl, namespace, "bob")
+    assert kubectl("get", "pvc", "alice-rootfs-g1", "-n", namespace).returncode == 0
+
+    planned = planner("plan", str(plan), "--detailed-exitcode")
+    reapplied = planner("apply", str(plan))
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert f"paused (idle since {alice['planner.dev/last-activity']})" in planned.stdout
+    assert reapplied.returncode == 0, reapplied.stderr
+    assert not pod_exists(kubectl, namespace, "alice")
+
+    touched = planner("sandbox", "touch", "alice", "-n", namespace)
+    resumed = planner("apply", str(plan))
+    assert touched.returncode == 0 and resumed.returncode == 0, touched.stderr + resumed.stderr
+    assert pod_exists(kubectl, namespace, "alice")
+    assert workspace_annotations(kubectl, namespace, "alice")["planner.dev/sandbox-state"] == "running"
+
+
+def test_the_controller_never_resumes_a_sandbox_its_plan_says_is_paused(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    text = sandbox_plan(namespace, idle_timeout="1s").replace(
+        "    idleTimeout", "    state: paused\n    idleTimeout"
+    )
+    plan = write_plan(plans, text)
+    assert planner("apply", str(plan)).returncode == 0
+    running = controllers("--plans", str(plans), "-n", namespace, "--resync", "0.3s", "--poll", "0.2s")
+
+    eventually(lambda: running.metrics().get(f'cubepod_paused_sandboxes{{namespace="{namespace}"}}') == 1.0)
+    eventually(lambda: "plan desks: unchanged" in running.output())
+
+    assert not pod_exists(kubectl, namespace, "alice")
+    assert workspace_annotations(kubectl, namespace, "alice")["planner.dev/sandbox-state"] == "paused"
+
+
+# --- health, leadership and shutdown --------------------------------------------------------------
+
+ELECTION = ("--leader-elect", "--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "0.5s")
+
+
+def lease(cluster: ClusterHandle, namespace: str) -> dict[str, Any] | None:
+    status, body = http(
+        cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
+    )
+    return body if status == 200 else None
+
+
+def leads(running: Running) -> bool:
+    return any(k.startswith("planner_leader{") and v == 1.0 for k, v in running.metrics().items())
+
+
+def test_one_of_two_controllers_leads_and_the_other_takes_over_after_a_kill(
+    cluster: ClusterHandle,
+    controllers: Start,
+    planner: Runner,
+    kubectl: Runner,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    first, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: leads(first))
+    second = controllers(
+        "--plans",
+        str(tmp_path / "plans"),
+        "-n",
+        namespace,
+        "--resync",
+        "1s",
+        *ELECTION,
+        "--lease-namespace",
+        namespace,
+    )
+    unclaimed_when(kubectl, namespace, 2)
+
+    standby = eventually(lambda: (reply := second.get("/readyz"))[0] == 200 and reply[1])
+    assert standby.strip() == "standing by" and not leads(second)
+    assert first.get("/readyz") == (200, "leading\n") and first.get("/healthz")[0] == 200
+    holder = (lease(cluster, namespace) or {})["spec"]["holderIdentity"]
+    assert re.search(rf'planner_leader{{identity="{re.escape(holder)}"}} 1.0', first.get("/metrics")[1])
+
+    first.process.kill()
+    killed = time.monotonic()
+    eventually(lambda: leads(second), timeout=20)
+    took = time.monotonic() - killed
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+
+    assert took < 4 + 2 * 0.5 + 2, took  # the lease duration, two retry periods and the scrape's slack
+    assert claimed.returncode == 0, claimed.stderr
+    unclaimed_when(kubectl, namespace, 2)
+    assert (lease(cluster, namespace) or {})["spec"]["holderIdentity"] != holder
+
+
+def test_sigterm_hands_back_the_lease_and_readiness_follows(
+    cluster: ClusterHandle, controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    first, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: first.get("/readyz") == (200, "leading\n"))
+    second = controllers(
+        "--plans", str(tmp_path / "plans"), "-n", namespace, *ELECTION, "--lease-namespace", namespace
+    )
+    eventually(lambda: second.get("/readyz") == (200, "standing by\n"))
+
+    identities = {
+        name: re.findall(r'planner_leader{identity="([^"]+)"}', c.get("/metrics")[1])[0]
+        for name, c in (("first", first), ("second", second))
+    }
+
+    first.process.send_signal(signal.SIGTERM)
+    code = first.process.wait(timeout=30)
+    holder = (lease(cluster, namespace) or {})["spec"].get("holderIdentity") or ""
+
+    assert code == 0, first.output()
+    assert holder in ("", identities["second"]), (holder, identities)
+    eventually(lambda: second.get("/readyz") == (200, "leading\n"), timeout=10)
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"http://{first.address}/healthz", timeout=2)
+
+
+# --- continuous reconcile under the run lock ---------------------------------------------------------
+
+
+def config_plan(namespace: str, mode: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: settings, namespace: {namespace}}}\n"
+        "configMaps:\n"
+        f"  - name: app\n    data: {{MODE: {mode}}}\n"
+    )
+
+
+def config_mode(kubectl: Runner, namespace: str) -> str | None:
+    found = kubectl("get", "configmap", "app", "-n", namespace, "-o", "jsonpath={.data.MODE}")
+    return found.stdout if found.returncode == 0 else None
+
+
+def event_reasons(kubectl: Runner, namespace: str) -> list[str]:
+    listed = kubectl_json(kubectl, "get", "events", "-n", namespace)
+    return [e["reason"] for e in listed["items"] if e["involvedObject"]["name"] == "settings"]
+
+
+def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
+    cluster: ClusterHandle, controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, config_plan(namespace, "fast"))
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s", "--interval", "2s")
+    eventually(lambda: config_mode(kubectl, namespace) == "fast")
+    eventually(lambda: "Reconciled" in event_reasons(kubectl, namespace))
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    held = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "planner-lock-settings", "namespace": namespace},
+        "spec": {
+            "holderIdentity": "someone@elsewhere/1/abcd",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    status, body = http(cluster, "POST", leases, held)
+    assert status == 201, body
+
+    plan.write_text(config_plan(namespace, "slow"))
+    eventually(lambda: "plan settings: locked" in running.output())
+    mode_while_held = config_mode(kubectl, namespace)
+    status, body = http(cluster, "DELETE", f"{leases}/planner-lock-settings")
+    assert status == 200, body
+
+    assert mode_while_held == "fast", running.output()
+    eventually(lambda: config_mode(kubectl, namespace) == "slow", timeout=30)
+    edited = kubectl(
+        "patch", "configmap", "app", "-n", namespace, "--type=merge", "-p", '{"data":{"MODE":"x"}}'
+    )
+    assert edited.returncode == 0, edited.stderr
+    eventually(lambda: "DriftCorrected" in event_reasons(kubectl, namespace), timeout=30)
+    assert config_mode(kubectl, namespace) == "slow"
+    samples = running.metrics()
+    assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
+    assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
+
+
+def test_once_runs_one_pass_and_exits(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, pool_plan(namespace, size=2))
+    write_plan(plans, config_plan(namespace, "fast"), name="settings.yaml")
+    write_plan(
+        plans,
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: broken}\nworkloads: 3\n",
+        name="broken.yaml",
+    )
+
+    done = planner("controller", "--once", "--plans", str(plans), "-n", namespace)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "broken.yaml" in done.stderr
+    assert len(member_names(kubectl, namespace, claimed=False)) == 2
+    assert config_mode(kubectl, namespace) == "fast"
+
+
+def test_a_leader_whose_lease_is_taken_stops_writing_at_once(
+    cluster: ClusterHandle,
+    controllers: Start,
+    planner: Runner,
+    kubectl: Runner,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    running, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
+    eventually(lambda: leads(running))
+    unclaimed_when(kubectl, namespace, 2)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
+    taken = lease(cluster, namespace) or {}
+    taken["spec"] |= {"holderIdentity": "someone-else", "leaseDurationSeconds": 3600}
+    status, body = http(cluster, "PUT", path, taken)
+    assert status == 200, body
+
+    eventually(lambda: not leads(running))
+    claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
+    assert claimed.returncode == 0, claimed.stderr
+    assert running.get("/readyz") == (200, "standing by\n")
+
+    # Three resyncs (1 s each) and the claim's watch events go by: a replica that does not lead writes
+    # nothing, so the pool stays one short the whole time.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        assert len(member_names(kubectl, namespace, claimed=False)) == 1
+    handed_back = lease(cluster, namespace) or {}
+    handed_back["spec"] |= {"holderIdentity": ""}
+    status, body = http(cluster, "PUT", path, handed_back)
+    assert status == 200, body
+    eventually(lambda: leads(running))
+    unclaimed_when(kubectl, namespace, 2)
+
+
+def test_a_failed_reconcile_is_a_warning_event_on_the_plans_parent(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, sandbox_plan(namespace, idle_timeout="1h"))
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s")
+    eventually(lambda: pod_exists(kubectl, namespace, "alice"), timeout=30)
+
+    plan.write_text(
+        sandbox_plan(namespace, idle_timeout="1h").replace(
+            "workspace: {size: 1Gi}", "workspace: {size: 1Gi, storageClass: fast}"
+        )
+    )
+
+    def failed_event() -> dict[str, Any] | None:
+        listed = kubectl_json(kubectl, "get", "events", "-n", namespace)
+        found = [e for e in listed["items"] if e["reason"] == "ReconcileFailed"]
+        return found[0] if found else None
+
+    event = eventually(failed_event, timeout=30)
+    assert event["type"] == "Warning"
+    involved = event["involvedObject"]
+    assert (involved["kind"], involved["name"], involved["namespace"]) == ("Secret", "desks", namespace)
+    assert "alice-workspace" in event["message"], event["message"]
+    assert running.metrics()['planner_reconcile_total{plan="desks",result="failed"}'] >= 1

@@ -1,0 +1,260 @@
+"""deploy/: real `kubectl apply -k` accepts it, and its ClusterRole is exactly what the controller uses —
+the controller runs with a token bound to only those roles (on an RBAC cluster) through a scenario
+that exercises every path (reconcile and prune, pools, the reaper, leader election, events); nothing
+is refused, and every verb of the role was made (the server's request log) but the recovery-only
+`get`s listed below."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from planner.slim.admin import SlimAdmin
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests import slimcluster
+from tests.paths import REPO
+from tests.simulated import eventually
+
+DEPLOY = REPO / "deploy"
+USER = "system:serviceaccount:planner-system:planner-controller"
+# The role's verbs only a create answered 409 AlreadyExists uses (planner reads the object to tell a
+# retry of its own create from someone else's object): a scenario cannot count on making them.
+RECOVERY_ONLY = {
+    (group, resource, "get")
+    for group, resource in [
+        ("", "namespaces"),
+        ("", "configmaps"),
+        ("", "services"),
+        ("", "pods"),
+        ("apps", "deployments"),
+        ("batch", "jobs"),
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(rbac=True, simulate=True, time_scale=0.1) as handle:
+        yield handle
+
+
+def kubectl(
+    cluster: ClusterHandle, *args: str, kubeconfig: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    config = kubeconfig or cluster.kubeconfig
+    return subprocess.run(
+        ["kubectl", f"--kubeconfig={config}", *args], capture_output=True, text=True, check=False
+    )
+
+
+def admin(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> Any:
+    reply = slimcluster.http(cluster, method, path, body)
+    assert reply.status < 300, reply.body
+    return reply.body
+
+
+def token_kubeconfig(
+    cluster: ClusterHandle,
+    directory: Path,
+    *,
+    namespace: str = "planner-system",
+    account: str = "planner-controller",
+) -> Path:
+    """A kubeconfig for a ServiceAccount (the controller's by default), with a token from TokenRequest."""
+    token = admin(cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", {})
+    config = YAML(typ="safe").load(Path(cluster.kubeconfig).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token["status"]["token"]}
+    path = directory / "kubeconfig"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def role_rules() -> set[tuple[str, str, str]]:
+    """(apiGroup, resource, verb) for every rule of deploy/rbac.yaml's ClusterRole."""
+    documents = list(YAML(typ="safe").load_all((DEPLOY / "rbac.yaml").read_text()))
+    (role,) = [d for d in documents if d["kind"] == "ClusterRole"]
+    return {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def scenario_plan(namespace: str, *, full: bool) -> str:
+    text = (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: everything, namespace: {namespace}}}\n"
+        "warmPools:\n"
+        f"  - name: dev\n    size: {1 if full else 0}\n"
+        "    template: {image: ghcr.io/acme/devbox:1, rootfs: {size: 1Gi}, workspace: {size: 1Gi}}\n"
+    )
+    text += "configMaps:\n  - {name: settings, data: {MODE: fast}}\n"
+    if full:
+        text += (
+            "  - {name: extra, data: {MODE: slow}}\n"
+            "secrets:\n  - {name: creds, data: {TOKEN: s3cr3t}}\n"
+            "workloads:\n"
+            "  - {name: web, image: nginx:1.27, port: 80, expose: true}\n"
+            '  - {name: migrate, kind: job, image: busybox:1, command: ["true"]}\n'
+            "sandboxes:\n"
+            "  - {name: alice, image: ghcr.io/acme/devbox:1, rootfs: {size: 1Gi}, workspace: {size: 1Gi}, idleTimeout: 1s}\n"
+        )
+    return text
+
+
+def test_kubectl_apply_k_accepts_deploy(cluster: ClusterHandle) -> None:
+    applied = kubectl(cluster, "apply", "-k", str(DEPLOY))
+
+    assert applied.returncode == 0, applied.stderr
+    deployment = json.loads(
+        kubectl(
+            cluster, "get", "deployment", "planner-controller", "-n", "planner-system", "-o", "json"
+        ).stdout
+    )
+    spec = deployment["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    assert deployment["spec"]["replicas"] == 2
+    assert "--leader-elect" in container["args"]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert container["resources"]["requests"] == {"cpu": "50m", "memory": "128Mi"}
+    plans = json.loads(
+        kubectl(cluster, "get", "configmap", "planner-plans", "-n", "planner-system", "-o", "json").stdout
+    )
+    assert "kind: Plan" in plans["data"]["example.yaml"]
+
+
+def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tmp_path: Path) -> None:
+    assert kubectl(cluster, "apply", "-k", str(DEPLOY)).returncode == 0
+    assert (
+        kubectl(
+            cluster, "scale", "deployment", "planner-controller", "-n", "planner-system", "--replicas=0"
+        ).returncode
+        == 0
+    )
+    kubeconfig = token_kubeconfig(cluster, tmp_path)
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = plans / "plan.yaml"
+    plan.write_text(scenario_plan("scenario", full=True))
+    log = tmp_path / "controller.log"
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
+    command = [
+        sys.executable,
+        "-m",
+        "planner",
+        "controller",
+        "--plans",
+        str(plans),
+        "--listen",
+        "127.0.0.1:0",
+        "--leader-elect",
+        "--lease-namespace",
+        "planner-system",
+        "--resync",
+        "0.5s",
+        "--poll",
+        "0.2s",
+        "--interval",
+        "1h",
+        "--allow-data-loss",
+        "-n",
+        "scenario",
+    ]
+    with log.open("wb") as stream:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+        )
+    try:
+        eventually(lambda: "plan everything: applied" in log.read_text(), timeout=60)
+        eventually(lambda: "paused (idle)" in log.read_text(), timeout=30)
+        eventually(lambda: re.search(r"pool dev \(plan everything\): created 1", log.read_text()), timeout=30)
+        plan.write_text(scenario_plan("scenario", full=False))
+        eventually(lambda: log.read_text().count("plan everything: applied") >= 2, timeout=60)
+        eventually(
+            lambda: re.search(r"pool dev \(plan everything\): created 0, deleted 1", log.read_text()),
+            timeout=30,
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+    made = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=USER)
+
+    assert code == 0, log.read_text()
+    refused = [r for r in made if r["code"] == 403]
+    assert not refused, refused
+    used = {
+        (r["apiGroup"], r["resource"] + (f"/{r['subresource']}" if r.get("subresource") else ""), r["verb"])
+        for r in made
+        if r["resource"]
+    }
+    assert used <= role_rules(), used - role_rules()
+    assert role_rules() - used <= RECOVERY_ONLY, role_rules() - used - RECOVERY_ONLY
+
+
+def test_health_and_readiness_fail_when_the_controller_may_not_watch(
+    cluster: ClusterHandle, tmp_path: Path
+) -> None:
+    """A controller whose token may do nothing: its informers fail for good (403), so /healthz and
+    /readyz answer 503 naming why, and it still shuts down cleanly."""
+    admin(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "nobody"}})
+    admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts", {"metadata": {"name": "nobody"}})
+    kubeconfig = token_kubeconfig(cluster, tmp_path, namespace="nobody", account="nobody")
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "plan.yaml").write_text(scenario_plan("nobody", full=False))
+    log = tmp_path / "controller.log"
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
+    command = [
+        sys.executable,
+        "-m",
+        "planner",
+        "controller",
+        "--plans",
+        str(plans),
+        "--listen",
+        "127.0.0.1:0",
+        "-n",
+        "nobody",
+    ]
+    with log.open("wb") as stream:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+        )
+    try:
+        address = eventually(lambda: (m := re.search(r"/metrics on (\S+)", log.read_text())) and m.group(1))
+
+        def status(path: str) -> tuple[int, str]:
+            try:
+                with urllib.request.urlopen(f"http://{address}{path}", timeout=5) as reply:
+                    return reply.status, reply.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, error.read().decode()
+
+        healthz = eventually(lambda: (reply := status("/healthz"))[0] == 503 and reply)
+        readyz = status("/readyz")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+
+    assert healthz[1].startswith("informers failed:"), healthz
+    assert readyz == (503, "informers not synced\n")
+    assert code == 0, log.read_text()
