@@ -253,6 +253,17 @@ def test_shrinking_a_pool_deletes_only_unclaimed_members(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert member_names(kubectl, namespace, claimed=False) == members  # apply's prune never sees members
     assert re.search(rf"warm pool {namespace}/dev: \d ready, 3 unclaimed of size 3, 1 claimed", shown.stdout)
+    summary = json.loads(planner("plan", str(plan), "-o", "json").stdout.splitlines()[-1])
+    (pool,) = summary["warmPools"]
+    assert {k: v for k, v in pool.items() if k != "ready"} == {
+        "name": "dev",
+        "namespace": namespace,
+        "size": 3,
+        "unclaimed": 3,
+        "claimed": 1,
+    }
+    markdown = planner("plan", str(plan), "-o", "markdown").stdout
+    assert re.search(rf"- warm pool `{namespace}/dev`: \d ready, 3 unclaimed of size 3, 1 claimed", markdown)
 
     plan.write_text(pool_plan(namespace, size=1))
 
