@@ -519,6 +519,36 @@ def test_sigterm_hands_back_the_lease_and_readiness_follows(
         urllib.request.urlopen(f"http://{first.address}/healthz", timeout=2)
 
 
+def test_between_sigterm_and_exit_readiness_is_503_and_liveness_stays_200(
+    cluster: ClusterHandle, controllers: Start, namespace: str, tmp_path: Path
+) -> None:
+    """A reconcile stuck in the client's retries (every ConfigMap request answered 429, Retry-After 5 s)
+    keeps the controller from exiting after SIGTERM until the fault is cleared: in that window /readyz
+    says 503 (a Service stops routing to it) while /healthz stays 200 (nothing restarts it mid-drain)."""
+    admin = SlimAdmin(cluster.url)
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, config_plan(namespace, "fast"))
+
+    refused_before = admin.request_count(resource="configmaps", code="429")
+
+    with admin.faults(errorRates={"429": 1.0}, errorResources=["configmaps"], retryAfterSeconds=5):
+        running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s")
+        eventually(lambda: running.get("/readyz") == (200, "leading\n"))
+        eventually(lambda: admin.request_count(resource="configmaps", code="429") > refused_before)
+        running.process.send_signal(signal.SIGTERM)
+        readyz = eventually(lambda: (reply := running.get("/readyz"))[0] != 200 and reply)
+        healthz = running.get("/healthz")
+        metrics = running.get("/metrics")[0]
+        exited_meanwhile = running.process.poll()
+
+    assert (readyz, healthz, metrics) == ((503, "shutting down\n"), (200, "ok\n"), 200)
+    assert exited_meanwhile is None, running.output()
+    assert running.process.wait(timeout=60) == 0, running.output()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"http://{running.address}/healthz", timeout=2)
+
+
 # --- continuous reconcile under the run lock ---------------------------------------------------------
 
 
