@@ -441,10 +441,8 @@ def test_the_controller_never_resumes_a_sandbox_its_plan_says_is_paused(
 ELECTION = ("--leader-elect", "--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "0.5s")
 
 
-def lease(cluster: ClusterHandle, namespace: str) -> dict[str, Any] | None:
-    status, body = http(
-        cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
-    )
+def lease(cluster: ClusterHandle, namespace: str, name: str = "planner-controller") -> dict[str, Any] | None:
+    status, body = http(cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
     return body if status == 200 else None
 
 
@@ -684,8 +682,7 @@ def lock_holds(requests: list[dict[str, Any]]) -> list[Hold]:
 
 
 def lock_holder(cluster: ClusterHandle, namespace: str) -> str:
-    status, body = http(cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{LOCK}")
-    return str(body["spec"].get("holderIdentity") or "") if status == 200 else ""
+    return str(((lease(cluster, namespace, LOCK) or {}).get("spec") or {}).get("holderIdentity") or "")
 
 
 def test_a_controller_and_an_apply_of_the_same_plan_never_interleave_their_writes(
