@@ -4,9 +4,10 @@
 Every format shows the same facts in the same order, in the words of `output/changes.py`: each change's
 action, object, reason, transition, cause (drift: the cluster moved away from what was applied;
 pending: the plan changed since), whether it destroys data, and field-level detail, then one summary
-line; a plan that destroys data says so first, and whether `--allow-data-loss` was given. Secret values
-never reach these printers in clear (the diff marks them) and Secret field values are suppressed as well,
-so a reader sees which key changed but never what it holds.
+line and the members of each warm pool the plan declares (which apply never creates); a plan that
+destroys data says so first, and whether `--allow-data-loss` was given. Secret values never reach
+these printers in clear (the diff marks them) and Secret field values are suppressed as well, so a
+reader sees which key changed but never what it holds.
 """
 
 from __future__ import annotations
