@@ -5,8 +5,8 @@ One comment for all the plans of a run: a caution first when any change destroys
 and whether `--allow-data-loss` was given), then per plan a heading, its summary line, its warm pools'
 members, a table of changes — a create with its key fields (images, replicas, ports, resources, sizes,
 data keys; never a value of a Secret) — its ownership conflicts, and its field changes (and `--graph`'s
-task list) folded in `<details>`. Parts are joined by blank lines: a heading right after an HTML block such as `</details>`
-would be read as part of that block and show as literal text.
+task list) folded in `<details>`. Parts are joined by blank lines: a heading right after an HTML block
+such as `</details>` would be read as part of that block and show as literal text.
 
 GitHub refuses a comment over 65,536 characters, so past `LIMIT` the comment is cut, least important
 first: the task lists, then the field changes, then table rows from the end. Headings, summaries, the
