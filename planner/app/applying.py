@@ -222,7 +222,7 @@ def _replanned(
     files = plan_files(document, Path.cwd())
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options, created_by_run=made)
+    loaded, results = plan(files, target=here, options=options, created_by_run=made, pools=False)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
     if fresh is None:
