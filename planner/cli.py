@@ -44,7 +44,7 @@ from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
 from planner.output.reconcile import ReconcilePrinter, write_metrics
 from planner.output.validation import print_validated, print_warnings
-from planner.output.workloads import pool_line, print_inspection, print_outcome, print_status
+from planner.output.workloads import print_inspection, print_outcome, print_status
 from planner.plan.durations import parse_duration
 from planner.plan.schema import schema_text
 
@@ -340,11 +340,10 @@ def plan_command(
     graphs = [result.execution.as_text() for result in results] if graph else []
     saved = str(out) if out is not None else None
     colour = sys.stdout.isatty() and not _no_color()
-    click.echo(formatted(changesets, output, colour=colour, graphs=graphs, saved=saved), nl=False)
-    if output == "text":
-        for result in results:
-            for pool, status in app.warm_pools(result.rendered, target=target):
-                click.echo(pool_line(pool, status), nl=False)
+    pools = [result.pools for result in results]
+    click.echo(
+        formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=saved), nl=False
+    )
     app.check_data_loss(results)
     if out is not None:
         for warning in app.save_plans(out, results, options, target=target):

@@ -26,7 +26,7 @@ from planner.app.planning import (
 )
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
 from planner.app.rollingback import RollbackOptions, RollbackResult, rollback
-from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox, warm_pools
+from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions, apply_plans, monitor, status
 from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
@@ -70,6 +70,5 @@ __all__ = [
     "touch_sandbox",
     "unlock",
     "validate",
-    "warm_pools",
     "workload_logs",
 ]

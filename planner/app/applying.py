@@ -239,7 +239,7 @@ def _replanned(
         rendered = [recorded_plan(generation)]
         results = plan_rendered(rendered, client=here.client, options=options, created_by_run=made)
     else:
-        loaded, results = plan(files, target=here, options=options, created_by_run=made)
+        loaded, results = plan(files, target=here, options=options, created_by_run=made, pools=False)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
     if fresh is None:

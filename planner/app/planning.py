@@ -26,6 +26,7 @@ from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.lock import Holder, read_holder
+from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
@@ -123,6 +124,7 @@ class PlannedChanges:
     rendered: RenderedPlan
     live: LiveState
     changeset: ChangeSet
+    pools: tuple[PoolStatus, ...] = ()  # its warm pools' members now (`plan` shows them; apply makes none)
 
     @property
     def execution(self) -> ExecutionPlan:
@@ -181,8 +183,10 @@ def plan(
     options: PlanOptions,
     probe_foreign: bool = True,
     created_by_run: frozenset[str] = frozenset(),
+    pools: bool = True,
 ) -> tuple[LoadResult, list[PlannedChanges]]:
-    """Load and render the plan files, then plan each (`plan_rendered`). Writes nothing."""
+    """Load and render the plan files, then plan each (`plan_rendered`), with its warm pools' members
+    now unless not asked for `pools`. Writes nothing."""
     loaded, rendered = render_plans(paths, target=target)
     planned = plan_rendered(
         rendered,
@@ -191,7 +195,13 @@ def plan(
         probe_foreign=probe_foreign,
         created_by_run=created_by_run,
     )
-    return loaded, planned
+    if not pools:
+        return loaded, planned
+    return loaded, [dataclasses.replace(each, pools=_pools(each.rendered, target.client)) for each in planned]
+
+
+def _pools(rendered: RenderedPlan, client: KubeClient) -> tuple[PoolStatus, ...]:
+    return tuple(pool_status(client, rendered.namespace, pool) for pool in rendered.plan.warm_pools)
 
 
 def save_plans(

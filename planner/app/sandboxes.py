@@ -4,11 +4,8 @@ for, else its own name; the namespace is `-n` or the context's."""
 
 from __future__ import annotations
 
-from planner.app.planning import RenderedPlan
 from planner.app.target import Target
 from planner.monitor import lifecycle, pools
-from planner.monitor.pools import PoolStatus
-from planner.plan.model import WarmPool
 from planner.render.identity import RuntimeID
 
 
@@ -23,12 +20,3 @@ def release_sandbox(owner: str, *, target: Target, allow_data_loss: bool) -> lif
 def touch_sandbox(name: str, *, target: Target) -> lifecycle.Outcome:
     rid = pools.sandbox_named(target.client, target.default_namespace(), name)
     return lifecycle.touch(target.client, rid)
-
-
-def warm_pools(rendered: RenderedPlan, *, target: Target) -> list[tuple[WarmPool, PoolStatus]]:
-    """Each warm pool the plan declares, with its members now (`plan` shows them: apply creates none,
-    the controller keeps the size)."""
-    return [
-        (pool, pools.pool_status(target.client, rendered.namespace, pool.name))
-        for pool in rendered.plan.warm_pools
-    ]

@@ -56,10 +56,12 @@ MERGE_PATCH = "application/merge-patch+json"
 
 @dataclass(frozen=True, kw_only=True)
 class PoolStatus:
-    """A pool's members right now: unclaimed ones whose Pod is Ready, unclaimed ones, claimed ones."""
+    """A pool's members right now: unclaimed ones whose Pod is Ready, unclaimed ones, claimed ones; and
+    the size the plan declares (the unclaimed members the controller keeps)."""
 
     namespace: str
     pool: str
+    size: int
     ready: int
     unclaimed: int
     claimed: int
@@ -87,14 +89,16 @@ def _member(workspace: Manifest) -> Member:
     )
 
 
-def pool_status(client: KubeClient, namespace: str, pool: str) -> PoolStatus:
-    members = [_member(w) for w in workspaces(client, namespace, f"{LABEL_POOL}={pool}")]
-    pods = list_objects(client, POD, namespace, label_selector=f"{LABEL_POOL}={pool},{LABEL_CLAIMED}=false")
+def pool_status(client: KubeClient, namespace: str, pool: WarmPool) -> PoolStatus:
+    members = [_member(w) for w in workspaces(client, namespace, f"{LABEL_POOL}={pool.name}")]
+    selector = f"{LABEL_POOL}={pool.name},{LABEL_CLAIMED}=false"
+    pods = list_objects(client, POD, namespace, label_selector=selector)
     ready_pods = {str(labels_of(p).get(LABEL_WORKLOAD)) for p in pods if pod_ready(p)}
     unclaimed = [m for m in members if not m.claimed]
     return PoolStatus(
         namespace=namespace,
-        pool=pool,
+        pool=pool.name,
+        size=pool.size,
         ready=sum(1 for m in unclaimed if m.name in ready_pods),
         unclaimed=len(unclaimed),
         claimed=len(members) - len(unclaimed),

@@ -2,11 +2,11 @@
 rest as a comment can hold.
 
 One comment for all the plans of a run: a caution first when any change destroys data (each such object,
-and whether `--allow-data-loss` was given), then per plan a heading, its summary line, a table of changes
-— a create with its key fields (images, replicas, ports, resources, sizes, data keys; never a value of a
-Secret) — its ownership conflicts, and its field changes (and `--graph`'s task list) folded in
-`<details>`. Parts are joined by blank lines: a heading right after an HTML block such as `</details>`
-would be read as part of that block and show as literal text.
+and whether `--allow-data-loss` was given), then per plan a heading, its summary line, its warm pools'
+members, a table of changes — a create with its key fields (images, replicas, ports, resources, sizes,
+data keys; never a value of a Secret) — its ownership conflicts, and its field changes (and `--graph`'s
+task list) folded in `<details>`. Parts are joined by blank lines: a heading right after an HTML block
+such as `</details>` would be read as part of that block and show as literal text.
 
 GitHub refuses a comment over 65,536 characters, so past `LIMIT` the comment is cut, least important
 first: the task lists, then the field changes, then table rows from the end. Headings, summaries, the
@@ -24,6 +24,7 @@ from typing import Any
 from planner.dataloss import loss, losses, needs_consent
 from planner.diff import Change, ChangeSet
 from planner.kinds import CONFIG_MAP, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE
+from planner.monitor.pools import PoolStatus
 from planner.objects import Manifest
 from planner.output.changes import (
     DESTROYS_DATA,
@@ -36,6 +37,7 @@ from planner.output.changes import (
     shown,
     summary_line,
 )
+from planner.output.workloads import pool_counts
 
 LIMIT = 60_000
 # Room kept for the note about a cut and the lines that wrap each plan's table and folded blocks.
@@ -50,13 +52,20 @@ def to_markdown(
     changesets: Sequence[ChangeSet],
     *,
     graphs: Sequence[str] = (),
+    pools: Sequence[Sequence[PoolStatus]] = (),
     saved: str | None = None,
     limit: int = LIMIT,
 ) -> str:
-    """The comment for these plans (with each plan's task list when `graphs` are given), at most `limit`
-    characters long; `saved` is the saved plan (`--out`) that the note about a cut points to."""
+    """The comment for these plans (with each plan's task list when `graphs` are given, its warm pools'
+    members from `pools`), at most `limit` characters long; `saved` is the saved plan (`--out`) that the
+    note about a cut points to."""
     plans = [
-        _Plan.of(changeset, graphs[i] if i < len(graphs) else "") for i, changeset in enumerate(changesets)
+        _Plan.of(
+            changeset,
+            graphs[i] if i < len(graphs) else "",
+            tuple(pools[i]) if i < len(pools) else (),
+        )
+        for i, changeset in enumerate(changesets)
     ]
     caution = _caution(changesets)
     room = limit - _NOTE_ROOM - _size(caution) - sum(_size(plan.fixed) + _WRAPPING for plan in plans)
@@ -78,18 +87,33 @@ class _Plan:
     rows: Lines
     details: tuple[Lines, ...]  # the field changes of each changed object
     graph: Lines  # the task list (`--graph`), empty without it
+    pools: tuple[PoolStatus, ...]
 
     @classmethod
-    def of(cls, changeset: ChangeSet, graph: str) -> _Plan:
+    def of(cls, changeset: ChangeSet, graph: str, pools: tuple[PoolStatus, ...]) -> _Plan:
         changes = tuple(shown(changeset))
         details = tuple(_details(change) for change in changes if change.fields)
-        return cls(changeset, changes, tuple(_row(c) for c in changes), details, tuple(graph.splitlines()))
+        rows = tuple(_row(c) for c in changes)
+        return cls(changeset, changes, rows, details, tuple(graph.splitlines()), pools)
 
     @property
     def head(self) -> Lines:
         changeset = self.changeset
         heading = f"### planner plan `{changeset.plan}` (namespace `{changeset.namespace}`)"
-        return (heading, "", f"**{summary_line(changeset)}**")
+        return (heading, "", f"**{summary_line(changeset)}**", *self.pool_lines)
+
+    @property
+    def pool_lines(self) -> Lines:
+        """A line per warm pool: its members now, which `planner controller` keeps (apply creates none)."""
+        if not self.pools:
+            return ()
+        return (
+            "",
+            *(
+                f"- warm pool `{p.namespace}/{p.pool}`: {pool_counts(p)} (kept by `planner controller`)"
+                for p in self.pools
+            ),
+        )
 
     @property
     def table_head(self) -> Lines:

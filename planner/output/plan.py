@@ -4,9 +4,10 @@
 Every format shows the same facts in the same order, in the words of `output/changes.py`: each change's
 action, object, reason, transition, cause (drift: the cluster moved away from what was applied;
 pending: the plan changed since), whether it destroys data, and field-level detail, then one summary
-line; a plan that destroys data says so first, and whether `--allow-data-loss` was given. Secret values
-never reach these printers in clear (the diff marks them) and Secret field values are suppressed as well,
-so a reader sees which key changed but never what it holds.
+line and the members of each warm pool the plan declares (which apply never creates); a plan that
+destroys data says so first, and whether `--allow-data-loss` was given. Secret values never reach
+these printers in clear (the diff marks them) and Secret field values are suppressed as well, so a
+reader sees which key changed but never what it holds.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.markup import escape
 from planner.dataloss import destroys_data, losses
 from planner.diff import Change, ChangeSet
 from planner.kinds import SECRET
+from planner.monitor.pools import PoolStatus
 from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
 from planner.output.changes import (
     ACTIONS,
@@ -40,6 +42,7 @@ from planner.output.changes import (
 from planner.output.comment import to_markdown
 from planner.output.lines import now_rfc3339
 from planner.output.masking import MASK
+from planner.output.workloads import pool_line, pool_record
 
 COLOURS = {"create": "green", "update": "yellow", "replace": "magenta", "delete": "red", "noop": "dim"}
 
@@ -60,8 +63,9 @@ def generation_line(changeset: ChangeSet) -> str | None:
     return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"
 
 
-def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
-    """Terraform-style text; colour only when asked (the CLI asks when stdout is a TTY)."""
+def to_text(changeset: ChangeSet, *, colour: bool = False, pools: Sequence[PoolStatus] = ()) -> str:
+    """Terraform-style text, then a line per warm pool; colour only when asked (the CLI asks when stdout
+    is a TTY)."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=colour, no_color=not colour, highlight=False, width=200)
     console.print(f"Plan {changeset.plan} (namespace {changeset.namespace})", markup=False)
@@ -80,6 +84,8 @@ def to_text(changeset: ChangeSet, *, colour: bool = False) -> str:
     for conflict in _unattached_conflicts(changeset):
         console.print(f"[red]{escape('  !')}[/] {escape(conflict)}")
     console.print(summary_line(changeset), markup=False)
+    for pool in pools:
+        console.print(pool_line(pool), markup=False)
     return buffer.getvalue()
 
 
@@ -107,8 +113,11 @@ def _runtime_id(change: Change) -> str | None:
     return str(value) if value else None
 
 
-def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The JSON-lines records: one `Planned` per shown change, then one `Summary` (DESIGN §5)."""
+def planned_records(
+    changeset: ChangeSet, *, now: datetime | None = None, pools: Sequence[PoolStatus] = ()
+) -> list[dict[str, Any]]:
+    """The JSON-lines records: one `Planned` per shown change, then one `Summary` (DESIGN §5), which
+    lists the plan's warm pools (`warmPools`)."""
     time = now_rfc3339(now)
     records: list[dict[str, Any]] = []
     for change in shown(changeset):
@@ -132,14 +141,16 @@ def planned_records(changeset: ChangeSet, *, now: datetime | None = None) -> lis
     }
     summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
     summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}
+    summary |= {"warmPools": [pool_record(pool) for pool in pools]}
     records.append(summary | {"message": summary_line(changeset)})
     return records
 
 
-def to_json_lines(changeset: ChangeSet, *, now: datetime | None = None) -> str:
-    return "".join(
-        json.dumps(record, sort_keys=False) + "\n" for record in planned_records(changeset, now=now)
-    )
+def to_json_lines(
+    changeset: ChangeSet, *, now: datetime | None = None, pools: Sequence[PoolStatus] = ()
+) -> str:
+    records = planned_records(changeset, now=now, pools=pools)
+    return "".join(json.dumps(record, sort_keys=False) + "\n" for record in records)
 
 
 def formatted(
@@ -148,14 +159,23 @@ def formatted(
     *,
     colour: bool = False,
     graphs: Sequence[str] = (),
+    pools: Sequence[Sequence[PoolStatus]] = (),
     saved: str | None = None,
 ) -> str:
     """The ChangeSets of one `plan` run in its `-o` format: `text` (coloured when asked) or `json` lines,
     each plan followed by its task list when `graphs` are given (`--graph`), or `markdown`: one
-    pull-request comment for them all (`saved` names the `--out` file it points to when it is cut)."""
+    pull-request comment for them all (`saved` names the `--out` file it points to when it is cut).
+    Each plan shows its warm pools' members, `pools[i]` for `changesets[i]`."""
     if output == "markdown":
-        return to_markdown(changesets, graphs=graphs, saved=saved)
-    printed = [to_json_lines(c) if output == "json" else to_text(c, colour=colour) for c in changesets]
+        return to_markdown(changesets, graphs=graphs, pools=pools, saved=saved)
+    printed = [
+        to_json_lines(c, pools=pooled) if output == "json" else to_text(c, colour=colour, pools=pooled)
+        for c, pooled in zip(changesets, _padded(pools, len(changesets)), strict=True)
+    ]
     return "".join(
         chunk for index, text in enumerate(printed) for chunk in (text, *graphs[index : index + 1])
     )
+
+
+def _padded(pools: Sequence[Sequence[PoolStatus]], count: int) -> list[Sequence[PoolStatus]]:
+    return [pools[i] if i < len(pools) else () for i in range(count)]

@@ -11,7 +11,6 @@ from planner.monitor.lifecycle import Inspection, Outcome
 from planner.monitor.pools import PoolStatus
 from planner.monitor.status import StatusRow
 from planner.output.lines import LinePrinter, aligned, now_rfc3339
-from planner.plan.model import WarmPool
 
 STATUS_COLUMNS = ("RUNTIME ID", "STATE", "READY", "RESTARTS", "STATUS", "AGE", "MESSAGE")
 INSPECT_LABELS = {
@@ -66,9 +65,24 @@ def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None =
         printer.write_line(line)
 
 
-def pool_line(pool: WarmPool, status: PoolStatus) -> str:
+def pool_line(status: PoolStatus) -> str:
     """`plan`'s line for a warm pool: its members now, which the controller keeps, not apply."""
+    return f"warm pool {status.namespace}/{status.pool}: {pool_counts(status)} (kept by planner controller)"
+
+
+def pool_counts(status: PoolStatus) -> str:
     return (
-        f"warm pool {status.namespace}/{pool.name}: {status.ready} ready, {status.unclaimed} unclaimed of "
-        f"size {pool.size}, {status.claimed} claimed (kept by planner controller)\n"
+        f"{status.ready} ready, {status.unclaimed} unclaimed of size {status.size}, {status.claimed} claimed"
     )
+
+
+def pool_record(status: PoolStatus) -> dict[str, str | int]:
+    """A warm pool in `plan -o json`'s Summary record (`warmPools`)."""
+    return {
+        "name": status.pool,
+        "namespace": status.namespace,
+        "size": status.size,
+        "ready": status.ready,
+        "unclaimed": status.unclaimed,
+        "claimed": status.claimed,
+    }

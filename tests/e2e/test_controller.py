@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.slim.admin import SlimAdmin
+from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
 from tests.e2e.conftest import Runner, http, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually
@@ -105,15 +106,16 @@ Start = Callable[..., Running]
 
 @pytest.fixture
 def controllers(cluster: ClusterHandle, home: Path, tmp_path: Path) -> Iterator[Start]:
-    """Start `planner controller ARGS` (serving on a free port); every one started is stopped after."""
+    """Start `planner controller ARGS` (serving on a free port; as the user of `kubeconfig` when given);
+    every one started is stopped after."""
     started: list[Running] = []
 
-    def start(*args: str) -> Running:
+    def start(*args: str, kubeconfig: Path | None = None) -> Running:
         log = tmp_path / f"controller-{len(started)}.log"
         environment = {
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(home),
-            "KUBECONFIG": str(cluster.kubeconfig),
+            "KUBECONFIG": str(kubeconfig or cluster.kubeconfig),
         }
         command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0", *args]
         with log.open("wb") as stream:
@@ -253,6 +255,17 @@ def test_shrinking_a_pool_deletes_only_unclaimed_members(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert member_names(kubectl, namespace, claimed=False) == members  # apply's prune never sees members
     assert re.search(rf"warm pool {namespace}/dev: \d ready, 3 unclaimed of size 3, 1 claimed", shown.stdout)
+    summary = json.loads(planner("plan", str(plan), "-o", "json").stdout.splitlines()[-1])
+    (pool,) = summary["warmPools"]
+    assert {k: v for k, v in pool.items() if k != "ready"} == {
+        "name": "dev",
+        "namespace": namespace,
+        "size": 3,
+        "unclaimed": 3,
+        "claimed": 1,
+    }
+    markdown = planner("plan", str(plan), "-o", "markdown").stdout
+    assert re.search(rf"- warm pool `{namespace}/dev`: \d ready, 3 unclaimed of size 3, 1 claimed", markdown)
 
     plan.write_text(pool_plan(namespace, size=1))
 
@@ -428,10 +441,8 @@ def test_the_controller_never_resumes_a_sandbox_its_plan_says_is_paused(
 ELECTION = ("--leader-elect", "--lease-duration", "4s", "--renew-deadline", "3s", "--retry-period", "0.5s")
 
 
-def lease(cluster: ClusterHandle, namespace: str) -> dict[str, Any] | None:
-    status, body = http(
-        cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
-    )
+def lease(cluster: ClusterHandle, namespace: str, name: str = "planner-controller") -> dict[str, Any] | None:
+    status, body = http(cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
     return body if status == 200 else None
 
 
@@ -506,6 +517,36 @@ def test_sigterm_hands_back_the_lease_and_readiness_follows(
         urllib.request.urlopen(f"http://{first.address}/healthz", timeout=2)
 
 
+def test_between_sigterm_and_exit_readiness_is_503_and_liveness_stays_200(
+    cluster: ClusterHandle, controllers: Start, namespace: str, tmp_path: Path
+) -> None:
+    """A reconcile stuck in the client's retries (every ConfigMap request answered 429, Retry-After 5 s)
+    keeps the controller from exiting after SIGTERM until the fault is cleared: in that window /readyz
+    says 503 (a Service stops routing to it) while /healthz stays 200 (nothing restarts it mid-drain)."""
+    admin = SlimAdmin(cluster.url)
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, config_plan(namespace, "fast"))
+
+    refused_before = admin.request_count(resource="configmaps", code="429")
+
+    with admin.faults(errorRates={"429": 1.0}, errorResources=["configmaps"], retryAfterSeconds=5):
+        running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s")
+        eventually(lambda: running.get("/readyz") == (200, "leading\n"))
+        eventually(lambda: admin.request_count(resource="configmaps", code="429") > refused_before)
+        running.process.send_signal(signal.SIGTERM)
+        readyz = eventually(lambda: (reply := running.get("/readyz"))[0] != 200 and reply)
+        healthz = running.get("/healthz")
+        metrics = running.get("/metrics")[0]
+        exited_meanwhile = running.process.poll()
+
+    assert (readyz, healthz, metrics) == ((503, "shutting down\n"), (200, "ok\n"), 200)
+    assert exited_meanwhile is None, running.output()
+    assert running.process.wait(timeout=60) == 0, running.output()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"http://{running.address}/healthz", timeout=2)
+
+
 # --- continuous reconcile under the run lock ---------------------------------------------------------
 
 
@@ -571,6 +612,168 @@ def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
     samples = running.metrics()
     assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
     assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
+
+
+def web_plan(namespace: str, version: str) -> str:
+    """Plan `race`: a ConfigMap and a Deployment at `version`; an apply of it waits until the Deployment
+    has rolled out, holding the plan's lock all the while (so as long as the cluster's controllers are
+    paused)."""
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: race, namespace: {namespace}}}\n"
+        f"configMaps:\n  - {{name: settings, data: {{VERSION: '{version}'}}}}\n"
+        f"workloads:\n  - {{name: web, image: 'web:{version}'}}\n"
+    )
+
+
+def service_account_kubeconfig(cluster: ClusterHandle, namespace: str, tmp_path: Path) -> tuple[Path, str]:
+    """A kubeconfig with a token for a new ServiceAccount `controller`, and the user the server logs its
+    requests as: the controller's requests tell apart from the test's and `planner apply`'s."""
+    status, body = http(
+        cluster,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts",
+        {"metadata": {"name": "controller"}},
+    )
+    assert status == 201, body
+    status, issued = http(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/controller/token", {}
+    )
+    assert status == 201, issued
+    kubeconfig = write_kubeconfig(tmp_path / "controller.kubeconfig", cluster.url, issued["status"]["token"])
+    return kubeconfig, f"system:serviceaccount:{namespace}:controller"
+
+
+LOCK = "planner-lock-race"
+WRITES = {"create", "update", "patch", "delete", "deletecollection"}
+# Written outside a plan's run lock by design: the lock itself, the Event a reconcile records after it
+# released the lock, and the test's own ServiceAccount.
+UNLOCKED = {"leases", "events", "serviceaccounts"}
+
+
+@dataclass
+class Hold:
+    user: str
+    writes: list[str]
+
+
+def lock_holds(requests: list[dict[str, Any]]) -> list[Hold]:
+    """The run lock's holds in the server's request log, each with the writes made during it, checking
+    that every write of the plan's namespace falls inside a hold of the same user. The run lock is the
+    namespace's only Lease (no leader election here): a create names none, it posts to the collection."""
+    holds: list[Hold] = []
+    open_hold: Hold | None = None
+    for entry in requests:
+        user, verb, resource = entry["user"], entry["verb"], entry["resource"]
+        if resource == "leases":
+            if verb == "create" and entry["code"] == 201:
+                assert open_hold is None, (entry, holds)
+                open_hold = Hold(user, [])
+                holds.append(open_hold)
+            elif verb == "delete" and entry["code"] == 200:
+                assert open_hold is not None and open_hold.user == user, (entry, holds)
+                open_hold = None
+        elif verb in WRITES and resource not in UNLOCKED:
+            assert open_hold is not None and open_hold.user == user, (entry, holds)
+            open_hold.writes.append(f"{verb} {resource}/{entry['name']}")
+    assert open_hold is None, holds
+    return holds
+
+
+def lock_holder(cluster: ClusterHandle, namespace: str) -> str:
+    return str(((lease(cluster, namespace, LOCK) or {}).get("spec") or {}).get("holderIdentity") or "")
+
+
+def test_a_controller_and_an_apply_of_the_same_plan_never_interleave_their_writes(
+    cluster: ClusterHandle, controllers: Start, home: Path, namespace: str, tmp_path: Path
+) -> None:
+    """The cluster's controllers paused keep whichever run holds the lock waiting for its Deployment's
+    rollout, so the other is sure to meet the lock: first the controller holds it and an apply waits,
+    then an apply holds it and the controller's reconcile is locked out. The server's request log then
+    shows every write of the plan's namespace inside a lock hold of the run that made it."""
+    admin = SlimAdmin(cluster.url)
+    kubeconfig, controller_user = service_account_kubeconfig(cluster, namespace, tmp_path)
+    plans, elsewhere = tmp_path / "plans", tmp_path / "apply"
+    plans.mkdir()
+    elsewhere.mkdir()
+    watched = write_plan(plans, web_plan(namespace, "a1"))
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "KUBECONFIG": str(cluster.kubeconfig),
+    }
+
+    applies: list[subprocess.Popen[str]] = []
+
+    def apply(version: str) -> subprocess.Popen[str]:
+        plan = write_plan(elsewhere, web_plan(namespace, version), name=f"{version}.yaml")
+        command = [sys.executable, "-m", "planner", "apply", str(plan), "--lock-timeout", "120s"]
+        applies.append(
+            subprocess.Popen(
+                command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
+        return applies[-1]
+
+    def apply_met_the_lock() -> bool:
+        return any(
+            e["resource"] == "leases"
+            and e["verb"] == "create"
+            and e["code"] == 409
+            and e["user"] != controller_user
+            for e in admin.requests()
+            if e["namespace"] == namespace
+        )
+
+    admin.pause("controllers")
+    try:
+        running = controllers(
+            "--plans",
+            str(plans),
+            "-n",
+            namespace,
+            "--poll",
+            "0.2s",
+            "--interval",
+            "3600s",
+            kubeconfig=kubeconfig,
+        )
+        eventually(lambda: f"/{running.process.pid}/" in lock_holder(cluster, namespace), timeout=30)
+        first = apply("b1")
+        eventually(apply_met_the_lock, timeout=30)
+        admin.resume("controllers")
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, out + err
+
+        admin.pause("controllers")
+        second = apply("b2")
+        eventually(lambda: f"/{second.pid}/" in lock_holder(cluster, namespace), timeout=30)
+        watched.write_text(web_plan(namespace, "a2"))
+        eventually(lambda: "plan race: locked" in running.output(), timeout=30)
+        admin.resume("controllers")
+        out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, out + err
+        eventually(lambda: running.output().count("plan race: applied") == 2, timeout=60)
+    finally:
+        admin.resume("controllers")
+        for process in applies:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    running.process.send_signal(signal.SIGTERM)
+    assert running.process.wait(timeout=30) == 0, running.output()
+
+    holds = lock_holds([e for e in admin.requests() if e["namespace"] == namespace])
+    writing = [hold for hold in holds if hold.writes]
+    apply_user = writing[1].user
+    assert apply_user != controller_user
+    assert [hold.user for hold in writing] == [controller_user, apply_user, apply_user, controller_user], (
+        holds
+    )
+    assert all("patch configmaps/settings" in hold.writes for hold in writing[1:]), holds
+    status, settings = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/settings")
+    assert status == 200 and settings["data"] == {"VERSION": "a2"}, settings
 
 
 def test_once_runs_one_pass_and_exits(

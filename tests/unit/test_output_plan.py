@@ -9,9 +9,10 @@ import jsonschema
 from markdown_it import MarkdownIt
 
 from planner.diff import Change, ChangeSet, FieldChange
+from planner.monitor.pools import PoolStatus
 from planner.objects import ObjectRef
 from planner.output.comment import to_markdown
-from planner.output.plan import summary_line, to_json_lines, to_text
+from planner.output.plan import formatted, summary_line, to_json_lines, to_text
 from tests.paths import REPO
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -236,3 +237,36 @@ def test_json_carries_the_same_data_loss_flag_and_validates() -> None:
             jsonschema.validate(record, schema)
     records = [json.loads(line) for line in to_json_lines(CHANGES, now=NOW).splitlines()]
     assert [r["destroys_data"] for r in records] == [False] * (len(records) - 1) + [0]
+
+
+DEV_POOL = PoolStatus(namespace="shop", pool="dev", size=3, ready=2, unclaimed=3, claimed=1)
+QUIET = ChangeSet(plan="shop", namespace="shop", changes=())
+
+
+def test_every_format_shows_each_warm_pool_of_its_plan() -> None:
+    other = ChangeSet(plan="tools", namespace="tools", changes=())
+    text = formatted([QUIET, other], "text", pools=[[DEV_POOL], []])
+    assert text.splitlines() == [
+        "Plan shop (namespace shop)",
+        "No changes. The cluster matches plan shop.",
+        "warm pool shop/dev: 2 ready, 3 unclaimed of size 3, 1 claimed (kept by planner controller)",
+        "Plan tools (namespace tools)",
+        "No changes. The cluster matches plan tools.",
+    ]
+    summaries = [
+        json.loads(line) for line in formatted([QUIET, other], "json", pools=[[DEV_POOL]]).splitlines()
+    ]
+    assert [s["warmPools"] for s in summaries] == [
+        [{"name": "dev", "namespace": "shop", "size": 3, "ready": 2, "unclaimed": 3, "claimed": 1}],
+        [],
+    ]
+    schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
+    for summary in summaries:
+        jsonschema.validate(summary, schema)
+    markdown = formatted([QUIET, other], "markdown", pools=[[DEV_POOL]])
+    assert markdown.split("\n\n")[:4] == [
+        "### planner plan `shop` (namespace `shop`)",
+        "**No changes. The cluster matches plan shop.**",
+        "- warm pool `shop/dev`: 2 ready, 3 unclaimed of size 3, 1 claimed (kept by `planner controller`)",
+        "### planner plan `tools` (namespace `tools`)",
+    ]
