@@ -10,7 +10,8 @@ per run-key even after TTL cleanup deleted it: recorded *pending* before the Job
 between the create and its record leaves a trace), confirmed with the Job's uid after it, and given
 its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
 keys under `planner.` are planner's own (the saved plans' digest key, the applied closure) and every
-parent write keeps them.
+parent write keeps them; so does every annotation, among them the number of the plan's current
+generation (`planner.dev/generation`, the last apply recorded by `planner.generations`).
 
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
@@ -522,6 +523,47 @@ def with_digest_key(parent: Manifest, key: bytes) -> Manifest:
     return {**parent, "data": {**(parent.get("data") or {}), DIGEST_KEY: encoded}}
 
 
+# --- the current generation --------------------------------------------------------------------------
+
+ANNOTATION_GENERATION = "planner.dev/generation"
+ANNOTATION_GENERATION_RESULT = "planner.dev/generation-result"
+
+
+@dataclass(frozen=True)
+class CurrentGeneration:
+    """The generation the plan's last recorded apply made (`planner.generations`), as its parent names
+    it: the number and the result (`converged` or `failed`)."""
+
+    number: int
+    result: str
+
+
+def current_generation(parent: Manifest | None) -> CurrentGeneration | None:
+    """The generation a parent names; None when it names none (never recorded) or cannot be read."""
+    annotations = annotations_of(parent)
+    number = str(annotations.get(ANNOTATION_GENERATION) or "")
+    if not number.isdigit() or int(number) < 1:
+        return None
+    return CurrentGeneration(int(number), str(annotations.get(ANNOTATION_GENERATION_RESULT) or ""))
+
+
+def with_generation(ref: ObjectRef, live: Manifest | None, generation: CurrentGeneration) -> Manifest:
+    """The parent `live` naming `generation` as the plan's current one; a parent that names a later one
+    already keeps it (numbers only grow)."""
+    if live is None:
+        raise PlannerError(f"{ref.described} is missing: cannot record generation {generation.number}")
+    check_parent(ref, live)
+    known = current_generation(live)
+    if known is not None and known.number > generation.number:
+        return live
+    annotations = {
+        **annotations_of(live),
+        ANNOTATION_GENERATION: str(generation.number),
+        ANNOTATION_GENERATION_RESULT: generation.result,
+    }
+    return {**live, "metadata": {**_without_managed_fields(live), "annotations": annotations}}
+
+
 # --- the applied closure ------------------------------------------------------------------------------
 
 APPLIED_KEY = "planner.applied-closure"
@@ -574,6 +616,8 @@ def applied_closure(parent: Manifest | None) -> AppliedClosure | None:
 __all__ = [
     "ANNOTATION_ADDITIONAL_NAMESPACES",
     "ANNOTATION_CONTAINS_GROUP_KINDS",
+    "ANNOTATION_GENERATION",
+    "ANNOTATION_GENERATION_RESULT",
     "ANNOTATION_TOOLING",
     "APPLIED_KEY",
     "DIGEST_KEY",
@@ -585,6 +629,7 @@ __all__ = [
     "RESULT_FAILED",
     "RESULT_SUCCEEDED",
     "AppliedClosure",
+    "CurrentGeneration",
     "ParentRecord",
     "RunOutcome",
     "RunRecord",
@@ -593,6 +638,7 @@ __all__ = [
     "applied_closure",
     "applyset_id",
     "check_parent",
+    "current_generation",
     "digest_key",
     "encode_run_record",
     "is_parent",
@@ -616,6 +662,7 @@ __all__ = [
     "trimmed_run_records",
     "unchanged",
     "with_digest_key",
+    "with_generation",
     "with_run_outcome",
     "with_run_record",
 ]

@@ -153,6 +153,20 @@ def differences(desired: Any, live: Any, path: Path = ()) -> list[Difference]:
     return [Difference(path=path, before=live, after=desired)]
 
 
+def render_differences(old: Any, new: Any, path: Path = ()) -> list[Difference]:
+    """Every difference between two of planner's own renders, compared both ways and exactly (neither is
+    a live object with server additions): what `new` declares that `old` lacks or holds otherwise
+    (`before` is old's value), then what only `old` declares (`after` None)."""
+    forward = differences(declared(new), old, path)
+    seen = {d.path for d in forward}
+    removed = [
+        Difference(path=d.path, before=d.after, after=None)
+        for d in differences(declared(old), new, path)
+        if d.path not in seen
+    ]
+    return forward + removed
+
+
 def _map_differences(desired: dict[str, Any], live: Any, path: Path) -> list[Difference]:
     if not isinstance(live, dict):
         return [Difference(path=path, before=live, after=desired)]

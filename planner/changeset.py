@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.applyset import RunRecord
+from planner.applyset import CurrentGeneration, RunRecord
 from planner.objects import Manifest, ObjectRef
 
 Action = Literal["create", "update", "replace", "delete", "noop"]
@@ -76,6 +76,8 @@ class ChangeSet:
     # Whether `--allow-data-loss` was given: printers say so next to the changes that destroy data, and
     # `dataloss.refuse_data_loss` refuses those changes without it.
     allow_data_loss: bool = False
+    # The generation the cluster is at, as the plan's parent names it (None: no apply recorded yet).
+    generation: CurrentGeneration | None = None
 
     @property
     def has_changes(self) -> bool:

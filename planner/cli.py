@@ -31,6 +31,14 @@ from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
 from planner.output.errors import print_diagnostics, report_error, report_failure
 from planner.output.events import MonitorPrinter, apply_printer
+from planner.output.history import (
+    formatted_diff,
+    generation_json,
+    generation_text,
+    history_json,
+    history_text,
+    rollback_line,
+)
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
@@ -127,6 +135,17 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         raise click.BadParameter(str(bad)) from bad
 
 
+_allow_data_loss_option = click.option(
+    "--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces."
+)
+_adopt_option = click.option(
+    "--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet."
+)
+_rerun_option = click.option(
+    "--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran."
+)
+
+
 def _lock_options(command: F) -> F:
     """`--lock-timeout` and `--lock-duration`, handed to the command as one `lock: app.LockOptions`."""
 
@@ -154,6 +173,39 @@ def _lock_options(command: F) -> F:
         help="The lock's lease: renewed every third of it; a dead run's lock expires after it.",
     )
     return cast(F, timeout(duration(with_lock)))
+
+
+def _history_options(command: F) -> F:
+    """`--history-max`, `--no-secret-history` and `--source-revision`, handed to the command as one
+    `history: app.HistoryOptions`."""
+
+    @functools.wraps(command)
+    def with_history(*args: Any, **kwargs: Any) -> Any:
+        history = app.HistoryOptions(
+            keep=kwargs.pop("history_max"),
+            secret_data=not kwargs.pop("no_secret_history"),
+            revision=kwargs.pop("source_revision"),
+        )
+        return command(*args, history=history, **kwargs)
+
+    keep = click.option(
+        "--history-max",
+        type=click.IntRange(1),
+        default=app.DEFAULT_HISTORY_MAX,
+        show_default=True,
+        help="Generations kept per plan (failed ones count); older records are deleted.",
+    )
+    no_secrets = click.option(
+        "--no-secret-history",
+        is_flag=True,
+        help="Keep no Secret data in generation records (a rollback then refuses to change a Secret).",
+    )
+    revision = click.option(
+        "--source-revision",
+        metavar="REV",
+        help="The revision recorded (default: $GIT_COMMIT, $GITHUB_SHA, else the plan's git HEAD).",
+    )
+    return cast(F, keep(no_secrets(revision(with_history))))
 
 
 def _notice(message: str) -> None:
@@ -246,9 +298,9 @@ _ALLOW_EMPTY_HELP = "Accept a plan that declares nothing though it manages objec
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a saved plan for `apply FILE`.",
 )
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
-@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
-@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
 @click.option("--graph", is_flag=True, help="Also print the ordered task list apply would run.")
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @click.option(
@@ -324,9 +376,9 @@ _no_wait_option = click.option(
 @_plan_paths()
 @_output_option("text", "json")
 @_cluster_options()
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
-@click.option("--adopt", is_flag=True, help="Take over same-named objects this plan does not own yet.")
-@click.option("--rerun", multiple=True, metavar="NAME", help="Run this Job again though its run-key ran.")
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
 @_parallelism_option
 @_timeout_option
 @_no_wait_option
@@ -346,6 +398,7 @@ _no_wait_option = click.option(
     help="How long --watch follows at most.",
 )
 @_lock_options
+@_history_options
 def apply_command(
     plans: tuple[str, ...],
     output: str,
@@ -360,6 +413,7 @@ def apply_command(
     watch: bool,
     watch_timeout: float,
     lock: app.LockOptions,
+    history: app.HistoryOptions,
 ) -> None:
     """Make the cluster match the plans: write along the dependency graph, waiting where it must.
 
@@ -384,6 +438,7 @@ def apply_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
         lock=lock,
+        history=history,
     )
     following = app.MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
     printer = apply_printer(output, no_color=_no_color())
@@ -429,12 +484,13 @@ def _reconcile_exit_code(outcomes: Sequence[app.PlanOutcome]) -> int:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write Prometheus metrics here, atomically (for node_exporter's textfile collector).",
 )
-@click.option("--allow-data-loss", is_flag=True, help="Allow replacing or deleting PVCs and Namespaces.")
+@_allow_data_loss_option
 @click.option("--allow-empty", is_flag=True, help=_ALLOW_EMPTY_HELP)
 @_parallelism_option
 @_timeout_option
 @_no_wait_option
 @_lock_options
+@_history_options
 @_qps_option
 def reconcile_command(
     paths: tuple[str, ...],
@@ -449,6 +505,7 @@ def reconcile_command(
     timeout: float | None,
     no_wait: bool,
     lock: app.LockOptions,
+    history: app.HistoryOptions,
 ) -> None:
     """Reconcile every plan under PATHS: the one command for cron, systemd timers and CronJobs.
 
@@ -468,6 +525,7 @@ def reconcile_command(
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         no_wait=no_wait,
         lock=lock,
+        history=history,
     )
     options = app.ReconcileOptions(apply=apply_options, check=check, parallel_plans=parallel_plans)
     printer = ReconcilePrinter(output)
@@ -480,6 +538,146 @@ def reconcile_command(
     if metrics_file is not None:
         write_metrics(metrics_file, outcomes)
     sys.exit(code)
+
+
+@cli.command("history")
+@click.argument("plan_name", metavar="PLAN")
+@_output_option("text", "json")
+@click.option(
+    "--show", type=click.IntRange(1), metavar="N", help="Print generation N: its plan files and closure."
+)
+@click.option(
+    "--diff",
+    "between",
+    type=(click.IntRange(1), click.IntRange(1)),
+    metavar="A B",
+    help="Compare generation A's closure with B's (as `diff-generations PLAN A B`).",
+)
+@_cluster_options()
+def history_command(
+    plan_name: str, output: str, show: int | None, between: tuple[int, int] | None, target: app.Target
+) -> None:
+    """List the recorded generations of PLAN: one per apply that wrote anything (docs/history.md).
+
+    The plan's namespace is -n, else the context's. The current generation (the one the cluster is
+    at) is marked `*`. Secret values and hashes are never printed.
+    """
+    if show is not None and between is not None:
+        raise click.UsageError("give --show or --diff, not both")
+    if between is not None:
+        compared = app.diff_generations(plan_name, *between, target=target)
+        click.echo(formatted_diff(compared, output), nl=False)
+    elif show is not None:
+        generation = app.show_generation(plan_name, show, target=target)
+        click.echo(generation_json(generation) if output == "json" else generation_text(generation), nl=False)
+    else:
+        shown = app.history(plan_name, target=target)
+        click.echo(history_json(shown) if output == "json" else history_text(shown), nl=False)
+
+
+@cli.command("diff-generations")
+@click.argument("plan_name", metavar="PLAN")
+@click.argument("old", metavar="A", type=click.IntRange(1))
+@click.argument("new", metavar="B", type=click.IntRange(1))
+@_output_option("text", "json", "markdown")
+@_cluster_options()
+def diff_generations_command(plan_name: str, old: int, new: int, output: str, target: app.Target) -> None:
+    """What changed between two generations of PLAN, like `nix store diff-closures`.
+
+    Objects added (+), removed (-) and changed (~), with the fields that changed (an image
+    `2.4.1 → 2.4.2`, replicas, a sandbox's rootfs `g1 → g2`); a Secret only as changed.
+    """
+    compared = app.diff_generations(plan_name, old, new, target=target)
+    click.echo(formatted_diff(compared, output), nl=False)
+
+
+@cli.command("rollback")
+@click.argument("plan_name", metavar="PLAN")
+@click.option("--to", "to", type=click.IntRange(1), metavar="N", help="The generation to go back to.")
+@_output_option("text", "json", "markdown")
+@_cluster_options()
+@click.option("--dry-run", is_flag=True, help="Only show the plan (as `plan` does); write nothing.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --dry-run: write a saved plan for `apply FILE`.",
+)
+@_allow_data_loss_option
+@_adopt_option
+@_rerun_option
+@_parallelism_option
+@_timeout_option
+@_no_wait_option
+@_qps_option
+@_lock_options
+@_history_options
+def rollback_command(
+    plan_name: str,
+    to: int | None,
+    output: str,
+    target: app.Target,
+    dry_run: bool,
+    out: Path | None,
+    allow_data_loss: bool,
+    adopt: bool,
+    rerun: tuple[str, ...],
+    parallelism: int,
+    timeout: float | None,
+    no_wait: bool,
+    lock: app.LockOptions,
+    history: app.HistoryOptions,
+) -> None:
+    """Apply generation N of PLAN again (default: the newest converged one before the current).
+
+    The recorded closure goes through apply's path: diffed against live, objects it does not hold
+    pruned, readiness waits, under the plan's run lock, recorded as a new generation. Jobs whose
+    run-key ran are not run again unless --rerun names them. A Secret the record kept no data for
+    (--no-secret-history) is refused; a sandbox rootfs going back a generation needs
+    --allow-data-loss (its disk is created afresh, not restored).
+
+    Exit 0 when it converged, 1 when anything failed, 3 when another run holds the plan's lock.
+    """
+    if out is not None and not dry_run:
+        raise click.UsageError("--out needs --dry-run")
+    if output == "markdown" and not dry_run:
+        raise click.UsageError("-o markdown needs --dry-run")
+    options = app.RollbackOptions(
+        apply=app.ApplyOptions(
+            plan=app.PlanOptions(allow_data_loss=allow_data_loss, adopt=adopt, rerun=frozenset(rerun)),
+            parallelism=parallelism,
+            timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+            no_wait=no_wait,
+            lock=lock,
+            history=history,
+        ),
+        to=to,
+        dry_run=dry_run,
+        out=out,
+    )
+    printer = apply_printer(output if output != "markdown" else "text", no_color=_no_color())
+    try:
+        with _terminate_as_interrupt():
+            result = app.rollback(plan_name, target=target, options=options, sink=printer, notice=_notice)
+    finally:
+        printer.close()
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if result.applied is None:
+        colour = sys.stdout.isatty() and not _no_color()
+        saved = str(out) if out is not None else None
+        click.echo(formatted([result.planned.changeset], output, colour=colour, saved=saved), nl=False)
+        app.check_data_loss([result.planned])
+    else:
+        if output != "json":
+            printer.summary(result.applied)
+        click.echo(rollback_line(result), err=output == "json")
+    if result.lost:
+        click.echo(f"error: {result.lost}", err=True)
+    if result.planned.changeset.conflicts or not result.ok:
+        sys.exit(1)
 
 
 @cli.command("unlock")

@@ -30,7 +30,8 @@ outside the plan (drift). Without a recorded closure only live hashes decide.
 
 Live members the plan no longer declares are deleted unless annotated to be kept. Sandboxes get named
 transitions (pause, resume, rebase, fork) instead of bare creates and deletes; Jobs whose run-key already
-ran are `already-ran` no-ops (a run recorded only as *pending* has not run: its absent Job is created),
+ran are `already-ran` no-ops, also when the live Job of that name holds another run-key (a rollback to a
+closure whose Job ran before) (a run recorded only as *pending* has not run: its absent Job is created),
 and a live Job whose run the parent does not record is listed in `ChangeSet.unrecorded` for the next
 parent write; same-named objects without the plan's label, and a Secret at the parent's place that is
 not the plan's parent, are ownership conflicts unless adopted. Replacing or deleting a PVC or Namespace
@@ -50,6 +51,7 @@ from dataclasses import dataclass
 from planner.applyset import (
     RunRecord,
     applied_closure,
+    current_generation,
     not_managed,
     not_the_parent,
     parent_ref,
@@ -71,6 +73,7 @@ from planner.canonical import (
     owners,
     pattern_of,
     quantity,
+    render_differences,
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
@@ -231,14 +234,7 @@ def _expand_recorded_pod(difference: Difference) -> list[Difference]:
         old, new = json.loads(difference.before), json.loads(difference.after)
     except (TypeError, ValueError):
         return [difference]
-    forward = differences(declared(new), old, _POD_SPEC_PATH)
-    seen = {d.path for d in forward}
-    removed = [
-        Difference(path=d.path, before=d.after, after=None)
-        for d in differences(declared(old), new, _POD_SPEC_PATH)
-        if d.path not in seen
-    ]
-    return forward + removed or [difference]
+    return render_differences(old, new, _POD_SPEC_PATH) or [difference]
 
 
 def _field_change(difference: Difference, entries: Sequence[ManagedEntry]) -> FieldChange:
@@ -333,6 +329,8 @@ class _Differ:
         base = Change(ref=ref, action="noop", desired=desired, live=live, owner=owner_of(desired))
         if ref.kind == JOB.kind and ref.name in self.rerun:
             return dataclasses.replace(base, action="replace", reason="rerun requested")
+        if ref.kind == JOB.kind and _run_key_changed(desired, live) and (ran := self.ran(desired)):
+            return dataclasses.replace(base, reason=ran, transition="already-ran")
         result = compare(desired, live, _kind_info(ref.kind), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
@@ -372,13 +370,19 @@ class _Differ:
             owner=owner,
         )
 
+    def ran(self, job: Manifest) -> str | None:
+        """How the Job's run-key already ran (the reason of an `already-ran` no-op); None if it did not."""
+        record = self.records.get(str(annotations_of(job).get(ANNOTATION_RUN_KEY, "")))
+        if record is None or not record.ran:
+            return None
+        return f"run-key already ran as job {record.namespace}/{record.name} (uid {record.uid})"
+
     def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
         owner = owner_of(desired)
-        record = self.records.get(str(annotations_of(desired).get(ANNOTATION_RUN_KEY, "")))
-        if ref.kind == JOB.kind and record is not None and record.ran:
+        reason = self.ran(desired) if ref.kind == JOB.kind else None
+        if reason is not None:
             if ref.name in self.rerun:
                 return Change(ref=ref, action="create", desired=desired, live=None, reason="rerun requested")
-            reason = f"run-key already ran as job {record.namespace}/{record.name} (uid {record.uid})"
             return Change(
                 ref=ref,
                 action="noop",
@@ -542,4 +546,5 @@ def diff(
         conflicts=tuple(sorted(differ.conflicts)),
         unrecorded=unrecorded,
         allow_data_loss=allow_data_loss,
+        generation=current_generation(live.parent),
     )

@@ -22,7 +22,7 @@ from planner.objects import (
     annotations_of,
     sandbox_of,
 )
-from planner.plan.names import rootfs_pvc_name, workspace_pvc_name
+from planner.plan.names import rootfs_generation, workspace_pvc_name
 
 _STATE_FIELD = f'.metadata.annotations["{ANNOTATION_SANDBOX_STATE}"]'
 
@@ -48,12 +48,6 @@ def _state(manifest: Manifest | None) -> str | None:
     return str(value) if value else None
 
 
-def _rootfs_generation(name: str, sandbox: str) -> int | None:
-    prefix = rootfs_pvc_name(sandbox, 0)[:-1]
-    digits = name.removeprefix(prefix)
-    return int(digits) if name.startswith(prefix) and digits.isdigit() else None
-
-
 def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[ObjectRef, Change]) -> None:
     workspace = next(
         (
@@ -67,7 +61,7 @@ def _name_sandbox(sandbox: str, own: dict[ObjectRef, Change], changes: dict[Obje
         return  # the sandbox left the plan: its objects are plain prunes
     pod = next((c for r, c in own.items() if r.kind == POD.kind and r.name == sandbox), None)
     _name_pause_resume(workspace, pod, changes)
-    rootfs = [c for r, c in own.items() if _rootfs_generation(r.name, sandbox) is not None]
+    rootfs = [c for r, c in own.items() if rootfs_generation(r.name, sandbox) is not None]
     _name_rebase(sandbox, rootfs, [workspace, pod], changes)
     for change in own.values():
         source = ((change.desired or {}).get("spec") or {}).get("dataSource") or {}
@@ -134,8 +128,8 @@ def _name_rebase(
     deleted = [c for c in rootfs if c.action == "delete"]
     if not created or not deleted:
         return
-    old = sorted(_rootfs_generation(c.ref.name, sandbox) or 0 for c in deleted)
-    new = _rootfs_generation(created[0].ref.name, sandbox)
+    old = sorted(rootfs_generation(c.ref.name, sandbox) or 0 for c in deleted)
+    new = rootfs_generation(created[0].ref.name, sandbox)
     reason = f"rebase g{old[-1]}→g{new}"
     for change in [*rootfs, *companions]:
         current = changes.get(change.ref) if change else None

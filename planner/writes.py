@@ -54,11 +54,13 @@ from typing import Any
 from planner.applyset import (
     DIGEST_KEY_BYTES,
     AppliedClosure,
+    CurrentGeneration,
     ParentRecord,
     RunOutcome,
     Scope,
     check_parent,
     digest_key,
+    is_parent,
     not_managed,
     parent_manifest,
     run_record_of,
@@ -66,6 +68,7 @@ from planner.applyset import (
     settled_parent,
     unchanged,
     with_digest_key,
+    with_generation,
     with_run_outcome,
     with_run_record,
 )
@@ -247,6 +250,42 @@ class KubeWriter:
         return self._precondition_loop(
             ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
         )
+
+    # --- generation records (what to write is planner.generations'; here it is written) ---
+
+    def record_generation(self, record: Manifest) -> Manifest | None:
+        """Create a generation record; None when its namespace does not exist (nothing was written)."""
+        ref = ref_of(record)
+        try:
+            return self.client.request(
+                "POST",
+                resource_path(SECRET, ref.namespace),
+                query={"fieldManager": FIELD_MANAGER},
+                body=record,
+                verb="create",
+            )
+        except NotFoundError:
+            return None
+        except AlreadyExistsError as taken:
+            raise PlannerError(
+                f"{ref.described} already exists: another run recorded that generation (the run lock "
+                "was lost or taken over)"
+            ) from taken
+
+    def forget_generation(self, ref: ObjectRef) -> None:
+        """Delete a generation record retention no longer keeps (gone already is fine)."""
+        try:
+            self.client.request("DELETE", resource_path(SECRET, ref.namespace, ref.name), verb="delete")
+        except NotFoundError:
+            return
+
+    def mark_generation(self, ref: ObjectRef, generation: CurrentGeneration) -> Manifest | None:
+        """Name `generation` as the plan's current one on its parent; None when there is no parent (or a
+        Secret at its place that is not the plan's parent: an ownership conflict the apply reported)."""
+        live = self._get(SECRET, ref)
+        if live is None or not is_parent(ref, live):
+            return None
+        return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation))
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)

@@ -11,11 +11,22 @@ executor stops starting tasks once a lock is lost (`locks.lost` is its stop chec
 from __future__ import annotations
 
 import dataclasses
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.app.history import (
+    HistoryOptions,
+    Recording,
+    now,
+    plan_sources,
+    read_generation,
+    record,
+    source_revision,
+    who_for,
+)
 from planner.app.planning import (
     DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
@@ -24,6 +35,7 @@ from planner.app.planning import (
     execution_plan,
     plan,
     plan_rendered,
+    recorded_plan,
     render_loaded,
 )
 from planner.app.runs import RunRecorder
@@ -47,6 +59,7 @@ from planner.errors import (
 from planner.events import Clock, EventSink, SystemClock
 from planner.evidence import Evidence
 from planner.execute import ExecutionResult, StopCheck, execute
+from planner.generations import Generation, Who
 from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
@@ -76,6 +89,7 @@ class ApplyOptions:
     timeout: float | None = DEFAULT_APPLY_TIMEOUT
     no_wait: bool = False
     lock: LockOptions = dataclasses.field(default_factory=LockOptions)
+    history: HistoryOptions = dataclasses.field(default_factory=HistoryOptions)
 
 
 @dataclass(frozen=True)
@@ -158,8 +172,8 @@ def apply(
         planned = plan_rendered(
             rendered, client=client, options=options.plan, probe_foreign=probe, created_by_run=made
         )
-        run = Applier(
-            client=client,
+        run = Applier.for_target(
+            target,
             options=options,
             sink=sink,
             clock=clock,
@@ -201,14 +215,8 @@ def apply_saved(
         for document in documents:
             loaded, fresh = _replanned(document, target=target, made=locks.created_namespaces())
             checked.append(fresh)
-        run = Applier(
-            client=client,
-            options=options,
-            sink=sink,
-            clock=None,
-            informers=None,
-            stop=locks.lost,
-            created_namespaces=locks.created_namespaces(),
+        run = Applier.for_target(
+            target, options=options, sink=sink, stop=locks.lost, created_namespaces=locks.created_namespaces()
         )
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
@@ -219,10 +227,19 @@ def _replanned(
 ) -> tuple[LoadResult, PlannedChanges]:
     """The saved plan's plan made again now (the namespaces this run `made` planned as missing, as they
     were before it), refused when its closure or its objects moved."""
-    files = plan_files(document, Path.cwd())
+    files = plan_files(document, Path.cwd())  # none for a rollback's plan
     options = PlanOptions.from_recorded(document.get("options") or {})
     here = target.in_namespace(str(document["namespace"]))
-    loaded, results = plan(files, target=here, options=options, created_by_run=made, pools=False)
+    rollback = document.get("rollback")
+    if isinstance(rollback, dict):  # a rollback's plan: made again from its generation's record
+        number = int(rollback["generation"])
+        files = [f"generation {number} of plan {document['plan']}"]
+        generation = read_generation(here.client, str(document["plan"]), str(document["namespace"]), number)
+        loaded = LoadResult(plans=())
+        rendered = [recorded_plan(generation)]
+        results = plan_rendered(rendered, client=here.client, options=options, created_by_run=made)
+    else:
+        loaded, results = plan(files, target=here, options=options, created_by_run=made, pools=False)
     fresh = next((r for r in results if r.rendered.plan.name == document["plan"]), None)
     key = checking_key(document, fresh)
     if fresh is None:
@@ -289,7 +306,8 @@ class Applier:
     """One apply's execution of planned changes: shared informers, status source and writer; after a
     plan converges completely, its parent is settled (the closure recorded as applied, the scope
     narrowed to what remains). `stop` is the executor's stop check (the run lock's `lost`): once it
-    answers, no task starts and no parent is settled."""
+    answers, no task starts and no parent is settled. Every plan that set out to write something is
+    recorded as its next generation (`planner.app.history`), converged or failed, as `who`."""
 
     def __init__(
         self,
@@ -300,13 +318,40 @@ class Applier:
         clock: Clock | None,
         informers: Informers | None,
         stop: StopCheck | None = None,
+        who: Who | None = None,
         created_namespaces: frozenset[str] = frozenset(),
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
+        self.who = who or Who(user="", host=socket.gethostname())
+        self.recorded: list[Generation] = []  # the generations this run recorded, in order
         self.created_namespaces = created_namespaces  # by the run lock, before planning (`KubeWriter`)
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
+
+    @classmethod
+    def for_target(
+        cls,
+        target: Target,
+        *,
+        options: ApplyOptions,
+        sink: EventSink,
+        stop: StopCheck | None,
+        clock: Clock | None = None,
+        informers: Informers | None = None,
+        created_namespaces: frozenset[str] = frozenset(),
+    ) -> Applier:
+        """An Applier writing to the target's cluster, recording generations as its kubeconfig user."""
+        return cls(
+            client=target.client,
+            options=options,
+            sink=sink,
+            clock=clock,
+            informers=informers,
+            stop=stop,
+            who=who_for(target),
+            created_namespaces=created_namespaces,
+        )
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
         check_data_loss(planned)
@@ -331,6 +376,7 @@ class Applier:
         applied = []
         try:
             for each, execution in zip(planned, executions, strict=True):
+                started = now()
                 result = execute(
                     execution,
                     writer=writer,
@@ -343,6 +389,8 @@ class Applier:
                 )
                 if result.ok and not (self.stop and self.stop()):
                     settle(writer, each)
+                if each.changeset.has_changes:
+                    self.record(writer, each, result, started)
                 applied.append(AppliedPlan(each, execution, result))
         finally:
             recorder.close()
@@ -352,6 +400,31 @@ class Applier:
             if self.owned:
                 self.informers.stop()
         return applied
+
+    def record(
+        self, writer: KubeWriter, planned: PlannedChanges, result: ExecutionResult, started: str
+    ) -> None:
+        """Record the plan's apply as its next generation (see `planner.app.history.record`)."""
+        rendered, history = planned.rendered, self.options.history
+        source = rendered.plan.source.file
+        recorded = rendered.recorded
+        recording = Recording(
+            plan=planned.changeset.plan,
+            namespace=planned.changeset.namespace,
+            manifests=rendered.manifests,
+            sources=recorded.sources if recorded else plan_sources(source),
+            timeouts=rendered.timeouts,
+            revision=(history.revision or recorded.revision)
+            if recorded
+            else source_revision(source, history.revision),
+            who=self.who,
+            rolled_back_from=recorded.number if recorded else None,
+        )
+        made = record(
+            writer, recording, changeset=planned.changeset, result=result, started=started, options=history
+        )
+        if made is not None:
+            self.recorded.append(made)
 
     def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
         """Records how the Jobs these executions create end, seen through the Job informer their waits

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
-from planner.applyset import digest_key, parent_ref
+from planner.applyset import RunRecord, digest_key, parent_ref
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
+from planner.generations import Generation, parent_with_runs, recorded_runs
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
@@ -27,7 +28,7 @@ from planner.live import LiveState, read_live
 from planner.lock import Holder, read_holder
 from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
-from planner.plan import LoadResult, Plan, load_plans
+from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
 from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.writes import KubeWriter
@@ -37,14 +38,31 @@ DEFAULT_APPLY_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
 class RenderedPlan:
+    """A plan's closure, ready to be planned and applied: `plan` rendered, or — with `recorded` — a
+    recorded generation's closure (`rollback`), for which `plan` carries only the name and namespace."""
+
     plan: Plan
     default_namespace: str
     manifests: tuple[Manifest, ...]
+    recorded: Generation | None = None
+
+    @property
+    def timeouts(self) -> dict[str, float]:
+        """The per-workload and per-sandbox wait timeouts (a recorded closure's as recorded)."""
+        return dict(self.recorded.timeouts) if self.recorded else plan_timeouts(self.plan)
 
     @property
     def namespace(self) -> str:
         """The plan's own namespace: its parent Secret's and its lock's."""
         return plan_namespace(self.plan, self.default_namespace)
+
+
+def recorded_plan(generation: Generation) -> RenderedPlan:
+    """A recorded generation's closure as a plan to apply (`rollback`): rendered already, so nothing is
+    rendered again; the plan carries only its name and namespace."""
+    source = Source(file=f"generation {generation.number} of plan {generation.plan}")
+    plan = Plan(name=generation.plan, namespace=generation.namespace, runtime="k8s", source=source)
+    return RenderedPlan(plan, generation.namespace, tuple(generation.closure), recorded=generation)
 
 
 def validate(paths: Sequence[str | Path]) -> LoadResult:
@@ -119,8 +137,9 @@ class PlannedChanges:
         """The saved-plan document, Secret values digested under `key` (see `saving_key`), with the
         holder of the plan's lock `plan` saw, if any; `root` is the directory its plan file's path is
         relative to (where `plan` runs)."""
-        return saved_plan(
-            files=[self.rendered.plan.source.file],
+        recorded = self.rendered.recorded
+        document = saved_plan(
+            files=[] if recorded else [self.rendered.plan.source.file],
             root=str(root.absolute()),
             changeset=self.changeset,
             desired=self.rendered.manifests,
@@ -129,6 +148,8 @@ class PlannedChanges:
             key=key,
             lock=lock,
         )
+        # A rollback's plan is made again from its generation's record, not from files.
+        return document | ({"rollback": {"generation": recorded.number}} if recorded else {})
 
     @property
     def needs_key(self) -> bool:
@@ -152,8 +173,7 @@ def execution_plan(
     """The tasks `apply` runs for one planned plan, each wait with its workload's or sandbox's own
     `timeout`, else `timeout` (None: no limit); `wait=False` (`--no-wait`) leaves out the wait-ready
     tasks nothing depends on. `plan --graph` prints the same list, with apply's defaults."""
-    timeouts = plan_timeouts(planned.rendered.plan)
-    return solve(planned.changeset, wait=wait, timeouts=timeouts, default_timeout=timeout)
+    return solve(planned.changeset, wait=wait, timeouts=planned.rendered.timeouts, default_timeout=timeout)
 
 
 def plan(
@@ -257,7 +277,9 @@ def plan_rendered(
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
     The namespaces in `created_by_run` were created by this run before it planned (taking the run lock,
     whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
-    creates them as it would have — and matches a saved plan made before."""
+    creates them as it would have — and matches a saved plan made before. A recorded closure
+    (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
+    records them again), so its Jobs that ran then do not run again."""
     results = []
     for each in rendered:
         namespace = each.namespace
@@ -272,6 +294,10 @@ def plan_rendered(
             live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
+        restored: tuple[RunRecord, ...] = ()
+        if each.recorded is not None and live.parent is not None:
+            restored = recorded_runs(each.recorded, live.parent)
+            live = dataclasses.replace(live, parent=parent_with_runs(live.parent, restored))
         changeset = diff(
             each.manifests,
             live,
@@ -281,6 +307,8 @@ def plan_rendered(
             adopt=options.adopt,
             rerun=options.rerun,
         )
+        if restored:
+            changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))

@@ -162,14 +162,8 @@ def _apply(
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
-        applier = Applier(
-            client=client,
-            options=options,
-            sink=_Unheard(),
-            clock=None,
-            informers=None,
-            stop=stopped,
-            created_namespaces=made,
+        applier = Applier.for_target(
+            target, options=options, sink=_Unheard(), stop=stopped, created_namespaces=made
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()

@@ -44,6 +44,10 @@ from planner.objects import metadata_of
 
 Json = dict[str, Any]
 RETRIABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+JSON_ACCEPT = "application/json"
+# A LIST answered with the objects' metadata only (what `kubectl get -o name` asks for): a caller that
+# needs labels and annotations does not download every object's data.
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 
 class ResourceType(Protocol):
@@ -163,10 +167,13 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         verb: str | None = None,
+        accept: str = JSON_ACCEPT,
     ) -> Json:
-        """One request with retries; the parsed JSON body of a 2xx answer, else the mapped ApiError."""
+        """One request with retries; the parsed JSON body of a 2xx answer, else the mapped ApiError.
+        `accept` may ask for a server-side conversion (`METADATA_LIST_ACCEPT`: a list of the objects'
+        metadata only)."""
         parsed, _ = self.request_dated(
-            method, path, query=query, body=body, content_type=content_type, verb=verb
+            method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
         )
         return parsed
 
@@ -179,10 +186,13 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         verb: str | None = None,
+        accept: str = JSON_ACCEPT,
     ) -> tuple[Json, datetime | None]:
         """`request`, and the server's clock when it answered: its `Date` header (to the second; None
         when it sends none), so a caller can judge a time the server's way rather than its own."""
-        response = self._send(method, path, query=query, body=body, content_type=content_type, verb=verb)
+        response = self._send(
+            method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
+        )
         try:
             data = response.read()
         finally:
@@ -247,13 +257,14 @@ class KubeClient:
         content_type: str = "application/json",
         verb: str | None = None,
         timeout: float | None = None,
+        accept: str = JSON_ACCEPT,
     ) -> urllib3.BaseHTTPResponse:
         verb = verb or method.lower()
         for attempt in range(self.options.retries + 1):
             self._bucket.take()
             self.log.count(verb)
             try:
-                response = self._raw(method, path, query, body, content_type, timeout)
+                response = self._raw(method, path, query, body, content_type, timeout, accept)
             except (urllib3.exceptions.HTTPError, OSError, ApiException) as connection_error:
                 # The official client reports a TLS failure as an ApiException with status 0.
                 retries = self.options.retries
@@ -297,8 +308,9 @@ class KubeClient:
         body: Any,
         content_type: str,
         timeout: float | None,
+        accept: str = JSON_ACCEPT,
     ) -> urllib3.BaseHTTPResponse:
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = content_type
         _method, url, headers, body, _post = self._api.param_serialize(
@@ -405,6 +417,8 @@ def describe_request(verb: str, path: str) -> str:
 
 
 __all__ = [
+    "JSON_ACCEPT",
+    "METADATA_LIST_ACCEPT",
     "ApiError",
     "ClientOptions",
     "KubeClient",

@@ -54,12 +54,23 @@ def _text_lines(changeset: ChangeSet) -> Iterator[tuple[Change | None, str]]:
             yield None, "      " + field_line(change, field)
 
 
+def generation_line(changeset: ChangeSet) -> str | None:
+    """`cluster is at generation 7 of plan shop (converged)`; None before any apply was recorded."""
+    at = changeset.generation
+    if at is None:
+        return None
+    result = f" ({at.result})" if at.result else ""
+    return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"
+
+
 def to_text(changeset: ChangeSet, *, colour: bool = False, pools: Sequence[PoolStatus] = ()) -> str:
     """Terraform-style text, then a line per warm pool; colour only when asked (the CLI asks when stdout
     is a TTY)."""
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=colour, no_color=not colour, highlight=False, width=200)
     console.print(f"Plan {changeset.plan} (namespace {changeset.namespace})", markup=False)
+    if at := generation_line(changeset):
+        console.print(f"  {at}", markup=False)
     if consent := data_loss_consent([changeset]):
         lost = objects(len(losses(changeset)))
         warning = f"this plan destroys data ({lost} marked {DESTROYS_DATA} below); {consent}"
@@ -126,6 +137,7 @@ def planned_records(
         "type": "Summary",
         "plan": changeset.plan,
         "namespace": changeset.namespace,
+        "generation": changeset.generation.number if changeset.generation else None,
     }
     summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
     summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}

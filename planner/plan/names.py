@@ -16,6 +16,13 @@ def rootfs_pvc_name(sandbox: str, generation: int) -> str:
     return f"{sandbox}-rootfs-g{generation}"
 
 
+def rootfs_generation(name: str, sandbox: str) -> int | None:
+    """The generation a sandbox's rootfs PVC name carries (`dev-rootfs-g3` → 3); None for another name."""
+    prefix = rootfs_pvc_name(sandbox, 0)[:-1]
+    digits = name.removeprefix(prefix)
+    return int(digits) if name.startswith(prefix) and digits.isdigit() else None
+
+
 def workspace_pvc_name(sandbox: str) -> str:
     return f"{sandbox}-workspace"
 

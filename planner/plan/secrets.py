@@ -44,19 +44,35 @@ class _Problem:
         return f"{path}.valueFrom.{self.suffix}"
 
 
+# Where a plan holds secret values: the maps under these keys (`*`: every item of a list). The loader
+# resolves them; `planner.plan.redact` hides the ones written literally when a plan file is recorded.
+SECRET_VALUE_MAPS: tuple[tuple[str, ...], ...] = (
+    ("secrets", "*", "data"),
+    ("sandboxes", "*", "secretEnv"),
+    ("warmPools", "*", "template", "secretEnv"),
+)
+
+
 def _secret_values(data: object) -> Iterator[tuple[str, object]]:
     plan = root(data)
-    if plan is None:
-        return
-    maps: list[Node | None] = [secret.child("data") for secret in plan.items("secrets")]
-    maps += [sandbox.child("secretEnv") for sandbox in plan.items("sandboxes")]
-    for pool in plan.items("warmPools"):
-        template = pool.child("template")
-        maps.append(template.child("secretEnv") if template else None)
-    for values in maps:
-        if values is not None:
+    for location in SECRET_VALUE_MAPS:
+        for values in _maps_at(plan, location):
             for key, value in values.data.items():
                 yield values.at(key), value
+
+
+def _maps_at(node: Node | None, location: tuple[str, ...]) -> Iterator[Node]:
+    if node is None:
+        return
+    if not location:
+        yield node
+        return
+    key, *rest = location
+    if rest and rest[0] == "*":
+        for item in node.items(key):
+            yield from _maps_at(item, tuple(rest[1:]))
+    else:
+        yield from _maps_at(node.child(key), tuple(rest))
 
 
 def _resolve(value: object, base: Path, environ: Mapping[str, str]) -> str | _Problem | None:

@@ -145,7 +145,8 @@ def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(
     assert (summary["drift"], summary["pending"], summary["exit_code"]) == (2, 1, 2)
 
     shown = planner("plan", str(plan))
-    assert shown.stdout.splitlines()[1:] == [
+    assert shown.stdout.splitlines()[1] == "  cluster is at generation 1 of plan shop (converged)"
+    assert shown.stdout.splitlines()[2:] == [
         f"  + create configmap/{namespace}/extra",
         f"  + create configmap/{namespace}/settings (deleted outside the plan; drift)",
         f"  ~ update deployment/{namespace}/web (changed outside the plan by kubectl; drift)",

@@ -130,6 +130,27 @@ def test_a_job_with_a_new_run_key_is_created_even_when_an_older_key_ran() -> Non
     assert outline(changeset) == [("create", "job/shop/migrate", None, "")]
 
 
+def test_a_job_whose_run_key_ran_is_already_ran_though_a_live_job_holds_another_run_key() -> None:
+    # A rollback to a closure whose Job ran before: the later run's Job is still there.
+    later = job(image="ghcr.io/acme/web:1.5.0")
+
+    changeset = diff(
+        [MIGRATE], live_state(served(later), parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE
+    )
+
+    assert outline(changeset) == [
+        ("noop", "job/shop/migrate", "already-ran", "run-key already ran as job shop/migrate (uid 0b7c-11)")
+    ]
+    rerun = diff(
+        [MIGRATE],
+        live_state(served(later), parent=parent_with(RAN)),
+        plan=PLAN,
+        namespace=NAMESPACE,
+        rerun=frozenset({"migrate"}),
+    )
+    assert outline(rerun) == [("replace", "job/shop/migrate", None, "rerun requested")]
+
+
 PENDING = (MIGRATE_KEY, {"namespace": "shop", "name": "migrate"})
 
 

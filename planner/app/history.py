@@ -1,0 +1,271 @@
+"""A plan's generations in the cluster: recording one after an apply (under the caller's run lock),
+pruning the oldest past `--history-max`, and reading them back for `history`, `diff-generations` and
+`rollback` (`planner.generations` says what a record holds; docs/history.md why).
+
+Listing reads the records' metadata only (labels and annotations say what the table shows); one
+generation's whole record is one GET."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from planner.app.target import Target
+from planner.applyset import (
+    CurrentGeneration,
+    current_generation,
+    encode_run_record,
+    parent_ref,
+    run_keys_of,
+    run_records,
+)
+from planner.changeset import ChangeSet
+from planner.errors import NotFoundError, PlannerError, UsageError
+from planner.execute import ExecutionResult
+from planner.generations import (
+    CONVERGED,
+    DEFAULT_HISTORY_MAX,
+    FAILED,
+    Generation,
+    Listed,
+    ObjectDelta,
+    Who,
+    changes_of,
+    closure_of,
+    diff_closures,
+    expired,
+    fitted,
+    generation_of,
+    hashes_of,
+    listed_of,
+    record_manifest,
+    record_name,
+    record_selector,
+)
+from planner.kinds import SECRET
+from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
+from planner.kube.config import choose_context
+from planner.live import get_or_none
+from planner.objects import Manifest, ObjectRef
+from planner.plan.redact import redacted
+from planner.writes import KubeWriter
+
+REVISION_ENVIRONMENT = ("GIT_COMMIT", "GITHUB_SHA")
+GIT_TIMEOUT_SECONDS = 5.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryOptions:
+    """How applies record generations: `keep` (`--history-max`) records per plan, Secrets' data kept
+    unless `secret_data` is False (`--no-secret-history`), `revision` given (`--source-revision`) or
+    found (None: look in the environment, then the plan file's git checkout)."""
+
+    keep: int = DEFAULT_HISTORY_MAX
+    secret_data: bool = True
+    revision: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recording:
+    """What one apply of one plan records beside its result: its input and who ran it."""
+
+    plan: str
+    namespace: str
+    manifests: Sequence[Manifest]
+    sources: Mapping[str, str]
+    timeouts: Mapping[str, float]
+    revision: str | None
+    who: Who
+    rolled_back_from: int | None = None
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def who_for(target: Target) -> Who:
+    """The kubeconfig user of the chosen context ("" in-cluster) and this host's name."""
+    try:
+        user = choose_context(kubeconfig=target.kubeconfig, context=target.context).user or ""
+    except PlannerError:
+        user = ""
+    return Who(user=user, host=socket.gethostname())
+
+
+def plan_sources(file: str) -> dict[str, str]:
+    """The plan file as a record keeps it: its text with literal secret values masked (nothing when it
+    cannot be read again or parsed: then no text of it is kept)."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    shown = redacted(text)
+    return {file: shown} if shown is not None else {}
+
+
+def source_revision(file: str, given: str | None) -> str | None:
+    """`--source-revision`, else `GIT_COMMIT`/`GITHUB_SHA`, else `git rev-parse HEAD` of the checkout
+    holding the plan file; None when none is known."""
+    if given:
+        return given
+    for name in REVISION_ENVIRONMENT:
+        if os.environ.get(name):
+            return os.environ[name]
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(file).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    revision = found.stdout.strip()
+    return revision if found.returncode == 0 and revision else None
+
+
+def record(
+    writer: KubeWriter,
+    recording: Recording,
+    *,
+    changeset: ChangeSet,
+    result: ExecutionResult,
+    started: str,
+    options: HistoryOptions,
+) -> Generation | None:
+    """Record the apply as the plan's next generation, name it on the parent, prune past `keep`.
+    Only for an apply that set out to write something; the caller holds the plan's run lock."""
+    client = writer.client
+    listed = list_generations(client, recording.plan, recording.namespace)
+    parent = get_or_none(client, SECRET, recording.namespace, recording.plan)
+    known = current_generation(parent)
+    closure_runs = run_keys_of(recording.manifests)
+    runs = {
+        key: encode_run_record(run)
+        for key, run in run_records(parent).items()
+        if run.ran and key in closure_runs
+    }
+    number = max([g.number for g in listed] + [known.number if known else 0]) + 1
+    failed = tuple(o.task for o in (*result.failed, *result.skipped))
+    generation = Generation(
+        plan=recording.plan,
+        namespace=recording.namespace,
+        number=number,
+        result=CONVERGED if result.ok else FAILED,
+        failed_tasks=failed,
+        message=result.stopped,
+        started=started,
+        finished=now(),
+        who=recording.who,
+        revision=recording.revision,
+        rolled_back_from=recording.rolled_back_from,
+        sources=recording.sources,
+        timeouts=recording.timeouts,
+        closure=closure_of(recording.manifests, secret_data=options.secret_data),
+        hashes=hashes_of(recording.manifests),
+        changes=changes_of(changeset.changes),
+        runs=runs,
+        secret_data=options.secret_data,
+    )
+    generation, encoded = fitted(generation)
+    if writer.record_generation(record_manifest(generation, encoded)) is None:
+        return None
+    ref = parent_ref(recording.plan, recording.namespace)
+    writer.mark_generation(ref, CurrentGeneration(number, generation.result))
+    for old in expired([g.number for g in listed] + [number], options.keep):
+        writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
+    return generation
+
+
+# --- reading ------------------------------------------------------------------------------------------
+
+
+def list_generations(client: KubeClient, plan: str, namespace: str) -> list[Listed]:
+    """The plan's recorded generations, oldest first, from their metadata alone."""
+    page = client.request(
+        "GET",
+        resource_path(SECRET, namespace),
+        query={"labelSelector": record_selector(plan)},
+        verb="list",
+        accept=METADATA_LIST_ACCEPT,
+    )
+    found = [listed_of(item) for item in page.get("items") or []]
+    return sorted((g for g in found if g is not None), key=lambda g: g.number)
+
+
+def read_generation(client: KubeClient, plan: str, namespace: str, number: int) -> Generation:
+    """One generation's whole record; a UsageError naming what is recorded when it is not."""
+    secret = get_or_none(client, SECRET, namespace, record_name(plan, number))
+    generation = generation_of(secret) if secret is not None else None
+    if generation is None or generation.plan != plan:
+        known = [g.number for g in list_generations(client, plan, namespace)]
+        recorded = ", ".join(map(str, known)) if known else "none"
+        raise UsageError(
+            f"plan {plan} has no generation {number} in namespace {namespace} (recorded: {recorded})"
+        )
+    return generation
+
+
+def current(client: KubeClient, plan: str, namespace: str) -> CurrentGeneration | None:
+    """The generation the plan's parent names as current (None: none recorded)."""
+    try:
+        parent = get_or_none(client, SECRET, namespace, plan)
+    except NotFoundError:
+        return None
+    return current_generation(parent)
+
+
+# --- the commands -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class History:
+    """`planner history PLAN`: the plan's recorded generations, oldest first, and the one the cluster
+    is at (None when its parent names none)."""
+
+    plan: str
+    namespace: str
+    current: CurrentGeneration | None
+    generations: list[Listed]
+
+
+def history(plan: str, *, target: Target) -> History:
+    client, namespace = target.client, target.default_namespace()
+    return History(
+        plan=plan,
+        namespace=namespace,
+        current=current(client, plan, namespace),
+        generations=list_generations(client, plan, namespace),
+    )
+
+
+def show_generation(plan: str, number: int, *, target: Target) -> Generation:
+    """`planner history PLAN --show N`: one generation's whole record."""
+    return read_generation(target.client, plan, target.default_namespace(), number)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationDiff:
+    """`planner diff-generations PLAN A B`: what changed from generation A's closure to B's."""
+
+    plan: str
+    namespace: str
+    old: Generation
+    new: Generation
+    objects: list[ObjectDelta]
+
+
+def diff_generations(plan: str, old: int, new: int, *, target: Target) -> GenerationDiff:
+    client, namespace = target.client, target.default_namespace()
+    before = read_generation(client, plan, namespace, old)
+    after = read_generation(client, plan, namespace, new)
+    return GenerationDiff(
+        plan=plan, namespace=namespace, old=before, new=after, objects=diff_closures(before, after)
+    )

@@ -1,0 +1,216 @@
+"""What `history`, `history --show` and `diff-generations` print (docs/history.md).
+
+No Secret value, and no Secret hash, is ever printed: a recorded Secret shows as its name with its
+values and hash `***` (`output.masking`), and a Secret that changed between two generations is only
+"changed". The plan files a record keeps had their literal secret values masked before they were
+recorded (`planner.plan.redact`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from planner.app.history import GenerationDiff, History
+from planner.app.rollingback import RollbackResult
+from planner.generations import Generation, Listed, ObjectDelta
+from planner.output.lines import aligned
+from planner.output.masking import MASK, mask_manifest
+
+HISTORY_COLUMNS = ("GEN", "WHEN", "RESULT", "REVISION", "WHO", "CHANGES")
+CHANGE_SYMBOLS = {"added": "+", "removed": "-", "changed": "~"}
+SECRET_PREFIX = "secret/"
+REVISION_DIGITS = 12
+
+
+def _changes_cell(listed: Listed) -> str:
+    back = f"rollback to {listed.rolled_back_from}: " if listed.rolled_back_from is not None else ""
+    return back + (listed.changes or "-")
+
+
+def _row(listed: Listed, current: int | None) -> tuple[str, ...]:
+    marker = "*" if listed.number == current else ""
+    return (
+        f"{listed.number}{marker}",
+        listed.started or "-",
+        listed.result or "-",
+        listed.revision[:REVISION_DIGITS] or "-",
+        listed.who or "-",
+        _changes_cell(listed),
+    )
+
+
+def history_text(shown: History) -> str:
+    if not shown.generations:
+        return f"plan {shown.plan} has no recorded generations in namespace {shown.namespace}\n"
+    current = shown.current.number if shown.current else None
+    lines = aligned([HISTORY_COLUMNS, *(_row(g, current) for g in shown.generations)])
+    if current is not None:
+        lines.append(f"cluster is at generation {current} of plan {shown.plan} (namespace {shown.namespace})")
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def history_json(shown: History) -> str:
+    current = shown.current.number if shown.current else None
+    document = {
+        "plan": shown.plan,
+        "namespace": shown.namespace,
+        "current": current,
+        "generations": [
+            {
+                "generation": g.number,
+                "started": g.started or None,
+                "result": g.result,
+                "revision": g.revision or None,
+                "who": g.who or None,
+                "changes": g.changes,
+                "rolledBackFrom": g.rolled_back_from,
+            }
+            for g in shown.generations
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def rollback_line(result: RollbackResult) -> str:
+    """`plan shop rolled back to generation 1 (rev-1), recorded as generation 4`."""
+    back = result.generation
+    revision = f" ({back.revision})" if back.revision else ""
+    recorded = f", recorded as generation {result.recorded.number}" if result.recorded else ""
+    verb = "rolled back" if result.ok else "failed to roll back"
+    return f"plan {back.plan} {verb} to generation {back.number}{revision}{recorded}"
+
+
+# --- one generation -----------------------------------------------------------------------------------
+
+
+def _masked_hashes(hashes: Mapping[str, str]) -> dict[str, str]:
+    return {key: MASK if key.startswith(SECRET_PREFIX) else value for key, value in sorted(hashes.items())}
+
+
+def _facts(generation: Generation) -> list[tuple[str, str]]:
+    facts = [
+        ("Generation", f"{generation.number} of plan {generation.plan} (namespace {generation.namespace})"),
+        ("Result", generation.result),
+        ("Started", generation.started),
+        ("Finished", generation.finished),
+        ("Who", str(generation.who)),
+        ("Revision", generation.revision or "-"),
+    ]
+    if generation.rolled_back_from is not None:
+        facts.append(("Rolled back to", f"generation {generation.rolled_back_from}"))
+    if generation.failed_tasks:
+        facts.append(("Failed", ", ".join(generation.failed_tasks)))
+    if generation.message:
+        facts.append(("Message", generation.message))
+    if not generation.secret_data:
+        facts.append(("Secret data", "not kept (--no-secret-history)"))
+    if not generation.complete:
+        facts.append(("Closure", "too big for the record: only hashes kept (no rollback to it)"))
+    return facts
+
+
+def generation_text(generation: Generation) -> str:
+    lines = [f"{name + ':':<16}{value}" for name, value in _facts(generation)]
+    lines += ["", f"Changes ({generation.summary}):"]
+    for change in generation.changes:
+        lines.append(f"  {change.get('action')} {change.get('object')}")
+        for field in change.get("fields") or ():
+            lines.append(
+                f"      {field.get('path')}: {_value(field.get('before'))} → {_value(field.get('after'))}"
+            )
+    lines += ["", "Closure:"]
+    lines += [f"  {key}  {digits}" for key, digits in _masked_hashes(generation.hashes).items()]
+    for path, text in sorted(generation.sources.items()):
+        lines += ["", f"Plan file {path}:", *(f"  {line}" for line in text.splitlines())]
+    return "\n".join(lines) + "\n"
+
+
+def generation_json(generation: Generation) -> str:
+    document: dict[str, Any] = generation.document()
+    document["closure"] = [mask_manifest(m) for m in generation.closure]
+    document["hashes"] = _masked_hashes(generation.hashes)
+    document.pop("runs", None)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- two generations ----------------------------------------------------------------------------------
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _delta_lines(delta: ObjectDelta) -> list[str]:
+    secret = delta.object.startswith(SECRET_PREFIX)
+    head = f"{CHANGE_SYMBOLS[delta.change]} {delta.object}"
+    if secret and delta.change == "changed":
+        head += " (sensitive)"
+    if delta.note:
+        head += f" ({delta.note})"
+    fields = [] if secret else delta.fields
+    return [head, *(f"    {f.path}: {_value(f.before)} → {_value(f.after)}" for f in fields)]
+
+
+def diff_text(compared: GenerationDiff) -> str:
+    title = f"plan {compared.plan} (namespace {compared.namespace}): generation {compared.old.number} → {compared.new.number}"
+    lines = [title]
+    for delta in compared.objects:
+        lines += [f"  {line}" for line in _delta_lines(delta)]
+    if not compared.objects:
+        lines.append("  no differences")
+    return "\n".join(lines) + "\n"
+
+
+def diff_json(compared: GenerationDiff) -> str:
+    document = {
+        "plan": compared.plan,
+        "namespace": compared.namespace,
+        "from": compared.old.number,
+        "to": compared.new.number,
+        "objects": [
+            {
+                "object": d.object,
+                "change": d.change,
+                "fields": []
+                if d.object.startswith(SECRET_PREFIX)
+                else [{"path": f.path, "before": f.before, "after": f.after} for f in d.fields],
+                **({"note": d.note} if d.note else {}),
+            }
+            for d in compared.objects
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def diff_markdown(compared: GenerationDiff) -> str:
+    lines = [
+        f"### planner generations `{compared.plan}` {compared.old.number} → {compared.new.number} "
+        f"(namespace `{compared.namespace}`)",
+        "",
+    ]
+    if not compared.objects:
+        return "\n".join([*lines, "No differences."]) + "\n"
+    lines += ["| | object | fields |", "|---|---|---|"]
+    for delta in compared.objects:
+        secret = delta.object.startswith(SECRET_PREFIX)
+        cells = ["(sensitive)"] if secret and delta.change == "changed" else []
+        cells += (
+            []
+            if secret
+            else [f"`{f.path}`: `{_value(f.before)}` → `{_value(f.after)}`" for f in delta.fields]
+        )
+        cells += [delta.note] if delta.note else []
+        lines.append(f"| `{CHANGE_SYMBOLS[delta.change]}` | `{delta.object}` | {'<br>'.join(cells)} |")
+    return "\n".join(lines) + "\n"
+
+
+def formatted_diff(compared: GenerationDiff, output: str) -> str:
+    if output == "json":
+        return diff_json(compared)
+    if output == "markdown":
+        return diff_markdown(compared)
+    return diff_text(compared)
