@@ -104,6 +104,8 @@ def test_each_apply_that_writes_records_a_generation_a_no_op_records_none(
     assert "cluster is at generation 1 of plan shop (converged)" in told
     summary = json.loads(run_ok(planner, "plan", str(plan), "-o", "json").splitlines()[-1])
     assert summary["generation"] == 1
+    comment = run_ok(planner, "plan", str(plan), "-o", "markdown", outputs=outputs)
+    assert "*cluster is at generation 1 of plan shop (converged)*" in comment.split("\n\n")[:3]
 
     first = records(cluster, namespace)[1]
     document = first["document"]
