@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from planner.slim.admin import SlimAdmin
@@ -55,6 +56,12 @@ def shop(namespace: str, version: str, *, worker: bool = True, migrate_exit: int
     if worker:
         text += "  - name: worker\n    image: 'shop-worker:1.0'\n"
     return text
+
+
+def assert_valid(document: dict[str, Any], schema: str) -> None:
+    """`document` (a command's `-o json` output) validates against `schemas/<schema>`."""
+    validator = jsonschema.Draft7Validator(json.loads((REPO / "schemas" / schema).read_text()))
+    assert [error.message for error in validator.iter_errors(document)] == [], document
 
 
 def run_ok(planner: Runner, *args: str, outputs: list[str] | None = None) -> str:
@@ -210,6 +217,7 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
     assert table[4] == f"cluster is at generation 3 of plan shop (namespace {namespace})"
     listed = json.loads(run_ok(planner, "history", "shop", "-n", namespace, "-o", "json", outputs=outputs))
     assert listed["current"] == 3
+    assert_valid(listed, "history.schema.json")
     assert [(g["generation"], g["result"], g["revision"]) for g in listed["generations"]] == [
         (1, "converged", "rev-1"),
         (2, "converged", "rev-2"),
@@ -234,6 +242,7 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
     compared = json.loads(
         run_ok(planner, "diff-generations", "shop", "1", "3", "-n", namespace, "-o", "json", outputs=outputs)
     )
+    assert_valid(compared, "generations-diff.schema.json")
     changed = {(o["object"], o["change"]): o["fields"] for o in compared["objects"]}
     assert set(changed) == {
         (f"configmap/{namespace}/settings", "changed"),
@@ -419,6 +428,12 @@ def test_a_rollback_taking_a_sandboxes_rootfs_back_says_disks_are_not_restored_a
         f"  ~ persistentvolumeclaim/{namespace}/alice-rootfs-g1 (disk contents are not restored)\n"
         "      sandbox alice rootfs: g2 → g1\n"
     ) in compared
+    compared_json = json.loads(
+        run_ok(planner, "diff-generations", "boxes", "2", "1", "-n", namespace, "-o", "json")
+    )
+    assert_valid(compared_json, "generations-diff.schema.json")
+    notes = {o["object"]: o.get("note") for o in compared_json["objects"]}
+    assert notes[f"persistentvolumeclaim/{namespace}/alice-rootfs-g1"] == "disk contents are not restored"
 
     refused = planner("rollback", "boxes", "-n", namespace, "--no-wait")
     assert refused.returncode == 1, refused.stdout + refused.stderr
