@@ -329,6 +329,26 @@ def test_rollback_restores_generation_1_without_rerunning_its_job_and_records_ge
         assert SECRET_VALUE not in output and SECRET_B64 not in output
 
 
+def test_a_rollback_after_the_parent_was_deleted_takes_the_runs_from_the_generation_record(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    three_applies(planner, tmp_path, namespace, [])
+    ran = job_uid(cluster, namespace)
+    status, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert status == 200, body
+
+    done = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1")
+    assert "rolled back to generation 1 (rev-1), recorded as generation 4" in done
+    assert images(cluster, namespace) == {"web": "shop:1.0", "worker": "shop-worker:1.0"}
+    assert job_uid(cluster, namespace) == ran  # generation 1 recorded that v1's migration ran
+    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert status == 200, parent
+    runs = set(records(cluster, namespace)[1]["document"]["runs"])
+    assert runs and runs <= set(parent["data"])  # written back: the next rollback knows them too
+    again = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1", "--dry-run")
+    assert "No changes." in again
+
+
 def lease_holder(cluster: ClusterHandle, namespace: str) -> str:
     status, body = http(
         cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-shop"
