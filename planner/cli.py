@@ -1000,6 +1000,7 @@ def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: 
 )
 @_timeout_option
 @_lock_options
+@_history_options
 @_qps_option
 @_cluster_options()
 def controller_command(
@@ -1017,6 +1018,7 @@ def controller_command(
     allow_data_loss: bool,
     timeout: float | None,
     lock: app.LockOptions,
+    history: app.HistoryOptions,
     target: app.Target,
 ) -> None:
     """Keep plans reconciled, warm pools full and idle sandboxes paused, until SIGTERM.
@@ -1034,6 +1036,7 @@ def controller_command(
         plan=app.PlanOptions(allow_data_loss=allow_data_loss),
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
         lock=lock,
+        history=history,
     )
     options = ControllerOptions(
         plans=plans,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
-from planner.applyset import RunRecord, digest_key, parent_ref
+from planner.applyset import digest_key, parent_ref
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
@@ -279,7 +279,8 @@ def plan_rendered(
     whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
     creates them as it would have — and matches a saved plan made before. A recorded closure
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
-    records them again), so its Jobs that ran then do not run again."""
+    records them again), so its Jobs that ran then do not run again — also when the parent, and the
+    runs it recorded, were deleted."""
     results = []
     for each in rendered:
         namespace = each.namespace
@@ -294,13 +295,17 @@ def plan_rendered(
             live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
-        restored: tuple[RunRecord, ...] = ()
-        if each.recorded is not None and live.parent is not None:
-            restored = recorded_runs(each.recorded, live.parent)
-            live = dataclasses.replace(live, parent=parent_with_runs(live.parent, restored))
+        restored = recorded_runs(each.recorded, live.parent) if each.recorded is not None else ()
+        judged = live
+        if restored:
+            # A deleted parent still gets the recorded runs for the diff's judgement, but stays absent
+            # in the plan: the parent task creates it, holding them.
+            judged = dataclasses.replace(live, parent=parent_with_runs(live.parent or {}, restored))
+            if live.parent is not None:
+                live = judged
         changeset = diff(
             each.manifests,
-            live,
+            judged,
             plan=each.plan.name,
             namespace=namespace,
             allow_data_loss=options.allow_data_loss,

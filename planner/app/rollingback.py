@@ -4,7 +4,8 @@ The closure is already rendered, so it enters the pipeline where a render would 
 (`planning.recorded_plan`): diffed against live (prune of what it does not hold, ownership rules,
 data-loss refusal), solved into the DAG, executed with readiness waits, under the plan's run lock, and
 recorded as a new generation that names the one it rolled back to. Its Jobs whose run-key ran then are
-not run again (`plan_rendered` counts the generation's recorded runs as ran) unless `--rerun` names them.
+not run again (`plan_rendered` counts the generation's recorded runs as ran, even when the parent
+holding the later runs was deleted) unless `--rerun` names them.
 
 Two things a record cannot give back are refused before anything is written: a Secret the record kept
 no data for (`--no-secret-history`) that would have to be written, and — without `--allow-data-loss` —

@@ -130,3 +130,12 @@ def data_loss_consent(changesets: list[ChangeSet]) -> str | None:
 
 def objects(count: int) -> str:
     return f"{count:,} object{'' if count == 1 else 's'}"
+
+
+def generation_line(changeset: ChangeSet) -> str | None:
+    """`cluster is at generation 7 of plan shop (converged)`; None before any apply was recorded."""
+    at = changeset.generation
+    if at is None:
+        return None
+    result = f" ({at.result})" if at.result else ""
+    return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"

@@ -2,16 +2,17 @@
 rest as a comment can hold.
 
 One comment for all the plans of a run: a caution first when any change destroys data (each such object,
-and whether `--allow-data-loss` was given), then per plan a heading, its summary line, its warm pools'
-members, a table of changes — a create with its key fields (images, replicas, ports, resources, sizes,
-data keys; never a value of a Secret) — its ownership conflicts, and its field changes (and `--graph`'s
-task list) folded in `<details>`. Parts are joined by blank lines: a heading right after an HTML block
-such as `</details>` would be read as part of that block and show as literal text.
+and whether `--allow-data-loss` was given), then per plan a heading, the generation the cluster is at
+(once one was recorded), its summary line, its warm pools' members, a table of changes — a create with
+its key fields (images, replicas, ports, resources, sizes, data keys; never a value of a Secret) — its
+ownership conflicts, and its field changes (and `--graph`'s task list) folded in `<details>`. Parts are
+joined by blank lines: a heading right after an HTML block such as `</details>` would be read as part
+of that block and show as literal text.
 
 GitHub refuses a comment over 65,536 characters, so past `LIMIT` the comment is cut, least important
-first: the task lists, then the field changes, then table rows from the end. Headings, summaries, the
-caution and the conflicts always stay, and a note at the top says what was left out and where the whole
-plan is.
+first: the task lists, then the field changes, then table rows from the end. Headings, generations,
+summaries, the caution and the conflicts always stay, and a note at the top says what was left out and
+where the whole plan is.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from planner.output.changes import (
     VERBS,
     data_loss_consent,
     field_line,
+    generation_line,
     notes,
     objects,
     shown,
@@ -100,7 +102,9 @@ class _Plan:
     def head(self) -> Lines:
         changeset = self.changeset
         heading = f"### planner plan `{changeset.plan}` (namespace `{changeset.namespace}`)"
-        return (heading, "", f"**{summary_line(changeset)}**", *self.pool_lines)
+        at = generation_line(changeset)
+        generation = ("", f"*{at}*") if at else ()
+        return (heading, *generation, "", f"**{summary_line(changeset)}**", *self.pool_lines)
 
     @property
     def pool_lines(self) -> Lines:

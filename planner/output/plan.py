@@ -34,6 +34,7 @@ from planner.output.changes import (
     counts,
     data_loss_consent,
     field_line,
+    generation_line,
     headline,
     objects,
     shown,
@@ -52,15 +53,6 @@ def _text_lines(changeset: ChangeSet) -> Iterator[tuple[Change | None, str]]:
         yield change, headline(change)
         for field in change.fields:
             yield None, "      " + field_line(change, field)
-
-
-def generation_line(changeset: ChangeSet) -> str | None:
-    """`cluster is at generation 7 of plan shop (converged)`; None before any apply was recorded."""
-    at = changeset.generation
-    if at is None:
-        return None
-    result = f" ({at.result})" if at.result else ""
-    return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"
 
 
 def to_text(changeset: ChangeSet, *, colour: bool = False, pools: Sequence[PoolStatus] = ()) -> str:

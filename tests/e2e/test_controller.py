@@ -4,6 +4,8 @@ an embedded cluster (simulated, time-scaled) over HTTP; what they did is read wi
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import re
@@ -795,6 +797,28 @@ def test_once_runs_one_pass_and_exits(
     assert "broken.yaml" in done.stderr
     assert len(member_names(kubectl, namespace, claimed=False)) == 2
     assert config_mode(kubectl, namespace) == "fast"
+
+
+def test_once_records_generations_as_its_history_flags_say(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    history = ("--history-max", "1", "--no-secret-history")
+    for mode, revision in (("fast", "rev-a"), ("slow", "rev-b")):
+        write_plan(plans, config_plan(namespace, mode), name="settings.yaml")
+        args = ("controller", "--once", "--plans", str(plans), "-n", namespace, *history)
+        done = planner(*args, "--source-revision", revision)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert config_mode(kubectl, namespace) == "slow"
+
+    selector = "planner.dev/plan=settings,planner.dev/generation"
+    kept = kubectl_json(kubectl, "get", "secrets", "-n", namespace, "-l", selector)["items"]
+    assert [record["metadata"]["name"] for record in kept] == ["planner.settings.g2"]
+    (record,) = kept
+    assert record["metadata"]["annotations"]["planner.dev/revision"] == "rev-b"
+    document = json.loads(gzip.decompress(base64.b64decode(record["data"]["generation"])))
+    assert (document["generation"], document["revision"], document["secretData"]) == (2, "rev-b", False)
 
 
 def test_a_leader_whose_lease_is_taken_stops_writing_at_once(

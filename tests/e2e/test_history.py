@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from planner.slim.admin import SlimAdmin
@@ -55,6 +56,12 @@ def shop(namespace: str, version: str, *, worker: bool = True, migrate_exit: int
     if worker:
         text += "  - name: worker\n    image: 'shop-worker:1.0'\n"
     return text
+
+
+def assert_valid(document: dict[str, Any], schema: str) -> None:
+    """`document` (a command's `-o json` output) validates against `schemas/<schema>`."""
+    validator = jsonschema.Draft7Validator(json.loads((REPO / "schemas" / schema).read_text()))
+    assert [error.message for error in validator.iter_errors(document)] == [], document
 
 
 def run_ok(planner: Runner, *args: str, outputs: list[str] | None = None) -> str:
@@ -104,6 +111,8 @@ def test_each_apply_that_writes_records_a_generation_a_no_op_records_none(
     assert "cluster is at generation 1 of plan shop (converged)" in told
     summary = json.loads(run_ok(planner, "plan", str(plan), "-o", "json").splitlines()[-1])
     assert summary["generation"] == 1
+    comment = run_ok(planner, "plan", str(plan), "-o", "markdown", outputs=outputs)
+    assert "*cluster is at generation 1 of plan shop (converged)*" in comment.split("\n\n")[:3]
 
     first = records(cluster, namespace)[1]
     document = first["document"]
@@ -208,6 +217,7 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
     assert table[4] == f"cluster is at generation 3 of plan shop (namespace {namespace})"
     listed = json.loads(run_ok(planner, "history", "shop", "-n", namespace, "-o", "json", outputs=outputs))
     assert listed["current"] == 3
+    assert_valid(listed, "history.schema.json")
     assert [(g["generation"], g["result"], g["revision"]) for g in listed["generations"]] == [
         (1, "converged", "rev-1"),
         (2, "converged", "rev-2"),
@@ -232,6 +242,7 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
     compared = json.loads(
         run_ok(planner, "diff-generations", "shop", "1", "3", "-n", namespace, "-o", "json", outputs=outputs)
     )
+    assert_valid(compared, "generations-diff.schema.json")
     changed = {(o["object"], o["change"]): o["fields"] for o in compared["objects"]}
     assert set(changed) == {
         (f"configmap/{namespace}/settings", "changed"),
@@ -316,6 +327,26 @@ def test_rollback_restores_generation_1_without_rerunning_its_job_and_records_ge
     assert records(cluster, namespace)[6]["document"]["rolledBackFrom"] == 4
     for output in outputs:
         assert SECRET_VALUE not in output and SECRET_B64 not in output
+
+
+def test_a_rollback_after_the_parent_was_deleted_takes_the_runs_from_the_generation_record(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    three_applies(planner, tmp_path, namespace, [])
+    ran = job_uid(cluster, namespace)
+    status, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert status == 200, body
+
+    done = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1")
+    assert "rolled back to generation 1 (rev-1), recorded as generation 4" in done
+    assert images(cluster, namespace) == {"web": "shop:1.0", "worker": "shop-worker:1.0"}
+    assert job_uid(cluster, namespace) == ran  # generation 1 recorded that v1's migration ran
+    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert status == 200, parent
+    runs = set(records(cluster, namespace)[1]["document"]["runs"])
+    assert runs and runs <= set(parent["data"])  # written back: the next rollback knows them too
+    again = run_ok(planner, "rollback", "shop", "-n", namespace, "--to", "1", "--dry-run")
+    assert "No changes." in again
 
 
 def lease_holder(cluster: ClusterHandle, namespace: str) -> str:
@@ -417,6 +448,12 @@ def test_a_rollback_taking_a_sandboxes_rootfs_back_says_disks_are_not_restored_a
         f"  ~ persistentvolumeclaim/{namespace}/alice-rootfs-g1 (disk contents are not restored)\n"
         "      sandbox alice rootfs: g2 → g1\n"
     ) in compared
+    compared_json = json.loads(
+        run_ok(planner, "diff-generations", "boxes", "2", "1", "-n", namespace, "-o", "json")
+    )
+    assert_valid(compared_json, "generations-diff.schema.json")
+    notes = {o["object"]: o.get("note") for o in compared_json["objects"]}
+    assert notes[f"persistentvolumeclaim/{namespace}/alice-rootfs-g1"] == "disk contents are not restored"
 
     refused = planner("rollback", "boxes", "-n", namespace, "--no-wait")
     assert refused.returncode == 1, refused.stdout + refused.stderr

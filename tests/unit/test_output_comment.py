@@ -4,12 +4,14 @@ and read back as GitHub would: through a CommonMark parser with tables (markdown
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from planner.applyset import CurrentGeneration
 from planner.diff import ChangeSet, diff
 from planner.output.comment import LIMIT, to_markdown
 from planner.plan.model import Claim, Rootfs
@@ -238,3 +240,33 @@ def test_a_comment_under_the_limit_is_whole_and_says_nothing_about_cuts() -> Non
 
     assert "NOTE" not in text and "left out" not in text
     assert "<details><summary>Task list (what apply runs, in order)</summary>" in text
+
+
+# --- the generation the cluster is at ---
+
+
+def at_generation(changeset: ChangeSet, number: int, result: str) -> ChangeSet:
+    return dataclasses.replace(changeset, generation=CurrentGeneration(number, result))
+
+
+def test_each_plan_says_under_its_heading_which_generation_the_cluster_is_at() -> None:
+    text = to_markdown([at_generation(job_image_change("shop"), 7, "failed"), job_image_change("tools")])
+
+    parts = text.split("\n\n")
+    shop = parts.index("### planner plan `shop` (namespace `shop`)")
+    assert parts[shop + 1] == "*cluster is at generation 7 of plan shop (failed)*"
+    assert parts[shop + 2].startswith("**Plan: ")
+    tools = parts.index("### planner plan `tools` (namespace `shop`)")
+    assert parts[tools + 1].startswith("**Plan: ")  # never recorded: no generation line
+    assert text.count("cluster is at generation") == 1
+
+
+def test_the_generation_line_stays_when_the_comment_is_cut() -> None:
+    text = to_markdown([at_generation(many_deployments(1000), 3, "converged")], saved="shop.plan.json")
+
+    assert len(text) <= LIMIT and len(table_rows(text)) < 1000
+    parts = text.split("\n\n")
+    assert parts[1:3] == [
+        "### planner plan `shop` (namespace `shop`)",
+        "*cluster is at generation 3 of plan shop (converged)*",
+    ]
