@@ -3,7 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PYTEST_WORKERS ?= auto
+# Two workers per CPU: most tests wait on an embedded cluster or a subprocess, so one per CPU leaves the
+# machine half idle (on 2 CPUs: 12 min with 2 workers, 6.5 min with 4).
+PYTEST_WORKERS ?= $(shell $(PY) -c "import os; print(2 * (os.cpu_count() or 1))")
 
 .PHONY: test demo lint typecheck layers unit e2e conformance docs clean
 
