@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.slim.decoding import go_value
 from planner.slim.openapi.schemas import GoType, Kind, Schemas
+from planner.slim.unstructured import go_kind
 
 
 def apply_errors(schemas: Schemas, document: Any, into: GoType) -> list[str]:
@@ -95,14 +96,10 @@ def _smd_value(value: Any) -> str:
     return f"&{{{go_value(value)}}}"
 
 
+_COMPOSITE_TYPE_NAMES = {"slice": "[]interface {}", "map": "map[string]interface {}"}
+
+
 def _go_type_name(value: Any) -> str:
-    """Go's %T of an unstructured value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
+    """Go's %T of an unstructured value: its reflect.Kind, spelled out for slices and maps."""
+    kind = go_kind(value)
+    return _COMPOSITE_TYPE_NAMES.get(kind, kind)

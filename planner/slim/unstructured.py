@@ -33,7 +33,7 @@ def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: lis
     kind = into.kind
     if kind is Kind.STRUCT:
         if not isinstance(value, dict):
-            raise Fatal(f"cannot restore struct from: {_go_kind(value)}")
+            raise Fatal(f"cannot restore struct from: {go_kind(value)}")
         fields = schemas.fields(into)
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -47,7 +47,7 @@ def _convert(schemas: Schemas, value: Any, into: GoType, path: str, unknown: lis
         return _convert_slice(schemas, value, into, path, unknown)
     if kind is Kind.MAP:
         if not isinstance(value, dict):
-            raise Fatal(f"cannot restore map from {_go_kind(value)}")
+            raise Fatal(f"cannot restore map from {go_kind(value)}")
         assert into.elem is not None
         return {key: _convert(schemas, item, into.elem, path, unknown) for key, item in value.items()}
     if kind in (Kind.QUANTITY, Kind.INT_OR_STRING, Kind.TIME, Kind.MICRO_TIME):
@@ -68,7 +68,7 @@ def _convert_slice(schemas: Schemas, value: Any, into: GoType, path: str, unknow
             raise Fatal(f"error decoding from json: illegal base64 data at input byte {offset}")
         return value
     if not isinstance(value, list):
-        raise Fatal(f"cannot restore slice from {_go_kind(value)}")
+        raise Fatal(f"cannot restore slice from {go_kind(value)}")
     if into.elem is None:
         return value
     return [_convert(schemas, item, into.elem, f"{path}[{i}]", unknown) for i, item in enumerate(value)]
@@ -98,7 +98,7 @@ def _conversion_problem(value: Any, into: GoType) -> str | None:
     return f"unrecognized type: {kind_name}"
 
 
-def _go_kind(value: Any) -> str:
+def go_kind(value: Any) -> str:
     """reflect.Kind of an unstructured value."""
     if isinstance(value, bool):
         return "bool"
