@@ -197,11 +197,15 @@ class Writer:
             )
         )
 
-    def delete(self, kind: str, obj: Obj, *, policy: str | None = None, grace: int | None = None) -> None:
+    def delete(
+        self, kind: str | ResourceType, obj: Obj, *, policy: str | None = None, grace: int | None = None
+    ) -> None:
+        """`kind`: a built-in kind's name, or the type itself (a custom kind)."""
         options = DeleteOptions(
             propagation_policy=policy, grace_period_seconds=grace, precondition_uid=uid_of(obj) or None
         )
-        self._tolerant(lambda: self.api.delete(rt(kind), ns_of(obj), name_of(obj), options))
+        resource = kind if isinstance(kind, ResourceType) else rt(kind)
+        self._tolerant(lambda: self.api.delete(resource, ns_of(obj), name_of(obj), options))
 
     def remove_finalizer(self, kind: str, obj: Obj, finalizer: str) -> Obj | None:
         finalizers = list(obj["metadata"].get("finalizers") or [])
