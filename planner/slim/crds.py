@@ -229,7 +229,7 @@ def admit_crd(cluster: admission.Admission, crd: Obj, old: Obj | None, target: T
     previous = ((old or {}).get("status") or {}).get("acceptedNames") or {}
     conflict: tuple[str, str] | None = None
     accepted: Obj = {}
-    for field in (*_NAME_FIELDS, "shortNames", "categories"):
+    for field in ("plural", "singular", "shortNames", "kind", "listKind", "categories"):
         wanted = names.get(field)
         if not wanted:
             continue
