@@ -59,7 +59,8 @@ class PatchContext:
             if self.subresource == "scale"
             else (self.resource.group_version, self.resource.kind)
         )
-        return fieldvalidation.Check(api_version, kind, self.field_validation, self.warnings)
+        schema = None if self.subresource == "scale" else self.resource.schema
+        return fieldvalidation.Check(api_version, kind, self.field_validation, self.warnings, schema)
 
 
 Patcher = Callable[[Obj, bytes, PatchContext], Obj]

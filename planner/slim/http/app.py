@@ -255,12 +255,17 @@ def _manager_from_agent(request: web.Request) -> str | None:
 
 
 async def _body(
-    request: web.Request, kind: str, api_version: str = "", options: WriteOptions | None = None
+    request: web.Request,
+    kind: str,
+    api_version: str = "",
+    options: WriteOptions | None = None,
+    schema: Any = None,
 ) -> Any:
-    """The request body; with write options, decoded into `kind` under their field validation."""
+    """The request body; with write options, decoded into `kind` (`schema`: a custom kind's) under
+    their field validation."""
     check = None
     if options is not None:
-        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings)
+        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings, schema)
     return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind, check)
 
 
@@ -412,7 +417,7 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         )
     if route.name is not None:
         raise method_not_allowed()
-    body = await _body(request, rt.kind, rt.group_version, options)
+    body = await _body(request, rt.kind, rt.group_version, options, rt.schema)
     if rt.answer is not None:
         review = Review(user_of(request), request.app[AUTH_KEY])
         answered = rt.answer(review, route.namespace or "", decode(rt, body))
@@ -428,7 +433,7 @@ async def _put(request: web.Request, api: Api, route: Route) -> web.StreamRespon
     options = _write_options(request, "UpdateOptions")
     scale = route.subresource == "scale"
     kind, api_version = ("Scale", "autoscaling/v1") if scale else (rt.kind, rt.group_version)
-    body = await _body(request, kind, api_version, options)
+    body = await _body(request, kind, api_version, options, None if scale else rt.schema)
     if scale:
         scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
         return respond(request, scaled, 200, options.warnings)

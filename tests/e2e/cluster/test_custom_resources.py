@@ -569,3 +569,30 @@ def test_rbac_grants_custom_resources_by_group_and_resource(rbac_cluster: Cluste
         f'widgets.{group} is forbidden: User "system:serviceaccount:{namespace}:reader" cannot create resource "widgets"'
     )
     assert http(cluster, "GET", f"/apis/{group}/v1/widgets", token=token).status == 403
+
+
+def test_unknown_fields_follow_field_validation(cluster: ClusterHandle, group: str, namespace: str) -> None:
+    base = widgets(group, namespace)
+    body = {**widget("v", size=1, bogus=True), "apiVersion": f"{group}/v1"}
+    strict = http(cluster, "POST", base + "?fieldValidation=Strict", body)
+    assert strict.status == 400
+    assert strict.body["message"] == (
+        'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.bogus"'
+    )
+    warned = http(cluster, "POST", base + "?fieldValidation=Warn", body)
+    assert warned.status == 201
+    assert warned.warnings == ('299 - "unknown field \\"spec.bogus\\""',)
+    assert warned.body["spec"] == {"size": 1}
+    merge = "application/merge-patch+json"
+    patch = {"spec": {"ports": [{"name": "a", "nope": 1}]}}
+    refused = http(cluster, "PATCH", f"{base}/v?fieldValidation=Strict", patch, content_type=merge)
+    assert refused.status == 422
+    assert refused.body["message"].endswith('strict decoding error: unknown field "spec.ports[0].nope"')
+    ignored = http(cluster, "PATCH", f"{base}/v?fieldValidation=Ignore", patch, content_type=merge)
+    assert (ignored.status, ignored.warnings, ignored.body["spec"]["ports"]) == (200, (), [{"name": "a"}])
+    applied = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "v"}, "spec": {"junk": 1}}
+    apply = http(
+        cluster, "PATCH", f"{base}/v?fieldManager=m&fieldValidation=Strict", applied, content_type=APPLY
+    )
+    assert apply.status == 400
+    assert apply.body["message"] == 'strict decoding error: unknown field "spec.junk"'
