@@ -26,8 +26,7 @@ from functools import partial
 from typing import Any
 
 from planner.slim import crds, structural
-from planner.slim.columns import DESCRIPTIONS, NAME, Column, since
-from planner.slim.errors import Cause
+from planner.slim.columns import GENERIC, NAME, Column, since
 from planner.slim.printers import Printer
 from planner.slim.resources import (
     ALL_VERBS,
@@ -45,7 +44,6 @@ from planner.slim.store import Store
 Obj = dict[str, Any]
 CRD = by_kind(crds.KIND)
 CRD_KEY = f"{CRD.group}/{CRD.plural}"
-AGE = Column("Age", "date", DESCRIPTIONS["meta.creationTimestamp"])
 
 
 def custom_types(crd: Obj) -> list[ResourceType]:
@@ -77,7 +75,7 @@ def _custom_type(crd: Obj, version: Obj) -> ResourceType:
         tracks_generation=True,
         storage_version_hash=_storage_version_hash(group, crds.storage_version(crd) or "", kind),
         defaulter=partial(_prune_and_default, schema),
-        validator=partial(_validate, schema),
+        validator=structural.validator(schema),
         structured=False,
         schema=schema,
         custom_merge_schema=structural.merge_schema(schema),
@@ -97,10 +95,6 @@ def _prune_and_default(schema: Obj, obj: Obj) -> None:
     structural.default(obj, schema)
 
 
-def _validate(schema: Obj, obj: Obj) -> list[Cause]:
-    return structural.validate(obj, schema)
-
-
 def _generation_source(has_status: bool, obj: Obj) -> Obj:
     ignored = ("metadata", "kind", "apiVersion", *(("status",) if has_status else ()))
     return {k: v for k, v in obj.items() if k not in ignored}
@@ -111,19 +105,19 @@ def _generation_source(has_status: bool, obj: Obj) -> Obj:
 
 def _printer(version: Obj) -> Printer:
     declared = [c for c in version.get("additionalPrinterColumns") or [] if isinstance(c, dict)]
+    paths = [str(c.get("jsonPath") or "") for c in declared]
     columns = [
         Column(
             str(c.get("name")),
             str(c.get("type") or "string"),
-            str(c.get("description") or ""),
+            str(c.get("description") or f"Custom resource definition column (in JSONPath format): {path}"),
             int(c.get("priority") or 0),
             str(c.get("format") or ""),
         )
-        for c in declared
+        for c, path in zip(declared, paths, strict=True)
     ]
-    paths = [str(c.get("jsonPath") or "") for c in declared]
-    if not declared:
-        columns, paths = [AGE], [".metadata.creationTimestamp"]
+    if not declared:  # the apiserver's default: Age
+        columns, paths = list(GENERIC[1:]), [".metadata.creationTimestamp"]
     return Printer((NAME, *columns), partial(_cells, list(zip(columns, paths, strict=True))))
 
 

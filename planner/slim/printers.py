@@ -549,6 +549,8 @@ PRINTERS: Final[dict[str, Printer]] = {
     "ClusterRole": Printer(columns.ROLE, _role_cells),
     "RoleBinding": Printer(columns.ROLE_BINDING, _binding_cells),
     "ClusterRoleBinding": Printer(columns.CLUSTER_ROLE_BINDING, _binding_cells),
+    # NAME and CREATED AT, as the apiextensions-apiserver prints CRDs.
+    "CustomResourceDefinition": Printer(columns.ROLE, _role_cells),
 }
 
 GENERIC = Printer(columns.GENERIC, _generic_cells)

@@ -7,10 +7,11 @@ The `openAPIV3Schema` of a CRD version drives what the apiextensions-apiserver d
   `x-kubernetes-embedded-resource` objects); `null` in a field that is not `nullable` is dropped too
   (or replaced by the field's default). The dropped paths are returned, for `?fieldValidation=`;
 - defaulting (`default`): a `default` fills a missing property, at any depth the object reaches;
-- validation (`validate`): the OpenAPI v3 subset CRDs allow (types, `required`, `enum`, bounds,
+- validation (`validator`): the OpenAPI v3 subset CRDs allow (types, `required`, `enum`, bounds,
   lengths, `pattern`, item counts, `nullable`, `x-kubernetes-int-or-string`), checked with
   `jsonschema`'s draft 4 validator (OpenAPI 3.0's dialect) and reported as the apiserver's causes
-  (`spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`);
+  (`spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`,
+  naming the type it got);
 - merge keys (`merge_schema`): the server-side apply schema, from `x-kubernetes-list-type` (`map` with
   `x-kubernetes-list-map-keys`, `set`, `atomic`) and `x-kubernetes-map-type`; a list without a list
   type is atomic, as the apiserver treats it.
@@ -22,7 +23,7 @@ checks, and defaulting when an object is read back.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jsonschema
@@ -71,7 +72,7 @@ def _prune_object(obj: Obj, schema: Schema, path: str, dropped: list[str], *, ro
             continue
         child = properties.get(key) or additional
         if child is None:
-            if not preserve and (properties or not additional):
+            if not preserve:
                 del obj[key]
                 dropped.append(where)
             continue
@@ -112,13 +113,16 @@ def default(obj: Obj, schema: Schema) -> None:
 # --- validation ---------------------------------------------------------------------------------------
 
 
-def validate(obj: Obj, schema: Schema) -> list[Cause]:
-    """The causes of a 422 for `obj` against `schema` (metadata is validated as every kind's is)."""
-    checked = {k: v for k, v in obj.items() if k != "metadata"}
-    validator = jsonschema.Draft4Validator(json_schema(schema, root=True))
-    return [
-        _cause(error) for error in sorted(validator.iter_errors(checked), key=lambda e: list(e.absolute_path))
-    ]
+def validator(schema: Schema) -> Callable[[Obj], list[Cause]]:
+    """The causes of a 422 for an object against `schema` (metadata is validated as every kind's is)."""
+    checker = jsonschema.Draft4Validator(json_schema(schema, root=True))
+
+    def validate(obj: Obj) -> list[Cause]:
+        checked = {k: v for k, v in obj.items() if k != "metadata"}
+        errors = sorted(checker.iter_errors(checked), key=lambda e: [str(step) for step in e.absolute_path])
+        return [_cause(error) for error in errors]
+
+    return validate
 
 
 def json_schema(schema: Schema, *, root: bool = False) -> Schema:
@@ -149,13 +153,12 @@ def json_schema(schema: Schema, *, root: bool = False) -> Schema:
         if out["required"] is None:
             del out["required"]
     if schema.get("x-kubernetes-int-or-string") is True:
-        out.pop("type", None)
-        out = {
-            "anyOf": [{"type": "integer"}, {"type": "string"}],
-            **({k: v for k, v in out.items() if k != "anyOf"}),
-        }
-    if schema.get("nullable") is True:
-        out = {"anyOf": [out, {"type": "null"}]}
+        out["type"] = ["integer", "string"]
+    if schema.get("nullable") is True and "type" in out:
+        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*types, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
     return out
 
 
@@ -167,10 +170,11 @@ def _cause(error: jsonschema.ValidationError) -> Cause:
     if error.validator == "enum":
         return validation.not_supported(path, error.instance, [str(v) for v in error.validator_value])
     if error.validator == "type":
-        wanted = error.validator_value if isinstance(error.validator_value, str) else error.validator_value[0]
-        detail = f"{path} in body must be of type {wanted}: {_quoted(error.instance)}"
-        cause = validation.invalid_value(path, error.instance, detail)
-        return Cause("FieldValueTypeInvalid", cause.message, cause.field)
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        shown = _json_type(error.instance)
+        types = ",".join(str(t) for t in wanted if t != "null")
+        detail = f'{path} in body must be of type {types}: "{shown}"'
+        return Cause("FieldValueTypeInvalid", f'Invalid value: "{shown}": {detail}', path)
     return validation.invalid_value(path, error.instance, f"{path} in body {_detail(error)}")
 
 
@@ -190,8 +194,19 @@ def _detail(error: jsonschema.ValidationError) -> str:
     return details.get(str(error.validator), str(error.message))
 
 
-def _quoted(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else validation.go_repr(value)
+def _json_type(value: Any) -> str:
+    """The type name the apiserver's schema validation reports for a value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _path(steps: Any) -> str:

@@ -297,7 +297,7 @@ def test_an_object_against_the_schema_is_a_422(cluster: ClusterHandle, group: st
             },
             {
                 "reason": "FieldValueTypeInvalid",
-                "message": 'Invalid value: "big": spec.size in body must be of type integer: "big"',
+                "message": 'Invalid value: "string": spec.size in body must be of type integer: "string"',
                 "field": "spec.size",
             },
         ],
