@@ -110,6 +110,15 @@ def test_a_crd_and_its_resources_through_kubectl(
     assert refused.returncode == 1
     assert 'unknown field "spec.bogus"' in refused.stderr
 
+    second = WIDGET.format(group=group, color="red").replace("name: w1", "name: w2")
+    ssa = kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=second)
+    assert ssa.stdout.strip() == f"widget.{group}/w2 serverside-applied"
+    kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=second.replace("red", "green"))
+    applied_twice = http(cluster, "GET", f"/apis/{group}/v1/namespaces/{namespace}/widgets/w2").body
+    assert applied_twice["spec"] == {"color": "green", "size": 1}
+    managers = [(e["manager"], e["operation"]) for e in applied_twice["metadata"]["managedFields"]]
+    assert managers == [("kubectl", "Apply")]
+
     explained = kubectl("explain", f"widgets.{group}.spec.size").stdout
     assert "How big the widget is." in explained
 
