@@ -1,7 +1,7 @@
 """Real kubectl (1.27, 1.31 and 1.33) with a CustomResourceDefinition: `apply -f crd.yaml`, `wait --for
 condition=Established`, `get` with the CRD's printer columns, `apply` of a custom resource and of a
-changed one, kubectl's server-side validation refusing an unknown field, `explain`, and `delete` of
-the resource and of the CRD (which takes its resources along)."""
+changed one, `apply --server-side`, kubectl's server-side validation refusing an unknown field,
+`explain`, and `delete` of the resource and of the CRD (which takes its resources along)."""
 
 from __future__ import annotations
 
