@@ -85,6 +85,9 @@ def test_a_crd_and_its_resources_through_kubectl(
         waited.stdout.strip()
         == f"customresourcedefinition.apiextensions.k8s.io/widgets.{group} condition met"
     )
+    crds = [line.split() for line in kubectl("get", "crd", f"widgets.{group}").stdout.splitlines()]
+    assert crds[0] == ["NAME", "CREATED", "AT"]
+    assert crds[1][0] == f"widgets.{group}" and crds[1][1].endswith("Z")
 
     applied = kubectl("apply", "-n", namespace, "-f", "-", stdin=WIDGET.format(group=group, color="red"))
     assert applied.stdout.strip() == f"widget.{group}/w1 created"
