@@ -21,8 +21,8 @@ rolling-out pods never load the other's run):
    seconds after it starts, `sim.planner.dev/ready-after-seconds`): `planner apply` (which waits
    for every Deployment) vs `kubectl apply -f` then `kubectl wait --for=condition=Available deploy
    --all`, and vs `kpt live apply --reconcile-timeout` where the cluster serves CustomResourceDefinitions
-   (kpt keeps its inventory in a ResourceGroup custom resource; the embedded cluster serves none, so
-   there kpt is skipped, saying why).
+   (kpt keeps its inventory in a ResourceGroup custom resource; the embedded cluster serves them, a
+   cluster that does not, or a machine without kpt, skips it, saying why).
 
 It prints each run's seconds, the ratio, the seconds from the start to the first write, the last write
 and the last Deployment ready (planner's from its `-o json` events; kubectl's when `apply` and `wait`

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from planner.slim import admission, errors, patch, subresources, validation
+from planner.slim.customresources import Kinds
 from planner.slim.deleting import (
     DeleteOptions,
     check_preconditions,
@@ -43,7 +44,7 @@ from planner.slim.deleting import (
 )
 from planner.slim.errors import Cause, StatusError, Target
 from planner.slim.listing import ListOptions, list_objects, list_of
-from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339, prune_empty
+from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339
 from planner.slim.objects import (
     DEFAULT_WRITE_OPTIONS,
     WriteOptions,
@@ -51,12 +52,13 @@ from planner.slim.objects import (
     decode,
     error_target,
     filter_for,
+    omit_empty,
     resource_key,
     scope,
     strip_type,
     with_type,
 )
-from planner.slim.resources import NAMESPACES, STORED, ResourceType, by_kind
+from planner.slim.resources import NAMESPACES, ResourceType, by_kind
 from planner.slim.store import Conflict, Store
 from planner.slim.tokens import Tokens, load_key
 from planner.slim.watching import WatchOptions, open_watch
@@ -82,6 +84,7 @@ class Api:
         self, store: Store, *, server_finalizers: bool = False, tokens: Tokens | None = None
     ) -> None:
         self.store = store
+        self.kinds = Kinds(store)
         self.server_finalizers = server_finalizers
         self.tokens = tokens or Tokens(load_key(None))
         self.admission = admission.Admission(self._find, self._find_all)
@@ -137,7 +140,7 @@ class Api:
         if rt.tracks_generation:
             meta["generation"] = 1
         if rt.has_status and not rt.keeps_status_on_create:
-            obj["status"] = {}
+            _reset_status(rt, obj, None)
         self._default(rt, obj)
         added = rt.server_finalizers if self.server_finalizers else ()
         meta.setdefault("finalizers", [])
@@ -148,7 +151,7 @@ class Api:
         )
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
-        obj = prune_empty(obj, decoded=True)
+        obj = omit_empty(rt, obj)
         if options.dry_run:
             self._release(rt, obj)
             return with_type(rt, obj)
@@ -215,13 +218,13 @@ class Api:
                 meta[key] = old["metadata"][key]
         self._default(rt, obj)
         if rt.has_status:
-            obj["status"] = json_copy(old.get("status", {}))
-        if rt.tracks_generation and obj.get("spec") != old.get("spec"):
+            _reset_status(rt, obj, old)
+        if rt.tracks_generation and rt.generation_source(obj) != rt.generation_source(old):
             meta["generation"] = int(old["metadata"].get("generation", 0)) + 1
         target = error_target(rt, meta["name"])
         causes = self._admit(rt, obj, old, target)
         self._validate(rt, obj, old, target, causes)
-        obj = prune_empty(obj, decoded=True)
+        obj = omit_empty(rt, obj)
         obj = patch.managed_fields(
             old, obj, manager=options.field_manager, operation=operation, subresource=subresource, resource=rt
         )
@@ -253,7 +256,7 @@ class Api:
         subresource: str | None = None,
     ) -> tuple[Obj, bool]:
         """PATCH; the flag says whether the object was created (server-side apply on a missing object)."""
-        patcher = patch.patcher_for(content_type)
+        patcher = patch.patcher_for(content_type, rt)
         old = self.store.get(resource_key(rt), scope(rt, namespace), name)
         ctx = patch.PatchContext(
             rt,
@@ -342,21 +345,22 @@ class Api:
         if options.dry_run or new == old:
             return with_type(rt, new)
         namespace = scope(rt, meta.get("namespace"))
-        return with_type(
-            rt, self.store.update(resource_key(rt), namespace, _name(new), prune_empty(new, decoded=True))
-        )
+        return with_type(rt, self.store.update(resource_key(rt), namespace, _name(new), omit_empty(rt, new)))
 
     def _remove(self, rt: ResourceType, namespace: str, name: str, final: Obj) -> Obj:
         if rt.is_namespace:
             self._empty_namespace(name)
         removed = self.store.delete(resource_key(rt), namespace, name, final)
         self._release(rt, removed)
+        for key in rt.removes_with(removed) if rt.removes_with else ():
+            for obj in list(self.store.list(key, None)):
+                self.store.delete(key, obj["metadata"].get("namespace", ""), _name(obj))
         return removed
 
     def _empty_namespace(self, namespace: str) -> None:
         """Remove everything still in a namespace being removed, at once: without the namespace
         controller (a bare API server) nothing else would."""
-        for rt in STORED:
+        for rt in self.kinds.stored():
             if not rt.namespaced:
                 continue
             for obj in list(self.store.list(resource_key(rt), namespace)):
@@ -446,6 +450,17 @@ def _check_name(given: Any, name: str) -> None:
         raise errors.bad_request(
             f"the name of the object ({given}) does not match the name on the URL ({name})"
         )
+
+
+def _reset_status(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    """A main-endpoint write keeps the stored status (none on create): a Go struct's is `{}` then,
+    a custom resource has none."""
+    if old is not None and "status" in old:
+        obj["status"] = json_copy(old["status"])
+    elif rt.structured:
+        obj["status"] = {}
+    else:
+        obj.pop("status", None)
 
 
 def _deleted(obj: Obj) -> bool:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType, groups, versions
+from planner.slim.customresources import Kinds
+from planner.slim.resources import SUBRESOURCE_VERBS, ResourceType
 
 Obj = dict[str, Any]
 
@@ -42,27 +43,28 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _group_entry(group: str) -> Obj:
-    entries = [{"groupVersion": f"{group}/{version}", "version": version} for version in versions(group)]
+def _group_entry(kinds: Kinds, group: str) -> Obj:
+    versions = kinds.versions(group)
+    entries = [{"groupVersion": f"{group}/{version}", "version": version} for version in versions]
     return {"name": group, "versions": entries, "preferredVersion": entries[0]}
 
 
-def api_group_list() -> Obj:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g) for g in groups()]}
+def api_group_list(kinds: Kinds) -> Obj:
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group_entry(kinds, g) for g in kinds.groups()],
+    }
 
 
-def api_group(group: str) -> Obj | None:
-    if group not in groups():
+def api_group(kinds: Kinds, group: str) -> Obj | None:
+    if group not in kinds.groups():
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(kinds, group)}
 
 
-def _resources_in(group: str, version: str) -> list[ResourceType]:
-    return sorted((r for r in RESOURCES if r.group == group and r.version == version), key=lambda r: r.plural)
-
-
-def resource_list(group: str, version: str) -> Obj | None:
-    members = _resources_in(group, version)
+def resource_list(kinds: Kinds, group: str, version: str) -> Obj | None:
+    members = kinds.in_group_version(group, version)
     if not members:
         return None
     entries: list[Obj] = []
@@ -116,10 +118,10 @@ def _binding_entry() -> Obj:
 # --- aggregated discovery -----------------------------------------------------------------------------
 
 
-def aggregated(core: bool, version: str) -> Obj:
+def aggregated(kinds: Kinds, core: bool, version: str) -> Obj:
     """APIGroupDiscoveryList for /api (core) or /apis, in apidiscovery.k8s.io/<version>."""
-    names = [""] if core else groups()
-    items = [_aggregated_group(g) for g in names]
+    names = [""] if core else kinds.groups()
+    items = [_aggregated_group(kinds, g) for g in names]
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": f"apidiscovery.k8s.io/{version}",
@@ -128,15 +130,17 @@ def aggregated(core: bool, version: str) -> Obj:
     }
 
 
-def _aggregated_group(group: str) -> Obj:
+def _aggregated_group(kinds: Kinds, group: str) -> Obj:
     return {
         "metadata": {"name": group, "creationTimestamp": None} if group else {"creationTimestamp": None},
-        "versions": [_aggregated_version(group, version) for version in versions(group) or ["v1"]],
+        "versions": [
+            _aggregated_version(kinds, group, version) for version in kinds.versions(group) or ["v1"]
+        ],
     }
 
 
-def _aggregated_version(group: str, version: str) -> Obj:
-    resources = [_aggregated_resource(rt) for rt in _resources_in(group, version)]
+def _aggregated_version(kinds: Kinds, group: str, version: str) -> Obj:
+    resources = [_aggregated_resource(rt) for rt in kinds.in_group_version(group, version)]
     if not group:
         binding = {
             "resource": "bindings",

@@ -650,6 +650,7 @@ class _Context:
     kind: str
     schema: Struct
     subresource: str | None
+    has_status: bool
 
     def ignored(self, paths: Iterable[Path]) -> set[Path]:
         """Paths no one owns: stripped metadata and the fields this kind of write resets."""
@@ -659,10 +660,18 @@ class _Context:
     def reset_root(self) -> Path:
         """What this write's strategy resets: a kind with a status subresource drops `status` on
         main-resource writes and `spec` on `/status` writes."""
-        resource = BY_KIND.get(self.kind)
-        if resource is None or not resource.has_status:
+        if not self.has_status:
             return ()
         return ("f:spec",) if self.subresource == "status" else ("f:status",)
+
+
+def _context(kind: str, subresource: str | None, schema: Struct | None, has_status: bool | None) -> _Context:
+    """A write's context; the merge schema and whether the kind has a status subresource default to
+    the built-in kind's (custom kinds pass their own)."""
+    if has_status is None:
+        resource = BY_KIND.get(kind)
+        has_status = resource is not None and resource.has_status
+    return _Context(kind, schema or schema_for(kind), subresource, has_status)
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
@@ -738,12 +747,14 @@ def update(
     manager: str,
     subresource: str | None,
     now: str,
+    schema: Struct | None = None,
+    has_status: bool | None = None,
 ) -> dict[str, Any]:
     """`new` with managedFields recording a non-apply write by `manager` (create when `old` is None).
 
     managedFields the client sent in `new` replace the live ones (that is how clients reset them; a
     single empty entry `[{}]` clears them); otherwise the live ones carry over."""
-    ctx = _Context(kind, schema_for(kind), subresource)
+    ctx = _context(kind, subresource, schema, has_status)
     entries = _base_entries(old, new, subresource)
     writer = Entry(manager, UPDATE, api_version, now, frozenset(), subresource)
     before = _without_managed_fields(old) if old is not None else {}
@@ -798,6 +809,8 @@ def apply(
     force: bool,
     now: str,
     subresource: str | None = None,
+    schema: Struct | None = None,
+    has_status: bool | None = None,
 ) -> dict[str, Any]:
     """The object after `manager` applies `config` (create when `live` is None), managedFields updated.
 
@@ -806,7 +819,7 @@ def apply(
     when nothing changes."""
     if (config.get("metadata") or {}).get("managedFields") is not None:
         raise PatchError(400, "BadRequest", "metadata.managedFields must be nil")
-    ctx = _Context(kind, schema_for(kind), subresource)
+    ctx = _context(kind, subresource, schema, has_status)
     applier = Entry(manager, APPLY, api_version, now, frozenset(), subresource)
     try:
         return _apply(live, config, ctx, applier, force=force)

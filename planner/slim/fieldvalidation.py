@@ -16,6 +16,10 @@ Ignore. Each path words its failures as the apiserver's handler for it does:
   them (500 `failed to create typed patch object (…): .spec.foo: field not declared in schema`); only
   duplicate keys follow the directive (400 `error strict decoding YAML: …`).
 
+A custom resource has no Go type: its unknown fields are those its CRD's structural schema would
+prune (`structural.prune`), and they follow the directive on every path, server-side apply included
+(the body is decoded as is; pruning itself happens in the write, whatever the directive).
+
 In-process writers (controllers) pass no directive (`None`): their objects are not decoded from a
 client's bytes, so nothing here runs for them.
 """
@@ -23,11 +27,11 @@ client's bytes, so nothing here runs for them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import applyschema, decoding, errors, unstructured, validation, yamljson
+from planner.slim import applyschema, decoding, errors, structural, unstructured, validation, yamljson
 from planner.slim.errors import StatusError, Target
 from planner.slim.openapi.schemas import GoType, schemas
 
@@ -71,10 +75,20 @@ class Check:
     kind: str
     directive: str | None
     warnings: list[str] | None = None
+    schema: Mapping[str, Any] | None = None  # a custom kind's structural schema
 
     @property
     def go_type(self) -> GoType | None:
         return schemas().type_of(self.api_version, self.kind) if self.directive else None
+
+    def unknown_fields(self, document: Any) -> list[str]:
+        """The fields of a custom resource its schema does not declare (none for built-in kinds)."""
+        if self.schema is None or not self.directive or not isinstance(document, dict):
+            return []
+        return [
+            f"unknown field {_go_quote(path)}"
+            for path in structural.prune(decoding.plain(document), dict(self.schema))
+        ]
 
     def strict(self, found: list[str], failure: Callable[[], StatusError]) -> None:
         """Apply the directive to strict errors: raise `failure()` under Strict, warn under Warn (the
@@ -93,14 +107,17 @@ def patched_json(
     """A JSON or merge patch's result (plain JSON values), decoded like a body (`patch_strict`: what
     the patch itself had; `changed`: what it wrote, when the rest is the stored object's); returns
     what the Go struct holds (unknown fields dropped)."""
-    go_type = check.go_type
-    if go_type is None:
-        return patched
-    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True, changed=changed)
 
     def failure(detail: str) -> StatusError:
         shown = json.dumps(decoding.plain(patched), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return _invalid_patch(shown, detail)
+
+    go_type = check.go_type
+    if go_type is None:
+        unknown = [*patch_strict, *check.unknown_fields(patched)] if check.schema is not None else []
+        check.strict(unknown, lambda: failure(strict_decoding_error(unknown)))
+        return patched
+    findings = decoding.decode_json(schemas(), patched, go_type, plain_input=True, changed=changed)
 
     if findings.error is not None:
         raise failure(findings.error)
@@ -132,9 +149,12 @@ def _invalid_patch(shown: str, detail: str) -> StatusError:
 
 
 def applied(check: Check, config: Obj) -> None:
-    """Server-side apply's schema check of the applied configuration, whatever the directive."""
+    """Server-side apply's schema check of the applied configuration, whatever the directive (a custom
+    resource's unknown fields: as the directive says)."""
     go_type = check.go_type
     if go_type is None:
+        found = check.unknown_fields(config)
+        check.strict(found, lambda: errors.bad_request(strict_decoding_error(found)))
         return
     found = applyschema.apply_errors(schemas(), config, go_type)
     if not found:

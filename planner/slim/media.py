@@ -143,12 +143,17 @@ def _typed(parsed: decoding.Parsed, yaml_strict: tuple[str, ...], check: fieldva
     """Type errors fail whatever the directive; strict errors follow it. A body naming another kind is
     left to the kind check that follows."""
     document = parsed.value
-    go_type = check.go_type if check is not None else None
-    if check is None or go_type is None or not isinstance(document, dict) or not _names(document, check):
+    if check is None or not isinstance(document, dict) or not _names(document, check):
         return parsed.plain()
-    findings = decoding.decode_json(schemas(), document, go_type, plain_input=parsed.is_plain)
     kind, version = document.get("kind") or check.kind, document.get("apiVersion") or check.api_version
     prefix = f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {check.kind}: '
+    go_type = check.go_type
+    if go_type is None:  # a custom resource (or no checks): its schema's unknown fields
+        plain = parsed.plain()
+        unknown = [*yaml_strict, *check.unknown_fields(plain)]
+        check.strict(unknown, lambda: bad_request(prefix + fieldvalidation.strict_decoding_error(unknown)))
+        return plain
+    findings = decoding.decode_json(schemas(), document, go_type, plain_input=parsed.is_plain)
     if findings.error is not None:
         raise bad_request(prefix + findings.error)
     found = [*yaml_strict, *findings.strict]

@@ -16,7 +16,7 @@ from typing import Any
 
 from planner.slim import errors
 from planner.slim.errors import Target
-from planner.slim.meta import prune_empty
+from planner.slim.meta import json_copy, prune_empty
 from planner.slim.resources import ResourceType, by_kind
 from planner.slim.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 
@@ -54,6 +54,18 @@ def labelled(rt: ResourceType, obj: Obj) -> Obj:
     }
 
 
+def omit_empty(rt: ResourceType, obj: Obj, *, decoded: bool = True) -> Obj:
+    """A copy of `obj` as `rt` stores it: a Go struct's omitempty values left out; a custom resource
+    (unstructured) keeps its values as sent, only its metadata is a Go struct."""
+    if rt.structured:
+        pruned: Obj = prune_empty(obj, decoded=decoded)
+        return pruned
+    out = {k: v if k == "metadata" else json_copy(v) for k, v in obj.items()}
+    if isinstance(out.get("metadata"), dict):
+        out["metadata"] = prune_empty(out["metadata"], decoded=decoded)
+    return out
+
+
 def strip_type(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 
@@ -63,7 +75,7 @@ def decode(rt: ResourceType, body: Any) -> Obj:
     that kind and version (or name none); 400 otherwise."""
     if not isinstance(body, dict):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
-    obj = prune_empty(body)  # a new tree: the caller's body is never changed
+    obj = omit_empty(rt, body, decoded=False)  # a new tree: the caller's body is never changed
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
     if (kind and kind != rt.kind) or (api_version and api_version != rt.group_version):
         raise errors.bad_request(

@@ -59,7 +59,8 @@ class PatchContext:
             if self.subresource == "scale"
             else (self.resource.group_version, self.resource.kind)
         )
-        return fieldvalidation.Check(api_version, kind, self.field_validation, self.warnings)
+        schema = None if self.subresource == "scale" else self.resource.schema
+        return fieldvalidation.Check(api_version, kind, self.field_validation, self.warnings, schema)
 
 
 Patcher = Callable[[Obj, bytes, PatchContext], Obj]
@@ -267,6 +268,8 @@ def apply_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
             force=ctx.force,
             now=now_rfc3339(),
             subresource=ctx.subresource,
+            schema=ctx.resource.merge_schema,
+            has_status=ctx.resource.has_status,
         )
     except fieldmanager.ApplyConflict as exc:
         raise StatusError(409, exc.status_body()) from exc
@@ -307,11 +310,19 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
-def patcher_for(content_type: str | None) -> Patcher:
+def patchers(resource: ResourceType) -> dict[str, Patcher]:
+    """The patch types a kind accepts: a custom kind has no strategic merge patch."""
+    if resource.structured:
+        return PATCHERS
+    return {kind: patcher for kind, patcher in PATCHERS.items() if kind != STRATEGIC_MERGE_PATCH}
+
+
+def patcher_for(content_type: str | None, resource: ResourceType) -> Patcher:
+    accepted = patchers(resource)
     kind = media_type(content_type)
-    if kind not in PATCHERS:
-        raise unsupported_media_type(PATCHERS)
-    return PATCHERS[kind]
+    if kind not in accepted:
+        raise unsupported_media_type(accepted)
+    return accepted[kind]
 
 
 def creates_when_missing(content_type: str | None) -> bool:
@@ -351,6 +362,8 @@ def managed_fields(
         manager=manager or "",
         subresource=subresource,
         now=now_rfc3339(),
+        schema=resource.merge_schema,
+        has_status=resource.has_status,
     )
 
 
@@ -406,7 +419,7 @@ def _before_strategy(obj: Obj, resource: ResourceType, server_finalizers: tuple[
         resource.drop_generated(early)
         dropped: Obj = prune_empty(early, decoded=True)
         return dropped
-    pruned: Obj = prune_empty(obj, decoded=True)  # a new tree already: no copy before it
+    pruned: Obj = prune_empty(obj, decoded=True) if resource.structured else json_copy(obj)
     _drop_finalizers(pruned["metadata"], server_finalizers)
     if not pruned["metadata"].get("finalizers"):
         pruned["metadata"].pop("finalizers", None)

@@ -549,6 +549,8 @@ PRINTERS: Final[dict[str, Printer]] = {
     "ClusterRole": Printer(columns.ROLE, _role_cells),
     "RoleBinding": Printer(columns.ROLE_BINDING, _binding_cells),
     "ClusterRoleBinding": Printer(columns.CLUSTER_ROLE_BINDING, _binding_cells),
+    # NAME and CREATED AT, as the apiextensions-apiserver prints CRDs.
+    "CustomResourceDefinition": Printer(columns.ROLE, _role_cells),
 }
 
 GENERIC = Printer(columns.GENERIC, _generic_cells)
@@ -586,7 +588,7 @@ def _list_metadata(
 
 
 def to_table(
-    kind: str,
+    kind: str | Printer,
     objects: list[dict[str, Any]],
     *,
     now: datetime,
@@ -595,11 +597,12 @@ def to_table(
     continue_token: str | None = None,
     remaining_item_count: int | None = None,
 ) -> dict[str, Any]:
-    """A `meta.k8s.io/v1` Table of `objects` (all of `kind`), rows in the order given.
+    """A `meta.k8s.io/v1` Table of `objects` (all of `kind`, or printed by the Printer given), rows in
+    the order given.
 
     `include_object` is the request's `includeObject` (`None`, `Metadata` — the default — or
     `Object`); `resource_version` is the list's (or, for a single GET, the object's)."""
-    printer = printer_for(kind)
+    printer = kind if isinstance(kind, Printer) else printer_for(kind)
     rows: list[dict[str, Any]] = []
     for obj in objects:
         row: dict[str, Any] = {"cells": printer.cells(obj, now)}

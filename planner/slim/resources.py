@@ -10,12 +10,15 @@ the server switches on kind names: the API core sees only these fields.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from planner.slim import admission, conversion, defaults, lifecycle, reviews, validation
+from planner.slim import admission, conversion, crds, defaults, lifecycle, reviews, validation
 from planner.slim.errors import Cause, Target
+from planner.slim.mergekeys import Struct, schema_for
+from planner.slim.printers import Printer, printer_for
 from planner.slim.selectors import FieldGetter, field_getter
 
 Obj = dict[str, Any]
@@ -24,6 +27,7 @@ Admitter = Callable[[admission.Admission, Obj, Obj | None, Target], list[Cause]]
 Releaser = Callable[[admission.Admission, Obj], None]
 Companions = Callable[[Obj], list[tuple[str, str, Obj]]]
 GracePeriod = Callable[[Obj, int | None], int]
+Contents = Callable[[Obj], tuple[str, ...]]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 CREATE_ONLY = ("create",)
@@ -61,7 +65,15 @@ class ResourceType:
     - `deletion_grace(obj, requested)`: seconds a delete waits, with `deletionTimestamp` set, before
       whoever ends the grace period removes the object (the node agent, for a Pod);
     - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
-    - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it.
+    - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it;
+    - `removes_with(obj)`: the store keys (`group/plural`) whose objects all go when `obj` is removed
+      (a CRD's custom resources).
+
+    Custom kinds (`customresources.py`) are not Go structs (`structured` False): their objects keep
+    empty values as sent, are never protobuf, refuse strategic merge patches (415), and bring their
+    own `schema` (the CRD version's `openAPIV3Schema`, for OpenAPI), `merge_schema` (server-side
+    apply; built-in kinds' is `mergekeys.schema_for(kind)`), `printer` (Table columns) and
+    `generation_of` (what a change of bumps `metadata.generation`; built-in kinds': `spec`).
 
     Versions: a kind served in several versions has one entry per version, the stored one first (it is
     what `by_kind` returns); the others convert with `to_storage(obj)` when a body is decoded and
@@ -105,6 +117,12 @@ class ResourceType:
     from_storage: conversion.Converter | None = None
     answer: reviews.Answer | None = None
     extra_field_selectors: Mapping[str, FieldGetter] = field(default_factory=dict)
+    removes_with: Contents | None = None
+    structured: bool = True
+    schema: Mapping[str, Any] | None = None
+    custom_merge_schema: Struct | None = None
+    custom_printer: Printer | None = None
+    generation_of: Callable[[Obj], Any] | None = None
 
     @property
     def group_version(self) -> str:
@@ -113,6 +131,18 @@ class ResourceType:
     @property
     def list_kind(self) -> str:
         return f"{self.kind}List"
+
+    @property
+    def merge_schema(self) -> Struct:
+        return self.custom_merge_schema or schema_for(self.kind)
+
+    @property
+    def printer(self) -> Printer:
+        return self.custom_printer or printer_for(self.kind)
+
+    def generation_source(self, obj: Obj) -> Any:
+        """What `metadata.generation` counts changes of."""
+        return self.generation_of(obj) if self.generation_of else obj.get("spec")
 
     @property
     def field_selectors(self) -> dict[str, FieldGetter]:
@@ -539,6 +569,25 @@ RESOURCES: tuple[ResourceType, ...] = (
         validator=validation.validate_cluster_role_binding,
         update_validator=validation.update_role_binding,
     ),
+    ResourceType(
+        "apiextensions.k8s.io",
+        "v1",
+        crds.KIND,
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        namespaced=False,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="jfWCUB31mvA=",
+        defaulter=crds.default_crd,
+        admitter=crds.admit_crd,
+        validator=crds.validate_crd,
+        update_validator=crds.update_crd,
+        removes_with=crds.contents,
+    ),
     # Answered, not stored.
     ResourceType(
         "authorization.k8s.io",
@@ -639,16 +688,27 @@ GROUP_ORDER = (
 )
 
 
-def groups() -> list[str]:
-    """API groups served, in the order the apiserver lists them (core excluded)."""
-    served = {r.group for r in RESOURCES if r.group}
-    return [g for g in GROUP_ORDER if g in served] + sorted(served - set(GROUP_ORDER))
+def groups(served: Sequence[ResourceType] = RESOURCES) -> list[str]:
+    """API groups served, in the order the apiserver lists them (core excluded; groups of custom
+    kinds after the built-in ones, by name)."""
+    names = {r.group for r in served if r.group}
+    return [g for g in GROUP_ORDER if g in names] + sorted(names - set(GROUP_ORDER))
 
 
-def versions(group: str) -> list[str]:
-    """The versions a group serves, preferred (the stored one) first."""
-    return list(
-        dict.fromkeys(
-            r.version for r in sorted(RESOURCES, key=lambda r: r.from_storage is not None) if r.group == group
-        )
-    )
+def versions(group: str, served: Sequence[ResourceType] = RESOURCES) -> list[str]:
+    """The versions a group serves, preferred first: a built-in group's stored one, a custom group's
+    by Kubernetes' version priority (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > others by name)."""
+    members = [r for r in served if r.group == group]
+    if any(r.structured for r in members):
+        ordered = sorted(members, key=lambda r: r.from_storage is not None)
+        return list(dict.fromkeys(r.version for r in ordered))
+    return sorted({r.version for r in members}, key=version_priority)
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key of Kubernetes' kube-aware version order (`CompareKubeAwareVersionStrings`)."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if match is None:
+        return (3, 0, 0, version)
+    stability = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (stability, -int(match.group(1)), -int(match.group(3) or 0), version)

@@ -24,6 +24,7 @@ from typing import Any
 Obj = dict[str, Any]
 
 DEFAULT_EVENT_CAPACITY = 10_000
+EVERY_RESOURCE = "*"  # subscribe to it for the events of every resource, custom ones included
 ObjList = list[Obj]
 
 
@@ -171,7 +172,10 @@ class Store:
         self._events.append(event)
         while len(self._events) > self._capacity:
             self._compacted = self._events.popleft().rv
-        for subscription in self._subscribers.get(event.resource, ()):
+        for subscription in (
+            *self._subscribers.get(event.resource, ()),
+            *self._subscribers.get(EVERY_RESOURCE, ()),
+        ):
             subscription.queue.put_nowait(event)
 
     def events_since(self, resource: str, rv: int) -> EventList:

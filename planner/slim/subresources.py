@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from planner.slim import errors, patch, quantity, validation
 from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339, prune_empty, rfc3339
-from planner.slim.objects import WriteOptions, check_rv, error_target, with_type
+from planner.slim.objects import WriteOptions, check_rv, error_target, omit_empty, with_type
 from planner.slim.resources import NAMESPACES, ResourceType, by_kind
 from planner.slim.tokens import API_AUDIENCES, DEFAULT_EXPIRATION_SECONDS
 
@@ -54,7 +54,7 @@ def write_status(
         new["metadata"]["annotations"] = sent_meta.get("annotations")
     if operation == "Apply":
         new["metadata"]["managedFields"] = sent_meta.get("managedFields")
-    new = prune_empty(new, decoded=True)
+    new = omit_empty(rt, new)
     new = patch.managed_fields(
         old, new, manager=options.field_manager, operation=operation, subresource="status", resource=rt
     )
@@ -102,7 +102,7 @@ def patch_scale(
     content_type: str | None,
     options: WriteOptions,
 ) -> Obj:
-    patcher = patch.patcher_for(content_type)
+    patcher = patch.patcher_for(content_type, rt)
     ctx = patch.PatchContext(
         rt, options.field_manager, options.force, "scale", True, options.field_validation, options.warnings
     )

@@ -32,7 +32,7 @@ class TableRequest:
 def table(request: TableRequest) -> Obj:
     meta = request.list_metadata
     return printers.to_table(
-        request.resource.kind,
+        request.resource.printer,
         [labelled(request.resource, o) for o in request.objects],
         now=request.now,
         include_object=request.include_object,

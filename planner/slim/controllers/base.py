@@ -33,8 +33,11 @@ REPEAT_SECONDS = 10.0
 MAX_REMEMBERED_EVENTS = 20_000
 
 
-def rt(kind: str) -> ResourceType:
-    return by_kind(kind)
+Kind = str | ResourceType  # a built-in kind's name, or the type itself (a custom kind)
+
+
+def rt(kind: Kind) -> ResourceType:
+    return kind if isinstance(kind, ResourceType) else by_kind(kind)
 
 
 def key(kind: str) -> str:
@@ -168,10 +171,10 @@ class Writer:
         self._events: dict[tuple[str, str, str], str] = {}
         self._last_emitted: dict[tuple[str, str, str], float] = {}
 
-    def create(self, kind: str, namespace: str, body: Obj) -> Obj | None:
+    def create(self, kind: Kind, namespace: str, body: Obj) -> Obj | None:
         return self._tolerant(lambda: self.api.create(rt(kind), namespace, body, self.options))
 
-    def update(self, kind: str, obj: Obj) -> Obj | None:
+    def update(self, kind: Kind, obj: Obj) -> Obj | None:
         return self._tolerant(lambda: self.api.update(rt(kind), ns_of(obj), name_of(obj), obj, self.options))
 
     def apply(self, kind: str, namespace: str, name: str, body: Obj) -> Obj | None:
@@ -197,13 +200,13 @@ class Writer:
             )
         )
 
-    def delete(self, kind: str, obj: Obj, *, policy: str | None = None, grace: int | None = None) -> None:
+    def delete(self, kind: Kind, obj: Obj, *, policy: str | None = None, grace: int | None = None) -> None:
         options = DeleteOptions(
             propagation_policy=policy, grace_period_seconds=grace, precondition_uid=uid_of(obj) or None
         )
         self._tolerant(lambda: self.api.delete(rt(kind), ns_of(obj), name_of(obj), options))
 
-    def remove_finalizer(self, kind: str, obj: Obj, finalizer: str) -> Obj | None:
+    def remove_finalizer(self, kind: Kind, obj: Obj, finalizer: str) -> Obj | None:
         finalizers = list(obj["metadata"].get("finalizers") or [])
         if finalizer not in finalizers:
             return obj

@@ -35,16 +35,15 @@ from planner.slim.controllers.base import (
     uid_of,
 )
 from planner.slim.objects import resource_key
-from planner.slim.resources import STORED, ResourceType
+from planner.slim.resources import ResourceType
 from planner.slim.runtime import CONTROLLERS, Key
 from planner.slim.scheduling import claim_names
-from planner.slim.store import WatchEvent
+from planner.slim.store import EVERY_RESOURCE, WatchEvent
 
 Obj = dict[str, Any]
 PVC_PROTECTION = "kubernetes.io/pvc-protection"
 JOB_TRACKING = "batch.kubernetes.io/job-tracking"
 Entry = tuple[ResourceType, Obj]
-COLLECTED = {resource_key(r): r for r in STORED if r.kind != "Event"}
 
 
 def owner_uids(obj: Obj) -> list[str]:
@@ -74,7 +73,7 @@ def pods_using_claim(api: Api, namespace: str, claim: str) -> list[Obj]:
 
 class GarbageCollector:
     component: str = CONTROLLERS
-    watches: tuple[str, ...] = tuple(COLLECTED)
+    watches: tuple[str, ...] = (EVERY_RESOURCE,)  # custom resources come and go with their CRDs
     min_interval: float = 0.1
 
     def __init__(self, api: Api) -> None:
@@ -83,8 +82,20 @@ class GarbageCollector:
         self.pvc_writer = Writer(api, CONTROLLER_MANAGER)
         self.uids: dict[str, Key] = {}
         self.dependents = Index(owner_uids)
+        self._collected: dict[str, ResourceType] = {}
+        self._kinds_seen = -1
+
+    def collected(self) -> dict[str, ResourceType]:
+        """The resources collected (everything stored but Events), by store key."""
+        self.api.kinds.custom()
+        if self.api.kinds.generation != self._kinds_seen:
+            self._kinds_seen = self.api.kinds.generation
+            self._collected = {resource_key(r): r for r in self.api.kinds.stored() if r.kind != "Event"}
+        return self._collected
 
     def observe(self, event: WatchEvent) -> list[Key]:
+        if event.resource not in self.collected():
+            return []
         self._track_uid(event)
         self.dependents.observe(event)
         keys = {own_key(event)}
@@ -103,10 +114,10 @@ class GarbageCollector:
     def resync(self) -> list[Key]:
         """Rebuild the indexes and return every object the collector could act on: one with owners,
         finalizers or a deletionTimestamp (the rest it never touches, so resyncing them is waste)."""
-        self.dependents.rebuild(self.api.store, COLLECTED)
+        self.dependents.rebuild(self.api.store, self.collected())
         self.uids = {}
         actionable: list[Key] = []
-        for resource in COLLECTED:
+        for resource in self.collected():
             for obj in self.api.store.list(resource, None):
                 object_key = Key(resource, ns_of(obj), name_of(obj))
                 self.uids[uid_of(obj)] = object_key
@@ -116,8 +127,9 @@ class GarbageCollector:
 
     def sync(self, object_key: Key, now: float) -> float | None:
         obj = self.api.store.get(*object_key)
-        if obj is not None:
-            self._collect(COLLECTED[object_key.resource], obj, self._dependents_of(uid_of(obj)))
+        resource = self.collected().get(object_key.resource)
+        if obj is not None and resource is not None:
+            self._collect(resource, obj, self._dependents_of(uid_of(obj)))
         return None
 
     def _track_uid(self, event: WatchEvent) -> None:
@@ -131,16 +143,18 @@ class GarbageCollector:
         """The stored object with this uid, with its resource type (None when it is gone)."""
         found_key = self.uids.get(uid)
         found = self.api.store.get(*found_key) if found_key is not None else None
-        if found_key is None or found is None or uid_of(found) != uid:
+        resource = self.collected().get(found_key.resource) if found_key is not None else None
+        if found_key is None or found is None or resource is None or uid_of(found) != uid:
             return None
-        return COLLECTED[found_key.resource], found
+        return resource, found
 
     def _dependents_of(self, uid: str) -> list[Entry]:
         found: list[Entry] = []
         for dependent_key in self.dependents.keys(uid):
             dependent = self.api.store.get(*dependent_key)
-            if dependent is not None and uid in owner_uids(dependent):
-                found.append((COLLECTED[dependent_key.resource], dependent))
+            resource = self.collected().get(dependent_key.resource)
+            if dependent is not None and resource is not None and uid in owner_uids(dependent):
+                found.append((resource, dependent))
         return found
 
     def _collect(self, rt: ResourceType, obj: Obj, dependents: list[Entry]) -> None:
@@ -151,13 +165,13 @@ class GarbageCollector:
             self._foreground(rt, obj, dependents)
         owners = owner_uids(obj)
         if owners and not deleting(obj) and not any(self._live(uid) for uid in owners):
-            self.writer.delete(rt.kind, obj, policy="Background")
+            self.writer.delete(rt, obj, policy="Background")
         if self._claim_released(rt, obj):
-            self.pvc_writer.remove_finalizer(rt.kind, obj, PVC_PROTECTION)
+            self.pvc_writer.remove_finalizer(rt, obj, PVC_PROTECTION)
         if rt.kind == "Pod" and JOB_TRACKING in finalizers:
             job = self._live(next(iter(owners), ""))
             if job is None or job[0].kind != "Job":
-                self.pvc_writer.remove_finalizer(rt.kind, obj, JOB_TRACKING)
+                self.pvc_writer.remove_finalizer(rt, obj, JOB_TRACKING)
 
     def _claim_released(self, rt: ResourceType, obj: Obj) -> bool:
         """A deleted PVC whose pvc-protection may go: no unfinished pod uses it any more."""
@@ -174,16 +188,16 @@ class GarbageCollector:
                 r for r in stripped["metadata"].get("ownerReferences") or [] if r.get("uid") != uid_of(owner)
             ]
             stripped["metadata"]["ownerReferences"] = refs
-            self.writer.update(rt.kind, stripped)
-        self.writer.remove_finalizer(owner_rt.kind, owner, "orphan")
+            self.writer.update(rt, stripped)
+        self.writer.remove_finalizer(owner_rt, owner, "orphan")
 
     def _foreground(self, rt: ResourceType, owner: Obj, dependents: list[Entry]) -> None:
         blocking = False
         for dependent_rt, dependent in dependents:
             if not deleting(dependent):
-                self.writer.delete(dependent_rt.kind, dependent, policy="Foreground")
+                self.writer.delete(dependent_rt, dependent, policy="Foreground")
             refs = dependent["metadata"].get("ownerReferences") or []
             if any(r.get("uid") == uid_of(owner) and r.get("blockOwnerDeletion") for r in refs):
                 blocking = True
         if not blocking:
-            self.writer.remove_finalizer(rt.kind, owner, "foregroundDeletion")
+            self.writer.remove_finalizer(rt, owner, "foregroundDeletion")

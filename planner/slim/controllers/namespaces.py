@@ -22,7 +22,6 @@ from planner.slim.api import Api
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
 from planner.slim.lifecycle import TERMINATING, namespace_contents
 from planner.slim.objects import resource_key
-from planner.slim.resources import STORED
 from planner.slim.runtime import CONTROLLERS, Key
 from planner.slim.store import WatchEvent
 
@@ -74,13 +73,13 @@ class NamespaceController:
                 "Namespace", namespace, {**(namespace.get("status") or {}), "phase": TERMINATING}
             )
         remaining = False
-        for rt in STORED:
+        for rt in self.api.kinds.stored():
             if not rt.namespaced:
                 continue
             for obj in list(self.api.store.list(resource_key(rt), name)):
                 remaining = True
                 if not deleting(obj):
-                    self.writer.delete(rt.kind, obj, policy="Background")
+                    self.writer.delete(rt, obj, policy="Background")
         if remaining:
             return True
         current = self.api.store.get(key("Namespace"), "", name)

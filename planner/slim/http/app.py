@@ -25,6 +25,7 @@ from aiohttp import web
 from planner.slim import discovery, fieldmanager, fieldvalidation, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.auth import Auth
+from planner.slim.customresources import Kinds
 from planner.slim.errors import (
     StatusError,
     bad_request,
@@ -39,7 +40,7 @@ from planner.slim.openapi import documents
 from planner.slim.patch import is_apply
 from planner.slim.requestinfo import of_request
 from planner.slim.requestlog import RequestLog
-from planner.slim.resources import ResourceType, lookup
+from planner.slim.resources import ResourceType
 from planner.slim.reviews import Review
 from planner.slim.simulation import Simulation
 
@@ -133,12 +134,12 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     fixed = _fixed_endpoint(request, parts)
     if fixed is not None:
         return fixed
-    route = _route(parts)
+    api = request.app[API_KEY]
+    route = _route(api.kinds, parts)
     if route is None:
         raise unknown_path()
     if route.subresource is None and _verb(request) not in route.resource.verbs:
         raise method_not_allowed()
-    api = request.app[API_KEY]
     handler = {
         "GET": _get,
         "POST": _post,
@@ -159,6 +160,7 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
         return None
     accept = request.headers.get("Accept", "")
     path = "/" + "/".join(parts)
+    kinds = request.app[API_KEY].kinds
     if path in PUBLIC_PATHS:
         return web.Response(text="ok", content_type="text/plain")
     if path == "/version":
@@ -166,26 +168,26 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
     if path == "/openapi/v2":
         return web.Response(body=b"", headers={"Content-Type": OPENAPI_V2_TYPE})
     if path == documents.ROOT:
-        return json_response(documents.discovery())
+        return json_response(documents.discovery(kinds))
     if path.startswith(documents.ROOT + "/"):
-        found = documents.document(path.removeprefix(documents.ROOT + "/"))
+        found = documents.document(path.removeprefix(documents.ROOT + "/"), kinds)
         if found is None:
             raise unknown_path()
         return web.Response(body=found, headers={"Content-Type": JSON})
     if path in ("/api", "/apis") and "as=APIGroupDiscoveryList" in accept:
         version = _aggregated_version(accept)
         content_type = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
-        return json_response(discovery.aggregated(path == "/api", version), content_type=content_type)
+        return json_response(discovery.aggregated(kinds, path == "/api", version), content_type=content_type)
     if path == "/api":
         return json_response(discovery.api_versions(request.host))
     if path == "/apis":
-        return json_response(discovery.api_group_list())
+        return json_response(discovery.api_group_list(kinds))
     if path == "/api/v1":
-        return json_response(discovery.resource_list("", "v1"))
+        return json_response(discovery.resource_list(kinds, "", "v1"))
     if len(parts) == 2 and parts[0] == "apis":
-        return _or_404(discovery.api_group(parts[1]))
+        return _or_404(discovery.api_group(kinds, parts[1]))
     if len(parts) == 3 and parts[0] == "apis":
-        return _or_404(discovery.resource_list(parts[1], parts[2]))
+        return _or_404(discovery.resource_list(kinds, parts[1], parts[2]))
     return None
 
 
@@ -205,7 +207,7 @@ def _or_404(body: dict | None) -> web.Response:
 # --- routing ------------------------------------------------------------------------------------------
 
 
-def _route(parts: list[str]) -> Route | None:
+def _route(kinds: Kinds, parts: list[str]) -> Route | None:
     if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
         group, version, rest = "", "v1", parts[2:]
     elif len(parts) >= 4 and parts[0] == "apis":
@@ -217,7 +219,7 @@ def _route(parts: list[str]) -> Route | None:
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         return None
-    resource = lookup(group, version, rest[0])
+    resource = kinds.lookup(group, version, rest[0])
     if resource is None or (namespace is not None and not resource.namespaced):
         return None
     name = rest[1] if len(rest) > 1 else None
@@ -253,12 +255,17 @@ def _manager_from_agent(request: web.Request) -> str | None:
 
 
 async def _body(
-    request: web.Request, kind: str, api_version: str = "", options: WriteOptions | None = None
+    request: web.Request,
+    kind: str,
+    api_version: str = "",
+    options: WriteOptions | None = None,
+    schema: Any = None,
 ) -> Any:
-    """The request body; with write options, decoded into `kind` under their field validation."""
+    """The request body; with write options, decoded into `kind` (`schema`: a custom kind's) under
+    their field validation."""
     check = None
     if options is not None:
-        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings)
+        check = fieldvalidation.Check(api_version, kind, options.field_validation, options.warnings, schema)
     return media.decode_body(await request.read(), request.headers.get("Content-Type"), kind, check)
 
 
@@ -410,7 +417,7 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         )
     if route.name is not None:
         raise method_not_allowed()
-    body = await _body(request, rt.kind, rt.group_version, options)
+    body = await _body(request, rt.kind, rt.group_version, options, rt.schema)
     if rt.answer is not None:
         review = Review(user_of(request), request.app[AUTH_KEY])
         answered = rt.answer(review, route.namespace or "", decode(rt, body))
@@ -426,7 +433,7 @@ async def _put(request: web.Request, api: Api, route: Route) -> web.StreamRespon
     options = _write_options(request, "UpdateOptions")
     scale = route.subresource == "scale"
     kind, api_version = ("Scale", "autoscaling/v1") if scale else (rt.kind, rt.group_version)
-    body = await _body(request, kind, api_version, options)
+    body = await _body(request, kind, api_version, options, None if scale else rt.schema)
     if scale:
         scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
         return respond(request, scaled, 200, options.warnings)

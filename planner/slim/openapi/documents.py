@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
+from planner.slim.customresources import Kinds
 from planner.slim.discovery import SUBRESOURCE_KINDS, VERSION_INFO
 from planner.slim.openapi.schemas import COMPONENTS, META, schemas
-from planner.slim.patch import PATCHERS
+from planner.slim.patch import patchers
 from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType
 
 Obj = dict[str, Any]
@@ -68,20 +69,25 @@ def path_of(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
-def discovery() -> Obj:
+def discovery(kinds: Kinds) -> Obj:
     """The `/openapi/v3` document: each group version's URL, with the hash of its document."""
     return {
         "paths": {
             path: {"serverRelativeURL": f"{ROOT}/{path}?hash={digest}"}
-            for path, (_, digest) in sorted(_documents().items())
+            for path, (_, digest) in sorted(_all_documents(kinds).items())
         }
     }
 
 
-def document(path: str) -> bytes | None:
+def document(path: str, kinds: Kinds) -> bytes | None:
     """One group version's document as JSON (None: no such group version)."""
-    found = _documents().get(path)
+    found = _all_documents(kinds).get(path)
     return found[0] if found else None
+
+
+def _all_documents(kinds: Kinds) -> dict[str, tuple[bytes, str]]:
+    custom = kinds.custom()
+    return {**_documents(), **_custom_documents(kinds, kinds.generation)} if custom else _documents()
 
 
 @cache
@@ -90,23 +96,78 @@ def _documents() -> dict[str, tuple[bytes, str]]:
     for rt in RESOURCES:
         if schemas().definition(rt.group_version, rt.kind):
             by_group_version.setdefault((rt.group, rt.version), []).append(rt)
+    return _encoded(by_group_version, {})
+
+
+@lru_cache(maxsize=4)
+def _custom_documents(kinds: Kinds, generation: int) -> dict[str, tuple[bytes, str]]:
+    """The documents of the custom kinds' group versions, as `kinds` served them at `generation`."""
+    by_group_version: dict[tuple[str, str], list[ResourceType]] = {}
+    components: Obj = {}
+    for rt in kinds.custom():
+        by_group_version.setdefault((rt.group, rt.version), []).append(rt)
+        components.update(_custom_components(rt))
+    return _encoded(by_group_version, components)
+
+
+def _encoded(
+    by_group_version: dict[tuple[str, str], list[ResourceType]], custom: Obj
+) -> dict[str, tuple[bytes, str]]:
     documents = {}
     for (group, version), members in by_group_version.items():
-        raw = json.dumps(_document(members), sort_keys=True, separators=(",", ":")).encode()
+        raw = json.dumps(_document(members, custom), sort_keys=True, separators=(",", ":")).encode()
         documents[path_of(group, version)] = (raw, hashlib.sha512(raw).hexdigest().upper())
     return documents
 
 
-def _document(members: list[ResourceType]) -> Obj:
+def custom_definition(rt: ResourceType, kind: str) -> str:
+    """A custom kind's schema name, as the apiserver names it: the group reversed, version, kind
+    (`dev.kpt.v1alpha1.ResourceGroup`)."""
+    return ".".join([*reversed(rt.group.split(".")), rt.version, kind])
+
+
+def _custom_components(rt: ResourceType) -> Obj:
+    """A custom kind's schema (its CRD's, with the type fields and ObjectMeta) and its list's."""
+    schema = json.loads(json.dumps(rt.schema or {"type": "object"}))
+    properties = schema.setdefault("properties", {})
+    properties["apiVersion"] = {"type": "string"}
+    properties["kind"] = {"type": "string"}
+    properties["metadata"] = {"allOf": [_ref(f"{META}.ObjectMeta")]}
+    schema["x-kubernetes-group-version-kind"] = [_gvk(rt.group, rt.version, rt.kind)]
+    listing = {
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "items": {"type": "array", "items": _ref(custom_definition(rt, rt.kind))},
+            "kind": {"type": "string"},
+            "metadata": {"allOf": [_ref(f"{META}.ListMeta")]},
+        },
+        "x-kubernetes-group-version-kind": [_gvk(rt.group, rt.version, rt.list_kind)],
+    }
+    return {custom_definition(rt, rt.kind): schema, custom_definition(rt, rt.list_kind): listing}
+
+
+def _definitions(rt: ResourceType) -> tuple[str | None, str | None]:
+    """The schema names of the kind and its list."""
+    if not rt.structured:
+        return custom_definition(rt, rt.kind), custom_definition(rt, rt.list_kind)
+    return schemas().definition(rt.group_version, rt.kind), schemas().definition(
+        rt.group_version, rt.list_kind
+    )
+
+
+def _document(members: list[ResourceType], custom: Obj) -> Obj:
     paths: Obj = {}
     for rt in sorted(members, key=lambda r: r.plural):
         paths.update(_resource_paths(rt))
+    own = {name: custom[name] for name in _referenced(paths) if name in custom}
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
         "paths": paths,
         "components": {
-            "schemas": _closure(_referenced(paths)),
+            "schemas": dict(sorted({**_closure([*_referenced(paths), *_referenced(own)]), **own}.items())),
             "securitySchemes": {
                 "BearerToken": {
                     "type": "apiKey",
@@ -123,8 +184,7 @@ def _resource_paths(rt: ResourceType) -> Obj:
     prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
     scoped = f"{prefix}/namespaces/{{namespace}}" if rt.namespaced else prefix
     kind = _gvk(rt.group, rt.version, rt.kind)
-    definition = schemas().definition(rt.group_version, rt.kind)
-    list_definition = schemas().definition(rt.group_version, rt.list_kind)
+    definition, list_definition = _definitions(rt)
     one, many = _ref(definition), _ref(list_definition or definition)
     collection, item = f"{scoped}/{rt.plural}", f"{scoped}/{rt.plural}/{{name}}"
     paths: Obj = {
@@ -142,7 +202,9 @@ def _resource_paths(rt: ResourceType) -> Obj:
             sub, (rt.group, rt.version, rt.kind, SUBRESOURCE_VERBS)
         )
         api_version = f"{group}/{version}" if group else (version or rt.version)
-        sub_definition = schemas().definition(api_version, sub_kind)
+        sub_definition = (
+            schemas().definition(api_version, sub_kind) if sub in SUBRESOURCE_KINDS else definition
+        )
         if sub_definition is None:
             continue
         sub_gvk = _gvk(group, version or rt.version, sub_kind)
@@ -203,7 +265,7 @@ def _list(rt: ResourceType, kind: Obj, many: Obj, *, all_namespaces: bool) -> Ob
 
 def _patch(rt: ResourceType, verb: str, kind: Obj, schema: Obj, suffix: str = "") -> Obj:
     operation = _operation(rt, verb, "patch", kind, None, PATCH_QUERY, _responses(schema), suffix)
-    content = {media: {"schema": _ref(f"{META}.Patch")} for media in PATCHERS}
+    content = {media: {"schema": _ref(f"{META}.Patch")} for media in patchers(rt)}
     operation["requestBody"] = {"content": content, "required": True}
     return operation
 
