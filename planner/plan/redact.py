@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from planner.plan.secrets import SECRET_VALUE_MAPS
+from planner.plan.source import plan_yaml
 
 MASK = "***"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -41,7 +41,7 @@ def _composed(text: str) -> Node | None:
     it. Both mark positions in characters, so the spans replaced are the same either way."""
     for pure in (False, True):
         try:
-            document: Node | None = YAML(typ="safe", pure=pure).compose(text)
+            document: Node | None = plan_yaml(pure=pure).compose(text)
         except YAMLError:
             continue
         return document
