@@ -313,12 +313,13 @@ class KubeClient:
         headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = content_type
-        _method, url, headers, body, _post = self._api.param_serialize(
+        # The body is already plain JSON data: param_serialize would only copy it, walking every
+        # value through sanitize_for_serialization (a sixth of a create's client CPU).
+        _method, url, headers, _body, _post = self._api.param_serialize(
             method=method,
             resource_path=path,
             query_params=list((query or {}).items()),
             header_params=headers,
-            body=body,
             auth_settings=["BearerToken"],
         )
         read_timeout = timeout or self.options.timeout

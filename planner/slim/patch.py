@@ -17,6 +17,7 @@ modules raise their own errors; this module turns them into `StatusError`s.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -83,7 +84,7 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
         raise bad_request("json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
     operations = document.plain()
     try:
-        result = _JsonPatch(operations).apply(_writable(current, operations), in_place=True)
+        result = _JsonPatch(_values_moved(operations)).apply(_writable(current, operations), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError) as exc:
         raise StatusError(
             422,
@@ -115,6 +116,27 @@ class _TestOperation(jsonpatch.TestOperation):
 _ABSENT = object()
 
 
+class _Moved:
+    """An operation's value that jsonpatch's add and replace may insert without their defensive deep
+    copy (which keeps a patch reusable): this patch was parsed for this one request, so its values
+    can move into the object. A replace of a whole managedFields entry copied its field set each time."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self.value
+
+
+def _values_moved(operations: list[Any]) -> list[Any]:
+    return [
+        {**operation, "value": _Moved(operation["value"])}
+        if isinstance(operation, dict) and operation.get("op") in ("add", "replace") and "value" in operation
+        else operation
+        for operation in operations
+    ]
+
+
 def _same_json(first: Any, second: Any) -> bool:
     return bool(first == second) and json.dumps(first) == json.dumps(second)
 
@@ -128,7 +150,8 @@ WRITING_OPERATIONS = frozenset({"add", "replace", "copy", "move"})
 
 def _writable(current: Obj, operations: list[Any]) -> Obj:
     """`current` (the stored object) with copies of what the operations change in place — the maps on
-    each changed path, a list with all below it (an earlier operation may shift its indexes) — and
+    each changed path, a list on it (with all below it when the patch writes inside its items, as an
+    earlier operation may shift their indexes) — and
     everything else shared, so jsonpatch applies in place without copying the whole object."""
     root = dict(current)
     owned = {id(root)}
@@ -145,11 +168,17 @@ def _writable(current: Obj, operations: list[Any]) -> Obj:
 
 
 def _own(node: Obj, steps: list[str], owned: set[int]) -> None:
-    """Replace the containers along `steps` below `node` (owned) by copies the patch may change."""
-    for step in steps:
+    """Replace the containers along `steps` below `node` (owned) by copies the patch may change. A
+    list the patch writes members of is copied alone (its items are only swapped, never changed); a
+    list it writes inside of is copied with all below it."""
+    for depth, step in enumerate(steps, start=1):
         child = node.get(step)
         if isinstance(child, list):
-            node[step] = json_copy(child)
+            if depth < len(steps):
+                node[step] = json_copy(child)
+            elif id(child) not in owned:
+                node[step] = list(child)
+                owned.add(id(node[step]))
             return
         if not isinstance(child, dict):
             return
@@ -375,7 +404,12 @@ def _normalize_times(obj: Obj) -> None:
             entry["time"] = _rfc3339(entry["time"])
 
 
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
+
+
 def _rfc3339(text: str) -> str:
+    if _CANONICAL_TIME.match(text):
+        return text  # as the server writes it (every entry a client sends back unchanged)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -322,3 +322,24 @@ def test_literal_secret_values_are_masked_in_place_and_the_rest_of_the_file_is_k
     )
     assert redacted("- not a plan\n") is None
     assert redacted("a: [unclosed\n") is None
+
+
+def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_parser_reads() -> None:
+    text = (
+        "kind: Plan  # café ☕\n"
+        "workloads:\n"
+        "  - {name: db, args: [postgres://db:5432]}\n"  # libyaml refuses this flow scalar; YAML 1.2 reads it
+        "secrets:\n"
+        "  - name: creds\n"
+        "    data: {PASSWORD: 'pässwörd', URL: postgres://u:p@db}\n"
+    )
+    assert redacted(text) == (
+        "kind: Plan  # café ☕\n"
+        "workloads:\n"
+        "  - {name: db, args: [postgres://db:5432]}\n"
+        "secrets:\n"
+        "  - name: creds\n"
+        '    data: {PASSWORD: "***", URL: "***"}\n'
+    )
+    multibyte = "kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: välue\n"
+    assert redacted(multibyte) == 'kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: "***"\n'

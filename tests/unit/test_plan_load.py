@@ -359,3 +359,15 @@ def test_yaml_1_2_plain_scalars_that_libyaml_refuses_still_load(tmp_path: Path) 
     )
     (loaded,) = load_plans([plan]).plans
     assert loaded.workloads[0].command == ("--db", "postgres://db:5432/x")
+
+
+def test_a_yaml_1_1_directive_does_not_turn_yes_into_a_boolean_with_either_parser(tmp_path: Path) -> None:
+    header = "%YAML 1.1\n---\napiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: p}\n"
+    job = "workloads:\n  - {name: w, kind: job, image: busybox, command: [echo, yes, 'on']}\n"
+    libyaml_reads = tmp_path / "libyaml.yaml"
+    libyaml_reads.write_text(header + job)
+    only_yaml_1_2_reads = tmp_path / "ruamel.yaml"  # libyaml refuses `[x:1]`: ruamel's parser composes it
+    only_yaml_1_2_reads.write_text(header.replace("name: p", "name: q") + job.replace("[echo", "[x:1, echo"))
+    first, second = load_plans([libyaml_reads, only_yaml_1_2_reads]).plans
+    assert first.workloads[0].command == ("echo", "yes", "on")
+    assert second.workloads[0].command == ("x:1", "echo", "yes", "on")
