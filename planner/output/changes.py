@@ -10,6 +10,7 @@ what it means instead (`new run: template changed`), naming what the run-key is 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from planner.dataloss import destroys_data, losses, needs_consent, refused
@@ -95,8 +96,8 @@ def _value(value: Any) -> str:
 def field_line(change: Change, field: FieldChange) -> str:
     if field.is_takeover:
         return f"{field.path}: takes over from {field.manager}"
-    if field.path == RUN_KEY_PATH and field.before is not None and field.after is not None:
-        return f"{field.path}: {new_run(change)}"
+    if is_new_run(field.path, field.before, field.after):
+        return f"{field.path}: {new_run(f.path for f in change.fields)}"
     before, after = (
         (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
     )
@@ -104,13 +105,19 @@ def field_line(change: Change, field: FieldChange) -> str:
     return f"{field.path}: {before} → {after}{owner}"
 
 
-def new_run(change: Change) -> str:
-    """`new run: template changed`: what changed among the inputs of a Job's run-key."""
+def is_new_run(path: str, before: Any, after: Any) -> bool:
+    """Whether a field difference is a Job's run-key moving from one digest to another."""
+    return path == RUN_KEY_PATH and before is not None and after is not None
+
+
+def new_run(paths: Iterable[str]) -> str:
+    """`new run: template changed`: what changed among the inputs of a Job's run-key, from the paths
+    of the object's changed fields."""
     changed = {
         what
-        for field in change.fields
+        for path in paths
         for prefix, what in _RUN_KEY_INPUTS.items()
-        if field.path == prefix or field.path.startswith((f"{prefix}.", f"{prefix}["))
+        if path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
     }
     ordered = [what for what in _RUN_KEY_INPUTS.values() if what in changed]
     return f"new run: {' and '.join(ordered)} changed" if ordered else "new run"

@@ -2,7 +2,8 @@
 
 No Secret value, and no Secret hash, is ever printed: a recorded Secret shows as its name with its
 values and hash `***` (`output.masking`), and a Secret that changed between two generations is only
-"changed". The plan files a record keeps had their literal secret values masked before they were
+"changed". A Job's run-key moving reads as `plan` says it (`new run: template changed`), never as
+two digests, in text and markdown; JSON keeps the digests. The plan files a record keeps had their literal secret values masked before they were
 recorded (`planner.plan.redact`).
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 
 from planner.app.history import GenerationDiff, History
 from planner.app.rollingback import RollbackResult
-from planner.generations import Generation, Listed, ObjectDelta
+from planner.generations import FieldDelta, Generation, Listed, ObjectDelta
+from planner.output.changes import is_new_run, new_run
 from planner.output.lines import aligned
 from planner.output.masking import MASK, mask_manifest
 
@@ -152,7 +154,14 @@ def _delta_lines(delta: ObjectDelta) -> list[str]:
     if delta.note:
         head += f" ({delta.note})"
     fields = [] if secret else delta.fields
-    return [head, *(f"    {f.path}: {_value(f.before)} → {_value(f.after)}" for f in fields)]
+    return [head, *(f"    {f.path}: {_field_text(delta, f)}" for f in fields)]
+
+
+def _field_text(delta: ObjectDelta, field: FieldDelta, quote: str = "") -> str:
+    """`before → after`, or what a Job's run-key moving means (`new run: template changed`)."""
+    if is_new_run(field.path, field.before, field.after):
+        return new_run(f.path for f in delta.fields)
+    return f"{quote}{_value(field.before)}{quote} → {quote}{_value(field.after)}{quote}"
 
 
 def diff_text(compared: GenerationDiff) -> str:
@@ -198,11 +207,7 @@ def diff_markdown(compared: GenerationDiff) -> str:
     for delta in compared.objects:
         secret = delta.object.startswith(SECRET_PREFIX)
         cells = ["(sensitive)"] if secret and delta.change == "changed" else []
-        cells += (
-            []
-            if secret
-            else [f"`{f.path}`: `{_value(f.before)}` → `{_value(f.after)}`" for f in delta.fields]
-        )
+        cells += [] if secret else [f"`{f.path}`: {_field_text(delta, f, quote='`')}" for f in delta.fields]
         cells += [delta.note] if delta.note else []
         lines.append(f"| `{CHANGE_SYMBOLS[delta.change]}` | `{delta.object}` | {'<br>'.join(cells)} |")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -259,6 +260,12 @@ def test_history_lists_each_generation_and_diff_generations_names_exactly_what_c
         planner, "diff-generations", "shop", "1", "3", "-n", namespace, "-o", "markdown", outputs=outputs
     )
     assert f"| `-` | `deployment/{namespace}/worker` |" in markdown
+    run_key = '.metadata.annotations["planner.dev/run-key"]'
+    migrate = {f["path"]: f for f in changed[(f"job/{namespace}/migrate", "changed")]}
+    assert re.fullmatch("[0-9a-f]{64}", migrate[run_key]["before"])  # JSON keeps the digests
+    assert f"      {run_key}: new run: template changed" in text.splitlines()
+    assert f"`{run_key}`: new run: template changed" in markdown
+    assert not re.search("[0-9a-f]{64}", text + markdown)
     for output in outputs:
         assert SECRET_VALUE not in output and SECRET_B64 not in output
 
