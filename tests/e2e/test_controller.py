@@ -448,6 +448,21 @@ def lease(cluster: ClusterHandle, namespace: str, name: str = "planner-controlle
     return body if status == 200 else None
 
 
+def rewrite_lease(cluster: ClusterHandle, namespace: str, **spec: Any) -> None:
+    """Change the controllers' Lease as another holder would, reading it again after a 409: the leader
+    renews it every half second, so a write can lose to a renewal between its read and its PUT."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
+
+    def written() -> bool:
+        current = lease(cluster, namespace) or {}
+        current["spec"] |= spec
+        status, body = http(cluster, "PUT", path, current)
+        assert status in (200, 409), body
+        return status == 200
+
+    eventually(written)
+
+
 def leads(running: Running) -> bool:
     return any(k.startswith("planner_leader{") and v == 1.0 for k, v in running.metrics().items())
 
@@ -832,11 +847,7 @@ def test_a_leader_whose_lease_is_taken_stops_writing_at_once(
     running, _ = start_pool(controllers, tmp_path, namespace, *ELECTION, "--lease-namespace", namespace)
     eventually(lambda: leads(running))
     unclaimed_when(kubectl, namespace, 2)
-    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-controller"
-    taken = lease(cluster, namespace) or {}
-    taken["spec"] |= {"holderIdentity": "someone-else", "leaseDurationSeconds": 3600}
-    status, body = http(cluster, "PUT", path, taken)
-    assert status == 200, body
+    rewrite_lease(cluster, namespace, holderIdentity="someone-else", leaseDurationSeconds=3600)
 
     eventually(lambda: not leads(running))
     claimed = planner("sandbox", "claim", "dev", "--name", "alice", "-n", namespace)
@@ -848,10 +859,7 @@ def test_a_leader_whose_lease_is_taken_stops_writing_at_once(
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
         assert len(member_names(kubectl, namespace, claimed=False)) == 1
-    handed_back = lease(cluster, namespace) or {}
-    handed_back["spec"] |= {"holderIdentity": ""}
-    status, body = http(cluster, "PUT", path, handed_back)
-    assert status == 200, body
+    rewrite_lease(cluster, namespace, holderIdentity="")
     eventually(lambda: leads(running))
     unclaimed_when(kubectl, namespace, 2)
 
