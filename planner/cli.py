@@ -126,6 +126,18 @@ def _plan_paths() -> Callable[[F], F]:
     return click.argument("plans", nargs=-1, required=True, type=click.Path(exists=True))
 
 
+def _duration_option(name: str, *, help: str, default: str | None = None) -> Callable[[F], F]:
+    """An option taking a duration (`30s`, `5m`), parsed to seconds; its default shown when it has one."""
+    return click.option(
+        name,
+        callback=_duration,
+        metavar="DURATION",
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
@@ -156,20 +168,14 @@ def _lock_options(command: F) -> F:
             raise click.BadParameter("must be at least 3s", param_hint="--lock-duration")
         return command(*args, lock=app.LockOptions(duration=duration, timeout=timeout), **kwargs)
 
-    timeout = click.option(
+    timeout = _duration_option(
         "--lock-timeout",
-        callback=_duration,
-        metavar="DURATION",
         default="0s",
-        show_default=True,
         help="Wait this long for a plan's lock while another run holds it (0: exit 3 at once).",
     )
-    duration = click.option(
+    duration = _duration_option(
         "--lock-duration",
-        callback=_duration,
-        metavar="DURATION",
         default=f"{DEFAULT_DURATION:g}s",
-        show_default=True,
         help="The lock's lease: renewed every third of it; a dead run's lock expires after it.",
     )
     return cast(F, timeout(duration(with_lock)))
@@ -361,10 +367,8 @@ _parallelism_option = click.option(
     show_default=True,
     help="API writes in flight at once, per plan (waits take none).",
 )
-_timeout_option = click.option(
+_timeout_option = _duration_option(
     "--timeout",
-    callback=_duration,
-    metavar="DURATION",
     help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
 )
 _no_wait_option = click.option(
@@ -389,12 +393,9 @@ _no_wait_option = click.option(
     is_flag=True,
     help="Then follow every workload's lifecycle events until each is steady (or --watch-timeout).",
 )
-@click.option(
+@_duration_option(
     "--watch-timeout",
-    callback=_duration,
-    metavar="DURATION",
     default="10m",
-    show_default=True,
     help="How long --watch follows at most.",
 )
 @_lock_options
@@ -874,9 +875,7 @@ def _lifecycle_command(operation: str, summary: str, *, watchable: bool = False)
                 sys.exit(1)
 
     if watchable:
-        command = click.option(
-            "--timeout", callback=_duration, metavar="DURATION", help="With --watch, give up after this long."
-        )(command)
+        command = _duration_option("--timeout", help="With --watch, give up after this long.")(command)
         command = click.option(
             "--watch",
             is_flag=True,
@@ -931,28 +930,19 @@ def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: 
     type=click.Path(exists=True),
     help="A plan file or a directory of them (repeatable); re-read when a file changes.",
 )
-@click.option(
+@_duration_option(
     "--interval",
-    callback=_duration,
-    metavar="DURATION",
     default="5m",
-    show_default=True,
     help="Reconcile every plan this often (and whenever its file changes).",
 )
-@click.option(
+@_duration_option(
     "--resync",
-    callback=_duration,
-    metavar="DURATION",
     default="30s",
-    show_default=True,
     help="Check every warm pool and idle sandbox this often (the watch also triggers pools).",
 )
-@click.option(
+@_duration_option(
     "--poll",
-    callback=_duration,
-    metavar="DURATION",
     default="2s",
-    show_default=True,
     help="Look for changed plan files this often.",
 )
 @click.option(
@@ -968,28 +958,19 @@ def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: 
 @click.option(
     "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."
 )
-@click.option(
+@_duration_option(
     "--lease-duration",
-    callback=_duration,
-    metavar="DURATION",
     default="15s",
-    show_default=True,
     help="Leader election: how long a leader's Lease lasts unrenewed.",
 )
-@click.option(
+@_duration_option(
     "--renew-deadline",
-    callback=_duration,
-    metavar="DURATION",
     default="10s",
-    show_default=True,
     help="Leader election: a leader that could not renew for this long stops writing.",
 )
-@click.option(
+@_duration_option(
     "--retry-period",
-    callback=_duration,
-    metavar="DURATION",
     default="2s",
-    show_default=True,
     help="Leader election: how often to renew, or to try to take the Lease.",
 )
 @click.option(
@@ -1138,10 +1119,8 @@ def inspect_command(runtime_id: str, output: str, target: app.Target) -> None:
     is_flag=True,
     help="Stop once each is steady: a Deployment or sandbox started, a Job ended (or anything ended).",
 )
-@click.option(
+@_duration_option(
     "--timeout",
-    callback=_duration,
-    metavar="DURATION",
     help="Stop after this long, like 30s or 5m (default: never; with --until-done, exit 1 when reached).",
 )
 @_output_option("text", "json")
@@ -1169,7 +1148,7 @@ def monitor_command(
 @cli.command("status")
 @click.argument("targets", nargs=-1, required=True, metavar="PLAN|RUNTIME_ID...")
 @click.option("-w", "--watch", is_flag=True, help="Print again whenever a row changes.")
-@click.option("--timeout", callback=_duration, metavar="DURATION", help="With --watch, stop after this long.")
+@_duration_option("--timeout", help="With --watch, stop after this long.")
 @_output_option("text", "json")
 @_cluster_options()
 def status_command(
