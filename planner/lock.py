@@ -113,14 +113,15 @@ def parse_time(text: object) -> datetime | None:
 
 
 def lease_body(
-    plan: str, namespace: str, *, identity: str, seconds: int, now: datetime, transitions: int = 0
+    name: str, namespace: str, *, identity: str, seconds: int, now: datetime, transitions: int = 0
 ) -> Manifest:
-    """The Lease that says `identity` holds the lock of `plan` from `now`."""
+    """The Lease `name` saying `identity` holds it from `now` (a plan's run lock, the controller's
+    leadership)."""
     stamp = micro_time(now)
     return {
         "apiVersion": LEASE.api_version,
         "kind": LEASE.kind,
-        "metadata": {"name": lease_name(plan), "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "holderIdentity": identity,
             "leaseDurationSeconds": seconds,
@@ -308,7 +309,7 @@ class _Acquirer:
 
     def body(self, *, transitions: int) -> Manifest:
         return lease_body(
-            self.plan,
+            lease_name(self.plan),
             self.namespace,
             identity=self.identity,
             seconds=self.options.seconds,

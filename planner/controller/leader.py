@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from planner.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError, UnreachableError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
-from planner.lock import micro_time, parse_time
+from planner.lock import lease_body, micro_time, parse_time
 from planner.objects import Manifest, metadata_of
 
 LEASE_NAME = "planner-controller"
@@ -138,12 +138,7 @@ class LeaderElector:
         return expired or now - self._seen_at > duration
 
     def _create(self) -> None:
-        body: Manifest = {
-            "apiVersion": LEASE.api_version,
-            "kind": LEASE.kind,
-            "metadata": {"name": LEASE_NAME, "namespace": self.namespace},
-            "spec": self._spec(transitions=0),
-        }
+        body = self._lease_body(transitions=0)
         sent = time.monotonic()
         try:
             created = self.client.request(
@@ -160,7 +155,7 @@ class LeaderElector:
     def _take(self, lease: Manifest) -> None:
         transitions = int((lease.get("spec") or {}).get("leaseTransitions") or 0) + 1
         body = {**self._body(lease, holder=self.identity, renew=True)}
-        body["spec"] = {**body["spec"], **self._spec(transitions=transitions)}
+        body["spec"] = {**body["spec"], **self._lease_body(transitions=transitions)["spec"]}
         sent = time.monotonic()
         try:
             taken = self.client.request(
@@ -195,15 +190,15 @@ class LeaderElector:
             self._lease, self._leading, self._renewed_at = lease, True, sent
             self._last_contact = time.monotonic()
 
-    def _spec(self, *, transitions: int) -> dict[str, object]:
-        stamp = micro_time(datetime.now(UTC))
-        return {
-            "holderIdentity": self.identity,
-            "leaseDurationSeconds": round(self.timings.lease_duration),
-            "acquireTime": stamp,
-            "renewTime": stamp,
-            "leaseTransitions": transitions,
-        }
+    def _lease_body(self, *, transitions: int) -> Manifest:
+        return lease_body(
+            LEASE_NAME,
+            self.namespace,
+            identity=self.identity,
+            seconds=round(self.timings.lease_duration),
+            now=datetime.now(UTC),
+            transitions=transitions,
+        )
 
     def _body(self, lease: Manifest, *, holder: str, renew: bool) -> Manifest:
         metadata = metadata_of(lease)

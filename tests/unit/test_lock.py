@@ -36,7 +36,7 @@ def lease(holder: str = "alice@ci-7/4711/9f3a0c1e", *, renewed: str | None = Non
 
 
 def test_the_lease_is_named_after_the_plan_and_its_times_are_micro_times() -> None:
-    body = lease_body("shop", "prod", identity="me@host/1/ab", seconds=30, now=NOW, transitions=3)
+    body = lease_body(lease_name("shop"), "prod", identity="me@host/1/ab", seconds=30, now=NOW, transitions=3)
 
     assert lease_name("shop") == "planner-lock-shop"
     assert body == {
