@@ -118,6 +118,30 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
     return text
 
 
+def start_controller(
+    tmp_path: Path, kubeconfig: Path, plans: Path, *options: str
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """`planner controller --plans PLANS` as its Deployment runs it (only the kubeconfig's credentials),
+    listening on a free port, its output in the returned log."""
+    log = tmp_path / "controller.log"
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
+    command = [
+        sys.executable,
+        "-m",
+        "planner",
+        "controller",
+        "--plans",
+        str(plans),
+        "--listen",
+        "127.0.0.1:0",
+    ]
+    with log.open("wb") as stream:
+        process = subprocess.Popen(
+            [*command, *options], cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+        )
+    return process, log
+
+
 def test_kubectl_apply_k_accepts_deploy(cluster: ClusterHandle) -> None:
     applied = kubectl(cluster, "apply", "-k", str(DEPLOY))
 
@@ -155,17 +179,10 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
     plans.mkdir()
     plan = plans / "plan.yaml"
     plan.write_text(scenario_plan("scenario", full=True))
-    log = tmp_path / "controller.log"
-    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
-    command = [
-        sys.executable,
-        "-m",
-        "planner",
-        "controller",
-        "--plans",
-        str(plans),
-        "--listen",
-        "127.0.0.1:0",
+    process, log = start_controller(
+        tmp_path,
+        kubeconfig,
+        plans,
         "--leader-elect",
         "--lease-namespace",
         "planner-system",
@@ -178,11 +195,7 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
         "--allow-data-loss",
         "-n",
         "scenario",
-    ]
-    with log.open("wb") as stream:
-        process = subprocess.Popen(
-            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
-        )
+    )
     try:
         eventually(lambda: "plan everything: applied" in log.read_text(), timeout=60)
         eventually(lambda: "paused (idle)" in log.read_text(), timeout=30)
@@ -221,24 +234,7 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
     plans = tmp_path / "plans"
     plans.mkdir()
     (plans / "plan.yaml").write_text(scenario_plan("nobody", full=False))
-    log = tmp_path / "controller.log"
-    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
-    command = [
-        sys.executable,
-        "-m",
-        "planner",
-        "controller",
-        "--plans",
-        str(plans),
-        "--listen",
-        "127.0.0.1:0",
-        "-n",
-        "nobody",
-    ]
-    with log.open("wb") as stream:
-        process = subprocess.Popen(
-            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
-        )
+    process, log = start_controller(tmp_path, kubeconfig, plans, "-n", "nobody")
     try:
         address = eventually(lambda: (m := re.search(r"/metrics on (\S+)", log.read_text())) and m.group(1))
 
