@@ -33,7 +33,6 @@ from urllib.parse import quote, unquote
 
 import urllib3
 from kubernetes.client import ApiClient, Configuration
-from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import load_incluster_config
 from kubernetes.config.kube_config import load_kube_config
@@ -172,10 +171,10 @@ class KubeClient:
         """One request with retries; the parsed JSON body of a 2xx answer, else the mapped ApiError.
         `accept` may ask for a server-side conversion (`METADATA_LIST_ACCEPT`: a list of the objects'
         metadata only)."""
-        parsed, _ = self.request_dated(
+        response = self._send(
             method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
         )
-        return parsed
+        return _json_of(response)
 
     def request_dated(
         self,
@@ -193,12 +192,7 @@ class KubeClient:
         response = self._send(
             method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
         )
-        try:
-            data = response.read()
-        finally:
-            response.release_conn()
-        parsed: Json = json.loads(data) if data else {}
-        return parsed, _server_date(response)
+        return _json_of(response), _server_date(response)
 
     def server_side_apply(
         self,
@@ -265,8 +259,7 @@ class KubeClient:
             self.log.count(verb)
             try:
                 response = self._raw(method, path, query, body, content_type, timeout, accept)
-            except (urllib3.exceptions.HTTPError, OSError, ApiException) as connection_error:
-                # The official client reports a TLS failure as an ApiException with status 0.
+            except (urllib3.exceptions.HTTPError, OSError) as connection_error:
                 retries = self.options.retries
                 if not self._reached:
                     retries = min(retries, self.options.connect_retries)
@@ -323,15 +316,30 @@ class KubeClient:
             auth_settings=["BearerToken"],
         )
         read_timeout = timeout or self.options.timeout
-        response = self._api.call_api(
+        # Sent through the official client's transport, its urllib3 pool (TLS, proxy, keep-alive), by
+        # the call its `RESTClientObject.request` ends in: that wrapper only adds content-type regexes
+        # (four per write) and a serialisation of the body, which is plain JSON here.
+        response: urllib3.BaseHTTPResponse = self._api.rest_client.pool_manager.request(
             method,
             url,
-            header_params=headers,
-            body=body,
-            _request_timeout=(min(self.options.connect_timeout, read_timeout), read_timeout),
+            body=None if body is None else json.dumps(body),
+            headers=headers,
+            timeout=urllib3.Timeout(
+                connect=min(self.options.connect_timeout, read_timeout), read=read_timeout
+            ),
+            preload_content=False,
         )
-        raw: urllib3.BaseHTTPResponse = response.response
-        return raw
+        return response
+
+
+def _json_of(response: urllib3.BaseHTTPResponse) -> Json:
+    """The answer's JSON body (`{}` when empty), its connection back in the pool."""
+    try:
+        data = response.read()
+    finally:
+        response.release_conn()
+    parsed: Json = json.loads(data) if data else {}
+    return parsed
 
 
 def _server_date(response: urllib3.BaseHTTPResponse) -> datetime | None:
