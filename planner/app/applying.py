@@ -406,7 +406,7 @@ class Applier:
     ) -> None:
         """Record the plan's apply as its next generation (see `planner.app.history.record`)."""
         rendered, history = planned.rendered, self.options.history
-        source = rendered.plan.source.file
+        source = rendered.plan.source
         recorded = rendered.recorded
         recording = Recording(
             plan=planned.changeset.plan,
@@ -416,7 +416,7 @@ class Applier:
             timeouts=rendered.timeouts,
             revision=(history.revision or recorded.revision)
             if recorded
-            else source_revision(source, history.revision),
+            else source_revision(source.file, history.revision),
             who=self.who,
             rolled_back_from=recorded.number if recorded else None,
         )

@@ -52,7 +52,7 @@ from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
 from planner.kube.config import choose_context
 from planner.live import get_or_none
 from planner.objects import Manifest, ObjectRef
-from planner.plan.redact import redacted
+from planner.plan.model import Source
 from planner.writes import KubeWriter
 
 REVISION_ENVIRONMENT = ("GIT_COMMIT", "GITHUB_SHA")
@@ -97,15 +97,10 @@ def who_for(target: Target) -> Who:
     return Who(user=user, host=socket.gethostname())
 
 
-def plan_sources(file: str) -> dict[str, str]:
-    """The plan file as a record keeps it: its text with literal secret values masked (nothing when it
-    cannot be read again or parsed: then no text of it is kept)."""
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    shown = redacted(text)
-    return {file: shown} if shown is not None else {}
+def plan_sources(source: Source) -> dict[str, str]:
+    """The plan file as a record keeps it: the text the loader read, literal secret values masked
+    (nothing for a plan that did not come from a file)."""
+    return {source.file: source.shown} if source.shown is not None else {}
 
 
 def source_revision(file: str, given: str | None) -> str | None:

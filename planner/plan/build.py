@@ -60,7 +60,7 @@ class _Builder:
                 Secret(name=item["name"], data=self.secret_map(item["data"], f"{path}.data"))
                 for path, item in _entries(data, "secrets")
             ),
-            source=Source(file=self.parsed.file, positions=dict(self.parsed.keys)),
+            source=Source(file=self.parsed.file, positions=dict(self.parsed.keys), shown=self.parsed.shown),
         )
 
     def workload(self, item: Data, path: str) -> Workload:

@@ -171,6 +171,7 @@ class Source:
 
     file: str
     positions: Mapping[str, Position] = field(default_factory=dict)
+    shown: str | None = None  # the file's text with literal secret values masked (None: not from a file)
 
     def position(self, path: str) -> Position:
         """The position of `path`, or of its nearest ancestor that has one."""

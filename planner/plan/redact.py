@@ -2,9 +2,10 @@
 
 A generation record keeps the plan files an apply rendered, for people to read (`planner history
 --show`); a value given literally under `secrets[].data`, `sandboxes[].secretEnv` or
-`warmPools[].template.secretEnv` must not be among what they read. The text is composed again as the loader
-composes it (libyaml, else ruamel.yaml's YAML 1.2 parser), and each such scalar is replaced
-where it is written, so everything else — comments, order, layout — stays as the author wrote it. A
+`warmPools[].template.secretEnv` must not be among what they read. The loader masks them while it reads
+the file (`ParsedFile.shown`), from the node graph it composed anyway: each such scalar is replaced
+where it is written, so everything else — comments, order, layout — stays as the author wrote it, and
+the record keeps the text that was applied, not whatever the file holds by the time the apply ends. A
 value from `valueFrom` (an environment variable, a file) is not in the text and needs nothing. An
 anchored value keeps its anchor, so aliases elsewhere still read; the alias then shows `***` too.
 """
@@ -13,39 +14,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from planner.plan.secrets import SECRET_VALUE_MAPS
-from planner.plan.source import plan_yaml
-
 MASK = "***"
+# Where a plan holds secret values: the maps under these keys (`*`: every item of a list). The loader
+# resolves them (`planner.plan.secrets`) and masks the ones written literally in the text it keeps.
+SECRET_VALUE_MAPS: tuple[tuple[str, ...], ...] = (
+    ("secrets", "*", "data"),
+    ("sandboxes", "*", "secretEnv"),
+    ("warmPools", "*", "template", "secretEnv"),
+)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def redacted(text: str) -> str | None:
-    """`text` with every literal secret value replaced by `"***"`; None when it is not one YAML plan
-    document that can be read (then nothing of it may be shown)."""
-    document = _composed(text)
+def masked(text: str, document: Node) -> str:
+    """`text`, which composed to `document`, with every literal secret value replaced by `"***"`
+    (marks count characters, with libyaml and ruamel's own parser alike)."""
     if not isinstance(document, MappingNode):
-        return None
+        return text
     spans = {(node.start_mark.index, node.end_mark.index): node for node in _secret_scalars(document)}
-    for (start, end), node in sorted(spans.items(), reverse=True):
-        text = text[:start] + _replacement(text[start:end], node) + text[end:]
-    return text
-
-
-def _composed(text: str) -> Node | None:
-    """The document's node graph, composed as the loader composes it: libyaml first (several times
-    faster on a large plan), ruamel's YAML 1.2 parser for what libyaml refuses; None when neither reads
-    it. Both mark positions in characters, so the spans replaced are the same either way."""
-    for pure in (False, True):
-        try:
-            document: Node | None = plan_yaml(pure=pure).compose(text)
-        except YAMLError:
-            continue
-        return document
-    return None
+    pieces, kept_until = [], 0
+    for (start, end), node in sorted(spans.items()):
+        pieces += [text[kept_until:start], _replacement(text[start:end], node)]
+        kept_until = end
+    pieces.append(text[kept_until:])
+    return "".join(pieces)
 
 
 def _replacement(written: str, node: ScalarNode) -> str:

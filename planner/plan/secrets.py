@@ -16,6 +16,7 @@ from pathlib import Path
 
 from planner.errors import Diagnostic
 from planner.plan.raw import Node, root
+from planner.plan.redact import SECRET_VALUE_MAPS
 from planner.plan.source import ParsedFile
 
 
@@ -42,15 +43,6 @@ class _Problem:
 
     def path_in(self, path: str) -> str:
         return f"{path}.valueFrom.{self.suffix}"
-
-
-# Where a plan holds secret values: the maps under these keys (`*`: every item of a list). The loader
-# resolves them; `planner.plan.redact` hides the ones written literally when a plan file is recorded.
-SECRET_VALUE_MAPS: tuple[tuple[str, ...], ...] = (
-    ("secrets", "*", "data"),
-    ("sandboxes", "*", "secretEnv"),
-    ("warmPools", "*", "template", "secretEnv"),
-)
 
 
 def _secret_values(data: object) -> Iterator[tuple[str, object]]:

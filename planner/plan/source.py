@@ -34,6 +34,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from planner.errors import Diagnostic
 from planner.plan.limits import event_problem, read_text
 from planner.plan.model import Position
+from planner.plan.redact import masked
 
 _TOKEN = re.compile(r"[^\s,\]\}#]+")
 _DOCUMENT_START = re.compile(r"^---(\s|$)")
@@ -67,6 +68,7 @@ class ParsedFile:
     keys: dict[str, Position] = field(default_factory=dict)  # mapping keys and sequence items
     values: dict[str, Position] = field(default_factory=dict)  # scalar values
     lines: tuple[str, ...] = ()
+    shown: str = ""  # the text with its literal secret values masked, as a generation record keeps it
 
     def position(self, path: str, *, at_value: bool = True) -> Position:
         """Where `path` is: its scalar value, else its key or item, else its nearest ancestor's."""
@@ -149,7 +151,14 @@ def _single_document(name: str, text: str, documents: list[Node], yaml: YAML) ->
         return Diagnostic(name, 1, 1, "", "empty plan file: expected a plan (apiVersion, kind, metadata)")
     walk = _Walk(yaml)
     data = walk.plain(present[0], "")
-    return ParsedFile(file=name, data=data, keys=walk.keys, values=walk.values, lines=lines)
+    return ParsedFile(
+        file=name,
+        data=data,
+        keys=walk.keys,
+        values=walk.values,
+        lines=lines,
+        shown=masked(text, present[0]),
+    )
 
 
 def _is_null(node: Node) -> bool:

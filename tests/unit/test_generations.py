@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import gzip
 import json
+from pathlib import Path
 from typing import Any
 
 from planner.applyset import (
@@ -40,7 +41,7 @@ from planner.generations import (
     secrets_without_data,
 )
 from planner.objects import ref_of
-from planner.plan.redact import redacted
+from planner.plan.source import ParsedFile, read_plan_file
 
 
 def deployment(name: str, image: str, replicas: int = 1, digest: str = "") -> dict[str, Any]:
@@ -293,7 +294,16 @@ def test_the_parent_names_the_current_generation_and_numbers_only_grow() -> None
 # --- the plan files as recorded -----------------------------------------------------------------------
 
 
-def test_literal_secret_values_are_masked_in_place_and_the_rest_of_the_file_is_kept() -> None:
+def shown(text: str, folder: Path) -> str:
+    """The text a generation record keeps of a plan file holding `text`, as the loader reads it."""
+    file = folder / "plan.yaml"
+    file.write_text(text, encoding="utf-8")
+    parsed = read_plan_file(file)
+    assert isinstance(parsed, ParsedFile), parsed
+    return parsed.shown
+
+
+def test_literal_secret_values_are_masked_in_place_and_the_rest_of_the_file_is_kept(tmp_path: Path) -> None:
     text = (
         "kind: Plan  # shop\n"
         "secrets:\n"
@@ -307,7 +317,7 @@ def test_literal_secret_values_are_masked_in_place_and_the_rest_of_the_file_is_k
         "workloads:\n"
         "  - {name: web, image: 'shop:1', env: {MODE: hunter2x}}\n"
     )
-    assert redacted(text) == (
+    assert shown(text, tmp_path) == (
         "kind: Plan  # shop\n"
         "secrets:\n"
         "  - name: creds\n"
@@ -320,11 +330,12 @@ def test_literal_secret_values_are_masked_in_place_and_the_rest_of_the_file_is_k
         "workloads:\n"
         "  - {name: web, image: 'shop:1', env: {MODE: hunter2x}}\n"
     )
-    assert redacted("- not a plan\n") is None
-    assert redacted("a: [unclosed\n") is None
+    assert shown("- not a plan\n", tmp_path) == "- not a plan\n"  # nothing in it is a secret
 
 
-def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_parser_reads() -> None:
+def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_parser_reads(
+    tmp_path: Path,
+) -> None:
     text = (
         "kind: Plan  # café ☕\n"
         "workloads:\n"
@@ -333,7 +344,7 @@ def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_pars
         "  - name: creds\n"
         "    data: {PASSWORD: 'pässwörd', URL: postgres://u:p@db}\n"
     )
-    assert redacted(text) == (
+    assert shown(text, tmp_path) == (
         "kind: Plan  # café ☕\n"
         "workloads:\n"
         "  - {name: db, args: [postgres://db:5432]}\n"
@@ -342,4 +353,7 @@ def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_pars
         '    data: {PASSWORD: "***", URL: "***"}\n'
     )
     multibyte = "kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: välue\n"
-    assert redacted(multibyte) == 'kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: "***"\n'
+    assert (
+        shown(multibyte, tmp_path)
+        == 'kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: "***"\n'
+    )
