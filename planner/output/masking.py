@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
-
 from planner.kinds import SECRET
-from planner.objects import ANNOTATION_HASH, Manifest, metadata_of
+from planner.objects import ANNOTATION_HASH, Manifest, json_copy, metadata_of
 
 MASK = "***"
 _SECRET_VALUE_FIELDS = ("data", "stringData")
@@ -22,7 +20,7 @@ def mask_manifest(manifest: Manifest) -> Manifest:
     """A copy of `manifest` with a Secret's values and content hash replaced by `***`; others unchanged."""
     if not is_secret(manifest):
         return manifest
-    masked = copy.deepcopy(manifest)
+    masked: Manifest = json_copy(manifest)
     for field in _SECRET_VALUE_FIELDS:
         if isinstance(masked.get(field), dict):
             masked[field] = {key: MASK for key in masked[field]}

@@ -12,9 +12,8 @@ controller creates their members.
 
 from __future__ import annotations
 
-import copy as _copy
-
 from planner.objects import Manifest as _Manifest
+from planner.objects import json_copy as _json_copy
 from planner.plan.model import Plan as _Plan
 from planner.render.config import render_config as _render_config
 from planner.render.identity import (
@@ -62,4 +61,4 @@ def render(plan: _Plan, default_namespace: str) -> list[_Manifest]:
     for workload in plan.workloads:
         objects += _render_workload(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)
     # Deep copies, so no two manifests share a nested dict that a later stage could mutate.
-    return [_with_hash(_copy.deepcopy(obj)) for obj in objects]
+    return [_with_hash(_json_copy(obj)) for obj in objects]
