@@ -108,19 +108,42 @@ def prune_empty(value: Any, *, key: str = "", decoded: bool = False) -> Any:
 
 
 def _prune(value: Any, key: str, decoded: bool) -> Any:
+    if isinstance(value, dict):
+        return _prune_map(value, key, decoded)
     if isinstance(value, list):
-        return [_prune(item, "", decoded) for item in value]
-    if not isinstance(value, dict):
-        return value
+        return _prune_list(value, decoded)
+    return value
+
+
+def _prune_list(items: list[Any], decoded: bool) -> list[Any]:
+    return [
+        _prune_map(item, "", decoded)
+        if isinstance(item, dict)
+        else _prune_list(item, decoded)
+        if isinstance(item, list)
+        else item
+        for item in items
+    ]
+
+
+def _prune_map(value: dict[str, Any], key: str, decoded: bool) -> dict[str, Any]:
     if key in MAP_FIELDS or (key == "selector" and _is_string_map(value)):
         return {k: v for k, v in value.items() if v is not None}
     if decoded and key == FIELDS_V1:
         return value
     out = {}
     for k, v in value.items():
-        if isinstance(v, dict | list):
-            v = _prune(v, k, decoded)
-            if not v and (isinstance(v, list) or k in MAP_FIELDS or k == "selector"):
+        # Every object walks here on each write: the commonest member, a string, is settled first.
+        if v.__class__ is str:
+            if not v:
+                continue
+        elif isinstance(v, dict):
+            v = _prune_map(v, k, decoded)
+            if not v and (k in MAP_FIELDS or k == "selector"):
+                continue
+        elif isinstance(v, list):
+            v = _prune_list(v, decoded)
+            if not v:
                 continue
         elif v is None:
             if k not in KEEP_NULL:

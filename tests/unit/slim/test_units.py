@@ -126,6 +126,17 @@ PRUNES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"metadata": {"creationTimestamp": None}},
         {"metadata": {"creationTimestamp": None}},
     ),
+    ("zero numbers and false stay", {"a": 0, "b": False, "c": 0.0}, {"a": 0, "b": False, "c": 0.0}),
+    (
+        "list items stay as they are, objects in them are pruned",
+        {"x": [None, "", 0, [{"a": None, "b": "1"}], []]},
+        {"x": [None, "", 0, [{"b": "1"}], []]},
+    ),
+    (
+        "a selector of strings is a map, any other a struct",
+        {"selector": {"a": ""}, "spec": {"selector": {"matchLabels": {}}}},
+        {"selector": {"a": ""}, "spec": {}},
+    ),
 ]
 
 
