@@ -92,20 +92,22 @@ _STRIPPED: Final[frozenset[Path]] = frozenset(
 def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
     """A set of paths as a FieldsV1 tree: `"."` marks a member that also has members below it."""
     root: dict[str, Any] = {}
-    members: set[Path] = set(paths)
-    for path in members:
+    members: set[int] = set()  # the ids of the nodes (all alive here) whose paths are members
+    for path in paths:
         node = root
         for element in path:
             node = node.setdefault(element, {})
-    return _emit(root, (), members)
+        members.add(id(node))
+    members.discard(id(root))
+    return _emit(root, members)
 
 
-def _emit(node: dict[str, Any], path: Path, members: set[Path]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if node and path in members and path:
-        out["."] = {}
-    for element in sorted(node, key=_element_sort_key):
-        out[element] = _emit(node[element], (*path, element), members)
+def _emit(node: dict[str, Any], members: set[int]) -> dict[str, Any]:
+    """`node`'s members in the apiserver's order, `"."` first where `node` is a member itself."""
+    out: dict[str, Any] = {".": {}} if id(node) in members else {}
+    for element in sorted(node, key=_element_sort_key) if len(node) > 1 else node:
+        child = node[element]
+        out[element] = _emit(child, members) if child else {}
     return out
 
 
