@@ -40,6 +40,7 @@ _TOKEN = re.compile(r"[^\s,\]\}#]+")
 _DOCUMENT_START = re.compile(r"^---(\s|$)")
 _DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _Yaml12Resolver(VersionedResolver):
@@ -181,6 +182,8 @@ class _Walk:
         return self._scalar(node)
 
     def _scalar(self, node: Node) -> Any:
+        if node.tag == _STR_TAG:  # most scalars: the constructor would return the text as it is
+            return node.value
         try:
             return _plain_scalar(self._constructor.construct_object(node, deep=True))
         except (ValueError, TypeError, ArithmeticError, LookupError) as error:  # `!!int` of 5,000 digits

@@ -149,3 +149,18 @@ def test_a_token_bound_to_a_too_small_role_is_one_forbidden_line(
         "planner-embedded)"
     ]
     assert token not in result.stderr + result.stdout
+
+
+def test_a_server_certificate_the_kubeconfig_does_not_trust_is_one_line_naming_tls(
+    with_rbac: ClusterHandle, tmp_path: Path
+) -> None:
+    """The kubeconfig names the TLS server but not its CA: the handshake fails, retried no more than a
+    refused connection, and the one line says so, with the verifier's reason."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", with_rbac.url, token=with_rbac.token)
+    result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line == (
+        f"error: cannot reach {with_rbac.url}: TLS handshake failed: certificate verify failed: "
+        "unable to get local issuer certificate"
+    )
