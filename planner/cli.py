@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import os
 import signal
@@ -1183,6 +1184,9 @@ def _output_in(args: Sequence[str], invocation: _Invocation) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: runs the CLI and maps every failure to DESIGN §5's exit codes. Errors are text on
     stderr, followed by a JSON `Error` line when the command was given `-o json`."""
+    # Everything imported so far lives as long as the process: out of the collector's full passes, which
+    # otherwise walk it again each time a large plan's objects pile up (0.3 s of a 1,000-workload apply).
+    gc.freeze()
     args = list(argv) if argv is not None else sys.argv[1:]
     invocation = _Invocation()
     try:
