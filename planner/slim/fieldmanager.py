@@ -92,20 +92,22 @@ _STRIPPED: Final[frozenset[Path]] = frozenset(
 def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
     """A set of paths as a FieldsV1 tree: `"."` marks a member that also has members below it."""
     root: dict[str, Any] = {}
-    members: set[Path] = set(paths)
-    for path in members:
+    members: set[int] = set()  # the ids of the nodes (all alive here) whose paths are members
+    for path in paths:
         node = root
         for element in path:
             node = node.setdefault(element, {})
-    return _emit(root, (), members)
+        members.add(id(node))
+    members.discard(id(root))
+    return _emit(root, members)
 
 
-def _emit(node: dict[str, Any], path: Path, members: set[Path]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if node and path in members and path:
-        out["."] = {}
-    for element in sorted(node, key=_element_sort_key):
-        out[element] = _emit(node[element], (*path, element), members)
+def _emit(node: dict[str, Any], members: set[int]) -> dict[str, Any]:
+    """`node`'s members in the apiserver's order, `"."` first where `node` is a member itself."""
+    out: dict[str, Any] = {".": {}} if id(node) in members else {}
+    for element in sorted(node, key=_element_sort_key) if len(node) > 1 else node:
+        child = node[element]
+        out[element] = _emit(child, members) if child else {}
     return out
 
 
@@ -172,6 +174,11 @@ def _go_value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+# A path element's JSON, as `json.dumps(..., separators=(",", ":"), ensure_ascii=False)` writes it, by
+# one encoder: every keyed list item of every write names its element.
+_ELEMENT_JSON: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _key_element(item: dict[str, Any], schema: KeyedList) -> str | None:
     keys = schema.apply_keys or ()
     values: dict[str, Any] = {}
@@ -182,11 +189,11 @@ def _key_element(item: dict[str, Any], schema: KeyedList) -> str | None:
             values[key] = schema.key_defaults[key]
         else:
             return None
-    return "k:" + json.dumps(values, separators=(",", ":"), ensure_ascii=False)
+    return "k:" + _ELEMENT_JSON.encode(values)
 
 
 def _value_element(value: Any) -> str:
-    return "v:" + json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return "v:" + _ELEMENT_JSON.encode(value)
 
 
 def _keyed_items(items: list[Any], schema: KeyedList) -> list[tuple[str, Any]] | None:
@@ -275,6 +282,9 @@ def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -
         return
     if old == new:
         return  # an equal subtree holds no change: only the branches that differ are walked
+    if isinstance(old, dict) and isinstance(new, dict) and not isinstance(schema, _CONTAINERS):
+        _compare_maps(old, new, schema if isinstance(schema, Struct) else None, path, diff)
+        return
     members = _members(old, new, schema)
     if members is not None:
         for element, (old_child, new_child, child_schema) in members.items():
@@ -292,34 +302,53 @@ def _compare(old: Any, new: Any, schema: Field | None, path: Path, diff: Diff) -
         diff.modified.add(path)
 
 
+def _compare_maps(
+    old: dict[str, Any], new: dict[str, Any], struct: Struct | None, path: Path, diff: Diff
+) -> None:
+    """`_compare` of two maps member by member (what `_members` pairs for them, without the pairing:
+    most of a write's comparisons are of maps)."""
+    for key, new_child in new.items():
+        child_schema = struct.child(key) if struct is not None else None
+        _compare(old.get(key, _MISSING), new_child, child_schema, (*path, f"f:{key}"), diff)
+    for key, old_child in old.items():
+        if key not in new:
+            child_schema = struct.child(key) if struct is not None else None
+            _every_path(old_child, child_schema, (*path, f"f:{key}"), diff.removed)
+
+
 def _every_path(value: Any, schema: Field | None, path: Path, into: set[Path]) -> None:
     """What `_compare` finds where one side lacks `value` altogether: every path in it, each member
     of a container as `_members` names it (a create's field set is mostly this)."""
-    members: list[tuple[str, Any, Field | None]] | None = None
     if isinstance(schema, Atomic):
-        pass
+        into.add(path)
     elif isinstance(value, dict):
-        members = (
-            [] if isinstance(schema, _LISTS) else [(f"f:{k}", v, _child(schema, k)) for k, v in value.items()]
-        )
+        if not isinstance(schema, _LISTS):  # a map where a list belongs has no members
+            struct = schema if isinstance(schema, Struct) else None
+            for key, child in value.items():
+                child_schema = struct.child(key) if struct is not None else None
+                _every_path(child, child_schema, (*path, f"f:{key}"), into)
+        if path:
+            into.add(path)
     elif isinstance(value, list) and isinstance(schema, SetList):
-        members = [(e, item, _SET_ITEM) for e, item in {_value_element(v): v for v in value}.items()]
+        for element in {_value_element(v): v for v in value}:
+            into.add((*path, element))
+        if path:
+            into.add(path)
     elif isinstance(value, list) and isinstance(schema, KeyedList) and _is_keyed(schema):
         pairs = _keyed_items(value, schema)
         if pairs is not None:
-            members = [(e, item, schema.item) for e, item in pairs]
-    if members is None:  # a value, not a container
-        into.add(path)
-        return
-    for element, item, item_schema in members:
-        _every_path(item, item_schema, (*path, element), into)
-    if path:
+            for element, item in pairs:
+                _every_path(item, schema.item, (*path, element), into)
+        if pairs is None or path:
+            into.add(path)
+    else:  # a value, not a container
         into.add(path)
 
 
 Members = dict[str, tuple[Any, Any, Field | None]]
 _SET_ITEM: Final = Atomic()  # a set's item is a value, whatever its shape
 _LISTS: Final = (SetList, KeyedList)
+_CONTAINERS: Final = (Atomic, SetList, KeyedList)  # schemas under which a map is not compared by member
 
 
 def _members(old: Any, new: Any, schema: Field | None) -> Members | None:

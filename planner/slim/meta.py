@@ -101,26 +101,50 @@ def _copy_tree(value: Any) -> Any:
 
 
 def prune_empty(value: Any, *, key: str = "", decoded: bool = False) -> Any:
-    """A copy without Go-omitempty values (see module docstring). `decoded`: the value went through
-    `objects.decode` before (or the server wrote it), so its managedFields' FieldsV1 trees hold maps
-    alone and are shared as they are rather than walked again; they are never changed in place."""
+    """A copy without Go-omitempty values (see module docstring), except managedFields' FieldsV1
+    trees that hold maps alone (all a field manager writes): pruning would only copy them, so they are
+    shared as they are (they are never changed in place). `decoded`: the value went through
+    `objects.decode` before (or the server wrote it), so its FieldsV1 trees are shared unchecked."""
     return _prune(value, key, decoded)
 
 
 def _prune(value: Any, key: str, decoded: bool) -> Any:
+    if isinstance(value, dict):
+        return _prune_map(value, key, decoded)
     if isinstance(value, list):
-        return [_prune(item, "", decoded) for item in value]
-    if not isinstance(value, dict):
-        return value
+        return _prune_list(value, decoded)
+    return value
+
+
+def _prune_list(items: list[Any], decoded: bool) -> list[Any]:
+    return [
+        _prune_map(item, "", decoded)
+        if isinstance(item, dict)
+        else _prune_list(item, decoded)
+        if isinstance(item, list)
+        else item
+        for item in items
+    ]
+
+
+def _prune_map(value: dict[str, Any], key: str, decoded: bool) -> dict[str, Any]:
     if key in MAP_FIELDS or (key == "selector" and _is_string_map(value)):
         return {k: v for k, v in value.items() if v is not None}
-    if decoded and key == FIELDS_V1:
+    if key == FIELDS_V1 and (decoded or _maps_alone(value)):
         return value
     out = {}
     for k, v in value.items():
-        if isinstance(v, dict | list):
-            v = _prune(v, k, decoded)
-            if not v and (isinstance(v, list) or k in MAP_FIELDS or k == "selector"):
+        # Every object walks here on each write: the commonest member, a string, is settled first.
+        if v.__class__ is str:
+            if not v:
+                continue
+        elif isinstance(v, dict):
+            v = _prune_map(v, k, decoded)
+            if not v and (k in MAP_FIELDS or k == "selector"):
+                continue
+        elif isinstance(v, list):
+            v = _prune_list(v, decoded)
+            if not v:
                 continue
         elif v is None:
             if k not in KEEP_NULL:
@@ -129,6 +153,15 @@ def _prune(value: Any, key: str, decoded: bool) -> Any:
             continue
         out[k] = v
     return out
+
+
+def _maps_alone(tree: dict[str, Any]) -> bool:
+    """Whether pruning `tree` would only copy it: its values, all the way down, are maps, none under
+    a key that names a map field (which pruning drops when empty). FieldsV1 trees are such."""
+    for k, v in tree.items():
+        if v.__class__ is not dict or k in MAP_FIELDS or k == "selector" or (v and not _maps_alone(v)):
+            return False
+    return True
 
 
 def _is_string_map(value: dict[str, Any]) -> bool:

@@ -99,11 +99,13 @@ def json_patch(current: Obj, body: bytes, ctx: PatchContext) -> Obj:
 
 
 class _TestOperation(jsonpatch.TestOperation):
-    """RFC 6902's test, settled in C when it can be: values Python finds equal whose JSON texts are the
-    same are equal. Anything else — unequal values, whose failure jsonpatch words, and equal ones
-    whose texts differ (true against 1, members in another order) — takes jsonpatch's own walk. A
-    client's test of a whole managedFields entry's field set (planner's create) compares a tree of
-    dozens of members: 70 us in jsonpatch's walk for a Deployment's, 25 us here."""
+    """RFC 6902's test, settled in C when it can be: values Python finds equal are the same JSON when
+    the tested value holds no number or boolean (a string, null, object or array equals only its own
+    kind), or else when their JSON texts are the same. Anything else — unequal values, whose failure
+    jsonpatch words, and equal ones whose texts differ (true against 1, members in another order) —
+    takes jsonpatch's own walk. A client's test of a whole managedFields entry's field set (planner's
+    create) compares a tree of dozens of members: 70 us in jsonpatch's walk for a Deployment's, 25 us
+    comparing texts, 8 us here."""
 
     def apply(self, obj: Any) -> Any:
         expected = self.operation.get("value", _ABSENT)
@@ -138,7 +140,16 @@ def _values_moved(operations: list[Any]) -> list[Any]:
 
 
 def _same_json(first: Any, second: Any) -> bool:
-    return bool(first == second) and json.dumps(first) == json.dumps(second)
+    return bool(first == second) and (_no_numbers(second) or json.dumps(first) == json.dumps(second))
+
+
+def _no_numbers(value: Any) -> bool:
+    """Whether `value` holds strings, nulls, objects and arrays alone (no number, no boolean)."""
+    if isinstance(value, dict):
+        return not value or all(map(_no_numbers, value.values()))  # a field set's leaves are empty
+    if isinstance(value, list):
+        return all(map(_no_numbers, value))
+    return value is None or isinstance(value, str)
 
 
 class _JsonPatch(jsonpatch.JsonPatch):

@@ -46,6 +46,10 @@ class Kind(Enum):
     MICRO_TIME = "micro_time"
     ANY = "any"  # RawExtension, FieldsV1, an untyped object: any JSON
 
+    # Members are singletons compared by identity: hashing them by identity too keeps the decoders'
+    # per-value reader lookups in C (Enum's own hash is Python code, run for every decoded value).
+    __hash__ = object.__hash__
+
 
 SPECIAL = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": Kind.QUANTITY,

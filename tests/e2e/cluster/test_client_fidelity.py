@@ -290,3 +290,29 @@ def test_server_side_apply_creating_with_a_uid_is_a_conflict(cluster: ClusterHan
         "0e6f1a52-4bde-4e45-9a0c-0ad2d1b6a2a1, and no existing object was found"
     )
     assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/c").status == 404
+
+
+# --- planner's create: a POST, then a JSON patch that turns its entry into an Apply entry ----------------
+
+
+def test_a_json_patch_of_a_managed_fields_entry_stores_its_field_set_without_empty_values(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    entry = http(cluster, "POST", f"{collection}?fieldManager=planner", CONFIGMAP).body["metadata"][
+        "managedFields"
+    ][0]
+    assert entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}}}
+    sent = {"f:data": {".": {}, "f:a": {}, "f:b": None, "f:c": "", "f:d": []}, "f:metadata": {"labels": {}}}
+    where = "/metadata/managedFields/0"
+    operations = [
+        {"op": "test", "path": f"{where}/fieldsV1", "value": entry["fieldsV1"]},
+        {"op": "replace", "path": where, "value": {**entry, "operation": "Apply", "fieldsV1": sent}},
+    ]
+    patched = http(cluster, "PATCH", f"{collection}/c", operations, content_type=JSON_PATCH)
+    assert patched.status == 200, patched.body
+    kept = {"f:data": {".": {}, "f:a": {}}, "f:metadata": {}}
+    assert [(e["operation"], e["fieldsV1"]) for e in patched.body["metadata"]["managedFields"]] == [
+        ("Apply", kept)
+    ]
+    assert http(cluster, "GET", f"{collection}/c").body == patched.body

@@ -204,6 +204,22 @@ COMPARED: list[tuple[str, Any, Any, set[str], set[str], set[str]]] = [
         set(),
         {".spec.strategy", ".spec.strategy.type"},
     ),
+    (
+        "a null map that gets members: they are added, the map was there",
+        {"spec": {"template": None}},
+        {"spec": {"template": {"metadata": {"name": "x"}}}},
+        {".spec.template.metadata", ".spec.template.metadata.name"},
+        set(),
+        set(),
+    ),
+    (
+        "an atomic map changes whole",
+        {"spec": {"selector": {"matchLabels": {"a": "1"}}}},
+        {"spec": {"selector": {"matchLabels": {"a": "2"}}}},
+        set(),
+        {".spec.selector"},
+        set(),
+    ),
 ]
 
 

@@ -126,6 +126,17 @@ PRUNES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"metadata": {"creationTimestamp": None}},
         {"metadata": {"creationTimestamp": None}},
     ),
+    ("zero numbers and false stay", {"a": 0, "b": False, "c": 0.0}, {"a": 0, "b": False, "c": 0.0}),
+    (
+        "list items stay as they are, objects in them are pruned",
+        {"x": [None, "", 0, [{"a": None, "b": "1"}], []]},
+        {"x": [None, "", 0, [{"b": "1"}], []]},
+    ),
+    (
+        "a selector of strings is a map, any other a struct",
+        {"selector": {"a": ""}, "spec": {"selector": {"matchLabels": {}}}},
+        {"selector": {"a": ""}, "spec": {}},
+    ),
 ]
 
 
@@ -135,7 +146,7 @@ def test_prune_empty_like_go_omitempty(why: str, given: dict[str, Any], kept: di
     assert prune_empty(given, decoded=True) == kept
 
 
-def test_a_decoded_object_shares_its_field_sets_and_the_rest_is_copied() -> None:
+def test_field_sets_of_maps_alone_are_shared_and_the_rest_is_copied() -> None:
     fields = {"f:data": {"f:a": {}}}
     entry = {"manager": "m", "operation": "Update", "subresource": "", "fieldsV1": fields}
     obj = {"metadata": {"name": "x", "managedFields": [entry]}, "data": {"a": "1"}}
@@ -145,7 +156,16 @@ def test_a_decoded_object_shares_its_field_sets_and_the_rest_is_copied() -> None
     ]
     assert pruned["metadata"]["managedFields"][0]["fieldsV1"] is fields
     assert pruned["metadata"] is not obj["metadata"] and pruned["data"] is not obj["data"]
-    assert prune_empty(obj)["metadata"]["managedFields"][0]["fieldsV1"] is not fields
+    assert prune_empty(obj)["metadata"]["managedFields"][0]["fieldsV1"] is fields
+
+
+def test_an_undecoded_field_set_holding_more_than_maps_is_pruned_as_a_copy() -> None:
+    fields = {"f:data": {"f:a": {}, "f:b": None, "f:c": "", "f:d": []}, "f:spec": {"labels": {}}}
+    obj = {"metadata": {"managedFields": [{"manager": "m", "fieldsV1": fields}]}}
+    pruned = prune_empty(obj)["metadata"]["managedFields"][0]["fieldsV1"]
+    assert pruned == {"f:data": {"f:a": {}}, "f:spec": {}}
+    assert fields["f:data"] == {"f:a": {}, "f:b": None, "f:c": "", "f:d": []}
+    assert prune_empty(obj, decoded=True)["metadata"]["managedFields"][0]["fieldsV1"] is fields
 
 
 PULL = [
