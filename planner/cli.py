@@ -68,9 +68,8 @@ _context_option = click.option("--context", help="Kubeconfig context to use (def
 _qps_option = click.option(
     "--qps",
     type=click.FloatRange(min=1),
-    default=ClientOptions.qps,
-    show_default=True,
-    help="Most API requests per second (bursts to twice that).",
+    help="Most API requests per second, bursting to twice that (default: no client-side limit once the "
+    "server shows API Priority and Fairness, else 1000).",
 )
 
 
@@ -87,7 +86,7 @@ def _cluster_options(*, namespace: bool = True) -> Callable[[F], F]:
                 namespace=kwargs.pop("namespace", None),
                 kubeconfig=kwargs.pop("kubeconfig"),
                 context=kwargs.pop("context"),
-                options=None if qps is None else ClientOptions(qps=qps, burst=int(2 * qps)),
+                options=None if qps is None else ClientOptions(qps=qps),
             )
             return command(*args, target=target, **kwargs)
 

@@ -11,9 +11,14 @@ The backoff is a function passed in, so tests and callers choose the policy. Unt
 answered once, a connection error is retried only `connect_retries` times, so a cluster that is down
 fails in about a second with one line naming the server and the cause; once it has answered, a dropped
 connection (a restarting API server) gets the full `retries`. urllib3's own retries are off: this loop is
-the only one. 401 and 403 name the server, the kubeconfig user and the request. A token bucket keeps the
-request rate under `qps` (default 1000, burst 2000, as kapp; client-go's 5/10 would make a 1,000-object
-apply take minutes). API Priority and Fairness on the server is what protects it; `--qps` lowers it.
+the only one. 401 and 403 name the server, the kubeconfig user and the request.
+
+Rate: a server that runs API Priority and Fairness says so on every answer (the flow schema the request
+was classified into, `X-Kubernetes-PF-FlowSchema-UID`); it queues or refuses (429, retried here) what it
+cannot take, fairly between clients, so from its first such answer the client stops limiting itself, as
+kpt, Flux and Argo CD do. Until then, and against a server without it, a token bucket keeps the rate under
+1000 requests/s, bursting to 2000 (as kapp; client-go's 5/10 would make a 1,000-object apply take
+minutes). A `qps` the user gave always applies.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ JSON_ACCEPT = "application/json"
 # A LIST answered with the objects' metadata only (what `kubectl get -o name` asks for): a caller that
 # needs labels and annotations does not download every object's data.
 METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+# Set on every answer of a server that classifies requests with API Priority and Fairness.
+FLOW_SCHEMA_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
+DEFAULT_QPS = 1000.0
 
 
 class ResourceType(Protocol):
@@ -69,8 +77,8 @@ def exponential_backoff(attempt: int) -> float:
 
 @dataclass(frozen=True)
 class ClientOptions:
-    qps: float = 1000.0
-    burst: int = 2000
+    qps: float | None = None  # None: DEFAULT_QPS until the server shows API Priority and Fairness, then none
+    burst: int | None = None  # None: twice the rate
     retries: int = 6
     connect_retries: int = 2
     backoff: Callable[[int], float] = exponential_backoff
@@ -132,8 +140,10 @@ class KubeClient:
         self._api = api
         self.options = options or ClientOptions()
         self.user = user
-        self._bucket = TokenBucket(self.options.qps, self.options.burst)
+        qps = self.options.qps or DEFAULT_QPS
+        self._bucket = TokenBucket(qps, self.options.burst or int(2 * qps))
         self._reached = False
+        self._server_is_fair = False  # it answered with API Priority and Fairness's flow schema
         self.log = RequestLog()
         api.user_agent = self.options.user_agent
 
@@ -151,6 +161,12 @@ class KubeClient:
     @property
     def host(self) -> str:
         return str(self._api.configuration.host)
+
+    @property
+    def throttled(self) -> bool:
+        """Whether requests wait for the client's own token bucket: when the user gave `qps`, or until
+        the server has shown that API Priority and Fairness governs it."""
+        return self.options.qps is not None or not self._server_is_fair
 
     def with_options(self, **changes: Any) -> KubeClient:
         """The same cluster, credentials and connection pool with other options (say, no retries and a
@@ -255,7 +271,8 @@ class KubeClient:
     ) -> urllib3.BaseHTTPResponse:
         verb = verb or method.lower()
         for attempt in range(self.options.retries + 1):
-            self._bucket.take()
+            if self.throttled:
+                self._bucket.take()
             self.log.count(verb)
             try:
                 response = self._raw(method, path, query, body, content_type, timeout, accept)
@@ -269,6 +286,8 @@ class KubeClient:
                 time.sleep(self.options.backoff(attempt))
                 continue
             self._reached = True
+            if not self._server_is_fair and FLOW_SCHEMA_HEADER in response.headers:
+                self._server_is_fair = True
             if 200 <= response.status < 300:
                 return response
             error_body = response.read()

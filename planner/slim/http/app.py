@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -126,7 +127,22 @@ def build_app(
         simulation.add_routes(app)
     app.router.add_route("*", "/slim/requests", request_log_handler(log))
     app.router.add_route("*", "/{tail:.*}", dispatch)
+    app.on_response_prepare.append(_priority_and_fairness_headers(uuid.uuid4(), uuid.uuid4()))
     return app
+
+
+def _priority_and_fairness_headers(flow_schema: uuid.UUID, priority_level: uuid.UUID) -> Any:
+    """kube-apiserver classifies every request with API Priority and Fairness and names the flow schema
+    and priority level on the answer; clients read that to drop their own rate limit (cli-utils'
+    `flowcontrol.IsEnabled`, planner's client). This server queues nothing, as an `exempt` level would
+    not, and names one such pair for every request."""
+
+    async def add(request: web.Request, response: web.StreamResponse) -> None:
+        del request
+        response.headers["X-Kubernetes-Pf-Flowschema-Uid"] = str(flow_schema)
+        response.headers["X-Kubernetes-Pf-Prioritylevel-Uid"] = str(priority_level)
+
+    return add
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
@@ -155,13 +171,18 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
 # --- fixed endpoints ----------------------------------------------------------------------------------
 
 
+# A probe's individual `ping` check (what cli-utils reads API Priority and Fairness's headers from); unlike
+# the probe itself, not public.
+_PING_CHECKS = frozenset(f"{probe}/ping" for probe in PUBLIC_PATHS)
+
+
 def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamResponse | None:
     if request.method != "GET":
         return None
     accept = request.headers.get("Accept", "")
     path = "/" + "/".join(parts)
     kinds = request.app[API_KEY].kinds
-    if path in PUBLIC_PATHS:
+    if path in PUBLIC_PATHS or path in _PING_CHECKS:
         return web.Response(text="ok", content_type="text/plain")
     if path == "/version":
         return json_response(discovery.VERSION_INFO)

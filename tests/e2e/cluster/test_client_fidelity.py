@@ -316,3 +316,26 @@ def test_a_json_patch_of_a_managed_fields_entry_stores_its_field_set_without_emp
         ("Apply", kept)
     ]
     assert http(cluster, "GET", f"{collection}/c").body == patched.body
+
+
+def test_every_answer_names_its_priority_and_fairness_flow_schema(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    """As kube-apiserver does: a read, a refusal and the `/livez/ping` check cli-utils probes all name
+    the flow schema and priority level, the same pair each time (this server queues nothing)."""
+    answers = [
+        http(cluster, "GET", f"/api/v1/namespaces/{namespace}"),
+        http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/missing"),
+        http(cluster, "GET", "/livez/ping", headers={"Accept": "text/plain"}),
+    ]
+    assert [answer.status for answer in answers] == [200, 404, 200]
+    assert answers[2].body == "ok"
+    pairs = {
+        (
+            answer.headers["X-Kubernetes-Pf-Flowschema-Uid"],
+            answer.headers["X-Kubernetes-Pf-Prioritylevel-Uid"],
+        )
+        for answer in answers
+    }
+    [(flow_schema, priority_level)] = pairs
+    assert flow_schema != priority_level and len(flow_schema) == len(priority_level) == 36
