@@ -3,8 +3,8 @@
 No Secret value, and no Secret hash, is ever printed: a recorded Secret shows as its name with its
 values and hash `***` (`output.masking`), and a Secret that changed between two generations is only
 "changed". A Job's run-key moving reads as `plan` says it (`new run: template changed`), never as
-two digests, in text and markdown; JSON keeps the digests. The plan files a record keeps had their literal secret values masked before they were
-recorded (`planner.plan.redact`).
+two digests, in text and markdown; JSON keeps the digests. The plan files a record keeps had their
+literal secret values masked when the loader read them (`planner.plan.redact`).
 """
 
 from __future__ import annotations

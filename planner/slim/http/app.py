@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -131,7 +132,9 @@ def build_app(
     return app
 
 
-def _priority_and_fairness_headers(flow_schema: uuid.UUID, priority_level: uuid.UUID) -> Any:
+def _priority_and_fairness_headers(
+    flow_schema: uuid.UUID, priority_level: uuid.UUID
+) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
     """kube-apiserver classifies every request with API Priority and Fairness and names the flow schema
     and priority level on the answer; clients read that to drop their own rate limit (cli-utils'
     `flowcontrol.IsEnabled`, planner's client). This server queues nothing, as an `exempt` level would
