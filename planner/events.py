@@ -16,6 +16,8 @@ The monitor's `ContainerStarted`, `ContainerExited`, `ContainerFailed` and `Cont
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -167,9 +169,21 @@ class SystemClock:
 
 
 def rfc3339(seconds: float) -> str:
-    """`2026-11-29T10:30:42.125Z`: UTC, millisecond precision."""
-    stamp = datetime.fromtimestamp(seconds, tz=UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+    """`2026-11-29T10:30:42.125Z`: UTC, millisecond precision (of the time `datetime.fromtimestamp`
+    rounds to the microsecond)."""
+    fraction, whole = math.modf(seconds)
+    micros = round(fraction * 1_000_000)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    elif micros < 0:
+        whole, micros = whole - 1, micros + 1_000_000
+    return f"{_utc_second(int(whole))}{micros // 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _utc_second(whole: int) -> str:
+    """`2026-11-29T10:30:42.`: an event stream's events share a second in their thousands."""
+    return datetime.fromtimestamp(whole, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
 def _json_value(value: Any) -> Any:
@@ -181,9 +195,21 @@ def _json_value(value: Any) -> Any:
 def to_json_dict(event: Event) -> dict[str, Any]:
     """DESIGN §5's JSON object: `time` as RFC 3339, `type` the event's class name, absent fields left out."""
     out: dict[str, Any] = {"time": rfc3339(event.time), "type": type(event).__name__}
-    for field in dataclasses.fields(event):
-        value = getattr(event, field.name)
-        if field.name == "time" or value is None:
-            continue
-        out[field.name] = dict(value) if field.name == "reasons" else _json_value(value)
+    for name in _field_names(type(event)):
+        value = getattr(event, name)
+        if value is not None:
+            out[name] = dict(value) if name == "reasons" else _json_value(value)
     return out
+
+
+_FIELD_NAMES: dict[type[_Common], tuple[str, ...]] = {}
+
+
+def _field_names(event_type: type[_Common]) -> tuple[str, ...]:
+    """The fields a JSON line carries besides `time`, in declaration order, looked up once per type."""
+    names = _FIELD_NAMES.get(event_type)
+    if names is None:
+        names = _FIELD_NAMES[event_type] = tuple(
+            field.name for field in dataclasses.fields(event_type) if field.name != "time"
+        )
+    return names

@@ -120,3 +120,18 @@ def test_what_the_events_never_say_does_not_validate(
     validator: jsonschema.Draft7Validator, line: dict[str, Any]
 ) -> None:
     assert not validator.is_valid(line)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        (0.0, "1970-01-01T00:00:00.000Z"),
+        (1764584999.25, "2025-12-01T10:29:59.250Z"),
+        (1764584999.9994, "2025-12-01T10:29:59.999Z"),
+        # within half a microsecond of the next second: datetime rounds it up, and so does the stamp
+        (1764584999.9999995, "2025-12-01T10:30:00.000Z"),
+        (1764585000.0, "2025-12-01T10:30:00.000Z"),
+    ],
+)
+def test_an_event_time_is_utc_to_the_millisecond_as_datetime_rounds_it(seconds: float, expected: str) -> None:
+    assert events.rfc3339(seconds) == expected
