@@ -26,7 +26,7 @@ from typing import Any, cast
 from aiohttp import web
 
 from planner.slim import errors
-from planner.slim.metrics import classify
+from planner.slim.requestinfo import of_request
 
 Obj = dict[str, Any]
 INJECTABLE_CODES = (429, 500, 503)
@@ -143,11 +143,11 @@ def _rates(raw: Obj) -> dict[int, float]:
 def middleware(faults: Faults) -> Any:
     @web.middleware
     async def inject(request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.path.startswith(EXEMPT_PREFIXES):
+        if not (faults.latency_seconds > 0 or faults.error_rates) or request.path.startswith(EXEMPT_PREFIXES):
             return cast(web.StreamResponse, await handler(request))
         if faults.latency_seconds > 0:
             await asyncio.sleep(faults.latency_seconds)
-        code = faults.injected_error(classify(request.method, request.path, request.query)[1])
+        code = faults.injected_error(of_request(request).qualified_resource)
         if code is not None:
             return faults.error_response(code)
         return cast(web.StreamResponse, await handler(request))
