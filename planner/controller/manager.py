@@ -7,8 +7,9 @@ so writes never race each other:
 - `plan:<file>` reconciles the plan as `planner reconcile` does (`reconcile_plan`: under its run lock,
   so a controller and a cron `reconcile` or a person's `apply` never interleave), then records an
   Event on its ApplySet parent Secret (`Reconciled`, `DriftCorrected`, `ReconcileFailed`). Queued every
-  `--interval`, when the file's content changes (polled every `poll` seconds) and when this replica
-  becomes the leader. A failure is retried with a per-key backoff; `locked` is retried the same way.
+  `--interval`, when the file's content or that of a secret file it reads (`valueFrom.file`) changes
+  (polled every `poll` seconds; a file is read again only then) and when this replica becomes the
+  leader. A failure is retried with a per-key backoff; `locked` is retried the same way.
 - `pools:<file>` brings each of the plan's warm pools to its size and deletes the unclaimed members of
   pools it no longer declares. Queued every resync and at once by the watch: any event on a
   pool-labelled PVC or Pod (a claim, a lost member) from the informers.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import secrets
 import socket
 import threading
@@ -48,6 +50,7 @@ from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remov
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
+from planner.plan.secrets import secret_files
 
 Notice = Callable[[str], None]
 COMPONENT = "planner-controller"
@@ -72,6 +75,23 @@ class _PlanFile:
     digest: str
     rendered: RenderedPlan | None
     problem: str = ""
+    inputs: tuple[Path, ...] = ()  # the secret files it reads: a change to one is a change to the plan
+
+
+def _digest(path: Path, inputs: tuple[Path, ...]) -> str | None:
+    """sha256 over the plan file and each secret file it reads (one missing or unreadable counts as
+    such, so its coming back is a change too); None when the plan file cannot be read."""
+    try:
+        digest = hashlib.sha256(path.read_bytes())
+    except OSError:
+        return None
+    for each in inputs:
+        digest.update(b"\0" + os.fsencode(each) + b"\0")
+        try:
+            digest.update(b"\1" + each.read_bytes())
+        except OSError:
+            digest.update(b"\2")
+    return digest.hexdigest()
 
 
 def identity() -> str:
@@ -206,13 +226,14 @@ class Controller:
                 del self.files[gone]
             known = dict(self.files)
         for name, path in found.items():
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                continue
-            if name in known and known[name].digest == digest:
+            previous = known.get(name)
+            inputs = previous.inputs if previous else ()
+            digest = _digest(path, inputs)
+            if digest is None or (previous is not None and previous.digest == digest):
                 continue
             loaded = self._load(path, digest)
+            if loaded.inputs != inputs:  # the file names other secret files now: watch those
+                loaded = dataclasses.replace(loaded, digest=_digest(path, loaded.inputs) or digest)
             with self.files_lock:
                 self.files[name] = loaded
             if loaded.problem:
@@ -223,12 +244,13 @@ class Controller:
             self.queue.add(f"pools:{name}")
 
     def _load(self, path: Path, digest: str) -> _PlanFile:
+        inputs = secret_files(path)
         try:
             loaded = load_plans([path])
             (rendered,) = render_loaded(loaded, self.default_namespace)
         except (PlannerError, ValueError) as broken:
-            return _PlanFile(digest=digest, rendered=None, problem=str(broken))
-        return _PlanFile(digest=digest, rendered=rendered)
+            return _PlanFile(digest=digest, rendered=None, problem=str(broken), inputs=inputs)
+        return _PlanFile(digest=digest, rendered=rendered, inputs=inputs)
 
     def rendered(self, file: str) -> RenderedPlan | None:
         with self.files_lock:

@@ -17,7 +17,7 @@ from pathlib import Path
 from planner.errors import Diagnostic
 from planner.plan.raw import Node, root
 from planner.plan.redact import SECRET_VALUE_MAPS
-from planner.plan.source import ParsedFile
+from planner.plan.source import ParsedFile, read_plan_file
 
 
 def resolve_secrets(
@@ -86,13 +86,40 @@ def _from_env(variable: str, environ: Mapping[str, str]) -> str | _Problem:
     return environ[variable]
 
 
-def _from_file(relative: str, base: Path) -> str | _Problem:
+def secret_files(path: Path) -> tuple[Path, ...]:
+    """The files the plan file at `path` reads secret values from (`valueFrom.file`), as it names them
+    under its directory (so a read follows a symlink swapped since, as a mounted Secret volume's are);
+    those that would leave the directory are left out, as the loader refuses them, and there are none
+    when the file cannot be read as YAML (its problem is the loader's to tell). Whoever watches a plan
+    file for changes watches these too."""
+    parsed = read_plan_file(path)
+    if isinstance(parsed, Diagnostic):
+        return ()
+    base = Path(parsed.file).parent
+    found: dict[Path, None] = {}
+    for _, value in _secret_values(parsed.data):
+        source = value.get("valueFrom") if isinstance(value, dict) else None
+        relative = source.get("file") if isinstance(source, dict) else None
+        if isinstance(relative, str) and not isinstance(_contained(relative, base), _Problem):
+            found[base / relative] = None
+    return tuple(found)
+
+
+def _contained(relative: str, base: Path) -> Path | _Problem:
+    """Where `relative` leads once symlinks are followed, if that is inside `base`."""
     directory = base.resolve()
     target = (base / relative).resolve()
     if not target.is_relative_to(directory):
         written = Path(os.path.normpath(directory / relative))
         how = "resolves (through a symlink) to a path" if written.is_relative_to(directory) else "is"
         return _Problem(f'secret file "{relative}" {how} outside the plan file\'s directory', "file")
+    return target
+
+
+def _from_file(relative: str, base: Path) -> str | _Problem:
+    target = _contained(relative, base)
+    if isinstance(target, _Problem):
+        return target
     if not target.exists():
         return _Problem(
             f'secret file "{relative}" does not exist (relative to the plan file\'s directory)', "file"

@@ -631,6 +631,50 @@ def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
     assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
 
 
+def token_plan(namespace: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: tokens, namespace: {namespace}}}\n"
+        "secrets:\n"
+        "  - name: api\n"
+        "    data: {token: {valueFrom: {file: mounted/token}}}\n"
+    )
+
+
+def secret_token(kubectl: Runner, namespace: str) -> str | None:
+    found = kubectl("get", "secret", "api", "-n", namespace, "-o", "jsonpath={.data.token}")
+    return base64.b64decode(found.stdout).decode() if found.returncode == 0 and found.stdout else None
+
+
+def test_a_rotated_secret_file_is_applied_without_waiting_for_the_interval(
+    controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """As a mounted Secret volume rotates: `mounted/token` is a symlink into a timestamped directory,
+    swapped for one into a new directory. The file is missing at first (the plan is broken until it
+    appears). The interval is an hour, so only the poll can see any of it."""
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, token_plan(namespace))
+    mounted = plans / "mounted"
+    mounted.mkdir()
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s", "--interval", "1h")
+    eventually(lambda: 'secret file "mounted/token" does not exist' in running.output())
+    assert secret_token(kubectl, namespace) is None
+
+    def mount(version: str, value: str) -> None:
+        (mounted / version).mkdir()
+        (mounted / version / "token").write_text(value + "\n")
+        (mounted / "next").symlink_to(f"{version}/token")
+        (mounted / "next").replace(mounted / "token")  # atomically, as the kubelet swaps `..data`
+
+    mount("..v1", "first-token")
+    eventually(lambda: secret_token(kubectl, namespace) == "first-token", timeout=30)
+    mount("..v2", "second-token")
+    eventually(lambda: secret_token(kubectl, namespace) == "second-token", timeout=30)
+    assert "second-token" not in running.output() and "first-token" not in running.output()
+
+
 def web_plan(namespace: str, version: str) -> str:
     """Plan `race`: a ConfigMap and a Deployment at `version`; an apply of it waits until the Deployment
     has rolled out, holding the plan's lock all the while (so as long as the cluster's controllers are

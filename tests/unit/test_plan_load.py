@@ -12,6 +12,7 @@ import planner.plan
 from planner.errors import PlanError
 from planner.plan import LoadResult, Plan, Position, Volume, load_plans
 from planner.plan.durations import parse_duration
+from planner.plan.secrets import secret_files
 from tests.paths import PLANS
 
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
@@ -235,6 +236,35 @@ def test_secret_values_from_the_environment_reach_sandboxes_and_pools(
     plan = _only(load_plans([path], environ={"TOKEN": "from-env"}))
     assert dict(plan.sandboxes[0].secret_env) == {"TOKEN": "from-env"}
     assert dict(plan.warm_pools[0].template.secret_env) == {"T": "from-env"}
+
+
+def test_the_secret_files_a_plan_reads_are_named_as_written_inside_its_directory(
+    write_plan: Callable[..., Path],
+) -> None:
+    path = write_plan(
+        "secrets:\n  - name: db\n    data:\n"
+        "      password: {valueFrom: {file: keys/db}}\n"
+        "      again: {valueFrom: {file: keys/db}}\n"
+        "      user: admin\n"
+        "      escape: {valueFrom: {file: ../elsewhere}}\n"
+        "      env: {valueFrom: {env: HOME}}\n"
+        "sandboxes:\n  - name: dev\n" + SANDBOX + "    secretEnv: {TOKEN: {valueFrom: {file: keys/token}}}\n"
+        "warmPools:\n  - name: pool\n    size: 1\n"
+        "    template: {image: x, rootfs: {size: 1Gi}, workspace: {size: 1Gi}, secretEnv: {T: {valueFrom: "
+        "{file: pool/t}}}}\n"
+    )
+    # Whether they exist does not matter: a missing one is watched for until it appears.
+    assert secret_files(path) == (
+        path.parent / "keys/db",
+        path.parent / "keys/token",
+        path.parent / "pool/t",
+    )
+
+
+def test_a_plan_that_is_not_yaml_reads_no_secret_files(tmp_path: Path) -> None:
+    path = tmp_path / "plan.yaml"
+    path.write_text("secrets: [\n")
+    assert secret_files(path) == ()
 
 
 def test_a_directory_means_its_yaml_and_yml_files_sorted(write_plan: Callable[..., Path]) -> None:
