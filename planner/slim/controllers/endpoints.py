@@ -70,6 +70,14 @@ def service_selector_values(service: Obj) -> list[str]:
     return [_label_value(ns_of(service), k, str(v)) for k, v in selector_of(service).items()]
 
 
+def slice_service_values(endpoint_slice: Obj) -> list[str]:
+    """For an Index of the EndpointSlices this controller manages by their Service (namespaced)."""
+    labels = endpoint_slice["metadata"].get("labels") or {}
+    if labels.get(MANAGED_BY) != SLICE_CONTROLLER or SERVICE_NAME not in labels:
+        return []
+    return [_label_value(ns_of(endpoint_slice), SERVICE_NAME, str(labels[SERVICE_NAME]))]
+
+
 def _address(pod: Obj) -> Obj:
     return {
         "ip": pod["status"]["podIP"],
@@ -146,11 +154,13 @@ class EndpointsController:
         self.writer = Writer(api, CONTROLLER_MANAGER)
         self.pods = Index(pod_label_values)
         self.services = Index(service_selector_values)
+        self.slices = Index(slice_service_values)
 
     def observe(self, event: WatchEvent) -> list[Key]:
         if event.resource == key("Service"):
             self.services.observe(event)
         if event.resource == key("EndpointSlice"):
+            self.slices.observe(event)
             labels = [obj["metadata"].get("labels") or {} for obj in event_states(event)]
             names = sorted({str(found[SERVICE_NAME]) for found in labels if SERVICE_NAME in found})
             return [Key(key("Service"), event.namespace, name) for name in names]
@@ -162,6 +172,7 @@ class EndpointsController:
     def resync(self) -> list[Key]:
         self.pods.rebuild(self.api.store, [key("Pod")])
         self.services.rebuild(self.api.store, [key("Service")])
+        self.slices.rebuild(self.api.store, [key("EndpointSlice")])
         return keys_of(self.api.store, key("Service"))
 
     def sync(self, service_key: Key, now: float) -> float | None:
@@ -196,12 +207,9 @@ class EndpointsController:
     def _sync_slice(self, service: Obj, pods: list[Obj]) -> None:
         namespace, name = ns_of(service), name_of(service)
         wanted = slice_content(service, pods)
-        slices = [
-            s
-            for s in self.api.store.list(key("EndpointSlice"), namespace)
-            if (s["metadata"].get("labels") or {}).get(SERVICE_NAME) == name
-            and (s["metadata"].get("labels") or {}).get(MANAGED_BY) == SLICE_CONTROLLER
-        ]
+        value = _label_value(namespace, SERVICE_NAME, name)
+        found = (self.api.store.get(*k) for k in self.slices.keys(value))
+        slices = [s for s in found if s is not None and value in slice_service_values(s)]
         if not slices:
             labels = {
                 **(service["metadata"].get("labels") or {}),
