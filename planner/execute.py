@@ -7,6 +7,12 @@ answers later, from its own thread, when the event that makes the object ready (
 when the wait's timeout passes. So no number of Deployments still rolling out can hold up a write that
 does not depend on them, and a wait's dependents start as soon as that one object is ready.
 
+Several plans run as one run (`execute_plans`, an apply of several plan files): every plan's tasks
+start as their own predecessors are done, `parallelism` bounds the writes in flight across all of them
+(the plans take turns starting one), so no plan's waits hold up another plan's writes. Each plan is
+concluded the moment its last task ends (its Summary, then the caller's `finished`), while the others
+run on. A stop or an interrupt ends them all.
+
 One loop on the calling thread owns all state: it starts what is runnable, then takes the next finished
 write, answered wait or wait's progress from a queue the workers and the source put into. A pending
 wait's progress (why it is not over yet, when the source has news) becomes another `Waiting` event with
@@ -37,7 +43,7 @@ from __future__ import annotations
 import heapq
 import math
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -187,10 +193,15 @@ class _Progress:
 
 # What workers and the status source hand the loop: a task's result, a pending wait's progress, or None
 # when a worker was interrupted (Ctrl-C delivered to it rather than to the calling thread).
-_Message = tuple[str, _Finished | _Progress | None]
+_Message = _Finished | _Progress | None
+Post = Callable[["_Execution", str, _Message], None]
+Finished = Callable[[int, ExecutionResult], None]
 
 
 class _Execution:
+    """One plan's part of a run: its tasks, what is runnable, being written or waited for, and how each
+    ended. The run's loop calls it; its workers and its waits' source answer through `post`."""
+
     def __init__(
         self,
         plan: ExecutionPlan,
@@ -198,16 +209,13 @@ class _Execution:
         writer: Writer,
         status: StatusSource,
         sink: EventSink,
-        parallelism: int,
         default_timeout: float | None,
         no_wait: bool,
         clock: Clock,
-        stop: StopCheck | None = None,
+        post: Post,
     ) -> None:
         self.plan, self.writer, self.status, self.sink, self.clock = plan, writer, status, sink, clock
-        self.stop, self.stopped = stop, ""
-        self.poll = STOP_POLL_SECONDS if stop is not None else None
-        self.parallelism = max(1, parallelism)
+        self.post = post
         self.default_timeout = default_timeout
         self.no_wait = no_wait
         self.tasks = {task.id: task for task in plan.tasks}
@@ -220,7 +228,6 @@ class _Execution:
         self.runnable_writes: list[tuple[int, str]] = []
         self.writing: set[str] = set()
         self.waiting: dict[str, Cancel] = {}
-        self.inbox: queue.SimpleQueue[_Message] = queue.SimpleQueue()
         self.outcomes: dict[str, TaskOutcome] = {}
         self.written: dict[str, Manifest] = {}
 
@@ -249,59 +256,27 @@ class _Execution:
 
     # --- scheduling (the calling thread only) ---
 
-    def run(self) -> ExecutionResult:
+    def announce(self) -> None:
+        """The Planned events, then the tasks that wait for nothing are runnable."""
         for task in self.plan.tasks:
             self.emit(Planned, task, task.id, action=task.action, predecessors=task.predecessors)
         for task in self.plan.tasks:
             if not task.predecessors:
                 self.make_runnable(task)
-        interrupted = False
-        pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="planner-apply")
-        try:
-            self.loop(pool)
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            self.cancel_waits()
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-        if interrupted or self.stopped:
-            self.abandon(self.stopped or INTERRUPTED)
-        result = ExecutionResult(
+
+    @property
+    def busy(self) -> bool:
+        """Whether any task may still start or end (when not, every task has its outcome)."""
+        return bool(self.runnable_waits or self.runnable_writes or self.writing or self.waiting)
+
+    def result(self, *, interrupted: bool, stopped: str) -> ExecutionResult:
+        return ExecutionResult(
             outcomes=tuple(self.outcomes[t.id] for t in self.plan.tasks if t.id in self.outcomes),
             interrupted=interrupted,
-            stopped=self.stopped,
+            stopped=stopped,
         )
-        self.summarize(result)
-        return result
 
-    def must_stop(self) -> bool:
-        if not self.stopped and self.stop is not None:
-            self.stopped = self.stop() or ""
-        return bool(self.stopped)
-
-    def loop(self, pool: ThreadPoolExecutor) -> None:
-        while self.runnable_waits or self.runnable_writes or self.writing or self.waiting:
-            if self.must_stop():
-                self.finish_writes()
-                return
-            self.start_runnable(pool)
-            if not (self.writing or self.waiting):
-                continue
-            try:
-                done_id, finished = self.inbox.get(timeout=self.poll)
-            except queue.Empty:  # time to ask `stop` again
-                continue
-            self.receive(done_id, finished)
-
-    def finish_writes(self) -> None:
-        """After a stop: let the writes in flight finish and report them (and any wait answered
-        meanwhile); the waits still pending are left to be cancelled."""
-        while self.writing:
-            self.receive(*self.inbox.get())
-
-    def receive(self, done_id: str, finished: _Finished | _Progress | None) -> None:
-        if finished is None:
-            raise KeyboardInterrupt
+    def receive(self, done_id: str, finished: _Finished | _Progress) -> None:
         if isinstance(finished, _Progress):
             self.progressed(self.tasks[done_id], finished.verdict)
             return
@@ -310,11 +285,11 @@ class _Execution:
             self.waiting.pop(done_id, None)
             self.finish(self.tasks[done_id], finished)
 
-    def start_runnable(self, pool: ThreadPoolExecutor) -> None:
-        while self.runnable_waits and not self.must_stop():
-            self.start_wait(self.tasks[heapq.heappop(self.runnable_waits)[1]])
-        while self.runnable_writes and len(self.writing) < self.parallelism and not self.must_stop():
-            self.start_write(pool, self.tasks[heapq.heappop(self.runnable_writes)[1]])
+    def start_next_wait(self) -> None:
+        self.start_wait(self.tasks[heapq.heappop(self.runnable_waits)[1]])
+
+    def start_next_write(self, pool: ThreadPoolExecutor) -> None:
+        self.start_write(pool, self.tasks[heapq.heappop(self.runnable_writes)[1]])
 
     def make_runnable(self, task: Task) -> None:
         runnable = self.runnable_waits if task.is_wait else self.runnable_writes
@@ -336,10 +311,10 @@ class _Execution:
         self.emit(Waiting, task, f"waiting until {until}", until=until, timeout=timeout)
 
         def answered(answer: Answer) -> None:
-            self.inbox.put((task.id, _waited(answer, until=until, timeout=timeout)))
+            self.post(self, task.id, _waited(answer, until=until, timeout=timeout))
 
         def progressed(verdict: Readiness) -> None:
-            self.inbox.put((task.id, _Progress(verdict=verdict)))
+            self.post(self, task.id, _Progress(verdict=verdict))
 
         limit = math.inf if timeout is None else timeout
         # In flight from here: a Ctrl-C that lands inside `watch` reports this wait interrupted (the
@@ -441,11 +416,11 @@ class _Execution:
         try:
             finished = self.write(task)
         except KeyboardInterrupt:
-            self.inbox.put((task.id, None))
+            self.post(self, task.id, None)
             return
         except Exception as error:  # a bug in a writer must not take down the other branches
             finished = _failure(error)
-        self.inbox.put((task.id, finished))
+        self.post(self, task.id, finished)
 
     def write(self, task: Task) -> _Finished:
         written: Manifest | None
@@ -505,6 +480,139 @@ _DONE_MESSAGES = {
 }
 
 
+class _Run:
+    """The loop on the calling thread that owns every execution's state: it starts what is runnable in
+    each, at most `parallelism` writes in flight across them all, then takes the next answer from the
+    queue their workers and waits post to. An execution with nothing left to start or end is concluded
+    at once (its Summary, then `finished`), whatever the others still do."""
+
+    def __init__(self, parallelism: int, stop: StopCheck | None, finished: Finished | None) -> None:
+        self.parallelism = max(1, parallelism)
+        self.stop, self.stopped = stop, ""
+        self.poll = STOP_POLL_SECONDS if stop is not None else None
+        self.finished = finished
+        self.inbox: queue.SimpleQueue[tuple[_Execution, str, _Message]] = queue.SimpleQueue()
+        self.executions: list[_Execution] = []
+        self.open: list[_Execution] = []
+        self.results: dict[int, ExecutionResult] = {}
+        self.turn = 0  # whose write starts next: the plans take turns
+
+    def post(self, execution: _Execution, task_id: str, message: _Message) -> None:
+        self.inbox.put((execution, task_id, message))
+
+    def run(self, executions: list[_Execution]) -> list[ExecutionResult]:
+        self.executions, self.open = executions, list(executions)
+        for execution in executions:
+            execution.announce()
+        interrupted = False
+        pool = ThreadPoolExecutor(max_workers=self.parallelism, thread_name_prefix="planner-apply")
+        try:
+            self.loop(pool)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            for execution in self.open:
+                execution.cancel_waits()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+        for execution in list(self.open):
+            if interrupted or self.stopped:
+                execution.abandon(self.stopped or INTERRUPTED)
+            self.conclude(execution, interrupted=interrupted)
+        return [self.results[index] for index in range(len(executions))]
+
+    def must_stop(self) -> bool:
+        if not self.stopped and self.stop is not None:
+            self.stopped = self.stop() or ""
+        return bool(self.stopped)
+
+    def loop(self, pool: ThreadPoolExecutor) -> None:
+        while self.open:
+            if self.must_stop():
+                self.finish_writes()
+                return
+            self.start_runnable(pool)
+            for execution in [e for e in self.open if not e.busy]:
+                self.conclude(execution, interrupted=False)
+            if not any(e.writing or e.waiting for e in self.open):
+                continue
+            try:
+                execution, task_id, message = self.inbox.get(timeout=self.poll)
+            except queue.Empty:  # time to ask `stop` again
+                continue
+            self.receive(execution, task_id, message)
+
+    def finish_writes(self) -> None:
+        """After a stop: let the writes in flight finish and report them (and any wait answered
+        meanwhile); the waits still pending are left to be cancelled."""
+        while any(e.writing for e in self.open):
+            self.receive(*self.inbox.get())
+
+    def receive(self, execution: _Execution, task_id: str, message: _Message) -> None:
+        if message is None:
+            raise KeyboardInterrupt
+        execution.receive(task_id, message)
+
+    def start_runnable(self, pool: ThreadPoolExecutor) -> None:
+        """Every runnable wait; then writes while a slot is free, one plan's next write after
+        another's in turn, so a large plan does not keep a small one's writes queued behind its own."""
+        for execution in self.open:
+            while execution.runnable_waits and not self.must_stop():
+                execution.start_next_wait()
+        in_flight = sum(len(e.writing) for e in self.open)
+        passed = 0  # plans passed over in a row for having no runnable write
+        while in_flight < self.parallelism and passed < len(self.open) and not self.must_stop():
+            execution = self.open[self.turn % len(self.open)]
+            self.turn += 1
+            if execution.runnable_writes:
+                execution.start_next_write(pool)
+                in_flight, passed = in_flight + 1, 0
+            else:
+                passed += 1
+
+    def conclude(self, execution: _Execution, *, interrupted: bool) -> None:
+        self.open.remove(execution)
+        result = execution.result(interrupted=interrupted, stopped=self.stopped)
+        execution.summarize(result)
+        index = self.executions.index(execution)
+        self.results[index] = result
+        if self.finished is not None:
+            self.finished(index, result)
+
+
+def execute_plans(
+    plans: Sequence[ExecutionPlan],
+    *,
+    writer: Writer,
+    status: StatusSource,
+    sink: EventSink,
+    parallelism: int = 16,
+    default_timeout: float | None = None,
+    no_wait: bool = False,
+    clock: Clock,
+    stop: StopCheck | None = None,
+    finished: Finished | None = None,
+) -> list[ExecutionResult]:
+    """Run every task of every plan at once, as one run: `parallelism` bounds the writes in flight
+    across all of them, one plan's waits never hold up another's writes, and a stop or an interrupt
+    ends them all. `finished(index, result)` is called on the calling thread as each plan ends, after
+    its Summary. The results are in the plans' order; see the module docstring for the rules."""
+    run = _Run(parallelism, stop, finished)
+    executions = [
+        _Execution(
+            plan,
+            writer=writer,
+            status=status,
+            sink=sink,
+            default_timeout=default_timeout,
+            no_wait=no_wait,
+            clock=clock,
+            post=run.post,
+        )
+        for plan in plans
+    ]
+    return run.run(executions)
+
+
 def execute(
     plan: ExecutionPlan,
     *,
@@ -518,8 +626,8 @@ def execute(
     stop: StopCheck | None = None,
 ) -> ExecutionResult:
     """Run every task of `plan`; see the module docstring for the rules."""
-    return _Execution(
-        plan,
+    (result,) = execute_plans(
+        [plan],
         writer=writer,
         status=status,
         sink=sink,
@@ -528,4 +636,5 @@ def execute(
         no_wait=no_wait,
         clock=clock,
         stop=stop,
-    ).run()
+    )
+    return result

@@ -58,7 +58,7 @@ from planner.errors import (
 )
 from planner.events import Clock, EventSink, SystemClock
 from planner.evidence import Evidence
-from planner.execute import ExecutionResult, StopCheck, execute
+from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.generations import Generation, Who
 from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
@@ -373,25 +373,38 @@ class Applier:
             evidence.start()
         writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
         recorder = self.run_recorder(writer, executions)
-        applied = []
-        try:
-            for each, execution in zip(planned, executions, strict=True):
-                started = now()
-                result = execute(
-                    execution,
-                    writer=writer,
-                    status=status,
-                    sink=self.sink,
-                    parallelism=self.options.parallelism,
-                    no_wait=no_wait,
-                    clock=self.clock,
-                    stop=self.stop,
-                )
+        started, failures = now(), list[Exception]()
+
+        def finished(index: int, result: ExecutionResult) -> None:
+            """As each plan ends (the others may still run): settle its parent, record its generation.
+            A failure here is the command's, raised once every plan has ended."""
+            each = planned[index]
+            try:
                 if result.ok and not (self.stop and self.stop()):
                     settle(writer, each)
                 if each.changeset.has_changes:
                     self.record(writer, each, result, started)
-                applied.append(AppliedPlan(each, execution, result))
+            except Exception as failure:  # re-raised below, once no other plan is left half-run
+                failures.append(failure)
+
+        try:
+            results = execute_plans(
+                executions,
+                writer=writer,
+                status=status,
+                sink=self.sink,
+                parallelism=self.options.parallelism,
+                no_wait=no_wait,
+                clock=self.clock,
+                stop=self.stop,
+                finished=finished,
+            )
+            if failures:
+                raise failures[0]
+            applied = [
+                AppliedPlan(each, execution, result)
+                for each, execution, result in zip(planned, executions, results, strict=True)
+            ]
         finally:
             recorder.close()
             status.close()  # no wait, ticker or informer subscription outlives the run

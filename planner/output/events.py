@@ -161,8 +161,9 @@ class ApplyPrinter(LinePrinter):
 
 class LiveApplyPrinter(ApplyPrinter):
     """On a terminal: the same lines, scrolling above a live display (`ProgressView`) redrawn a few times
-    a second while a plan's tasks run; it goes when the plan's Summary comes (and on `close`), so the
-    summary, warnings and `--watch`'s lifecycle lines print below the lines, as in a pipe."""
+    a second while plans' tasks run; it goes when the Summary of the last plan still running comes (and
+    on `close`), so the summary, warnings and `--watch`'s lifecycle lines print below the lines, as in
+    a pipe."""
 
     def __init__(
         self,
@@ -181,7 +182,7 @@ class LiveApplyPrinter(ApplyPrinter):
         if isinstance(event, events.ExecutorEvent) and not isinstance(event, events.Summary):
             self._show()
         super().emit(event)
-        if isinstance(event, events.Summary):
+        if isinstance(event, events.Summary) and self.progress.all_done():
             self._hide()
 
     def _show(self) -> None:

@@ -4,9 +4,10 @@ has run, which writes are in flight and what each pending wait is held up by.
 `ApplyProgress` is fed every executor event (the same ones JSON lines print) and answers the text
 lines' `[done/total elapsed]` prefix; `ProgressView` draws it for the live display on a terminal. Time
 is the events' own (`Event.time`), and the view's "now" is passed in, so both are tested with
-hand-written times. Every Summary closes its plan's count: tasks that end without an event of their own
-(waits `--no-wait` leaves unwaited) count as done there, and events about no announced task (the
-`Skipped` of a workload `apply --watch` does not follow) count for nothing.
+hand-written times. Every Summary closes its plan's count (the plans of one apply run at once, so
+others may still be counting): its tasks that ended without an event of their own (waits `--no-wait`
+leaves unwaited) count as done there, and events about no announced task (the `Skipped` of a workload
+`apply --watch` does not follow) count for nothing.
 """
 
 from __future__ import annotations
@@ -80,7 +81,16 @@ class ApplyProgress:
                 self._writes.pop(event.task, None)
                 self._waits.pop(event.task, None)
             elif isinstance(event, events.Summary):
-                self._done, self._outstanding, self._writes, self._waits = self._total, Counter(), {}, {}
+                self._close(event)
+
+    def _close(self, summary: events.Summary) -> None:
+        """The end of one plan (others may run on): each of its tasks not counted yet is done now."""
+        for task in (*summary.done, *summary.failed, *summary.skipped):
+            if self._outstanding[task] > 0:
+                self._outstanding[task] -= 1
+                self._done += 1
+                self._writes.pop(task, None)
+                self._waits.pop(task, None)
 
     def _waiting(self, event: events.Waiting) -> None:
         pending = self._waits.get(event.task)
@@ -105,6 +115,11 @@ class ApplyProgress:
                 writes=tuple(self._writes.values()),
                 waits=tuple(PendingWait(**vars(wait)) for wait in waits),
             )
+
+    def all_done(self) -> bool:
+        """Whether every task announced so far has ended (no plan is still running)."""
+        with self._lock:
+            return self._done >= self._total
 
     def prefix(self, now: float) -> str:
         """`[12/40 0:42]`: tasks done of those announced, and the time since the first event."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +26,8 @@ import pytest
 from planner.plan.durations import parse_duration
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
+from tests.paths import REPO
+from tests.simulated import eventually
 
 PART_OF = "applyset.kubernetes.io/part-of"
 
@@ -546,3 +551,53 @@ def test_the_plans_own_timeout_overrides_the_command_lines_for_its_workload(
         in result.stdout
     )
     assert time.monotonic() - started < 30
+
+
+def test_one_plans_rollout_never_holds_up_another_plans_writes(
+    cluster: ClusterHandle, home: Path, namespace: str, tmp_path: Path
+) -> None:
+    """Two plans in one apply: while the first one's Deployment cannot become ready (the node agent is
+    paused), the second one's ConfigMap is written all the same, and the apply ends once both are done."""
+    from planner.slim.admin import SlimAdmin
+
+    other = f"{namespace}-b"
+    assert http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})[0] == 201
+    slow = write_plan(
+        tmp_path,
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: slow, namespace: {namespace}}}\n"
+        "workloads:\n  - {name: web, image: 'nginx:1.27'}\n",
+        name="slow.yaml",
+    )
+    quick = write_plan(
+        tmp_path,
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: quick, namespace: {other}}}\n"
+        "configMaps:\n  - {name: flags, data: {MODE: fast}}\n",
+        name="quick.yaml",
+    )
+    admin = SlimAdmin(cluster.url)
+    admin.pause("nodeagent")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "KUBECONFIG": str(cluster.kubeconfig),
+    }
+    command = [sys.executable, "-m", "planner", "apply", str(slow), str(quick), "-o", "json"]
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        written = eventually(lambda: exists(cluster, f"/api/v1/namespaces/{other}/configmaps/flags"))
+        running_then = process.poll() is None
+    finally:
+        admin.resume("nodeagent")
+        out, err = process.communicate(timeout=120)
+
+    assert written and running_then, out + err
+    assert process.returncode == 0, out + err
+    summaries = [e for e in map(json.loads, out.splitlines()) if e["type"] == "Summary"]
+    assert [(s["done"][0], s["failed"]) for s in summaries] == [
+        (f"parent secret/{other}/quick", []),
+        (f"parent secret/{namespace}/slow", []),
+    ]
+    web = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    assert web["status"]["availableReplicas"] == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
 from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, StopCheck, execute
+from planner.execute import ExecutionResult, StopCheck, execute, execute_plans
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
@@ -420,6 +421,126 @@ def run_bounded(
     runner.join(timeout=30)
     assert results, f"the executor stalled after {harness.writer.calls}"
     return results[0]
+
+
+SLOW_PLAN = plan_from(
+    """
+parent secret/a/slow
+create deployment/a/web <- parent secret/a/slow
+wait-ready deployment/a/web <- create deployment/a/web
+create service/a/web <- wait-ready deployment/a/web
+""",
+    name="slow",
+    namespace="a",
+)
+QUICK_PLAN = plan_from(
+    """
+parent secret/b/quick
+create configmap/b/settings <- parent secret/b/quick
+create configmap/b/flags <- parent secret/b/quick
+""",
+    name="quick",
+    namespace="b",
+)
+
+
+def run_plans(
+    harness: Harness,
+    plans: list[ExecutionPlan],
+    *,
+    parallelism: int = 16,
+    stop: StopCheck | None = None,
+    finished: Callable[[int, ExecutionResult], None] | None = None,
+) -> list[ExecutionResult]:
+    """`execute_plans` on a helper thread, so an executor that made one plan wait for another fails
+    here rather than hang (the held wait is released only by what the other plan does)."""
+    results: list[list[ExecutionResult]] = []
+    runner = threading.Thread(
+        target=lambda: results.append(
+            execute_plans(
+                plans,
+                writer=harness.writer,
+                status=harness.status,
+                sink=harness.sink,
+                parallelism=parallelism,
+                default_timeout=60.0,
+                clock=harness.clock,
+                stop=stop,
+                finished=finished,
+            )
+        ),
+        daemon=True,
+    )
+    runner.start()
+    runner.join(timeout=30)
+    assert results, f"the executor stalled after {harness.writer.calls}"
+    return results[0]
+
+
+def test_one_plans_wait_never_holds_up_another_plans_writes_and_each_plan_ends_on_its_own() -> None:
+    harness = Harness()
+    harness.status.hold("ready deployment/a/web")
+    ended: list[tuple[int, bool, list[str]]] = []
+
+    def finished(index: int, result: ExecutionResult) -> None:
+        ended.append((index, result.ok, harness.status.pending()))
+        if index == 1:  # the quick plan is over while the slow one's Deployment is still rolling out
+            harness.status.release("ready deployment/a/web")
+
+    slow, quick = run_plans(harness, [SLOW_PLAN, QUICK_PLAN], parallelism=1, finished=finished)
+    assert slow.ok and quick.ok
+    assert ended == [(1, True, ["ready deployment/a/web"]), (0, True, [])]
+    assert ids(slow.done) == {t.id for t in SLOW_PLAN.tasks}
+    assert ids(quick.done) == {t.id for t in QUICK_PLAN.tasks}
+    summaries = harness.sink.of_type(Summary)
+    assert [summary.done[0] for summary in summaries] == ["parent secret/b/quick", "parent secret/a/slow"]
+    assert harness.writer.calls.index("create configmap/b/flags") < harness.writer.calls.index(
+        "create service/a/web"
+    )
+
+
+def test_parallelism_bounds_the_writes_of_all_plans_together() -> None:
+    plans = [
+        plan_from("\n".join(f"create configmap/{ns}/c{i:02d}" for i in range(8)), name=ns, namespace=ns)
+        for ns in ("one", "two", "three")
+    ]
+    harness = Harness(delay=0.02)
+    results = run_plans(harness, plans, parallelism=2)
+    assert [len(result.done) for result in results] == [8, 8, 8]
+    assert harness.concurrency.peak == 2
+    # in turn: each plan's first write among the first three, not the first plan's eight first
+    assert {call.split("/")[1] for call in harness.writer.calls[:3]} == {"one", "two", "three"}
+
+
+def test_an_interrupt_stops_every_plan_and_each_reports_what_ran() -> None:
+    def interrupt(_: str) -> None:
+        raise KeyboardInterrupt
+
+    harness = Harness()
+    harness.status.hold("ready deployment/a/web")
+    harness.writer.hooks["create configmap/b/flags"] = interrupt
+    slow, quick = run_plans(harness, [SLOW_PLAN, QUICK_PLAN], parallelism=1)
+    assert slow.interrupted and quick.interrupted
+    assert {o.task: o.status for o in slow.failed} == {"wait-ready deployment/a/web": "interrupted"}
+    assert ids(slow.skipped) == {"create service/a/web"}
+    assert {o.task: o.status for o in quick.failed} == {"create configmap/b/flags": "interrupted"}
+    assert "create service/a/web" not in harness.writer.calls
+    assert harness.status.cancelled == ["ready deployment/a/web"]
+    assert [s.interrupted for s in harness.sink.of_type(Summary)] == [True, True]
+
+
+def test_a_stop_ends_every_plan_with_its_reason() -> None:
+    harness = Harness()
+    harness.status.hold("ready deployment/a/web")
+    lost: list[str] = []
+    harness.writer.hooks["create configmap/b/flags"] = lambda _: lost.append("lock lost")
+    slow, quick = run_plans(
+        harness, [SLOW_PLAN, QUICK_PLAN], parallelism=1, stop=lambda: lost[0] if lost else None
+    )
+    assert (slow.stopped, quick.stopped) == ("lock lost", "lock lost")
+    assert ids(slow.skipped) == {"create service/a/web"}
+    assert {o.task: o.status for o in slow.failed} == {"wait-ready deployment/a/web": "interrupted"}
+    assert ids(quick.done) == {t.id for t in QUICK_PLAN.tasks}  # the write in flight finished
 
 
 def test_a_source_that_cannot_start_a_wait_fails_only_that_wait() -> None:

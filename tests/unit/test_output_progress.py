@@ -88,11 +88,31 @@ def test_the_count_is_tasks_finished_of_those_announced_and_a_summary_closes_the
     for event in STORY[8:]:
         progress.observe(event)
     assert progress.prefix(T0 + 301) == "[4/4 5:01]"
-    progress.observe(planned("create configmap/shop/next", T0 + 302))
-    progress.observe(events.Summary(time=T0 + 302, message="..."))
+    progress.observe(planned("wait-ready configmap/shop/next", T0 + 302))
+    # a --no-wait wait ends with no event of its own: its plan's Summary counts it
+    progress.observe(events.Summary(time=T0 + 302, message="...", done=("wait-ready configmap/shop/next",)))
     assert progress.prefix(T0 + 302) == "[5/5 5:02]"
     progress.observe(events.Skipped(time=T0 + 303, message="not followed", task="watch x", because="y"))
     assert progress.prefix(T0 + 303) == "[5/5 5:03]"
+
+
+def test_a_plans_summary_closes_only_its_own_tasks_while_another_plan_runs_on() -> None:
+    progress = ApplyProgress()
+    other = "deployment/cart/api"
+    for event in [
+        planned(f"create {WEB}"),
+        planned(f"wait-ready {WEB}"),
+        planned(f"create {other}"),
+        planned(f"wait-ready {other}"),
+        applied(f"create {WEB}", WEB, T0 + 1),
+        applied(f"create {other}", other, T0 + 1),
+        waiting(other, T0 + 1, UNSCHEDULED),
+        events.Summary(time=T0 + 2, message="...", done=(f"create {WEB}", f"wait-ready {WEB}")),
+    ]:
+        progress.observe(event)
+    shot = progress.snapshot()
+    assert (shot.done, shot.total) == (3, 4)
+    assert [(wait.object, wait.reason) for wait in shot.waits] == [(other, UNSCHEDULED)]
 
 
 def test_text_lines_carry_the_count_the_elapsed_time_and_each_reason_a_wait_reports() -> None:
@@ -169,6 +189,26 @@ def test_on_a_terminal_the_lines_scroll_above_a_live_display_that_is_gone_after_
     assert "tasks done" in plain  # the live display was drawn …
     assert "\x1b[2K" in text  # … and erased (transient), leaving the lines
     assert SGR.search(text) is not None  # coloured on a terminal
+
+
+def test_the_live_display_stays_until_the_last_running_plan_is_summarized() -> None:
+    stream = Terminal()
+    console = Console(file=stream, force_terminal=True, color_system="standard", width=200)
+    printer = LiveApplyPrinter("text", stream, console=console, now=lambda: T0 + 5)
+    other = "deployment/cart/api"
+    for event in [
+        planned(f"create {WEB}"),
+        planned(f"create {other}"),
+        applied(f"create {WEB}", WEB, T0 + 1),
+        events.Summary(time=T0 + 2, message="1 done", done=(f"create {WEB}",)),
+    ]:
+        printer.emit(event)
+    shown_after_the_first = printer._live is not None
+    printer.emit(applied(f"create {other}", other, T0 + 3))
+    printer.emit(events.Summary(time=T0 + 4, message="1 done", done=(f"create {other}",)))
+    assert shown_after_the_first
+    assert printer._live is None
+    printer.close()
 
 
 def test_no_color_leaves_no_style_at_all_on_a_terminal() -> None:
