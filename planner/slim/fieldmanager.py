@@ -529,6 +529,10 @@ class Entry:
     time: str | None
     fields: frozenset[Path]
     subresource: str | None = None
+    # The stored FieldsV1 tree this entry was read from, with the very set decoded from it: as long as
+    # `fields` is that set (a write that changes an entry's fields makes a new one), the tree is this
+    # entry's encoding as it is, and most entries of a write are left as they were.
+    read_from: tuple[frozenset[Path], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -554,7 +558,10 @@ class Entry:
         if self.time is not None:
             entry["time"] = self.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = _fields_v1(self.fields)
+        read = self.read_from
+        entry["fieldsV1"] = (
+            read[1] if read is not None and read[0] is self.fields else _fields_v1(self.fields)
+        )
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
@@ -568,20 +575,30 @@ def _fields_v1(fields: frozenset[Path]) -> dict[str, Any]:
     return encode_fields(fields)
 
 
-def decode_managed_fields(entries: Iterable[dict[str, Any]]) -> list[Entry]:
-    """The entries of `metadata.managedFields`; entries without a manager or operation are dropped."""
+def _without(entry: Entry, paths: set[Path] | frozenset[Path]) -> Entry:
+    """`entry` without `paths`: itself (its set, and so its tree) when it owns none of them."""
+    return entry if paths.isdisjoint(entry.fields) else replace(entry, fields=entry.fields - paths)
+
+
+def decode_managed_fields(entries: Iterable[dict[str, Any]], *, stored: bool = False) -> list[Entry]:
+    """The entries of `metadata.managedFields`; entries without a manager or operation are dropped.
+    `stored`: they are a stored object's, so each tree is in this encoder's form and may be kept (a
+    client's are encoded again, as the apiserver does)."""
     decoded: list[Entry] = []
     for raw in entries:
         if not raw.get("manager") and not raw.get("operation"):
             continue
+        tree = raw.get("fieldsV1") or {}
+        fields = frozenset(decode_fields(tree))
         decoded.append(
             Entry(
                 manager=str(raw.get("manager", "")),
                 operation=str(raw.get("operation", "")),
                 api_version=str(raw.get("apiVersion", "")),
                 time=raw.get("time"),
-                fields=frozenset(decode_fields(raw.get("fieldsV1") or {})),
+                fields=fields,
                 subresource=raw.get("subresource") or None,
+                read_from=(fields, tree) if stored and isinstance(tree, dict) else None,
             )
         )
     return decoded
@@ -726,7 +743,7 @@ def _with_managed_fields(obj: dict[str, Any], entries: list[Entry]) -> dict[str,
 def _managed(obj: dict[str, Any] | None) -> list[Entry]:
     if obj is None:
         return []
-    return decode_managed_fields((obj.get("metadata") or {}).get("managedFields") or [])
+    return decode_managed_fields((obj.get("metadata") or {}).get("managedFields") or [], stored=True)
 
 
 def _fill_zero(obj: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -757,13 +774,15 @@ def _record_update(
     diff = Diff() if unchanged else compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
     taken = ctx.ignored(diff.changed())
     lost = taken | diff.removed
-    kept = [replace(e, fields=e.fields - lost) for e in entries]
+    kept = [_without(e, lost) for e in entries]
     if not taken:
         return [e for e in kept if e.fields]
     previous = next((e for e in kept if e.identity == writer.identity), None)
-    owned = taken | (previous.fields if previous else frozenset())
     kept = [e for e in kept if e.identity != writer.identity]
-    kept.append(replace(writer, fields=frozenset(owned)))
+    if previous is not None and taken <= previous.fields:  # it changed only what it owned already
+        kept.append(replace(writer, fields=previous.fields, read_from=previous.read_from))
+    else:
+        kept.append(replace(writer, fields=frozenset(taken | (previous.fields if previous else set()))))
     return [e for e in kept if e.fields]
 
 
@@ -920,7 +939,7 @@ def _settle_others(others: list[Entry], diff: Diff, ctx: _Context, *, force: boo
     conflicts = [Conflict(e, p) for e in others for p in sorted(e.fields & changed, key=_path_sort_key)]
     if conflicts and not force:
         raise ApplyConflict(conflicts)
-    settled = [replace(e, fields=e.fields - changed - diff.removed) for e in others]
+    settled = [_without(e, changed | diff.removed) for e in others]
     return [e for e in settled if e.fields]
 
 
