@@ -66,6 +66,21 @@ def omit_empty(rt: ResourceType, obj: Obj, *, decoded: bool = True) -> Obj:
     return out
 
 
+def omit_empty_in(rt: ResourceType, obj: Obj, keys: tuple[str, ...]) -> Obj:
+    """`omit_empty` of `obj` whose members other than `keys` are already as `rt` stores them (a
+    stored object's): only those members are copied and pruned, the others are shared."""
+    out = dict(obj)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = (
+                prune_empty(value, key=key, decoded=True)
+                if rt.structured or key == "metadata"
+                else json_copy(value)
+            )
+    return out
+
+
 def strip_type(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 

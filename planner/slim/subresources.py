@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from planner.slim import errors, patch, quantity, validation
 from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339, prune_empty, rfc3339
-from planner.slim.objects import WriteOptions, check_rv, error_target, omit_empty, with_type
+from planner.slim.objects import WriteOptions, check_rv, error_target, omit_empty_in, with_type
 from planner.slim.resources import NAMESPACES, ResourceType, by_kind
 from planner.slim.tokens import API_AUDIENCES, DEFAULT_EXPIRATION_SECONDS
 
@@ -48,13 +48,15 @@ def write_status(
 ) -> Obj:
     """Write `obj`'s status over the stored `old`; an `Apply` has recorded its managedFields in `obj`."""
     sent_meta = obj.get("metadata") or {}
-    new = json_copy(old)
-    new["status"] = _canonical_status(obj.get("status") or {})
+    # The stored object's other parts are taken as they are (stored objects are never changed in
+    # place): a status write copies and prunes only the metadata and the status.
+    meta = dict(old["metadata"])
     if rt.status_takes_annotations:
-        new["metadata"]["annotations"] = sent_meta.get("annotations")
+        meta["annotations"] = sent_meta.get("annotations")
     if operation == "Apply":
-        new["metadata"]["managedFields"] = sent_meta.get("managedFields")
-    new = omit_empty(rt, new)
+        meta["managedFields"] = sent_meta.get("managedFields")
+    new = {**old, "metadata": meta, "status": _canonical_status(obj.get("status") or {})}
+    new = omit_empty_in(rt, new, ("metadata", "status"))
     new = patch.managed_fields(
         old, new, manager=options.field_manager, operation=operation, subresource="status", resource=rt
     )

@@ -193,7 +193,9 @@ class Writer:
         merged = {**current, **(annotations or {})}
         if obj.get("status") == status and merged == current:
             return obj
-        body = {**obj, "metadata": {**obj["metadata"], "annotations": merged}, "status": status}
+        # Only what /status reads: the rest of the object would be decoded for nothing.
+        body: Obj = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+        body |= {"metadata": {**obj["metadata"], "annotations": merged}, "status": status}
         return self._tolerant(
             lambda: self.api.update(
                 rt(kind), ns_of(obj), name_of(obj), body, self.options, subresource="status"
