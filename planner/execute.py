@@ -611,30 +611,3 @@ def execute_plans(
         for plan in plans
     ]
     return run.run(executions)
-
-
-def execute(
-    plan: ExecutionPlan,
-    *,
-    writer: Writer,
-    status: StatusSource,
-    sink: EventSink,
-    parallelism: int = 16,
-    default_timeout: float | None = None,
-    no_wait: bool = False,
-    clock: Clock,
-    stop: StopCheck | None = None,
-) -> ExecutionResult:
-    """Run every task of `plan`; see the module docstring for the rules."""
-    (result,) = execute_plans(
-        [plan],
-        writer=writer,
-        status=status,
-        sink=sink,
-        parallelism=parallelism,
-        default_timeout=default_timeout,
-        no_wait=no_wait,
-        clock=clock,
-        stop=stop,
-    )
-    return result

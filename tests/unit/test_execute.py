@@ -15,7 +15,7 @@ import pytest
 from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
 from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
-from planner.execute import ExecutionResult, StopCheck, execute, execute_plans
+from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
 from planner.readiness import Readiness
@@ -87,8 +87,8 @@ class Harness:
         no_wait: bool = False,
         stop: StopCheck | None = None,
     ) -> ExecutionResult:
-        return execute(
-            plan,
+        (result,) = execute_plans(
+            [plan],
             writer=self.writer,
             status=self.status,
             sink=self.sink,
@@ -98,6 +98,7 @@ class Harness:
             clock=self.clock,
             stop=stop,
         )
+        return result
 
 
 def ids(outcomes: tuple[object, ...]) -> set[str]:
