@@ -570,11 +570,12 @@ class _Run:
                 passed += 1
 
     def conclude(self, execution: _Execution, *, interrupted: bool) -> None:
-        self.open.remove(execution)
-        result = execution.result(interrupted=interrupted, stopped=self.stopped)
-        execution.summarize(result)
+        """The plan's result (kept first, so a Ctrl-C while it is reported cannot lose it), then its
+        Summary and the caller's `finished`."""
         index = self.executions.index(execution)
-        self.results[index] = result
+        result = self.results[index] = execution.result(interrupted=interrupted, stopped=self.stopped)
+        self.open.remove(execution)
+        execution.summarize(result)
         if self.finished is not None:
             self.finished(index, result)
 

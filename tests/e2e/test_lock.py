@@ -101,18 +101,20 @@ def background(cluster: ClusterHandle, home: Path) -> Iterator[Any]:
             process.communicate()
 
 
-def lease_path(namespace: str) -> str:
-    return f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-shop"
+def lease_path(namespace: str, plan: str = "shop") -> str:
+    return f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-{plan}"
 
 
-def lease(cluster: ClusterHandle, namespace: str) -> dict[str, Any] | None:
-    status, body = http(cluster, "GET", lease_path(namespace))
+def lease(cluster: ClusterHandle, namespace: str, plan: str = "shop") -> dict[str, Any] | None:
+    status, body = http(cluster, "GET", lease_path(namespace, plan))
     return body if status == 200 else None
 
 
-def held_by(cluster: ClusterHandle, namespace: str, process: subprocess.Popen[str]) -> dict[str, Any] | None:
+def held_by(
+    cluster: ClusterHandle, namespace: str, process: subprocess.Popen[str], plan: str = "shop"
+) -> dict[str, Any] | None:
     """The Lease while `process` holds it (its pid is part of the holder identity), else None."""
-    found = lease(cluster, namespace)
+    found = lease(cluster, namespace, plan)
     holder = (found or {}).get("spec", {}).get("holderIdentity", "")
     return found if f"/{process.pid}/" in holder else None
 
@@ -402,10 +404,10 @@ def test_the_lease_is_renewed_while_the_run_holds_it(
     assert lease(cluster, namespace) is None
 
 
-def job_run_recorded(cluster: ClusterHandle, namespace: str) -> bool:
+def job_run_recorded(cluster: ClusterHandle, namespace: str, plan: str = "shop") -> bool:
     """Whether the parent records the migrate Job's run as ran (its uid): the run records it only after
     it started waiting for the Job, so from then on that wait is in flight."""
-    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/{plan}")
     data = (parent.get("data") or {}) if status == 200 else {}
     runs = [json.loads(base64.b64decode(v)) for k, v in data.items() if not k.startswith("planner.")]
     return any(run.get("name") == "migrate" and run.get("uid") for run in runs)
@@ -427,6 +429,32 @@ def test_sigterm_or_ctrl_c_stops_the_apply_and_releases_its_lock(
     assert f"interrupted wait-ready job/{namespace}/migrate: interrupted" in out, out
     assert lease(cluster, namespace) is None
     assert http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")[0] == 404
+
+
+def test_ctrl_c_stops_every_plan_of_an_apply_not_just_the_one_that_waits(
+    cluster: ClusterHandle, background: Any, paused_node: SlimAdmin, namespace: str, tmp_path: Path
+) -> None:
+    """Two plans in one apply, each waiting for its migrate Job, which the paused node never runs:
+    one Ctrl-C interrupts both, and no Deployment (which waits for its Job) is ever written."""
+    plans = {"shop": f"{namespace}-a", "shop2": f"{namespace}-b"}
+    files = [
+        write_plan(
+            tmp_path, shop(space, "3.0.0").replace("name: shop,", f"name: {plan},"), name=f"{plan}.yaml"
+        )
+        for plan, space in plans.items()
+    ]
+    running = background("apply", *map(str, files))
+    eventually(lambda: all(held_by(cluster, space, running, plan) for plan, space in plans.items()))
+    eventually(lambda: all(job_run_recorded(cluster, space, plan) for plan, space in plans.items()))
+
+    running.send_signal(signal.SIGINT)
+    code, out, err = finished(running)
+
+    assert code == 1, out + err
+    for plan, space in plans.items():
+        assert f"interrupted wait-ready job/{space}/migrate: interrupted" in out, out
+        assert lease(cluster, space, plan) is None
+        assert http(cluster, "GET", f"/apis/apps/v1/namespaces/{space}/deployments/web")[0] == 404
 
 
 def test_sigterm_stops_every_plan_of_a_reconcile_and_releases_their_locks(
