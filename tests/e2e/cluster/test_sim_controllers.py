@@ -484,6 +484,31 @@ def test_a_service_gets_an_endpoint_slice_owned_by_it(
     )
 
 
+def test_a_services_endpoint_slice_is_updated_in_place_as_its_pods_change(
+    api_client: client.ApiClient, apps_v1: client.AppsV1Api, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    """One slice per Service, whatever the syncs in between: a scale-up changes its endpoints, not the
+    number of slices (the controller finds the Service's slice again on every sync)."""
+    apps_v1.create_namespaced_deployment(namespace, deployment("grow", replicas=1))
+    service = {"metadata": {"name": "grow"}, "spec": {"selector": {"app": "grow"}, "ports": [{"port": 80}]}}
+    core_v1.create_namespaced_service(namespace, service)
+    discovery = client.DiscoveryV1Api(api_client)
+
+    def slices_with_ready(count: int) -> Any:
+        found = discovery.list_namespaced_endpoint_slice(
+            namespace, label_selector="kubernetes.io/service-name=grow"
+        ).items
+        ready = [e for s in found for e in (s.endpoints or []) if e.conditions.ready]
+        return len(ready) == count and found
+
+    first = eventually(lambda: slices_with_ready(1))
+    apps_v1.patch_namespaced_deployment_scale("grow", namespace, {"spec": {"replicas": 3}})
+    grown = eventually(lambda: slices_with_ready(3))
+
+    assert [s.metadata.name for s in first] == [s.metadata.name for s in grown]
+    assert len(grown) == 1
+
+
 def test_a_relabelled_pod_leaves_one_services_endpoints_and_joins_anothers(
     core_v1: client.CoreV1Api, namespace: str
 ) -> None:
