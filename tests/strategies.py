@@ -201,8 +201,14 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
 
 def _valid_workload(workload: dict[str, Any]) -> None:
     is_job = workload.get("kind") == "job"
-    for field in ("replicas", "progressDeadlineSeconds") if is_job else ():
+    for field in ("replicas", "progressDeadlineSeconds", "strategy") if is_job else ():
         workload.pop(field, None)
+    strategy = workload.get("strategy", {})
+    if strategy.get("type") == "Recreate":
+        strategy.pop("maxSurge", None)
+        strategy.pop("maxUnavailable", None)
+    elif all(strategy.get(key, 1) in (0, "0%") for key in ("maxSurge", "maxUnavailable")):
+        strategy["maxSurge"] = 1
     for field in () if is_job else ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
         workload.pop(field, None)
     if workload.get("expose") is True:

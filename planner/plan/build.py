@@ -19,6 +19,7 @@ from planner.plan.model import (
     Container,
     Plan,
     Probe,
+    RolloutStrategy,
     Rootfs,
     Sandbox,
     SandboxTemplate,
@@ -84,6 +85,7 @@ class _Builder:
             pull_policy=item.get("pullPolicy"),
             replicas=item.get("replicas"),
             progress_deadline_seconds=item.get("progressDeadlineSeconds"),
+            strategy=_strategy(item.get("strategy")),
             backoff_limit=item.get("backoffLimit"),
             active_deadline_seconds=item.get("activeDeadlineSeconds"),
             ttl_seconds_after_finished=item.get("ttlSecondsAfterFinished"),
@@ -190,6 +192,16 @@ def _volume(item: Data) -> Volume:
 def _scheduling(term: Data) -> Scheduling:
     return Scheduling(
         type=term["type"], key=term["key"], operator=term["operator"], values=tuple(term.get("values", ()))
+    )
+
+
+def _strategy(item: Data | None) -> RolloutStrategy | None:
+    if item is None:
+        return None
+    return RolloutStrategy(
+        type=item.get("type", "RollingUpdate"),
+        max_surge=item.get("maxSurge"),
+        max_unavailable=item.get("maxUnavailable"),
     )
 
 

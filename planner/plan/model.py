@@ -71,6 +71,15 @@ class Scheduling:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RolloutStrategy:
+    """A Deployment's `strategy`: `max_surge`/`max_unavailable` are a count or a percentage (`"25%"`)."""
+
+    type: Literal["RollingUpdate", "Recreate"] = "RollingUpdate"
+    max_surge: int | str | None = None
+    max_unavailable: int | str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Workload:
     """A workload, as gobrave's ContainerSpec: `entrypoint` becomes the container command, `command`
     its args."""
@@ -93,6 +102,7 @@ class Workload:
     pull_policy: Literal["Always", "IfNotPresent"] | None = None
     replicas: int | None = None
     progress_deadline_seconds: int | None = None
+    strategy: RolloutStrategy | None = None
     backoff_limit: int | None = None
     active_deadline_seconds: int | None = None
     ttl_seconds_after_finished: int | None = None

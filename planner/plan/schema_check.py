@@ -38,6 +38,7 @@ _PATTERN_MESSAGES = {
     "^[-._a-zA-Z][-._a-zA-Z0-9]*$": "{found} is not an environment variable name: expected letters, "
     "digits, '_', '-' and '.', not starting with a digit",
     "^[-._a-zA-Z0-9]+$": "{found} is not a valid key: expected letters, digits, '_', '-' and '.'",
+    "^[0-9]+%$": "expected a count or a percentage like 1 or 25%, found {found}",
 }
 _TYPE_NAMES = {
     "string": "a string",

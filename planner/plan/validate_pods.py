@@ -18,7 +18,7 @@ from planner.plan import names
 from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
 from planner.plan.source import ParsedFile
 
-DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds")
+DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds", "strategy")
 JOB_ONLY = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 NUMERIC_USER = re.compile(r"\d+(:\d+)?")
 QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
@@ -28,6 +28,7 @@ def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     for workload in plan.items("workloads"):
         yield from _kind_fields(workload, parsed)
         yield from _expose(workload, parsed)
+        yield from _strategy(workload, parsed)
         yield from _scheduling(workload, parsed)
         yield from _containers(workload, parsed)
         yield from _volumes(workload, parsed)
@@ -58,6 +59,22 @@ def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     elif "port" not in workload.data:
         message = "expose needs a port: the Service forwards to it (add port)"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
+
+
+def _strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """What the API server refuses in a Deployment's strategy: rolling parameters under Recreate, and
+    a rollout that may neither surge nor go below the wanted replicas."""
+    strategy = workload.child("strategy")
+    if strategy is None:
+        return
+    rolling = [key for key in ("maxSurge", "maxUnavailable") if key in strategy.data]
+    if strategy.data.get("type") == "Recreate":
+        for key in rolling:
+            message = f"{key} is for type RollingUpdate only: Recreate stops every old pod first"
+            yield parsed.diagnostic(strategy.at(key), message, at_value=False)
+    elif len(rolling) == 2 and all(strategy.data[key] in (0, "0%") for key in rolling):
+        message = "maxSurge and maxUnavailable cannot both be 0: the rollout could never replace a pod"
+        yield parsed.diagnostic(strategy.at("maxUnavailable"), message)
 
 
 def _scheduling(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from planner.kinds import DEPLOYMENT, JOB, SERVICE
 from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
-from planner.plan.model import Container, Plan, Workload
+from planner.plan.model import Container, Plan, RolloutStrategy, Workload
 from planner.plan.names import service_name
 from planner.render.identity import (
     Stamp,
@@ -64,8 +64,19 @@ def deployment_spec(workload: Workload) -> Fields:
     return {
         "selector": {"matchLabels": workload_labels(workload.name)},
         "template": pod_template(workload),
-        **present(replicas=workload.replicas, progressDeadlineSeconds=workload.progress_deadline_seconds),
+        **present(
+            replicas=workload.replicas,
+            progressDeadlineSeconds=workload.progress_deadline_seconds,
+            strategy=rollout_strategy(workload.strategy),
+        ),
     }
+
+
+def rollout_strategy(strategy: RolloutStrategy | None) -> Fields | None:
+    if strategy is None:
+        return None
+    rolling = present(maxSurge=strategy.max_surge, maxUnavailable=strategy.max_unavailable)
+    return {"type": strategy.type, **present(rollingUpdate=rolling)}
 
 
 def job_spec(workload: Workload) -> Fields:

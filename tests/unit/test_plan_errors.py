@@ -16,7 +16,7 @@ from planner.plan import load_plans
 
 WORKLOAD_FIELDS = (
     "name, kind, image, entrypoint, command, workdir, env, cpu, memory, volumes, user, port, expose, "
-    "scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, backoffLimit, "
+    "scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, strategy, backoffLimit, "
     "activeDeadlineSeconds, ttlSecondsAfterFinished, labels, annotations, podAnnotations, timeout, "
     "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe"
 )
@@ -295,6 +295,32 @@ CASES: list[tuple[str, str, list[str]]] = [
         "replicas on a job",
         "workloads:\n  - name: once\n    image: x\n    kind: job\n    replicas: 2\n",
         ["{f}:9:5: workloads[0].replicas: replicas is for deployments only; this workload is a job"],
+    ),
+    (
+        "a rollout strategy on a job",
+        "workloads:\n  - name: once\n    image: x\n    kind: job\n    strategy: {type: Recreate}\n",
+        ["{f}:9:5: workloads[0].strategy: strategy is for deployments only; this workload is a job"],
+    ),
+    (
+        "rolling parameters under Recreate",
+        "workloads:\n  - name: web\n    image: x\n    strategy: {type: Recreate, maxSurge: 1}\n",
+        [
+            "{f}:8:32: workloads[0].strategy.maxSurge: maxSurge is for type RollingUpdate only: Recreate "
+            "stops every old pod first"
+        ],
+    ),
+    (
+        "a rollout that may neither surge nor go below the wanted replicas",
+        "workloads:\n  - name: web\n    image: x\n    strategy: {maxSurge: 0, maxUnavailable: 0%}\n",
+        [
+            "{f}:8:45: workloads[0].strategy.maxUnavailable: maxSurge and maxUnavailable cannot both be 0: "
+            "the rollout could never replace a pod"
+        ],
+    ),
+    (
+        "a surge that is neither a count nor a percentage",
+        "workloads:\n  - name: web\n    image: x\n    strategy: {maxSurge: half}\n",
+        ['{f}:8:26: workloads[0].strategy.maxSurge: expected a count or a percentage like 1 or 25%, found "half"'],
     ),
     (
         "backoffLimit on a deployment",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from planner.plan.model import Scheduling, Volume
+from planner.plan.model import RolloutStrategy, Scheduling, Volume
 from planner.render import render
 from tests.unit.render_support import (
     IMAGE,
@@ -304,6 +304,22 @@ def test_deployment_with_declared_fields_whole_manifest() -> None:
             },
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        (RolloutStrategy(type="Recreate"), {"type": "Recreate"}),
+        (RolloutStrategy(), {"type": "RollingUpdate"}),
+        (
+            RolloutStrategy(max_surge=0, max_unavailable="50%"),
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "50%"}},
+        ),
+    ],
+)
+def test_rollout_strategy(strategy: RolloutStrategy, expected: dict[str, Any]) -> None:
+    deployment = rendered_object(plan(workloads=(workload(strategy=strategy),)), "Deployment", "web")
+    assert deployment["spec"]["strategy"] == expected
 
 
 def test_replicas_zero_is_declared_and_kept() -> None:
