@@ -103,6 +103,29 @@ JOB = KindInfo(
     immutable_fields=("spec.template", "spec.selector", "spec.completions", "spec.completionMode"),
 )
 
+# Workload kinds whose readiness planner judges (`planner.readiness`) but does not yet write.
+STATEFUL_SET = KindInfo(
+    kind="StatefulSet",
+    group="apps",
+    version="v1",
+    plural="statefulsets",
+    namespaced=True,
+    immutable_fields=(
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+        "spec.podManagementPolicy",
+    ),
+)
+DAEMON_SET = KindInfo(
+    kind="DaemonSet",
+    group="apps",
+    version="v1",
+    plural="daemonsets",
+    namespaced=True,
+    immutable_fields=("spec.selector",),
+)
+
 KINDS: tuple[KindInfo, ...] = (
     NAMESPACE,
     CONFIG_MAP,

@@ -4,7 +4,9 @@ The executor waits through `planner.waiting`, which judges the informer caches' 
 module; keeping the rules pure means every verdict is a table test over a hand-built object.
 
 Generic checks run first for every kind: a `deletionTimestamp` means Terminating, and a controller that
-has not yet observed the object's generation means InProgress. Then `RULES[kind]` decides; kinds without
+has not yet observed the object's generation means InProgress. Then `RULES[kind]` decides; the rollout
+kinds (Deployment, StatefulSet, DaemonSet) follow `kubectl rollout status` branch for branch, so a
+pipeline hears "ready" exactly when kubectl would say "successfully rolled out"; kinds without
 a rule go by their `Ready` condition, else count as Current. Where planner departs from kstatus it is on
 purpose: a merely started Job is InProgress (an init Job must *complete* before its
 dependents run), a Failed Pod is Failed, and a PVC waiting for its first consumer is Current (waiting
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
+from planner.kinds import DAEMON_SET, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
 from planner.objects import Manifest, metadata_of
 
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
@@ -102,24 +104,92 @@ def _generic(obj: Manifest) -> Readiness | None:
     return None
 
 
+def _observed(obj: Manifest) -> Readiness | None:
+    """kubectl's first question for a rollout: has the controller observed this generation? A status
+    without `observedGeneration` has not (kubectl reads it as 0)."""
+    generation = int(metadata_of(obj).get("generation") or 0)
+    observed = obj.get("status", {}).get("observedGeneration")
+    if observed is None or int(observed) < generation or int(observed) == 0:
+        seen = "none" if observed is None else observed
+        return _in_progress(f"generation {generation} not yet observed (observed {seen})")
+    return None
+
+
+def _wanted(obj: Manifest) -> int:
+    wanted = obj.get("spec", {}).get("replicas")
+    return 1 if wanted is None else int(wanted)
+
+
 def deployment(obj: Manifest, context: ReadinessContext) -> Readiness:
-    """Current when updated = ready = available = spec replicas (1 when unset)."""
-    deadline = _condition_is(obj, "Progressing", "False")
-    if deadline is not None and deadline.get("reason") == "ProgressDeadlineExceeded":
-        return _failed(_explain("progress deadline exceeded", deadline))
+    """`kubectl rollout status deployment`, branch for branch: the generation observed, the progress
+    deadline not exceeded, every wanted replica updated, no old replica left, every updated replica
+    available. One addition: a ReplicaSet that cannot create pods (ReplicaFailure) fails at once
+    rather than at the progress deadline."""
+    unobserved = _observed(obj)
+    if unobserved is not None:
+        return unobserved
+    progressing = _conditions(obj).get("Progressing")
+    if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
+        return _failed(_explain("progress deadline exceeded", progressing))
     replica_failure = _condition_is(obj, "ReplicaFailure", "True")
     if replica_failure is not None:
         return _failed(_explain("replica failure", replica_failure))
-    wanted = obj.get("spec", {}).get("replicas")
-    wanted = 1 if wanted is None else int(wanted)
-    for key, label in (
-        ("updatedReplicas", "updated"),
-        ("readyReplicas", "ready"),
-        ("availableReplicas", "available"),
-    ):
-        if _count(obj, key) != wanted:
-            return _in_progress(f"{label} {_count(obj, key)}/{wanted}")
+    wanted, updated = _wanted(obj), _count(obj, "updatedReplicas")
+    if updated < wanted:
+        return _in_progress(f"updated {updated}/{wanted}")
+    old = _count(obj, "replicas") - updated
+    if old > 0:
+        return _in_progress(f"{old} old {'replica' if old == 1 else 'replicas'} pending termination")
+    available = _count(obj, "availableReplicas")
+    if available < updated:
+        return _in_progress(f"available {available}/{updated}")
     return _current(f"ready {wanted}/{wanted}")
+
+
+def stateful_set(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """`kubectl rollout status statefulset`, branch for branch: the generation observed, every wanted
+    replica ready, then with a RollingUpdate strategy every pod above the partition updated, and
+    without its parameters the current revision equal to the update revision. kubectl refuses to judge
+    an OnDelete StatefulSet (its pods change only when deleted); planner calls it ready when every
+    wanted replica is ready."""
+    unobserved = _observed(obj)
+    if unobserved is not None:
+        return unobserved
+    wanted, ready = _wanted(obj), _count(obj, "readyReplicas")
+    if ready < wanted:
+        return _in_progress(f"ready {ready}/{wanted}")
+    strategy = obj.get("spec", {}).get("updateStrategy") or {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return _current(f"ready {ready}/{wanted} ({strategy.get('type')}: pods update when deleted)")
+    updated = _count(obj, "updatedReplicas")
+    rolling = strategy.get("rollingUpdate")
+    if rolling is not None:
+        partition = rolling.get("partition")
+        if partition is not None and updated < wanted - int(partition):
+            return _in_progress(f"updated {updated}/{wanted - int(partition)} (partition {partition})")
+        return _current(f"ready {ready}/{wanted}")
+    status = obj.get("status", {})
+    if status.get("updateRevision") != status.get("currentRevision"):
+        return _in_progress(f"updated {updated}/{wanted} to revision {status.get('updateRevision')}")
+    return _current(f"ready {ready}/{wanted}")
+
+
+def daemon_set(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """`kubectl rollout status daemonset`, branch for branch: the generation observed, every node's pod
+    updated, every one available. As for StatefulSets, an OnDelete DaemonSet is ready when every
+    scheduled pod is available (kubectl refuses to judge it)."""
+    unobserved = _observed(obj)
+    if unobserved is not None:
+        return unobserved
+    desired = _count(obj, "desiredNumberScheduled")
+    strategy = (obj.get("spec", {}).get("updateStrategy") or {}).get("type", "RollingUpdate")
+    updated = _count(obj, "updatedNumberScheduled")
+    if strategy == "RollingUpdate" and updated < desired:
+        return _in_progress(f"updated {updated}/{desired}")
+    available = _count(obj, "numberAvailable")
+    if available < desired:
+        return _in_progress(f"available {available}/{desired}")
+    return _current(f"ready {available}/{desired}")
 
 
 def job(obj: Manifest, context: ReadinessContext) -> Readiness:
@@ -215,6 +285,8 @@ def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
 
 RULES: dict[str, Rule] = {
     DEPLOYMENT.kind: deployment,
+    STATEFUL_SET.kind: stateful_set,
+    DAEMON_SET.kind: daemon_set,
     JOB.kind: job,
     POD.kind: pod,
     PERSISTENT_VOLUME_CLAIM.kind: persistent_volume_claim,

@@ -29,13 +29,50 @@ def seconds_ago(seconds: float) -> str:
     return datetime.fromtimestamp(NOW - seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def deployment(*, replicas: int | None = 3, generation: int = 1, **status: Any) -> dict[str, Any]:
+def deployment(
+    *, replicas: int | None = 3, generation: int = 1, replicas_status: int | None = None, **status: Any
+) -> dict[str, Any]:
+    """A Deployment; `replicas_status` is `status.replicas` (pods of every revision)."""
     spec = {} if replicas is None else {"replicas": replicas}
     status.setdefault("observedGeneration", generation)
+    if replicas_status is not None:
+        status["replicas"] = replicas_status
     return {
         "kind": "Deployment",
         "metadata": {"name": "web", "generation": generation},
         "spec": spec,
+        "status": status,
+    }
+
+
+def stateful_set(
+    *,
+    replicas: int = 3,
+    generation: int = 1,
+    strategy: str = "RollingUpdate",
+    partition: int | None = None,
+    **status: Any,
+) -> dict[str, Any]:
+    update: dict[str, Any] = {"type": strategy}
+    if partition is not None:
+        update["rollingUpdate"] = {"partition": partition}
+    status.setdefault("observedGeneration", generation)
+    if status["observedGeneration"] is None:
+        del status["observedGeneration"]
+    return {
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "generation": generation},
+        "spec": {"replicas": replicas, "updateStrategy": update},
+        "status": status,
+    }
+
+
+def daemon_set(*, generation: int = 1, strategy: str = "RollingUpdate", **status: Any) -> dict[str, Any]:
+    status.setdefault("observedGeneration", generation)
+    return {
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "generation": generation},
+        "spec": {"updateStrategy": {"type": strategy}},
         "status": status,
     }
 
@@ -110,13 +147,13 @@ CASES = [
     # Deployment
     pytest.param(
         golden("deployment_get_after_controller"),
-        in_progress("ready 0/1"),
-        id="golden: a deployment whose pod is not yet ready is InProgress with its ready count",
+        in_progress("available 0/1"),
+        id="golden: a deployment whose updated pod is not yet available is InProgress with that count",
     ),
     pytest.param(
         golden("deployment_get_immediately"),
-        in_progress("updated 0/1"),
-        id="golden: a deployment before its controller ran has no updated replicas yet",
+        in_progress("generation 1 not yet observed (observed none)"),
+        id="golden: a deployment before its controller ran has no observedGeneration: kubectl waits",
     ),
     pytest.param(
         deployment(updatedReplicas=3, readyReplicas=3, availableReplicas=3),
@@ -155,6 +192,140 @@ CASES = [
         deployment(conditions=[QUOTA]),
         failed("replica failure: FailedCreate: exceeded quota"),
         id="a deployment whose replica set cannot create pods is Failed",
+    ),
+    # Deployment: kubectl rollout status, branch for branch
+    pytest.param(
+        deployment(observedGeneration=0, updatedReplicas=3, readyReplicas=3, availableReplicas=3),
+        in_progress("generation 1 not yet observed (observed 0)"),
+        id="kubectl: generation > observedGeneration -> waiting for the spec update to be observed",
+    ),
+    pytest.param(
+        deployment(
+            replicas=1,
+            replicas_status=None,
+            updatedReplicas=1,
+            readyReplicas=1,
+            availableReplicas=1,
+            conditions=[condition("Progressing", "True", "ProgressDeadlineExceeded")],
+        ),
+        failed("progress deadline exceeded: ProgressDeadlineExceeded"),
+        id="kubectl: a Progressing condition with reason ProgressDeadlineExceeded fails, whatever its status",
+    ),
+    pytest.param(
+        deployment(replicas=1, replicas_status=2, updatedReplicas=1, readyReplicas=1, availableReplicas=1),
+        in_progress("1 old replica pending termination"),
+        id="kubectl: a failed one-replica update (the old pod still serving) is not ready",
+    ),
+    pytest.param(
+        deployment(replicas=2, replicas_status=3, updatedReplicas=2, readyReplicas=2, availableReplicas=2),
+        in_progress("1 old replica pending termination"),
+        id="kubectl: status.replicas > updatedReplicas -> old replicas pending termination",
+    ),
+    pytest.param(
+        deployment(replicas=3, replicas_status=5, updatedReplicas=3, readyReplicas=3, availableReplicas=3),
+        in_progress("2 old replicas pending termination"),
+        id="kubectl: old replicas are counted",
+    ),
+    pytest.param(
+        deployment(replicas=3, replicas_status=4, updatedReplicas=2, readyReplicas=3, availableReplicas=3),
+        in_progress("updated 2/3"),
+        id="kubectl: updatedReplicas < spec.replicas is checked before the old replicas",
+    ),
+    pytest.param(
+        deployment(replicas=2, replicas_status=2, updatedReplicas=2, readyReplicas=2, availableReplicas=1),
+        in_progress("available 1/2"),
+        id="kubectl: availableReplicas < updatedReplicas -> waiting for updated replicas to be available",
+    ),
+    pytest.param(
+        deployment(replicas=2, replicas_status=2, updatedReplicas=2, readyReplicas=2, availableReplicas=2),
+        current("ready 2/2"),
+        id="kubectl: every branch passed -> successfully rolled out",
+    ),
+    pytest.param(
+        deployment(replicas=1, replicas_status=1, updatedReplicas=2, readyReplicas=2, availableReplicas=2),
+        current("ready 1/1"),
+        id="kubectl: more updated replicas than wanted (a scale-down under way) is rolled out",
+    ),
+    # StatefulSet: kubectl rollout status, branch for branch
+    pytest.param(
+        stateful_set(generation=2, observedGeneration=1, readyReplicas=3, updatedReplicas=3),
+        in_progress("generation 2 not yet observed (observed 1)"),
+        id="kubectl sts: generation > observedGeneration -> waiting",
+    ),
+    pytest.param(
+        stateful_set(observedGeneration=None, readyReplicas=3, updatedReplicas=3),
+        in_progress("generation 1 not yet observed (observed none)"),
+        id="kubectl sts: observedGeneration 0 (unset) -> waiting",
+    ),
+    pytest.param(
+        stateful_set(readyReplicas=2, updatedReplicas=3),
+        in_progress("ready 2/3"),
+        id="kubectl sts: readyReplicas < spec.replicas -> waiting for pods to be ready",
+    ),
+    pytest.param(
+        stateful_set(partition=1, readyReplicas=3, updatedReplicas=1),
+        in_progress("updated 1/2 (partition 1)"),
+        id="kubectl sts: updatedReplicas < replicas - partition -> waiting for the partitioned roll out",
+    ),
+    pytest.param(
+        stateful_set(partition=1, readyReplicas=3, updatedReplicas=2),
+        current("ready 3/3"),
+        id="kubectl sts: the pods above the partition updated -> partitioned roll out complete",
+    ),
+    pytest.param(
+        stateful_set(
+            partition=0, readyReplicas=3, updatedReplicas=3, currentRevision="a", updateRevision="b"
+        ),
+        current("ready 3/3"),
+        id="kubectl sts: with rollingUpdate set, the revisions are not compared",
+    ),
+    pytest.param(
+        stateful_set(readyReplicas=3, updatedReplicas=2, currentRevision="db-1", updateRevision="db-2"),
+        in_progress("updated 2/3 to revision db-2"),
+        id="kubectl sts: without rollingUpdate, updateRevision != currentRevision -> waiting",
+    ),
+    pytest.param(
+        stateful_set(readyReplicas=3, updatedReplicas=3, currentRevision="db-2", updateRevision="db-2"),
+        current("ready 3/3"),
+        id="kubectl sts: without rollingUpdate, equal revisions -> rolling update complete",
+    ),
+    pytest.param(
+        stateful_set(strategy="OnDelete", readyReplicas=3, currentRevision="db-1", updateRevision="db-2"),
+        current("ready 3/3 (OnDelete: pods update when deleted)"),
+        id="OnDelete (kubectl will not judge it): ready when every replica is ready",
+    ),
+    pytest.param(
+        stateful_set(strategy="OnDelete", readyReplicas=1),
+        in_progress("ready 1/3"),
+        id="OnDelete: not ready while a replica is not",
+    ),
+    # DaemonSet: kubectl rollout status, branch for branch
+    pytest.param(
+        daemon_set(generation=3, observedGeneration=2, desiredNumberScheduled=2),
+        in_progress("generation 3 not yet observed (observed 2)"),
+        id="kubectl ds: generation > observedGeneration -> waiting",
+    ),
+    pytest.param(
+        daemon_set(desiredNumberScheduled=2, updatedNumberScheduled=1, numberAvailable=2),
+        in_progress("updated 1/2"),
+        id="kubectl ds: updatedNumberScheduled < desiredNumberScheduled -> waiting",
+    ),
+    pytest.param(
+        daemon_set(desiredNumberScheduled=2, updatedNumberScheduled=2, numberAvailable=1),
+        in_progress("available 1/2"),
+        id="kubectl ds: numberAvailable < desiredNumberScheduled -> waiting",
+    ),
+    pytest.param(
+        daemon_set(desiredNumberScheduled=2, updatedNumberScheduled=2, numberAvailable=2),
+        current("ready 2/2"),
+        id="kubectl ds: every branch passed -> successfully rolled out",
+    ),
+    pytest.param(
+        daemon_set(
+            strategy="OnDelete", desiredNumberScheduled=2, updatedNumberScheduled=0, numberAvailable=2
+        ),
+        current("ready 2/2"),
+        id="OnDelete ds: updated pods are not required, available ones are",
     ),
     # Job
     pytest.param(
