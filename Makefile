@@ -71,5 +71,15 @@ demo: $(STAMP)
 	$(BIN)/planner cluster down --data $(DEMO_DATA); \
 	exit $$status
 
+# Mermaid's own renderer, for the test that renders `plan --graph -o mermaid` in a real browser: the
+# package's self-contained bundle only (one tarball, not its dependency tree).
+MERMAID_VERSION := 11.12.0
+.cache/mermaid.min.js:
+	mkdir -p .cache/npm
+	cd .cache/npm && npm pack --silent mermaid@$(MERMAID_VERSION) >/dev/null
+	tar -xzf .cache/npm/mermaid-$(MERMAID_VERSION).tgz -C .cache/npm package/dist/mermaid.min.js
+	mv .cache/npm/package/dist/mermaid.min.js $@
+	rm -rf .cache/npm
+
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
