@@ -1,0 +1,226 @@
+"""The controller's read-only web view as HTML: a page of plans and warm pools, and a page per plan.
+
+Server-rendered from a view model the controller fills from what it already keeps (its reconcile
+results, the generations' records, the informer caches), so this module is pure: view in, HTML out.
+No script is needed: the pages reload themselves (`<meta http-equiv="refresh">`), so they work with
+JavaScript disabled; there are no forms and no links that change anything. Every text is escaped, and
+the view model carries names, states, counts and planner's own messages, never an object's data, so no
+Secret value can reach a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
+from urllib.parse import quote
+
+from planner.generations import Listed
+from planner.monitor.pools import PoolStatus
+
+REFRESH_SECONDS = 10
+HEALTH_CLASSES = {
+    "Current": "ok",
+    "True": "ok",
+    "InProgress": "busy",
+    "Unknown": "busy",
+    "Terminating": "busy",
+    "Failed": "bad",
+    "False": "bad",
+    "NotFound": "bad",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectHealth:
+    """One object of a plan and its health (a readiness verdict), with the objects it owns beneath it."""
+
+    kind: str
+    name: str
+    status: str
+    message: str = ""
+    children: tuple[ObjectHealth, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanView:
+    name: str
+    namespace: str
+    source: str  # a plan file's path, or `Plan <namespace>/<name>`
+    ready: str  # True, False or Unknown, as the Ready condition says
+    reason: str = ""
+    message: str = ""
+    last_reconcile: datetime | None = None
+    drift_found: int = 0
+    drift_corrected: int = 0
+    generation: int | None = None
+    generations: tuple[Listed, ...] = ()
+    objects: tuple[ObjectHealth, ...] = ()
+    graph_svg: str | None = None  # the last apply's graph, drawn by Graphviz when it is installed
+    graph_text: str = ""  # the same graph as an ordered task list
+
+    @property
+    def path(self) -> str:
+        return f"/plans/{quote(self.namespace, safe='')}/{quote(self.name, safe='')}"
+
+    @property
+    def drifted(self) -> bool:
+        return self.drift_found > self.drift_corrected
+
+
+@dataclass(frozen=True, kw_only=True)
+class Overview:
+    identity: str
+    leading: bool
+    plans: tuple[PlanView, ...]
+    pools: tuple[PoolStatus, ...] = ()
+
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { text-align: left; padding: .3em .8em; border-bottom: 1px solid #d0d7de; vertical-align: top; }
+th { background: #f6f8fa; }
+.ok { color: #1a7f37; font-weight: 600; } .busy { color: #9a6700; font-weight: 600; }
+.bad { color: #cf222e; font-weight: 600; } .drifted { background: #fff8c5; }
+.muted { color: #57606a; } ul.tree { list-style: none; padding-left: 1.2em; }
+pre { background: #f6f8fa; padding: .8em; overflow-x: auto; }
+""".strip()
+
+
+def _page(title: str, body: Iterable[str]) -> str:
+    return "\n".join(
+        [
+            "<!doctype html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">',
+            f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+            *body,
+            "</body></html>",
+            "",
+        ]
+    )
+
+
+def _state(value: str) -> str:
+    return f'<span class="{HEALTH_CLASSES.get(value, "busy")}">{escape(value)}</span>'
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return '<span class="muted">never</span>'
+    seconds = max(0, int((now - when).total_seconds()))
+    spoken = (
+        f"{seconds}s" if seconds < 120 else f"{seconds // 60}m" if seconds < 7200 else f"{seconds // 3600}h"
+    )
+    return f'<time datetime="{when.isoformat()}">{spoken} ago</time>'
+
+
+def _row(cells: Sequence[str], *, css: str = "") -> str:
+    css_attribute = f' class="{css}"' if css else ""
+    return f"<tr{css_attribute}>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def _table(headers: Sequence[str], rows: Sequence[str], *, empty: str) -> str:
+    if not rows:
+        return f'<p class="muted">{escape(empty)}</p>'
+    head = "".join(f"<th>{escape(header)}</th>" for header in headers)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _plan_cells(plan: PlanView, now: datetime) -> list[str]:
+    """Source, Ready, Message, Last reconcile, Drift, Generation."""
+    drift = f"{plan.drift_found} found, {plan.drift_corrected} corrected"
+    return [
+        escape(plan.source),
+        _state(plan.ready) + (f" {escape(plan.reason)}" if plan.reason else ""),
+        escape(plan.message),
+        _ago(plan.last_reconcile, now),
+        escape(drift),
+        escape(str(plan.generation)) if plan.generation is not None else "",
+    ]
+
+
+def _plan_row(plan: PlanView, now: datetime) -> str:
+    link = f'<a href="{plan.path}">{escape(plan.namespace)}/{escape(plan.name)}</a>'
+    return _row([link, *_plan_cells(plan, now)], css="drifted" if plan.drifted else "")
+
+
+def _pool_row(pool: PoolStatus) -> str:
+    cells = [escape(pool.namespace), escape(pool.pool), str(pool.size), str(pool.ready), str(pool.unclaimed)]
+    return _row([*cells, str(pool.claimed)])
+
+
+def index_page(overview: Overview, *, now: datetime | None = None) -> str:
+    """The plans a controller reconciles, with their state, and its warm pools."""
+    now = now or datetime.now(UTC)
+    role = "leader" if overview.leading else "standby (not leading: no reconciles run here)"
+    plans = [_plan_row(plan, now) for plan in overview.plans]
+    pools = [_pool_row(pool) for pool in overview.pools]
+    headers = ["Plan", "Source", "Ready", "Message", "Last reconcile", "Drift", "Generation"]
+    return _page(
+        "planner controller",
+        [
+            "<h1>planner controller</h1>",
+            f'<p class="muted">{escape(overview.identity)} — {escape(role)}; read-only, reloads every '
+            f"{REFRESH_SECONDS}s</p>",
+            f"<h2>Plans ({len(plans)})</h2>",
+            _table(headers, plans, empty="No plans yet."),
+            f"<h2>Warm pools ({len(pools)})</h2>",
+            _table(
+                ["Namespace", "Pool", "Size", "Ready", "Unclaimed", "Claimed"], pools, empty="No warm pools."
+            ),
+        ],
+    )
+
+
+def _tree(objects: Sequence[ObjectHealth]) -> str:
+    if not objects:
+        return ""
+    items = []
+    for obj in objects:
+        message = f' <span class="muted">{escape(obj.message)}</span>' if obj.message else ""
+        label = f"{escape(obj.kind)}/{escape(obj.name)} {_state(obj.status)}{message}"
+        items.append(f"<li>{label}{_tree(obj.children)}</li>")
+    return f'<ul class="tree">{"".join(items)}</ul>'
+
+
+def _generation_row(listed: Listed) -> str:
+    cells = [str(listed.number), escape(listed.result), escape(listed.started), escape(listed.revision)]
+    return _row([*cells, escape(listed.who), escape(listed.changes)])
+
+
+def plan_page(plan: PlanView, *, now: datetime | None = None) -> str:
+    """One plan: its state, its generations, its objects as a tree with health, the last apply's graph."""
+    now = now or datetime.now(UTC)
+    generations = [_generation_row(listed) for listed in plan.generations]
+    graph = plan.graph_svg or (f"<pre>{escape(plan.graph_text)}</pre>" if plan.graph_text else "")
+    return _page(
+        f"plan {plan.namespace}/{plan.name}",
+        [
+            '<p><a href="/">← all plans</a></p>',
+            f"<h1>Plan {escape(plan.namespace)}/{escape(plan.name)}</h1>",
+            _table(
+                ["Source", "Ready", "Message", "Last reconcile", "Drift", "Generation"],
+                [_row(_plan_cells(plan, now), css="drifted" if plan.drifted else "")],
+                empty="",
+            ),
+            "<h2>Objects</h2>",
+            f'<div id="objects">{_tree(plan.objects)}</div>'
+            if plan.objects
+            else '<p class="muted">No objects yet.</p>',
+            f"<h2>Generations ({len(generations)})</h2>",
+            _table(
+                ["#", "Result", "Started", "Revision", "Who", "Changes"],
+                generations,
+                empty="None recorded yet.",
+            ),
+            "<h2>Last apply</h2>",
+            graph or '<p class="muted">No apply since the controller started.</p>',
+        ],
+    )
+
+
+__all__ = ["REFRESH_SECONDS", "ObjectHealth", "Overview", "PlanView", "index_page", "plan_page"]
