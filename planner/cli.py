@@ -26,7 +26,7 @@ import click
 
 from planner import __version__, app
 from planner.controller.leader import ElectionTimings
-from planner.controller.manager import Controller, ControllerOptions
+from planner.app.controller import Controller, ControllerOptions
 from planner.errors import PlanError, PlannerError
 from planner.kube.client import ClientOptions
 from planner.lock import DEFAULT_DURATION
