@@ -166,7 +166,7 @@ _DNS_LABEL_MAX = 63
 RUNTIME_ID_FORM = "<runtime>-<namespace>|<kind>|<name>"
 
 
-def _is_dns_label(text: str) -> bool:
+def is_dns_label(text: str) -> bool:
     return len(text) <= _DNS_LABEL_MAX and _DNS_LABEL.match(text) is not None
 
 
@@ -194,11 +194,11 @@ class RuntimeID:
             _reject(text, f"unknown runtime prefix {runtime!r} (expected one of {', '.join(RUNTIMES)})")
         if not dash:
             _reject(text, f"runtime {runtime!r} is not followed by '-<namespace>'")
-        if not _is_dns_label(namespace):
+        if not is_dns_label(namespace):
             _reject(text, f"namespace {namespace!r} is not a DNS label")
         if kind not in RUNTIME_KINDS:
             _reject(text, f"unknown kind {kind!r} (expected one of {', '.join(RUNTIME_KINDS)})")
-        if not _is_dns_label(name):
+        if not is_dns_label(name):
             _reject(text, f"name {name!r} is not a DNS-1123 name of at most {_DNS_LABEL_MAX} characters")
         return cls(
             runtime=cast(Runtime, runtime), namespace=namespace, kind=cast(RuntimeKind, kind), name=name
