@@ -15,17 +15,17 @@ from planner.lazy import exports
 if TYPE_CHECKING:
     from planner.app.applying import ApplyOptions
     from planner.app.controller import Controller, ControllerOptions
-    from planner.app.history import HistoryOptions, diff_generations, history, history_of, show_generation
+    from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
     from planner.app.locks import LockState, lock_state, unlock
     from planner.app.options import (
         apply_options,
+        cluster_target,
         controller_options,
         log_options,
         plan_options,
         reconcile_exit_code,
         reconcile_options,
         rollback_options,
-        target,
         watch_options,
     )
     from planner.app.planning import (
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 _MODULES = {
     "planner.app.applying": ["ApplyOptions"],
     "planner.app.controller": ["Controller", "ControllerOptions"],
-    "planner.app.history": ["HistoryOptions", "diff_generations", "history", "history_of", "show_generation"],
+    "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
     "planner.app.options": [
         "apply_options",
@@ -63,7 +63,7 @@ _MODULES = {
         "reconcile_exit_code",
         "reconcile_options",
         "rollback_options",
-        "target",
+        "cluster_target",
         "watch_options",
     ],
     "planner.app.planning": [
@@ -113,10 +113,10 @@ __all__ = [
     "apply_plans",
     "check_data_loss",
     "claim_sandbox",
+    "cluster_target",
     "controller_options",
     "delete_workload",
     "diff_generations",
-    "history",
     "history_of",
     "inspect_workload",
     "lock_state",
@@ -138,7 +138,6 @@ __all__ = [
     "selected_plans",
     "show_generation",
     "status",
-    "target",
     "touch_sandbox",
     "unlock",
     "validate",

@@ -30,7 +30,7 @@ from planner.monitor.lifecycle import LogOptions
 MIN_LOCK_DURATION = 3.0
 
 
-def target(
+def cluster_target(
     *,
     namespace: str | None = None,
     kubeconfig: str | None = None,

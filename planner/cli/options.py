@@ -125,7 +125,7 @@ def target_options(*, namespace: bool = True) -> Callable[[F], F]:
         @functools.wraps(command)
         def with_target(*args: Any, **kwargs: Any) -> Any:
             names = ("namespace", "kubeconfig", "context", "qps")
-            target = app.target(**{name: kwargs.pop(name) for name in names if name in kwargs})
+            target = app.cluster_target(**{name: kwargs.pop(name) for name in names if name in kwargs})
             return command(*args, target=target, **kwargs)
 
         decorated = stacked(

@@ -4,13 +4,16 @@ defaults `--help` shows are the application's own."""
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import click
 
-from planner import generations, lock
+from planner import app, generations, lock
 from planner.cli import options
 from planner.cli.root import COMMANDS, cli
 from planner.plan.durations import parse_duration
@@ -102,3 +105,10 @@ def test_version_and_help_import_no_stage() -> None:
         }
         assert stages == set(), (args, sorted(stages))
         assert loaded & {"planner.app.planning", "planner.output.events"} == set(), args
+
+
+def test_every_name_the_app_facade_exports_is_no_module_once_every_module_is_imported() -> None:
+    """A submodule named like an export would shadow it once imported (the import binds the name)."""
+    for found in pkgutil.iter_modules(app.__path__):
+        importlib.import_module(f"planner.app.{found.name}")
+    assert [name for name in app.__all__ if isinstance(getattr(app, name), types.ModuleType)] == []
