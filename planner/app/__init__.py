@@ -44,11 +44,11 @@ if TYPE_CHECKING:
     from planner.app.target import Target
     from planner.app.watching import MonitorOptions, apply_plans, monitor, status
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
-    from planner.generations import DEFAULT_HISTORY_MAX
-    from planner.lock import LockOptions
     from planner.monitor.lifecycle import LogOptions
     from planner.plan.durations import parse_duration
     from planner.plan.schema import schema_text
+    from planner.state.generations import DEFAULT_HISTORY_MAX
+    from planner.state.lock import LockOptions
 
 _MODULES = {
     "planner.app.applying": ["ApplyOptions"],
@@ -82,8 +82,8 @@ _MODULES = {
     "planner.app.target": ["Target"],
     "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
-    "planner.generations": ["DEFAULT_HISTORY_MAX"],
-    "planner.lock": ["LockOptions"],
+    "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
+    "planner.state.lock": ["LockOptions"],
     "planner.monitor.lifecycle": ["LogOptions"],
     "planner.plan.durations": ["parse_duration"],
     "planner.plan.schema": ["schema_text"],

@@ -1,6 +1,6 @@
 """A plan's generations in the cluster: recording one after an apply (under the caller's run lock),
 pruning the oldest past `--history-max`, and reading them back for `history`, `diff-generations` and
-`rollback` (`planner.generations` says what a record holds; docs/history.md why).
+`rollback` (`planner.state.generations` says what a record holds; docs/history.md why).
 
 Listing reads the records' metadata only (labels and annotations say what the table shows); one
 generation's whole record is one GET."""
@@ -17,7 +17,16 @@ from pathlib import Path
 
 from planner.app.selector import selected_plan
 from planner.app.target import Target
-from planner.applyset import (
+from planner.changeset import ChangeSet
+from planner.errors import NotFoundError, PlannerError, UsageError
+from planner.execute import ExecutionResult
+from planner.kinds import SECRET
+from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
+from planner.kube.config import choose_context
+from planner.live import get_or_none
+from planner.objects import Manifest, ObjectRef
+from planner.plan.model import Source
+from planner.state.applyset import (
     CurrentGeneration,
     current_generation,
     encode_run_record,
@@ -25,10 +34,7 @@ from planner.applyset import (
     run_keys_of,
     run_records,
 )
-from planner.changeset import ChangeSet
-from planner.errors import NotFoundError, PlannerError, UsageError
-from planner.execute import ExecutionResult
-from planner.generations import (
+from planner.state.generations import (
     CONVERGED,
     DEFAULT_HISTORY_MAX,
     FAILED,
@@ -48,12 +54,6 @@ from planner.generations import (
     record_name,
     record_selector,
 )
-from planner.kinds import SECRET
-from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
-from planner.kube.config import choose_context
-from planner.live import get_or_none
-from planner.objects import Manifest, ObjectRef
-from planner.plan.model import Source
 from planner.writes import KubeWriter
 
 REVISION_ENVIRONMENT = ("GIT_COMMIT", "GITHUB_SHA")

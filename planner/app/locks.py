@@ -1,5 +1,5 @@
 """`unlock`: who holds a plan's run lock, and breaking it when its holder is known to be dead. The lock
-itself (taking, renewing, releasing, expiry) is `planner.lock`'s."""
+itself (taking, renewing, releasing, expiry) is `planner.state.lock`'s."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from datetime import datetime
 
 from planner.app.selector import PlanRef, selected_plan
 from planner.app.target import Target
-from planner.applyset import parent_ref
 from planner.errors import PlannerError
 from planner.kinds import SECRET
 from planner.live import get_or_none
-from planner.lock import Holder, break_lock, read_holder
+from planner.state.applyset import parent_ref
+from planner.state.lock import Holder, break_lock, read_holder
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,10 +22,10 @@ from planner.app.target import Target
 from planner.app.watching import MonitorOptions
 from planner.controller.leader import ElectionTimings
 from planner.errors import UsageError
-from planner.generations import DEFAULT_HISTORY_MAX
 from planner.kube.client import ClientOptions
-from planner.lock import DEFAULT_DURATION, LockOptions
 from planner.monitor.lifecycle import LogOptions
+from planner.state.generations import DEFAULT_HISTORY_MAX
+from planner.state.lock import DEFAULT_DURATION, LockOptions
 
 MIN_LOCK_DURATION = 3.0
 

@@ -26,9 +26,9 @@ from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.errors import DataLossError, PlannerError, UsageError
 from planner.events import EventSink
-from planner.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.kube.client import KubeClient
-from planner.lock import Notice, holding
+from planner.state.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
+from planner.state.lock import Notice, holding
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ from planner.kinds import NAMESPACE
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import default_namespace
 from planner.objects import metadata_of
-from planner.savedplan import ClusterIdentity
+from planner.state.savedplan import ClusterIdentity
 
 IDENTITY_NAMESPACE = "kube-system"  # every cluster has it, and its uid lives as long as the cluster
 

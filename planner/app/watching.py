@@ -17,7 +17,6 @@ from planner.app.planning import PlanOptions, render_plans
 from planner.app.runs import RunRecorder
 from planner.app.selector import PlanRef, selected_plans
 from planner.app.target import Target
-from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
@@ -25,7 +24,6 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInf
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import read_parents
-from planner.lock import Notice
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
 from planner.objects import (
@@ -44,7 +42,9 @@ from planner.render.identity import (
     sandbox_runtime_id,
     workload_runtime_id,
 )
-from planner.savedplan import is_saved_plan
+from planner.state.applyset import RunRecord, run_records
+from planner.state.lock import Notice
+from planner.state.savedplan import is_saved_plan
 from planner.writes import KubeWriter
 
 

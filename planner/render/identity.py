@@ -4,7 +4,7 @@ it rendered, and the runtime IDs users type.
 The renderer computes them here: content hashes, Job run-keys, the workload labels that are also
 selectors, each object's namespace, depends-on references, runtime IDs, and the stamp of ApplySet
 membership and plan name every top-level object carries. The keys they are stored under are named in
-`planner.objects` (and the ApplySet's in `planner.applyset`), so the renderer, the diff and the
+`planner.objects` (and the ApplySet's in `planner.state.applyset`), so the renderer, the diff and the
 lifecycle commands agree on one spelling. Hashes are over canonical JSON (sorted keys, compact
 separators) so they are the same on every machine and blind to the order keys were written in.
 """
@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
-from planner.applyset import LABEL_PART_OF, applyset_id
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.objects import (
@@ -33,6 +32,7 @@ from planner.objects import (
 )
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
+from planner.state.applyset import LABEL_PART_OF, applyset_id
 
 RuntimeKind = Literal["deployment", "job", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import RunOutcome, RunRecord
 from planner.errors import CacheSyncError
 from planner.events import ContainerDeleted, ContainerExited, ContainerFailed, ContainerStarted, to_json_dict
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.monitor import Caches, KindCache, Monitor
 from planner.monitor.state import event_id
 from planner.render.identity import RuntimeID
+from planner.state.applyset import RunOutcome, RunRecord
 from tests.fakes import FakeClock, RecordingSink
 
 Manifest = dict[str, Any]

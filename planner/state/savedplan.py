@@ -24,7 +24,7 @@ records (DESIGN §4):
   before it writes anything;
 - per plan, the **lock** holder `plan` saw, if any (an apply was running while the plan was made).
 
-The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.applyset.DIGEST_KEY`),
+The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.state.applyset.DIGEST_KEY`),
 never in the saved plan: a sha256 of a 4-digit PIN is reversed by trying all 10,000, but an HMAC can
 only be tested by someone who can read that Secret — who can read the plan's Secrets anyway. Without
 Secrets to digest no key is needed. docs/gitops.md states the threat model.
