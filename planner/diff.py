@@ -1,4 +1,4 @@
-"""Desired against live: which objects change, how, and why (DESIGN §4). Pure: no I/O.
+"""Desired against live: which objects change, how, and why (docs/design.md §4). Pure: no I/O.
 
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
 live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
@@ -111,7 +111,7 @@ __all__ = [
     "server_predicted",
 ]
 
-# Annotations that protect an object from prune (DESIGN §3; cli-utils, Helm, Flux spellings).
+# Annotations that protect an object from prune (docs/design.md §3; cli-utils, Helm, Flux spellings).
 KEEP_ANNOTATIONS: Mapping[str, str] = {
     "client.lifecycle.config.k8s.io/deletion": "detach",
     "helm.sh/resource-policy": "keep",

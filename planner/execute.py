@@ -1,4 +1,4 @@
-"""Run an ExecutionPlan along its DAG: as parallel as the graph allows, never in waves (DESIGN §4).
+"""Run an ExecutionPlan along its DAG: as parallel as the graph allows, never in waves (docs/design.md §4).
 
 A task becomes runnable the moment its own predecessors are done. Writes run in a thread pool of
 `parallelism` workers (the kubernetes client is synchronous), so `--parallelism` bounds concurrent API

@@ -1,4 +1,4 @@
-"""ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (DESIGN §4).
+"""ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (docs/design.md §4).
 
 Like cli-utils' solver, this module only decides *what* runs and *after what*; the executor runs it.
 The result is a deterministic list you can print (`planner plan --graph`) and compare as text.

@@ -2,7 +2,7 @@
 
 Each row says where a kind lives in the API (group, version, plural, scope) and which of its fields
 cannot be changed in place. That knowledge decides whether a change is an update or a replace
-(DESIGN §4), so it belongs in one place rather than in `if kind == ...` branches across stages.
+(docs/design.md §4), so it belongs in one place rather than in `if kind == ...` branches across stages.
 
 Field paths are dotted (`spec.template`); `[*]` stands for every item of a list
 (`spec.containers[*].image`). A path covers everything beneath it. `immutable_fields` force a replace

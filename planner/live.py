@@ -1,4 +1,4 @@
-"""The live side of a diff: what the cluster holds for one plan (DESIGN §4).
+"""The live side of a diff: what the cluster holds for one plan (docs/design.md §4).
 
 Reading is cheap by construction: the ApplySet's parent Secret is read once; the scope it lists
 (`planner.state.applyset`), joined with what the new render adds, says where members can be; then one LIST per

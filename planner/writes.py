@@ -1,4 +1,4 @@
-"""The executor's writes against a real cluster (DESIGN §3): creates, server-side applies, deletes,
+"""The executor's writes against a real cluster (docs/design.md §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
 **Creates are a POST, then one guarded JSON patch.** A POST is the only atomic "create if absent": a

@@ -1,6 +1,6 @@
 """`apply`: plan each file once, then run each plan's execution along its DAG, writing through
 `KubeWriter` and waiting through informer caches; `apply FILE` does the same for a saved plan after
-checking it was made against this cluster and DESIGN §4's staleness checks. After a plan converges, its
+checking it was made against this cluster and docs/design.md §4's staleness checks. After a plan converges, its
 ApplySet parent records the closure as applied and is narrowed to what remains.
 
 Every plan is planned, applied and settled under its run lock (`planner.state.lock.holding`): the locks are

@@ -74,7 +74,7 @@ def validate(paths: Sequence[str | Path]) -> LoadResult:
 
 
 def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
-    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3); raises
+    """Render plans already loaded, each against the runtime's default namespace (docs/design.md §3); raises
     PlanError when an object would be too big for the API, before anything is written."""
     rendered = [
         RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
@@ -87,7 +87,7 @@ def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedP
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
-    """Load plans and render each against the runtime's default namespace (DESIGN §3)."""
+    """Load plans and render each against the runtime's default namespace (docs/design.md §3)."""
     loaded = load_plans(paths)
     return loaded, render_loaded(loaded, target.default_namespace())
 

@@ -31,7 +31,7 @@ class Target:
         return KubeClient.from_config(kubeconfig=self.kubeconfig, context=self.context, options=self.options)
 
     def default_namespace(self) -> str:
-        """`-n`, else the kubeconfig context's namespace, else `default` (DESIGN §3)."""
+        """`-n`, else the kubeconfig context's namespace, else `default` (docs/design.md §3)."""
         return default_namespace(namespace=self.namespace, kubeconfig=self.kubeconfig, context=self.context)
 
     def in_namespace(self, namespace: str) -> Target:

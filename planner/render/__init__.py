@@ -1,4 +1,4 @@
-"""Plan -> manifests: the pure renderer (DESIGN §1, §3).
+"""Plan -> manifests: the pure renderer (docs/design.md §1, §3).
 
 `render(plan, default_namespace)` reads nothing but its arguments: no cluster, no clock, no
 randomness, so the same plan renders byte-identical manifests on every machine. Every top-level object

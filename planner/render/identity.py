@@ -1,4 +1,4 @@
-"""Identity on rendered objects (DESIGN §3): the values that let planner find, order and compare what
+"""Identity on rendered objects (docs/design.md §3): the values that let planner find, order and compare what
 it rendered, and the runtime IDs users type.
 
 The renderer computes them here: content hashes, Job run-keys, the workload labels that are also
@@ -74,18 +74,18 @@ def run_key(job: Mapping[str, Any]) -> str:
 
 
 def workload_labels(name: str) -> dict[str, str]:
-    """`app` and `gobrave-workload`, also the selectors (DESIGN §3): never user labels, selectors are
+    """`app` and `gobrave-workload`, also the selectors (docs/design.md §3): never user labels, selectors are
     immutable."""
     return {LABEL_APP: name, LABEL_WORKLOAD: name}
 
 
 def plan_namespace(plan: Plan, default_namespace: str) -> str:
-    """The plan's namespace: `metadata.namespace`, else the runtime's default (DESIGN §3)."""
+    """The plan's namespace: `metadata.namespace`, else the runtime's default (docs/design.md §3)."""
     return plan.namespace or default_namespace
 
 
 def workload_namespace(plan: Plan, workload: Workload, default_namespace: str) -> str:
-    """The workload's runtimeNamespace, else the plan's namespace, else the default (DESIGN §3)."""
+    """The workload's runtimeNamespace, else the plan's namespace, else the default (docs/design.md §3)."""
     return workload.runtime_namespace or plan_namespace(plan, default_namespace)
 
 

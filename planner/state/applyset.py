@@ -1,5 +1,5 @@
 """A plan's ApplySet (KEP-3659): the parent Secret that says what the plan manages, and what planner
-records in it (DESIGN §3; docs/architecture.md "Parent Secret").
+records in it (docs/design.md §3; docs/architecture.md "Parent Secret").
 
 Like cli-utils' `pkg/inventory`, one module owns the object that makes prune safe. Every object a plan
 renders carries the part-of label with the ApplySet's id; the parent Secret `<plan>` in the plan's

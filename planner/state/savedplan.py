@@ -1,7 +1,7 @@
 """Saved plans: what `plan --out FILE` records so that `apply FILE` applies exactly what was reviewed.
 
 A saved plan never holds a Secret value, nor anything from which one can be guessed offline. It
-records (DESIGN §4):
+records (docs/design.md §4):
 
 - the plan files, as given (relative paths stay relative, so the file travels), and the **root** they
   were given in (the directory `plan` ran in), where `apply FILE` finds them when they are not where it

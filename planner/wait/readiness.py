@@ -1,4 +1,4 @@
-"""When is an object ready? A kstatus-style rules table (DESIGN §4), pure: objects in, verdicts out.
+"""When is an object ready? A kstatus-style rules table (docs/design.md §4), pure: objects in, verdicts out.
 
 The executor waits through `planner.wait.waiting`, which judges the informer caches' objects with this
 module; keeping the rules pure means every verdict is a table test over a hand-built object.
