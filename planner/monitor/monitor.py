@@ -181,11 +181,6 @@ class Monitor:
         with self.changed:
             return frozenset(self._subscribed)
 
-    def subscription_keys(self) -> frozenset[str]:
-        """Every `kind|namespace|name` some followed runtime ID depends on."""
-        with self.changed:
-            return frozenset(self._by_key)
-
     def attach_all(
         self, namespaces: frozenset[str] | None = None, *, follow: bool = False
     ) -> list[RuntimeID]:
