@@ -1,4 +1,4 @@
-"""What counts as "the same" between a rendered manifest and a live object (DESIGN §4), and who owns what.
+"""What counts as "the same" between a rendered manifest and a live object (docs/design.md §4), and who owns what.
 
 A live object is the desired manifest after the API server and its admission chain had their say:
 defaults filled in, quantities re-spelled (`0.5` → `500m`), `stringData` folded into `data`, a service

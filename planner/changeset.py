@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.applyset import CurrentGeneration, RunRecord
 from planner.objects import Manifest, ObjectRef
+from planner.state.applyset import CurrentGeneration, RunRecord
 
 Action = Literal["create", "update", "replace", "delete", "noop"]
 Transition = Literal["pause", "resume", "rebase", "fork", "already-ran", "adopt"]

@@ -1,4 +1,4 @@
-"""Which changes destroy data: replacing or deleting a PersistentVolumeClaim or a Namespace (DESIGN §4).
+"""Which changes destroy data: replacing or deleting a PersistentVolumeClaim or a Namespace (docs/design.md §4).
 
 Two questions with different answers. *Does it destroy data?* — every such replace or delete, a sandbox
 rebase's old rootfs included: every plan printer marks them, so a reviewer sees the loss whatever the

@@ -1,9 +1,9 @@
-"""Desired against live: which objects change, how, and why (DESIGN §4). Pure: no I/O.
+"""Desired against live: which objects change, how, and why (docs/design.md §4). Pure: no I/O.
 
 The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
 live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
 `planner.transitions`, data loss is judged by `planner.dataloss`, and the record of Jobs that already ran
-is read from the ApplySet parent through `planner.applyset`.
+is read from the ApplySet parent through `planner.state.applyset`.
 
 How one desired object is judged against its live copy (the rules of what counts as equal live in
 `planner.canonical`):
@@ -23,7 +23,7 @@ How one desired object is judged against its live copy (the rules of what counts
 Every change is either **drift** (`drift=True`: the cluster moved away from what was applied) or
 **pending** (the plan changed since the last apply). A live object's own hash annotation says what was
 applied to it; for the objects that are not there the ApplySet parent's applied closure
-(`planner.applyset.AppliedClosure`, recorded by the last converged apply) says whether they were: a
+(`planner.state.applyset.AppliedClosure`, recorded by the last converged apply) says whether they were: a
 desired object missing although the closure records it as rendered now was deleted outside the plan
 (drift), and a member the plan does not declare that the closure does not list joined the ApplySet
 outside the plan (drift). Without a recorded closure only live hashes decide.
@@ -48,16 +48,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from planner.applyset import (
-    RunRecord,
-    applied_closure,
-    current_generation,
-    not_managed,
-    not_the_parent,
-    parent_ref,
-    run_record_of,
-    run_records,
-)
 from planner.canonical import (
     Difference,
     ManagedEntry,
@@ -96,6 +86,16 @@ from planner.objects import (
     without_field,
 )
 from planner.render.identity import content_hash
+from planner.state.applyset import (
+    RunRecord,
+    applied_closure,
+    current_generation,
+    not_managed,
+    not_the_parent,
+    parent_ref,
+    run_record_of,
+    run_records,
+)
 from planner.transitions import name_sandbox_transitions
 
 # The ChangeSet types are defined in `planner.changeset`; the diff is where its readers look for them.
@@ -111,7 +111,7 @@ __all__ = [
     "server_predicted",
 ]
 
-# Annotations that protect an object from prune (DESIGN §3; cli-utils, Helm, Flux spellings).
+# Annotations that protect an object from prune (docs/design.md §3; cli-utils, Helm, Flux spellings).
 KEEP_ANNOTATIONS: Mapping[str, str] = {
     "client.lifecycle.config.k8s.io/deletion": "detach",
     "helm.sh/resource-policy": "keep",

@@ -1,7 +1,7 @@
 """What the stages report as they run: small frozen event types, the sink they go to, and the clock.
 
 Stages never print. The executor and the monitor emit events through an `EventSink`; the
-printers in `output/` turn them into a rich TTY view or DESIGN §5's JSON lines. Each event type is its
+printers in `output/` turn them into a rich TTY view or docs/design.md §5's JSON lines. Each event type is its
 own frozen dataclass — a union of small types rather than one struct with many optional parts — so a
 printer matches on the type and finds exactly the fields that type has.
 
@@ -193,7 +193,7 @@ def _json_value(value: Any) -> Any:
 
 
 def to_json_dict(event: Event) -> dict[str, Any]:
-    """DESIGN §5's JSON object: `time` as RFC 3339, `type` the event's class name, absent fields left out."""
+    """docs/design.md §5's JSON object: `time` as RFC 3339, `type` the event's class name, absent fields left out."""
     out: dict[str, Any] = {"time": rfc3339(event.time), "type": type(event).__name__}
     for name in _field_names(type(event)):
         value = getattr(event, name)

@@ -1,4 +1,4 @@
-"""Run an ExecutionPlan along its DAG: as parallel as the graph allows, never in waves (DESIGN §4).
+"""Run an ExecutionPlan along its DAG: as parallel as the graph allows, never in waves (docs/design.md §4).
 
 A task becomes runnable the moment its own predecessors are done. Writes run in a thread pool of
 `parallelism` workers (the kubernetes client is synchronous), so `--parallelism` bounds concurrent API
@@ -22,7 +22,7 @@ tasks were done, failed or skipped, and why. Events go to an `EventSink` from th
 
 What the executor touches is passed in as Protocols defined here: a `Writer` for the writes each task
 kind needs, and a `StatusSource` to subscribe to. app passes `planner.writes.KubeWriter` and
-`planner.waiting.CacheStatusSource` (the informer caches judged by `planner.readiness`), so the
+`planner.wait.waiting.CacheStatusSource` (the informer caches judged by `planner.wait.readiness`), so the
 executor never imports `kube`; the tests pass fakes.
 
 Timeouts apply to waits: the task's own (app's execution plan gives every wait the plan's per-object
@@ -48,7 +48,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from planner.applyset import ParentRecord
 from planner.errors import PlannerError
 from planner.events import (
     Applied,
@@ -67,7 +66,8 @@ from planner.events import (
 from planner.graph import ExecutionPlan, GraphError, Task, task_id
 from planner.objects import Manifest, ObjectRef
 from planner.plan.durations import format_duration
-from planner.readiness import Readiness
+from planner.state.applyset import ParentRecord
+from planner.wait.readiness import Readiness
 
 Until = Literal["ready", "gone"]
 OutcomeStatus = Literal["done", "not-waited", "failed", "skipped", "interrupted"]

@@ -1,4 +1,4 @@
-"""ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (DESIGN §4).
+"""ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (docs/design.md §4).
 
 Like cli-utils' solver, this module only decides *what* runs and *after what*; the executor runs it.
 The result is a deterministic list you can print (`planner plan --graph`) and compare as text.
@@ -45,7 +45,6 @@ from typing import Any, Literal
 
 import networkx as nx
 
-from planner.applyset import ParentRecord, parent_ref, pending_runs
 from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
 from planner.kinds import (
@@ -69,6 +68,7 @@ from planner.objects import (
 )
 from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
+from planner.state.applyset import ParentRecord, parent_ref, pending_runs
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (

@@ -2,7 +2,7 @@
 
 Each row says where a kind lives in the API (group, version, plural, scope) and which of its fields
 cannot be changed in place. That knowledge decides whether a change is an update or a replace
-(DESIGN §4), so it belongs in one place rather than in `if kind == ...` branches across stages.
+(docs/design.md §4), so it belongs in one place rather than in `if kind == ...` branches across stages.
 
 Field paths are dotted (`spec.template`); `[*]` stands for every item of a list
 (`spec.containers[*].image`). A path covers everything beneath it. `immutable_fields` force a replace
@@ -103,7 +103,7 @@ JOB = KindInfo(
     immutable_fields=("spec.template", "spec.selector", "spec.completions", "spec.completionMode"),
 )
 
-# Workload kinds whose readiness planner judges (`planner.readiness`) but does not yet write.
+# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 STATEFUL_SET = KindInfo(
     kind="StatefulSet",
     group="apps",
@@ -137,11 +137,11 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
 )
 
-# The Events that explain why a wait is not over yet (`planner.evidence`, read) and those the controller
+# The Events that explain why a wait is not over yet (`planner.wait.evidence`, read) and those the controller
 # records on a plan's ApplySet parent (written).
 EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
 
-# planner's own bookkeeping, never a plan's member: the run lock (planner.lock) and the controller's
+# planner's own bookkeeping, never a plan's member: the run lock (planner.state.lock) and the controller's
 # leader election.
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
 

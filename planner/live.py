@@ -1,7 +1,7 @@
-"""The live side of a diff: what the cluster holds for one plan (DESIGN §4).
+"""The live side of a diff: what the cluster holds for one plan (docs/design.md §4).
 
 Reading is cheap by construction: the ApplySet's parent Secret is read once; the scope it lists
-(`planner.applyset`), joined with what the new render adds, says where members can be; then one LIST per
+(`planner.state.applyset`), joined with what the new render adds, says where members can be; then one LIST per
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
 exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
 no-op plan costs O(kinds × namespaces) requests, never O(objects).
@@ -15,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planner.applyset import (
+from planner.errors import ForbiddenError, NotFoundError
+from planner.kinds import NAMESPACE, SECRET, KindInfo, for_manifest
+from planner.kube.client import KubeClient, resource_path
+from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
+from planner.state.applyset import (
     LABEL_APPLYSET_ID,
     Scope,
     is_parent,
@@ -24,10 +28,6 @@ from planner.applyset import (
     member_selector,
     parent_ref,
 )
-from planner.errors import ForbiddenError, NotFoundError
-from planner.kinds import NAMESPACE, SECRET, KindInfo, for_manifest
-from planner.kube.client import KubeClient, resource_path
-from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
 
 LIST_PAGE = 500
 

@@ -4,7 +4,7 @@ and the readers of the metadata planner looks at.
 Rendered manifests and live objects stay the dicts the API server speaks, from the renderer and the
 reader to the printers; this module is the one place that knows where an object's identity and
 planner's marks sit inside one, so no stage reaches into `metadata` by hand. It also names planner's
-own labels and annotations (DESIGN §3; the ApplySet's are in `planner.applyset`) and the one canonical
+own labels and annotations (docs/design.md §3; the ApplySet's are in `planner.state.applyset`) and the one canonical
 JSON spelling that hashes, records and digests use.
 
 A leaf of the layering: it imports only the table of kinds, so the cluster client, the renderer and
@@ -50,7 +50,7 @@ PAUSE_REASON_IDLE = "idle"
 
 @dataclass(frozen=True, kw_only=True, order=True)
 class ObjectRef:
-    """One object's identity; printed as DESIGN §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
+    """One object's identity; printed as docs/design.md §5's `<kind>/<namespace>/<name>` (lower-case kind)."""
 
     group: str
     kind: str

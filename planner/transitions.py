@@ -1,4 +1,4 @@
-"""Sandbox transitions (DESIGN §4): a sandbox's creates, deletes and updates renamed as the
+"""Sandbox transitions (docs/design.md §4): a sandbox's creates, deletes and updates renamed as the
 move they realise — pause, resume, rebase gN→gN+1, fork — so `plan` says what happens to the sandbox
 rather than listing bare prunes. `diff` calls `name_sandbox_transitions` on its changes; a rebase's old
 rootfs then needs no `--allow-data-loss` (`planner.dataloss`). Pure: no I/O.

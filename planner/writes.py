@@ -1,4 +1,4 @@
-"""The executor's writes against a real cluster (DESIGN §3): creates, server-side applies, deletes,
+"""The executor's writes against a real cluster (docs/design.md §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
 **Creates are a POST, then one guarded JSON patch.** A POST is the only atomic "create if absent": a
@@ -22,7 +22,7 @@ docs/architecture.md ("Creates").
 **Updates** are server-side applies as `planner` with `force=true`: the plan is the truth for the
 fields it declares; fields it does not declare (an HPA's replicas) stay with their owners.
 
-**The parent Secret** (`<plan>`) is written as `planner.applyset` computes it from the copy just
+**The parent Secret** (`<plan>`) is written as `planner.state.applyset` computes it from the copy just
 read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
 writers never lose each other's run records: `write_parent` writes the superset (and the pending runs
 of the Jobs about to be created) before any member, `record_run` confirms one run-key with its Job's
@@ -51,27 +51,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.applyset import (
-    DIGEST_KEY_BYTES,
-    AppliedClosure,
-    CurrentGeneration,
-    ParentRecord,
-    RunOutcome,
-    Scope,
-    check_parent,
-    digest_key,
-    is_parent,
-    not_managed,
-    parent_manifest,
-    run_record_of,
-    same_applyset,
-    settled_parent,
-    unchanged,
-    with_digest_key,
-    with_generation,
-    with_run_outcome,
-    with_run_record,
-)
 from planner.canonical import applied_part
 from planner.errors import (
     AlreadyExistsError,
@@ -92,6 +71,27 @@ from planner.objects import (
     metadata_of,
     namespace_manifest,
     ref_of,
+)
+from planner.state.applyset import (
+    DIGEST_KEY_BYTES,
+    AppliedClosure,
+    CurrentGeneration,
+    ParentRecord,
+    RunOutcome,
+    Scope,
+    check_parent,
+    digest_key,
+    is_parent,
+    not_managed,
+    parent_manifest,
+    run_record_of,
+    same_applyset,
+    settled_parent,
+    unchanged,
+    with_digest_key,
+    with_generation,
+    with_run_outcome,
+    with_run_record,
 )
 
 JSON_PATCH = "application/json-patch+json"
@@ -218,7 +218,7 @@ class KubeWriter:
             return self._get(NAMESPACE, ref) or body, False
         return created, True
 
-    # --- the ApplySet parent (what to write is planner.applyset's; here it is written) ---
+    # --- the ApplySet parent (what to write is planner.state.applyset's; here it is written) ---
 
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
         """The parent's superset, pending runs and a digest key (kept when it has one, else new)."""
@@ -251,7 +251,7 @@ class KubeWriter:
             ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
         )
 
-    # --- generation records (what to write is planner.generations'; here it is written) ---
+    # --- generation records (what to write is planner.state.generations'; here it is written) ---
 
     def record_generation(self, record: Manifest) -> Manifest | None:
         """Create a generation record; None when its namespace does not exist (nothing was written)."""

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.applyset import ParentRecord
 from planner.events import Clock, Event, EventSink
 from planner.execute import Answer, Progress, StatusSource, Until, Writer
 from planner.objects import Manifest, ObjectRef
-from planner.readiness import Readiness
+from planner.state.applyset import ParentRecord
+from planner.wait.readiness import Readiness
 
 
 class Concurrency:

@@ -53,6 +53,7 @@ _PATTERNS: dict[str, SearchStrategy[str]] = {
     "^[A-Za-z_][A-Za-z0-9_]*$": st.just("PLANNER_STRATEGY_SECRET"),
     "^[-._a-zA-Z][-._a-zA-Z0-9]*$": _ENV_NAME,
     "^[-._a-zA-Z0-9]+$": st.from_regex(r"[a-z0-9][-._a-z0-9]{0,8}", fullmatch=True),
+    "^[0-9]+%$": st.integers(0, 100).map(lambda percent: f"{percent}%"),
 }
 # Built afresh per example: a shared `st.just` dict would carry one test's in-place edits into the next.
 _SECRET_VALUE = st.one_of(

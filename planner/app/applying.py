@@ -1,9 +1,9 @@
 """`apply`: plan each file once, then run each plan's execution along its DAG, writing through
 `KubeWriter` and waiting through informer caches; `apply FILE` does the same for a saved plan after
-checking it was made against this cluster and DESIGN §4's staleness checks. After a plan converges, its
+checking it was made against this cluster and docs/design.md §4's staleness checks. After a plan converges, its
 ApplySet parent records the closure as applied and is narrowed to what remains.
 
-Every plan is planned, applied and settled under its run lock (`planner.lock.holding`): the locks are
+Every plan is planned, applied and settled under its run lock (`planner.state.lock.holding`): the locks are
 taken after the plan files loaded (a broken file never locks anything) and before anything is read
 for the diff, so the diff a run applies is never older than the last other writer's work; the
 executor stops starting tasks once a lock is lost (`locks.lost` is its stop check)."""
@@ -40,15 +40,6 @@ from planner.app.planning import (
 )
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
-from planner.applyset import (
-    AppliedClosure,
-    Scope,
-    applied_closure,
-    digest_key,
-    narrowed,
-    parent_ref,
-    run_keys_of,
-)
 from planner.errors import (
     PlanFilesChangedError,
     SecretValuesChangedError,
@@ -57,17 +48,25 @@ from planner.errors import (
     WrongClusterError,
 )
 from planner.events import Clock, EventSink, SystemClock
-from planner.evidence import Evidence
 from planner.execute import ExecutionResult, StopCheck, execute_plans
-from planner.generations import Generation, Who
 from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.lock import LockOptions, Notice, holding
 from planner.objects import ref_of
 from planner.plan import LoadResult, load_plans
-from planner.savedplan import (
+from planner.state.applyset import (
+    AppliedClosure,
+    Scope,
+    applied_closure,
+    digest_key,
+    narrowed,
+    parent_ref,
+    run_keys_of,
+)
+from planner.state.generations import Generation, Who
+from planner.state.lock import LockOptions, Notice, holding
+from planner.state.savedplan import (
     changed_secrets,
     closure_digest,
     cluster_mismatch,
@@ -76,7 +75,8 @@ from planner.savedplan import (
     plan_files,
     read_saved_plans,
 )
-from planner.waiting import CacheStatusSource
+from planner.wait.evidence import Evidence
+from planner.wait.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, new_digest_key
 
 
@@ -138,7 +138,7 @@ def explained_namespaces(waits: Scopes) -> frozenset[str]:
 
 def informer_scopes(waits: Scopes, *, cover: frozenset[str] = frozenset()) -> Scopes:
     """Each kind's informer scope: the namespaces of its waits; for pods also those whose pods explain a
-    wait (`planner.evidence` reads the same informer); with `cover`, every kind's also those namespaces
+    wait (`planner.wait.evidence` reads the same informer); with `cover`, every kind's also those namespaces
     (`apply --watch`: the monitor then finds informers wide enough for every workload it follows)."""
     explained = explained_namespaces(waits)
     scopes = dict(waits)

@@ -1,6 +1,6 @@
 """A plan's generations in the cluster: recording one after an apply (under the caller's run lock),
 pruning the oldest past `--history-max`, and reading them back for `history`, `diff-generations` and
-`rollback` (`planner.generations` says what a record holds; docs/history.md why).
+`rollback` (`planner.state.generations` says what a record holds; docs/history.md why).
 
 Listing reads the records' metadata only (labels and annotations say what the table shows); one
 generation's whole record is one GET."""
@@ -15,8 +15,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from planner.app.selector import selected_plan
 from planner.app.target import Target
-from planner.applyset import (
+from planner.changeset import ChangeSet
+from planner.errors import NotFoundError, PlannerError, UsageError
+from planner.execute import ExecutionResult
+from planner.kinds import SECRET
+from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
+from planner.kube.config import choose_context
+from planner.live import get_or_none
+from planner.objects import Manifest, ObjectRef
+from planner.plan.model import Source
+from planner.state.applyset import (
     CurrentGeneration,
     current_generation,
     encode_run_record,
@@ -24,10 +34,7 @@ from planner.applyset import (
     run_keys_of,
     run_records,
 )
-from planner.changeset import ChangeSet
-from planner.errors import NotFoundError, PlannerError, UsageError
-from planner.execute import ExecutionResult
-from planner.generations import (
+from planner.state.generations import (
     CONVERGED,
     DEFAULT_HISTORY_MAX,
     FAILED,
@@ -47,12 +54,6 @@ from planner.generations import (
     record_name,
     record_selector,
 )
-from planner.kinds import SECRET
-from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
-from planner.kube.config import choose_context
-from planner.live import get_or_none
-from planner.objects import Manifest, ObjectRef
-from planner.plan.model import Source
 from planner.writes import KubeWriter
 
 REVISION_ENVIRONMENT = ("GIT_COMMIT", "GITHUB_SHA")
@@ -232,18 +233,20 @@ class History:
 
 
 def history(plan: str, *, target: Target) -> History:
-    client, namespace = target.client, target.default_namespace()
+    """`plan` selects one plan: a plan file, `NAME` in `-n`'s namespace, or `NS/NAME`."""
+    ref, client = selected_plan(plan, target=target), target.client
     return History(
-        plan=plan,
-        namespace=namespace,
-        current=current(client, plan, namespace),
-        generations=list_generations(client, plan, namespace),
+        plan=ref.name,
+        namespace=ref.namespace,
+        current=current(client, ref.name, ref.namespace),
+        generations=list_generations(client, ref.name, ref.namespace),
     )
 
 
 def show_generation(plan: str, number: int, *, target: Target) -> Generation:
     """`planner history PLAN --show N`: one generation's whole record."""
-    return read_generation(target.client, plan, target.default_namespace(), number)
+    ref = selected_plan(plan, target=target)
+    return read_generation(target.client, ref.name, ref.namespace, number)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -258,9 +261,22 @@ class GenerationDiff:
 
 
 def diff_generations(plan: str, old: int, new: int, *, target: Target) -> GenerationDiff:
-    client, namespace = target.client, target.default_namespace()
-    before = read_generation(client, plan, namespace, old)
-    after = read_generation(client, plan, namespace, new)
+    ref, client = selected_plan(plan, target=target), target.client
+    before = read_generation(client, ref.name, ref.namespace, old)
+    after = read_generation(client, ref.name, ref.namespace, new)
     return GenerationDiff(
-        plan=plan, namespace=namespace, old=before, new=after, objects=diff_closures(before, after)
+        plan=ref.name, namespace=ref.namespace, old=before, new=after, objects=diff_closures(before, after)
     )
+
+
+def history_of(
+    plan: str, *, target: Target, show: int | None = None, between: tuple[int, int] | None = None
+) -> History | Generation | GenerationDiff:
+    """`planner history PLAN`: its generations, or with `show` one of them, or with `between` two compared."""
+    if show is not None and between is not None:
+        raise UsageError("give --show or --diff, not both")
+    if between is not None:
+        return diff_generations(plan, *between, target=target)
+    if show is not None:
+        return show_generation(plan, show, target=target)
+    return history(plan, target=target)

@@ -16,21 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.target import Target
-from planner.applyset import digest_key, parent_ref
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
-from planner.generations import Generation, parent_with_runs, recorded_runs
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
-from planner.lock import Holder, read_holder
 from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
-from planner.savedplan import needs_key, saved_plan, write_saved_plans
+from planner.state.applyset import digest_key, parent_ref
+from planner.state.generations import Generation, parent_with_runs, recorded_runs
+from planner.state.lock import Holder, read_holder
+from planner.state.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.writes import KubeWriter
 
 DEFAULT_APPLY_TIMEOUT = 300.0
@@ -74,7 +74,7 @@ def validate(paths: Sequence[str | Path]) -> LoadResult:
 
 
 def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
-    """Render plans already loaded, each against the runtime's default namespace (DESIGN §3); raises
+    """Render plans already loaded, each against the runtime's default namespace (docs/design.md §3); raises
     PlanError when an object would be too big for the API, before anything is written."""
     rendered = [
         RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
@@ -87,7 +87,7 @@ def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedP
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
-    """Load plans and render each against the runtime's default namespace (DESIGN §3)."""
+    """Load plans and render each against the runtime's default namespace (docs/design.md §3)."""
     loaded = load_plans(paths)
     return loaded, render_loaded(loaded, target.default_namespace())
 

@@ -39,9 +39,9 @@ from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
 from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
-from planner.lock import Notice, holding
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
+from planner.state.lock import Notice, holding
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
 SIGNAL_POLL_SECONDS = 0.2

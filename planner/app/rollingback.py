@@ -22,12 +22,13 @@ from pathlib import Path
 from planner.app.applying import AppliedPlan, Applier, ApplyOptions
 from planner.app.history import current, list_generations, read_generation
 from planner.app.planning import PlannedChanges, plan_rendered, recorded_plan, save_plans
+from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.errors import DataLossError, PlannerError, UsageError
 from planner.events import EventSink
-from planner.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.kube.client import KubeClient
-from planner.lock import Notice, holding
+from planner.state.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
+from planner.state.lock import Notice, holding
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +67,8 @@ def _unheard(_: str) -> None:
 def rollback(
     plan: str, *, target: Target, options: RollbackOptions, sink: EventSink, notice: Notice = _unheard
 ) -> RollbackResult:
-    client, namespace = target.client, target.default_namespace()
+    ref, client = selected_plan(plan, target=target), target.client
+    plan, namespace, target = ref.name, ref.namespace, target.in_namespace(ref.namespace)
     if options.dry_run:
         generation = chosen_generation(client, plan, namespace, options.to)
         planned, notes = _planned(generation, client=client, options=options)

@@ -21,13 +21,13 @@ import queue
 import threading
 from collections.abc import Callable, Iterable
 
-from planner.applyset import RESULT_FAILED, RunOutcome, run_outcome
 from planner.errors import PlannerError
 from planner.kinds import POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import EventType, Informer
 from planner.live import list_objects
 from planner.objects import ANNOTATION_RUN_KEY, Manifest, ObjectRef, annotations_of, metadata_of, ref_of
+from planner.state.applyset import RESULT_FAILED, RunOutcome, run_outcome
 from planner.writes import KubeWriter
 
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"

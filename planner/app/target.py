@@ -11,7 +11,7 @@ from planner.kinds import NAMESPACE
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import default_namespace
 from planner.objects import metadata_of
-from planner.savedplan import ClusterIdentity
+from planner.state.savedplan import ClusterIdentity
 
 IDENTITY_NAMESPACE = "kube-system"  # every cluster has it, and its uid lives as long as the cluster
 
@@ -31,7 +31,7 @@ class Target:
         return KubeClient.from_config(kubeconfig=self.kubeconfig, context=self.context, options=self.options)
 
     def default_namespace(self) -> str:
-        """`-n`, else the kubeconfig context's namespace, else `default` (DESIGN §3)."""
+        """`-n`, else the kubeconfig context's namespace, else `default` (docs/design.md §3)."""
         return default_namespace(namespace=self.namespace, kubeconfig=self.kubeconfig, context=self.context)
 
     def in_namespace(self, namespace: str) -> Target:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.applying import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
+from planner.app.history import current, read_generation
 from planner.app.planning import PlanOptions, render_plans
 from planner.app.runs import RunRecorder
+from planner.app.selector import PlanRef, selected_plans
 from planner.app.target import Target
-from planner.applyset import RunRecord, run_records
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
@@ -23,17 +24,27 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInf
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import read_parents
-from planner.lock import Notice
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
-from planner.objects import LABEL_WORKLOAD, Manifest, ObjectRef, labels_of, metadata_of, ref_of
+from planner.objects import (
+    ANNOTATION_RUNTIME_ID,
+    LABEL_WORKLOAD,
+    Manifest,
+    ObjectRef,
+    annotations_of,
+    labels_of,
+    metadata_of,
+    ref_of,
+)
 from planner.plan import LoadResult, Plan
 from planner.render.identity import (
     RuntimeID,
     sandbox_runtime_id,
     workload_runtime_id,
 )
-from planner.savedplan import is_saved_plan
+from planner.state.applyset import RunRecord, run_records
+from planner.state.lock import Notice
+from planner.state.savedplan import is_saved_plan
 from planner.writes import KubeWriter
 
 
@@ -50,8 +61,16 @@ class MonitorOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class MonitorResult:
+    """The runtime IDs that failed, and whether every one followed was steady at the end; `ok` when
+    none failed and, for a monitor that was to run until done, all were steady."""
+
     failed: tuple[str, ...]
     steady: bool
+    until_done: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and (self.steady or not self.until_done)
 
 
 def plan_runtime_ids(plan: Plan, default_namespace: str) -> list[RuntimeID]:
@@ -295,22 +314,38 @@ def follow(
             steady = watcher.all_steady()
     finally:
         watcher.stop()
-    return MonitorResult(failed=tuple(watcher.failed()), steady=steady)
+    return MonitorResult(failed=tuple(watcher.failed()), steady=steady, until_done=options.until_done)
 
 
 STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
 
 
 def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> list[RuntimeID]:
-    """Runtime IDs from the arguments: each one with a `|` is a runtime ID, every other one a plan file
-    or directory whose workloads and sandboxes are listed in plan order."""
+    """Runtime IDs from the arguments: each one with a `|` is a runtime ID, a plan file or directory
+    lists its workloads and sandboxes in plan order, and a plan name (`NAME`, `NS/NAME`) those its
+    current generation applied. Every argument is checked before any request."""
     ids = [RuntimeID.parse(a) for a in arguments if "|" in a]
-    paths = [a for a in arguments if "|" not in a]
+    paths = [a for a in arguments if "|" not in a and Path(a).exists()]
+    named = selected_plans([a for a in arguments if "|" not in a and not Path(a).exists()], target=target)
     if paths:
         _, rendered = render_plans(paths, target=target)
         for each in rendered:
             ids += plan_runtime_ids(each.plan, each.default_namespace)
+    for ref in named:
+        ids += applied_runtime_ids(target.client, ref)
     return list(dict.fromkeys(ids))
+
+
+def applied_runtime_ids(client: KubeClient, ref: PlanRef) -> list[RuntimeID]:
+    """The runtime IDs of what the plan's current generation applied, in its closure's order."""
+    at = current(client, ref.name, ref.namespace)
+    if at is None:
+        raise PlannerError(
+            f"plan {ref.name} (namespace {ref.namespace}) has no recorded apply: name its plan file"
+        )
+    closure = read_generation(client, ref.name, ref.namespace, at.number).closure
+    found = (annotations_of(manifest).get(ANNOTATION_RUNTIME_ID) for manifest in closure)
+    return [RuntimeID.parse(str(text)) for text in dict.fromkeys(found) if text]
 
 
 def _cache_rows(

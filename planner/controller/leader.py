@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from planner.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError, UnreachableError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
-from planner.lock import lease_body, micro_time, parse_time
 from planner.objects import Manifest, metadata_of
+from planner.state.lock import lease_body, micro_time, parse_time
 
 LEASE_NAME = "planner-controller"
 FIELD_MANAGER = "planner-controller"

@@ -131,7 +131,7 @@ def _entries(merged: dict[str, Any], section: str) -> list[dict[str, Any]]:
 
 
 def default_namespace(*, namespace: str | None, kubeconfig: str | None, context: str | None) -> str:
-    """The runtime's default namespace: `-n`, else the kubeconfig context's, else `default` (DESIGN §3).
+    """The runtime's default namespace: `-n`, else the kubeconfig context's, else `default` (docs/design.md §3).
 
     With `-n` given the kubeconfig is not read at all; otherwise a named but unusable kubeconfig or
     context is an error, as it would be for any command that reaches the cluster."""

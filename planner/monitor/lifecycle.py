@@ -1,6 +1,6 @@
 """The lifecycle operations on one runtime ID: start, stop, pause, resume, delete, logs, inspect.
 
-Each operation writes only what it changes, as field manager `planner-lifecycle` (DESIGN §3): a
+Each operation writes only what it changes, as field manager `planner-lifecycle` (docs/design.md §3): a
 Deployment's replicas through its `/scale` subresource, a sandbox's state annotation on its workspace
 PVC, a sandbox Pod recreated from the spec that PVC records, or a delete. Nothing else on the object is
 touched, so the plan's own fields stay with `planner` and the next `plan` shows exactly what a lifecycle

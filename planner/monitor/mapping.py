@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from planner.applyset import RESULT_SUCCEEDED, RunRecord, run_outcome
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
 from planner.objects import (
@@ -37,6 +36,7 @@ from planner.objects import (
 )
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID
+from planner.state.applyset import RESULT_SUCCEEDED, RunRecord, run_outcome
 
 EndType = Literal["ContainerExited", "ContainerFailed", "ContainerDeleted"]
 

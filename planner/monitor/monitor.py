@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
-from planner.applyset import RunRecord
 from planner.errors import PlannerError
 from planner.events import (
     Clock,
@@ -49,8 +48,9 @@ from planner.monitor.mapping import (
 from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
 from planner.objects import Manifest, metadata_of
 from planner.plan.names import workspace_pvc_name
-from planner.reasons import pods_of as selected_pods
 from planner.render.identity import RuntimeID
+from planner.state.applyset import RunRecord
+from planner.wait.reasons import pods_of as selected_pods
 
 Callback = Callable[[str, Manifest], None]
 T = TypeVar("T")
@@ -180,11 +180,6 @@ class Monitor:
         """The kinds subscribed to (one informer subscription each, whatever the number of IDs)."""
         with self.changed:
             return frozenset(self._subscribed)
-
-    def subscription_keys(self) -> frozenset[str]:
-        """Every `kind|namespace|name` some followed runtime ID depends on."""
-        with self.changed:
-            return frozenset(self._by_key)
 
     def attach_all(
         self, namespaces: frozenset[str] | None = None, *, follow: bool = False

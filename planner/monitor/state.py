@@ -8,7 +8,7 @@ made again and a machine never moves backwards. A workload first seen further al
 it skipped, in order — a Job first seen already finished yields Started, then Exited — but only the
 steps the look proves: a Deployment first seen scaled to zero never ran, so it reports Exited alone.
 
-Event ids (DESIGN §5) are sha256 of the runtime ID, the uid of the object the event is about and the
+Event ids (docs/design.md §5) are sha256 of the runtime ID, the uid of the object the event is about and the
 event type, so a restarted monitor that re-reports a transition gives it the same id and consumers of
 the at-least-once stream can drop the repeat.
 """

@@ -1,7 +1,7 @@
 """Printers for what happens while planner works: the executor's events during `apply` and the
 monitor's lifecycle events.
 
-Each prints DESIGN §5 JSON lines with `-o json` (one object per line, a stable interface) or one line of
+Each prints docs/design.md §5 JSON lines with `-o json` (one object per line, a stable interface) or one line of
 text per event. `apply --watch` sends both kinds to one printer, the monitor's from the informers'
 threads, so every printer writes whole lines under a lock: lines never interleave.
 

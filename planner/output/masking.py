@@ -1,4 +1,4 @@
-"""Masking of Secret values and Secret hashes in anything printed (DESIGN §5)."""
+"""Masking of Secret values and Secret hashes in anything printed (docs/design.md §5)."""
 
 from __future__ import annotations
 

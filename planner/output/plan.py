@@ -108,7 +108,7 @@ def _runtime_id(change: Change) -> str | None:
 def planned_records(
     changeset: ChangeSet, *, now: datetime | None = None, pools: Sequence[PoolStatus] = ()
 ) -> list[dict[str, Any]]:
-    """The JSON-lines records: one `Planned` per shown change, then one `Summary` (DESIGN §5), which
+    """The JSON-lines records: one `Planned` per shown change, then one `Summary` (docs/design.md §5), which
     lists the plan's warm pools (`warmPools`)."""
     time = now_rfc3339(now)
     records: list[dict[str, Any]] = []

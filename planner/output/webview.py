@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
-from planner.generations import Listed
 from planner.monitor.pools import PoolStatus
+from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10
 HEALTH_CLASSES = {

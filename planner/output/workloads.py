@@ -1,5 +1,5 @@
 """Printers for the commands on runtime IDs: a lifecycle operation's outcome, `inspect`, and the
-`planner status` table. Text for people, or DESIGN §5 JSON lines with `-o json`."""
+`planner status` table. Text for people, or docs/design.md §5 JSON lines with `-o json`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Names of the objects a plan renders (DESIGN §3), in one place: the loader checks them for
+"""Names of the objects a plan renders (docs/design.md §3), in one place: the loader checks them for
 collisions and length before anything renders, and the renderer uses them to name what it builds."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each check reads the raw document (see `raw.py`) and returns Diagnostics; `semantic_diagnostics` runs
 them all so one `validate` shows every problem. Name rules live here: names are unique across the whole
-plan, and no object the plan renders (DESIGN §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
+plan, and no object the plan renders (docs/design.md §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
 ApplySet parent Secret `<plan>`) may share a kind, namespace and name with another, or outgrow 63
 characters. Reference and cycle rules are in `validate_refs.py`, pod rules in `validate_pods.py`, label and
 annotation rules in `validate_meta.py`.

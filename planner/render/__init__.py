@@ -1,4 +1,4 @@
-"""Plan -> manifests: the pure renderer (DESIGN §1, §3).
+"""Plan -> manifests: the pure renderer (docs/design.md §1, §3).
 
 `render(plan, default_namespace)` reads nothing but its arguments: no cluster, no clock, no
 randomness, so the same plan renders byte-identical manifests on every machine. Every top-level object
@@ -21,6 +21,7 @@ from planner.render.identity import (
     RuntimeID,
     content_hash,
     depends_on_ref,
+    is_dns_label,
     plan_namespace,
     run_key,
     sandbox_runtime_id,
@@ -39,6 +40,7 @@ __all__ = [
     "RuntimeID",
     "content_hash",
     "depends_on_ref",
+    "is_dns_label",
     "limit_diagnostics",
     "plan_namespace",
     "render",

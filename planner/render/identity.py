@@ -1,10 +1,10 @@
-"""Identity on rendered objects (DESIGN §3): the values that let planner find, order and compare what
+"""Identity on rendered objects (docs/design.md §3): the values that let planner find, order and compare what
 it rendered, and the runtime IDs users type.
 
 The renderer computes them here: content hashes, Job run-keys, the workload labels that are also
 selectors, each object's namespace, depends-on references, runtime IDs, and the stamp of ApplySet
 membership and plan name every top-level object carries. The keys they are stored under are named in
-`planner.objects` (and the ApplySet's in `planner.applyset`), so the renderer, the diff and the
+`planner.objects` (and the ApplySet's in `planner.state.applyset`), so the renderer, the diff and the
 lifecycle commands agree on one spelling. Hashes are over canonical JSON (sorted keys, compact
 separators) so they are the same on every machine and blind to the order keys were written in.
 """
@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
-from planner.applyset import LABEL_PART_OF, applyset_id
 from planner.errors import RuntimeIDError
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.objects import (
@@ -33,6 +32,7 @@ from planner.objects import (
 )
 from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
+from planner.state.applyset import LABEL_PART_OF, applyset_id
 
 RuntimeKind = Literal["deployment", "job", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
@@ -74,18 +74,18 @@ def run_key(job: Mapping[str, Any]) -> str:
 
 
 def workload_labels(name: str) -> dict[str, str]:
-    """`app` and `gobrave-workload`, also the selectors (DESIGN §3): never user labels, selectors are
+    """`app` and `gobrave-workload`, also the selectors (docs/design.md §3): never user labels, selectors are
     immutable."""
     return {LABEL_APP: name, LABEL_WORKLOAD: name}
 
 
 def plan_namespace(plan: Plan, default_namespace: str) -> str:
-    """The plan's namespace: `metadata.namespace`, else the runtime's default (DESIGN §3)."""
+    """The plan's namespace: `metadata.namespace`, else the runtime's default (docs/design.md §3)."""
     return plan.namespace or default_namespace
 
 
 def workload_namespace(plan: Plan, workload: Workload, default_namespace: str) -> str:
-    """The workload's runtimeNamespace, else the plan's namespace, else the default (DESIGN §3)."""
+    """The workload's runtimeNamespace, else the plan's namespace, else the default (docs/design.md §3)."""
     return workload.runtime_namespace or plan_namespace(plan, default_namespace)
 
 
@@ -166,7 +166,7 @@ _DNS_LABEL_MAX = 63
 RUNTIME_ID_FORM = "<runtime>-<namespace>|<kind>|<name>"
 
 
-def _is_dns_label(text: str) -> bool:
+def is_dns_label(text: str) -> bool:
     return len(text) <= _DNS_LABEL_MAX and _DNS_LABEL.match(text) is not None
 
 
@@ -194,11 +194,11 @@ class RuntimeID:
             _reject(text, f"unknown runtime prefix {runtime!r} (expected one of {', '.join(RUNTIMES)})")
         if not dash:
             _reject(text, f"runtime {runtime!r} is not followed by '-<namespace>'")
-        if not _is_dns_label(namespace):
+        if not is_dns_label(namespace):
             _reject(text, f"namespace {namespace!r} is not a DNS label")
         if kind not in RUNTIME_KINDS:
             _reject(text, f"unknown kind {kind!r} (expected one of {', '.join(RUNTIME_KINDS)})")
-        if not _is_dns_label(name):
+        if not is_dns_label(name):
             _reject(text, f"name {name!r} is not a DNS-1123 name of at most {_DNS_LABEL_MAX} characters")
         return cls(
             runtime=cast(Runtime, runtime), namespace=namespace, kind=cast(RuntimeKind, kind), name=name

@@ -104,11 +104,6 @@ def parse(raw: bytes) -> Parsed:
     return Parsed(value, reader.repeats, reader.fractions)
 
 
-def parse_json(raw: bytes) -> Any:
-    """`parse(raw).value`."""
-    return parse(raw).value
-
-
 def _constant(text: str) -> Any:
     raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
 
@@ -202,7 +197,7 @@ def decode_json(
     plain_input: bool = False,
     changed: Changed | None = None,
 ) -> Findings:
-    """Decode `document` (from `parse_json`, or any JSON value) into `into` as Go would.
+    """Decode `document` (`parse(raw).value`, or any JSON value) into `into` as Go would.
     `plain_input`: the document holds no parser types (no `JSONObject`, no `JSONNumber`), so its
     values are kept as they are (free-form ones shared) rather than converted. `changed`: only those
     members are new (a patch wrote them into an object that decoded cleanly before); the rest is

@@ -14,14 +14,9 @@ from typing import Any, cast
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, generate_latest
 
-from planner.slim.requestinfo import RequestInfo, of_request, request_info
+from planner.slim.requestinfo import RequestInfo, of_request
 
 NOT_COUNTED = ("/metrics",)
-
-
-def classify(method: str, path: str, query: Any) -> tuple[str, str]:
-    """(verb, resource) of a request, as the apiserver's request info names them."""
-    return _labels(request_info(method, path, query))
 
 
 def _labels(info: RequestInfo) -> tuple[str, str]:

@@ -15,9 +15,6 @@ the merge strategy (finalizers) are unions, every other list is replaced. Direct
 Failures raise `PatchError` with the status code and wording of apimachinery's `strategicpatch`
 errors as the apiserver maps them (400 for malformed directives, 422 for content errors, 500 for the
 errors it does not classify, as it does).
-
-`check_resource_version` is the precondition every patch type shares: a `metadata.resourceVersion`
-that the patch put into the object must equal the live one, else 409 Conflict.
 """
 
 from __future__ import annotations
@@ -301,34 +298,3 @@ def _delete_from_primitive_list(original: dict[str, Any], field_name: str, value
     current = original.get(field_name)
     if isinstance(current, list):
         original[field_name] = [v for v in current if v not in values]
-
-
-# ----------------------------------------------------------------------------------------- precondition
-
-
-def check_resource_version(
-    patched: dict[str, Any], live: dict[str, Any], *, group: str, plural: str, name: str
-) -> None:
-    """The precondition every patch type carries: a `metadata.resourceVersion` that differs from the
-    live one (set by the patch) is a 409 Conflict, worded as for a stale PUT."""
-    wanted = (patched.get("metadata") or {}).get("resourceVersion")
-    current = (live.get("metadata") or {}).get("resourceVersion")
-    if wanted in (None, "") or wanted == current:
-        return
-    resource = f"{plural}.{group}" if group else plural
-    raise ConflictError(
-        f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
-        "please apply your changes to the latest version and try again",
-        details={"name": name, "group": group, "kind": plural} if group else {"name": name, "kind": plural},
-    )
-
-
-class ConflictError(PatchError):
-    """409 Conflict with `details` naming the object (plural resource in `details.kind`)."""
-
-    def __init__(self, message: str, *, details: dict[str, str]) -> None:
-        super().__init__(409, "Conflict", message)
-        self.details = details
-
-    def status_body(self) -> dict[str, Any]:
-        return status_body(409, self.reason, self.message, dict(self.details))

@@ -381,7 +381,9 @@ def test_an_idle_sandbox_is_paused_a_touched_one_is_not_and_apply_does_not_resum
     with ThreadPoolExecutor(1) as toucher:
         touching = toucher.submit(keep_touching_bob)
         try:  # the toucher stops whatever fails, a controller that does not start included
-            running = controllers("--plans", str(plans), "-n", namespace, "--resync", "0.5s", "--poll", "0.2s")
+            running = controllers(
+                "--plans", str(plans), "-n", namespace, "--resync", "0.5s", "--poll", "0.2s"
+            )
             eventually(
                 lambda: (
                     workspace_annotations(kubectl, namespace, "alice").get("planner.dev/paused-reason")

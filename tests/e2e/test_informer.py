@@ -18,9 +18,9 @@ from planner.kinds import CONFIG_MAP, JOB, PERSISTENT_VOLUME_CLAIM, SECRET, Kind
 from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers
 from planner.objects import ObjectRef
-from planner.readiness import Readiness
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
-from planner.waiting import CacheStatusSource
+from planner.wait.readiness import Readiness
+from planner.wait.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
@@ -503,12 +503,12 @@ def test_a_wait_for_a_claim_in_a_wait_for_first_consumer_class(
     assert created == 201, body
     claim = ObjectRef.of(PERSISTENT_VOLUME_CLAIM, "data", namespace)
     try:
-        with caplog.at_level(logging.WARNING, logger="planner.waiting"):
+        with caplog.at_level(logging.WARNING, logger="planner.wait.waiting"):
             assert waited(status, claim, until="ready", timeout=0.5) == expected
             assert waited(status, claim, until="ready", timeout=0.1) == expected
     finally:
         registry.stop()
-    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.waiting"]
+    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.wait.waiting"]
     if client_class is NoStorageClasses:
         assert warnings == [
             'warning: cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: User "ci" '

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import ParentRecord
 from planner.errors import OwnershipError
 from planner.kinds import CONFIG_MAP, for_manifest
 from planner.kube.client import KubeClient, resource_path
@@ -20,6 +19,7 @@ from planner.objects import ObjectRef, ref_of
 from planner.plan import load_plans
 from planner.render import render
 from planner.slim.cluster import ClusterHandle
+from planner.state.applyset import ParentRecord
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http
 from tests.paths import REPO

@@ -1,4 +1,4 @@
-"""planner.applyset: the parent Secret's scope (superset while applying, narrowed after converging), its
+"""planner.state.applyset: the parent Secret's scope (superset while applying, narrowed after converging), its
 ownership checks, the run record and the applied closure, as pure functions over hand-built parents."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import (
+from planner.errors import OwnershipError, PlannerError
+from planner.objects import Manifest, ObjectRef
+from planner.state.applyset import (
     AppliedClosure,
     ParentRecord,
     RunOutcome,
@@ -33,8 +35,6 @@ from planner.applyset import (
     with_run_outcome,
     with_run_record,
 )
-from planner.errors import OwnershipError, PlannerError
-from planner.objects import Manifest, ObjectRef
 
 REF = parent_ref("shop", "shop")
 GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"

@@ -17,8 +17,8 @@ from planner.controller.leader import LEASE_NAME, ElectionTimings, LeaderElector
 from planner.errors import AlreadyExistsError, ConflictError, NotFoundError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
-from planner.lock import micro_time
 from planner.objects import Manifest
+from planner.state.lock import micro_time
 from tests.simulated import eventually
 
 NAMESPACE = "ops"

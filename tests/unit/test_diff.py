@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import encode_run_record, run_record_of
 from planner.dataloss import refuse_data_loss
 from planner.diff import SENSITIVE, ChangeSet, diff
 from planner.errors import DataLossError
 from planner.live import LiveState
 from planner.objects import ref_of
 from planner.plan.model import Claim, Volume
+from planner.state.applyset import encode_run_record, run_record_of
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,

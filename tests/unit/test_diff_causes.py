@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import AppliedClosure
 from planner.diff import ChangeSet, diff
+from planner.state.applyset import AppliedClosure
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,

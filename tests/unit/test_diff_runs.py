@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import RunRecord, encode_run_record, run_keys_of, run_records, trimmed_run_records
 from planner.diff import UNRECORDED, diff
+from planner.state.applyset import RunRecord, encode_run_record, run_keys_of, run_records, trimmed_run_records
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,

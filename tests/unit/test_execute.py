@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import ParentRecord
 from planner.errors import AlreadyExistsError, CacheSyncError, PlannerError
 from planner.events import Applied, Event, Failed, Planned, Ready, Skipped, Summary, Waiting, to_json_dict
 from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.graph import ExecutionPlan, GraphError, Task, TaskAction
 from planner.objects import ObjectRef
-from planner.readiness import Readiness
+from planner.state.applyset import ParentRecord
+from planner.wait.readiness import Readiness
 from tests.fakes import Concurrency, FakeClock, FakeWriter, RecordingSink, ScriptedStatus
 
 LINE = re.compile(

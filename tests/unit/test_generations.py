@@ -1,4 +1,4 @@
-"""planner.generations (records: encoding, fitting, retention, the default rollback target, the closure
+"""planner.state.generations (records: encoding, fitting, retention, the default rollback target, the closure
 diff), planner.plan.redact and applyset's generation annotation, over hand-built values."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planner.applyset import (
+from planner.changeset import Change
+from planner.objects import ref_of
+from planner.plan.source import ParsedFile, read_plan_file
+from planner.state.applyset import (
     CurrentGeneration,
     ParentRecord,
     RunRecord,
@@ -20,8 +23,7 @@ from planner.applyset import (
     parent_ref,
     with_generation,
 )
-from planner.changeset import Change
-from planner.generations import (
+from planner.state.generations import (
     Generation,
     Listed,
     RootfsMove,
@@ -40,8 +42,6 @@ from planner.generations import (
     rootfs_moves_back,
     secrets_without_data,
 )
-from planner.objects import ref_of
-from planner.plan.source import ParsedFile, read_plan_file
 
 
 def deployment(name: str, image: str, replicas: int = 1, digest: str = "") -> dict[str, Any]:

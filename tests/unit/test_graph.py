@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from planner.applyset import ParentRecord, RunRecord
 from planner.diff import Action, Change, ChangeSet, Transition
 from planner.graph import GraphError, parse_depends_on, solve
 from planner.objects import ObjectRef
+from planner.state.applyset import ParentRecord, RunRecord
 
 Manifest = dict[str, Any]
 GROUPS = {"Deployment": "apps", "Job": "batch"}

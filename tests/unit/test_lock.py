@@ -1,4 +1,4 @@
-"""planner.lock's pure parts: the Lease it writes, reading a holder from one, judging expiry on a given
+"""planner.state.lock's pure parts: the Lease it writes, reading a holder from one, judging expiry on a given
 clock, and the sentences a person reads. The protocol itself runs against the embedded cluster in
 tests/e2e/test_lock.py."""
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from planner.lock import (
+from planner.state.lock import (
     Holder,
     LockOptions,
     held_message,

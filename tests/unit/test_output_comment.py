@@ -11,10 +11,10 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from planner.applyset import CurrentGeneration
 from planner.diff import ChangeSet, diff
 from planner.output.comment import LIMIT, to_markdown
 from planner.plan.model import Claim, Rootfs
+from planner.state.applyset import CurrentGeneration
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
-from planner.generations import Listed
 from planner.monitor.pools import PoolStatus
 from planner.output.webview import ObjectHealth, Overview, PlanView, index_page, plan_page
+from planner.state.generations import Listed
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

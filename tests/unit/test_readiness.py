@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from planner.readiness import Readiness, ReadinessContext, readiness
+from planner.wait.readiness import Readiness, ReadinessContext, readiness
 from tests.paths import GOLDEN
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z

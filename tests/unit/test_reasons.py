@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planner.reasons import Reason, pods_of, selects, why_not_gone, why_not_ready
+from planner.wait.reasons import Reason, pods_of, selects, why_not_gone, why_not_ready
 
 SCHEDULING = (
     "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes "

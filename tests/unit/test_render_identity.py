@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 import planner
 import planner.render
-from planner.applyset import ParentRecord, applyset_id, parent_manifest, parent_ref
 from planner.errors import RuntimeIDError
 from planner.objects import Manifest, ref_of
 from planner.plan.model import Claim, ConfigMap, Container, Plan, Rootfs, Sandbox, Secret
 from planner.render import RuntimeID, plan_namespace, render
+from planner.state.applyset import ParentRecord, applyset_id, parent_manifest, parent_ref
 from tests.unit.render_support import (
     SHOP_APPLYSET,
     expected_applyset_id,

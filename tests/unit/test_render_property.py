@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from planner.applyset import applyset_id
 from planner.render import render
+from planner.state.applyset import applyset_id
 from tests.strategies import load_document, plan_documents
 from tests.unit.render_support import sha256_of_canonical, validate, without_hash
 

@@ -150,7 +150,7 @@ TYPE_ERRORS: list[tuple[str, str, str, bytes, str]] = [
 def test_type_errors_carry_go_messages(
     label: str, api_version: str, name: str, raw: bytes, message: str
 ) -> None:
-    findings = decoding.decode_json(S, decoding.parse_json(raw), kind(api_version, name))
+    findings = decoding.decode_json(S, decoding.parse(raw).value, kind(api_version, name))
     assert findings.error == message
 
 
@@ -160,7 +160,7 @@ def test_unknown_and_duplicate_fields_are_collected_with_their_paths_in_document
         b' "template": {"spec": {"containers": [{"name": "a"}, {"name": "b", "resource": {}}]}}},'
         b' "metadata": {"labels": {"app": "x", "app": "y"}}}'
     )
-    findings = decoding.decode_json(S, decoding.parse_json(raw), DEPLOYMENT)
+    findings = decoding.decode_json(S, decoding.parse(raw).value, DEPLOYMENT)
     assert findings.error is None
     assert findings.strict == [
         'duplicate field "spec.replicas"',
@@ -175,13 +175,13 @@ def test_the_decoded_value_is_what_the_go_struct_holds() -> None:
     raw = (
         b'{"spec": {"paused": true, "x": 1}, "spec": {"replicas": 3}, "metadata": {"name": "a", "name": "b"}}'
     )
-    findings = decoding.decode_json(S, decoding.parse_json(raw), DEPLOYMENT)
+    findings = decoding.decode_json(S, decoding.parse(raw).value, DEPLOYMENT)
     assert findings.value == {"spec": {"paused": True, "replicas": 3}, "metadata": {"name": "b"}}
 
 
 def test_a_type_error_wins_over_strict_errors() -> None:
     findings = decoding.decode_json(
-        S, decoding.parse_json(b'{"bogus": 1, "spec": {"paused": "yes"}}'), DEPLOYMENT
+        S, decoding.parse(b'{"bogus": 1, "spec": {"paused": "yes"}}').value, DEPLOYMENT
     )
     assert findings.error is not None and findings.strict == []
 
@@ -246,7 +246,7 @@ def test_decoding_only_what_a_patch_changed_finds_what_decoding_everything_finds
 
 def test_raw_extensions_and_managed_fields_take_any_json() -> None:
     raw = b'{"metadata": {"managedFields": [{"fieldsV1": {"f:spec": {"anything": 1}}}]}}'
-    assert decoding.decode_json(S, decoding.parse_json(raw), DEPLOYMENT).strict == []
+    assert decoding.decode_json(S, decoding.parse(raw).value, DEPLOYMENT).strict == []
 
 
 CONVERSIONS: list[tuple[str, dict[str, Any], str | None, list[str]]] = [

@@ -9,7 +9,7 @@ import pytest
 
 from planner.slim import scheduling
 from planner.slim.controllers.workloads import resolve_fraction, surge_and_unavailable, template_hash
-from planner.slim.metrics import classify
+from planner.slim.requestinfo import request_info
 
 NODE = {"metadata": {"name": "n1", "labels": {"disk": "ssd", "zone": "a", "cores": "8"}}}
 
@@ -137,7 +137,8 @@ def test_missing_dependency(
 def test_requests_are_classified_as_the_apiserver_names_them(
     method: str, path: str, query: dict[str, str], expected: tuple[str, str]
 ) -> None:
-    assert classify(method, path, query) == expected
+    info = request_info(method, path, query)
+    assert (info.verb, info.qualified_resource) == expected
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.strategic import ConflictError, PatchError, check_resource_version, strategic_merge_patch
+from planner.slim.strategic import PatchError, strategic_merge_patch
 from tests.paths import GOLDEN
 
 
@@ -367,49 +367,6 @@ def test_bad_request_status_body() -> None:
         "reason": "BadRequest",
         "code": 400,
     }
-
-
-PRECONDITION_PASS = [
-    ("no resourceVersion in the patch", {"metadata": {"name": "web"}}),
-    ("the live resourceVersion in the patch", {"metadata": {"resourceVersion": "7"}}),
-]
-
-
-@pytest.mark.parametrize("patched", [c[1] for c in PRECONDITION_PASS], ids=[c[0] for c in PRECONDITION_PASS])
-def test_resource_version_precondition_passes(patched: dict[str, Any]) -> None:
-    check_resource_version(patched, deployment(WEB), group="apps", plural="deployments", name="web")
-
-
-def test_a_stale_resource_version_in_a_patch_is_a_conflict_worded_as_the_apiserver_does() -> None:
-    with pytest.raises(ConflictError) as raised:
-        check_resource_version(
-            {"metadata": {"resourceVersion": "3"}},
-            deployment(WEB),
-            group="apps",
-            plural="deployments",
-            name="web",
-        )
-    assert raised.value.status_body() == {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": 'Operation cannot be fulfilled on deployments.apps "web": the object has been modified; '
-        "please apply your changes to the latest version and try again",
-        "reason": "Conflict",
-        "details": {"name": "web", "group": "apps", "kind": "deployments"},
-        "code": 409,
-    }
-
-
-def test_a_core_resource_conflict_names_no_group() -> None:
-    live = {"metadata": {"name": "cfg", "resourceVersion": "9"}}
-    with pytest.raises(ConflictError) as raised:
-        check_resource_version(
-            {"metadata": {"resourceVersion": "8"}}, live, group="", plural="configmaps", name="cfg"
-        )
-    assert raised.value.details == {"name": "cfg", "kind": "configmaps"}
-    assert raised.value.message.startswith('Operation cannot be fulfilled on configmaps "cfg"')
 
 
 def test_the_golden_selector_patch_merges_into_the_selector_and_leaves_the_template() -> None:

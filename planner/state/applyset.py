@@ -1,5 +1,5 @@
 """A plan's ApplySet (KEP-3659): the parent Secret that says what the plan manages, and what planner
-records in it (DESIGN §3; docs/architecture.md "Parent Secret").
+records in it (docs/design.md §3; docs/architecture.md "Parent Secret").
 
 Like cli-utils' `pkg/inventory`, one module owns the object that makes prune safe. Every object a plan
 renders carries the part-of label with the ApplySet's id; the parent Secret `<plan>` in the plan's
@@ -11,7 +11,7 @@ between the create and its record leaves a trace), confirmed with the Job's uid 
 its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
 keys under `planner.` are planner's own (the saved plans' digest key, the applied closure) and every
 parent write keeps them; so does every annotation, among them the number of the plan's current
-generation (`planner.dev/generation`, the last apply recorded by `planner.generations`).
+generation (`planner.dev/generation`, the last apply recorded by `planner.state.generations`).
 
 The scope only ever widens while an apply runs: before any member is written, the parent lists the
 union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
@@ -531,7 +531,7 @@ ANNOTATION_GENERATION_RESULT = "planner.dev/generation-result"
 
 @dataclass(frozen=True)
 class CurrentGeneration:
-    """The generation the plan's last recorded apply made (`planner.generations`), as its parent names
+    """The generation the plan's last recorded apply made (`planner.state.generations`), as its parent names
     it: the number and the result (`converged` or `failed`)."""
 
     number: int

@@ -29,12 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.applyset import RunRecord, encode_run_record, run_records, short_hash
 from planner.canonical import Difference, format_path, render_differences
 from planner.changeset import Change
 from planner.kinds import SECRET
 from planner.objects import ANNOTATION_HASH, Manifest, metadata_of, ref_of, sandbox_of
 from planner.plan.names import rootfs_generation
+from planner.state.applyset import RunRecord, encode_run_record, run_records, short_hash
 
 RECORD_TYPE = "planner.dev/generation.v1"
 DATA_KEY = "generation"

@@ -1,6 +1,6 @@
-"""When is an object ready? A kstatus-style rules table (DESIGN §4), pure: objects in, verdicts out.
+"""When is an object ready? A kstatus-style rules table (docs/design.md §4), pure: objects in, verdicts out.
 
-The executor waits through `planner.waiting`, which judges the informer caches' objects with this
+The executor waits through `planner.wait.waiting`, which judges the informer caches' objects with this
 module; keeping the rules pure means every verdict is a table test over a hand-built object.
 
 Generic checks run first for every kind: a `deletionTimestamp` means Terminating, and a controller that
@@ -37,8 +37,8 @@ FAILING_WAIT_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrIm
 @dataclass(frozen=True, kw_only=True)
 class Readiness:
     """A verdict and its short message (counts). `reason` says why the object is not ready yet when
-    that is known; the rules here never set it (they see the object alone): `planner.waiting` adds it
-    from the object's pods and Events (`planner.reasons`)."""
+    that is known; the rules here never set it (they see the object alone): `planner.wait.waiting` adds it
+    from the object's pods and Events (`planner.wait.reasons`)."""
 
     status: Status
     message: str

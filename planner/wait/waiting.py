@@ -26,8 +26,8 @@ WaitForFirstConsumer class is ready while Pending, or its pod would never be cre
 be listed (a 403 for an identity without the permission), the reason is logged once as a warning and
 carried into every PVC verdict's message, so a wait that times out "Pending" says why.
 
-**Why a wait is not over yet.** Every verdict short of ready carries a `reason` (`planner.reasons`,
-from the object's pods and their Events, which `planner.evidence` keeps from the Pod and Event
+**Why a wait is not over yet.** Every verdict short of ready carries a `reason` (`planner.wait.reasons`,
+from the object's pods and their Events, which `planner.wait.evidence` keeps from the Pod and Event
 informers), so the verdict a wait times out or fails with says what held it up. While a wait is pending,
 its `progress` callback hears the reason when it changes, at most once per `report_interval` (10 s) per
 wait: a problem (a back-off, an unschedulable pod) at once the first time, a step still under way (pods
@@ -47,14 +47,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from planner.errors import ApiError, PlannerError
-from planner.evidence import Evidence
 from planner.execute import Answer, Cancel, Progress, Until, settled
 from planner.kinds import by_kind
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
 from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
-from planner.readiness import Readiness, ReadinessContext, readiness
-from planner.reasons import Reason, why_not_gone, why_not_ready
+from planner.wait.evidence import Evidence
+from planner.wait.readiness import Readiness, ReadinessContext, readiness
+from planner.wait.reasons import Reason, why_not_gone, why_not_ready
 from planner.writes import WrittenVersions
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"

@@ -1,6 +1,6 @@
 """The pods and Events a wait's reason is read from, kept from the Pod and Event informers.
 
-`planner.reasons` explains a wait from the object's pods and the Events about them. Reading those per
+`planner.wait.reasons` explains a wait from the object's pods and the Events about them. Reading those per
 wait would cost a request per object per look; instead `Evidence` subscribes to one Pod and one Event
 informer for the namespaces the waits are in (`Informers` keeps one per kind per process, so
 `apply --watch`'s monitor shares the Pod one) and keeps two small indexes current from their events:
@@ -22,7 +22,7 @@ from planner.errors import PlannerError
 from planner.kinds import DEPLOYMENT, EVENT, JOB, POD, KindInfo
 from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, labels_of, metadata_of
-from planner.reasons import pods_of
+from planner.wait.reasons import pods_of
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Saved plans: what `plan --out FILE` records so that `apply FILE` applies exactly what was reviewed.
 
 A saved plan never holds a Secret value, nor anything from which one can be guessed offline. It
-records (DESIGN §4):
+records (docs/design.md §4):
 
 - the plan files, as given (relative paths stay relative, so the file travels), and the **root** they
   were given in (the directory `plan` ran in), where `apply FILE` finds them when they are not where it
@@ -24,7 +24,7 @@ records (DESIGN §4):
   before it writes anything;
 - per plan, the **lock** holder `plan` saw, if any (an apply was running while the plan was made).
 
-The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.applyset.DIGEST_KEY`),
+The digest key is 32 random bytes in the plan's ApplySet parent Secret (`planner.state.applyset.DIGEST_KEY`),
 never in the saved plan: a sha256 of a 4-digit PIN is reversed by trying all 10,000, but an HMAC can
 only be tested by someone who can read that Secret — who can read the plan's Secrets anyway. Without
 Secrets to digest no key is needed. docs/gitops.md states the threat model.

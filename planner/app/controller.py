@@ -45,12 +45,12 @@ from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.client import resource_path
 from planner.kube.informer import EventType, Informer, Informers
-from planner.lock import micro_time
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import secret_files
+from planner.state.lock import micro_time
 
 Notice = Callable[[str], None]
 COMPONENT = "planner-controller"

@@ -1,8 +1,8 @@
-"""The run lock: one writer per plan at a time (DESIGN §3), held as a `coordination.k8s.io/v1` Lease.
+"""The run lock: one writer per plan at a time (docs/design.md §3), held as a `coordination.k8s.io/v1` Lease.
 
 Every command that writes for a plan holds the Lease `planner-lock-<plan>` in the plan's namespace for
-its whole run: `apply` (plan files or a saved plan, prune included) and each plan of `reconcile`; later
-the rollback and the controller's reconciles. `plan` never takes it (it writes nothing). The lifecycle
+its whole run: `apply` (plan files or a saved plan, prune included), each plan of `reconcile`,
+`rollback` and the controller's reconciles. `plan` never takes it (it writes nothing). The lifecycle
 commands (`stop`, `pause`, …) do not take it either: they patch only the `/scale` subresource or the
 sandbox state annotation, as their own field manager, and an apply running at the same time sees
 their change as drift at its next plan rather than interleaving with it.

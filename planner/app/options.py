@@ -1,0 +1,173 @@
+"""From a command's flags to the option objects the commands take, with the checks between flags.
+
+The command line passes each command's flags here by their option names, as parsed and nothing more;
+every default a flag leaves out and every rule that ties two flags together (`--out` needs `--dry-run`,
+`--renew-deadline` under `--lease-duration`) lives here, so a program calling `planner.app` gets the
+same options the command line does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from planner.app.applying import ApplyOptions
+from planner.app.controller import ControllerOptions
+from planner.app.history import HistoryOptions
+from planner.app.planning import DEFAULT_APPLY_TIMEOUT, PlanOptions
+from planner.app.reconciling import PlanOutcome, ReconcileOptions
+from planner.app.rollingback import RollbackOptions
+from planner.app.target import Target
+from planner.app.watching import MonitorOptions
+from planner.controller.leader import ElectionTimings
+from planner.errors import UsageError
+from planner.kube.client import ClientOptions
+from planner.monitor.lifecycle import LogOptions
+from planner.state.generations import DEFAULT_HISTORY_MAX
+from planner.state.lock import DEFAULT_DURATION, LockOptions
+
+MIN_LOCK_DURATION = 3.0
+
+
+def cluster_target(
+    *,
+    namespace: str | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    qps: float | None = None,
+) -> Target:
+    """The cluster of `--kubeconfig` and `--context`, `-n` its default namespace, `--qps` its rate limit."""
+    options = None if qps is None else ClientOptions(qps=qps)
+    return Target(namespace=namespace, kubeconfig=kubeconfig, context=context, options=options)
+
+
+def plan_options(
+    *,
+    allow_data_loss: bool = False,
+    adopt: bool = False,
+    rerun: Sequence[str] = (),
+    allow_empty: bool = False,
+    server_dry_run: bool = False,
+) -> PlanOptions:
+    return PlanOptions(
+        allow_data_loss=allow_data_loss,
+        adopt=adopt,
+        rerun=frozenset(rerun),
+        allow_empty=allow_empty,
+        server_dry_run=server_dry_run,
+    )
+
+
+def lock_options(*, lock_timeout: float = 0.0, lock_duration: float = DEFAULT_DURATION) -> LockOptions:
+    if lock_duration < MIN_LOCK_DURATION:
+        raise UsageError(f"--lock-duration must be at least {MIN_LOCK_DURATION:g}s")
+    return LockOptions(duration=lock_duration, timeout=lock_timeout)
+
+
+def history_options(
+    *,
+    history_max: int = DEFAULT_HISTORY_MAX,
+    no_secret_history: bool = False,
+    source_revision: str | None = None,
+) -> HistoryOptions:
+    return HistoryOptions(keep=history_max, secret_data=not no_secret_history, revision=source_revision)
+
+
+def apply_options(
+    *,
+    parallelism: int = 16,
+    timeout: float | None = None,
+    no_wait: bool = False,
+    lock_timeout: float = 0.0,
+    lock_duration: float = DEFAULT_DURATION,
+    history_max: int = DEFAULT_HISTORY_MAX,
+    no_secret_history: bool = False,
+    source_revision: str | None = None,
+    **plan_flags: Any,
+) -> ApplyOptions:
+    """What `apply`, `reconcile`, `rollback` and the controller apply with; `timeout` None is the
+    default per-object wait (`--timeout` left out), not "no limit"."""
+    return ApplyOptions(
+        plan=plan_options(**plan_flags),
+        parallelism=parallelism,
+        timeout=DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
+        no_wait=no_wait,
+        lock=lock_options(lock_timeout=lock_timeout, lock_duration=lock_duration),
+        history=history_options(
+            history_max=history_max, no_secret_history=no_secret_history, source_revision=source_revision
+        ),
+    )
+
+
+def watch_options(*, watch: bool, watch_timeout: float | None) -> MonitorOptions | None:
+    """`apply --watch`: follow until every workload is steady, for `--watch-timeout` at most."""
+    return MonitorOptions(until_done=True, timeout=watch_timeout) if watch else None
+
+
+def reconcile_options(
+    *, check: bool = False, parallel_plans: int = 4, **apply_flags: Any
+) -> ReconcileOptions:
+    return ReconcileOptions(apply=apply_options(**apply_flags), check=check, parallel_plans=parallel_plans)
+
+
+def rollback_options(
+    *,
+    to: int | None = None,
+    dry_run: bool = False,
+    out: Path | None = None,
+    output: str = "text",
+    **apply_flags: Any,
+) -> RollbackOptions:
+    if out is not None and not dry_run:
+        raise UsageError("--out needs --dry-run")
+    if output == "markdown" and not dry_run:
+        raise UsageError("-o markdown needs --dry-run")
+    return RollbackOptions(apply=apply_options(**apply_flags), to=to, dry_run=dry_run, out=out)
+
+
+def log_options(*, tail: int, container: str | None, previous: bool, follow: bool) -> LogOptions:
+    """`--tail -1` is every line."""
+    return LogOptions(tail=None if tail < 0 else tail, container=container, previous=previous, follow=follow)
+
+
+def controller_options(
+    *,
+    plans: Sequence[str],
+    interval: float,
+    resync: float,
+    poll: float,
+    listen: str,
+    leader_elect: bool,
+    lease_namespace: str | None,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+    **apply_flags: Any,
+) -> ControllerOptions:
+    if not renew_deadline < lease_duration:
+        raise UsageError("--renew-deadline must be shorter than --lease-duration")
+    timings = ElectionTimings(
+        lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period
+    )
+    return ControllerOptions(
+        plans=tuple(plans),
+        interval=interval,
+        resync=resync,
+        poll=poll,
+        listen=listen,
+        leader_elect=leader_elect,
+        lease_namespace=lease_namespace,
+        timings=timings,
+        reconcile=ReconcileOptions(apply=apply_options(**apply_flags)),
+    )
+
+
+def reconcile_exit_code(outcomes: Sequence[PlanOutcome]) -> int:
+    """1 when any plan failed; else 3 when any was skipped because locked; else 2 when `--check` found
+    drift or pending changes; else 0."""
+    results = {outcome.result for outcome in outcomes}
+    for result, code in (("failed", 1), ("locked", 3), ("changes", 2)):
+        if result in results:
+            return code
+    return 0

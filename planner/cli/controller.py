@@ -1,0 +1,71 @@
+"""The long-running command: controller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from planner import app
+from planner.cli import options
+from planner.cli.running import exit_with, notice, stop_on_signals
+
+
+@click.command("controller")
+@click.option(
+    "--plans",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True),
+    help="A plan file or a directory of them (repeatable); re-read when a file changes.",
+)
+@options.duration(
+    "--interval", default="5m", help="Reconcile every plan this often (and whenever its file changes)."
+)
+@options.duration(
+    "--resync",
+    default="30s",
+    help="Check every warm pool and idle sandbox this often (the watch also triggers pools).",
+)
+@options.duration("--poll", default="2s", help="Look for changed plan files this often.")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8081",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Serve /healthz, /readyz and /metrics here (port 0: any free port).",
+)
+@options.flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes.")
+@click.option(
+    "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."
+)
+@options.duration(
+    "--lease-duration", default="15s", help="Leader election: how long a leader's Lease lasts unrenewed."
+)
+@options.duration(
+    "--renew-deadline",
+    default="10s",
+    help="Leader election: a leader that could not renew for this long stops writing.",
+)
+@options.duration(
+    "--retry-period", default="2s", help="Leader election: how often to renew, or to try to take the Lease."
+)
+@options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
+@options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")
+@options.stacked(options.timeout, options.lock, options.history, options.qps)
+@options.target_options()
+def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
+    """Keep plans reconciled, warm pools full and idle sandboxes paused, until SIGTERM.
+
+    Every --interval and whenever a plan file changes, each plan is reconciled as `planner reconcile`
+    does, under its run lock; results are Events on the plan's ApplySet parent Secret and metrics.
+    Warm pools are kept at their size (on every watch event of a member and every --resync); a
+    sandbox idle past its idleTimeout is paused (reason `idle`). With --leader-elect only the holder
+    of the Lease `planner-controller` writes. SIGTERM: finish the write in flight, release the Lease,
+    exit 0. See docs/controller.md.
+    """
+    controller = app.Controller(target, app.controller_options(**flags), notice=notice)
+    if once:
+        exit_with(controller.run_once())
+    stop_on_signals(controller.stop)
+    exit_with(controller.run())

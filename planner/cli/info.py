@@ -1,0 +1,25 @@
+"""The commands about planner itself: schema, version."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+import planner
+from planner import app
+from planner.cli import options
+
+
+@click.command()
+def schema() -> None:
+    """Print the plan format's JSON Schema (draft-07)."""
+    click.echo(app.schema_text(), nl=False)
+
+
+@click.command()
+@options.output("text", "json")
+def version(output: str) -> None:
+    """Print planner's version (the installed distribution's)."""
+    number = planner.__version__
+    click.echo(json.dumps({"version": number}) if output == "json" else f"planner {number}")

@@ -1,0 +1,127 @@
+"""How each command's result is shown, for the commands that show more than one thing: the command line
+hands a result here whole, and these put the stage printers of this package together in order."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from planner.app.history import GenerationDiff, History
+from planner.errors import PlanError
+from planner.output.errors import print_diagnostics
+from planner.output.events import ApplyPrinter
+from planner.output.history import (
+    formatted_diff,
+    generation_json,
+    generation_text,
+    history_json,
+    history_text,
+    rollback_line,
+)
+from planner.output.locks import refusal_line, unlocked_line
+from planner.output.manifests import to_json, to_yaml
+from planner.output.plan import formatted
+from planner.output.validation import print_validated, print_warnings
+
+if TYPE_CHECKING:
+    from planner.app import LockState, RollbackResult
+    from planner.app.applying import ApplyResult
+    from planner.app.planning import PlannedChanges, RenderedPlan
+    from planner.app.watching import ApplyRun
+    from planner.plan import LoadResult
+    from planner.state.generations import Generation
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    (sys.stderr if err else sys.stdout).write(text)
+
+
+def validation(load: Callable[[], LoadResult], output: str) -> None:
+    """`validate`: each plan's line, the warnings on stderr, and with `-o json` every problem and
+    warning as a `Diagnostic` line on stdout too."""
+    try:
+        loaded = load()
+    except PlanError as invalid:
+        if output == "json":
+            print_diagnostics(invalid.diagnostics)
+        raise
+    print_warnings(loaded.warnings)
+    if output == "json":
+        print_diagnostics(loaded.warnings)
+    print_validated(loaded.plans, output)
+
+
+def rendered(loaded: LoadResult, plans: Sequence[RenderedPlan], output: str, *, show_secrets: bool) -> None:
+    print_warnings(loaded.warnings)
+    manifests = [manifest for each in plans for manifest in each.manifests]
+    _echo((to_json if output == "json" else to_yaml)(manifests, show_secrets=show_secrets))
+
+
+def planned(
+    loaded: LoadResult,
+    results: Sequence[PlannedChanges],
+    output: str,
+    *,
+    colour: bool,
+    graph: bool = False,
+    saved: Path | None = None,
+) -> None:
+    """`plan` (and `rollback --dry-run`): the changes of every plan, with its task list under --graph."""
+    print_warnings(loaded.warnings)
+    changesets = [result.changeset for result in results]
+    graphs = [result.execution.as_text() for result in results] if graph else []
+    pools = [result.pools for result in results]
+    where = str(saved) if saved is not None else None
+    _echo(formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=where))
+
+
+def applied(run: ApplyRun | ApplyResult, printer: ApplyPrinter, output: str) -> None:
+    """After `apply`: the warnings, each plan's summary (text), and why the lock was lost."""
+    print_warnings(run.loaded.warnings)
+    if output != "json":
+        for each in run.applied:
+            printer.summary(each)
+    if run.lost:
+        _echo(f"error: {run.lost}\n", err=True)
+
+
+def rolled_back(
+    result: RollbackResult, printer: ApplyPrinter, output: str, *, colour: bool, saved: Path | None
+) -> None:
+    for note in result.notes:
+        _echo(f"note: {note}\n", err=True)
+    for warning in result.warnings:
+        _echo(f"warning: {warning}\n", err=True)
+    if result.applied is None:
+        where = str(saved) if saved is not None else None
+        _echo(formatted([result.planned.changeset], output, colour=colour, saved=where))
+    else:
+        if output != "json":
+            printer.summary(result.applied)
+        _echo(rollback_line(result) + "\n", err=output == "json")
+    if result.lost:
+        _echo(f"error: {result.lost}\n", err=True)
+
+
+def history(shown: History | Generation | GenerationDiff, output: str) -> None:
+    """`history`: the list of generations, one generation (`--show`), or two compared (`--diff`)."""
+    if isinstance(shown, GenerationDiff):
+        _echo(formatted_diff(shown, output))
+    elif isinstance(shown, History):
+        _echo(history_json(shown) if output == "json" else history_text(shown))
+    else:
+        _echo(generation_json(shown) if output == "json" else generation_text(shown))
+
+
+def lock(state: LockState, *, broken: bool) -> bool:
+    """`unlock`: whose lock was removed, or who holds it; False when someone holds a lock not broken."""
+    if broken:
+        _echo(unlocked_line(state) + "\n")
+        return True
+    if state.holder is None:
+        _echo(refusal_line(state) + "\n")
+        return True
+    _echo(f"error: {refusal_line(state)}\n", err=True)
+    return False
