@@ -308,7 +308,7 @@ async def _get(request: web.Request, api: Api, route: Route) -> web.StreamRespon
         return respond(request, api.get_scale(rt, namespace, route.name))
     if route.subresource == "log":
         return await _pod_log(request, api, route)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
     obj = api.get(rt, namespace, route.name)
     return _render_one(request, rt, obj)
@@ -434,6 +434,11 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         body = await _body(request, "Binding", "v1", options)
         bound = api.bind(route.namespace or "", route.name, body, options)
         return respond(request, bound, 201, options.warnings)
+    if route.subresource == "eviction" and route.name:
+        body = await _body(request, "Eviction", "policy/v1", options)
+        return respond(
+            request, api.evict(route.namespace or "", route.name, body, options), 201, options.warnings
+        )
     if route.subresource == "token" and route.name:
         body = await _body(request, "TokenRequest", "authentication.k8s.io/v1", options)
         return respond(
@@ -461,9 +466,11 @@ async def _put(request: web.Request, api: Api, route: Route) -> web.StreamRespon
     if scale:
         scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
         return respond(request, scaled, 200, options.warnings)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
-    updated = api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    updated = api.update(
+        rt, route.namespace or "", route.name, body, options, subresource=_status_like(route)
+    )
     return respond(request, updated, 200, options.warnings)
 
 
@@ -479,12 +486,17 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     if route.subresource == "scale":
         scaled = api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
         return respond(request, scaled, 200, options.warnings)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
     patched, created = api.patch_or_create(
-        rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
+        rt, route.namespace or "", route.name, raw, content_type, options, subresource=_status_like(route)
     )
     return respond(request, patched, 201 if created else 200, options.warnings)
+
+
+def _status_like(route: Route) -> str | None:
+    """A CSR's `approval` is written as its status is (the signer's conditions live there too)."""
+    return "status" if route.subresource == "approval" else route.subresource
 
 
 async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
