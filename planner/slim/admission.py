@@ -83,7 +83,7 @@ def admit_pod(cluster: Admission, pod: Obj, old: Obj | None, target: Target) -> 
         _mount_token(spec)
     _default_tolerations(spec)
     _apply_limit_ranges(cluster, pod, target)
-    _apply_priority(cluster, spec, target)
+    apply_priority(cluster, spec, target)
     if spec.get("runtimeClassName"):
         runtime_class = cluster.find("RuntimeClass", "", spec["runtimeClassName"])
         _apply_runtime_class(spec, runtime_class, target)
@@ -105,7 +105,7 @@ def _apply_limit_ranges(cluster: Admission, pod: Obj, target: Target) -> None:
         raise forbidden(target, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
 
 
-def _apply_priority(cluster: Admission, spec: Obj, target: Target) -> None:
+def apply_priority(cluster: Admission, spec: Obj, target: Target) -> None:
     """Priority admission: `priority` and `preemptionPolicy` from the pod's PriorityClass, else from
     the global default class, else 0."""
     name = spec.get("priorityClassName")
