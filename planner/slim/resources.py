@@ -77,6 +77,7 @@ class ResourceType:
       whoever ends the grace period removes the object (the node agent, for a Pod);
     - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
     - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it;
+    - `deprecation`: the apiserver's deprecation warning, sent with every answer (`Warning: 299`);
     - `stored_in`: the store key (`group/plural`) when it is another kind's (events.k8s.io Events are
       stored as core Events);
     - `removes_with(obj)`: the store keys (`group/plural`) whose objects all go when `obj` is removed
@@ -137,6 +138,7 @@ class ResourceType:
     custom_printer: Printer | None = None
     generation_of: Callable[[Obj], Any] | None = None
     stored_in: str = ""
+    deprecation: str = ""
 
     @property
     def group_version(self) -> str:
@@ -253,6 +255,7 @@ CLUSTER_KINDS: tuple[ResourceType, ...] = (
         namespaced=False,
         short_names=("cs",),
         verbs=("get", "list"),
+        deprecation="v1 ComponentStatus is deprecated in v1.19+",
     ),
     ResourceType(
         "",
@@ -356,12 +359,20 @@ CLUSTER_KINDS: tuple[ResourceType, ...] = (
     replace(
         FLOW_SCHEMA,
         version="v1beta2",
+        deprecation=(
+            "flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema is deprecated in v1.26+, unavailable in v1.29+; "
+            "use flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"
+        ),
         to_storage=clusterkinds.flow_schema_as("v1beta3"),
         from_storage=clusterkinds.flow_schema_as("v1beta2"),
     ),
     replace(
         PRIORITY_LEVEL,
         version="v1beta2",
+        deprecation=(
+            "flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration is deprecated in v1.26+, "
+            "unavailable in v1.29+; use flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration"
+        ),
         to_storage=clusterkinds.priority_level_from_v1beta2,
         from_storage=clusterkinds.priority_level_to_v1beta2,
     ),

@@ -168,7 +168,10 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     }.get(request.method)
     if handler is None:
         raise method_not_allowed()
-    return await handler(request, api, route)
+    response = await handler(request, api, route)
+    if route.resource.deprecation and not response.prepared:
+        response.headers.add("Warning", f'299 - "{route.resource.deprecation}"')
+    return response
 
 
 # --- fixed endpoints ----------------------------------------------------------------------------------

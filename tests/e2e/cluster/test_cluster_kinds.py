@@ -169,3 +169,19 @@ def test_a_csr_is_approved_through_its_approval_subresource(cluster: ClusterHand
     assert approved.status == 200, approved.body
     table = http(cluster, "GET", f"{recorded['path']}/approve-me", headers={"Accept": TABLE}).body
     assert table["rows"][0]["cells"][5] == "Approved"
+
+
+def test_deprecated_kinds_answer_with_the_apiservers_warning(cluster: ClusterHandle) -> None:
+    statuses = http(cluster, "GET", "/api/v1/componentstatuses")
+    assert statuses.warnings == ('299 - "v1 ComponentStatus is deprecated in v1.19+"',)
+    assert [item["metadata"]["name"] for item in statuses.body["items"]] == [
+        "controller-manager",
+        "etcd-0",
+        "scheduler",
+    ]
+    beta = http(cluster, "GET", "/apis/flowcontrol.apiserver.k8s.io/v1beta2/flowschemas")
+    assert beta.warnings == (
+        '299 - "flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema is deprecated in v1.26+, unavailable in v1.29+; '
+        'use flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"',
+    )
+    assert http(cluster, "GET", "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas").warnings == ()
