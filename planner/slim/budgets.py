@@ -7,11 +7,12 @@ the scale of the pods' controllers (a ReplicaSet's — its Deployment's when it 
 StatefulSet's or a ReplicationController's `spec.replicas`) with `maxUnavailable` or a percentage
 (rounded up); `disruptionsAllowed` = healthy − desired (0 when negative or nothing is expected) and the
 `DisruptionAllowed` condition (`SufficientPods`/`InsufficientPods`). `Api` writes it whenever a budget
-or the pods and controllers of a namespace with budgets change (`disruption` below).
+or the pods and controllers of a namespace with budgets change (`accounting.refresh_budgets`).
 
 The Eviction subresource (`pods/<name>/eviction`, what `kubectl drain` posts) answers as the
-apiserver's: a pod not Running, or being deleted, goes at once; a pod matched by no budget too; with a
-budget, the eviction takes one allowed disruption or is refused with 429 TooManyRequests ("Cannot evict
+apiserver's: a pod not Running, or being deleted, goes at once; a pod matched by no budget too, and an
+unready one when its budget is met (or says `unhealthyPodEvictionPolicy: AlwaysAllow`); otherwise
+the eviction takes one allowed disruption or is refused with 429 TooManyRequests ("Cannot evict
 pod as it would violate the pod's disruption budget.", cause `DisruptionBudget` "The disruption
 budget w needs 2 healthy pods and has 2 currently"), which kubectl drain retries every 5 s.
 """
@@ -166,10 +167,10 @@ def check_eviction(pod: Obj, budgets: list[Obj]) -> Obj | None:
             "message": f"The disruption budget {name} is still being processed by the server.",
         }
         raise too_many_requests("Cannot evict pod as it would violate the pod's disruption budget.", [cause])
-    if not is_healthy(pod) and int(status.get("currentHealthy") or 0) >= int(
-        status.get("desiredHealthy") or 0
-    ):
-        return None  # an unhealthy pod of a healthy budget goes without taking a disruption
+    if not is_healthy(pod):
+        always = (budget.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
+        if always or int(status.get("currentHealthy") or 0) >= int(status.get("desiredHealthy") or 0):
+            return None  # an unready pod goes without taking a disruption (IfHealthyBudget: if the budget is met)
     if int(status.get("disruptionsAllowed") or 0) <= 0:
         detail = (
             f"The disruption budget {name} needs {int(status.get('desiredHealthy') or 0)} healthy pods "

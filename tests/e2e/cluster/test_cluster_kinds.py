@@ -185,3 +185,48 @@ def test_deprecated_kinds_answer_with_the_apiservers_warning(cluster: ClusterHan
         'use flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"',
     )
     assert http(cluster, "GET", "/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas").warnings == ()
+
+
+# Recorded requests replayed in their order; a refusal must be the recorded Status exactly, a success
+# the recorded status code (the objects themselves are compared above).
+ADMISSION_SEQUENCES = {
+    "limit ranges": ("limitrange_create", "limitrange_pod_create", "limitrange_pod_over_max"),
+    "quotas": (
+        "resourcequota_create",
+        "resourcequota_pod_no_requests",
+        "resourcequota_pod_create",
+        "resourcequota_pod_exceeded",
+        "resourcequota_configmap_0",
+        "resourcequota_configmap_1",
+        "resourcequota_configmap_2",
+    ),
+    "priority classes": (
+        "priorityclass_create",
+        "priorityclass_pod_create",
+        "priorityclass_pod_missing_class",
+        "priorityclass_global_default_create",
+        "priorityclass_second_global_default",
+        "priorityclass_pod_global_default",
+        "priorityclass_system_prefix",
+        "priorityclass_value_too_high",
+    ),
+}
+
+
+@pytest.mark.parametrize("sequence", sorted(ADMISSION_SEQUENCES))
+def test_admission_answers_as_the_real_server_did(cluster: ClusterHandle, sequence: str) -> None:
+    namespace = {"limit ranges": "limits", "quotas": "quota", "priority classes": "default"}[sequence]
+    if namespace != "default":
+        http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    try:
+        for name in ADMISSION_SEQUENCES[sequence]:
+            recorded = load(name)
+            request = recorded["request"]
+            answer = http(
+                cluster, request["method"], request["path"], request["body"], headers=PYTHON_REQUESTS
+            )
+            assert answer.status == recorded["response_status"], (name, answer.body)
+            if recorded["response_body"].get("kind") == "Status":
+                assert answer.body == recorded["response_body"], name
+    finally:
+        http(cluster, "DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/dflt")

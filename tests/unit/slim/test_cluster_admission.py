@@ -345,3 +345,17 @@ def test_an_events_v1_event_is_stored_as_the_core_event_and_read_back() -> None:
         for k, v in back.items()
         if k not in ("apiVersion", "deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp")
     } == event
+
+
+def test_an_unready_pod_goes_when_its_budget_is_met_or_always_allows_it() -> None:
+    unready = {
+        **ready("a"),
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]},
+    }
+    short = {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 2}
+    with pytest.raises(StatusError):
+        budgets.check_eviction(unready, [{**budget(minAvailable=2), "status": short}])
+    always = budget(minAvailable=2, unhealthyPodEvictionPolicy="AlwaysAllow")
+    assert budgets.check_eviction(unready, [{**always, "status": short}]) is None
+    met = {**short, "currentHealthy": 2}
+    assert budgets.check_eviction(unready, [{**budget(minAvailable=2), "status": met}]) is None
