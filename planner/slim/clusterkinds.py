@@ -274,6 +274,21 @@ def default_storage_capacity(obj: Obj) -> None:
 # --- certificates.k8s.io ---------------------------------------------------------------------------------
 
 
+REQUESTER_FIELDS = ("username", "uid", "groups", "extra")
+
+
+def with_requester(obj: Obj, user_info: Obj) -> Obj:
+    """A new CSR with its requesting user in `spec`, whatever the body said (the CSR strategy's)."""
+    spec = {k: v for k, v in (obj.get("spec") or {}).items() if k not in REQUESTER_FIELDS}
+    return {**obj, "spec": {**spec, **user_info}}
+
+
+def drop_requester(obj: Obj) -> None:
+    """The creator does not own the requester fields the server wrote."""
+    for key in REQUESTER_FIELDS:
+        (obj.get("spec") or {}).pop(key, None)
+
+
 def validate_csr(obj: Obj) -> list[Cause]:
     spec = obj.get("spec") or {}
     causes = [] if spec.get("request") else [required("spec.request")]

@@ -77,6 +77,8 @@ class ResourceType:
       whoever ends the grace period removes the object (the node agent, for a Pod);
     - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
     - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it;
+    - `records_requester(obj, user_info)`: the new object with its creator recorded (a CSR's
+      `spec.username`, `uid`, `groups`, `extra`), applied by the HTTP layer, which knows the user;
     - `deprecation`: the apiserver's deprecation warning, sent with every answer (`Warning: 299`);
     - `stored_in`: the store key (`group/plural`) when it is another kind's (events.k8s.io Events are
       stored as core Events);
@@ -139,6 +141,7 @@ class ResourceType:
     generation_of: Callable[[Obj], Any] | None = None
     stored_in: str = ""
     deprecation: str = ""
+    records_requester: Callable[[Obj, Obj], Obj] | None = None
 
     @property
     def group_version(self) -> str:
@@ -351,7 +354,9 @@ CLUSTER_KINDS: tuple[ResourceType, ...] = (
         subresources=("approval", "status"),
         has_status=True,
         storage_version_hash="95fRKMXA+00=",
+        drop_generated=clusterkinds.drop_requester,
         validator=clusterkinds.validate_csr,
+        records_requester=clusterkinds.with_requester,
     ),
     EVENTS_V1,
     FLOW_SCHEMA,

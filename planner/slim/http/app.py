@@ -454,6 +454,8 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         review = Review(user_of(request), request.app[AUTH_KEY])
         answered = rt.answer(review, route.namespace or "", decode(rt, body))
         return respond(request, answered, 201, options.warnings)
+    if rt.records_requester is not None and isinstance(body, dict):
+        body = rt.records_requester(body, user_of(request).as_user_info())
     created = api.create(rt, route.namespace or "", body, options)
     return respond(request, created, 201, options.warnings)
 

@@ -41,7 +41,7 @@ AGES = ("Age", "Created At", "Last Seen", "First Seen")
 # Cells a controller or the request's user fills in on a real server, which the embedded one has not
 # (docs/embedded-cluster.md, deviations): masked on both sides.
 NOT_COMPARED = {
-    "csr": ("Requestor",),  # the CSR strategy records the requesting user
+    "csr": ("Requestor",),  # the requesting user: the recording's was an admin certificate
     "flowschema_v1beta3": ("MissingPL",),  # the APF configuration controller's Dangling condition
     "apiservice": ("Available",),  # the APIService availability controller
 }
@@ -158,10 +158,16 @@ def test_an_eviction_takes_a_disruption_then_is_refused(cluster: ClusterHandle, 
     assert refused.body == load("pdb_eviction_blocked")["response_body"]
 
 
-def test_a_csr_is_approved_through_its_approval_subresource(cluster: ClusterHandle) -> None:
+def test_a_csr_records_its_requester_and_is_approved_through_its_approval_subresource(
+    cluster: ClusterHandle,
+) -> None:
     recorded = load("csr_create")["request"]
     body = {**recorded["body"], "metadata": {"name": "approve-me"}}
-    csr = _post(cluster, recorded["path"], body)
+    csr = _post(cluster, recorded["path"], {**body, "spec": {**body["spec"], "username": "someone-else"}})
+    assert (csr["spec"]["username"], csr["spec"]["groups"]) == (
+        "system:anonymous",
+        ["system:unauthenticated"],
+    )
     csr["status"] = {
         "conditions": [{"type": "Approved", "status": "True", "reason": "KubectlApprove", "message": "ok"}]
     }
