@@ -23,10 +23,17 @@ which the apiserver's decode errors print (`of type v1.Protocol`, `[]v1.Persiste
 `v1.ResourceList`): the table's `goTypes` records, per definition and JSON field, the Go name of every
 field whose type is a named non-struct type (or a list or map of one).
 
+The package has no definitions for the served beta versions (flowcontrol v1beta2/v1beta3) nor for
+kube-aggregator's APIService: `--served` adds, from OpenAPI v3 documents a real v1.28.7 apiserver
+served (`tests/golden/apigroups/openapi/`), every definition the table lacks, as served. `--update`
+adds them to the committed table instead of rebuilding it (no Go sources needed).
+
 Usage (the output is deterministic: running it twice gives byte-identical files):
 
     .venv/bin/python scripts/generate_k8s_openapi.py \\
-        --go-api /path/to/k8s.io/api --go-apimachinery /path/to/k8s.io/apimachinery
+        --go-api /path/to/k8s.io/api --go-apimachinery /path/to/k8s.io/apimachinery \\
+        --served tests/golden/apigroups/openapi/*.json.gz
+    .venv/bin/python scripts/generate_k8s_openapi.py --update --served tests/golden/apigroups/openapi/*.json.gz
 """
 
 from __future__ import annotations
@@ -48,7 +55,10 @@ COMPONENTS = "#/components/schemas/"
 PRERELEASE = re.compile(r"\.v\d+(alpha|beta)\d+\.")
 # Definitions whose JSON form is written by hand in Go: the apiserver's own OpenAPI gives them these.
 HAND_WRITTEN = {
-    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {"type": "string", "format": "int-or-string"},
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
+        "format": "int-or-string",
+        "oneOf": [{"type": "integer"}, {"type": "string"}],
+    },
     "io.k8s.apimachinery.pkg.api.resource.Quantity": {"type": "string"},
 }
 
@@ -57,10 +67,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--go-api", type=Path, required=True, help="k8s.io/api sources (v0.28.7)")
-    parser.add_argument("--go-apimachinery", type=Path, required=True, help="k8s.io/apimachinery sources")
+    parser.add_argument("--go-api", type=Path, help="k8s.io/api sources (v0.28.7)")
+    parser.add_argument("--go-apimachinery", type=Path, help="k8s.io/apimachinery sources")
+    parser.add_argument("--served", type=Path, nargs="*", default=[], help="served OpenAPI v3 documents")
+    parser.add_argument("--update", action="store_true", help="add to the committed table, not rebuild it")
     parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.update:
+        document = json.loads(gzip.decompress(args.out.read_bytes()))
+    elif args.go_api is None or args.go_apimachinery is None:
+        parser.error("--go-api and --go-apimachinery are needed unless --update")
+    else:
+        document = build(args.go_api, args.go_apimachinery)
+    schemas = document["schemas"]
+    for name, body in HAND_WRITTEN.items():
+        schemas[name] = {**body, **_description(schemas[name])}
+    for path in args.served:
+        add_served(schemas, path)
+    document["schemas"] = dict(sorted(schemas.items()))
+    raw = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+    print(f"wrote {args.out}: {len(schemas)} schemas, {len(raw)} bytes uncompressed", file=sys.stderr)
+    return 0
+
+
+def add_served(schemas: dict[str, Any], path: Path) -> None:
+    """The definitions of a served document the table lacks, as the apiserver serves them."""
+    raw = path.read_bytes()
+    served = json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+    for name, body in served["components"]["schemas"].items():
+        schemas.setdefault(name, body)
+
+
+def build(go_api: Path, go_apimachinery: Path) -> dict[str, Any]:
     definitions = load_definitions()
     schemas = {
         name: convert_definition(name, body) for name, body in sorted(definitions.items()) if kept(name)
@@ -68,18 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     missing = sorted(dangling_refs(schemas))
     if missing:
         raise SystemExit("references to definitions not kept: " + ", ".join(missing))
-    go = GoSources({"k8s.io/api/": args.go_api, "k8s.io/apimachinery/": args.go_apimachinery})
+    go = GoSources({"k8s.io/api/": go_api, "k8s.io/apimachinery/": go_apimachinery})
     add_enums(schemas, go)
-    document = {
+    return {
         "source": f"kubernetes-validate {SOURCE_VERSION}",
         "schemas": schemas,
         "goTypes": go_type_names(schemas, go),
     }
-    raw = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
-    print(f"wrote {args.out}: {len(schemas)} schemas, {len(raw)} bytes uncompressed", file=sys.stderr)
-    return 0
 
 
 def load_definitions() -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """Admission: the steps of a write that read other objects or reserve something, per kind.
 
-The real apiserver's admission plugins (ServiceAccount, DefaultTolerationSeconds, Priority,
-RuntimeClass, DefaultStorageClass) and the Service IP allocator run here, after per-kind defaulting
-and before validation: a new Pod gets `serviceAccountName`, a `kube-api-access-<5 chars>` projected
-token volume mounted in every container (init containers too), two NoExecute tolerations,
-`priority`/`preemptionPolicy`, and its `runtimeClassName` must name an existing RuntimeClass; a new
-claim that names no StorageClass gets the default one; a Service gets a cluster IP from
+The real apiserver's admission plugins (ServiceAccount, DefaultTolerationSeconds, LimitRanger,
+Priority, RuntimeClass, DefaultStorageClass, DefaultIngressClass) and the Service IP allocator run
+here, after per-kind defaulting and before validation: a new Pod gets `serviceAccountName`, a
+`kube-api-access-<5 chars>` projected token volume mounted in every container (init containers
+too), two NoExecute tolerations, its namespace's LimitRange defaults (`limitranges.py`),
+`priority`/`preemptionPolicy` from its PriorityClass (or the global default), and its
+`runtimeClassName` must name an existing RuntimeClass; a new claim that names no StorageClass gets
+the default one, a new Ingress the default IngressClass; a Service gets a cluster IP from
 10.96.0.0/12 (about a million addresses, plenty for 10,000 services) and node ports, released when
 it is removed or not stored after all (dry run, 409, 422).
 
@@ -21,12 +23,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.slim import limitranges
+from planner.slim.defaults import qos_class
 from planner.slim.errors import Cause, StatusError, Target, status_body
 from planner.slim.meta import random_suffix
 from planner.slim.validation import invalid_value
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+DEFAULT_INGRESS_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class"
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 NODE_PORT_RANGE = range(30000, 32768)
 
@@ -40,6 +45,7 @@ class Admission:
 
     find: Callable[[str, str, str], Obj | None]  # (kind, namespace, name)
     find_all: Callable[[str], list[Obj]]  # kind, every namespace
+    list_in: Callable[[str, str], list[Obj]] = lambda key, namespace: []  # (store key `group/plural`, ns)
     service_ips: IPAllocator = field(init=False)
 
     def __post_init__(self) -> None:
@@ -76,12 +82,79 @@ def admit_pod(cluster: Admission, pod: Obj, old: Obj | None, target: Target) -> 
     if spec.get("automountServiceAccountToken") is not False:
         _mount_token(spec)
     _default_tolerations(spec)
-    if spec.get("priority") is None:
-        spec["priority"] = 0
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    _apply_limit_ranges(cluster, pod, target)
+    apply_priority(cluster, spec, target)
     if spec.get("runtimeClassName"):
         runtime_class = cluster.find("RuntimeClass", "", spec["runtimeClassName"])
         _apply_runtime_class(spec, runtime_class, target)
+    return []
+
+
+def _apply_limit_ranges(cluster: Admission, pod: Obj, target: Target) -> None:
+    items = limitranges.container_items(cluster.list_in("/limitranges", pod["metadata"]["namespace"]))
+    if not items:
+        return
+    spec = pod["spec"]
+    notes = limitranges.apply_defaults(spec, items)
+    if notes:
+        annotations = pod["metadata"].setdefault("annotations", {})
+        annotations[limitranges.ANNOTATION] = "LimitRanger plugin set: " + "; ".join(notes)
+        pod.setdefault("status", {})["qosClass"] = qos_class(spec)
+    problems = limitranges.violations(spec, items)
+    if problems:
+        raise forbidden(target, problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+
+
+def apply_priority(cluster: Admission, spec: Obj, target: Target) -> None:
+    """Priority admission: `priority` and `preemptionPolicy` from the pod's PriorityClass, else from
+    the global default class, else 0."""
+    name = spec.get("priorityClassName")
+    if name:
+        found = cluster.find("PriorityClass", "", name)
+        if found is None:
+            raise forbidden(target, f"no PriorityClass with name {name} was found")
+    else:
+        found = global_default_priority_class(cluster)
+        if found is not None:
+            spec["priorityClassName"] = found["metadata"]["name"]
+    spec["priority"] = int(found.get("value", 0)) if found else int(spec.get("priority") or 0)
+    policy = (found or {}).get("preemptionPolicy") or "PreemptLowerPriority"
+    spec.setdefault("preemptionPolicy", policy)
+
+
+def global_default_priority_class(cluster: Admission) -> Obj | None:
+    """The global default class (the lowest value, should there be several)."""
+    defaults = [c for c in cluster.find_all("PriorityClass") if c.get("globalDefault")]
+    return min(defaults, key=lambda c: int(c.get("value", 0))) if defaults else None
+
+
+def admit_priority_class(cluster: Admission, obj: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    """Only one PriorityClass may be the global default."""
+    if not obj.get("globalDefault"):
+        return []
+    for other in cluster.find_all("PriorityClass"):
+        if other.get("globalDefault") and other["metadata"]["name"] != obj["metadata"]["name"]:
+            detail = f"PriorityClass {other['metadata']['name']} is already marked as default. Only one default can exist"
+            raise forbidden(target, detail)
+    return []
+
+
+def admit_ingress(cluster: Admission, ingress: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    """DefaultIngressClass: a new Ingress without a class (field or annotation) gets the default one."""
+    spec = ingress.setdefault("spec", {})
+    annotations = (ingress.get("metadata") or {}).get("annotations") or {}
+    if old is not None or spec.get("ingressClassName") or "kubernetes.io/ingress.class" in annotations:
+        return []
+    defaults = [
+        c
+        for c in cluster.find_all("IngressClass")
+        if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_INGRESS_CLASS_ANNOTATION)
+        == "true"
+    ]
+    if len(defaults) > 1:
+        raise forbidden(target, f"{len(defaults)} default IngressClasses were found, only 1 allowed")
+    if defaults:
+        spec["ingressClassName"] = defaults[0]["metadata"]["name"]
     return []
 
 

@@ -32,7 +32,7 @@ import builtins
 from collections.abc import AsyncIterator
 from typing import Any
 
-from planner.slim import admission, errors, patch, subresources, validation
+from planner.slim import accounting, admission, errors, patch, subresources, validation
 from planner.slim.customresources import Kinds
 from planner.slim.deleting import (
     DeleteOptions,
@@ -87,7 +87,7 @@ class Api:
         self.kinds = Kinds(store)
         self.server_finalizers = server_finalizers
         self.tokens = tokens or Tokens(load_key(None))
-        self.admission = admission.Admission(self._find, self._find_all)
+        self.admission = admission.Admission(self._find, self._find_all, self.store.list)
 
     def _find(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self.store.get(resource_key(by_kind(kind)), namespace, name)
@@ -151,11 +151,19 @@ class Api:
         )
         causes = self._admit(rt, obj, None, target)
         self._validate(rt, obj, None, target, causes)
+        try:
+            charged = accounting.charge_quota(self, rt, obj, target)
+        except StatusError:
+            self._release(rt, obj)
+            raise
         obj = omit_empty(rt, obj)
         if options.dry_run:
             self._release(rt, obj)
             return with_type(rt, obj)
-        return self._store_new(rt, namespace, obj, target)
+        created = self._store_new(rt, namespace, obj, target)
+        accounting.record_quotas(self, charged)
+        accounting.refresh_budgets(self, rt, namespace)
+        return created
 
     def _store_new(self, rt: ResourceType, namespace: str, obj: Obj, target: Target) -> Obj:
         try:
@@ -166,6 +174,10 @@ class Api:
         if rt.created_with:
             self._create_companions(rt.created_with(obj))
         return with_type(rt, stored)
+
+    def write_status_of(self, rt: ResourceType, old: Obj, new: Obj, options: WriteOptions) -> Obj:
+        """Write `new`'s status over the stored `old`, as a `/status` write (in-process writers)."""
+        return subresources.write_status(self, rt, old, new, options)
 
     def _create_companions(self, companions: builtins.list[tuple[str, str, Obj]]) -> None:
         """Objects created along with a new one (a Namespace's contents); ones already there are kept."""
@@ -240,7 +252,9 @@ class Api:
         key, namespace, name = resource_key(rt), scope(rt, old["metadata"].get("namespace")), _name(new)
         if _deleted(new) and not _finalizers_pending(rt, new) and not waits_for_grace_period(rt, new):
             return with_type(rt, self._remove(rt, namespace, name, new))
-        return with_type(rt, self.store.update(key, namespace, name, new))
+        stored = self.store.update(key, namespace, name, new)
+        accounting.refresh_budgets(self, rt, namespace)
+        return with_type(rt, stored)
 
     # --- patch ---------------------------------------------------------------------------------------
 
@@ -293,6 +307,7 @@ class Api:
 
     bind = subresources.bind
     finalize_namespace = subresources.finalize_namespace
+    evict = accounting.evict
     get_scale = subresources.get_scale
     request_token = subresources.request_token
     update_scale = subresources.update_scale
@@ -345,13 +360,17 @@ class Api:
         if options.dry_run or new == old:
             return with_type(rt, new)
         namespace = scope(rt, meta.get("namespace"))
-        return with_type(rt, self.store.update(resource_key(rt), namespace, _name(new), omit_empty(rt, new)))
+        stored = self.store.update(resource_key(rt), namespace, _name(new), omit_empty(rt, new))
+        accounting.refresh_budgets(self, rt, namespace)
+        return with_type(rt, stored)
 
     def _remove(self, rt: ResourceType, namespace: str, name: str, final: Obj) -> Obj:
         if rt.is_namespace:
             self._empty_namespace(name)
         removed = self.store.delete(resource_key(rt), namespace, name, final)
         self._release(rt, removed)
+        accounting.recount_quotas(self, rt, namespace)
+        accounting.refresh_budgets(self, rt, namespace)
         for key in rt.removes_with(removed) if rt.removes_with else ():
             for obj in list(self.store.list(key, None)):
                 self.store.delete(key, obj["metadata"].get("namespace", ""), _name(obj))

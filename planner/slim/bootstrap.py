@@ -1,6 +1,7 @@
 """What a fresh cluster holds: the four system namespaces, the `kata-qemu` RuntimeClass and the
 StorageClasses `standard` (Immediate, the default) and `wait` (WaitForFirstConsumer), as a cluster
-with Kata installed would have (DESIGN.md §6), and the apiserver's bootstrap RBAC policy.
+with Kata installed would have (DESIGN.md §6), the apiserver's bootstrap RBAC policy, its system
+PriorityClasses and the ComponentStatuses.
 
 The policy (`bootstrap_policy.json`, the v1.28 rules as data) is the user-facing ClusterRoles
 `cluster-admin`, `admin`, `edit` and `view` with the `system:aggregate-to-*` roles they aggregate,
@@ -20,6 +21,7 @@ from typing import Any
 
 from planner.slim.admission import DEFAULT_CLASS_ANNOTATION
 from planner.slim.api import Api, WriteOptions
+from planner.slim.clusterkinds import SYSTEM_PRIORITY_CLASSES
 from planner.slim.errors import StatusError
 from planner.slim.rbac import GROUP, aggregated_rules
 from planner.slim.resources import by_kind
@@ -57,7 +59,27 @@ def seed_objects() -> list[tuple[str, dict[str, Any]]]:
             "allowVolumeExpansion": True,
         },
     )
-    return [*namespaces, runtime, standard, wait, *policy_objects()]
+    return [*namespaces, runtime, standard, wait, *policy_objects(), *system_objects()]
+
+
+def system_objects() -> list[tuple[str, dict[str, Any]]]:
+    """The system PriorityClasses, and the ComponentStatuses `kubectl get cs` reads (healthy: the
+    scheduler, controllers and store run in this process)."""
+    classes = [
+        ("PriorityClass", {"metadata": {"name": name}, "value": value, "description": text})
+        for name, (value, text) in SYSTEM_PRIORITY_CLASSES.items()
+    ]
+    components = [
+        (
+            "ComponentStatus",
+            {
+                "metadata": {"name": name},
+                "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}],
+            },
+        )
+        for name in ("controller-manager", "scheduler", "etcd-0")
+    ]
+    return classes + components
 
 
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}

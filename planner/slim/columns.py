@@ -14,9 +14,12 @@ durations), `translateTimestampSince`, `labels.FormatLabels`, label selectors as
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from importlib import resources
 from typing import Any, Final
 
 # Column descriptions: the apiserver's field documentation (SwaggerDoc) for each column.
@@ -344,6 +347,21 @@ class Column:
             "description": self.description,
             "priority": self.priority,
         }
+
+
+@functools.cache
+def _recorded_columns() -> dict[str, list[dict[str, Any]]]:
+    text = resources.files("planner.slim").joinpath("printer_columns.json").read_text()
+    loaded: dict[str, list[dict[str, Any]]] = json.loads(text)
+    return loaded
+
+
+def recorded(kind: str) -> tuple[Column, ...]:
+    """The columns the v1.28.7 server printed for a kind (`printer_columns.json`, from its Tables)."""
+    return tuple(
+        Column(c["name"], c["type"], c["description"], c["priority"], c["format"])
+        for c in _recorded_columns()[kind]
+    )
 
 
 def _col(name: str, description_key: str, *, wide: bool = False, type_: str = "string") -> Column:

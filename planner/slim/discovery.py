@@ -32,6 +32,7 @@ SUBRESOURCE_KINDS = {  # subresource -> (group, version, kind, verbs) of what it
     "binding": ("", "", "Binding", ("create",)),
     "log": ("", "", "Pod", ("get",)),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
+    "eviction": ("policy", "v1", "Eviction", ("create",)),
 }
 
 

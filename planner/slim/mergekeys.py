@@ -150,6 +150,16 @@ def _kind(spec: Struct | None = None, status: Struct | None = None, **extra: Fie
 
 _WORKLOAD_STATUS = Struct({"conditions": _conditions()})
 
+_WEBHOOK = Struct(
+    {
+        "rules": ATOMIC,
+        "namespaceSelector": LABEL_SELECTOR,
+        "objectSelector": LABEL_SELECTOR,
+        "admissionReviewVersions": ATOMIC,
+        "matchConditions": _by("name"),
+    }
+)
+
 SCHEMAS: Mapping[str, Struct] = {
     "Pod": _kind(POD_SPEC, POD_STATUS),
     "PodTemplate": _kind(template=POD_TEMPLATE_SPEC),
@@ -226,6 +236,24 @@ SCHEMAS: Mapping[str, Struct] = {
     ),
     "ServiceAccount": _kind(secrets=_by("name"), imagePullSecrets=ATOMIC),
     "Endpoints": _kind(subsets=ATOMIC),
+    # The kinds beyond workloads (`clusterkinds.py`).
+    "LimitRange": _kind(Struct({"limits": ATOMIC})),
+    "ResourceQuota": _kind(Struct({"scopeSelector": Struct({"matchExpressions": ATOMIC})})),
+    "MutatingWebhookConfiguration": _kind(webhooks=_by("name", _WEBHOOK)),
+    "ValidatingWebhookConfiguration": _kind(webhooks=_by("name", _WEBHOOK)),
+    "APIService": _kind(Struct(), Struct({"conditions": _conditions()})),
+    "ControllerRevision": _kind(data=ATOMIC),
+    "CertificateSigningRequest": _kind(
+        Struct({"usages": ATOMIC, "groups": ATOMIC}), Struct({"conditions": _conditions()})
+    ),
+    "FlowSchema": _kind(Struct({"rules": ATOMIC}), Struct({"conditions": _conditions()})),
+    "PriorityLevelConfiguration": _kind(Struct(), Struct({"conditions": _conditions()})),
+    "NetworkPolicy": _kind(
+        Struct({"podSelector": LABEL_SELECTOR, "ingress": ATOMIC, "egress": ATOMIC, "policyTypes": ATOMIC})
+    ),
+    "PodDisruptionBudget": _kind(Struct({"selector": LABEL_SELECTOR}), Struct({"conditions": _conditions()})),
+    "CSIDriver": _kind(Struct({"volumeLifecycleModes": SET, "tokenRequests": ATOMIC})),
+    "CSINode": _kind(Struct({"drivers": _by("name", Struct({"topologyKeys": ATOMIC}))})),
 }
 
 GENERIC = _kind()
@@ -275,6 +303,38 @@ GO_ZERO_VALUES: Mapping[str, Mapping[str, Any]] = {
         "eventTime": None,
         "reportingComponent": "",
         "reportingInstance": "",
+    },
+    "LimitRange": {"metadata": _ZERO_META, "spec": {"limits": None}},
+    "ResourceQuota": {"metadata": _ZERO_META, "spec": {}, "status": {}},
+    "APIService": {
+        "metadata": _ZERO_META,
+        "spec": {"groupPriorityMinimum": 0, "versionPriority": 0},
+        "status": {},
+    },
+    "ControllerRevision": {"metadata": _ZERO_META, "data": None, "revision": 0},
+    "FlowSchema": {"metadata": _ZERO_META, "spec": {"priorityLevelConfiguration": {}}, "status": {}},
+    "PriorityLevelConfiguration": {"metadata": _ZERO_META, "spec": {}, "status": {}},
+    "IngressClass": {"metadata": _ZERO_META, "spec": {}},
+    "Ingress": {"metadata": _ZERO_META, "spec": {}, "status": {"loadBalancer": {}}},
+    "NetworkPolicy": {"metadata": _ZERO_META, "spec": {"podSelector": {}}},
+    "PodDisruptionBudget": {
+        "metadata": _ZERO_META,
+        "spec": {},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
+    },
+    "PriorityClass": {"metadata": _ZERO_META, "value": 0},
+    "CSIDriver": {"metadata": _ZERO_META, "spec": {}},
+    "CSINode": {"metadata": _ZERO_META, "spec": {"drivers": None}},
+    "CSIStorageCapacity": {"metadata": _ZERO_META, "storageClassName": ""},
+    "VolumeAttachment": {
+        "metadata": _ZERO_META,
+        "spec": {"attacher": "", "source": {}, "nodeName": ""},
+        "status": {"attached": False},
+    },
+    "CertificateSigningRequest": {
+        "metadata": _ZERO_META,
+        "spec": {"request": None, "signerName": ""},
+        "status": {},
     },
 }
 

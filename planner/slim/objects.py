@@ -24,7 +24,7 @@ Obj = dict[str, Any]
 
 
 def resource_key(rt: ResourceType) -> str:
-    return f"{rt.group}/{rt.plural}"
+    return rt.stored_in or f"{rt.group}/{rt.plural}"
 
 
 def scope(rt: ResourceType, namespace: str | None) -> str:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from planner.slim import columns
+from planner.slim.clusterkinds import events_to_core
 from planner.slim.columns import (
     access_modes,
     format_labels,
@@ -386,6 +387,8 @@ def _node_address(status: dict[str, Any], kind: str) -> str:
 
 
 def _event_cells(obj: dict[str, Any], now: datetime) -> Row:
+    if "regarding" in obj or "note" in obj:  # an events.k8s.io/v1 Event
+        obj = events_to_core(obj)
     first = (
         since(obj.get("firstTimestamp"), now)
         if obj.get("firstTimestamp")
@@ -523,6 +526,221 @@ def _generic_cells(obj: dict[str, Any], now: datetime) -> Row:
     return [_meta(obj).get("name", ""), _age(obj, now)]
 
 
+# ------------------------------------------------------------------------------------------ cluster kinds
+# The kinds beyond workloads: their columns are the v1.28.7 server's, recorded (`printer_columns.json`).
+
+
+def _created_at(obj: dict[str, Any], now: datetime) -> Row:
+    """NAME and CREATED AT (a `date` cell: the creation timestamp as sent)."""
+    return [_meta(obj).get("name", ""), _meta(obj).get("creationTimestamp") or ""]
+
+
+def _none(value: Any) -> Any:
+    return "<none>" if value is None or value == "" else value
+
+
+def _api_service_cells(obj: dict[str, Any], now: datetime) -> Row:
+    service = (obj.get("spec") or {}).get("service")
+    where = f"{service.get('namespace', '')}/{service.get('name', '')}" if service else "Local"
+    available = next(
+        (c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Available"), None
+    )
+    state = "Unknown"
+    if available is not None:
+        state = str(available.get("status", ""))
+        if state != "True" and available.get("reason"):
+            state = f"{state} ({available['reason']})"
+    return [_meta(obj).get("name", ""), where, state, _age(obj, now)]
+
+
+def _component_status_cells(obj: dict[str, Any], now: datetime) -> Row:
+    healthy: dict[str, Any] = next((c for c in obj.get("conditions") or [] if c.get("type") == "Healthy"), {})
+    state = {"True": "Healthy", "False": "Unhealthy"}.get(str(healthy.get("status")), "Unknown")
+    return [_meta(obj).get("name", ""), state, healthy.get("message", ""), healthy.get("error", "")]
+
+
+def _controller_revision_cells(obj: dict[str, Any], now: datetime) -> Row:
+    owner = next((o for o in _meta(obj).get("ownerReferences") or [] if o.get("controller")), None)
+    controller = "<none>"
+    if owner is not None:
+        group = str(owner.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(owner.get("kind", "")) + (f".{group}" if group else "")
+        controller = f"{kind.lower()}/{owner.get('name', '')}"
+    return [_meta(obj).get("name", ""), controller, int(obj.get("revision") or 0), _age(obj, now)]
+
+
+def _csi_driver_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    tokens = ",".join(
+        f"{t.get('audience', '')}:{t['expirationSeconds'] if t.get('expirationSeconds') is not None else '<unset>'}"
+        for t in spec.get("tokenRequests") or []
+    )
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("attachRequired") is not False,
+        bool(spec.get("podInfoOnMount")),
+        bool(spec.get("storageCapacity")),
+        tokens or "<unset>",
+        bool(spec.get("requiresRepublish")),
+        ",".join(spec.get("volumeLifecycleModes") or []),
+        _age(obj, now),
+    ]
+
+
+def _csi_node_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), len((obj.get("spec") or {}).get("drivers") or []), _age(obj, now)]
+
+
+def _csr_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    seconds = spec.get("expirationSeconds")
+    duration = human_duration(timedelta(seconds=int(seconds))) if seconds is not None else "<none>"
+    conditions = [str(c.get("type", "")) for c in status.get("conditions") or []]
+    if status.get("certificate"):
+        conditions.append("Issued")
+    return [
+        _meta(obj).get("name", ""),
+        _age(obj, now),
+        spec.get("signerName") or "<none>",
+        spec.get("username", ""),
+        duration,
+        ",".join(conditions) or "Pending",
+    ]
+
+
+def _flow_schema_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    dangling = next(
+        (c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Dangling"), None
+    )
+    method = (spec.get("distinguisherMethod") or {}).get("type")
+    return [
+        _meta(obj).get("name", ""),
+        (spec.get("priorityLevelConfiguration") or {}).get("name", ""),
+        int(spec.get("matchingPrecedence") or 0),
+        method or "<none>",
+        _age(obj, now),
+        str(dangling.get("status")) if dangling else "?",
+    ]
+
+
+def _priority_level_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    limited = spec.get("limited") or {}
+    shares = limited.get("nominalConcurrencyShares", limited.get("assuredConcurrencyShares"))
+    queuing = (limited.get("limitResponse") or {}).get("queuing") or {}
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("type", ""),
+        _none(shares),
+        _none(queuing.get("queues")),
+        _none(queuing.get("handSize")),
+        _none(queuing.get("queueLengthLimit")),
+        _age(obj, now),
+    ]
+
+
+def _ingress_class_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    parameters = spec.get("parameters")
+    shown = "<none>"
+    if parameters:
+        group = parameters.get("apiGroup")
+        shown = f"{parameters.get('kind', '')}{'.' + group if group else ''}/{parameters.get('name', '')}"
+    return [_meta(obj).get("name", ""), spec.get("controller", ""), shown, _age(obj, now)]
+
+
+def _webhooks_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [_meta(obj).get("name", ""), len(obj.get("webhooks") or []), _age(obj, now)]
+
+
+def _network_policy_cells(obj: dict[str, Any], now: datetime) -> Row:
+    selector = (obj.get("spec") or {}).get("podSelector")
+    return [_meta(obj).get("name", ""), format_selector(selector), _age(obj, now)]
+
+
+def _pdb_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    minimum, maximum = spec.get("minAvailable"), spec.get("maxUnavailable")
+    return [
+        _meta(obj).get("name", ""),
+        "N/A" if minimum is None else str(minimum),
+        "N/A" if maximum is None else str(maximum),
+        int((obj.get("status") or {}).get("disruptionsAllowed") or 0),
+        _age(obj, now),
+    ]
+
+
+def _pod_template_cells(obj: dict[str, Any], now: datetime) -> Row:
+    template = obj.get("template") or {}
+    names, images = _containers_and_images(template.get("spec"))
+    return [
+        _meta(obj).get("name", ""),
+        names,
+        images,
+        format_labels((template.get("metadata") or {}).get("labels")),
+    ]
+
+
+def _priority_class_cells(obj: dict[str, Any], now: datetime) -> Row:
+    return [
+        _meta(obj).get("name", ""),
+        int(obj.get("value") or 0),
+        bool(obj.get("globalDefault")),
+        _age(obj, now),
+    ]
+
+
+def _resource_quota_cells(obj: dict[str, Any], now: datetime) -> Row:
+    status = obj.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        shown = f"{name}: {used.get(name, '0')}/{hard[name]}"
+        (limits if name.startswith("limits.") else requests).append(shown)
+    return [_meta(obj).get("name", ""), _age(obj, now), ", ".join(requests), ", ".join(limits)]
+
+
+def _volume_attachment_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec = obj.get("spec") or {}
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("attacher", ""),
+        (spec.get("source") or {}).get("persistentVolumeName") or "",
+        spec.get("nodeName", ""),
+        bool((obj.get("status") or {}).get("attached")),
+        _age(obj, now),
+    ]
+
+
+def _recorded(kind: str, cells: CellFn) -> Printer:
+    return Printer(columns.recorded(kind), cells)
+
+
+CLUSTER_PRINTERS: Final[dict[str, Printer]] = {
+    "APIService": _recorded("APIService", _api_service_cells),
+    "ComponentStatus": _recorded("ComponentStatus", _component_status_cells),
+    "ControllerRevision": _recorded("ControllerRevision", _controller_revision_cells),
+    "CSIDriver": _recorded("CSIDriver", _csi_driver_cells),
+    "CSINode": _recorded("CSINode", _csi_node_cells),
+    "CSIStorageCapacity": _recorded("CSIStorageCapacity", _created_at),
+    "CertificateSigningRequest": _recorded("CertificateSigningRequest", _csr_cells),
+    "FlowSchema": _recorded("FlowSchema", _flow_schema_cells),
+    "PriorityLevelConfiguration": _recorded("PriorityLevelConfiguration", _priority_level_cells),
+    "IngressClass": _recorded("IngressClass", _ingress_class_cells),
+    "LimitRange": _recorded("LimitRange", _created_at),
+    "MutatingWebhookConfiguration": _recorded("MutatingWebhookConfiguration", _webhooks_cells),
+    "ValidatingWebhookConfiguration": _recorded("ValidatingWebhookConfiguration", _webhooks_cells),
+    "NetworkPolicy": _recorded("NetworkPolicy", _network_policy_cells),
+    "PodDisruptionBudget": _recorded("PodDisruptionBudget", _pdb_cells),
+    "PodTemplate": _recorded("PodTemplate", _pod_template_cells),
+    "PriorityClass": _recorded("PriorityClass", _priority_class_cells),
+    "ResourceQuota": _recorded("ResourceQuota", _resource_quota_cells),
+    "VolumeAttachment": _recorded("VolumeAttachment", _volume_attachment_cells),
+}
+
+
 # ------------------------------------------------------------------------------------------ registry
 
 PRINTERS: Final[dict[str, Printer]] = {
@@ -557,7 +775,7 @@ GENERIC = Printer(columns.GENERIC, _generic_cells)
 
 
 def printer_for(kind: str) -> Printer:
-    return PRINTERS.get(kind, GENERIC)
+    return PRINTERS.get(kind) or CLUSTER_PRINTERS.get(kind, GENERIC)
 
 
 # ------------------------------------------------------------------------------------------ responses

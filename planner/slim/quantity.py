@@ -76,7 +76,11 @@ def _exact(text: str) -> Context:
 
 
 def canonical(text: str) -> str:
-    value, family = parse(text)
+    return formatted(*parse(text))
+
+
+def formatted(value: Decimal, family: str) -> str:
+    """A value in its format, as `Quantity.String()` writes it (`parse` gives both)."""
     if value == 0:
         return "0"
     if family == "BinarySI" and abs(value) >= 1024 and value == value.to_integral_value(ROUND_UP):

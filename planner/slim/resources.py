@@ -15,7 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from planner.slim import admission, conversion, crds, defaults, lifecycle, reviews, validation
+from planner.slim import (
+    admission,
+    budgets,
+    clusterkinds,
+    conversion,
+    crds,
+    defaults,
+    lifecycle,
+    quota,
+    reviews,
+    validation,
+)
 from planner.slim.errors import Cause, Target
 from planner.slim.mergekeys import Struct, schema_for
 from planner.slim.printers import Printer, printer_for
@@ -66,6 +77,11 @@ class ResourceType:
       whoever ends the grace period removes the object (the node agent, for a Pod);
     - `on_delete(obj)`: what a pending delete changes besides `deletionTimestamp` (a Namespace's phase);
     - `is_namespace`: objects of this kind are namespaces: removing one removes everything in it;
+    - `records_requester(obj, user_info)`: the new object with its creator recorded (a CSR's
+      `spec.username`, `uid`, `groups`, `extra`), applied by the HTTP layer, which knows the user;
+    - `deprecation`: the apiserver's deprecation warning, sent with every answer (`Warning: 299`);
+    - `stored_in`: the store key (`group/plural`) when it is another kind's (events.k8s.io Events are
+      stored as core Events);
     - `removes_with(obj)`: the store keys (`group/plural`) whose objects all go when `obj` is removed
       (a CRD's custom resources).
 
@@ -123,6 +139,9 @@ class ResourceType:
     custom_merge_schema: Struct | None = None
     custom_printer: Printer | None = None
     generation_of: Callable[[Obj], Any] | None = None
+    stored_in: str = ""
+    deprecation: str = ""
+    records_requester: Callable[[Obj, Obj], Obj] | None = None
 
     @property
     def group_version(self) -> str:
@@ -183,9 +202,276 @@ HPA_V2 = ResourceType(
     categories=("all",),
     subresources=("status",),
     has_status=True,
-    storage_version_hash="oQlkt7f5j/A=",
+    storage_version_hash="qwQve8ut294=",
     defaulter=defaults.default_hpa,
     validator=validation.validate_hpa,
+)
+
+# Served because a v1.28 server serves them (`kubectl api-resources`); what they do is in docs/embedded-cluster.md.
+EVENTS_V1 = ResourceType(
+    "events.k8s.io",
+    "v1",
+    "Event",
+    "events",
+    "event",
+    short_names=("ev",),
+    storage_version_hash="r2yiGXH7wu8=",
+    validator=validation.validate_event,
+    to_storage=clusterkinds.events_to_core,
+    from_storage=clusterkinds.events_from_core,
+    stored_in="/events",
+)
+FLOW_SCHEMA = ResourceType(
+    "flowcontrol.apiserver.k8s.io",
+    "v1beta3",
+    "FlowSchema",
+    "flowschemas",
+    "flowschema",
+    namespaced=False,
+    subresources=("status",),
+    has_status=True,
+    tracks_generation=True,
+    storage_version_hash="9NnFrw7ZEmA=",
+    defaulter=clusterkinds.default_flow_schema,
+)
+PRIORITY_LEVEL = ResourceType(
+    "flowcontrol.apiserver.k8s.io",
+    "v1beta3",
+    "PriorityLevelConfiguration",
+    "prioritylevelconfigurations",
+    "prioritylevelconfiguration",
+    namespaced=False,
+    subresources=("status",),
+    has_status=True,
+    tracks_generation=True,
+    storage_version_hash="+CwSrEWTDhc=",
+    defaulter=clusterkinds.default_priority_level,
+    validator=clusterkinds.validate_priority_level,
+)
+CLUSTER_KINDS: tuple[ResourceType, ...] = (
+    ResourceType(
+        "",
+        "v1",
+        "ComponentStatus",
+        "componentstatuses",
+        "componentstatus",
+        namespaced=False,
+        short_names=("cs",),
+        verbs=("get", "list"),
+        deprecation="v1 ComponentStatus is deprecated in v1.19+",
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "LimitRange",
+        "limitranges",
+        "limitrange",
+        short_names=("limits",),
+        storage_version_hash="EBKMFVe6cwo=",
+        defaulter=clusterkinds.default_limit_range,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "PodTemplate",
+        "podtemplates",
+        "podtemplate",
+        tracks_generation=True,
+        storage_version_hash="LIXB2x4IFpk=",
+        defaulter=clusterkinds.default_pod_template,
+        generation_of=lambda obj: obj.get("template"),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        "resourcequota",
+        short_names=("quota",),
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="8uhSgffRX6w=",
+        defaulter=clusterkinds.default_resource_quota,
+        admitter=quota.admit_quota,
+    ),
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        "mutatingwebhookconfiguration",
+        namespaced=False,
+        categories=("api-extensions",),
+        tracks_generation=True,
+        storage_version_hash="Sqi0GUgDaX0=",
+        defaulter=clusterkinds.default_mutating_webhooks,
+        validator=clusterkinds.validate_webhooks,
+        generation_of=lambda obj: obj.get("webhooks"),
+    ),
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        "validatingwebhookconfiguration",
+        namespaced=False,
+        categories=("api-extensions",),
+        tracks_generation=True,
+        storage_version_hash="B0wHjQmsGNk=",
+        defaulter=clusterkinds.default_validating_webhooks,
+        validator=clusterkinds.validate_webhooks,
+        generation_of=lambda obj: obj.get("webhooks"),
+    ),
+    ResourceType(
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        "apiservices",
+        "apiservice",
+        namespaced=False,
+        categories=("api-extensions",),
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="InPBPD7+PqM=",
+        defaulter=clusterkinds.default_api_service,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        "controllerrevision",
+        storage_version_hash="85nkx63pcBU=",
+    ),
+    ResourceType(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        "certificatesigningrequest",
+        namespaced=False,
+        short_names=("csr",),
+        subresources=("approval", "status"),
+        has_status=True,
+        storage_version_hash="95fRKMXA+00=",
+        drop_generated=clusterkinds.drop_requester,
+        validator=clusterkinds.validate_csr,
+        records_requester=clusterkinds.with_requester,
+    ),
+    EVENTS_V1,
+    FLOW_SCHEMA,
+    PRIORITY_LEVEL,
+    replace(
+        FLOW_SCHEMA,
+        version="v1beta2",
+        deprecation=(
+            "flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema is deprecated in v1.26+, unavailable in v1.29+; "
+            "use flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"
+        ),
+        to_storage=clusterkinds.flow_schema_as("v1beta3"),
+        from_storage=clusterkinds.flow_schema_as("v1beta2"),
+    ),
+    replace(
+        PRIORITY_LEVEL,
+        version="v1beta2",
+        deprecation=(
+            "flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration is deprecated in v1.26+, "
+            "unavailable in v1.29+; use flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration"
+        ),
+        to_storage=clusterkinds.priority_level_from_v1beta2,
+        from_storage=clusterkinds.priority_level_to_v1beta2,
+    ),
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        "ingressclasses",
+        "ingressclass",
+        namespaced=False,
+        tracks_generation=True,
+        storage_version_hash="l/iqIbDgFyQ=",
+    ),
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        "networkpolicy",
+        short_names=("netpol",),
+        tracks_generation=True,
+        storage_version_hash="YpfwF18m1G8=",
+        defaulter=clusterkinds.default_network_policy,
+    ),
+    ResourceType(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        short_names=("pdb",),
+        subresources=("status",),
+        has_status=True,
+        tracks_generation=True,
+        storage_version_hash="EVWiDmWqyJw=",
+        admitter=budgets.admit_budget,
+        validator=clusterkinds.validate_pdb,
+    ),
+    ResourceType(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        "priorityclass",
+        namespaced=False,
+        short_names=("pc",),
+        tracks_generation=True,
+        storage_version_hash="1QwjyaZjj3Y=",
+        defaulter=clusterkinds.default_priority_class,
+        admitter=admission.admit_priority_class,
+        validator=clusterkinds.validate_priority_class,
+        update_validator=clusterkinds.update_priority_class,
+        generation_of=lambda obj: obj.get("value"),
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "CSIDriver",
+        "csidrivers",
+        "csidriver",
+        namespaced=False,
+        storage_version_hash="hL6j/rwBV5w=",
+        defaulter=clusterkinds.default_csi_driver,
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "CSINode",
+        "csinodes",
+        "csinode",
+        namespaced=False,
+        storage_version_hash="Pe62DkZtjuo=",
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        "csistoragecapacity",
+        storage_version_hash="xeVl+2Ly1kE=",
+        defaulter=clusterkinds.default_storage_capacity,
+    ),
+    ResourceType(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        "volumeattachment",
+        namespaced=False,
+        subresources=("status",),
+        has_status=True,
+        storage_version_hash="tJx/ezt6UDU=",
+        defaulter=clusterkinds.default_volume_attachment,
+    ),
 )
 
 RESOURCES: tuple[ResourceType, ...] = (
@@ -300,7 +586,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "pod",
         short_names=("po",),
         categories=("all",),
-        subresources=("binding", "log", "status"),
+        subresources=("binding", "eviction", "log", "status"),
         has_status=True,
         storage_version_hash="xPOwRZ+Yhw8=",
         defaulter=defaults.default_pod,
@@ -520,6 +806,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_status=True,
         tracks_generation=True,
         storage_version_hash="39NQlfNR+bo=",
+        admitter=admission.admit_ingress,
     ),
     HPA_V2,
     replace(HPA_V2, version="v1", to_storage=conversion.hpa_from_v1, from_storage=conversion.hpa_to_v1),
@@ -648,6 +935,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         verbs=CREATE_ONLY,
         answer=reviews.token_review,
     ),
+    *CLUSTER_KINDS,
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
@@ -685,6 +973,7 @@ GROUP_ORDER = (
     "coordination.k8s.io",
     "node.k8s.io",
     "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
 )
 
 

@@ -168,7 +168,10 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
     }.get(request.method)
     if handler is None:
         raise method_not_allowed()
-    return await handler(request, api, route)
+    response = await handler(request, api, route)
+    if route.resource.deprecation and not response.prepared:
+        response.headers.add("Warning", f'299 - "{route.resource.deprecation}"')
+    return response
 
 
 # --- fixed endpoints ----------------------------------------------------------------------------------
@@ -308,7 +311,7 @@ async def _get(request: web.Request, api: Api, route: Route) -> web.StreamRespon
         return respond(request, api.get_scale(rt, namespace, route.name))
     if route.subresource == "log":
         return await _pod_log(request, api, route)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
     obj = api.get(rt, namespace, route.name)
     return _render_one(request, rt, obj)
@@ -434,6 +437,11 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         body = await _body(request, "Binding", "v1", options)
         bound = api.bind(route.namespace or "", route.name, body, options)
         return respond(request, bound, 201, options.warnings)
+    if route.subresource == "eviction" and route.name:
+        body = await _body(request, "Eviction", "policy/v1", options)
+        return respond(
+            request, api.evict(route.namespace or "", route.name, body, options), 201, options.warnings
+        )
     if route.subresource == "token" and route.name:
         body = await _body(request, "TokenRequest", "authentication.k8s.io/v1", options)
         return respond(
@@ -446,6 +454,8 @@ async def _post(request: web.Request, api: Api, route: Route) -> web.StreamRespo
         review = Review(user_of(request), request.app[AUTH_KEY])
         answered = rt.answer(review, route.namespace or "", decode(rt, body))
         return respond(request, answered, 201, options.warnings)
+    if rt.records_requester is not None and isinstance(body, dict):
+        body = rt.records_requester(body, user_of(request).as_user_info())
     created = api.create(rt, route.namespace or "", body, options)
     return respond(request, created, 201, options.warnings)
 
@@ -461,9 +471,11 @@ async def _put(request: web.Request, api: Api, route: Route) -> web.StreamRespon
     if scale:
         scaled = api.update_scale(rt, route.namespace or "", route.name, body, options)
         return respond(request, scaled, 200, options.warnings)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
-    updated = api.update(rt, route.namespace or "", route.name, body, options, subresource=route.subresource)
+    updated = api.update(
+        rt, route.namespace or "", route.name, body, options, subresource=_status_like(route)
+    )
     return respond(request, updated, 200, options.warnings)
 
 
@@ -479,12 +491,17 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
     if route.subresource == "scale":
         scaled = api.patch_scale(rt, route.namespace or "", route.name, raw, content_type, options)
         return respond(request, scaled, 200, options.warnings)
-    if route.subresource not in (None, "status"):
+    if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
     patched, created = api.patch_or_create(
-        rt, route.namespace or "", route.name, raw, content_type, options, subresource=route.subresource
+        rt, route.namespace or "", route.name, raw, content_type, options, subresource=_status_like(route)
     )
     return respond(request, patched, 201 if created else 200, options.warnings)
+
+
+def _status_like(route: Route) -> str | None:
+    """A CSR's `approval` is written as its status is (the signer's conditions live there too)."""
+    return "status" if route.subresource == "approval" else route.subresource
 
 
 async def _delete(request: web.Request, api: Api, route: Route) -> web.StreamResponse:

@@ -1,7 +1,9 @@
 """The apiserver's OpenAPI v3 documents for the kinds the server serves.
 
 `GET /openapi/v3` lists one document per group version (`api/v1`, `apis/apps/v1`, …) with the URL to
-fetch it, whose `hash` changes with its content; each document is `openapi: 3.0.0` with
+fetch it, whose `hash` changes with its content (besides the recorded ones of `/api`, `/apis`, each
+`/apis/<group>`, `/version`, `/logs` and the issuer's, as v1.28.7 lists them); each document is
+`openapi: 3.0.0` with
 
 - `paths`: every URL of every served kind (collection, object, subresources) and its operations, each
   carrying `x-kubernetes-group-version-kind` and `x-kubernetes-action`, its query parameters and, for
@@ -23,6 +25,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
+from importlib.resources import files
 from typing import Any
 
 from planner.slim.customresources import Kinds
@@ -87,7 +90,39 @@ def document(path: str, kinds: Kinds) -> bytes | None:
 
 def _all_documents(kinds: Kinds) -> dict[str, tuple[bytes, str]]:
     custom = kinds.custom()
-    return {**_documents(), **_custom_documents(kinds, kinds.generation)} if custom else _documents()
+    if not custom:
+        return {**_documents(), **_endpoint_documents(tuple(kinds.groups()))}
+    return {
+        **_documents(),
+        **_custom_documents(kinds, kinds.generation),
+        **_endpoint_documents(tuple(kinds.groups())),
+    }
+
+
+@lru_cache(maxsize=4)
+def _endpoint_documents(groups: tuple[str, ...]) -> dict[str, tuple[bytes, str]]:
+    """The documents of the paths that serve no kind: `/api`, `/apis`, each `/apis/<group>`, `/version`,
+    `/logs` and the service account issuer's, as v1.28.7 serves them (`endpoints.json`)."""
+    recorded = json.loads(files("planner.slim.openapi").joinpath("endpoints.json").read_text())
+    template = recorded.pop("apis/{group}")
+    for group in groups:
+        recorded[f"apis/{group}"] = _group_document(template, group)
+    return {path: _digested(document) for path, document in recorded.items()}
+
+
+def _group_document(template: Obj, group: str) -> Obj:
+    """`/apis/<group>/`'s document: its one operation is tagged and named after the group's camel-cased
+    name without `.k8s.io` (`rbacAuthorization`, `getRbacAuthorizationAPIGroup`)."""
+    words = group.removesuffix(".k8s.io").split(".")
+    tag = words[0] + "".join(word[:1].upper() + word[1:] for word in words[1:])
+    [operation] = template["paths"].values()
+    get = {**operation["get"], "tags": [tag], "operationId": f"get{tag[:1].upper()}{tag[1:]}APIGroup"}
+    return {**template, "paths": {f"/apis/{group}/": {**operation, "get": get}}}
+
+
+def _digested(document: Obj) -> tuple[bytes, str]:
+    raw = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return raw, hashlib.sha512(raw).hexdigest().upper()
 
 
 @cache
@@ -113,11 +148,10 @@ def _custom_documents(kinds: Kinds, generation: int) -> dict[str, tuple[bytes, s
 def _encoded(
     by_group_version: dict[tuple[str, str], list[ResourceType]], custom: Obj
 ) -> dict[str, tuple[bytes, str]]:
-    documents = {}
-    for (group, version), members in by_group_version.items():
-        raw = json.dumps(_document(members, custom), sort_keys=True, separators=(",", ":")).encode()
-        documents[path_of(group, version)] = (raw, hashlib.sha512(raw).hexdigest().upper())
-    return documents
+    return {
+        path_of(group, version): _digested(_document(members, custom))
+        for (group, version), members in by_group_version.items()
+    }
 
 
 def custom_definition(rt: ResourceType, kind: str) -> str:

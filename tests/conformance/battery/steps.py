@@ -60,6 +60,7 @@ def steps() -> list[Step]:
         *_waits_and_deletes(),
         *_discovery(),
         *_auth(),
+        *_policies(),
     ]
 
 
@@ -744,5 +745,59 @@ def _auth() -> list[Step]:
             ("create", "token", "robot"),
             (has(r"^[\w-]+\.[\w-]+\.[\w-]+$"),),
             needs=("v1 serviceaccounts/token",),
+        ),
+    ]
+
+
+def _policies() -> list[Step]:
+    """The kinds beyond workloads that users meet: quotas, disruption budgets, priority classes."""
+    return [
+        Step(
+            "create quota",
+            ("create", "quota", "q", "--hard=pods=50,count/deployments.apps=20"),
+            (exactly("resourcequota/q created"),),
+            needs=("v1 resourcequotas",),
+        ),
+        Step(
+            "get quota",
+            ("get", "quota", "q"),
+            (has(r"^NAME AGE REQUEST LIMIT$", r"^q <age> count/deployments\.apps: \d+/20, pods: \d+/50$"),),
+            needs=("v1 resourcequotas",),
+        ),
+        Step(
+            "describe quota",
+            ("describe", "quota", "q"),
+            (has(r"^Resource Used Hard$", r"^pods \d+ 50$"),),
+            needs=("v1 resourcequotas",),
+        ),
+        Step(
+            "create pdb",
+            ("create", "pdb", "web", "--selector=app=web", "--min-available=1"),
+            (exactly("poddisruptionbudget.policy/web created"),),
+            needs=("policy/v1 poddisruptionbudgets",),
+        ),
+        Step(
+            "get pdb",
+            ("get", "pdb", "web"),
+            (has(r"^NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE$", r"^web 1 N/A \d+ <age>$"),),
+            needs=("policy/v1 poddisruptionbudgets",),
+        ),
+        Step(
+            "explain a budget",
+            ("explain", "pdb.spec.maxUnavailable"),
+            (has(r"^GROUP: policy$", r"^FIELD: maxUnavailable <IntOrString>$"),),
+            needs=("policy/v1 poddisruptionbudgets",),
+        ),
+        Step(
+            "get priorityclasses",
+            ("get", "priorityclasses"),
+            (
+                has(
+                    r"^NAME VALUE GLOBAL-DEFAULT AGE$",
+                    r"^system-cluster-critical 2000000000 false <age>$",
+                    r"^system-node-critical 2000001000 false <age>$",
+                ),
+            ),
+            needs=("scheduling.k8s.io/v1 priorityclasses",),
         ),
     ]

@@ -257,9 +257,11 @@ def test_unencodable_objects_name_the_field(label: str, obj: dict[str, Any], mes
         protobuf.encode(obj)
 
 
-# CustomResourceDefinitions are served as JSON only: Kubernetes' .proto files committed here have no
-# apiextensions messages (kubectl and the clients ask for JSON for them).
-WITH_MESSAGES = [r for r in RESOURCES if r.group != "apiextensions.k8s.io"]
+# CustomResourceDefinitions, APIServices and the flowcontrol betas are served as JSON only: Kubernetes'
+# .proto files committed here have no apiextensions, kube-aggregator or beta messages (the apiserver
+# answers JSON to a protobuf-first Accept for them too, as for custom resources).
+JSON_ONLY_GROUPS = ("apiextensions.k8s.io", "apiregistration.k8s.io", "flowcontrol.apiserver.k8s.io")
+WITH_MESSAGES = [r for r in RESOURCES if r.group not in JSON_ONLY_GROUPS]
 
 
 @pytest.mark.parametrize(
