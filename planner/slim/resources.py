@@ -463,6 +463,15 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="Jond2If31h0=",
         defaulter=defaults.default_replicationcontroller,
     ),
+    # What the StatefulSet and DaemonSet controllers record each pod template in (their history).
+    ResourceType(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        "controllerrevision",
+        storage_version_hash="85nkx63pcBU=",
+    ),
     ResourceType(
         "apps",
         "v1",
