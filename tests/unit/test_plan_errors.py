@@ -320,7 +320,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "a surge that is neither a count nor a percentage",
         "workloads:\n  - name: web\n    image: x\n    strategy: {maxSurge: half}\n",
-        ['{f}:8:26: workloads[0].strategy.maxSurge: expected a count or a percentage like 1 or 25%, found "half"'],
+        [
+            '{f}:8:26: workloads[0].strategy.maxSurge: expected a count or a percentage like 1 or 25%, found "half"'
+        ],
     ),
     (
         "backoffLimit on a deployment",
