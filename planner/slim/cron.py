@@ -11,6 +11,7 @@ when none). A bad schedule raises `CronError` with the parser's message.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -73,7 +74,11 @@ class Schedule:
         hours = sorted(self.hours.values, reverse=not forward)
         minutes = sorted(self.minutes.values, reverse=not forward)
         day = local.date()
-        for _ in range(SEARCH_DAYS):
+        end = day + step * SEARCH_DAYS
+        while (day <= end) if forward else (day >= end):
+            if day.month not in self.months.values:  # skip the rest of the month at once
+                day = _month_edge(day, forward=forward)
+                continue
             if self.day_matches(day):
                 for hour in hours:
                     for minute in minutes:
@@ -82,12 +87,19 @@ class Schedule:
             day += step
 
 
+def _month_edge(day: date, *, forward: bool) -> date:
+    """The first day of the next month (forward) or the last day of the previous one."""
+    if not forward:
+        return day.replace(day=1) - timedelta(days=1)
+    return date(day.year + day.month // 12, day.month % 12 + 1, 1)
+
+
 def _number(text: str, names: dict[str, int], low: int, high: int, expression: str) -> int:
     value = names.get(text.lower())
     if value is None:
         if not text.isdigit():
             raise CronError(
-                f"failed to parse int from {text}: strconv.Atoi: parsing {text!r}: invalid syntax"
+                f'failed to parse int from {text}: strconv.Atoi: parsing "{text}": invalid syntax'
             )
         value = int(text)
     if value < low:
@@ -111,7 +123,9 @@ def _part(expression: str, low: int, high: int, names: dict[str, int]) -> tuple[
     step = 1
     if slash:
         if not step_text.isdigit():
-            raise CronError(f"failed to parse int from {step_text}: invalid syntax")
+            raise CronError(
+                f'failed to parse int from {step_text}: strconv.Atoi: parsing "{step_text}": invalid syntax'
+            )
         step = int(step_text)
         if step == 0:
             raise CronError(f"step of range should be a positive number: {expression}")
@@ -141,7 +155,9 @@ def zone(name: str | None) -> ZoneInfo:
         raise CronError(f"unknown time zone {name}") from exc
 
 
+@functools.lru_cache(maxsize=4096)
 def parse(schedule: str, time_zone: str | None = None) -> Schedule:
+    """The schedule (cached: controllers parse the same few schedules on every sync)."""
     text = schedule.strip()
     if text.startswith("@"):
         if text not in MACROS:
@@ -149,7 +165,7 @@ def parse(schedule: str, time_zone: str | None = None) -> Schedule:
         text = MACROS[text]
     fields = text.split()
     if len(fields) != 5:
-        raise CronError(f"expected exactly 5 fields, found {len(fields)}: {schedule}")
+        raise CronError(f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]")
     return Schedule(
         minutes=_field(fields[0], 0, 59),
         hours=_field(fields[1], 0, 23),

@@ -338,3 +338,14 @@ def test_an_hpa_without_metrics_reports_failed_get_resource_metric(kubectl: Kube
         "the HPA was unable to compute the replica count: failed to get cpu"
     )
     assert "<unknown>/50%" in kubectl("get", "hpa", "api", "-n", namespace).stdout
+
+
+def test_a_cronjob_with_a_bad_schedule_is_refused(kubectl: Kubectl, namespace: str) -> None:
+    refused = kubectl(
+        "create", "cronjob", "bad", "-n", namespace, "--image=busybox", "--schedule=* * *", check=False
+    )
+    assert refused.returncode == 1
+    assert (
+        'The CronJob "bad" is invalid: spec.schedule: Invalid value: "* * *": expected exactly 5 fields, '
+        "found 3: [* * *]" in refused.stderr
+    )

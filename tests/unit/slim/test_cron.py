@@ -54,13 +54,13 @@ def test_the_latest_run_at_or_before_a_moment() -> None:
 @pytest.mark.parametrize(
     ("schedule", "message"),
     [
-        ("* * * *", "expected exactly 5 fields, found 4: * * * *"),
+        ("* * * *", "expected exactly 5 fields, found 4: [* * * *]"),
         ("60 * * * *", "end of range (60) above maximum (59): 60"),
         ("* * 0 * *", "beginning of range (0) below minimum (1): 0"),
         ("5-1 * * * *", "beginning of range (5) beyond end of range (1): 5-1"),
         ("*/0 * * * *", "step of range should be a positive number: */0"),
         ("@every-day", "unrecognized descriptor: @every-day"),
-        ("x * * * *", "failed to parse int from x"),
+        ("x * * * *", 'failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax'),
     ],
 )
 def test_bad_schedules_say_why(schedule: str, message: str) -> None:
