@@ -45,8 +45,6 @@ def sync_revisions(
     owner's annotations and its template's labels, plus the hash under `hash_label` too if given."""
     history = sorted(revisions, key=revision_number)
     data = revision_data(owner)
-    collisions = int((owner.get("status") or {}).get("collisionCount", 0))
-    digest = template_hash(data, collisions)
     highest = revision_number(history[-1]) if history else 0
     equal = [r for r in history if r.get("data") == data]
     if equal:
@@ -59,6 +57,8 @@ def sync_revisions(
         if written is None:
             return None, history
         return written, sorted([r for r in history if r is not found] + [written], key=revision_number)
+    collisions = int((owner.get("status") or {}).get("collisionCount", 0))
+    digest = template_hash(data, collisions)  # only for a new revision: hashing costs more than comparing
     template_labels = ((owner.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
     labels = {**(template_labels or {}), HASH_LABEL: digest}
     if hash_label:
