@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle
 from tests.simulated import eventually, simulated_cluster_fixture
 from tests.slimcluster import Kubectl, KubectlRunner, kubectl_binary
@@ -84,6 +85,27 @@ def test_a_statefulset_creates_ordinal_pods_and_claims_in_order(kubectl: Kubectl
     described = kubectl("describe", "statefulset", "db", "-n", namespace).stdout
     assert "Pods Status:        3 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
     assert "create Pod db-2 in StatefulSet db successful" in described
+
+
+def test_ordered_ready_waits_for_each_pod_and_parallel_does_not(
+    kubectl: Kubectl, namespace: str, cluster: ClusterHandle
+) -> None:
+    admin = SlimAdmin(cluster.url)
+    admin.pause("nodeagent")  # no pod becomes Ready meanwhile
+    try:
+        apply(kubectl, namespace, STATEFULSET)
+        apply(
+            kubectl,
+            namespace,
+            STATEFULSET.replace("name: db}", "name: fast}")
+            .replace("app: db", "app: fast")
+            .replace("  serviceName: db\n", "  serviceName: db\n  podManagementPolicy: Parallel\n"),
+        )
+        eventually(lambda: sorted(images(kubectl, namespace, "app=fast")) == ["fast-0", "fast-1", "fast-2"])
+        assert sorted(images(kubectl, namespace, "app=db")) == ["db-0"]
+    finally:
+        admin.resume("nodeagent")
+    eventually(lambda: sorted(images(kubectl, namespace, "app=db")) == ["db-0", "db-1", "db-2"], timeout=30)
 
 
 def test_a_statefulset_rolls_from_the_highest_ordinal_and_rolls_back(
