@@ -173,12 +173,12 @@ def test_scaling_a_statefulset_down_keeps_its_claims_and_deleting_it_keeps_them_
     assert len(kubectl("get", "pvc", "-n", namespace, "-o", "name").stdout.split()) == 3
 
 
-def test_a_statefulset_with_delete_retention_removes_claims_on_scale_down(
+def test_a_statefulset_with_delete_retention_removes_claims_on_scale_down_and_delete(
     kubectl: Kubectl, namespace: str
 ) -> None:
     manifest = STATEFULSET.replace(
         "  serviceName: db\n",
-        "  serviceName: db\n  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete, whenDeleted: Retain}\n",
+        "  serviceName: db\n  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete, whenDeleted: Delete}\n",
     )
     apply(kubectl, namespace, manifest)
     kubectl("rollout", "status", "-n", namespace, "statefulset/db", "--timeout=30s")
@@ -189,6 +189,8 @@ def test_a_statefulset_with_delete_retention_removes_claims_on_scale_down(
             == ["persistentvolumeclaim/data-db-0"]
         )
     )
+    kubectl("delete", "-n", namespace, "statefulset/db")
+    eventually(lambda: not kubectl("get", "pvc", "-n", namespace, "-o", "name").stdout.split())
 
 
 DAEMONSET = """

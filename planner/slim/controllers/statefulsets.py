@@ -85,6 +85,11 @@ def running_and_ready(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") == "Running" and pod_ready(pod)
 
 
+def _claim_owner(owner: Obj, kind: str, api_version: str) -> Obj:
+    """The plain owner reference (no controller, nothing blocked) a retention policy puts on a claim."""
+    return {"apiVersion": api_version, "kind": kind, "name": name_of(owner), "uid": uid_of(owner)}
+
+
 def _typed(obj: Obj) -> Obj:
     return {"kind": "StatefulSet", "apiVersion": "apps/v1", **obj}
 
@@ -257,9 +262,7 @@ class StatefulSetController:
         meta.pop("creationTimestamp", None)
         policy = spec.get("persistentVolumeClaimRetentionPolicy") or {}
         if policy.get("whenDeleted") == "Delete":
-            meta["ownerReferences"] = [
-                {**owner_reference(sts, "StatefulSet", "apps/v1"), "controller": False}
-            ]
+            meta["ownerReferences"] = [_claim_owner(sts, "StatefulSet", "apps/v1")]
         body = {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
@@ -282,7 +285,8 @@ class StatefulSetController:
         return True
 
     def _condemn(self, sts: Obj, pod: Obj, ordinal: int) -> None:
-        """Remove a pod beyond `replicas`; under `whenScaled: Delete` its claims go with it."""
+        """Remove a pod beyond `replicas`; under `whenScaled: Delete` its claims go with it (the pod
+        becomes their only owner, so that the set, if it owns them too, does not keep them)."""
         spec = sts.get("spec") or {}
         if (spec.get("persistentVolumeClaimRetentionPolicy") or {}).get("whenScaled") == "Delete":
             for template in spec.get("volumeClaimTemplates") or []:
@@ -294,8 +298,8 @@ class StatefulSetController:
                 if any(r.get("uid") == uid_of(pod) for r in refs):
                     continue
                 updated = copy.deepcopy(claim)
-                ref = {**owner_reference(pod, "Pod", "v1"), "controller": False}
-                updated["metadata"]["ownerReferences"] = [*refs, ref]
+                kept = [r for r in refs if r.get("uid") != uid_of(sts)]
+                updated["metadata"]["ownerReferences"] = [*kept, _claim_owner(pod, "Pod", "v1")]
                 self.writer.update("PersistentVolumeClaim", updated)
         self._delete_pod(sts, pod)
 
