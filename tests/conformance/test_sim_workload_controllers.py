@@ -369,7 +369,7 @@ def test_a_cronjob_with_a_bad_schedule_is_refused(kubectl: Kubectl, namespace: s
         "create", "cronjob", "bad", "-n", namespace, "--image=busybox", "--schedule=* * *", check=False
     )
     assert refused.returncode == 1
-    assert (
-        'The CronJob "bad" is invalid: spec.schedule: Invalid value: "* * *": expected exactly 5 fields, '
-        "found 3: [* * *]" in refused.stderr
+    assert refused.stderr.strip() == (
+        'error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: Invalid value: '
+        '"* * *": expected exactly 5 fields, found 3: [* * *]'
     )
