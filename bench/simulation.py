@@ -1,6 +1,6 @@
 """How long the simulation takes to roll out N exposed workloads, and how much controller work it does.
 
-    .venv/bin/python bench/simulation.py [--workloads 300 1000] [--time-scale 1.0] [--resync-seconds 1.0]
+    .venv/bin/python bench/simulation.py [--workloads 300 1000] [--time-scale 1.0] [--resync-seconds 1.0] [--mixed]
 
 For each N, starts a simulated in-memory server (`running_cluster(simulate=True)`, a subprocess on a
 free port), creates N Deployments (one replica each) and N Services selecting them through the HTTP
