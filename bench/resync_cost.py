@@ -9,6 +9,21 @@ unlike the server's CPU over a wall-clock window. The script seeds an in-memory 
 Deployments and Services (with `--mixed`, one in ten a StatefulSet and one a CronJob, as
 `simulation.py --mixed`), drives every reconciler's full resync until nothing changes, then times
 `--passes` further full resyncs per reconciler and prints the median per reconciler and the total.
+
+Results at 1,000 workloads (the shared 2-core machine under a load average of about 20; CPU ms per full
+resync, medians of 5): "before" is the code without the StatefulSet, DaemonSet, CronJob and HPA
+controllers (commit d5c59fd), "after" the code with them.
+
+| code | workloads | total | Endpoints | GC | Deployment + ReplicaSet | StatefulSet | CronJob | DaemonSet | node agent |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| before | 1,000 Deployments | 1,012 | 642 | 136 | 205 | | | | 21 |
+| after | 1,000 Deployments | 985 | 627 | 121 | 191 | 9 | 0 | 8 | 22 |
+| after | 800 Deployments, 100 StatefulSets, 100 CronJobs | 890 | 540 | 117 | 149 | 27 | 18 | 8 | 17 |
+
+The idle cost does not grow (the issue allows a tenth): the new controllers cost about 17 ms per
+resync with nothing to run (rebuilding their pod and revision indexes), a StatefulSet's sync costs
+about what a Deployment's and its ReplicaSet's together do, and a CronJob's 0.18 ms. The Endpoints
+controller's resync is most of every figure.
 """
 
 from __future__ import annotations
