@@ -21,21 +21,19 @@ from typing import Any
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
-    Index,
     Writer,
     controller_keys,
-    controller_values,
     deleting,
     key,
     keys_of,
     name_of,
     ns_of,
     own_key,
-    owned,
     owner_reference,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
+    Children,
     revision_hash,
     revision_template,
     sync_revisions,
@@ -129,15 +127,11 @@ class DaemonSetController:
         self.api = api
         self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.pods = Index(controller_values)
-        self.revisions = Index(controller_values)
+        self.children = Children(api.store)
 
     def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        elif event.resource == key("ControllerRevision"):
-            self.revisions.observe(event)
-        elif event.resource == key("Node"):
+        self.children.observe(event)
+        if event.resource == key("Node"):
             return self._on_node_change(event)
         return daemonset_keys(event)
 
@@ -154,8 +148,7 @@ class DaemonSetController:
         return keys_of(self.api.store, key("DaemonSet"))
 
     def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        self.revisions.rebuild(self.api.store, [key("ControllerRevision")])
+        self.children.rebuild()
         return keys_of(self.api.store, key("DaemonSet"))
 
     def sync(self, ds_key: Key, now: float) -> float | None:
@@ -163,7 +156,7 @@ class DaemonSetController:
         if ds is None or deleting(ds):
             return None
         update, history = sync_revisions(
-            self.writer, ds, "DaemonSet", owned(self.api.store, self.revisions, ds), hash_label=REVISION_LABEL
+            self.writer, ds, "DaemonSet", self.children.revisions(ds), hash_label=REVISION_LABEL
         )
         if update is None:
             return now + RETRY_SECONDS
@@ -185,7 +178,7 @@ class DaemonSetController:
 
     def _pods_by_node(self, ds: Obj) -> dict[str, list[Obj]]:
         by_node: dict[str, list[Obj]] = {}
-        for pod in owned(self.api.store, self.pods, ds):
+        for pod in self.children.pods(ds):
             node = target_node(pod)
             if node is not None:
                 by_node.setdefault(node, []).append(pod)

@@ -21,23 +21,21 @@ from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
-    Index,
     Writer,
     controller_keys,
-    controller_values,
     deleting,
     key,
     keys_of,
     name_of,
     ns_of,
     own_key,
-    owned,
     owner_reference,
     rt,
     uid_of,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
+    Children,
     revision_template,
     sync_revisions,
     truncate_history,
@@ -109,25 +107,20 @@ class StatefulSetController:
         self.api = api
         self.scale = scale
         self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.pods = Index(controller_values)
-        self.revisions = Index(controller_values)
+        self.children = Children(api.store)
 
     def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        elif event.resource == key("ControllerRevision"):
-            self.revisions.observe(event)
+        self.children.observe(event)
         return statefulset_keys(event)
 
     def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        self.revisions.rebuild(self.api.store, [key("ControllerRevision")])
+        self.children.rebuild()
         return keys_of(self.api.store, key("StatefulSet"))
 
     def _pods(self, sts: Obj) -> dict[int, Obj]:
         """The set's pods by ordinal (a pod it controls whose name is no ordinal of it is ignored)."""
         found = {}
-        for pod in owned(self.api.store, self.pods, sts):
+        for pod in self.children.pods(sts):
             ordinal = ordinal_of(name_of(sts), name_of(pod))
             if ordinal is not None:
                 found[ordinal] = pod
@@ -138,7 +131,7 @@ class StatefulSetController:
         if sts is None or deleting(sts):
             return None
         pods = self._pods(sts)
-        revisions = owned(self.api.store, self.revisions, sts)
+        revisions = self.children.revisions(sts)
         update, history = sync_revisions(self.writer, sts, "StatefulSet", revisions)
         if update is None:
             return now + RETRY_SECONDS
