@@ -291,6 +291,10 @@ def test_a_cronjob_runs_on_schedule_and_keeps_its_history(kubectl: Kubectl, name
     )
     status = get_json(kubectl, namespace, "cronjob", "tick")["status"]
     assert "lastScheduleTime" in status
+    row = kubectl("get", "cronjob", "tick", "-n", namespace, "--no-headers").stdout.split()
+    assert row[:5] == ["tick", "*/1", "*", "*", "*"]
+    assert row[6:9] == ["<none>", "False", "0"] or row[6:9] == ["<none>", "False", "1"]
+    assert row[9].endswith("s") and row[9] != "<invalid>"  # LAST SCHEDULE: an age on the wall clock
 
 
 def test_a_suspended_cronjob_runs_only_when_created_from(kubectl: Kubectl, namespace: str) -> None:

@@ -9,14 +9,17 @@ oldest first. `suspend` stops new runs. Status: `active` (object references), `l
 `lastSuccessfulTime`.
 
 Time scale: the schedule runs on a clock of its own that starts at the CronJob's creationTimestamp
-and runs 1/F times as fast as the wall clock under `--time-scale F` (`schedule_clock`), so a
-`*/1 * * * *` CronJob runs every 3 s at F = 0.05. Names, the annotation and `lastScheduleTime` are
-times on that clock; at F = 1 it is the wall clock.
+and runs 1/F times as fast as the wall clock under `--time-scale F` (`ScheduleClock`), so a
+`*/1 * * * *` CronJob runs every 3 s at F = 0.05. Job names and the annotation are times on that
+clock; `lastScheduleTime` is the wall-clock moment the run was due, rounded up to the second (so that
+it reads back as at or after the scheduled time, never before: runs at least a schedule minute apart
+stay distinct while F ≥ 1/60). At F = 1 both clocks are the wall clock.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -146,7 +149,7 @@ class CronJobController:
         created = epoch_of(cronjob["metadata"].get("creationTimestamp")) or now
         clock = ScheduleClock(created, self.scale.factor)
         schedule_now = clock.schedule_time(now)
-        self._run_due(cronjob, schedule, status, schedule_now, jobs)
+        self._run_due(cronjob, schedule, status, clock, schedule_now)
         self._write(cronjob, status)
         following = schedule.next_after(datetime.fromtimestamp(schedule_now, UTC))
         return None if following is None else clock.wall_time(following.timestamp())
@@ -188,13 +191,12 @@ class CronJobController:
             status.pop("active", None)
 
     def _run_due(
-        self, cronjob: Obj, schedule: cron.Schedule, status: Obj, now: float, jobs: list[Obj]
+        self, cronjob: Obj, schedule: cron.Schedule, status: Obj, clock: ScheduleClock, now: float
     ) -> None:
         spec = cronjob.get("spec") or {}
-        earliest = epoch_of(status.get("lastScheduleTime")) or epoch_of(
-            cronjob["metadata"].get("creationTimestamp")
-        )
-        scheduled = due_run(schedule, earliest or now, now)
+        last = epoch_of(status.get("lastScheduleTime"))
+        earliest = clock.anchor if last is None else clock.schedule_time(last)
+        scheduled = due_run(schedule, earliest, now)
         if scheduled is None:
             return
         deadline = spec.get("startingDeadlineSeconds")
@@ -218,7 +220,7 @@ class CronJobController:
         job = self._create_job(cronjob, scheduled, schedule)
         if job is not None:
             status["active"] = [*(status.get("active") or []), _reference(job)]
-        status["lastScheduleTime"] = rfc3339(scheduled)
+        status["lastScheduleTime"] = rfc3339(math.ceil(clock.wall_time(scheduled)))
 
     def _create_job(self, cronjob: Obj, scheduled: float, schedule: cron.Schedule) -> Obj | None:
         template = copy.deepcopy((cronjob.get("spec") or {}).get("jobTemplate") or {})

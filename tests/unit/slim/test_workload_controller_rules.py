@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner.slim.controllers.autoscaling import (
@@ -51,6 +53,13 @@ def test_jobs_are_named_by_their_scheduled_minute() -> None:
 def test_the_scheduled_timestamp_is_written_in_the_schedules_zone() -> None:
     assert scheduled_stamp(1_700_000_040.0, zone(None)) == "2023-11-14T22:14:00Z"
     assert scheduled_stamp(1_700_000_040.0, zone("Asia/Kolkata")) == "2023-11-15T03:44:00+05:30"
+
+
+def test_a_run_recorded_in_wall_seconds_reads_back_at_or_after_its_scheduled_minute() -> None:
+    clock = ScheduleClock(anchor=1_700_000_003.0, factor=0.05)
+    scheduled = 1_700_000_040.0 + 60 * 7  # a minute mark on the schedule clock
+    recorded = math.ceil(clock.wall_time(scheduled))
+    assert scheduled <= clock.schedule_time(recorded) < scheduled + 60
 
 
 def test_the_schedule_clock_runs_faster_by_the_time_scale_from_creation() -> None:
