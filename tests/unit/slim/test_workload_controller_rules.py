@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,13 @@ from planner.slim.controllers.autoscaling import (
     utilization,
 )
 from planner.slim.controllers.cronjobs import ScheduleClock, job_name, scheduled_stamp
+from planner.slim.controllers.daemonsets import (
+    pinned_to,
+    scaled_budget,
+    should_run,
+    target_node,
+    with_daemon_tolerations,
+)
 from planner.slim.controllers.statefulsets import ordinal_of, rolling_targets, update_revision_for
 from planner.slim.cron import zone
 
@@ -166,3 +174,56 @@ def test_behavior_policies_limit_the_rate() -> None:
     }
     assert scale_down_limit(down, 9, lambda _s: 0) == 4  # min(int(9 × 0.5), 9 - 1)
     assert scale_down_limit({**down, "selectPolicy": "Min"}, 9, lambda _s: 0) == 8
+
+
+# --- DaemonSet ---------------------------------------------------------------------------------------
+
+NODE = {"metadata": {"name": "n1", "labels": {"disk": "ssd"}}, "spec": {}}
+
+
+def tainted(*taints: dict[str, str]) -> dict[str, Any]:
+    return {**NODE, "spec": {"taints": list(taints)}}
+
+
+def template(**spec: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "c", "image": "x"}], **spec}}
+
+
+def test_a_daemon_pod_goes_where_its_selector_matches_and_taints_are_tolerated() -> None:
+    assert should_run(template(), NODE)
+    assert should_run(template(nodeSelector={"disk": "ssd"}), NODE)
+    assert not should_run(template(nodeSelector={"disk": "hdd"}), NODE)
+    gpu = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
+    assert not should_run(template(), tainted(gpu))
+    assert should_run(
+        template(tolerations=[{"key": "gpu", "operator": "Equal", "value": "yes"}]), tainted(gpu)
+    )
+    assert not should_run(template(tolerations=[{"key": "gpu", "value": "no"}]), tainted(gpu))
+    assert should_run(template(tolerations=[{"operator": "Exists"}]), tainted(gpu))
+    assert should_run(template(), tainted({"key": "gpu", "effect": "PreferNoSchedule"}))
+    # the controller's own tolerations: an unschedulable or not-ready node still runs daemons
+    assert should_run(
+        template(), tainted({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    )
+    assert should_run(template(), tainted({"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}))
+
+
+def test_a_daemon_pod_is_pinned_to_its_node() -> None:
+    spec = pinned_to(with_daemon_tolerations(template()["spec"]), "n1")
+    assert target_node({"spec": spec}) == "n1"
+    assert target_node({"spec": {**spec, "nodeName": "n2"}}) == "n2"
+    assert {t["key"] for t in spec["tolerations"]} == {
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.kubernetes.io/unschedulable",
+    }
+
+
+def test_max_unavailable_and_surge_percentages_round_up() -> None:
+    assert scaled_budget("25%", 10) == 3
+    assert scaled_budget("10%", 1) == 1
+    assert scaled_budget(2, 10) == 2
+    assert scaled_budget(None, 10) == 0
