@@ -1,6 +1,6 @@
 """How long the simulation takes to roll out N exposed workloads, and how much controller work it does.
 
-    .venv/bin/python bench/simulation.py [--workloads 300 1000] [--time-scale 1.0] [--resync-seconds 1.0]
+    .venv/bin/python bench/simulation.py [--workloads 300 1000] [--time-scale 1.0] [--resync-seconds 1.0] [--mixed]
 
 For each N, starts a simulated in-memory server (`running_cluster(simulate=True)`, a subprocess on a
 free port), creates N Deployments (one replica each) and N Services selecting them through the HTTP
@@ -42,6 +42,13 @@ depends on it: the creates run on the same event loop as the simulation, and mos
 time goes to the writes themselves (the API core's managedFields and copies, per a profile). Timings
 vary with the machine's load (an earlier "before" run at 1,000 took 37.9 s); objects reconciled vary
 only with how events batch into passes.
+
+`--mixed` makes one workload in ten a StatefulSet (with its Service) and one a CronJob that does not
+run during the benchmark. At 1,000 on a machine under a load average of about 20 the server was
+starved: creating took 839 s before the StatefulSet/CronJob controllers (Deployments only) and 716 s
+after (mixed), and the 30 s idle windows ran only 3 to 4 of their 30 full resyncs, for 4.1 and 5.8
+server CPU seconds — figures that say more about the load than the code. `resync_cost.py` measures the
+same idle cost in-process, per full resync, and finds no growth.
 """
 
 from __future__ import annotations
@@ -91,6 +98,58 @@ def deployment(index: int) -> Obj:
     }
 
 
+def statefulset(index: int) -> Obj:
+    name = f"w{index:05d}"
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "serviceName": name,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [{"name": "db", "image": "postgres:16", "ports": [{"containerPort": 80}]}]
+                },
+            },
+        },
+    }
+
+
+def cronjob(index: int) -> Obj:
+    """A CronJob that does not run during the benchmark (its cost is the controller's bookkeeping)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": f"w{index:05d}"},
+        "spec": {
+            "schedule": "0 0 1 1 *",
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "job", "image": "busybox", "command": ["true"]}],
+                        }
+                    }
+                }
+            },
+        },
+    }
+
+
+def kind_of(index: int, mixed: bool) -> str:
+    """With `--mixed`, one workload in ten is a StatefulSet and one a CronJob; else all Deployments."""
+    if mixed and index % 10 == 8:
+        return "StatefulSet"
+    if mixed and index % 10 == 9:
+        return "CronJob"
+    return "Deployment"
+
+
 def service(index: int) -> Obj:
     name = f"w{index:05d}"
     return {
@@ -116,13 +175,20 @@ async def post(session: aiohttp.ClientSession, url: str, body: Obj) -> None:
         assert reply.status == 201, await reply.text()
 
 
-async def create_workloads(session: aiohttp.ClientSession, url: str, workloads: int) -> None:
+async def create_workloads(session: aiohttp.ClientSession, url: str, workloads: int, mixed: bool) -> None:
     await post(session, f"{url}/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-    deployments = f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/deployments"
+    apps = f"{url}/apis/apps/v1/namespaces/{NAMESPACE}"
     services = f"{url}/api/v1/namespaces/{NAMESPACE}/services"
 
     async def create(index: int) -> None:
-        await post(session, deployments, deployment(index))
+        kind = kind_of(index, mixed)
+        if kind == "CronJob":
+            await post(session, f"{url}/apis/batch/v1/namespaces/{NAMESPACE}/cronjobs", cronjob(index))
+            return
+        if kind == "StatefulSet":
+            await post(session, f"{apps}/statefulsets", statefulset(index))
+        else:
+            await post(session, f"{apps}/deployments", deployment(index))
         await post(session, services, service(index))
 
     await concurrently(workloads, create)
@@ -134,21 +200,25 @@ async def items(session: aiohttp.ClientSession, url: str) -> list[Obj]:
         return found
 
 
-async def converged(session: aiohttp.ClientSession, url: str, workloads: int) -> bool:
-    deployments = await items(session, f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/deployments")
+async def converged(session: aiohttp.ClientSession, url: str, workloads: int, mixed: bool) -> bool:
+    served = sum(1 for i in range(workloads) if kind_of(i, mixed) != "CronJob")
+    sets = [
+        *await items(session, f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/deployments"),
+        *await items(session, f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets"),
+    ]
     available = sum(
-        1 for d in deployments if (d.get("status") or {}).get("availableReplicas", 0) == d["spec"]["replicas"]
+        1 for d in sets if (d.get("status") or {}).get("availableReplicas", 0) == d["spec"]["replicas"]
     )
-    if available < workloads:
+    if available < served:
         return False
     endpoints = await items(session, f"{url}/api/v1/namespaces/{NAMESPACE}/endpoints")
     addressed = sum(1 for e in endpoints if any(s.get("addresses") for s in e.get("subsets") or []))
-    return addressed >= workloads
+    return addressed >= served
 
 
-async def wait_until_converged(session: aiohttp.ClientSession, url: str, workloads: int) -> None:
+async def wait_until_converged(session: aiohttp.ClientSession, url: str, workloads: int, mixed: bool) -> None:
     deadline = time.perf_counter() + CONVERGE_TIMEOUT
-    while not await converged(session, url, workloads):
+    while not await converged(session, url, workloads, mixed):
         if time.perf_counter() > deadline:
             raise SystemExit(f"not converged within {CONVERGE_TIMEOUT} s")
         await asyncio.sleep(POLL_SECONDS)
@@ -182,22 +252,29 @@ def minus(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]]) -
     return {name: {k: v - before[name][k] for k, v in c.items()} for name, c in after.items()}
 
 
-async def run(url: str, pid: int, workloads: int) -> None:
+async def run(url: str, pid: int, workloads: int, mixed: bool) -> None:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=2 * CONCURRENCY)) as session:
         started = time.perf_counter()
-        await create_workloads(session, url, workloads)
+        await create_workloads(session, url, workloads, mixed)
         created = time.perf_counter() - started
-        await wait_until_converged(session, url, workloads)
+        await wait_until_converged(session, url, workloads, mixed)
         total = time.perf_counter() - started
         rollout = await stats(session, url)
         cpu_before_idle = cpu_seconds(pid)
         await asyncio.sleep(IDLE_SECONDS)
         idle_cpu = cpu_seconds(pid) - cpu_before_idle
         idle = minus(await stats(session, url), rollout)
-    print(f"\n{workloads} Deployments + Services: created in {created:.1f} s, converged after {total:.1f} s")
+    what = "workloads (8/10 Deployments, 1/10 StatefulSets, 1/10 CronJobs)" if mixed else "Deployments"
+    print(f"\n{workloads} {what} + Services: created in {created:.1f} s, converged after {total:.1f} s")
     print_counts("during the rollout:", rollout)
     print_counts(f"then idle for {IDLE_SECONDS:.0f} s (server CPU {idle_cpu:.1f} s):", idle)
-    summary = {"workloads": workloads, "created": created, "converged": total, "idle_cpu": idle_cpu}
+    summary = {
+        "workloads": workloads,
+        "mixed": mixed,
+        "created": created,
+        "converged": total,
+        "idle_cpu": idle_cpu,
+    }
     print(json.dumps({**summary, "rollout": rollout, "idle": idle}))
 
 
@@ -208,11 +285,16 @@ def main() -> None:
     parser.add_argument(
         "--resync-seconds", type=float, default=1.0, help="the controllers' full-resync period"
     )
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="one workload in ten a StatefulSet, one a CronJob (else Deployments)",
+    )
     args = parser.parse_args()
     for workloads in args.workloads:
         options = {"time_scale": args.time_scale, "resync_seconds": args.resync_seconds}
         with running_cluster(simulate=True, **options) as cluster:
-            asyncio.run(run(cluster.url, cluster.pid, workloads))
+            asyncio.run(run(cluster.url, cluster.pid, workloads, args.mixed))
 
 
 if __name__ == "__main__":

@@ -522,6 +522,57 @@ def _binding_cells(obj: dict[str, Any], now: datetime) -> Row:
     ]
 
 
+def _statefulset_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _containers_and_images(_get(spec, "template", "spec"))
+    ready = f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}"
+    return [_meta(obj).get("name", ""), ready, _age(obj, now), names, images]
+
+
+DAEMON_SET_COUNTS = (
+    "desiredNumberScheduled",
+    "currentNumberScheduled",
+    "numberReady",
+    "updatedNumberScheduled",
+    "numberAvailable",
+)
+
+
+def _daemonset_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _containers_and_images(_get(spec, "template", "spec"))
+    counts = DAEMON_SET_COUNTS
+    return [
+        _meta(obj).get("name", ""),
+        *(int(status.get(field) or 0) for field in counts),
+        format_labels(_get(spec, "template", "spec", "nodeSelector")),
+        _age(obj, now),
+        names,
+        images,
+        format_selector(spec.get("selector")),
+    ]
+
+
+def _cronjob_cells(obj: dict[str, Any], now: datetime) -> Row:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    job_spec = _get(spec, "jobTemplate", "spec") or {}
+    names, images = _containers_and_images(_get(job_spec, "template", "spec"))
+    suspend = spec.get("suspend")
+    last = status.get("lastScheduleTime")
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("schedule", ""),
+        spec.get("timeZone") or "<none>",
+        "<unset>" if suspend is None else str(bool(suspend)),
+        len(status.get("active") or []),
+        since(last, now) if last else "<none>",
+        _age(obj, now),
+        names,
+        images,
+        format_selector(job_spec.get("selector")),
+    ]
+
+
 def _generic_cells(obj: dict[str, Any], now: datetime) -> Row:
     return [_meta(obj).get("name", ""), _age(obj, now)]
 
@@ -763,6 +814,9 @@ PRINTERS: Final[dict[str, Printer]] = {
     "ServiceAccount": Printer(columns.SERVICE_ACCOUNT, _service_account_cells),
     "RuntimeClass": Printer(columns.RUNTIME_CLASS, _runtime_class_cells),
     "HorizontalPodAutoscaler": Printer(columns.HORIZONTAL_POD_AUTOSCALER, _hpa_cells),
+    "StatefulSet": Printer(columns.STATEFUL_SET, _statefulset_cells),
+    "DaemonSet": Printer(columns.DAEMON_SET, _daemonset_cells),
+    "CronJob": Printer(columns.CRON_JOB, _cronjob_cells),
     "Role": Printer(columns.ROLE, _role_cells),
     "ClusterRole": Printer(columns.ROLE, _role_cells),
     "RoleBinding": Printer(columns.ROLE_BINDING, _binding_cells),

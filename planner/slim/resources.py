@@ -794,6 +794,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="sd5LIXh4Fjs=",
         defaulter=defaults.default_cronjob,
+        validator=validation.validate_cronjob,
     ),
     ResourceType(
         "networking.k8s.io",

@@ -154,3 +154,26 @@ def missing_dependency(pod: Obj, lookup: Lookup) -> Blocked | None:
                 message = f'Error: {kind.lower()} "{name}" not found'
                 return Blocked("CreateContainerConfigError", "Failed", message)
     return None
+
+
+def tolerates(toleration: Obj, taint: Obj) -> bool:
+    """Whether one toleration tolerates one taint (an empty key with Exists tolerates every taint)."""
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if not toleration.get("key"):
+        return operator == "Exists"
+    if toleration.get("key") != taint.get("key"):
+        return False
+    return operator == "Exists" or str(toleration.get("value") or "") == str(taint.get("value") or "")
+
+
+def untolerated_taint(pod: Obj, node: Obj) -> Obj | None:
+    """The first NoSchedule or NoExecute taint of the node the pod does not tolerate, if any."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+            tolerates(t, taint) for t in tolerations
+        ):
+            return dict(taint)
+    return None

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from planner.slim import cron
 from planner.slim.errors import Cause
 
 Validator = Callable[[dict[str, Any]], list[Cause]]
@@ -381,6 +382,33 @@ def validate_replicaset(obj: dict[str, Any]) -> list[Cause]:
 def validate_daemonset(obj: dict[str, Any]) -> list[Cause]:
     spec = obj.get("spec") or {}
     return _selector_matches_template(spec, "spec") + _validate_template(spec, "spec.template")
+
+
+def validate_cronjob(obj: dict[str, Any]) -> list[Cause]:
+    """The schedule and time zone must parse, as the CronJob controller will read them."""
+    spec = obj.get("spec") or {}
+    schedule = spec.get("schedule")
+    if not schedule:
+        return [required("spec.schedule")]
+    causes: list[Cause] = []
+    if "TZ" in str(schedule):
+        causes.append(
+            invalid_value(
+                "spec.schedule", schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+            )
+        )
+    else:
+        try:
+            cron.parse(str(schedule))
+        except cron.CronError as exc:
+            causes.append(invalid_value("spec.schedule", schedule, str(exc)))
+    time_zone = spec.get("timeZone")
+    if time_zone is not None:
+        try:
+            cron.zone(str(time_zone))
+        except cron.CronError as exc:
+            causes.append(invalid_value("spec.timeZone", time_zone, str(exc)))
+    return causes
 
 
 def validate_job(obj: dict[str, Any]) -> list[Cause]:

@@ -15,11 +15,15 @@ field manager `kube-controller-manager` (the garbage collector under `generic-ga
 from __future__ import annotations
 
 from planner.slim.api import Api
+from planner.slim.controllers.autoscaling import HorizontalPodAutoscalerController
+from planner.slim.controllers.cronjobs import CronJobController
+from planner.slim.controllers.daemonsets import DaemonSetController
 from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.jobs import JobController
 from planner.slim.controllers.namespaces import NamespaceController
 from planner.slim.controllers.rbac import ClusterRoleAggregator
+from planner.slim.controllers.statefulsets import StatefulSetController
 from planner.slim.controllers.volumes import VolumeController
 from planner.slim.controllers.workloads import DeploymentController, ReplicaSetController
 from planner.slim.runtime import Reconciler, Scale
@@ -34,6 +38,10 @@ def controllers(api: Api, scale: Scale) -> list[Reconciler]:
         DeploymentController(api, scale),
         ReplicaSetController(api, scale),
         JobController(api, scale),
+        StatefulSetController(api, scale),
+        CronJobController(api, scale),
+        DaemonSetController(api, scale),
+        HorizontalPodAutoscalerController(api, scale),
         VolumeController(api),
         EndpointsController(api),
         ClusterRoleAggregator(api),
