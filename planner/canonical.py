@@ -7,22 +7,7 @@ naively gives the perpetual diffs users of other tools complain about. So the de
 reduced to what it really declares (`declared`), and then compared with the live object *as a subset*
 (`differences`):
 
-- **Empty means absent.** `None`, `""`, `false`, `[]` and `{}` in a desired manifest declare nothing:
-  the server drops or defaults them, so they are never compared. `0` is a value (`replicas: 0` scales to
-  zero; a server never drops it), and so is `true`.
-- **Maps are subsets.** Every declared key must be in the live map with an equal value; keys only the
-  live side has (defaults, other tools' labels and annotations) never count.
-- **Lists of named items are matched by their merge key** (`MERGE_KEYS`, the keys server-side apply
-  uses), in any order, so an injected container at index 0 or an admission-added volume is not a change.
-  Every other list is atomic: the same length, item by item, each item again a subset.
-- **Set-like lists** (`SET_LISTS`: tolerations) need each declared item somewhere in the live list.
-- **Quantities compare by the value a server keeps** (`resources.limits`, `resources.requests`,
-  `sizeLimit`): `0.5` is `500m`, and `0.1n` is the `1n` the server rounds it up to.
-
-Ownership comes from `metadata.managedFields` in the FieldsV1 format (`f:` fields, `k:` keyed list
-items, `v:` set values, `i:` indexes; `{}` a leaf, `.` the node itself). `owners` names the managers of a
-path; `dropped` finds the fields a manager set that a manifest no longer declares; `applied_part` the
-fields of a create's set that a manifest declares (what an apply of it would own).
+The rest of the rules, and why: docs/architecture.md ("Module notes", canonical.py).
 """
 
 from __future__ import annotations

@@ -1,44 +1,13 @@
 """Desired against live: which objects change, how, and why (docs/design.md §4). Pure: no I/O.
 
-The ChangeSet is what `plan` prints, what a saved plan records and what `graph.solve` orders. Its types
-live in `planner.changeset` (re-exported here); this module compares. Sandbox transitions are named by
-`planner.transitions`, data loss is judged by `planner.dataloss`, and the record of Jobs that already ran
-is read from the ApplySet parent through `planner.state.applyset`.
+Each desired object against its live copy is a noop (same hash, declared fields a subset of live), an
+update (hash differs), drift (hash agrees, a declared field differs: someone else changed it), or a
+replace (an immutable field differs); live members the plan no longer declares are deleted unless kept.
+Every change is drift or pending (the plan changed), told apart by the ApplySet parent's applied
+closure. Sandboxes get named transitions, Jobs whose run-key ran are `already-ran`, foreign same-named
+objects are ownership conflicts. The ChangeSet's types live in `planner.changeset`.
 
-How one desired object is judged against its live copy (the rules of what counts as equal live in
-`planner.canonical`):
-
-- **noop** when the `planner.dev/hash` annotations agree and every declared field is a subset of live.
-- **update** when the hash differs: the declared fields that differ, plus the fields planner applied
-  before (its managedFields entry with operation Apply) that the plan no longer declares. Without that
-  entry the fields that differ are all there is, and the reason says `plan changed`. (A create's Update
-  entry is no guide: the server records every defaulted field in it.)
-- **drift** (an update with `drift=True`) when the hash agrees but a declared field differs: someone
-  else changed it, and the field names the manager that owns it now.
-- **replace** when a difference touches an immutable field of `planner.kinds` that no mutable carve-out
-  allows (a Job's run-key differing means its template changed); create-only fields are never compared.
-- Fields another manager owns and planner does not are listed on updates as takeovers (`before` equals
-  `after`, `manager` set).
-
-Every change is either **drift** (`drift=True`: the cluster moved away from what was applied) or
-**pending** (the plan changed since the last apply). A live object's own hash annotation says what was
-applied to it; for the objects that are not there the ApplySet parent's applied closure
-(`planner.state.applyset.AppliedClosure`, recorded by the last converged apply) says whether they were: a
-desired object missing although the closure records it as rendered now was deleted outside the plan
-(drift), and a member the plan does not declare that the closure does not list joined the ApplySet
-outside the plan (drift). Without a recorded closure only live hashes decide.
-
-Live members the plan no longer declares are deleted unless annotated to be kept. Sandboxes get named
-transitions (pause, resume, rebase, fork) instead of bare creates and deletes; Jobs whose run-key already
-ran are `already-ran` no-ops, also when the live Job of that name holds another run-key (a rollback to a
-closure whose Job ran before) (a run recorded only as *pending* has not run: its absent Job is created),
-and a live Job whose run the parent does not record is listed in `ChangeSet.unrecorded` for the next
-parent write; same-named objects without the plan's label, and a Secret at the parent's place that is
-not the plan's parent, are ownership conflicts unless adopted. Replacing or deleting a PVC or Namespace
-destroys data: the ChangeSet records whether `--allow-data-loss` was given, and `planner.dataloss` refuses
-it before anything is written.
-
-Changes are sorted by namespace (cluster-scoped objects first), then kind, then name.
+The rules in full, and why, are in docs/architecture.md ("Module notes", diff.py).
 """
 
 from __future__ import annotations

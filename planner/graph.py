@@ -1,39 +1,13 @@
 """ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (docs/design.md §4).
 
-Like cli-utils' solver, this module only decides *what* runs and *after what*; the executor runs it.
-The result is a deterministic list you can print (`planner plan --graph`) and compare as text.
+Like cli-utils' solver it decides what runs after what, and the executor runs it. Each change becomes
+a few tasks on one object (`create`, `apply`, `delete`, `wait-gone`, `wait-ready`, `record-run`);
+`ensure` creates a missing namespace before the `parent` write and everything in it; ConfigMaps,
+Secrets and PVCs come before what mounts them, `depends-on` targets' readiness before their
+dependents, prunes last. Predecessors are the transitive reduction; the list is networkx's
+lexicographical topological sort, so it prints and compares as text (`plan --graph`).
 
-**Tasks.** Each change becomes a few small tasks on one object:
-create = `create` (+ `record-run` for a Job) (+ `wait-ready`); update = `apply` (+ `wait-ready`);
-replace = `delete` → `wait-gone` → `create` (+ `record-run`) (+ `wait-ready`); delete = `delete` →
-`wait-gone`. Terminal `wait-ready` tasks are added for the kinds whose readiness is worth reporting
-(Deployment, Job, Pod); any other object gets one only when something waits for it. Noop changes
-produce no tasks — except that a noop object another task must see ready (a `dependsOn` target, a fork
-source) still gets a `wait-ready`, so ordering holds on re-runs: it returns at once when the object is
-ready. A Job whose run-key already ran (transition `already-ran`) is never waited for: it may be gone.
-Before any member is written, `parent` writes the ApplySet parent's superset, with a *pending* run
-record for every Job the plan creates (so a kill between a create and its `record-run` leaves a
-trace) and the runs of live Jobs the parent does not record yet; that last alone is reason enough for
-a `parent` task when nothing else changes. A Namespace the
-ChangeSet creates (diff adds one for each missing namespace) becomes an `ensure` task — create when
-missing, fine when present — that the parent and every write into that namespace wait for.
-
-**Edges.** `ensure` → `parent` → every write; a namespace's `ensure` → the writes in it. ConfigMaps,
-Secrets and PVCs are written before the pods and workloads whose pod spec names them (volumes,
-projected sources, envFrom, env valueFrom, imagePullSecrets) — written, not Bound, so a PVC in a
-WaitForFirstConsumer class never blocks its pod. `config.kubernetes.io/depends-on`: the dependent's
-create or apply waits for the target's `wait-ready`. Deleting reverses use: an object whose live pod
-spec names a PVC is gone before that PVC is deleted or updated (so pause marks the workspace only once
-the pod is gone, and rebase frees the old rootfs only after the pod), and a deleted dependent is gone
-before its deleted dependency. A fork's PVCs are created after the source PVCs they clone are ready
-(Bound). Rebase swaps storage: the new rootfs PVC is created after the old one is gone. Prunes (deletes
-without a transition) come last: each waits for every other task, so a failed apply prunes nothing.
-
-**Order.** Predecessor lists are the transitive reduction of these edges (what the executor really
-waits for, nothing implied twice). Tasks are listed by networkx's lexicographical topological sort,
-keyed by (object as `<kind>/<namespace>/<name>`, step), step in the order ensure, parent, delete,
-wait-gone, create, apply, record-run, wait-ready: among the tasks whose predecessors are all listed,
-the one on the alphabetically first object goes next.
+The rules in full, and why, are in docs/architecture.md ("Module notes", graph.py).
 """
 
 from __future__ import annotations

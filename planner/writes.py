@@ -1,45 +1,14 @@
 """The executor's writes against a real cluster (docs/design.md §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
-**Creates are a POST, then one guarded JSON patch.** A POST is the only atomic "create if absent": a
-409 AlreadyExists tells a retry after a partial apply (the object carries this plan's part-of label:
-success, the existing object is returned) from a same-named object someone else owns (an
-`OwnershipError` naming it, and the object is left untouched). A server-side apply create cannot tell
-the two apart: with `force` it would silently take over the foreign object. But a POST leaves only an
-`Update` entry in managedFields, which also owns every field the server defaulted, and a field owned
-by any entry survives later applies — so a field the plan later drops would never go. So right after
-the POST, one JSON patch, guarded by `test` operations on the entry (still planner's `Update`, owning
-the same fields: a controller's status write in between does not matter), replaces that entry with
-planner's `Apply` entry for exactly the declared fields (`canonical.applied_part`: the
-POST's own field set, narrowed to what the manifest declares, in the server's spelling), which is
-what an apply-create would have recorded. Two requests per create, once per object's life; four when
-a write in between moved the entry (a read, then the patch again). When the server recorded no such
-entry, or the entry itself changed in between, planner falls back to applying the manifest and
-removing the create's entry under the same guard (the entry stays if it changes again — harmless
-until a field is dropped). The measured numbers and the alternatives are in
-docs/architecture.md ("Creates").
+A create is a POST (the only atomic create-if-absent, so a foreign object is never taken over) and one
+guarded JSON patch that leaves planner's `Apply` entry owning exactly the declared fields; an update is
+a server-side apply with force. The parent is written as `planner.state.applyset` computes it, under a
+resourceVersion precondition, read again on a conflict, and keeps planner's reserved data entries.
+`PLANNER_TEST_CRASH_AT` (tests only) kills the process at a named point. Every write reports the
+resourceVersion it produced to `WrittenVersions`, so a wait never trusts an older cached copy.
 
-**Updates** are server-side applies as `planner` with `force=true`: the plan is the truth for the
-fields it declares; fields it does not declare (an HPA's replicas) stay with their owners.
-
-**The parent Secret** (`<plan>`) is written as `planner.state.applyset` computes it from the copy just
-read, with that copy's resourceVersion as precondition, and read again on a 409 Conflict, so two
-writers never lose each other's run records: `write_parent` writes the superset (and the pending runs
-of the Jobs about to be created) before any member, `record_run` confirms one run-key with its Job's
-uid, `record_outcome` adds how a Job ended, `ensure_digest_key` gives `plan --out` the key its Secret
-digests need, and `settle_parent`, only after an apply converged completely, records the closure as
-applied and narrows the listed scope to what remains; an apply that fails or is killed leaves the
-superset (and the previous applied closure), so the next run still lists — and prunes — every member.
-Every one of these writes keeps planner's reserved data entries (the digest key, the applied closure).
-
-**Crash points (test-only).** `PLANNER_TEST_CRASH_AT` makes the process SIGKILL itself at one point,
-read in `_crash_if_asked` only, so crash-safety tests are deterministic: `before-parent` (nothing
-written yet), `after-parent` (the parent's superset and pending runs are written, no member yet),
-`after-writes:N` (after the N-th member create or apply), `after-record-run` (a created Job's run is
-confirmed), `after-deletes:N` (after the N-th delete, e.g. mid-prune). Never set it outside tests.
-
-Every write reports the resourceVersion it produced to `WrittenVersions`, which the status source uses
-to ignore cached copies older than planner's own write (a wait must not see yesterday's "ready").
+The rules in full, and why, are in docs/architecture.md ("Module notes", writes.py).
 """
 
 from __future__ import annotations

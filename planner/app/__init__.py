@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from planner.lazy import exports
 
 if TYPE_CHECKING:
-    from planner.app.applying import ApplyOptions
+    from planner.app.apply import ApplyOptions
     from planner.app.controller import Controller, ControllerOptions
     from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
     from planner.app.locks import LockState, lock_state, unlock
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from planner.state.lock import LockOptions
 
 _MODULES = {
-    "planner.app.applying": ["ApplyOptions"],
+    "planner.app.apply": ["ApplyOptions"],
     "planner.app.controller": ["Controller", "ControllerOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],

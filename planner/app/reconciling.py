@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from planner.app.applying import Applier, ApplyOptions
+from planner.app.apply import Applier, ApplyOptions
 from planner.app.planning import (
     PlannedChanges,
     RenderedPlan,

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.applying import AppliedPlan, Applier, ApplyOptions
+from planner.app.apply import AppliedPlan, Applier, ApplyOptions
 from planner.app.history import current, list_generations, read_generation
 from planner.app.planning import PlannedChanges, plan_rendered, recorded_plan, save_plans
 from planner.app.selector import selected_plan

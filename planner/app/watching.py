@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.applying import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
+from planner.app.apply import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
 from planner.app.history import current, read_generation
 from planner.app.planning import PlanOptions, render_plans
 from planner.app.runs import RunRecorder

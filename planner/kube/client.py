@@ -6,19 +6,7 @@ are skipped on purpose (`json.loads` of the raw body is several times faster on 
 what every stage works with). Errors become planner's exception tree through `planner.errors.api_error`,
 the one place HTTP status maps to a class.
 
-Retries: 429 and 5xx answers and connection errors are retried with backoff, honouring `Retry-After`.
-The backoff is a function passed in, so tests and callers choose the policy. Until the server has
-answered once, a connection error is retried only `connect_retries` times, so a cluster that is down
-fails in about a second with one line naming the server and the cause; once it has answered, a dropped
-connection (a restarting API server) gets the full `retries`. urllib3's own retries are off: this loop is
-the only one. 401 and 403 name the server, the kubeconfig user and the request.
-
-Rate: a server that runs API Priority and Fairness says so on every answer (the flow schema the request
-was classified into, `X-Kubernetes-PF-FlowSchema-UID`); it queues or refuses (429, retried here) what it
-cannot take, fairly between clients, so from its first such answer the client stops limiting itself, as
-kpt, Flux and Argo CD do. Until then, and against a server without it, a token bucket keeps the rate under
-1000 requests/s, bursting to 2000 (as kapp; client-go's 5/10 would make a 1,000-object apply take
-minutes). A `qps` the user gave always applies.
+The rest of the rules, and why: docs/architecture.md ("Module notes", kube/client.py).
 """
 
 from __future__ import annotations

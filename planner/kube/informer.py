@@ -4,23 +4,7 @@ Reading a cluster object by object while waiting costs a request per object per 
 one LIST and then one long WATCH per kind, whatever the number of objects. The loop is kopf's (and
 client-go's reflector's):
 
-1. LIST, page by page (a consistent read, so the cache is at least as new as any write made before it);
-   the list's resourceVersion is where the watch starts. Objects that vanished since the last list are
-   reported DELETED, new ones ADDED, changed ones MODIFIED, so subscribers see a relist as events.
-2. WATCH from that resourceVersion with bookmarks. Every event moves the resourceVersion on (bookmarks
-   too); when the server closes the stream cleanly (`timeoutSeconds`), or stays silent past the read
-   timeout, the watch resumes from the last resourceVersion seen — no relist, no event lost.
-3. An ERROR event with 410 Expired (or an HTTP 410) means the history is gone: relist at once.
-4. A dropped connection or a server error backs off (the backoff is a function passed in) and relists.
-5. 401/403/404 and other client errors will not heal by retrying, nor will a server the client could
-   not reach before the first LIST ever succeeded: the informer stops and remembers the error, and `wait_until_synced` and every read raise it, so callers see the failure, not an empty
-   cache that looks like "nothing exists".
-
-One informer watches one kind over one connection, never one per object: a single namespace is watched
-through its namespaced URL; several namespaces through the cluster-wide URL, filtered here. `Informers`
-keeps one informer per kind per process. Threads, because the client is synchronous. A watch request
-blocked in a read cannot be interrupted from another thread, so `stop()` returns at once and the daemon
-thread ends at its next event or when the server-side timeout closes the stream.
+The rest of the rules, and why: docs/architecture.md ("Module notes", kube/informer.py).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from planner.output.validation import print_validated, print_warnings
 
 if TYPE_CHECKING:
     from planner.app import LockState, RollbackResult
-    from planner.app.applying import ApplyResult
+    from planner.app.apply import ApplyResult
     from planner.app.planning import PlannedChanges, RenderedPlan
     from planner.app.watching import ApplyRun
     from planner.plan import LoadResult

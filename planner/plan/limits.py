@@ -1,21 +1,11 @@
 """What a plan file may be before planner builds anything from it: hostile YAML is refused, not read.
 
 YAML can ask for more work than its size suggests, and each stage after the parser trusts the parser's
-output. So a plan file is checked in two cheap passes before a node graph is composed:
+output. So a plan file is checked in two cheap passes before a node graph is composed: its bytes
+(size, encoding, control characters), then the parser's flat event stream (nesting depth, alias counts
+and self-referencing aliases).
 
-- **The bytes** (`read_text`): at most `MAX_FILE_BYTES`, UTF-8, and no control character YAML forbids
-  (a NUL, an escape). Each error points at the first offending byte's line and column.
-- **The event stream** (`event_problem`): the YAML parser's flat stream of start, end, scalar and alias
-  events, produced without recursion. Collections may nest `MAX_DEPTH` deep (libyaml's composer
-  recurses in C and would overflow the stack; the schema check and the model builder recurse too).
-  Aliases are counted as they would be expanded, without expanding them: every alias followed counts
-  once, and an alias inside an anchored node counts again each time that node is copied, so a
-  "billion laughs" bomb is refused after `MAX_ALIAS_EXPANSIONS`. The nodes aliases copy may not
-  outnumber the nodes the file writes (or `MIN_COPY_BUDGET`, for small files), so one big anchored
-  node copied many times is refused too. An alias inside the node it names would make the plan contain
-  itself: refused at the alias.
-
-Both passes are linear in the file's size, so the largest allowed plan is read in bounded time.
+The rest, and why: docs/architecture.md ("Module notes", plan/limits.py).
 """
 
 from __future__ import annotations

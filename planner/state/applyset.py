@@ -1,32 +1,13 @@
 """A plan's ApplySet (KEP-3659): the parent Secret that says what the plan manages, and what planner
-records in it (docs/design.md §3; docs/architecture.md "Parent Secret").
+records in it (docs/design.md §3 and §6; docs/architecture.md "Parent Secret").
 
-Like cli-utils' `pkg/inventory`, one module owns the object that makes prune safe. Every object a plan
-renders carries the part-of label with the ApplySet's id; the parent Secret `<plan>` in the plan's
-namespace carries the id label and lists, in two annotations, the group-kinds and the other namespaces
-its members span (its `Scope`), so the reader knows where to LIST without reading anything else. The
-parent's `data` is planner's record of the Jobs that ran (run-key → `RunRecord`), so a Job runs once
-per run-key even after TTL cleanup deleted it: recorded *pending* before the Job's create (a kill
-between the create and its record leaves a trace), confirmed with the Job's uid after it, and given
-its `RunOutcome` by whoever sees it finish, so how it ended outlives it too. Beside the records, data
-keys under `planner.` are planner's own (the saved plans' digest key, the applied closure) and every
-parent write keeps them; so does every annotation, among them the number of the plan's current
-generation (`planner.dev/generation`, the last apply recorded by `planner.state.generations`).
+Like cli-utils' `pkg/inventory`, one module owns the object that makes prune safe: the part-of label's
+id, the scope (group-kinds and namespaces) the reader LISTs, which only widens while an apply runs and
+narrows after one converged, the Job run records (pending, ran, with their outcome), the applied
+closure that tells drift from pending, the digest key and the current generation. Everything here is
+pure: what to write, computed from what was read; `planner.live` reads and `planner.writes` writes.
 
-The scope only ever widens while an apply runs: before any member is written, the parent lists the
-union of what it listed and everything the ChangeSet touches (`parent_manifest`), so an apply killed
-half-way never hides a member from the next prune; only after an apply converged does it narrow to what
-remains (`narrowed`, `settled_parent`).
-
-The same converged apply records its closure as applied (`AppliedClosure`: object → the first 16 hex
-digits of its `planner.dev/hash`, gzipped JSON under the reserved data key `planner.applied-closure`).
-The diff reads it to tell **drift** (the cluster moved away from what was applied: a recorded object
-deleted, an object that joined the ApplySet outside the plan) from **pending** changes (the plan changed since). Recorded only after convergence, it always names a
-closure that was applied completely, and it is replaced, never merged, so it follows prune.
-
-Everything here is pure: what to write, computed from what was read. The reader (`planner.live`) GETs
-the parent and LISTs the members in its scope; the writer (`planner.writes`) writes these manifests
-under a resourceVersion precondition and reads again on a conflict.
+The rest, and why: docs/architecture.md ("Module notes", state/applyset.py).
 """
 
 from __future__ import annotations

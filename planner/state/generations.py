@@ -10,12 +10,7 @@ result, start and end time, who and the source revision. Labels (`planner.dev/pl
 `planner.dev/generation`, `planner.dev/result`) and a few annotations repeat what `planner history`
 lists, so a listing needs the records' metadata only.
 
-A record must fit a Secret (1 MiB of data). When the compressed record does not, the closure's objects
-are left out (their hashes stay, so `diff-generations` still names what changed) and then the plan
-files; such a generation is marked incomplete and cannot be rolled back to.
-
-This module is pure: building, encoding, decoding, comparing records and choosing a rollback target.
-Reading and writing them is `planner.app.history`'s (through `planner.live` and `planner.writes`).
+The rest, and why: docs/architecture.md ("Module notes", state/generations.py).
 """
 
 from __future__ import annotations

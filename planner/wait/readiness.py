@@ -2,19 +2,11 @@
 
 The executor waits through `planner.wait.waiting`, which judges the informer caches' objects with this
 module; keeping the rules pure means every verdict is a table test over a hand-built object.
+Deletion and an unobserved generation are judged first; the rollout kinds (Deployment, StatefulSet,
+DaemonSet) follow `kubectl rollout status` branch for branch, so "ready" is exactly kubectl's
+"successfully rolled out"; kinds without a rule go by their `Ready` condition, else count as Current.
 
-Generic checks run first for every kind: a `deletionTimestamp` means Terminating, and a controller that
-has not yet observed the object's generation means InProgress. Then `RULES[kind]` decides; the rollout
-kinds (Deployment, StatefulSet, DaemonSet) follow `kubectl rollout status` branch for branch, so a
-pipeline hears "ready" exactly when kubectl would say "successfully rolled out"; kinds without
-a rule go by their `Ready` condition, else count as Current. Where planner departs from kstatus it is on
-purpose: a merely started Job is InProgress (an init Job must *complete* before its
-dependents run), a Failed Pod is Failed, and a PVC waiting for its first consumer is Current (waiting
-for Bound would deadlock against the pod that would bind it).
-
-Time and cluster facts come in through `ReadinessContext`: `now` for "unschedulable for 15 s", and the
-StorageClasses' binding modes for the WaitForFirstConsumer rule. Messages are short counts
-(`ready 1/3`, `complete 0/1`, `Bound`, `waiting for first consumer`).
+The rest, and why: docs/architecture.md ("Module notes", wait/readiness.py).
 """
 
 from __future__ import annotations

@@ -10,31 +10,7 @@ a Job that completes and is deleted by a short TTL at once ends its wait as comp
 condition instead of polling: 2 ms median from a write to the wait's end (40 ms worst of 12), against
 200 ms median polling the same cache every 0.5 s; subscriptions keep that, without a thread per wait.
 
-One ticker thread, alive only while some wait is pending, ends waits at their timeouts (with the last
-verdict) and re-judges every pending wait at least every `recheck` seconds, for the verdicts that
-depend on time alone (a Pod unschedulable for 15 s).
-
-Two guards keep a cache from answering too early:
-- the informer must have synced; a cache that failed (403, an unknown kind) ends the wait with its
-  error instead of reporting "not found", which would end a wait-gone; a cache still not synced at the
-  wait's timeout ends it with "did not sync";
-- the cached copy must be at least as new as planner's own last write of that object
-  (`WrittenVersions`), so a wait right after an update never judges the previous generation's status.
-
-StorageClass binding modes are read once, on the first verdict, through the client (a PVC in a
-WaitForFirstConsumer class is ready while Pending, or its pod would never be created). When they cannot
-be listed (a 403 for an identity without the permission), the reason is logged once as a warning and
-carried into every PVC verdict's message, so a wait that times out "Pending" says why.
-
-**Why a wait is not over yet.** Every verdict short of ready carries a `reason` (`planner.wait.reasons`,
-from the object's pods and their Events, which `planner.wait.evidence` keeps from the Pod and Event
-informers), so the verdict a wait times out or fails with says what held it up. While a wait is pending,
-its `progress` callback hears the reason when it changes, at most once per `report_interval` (10 s) per
-wait: a problem (a back-off, an unschedulable pod) at once the first time, a step still under way (pods
-being created) only once the wait has lasted that long, so a healthy apply reports nothing extra; a
-change inside the interval is reported when it ends (the ticker's once-a-second re-judging finds it).
-Every output (text lines, JSON events, the live display) hears the same reports. A reason that clears is
-not reported: it stands until another replaces it or the wait ends.
+The rest, and why: docs/architecture.md ("Module notes", wait/waiting.py).
 """
 
 from __future__ import annotations

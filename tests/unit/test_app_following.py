@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from planner.app.applying import AppliedPlan
+from planner.app.apply import AppliedPlan
 from planner.app.planning import PlannedChanges, RenderedPlan
 from planner.app.watching import followed_after
 from planner.diff import diff
