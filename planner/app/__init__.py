@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from planner.app.watching import MonitorOptions, apply_plans, monitor, status
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
     from planner.monitor.lifecycle import LogOptions
+    from planner.plan.crd import plan_crd
     from planner.plan.durations import parse_duration
     from planner.plan.schema import schema_text
     from planner.state.generations import DEFAULT_HISTORY_MAX
@@ -85,6 +86,7 @@ _MODULES = {
     "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
     "planner.state.lock": ["LockOptions"],
     "planner.monitor.lifecycle": ["LogOptions"],
+    "planner.plan.crd": ["plan_crd"],
     "planner.plan.durations": ["parse_duration"],
     "planner.plan.schema": ["schema_text"],
 }
@@ -124,6 +126,7 @@ __all__ = [
     "monitor",
     "parse_duration",
     "plan",
+    "plan_crd",
     "plan_options",
     "reconcile",
     "reconcile_exit_code",

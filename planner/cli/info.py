@@ -1,4 +1,4 @@
-"""The commands about planner itself: schema, version."""
+"""The commands about planner itself: schema, crd, version."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 
 import planner
 from planner import app
+from planner import output as printers
 from planner.cli import options
 
 
@@ -15,6 +16,16 @@ from planner.cli import options
 def schema() -> None:
     """Print the plan format's JSON Schema (draft-07)."""
     click.echo(app.schema_text(), nl=False)
+
+
+@click.command()
+@options.output("yaml", "json")
+def crd(output: str) -> None:
+    """Print the Plan CustomResourceDefinition (`planner crd | kubectl apply -f -` installs it).
+
+    With it installed, a plan file is a Plan object as it is: `kubectl apply -f plan.yaml`.
+    """
+    printers.results.manifests([app.plan_crd()], output)
 
 
 @click.command()

@@ -53,12 +53,14 @@ def render(plans: tuple[str, ...], output: str, target: app.Target, show_secrets
 
 @click.command("plan")
 @options.plan_paths
-@options.output("text", "json", "markdown")
+@options.output("text", "json", "markdown", "mermaid", "dot", "svg")
 @options.target_options()
 @options.flag("--detailed-exitcode", "Exit 2 when there are changes, 0 when none, 1 on error.")
 @_out
 @options.stacked(options.allow_data_loss, options.adopt, options.rerun)
-@options.flag("--graph", "Also print the ordered task list apply would run.")
+@options.flag(
+    "--graph", "Also print the ordered task list apply would run (in markdown: a Mermaid chart of it)."
+)
 @options.allow_empty
 @options.flag(
     "--server-dry-run", "Ask the server for each create and update (dryRun=All) and show its exact result."

@@ -32,6 +32,7 @@ COMMANDS = {
     "controller": "controller:controller_command",
     "cluster": "cluster:cluster_group",
     "schema": "info:schema",
+    "crd": "info:crd",
     "version": "info:version",
 }
 

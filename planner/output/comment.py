@@ -5,12 +5,13 @@ One comment for all the plans of a run: a caution first when any change destroys
 and whether `--allow-data-loss` was given), then per plan a heading, the generation the cluster is at
 (once one was recorded), its summary line, its warm pools' members, a table of changes — a create with
 its key fields (images, replicas, ports, resources, sizes, data keys; never a value of a Secret) — its
-ownership conflicts, and its field changes (and `--graph`'s task list) folded in `<details>`. Parts are
+ownership conflicts, and its field changes (and `--graph`'s Mermaid chart of the tasks) folded in `<details>`. Parts are
 joined by blank lines: a heading right after an HTML block such as `</details>` would be read as part
 of that block and show as literal text.
 
 GitHub refuses a comment over 65,536 characters, so past `LIMIT` the comment is cut, least important
-first: the task lists, then the field changes, then table rows from the end. Headings, generations,
+first: the field changes, then table rows from the end; a plan's chart (small: large graphs are drawn
+collapsed) is kept unless it alone does not fit. Headings, generations,
 summaries, the caution and the conflicts always stay, and a note at the top says what was left out and
 where the whole plan is.
 """
@@ -58,7 +59,7 @@ def to_markdown(
     saved: str | None = None,
     limit: int = LIMIT,
 ) -> str:
-    """The comment for these plans (with each plan's task list when `graphs` are given, its warm pools'
+    """The comment for these plans (with each plan's Mermaid chart when `graphs` are given, its warm pools'
     members from `pools`), at most `limit` characters long; `saved` is the saved plan (`--out`) that the
     note about a cut points to."""
     plans = [
@@ -71,9 +72,11 @@ def to_markdown(
     ]
     caution = _caution(changesets)
     room = limit - _NOTE_ROOM - _size(caution) - sum(_size(plan.fixed) + _WRAPPING for plan in plans)
-    rows = _Fill(room, [[(row,) for row in plan.rows] for plan in plans])
+    # A chart is bounded (large graphs are drawn collapsed) and sums up every change, so it goes first;
+    # one too big to fit is left out without taking the tables' room.
+    tasks = _Fill(room, [[plan.graph] if plan.graph else [] for plan in plans])
+    rows = _Fill(tasks.room, [[(row,) for row in plan.rows] for plan in plans])
     details = rows.then([list(plan.details) for plan in plans])
-    tasks = details.then([[plan.graph] if plan.graph else [] for plan in plans])
     kept = zip(plans, rows.kept, details.kept, tasks.kept, strict=True)
     parts = [caution, _note(plans, rows.kept, details.kept, tasks.kept, saved)]
     parts += [plan.markdown(rows=r, details=d, graph=bool(t)) for plan, r, d, t in kept]
@@ -88,7 +91,7 @@ class _Plan:
     changes: tuple[Change, ...]  # those shown, one table row each
     rows: Lines
     details: tuple[Lines, ...]  # the field changes of each changed object
-    graph: Lines  # the task list (`--graph`), empty without it
+    graph: Lines  # the Mermaid chart of the tasks (`--graph`), empty without it
     pools: tuple[PoolStatus, ...]
 
     @classmethod
@@ -143,7 +146,7 @@ class _Plan:
             fields = [line for block in self.details[:details] for line in block]
             lines += ("", *_folded("Field changes", fields, "diff"))
         if graph:
-            lines += ("", *_folded("Task list (what apply runs, in order)", self.graph, ""))
+            lines += ("", *_folded("Graph (what apply runs, in order)", self.graph, "mermaid"))
         return lines
 
 
@@ -295,7 +298,7 @@ def _note(
     if details_out := sum(len(plan.details) - kept for plan, kept in zip(plans, details, strict=True)):
         left.append(f"the field changes of {objects(details_out)}")
     if tasks_out := sum(bool(plan.graph) and not kept for plan, kept in zip(plans, tasks, strict=True)):
-        left.append(f"the task list of {tasks_out} plan{'' if tasks_out == 1 else 's'}")
+        left.append(f"the graph of {tasks_out} plan{'' if tasks_out == 1 else 's'}")
     if not left:
         return ()
     whole = "`planner plan -o text` prints the whole plan"

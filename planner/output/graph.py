@@ -9,13 +9,22 @@ with more than `MAX_NODES` tasks is drawn collapsed: one node per (style, step, 
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from planner.changeset import Change, ChangeSet
 from planner.dataloss import destroys_data
+from planner.errors import UsageError
 from planner.graph import ExecutionPlan, Task
 from planner.plan.durations import format_duration
+
+PICTURE_FORMATS = ("mermaid", "dot", "svg")
+NO_GRAPHVIZ = (
+    "-o svg needs Graphviz's `dot` on PATH (Debian/Ubuntu: apt-get install graphviz); "
+    "-o dot prints the same graph as text, and -o mermaid one GitHub renders"
+)
 
 MAX_NODES = 100
 DATA_LOSS_MARK = "⚠ destroys data"
@@ -191,4 +200,32 @@ def to_dot(drawings: Sequence[Drawing]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["MAX_NODES", "Drawing", "Node", "drawing", "to_dot", "to_mermaid"]
+def to_svg(drawings: Sequence[Drawing]) -> str:
+    """The DOT picture laid out by Graphviz's `dot` as SVG."""
+    dot = shutil.which("dot")
+    if dot is None:
+        raise UsageError(NO_GRAPHVIZ)
+    laid_out = subprocess.run(
+        [dot, "-Tsvg"], input=to_dot(drawings), capture_output=True, text=True, check=False
+    )
+    if laid_out.returncode != 0:
+        raise UsageError(f"Graphviz's dot failed: {laid_out.stderr.strip()}")
+    return laid_out.stdout
+
+
+def picture(drawings: Sequence[Drawing], picture_format: str) -> str:
+    """The drawings in one of `PICTURE_FORMATS`."""
+    return {"mermaid": to_mermaid, "dot": to_dot, "svg": to_svg}[picture_format](drawings)
+
+
+__all__ = [
+    "MAX_NODES",
+    "PICTURE_FORMATS",
+    "Drawing",
+    "Node",
+    "drawing",
+    "picture",
+    "to_dot",
+    "to_mermaid",
+    "to_svg",
+]

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from planner.app.history import GenerationDiff, History
 from planner.errors import PlanError
+from planner.objects import Manifest
 from planner.output.errors import print_diagnostics
 from planner.output.events import ApplyPrinter
+from planner.output.graph import PICTURE_FORMATS, drawing, picture, to_mermaid
 from planner.output.history import (
     formatted_diff,
     generation_json,
@@ -55,8 +57,12 @@ def validation(load: Callable[[], LoadResult], output: str) -> None:
 
 def rendered(loaded: LoadResult, plans: Sequence[RenderedPlan], output: str, *, show_secrets: bool) -> None:
     print_warnings(loaded.warnings)
-    manifests = [manifest for each in plans for manifest in each.manifests]
-    _echo((to_json if output == "json" else to_yaml)(manifests, show_secrets=show_secrets))
+    manifests([manifest for each in plans for manifest in each.manifests], output, show_secrets=show_secrets)
+
+
+def manifests(found: Sequence[Manifest], output: str, *, show_secrets: bool = False) -> None:
+    """Manifests ready for `kubectl apply -f -`, as YAML documents or a JSON List."""
+    _echo((to_json if output == "json" else to_yaml)(found, show_secrets=show_secrets))
 
 
 def planned(
@@ -68,10 +74,21 @@ def planned(
     graph: bool = False,
     saved: Path | None = None,
 ) -> None:
-    """`plan` (and `rollback --dry-run`): the changes of every plan, with its task list under --graph."""
+    """`plan` (and `rollback --dry-run`): the changes of every plan, with its task list under --graph (a
+    Mermaid chart in a markdown comment), or only the picture of its tasks (`-o mermaid|dot|svg`)."""
     print_warnings(loaded.warnings)
+    drawings = [drawing(result.execution, result.changeset) for result in results]
+    if output in PICTURE_FORMATS:
+        _echo(picture(drawings, output))
+        return
     changesets = [result.changeset for result in results]
-    graphs = [result.execution.as_text() for result in results] if graph else []
+    graphs: list[str] = []
+    if graph:
+        graphs = (
+            [to_mermaid([drawn]) for drawn in drawings]
+            if output == "markdown"
+            else [result.execution.as_text() for result in results]
+        )
     pools = [result.pools for result in results]
     where = str(saved) if saved is not None else None
     _echo(formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=where))

@@ -226,20 +226,30 @@ def test_field_changes_are_cut_before_any_table_row() -> None:
     assert "saved plan" not in text  # none was written
 
 
-def test_the_task_list_goes_before_the_field_changes() -> None:
+def test_a_chart_that_fits_is_kept_before_the_field_changes_and_rows() -> None:
+    chart = 'flowchart LR\n  g0["update ConfigMap × 40"]\n'
+    text = to_markdown([big_config_changes(40, 2_000)], graphs=[chart])
+
+    assert len(text) <= LIMIT
+    assert "Graph (what apply runs" in text and len(table_rows(text)) == 40
+    assert "left out the graph" not in text and "left out the field changes of" in text
+
+
+def test_a_chart_too_big_to_fit_is_left_out_without_taking_the_tables_room() -> None:
     graph = "".join(f"create configmap/shop/cm-{i:05d} <- parent secret/shop/shop\n" for i in range(2_000))
     text = to_markdown([big_config_changes(3, 100)], graphs=[graph])
 
     assert len(text) <= LIMIT
-    assert "Field changes" in text and "Task list" not in text
-    assert "left out the task list of 1 plan." in text
+    assert "Field changes" in text and "Graph (what apply runs" not in text
+    assert "left out the graph of 1 plan." in text
 
 
 def test_a_comment_under_the_limit_is_whole_and_says_nothing_about_cuts() -> None:
-    text = to_markdown([big_config_changes(3, 100)], graphs=["ensure namespace/shop\n"])
+    text = to_markdown([big_config_changes(3, 100)], graphs=['flowchart LR\n  t0["ensure namespace/shop"]\n'])
 
     assert "NOTE" not in text and "left out" not in text
-    assert "<details><summary>Task list (what apply runs, in order)</summary>" in text
+    assert "<details><summary>Graph (what apply runs, in order)</summary>" in text
+    assert '```mermaid\nflowchart LR\n  t0["ensure namespace/shop"]\n```' in text
 
 
 # --- the generation the cluster is at ---
