@@ -952,6 +952,12 @@ def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: 
     metavar="HOST:PORT",
     help="Serve /healthz, /readyz and /metrics here (port 0: any free port).",
 )
+@_duration_option(
+    "--progress-deadline",
+    default="10m",
+    help="/healthz fails when the worker or the plan-file loop has not moved for this long (longer than "
+    "--timeout plus --lock-timeout: a reconcile may take that).",
+)
 @click.option(
     "--leader-elect", is_flag=True, help="Run as one of several replicas: only the Lease holder writes."
 )
@@ -990,6 +996,7 @@ def controller_command(
     resync: float,
     poll: float,
     listen: str,
+    progress_deadline: float,
     leader_elect: bool,
     lease_namespace: str | None,
     lease_duration: float,
@@ -1013,6 +1020,11 @@ def controller_command(
     """
     if not renew_deadline < lease_duration:
         raise click.BadParameter("must be shorter than --lease-duration", param_hint="--renew-deadline")
+    longest_reconcile = (app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout) + lock.timeout
+    if not progress_deadline > longest_reconcile:
+        raise click.BadParameter(
+            "must be longer than --timeout plus --lock-timeout", param_hint="--progress-deadline"
+        )
     apply_options = app.ApplyOptions(
         plan=app.PlanOptions(allow_data_loss=allow_data_loss),
         timeout=app.DEFAULT_APPLY_TIMEOUT if timeout is None else timeout,
@@ -1025,6 +1037,7 @@ def controller_command(
         resync=resync,
         poll=poll,
         listen=listen,
+        progress_deadline=progress_deadline,
         leader_elect=leader_elect,
         lease_namespace=lease_namespace,
         timings=ElectionTimings(
