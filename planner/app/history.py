@@ -46,6 +46,7 @@ from planner.generations import (
     record_manifest,
     record_name,
     record_selector,
+    written_changes,
 )
 from planner.kinds import SECRET
 from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
@@ -148,6 +149,7 @@ def record(
         if run.ran and key in closure_runs
     }
     number = max([g.number for g in listed] + [known.number if known else 0]) + 1
+    previous = _last_hashes(client, recording, listed)
     failed = tuple(o.task for o in (*result.failed, *result.skipped))
     generation = Generation(
         plan=recording.plan,
@@ -165,7 +167,7 @@ def record(
         timeouts=recording.timeouts,
         closure=closure_of(recording.manifests, secret_data=options.secret_data),
         hashes=hashes_of(recording.manifests),
-        changes=changes_of(changeset.changes),
+        changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
         runs=runs,
         secret_data=options.secret_data,
     )
@@ -177,6 +179,26 @@ def record(
     for old in expired([g.number for g in listed] + [number], options.keep):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation
+
+
+def _written(result: ExecutionResult, writer: KubeWriter) -> set[ObjectRef]:
+    """The objects the run wrote: its finished tasks', and those of failed or interrupted tasks whose
+    write the server answered before the wait failed or the run stopped."""
+    return {
+        outcome.ref
+        for outcome in result.outcomes
+        if outcome.status in ("done", "not-waited")
+        or (outcome.status in ("failed", "interrupted") and writer.written.get(outcome.ref) is not None)
+    }
+
+
+def _last_hashes(client: KubeClient, recording: Recording, listed: list[Listed]) -> Mapping[str, str] | None:
+    """The hashes the latest recorded generation rendered; None when none is recorded (or readable)."""
+    if not listed:
+        return None
+    secret = get_or_none(client, SECRET, recording.namespace, record_name(recording.plan, listed[-1].number))
+    generation = generation_of(secret) if secret is not None else None
+    return generation.hashes if generation is not None else None
 
 
 # --- reading ------------------------------------------------------------------------------------------
