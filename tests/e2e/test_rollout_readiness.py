@@ -90,3 +90,31 @@ def test_a_failed_update_fails_the_apply_with_its_reason_and_skips_its_dependent
 
     again = planner("plan", "--detailed-exitcode", str(write_plan(tmp_path, broken)))
     assert again.returncode == 2, again.stdout + again.stderr  # `after` is still to be updated
+
+
+def test_an_image_from_a_reserved_domain_never_pulls(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """`registry.invalid/x` resolves nowhere, so its pod waits in ErrImagePull and ImagePullBackOff with
+    the kubelet's words, and the apply fails rather than calling it ready."""
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: demo, namespace: {namespace}}}\n"
+        "workloads:\n  - name: web\n    image: registry.invalid/x\n",
+    )
+
+    applied = planner("apply", str(plan), "--timeout", "3s")
+    pods = kubectl(
+        "get", "pods", "-n", namespace, "-o", "jsonpath={.items[*].status.containerStatuses[*].state}"
+    )
+    events = kubectl("get", "events", "-n", namespace, "-o", "jsonpath={.items[*].message}")
+
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert '"reason":"ErrImagePull"' in pods.stdout or '"reason":"ImagePullBackOff"' in pods.stdout, (
+        pods.stdout
+    )
+    assert (
+        'Failed to pull image "registry.invalid/x": rpc error: code = Unknown desc = failed to pull and unpack '
+        'image "registry.invalid/x:latest"' in events.stdout
+    ), events.stdout
