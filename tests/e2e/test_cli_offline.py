@@ -137,6 +137,23 @@ def test_validate_reports_each_bad_file_once_and_never_blocks_on_them(tmp_path: 
     ]
 
 
+def test_validate_names_the_files_of_two_plans_declaring_one_object(tmp_path: Path) -> None:
+    for plan in ("a", "b", "c"):
+        namespace = ", namespace: other" if plan == "c" else ""
+        (tmp_path / f"{plan}.yaml").write_text(
+            f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {plan}{namespace}}}\n"
+            "configMaps:\n  - {name: c, data: {x: '1'}}\n"
+        )
+
+    result = planner("validate", ".", cwd=tmp_path)
+
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        'b.yaml:3:12: metadata.name: configmap/default/c is also declared by plan "a" (a.yaml): an object '
+        "belongs to one plan's ApplySet, so declare it in one of them"
+    ]
+
+
 def test_validate_json_prints_one_object_per_plan() -> None:
     result = planner("validate", "plans/web-stack.yaml", "-o", "json")
     assert result.returncode == 0, result.stderr
