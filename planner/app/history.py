@@ -106,16 +106,27 @@ def plan_sources(source: Source) -> dict[str, str]:
 
 def source_revision(file: str, given: str | None) -> str | None:
     """`--source-revision`, else `GIT_COMMIT`/`GITHUB_SHA`, else `git rev-parse HEAD` of the checkout
-    holding the plan file; None when none is known."""
+    holding the plan file, `-dirty` appended (as `git describe --dirty` does) when the plan file differs
+    from HEAD (changed, staged or untracked); None when none is known."""
     if given:
         return given
     for name in REVISION_ENVIRONMENT:
         if os.environ.get(name):
             return os.environ[name]
+    path = Path(file).resolve()
+    revision = _git(path.parent, "rev-parse", "HEAD")
+    if not revision:
+        return None
+    changed = _git(path.parent, "status", "--porcelain", "--untracked-files=all", "--", path.name)
+    return f"{revision}-dirty" if changed else revision
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    """What `git ARGS` prints in `directory`, stripped; None when it fails or git is missing."""
     try:
         found = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(file).resolve().parent,
+            ["git", *args],
+            cwd=directory,
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_SECONDS,
@@ -123,8 +134,7 @@ def source_revision(file: str, given: str | None) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    revision = found.stdout.strip()
-    return revision if found.returncode == 0 and revision else None
+    return found.stdout.strip() if found.returncode == 0 else None
 
 
 def record(
