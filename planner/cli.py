@@ -537,7 +537,7 @@ def reconcile_command(
     code = _reconcile_exit_code(outcomes)
     printer.finish(outcomes, exit_code=code)
     if metrics_file is not None:
-        write_metrics(metrics_file, outcomes)
+        write_metrics(metrics_file, outcomes, check=check)
     sys.exit(code)
 
 
