@@ -347,9 +347,11 @@ def plan_command(
     saved = str(out) if out is not None else None
     colour = sys.stdout.isatty() and not _no_color()
     pools = [result.pools for result in results]
-    click.echo(
-        formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=saved), nl=False
+    cluster = target.described() if output == "markdown" else None
+    shown = formatted(
+        changesets, output, colour=colour, graphs=graphs, pools=pools, saved=saved, cluster=cluster
     )
+    click.echo(shown, nl=False)
     app.check_data_loss(results)
     if out is not None:
         for warning in app.save_plans(out, results, options, target=target):
