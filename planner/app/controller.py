@@ -37,7 +37,7 @@ from pathlib import Path
 from planner.app.planning import RenderedPlan, render_loaded
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
 from planner.app.target import Target
-from planner.controller.health import HealthServer
+from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
 from planner.controller.workqueue import WorkQueue
@@ -48,6 +48,7 @@ from planner.kube.informer import EventType, Informer, Informers
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
+from planner.plan.limits import read_capped
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import secret_files
 from planner.state.lock import micro_time
@@ -64,6 +65,7 @@ class ControllerOptions:
     resync: float = 30.0
     poll: float = 2.0
     listen: str = "127.0.0.1:8081"
+    progress_deadline: float = 600.0  # /healthz fails when a work loop has not moved for this long
     leader_elect: bool = False
     lease_namespace: str | None = None
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
@@ -78,19 +80,17 @@ class _PlanFile:
     inputs: tuple[Path, ...] = ()  # the secret files it reads: a change to one is a change to the plan
 
 
-def _digest(path: Path, inputs: tuple[Path, ...]) -> str | None:
-    """sha256 over the plan file and each secret file it reads (one missing or unreadable counts as
-    such, so its coming back is a change too); None when the plan file cannot be read."""
-    try:
-        digest = hashlib.sha256(path.read_bytes())
-    except OSError:
-        return None
-    for each in inputs:
+def _digest(path: Path, inputs: tuple[Path, ...]) -> str:
+    """sha256 over the plan file and each secret file it reads, each read as a plan file is (regular
+    files only, never past the size limit, a FIFO never waited on). One that cannot be read counts as
+    its error, so it is reported once, and its coming back (or another error) is a change too."""
+    digest = hashlib.sha256()
+    for each in (path, *inputs):
         digest.update(b"\0" + os.fsencode(each) + b"\0")
         try:
-            digest.update(b"\1" + each.read_bytes())
-        except OSError:
-            digest.update(b"\2")
+            digest.update(b"\1" + read_capped(each)[1])
+        except OSError as error:
+            digest.update(b"\2" + str(error).encode())
     return digest.hexdigest()
 
 
@@ -127,12 +127,20 @@ class Controller:
         self.metrics.leader.labels(identity=self.identity).set(0)
         self.health: HealthServer | None = None
         self._was_leading = False
+        self.ticks = Heartbeat("the plan-file loop")
+        self.worker = Heartbeat("the worker")
 
     # --- probes ---
 
     def healthz(self) -> tuple[bool, str]:
         failed = [i.describe() for i in (self.claims, self.pods) if i is not None and i.failed]
-        return (not failed, f"informers failed: {', '.join(failed)}" if failed else "ok")
+        if failed:
+            return False, f"informers failed: {', '.join(failed)}"
+        for loop in (self.ticks, self.worker):
+            stalled = loop.stalled(self.options.progress_deadline)
+            if stalled is not None:
+                return False, stalled
+        return True, "ok"
 
     def readyz(self) -> tuple[bool, str]:
         if self.stopping.is_set():
@@ -168,11 +176,13 @@ class Controller:
         finally:
             self.stopping.set()
             self.run_stop.set()
+            self.notice("draining: /readyz answers 503; stopping the work in flight")
             self.queue.shut_down()
             worker.join()
             if self.elector is not None:
                 self.elector.release()
             self.informers.stop()
+            self.notice("drained: the work in flight has ended and every lock is released; exiting")
             self.health.stop()
         return 0
 
@@ -183,6 +193,7 @@ class Controller:
         now = time.monotonic()
         next_interval, next_resync = now + self.options.interval, now
         while not self.stopping.wait(min(self.options.poll, 0.5)):
+            self.ticks.beat()
             self._follow_leadership()
             self.refresh_plans()
             now = time.monotonic()
@@ -228,12 +239,13 @@ class Controller:
         for name, path in found.items():
             previous = known.get(name)
             inputs = previous.inputs if previous else ()
+            self.ticks.beat(f"reading {name}")
             digest = _digest(path, inputs)
-            if digest is None or (previous is not None and previous.digest == digest):
+            if previous is not None and previous.digest == digest:
                 continue
             loaded = self._load(path, digest)
             if loaded.inputs != inputs:  # the file names other secret files now: watch those
-                loaded = dataclasses.replace(loaded, digest=_digest(path, loaded.inputs) or digest)
+                loaded = dataclasses.replace(loaded, digest=_digest(path, loaded.inputs))
             with self.files_lock:
                 self.files[name] = loaded
             if loaded.problem:
@@ -283,7 +295,9 @@ class Controller:
 
     def _work(self) -> None:
         while True:
+            self.worker.beat()
             key = self.queue.get(timeout=0.5)
+            self.worker.beat(key or "")
             if key is None:
                 if self.stopping.is_set():
                     return

@@ -53,6 +53,7 @@ from planner.state.generations import (
     record_manifest,
     record_name,
     record_selector,
+    written_changes,
 )
 from planner.writes import KubeWriter
 
@@ -106,16 +107,27 @@ def plan_sources(source: Source) -> dict[str, str]:
 
 def source_revision(file: str, given: str | None) -> str | None:
     """`--source-revision`, else `GIT_COMMIT`/`GITHUB_SHA`, else `git rev-parse HEAD` of the checkout
-    holding the plan file; None when none is known."""
+    holding the plan file, `-dirty` appended (as `git describe --dirty` does) when the plan file differs
+    from HEAD (changed, staged or untracked); None when none is known."""
     if given:
         return given
     for name in REVISION_ENVIRONMENT:
         if os.environ.get(name):
             return os.environ[name]
+    path = Path(file).resolve()
+    revision = _git(path.parent, "rev-parse", "HEAD")
+    if not revision:
+        return None
+    changed = _git(path.parent, "status", "--porcelain", "--untracked-files=all", "--", path.name)
+    return f"{revision}-dirty" if changed else revision
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    """What `git ARGS` prints in `directory`, stripped; None when it fails or git is missing."""
     try:
         found = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(file).resolve().parent,
+            ["git", *args],
+            cwd=directory,
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_SECONDS,
@@ -123,8 +135,7 @@ def source_revision(file: str, given: str | None) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    revision = found.stdout.strip()
-    return revision if found.returncode == 0 and revision else None
+    return found.stdout.strip() if found.returncode == 0 else None
 
 
 def record(
@@ -149,6 +160,7 @@ def record(
         if run.ran and key in closure_runs
     }
     number = max([g.number for g in listed] + [known.number if known else 0]) + 1
+    previous = _last_hashes(client, recording, listed)
     failed = tuple(o.task for o in (*result.failed, *result.skipped))
     generation = Generation(
         plan=recording.plan,
@@ -166,7 +178,7 @@ def record(
         timeouts=recording.timeouts,
         closure=closure_of(recording.manifests, secret_data=options.secret_data),
         hashes=hashes_of(recording.manifests),
-        changes=changes_of(changeset.changes),
+        changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
         runs=runs,
         secret_data=options.secret_data,
     )
@@ -178,6 +190,26 @@ def record(
     for old in expired([g.number for g in listed] + [number], options.keep):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation
+
+
+def _written(result: ExecutionResult, writer: KubeWriter) -> set[ObjectRef]:
+    """The objects the run wrote: its finished tasks', and those of failed or interrupted tasks whose
+    write the server answered before the wait failed or the run stopped."""
+    return {
+        outcome.ref
+        for outcome in result.outcomes
+        if outcome.status in ("done", "not-waited")
+        or (outcome.status in ("failed", "interrupted") and writer.written.get(outcome.ref) is not None)
+    }
+
+
+def _last_hashes(client: KubeClient, recording: Recording, listed: list[Listed]) -> Mapping[str, str] | None:
+    """The hashes the latest recorded generation rendered; None when none is recorded (or readable)."""
+    if not listed:
+        return None
+    secret = get_or_none(client, SECRET, recording.namespace, record_name(recording.plan, listed[-1].number))
+    generation = generation_of(secret) if secret is not None else None
+    return generation.hashes if generation is not None else None
 
 
 # --- reading ------------------------------------------------------------------------------------------

@@ -138,6 +138,7 @@ def controller_options(
     resync: float,
     poll: float,
     listen: str,
+    progress_deadline: float,
     leader_elect: bool,
     lease_namespace: str | None,
     lease_duration: float,
@@ -147,6 +148,10 @@ def controller_options(
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
         raise UsageError("--renew-deadline must be shorter than --lease-duration")
+    applying = apply_options(**apply_flags)
+    longest_reconcile = (applying.timeout or 0.0) + applying.lock.timeout
+    if not progress_deadline > longest_reconcile:
+        raise UsageError("--progress-deadline must be longer than --timeout plus --lock-timeout")
     timings = ElectionTimings(
         lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period
     )
@@ -156,10 +161,11 @@ def controller_options(
         resync=resync,
         poll=poll,
         listen=listen,
+        progress_deadline=progress_deadline,
         leader_elect=leader_elect,
         lease_namespace=lease_namespace,
         timings=timings,
-        reconcile=ReconcileOptions(apply=apply_options(**apply_flags)),
+        reconcile=ReconcileOptions(apply=applying),
     )
 
 

@@ -18,13 +18,21 @@ from typing import Any
 from planner.app.target import Target
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
-from planner.errors import ApiError, EmptyPlanError, ForbiddenError, NotFoundError, PlanError, PlannerError
+from planner.errors import (
+    ApiError,
+    Diagnostic,
+    EmptyPlanError,
+    ForbiddenError,
+    NotFoundError,
+    PlanError,
+    PlannerError,
+)
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, for_manifest
 from planner.kube.client import KubeClient
 from planner.live import LiveState, read_live
 from planner.monitor.pools import PoolStatus, pool_status
-from planner.objects import FIELD_MANAGER, Manifest, ObjectRef
+from planner.objects import FIELD_MANAGER, Manifest, ObjectRef, ref_of
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import limit_diagnostics, plan_namespace, render
 from planner.state.applyset import digest_key, parent_ref
@@ -81,9 +89,36 @@ def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedP
         for plan in loaded.plans
     ]
     problems = [found for item in rendered for found in limit_diagnostics(item.plan, list(item.manifests))]
+    problems += _declared_twice(rendered)
     if problems:
         raise PlanError(problems)
     return rendered
+
+
+def _declared_twice(rendered: list[RenderedPlan]) -> list[Diagnostic]:
+    """An object two plans render (Namespaces aside, which plans share) would belong to two ApplySets:
+    whichever applies second fails on ownership. Said once per later plan and object, naming the first."""
+    first: dict[ObjectRef, RenderedPlan] = {}
+    problems = []
+    for each in rendered:
+        for manifest in each.manifests:
+            ref = ref_of(manifest)
+            if ref.kind == NAMESPACE.kind and not ref.group:
+                continue
+            earlier = first.setdefault(ref, each)
+            if earlier is not each and earlier.plan.name != each.plan.name:
+                source, where = each.plan.source, each.plan.source.position("metadata.name")
+                problems.append(
+                    Diagnostic(
+                        source.file,
+                        where.line,
+                        where.column,
+                        "metadata.name",
+                        f'{ref} is also declared by plan "{earlier.plan.name}" ({earlier.plan.source.file}): '
+                        "an object belongs to one plan's ApplySet, so declare it in one of them",
+                    )
+                )
+    return problems
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:

@@ -9,7 +9,7 @@ from functools import cached_property
 from planner.errors import ForbiddenError, NotFoundError
 from planner.kinds import NAMESPACE
 from planner.kube.client import ClientOptions, KubeClient, resource_path
-from planner.kube.config import default_namespace
+from planner.kube.config import choose_context, default_namespace
 from planner.objects import metadata_of
 from planner.state.savedplan import ClusterIdentity
 
@@ -40,6 +40,12 @@ class Target:
         if "client" in self.__dict__:  # cached_property keeps its value in the instance's __dict__
             moved.__dict__["client"] = self.client
         return moved
+
+    def described(self) -> str:
+        """The cluster as a reader of a plan knows it: the server URL and the kubeconfig context."""
+        chosen = choose_context(kubeconfig=self.kubeconfig, context=self.context)
+        where = f"kubeconfig context `{chosen.context}`" if chosen.context else "in-cluster credentials"
+        return f"`{self.client.host}` ({where})"
 
     def identity(self) -> ClusterIdentity:
         """Which cluster this really is: its `kube-system` Namespace's uid (one GET; "" without the

@@ -20,10 +20,10 @@ from planner.app.target import Target
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.live import read_parents
+from planner.live import get_or_none, read_parents
 from planner.monitor import Monitor
 from planner.monitor.status import StatusRow, status_rows
 from planner.objects import (
@@ -42,7 +42,8 @@ from planner.render.identity import (
     sandbox_runtime_id,
     workload_runtime_id,
 )
-from planner.state.applyset import RunRecord, run_records
+from planner.state.applyset import RunRecord, current_generation, run_records
+from planner.state.generations import CONVERGED
 from planner.state.lock import Notice
 from planner.state.savedplan import is_saved_plan
 from planner.writes import KubeWriter
@@ -320,20 +321,39 @@ def follow(
 STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
 
 
-def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> list[RuntimeID]:
+def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> tuple[list[RuntimeID], frozenset[str]]:
     """Runtime IDs from the arguments: each one with a `|` is a runtime ID, a plan file or directory
     lists its workloads and sandboxes in plan order, and a plan name (`NAME`, `NS/NAME`) those its
-    current generation applied. Every argument is checked before any request."""
+    current generation applied. Every argument is checked before any request. Also the objects of those
+    plans their current generation's apply never created (`_never_created`)."""
     ids = [RuntimeID.parse(a) for a in arguments if "|" in a]
     paths = [a for a in arguments if "|" not in a and Path(a).exists()]
     named = selected_plans([a for a in arguments if "|" not in a and not Path(a).exists()], target=target)
+    never: frozenset[str] = frozenset()
     if paths:
         _, rendered = render_plans(paths, target=target)
         for each in rendered:
             ids += plan_runtime_ids(each.plan, each.default_namespace)
+            never |= _never_created(target.client, each.plan.name, each.namespace)
     for ref in named:
         ids += applied_runtime_ids(target.client, ref)
-    return list(dict.fromkeys(ids))
+        never |= _never_created(target.client, ref.name, ref.namespace)
+    return list(dict.fromkeys(ids)), never
+
+
+def _never_created(client: KubeClient, plan: str, namespace: str) -> frozenset[str]:
+    """The objects (`deployment/ns/web`) whose create the plan's current generation failed or skipped —
+    a workload skipped because its dependency failed: absent, it was never created, not deleted."""
+    current = current_generation(get_or_none(client, SECRET, namespace, plan))
+    if current is None or current.result == CONVERGED:
+        return frozenset()
+    try:
+        generation = read_generation(client, plan, namespace, current.number)
+    except PlannerError:
+        return frozenset()  # pruned or unreadable: nothing to tell
+    return frozenset(
+        task.removeprefix("create ") for task in generation.failed_tasks if task.startswith("create ")
+    )
 
 
 def applied_runtime_ids(client: KubeClient, ref: PlanRef) -> list[RuntimeID]:
@@ -349,7 +369,7 @@ def applied_runtime_ids(client: KubeClient, ref: PlanRef) -> list[RuntimeID]:
 
 
 def _cache_rows(
-    informers: Informers, rids: Sequence[RuntimeID], scope: frozenset[str], now: float
+    informers: Informers, rids: Sequence[RuntimeID], scope: frozenset[str], now: float, never: frozenset[str]
 ) -> list[StatusRow]:
     def lookup(kind: KindInfo, namespace: str, name: str) -> Manifest | None:
         return informers.informer(kind, namespaces=scope).get(namespace, name)
@@ -362,7 +382,7 @@ def _cache_rows(
             if metadata_of(p).get("namespace") == namespace and labels_of(p).get(LABEL_WORKLOAD) == name
         ]
 
-    return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now)
+    return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now, never_created=never)
 
 
 def status(
@@ -376,7 +396,7 @@ def status(
 ) -> list[StatusRow]:
     """Rows for the runtime IDs (or plans) given, read through one informer per kind; `on_rows` gets them
     once, and with `watch` again whenever they change, until `timeout` (None: until interrupted)."""
-    rids = status_runtime_ids(arguments, target=target)
+    rids, never_created = status_runtime_ids(arguments, target=target)
     if not rids:
         raise PlannerError("name runtime IDs or plan files")
     clock = clock or SystemClock()
@@ -388,13 +408,13 @@ def status(
             informer = informers.informer(kind, namespaces=scope)
             informer.wait_until_synced(60.0)
             informer.subscribe(lambda _type, _obj: changed.set())
-        rows = _cache_rows(informers, rids, scope, clock.now())
+        rows = _cache_rows(informers, rids, scope, clock.now(), never_created)
         on_rows(rows)
         deadline = None if timeout is None else clock.now() + timeout
         while watch and (deadline is None or clock.now() < deadline):
             changed.wait(1.0 if deadline is None else max(0.0, min(1.0, deadline - clock.now())))
             changed.clear()
-            fresh = _cache_rows(informers, rids, scope, clock.now())
+            fresh = _cache_rows(informers, rids, scope, clock.now(), never_created)
             if _without_age(fresh) != _without_age(rows):
                 rows = fresh
                 on_rows(rows)

@@ -35,6 +35,12 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     metavar="HOST:PORT",
     help="Serve /healthz, /readyz and /metrics here (port 0: any free port).",
 )
+@options.duration(
+    "--progress-deadline",
+    default="10m",
+    help="/healthz fails when the worker or the plan-file loop has not moved for this long (longer than "
+    "--timeout plus --lock-timeout: a reconcile may take that).",
+)
 @options.flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes.")
 @click.option(
     "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."

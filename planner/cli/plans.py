@@ -82,7 +82,9 @@ def plan_command(
     """
     plan_options = app.plan_options(**flags)
     loaded, results = app.plan(plans, target=target, options=plan_options)
-    printers.results.planned(loaded, results, output, colour=options.colour(), graph=graph, saved=out)
+    printers.results.planned(
+        loaded, results, output, colour=options.colour(), graph=graph, saved=out, cluster=target.described
+    )
     app.check_data_loss(results)
     for warning in app.save_plans(out, results, plan_options, target=target) if out is not None else ():
         click.echo(f"warning: {warning}", err=True)
@@ -163,16 +165,17 @@ def reconcile_command(
     failed).
     """
     printer = printers.ReconcilePrinter(output)
+    reconciling = app.reconcile_options(**flags)
     with terminate_as_interrupt():
         outcomes = app.reconcile(
             paths,
             target=target,
-            options=app.reconcile_options(**flags),
+            options=reconciling,
             notice=notice,
             on_outcome=printer.outcome,
         )
     code = app.reconcile_exit_code(outcomes)
     printer.finish(outcomes, exit_code=code)
     if metrics_file is not None:
-        printers.write_metrics(metrics_file, outcomes)
+        printers.write_metrics(metrics_file, outcomes, check=reconciling.check)
     exit_with(code)

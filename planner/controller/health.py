@@ -1,55 +1,81 @@
-"""`/healthz`, `/readyz` and `/metrics` over HTTP, from a daemon thread.
+"""`/healthz`, `/readyz` and `/metrics` over HTTP, from one event-loop thread.
 
-`/healthz` is 200 while the process runs and no informer has failed for good; `/readyz` is 200 once
-the informers have synced and, with leader election, while this replica leads or stands by healthily
-(it has read the Lease within the lease duration), and 503 from the moment shutdown begins;
-`/metrics` is the Prometheus text format of the controller's registry.
+`/healthz` is 200 while the process runs, no informer has failed for good and no work loop has stalled
+(`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
+replica leads or stands by healthily, and 503 from the moment shutdown begins; `/metrics` is the
+Prometheus text format of the controller's registry.
+
+A kubelet's probe must be answered whatever else connects: the server is asyncio (an idle or
+half-sent connection holds no thread), a request head must arrive within `READ_TIMEOUT`, and at most
+`MAX_CONNECTIONS` are open — a new one closes the oldest that has not sent its request yet. Each answer
+closes its connection (`Connection: close`), as a probe expects nothing more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 Probe = Callable[[], tuple[bool, str]]  # (ok, a sentence saying why)
 
+READ_TIMEOUT = 5.0
+WRITE_TIMEOUT = 5.0
+MAX_CONNECTIONS = 256
+MAX_HEAD_BYTES = 8192
+_TEXT = "text/plain; charset=utf-8"
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    503: "Service Unavailable",
+}
+
+
+class Heartbeat:
+    """When a loop last made progress, and what it was doing then. A loop that has not beaten for its
+    deadline is stalled (a blocked read, a wait that never ends): `/healthz` says so and fails, so the
+    kubelet restarts the replica rather than it hanging on, healthy by appearance."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._last = time.monotonic()
+        self._doing = ""
+
+    def beat(self, doing: str = "") -> None:
+        self._last, self._doing = time.monotonic(), doing
+
+    def stalled(self, deadline: float) -> str | None:
+        """A sentence when the loop has made no progress for `deadline` seconds, else None."""
+        silent = time.monotonic() - self._last
+        if silent <= deadline:
+            return None
+        doing = f" (at {self._doing})" if self._doing else ""
+        return f"{self.name} has made no progress for {silent:.0f}s{doing}"
+
 
 class HealthServer:
     def __init__(self, listen: str, *, healthz: Probe, readyz: Probe, registry: CollectorRegistry) -> None:
         host, _, port = listen.rpartition(":")
-        routes = {"/healthz": healthz, "/readyz": readyz}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/metrics":
-                    self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
-                elif path in routes:
-                    ok, why = routes[path]()
-                    self._send(200 if ok else 503, f"{why}\n".encode(), "text/plain; charset=utf-8")
-                else:
-                    self._send(404, b"not found\n", "text/plain; charset=utf-8")
-
-            def _send(self, status: int, body: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                return  # probes every few seconds would drown the controller's own log
-
-        self.server = ThreadingHTTPServer((host.strip("[]") or "0.0.0.0", int(port)), Handler)
-        self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, name="health", daemon=True)
+        self._routes = {"/healthz": healthz, "/readyz": readyz}
+        self._registry = registry
+        self._loop = asyncio.new_event_loop()
+        self._waiting: dict[
+            asyncio.StreamWriter, None
+        ] = {}  # connections yet to send a request, oldest first
+        self._open: set[asyncio.StreamWriter] = set()
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._serve, host.strip("[]") or "0.0.0.0", int(port), limit=MAX_HEAD_BYTES)
+        )
+        self._thread = threading.Thread(target=self._loop.run_forever, name="health", daemon=True)
 
     @property
     def address(self) -> str:
-        host, port = self.server.server_address[:2]
+        host, port = self._server.sockets[0].getsockname()[:2]
         return f"{host!s}:{port}"
 
     def start(self) -> HealthServer:
@@ -57,5 +83,50 @@ class HealthServer:
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _close(self) -> None:
+        self._server.close()
+        for writer in list(self._open):
+            writer.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._open.add(writer)
+        self._waiting[writer] = None
+        if len(self._open) > MAX_CONNECTIONS:
+            oldest = next(iter(self._waiting))
+            del self._waiting[oldest]
+            oldest.close()
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
+            self._waiting.pop(writer, None)
+            writer.write(self._answer(head))
+            await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT)
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass  # gone, too slow or too long: nothing is owed
+        finally:
+            self._waiting.pop(writer, None)
+            self._open.discard(writer)
+            writer.close()
+
+    def _answer(self, head: bytes) -> bytes:
+        method, path, *_ = [*head.split(b"\r\n", 1)[0].decode("latin-1").split(" "), "", ""]
+        path = path.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            status, body, content_type = 405, b"method not allowed\n", _TEXT
+        elif path == "/metrics":
+            status, body, content_type = 200, generate_latest(self._registry), CONTENT_TYPE_LATEST
+        elif path in self._routes:
+            ok, why = self._routes[path]()
+            status, body, content_type = (200 if ok else 503), f"{why}\n".encode(), _TEXT
+        else:
+            status, body, content_type = 404, b"not found\n", _TEXT
+        header = (
+            f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        return header.encode() + (b"" if method == "HEAD" else body)

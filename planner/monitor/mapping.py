@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
@@ -55,6 +56,7 @@ class End:
     message: str
     uid: str | None = None
     exit_code: int | None = None  # a failed Job's container's
+    at: float | None = None  # when, by the object's own timestamps (a replayed end keeps its time)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +67,7 @@ class Observation:
     uid: str | None = None
     started_uid: str | None = None
     started_message: str = ""
+    started_at: float | None = None  # when, by the object's own timestamps
     end: End | None = None
 
 
@@ -92,6 +95,16 @@ def _condition(obj: Manifest, kind: str) -> Mapping[str, Any] | None:
 
 def _reason_text(condition: Mapping[str, Any], fallback: str) -> str:
     return str(condition.get("message") or condition.get("reason") or fallback)
+
+
+def _time(stamp: object) -> float | None:
+    """Seconds since the epoch of an RFC 3339 timestamp the API server wrote; None when there is none."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _gone(what: str) -> Observation:
@@ -128,10 +141,24 @@ def job_observation(
     if failed is not None and failed.get("status") == "True":
         outcome = run_outcome(job, pods())
         code = outcome.exit_code if outcome is not None else None
-        end = End(type="ContainerFailed", message=_reason_text(failed, JOB_FAILED), uid=uid, exit_code=code)
+        end = End(
+            type="ContainerFailed",
+            message=_reason_text(failed, JOB_FAILED),
+            uid=uid,
+            exit_code=code,
+            at=_time(failed.get("lastTransitionTime")),
+        )
     elif _count(job, "succeeded") > 0:
-        end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
-    return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+        end = End(
+            type="ContainerExited",
+            message=EXIT_SUCCESS,
+            uid=uid,
+            at=_time(_status(job).get("completionTime")),
+        )
+    started_at = _time(_status(job).get("startTime"))
+    return Observation(
+        uid=uid, started_uid=started_uid, started_message=message, started_at=started_at, end=end
+    )
 
 
 def _recorded_run(record: RunRecord, describe: str) -> Observation:
@@ -179,10 +206,26 @@ def deployment_observation(deployment: Manifest | None, *, describe: str = "depl
     end: End | None = None
     failure = _deployment_failure(deployment)
     if failure is not None:
-        end = End(type="ContainerFailed", message=failure, uid=uid)
+        end = End(type="ContainerFailed", message=failure, uid=uid, at=_failed_at(deployment))
     elif wanted == 0 and _count(deployment, "replicas") == 0:
         end = End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid)
-    return Observation(uid=uid, started_uid=started_uid, started_message=message, end=end)
+    available = _condition(deployment, "Available")
+    started_at = (
+        _time(available.get("lastTransitionTime"))
+        if available and available.get("status") == "True"
+        else None
+    )
+    return Observation(
+        uid=uid, started_uid=started_uid, started_message=message, started_at=started_at, end=end
+    )
+
+
+def _failed_at(deployment: Manifest) -> float | None:
+    for kind in ("ReplicaFailure", "Progressing"):
+        condition = _condition(deployment, kind)
+        if condition is not None:
+            return _time(condition.get("lastTransitionTime"))
+    return None
 
 
 # --- Sandbox ---------------------------------------------------------------------------------------

@@ -353,7 +353,7 @@ class Monitor:
         kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
         failure = {"exit_code": transition.exit_code} if transition.type == "ContainerFailed" else {}
         return _EVENT_CLASSES[transition.type](
-            time=self.clock.now(),
+            time=transition.at if transition.at is not None else self.clock.now(),
             message=transition.message,
             object=f"{kind}/{runtime_id.namespace}/{runtime_id.name}",
             runtime_id=str(runtime_id),

@@ -45,6 +45,7 @@ class Transition:
     message: str
     uid: str
     exit_code: int | None = None
+    at: float | None = None  # when it happened by the objects' own timestamps; None: as it is seen
 
     def event_id(self, runtime_id: str) -> str:
         return event_id(runtime_id, self.uid, self.type)
@@ -76,11 +77,18 @@ def advance(state: WorkloadState, seen: Observation) -> tuple[WorkloadState, tup
     if state.phase == "created" and seen.started_uid is not None:
         state = replace(state, phase="started", started_uid=seen.started_uid)
         transitions.append(
-            Transition(type="ContainerStarted", message=seen.started_message, uid=seen.started_uid)
+            Transition(
+                type="ContainerStarted",
+                message=seen.started_message,
+                uid=seen.started_uid,
+                at=seen.started_at,
+            )
         )
     if seen.end is not None:
         uid = seen.end.uid if seen.end.uid is not None else (state.started_uid or state.uid)
         state = replace(state, phase=_PHASE_OF_END[seen.end.type])
         end = seen.end
-        transitions.append(Transition(type=end.type, message=end.message, uid=uid, exit_code=end.exit_code))
+        transitions.append(
+            Transition(type=end.type, message=end.message, uid=uid, exit_code=end.exit_code, at=end.at)
+        )
     return state, tuple(transitions)

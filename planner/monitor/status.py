@@ -2,6 +2,8 @@
 
 READY is what kubectl shows for the workload itself: a Deployment's ready replicas over its desired
 ones (`kubectl get deploy`), a Job's or sandbox's newest pod's ready containers over its containers.
+As READY counts a Deployment's old pods too, its MESSAGE says what `kubectl rollout status` would while
+a rollout has not finished (`rollout not finished: updated 1/2`) or has failed.
 The other pod columns are what `kubectl get pods` shows for the workload's newest pod (label
 `gobrave-workload=<name>`): RESTARTS summed over containers, and STATUS
 by kubectl's rules — an init container's trouble or progress first (`Init:ExitCode:1`,
@@ -14,6 +16,7 @@ kubectl's short duration of the workload's own object.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,8 +26,9 @@ from planner.monitor.lifecycle import primary_object
 from planner.monitor.mapping import Observation
 from planner.monitor.monitor import Lookup, observe
 from planner.monitor.state import CREATED, advance
-from planner.objects import Manifest, metadata_of, newest
+from planner.objects import Manifest, ObjectRef, metadata_of, newest
 from planner.render.identity import RuntimeID
+from planner.wait.readiness import ReadinessContext, deployment
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +177,7 @@ def status_row(
     ready = f"{summary.ready}/{summary.total}" if summary else None
     if own is not None and own.get("kind") == "Deployment":
         ready = replicas_ready(own)
+        message = _rollout_message(own, now) or message
     return StatusRow(
         runtime_id=runtime_id,
         state=state.phase.capitalize(),
@@ -184,19 +189,45 @@ def status_row(
     )
 
 
+def _rollout_message(deployment_object: Manifest, now: float) -> str | None:
+    """What `kubectl rollout status` would say of a rollout that has not finished (or has failed);
+    None once it has. READY counts old pods too, so without this a stuck update reads as ready."""
+    if (deployment_object.get("status") or {}).get("observedGeneration") is None:
+        return None  # no controller has looked at it yet: nothing has rolled out, nothing to correct
+    verdict = deployment(deployment_object, ReadinessContext(now=now))
+    if verdict.status == "Current":
+        return None
+    return f"rollout {'failed' if verdict.status == 'Failed' else 'not finished'}: {verdict.message}"
+
+
 PodsOf = Callable[[str, str], Sequence[Manifest]]  # (namespace, workload name) -> its pods
 
 
+NOT_CREATED = "NotCreated"
+
+
 def status_rows(
-    runtime_ids: Iterable[RuntimeID], *, lookup: Lookup, pods_of: PodsOf, now: float
+    runtime_ids: Iterable[RuntimeID],
+    *,
+    lookup: Lookup,
+    pods_of: PodsOf,
+    now: float,
+    never_created: frozenset[str] = frozenset(),
 ) -> list[StatusRow]:
     """A row per runtime ID, reading objects through `lookup(kind, namespace, name)` and a workload's
-    pods (label `gobrave-workload=<name>`) through `pods_of`."""
+    pods (label `gobrave-workload=<name>`) through `pods_of`. An absent object that `never_created`
+    names (`deployment/ns/web`: its plan's last apply failed or skipped its create) is `NotCreated`,
+    not `Deleted`: nothing was ever there to delete."""
     rows = []
     for rid in runtime_ids:
         seen, _ = observe(rid, lookup)
         kind, name = primary_object(rid)
         own = lookup(kind, rid.namespace, name)
         pod = newest(pods_of(rid.namespace, rid.name))
-        rows.append(status_row(str(rid), seen=seen, own=own, pod=pod, now=now))
+        row = status_row(str(rid), seen=seen, own=own, pod=pod, now=now)
+        ref = str(ObjectRef.of(kind, name, rid.namespace))
+        if own is None and ref in never_created:
+            message = f"{ref} was never created: the plan's last apply failed or skipped it"
+            row = dataclasses.replace(row, state=NOT_CREATED, message=message)
+        rows.append(row)
     return rows

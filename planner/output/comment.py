@@ -2,7 +2,8 @@
 rest as a comment can hold.
 
 One comment for all the plans of a run: a caution first when any change destroys data (each such object,
-and whether `--allow-data-loss` was given), then per plan a heading, the generation the cluster is at
+and whether `--allow-data-loss` was given), the cluster it was planned against (server URL and
+kubeconfig context, so a reviewer sees a plan made against the wrong cluster), then per plan a heading, the generation the cluster is at
 (once one was recorded), its summary line, its warm pools' members, a table of changes — a create with
 its key fields (images, replicas, ports, resources, sizes, data keys; never a value of a Secret) — its
 ownership conflicts, and its field changes (and `--graph`'s Mermaid chart of the tasks) folded in `<details>`. Parts are
@@ -57,11 +58,12 @@ def to_markdown(
     graphs: Sequence[str] = (),
     pools: Sequence[Sequence[PoolStatus]] = (),
     saved: str | None = None,
+    cluster: str | None = None,
     limit: int = LIMIT,
 ) -> str:
     """The comment for these plans (with each plan's Mermaid chart when `graphs` are given, its warm pools'
     members from `pools`), at most `limit` characters long; `saved` is the saved plan (`--out`) that the
-    note about a cut points to."""
+    note about a cut points to; `cluster` says which cluster it was planned against."""
     plans = [
         _Plan.of(
             changeset,
@@ -71,14 +73,16 @@ def to_markdown(
         for i, changeset in enumerate(changesets)
     ]
     caution = _caution(changesets)
-    room = limit - _NOTE_ROOM - _size(caution) - sum(_size(plan.fixed) + _WRAPPING for plan in plans)
+    against = [f"*planned against the cluster at {cluster}*"] if cluster else []
+    room = limit - _NOTE_ROOM - _size(caution) - _size(against)
+    room -= sum(_size(plan.fixed) + _WRAPPING for plan in plans)
     # A chart is bounded (large graphs are drawn collapsed) and sums up every change, so it goes first;
     # one too big to fit is left out without taking the tables' room.
     tasks = _Fill(room, [[plan.graph] if plan.graph else [] for plan in plans])
     rows = _Fill(tasks.room, [[(row,) for row in plan.rows] for plan in plans])
     details = rows.then([list(plan.details) for plan in plans])
     kept = zip(plans, rows.kept, details.kept, tasks.kept, strict=True)
-    parts = [caution, _note(plans, rows.kept, details.kept, tasks.kept, saved)]
+    parts = [caution, _note(plans, rows.kept, details.kept, tasks.kept, saved), against]
     parts += [plan.markdown(rows=r, details=d, graph=bool(t)) for plan, r, d, t in kept]
     return "\n\n".join("\n".join(part) for part in parts if part) + "\n"
 

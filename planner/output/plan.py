@@ -153,13 +153,15 @@ def formatted(
     graphs: Sequence[str] = (),
     pools: Sequence[Sequence[PoolStatus]] = (),
     saved: str | None = None,
+    cluster: str | None = None,
 ) -> str:
     """The ChangeSets of one `plan` run in its `-o` format: `text` (coloured when asked) or `json` lines,
     each plan followed by its task list when `graphs` are given (`--graph`), or `markdown`: one
-    pull-request comment for them all (`saved` names the `--out` file it points to when it is cut).
-    Each plan shows its warm pools' members, `pools[i]` for `changesets[i]`."""
+    pull-request comment for them all (`saved` names the `--out` file it points to when it is cut,
+    `cluster` the cluster it was planned against). Each plan shows its warm pools' members, `pools[i]`
+    for `changesets[i]`."""
     if output == "markdown":
-        return to_markdown(changesets, graphs=graphs, pools=pools, saved=saved)
+        return to_markdown(changesets, graphs=graphs, pools=pools, saved=saved, cluster=cluster)
     printed = [
         to_json_lines(c, pools=pooled) if output == "json" else to_text(c, colour=colour, pools=pooled)
         for c, pooled in zip(changesets, _padded(pools, len(changesets)), strict=True)

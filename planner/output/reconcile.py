@@ -1,13 +1,14 @@
 """What `reconcile` prints, and the metrics file it writes for node_exporter's textfile collector.
 
 Text: a table (PLAN, NAMESPACE, RESULT, CHANGES, DURATION, MESSAGE) once every plan is done, then for
-each plan with changes one line per change naming its cause (drift or pending), and the whole message
-of each failure. JSON: one `Reconciled` record per plan as it finishes, then one `ReconcileSummary`.
+each plan with changes one line per change naming its cause (drift or pending), under it each field that
+differs as `plan` shows it, and the whole message of each failure. JSON: one `Reconciled` record per plan as it finishes, then one `ReconcileSummary`.
 
 Metrics (Prometheus text format, labels `plan` and `namespace`; a plan file that did not load is
 labelled with its path and an empty namespace): `planner_reconcile_last_run_timestamp_seconds`,
 `planner_reconcile_last_success_timestamp_seconds` (carried over from the previous file for a plan that
-did not succeed this time, so "no success for 2 h" can be alerted on), `planner_reconcile_drift_objects`,
+did not succeed this time, and for every plan of a `--check` run, which reconciles nothing, so "no
+success for 2 h" can be alerted on), `planner_reconcile_drift_objects`,
 `planner_reconcile_pending_objects`, `planner_reconcile_failed` (1 or 0) and
 `planner_reconcile_duration_seconds`. prometheus-client writes the file atomically (a temporary file
 renamed over it), so the collector never reads half of one.
@@ -26,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from planner.app import PlanOutcome
 from planner.app.reconciling import Result
-from planner.output.changes import ACTIONS, SYMBOLS, VERBS
+from planner.output.changes import ACTIONS, SYMBOLS, VERBS, field_line
 from planner.output.lines import LinePrinter, aligned, now_rfc3339
 
 COLUMNS = ("PLAN", "NAMESPACE", "RESULT", "CHANGES", "DURATION", "MESSAGE")
@@ -65,6 +66,7 @@ def _change_lines(outcome: PlanOutcome) -> list[str]:
         reason = f" ({change.reason})" if change.reason else ""
         symbol = SYMBOLS[change.action].rjust(3)
         lines.append(f"  {change.cause:<7} {symbol} {VERBS[change.action]} {change.ref}{reason}")
+        lines += [f"              {field_line(change, field)}" for field in change.fields]
     return lines
 
 
@@ -170,8 +172,9 @@ def previous_successes(path: Path) -> dict[tuple[str, str], float]:
     }
 
 
-def write_metrics(path: Path, outcomes: Sequence[PlanOutcome]) -> None:
-    """The metrics of this run (see the module docstring), written atomically over `path`."""
+def write_metrics(path: Path, outcomes: Sequence[PlanOutcome], *, check: bool = False) -> None:
+    """The metrics of this run (see the module docstring), written atomically over `path`; `check`: the
+    run only looked, so no plan's last success moves."""
     registry = CollectorRegistry()
 
     def gauge(name: str, documentation: str) -> Gauge:
@@ -187,7 +190,7 @@ def write_metrics(path: Path, outcomes: Sequence[PlanOutcome]) -> None:
     for outcome in outcomes:
         labels = _labels(outcome)
         last_run.labels(*labels).set(outcome.finished)
-        succeeded = outcome.finished if outcome.result in SUCCEEDED else before.get(labels)
+        succeeded = outcome.finished if outcome.result in SUCCEEDED and not check else before.get(labels)
         if succeeded is not None:
             last_success.labels(*labels).set(succeeded)
         drift.labels(*labels).set(outcome.drift)

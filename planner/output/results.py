@@ -73,6 +73,7 @@ def planned(
     colour: bool,
     graph: bool = False,
     saved: Path | None = None,
+    cluster: Callable[[], str] | None = None,
 ) -> None:
     """`plan` (and `rollback --dry-run`): the changes of every plan, with its task list under --graph (a
     Mermaid chart in a markdown comment), or only the picture of its tasks (`-o mermaid|dot|svg`)."""
@@ -91,7 +92,10 @@ def planned(
         )
     pools = [result.pools for result in results]
     where = str(saved) if saved is not None else None
-    _echo(formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=where))
+    against = cluster() if cluster is not None and output == "markdown" else None  # named in a PR comment
+    _echo(
+        formatted(changesets, output, colour=colour, graphs=graphs, pools=pools, saved=where, cluster=against)
+    )
 
 
 def applied(run: ApplyRun | ApplyResult, printer: ApplyPrinter, output: str) -> None:

@@ -10,8 +10,10 @@ The rest, and why: docs/architecture.md ("Module notes", plan/limits.py).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +40,11 @@ _FORBIDDEN = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\u
 
 
 def read_text(path: Path) -> str | Diagnostic:
-    """The file's text, or the diagnostic that says why it is not read: too large, unreadable, not
-    UTF-8, or holding a control character."""
+    """The file's text, or the diagnostic that says why it is not read: too large, unreadable, not a
+    regular file, not UTF-8, or holding a control character."""
     name = str(path)
     try:
-        with path.open("rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
-            data = stream.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
+        size, data = read_capped(path)
     except OSError as error:
         return Diagnostic(name, 1, 1, "", f"cannot read plan file: {error.strerror or error}")
     if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
@@ -75,6 +75,44 @@ def read_text(path: Path) -> str | Diagnostic:
             f'"\\u{code:04x}")',
         )
     return text
+
+
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[int, bytes]:
+    """(the size the file says it has, at most `limit` + 1 of its bytes) of the regular file at
+    `path`, following symlinks (a ConfigMap volume's files are links). Anything else is an OSError with
+    a sentence: a FIFO is never opened for blocking reads, a device never read, a symlink loop is
+    ELOOP, and however large the file or whatever it claims (`/proc`), no more than `limit` + 1 bytes
+    are ever held."""
+    _regular(os.stat(path).st_mode)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(descriptor)
+        _regular(info.st_mode)  # it may have been swapped since the stat
+        chunks, wanted = [], limit + 1
+        while wanted > 0:
+            chunk = os.read(descriptor, min(wanted, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            wanted -= len(chunk)
+        return info.st_size, b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def _regular(mode: int) -> None:
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            raise OSError(errno.EINVAL, f"{what}, not a regular file")
 
 
 def _mebibytes(size: int) -> str:

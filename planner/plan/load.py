@@ -11,7 +11,9 @@ start with `.` (`.git`, a ConfigMap volume's `..data`) and not following symlink
 `*.yaml`/`*.yml` files that say they are plans: a top-level `kind: Plan` or `apiVersion: planner.dev/…`
 line. Other YAML (Kubernetes manifests, CI configuration, Helm values) is left alone, while a plan with
 a misspelt `kind` is still found and reported. Files are taken in path order, component by component
-(`a/z.yaml` before `b.yaml`), each once however often it is named.
+(`a/z.yaml` before `b.yaml`), each once however often it is named. A `*.yaml` that is no readable
+regular file (a symlink loop, a FIFO, a device, no permission) is kept, so loading reports it — one
+diagnostic with its path — while the others load; no file is read past the size limit plus one byte.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
+from planner.plan.limits import read_capped
 from planner.plan.model import Plan
 from planner.plan.schema_check import check_schema
 from planner.plan.secrets import resolve_secrets
@@ -75,7 +78,7 @@ def _plan_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[Diagnosti
     problems: list[Diagnostic] = []
     for path in map(Path, paths):
         found = _plan_files_at(path)
-        if not path.exists():
+        if not os.path.lexists(path):  # a symlink loop exists; reading it says what it is
             problems.append(Diagnostic(str(path), 1, 1, "", "no such file or directory"))
         elif not found:
             problems.append(
@@ -104,16 +107,17 @@ def _plan_files_at(path: Path) -> list[Path]:
 
 def _says_it_is_a_plan(file: Path) -> bool:
     try:
-        return SAYS_IT_IS_A_PLAN.search(file.read_text(errors="replace")) is not None
+        _, head = read_capped(file)
     except OSError:
-        return True  # unreadable: loading it says why
+        return True  # unreadable, a symlink loop, a FIFO or a device: loading it says which, once
+    return SAYS_IT_IS_A_PLAN.search(head.decode(errors="replace")) is not None
 
 
 def _once_each(files: Iterable[Path]) -> list[Path]:
     """Each file once, the first mention kept, even when named twice (`plans/ plans/web.yaml`)."""
     found: dict[Path, Path] = {}
     for file in files:
-        found.setdefault(file.resolve(), file)
+        found.setdefault(Path(os.path.realpath(file)), file)  # a symlink loop is no error here
     return list(found.values())
 
 

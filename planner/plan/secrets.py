@@ -107,8 +107,8 @@ def secret_files(path: Path) -> tuple[Path, ...]:
 
 def _contained(relative: str, base: Path) -> Path | _Problem:
     """Where `relative` leads once symlinks are followed, if that is inside `base`."""
-    directory = base.resolve()
-    target = (base / relative).resolve()
+    directory = Path(os.path.realpath(base))  # realpath, not resolve: a symlink loop is no traceback
+    target = Path(os.path.realpath(base / relative))
     if not target.is_relative_to(directory):
         written = Path(os.path.normpath(directory / relative))
         how = "resolves (through a symlink) to a path" if written.is_relative_to(directory) else "is"

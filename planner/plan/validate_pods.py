@@ -9,6 +9,7 @@ volume names that must agree within one pod, quantities the API server would rej
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -22,6 +23,16 @@ DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds", "strategy")
 JOB_ONLY = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 NUMERIC_USER = re.compile(r"\d+(:\d+)?")
 QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
+# The docker reference grammar (distribution's `reference.ReferenceRegexp`), which the kubelet parses an
+# image with: anything else is `InvalidImageName` on the node, long after apply said it was fine.
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+IMAGE_REFERENCE = re.compile(
+    rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+    r"(?::[\w][\w.-]{0,127})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+)
+MAX_IMAGE_NAME = 255
 
 
 def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
@@ -33,12 +44,32 @@ def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
         yield from _containers(workload, parsed)
         yield from _volumes(workload, parsed)
         yield from _user(workload, parsed)
+        for _, container in pod_containers(workload):
+            yield from _image(container, parsed)
     for sandbox in plan.items("sandboxes"):
         yield from _sandbox_quantities(sandbox, parsed)
+        yield from _image(sandbox, parsed)
     for pool in plan.items("warmPools"):
         template = pool.child("template")
         if template is not None:
             yield from _sandbox_quantities(template, parsed)
+            yield from _image(template, parsed)
+
+
+def _image(container: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    image = container.text("image")
+    if not image:
+        return
+    name = image.split("@", 1)[0]
+    name = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    if IMAGE_REFERENCE.fullmatch(image) and len(name) <= MAX_IMAGE_NAME:
+        return
+    yield parsed.diagnostic(
+        container.at("image"),
+        f"{json.dumps(image)} is not an image reference: expected [registry[:port]/]repository[:tag][@digest] "
+        f"with a lowercase repository and no spaces (a {MAX_IMAGE_NAME}-character name at most), as "
+        "`nginx:1.27` or `ghcr.io/acme/app@sha256:…`",
+    )
 
 
 def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:

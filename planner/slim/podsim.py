@@ -14,7 +14,8 @@ not restart has finished.
 
 Knobs (annotations on the pod, each optionally suffixed `.<container>` to target one container):
 `run-seconds`, `exit-code`, `ready-after-seconds`, `never-ready`, `crash-after-seconds`,
-`liveness-fail-after-seconds`, `image-pull-error`, `init-exit-code`.
+`liveness-fail-after-seconds`, `image-pull-error`, `init-exit-code`. An image whose registry is in a
+reserved domain (`.invalid`, `.test`, `.example`, `.localhost`) never pulls, as on a real node.
 """
 
 from __future__ import annotations
@@ -234,9 +235,11 @@ def container_view(
 ) -> tuple[ContainerView, float | None]:
     """Replay a container's runs from `start` up to `now`; also the time of its next change."""
     name = str(container.get("name", ""))
-    if knobs.image_pull_error:
+    image = str(container.get("image", ""))
+    pull_error = knobs.image_pull_error or unresolvable_registry(image)
+    if pull_error:
         reason = "ErrImagePull" if int((now - start) / (5 * scale or 1)) % 2 == 0 else "ImagePullBackOff"
-        message = f'Failed to pull image "{container.get("image", "")}": {knobs.image_pull_error}'
+        message = f'Failed to pull image "{image}": {pull_error}'
         return ContainerView(name, (), reason, message, False), None
     runs: list[Run] = []
     at = start
@@ -254,6 +257,31 @@ def container_view(
             return view, run.end + delay
         at = run.end + delay
     return ContainerView(name, tuple(runs), None, None, True), None
+
+
+RESERVED_DOMAINS = (".invalid", ".test", ".example", ".localhost")  # RFC 2606/6761: never resolve
+
+
+def unresolvable_registry(image: str) -> str | None:
+    """containerd's error for an image whose registry is in a reserved domain (`registry.invalid/x`),
+    which no resolver answers; None for any other image. The registry is the first path component when
+    it looks like a host (a `.` or a `:` in it), as the docker reference grammar decides."""
+    registry, _, rest = image.partition("/")
+    host = registry.rsplit(":", 1)[0] if ":" in registry else registry
+    if not rest or "." not in registry or not host.endswith(RESERVED_DOMAINS):
+        return None
+    repository, at, digest = rest.partition("@")
+    if at:
+        reference, manifest = f"{registry}/{rest}", digest
+    else:
+        tagged = ":" in repository.rsplit("/", 1)[-1]
+        repository, manifest = repository.rsplit(":", 1) if tagged else (repository, "latest")
+        reference = f"{registry}/{repository}:{manifest}"
+    return (
+        f'rpc error: code = Unknown desc = failed to pull and unpack image "{reference}": failed to resolve '
+        f'reference "{reference}": failed to do request: Head "https://{registry}/v2/{repository}/manifests/'
+        f'{manifest}": dial tcp: lookup {host}: no such host'
+    )
 
 
 def _next_in_run(run: Run, now: float) -> float | None:

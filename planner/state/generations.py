@@ -20,14 +20,14 @@ import binascii
 import dataclasses
 import gzip
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from planner.canonical import Difference, format_path, render_differences
-from planner.changeset import Change
+from planner.changeset import Action, Change
 from planner.kinds import SECRET
-from planner.objects import ANNOTATION_HASH, Manifest, metadata_of, ref_of, sandbox_of
+from planner.objects import ANNOTATION_HASH, Manifest, ObjectRef, metadata_of, ref_of, sandbox_of
 from planner.plan.names import rootfs_generation
 from planner.state.applyset import RunRecord, encode_run_record, run_records, short_hash
 
@@ -179,6 +179,30 @@ def changes_of(changes: Iterable[Change]) -> tuple[dict[str, Any], ...]:
         for change in changes
         if change.action != "noop"
     )
+
+
+WRITTEN_EARLIER = "written by an earlier run that recorded no generation"
+
+
+def written_changes(
+    changes: Iterable[Change], written: Set[ObjectRef], previous: Mapping[str, str] | None
+) -> tuple[Change, ...]:
+    """What this generation changed in the cluster, as its record counts it: each planned change whose
+    object was written (`written`: a task that never started wrote nothing), and each object the plan
+    finds unchanged although no earlier generation recorded it as it is now (`previous`: the last
+    record's hashes, None when there is none) — an earlier run wrote it and died before recording,
+    as a leader killed in the middle of an apply does — as a create or update of this generation."""
+    made = []
+    for change in changes:
+        if change.action != "noop":
+            if change.ref in written:
+                made.append(change)
+        elif change.desired is not None and (previous or {}).get(str(change.ref)) != short_hash(
+            change.desired
+        ):
+            action: Action = "update" if str(change.ref) in (previous or {}) else "create"
+            made.append(dataclasses.replace(change, action=action, reason=WRITTEN_EARLIER))
+    return tuple(made)
 
 
 def changes_summary(actions: Iterable[str]) -> str:
@@ -512,4 +536,5 @@ __all__ = [
     "rollback_target",
     "rootfs_moves_back",
     "secrets_without_data",
+    "written_changes",
 ]

@@ -114,3 +114,25 @@ def write_plan(directory: Path, text: str, name: str = "plan.yaml") -> Path:
     path = directory / name
     path.write_text(text)
     return path
+
+
+def write_bad_plan_files(directory: Path) -> dict[str, str]:
+    """Every kind of `*.yaml` that is no readable regular file, in `directory`: name -> the reason
+    planner must give. Unreadable is mode 000, or for root (whom modes do not stop) a link to
+    `/proc/self/mem`, whose first page no process has mapped."""
+    (directory / "loop.yaml").symlink_to("loop.yaml")
+    os.mkfifo(directory / "f.yaml")
+    (directory / "zero.yaml").symlink_to("/dev/zero")
+    if os.geteuid() == 0:
+        (directory / "unreadable.yaml").symlink_to("/proc/self/mem")
+        unreadable = "Input/output error"
+    else:
+        (directory / "unreadable.yaml").write_text("kind: Plan\n")
+        (directory / "unreadable.yaml").chmod(0)
+        unreadable = "Permission denied"
+    return {
+        "f.yaml": "a FIFO, not a regular file",
+        "loop.yaml": "Too many levels of symbolic links",
+        "unreadable.yaml": unreadable,
+        "zero.yaml": "a character device, not a regular file",
+    }

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from tests.e2e.conftest import write_bad_plan_files
 from tests.paths import REPO
 
 PLANS = REPO / "plans"
@@ -114,6 +115,43 @@ def test_validate_refuses_a_55_mb_plan_at_once(tmp_path: Path) -> None:
         "plan.yaml:1:1: plan file is 55,000,000 bytes (52.5 MiB), over the limit of 8,388,608 bytes (8 MiB) "
         "per plan file: split it into several plans\n"
     )
+
+
+def test_validate_reports_each_bad_file_once_and_never_blocks_on_them(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text("apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: good}\n")
+    expected = write_bad_plan_files(tmp_path)
+
+    result = subprocess.run(
+        [sys.executable, "-m", "planner", "validate", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent-home"},
+        timeout=60,  # a FIFO opened for a blocking read would hang here
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"{name}:1:1: cannot read plan file: {message}" for name, message in sorted(expected.items())
+    ]
+
+
+def test_validate_names_the_files_of_two_plans_declaring_one_object(tmp_path: Path) -> None:
+    for plan in ("a", "b", "c"):
+        namespace = ", namespace: other" if plan == "c" else ""
+        (tmp_path / f"{plan}.yaml").write_text(
+            f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {plan}{namespace}}}\n"
+            "configMaps:\n  - {name: c, data: {x: '1'}}\n"
+        )
+
+    result = planner("validate", ".", cwd=tmp_path)
+
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        'b.yaml:3:12: metadata.name: configmap/default/c is also declared by plan "a" (a.yaml): an object '
+        "belongs to one plan's ApplySet, so declare it in one of them"
+    ]
 
 
 def test_validate_json_prints_one_object_per_plan() -> None:

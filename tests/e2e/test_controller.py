@@ -5,11 +5,13 @@ an embedded cluster (simulated, time-scaled) over HTTP; what they did is read wi
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +28,7 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
-from tests.e2e.conftest import Runner, http, write_plan
+from tests.e2e.conftest import Runner, http, write_bad_plan_files, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually
 
@@ -559,11 +561,48 @@ def test_between_sigterm_and_exit_readiness_is_503_and_liveness_stays_200(
         metrics = running.get("/metrics")[0]
         exited_meanwhile = running.process.poll()
 
+    probes_until_exit = []
+    while running.process.poll() is None:
+        with contextlib.suppress(urllib.error.URLError, ConnectionError):
+            probes_until_exit.append(running.get("/healthz"))
+    lock = lease(cluster, namespace, "planner-lock-settings")
+    log = running.output()
+
     assert (readyz, healthz, metrics) == ((503, "shutting down\n"), (200, "ok\n"), 200)
-    assert exited_meanwhile is None, running.output()
-    assert running.process.wait(timeout=60) == 0, running.output()
+    assert exited_meanwhile is None, log
+    assert running.process.wait(timeout=60) == 0, log
+    assert probes_until_exit and set(probes_until_exit) == {(200, "ok\n")}, probes_until_exit
+    assert log.index("draining: ") < log.index("drained: "), log
+    assert lock is None or not lock["spec"].get("holderIdentity"), lock  # the reconcile's lock is released
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"http://{running.address}/healthz", timeout=2)
+
+
+def test_a_probe_is_answered_beside_500_idle_and_half_sent_connections(
+    controllers: Start, namespace: str, tmp_path: Path
+) -> None:
+    """Connections that send nothing, or half a request, neither hold the probe up nor stay open for
+    ever: the probe is answered, and a half-sent one is closed by the server after its read timeout."""
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, config_plan(namespace, "fast"))
+    running = controllers("--plans", str(plans), "-n", namespace)
+    host, port = running.address.rsplit(":", 1)
+    held: list[socket.socket] = []
+    try:
+        for index in range(500):
+            connection = socket.create_connection((host, int(port)), timeout=30)
+            if index % 2:
+                connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: probe\r\n")  # no blank line: half-sent
+            held.append(connection)
+        probe = running.get("/healthz")
+        closed_by_server = held[-1].recv(1)
+    finally:
+        for connection in held:
+            connection.close()
+
+    assert probe == (200, "ok\n")
+    assert closed_by_server == b""
 
 
 # --- continuous reconcile under the run lock ---------------------------------------------------------
@@ -631,6 +670,55 @@ def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
     samples = running.metrics()
     assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
     assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
+
+
+def test_bad_files_beside_a_plan_are_said_once_and_never_stall_its_reconciles(
+    controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """A symlink loop, a FIFO, a link to /dev/zero and an unreadable file among the plans: each is one
+    line of the log, the good plan keeps being reconciled (before and after the FIFO goes) and the
+    controller stays healthy, truthfully: its loops keep moving."""
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    plan = write_plan(plans, config_plan(namespace, "fast"))
+    bad = write_bad_plan_files(plans)
+
+    running = controllers("--plans", str(plans), "-n", namespace, "--poll", "0.2s")
+    eventually(lambda: config_mode(kubectl, namespace) == "fast", timeout=30)
+    plan.write_text(config_plan(namespace, "slow"))
+    eventually(lambda: config_mode(kubectl, namespace) == "slow", timeout=30)
+    (plans / "f.yaml").unlink()
+    plan.write_text(config_plan(namespace, "steady"))
+    eventually(lambda: config_mode(kubectl, namespace) == "steady", timeout=30)
+    healthz = running.get("/healthz")
+    output = running.output()
+
+    assert healthz == (200, "ok\n"), output
+    assert running.process.poll() is None, output
+    for name, reason in bad.items():
+        said = f"{plans / name}:1:1: cannot read plan file: {reason}"
+        assert output.count(said) == 1, (said, output)
+
+
+def test_healthz_fails_while_the_worker_makes_no_progress(
+    cluster: ClusterHandle, controllers: Start, namespace: str, tmp_path: Path
+) -> None:
+    """A reconcile stuck in the client's retries (every ConfigMap request answered 429) past
+    --progress-deadline: /healthz says which loop is stuck at what, and is 200 again once it moves."""
+    admin = SlimAdmin(cluster.url)
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    write_plan(plans, config_plan(namespace, "fast"))
+
+    with admin.faults(errorRates={"429": 1.0}, errorResources=["configmaps"], retryAfterSeconds=1):
+        running = controllers(
+            "--plans", str(plans), "-n", namespace, "--timeout", "1s", "--progress-deadline", "2s"
+        )
+        stalled = eventually(lambda: (reply := running.get("/healthz"))[0] == 503 and reply[1], timeout=30)
+    recovered = eventually(lambda: running.get("/healthz") == (200, "ok\n"), timeout=30)
+
+    assert re.fullmatch(r"the worker has made no progress for \d+s \(at plan:\S+plan\.yaml\)\n", stalled)
+    assert recovered
 
 
 def token_plan(namespace: str) -> str:

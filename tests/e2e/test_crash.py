@@ -252,3 +252,21 @@ def test_a_run_recorded_pending_whose_job_never_appeared_is_retried_not_treated_
     planned = planner("plan", str(plan), "--detailed-exitcode")
     assert planned.returncode == 2, planned.stdout + planned.stderr
     assert f"create job/{namespace}/migrate" in planned.stdout
+
+
+def test_the_run_after_a_killed_one_records_every_object_written_since_the_last_generation(
+    planner: Runner, cluster: ClusterHandle, namespace: str, second: str, tmp_path: Path
+) -> None:
+    """A run killed mid-apply (a leader SIGKILLed, a cancelled CI job) records no generation; the run
+    that finishes its work records one counting every object written since the last — the killed run's
+    three and its own four, 7 created — not only its own writes."""
+    workloads, config_maps = [("web", namespace), ("api", second)], ["a", "b", "c"]
+    plan = write_plan(tmp_path, shop(namespace, workloads=workloads, config_maps=config_maps))
+
+    killed(planner, plan, "after-writes:3", "--parallelism", "1")
+    converges(planner, plan)
+    status, record = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/planner.shop.g1")
+
+    assert status == 200, record
+    assert record["metadata"]["annotations"]["planner.dev/changes"] == "7 created"
+    assert members(cluster, namespace, second) == expected(workloads, config_maps, namespace)

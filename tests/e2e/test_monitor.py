@@ -127,6 +127,38 @@ def test_a_job_finished_before_registration_yields_started_then_exited(
     assert [e["event_id"] for e in again] == [e["event_id"] for e in events]  # a restart: same ids
 
 
+def test_replayed_events_carry_the_times_the_objects_record_not_the_replay_time(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, jobs(namespace), job("done", namespace))
+    set_status(
+        cluster,
+        f"{jobs(namespace)}/done",
+        {"startTime": "2026-11-29T10:00:00Z", "completionTime": "2026-11-29T10:05:00Z", "succeeded": 1},
+    )
+    create(cluster, jobs(namespace), job("broken", namespace))
+    failed = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "too many"}
+    set_status(
+        cluster,
+        f"{jobs(namespace)}/broken",
+        {
+            "startTime": "2026-11-29T11:00:00Z",
+            "conditions": [failed | {"lastTransitionTime": "2026-11-29T11:02:03Z"}],
+        },
+    )
+    done, broken = f"k8s-{namespace}|job|done", f"k8s-{namespace}|job|broken"
+
+    result = planner("monitor", done, broken, "--until-done", "--timeout", "20s", "-o", "json")
+
+    times = {(e["runtime_id"], e["type"]): e["time"] for e in events_of(result.stdout)}
+    assert times == {
+        (done, "ContainerStarted"): "2026-11-29T10:00:00.000Z",
+        (done, "ContainerExited"): "2026-11-29T10:05:00.000Z",
+        (broken, "ContainerStarted"): "2026-11-29T11:00:00.000Z",
+        (broken, "ContainerFailed"): "2026-11-29T11:02:03.000Z",
+    }, result.stdout + result.stderr
+
+
 def test_two_registrations_of_one_id_report_each_event_once(
     cluster: ClusterHandle, home: Path, namespace: str
 ) -> None:

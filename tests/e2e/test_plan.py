@@ -7,6 +7,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from planner.slim.cluster import ClusterHandle
 from tests.e2e.conftest import Runner, write_plan
 
 
@@ -107,3 +108,17 @@ def test_a_pr_comment_for_two_plans_renders_both_headings(
     ]
     assert '"nginx:1.27" → "nginx:1.28"' in result.stdout
     assert "replicas 2; api: image `nginx:1.27`, ports 8080" in result.stdout  # the second plan's creates
+
+
+def test_the_pull_request_comment_names_the_cluster_it_was_planned_against(
+    cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, web_plan(namespace), "web.yaml")
+
+    result = planner("plan", str(plan), "-o", "markdown")
+
+    assert result.returncode == 0, result.stderr
+    tokens = MarkdownIt("commonmark").enable("table").parse(result.stdout)
+    paragraphs = [tokens[i + 1].content for i, token in enumerate(tokens) if token.type == "paragraph_open"]
+    said = f"*planned against the cluster at `{cluster.url}` (kubeconfig context `planner-embedded`)*"
+    assert paragraphs[0] == said, result.stdout

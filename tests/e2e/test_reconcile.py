@@ -154,6 +154,15 @@ def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(
         "Plan: 2 to create, 1 to update, 0 to replace, 0 to delete (2 drift, 1 pending).",
     ]
 
+    told = planner("reconcile", str(plan.parent), "--check")
+    assert told.stdout.splitlines()[3:8] == [
+        f"shop (namespace {namespace}):",
+        f"  pending   + create configmap/{namespace}/extra",
+        f"  drift     + create configmap/{namespace}/settings (deleted outside the plan)",
+        f"  drift     ~ update deployment/{namespace}/web (changed outside the plan by kubectl)",
+        "              .spec.replicas: 5 → 2 (now owned by kubectl)",
+    ], told.stdout
+
     fixed = planner("reconcile", str(plan.parent))
     again = planner("reconcile", str(plan.parent), "--check")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
@@ -344,3 +353,21 @@ def test_a_check_with_nothing_to_do_exits_0(planner: Runner, namespace: str, tmp
     assert checked.returncode == 0, checked.stdout + checked.stderr
     (line,), summary = records(checked)
     assert (line["result"], summary["exit_code"]) == ("unchanged", 0)
+
+
+def test_a_check_run_leaves_the_last_success_where_the_last_reconcile_put_it(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write(tmp_path / "plans" / "shop.yaml", plan_text("shop", namespace))
+    metrics = tmp_path / "planner.prom"
+    applied = planner("reconcile", str(plan), "--metrics-file", str(metrics))
+    before = samples(metrics)
+
+    checked = planner("reconcile", str(plan), "--check", "--metrics-file", str(metrics))
+    after = samples(metrics)
+
+    assert (applied.returncode, checked.returncode) == (0, 0), applied.stderr + checked.stderr
+    last_success = ("planner_reconcile_last_success_timestamp_seconds", "shop")
+    last_run = ("planner_reconcile_last_run_timestamp_seconds", "shop")
+    assert after[last_success] == before[last_success]
+    assert after[last_run] > before[last_run]

@@ -10,6 +10,7 @@ Real kubectl judges the same object, so planner and kubectl are seen to agree.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,3 +91,64 @@ def test_a_failed_update_fails_the_apply_with_its_reason_and_skips_its_dependent
 
     again = planner("plan", "--detailed-exitcode", str(write_plan(tmp_path, broken)))
     assert again.returncode == 2, again.stdout + again.stderr  # `after` is still to be updated
+
+
+def test_an_image_from_a_reserved_domain_never_pulls(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """`registry.invalid/x` resolves nowhere, so its pod waits in ErrImagePull and ImagePullBackOff with
+    the kubelet's words, and the apply fails rather than calling it ready."""
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: demo, namespace: {namespace}}}\n"
+        "workloads:\n  - name: web\n    image: registry.invalid/x\n",
+    )
+
+    applied = planner("apply", str(plan), "--timeout", "3s")
+    pods = kubectl(
+        "get", "pods", "-n", namespace, "-o", "jsonpath={.items[*].status.containerStatuses[*].state}"
+    )
+    events = kubectl("get", "events", "-n", namespace, "-o", "jsonpath={.items[*].message}")
+
+    assert applied.returncode == 1, applied.stdout + applied.stderr
+    assert '"reason":"ErrImagePull"' in pods.stdout or '"reason":"ImagePullBackOff"' in pods.stdout, (
+        pods.stdout
+    )
+    assert (
+        'Failed to pull image "registry.invalid/x": rpc error: code = Unknown desc = failed to pull and unpack '
+        'image "registry.invalid/x:latest"' in events.stdout
+    ), events.stdout
+
+
+def status_of(planner: Runner, plan: Path) -> dict[str, dict[str, object]]:
+    shown = planner("status", str(plan), "-o", "json")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    rows = [json.loads(line) for line in shown.stdout.splitlines()]
+    return {str(row["runtime_id"]).rsplit("|", 1)[-1]: row for row in rows}
+
+
+def test_status_shows_a_stuck_rollout_unfinished_and_a_skipped_dependent_never_created(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """A first apply whose `web` never pulls skips `after` (it depends on `web`): `after` was never
+    created, and says so. Then a good `web` is updated to a broken image: READY counts the old pods
+    (2/2, as kubectl shows), but the message is what `kubectl rollout status` says, not "ready 2/2"."""
+    broken = rollout_plan(namespace, replicas=2, strategy="default", image="web:nope", after="1")
+    first = planner("apply", str(write_plan(tmp_path, broken)), "--timeout", "3s")
+    never = status_of(planner, write_plan(tmp_path, broken))["after"]
+
+    good = rollout_plan(namespace, replicas=2, strategy="default", image="nginx:1.27", after="1")
+    fixed = planner("apply", str(write_plan(tmp_path, good)), "--timeout", "60s")
+    updated = planner("apply", str(write_plan(tmp_path, broken)), "--timeout", "6s")
+    stuck = status_of(planner, write_plan(tmp_path, broken))["web"]
+
+    assert (first.returncode, fixed.returncode, updated.returncode) == (1, 0, 1), (
+        first.stdout + updated.stdout
+    )
+    assert (never["state"], never["message"]) == (
+        "NotCreated",
+        f"deployment/{namespace}/after was never created: the plan's last apply failed or skipped it",
+    )
+    assert stuck["ready"] == "2/2" and stuck["status"] in ("ErrImagePull", "ImagePullBackOff"), stuck
+    assert str(stuck["message"]).startswith("rollout not finished: "), stuck

@@ -41,6 +41,7 @@ from planner.state.generations import (
     rollback_target,
     rootfs_moves_back,
     secrets_without_data,
+    written_changes,
 )
 
 
@@ -357,3 +358,32 @@ def test_masking_finds_values_after_multibyte_text_and_in_yaml_only_the_1_2_pars
         shown(multibyte, tmp_path)
         == 'kind: Plan  # ünïcödé\nsecrets:\n  - name: c\n    data:\n      K: "***"\n'
     )
+
+
+def config_map(name: str, hash_: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ns", "annotations": {"planner.dev/hash": hash_}},
+    }
+
+
+def test_a_record_counts_what_was_written_and_what_an_unrecorded_run_wrote() -> None:
+    planned = [
+        change("create", config_map("written", "a" * 16)),
+        change("create", config_map("never-started", "b" * 16)),
+        change("noop", config_map("by-a-killed-run", "c" * 16)),
+        change("noop", config_map("changed-by-a-killed-run", "d" * 16)),
+        change("noop", config_map("as-recorded", "e" * 16)),
+    ]
+    written = {ref_of(config_map("written", ""))}
+    previous = {"configmap/ns/changed-by-a-killed-run": "0" * 16, "configmap/ns/as-recorded": "e" * 16}
+
+    made = written_changes(planned, written, previous)
+
+    assert [(c.ref.name, c.action, c.reason) for c in made] == [
+        ("written", "create", ""),
+        ("by-a-killed-run", "create", "written by an earlier run that recorded no generation"),
+        ("changed-by-a-killed-run", "update", "written by an earlier run that recorded no generation"),
+    ]
+    assert [c.action for c in written_changes(planned[2:4], set(), None)] == ["create", "create"]

@@ -28,6 +28,9 @@ def failed_condition(message: str) -> dict[str, Any]:
     return {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": message}
 
 
+TEN = 1795946400.0  # 2026-11-29T10:00:00Z: a Job's startTime is when it started, replayed or not
+
+
 @pytest.mark.parametrize(
     ("live", "expected"),
     [
@@ -38,7 +41,9 @@ def failed_condition(message: str) -> dict[str, Any]:
         ),
         (
             job(startTime="2026-11-29T10:00:00Z"),
-            Observation(uid="job-uid", started_uid="job-uid", started_message="active 0, succeeded 0"),
+            Observation(
+                uid="job-uid", started_uid="job-uid", started_message="active 0, succeeded 0", started_at=TEN
+            ),
         ),
         (
             job(startTime="2026-11-29T10:00:00Z", succeeded=1),
@@ -46,12 +51,15 @@ def failed_condition(message: str) -> dict[str, Any]:
                 uid="job-uid",
                 started_uid="job-uid",
                 started_message="active 0, succeeded 1",
+                started_at=TEN,
                 end=End(type="ContainerExited", message="0", uid="job-uid"),
             ),
         ),
         (
             job(startTime="2026-11-29T10:00:00Z", active=1, failed=1),
-            Observation(uid="job-uid", started_uid="job-uid", started_message="active 1, succeeded 0"),
+            Observation(
+                uid="job-uid", started_uid="job-uid", started_message="active 1, succeeded 0", started_at=TEN
+            ),
         ),
         (
             job(
@@ -63,6 +71,7 @@ def failed_condition(message: str) -> dict[str, Any]:
                 uid="job-uid",
                 started_uid="job-uid",
                 started_message="active 0, succeeded 0",
+                started_at=TEN,
                 end=End(
                     type="ContainerFailed",
                     message="Job has reached the specified backoff limit",
