@@ -1,0 +1,159 @@
+"""Fixtures for the real tier: the CLI against kube-apiserver v1.28.7 with its controller-manager and
+scheduler, and simulated nodes (tests/realplane.py starts one for the whole run).
+
+Each test gets a fresh namespace (deleted after it) and `planner(...)`/`kubectl(...)` runners as the
+admin; `http(...)` is a raw request as the admin (client certificate); `token_for(...)` a ServiceAccount's
+token from TokenRequest. Assertions go through kubectl or raw HTTP, never through planner's reader.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.realcluster.controlplane import write_kubeconfig
+from tests.paths import REPO
+from tests.realplane import RealCluster, shared_cluster
+
+Runner = Callable[..., subprocess.CompletedProcess[str]]
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def cluster() -> RealCluster:
+    return shared_cluster()
+
+
+def _context(cluster: RealCluster) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(cluster.ca))
+    pki = cluster.kubeconfig.parent
+    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+    return context
+
+
+def http(
+    cluster: RealCluster, method: str, path: str, body: Any = None, *, token: str | None = None
+) -> tuple[int, Any]:
+    """One raw JSON request, as the admin (or with `token`): (status, parsed body)."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    context = ssl.create_default_context(cafile=str(cluster.ca)) if token else _context(cluster)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=30) as reply:
+            text = reply.read().decode()
+            return reply.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as exc:
+        text = exc.read().decode()
+        return exc.code, json.loads(text) if text.startswith("{") else text
+
+
+def eventually(check: Callable[[], Any], *, timeout: float = 60.0, what: str = "") -> Any:
+    """Poll `check` until it returns something truthy; that value (the tier's clocks are real)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout:g} s: {what or check}")
+        time.sleep(0.25)
+
+
+@pytest.fixture
+def namespace(cluster: RealCluster) -> Iterator[str]:
+    name = f"r{os.getpid()}-{next(_names)}"
+    status, body = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    # The controller-manager makes the namespace's default ServiceAccount a moment later; pods need it.
+    eventually(
+        lambda: http(cluster, "GET", f"/api/v1/namespaces/{name}/serviceaccounts/default")[0] == 200,
+        what="the default ServiceAccount",
+    )
+    yield name
+    http(cluster, "DELETE", f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture(scope="module")
+def home() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="planner-real-home-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _environment(kubeconfig: Path, home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "KUBECONFIG": str(kubeconfig)}
+
+
+@pytest.fixture
+def planner(cluster: RealCluster, home: Path) -> Runner:
+    """Run `python -m planner ARGS` as the admin; `cwd`, `env` and `kubeconfig` may be given."""
+
+    def run(
+        *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, kubeconfig: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        environment = _environment(kubeconfig or cluster.kubeconfig, home) | (env or {})
+        command = [sys.executable, "-m", "planner", *args]
+        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
+
+    return run
+
+
+@pytest.fixture
+def kubectl(cluster: RealCluster, home: Path) -> Runner:
+    """Run real kubectl as the admin with a fresh discovery cache."""
+    cache = Path(tempfile.mkdtemp(prefix="kubectl-cache-", dir=home))
+
+    def run(
+        *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        command = ["kubectl", f"--kubeconfig={cluster.kubeconfig}", f"--cache-dir={cache}", *args]
+        environment = {**os.environ, **env} if env else None
+        return subprocess.run(
+            command, input=stdin, env=environment, capture_output=True, text=True, check=False
+        )
+
+    return run
+
+
+def token_for(cluster: RealCluster, namespace: str, account: str, seconds: int = 3600) -> str:
+    """A token for the ServiceAccount from the TokenRequest API."""
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": seconds},
+    }
+    status, body = http(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", request
+    )
+    assert status == 201, body
+    token: str = body["status"]["token"]
+    return token
+
+
+def token_kubeconfig(cluster: RealCluster, namespace: str, account: str, path: Path) -> Path:
+    """A kubeconfig that authenticates as the ServiceAccount, with a token from TokenRequest."""
+    write_kubeconfig(path, cluster.url, cluster.ca, {"token": token_for(cluster, namespace, account)})
+    return path
+
+
+def write_plan(directory: Path, text: str, name: str = "plan.yaml") -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
