@@ -38,7 +38,7 @@ def cluster() -> RealCluster:
     return shared_cluster()
 
 
-def _context(cluster: RealCluster) -> ssl.SSLContext:
+def admin_context(cluster: RealCluster) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=str(cluster.ca))
     pki = cluster.kubeconfig.parent
     context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
@@ -51,7 +51,7 @@ def http(
     """One raw JSON request, as the admin (or with `token`): (status, parsed body)."""
     data = None if body is None else json.dumps(body).encode()
     headers = {"Accept": "application/json", "Content-Type": "application/json"}
-    context = ssl.create_default_context(cafile=str(cluster.ca)) if token else _context(cluster)
+    context = ssl.create_default_context(cafile=str(cluster.ca)) if token else admin_context(cluster)
     if token:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=headers)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.paths import REPO
-from tests.real.conftest import Runner, _context, eventually, http, write_plan
+from tests.real.conftest import Runner, admin_context, eventually, http, write_plan
 from tests.realplane import RealCluster
 
 
@@ -66,7 +66,7 @@ def holder(cluster: RealCluster, namespace: str) -> dict[str, Any] | None:
 
 def lease_events(cluster: RealCluster, namespace: str, since: str) -> list[dict[str, Any]]:
     path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases?watch=1&resourceVersion={since}&timeoutSeconds=1"
-    with urllib.request.urlopen(cluster.url + path, context=_context(cluster), timeout=30) as reply:
+    with urllib.request.urlopen(cluster.url + path, context=admin_context(cluster), timeout=30) as reply:
         return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
 
 
