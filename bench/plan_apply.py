@@ -1,9 +1,13 @@
 """planner against kubectl (and kpt) on one N-workload plan (Deployment + ConfigMap + Service each).
 
     .venv/bin/python bench/plan_apply.py [--workloads 1000] [--wait-workloads 100 1000]
-        [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH]
+        [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH | --real]
 
-Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters. Each tool works in its own fresh
+Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters; with `--real`, one real control
+plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.slim.realcluster) with simulated
+nodes, each tool in its own namespace, and the wait rounds also print the floor: the longest any pod
+took from the node agent's first sight of it to Ready, what an apply that waits costs with no tool in
+it (each tool's overhead is its seconds above it). Each tool works in its own fresh
 namespace (on the embedded cluster, in its own fresh cluster for the wait round, so one tool's
 rolling-out pods never load the other's run):
 
@@ -50,6 +54,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from planner.kube.client import DEFAULT_QPS
 
@@ -105,6 +110,21 @@ def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[st
         if resource is None or labels.get("resource") == resource:
             counts[labels.get("verb", "?")] += int(float(match.group(2)))
     return counts
+
+
+@contextlib.contextmanager
+def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
+    """A real control plane with `nodes` simulated nodes: (its admin kubeconfig, the node agent)."""
+    from kubernetes import config
+
+    from planner.slim.realcluster.controlplane import running_control_plane
+    from planner.slim.realcluster.nodeagent import running_node_agent
+
+    with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
+        api = config.new_client_from_config(str(plane.kubeconfig))
+        with running_node_agent(api, nodes=nodes, pods_per_node=1100) as agent:
+            print(f"real control plane ready in {plane.startup_seconds:.1f} s\n")
+            yield str(plane.kubeconfig), agent
 
 
 @contextlib.contextmanager
@@ -282,26 +302,55 @@ def kpt_apply(manifests: Path, namespace: str, where: Cluster, scratch: Path) ->
 
 
 def apply_and_wait(
-    workloads: int, kubeconfig: str | None, scratch: Path, *, ready_after: float, time_scale: float
-) -> tuple[list[Row], str | None]:
-    """(rows, why kpt was skipped): each tool in a fresh embedded cluster (or a fresh namespace of
-    the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after starting."""
+    workloads: int,
+    kubeconfig: str | None,
+    scratch: Path,
+    *,
+    ready_after: float,
+    time_scale: float,
+    agent: Any = None,
+) -> tuple[list[Row], str | None, list[float]]:
+    """(rows, why kpt was skipped, floors): each tool in a fresh embedded cluster (or a fresh namespace
+    of the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after
+    starting; with the real cluster's node `agent`, each run's floor (see the module's docstring)."""
     rows: list[Row] = []
+    floors: list[float] = []
+
+    def floor(namespace: str) -> None:
+        if agent is not None:
+            floors.append(max(agent.ready_latencies(namespace), default=0.0))
+
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         namespace = fresh_namespace(where.kubeconfig, "planner")
         plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
         rows.append(planner_apply(plan, where))
+        floor(namespace)
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         namespace = fresh_namespace(where.kubeconfig, "kubectl")
         _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
         rows.append(kubectl_apply_and_wait(manifests, namespace, where))
+        floor(namespace)
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         skipped = kpt_skipped(where)
         if skipped is None:
             namespace = fresh_namespace(where.kubeconfig, "kpt")
             _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
             rows.append(kpt_apply(manifests, namespace, where, scratch))
-    return rows, skipped
+            floor(namespace)
+    return rows, skipped, floors
+
+
+def print_floor(rows: Sequence[Row], floors: Sequence[float]) -> None:
+    """Each tool's seconds above the floor of its own run, and planner's share of the others'."""
+    if not floors:
+        return
+    overheads = [row.seconds - floor for row, floor in zip(rows, floors, strict=True)]
+    for row, floor, overhead in zip(rows, floors, overheads, strict=True):
+        print(f"{row.name:<34}floor {floor:6.2f} s, overhead above it {overhead:6.2f} s")
+    for row, overhead in zip(rows[1:], overheads[1:], strict=True):
+        if overhead > 0:
+            print(f"planner's overhead / {row.name}'s: {overheads[0] / overhead:.2f}")
+    print()
 
 
 def _seconds(value: float | None) -> str:
@@ -359,8 +408,13 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=1.0, help="the embedded clusters' --time-scale")
     parser.add_argument("--rounds", nargs="+", choices=("create", "wait"), default=["create", "wait"])
     parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
+    parser.add_argument("--real", action="store_true", help="a real control plane with simulated nodes")
+    parser.add_argument("--nodes", type=int, default=2, help="simulated nodes of the real control plane")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
+        agent = None
+        if args.real:
+            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes))
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
                 creates, noops, locked = compare(args.workloads, where, Path(scratch))
@@ -370,15 +424,17 @@ def main() -> None:
             print_rows("no-op", noops)
             print_lock(locked)
         for workloads in args.wait_workloads if "wait" in args.rounds else ():
-            rows, kpt_skip = apply_and_wait(
+            rows, kpt_skip, floors = apply_and_wait(
                 workloads,
                 args.kubeconfig,
                 Path(scratch),
                 ready_after=args.ready_after,
                 time_scale=args.time_scale,
+                agent=agent,
             )
             delay = f"pods ready {args.ready_after:g} s after start, time scale {args.time_scale:g}"
             print_rows(f"apply + wait, {workloads} ({delay})", rows)
+            print_floor(rows, floors)
             if kpt_skip:
                 print(f"kpt live apply skipped: {kpt_skip}\n")
     print(

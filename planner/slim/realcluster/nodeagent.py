@@ -57,6 +57,9 @@ WATCHED = ("Pod", "PersistentVolumeClaim", "PersistentVolume", "ConfigMap", "Sec
 
 @dataclass
 class PodTrack:
+    namespace: str = ""
+    seen: float = 0.0  # when this agent first saw the pod bound to its node
+    ready: float | None = None  # when the pod first became Ready
     t0: float | None = None
     ip: str = ""
     stopping_since: float | None = None
@@ -84,8 +87,6 @@ class NodeAgent:
         self.waiting: dict[str, set[Ref]] = {}  # namespace → pods whose volumes or environment are missing
         self.provisioners: set[str] = set()
         self.version = ""  # the server's: a kubelet is never newer than its API server
-        self.started_at: dict[str, float] = {}  # pod uid → when its containers started (benchmarks' floor)
-        self.ready_at: dict[str, float] = {}  # pod uid → when it first became Ready
         self._lock = threading.Lock()
         self._queue: queue.Queue[Ref | None] = queue.Queue()
         self._timers: list[tuple[float, Ref]] = []
@@ -334,7 +335,9 @@ class NodeAgent:
         if node not in self.nodes:
             return None
         uid = str(pod["metadata"].get("uid"))
-        track = self.tracks.setdefault(uid, PodTrack())
+        track = (
+            self.tracks.setdefault(uid, PodTrack(ref[1], now)) if uid not in self.tracks else self.tracks[uid]
+        )
         if pod["metadata"].get("deletionTimestamp"):
             return self._stop_pod(pod, track, now)
         phase = (pod.get("status") or {}).get("phase")
@@ -356,13 +359,12 @@ class NodeAgent:
                 return now + RETRY_SECONDS
             self._set_waiting(ref, False)
             track.t0 = now
-            self.started_at[uid] = now
         view = podsim.pod_view(pod, t0=track.t0, now=now, scale=self.scale)
         status = podstatus.pod_status(pod, view, t0=track.t0, now=now, host_ip=host_ip, pod_ip=track.ip)
-        if uid not in self.ready_at and any(
+        if track.ready is None and any(
             c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
         ):
-            self.ready_at[uid] = now
+            track.ready = now
         self._write_status(pod, status)
         for token, kind, reason, message in nodeagent.lifecycle_events(pod, view, now):
             self._event(pod, track, token, kind, reason, message)
@@ -496,11 +498,11 @@ class NodeAgent:
 
     # --- for benchmarks ------------------------------------------------------------------------------
 
-    def pods_ready_between(self) -> tuple[float, float] | None:
-        """The first container start and the last Ready of the pods this agent ran, epoch seconds."""
-        if not self.ready_at:
-            return None
-        return min(self.started_at.values()), max(self.ready_at.values())
+    def ready_latencies(self, namespace: str) -> list[float]:
+        """Seconds from this agent's first sight of each pod of `namespace` bound to its nodes to the
+        pod's first Ready: the cluster's own share of an apply that waits, with no tool in it."""
+        tracks = list(self.tracks.values())  # one C call: the worker may be adding to it
+        return [t.ready - t.seen for t in tracks if t.namespace == namespace and t.ready is not None]
 
 
 def _same_status(old: Obj, new: Obj) -> bool:
