@@ -58,7 +58,6 @@ WATCHED = ("Pod", "PersistentVolumeClaim", "PersistentVolume", "ConfigMap", "Sec
 @dataclass
 class PodTrack:
     namespace: str = ""
-    seen: float = 0.0  # when this agent first saw the pod bound to its node
     ready: float | None = None  # when the pod first became Ready
     t0: float | None = None
     ip: str = ""
@@ -498,11 +497,11 @@ class NodeAgent:
 
     # --- for benchmarks ------------------------------------------------------------------------------
 
-    def ready_latencies(self, namespace: str) -> list[float]:
-        """Seconds from this agent's first sight of each pod of `namespace` bound to its nodes to the
-        pod's first Ready: the cluster's own share of an apply that waits, with no tool in it."""
+    def ready_times(self, namespace: str) -> list[float]:
+        """When each pod of `namespace` this agent ran first became Ready (epoch seconds): with the
+        moment its objects were written, an apply-and-wait's time with no tool in it."""
         tracks = list(self.tracks.values())  # one C call: the worker may be adding to it
-        return [t.ready - t.seen for t in tracks if t.namespace == namespace and t.ready is not None]
+        return [t.ready for t in tracks if t.namespace == namespace and t.ready is not None]
 
 
 def _same_status(old: Obj, new: Obj) -> bool:
