@@ -1,9 +1,9 @@
 """Fixtures for the real tier: the CLI against kube-apiserver v1.28.7 with its controller-manager and
 scheduler, and simulated nodes (tests/realplane.py starts one for the whole run).
 
-Each test gets a fresh namespace (deleted after it) and `planner(...)`/`kubectl(...)` runners as the
-admin; `http(...)` is a raw request as the admin (client certificate); `token_for(...)` a ServiceAccount's
-token from TokenRequest. Assertions go through kubectl or raw HTTP, never through planner's reader.
+Each test gets a fresh namespace (deleted after it) and the e2e tier's `planner(...)`/`kubectl(...)`
+runners, as the admin; `http(...)` is a raw request as the admin (client certificate), `token_for(...)`
+a ServiceAccount's token from TokenRequest. Assertions go through kubectl or raw HTTP, never through planner's reader.
 """
 
 from __future__ import annotations
@@ -11,11 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import ssl
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -26,10 +22,9 @@ from typing import Any
 import pytest
 
 from planner.slim.realcluster.controlplane import write_kubeconfig
-from tests.paths import REPO
+from tests.e2e.conftest import Runner, home, kubectl, planner
 from tests.realplane import RealCluster, shared_cluster
 
-Runner = Callable[..., subprocess.CompletedProcess[str]]
 _names = itertools.count()
 
 
@@ -90,46 +85,8 @@ def namespace(cluster: RealCluster) -> Iterator[str]:
     http(cluster, "DELETE", f"/api/v1/namespaces/{name}")
 
 
-@pytest.fixture(scope="module")
-def home() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="planner-real-home-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _environment(kubeconfig: Path, home: Path) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "KUBECONFIG": str(kubeconfig)}
-
-
-@pytest.fixture
-def planner(cluster: RealCluster, home: Path) -> Runner:
-    """Run `python -m planner ARGS` as the admin; `cwd`, `env` and `kubeconfig` may be given."""
-
-    def run(
-        *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, kubeconfig: Path | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        environment = _environment(kubeconfig or cluster.kubeconfig, home) | (env or {})
-        command = [sys.executable, "-m", "planner", *args]
-        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
-
-    return run
-
-
-@pytest.fixture
-def kubectl(cluster: RealCluster, home: Path) -> Runner:
-    """Run real kubectl as the admin with a fresh discovery cache."""
-    cache = Path(tempfile.mkdtemp(prefix="kubectl-cache-", dir=home))
-
-    def run(
-        *args: str, stdin: str | None = None, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        command = ["kubectl", f"--kubeconfig={cluster.kubeconfig}", f"--cache-dir={cache}", *args]
-        environment = {**os.environ, **env} if env else None
-        return subprocess.run(
-            command, input=stdin, env=environment, capture_output=True, text=True, check=False
-        )
-
-    return run
+# The e2e tier's runners serve here too: they need only `cluster.kubeconfig`.
+__all__ = ["Runner", "home", "kubectl", "planner"]
 
 
 def token_for(cluster: RealCluster, namespace: str, account: str, seconds: int = 3600) -> str:

@@ -10,16 +10,11 @@ depends on how fast the machine is.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.paths import REPO
+from tests.e2e.test_lock import background
 from tests.real.conftest import Runner, admin_context, eventually, http, write_plan
 from tests.realplane import RealCluster
 
@@ -36,25 +31,7 @@ def shop(namespace: str, version: str, *, job_seconds: int) -> str:
     )
 
 
-@pytest.fixture
-def background(cluster: RealCluster, home: Path) -> Iterator[Any]:
-    """Starts `planner` processes in the background; any still running at the end is killed."""
-    started: list[subprocess.Popen[str]] = []
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
-
-    def run(*args: str) -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "planner", *args]
-        process = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        started.append(process)
-        return process
-
-    yield run
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+__all__ = ["background"]  # the e2e tier's fixture: it needs only `cluster.kubeconfig`
 
 
 def holder(cluster: RealCluster, namespace: str) -> dict[str, Any] | None:

@@ -5,10 +5,9 @@ exits 2, a reconcile then converges, and a second check exits 0.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
+from tests.e2e.test_reconcile import records, write
 from tests.real.conftest import Runner, http
 from tests.realplane import RealCluster
 
@@ -21,18 +20,6 @@ def plan_text(namespace: str, *, extra: str = "") -> str:
         "workloads:\n"
         "  - {name: web, image: 'nginx:1.27', replicas: 2}\n"
     )
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def records(result: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert lines and lines[-1]["type"] == "ReconcileSummary", result.stdout + result.stderr
-    return lines[:-1], lines[-1]
 
 
 def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(

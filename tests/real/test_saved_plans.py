@@ -91,7 +91,7 @@ def test_a_saved_plan_is_refused_on_another_cluster_and_applied_on_its_own(
     assert json.loads(saved.read_text())["cluster"] == {"uid": here, "server": cluster.url}
 
     with running_cluster() as other:
-        refused = planner("apply", str(saved), kubeconfig=other.kubeconfig)
+        refused = planner("apply", str(saved), env={"KUBECONFIG": str(other.kubeconfig)})
         written_there = slimcluster.http(other, "GET", f"/api/v1/namespaces/{namespace}").status
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert refused.stderr.startswith(
