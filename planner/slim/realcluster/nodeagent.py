@@ -85,6 +85,7 @@ class NodeAgent:
         self.tracks: dict[str, PodTrack] = {}
         self.waiting: dict[str, set[Ref]] = {}  # namespace → pods whose volumes or environment are missing
         self.provisioners: set[str] = set()
+        self.delayed_classes: set[str] = set()  # WaitForFirstConsumer: provisioned once a node is chosen
         self.version = ""  # the server's: a kubelet is never newer than its API server
         self._lock = threading.Lock()
         self._queue: queue.Queue[Ref | None] = queue.Queue()
@@ -305,6 +306,8 @@ class NodeAgent:
         for kind, body in seed_objects():
             if kind == "StorageClass":
                 self.provisioners.add(body["provisioner"])
+                if body.get("volumeBindingMode") == "WaitForFirstConsumer":
+                    self.delayed_classes.add(body["metadata"]["name"])
                 create = client.StorageV1Api(self.api).create_storage_class
             elif kind == "RuntimeClass":
                 create = client.NodeV1Api(self.api).create_runtime_class
@@ -446,7 +449,7 @@ class NodeAgent:
             return
         class_name = spec.get("storageClassName")
         selected = annotations.get(SELECTED_NODE)
-        if class_name == "wait" and not selected:
+        if class_name in self.delayed_classes and not selected:
             return  # WaitForFirstConsumer: the scheduler names the node once a pod needs the claim
         volume: Obj = {
             "apiVersion": "v1",
