@@ -10,7 +10,7 @@ PYTEST_WORKERS ?= $(shell $(PY) -c "import os; print(2 * (os.cpu_count() or 1))"
 # at the end of one worker's queue do not run alone (the suite took 10 min with `load`, 5 with this).
 PYTEST_XDIST = -n $(PYTEST_WORKERS) --dist worksteal
 
-.PHONY: test demo lint typecheck layers unit e2e conformance docs clean
+.PHONY: test demo lint typecheck layers unit e2e conformance real docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,7 +34,9 @@ test: lint typecheck layers
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -q
 
 # The folder says the speed: tests/unit (pure, well under a minute), tests/e2e (embedded clusters),
-# tests/conformance (real kubectl against an embedded cluster).
+# tests/conformance (real kubectl against an embedded cluster), tests/real (a real kube-apiserver
+# v1.28.7 control plane from ../shared/k8s-bin, one for the whole run; `make test` runs it when that
+# folder exists and skips it, saying why, when not).
 unit: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -q tests/unit
 
@@ -43,6 +45,9 @@ e2e: $(STAMP)
 
 conformance: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -q tests/conformance
+
+real: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -q tests/real
 
 docs: $(STAMP)
 	$(BIN)/python -m planner.plan.docs > docs/plan-format.md

@@ -1,9 +1,13 @@
 """planner against kubectl (and kpt) on one N-workload plan (Deployment + ConfigMap + Service each).
 
     .venv/bin/python bench/plan_apply.py [--workloads 1000] [--wait-workloads 100 1000]
-        [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH]
+        [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH | --real]
 
-Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters. Each tool works in its own fresh
+Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters; with `--real`, one real control
+plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.slim.realcluster) with simulated
+nodes, each tool in its own namespace, and the wait rounds also measure the floor: the same objects
+written at once straight through the API (32 threads of the official client, no tool), from the first
+write to the last pod Ready by the node agent's own clock; each tool's overhead is its seconds above it. Each tool works in its own fresh
 namespace (on the embedded cluster, in its own fresh cluster for the wait round, so one tool's
 rolling-out pods never load the other's run):
 
@@ -47,9 +51,11 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from planner.kube.client import DEFAULT_QPS
 
@@ -105,6 +111,21 @@ def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[st
         if resource is None or labels.get("resource") == resource:
             counts[labels.get("verb", "?")] += int(float(match.group(2)))
     return counts
+
+
+@contextlib.contextmanager
+def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
+    """A real control plane with `nodes` simulated nodes: (its admin kubeconfig, the node agent)."""
+    from kubernetes import config
+
+    from planner.slim.realcluster.controlplane import running_control_plane
+    from planner.slim.realcluster.nodeagent import running_node_agent
+
+    with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
+        api = config.new_client_from_config(str(plane.kubeconfig))
+        with running_node_agent(api, nodes=nodes, pods_per_node=1100) as agent:
+            print(f"real control plane ready in {plane.startup_seconds:.1f} s\n")
+            yield str(plane.kubeconfig), agent
 
 
 @contextlib.contextmanager
@@ -282,10 +303,17 @@ def kpt_apply(manifests: Path, namespace: str, where: Cluster, scratch: Path) ->
 
 
 def apply_and_wait(
-    workloads: int, kubeconfig: str | None, scratch: Path, *, ready_after: float, time_scale: float
-) -> tuple[list[Row], str | None]:
-    """(rows, why kpt was skipped): each tool in a fresh embedded cluster (or a fresh namespace of
-    the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after starting."""
+    workloads: int,
+    kubeconfig: str | None,
+    scratch: Path,
+    *,
+    ready_after: float,
+    time_scale: float,
+    agent: Any = None,
+) -> tuple[list[Row], str | None, float | None]:
+    """(rows, why kpt was skipped, floor): each tool in a fresh embedded cluster (or a fresh namespace
+    of the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after
+    starting; with the real cluster's node `agent`, the floor (see the module's docstring)."""
     rows: list[Row] = []
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         namespace = fresh_namespace(where.kubeconfig, "planner")
@@ -301,7 +329,44 @@ def apply_and_wait(
             namespace = fresh_namespace(where.kubeconfig, "kpt")
             _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
             rows.append(kpt_apply(manifests, namespace, where, scratch))
-    return rows, skipped
+    floor = None
+    if agent is not None:
+        with cluster(kubeconfig) as where:
+            namespace = fresh_namespace(where.kubeconfig, "floor")
+            _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+            floor = floor_seconds(manifests, where, agent, namespace)
+    return rows, skipped, floor
+
+
+def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> float:
+    """Seconds from the first write of `manifests` (all at once, no tool) to the last of its pods
+    Ready by the node agent's clock."""
+    from kubernetes import config, utils
+    from ruamel.yaml import YAML
+
+    api = config.new_client_from_config(str(where.kubeconfig))
+    documents = [d for d in YAML(typ="safe").load_all(manifests.read_text()) if d]
+    deployments = sum(1 for d in documents if d["kind"] == "Deployment")
+    started = time.time()
+    with ThreadPoolExecutor(32) as pool:
+        list(pool.map(lambda d: utils.create_from_dict(api, d, namespace=namespace), documents))
+    while len(agent.ready_times(namespace)) < deployments:
+        time.sleep(0.1)
+    return float(max(agent.ready_times(namespace)) - started)
+
+
+def print_floor(rows: Sequence[Row], floor: float | None) -> None:
+    """The floor, each tool's seconds above it, and planner's overhead as a share of the others'."""
+    if floor is None:
+        return
+    print(f"floor (every object written at once, no tool; to the last pod Ready): {floor:.2f} s")
+    overheads = [row.seconds - floor for row in rows]
+    for row, overhead in zip(rows, overheads, strict=True):
+        print(f"{row.name:<34}overhead above the floor {overhead:7.2f} s")
+    for row, overhead in zip(rows[1:], overheads[1:], strict=True):
+        if overhead > 0:
+            print(f"planner's overhead / {row.name}'s: {overheads[0] / overhead:.2f}")
+    print()
 
 
 def _seconds(value: float | None) -> str:
@@ -359,8 +424,13 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=1.0, help="the embedded clusters' --time-scale")
     parser.add_argument("--rounds", nargs="+", choices=("create", "wait"), default=["create", "wait"])
     parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
+    parser.add_argument("--real", action="store_true", help="a real control plane with simulated nodes")
+    parser.add_argument("--nodes", type=int, default=2, help="simulated nodes of the real control plane")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
+        agent = None
+        if args.real:
+            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes))
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
                 creates, noops, locked = compare(args.workloads, where, Path(scratch))
@@ -370,15 +440,17 @@ def main() -> None:
             print_rows("no-op", noops)
             print_lock(locked)
         for workloads in args.wait_workloads if "wait" in args.rounds else ():
-            rows, kpt_skip = apply_and_wait(
+            rows, kpt_skip, floor = apply_and_wait(
                 workloads,
                 args.kubeconfig,
                 Path(scratch),
                 ready_after=args.ready_after,
                 time_scale=args.time_scale,
+                agent=agent,
             )
             delay = f"pods ready {args.ready_after:g} s after start, time scale {args.time_scale:g}"
             print_rows(f"apply + wait, {workloads} ({delay})", rows)
+            print_floor(rows, floor)
             if kpt_skip:
                 print(f"kpt live apply skipped: {kpt_skip}\n")
     print(

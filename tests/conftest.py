@@ -9,10 +9,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import realplane
+
 TESTS = Path(__file__).parent
 # The folder says the speed: unit/ is pure and fast, e2e/ starts embedded clusters, conformance/ runs
-# real kubectl against one. Each test gets its folder's marker, so `-m unit` and `tests/unit` agree.
-SPEED_MARKERS = {"unit": pytest.mark.unit, "e2e": pytest.mark.e2e, "conformance": pytest.mark.conformance}
+# real kubectl against one, real/ runs the CLI against a real control plane. Each test gets its folder's marker, so `-m unit` and `tests/unit` agree.
+SPEED_MARKERS = {
+    "unit": pytest.mark.unit,
+    "e2e": pytest.mark.e2e,
+    "conformance": pytest.mark.conformance,
+    "real": pytest.mark.real,
+}
 
 # Hypothesis profiles: `dev` (the default, for `make unit` while editing) runs few random examples so the
 # unit folder stays well under a minute; `ci` (CI sets HYPOTHESIS_PROFILE=ci) is deterministic and runs
@@ -48,3 +55,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.relative_to(TESTS).parts[0]
         item.add_marker(SPEED_MARKERS[folder])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    realplane.configure(config)  # the real tier's control plane starts while the other tiers run
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    realplane.unconfigure()

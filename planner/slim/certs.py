@@ -40,33 +40,66 @@ def ensure_certificates(directory: Path) -> Certificates:
 
 
 def _make(paths: Certificates) -> None:
+    ca_key, ca = new_ca("planner-embedded-ca")
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    key, server = issue(ca_key, ca, "planner-embedded", names=names, server=True)
+    write_pem(paths.ca, ca)
+    write_pem(paths.cert, server)
+    write_pem(paths.key, key)
+
+
+def new_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    """A self-signed CA: its key and certificate."""
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "planner-embedded-ca")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     ca = (
         _builder(ca_name, ca_name, ca_key.public_key(), now)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(*_usage(cert_sign=True)), critical=True)
         .sign(ca_key, hashes.SHA256())
     )
+    return ca_key, ca
+
+
+def issue(
+    ca_key: ec.EllipticCurvePrivateKey,
+    ca: x509.Certificate,
+    common_name: str,
+    *,
+    organizations: tuple[str, ...] = (),
+    names: list[x509.GeneralName] | None = None,
+    server: bool = False,
+) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    """A key and a certificate the CA signs: a server's (for `names`) or a client's, whose common name
+    and organizations a Kubernetes API server reads as the user and its groups."""
+    now = datetime.datetime.now(datetime.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-    server_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "planner-embedded")])
-    server = (
-        _builder(server_name, ca_name, key.public_key(), now)
+    subject = x509.Name(
+        [
+            *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
+    usage = x509.oid.ExtendedKeyUsageOID.SERVER_AUTH if server else x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH
+    builder = (
+        _builder(subject, ca.subject, key.public_key(), now)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(*_usage(cert_sign=False)), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(ca_key, hashes.SHA256())
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     )
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    return key, builder.sign(ca_key, hashes.SHA256())
+
+
+def write_pem(path: Path, item: x509.Certificate | ec.EllipticCurvePrivateKey) -> None:
+    """A certificate or a private key (PKCS#8, unencrypted) as PEM, mode 0600."""
     pem = serialization.Encoding.PEM
-    _write(paths.ca, ca.public_bytes(pem))
-    _write(paths.cert, server.public_bytes(pem))
-    _write(
-        paths.key,
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
-    )
+    if isinstance(item, x509.Certificate):
+        _write(path, item.public_bytes(pem))
+    else:
+        _write(path, item.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 
 
 def _builder(

@@ -296,7 +296,7 @@ class NodeAgent:
         if not track.ip:
             track.ip = (pod.get("status") or {}).get("podIP") or self._allocate_ip()
         if track.t0 is None:
-            track.t0 = _resumed_start(pod)  # after a server restart the timeline carries on
+            track.t0 = resumed_start(pod)  # after a server restart the timeline carries on
         if track.t0 is None:
             blocked = scheduling.missing_dependency(pod, self._lookup(pod))
             if blocked is not None:
@@ -313,30 +313,7 @@ class NodeAgent:
         return view.next_change
 
     def _blocked(self, pod: Obj, track: PodTrack, blocked: scheduling.Blocked, now: float) -> None:
-        spec = pod.get("spec") or {}
-        waiting = tuple(
-            podsim.ContainerView(
-                str(c.get("name")),
-                (),
-                blocked.reason,
-                None if blocked.reason == "ContainerCreating" else blocked.message.removeprefix("Error: "),
-                False,
-            )
-            for c in spec.get("containers") or []
-        )
-        init = tuple(
-            podsim.ContainerView(str(c.get("name")), (), "PodInitializing", None, False)
-            for c in spec.get("initContainers") or []
-        )
-        view = podsim.PodView(init, waiting, None if init else now, False, None)
-        status = podstatus.pod_status(pod, view, t0=now, now=now, host_ip=NODE_IP, pod_ip="")
-        status["phase"] = "Pending"
-        for dropped in ("podIP", "podIPs"):
-            status.pop(dropped, None)
-        old_start = (pod.get("status") or {}).get("startTime")
-        if old_start:
-            status["startTime"] = old_start
-        self.kubelet.write_status("Pod", pod, status)
+        self.kubelet.write_status("Pod", pod, blocked_status(pod, blocked, now, host_ip=NODE_IP))
         kind = "Warning"
         self.kubelet.event(_typed(pod), kind, blocked.event_reason, blocked.message, component="kubelet")
 
@@ -363,54 +340,8 @@ class NodeAgent:
                 return address
 
     def _lifecycle_events(self, pod: Obj, view: podsim.PodView, track: PodTrack, now: float) -> None:
-        spec = pod.get("spec") or {}
-        images = {
-            c.get("name"): c.get("image")
-            for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        }
-        for container in (*view.init, *view.main):
-            name = container.name
-            runs = len(container.runs)  # each restart repeats the kubelet's events (their count rises)
-            if container.runs:
-                self._once(
-                    pod,
-                    track,
-                    f"Pulled/{name}/{runs}",
-                    "Normal",
-                    "Pulled",
-                    f'Container image "{images.get(name)}" already present on machine',
-                )
-                self._once(
-                    pod, track, f"Created/{name}/{runs}", "Normal", "Created", f"Created container {name}"
-                )
-                self._once(
-                    pod, track, f"Started/{name}/{runs}", "Normal", "Started", f"Started container {name}"
-                )
-            if container.waiting_reason == "CrashLoopBackOff":
-                self._once(
-                    pod,
-                    track,
-                    f"BackOff/{name}/{runs}",
-                    "Warning",
-                    "BackOff",
-                    f"Back-off restarting failed container {name} in pod {name_of(pod)}_{ns_of(pod)}({uid_of(pod)})",
-                )
-            if container.waiting_reason in ("ErrImagePull", "ImagePullBackOff"):
-                self._once(pod, track, f"Failed/{name}", "Warning", "Failed", container.waiting_message or "")
-            killed = [
-                r
-                for r in container.runs
-                if r.exit_code == podsim.LIVENESS_EXIT_CODE and r.end is not None and r.end <= now
-            ]
-            if killed:
-                self._once(
-                    pod,
-                    track,
-                    f"Unhealthy/{name}/{len(killed)}",
-                    "Warning",
-                    "Unhealthy",
-                    "Liveness probe failed: simulated failure",
-                )
+        for token, kind, reason, message in lifecycle_events(pod, view, now):
+            self._once(pod, track, token, kind, reason, message)
 
     def _once(self, pod: Obj, track: PodTrack, token: str, kind: str, reason: str, message: str) -> None:
         if token in track.events:
@@ -425,7 +356,68 @@ class NodeAgent:
         return track.t0 if track else None
 
 
-def _resumed_start(pod: Obj) -> float | None:
+def blocked_status(pod: Obj, blocked: scheduling.Blocked, now: float, *, host_ip: str) -> Obj:
+    """A Pending pod's status while something its volumes or environment name is missing."""
+    spec = pod.get("spec") or {}
+    waiting = tuple(
+        podsim.ContainerView(
+            str(c.get("name")),
+            (),
+            blocked.reason,
+            None if blocked.reason == "ContainerCreating" else blocked.message.removeprefix("Error: "),
+            False,
+        )
+        for c in spec.get("containers") or []
+    )
+    init = tuple(
+        podsim.ContainerView(str(c.get("name")), (), "PodInitializing", None, False)
+        for c in spec.get("initContainers") or []
+    )
+    view = podsim.PodView(init, waiting, None if init else now, False, None)
+    status = podstatus.pod_status(pod, view, t0=now, now=now, host_ip=host_ip, pod_ip="")
+    status["phase"] = "Pending"
+    for dropped in ("podIP", "podIPs"):
+        status.pop(dropped, None)
+    old_start = (pod.get("status") or {}).get("startTime")
+    if old_start:
+        status["startTime"] = old_start
+    return status
+
+
+def lifecycle_events(pod: Obj, view: podsim.PodView, now: float) -> list[tuple[str, str, str, str]]:
+    """The kubelet's Events for the pod's containers so far, each (token, type, reason, message): a
+    token names one occurrence, so a caller that remembers the tokens it sent sends each once."""
+    spec = pod.get("spec") or {}
+    images = {
+        c.get("name"): c.get("image")
+        for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    }
+    found: list[tuple[str, str, str, str]] = []
+    for container in (*view.init, *view.main):
+        name = container.name
+        runs = len(container.runs)  # each restart repeats the kubelet's events (their count rises)
+        if container.runs:
+            pulled = f'Container image "{images.get(name)}" already present on machine'
+            found.append((f"Pulled/{name}/{runs}", "Normal", "Pulled", pulled))
+            found.append((f"Created/{name}/{runs}", "Normal", "Created", f"Created container {name}"))
+            found.append((f"Started/{name}/{runs}", "Normal", "Started", f"Started container {name}"))
+        if container.waiting_reason == "CrashLoopBackOff":
+            message = f"Back-off restarting failed container {name} in pod {name_of(pod)}_{ns_of(pod)}({uid_of(pod)})"
+            found.append((f"BackOff/{name}/{runs}", "Warning", "BackOff", message))
+        if container.waiting_reason in ("ErrImagePull", "ImagePullBackOff"):
+            found.append((f"Failed/{name}", "Warning", "Failed", container.waiting_message or ""))
+        killed = [
+            r
+            for r in container.runs
+            if r.exit_code == podsim.LIVENESS_EXIT_CODE and r.end is not None and r.end <= now
+        ]
+        if killed:
+            message = "Liveness probe failed: simulated failure"
+            found.append((f"Unhealthy/{name}/{len(killed)}", "Warning", "Unhealthy", message))
+    return found
+
+
+def resumed_start(pod: Obj) -> float | None:
     """startTime of a pod whose containers this agent had already started (before a restart)."""
     status = pod.get("status") or {}
     started = any(

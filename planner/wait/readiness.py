@@ -22,6 +22,7 @@ from planner.objects import Manifest, metadata_of
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
 
 UNSCHEDULABLE_GRACE_SECONDS = 15.0
+UNBOUND_CLAIMS = "pod has unbound immediate PersistentVolumeClaims"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 FAILING_WAIT_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"})
 
@@ -222,7 +223,11 @@ def _unschedulable(obj: Manifest, context: ReadinessContext) -> Readiness | None
     if scheduled is None or scheduled.get("reason") != "Unschedulable":
         return None
     elapsed = _seconds_since(scheduled.get("lastTransitionTime"), context.now)
-    if elapsed >= UNSCHEDULABLE_GRACE_SECONDS:
+    # Claims still binding (a clone waiting for its source, a provisioner at work) are progress, not a
+    # failure: kube-scheduler says so until they are bound, then retries with a back-off that can pass
+    # the grace on a loaded cluster. A claim that never binds fails its own wait.
+    waits_for_claims = UNBOUND_CLAIMS in str(scheduled.get("message", ""))
+    if elapsed >= UNSCHEDULABLE_GRACE_SECONDS and not waits_for_claims:
         return _failed(_explain(f"unschedulable for {int(elapsed)}s", scheduled))
     return _in_progress(_explain(f"unschedulable for {int(elapsed)}s", scheduled))
 

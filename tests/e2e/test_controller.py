@@ -128,8 +128,9 @@ def controllers(cluster: ClusterHandle, home: Path, tmp_path: Path) -> Iterator[
             )
         running = Running(process, log)
         started.append(running)
-        found = eventually(
-            lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None
+        found = eventually(  # a generous bound: a cold start on a loaded machine takes a while
+            lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None,
+            timeout=60,
         )
         assert isinstance(found, re.Match), running.output()
         running.address = found.group(1)

@@ -1,4 +1,4 @@
-"""app.applying's informer scopes: one informer per kind, wide enough for every wait, for the pods and
+"""app.apply's informer scopes: one informer per kind, wide enough for every wait, for the pods and
 Events that explain them, and with `apply --watch` for every workload the monitor will follow."""
 
 from __future__ import annotations

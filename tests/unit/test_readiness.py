@@ -422,6 +422,25 @@ CASES = [
         failed("unschedulable for 15s: Unschedulable: 0/1 nodes are available"),
         id="a pod unschedulable for 15 s is Failed",
     ),
+    pytest.param(
+        pod(
+            phase="Pending",
+            conditions=[
+                condition(
+                    "PodScheduled",
+                    "False",
+                    "Unschedulable",
+                    "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+                    seconds_ago(40),
+                )
+            ],
+        ),
+        in_progress(
+            "unschedulable for 40s: Unschedulable: 0/2 nodes are available: pod has unbound immediate"
+            " PersistentVolumeClaims."
+        ),
+        id="a pod waiting for its claims to bind stays InProgress past the grace",
+    ),
     # PersistentVolumeClaim
     pytest.param(pvc("Bound", "standard"), current("Bound"), id="a bound PVC is Current"),
     pytest.param(
