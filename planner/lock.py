@@ -24,6 +24,13 @@ The protocol is client-go's leader election, narrowed to a run:
   Stopping at two thirds rather than at the full duration leaves the last third for writes already in
   flight to finish before anyone else may take the lock over.
 
+**A dead holder on this host.** The Lease also says where its holder runs (the annotation
+`planner.dev/holder-process`: the kernel's boot id, the PID namespace, the PID and the process's start
+time). A run that finds the lock held from the same boot and PID namespace by a process that is gone
+(no such PID, a zombie, or the PID reused by a younger process) takes it over at once and says so; a
+holder anywhere else (another host, container or boot) keeps the expiry rule. Two runs taking over the
+same dead lock both PUT with the resourceVersion they read, so one wins and the other reads again.
+
 **Expiry, and whose clock.** A Lease has expired when `renewTime + leaseDurationSeconds` has passed.
 `renewTime` is written by the holder from its clock, so a reader compares it with the API server's
 clock — the `Date` header of its own GET, to the second — rather than its own, and a takeover at
@@ -42,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import json
 import os
 import secrets
 import socket
@@ -66,6 +74,8 @@ from planner.objects import FIELD_MANAGER, Manifest, metadata_of, namespace_mani
 
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
+ANNOTATION_HOLDER_PROCESS = "planner.dev/holder-process"
+PROC = "/proc"
 
 Notice = Callable[[str], None]
 
@@ -78,6 +88,90 @@ def run_identity() -> str:
     except (KeyError, OSError):  # a container user with no passwd entry
         user = f"uid{os.getuid()}"
     return f"{user}@{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HolderProcess:
+    """Where a lock's holder runs, precisely enough for a run on the same host to tell it is gone:
+    the kernel's boot id, the PID namespace (`pid:[4026531836]`), the PID and its start time in clock
+    ticks since boot (0: unknown), which tells a reused PID from the holder."""
+
+    boot_id: str
+    pid_namespace: str
+    pid: int
+    started: int
+
+    def encoded(self) -> str:
+        fields = {"bootId": self.boot_id, "pidNamespace": self.pid_namespace, "pid": self.pid}
+        return json.dumps(fields | {"started": self.started}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def decoded(cls, text: object) -> HolderProcess | None:
+        try:
+            fields = json.loads(str(text))
+            return cls(
+                boot_id=str(fields["bootId"]),
+                pid_namespace=str(fields["pidNamespace"]),
+                pid=int(fields["pid"]),
+                started=int(fields.get("started") or 0),
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def gone(self, *, seen_from: HolderProcess | None, started_of: Callable[[int], int | None]) -> bool:
+        """Whether this process is known to be gone, judged by the process `seen_from`: only from the
+        same boot and PID namespace, where PIDs mean the same process; `started_of(pid)` is the start
+        time of the live process with that PID (0: alive, start unknown) or None when there is none."""
+        if (
+            seen_from is None
+            or not self.boot_id
+            or (self.boot_id, self.pid_namespace)
+            != (
+                seen_from.boot_id,
+                seen_from.pid_namespace,
+            )
+        ):
+            return False
+        started = started_of(self.pid)
+        return started is None or bool(started and self.started and started != self.started)
+
+
+def process_started(pid: int) -> int | None:
+    """The start time (clock ticks since boot) of the live process `pid`: None when there is none or it
+    is a zombie, 0 when it exists but its start cannot be read (another user's, under `hidepid`)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # it exists, but is another user's
+    try:
+        with open(f"{PROC}/{pid}/stat", encoding="utf-8") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold ")"
+    except (OSError, IndexError):
+        return 0
+    if fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else 0
+
+
+@functools.cache
+def this_process() -> HolderProcess | None:
+    """This process as a lock holder, or None where the kernel does not say (no `/proc`)."""
+    try:
+        with open(f"{PROC}/sys/kernel/random/boot_id", encoding="utf-8") as boot:
+            boot_id = boot.read().strip()
+        namespace = os.readlink(f"{PROC}/self/ns/pid")
+    except OSError:
+        return None
+    pid = os.getpid()
+    return HolderProcess(boot_id=boot_id, pid_namespace=namespace, pid=pid, started=process_started(pid) or 0)
+
+
+def holder_annotations() -> dict[str, str]:
+    """The annotations a run lock's Lease carries: where its holder runs, when the kernel says."""
+    here = this_process()
+    return {ANNOTATION_HOLDER_PROCESS: here.encoded()} if here is not None else {}
 
 
 def lease_name(plan: str) -> str:
@@ -113,15 +207,25 @@ def parse_time(text: object) -> datetime | None:
 
 
 def lease_body(
-    name: str, namespace: str, *, identity: str, seconds: int, now: datetime, transitions: int = 0
+    name: str,
+    namespace: str,
+    *,
+    identity: str,
+    seconds: int,
+    now: datetime,
+    transitions: int = 0,
+    annotations: dict[str, str] | None = None,
 ) -> Manifest:
     """The Lease `name` saying `identity` holds it from `now` (a plan's run lock, the controller's
     leadership)."""
     stamp = micro_time(now)
+    metadata: dict[str, object] = {"name": name, "namespace": namespace}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     return {
         "apiVersion": LEASE.api_version,
         "kind": LEASE.kind,
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": metadata,
         "spec": {
             "holderIdentity": identity,
             "leaseDurationSeconds": seconds,
@@ -141,16 +245,27 @@ class Holder:
     renewed: datetime | None
     seconds: int
     transitions: int = 0
+    process: HolderProcess | None = None
 
     @classmethod
     def of(cls, lease: Manifest) -> Holder:
         spec = lease.get("spec") or {}
+        where = (metadata_of(lease).get("annotations") or {}).get(ANNOTATION_HOLDER_PROCESS)
         return cls(
             identity=str(spec.get("holderIdentity") or ""),
             acquired=parse_time(spec.get("acquireTime")),
             renewed=parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime")),
             seconds=int(spec.get("leaseDurationSeconds") or 0),
             transitions=int(spec.get("leaseTransitions") or 0),
+            process=HolderProcess.decoded(where) if where else None,
+        )
+
+    def dead_here(self) -> bool:
+        """Whether the holder ran on this host (same boot and PID namespace) and its process is gone."""
+        return (
+            bool(self.identity)
+            and self.process is not None
+            and self.process.gone(seen_from=this_process(), started_of=process_started)
         )
 
     def expired_for(self, now: datetime) -> float | None:
@@ -188,14 +303,19 @@ def held_message(plan: str, namespace: str, holder: Holder, now: datetime, *, wa
     waited_for = f" after waiting {waited:.0f}s" if waited >= 1 else ""
     return (
         f"plan {plan} (namespace {namespace}) is locked by {holder.described(now)}{waited_for}: another "
-        f"run is writing it. Retry later or wait with --lock-timeout; a dead run's lock expires "
-        f"{holder.seconds}s after its last renewal; to break it now: {unlock_command(plan, namespace)}"
+        f"run is writing it. Retry later or wait with --lock-timeout; a dead run's lock is taken over at "
+        f"once on its host, elsewhere {holder.seconds}s after its last renewal; to break it now: "
+        f"{unlock_command(plan, namespace)}"
     )
 
 
-def took_over_message(plan: str, holder: Holder, expired_for: float) -> str:
+def took_over_message(plan: str, holder: Holder, expired_for: float | None) -> str:
+    """`expired_for` None: taken over because its holder's process on this host is gone."""
     if not holder.identity:
         return f"took over the released lock of plan {plan}"
+    if expired_for is None:
+        pid = holder.process.pid if holder.process is not None else "?"
+        return f"took over the lock of plan {plan} from {holder.identity}: its process {pid} on this host is gone"
     return f"took over the lock of plan {plan} from {holder.identity}, expired {expired_for:.0f}s ago"
 
 
@@ -214,6 +334,10 @@ class _Observed:
         if version != self.version:
             self.version, self.since = version, now
         return now - self.since
+
+
+class _Raced(Exception):
+    """A takeover met a Lease changed since it was read."""
 
 
 class _Acquirer:
@@ -247,7 +371,10 @@ class _Acquirer:
             except NotFoundError:
                 continue  # released in between: try creating it again
             holder = Holder.of(lease)
-            lock = self.take_over_if_expired(lease, holder, server_now or datetime.now(UTC))
+            try:
+                lock = self.take_over_if_expired(lease, holder, server_now or datetime.now(UTC))
+            except _Raced:
+                continue  # read it again: whoever won is judged, not the holder it replaced
             if lock is not None:
                 return lock
             now = server_now or datetime.now(UTC)
@@ -293,7 +420,7 @@ class _Acquirer:
         unchanged = self.observed.unchanged_for(version, time.monotonic())
         if expired_for is None and unchanged > holder.seconds:
             expired_for = unchanged - holder.seconds
-        if expired_for is None:
+        if expired_for is None and not holder.dead_here():
             return None
         body = self.body(transitions=holder.transitions + 1)
         body["metadata"] |= {"resourceVersion": version, "uid": metadata_of(lease).get("uid")}
@@ -302,8 +429,8 @@ class _Acquirer:
             taken = self.client.request(
                 "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
             )
-        except (ConflictError, NotFoundError):
-            return None  # another run renewed it or raced us to it: read it again
+        except (ConflictError, NotFoundError) as raced:
+            raise _Raced from raced  # another run renewed it or raced us to it
         self.notice(took_over_message(self.plan, holder, expired_for))
         return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=taken, sent=sent)
 
@@ -315,6 +442,7 @@ class _Acquirer:
             seconds=self.options.seconds,
             now=datetime.now(UTC),
             transitions=transitions,
+            annotations=holder_annotations(),
         )
 
     def ensure_namespace(self) -> None:
@@ -420,7 +548,11 @@ class RunLock:
         body = {
             "apiVersion": LEASE.api_version,
             "kind": LEASE.kind,
-            "metadata": {key: metadata.get(key) for key in ("name", "namespace", "uid", "resourceVersion")},
+            "metadata": {
+                key: metadata[key]
+                for key in ("name", "namespace", "uid", "resourceVersion", "annotations")
+                if key in metadata
+            },
             "spec": {**(lease.get("spec") or {}), "renewTime": micro_time(datetime.now(UTC))},
         }
         try:
@@ -580,9 +712,11 @@ def break_lock(client: KubeClient, plan: str, namespace: str) -> tuple[Holder, d
 
 
 __all__ = [
+    "ANNOTATION_HOLDER_PROCESS",
     "DEFAULT_DURATION",
     "HeldLocks",
     "Holder",
+    "HolderProcess",
     "LockOptions",
     "RunLock",
     "acquire",
@@ -592,8 +726,10 @@ __all__ = [
     "lease_body",
     "lease_name",
     "micro_time",
+    "process_started",
     "read_holder",
     "run_identity",
+    "this_process",
     "took_over_message",
     "unlock_command",
 ]
