@@ -45,6 +45,8 @@ from planner.applyset import (
     Scope,
     applied_closure,
     digest_key,
+    holds_run_finalizer,
+    is_recorded_job,
     narrowed,
     parent_ref,
     run_keys_of,
@@ -65,7 +67,7 @@ from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.lock import LockOptions, Notice, holding
-from planner.objects import ref_of
+from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
 from planner.savedplan import (
     changed_secrets,
@@ -372,7 +374,7 @@ class Applier:
         if evidence is not None:
             evidence.start()
         writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
-        recorder = self.run_recorder(writer, executions)
+        recorder = self.run_recorder(writer, planned, executions)
         started, failures = now(), list[Exception]()
 
         def finished(index: int, result: ExecutionResult) -> None:
@@ -439,16 +441,27 @@ class Applier:
         if made is not None:
             self.recorded.append(made)
 
-    def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
+    def run_recorder(
+        self, writer: KubeWriter, planned: Sequence[PlannedChanges], executions: Sequence[ExecutionPlan]
+    ) -> RunRecorder:
         """Records how the Jobs these executions create end, seen through the Job informer their waits
-        use (none with --no-wait: nothing then watches a Job finish)."""
+        use (none with --no-wait: nothing then watches a Job finish), and those of the plans' live
+        Jobs still holding the run-record finalizer: the ones that finished or are being deleted (a
+        killed run's, a TTL's) are recorded and let go at once, the running ones when they end."""
         recorder = RunRecorder(self.client, writer)
-        for execution in executions:
-            created = (t.manifest for t in execution.tasks if t.action == "create" and t.manifest)
-            recorder.expect(execution.parent_ref, run_keys_of(created))
+        held: list[Manifest] = []
+        for each, execution in zip(planned, executions, strict=True):
+            created = [t.manifest for t in execution.tasks if t.action == "create" and t.manifest]
+            waiting = [
+                job for job in each.live.members.values() if is_recorded_job(job) and holds_run_finalizer(job)
+            ]
+            recorder.expect(execution.parent_ref, run_keys_of([*created, *waiting]))
+            held += waiting
         jobs = self.informers.get(JOB)
         if jobs is not None and recorder.expecting:
             recorder.follow(jobs)
+        for job in held:
+            recorder.seen("ADDED", job)
         return recorder
 
 
