@@ -13,8 +13,10 @@ The protocol is client-go's leader election, narrowed to a run:
   random part tells apart runs whose pids coincide, such as pid 1 in every container). A 201 means the
   lock is ours. A 409 means it is held: the Lease is read, and taken over with a PUT carrying the read's
   resourceVersion only when it has expired; a 409 on that PUT means another run raced us to it.
-- **Renew** is a PUT of `renewTime` with the last resourceVersion written, from a daemon thread every
-  third of the lease duration (10 s of 30 s), retried every `duration / 15` on failure.
+- **Renew** is a PUT of `renewTime` with the last resourceVersion written, every third of the lease
+  duration (10 s of 30 s), retried every `duration / 15` on failure. One scheduling thread hands the
+  locks that are due to a fixed pool of workers (`_Renewer`), so a run holding 5,000 locks has a
+  handful of threads, not one per lock.
 - **Release** is one DELETE with the last resourceVersion and uid as preconditions, so a lock that was
   taken over is never deleted. So an uncontended run costs two requests (POST, DELETE) plus one renew
   per 10 s.
@@ -49,13 +51,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import heapq
+import itertools
 import json
 import os
+import queue
 import secrets
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -74,10 +80,12 @@ from planner.objects import FIELD_MANAGER, Manifest, metadata_of, namespace_mani
 
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
+RENEW_WORKERS = 4  # the threads that send renewals, whatever the number of locks held
 ANNOTATION_HOLDER_PROCESS = "planner.dev/holder-process"
 PROC = "/proc"
 
 Notice = Callable[[str], None]
+Progress = Callable[[int, int], None]  # (done, total): called as each lock of a run is taken
 
 
 @functools.cache
@@ -508,10 +516,9 @@ class RunLock:
         self._lost = ""
         self._mutex = threading.Lock()
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._renew_loop, name=f"lock-{plan}", daemon=True)
 
     def start(self) -> RunLock:
-        self._thread.start()
+        _renewer().add(self)
         return self
 
     # --- loss ---
@@ -533,12 +540,17 @@ class RunLock:
 
     # --- renewing (in the daemon thread) ---
 
-    def _renew_loop(self) -> None:
-        pause = self.interval
-        while not self._stopping.wait(pause):
-            pause = self.interval if self._renew() else self.retry
-            if self.lost() is not None:
-                return
+    @property
+    def stopped(self) -> bool:
+        return self._stopping.is_set()
+
+    def renew_once(self) -> float | None:
+        """One renewal (from a renewer's worker): seconds until the next, None once the lock is lost or
+        released."""
+        renewed = self._renew()
+        if self._stopping.is_set() or self.lost() is not None:
+            return None
+        return self.interval if renewed else self.retry
 
     def _renew(self) -> bool:
         started = time.monotonic()
@@ -599,7 +611,7 @@ class RunLock:
         last resourceVersion written). Returns a sentence when it could not, for the person to see; the
         lock then expires on its own."""
         self._stopping.set()
-        self._thread.join(timeout=self.interval + 1)
+        _renewer().remove(self, timeout=self.interval + 1)
         with self._mutex:
             metadata = metadata_of(self._lease)
         preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
@@ -620,6 +632,75 @@ class RunLock:
         return None
 
 
+class _Renewer:
+    """Renews every lock this process holds: one scheduling thread keeps the locks in a heap by when
+    each is due and hands the due ones to `RENEW_WORKERS` daemon threads, so the threads stay few
+    however many locks a run holds; a lock is never renewed twice at once."""
+
+    def __init__(self, workers: int = RENEW_WORKERS) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, RunLock]] = []
+        self._entry: dict[RunLock, int] = {}  # a lock's live heap entry; older entries are skipped
+        self._busy: set[RunLock] = set()
+        self._ready: queue.SimpleQueue[RunLock] = queue.SimpleQueue()
+        self._counter = itertools.count()
+        self._workers = workers
+        self._started = False
+
+    def add(self, lock: RunLock, after: float | None = None) -> None:
+        with self._cond:
+            self._schedule(lock, lock.interval if after is None else after)
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._schedule_loop, name="lock-renewals", daemon=True).start()
+                for number in range(self._workers):
+                    threading.Thread(target=self._work, name=f"lock-renew-{number}", daemon=True).start()
+            self._cond.notify_all()
+
+    def remove(self, lock: RunLock, *, timeout: float) -> None:
+        """Stop renewing `lock`, waiting (at most `timeout`) for a renewal in flight to end."""
+        with self._cond:
+            self._entry.pop(lock, None)
+            self._cond.wait_for(lambda: lock not in self._busy, timeout)
+
+    def _schedule(self, lock: RunLock, after: float) -> None:
+        entry = next(self._counter)
+        self._entry[lock] = entry
+        heapq.heappush(self._heap, (time.monotonic() + after, entry, lock))
+
+    def _schedule_loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._entry.get(self._heap[0][2]) != self._heap[0][1]:
+                    heapq.heappop(self._heap)  # removed, or scheduled again since
+                pause = self._heap[0][0] - time.monotonic() if self._heap else None
+                if pause is None or pause > 0:
+                    self._cond.wait(pause)
+                    continue
+                _, _, lock = heapq.heappop(self._heap)
+                del self._entry[lock]
+                self._busy.add(lock)
+            self._ready.put(lock)
+
+    def _work(self) -> None:
+        while True:
+            lock = self._ready.get()
+            after: float | None = None
+            try:
+                after = lock.renew_once()
+            finally:
+                with self._cond:
+                    self._busy.discard(lock)
+                    if after is not None and not lock.stopped:
+                        self._schedule(lock, after)
+                    self._cond.notify_all()
+
+
+@functools.cache
+def _renewer() -> _Renewer:
+    return _Renewer()
+
+
 class HeldLocks:
     """The locks of one run, taken in a fixed order (namespace, then plan) so two runs over the same
     plans never wait for each other in a circle; `lost()` is the first loss among them."""
@@ -635,10 +716,29 @@ class HeldLocks:
         return frozenset(lock.namespace for lock in self.locks if lock.created_namespace)
 
     def release(self, notice: Notice) -> None:
-        for lock in reversed(self.locks):
-            problem = lock.release()
-            if problem:
-                notice(problem)
+        """Release every lock, a few at once (a run of many plans holds thousands)."""
+        if not self.locks:
+            return
+        with ThreadPoolExecutor(max_workers=RENEW_WORKERS, thread_name_prefix="lock-release") as pool:
+            for problem in pool.map(RunLock.release, reversed(self.locks)):
+                if problem:
+                    notice(problem)
+
+
+def _release_if_ours(client: KubeClient, plan: str, namespace: str) -> None:
+    """The lock an interrupted acquire may have taken before it could be counted as held: deleted when
+    this process holds it (preconditions: the Lease read)."""
+    path = resource_path(LEASE, namespace, lease_name(plan))
+    try:
+        lease = client.request("GET", path, verb="get")
+        if Holder.of(lease).identity != run_identity():
+            return
+        metadata = metadata_of(lease)
+        preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions}
+        client.request("DELETE", path, body=body, verb="delete")
+    except (ApiError, UnreachableError):
+        return  # gone, taken, or unreachable: its lease expires on its own
 
 
 @contextlib.contextmanager
@@ -649,21 +749,30 @@ def holding(
     options: LockOptions,
     notice: Notice,
     stop: threading.Event | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[HeldLocks]:
     """Hold the lock of every `(plan, namespace)` for the block, released on the way out whatever
-    happens (an error, Ctrl-C, SIGTERM turned into Ctrl-C by the CLI). The wait of `options.timeout` is
-    shared by all of them."""
+    happens (an error, Ctrl-C, SIGTERM turned into Ctrl-C by the CLI) — also the one being taken when
+    it happened. The wait of `options.timeout` is shared by all of them; `progress` hears of each."""
     held = HeldLocks()
     deadline = time.monotonic() + options.timeout
+    ordered = sorted(set(plans), key=lambda pair: (pair[1], pair[0]))
+    taking: tuple[str, str] | None = None
     try:
-        for plan, namespace in sorted(set(plans), key=lambda pair: (pair[1], pair[0])):
+        for taking in ordered:
+            plan, namespace = taking
             remaining = LockOptions(duration=options.duration, timeout=max(0.0, deadline - time.monotonic()))
             held.locks.append(
                 acquire(client, plan=plan, namespace=namespace, options=remaining, notice=notice, stop=stop)
             )
+            taking = None
+            if progress is not None:
+                progress(len(held.locks), len(ordered))
         yield held
     finally:
         held.release(notice)
+        if taking is not None:
+            _release_if_ours(client, *taking)
 
 
 # --- reading and breaking ----------------------------------------------------------------------------
@@ -718,6 +827,7 @@ __all__ = [
     "Holder",
     "HolderProcess",
     "LockOptions",
+    "Progress",
     "RunLock",
     "acquire",
     "break_lock",
