@@ -8,6 +8,8 @@ resourceVersion precondition, read again on a conflict, and keeps planner's rese
 `PLANNER_TEST_CRASH_AT` (tests only) kills the process at a named point. Every write reports the
 resourceVersion it produced to `WrittenVersions`, so a wait never trusts an older cached copy.
 
+A Job is created holding the finalizer `planner.dev/run-record`, outside the fields planner's
+`Apply` entry owns, and `release_run` removes it once the run's outcome is recorded.
 The rules in full, and why, are in docs/architecture.md ("Module notes", writes.py).
 """
 
@@ -29,8 +31,9 @@ from planner.errors import (
     OwnershipError,
     PlannerError,
 )
-from planner.kinds import NAMESPACE, SECRET, KindInfo, by_kind, for_manifest
+from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo, by_kind, for_manifest
 from planner.kube.client import KubeClient, resource_path
+from planner.monitor.lifecycle import release_run_finalizer
 from planner.objects import (
     ANNOTATION_PLAN,
     FIELD_MANAGER,
@@ -59,6 +62,7 @@ from planner.state.applyset import (
     unchanged,
     with_digest_key,
     with_generation,
+    with_run_finalizer,
     with_run_outcome,
     with_run_record,
 )
@@ -131,7 +135,7 @@ class KubeWriter:
                 "POST",
                 resource_path(kind, ref.namespace),
                 query={"fieldManager": FIELD_MANAGER},
-                body=manifest,
+                body=with_run_finalizer(manifest),
                 verb="create",
             )
         except AlreadyExistsError:
@@ -167,7 +171,13 @@ class KubeWriter:
             )
         except NotFoundError:
             return
+        if kind == JOB and (job := self._get(JOB, ref)) is not None:
+            release_run_finalizer(self.client, job)  # a Job planner deletes has nothing left to record
         self._counted("after-deletes")
+
+    def release_run(self, job: Manifest) -> None:
+        """Let a recorded Job go once its outcome is in its run record: remove its run-record finalizer."""
+        release_run_finalizer(self.client, job)
 
     def ensure_namespace(self, name: str) -> tuple[Manifest, bool]:
         ref = ObjectRef.of(NAMESPACE, name)
@@ -262,9 +272,12 @@ class KubeWriter:
         _crash_if_asked("after-record-run")
         return written
 
-    def record_outcome(self, parent: ObjectRef, job: Manifest, outcome: RunOutcome) -> Manifest:
-        """Record how `job` ended in its run record (see `applyset.with_run_outcome`: idempotent)."""
+    def record_outcome(self, parent: ObjectRef, job: Manifest, outcome: RunOutcome) -> Manifest | None:
+        """Record how `job` ended in its run record (see `applyset.with_run_outcome`: idempotent); None
+        when the parent is gone (its namespace being deleted: there is nothing left to record into)."""
         run = run_record_of(job)
+        if self._get(SECRET, parent) is None:
+            return None
         return self._precondition_loop(parent, lambda live: with_run_outcome(parent, live, run, outcome))
 
     def _precondition_loop(self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest]) -> Manifest:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,15 @@ from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
-from planner.objects import ref_of
+from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
 from planner.state.applyset import (
     AppliedClosure,
     Scope,
     applied_closure,
     digest_key,
+    holds_run_finalizer,
+    is_recorded_job,
     narrowed,
     parent_ref,
     run_keys_of,
@@ -113,6 +116,33 @@ def _unheard(_: str) -> None:
     """The default `notice`: nobody to tell."""
 
 
+MANY_PLANS = 20  # from this many plans on, an apply says how far it got before its first write
+PROGRESS_SECONDS = 1.0
+
+
+class PhaseProgress:
+    """Where an apply of many plans stands before its first write — loading the files, taking the
+    locks, reading the cluster — as `notice` lines: the first as soon as a phase starts, then at most
+    one a second. Silent under `MANY_PLANS`, where the phases take no time worth telling."""
+
+    def __init__(self, notice: Notice, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.notice, self.clock = notice, clock
+        self.phase, self.last = "", 0.0
+
+    def of(self, phase: str) -> Callable[[int, int], None]:
+        """The progress callback of `phase` (`loaded plan files`), called with (done, total)."""
+
+        def heard(done: int, total: int) -> None:
+            if total < MANY_PLANS:
+                return
+            now = self.clock()
+            if phase != self.phase or now - self.last >= PROGRESS_SECONDS or done == total:
+                self.phase, self.last = phase, now
+                self.notice(f"{phase}: {done}/{total}")
+
+        return heard
+
+
 def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
     """For each kind some task waits on, the namespaces those waits are in (None: cluster-scoped).
     With `no_wait` only the wait-gone tasks of replaces and deletes still wait."""
@@ -162,15 +192,24 @@ def apply(
     informer caches (one per kind). Events go to `sink`, the lock's sentences (waiting for it, taking
     it over) to `notice`; the result says what converged. Informers passed in stay the caller's to stop
     (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
-    loaded = load_plans(paths)  # a broken plan is reported as such before any cluster is looked for
+    progress = PhaseProgress(notice)
+    # A broken plan is reported as such before any cluster is looked for.
+    loaded = load_plans(paths, progress=progress.of("loading plan files"))
     client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
     keys = [(each.plan.name, each.namespace) for each in rendered]
-    with holding(client, keys, options=options.lock, notice=notice) as locks:
+    with holding(
+        client, keys, options=options.lock, notice=notice, progress=progress.of("taking run locks")
+    ) as locks:
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
         probe, made = options.plan.adopt, locks.created_namespaces()
         planned = plan_rendered(
-            rendered, client=client, options=options.plan, probe_foreign=probe, created_by_run=made
+            rendered,
+            client=client,
+            options=options.plan,
+            probe_foreign=probe,
+            created_by_run=made,
+            progress=progress.of("reading the cluster"),
         )
         run = Applier.for_target(
             target,
@@ -372,7 +411,7 @@ class Applier:
         if evidence is not None:
             evidence.start()
         writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
-        recorder = self.run_recorder(writer, executions)
+        recorder = self.run_recorder(writer, planned, executions)
         started, failures = now(), list[Exception]()
 
         def finished(index: int, result: ExecutionResult) -> None:
@@ -439,16 +478,27 @@ class Applier:
         if made is not None:
             self.recorded.append(made)
 
-    def run_recorder(self, writer: KubeWriter, executions: Sequence[ExecutionPlan]) -> RunRecorder:
+    def run_recorder(
+        self, writer: KubeWriter, planned: Sequence[PlannedChanges], executions: Sequence[ExecutionPlan]
+    ) -> RunRecorder:
         """Records how the Jobs these executions create end, seen through the Job informer their waits
-        use (none with --no-wait: nothing then watches a Job finish)."""
+        use (none with --no-wait: nothing then watches a Job finish), and those of the plans' live
+        Jobs still holding the run-record finalizer: the ones that finished or are being deleted (a
+        killed run's, a TTL's) are recorded and let go at once, the running ones when they end."""
         recorder = RunRecorder(self.client, writer)
-        for execution in executions:
-            created = (t.manifest for t in execution.tasks if t.action == "create" and t.manifest)
-            recorder.expect(execution.parent_ref, run_keys_of(created))
+        held: list[Manifest] = []
+        for each, execution in zip(planned, executions, strict=True):
+            created = [t.manifest for t in execution.tasks if t.action == "create" and t.manifest]
+            waiting = [
+                job for job in each.live.members.values() if is_recorded_job(job) and holds_run_finalizer(job)
+            ]
+            recorder.expect(execution.parent_ref, run_keys_of([*created, *waiting]))
+            held += waiting
         jobs = self.informers.get(JOB)
         if jobs is not None and recorder.expecting:
             recorder.follow(jobs)
+        for job in held:
+            recorder.seen("ADDED", job)
         return recorder
 
 

@@ -9,7 +9,7 @@ planned plans from here."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -307,8 +307,10 @@ def plan_rendered(
     options: PlanOptions,
     probe_foreign: bool = True,
     created_by_run: frozenset[str] = frozenset(),
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[PlannedChanges]:
-    """Read the live objects of each rendered plan and diff them. Writes nothing. Without
+    """Read the live objects of each rendered plan and diff them (`progress(done, total)` hears of each
+    plan before it is read). Writes nothing. Without
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
     The namespaces in `created_by_run` were created by this run before it planned (taking the run lock,
     whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
@@ -316,8 +318,10 @@ def plan_rendered(
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
     records them again), so its Jobs that ran then do not run again — also when the parent, and the
     runs it recorded, were deleted."""
-    results = []
+    results: list[PlannedChanges] = []
     for each in rendered:
+        if progress is not None:
+            progress(len(results), len(rendered))
         namespace = each.namespace
         live = read_live(
             client,

@@ -1,12 +1,17 @@
-"""Recording how planned Jobs ended: whoever watches a Job run (`apply`'s waits, the monitor) writes
-its outcome into the run record the ApplySet parent keeps, so it outlives the Job.
+"""Recording how planned Jobs ended: whoever watches a Job run (`apply`'s waits, a re-run, the monitor,
+the controller) writes its outcome into the run record the ApplySet parent keeps, so it outlives the
+Job, then lets the Job go.
 
 A Job's TTL deletes it soon after it finishes, and with it the only place Kubernetes said how it
-ended. `RunRecorder` subscribes to the Job informer a command already has (no extra watch), and when a
-Job whose run-key it was told about shows `Complete` or `Failed`, a worker thread lists the Job's pods
-for the failed container's exit code and records the `RunOutcome` under a resourceVersion precondition
-(`KubeWriter.record_outcome`). Recording is idempotent, so apply and a monitor that both saw the Job
-finish write once between them, and a restarted monitor never writes again.
+ended; so planner creates its Jobs holding the finalizer `planner.dev/run-record`, and a Job whose
+outcome nobody recorded yet stays (Terminating, its status and pods intact) until someone does.
+`RunRecorder` subscribes to the Job informer a command already has (no extra watch), and when a Job
+whose run-key it was told about shows `Complete` or `Failed`, or is being deleted before it finished,
+a worker thread lists the Job's pods for the failed container's exit code, records the `RunOutcome`
+under a resourceVersion precondition (`KubeWriter.record_outcome`) and only then removes the
+finalizer (`KubeWriter.release_run`). A Job whose parent is gone (its namespace being deleted) has
+nowhere to be recorded and is let go. Recording is idempotent, so apply and a monitor that both saw
+the Job finish write once between them, and a restarted monitor never writes again.
 
 The informer's thread only queues: its other subscribers (waits, the monitor's state machines) are
 never held up by a write. `close()` lets the queued writes finish. Recording is best effort: a failure
@@ -27,7 +32,7 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import EventType, Informer
 from planner.live import list_objects
 from planner.objects import ANNOTATION_RUN_KEY, Manifest, ObjectRef, annotations_of, metadata_of, ref_of
-from planner.state.applyset import RESULT_FAILED, RunOutcome, run_outcome
+from planner.state.applyset import RESULT_FAILED, RunOutcome, final_outcome, holds_run_finalizer, run_outcome
 from planner.writes import KubeWriter
 
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
@@ -70,9 +75,10 @@ class RunRecorder:
                 self.seen("ADDED", job)
 
     def seen(self, _kind: EventType, job: Manifest) -> None:
-        """An informer event: queue the Job's outcome when it has finished and is expected."""
+        """An informer event: queue the Job's outcome when it has finished (or is being deleted before
+        it did) and is expected."""
         key = str(annotations_of(job).get(ANNOTATION_RUN_KEY) or "")
-        outcome = run_outcome(job)
+        outcome = final_outcome(job)
         with self._lock:
             parent = self._parents.get(key)
             handled = (str(metadata_of(job).get("uid") or ""), outcome.result if outcome else "")
@@ -99,6 +105,8 @@ class RunRecorder:
             parent, job, outcome = item
             try:
                 self.writer.record_outcome(parent, job, self._detailed(job, outcome))
+                if holds_run_finalizer(job):
+                    self.writer.release_run(job)
             except PlannerError as error:
                 log.warning("warning: could not record how %s ended: %s", ref_of(job).described, error)
 

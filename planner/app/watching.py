@@ -253,9 +253,8 @@ def monitor(
     informers = Informers(client)
     recorder = RunRecorder(client, KubeWriter(client))
     try:
-        for parent, record in runs:
-            if record.outcome is None:
-                recorder.expect(parent, [record.run_key])
+        for parent, record in runs:  # with an outcome too: its Job may still hold the run-record finalizer
+            recorder.expect(parent, [record.run_key])
         if recorder.expecting:
             recorder.follow(informers.informer(JOB, namespaces=scope), snapshot=True)
         recorded = {rid: run for _, run in runs if run.ran and (rid := _recorded_runtime_id(run))}

@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from planner.errors import AlreadyExistsError, NotFoundError, PlannerError, WorkloadNotFoundError
+from planner.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    InvalidError,
+    NotFoundError,
+    PlannerError,
+    WorkloadNotFoundError,
+)
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
@@ -49,9 +56,12 @@ from planner.objects import (
 from planner.plan.names import service_name, workspace_pvc_name
 from planner.render.identity import RuntimeID, with_hash
 from planner.sandboxes.idle import format_timestamp
+from planner.state.applyset import run_finalizer_removal
 
 FIELD_MANAGER = "planner-lifecycle"
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+RELEASE_ATTEMPTS = 8
 DEFAULT_TAIL = 200
 _GENERATION = re.compile(r"-rootfs-g(\d+)$")
 
@@ -136,6 +146,35 @@ def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, pr
     return True
 
 
+def release_run_finalizer(client: KubeClient, job: Manifest) -> None:
+    """Remove the run-record finalizer (`applyset.RUN_FINALIZER`) from `job` as read, reading it again
+    when its finalizers changed in between; nothing to do when it holds none or is gone."""
+    namespace, name = str(metadata_of(job).get("namespace") or ""), str(metadata_of(job).get("name"))
+    path = resource_path(JOB, namespace, name)
+    current: Manifest | None = job
+    for _ in range(RELEASE_ATTEMPTS):
+        removal = run_finalizer_removal(current) if current is not None else None
+        if removal is None:
+            return
+        try:
+            client.request("PATCH", path, body=removal, content_type=JSON_PATCH, verb="patch")
+            return
+        except NotFoundError:
+            return
+        except (InvalidError, ConflictError):  # the list moved under the `test`: read it again
+            current = get_or_none(client, JOB, namespace, name)
+    raise PlannerError(f"job {namespace}/{name}: its finalizers keep changing")
+
+
+def _delete_job(client: KubeClient, rid: RuntimeID) -> None:
+    """Delete the Job (Foreground) and let it go: its run-record finalizer is removed, since a Job
+    deleted on purpose has nothing left to record."""
+    _delete(client, JOB, rid.namespace, rid.name, propagation="Foreground")
+    job = get_or_none(client, JOB, rid.namespace, rid.name)
+    if job is not None:
+        release_run_finalizer(client, job)
+
+
 def _mark(client: KubeClient, rid: RuntimeID, state: str | None, *, reason: str | None = None) -> None:
     """Set the sandbox's state annotation (unless None), its pause reason (removed when None) and its
     last activity (now) on its workspace PVC, and nothing else: every lifecycle command is activity."""
@@ -215,7 +254,7 @@ def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
         return _scale(client, rid, 0)
     if rid.kind == "job":
         primary(client, rid)
-        _delete(client, JOB, rid.namespace, rid.name, propagation="Foreground")
+        _delete_job(client, rid)
         return Outcome(
             runtime_id=str(rid), action="stopped", message=f"deleted {_describe(rid)} (Foreground)"
         )
@@ -256,7 +295,7 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
         _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
         message = f"deleted service {service_name(rid.name)} (if any) and {_describe(rid)}"
     elif rid.kind == "job":
-        _delete(client, JOB, rid.namespace, rid.name, propagation="Foreground")
+        _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
     else:
         message = _delete_sandbox(client, rid, allow_data_loss=allow_data_loss)

@@ -28,6 +28,7 @@ from planner.monitor.monitor import Lookup, observe
 from planner.monitor.state import CREATED, advance
 from planner.objects import Manifest, ObjectRef, metadata_of, newest
 from planner.render.identity import RuntimeID
+from planner.state.applyset import RUN_FINALIZER, holds_run_finalizer
 from planner.wait.readiness import ReadinessContext, deployment
 
 
@@ -167,12 +168,26 @@ def replicas_ready(deployment: Manifest) -> str:
     return f"{ready}/{1 if desired is None else desired}"
 
 
+def held_for_its_record(job: Manifest | None) -> str:
+    """Why a deleted Job is still there when it waits for planner to record how it ended (else ""), and
+    how to let it go."""
+    if job is None or not metadata_of(job).get("deletionTimestamp") or not holds_run_finalizer(job):
+        return ""
+    namespace = metadata_of(job).get("namespace")
+    return (
+        f"deleted, kept until its outcome is recorded (finalizer {RUN_FINALIZER}): run `planner monitor "
+        f"--all -n {namespace} --until-done` or apply its plan"
+    )
+
+
 def status_row(
     runtime_id: str, *, seen: Observation, own: Manifest | None, pod: Manifest | None, now: float
 ) -> StatusRow:
     """The row for a runtime ID from what the monitor's mapping saw, its own object and its newest pod."""
     state, transitions = advance(CREATED, seen)
     message = transitions[-1].message if transitions else ""
+    if held := held_for_its_record(own):
+        message = f"{message}; {held}" if message else held
     summary = pod_summary(pod) if pod is not None else None
     ready = f"{summary.ready}/{summary.total}" if summary else None
     if own is not None and own.get("kind") == "Deployment":

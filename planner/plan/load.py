@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,17 +45,25 @@ class LoadResult:
     warnings: tuple[Diagnostic, ...] = ()
 
 
-def load_plans(paths: Sequence[str | Path], *, environ: Mapping[str, str] | None = None) -> LoadResult:
+def load_plans(
+    paths: Sequence[str | Path],
+    *,
+    environ: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LoadResult:
     """Load every plan in `paths` (files, or directories meaning the plan files under them, as
     `find_plan_files` finds them).
 
-    `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ).
-    Raises PlanError with every error diagnostic when any file has one.
+    `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ);
+    `progress(done, total)` hears of each file loaded. Raises PlanError with every error diagnostic
+    when any file has one.
     """
     files, problems = _plan_files(paths)
     plans: list[tuple[Plan, ParsedFile]] = []
     warnings: list[Diagnostic] = []
-    for file in files:
+    for loaded, file in enumerate(files):
+        if progress is not None:
+            progress(loaded, len(files))
         plan, found = _load_file(file, os.environ if environ is None else environ)
         problems.extend(found_error for found_error in found if found_error.severity == "error")
         warnings.extend(found_warning for found_warning in found if found_warning.severity == "warning")

@@ -5,7 +5,9 @@ Like cli-utils' `pkg/inventory`, one module owns the object that makes prune saf
 id, the scope (group-kinds and namespaces) the reader LISTs, which only widens while an apply runs and
 narrows after one converged, the Job run records (pending, ran, with their outcome), the applied
 closure that tells drift from pending, the digest key and the current generation. Everything here is
-pure: what to write, computed from what was read; `planner.live` reads and `planner.writes` writes.
+pure: what to write, computed from what was read; `planner.live` reads and `planner.writes` writes. Every Job planner
+creates holds the finalizer `planner.dev/run-record` (`with_run_finalizer`), removed only after its
+outcome is recorded (`run_finalizer_removal`), so a Job cannot vanish unrecorded.
 
 The rest, and why: docs/architecture.md ("Module notes", state/applyset.py).
 """
@@ -273,6 +275,8 @@ def unchanged(live: Manifest, body: Manifest) -> bool:
 RunResult = Literal["succeeded", "failed"]
 RESULT_SUCCEEDED: RunResult = "succeeded"
 RESULT_FAILED: RunResult = "failed"
+RUN_FINALIZER = "planner.dev/run-record"
+REASON_DELETED = "Deleted"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -468,17 +472,62 @@ def run_outcome(job: Manifest, pods: Iterable[Manifest] = ()) -> RunOutcome | No
 
 def with_run_outcome(ref: ObjectRef, live: Manifest | None, run: RunRecord, outcome: RunOutcome) -> Manifest:
     """The parent `live` with `outcome` recorded for `run` (a Job that exists or existed, with its uid).
-    Only the run the parent records is changed: pending (then `run` confirms it) or of the same uid;
-    a run-key it does not record, or records with another uid, is left alone, as is an outcome already
-    there — so every observer may call this as often as it likes."""
+    Only the run the parent records is changed: pending (then `run` confirms it, unless the Job was
+    deleted before it finished: a replaced Job never confirms its successor's pending record) or of the
+    same uid; a run-key it does not record, or records with another uid, is left alone, as is an
+    outcome already there — so every observer may call this as often as it likes."""
     if live is None:
         raise PlannerError(f"{ref.described} is missing: cannot record how {run.name} ended")
     check_parent(ref, live)
     known = run_records(live).get(run.run_key)
     if known is None or (known.ran and known.uid != run.uid) or known.outcome == outcome:
         return live
+    if not known.ran and outcome.reason == REASON_DELETED:
+        return live
     done = dataclasses.replace(run, outcome=outcome)
     return {**live, "data": {**(live.get("data") or {}), run.run_key: encode_run_record(done)}}
+
+
+# --- the run-record finalizer ------------------------------------------------------------------------
+
+
+def is_recorded_job(obj: Manifest) -> bool:
+    """Whether `obj` is a Job planner records the run of (it carries a run-key)."""
+    return obj.get("kind") == JOB.kind and bool(annotations_of(obj).get(ANNOTATION_RUN_KEY))
+
+
+def with_run_finalizer(manifest: Manifest) -> Manifest:
+    """`manifest` as created: a recorded Job holds the run-record finalizer, so neither its TTL nor
+    anyone else removes it before its outcome is recorded. Any other object is returned as it is."""
+    metadata = metadata_of(manifest)
+    finalizers = list(metadata.get("finalizers") or [])
+    if not is_recorded_job(manifest) or RUN_FINALIZER in finalizers:
+        return manifest
+    return {**manifest, "metadata": {**metadata, "finalizers": [*finalizers, RUN_FINALIZER]}}
+
+
+def holds_run_finalizer(obj: Manifest) -> bool:
+    return RUN_FINALIZER in (metadata_of(obj).get("finalizers") or [])
+
+
+def run_finalizer_removal(job: Manifest) -> list[dict[str, object]] | None:
+    """The JSON patch removing the run-record finalizer from `job` as read — a `test` of the entry
+    first, so a list changed since is refused rather than the wrong entry removed — or None when it
+    holds none."""
+    finalizers = list(metadata_of(job).get("finalizers") or [])
+    if RUN_FINALIZER not in finalizers:
+        return None
+    path = f"/metadata/finalizers/{finalizers.index(RUN_FINALIZER)}"
+    return [{"op": "test", "path": path, "value": RUN_FINALIZER}, {"op": "remove", "path": path}]
+
+
+def final_outcome(job: Manifest, pods: Iterable[Manifest] = ()) -> RunOutcome | None:
+    """How a recorded Job ended for good: as `run_outcome` says, or — deleted before it finished — a
+    failure `Deleted`; None while it runs."""
+    outcome = run_outcome(job, pods)
+    if outcome is None and metadata_of(job).get("deletionTimestamp"):
+        return RunOutcome(result=RESULT_FAILED, reason=REASON_DELETED, message="deleted before it finished")
+    return outcome
 
 
 # --- the digest key ----------------------------------------------------------------------------------
@@ -606,9 +655,11 @@ __all__ = [
     "LABEL_APPLYSET_ID",
     "LABEL_PART_OF",
     "PARENT_TYPE",
+    "REASON_DELETED",
     "RESERVED_PREFIX",
     "RESULT_FAILED",
     "RESULT_SUCCEEDED",
+    "RUN_FINALIZER",
     "AppliedClosure",
     "CurrentGeneration",
     "ParentRecord",
@@ -622,8 +673,11 @@ __all__ = [
     "current_generation",
     "digest_key",
     "encode_run_record",
+    "final_outcome",
+    "holds_run_finalizer",
     "is_parent",
     "is_planners",
+    "is_recorded_job",
     "listed_scope",
     "member_selector",
     "merged_runs",
@@ -633,6 +687,7 @@ __all__ = [
     "parent_manifest",
     "parent_ref",
     "pending_runs",
+    "run_finalizer_removal",
     "run_keys_of",
     "run_outcome",
     "run_record_of",
@@ -644,6 +699,7 @@ __all__ = [
     "unchanged",
     "with_digest_key",
     "with_generation",
+    "with_run_finalizer",
     "with_run_outcome",
     "with_run_record",
 ]

@@ -13,8 +13,10 @@ The protocol is client-go's leader election, narrowed to a run:
   random part tells apart runs whose pids coincide, such as pid 1 in every container). A 201 means the
   lock is ours. A 409 means it is held: the Lease is read, and taken over with a PUT carrying the read's
   resourceVersion only when it has expired; a 409 on that PUT means another run raced us to it.
-- **Renew** is a PUT of `renewTime` with the last resourceVersion written, from a daemon thread every
-  third of the lease duration (10 s of 30 s), retried every `duration / 15` on failure.
+- **Renew** is a PUT of `renewTime` with the last resourceVersion written, every third of the lease
+  duration (10 s of 30 s), retried every `duration / 15` on failure. One scheduling thread hands the
+  locks that are due to a fixed pool of workers (`_Renewer`), so a run holding 5,000 locks has a
+  handful of threads, not one per lock.
 - **Release** is one DELETE with the last resourceVersion and uid as preconditions, so a lock that was
   taken over is never deleted. So an uncontended run costs two requests (POST, DELETE) plus one renew
   per 10 s.
@@ -23,6 +25,13 @@ The protocol is client-go's leader election, narrowed to a run:
   or no Lease — has lost the lock: `RunLock.lost()` says why, and the executor starts no further task.
   Stopping at two thirds rather than at the full duration leaves the last third for writes already in
   flight to finish before anyone else may take the lock over.
+
+**A dead holder on this host.** The Lease also says where its holder runs (the annotation
+`planner.dev/holder-process`: the kernel's boot id, the PID namespace, the PID and the process's start
+time). A run that finds the lock held from the same boot and PID namespace by a process that is gone
+(no such PID, a zombie, or the PID reused by a younger process) takes it over at once and says so; a
+holder anywhere else (another host, container or boot) keeps the expiry rule. Two runs taking over the
+same dead lock both PUT with the resourceVersion they read, so one wins and the other reads again.
 
 **Expiry, and whose clock.** A Lease has expired when `renewTime + leaseDurationSeconds` has passed.
 `renewTime` is written by the holder from its clock, so a reader compares it with the API server's
@@ -42,12 +51,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import heapq
+import itertools
+import json
 import os
+import queue
 import secrets
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -66,8 +80,12 @@ from planner.objects import FIELD_MANAGER, Manifest, metadata_of, namespace_mani
 
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
+RENEW_WORKERS = 4  # the threads that send renewals, whatever the number of locks held
+ANNOTATION_HOLDER_PROCESS = "planner.dev/holder-process"
+PROC = "/proc"
 
 Notice = Callable[[str], None]
+Progress = Callable[[int, int], None]  # (done, total): called as each lock of a run is taken
 
 
 @functools.cache
@@ -78,6 +96,90 @@ def run_identity() -> str:
     except (KeyError, OSError):  # a container user with no passwd entry
         user = f"uid{os.getuid()}"
     return f"{user}@{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HolderProcess:
+    """Where a lock's holder runs, precisely enough for a run on the same host to tell it is gone:
+    the kernel's boot id, the PID namespace (`pid:[4026531836]`), the PID and its start time in clock
+    ticks since boot (0: unknown), which tells a reused PID from the holder."""
+
+    boot_id: str
+    pid_namespace: str
+    pid: int
+    started: int
+
+    def encoded(self) -> str:
+        fields = {"bootId": self.boot_id, "pidNamespace": self.pid_namespace, "pid": self.pid}
+        return json.dumps(fields | {"started": self.started}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def decoded(cls, text: object) -> HolderProcess | None:
+        try:
+            fields = json.loads(str(text))
+            return cls(
+                boot_id=str(fields["bootId"]),
+                pid_namespace=str(fields["pidNamespace"]),
+                pid=int(fields["pid"]),
+                started=int(fields.get("started") or 0),
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def gone(self, *, seen_from: HolderProcess | None, started_of: Callable[[int], int | None]) -> bool:
+        """Whether this process is known to be gone, judged by the process `seen_from`: only from the
+        same boot and PID namespace, where PIDs mean the same process; `started_of(pid)` is the start
+        time of the live process with that PID (0: alive, start unknown) or None when there is none."""
+        if (
+            seen_from is None
+            or not self.boot_id
+            or (self.boot_id, self.pid_namespace)
+            != (
+                seen_from.boot_id,
+                seen_from.pid_namespace,
+            )
+        ):
+            return False
+        started = started_of(self.pid)
+        return started is None or bool(started and self.started and started != self.started)
+
+
+def process_started(pid: int) -> int | None:
+    """The start time (clock ticks since boot) of the live process `pid`: None when there is none or it
+    is a zombie, 0 when it exists but its start cannot be read (another user's, under `hidepid`)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # it exists, but is another user's
+    try:
+        with open(f"{PROC}/{pid}/stat", encoding="utf-8") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold ")"
+    except (OSError, IndexError):
+        return 0
+    if fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else 0
+
+
+@functools.cache
+def this_process() -> HolderProcess | None:
+    """This process as a lock holder, or None where the kernel does not say (no `/proc`)."""
+    try:
+        with open(f"{PROC}/sys/kernel/random/boot_id", encoding="utf-8") as boot:
+            boot_id = boot.read().strip()
+        namespace = os.readlink(f"{PROC}/self/ns/pid")
+    except OSError:
+        return None
+    pid = os.getpid()
+    return HolderProcess(boot_id=boot_id, pid_namespace=namespace, pid=pid, started=process_started(pid) or 0)
+
+
+def holder_annotations() -> dict[str, str]:
+    """The annotations a run lock's Lease carries: where its holder runs, when the kernel says."""
+    here = this_process()
+    return {ANNOTATION_HOLDER_PROCESS: here.encoded()} if here is not None else {}
 
 
 def lease_name(plan: str) -> str:
@@ -113,15 +215,25 @@ def parse_time(text: object) -> datetime | None:
 
 
 def lease_body(
-    name: str, namespace: str, *, identity: str, seconds: int, now: datetime, transitions: int = 0
+    name: str,
+    namespace: str,
+    *,
+    identity: str,
+    seconds: int,
+    now: datetime,
+    transitions: int = 0,
+    annotations: dict[str, str] | None = None,
 ) -> Manifest:
     """The Lease `name` saying `identity` holds it from `now` (a plan's run lock, the controller's
     leadership)."""
     stamp = micro_time(now)
+    metadata: dict[str, object] = {"name": name, "namespace": namespace}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     return {
         "apiVersion": LEASE.api_version,
         "kind": LEASE.kind,
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": metadata,
         "spec": {
             "holderIdentity": identity,
             "leaseDurationSeconds": seconds,
@@ -141,16 +253,27 @@ class Holder:
     renewed: datetime | None
     seconds: int
     transitions: int = 0
+    process: HolderProcess | None = None
 
     @classmethod
     def of(cls, lease: Manifest) -> Holder:
         spec = lease.get("spec") or {}
+        where = (metadata_of(lease).get("annotations") or {}).get(ANNOTATION_HOLDER_PROCESS)
         return cls(
             identity=str(spec.get("holderIdentity") or ""),
             acquired=parse_time(spec.get("acquireTime")),
             renewed=parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime")),
             seconds=int(spec.get("leaseDurationSeconds") or 0),
             transitions=int(spec.get("leaseTransitions") or 0),
+            process=HolderProcess.decoded(where) if where else None,
+        )
+
+    def dead_here(self) -> bool:
+        """Whether the holder ran on this host (same boot and PID namespace) and its process is gone."""
+        return (
+            bool(self.identity)
+            and self.process is not None
+            and self.process.gone(seen_from=this_process(), started_of=process_started)
         )
 
     def expired_for(self, now: datetime) -> float | None:
@@ -188,14 +311,19 @@ def held_message(plan: str, namespace: str, holder: Holder, now: datetime, *, wa
     waited_for = f" after waiting {waited:.0f}s" if waited >= 1 else ""
     return (
         f"plan {plan} (namespace {namespace}) is locked by {holder.described(now)}{waited_for}: another "
-        f"run is writing it. Retry later or wait with --lock-timeout; a dead run's lock expires "
-        f"{holder.seconds}s after its last renewal; to break it now: {unlock_command(plan, namespace)}"
+        f"run is writing it. Retry later or wait with --lock-timeout; a dead run's lock is taken over at "
+        f"once on its host, elsewhere {holder.seconds}s after its last renewal; to break it now: "
+        f"{unlock_command(plan, namespace)}"
     )
 
 
-def took_over_message(plan: str, holder: Holder, expired_for: float) -> str:
+def took_over_message(plan: str, holder: Holder, expired_for: float | None) -> str:
+    """`expired_for` None: taken over because its holder's process on this host is gone."""
     if not holder.identity:
         return f"took over the released lock of plan {plan}"
+    if expired_for is None:
+        pid = holder.process.pid if holder.process is not None else "?"
+        return f"took over the lock of plan {plan} from {holder.identity}: its process {pid} on this host is gone"
     return f"took over the lock of plan {plan} from {holder.identity}, expired {expired_for:.0f}s ago"
 
 
@@ -214,6 +342,10 @@ class _Observed:
         if version != self.version:
             self.version, self.since = version, now
         return now - self.since
+
+
+class _Raced(Exception):
+    """A takeover met a Lease changed since it was read."""
 
 
 class _Acquirer:
@@ -247,7 +379,10 @@ class _Acquirer:
             except NotFoundError:
                 continue  # released in between: try creating it again
             holder = Holder.of(lease)
-            lock = self.take_over_if_expired(lease, holder, server_now or datetime.now(UTC))
+            try:
+                lock = self.take_over_if_expired(lease, holder, server_now or datetime.now(UTC))
+            except _Raced:
+                continue  # read it again: whoever won is judged, not the holder it replaced
             if lock is not None:
                 return lock
             now = server_now or datetime.now(UTC)
@@ -293,7 +428,7 @@ class _Acquirer:
         unchanged = self.observed.unchanged_for(version, time.monotonic())
         if expired_for is None and unchanged > holder.seconds:
             expired_for = unchanged - holder.seconds
-        if expired_for is None:
+        if expired_for is None and not holder.dead_here():
             return None
         body = self.body(transitions=holder.transitions + 1)
         body["metadata"] |= {"resourceVersion": version, "uid": metadata_of(lease).get("uid")}
@@ -302,8 +437,8 @@ class _Acquirer:
             taken = self.client.request(
                 "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
             )
-        except (ConflictError, NotFoundError):
-            return None  # another run renewed it or raced us to it: read it again
+        except (ConflictError, NotFoundError) as raced:
+            raise _Raced from raced  # another run renewed it or raced us to it
         self.notice(took_over_message(self.plan, holder, expired_for))
         return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=taken, sent=sent)
 
@@ -315,6 +450,7 @@ class _Acquirer:
             seconds=self.options.seconds,
             now=datetime.now(UTC),
             transitions=transitions,
+            annotations=holder_annotations(),
         )
 
     def ensure_namespace(self) -> None:
@@ -380,10 +516,9 @@ class RunLock:
         self._lost = ""
         self._mutex = threading.Lock()
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._renew_loop, name=f"lock-{plan}", daemon=True)
 
     def start(self) -> RunLock:
-        self._thread.start()
+        _renewer().add(self)
         return self
 
     # --- loss ---
@@ -405,12 +540,17 @@ class RunLock:
 
     # --- renewing (in the daemon thread) ---
 
-    def _renew_loop(self) -> None:
-        pause = self.interval
-        while not self._stopping.wait(pause):
-            pause = self.interval if self._renew() else self.retry
-            if self.lost() is not None:
-                return
+    @property
+    def stopped(self) -> bool:
+        return self._stopping.is_set()
+
+    def renew_once(self) -> float | None:
+        """One renewal (from a renewer's worker): seconds until the next, None once the lock is lost or
+        released."""
+        renewed = self._renew()
+        if self._stopping.is_set() or self.lost() is not None:
+            return None
+        return self.interval if renewed else self.retry
 
     def _renew(self) -> bool:
         started = time.monotonic()
@@ -420,7 +560,11 @@ class RunLock:
         body = {
             "apiVersion": LEASE.api_version,
             "kind": LEASE.kind,
-            "metadata": {key: metadata.get(key) for key in ("name", "namespace", "uid", "resourceVersion")},
+            "metadata": {
+                key: metadata[key]
+                for key in ("name", "namespace", "uid", "resourceVersion", "annotations")
+                if key in metadata
+            },
             "spec": {**(lease.get("spec") or {}), "renewTime": micro_time(datetime.now(UTC))},
         }
         try:
@@ -467,7 +611,7 @@ class RunLock:
         last resourceVersion written). Returns a sentence when it could not, for the person to see; the
         lock then expires on its own."""
         self._stopping.set()
-        self._thread.join(timeout=self.interval + 1)
+        _renewer().remove(self, timeout=self.interval + 1)
         with self._mutex:
             metadata = metadata_of(self._lease)
         preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
@@ -488,6 +632,75 @@ class RunLock:
         return None
 
 
+class _Renewer:
+    """Renews every lock this process holds: one scheduling thread keeps the locks in a heap by when
+    each is due and hands the due ones to `RENEW_WORKERS` daemon threads, so the threads stay few
+    however many locks a run holds; a lock is never renewed twice at once."""
+
+    def __init__(self, workers: int = RENEW_WORKERS) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, RunLock]] = []
+        self._entry: dict[RunLock, int] = {}  # a lock's live heap entry; older entries are skipped
+        self._busy: set[RunLock] = set()
+        self._ready: queue.SimpleQueue[RunLock] = queue.SimpleQueue()
+        self._counter = itertools.count()
+        self._workers = workers
+        self._started = False
+
+    def add(self, lock: RunLock, after: float | None = None) -> None:
+        with self._cond:
+            self._schedule(lock, lock.interval if after is None else after)
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._schedule_loop, name="lock-renewals", daemon=True).start()
+                for number in range(self._workers):
+                    threading.Thread(target=self._work, name=f"lock-renew-{number}", daemon=True).start()
+            self._cond.notify_all()
+
+    def remove(self, lock: RunLock, *, timeout: float) -> None:
+        """Stop renewing `lock`, waiting (at most `timeout`) for a renewal in flight to end."""
+        with self._cond:
+            self._entry.pop(lock, None)
+            self._cond.wait_for(lambda: lock not in self._busy, timeout)
+
+    def _schedule(self, lock: RunLock, after: float) -> None:
+        entry = next(self._counter)
+        self._entry[lock] = entry
+        heapq.heappush(self._heap, (time.monotonic() + after, entry, lock))
+
+    def _schedule_loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._entry.get(self._heap[0][2]) != self._heap[0][1]:
+                    heapq.heappop(self._heap)  # removed, or scheduled again since
+                pause = self._heap[0][0] - time.monotonic() if self._heap else None
+                if pause is None or pause > 0:
+                    self._cond.wait(pause)
+                    continue
+                _, _, lock = heapq.heappop(self._heap)
+                del self._entry[lock]
+                self._busy.add(lock)
+            self._ready.put(lock)
+
+    def _work(self) -> None:
+        while True:
+            lock = self._ready.get()
+            after: float | None = None
+            try:
+                after = lock.renew_once()
+            finally:
+                with self._cond:
+                    self._busy.discard(lock)
+                    if after is not None and not lock.stopped:
+                        self._schedule(lock, after)
+                    self._cond.notify_all()
+
+
+@functools.cache
+def _renewer() -> _Renewer:
+    return _Renewer()
+
+
 class HeldLocks:
     """The locks of one run, taken in a fixed order (namespace, then plan) so two runs over the same
     plans never wait for each other in a circle; `lost()` is the first loss among them."""
@@ -503,10 +716,29 @@ class HeldLocks:
         return frozenset(lock.namespace for lock in self.locks if lock.created_namespace)
 
     def release(self, notice: Notice) -> None:
-        for lock in reversed(self.locks):
-            problem = lock.release()
-            if problem:
-                notice(problem)
+        """Release every lock, a few at once (a run of many plans holds thousands)."""
+        if not self.locks:
+            return
+        with ThreadPoolExecutor(max_workers=RENEW_WORKERS, thread_name_prefix="lock-release") as pool:
+            for problem in pool.map(RunLock.release, reversed(self.locks)):
+                if problem:
+                    notice(problem)
+
+
+def _release_if_ours(client: KubeClient, plan: str, namespace: str) -> None:
+    """The lock an interrupted acquire may have taken before it could be counted as held: deleted when
+    this process holds it (preconditions: the Lease read)."""
+    path = resource_path(LEASE, namespace, lease_name(plan))
+    try:
+        lease = client.request("GET", path, verb="get")
+        if Holder.of(lease).identity != run_identity():
+            return
+        metadata = metadata_of(lease)
+        preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions}
+        client.request("DELETE", path, body=body, verb="delete")
+    except (ApiError, UnreachableError):
+        return  # gone, taken, or unreachable: its lease expires on its own
 
 
 @contextlib.contextmanager
@@ -517,21 +749,30 @@ def holding(
     options: LockOptions,
     notice: Notice,
     stop: threading.Event | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[HeldLocks]:
     """Hold the lock of every `(plan, namespace)` for the block, released on the way out whatever
-    happens (an error, Ctrl-C, SIGTERM turned into Ctrl-C by the CLI). The wait of `options.timeout` is
-    shared by all of them."""
+    happens (an error, Ctrl-C, SIGTERM turned into Ctrl-C by the CLI) — also the one being taken when
+    it happened. The wait of `options.timeout` is shared by all of them; `progress` hears of each."""
     held = HeldLocks()
     deadline = time.monotonic() + options.timeout
+    ordered = sorted(set(plans), key=lambda pair: (pair[1], pair[0]))
+    taking: tuple[str, str] | None = None
     try:
-        for plan, namespace in sorted(set(plans), key=lambda pair: (pair[1], pair[0])):
+        for taking in ordered:
+            plan, namespace = taking
             remaining = LockOptions(duration=options.duration, timeout=max(0.0, deadline - time.monotonic()))
             held.locks.append(
                 acquire(client, plan=plan, namespace=namespace, options=remaining, notice=notice, stop=stop)
             )
+            taking = None
+            if progress is not None:
+                progress(len(held.locks), len(ordered))
         yield held
     finally:
         held.release(notice)
+        if taking is not None:
+            _release_if_ours(client, *taking)
 
 
 # --- reading and breaking ----------------------------------------------------------------------------
@@ -580,10 +821,13 @@ def break_lock(client: KubeClient, plan: str, namespace: str) -> tuple[Holder, d
 
 
 __all__ = [
+    "ANNOTATION_HOLDER_PROCESS",
     "DEFAULT_DURATION",
     "HeldLocks",
     "Holder",
+    "HolderProcess",
     "LockOptions",
+    "Progress",
     "RunLock",
     "acquire",
     "break_lock",
@@ -592,8 +836,10 @@ __all__ = [
     "lease_body",
     "lease_name",
     "micro_time",
+    "process_started",
     "read_holder",
     "run_identity",
+    "this_process",
     "took_over_message",
     "unlock_command",
 ]

@@ -4,7 +4,9 @@ and the objects checked through raw HTTP.
 Two applies of different versions never interleave: the second exits 3 naming the holder, or waits
 (`--lock-timeout`) and applies on top; the server's own event history (one resourceVersion counter
 for every kind) shows every write of each version inside its run's lease and the two leases one after
-the other. A SIGKILLed holder's lock is waited out or taken over once expired; a run that cannot renew
+the other. A SIGKILLed holder's lock is taken over at once on this host (a live holder's never: the
+first test's holder is on this host too), and waited out until it expires when its holder ran on
+another host; a run that cannot renew
 (503 on leases only) stops writing and exits 1; `unlock --force` breaks a lock and its run notices.
 """
 
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -276,53 +278,118 @@ def test_a_second_apply_waits_for_the_lock_then_applies_on_top_and_the_writes_ne
         assert window[0] < rv < window[1], (rv, version, windows, writes)
 
 
-def killed_holding_its_lock(cluster: ClusterHandle, planner: Runner, plan: Path, namespace: str) -> str:
-    """Apply with a 3 s lock, SIGKILLed after its first member write; the holder it leaves behind."""
+def killed_holding_its_lock(
+    cluster: ClusterHandle, planner: Runner, plan: Path, namespace: str, *, duration: str = "30s"
+) -> dict[str, Any]:
+    """Apply SIGKILLed after its first member write; the Lease it leaves behind."""
     env = {"PLANNER_TEST_CRASH_AT": "after-writes:1"}
-    killed = planner("apply", str(plan), "--lock-duration", "3s", env=env)
+    killed = planner("apply", str(plan), "--lock-duration", duration, env=env)
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     dead = lease(cluster, namespace)
     assert dead is not None, "a killed run leaves its lock behind"
-    return str(dead["spec"]["holderIdentity"])
+    return dead
 
 
-def test_a_sigkilled_holders_lock_is_waited_out_and_taken_over_and_the_next_run_converges(
+def test_a_sigkilled_holders_lock_on_this_host_is_taken_over_at_once_and_the_next_run_converges(
     cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
+    """The dead run held a 30 s lease; the next run waits for nothing (--lock-timeout 0) and says whose
+    lock it took: the holder's process on this host is gone."""
     plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
-    holder = killed_holding_its_lock(cluster, planner, plan, namespace)
+    dead = killed_holding_its_lock(cluster, planner, plan, namespace)
+    holder = dead["spec"]["holderIdentity"]
+    pid = holder.split("/")[1]
 
-    again = planner("apply", str(plan), "--lock-timeout", "1m")
+    again = planner("apply", str(plan))
 
     assert again.returncode == 0, again.stdout + again.stderr
-    assert re.search(
-        rf"took over the lock of plan shop from {re.escape(holder)}, expired \d+s ago", again.stderr
-    ), again.stderr
+    assert dead["spec"]["leaseDurationSeconds"] == 30
+    assert json.loads(dead["metadata"]["annotations"]["planner.dev/holder-process"])["pid"] == int(pid)
+    took_over = [line for line in again.stderr.splitlines() if "took over" in line]
+    assert took_over == [
+        f"took over the lock of plan shop from {holder}: its process {pid} on this host is gone"
+    ], again.stderr
+    assert "waiting for the lock" not in again.stderr
     assert lease(cluster, namespace) is None
     converged = planner("plan", str(plan), "--detailed-exitcode")
     assert converged.returncode == 0, converged.stdout + converged.stderr
 
 
-def expired_on_the_servers_clock(cluster: ClusterHandle, namespace: str) -> bool:
-    with urllib.request.urlopen(cluster.url + lease_path(namespace), timeout=10) as reply:
-        now = parsedate_to_datetime(reply.headers["Date"])
-        spec = json.loads(reply.read())["spec"]
-    renewed = datetime.fromisoformat(spec["renewTime"]).astimezone(UTC)
-    return (now - renewed).total_seconds() > spec["leaseDurationSeconds"] + 1
+def test_two_runs_taking_over_the_same_dead_lock_at_once_never_both_win(
+    cluster: ClusterHandle, planner: Runner, background: Any, namespace: str, tmp_path: Path
+) -> None:
+    """Both read the dead holder's Lease and PUT with its resourceVersion: one PUT wins, the other is
+    answered 409, reads again and finds a live holder (exit 3), or comes after the winner's release."""
+    plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
+    dead = killed_holding_its_lock(cluster, planner, plan, namespace)
+    since = current_rv(cluster)
+
+    runs = [background("apply", str(plan)) for _ in range(2)]
+    results = [finished(run) for run in runs]
+
+    took_over = [err for _, _, err in results if "took over the lock" in err]
+    assert len(took_over) == 1, results
+    assert sorted(code for code, _, _ in results) in ([0, 0], [0, 3]), results
+    leases = events_since(cluster, f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", since)
+    taken_from_dead = [
+        event
+        for event in leases
+        if event["type"] == "MODIFIED"
+        and event["object"]["spec"]["leaseTransitions"] == dead["spec"]["leaseTransitions"] + 1
+    ]
+    assert len({event["object"]["spec"]["holderIdentity"] for event in taken_from_dead}) == 1, leases
 
 
-def test_an_expired_lock_is_taken_over_at_once_without_waiting(
+def as_if_on_another_host(
+    cluster: ClusterHandle, namespace: str, dead: dict[str, Any], *, renewed_ago: int = 0
+) -> None:
+    """Rewrite the dead holder's Lease as one from another boot (another host), last renewed
+    `renewed_ago` seconds before the server's clock: only its expiry counts."""
+    where = json.loads(dead["metadata"]["annotations"]["planner.dev/holder-process"])
+    dead["metadata"]["annotations"]["planner.dev/holder-process"] = json.dumps(
+        where | {"bootId": "elsewhere"}
+    )
+    if renewed_ago:
+        with urllib.request.urlopen(cluster.url + "/version", timeout=10) as reply:
+            server_now = parsedate_to_datetime(reply.headers["Date"])
+        dead["spec"]["renewTime"] = (server_now - timedelta(seconds=renewed_ago)).strftime(
+            "%Y-%m-%dT%H:%M:%S.%fZ"
+        )
+    status, body = http(cluster, "PUT", lease_path(namespace), dead)
+    assert status == 200, body
+
+
+def test_a_dead_holder_on_another_host_keeps_its_lock_until_it_expires(
     cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
     plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
-    killed_holding_its_lock(cluster, planner, plan, namespace)
-    eventually(lambda: expired_on_the_servers_clock(cluster, namespace))
+    dead = killed_holding_its_lock(cluster, planner, plan, namespace)  # a 30 s lease
+    as_if_on_another_host(cluster, namespace, dead)
+
+    refused = planner("apply", str(plan))
+
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert f"is locked by {dead['spec']['holderIdentity']} since " in refused.stderr
+    assert "took over" not in refused.stderr
+    assert lease(cluster, namespace) is not None
+
+
+def test_an_expired_lock_of_a_holder_on_another_host_is_taken_over_at_once(
+    cluster: ClusterHandle, planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, shop(namespace, "3.0.0"))
+    dead = killed_holding_its_lock(cluster, planner, plan, namespace)
+    as_if_on_another_host(cluster, namespace, dead, renewed_ago=60)  # expired 30 s ago
 
     again = planner("apply", str(plan))  # --lock-timeout 0: no waiting at all
 
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "took over the lock of plan shop from " in again.stderr
+    assert re.search(
+        rf"took over the lock of plan shop from {re.escape(dead['spec']['holderIdentity'])}, expired \d+s ago",
+        again.stderr,
+    ), again.stderr
     assert "waiting for the lock" not in again.stderr
+    assert lease(cluster, namespace) is None
 
 
 def test_a_run_that_cannot_renew_its_lock_stops_writing_and_exits_1(

@@ -23,15 +23,19 @@ from planner.state.applyset import (
     applyset_id,
     digest_key,
     encode_run_record,
+    final_outcome,
+    holds_run_finalizer,
     listed_scope,
     narrowed,
     parent_manifest,
     parent_ref,
+    run_finalizer_removal,
     run_outcome,
     run_record_of,
     run_records,
     settled_parent,
     with_digest_key,
+    with_run_finalizer,
     with_run_outcome,
     with_run_record,
 )
@@ -477,3 +481,59 @@ def test_a_digest_key_is_added_once_and_never_replaced() -> None:
     assert with_digest_key(keyed, bytes(32)) is keyed
     assert digest_key(parent()) is None
     assert digest_key(parent(**{"planner.digest-key": "c2hvcnQ="})) is None  # too short to be one
+
+
+# --- the run-record finalizer ---
+
+
+def test_a_created_job_holds_the_run_record_finalizer_and_nothing_else_does() -> None:
+    assert with_run_finalizer(job())["metadata"]["finalizers"] == ["planner.dev/run-record"]
+    kept = job(finalizers=["example.com/keep"])
+    assert with_run_finalizer(kept)["metadata"]["finalizers"] == [
+        "example.com/keep",
+        "planner.dev/run-record",
+    ]
+    held = with_run_finalizer(job())
+    assert with_run_finalizer(held) is held  # once
+    unkeyed = job(annotations={})
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    assert with_run_finalizer(unkeyed) is unkeyed and with_run_finalizer(config_map) is config_map
+    assert "finalizers" not in job()["metadata"]  # the rendered manifest is left as it was
+
+
+def test_the_finalizer_is_removed_by_a_json_patch_that_tests_its_entry_first() -> None:
+    held = job(finalizers=["foregroundDeletion", "planner.dev/run-record", "example.com/keep"])
+
+    assert run_finalizer_removal(held) == [
+        {"op": "test", "path": "/metadata/finalizers/1", "value": "planner.dev/run-record"},
+        {"op": "remove", "path": "/metadata/finalizers/1"},
+    ]
+    assert holds_run_finalizer(held) and not holds_run_finalizer(job())
+    assert run_finalizer_removal(job(finalizers=["foregroundDeletion"])) is None
+    assert run_finalizer_removal(job()) is None
+
+
+def test_a_job_deleted_before_it_finished_ended_as_deleted_and_a_finished_one_as_it_finished() -> None:
+    deleting = job(deletionTimestamp="2026-05-01T10:00:00Z")
+
+    assert final_outcome(job()) is None  # running
+    assert final_outcome(deleting) == RunOutcome(
+        result="failed", reason="Deleted", message="deleted before it finished"
+    )
+    assert final_outcome(finished("Complete") | {"metadata": deleting["metadata"]}) == RunOutcome(
+        result="succeeded"
+    )
+
+
+def test_a_deletion_records_on_the_run_of_that_uid_but_never_confirms_a_pending_run() -> None:
+    deleted = RunOutcome(result="failed", reason="Deleted", message="deleted before it finished")
+    pending = parent(k9=encode_run_record(PENDING_K9))
+    ran = parent(k9=record("k9", uid="u9"))
+
+    assert with_run_outcome(REF, pending, run_record_of(job()), deleted) is pending
+    recorded = with_run_outcome(REF, ran, run_record_of(job()), deleted)
+    assert decoded(recorded["data"], "k9")["outcome"] == {
+        "result": "failed",
+        "reason": "Deleted",
+        "message": "deleted before it finished",
+    }

@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from planner.state.lock import (
+    ANNOTATION_HOLDER_PROCESS,
     Holder,
+    HolderProcess,
     LockOptions,
     held_message,
     lease_body,
     lease_name,
     micro_time,
+    process_started,
     run_identity,
+    this_process,
     took_over_message,
 )
+from tests.simulated import eventually
 
 NOW = datetime(2026, 5, 1, 10, 0, 0, 250_000, tzinfo=UTC)
 
@@ -107,8 +114,8 @@ def test_held_says_who_since_when_and_how_to_wait_or_break_it() -> None:
     assert message == (
         "plan shop (namespace prod) is locked by alice@ci-7/4711/9f3a0c1e since 2026-05-01T09:59:00Z "
         "(renewed 10s ago): another run is writing it. Retry later or wait with --lock-timeout; a dead "
-        "run's lock expires 30s after its last renewal; to break it now: planner unlock shop -n prod "
-        "--force"
+        "run's lock is taken over at once on its host, elsewhere 30s after its last renewal; to break it "
+        "now: planner unlock shop -n prod --force"
     )
     assert "after waiting 60s" in held_message("shop", "prod", Holder.of(lease()), NOW, waited=60.2)
 
@@ -117,6 +124,11 @@ def test_a_takeover_names_the_previous_holder_and_how_long_ago_its_lock_expired(
     holder = Holder.of(lease())
     assert took_over_message("shop", holder, 42.4) == (
         "took over the lock of plan shop from alice@ci-7/4711/9f3a0c1e, expired 42s ago"
+    )
+    annotated = lease()
+    annotated["metadata"]["annotations"] = {ANNOTATION_HOLDER_PROCESS: HERE.encoded()}
+    assert took_over_message("shop", Holder.of(annotated), None) == (
+        "took over the lock of plan shop from alice@ci-7/4711/9f3a0c1e: its process 4711 on this host is gone"
     )
     assert (
         took_over_message("shop", Holder.of(lease(holder="")), 0)
@@ -134,3 +146,94 @@ def test_the_lease_duration_is_whole_seconds_and_at_least_three() -> None:
         3,
         3,
     )
+
+
+HERE = HolderProcess(boot_id="b7e1-boot", pid_namespace="pid:[4026531836]", pid=4711, started=90210)
+
+
+def started_as(table: dict[int, int | None]):  # type: ignore[no-untyped-def]
+    return lambda pid: table.get(pid)
+
+
+@pytest.mark.parametrize(
+    ("holder", "live", "gone"),
+    [
+        (HERE, {}, True),
+        (HERE, {4711: 90210}, False),
+        (HERE, {4711: 123456}, True),
+        (HERE, {4711: 0}, False),
+        (
+            HolderProcess(boot_id="other-boot", pid_namespace=HERE.pid_namespace, pid=4711, started=1),
+            {},
+            False,
+        ),
+        (
+            HolderProcess(boot_id=HERE.boot_id, pid_namespace="pid:[4026532999]", pid=4711, started=1),
+            {},
+            False,
+        ),
+        (HolderProcess(boot_id="", pid_namespace="", pid=4711, started=1), {}, False),
+    ],
+    ids=[
+        "same boot and pid namespace, no such pid: gone",
+        "same boot, the pid alive with the holder's start time: alive",
+        "same boot, the pid reused by a younger process: gone",
+        "same boot, the pid alive but its start unreadable: alive",
+        "another boot (another host, or this one rebooted): not judged, the expiry rule applies",
+        "another pid namespace (another container): not judged",
+        "no boot id recorded: not judged",
+    ],
+)
+def test_a_holder_is_gone_only_when_seen_from_its_own_boot_and_pid_namespace(
+    holder: HolderProcess, live: dict[int, int | None], gone: bool
+) -> None:
+    seen_from = HolderProcess(boot_id="b7e1-boot", pid_namespace="pid:[4026531836]", pid=1, started=5)
+    assert holder.gone(seen_from=seen_from, started_of=started_as(live)) is gone
+    assert holder.gone(seen_from=None, started_of=started_as(live)) is False
+
+
+def test_the_holder_process_is_read_from_the_leases_annotation_and_garbage_is_none() -> None:
+    annotated = lease()
+    annotated["metadata"]["annotations"] = {ANNOTATION_HOLDER_PROCESS: HERE.encoded()}
+    assert Holder.of(annotated).process == HERE
+    assert HERE.encoded() == (
+        '{"bootId":"b7e1-boot","pid":4711,"pidNamespace":"pid:[4026531836]","started":90210}'
+    )
+    assert Holder.of(lease()).process is None
+    for garbage in ("", "not json", "[]", '{"bootId": "x"}', '{"bootId":"x","pidNamespace":"y","pid":"z"}'):
+        assert HolderProcess.decoded(garbage) is None, garbage
+
+
+def test_the_lease_carries_annotations_when_given() -> None:
+    body = lease_body(
+        "l", "ns", identity="me", seconds=3, now=NOW, annotations={ANNOTATION_HOLDER_PROCESS: "x"}
+    )
+    assert body["metadata"] == {
+        "name": "l",
+        "namespace": "ns",
+        "annotations": {ANNOTATION_HOLDER_PROCESS: "x"},
+    }
+
+
+def state_of(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_this_process_is_read_from_the_kernel_and_a_finished_or_zombie_child_is_gone() -> None:
+    here = this_process()
+    assert here is not None  # Linux: /proc says
+    with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as boot:
+        assert here.boot_id == boot.read().strip()
+    assert (here.pid, here.pid_namespace) == (os.getpid(), os.readlink("/proc/self/ns/pid"))
+    assert here.started > 0 and process_started(os.getpid()) == here.started
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    eventually(lambda: state_of(zombie.pid) == "Z", timeout=30)  # exited; not reaped, as it is not waited for
+    assert process_started(zombie.pid) is None  # exited, not yet reaped
+    zombie.wait()
+    assert process_started(zombie.pid) is None  # reaped
+    as_child = HolderProcess(
+        boot_id=here.boot_id, pid_namespace=here.pid_namespace, pid=zombie.pid, started=1
+    )
+    assert as_child.gone(seen_from=here, started_of=process_started)
+    assert not here.gone(seen_from=here, started_of=process_started)

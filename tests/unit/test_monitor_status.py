@@ -229,3 +229,27 @@ def test_status_row_of_a_finished_job_and_of_a_missing_one() -> None:
     gone = Observation(end=End(type="ContainerDeleted", message="job shop/x is gone"))
     missing = status_row("k8s-shop|job|x", seen=gone, own=None, pod=None, now=NOW)
     assert (missing.state, missing.message) == ("Deleted", "job shop/x is gone")
+
+
+def test_a_deleted_job_held_for_its_run_record_says_so_and_how_to_let_it_go() -> None:
+    failed = Observation(
+        uid="j", started_uid="j", end=End(type="ContainerFailed", message="backoff limit", uid="j")
+    )
+    meta = {"name": "etl", "namespace": "shop", "creationTimestamp": "2026-05-01T09:00:00Z"}
+    held = {
+        "kind": "Job",
+        "metadata": meta | {"deletionTimestamp": "x", "finalizers": ["planner.dev/run-record"]},
+    }
+    released = {
+        "kind": "Job",
+        "metadata": meta | {"deletionTimestamp": "x", "finalizers": ["foregroundDeletion"]},
+    }
+
+    row = status_row("k8s-shop|job|etl", seen=failed, own=held, pod=None, now=NOW)
+    other = status_row("k8s-shop|job|etl", seen=failed, own=released, pod=None, now=NOW)
+
+    assert row.message == (
+        "backoff limit; deleted, kept until its outcome is recorded (finalizer planner.dev/run-record): run "
+        "`planner monitor --all -n shop --until-done` or apply its plan"
+    )
+    assert other.message == "backoff limit"
