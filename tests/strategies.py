@@ -67,7 +67,13 @@ _QUALIFIED_NAME = st.tuples(
 ).map("".join)
 _LABELS = st.dictionaries(_QUALIFIED_NAME, st.one_of(st.just(""), _NAME_PART), max_size=MAX_ITEMS)
 _ANNOTATIONS = st.dictionaries(_QUALIFIED_NAME, _TEXT, max_size=MAX_ITEMS)
+# Image references as the docker grammar reads them: a lowercase repository, an optional tag.
+_IMAGE = st.from_regex(r"[a-z0-9]{1,8}(/[a-z0-9]{1,8})?(:[a-z0-9][a-z0-9.]{0,5})?", fullmatch=True)
 _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
+    "#workload.image": _IMAGE,
+    "#container.image": _IMAGE,
+    "#sandbox.image": _IMAGE,
+    "#sandboxTemplate.image": _IMAGE,
     "#workload.labels": _LABELS,
     "#workload.annotations": _ANNOTATIONS,
     "#workload.podAnnotations": _ANNOTATIONS,

@@ -769,6 +769,9 @@ def holding(
             if progress is not None:
                 progress(len(held.locks), len(ordered))
         yield held
+    except ApiError:
+        taking = None  # the server answered the take (a 403, say): it left no Lease of ours to release
+        raise
     finally:
         held.release(notice)
         if taking is not None:

@@ -43,7 +43,7 @@ def labels(name: str) -> dict[str, str]:
 
 
 def container(**extra: Any) -> dict[str, Any]:
-    return {"name": "main", "image": "registry.example/app:1", **extra}
+    return {"name": "main", "image": "ghcr.io/acme/app:1", **extra}
 
 
 def deployment(name: str, namespace: str) -> dict[str, Any]:

@@ -348,7 +348,7 @@ def labelled_pod(name: str, namespace: str, workload: str) -> dict[str, Any]:
         },
         "spec": {
             "restartPolicy": "Never",
-            "containers": [{"name": "main", "image": "registry.example/app:1"}],
+            "containers": [{"name": "main", "image": "ghcr.io/acme/app:1"}],
         },
     }
 

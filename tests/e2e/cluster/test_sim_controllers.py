@@ -550,13 +550,17 @@ def test_slim_stats_count_each_components_passes_and_synced_keys(
     after = stats()
     assert sorted(after) == [
         "ClusterRoleAggregator",
+        "CronJobController",
+        "DaemonSetController",
         "DeploymentController",
         "EndpointsController",
         "GarbageCollector",
+        "HorizontalPodAutoscalerController",
         "JobController",
         "NamespaceController",
         "NodeAgent",
         "ReplicaSetController",
+        "StatefulSetController",
         "VolumeController",
     ]
     assert all(set(counts) == {"passes", "synced", "full_resyncs"} for counts in after.values())
