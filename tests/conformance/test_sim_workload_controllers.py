@@ -335,6 +335,12 @@ def test_an_hpa_scales_its_target_from_the_simulated_utilization(kubectl: Kubect
     )
     assert "horizontalpodautoscaler.autoscaling/api autoscaled" in created.stdout
     eventually(lambda: hpa_status(kubectl, namespace).get("currentReplicas") == 3, timeout=30)
+
+    def limited() -> str:  # the pass after the one that reached 3 replicas finds 9 wanted, above max
+        found = {c["type"]: c for c in hpa_status(kubectl, namespace).get("conditions") or []}
+        return str(found.get("ScalingLimited", {}).get("reason"))
+
+    eventually(lambda: limited() == "TooManyReplicas", timeout=30)
     row = kubectl("get", "hpa", "api", "-n", namespace, "--no-headers").stdout.split()
     assert row[1:6] == ["Deployment/api", "150%/50%", "1", "3", "3"]
     conditions = {c["type"]: c for c in hpa_status(kubectl, namespace)["conditions"]}
