@@ -51,7 +51,7 @@ real: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m planner.plan.docs > docs/plan-format.md
-	$(BIN)/python -m planner.plan.crd > deploy/crd.yaml
+	$(BIN)/planner crd > deploy/crd.yaml
 
 # The demo: an embedded cluster (state in memory, files under .planner/demo), then plan, apply and a
 # second plan that must find nothing to do, kubectl's view of the result, and the cluster stopped again

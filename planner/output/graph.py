@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.changeset import Change, ChangeSet
@@ -127,12 +127,10 @@ def _collapsed(whole: Drawing, tasks: Sequence[Task]) -> Drawing:
         data_loss = any(member.data_loss for member in members)
         lines = (f"{action} {kind} × {len(members)}", *((DATA_LOSS_MARK,) if data_loss else ()))
         nodes.append(Node(id=f"g{index}", lines=lines, style=style, data_loss=data_loss))
-    edges = _unique((group_of[a], group_of[b]) for a, b in whole.edges if group_of[a] != group_of[b])
+    edges = tuple(
+        dict.fromkeys((group_of[a], group_of[b]) for a, b in whole.edges if group_of[a] != group_of[b])
+    )
     return Drawing(title=whole.title, nodes=tuple(nodes), edges=edges, tasks=whole.tasks, collapsed=True)
-
-
-def _unique(edges: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    return tuple(dict.fromkeys(edges))
 
 
 # --- Mermaid -----------------------------------------------------------------------------------------

@@ -182,14 +182,3 @@ def plan_crd() -> Schema:
             ],
         },
     }
-
-
-if __name__ == "__main__":  # `make docs` writes deploy/crd.yaml with this
-    import sys
-
-    from ruamel.yaml import YAML
-
-    print("# Generated from schemas/plan.schema.json by `make docs`: do not edit.")
-    yaml = YAML()
-    yaml.width = 4096  # long descriptions on one line: folding them changed their escapes
-    yaml.dump(plan_crd(), sys.stdout)
