@@ -24,11 +24,13 @@ from planner.errors import PlannerError
 from planner.kinds import (
     CONFIG_MAP,
     DEPLOYMENT,
+    INGRESS,
     JOB,
     NAMESPACE,
     PERSISTENT_VOLUME_CLAIM,
     POD,
     SECRET,
+    SERVICE,
     KindInfo,
 )
 from planner.objects import (
@@ -180,19 +182,38 @@ def _container_references(container: Mapping[str, Any]) -> Iterator[tuple[KindIn
         yield SECRET, (value_from.get("secretKeyRef") or {}).get("name")
 
 
+def _pod_references(spec: Mapping[str, Any] | None) -> Iterator[tuple[KindInfo, str | None]]:
+    if spec is None:
+        return
+    for volume in spec.get("volumes") or []:
+        yield from _volume_references(volume)
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        yield from _container_references(container)
+    yield from ((SECRET, s.get("name")) for s in spec.get("imagePullSecrets") or [])
+
+
+def _ingress_references(manifest: Manifest) -> Iterator[tuple[KindInfo, str | None]]:
+    """An Ingress's TLS Secrets and backend Services."""
+    if manifest.get("kind") != INGRESS.kind:
+        return
+    spec = manifest.get("spec") or {}
+    yield from ((SECRET, tls.get("secretName")) for tls in spec.get("tls") or [])
+    backends = [spec.get("defaultBackend") or {}]
+    backends += [
+        p.get("backend") or {}
+        for r in spec.get("rules") or []
+        for p in (r.get("http") or {}).get("paths") or []
+    ]
+    yield from ((SERVICE, (backend.get("service") or {}).get("name")) for backend in backends)
+
+
 def used_objects(manifest: Manifest | None) -> list[ObjectRef]:
-    """The ConfigMaps, Secrets and PVCs a manifest's pod spec names, in its namespace."""
-    spec = pod_spec(manifest)
-    if spec is None or manifest is None:
+    """The ConfigMaps, Secrets and PVCs a manifest's pod spec names, and the Secrets and Services an
+    Ingress names, in its namespace."""
+    if manifest is None:
         return []
     namespace = metadata_of(manifest).get("namespace")
-    found: list[tuple[KindInfo, str | None]] = []
-    for volume in spec.get("volumes") or []:
-        found += _volume_references(volume)
-    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-    for container in containers:
-        found += _container_references(container)
-    found += [(SECRET, s.get("name")) for s in spec.get("imagePullSecrets") or []]
+    found = [*_pod_references(pod_spec(manifest)), *_ingress_references(manifest)]
     return sorted({ObjectRef.of(kind, name, namespace) for kind, name in found if name})
 
 

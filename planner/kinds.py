@@ -102,6 +102,10 @@ JOB = KindInfo(
     namespaced=True,
     immutable_fields=("spec.template", "spec.selector", "spec.completions", "spec.completionMode"),
 )
+CRON_JOB = KindInfo(kind="CronJob", group="batch", version="v1", plural="cronjobs", namespaced=True)
+INGRESS = KindInfo(
+    kind="Ingress", group="networking.k8s.io", version="v1", plural="ingresses", namespaced=True
+)
 
 # Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 STATEFUL_SET = KindInfo(
@@ -135,7 +139,16 @@ KINDS: tuple[KindInfo, ...] = (
     POD,
     DEPLOYMENT,
     JOB,
+    CRON_JOB,
+    INGRESS,
 )
+
+# The object each plan workload `kind` renders as (its primary object).
+WORKLOAD_KINDS: Mapping[str, KindInfo] = {
+    "deployment": DEPLOYMENT,
+    "job": JOB,
+    "cronjob": CRON_JOB,
+}
 
 # The Events that explain why a wait is not over yet (`planner.wait.evidence`, read) and those the controller
 # records on a plan's ApplySet parent (written).

@@ -9,11 +9,11 @@ running: drift that the next apply restores).
 
 What each does, per kind:
 
-| op | deployment | job | sandbox |
-| --- | --- | --- | --- |
-| start / resume | scale to 1 | verify it exists (a deleted Job is not restartable: exit 4) | recreate the Pod, mark `running` |
-| stop / pause | scale to 0 | delete, Foreground | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+| op | deployment | job | cronjob | sandbox |
+| --- | --- | --- | --- | --- |
+| start / resume | scale to 1 | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
+| stop / pause | scale to 0 | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
+| delete | delete `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
 
 Every sandbox operation also stamps `planner.dev/last-activity` (now) on the workspace PVC, which the
 idle reaper reads; `touch` stamps only that. The reaper pauses with reason `idle`
@@ -39,7 +39,7 @@ from planner.errors import (
     PlannerError,
     WorkloadNotFoundError,
 )
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
+from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
@@ -106,11 +106,14 @@ def _not_found(rid: RuntimeID, why: str = "") -> WorkloadNotFoundError:
 
 
 def primary_object(rid: RuntimeID) -> tuple[KindInfo, str]:
-    """The object whose existence is the workload's: Deployment, Job, or the sandbox's workspace PVC."""
+    """The object whose existence is the workload's: Deployment, Job, CronJob, or the sandbox's workspace
+    PVC."""
     if rid.kind == "deployment":
         return DEPLOYMENT, rid.name
     if rid.kind == "job":
         return JOB, rid.name
+    if rid.kind == "cronjob":
+        return CRON_JOB, rid.name
     return PERSISTENT_VOLUME_CLAIM, workspace_pvc_name(rid.name)
 
 
@@ -134,6 +137,15 @@ def _scale(client: KubeClient, rid: RuntimeID, replicas: int) -> Outcome:
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
     action = "started" if replicas else "stopped"
     return Outcome(runtime_id=str(rid), action=action, message=f"scaled {_describe(rid)} to {replicas}")
+
+
+def _suspend(client: KubeClient, rid: RuntimeID, suspend: bool) -> Outcome:
+    primary(client, rid)
+    body = {"spec": {"suspend": suspend}}
+    path = resource_path(CRON_JOB, rid.namespace, rid.name)
+    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+    action, verb = ("stopped", "suspended") if suspend else ("started", "unsuspended")
+    return Outcome(runtime_id=str(rid), action=action, message=f"{verb} {_describe(rid)}")
 
 
 def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, propagation: str) -> bool:
@@ -203,10 +215,13 @@ def touch(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 1. Job: verify it exists (a deleted Job is not restartable). Sandbox: resume."""
+    """Deployment: scale to 1. Job: verify it exists (a deleted Job is not restartable). CronJob:
+    unsuspend. Sandbox: resume."""
     rid = parse(runtime_id)
     if rid.kind == "deployment":
         return _scale(client, rid, 1)
+    if rid.kind == "cronjob":
+        return _suspend(client, rid, False)
     if rid.kind == "job":
         primary(
             client,
@@ -248,10 +263,12 @@ def _resume_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
 
 
 def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 0. Job: delete with Foreground propagation. Sandbox: pause."""
+    """Deployment: scale to 0. Job: delete with Foreground propagation. CronJob: suspend. Sandbox: pause."""
     rid = parse(runtime_id)
     if rid.kind == "deployment":
         return _scale(client, rid, 0)
+    if rid.kind == "cronjob":
+        return _suspend(client, rid, True)
     if rid.kind == "job":
         primary(client, rid)
         _delete_job(client, rid)
@@ -297,6 +314,9 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     elif rid.kind == "job":
         _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
+    elif rid.kind == "cronjob":
+        _delete(client, CRON_JOB, rid.namespace, rid.name, propagation="Background")
+        message = f"deleted {_describe(rid)} (its runs' Jobs are garbage-collected)"
     else:
         message = _delete_sandbox(client, rid, allow_data_loss=allow_data_loss)
     return Outcome(runtime_id=str(rid), action="deleted", message=message)
@@ -378,7 +398,7 @@ def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
     if rid.kind == "deployment":
         return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)
     ip_address = str(pod_status.get("podIP") or "")
-    if rid.kind == "job":
+    if rid.kind in ("job", "cronjob"):
         return Inspection(ip_address=ip_address, **common)
     rootfs = rootfs_claim(recorded_pod(own)) or ""
     generation = _GENERATION.search(rootfs)

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
+from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
 from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
@@ -180,6 +180,38 @@ def _recorded_run(record: RunRecord, describe: str) -> Observation:
     return Observation(uid=record.uid, started_uid=record.uid, started_message=started, end=end)
 
 
+# --- CronJob ---------------------------------------------------------------------------------------
+
+
+def cronjob_observation(cronjob: Manifest | None, *, describe: str = "cronjob") -> Observation:
+    """A CronJob itself neither starts nor ends (its runs do, each reported as a Job): only its
+    deletion is a fact about it."""
+    return _gone(describe) if cronjob is None else Observation(uid=_uid(cronjob))
+
+
+def cronjob_runs(cronjob_name: str, namespace: str, jobs: Iterable[Manifest]) -> list[Manifest]:
+    """The Jobs a CronJob started (scheduled or `kubectl create job --from`): those it owns, oldest
+    first."""
+    runs = [
+        job
+        for job in jobs
+        if metadata_of(job).get("namespace") == namespace and owning_cronjob(job) == cronjob_name
+    ]
+    return sorted(runs, key=lambda job: (str(metadata_of(job).get("creationTimestamp") or ""), _name(job)))
+
+
+def owning_cronjob(job: Manifest) -> str | None:
+    """The name of the CronJob that owns `job`, None when none does."""
+    for owner in metadata_of(job).get("ownerReferences") or []:
+        if owner.get("kind") == CRON_JOB.kind and str(owner.get("apiVersion", "")).startswith("batch/"):
+            return str(owner.get("name"))
+    return None
+
+
+def _name(obj: Manifest) -> str:
+    return str(metadata_of(obj).get("name") or "")
+
+
 # --- Deployment ------------------------------------------------------------------------------------
 
 
@@ -321,11 +353,17 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
 
 # --- Managed workloads (restart recovery) ----------------------------------------------------------
 
-_RUNTIME_KIND_OF = {DEPLOYMENT.kind: "deployment", JOB.kind: "job", PERSISTENT_VOLUME_CLAIM.kind: "sandbox"}
+_RUNTIME_KIND_OF = {
+    DEPLOYMENT.kind: "deployment",
+    JOB.kind: "job",
+    CRON_JOB.kind: "cronjob",
+    PERSISTENT_VOLUME_CLAIM.kind: "sandbox",
+}
 
 
 def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> RuntimeID | None:
-    """The runtime ID a managed object stands for: a Deployment or Job labelled `gobrave-workload`, or a
+    """The runtime ID a managed object stands for: a Deployment, Job or CronJob labelled
+    `gobrave-workload` and named after it (a cronjob's runs are not: they are its own), or a
     sandbox's workspace PVC; its `planner.dev/runtime-id` annotation when that parses, else built from
     the label (objects gobrave created carry no annotation). None for anything else."""
     metadata = metadata_of(obj)

@@ -34,13 +34,16 @@ from planner.events import (
     EventSink,
     MonitorEvent,
 )
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.monitor.mapping import (
     Observation,
     SandboxObjects,
+    cronjob_observation,
+    cronjob_runs,
     deployment_observation,
     job_observation,
     managed_runtime_id,
+    owning_cronjob,
     recorded_pod,
     rootfs_claim,
     sandbox_observation,
@@ -64,11 +67,12 @@ _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
 _KINDS_OF: dict[str, tuple[KindInfo, ...]] = {
     "deployment": (DEPLOYMENT,),
     "job": (JOB,),
+    "cronjob": (CRON_JOB, JOB),
     "sandbox": (POD, PERSISTENT_VOLUME_CLAIM),
 }
 # Read but not subscribed to: a failed Job's pods give its exit code, and change nothing about it.
-_ALSO_READ: dict[str, tuple[KindInfo, ...]] = {"job": (POD,)}
-MANAGED_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM)
+_ALSO_READ: dict[str, tuple[KindInfo, ...]] = {"job": (POD,), "cronjob": (POD,)}
+MANAGED_KINDS = (DEPLOYMENT, JOB, CRON_JOB, PERSISTENT_VOLUME_CLAIM)
 
 
 class KindCache(Protocol):
@@ -101,7 +105,10 @@ def _object_key(kind: KindInfo, obj: Manifest) -> str:
 
 def steady(kind: str, phase: Phase) -> bool:
     """Whether a workload has settled for `--until-done` and `apply --watch`: a Deployment or sandbox once
-    Started (or ended), a Job once it ended."""
+    Started (or ended), a Job once it ended, a cronjob while no run of it is running (its phase is its
+    latest run's)."""
+    if kind == "cronjob":
+        return phase != "started"
     if phase in ("exited", "failed", "deleted"):
         return True
     return phase == "started" and kind in ("deployment", "sandbox")
@@ -113,6 +120,9 @@ class _Watched:
     state: WorkloadState = CREATED
     keys: set[str] = field(default_factory=set)
     rootfs: str | None = None  # the sandbox's rootfs PVC, remembered once seen
+    runs: dict[str, WorkloadState] = field(
+        default_factory=dict
+    )  # a cronjob's runs, by Job name, oldest first
 
 
 class Monitor:
@@ -263,9 +273,11 @@ class Monitor:
 
     def _callback(self, kind: KindInfo) -> Callback:
         def on_change(_event_type: str, obj: Manifest) -> None:
-            key = _object_key(kind, obj)
+            keys = {_object_key(kind, obj)}
+            if kind == JOB and (cronjob := owning_cronjob(obj)) is not None:
+                keys.add(subscription_key(CRON_JOB, str(metadata_of(obj).get("namespace") or ""), cronjob))
             with self.changed:
-                for runtime_id in sorted(self._by_key.get(key, ())):
+                for runtime_id in sorted({rid for key in keys for rid in self._by_key.get(key, ())}):
                     self._evaluate(runtime_id)
                 follow = self._follow and kind in MANAGED_KINDS and _event_type != "DELETED"
             if follow:
@@ -288,6 +300,8 @@ class Monitor:
             return {subscription_key(DEPLOYMENT, ns, name)}
         if runtime_id.kind == "job":
             return {subscription_key(JOB, ns, name)}
+        if runtime_id.kind == "cronjob":
+            return {subscription_key(CRON_JOB, ns, name)}
         return {
             subscription_key(POD, ns, name),
             subscription_key(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name)),
@@ -311,11 +325,13 @@ class Monitor:
         watched = self._watched.get(key)
         if watched is None:
             return
+        if watched.runtime_id.kind == "cronjob":
+            self._advance_runs(watched)
         seen = self._observe(watched.runtime_id, watched)
         watched.state, transitions = advance(watched.state, seen)
         for transition in transitions:
             self.sink.emit(self._event(watched.runtime_id, transition))
-        self._reached[key] = (watched.runtime_id.kind, watched.state.phase)
+        self._reached[key] = (watched.runtime_id.kind, _phase(watched))
         if watched.state.terminal:
             self._forget(key)
         self.changed.notify_all()
@@ -340,6 +356,30 @@ class Monitor:
             self._index(watched, {key})
         return seen
 
+    def _advance_runs(self, watched: _Watched) -> None:
+        """Each run of a cronjob (a Job it owns) through its own state machine, reported under the
+        cronjob's runtime ID with the run's Job as the object; a run whose Job is gone is let go."""
+        rid = watched.runtime_id
+        present = {
+            str(metadata_of(job).get("name")): job
+            for job in cronjob_runs(rid.name, rid.namespace, self._cache(JOB).items())
+        }
+        for name in [*watched.runs, *(name for name in present if name not in watched.runs)]:
+            job = present.get(name)
+
+            def pods(job: Manifest | None = job) -> list[Manifest]:
+                found = self._best_effort(lambda: self._cache(POD).items())
+                return selected_pods(job, found or []) if job is not None else []
+
+            seen = job_observation(job, describe=f"job {rid.namespace}/{name}", pods=pods)
+            state, transitions = advance(watched.runs.get(name, CREATED), seen)
+            for transition in transitions:
+                self.sink.emit(self._event(rid, transition, run=name))
+            if job is None:
+                watched.runs.pop(name, None)
+            else:
+                watched.runs[name] = state
+
     @staticmethod
     def _best_effort(read: Callable[[], T]) -> T | None:
         """A read that only adds detail (a failed Job's pods): without permission to list pods, the
@@ -349,17 +389,29 @@ class Monitor:
         except PlannerError:
             return None
 
-    def _event(self, runtime_id: RuntimeID, transition: Transition) -> MonitorEvent:
+    def _event(
+        self, runtime_id: RuntimeID, transition: Transition, *, run: str | None = None
+    ) -> MonitorEvent:
+        """The event of a transition; of a cronjob's `run`, the object is that run's Job."""
         kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
+        name = runtime_id.name if run is None else run
+        kind = kind if run is None else "job"
         failure = {"exit_code": transition.exit_code} if transition.type == "ContainerFailed" else {}
         return _EVENT_CLASSES[transition.type](
             time=transition.at if transition.at is not None else self.clock.now(),
             message=transition.message,
-            object=f"{kind}/{runtime_id.namespace}/{runtime_id.name}",
+            object=f"{kind}/{runtime_id.namespace}/{name}",
             runtime_id=str(runtime_id),
             event_id=transition.event_id(str(runtime_id)),
             **failure,
         )
+
+
+def _phase(watched: _Watched) -> Phase:
+    """Where a runtime ID stands; a cronjob that still exists stands where its latest run does."""
+    if watched.runtime_id.kind != "cronjob" or watched.state.terminal:
+        return watched.state.phase
+    return list(watched.runs.values())[-1].phase if watched.runs else "created"
 
 
 def _managed(objects: Iterable[Manifest]) -> set[RuntimeID]:
@@ -391,6 +443,8 @@ def observe(
             return pods_of(job) if pods_of is not None and job is not None else []
 
         return job_observation(job, describe=f"job {ns}/{name}", recorded=recorded, pods=pods), None
+    if runtime_id.kind == "cronjob":
+        return cronjob_observation(lookup(CRON_JOB, ns, name), describe=f"cronjob {ns}/{name}"), None
     pod = lookup(POD, ns, name)
     workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
     rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint

@@ -17,6 +17,8 @@ from planner.plan.model import (
     Claim,
     ConfigMap,
     Container,
+    CronSchedule,
+    Ingress,
     Plan,
     Probe,
     RolloutStrategy,
@@ -89,6 +91,8 @@ class _Builder:
             backoff_limit=item.get("backoffLimit"),
             active_deadline_seconds=item.get("activeDeadlineSeconds"),
             ttl_seconds_after_finished=item.get("ttlSecondsAfterFinished"),
+            cron=_cron(item),
+            ingress=_ingress(item.get("ingress")),
             labels=dict(item.get("labels", {})),
             annotations=dict(item.get("annotations", {})),
             pod_annotations=dict(item.get("podAnnotations", {})),
@@ -202,6 +206,33 @@ def _strategy(item: Data | None) -> RolloutStrategy | None:
         type=item.get("type", "RollingUpdate"),
         max_surge=item.get("maxSurge"),
         max_unavailable=item.get("maxUnavailable"),
+    )
+
+
+def _cron(item: Data) -> CronSchedule | None:
+    if item.get("kind") != "cronjob":
+        return None
+    return CronSchedule(
+        schedule=item["schedule"],
+        time_zone=item.get("timeZone"),
+        concurrency_policy=item.get("concurrencyPolicy"),
+        starting_deadline_seconds=item.get("startingDeadlineSeconds"),
+        successful_jobs_history_limit=item.get("successfulJobsHistoryLimit"),
+        failed_jobs_history_limit=item.get("failedJobsHistoryLimit"),
+        suspend=item.get("suspend"),
+    )
+
+
+def _ingress(item: Data | None) -> Ingress | None:
+    if item is None:
+        return None
+    return Ingress(
+        host=item.get("host"),
+        path=item.get("path", "/"),
+        path_type=item.get("pathType", "Prefix"),
+        class_name=item.get("className"),
+        tls_secret=(item.get("tls") or {}).get("secretName"),
+        annotations=dict(item.get("annotations", {})),
     )
 
 

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Literal
 
 Runtime = Literal["k8s", "k3s"]
-WorkloadKind = Literal["deployment", "job"]
+WorkloadKind = Literal["deployment", "job", "cronjob"]
 SandboxState = Literal["running", "paused"]
 VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret"]
 ProbeHandler = Literal["httpGet", "tcpSocket", "exec"]
@@ -80,6 +80,31 @@ class RolloutStrategy:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CronSchedule:
+    """A cronjob's schedule and its CronJob fields (Kubernetes' defaults where None)."""
+
+    schedule: str
+    time_zone: str | None = None
+    concurrency_policy: Literal["Allow", "Forbid", "Replace"] | None = None
+    starting_deadline_seconds: int | None = None
+    successful_jobs_history_limit: int | None = None
+    failed_jobs_history_limit: int | None = None
+    suspend: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ingress:
+    """An exposed workload's Ingress to its `<name>-svc` Service."""
+
+    host: str | None = None
+    path: str = "/"
+    path_type: Literal["Prefix", "Exact", "ImplementationSpecific"] = "Prefix"
+    class_name: str | None = None
+    tls_secret: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Workload:
     """A workload, as gobrave's ContainerSpec: `entrypoint` becomes the container command, `command`
     its args."""
@@ -106,6 +131,8 @@ class Workload:
     backoff_limit: int | None = None
     active_deadline_seconds: int | None = None
     ttl_seconds_after_finished: int | None = None
+    cron: CronSchedule | None = None  # cronjobs only
+    ingress: Ingress | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     pod_annotations: Mapping[str, str] = field(default_factory=dict)

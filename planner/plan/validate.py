@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from planner.errors import Diagnostic
+from planner.kinds import DEPLOYMENT, WORKLOAD_KINDS
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
 from planner.plan.source import ParsedFile
@@ -142,7 +143,7 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
         if not name:
             continue
         here = workload.text("runtimeNamespace") or namespace
-        kind = "Job" if workload_kind(workload) == "job" else "Deployment"
+        kind = WORKLOAD_KINDS.get(workload_kind(workload), DEPLOYMENT).kind
         label = f'{kind} "{name}"'
         origin = workload.at("name")
         yield Rendered(

@@ -18,9 +18,25 @@ from planner.kube.quantity import MAX_QUANTITY, parse_quantity
 from planner.plan import names
 from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
 from planner.plan.source import ParsedFile
+from planner.plan.validate_cronjobs import cronjob_diagnostics
 
-DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds", "strategy")
-JOB_ONLY = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+_DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds", "strategy")
+_JOB_FIELDS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+_CRONJOB_ONLY = (
+    "schedule",
+    "timeZone",
+    "concurrencyPolicy",
+    "startingDeadlineSeconds",
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+    "suspend",
+)
+# The fields only some workload kinds take, and those kinds.
+KIND_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(_DEPLOYMENT_ONLY, ("deployment",)),
+    **dict.fromkeys(_JOB_FIELDS, ("job", "cronjob")),
+    **dict.fromkeys(_CRONJOB_ONLY, ("cronjob",)),
+}
 NUMERIC_USER = re.compile(r"\d+(:\d+)?")
 QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
 # The docker reference grammar (distribution's `reference.ReferenceRegexp`), which the kubelet parses an
@@ -39,6 +55,8 @@ def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     for workload in plan.items("workloads"):
         yield from _kind_fields(workload, parsed)
         yield from _expose(workload, parsed)
+        yield from cronjob_diagnostics(workload, parsed)
+        yield from _ingress(workload, parsed)
         yield from _strategy(workload, parsed)
         yield from _scheduling(workload, parsed)
         yield from _containers(workload, parsed)
@@ -74,22 +92,29 @@ def _image(container: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     kind = workload_kind(workload)
-    wrong, owner = (DEPLOYMENT_ONLY, "deployments") if kind == "job" else (JOB_ONLY, "jobs")
-    for field in wrong:
-        if field in workload.data:
-            message = f"{field} is for {owner} only; this workload is a {kind}"
+    for field, kinds in KIND_ONLY_FIELDS.items():
+        if field in workload.data and kind not in kinds:
+            owners = " and ".join(f"{owner}s" for owner in kinds)
+            message = f"{field} is for {owners} only; this workload is a {kind}"
             yield parsed.diagnostic(workload.at(field), message, at_value=False)
 
 
 def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     if workload.data.get("expose") is not True:
         return
-    if workload_kind(workload) == "job":
-        message = "expose is for deployments only: a job gets no Service"
+    if workload_kind(workload) != "deployment":
+        kind = workload_kind(workload)
+        message = f"expose is for deployments only: a {kind} gets no Service"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
     elif "port" not in workload.data:
         message = "expose needs a port: the Service forwards to it (add port)"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
+
+
+def _ingress(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    if "ingress" in workload.data and workload.data.get("expose") is not True:
+        message = "ingress needs expose: true (and a port): it routes to the workload's Service <name>-svc"
+        yield parsed.diagnostic(workload.at("ingress"), message, at_value=False)
 
 
 def _strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:

@@ -6,7 +6,7 @@ carries the plan's identity (ApplySet membership, plan name) and, last, its cont
 
 Result order, deterministic and relied on by printers and tests: the plan's ConfigMaps, then its
 Secrets; then per sandbox its env Secret, rootfs PVC, workspace PVC and Pod; then per workload its
-Deployment or Job and its Service — each group in plan order. Warm pools render nothing: the sandbox
+Deployment, Job or CronJob, its Service and its Ingress — each group in plan order. Warm pools render nothing: the sandbox
 controller creates their members.
 """
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from planner.errors import Diagnostic
+from planner.kinds import WORKLOAD_KINDS
 from planner.objects import Manifest
 from planner.plan import names
 from planner.plan.model import Plan
@@ -103,6 +104,7 @@ def _origins(plan: Plan) -> dict[tuple[str, str], str]:
         origins["PersistentVolumeClaim", names.workspace_pvc_name(sandbox.name)] = here
     for index, workload in enumerate(plan.workloads):
         here = f"workloads[{index}]"
-        origins["Job" if workload.kind == "job" else "Deployment", workload.name] = here
+        origins[WORKLOAD_KINDS[workload.kind].kind, workload.name] = here
         origins["Service", names.service_name(workload.name)] = here
+        origins["Ingress", workload.name] = f"{here}.ingress"
     return origins

@@ -1,15 +1,19 @@
-"""Workloads: a Deployment or a Job named after the workload, and its `<name>-svc` Service.
+"""Workloads: a Deployment, Job or CronJob named after the workload, its `<name>-svc` Service and its Ingress.
 
 The workload labels (`app`, `gobrave-workload`) go on the object and on its pod template; the selectors use exactly those labels,
 never user labels, because selectors are immutable and user labels change. A Job carries no selector
-(the server generates one) and a run-key, so it runs once per change of what it would run.
+(the server generates one) and a run-key, so it runs once per change of what it would run. A CronJob's
+job template is the Job's spec without the run-key: its runs are the schedule's, not the plan's, so it
+carries neither the run-key nor, on its Jobs, the run-record finalizer of plan Jobs.
 """
 
 from __future__ import annotations
 
-from planner.kinds import DEPLOYMENT, JOB, SERVICE
+from collections.abc import Callable
+
+from planner.kinds import INGRESS, SERVICE, WORKLOAD_KINDS
 from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
-from planner.plan.model import Container, Plan, RolloutStrategy, Workload
+from planner.plan.model import Container, CronSchedule, Ingress, Plan, RolloutStrategy, Workload
 from planner.plan.names import service_name
 from planner.render.identity import (
     Stamp,
@@ -54,7 +58,7 @@ def pod_template(workload: Workload) -> Fields:
             volumes=pod_volumes([main, *workload.sidecars, *workload.init_containers]),
             affinity=node_affinity(workload.scheduling),
         ),
-        "restartPolicy": "Never" if workload.kind == "job" else "Always",
+        "restartPolicy": RESTART_POLICIES[workload.kind],
     }
     metadata = present(labels=workload_labels(workload.name), annotations=dict(workload.pod_annotations))
     return {"metadata": metadata, "spec": spec}
@@ -90,9 +94,34 @@ def job_spec(workload: Workload) -> Fields:
     }
 
 
+def cronjob_spec(workload: Workload) -> Fields:
+    schedule = workload.cron or CronSchedule(schedule="")
+    return {
+        "schedule": schedule.schedule,
+        **present(
+            timeZone=schedule.time_zone,
+            concurrencyPolicy=schedule.concurrency_policy,
+            startingDeadlineSeconds=schedule.starting_deadline_seconds,
+            successfulJobsHistoryLimit=schedule.successful_jobs_history_limit,
+            failedJobsHistoryLimit=schedule.failed_jobs_history_limit,
+            suspend=schedule.suspend,
+        ),
+        "jobTemplate": {"metadata": {"labels": workload_labels(workload.name)}, "spec": job_spec(workload)},
+    }
+
+
+# Per workload kind: its pod's restart policy and its object's spec.
+RESTART_POLICIES: dict[str, str] = {"deployment": "Always", "job": "Never", "cronjob": "Never"}
+SPECS: dict[str, Callable[[Workload], Fields]] = {
+    "deployment": deployment_spec,
+    "job": job_spec,
+    "cronjob": cronjob_spec,
+}
+
+
 def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
-    kind = JOB if workload.kind == "job" else DEPLOYMENT
-    spec = job_spec(workload) if workload.kind == "job" else deployment_spec(workload)
+    kind = WORKLOAD_KINDS[workload.kind]
+    spec = SPECS[workload.kind](workload)
     annotations = {
         **workload.annotations,
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
@@ -125,6 +154,30 @@ def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: 
     return {"apiVersion": SERVICE.api_version, "kind": SERVICE.kind, "metadata": metadata, "spec": spec}
 
 
+def ingress(
+    workload: Workload, routed: Ingress, *, plan: Plan, stamp: Stamp, default_namespace: str
+) -> Manifest:
+    """The Ingress `<name>` routing `routed`'s host and path to the exposed workload's `<name>-svc`."""
+    backend = {"service": {"name": service_name(workload.name), "port": {"number": workload.port}}}
+    path = {"path": routed.path, "pathType": routed.path_type, "backend": backend}
+    tls = {**present(hosts=[routed.host] if routed.host else None), "secretName": routed.tls_secret}
+    spec = {
+        **present(ingressClassName=routed.class_name),
+        "rules": [{**present(host=routed.host), "http": {"paths": [path]}}],
+        **present(tls=[tls] if routed.tls_secret else None),
+    }
+    metadata = stamp.metadata(
+        name=workload.name,
+        namespace=workload_namespace(plan, workload, default_namespace),
+        labels=workload_labels(workload.name),
+        annotations={
+            **routed.annotations,
+            ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
+        },
+    )
+    return {"apiVersion": INGRESS.api_version, "kind": INGRESS.kind, "metadata": metadata, "spec": spec}
+
+
 def is_exposed(workload: Workload) -> bool:
     """A Service only for a deployment with expose set and a port to expose."""
     return workload.kind == "deployment" and workload.expose and bool(workload.port)
@@ -133,8 +186,13 @@ def is_exposed(workload: Workload) -> bool:
 def render_workload(
     workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str
 ) -> list[Manifest]:
-    """The workload's object, then its Service when exposed."""
+    """The workload's object, then its Service when exposed, then its Ingress when it declares one."""
     objects = [workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)]
     if is_exposed(workload):
         objects.append(service(workload, plan=plan, stamp=stamp, default_namespace=default_namespace))
+        if workload.ingress is not None:
+            routed = workload.ingress
+            objects.append(
+                ingress(workload, routed, plan=plan, stamp=stamp, default_namespace=default_namespace)
+            )
     return objects

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from planner.slim import cron
+from planner import cron
 from planner.slim.errors import Cause
 
 Validator = Callable[[dict[str, Any]], list[Cause]]

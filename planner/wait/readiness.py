@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from planner.kinds import DAEMON_SET, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
+from planner.kinds import (
+    CRON_JOB,
+    DAEMON_SET,
+    DEPLOYMENT,
+    INGRESS,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    STATEFUL_SET,
+)
 from planner.objects import Manifest, metadata_of
 
 Status = Literal["Current", "InProgress", "Failed", "Terminating", "NotFound"]
@@ -270,6 +279,23 @@ def persistent_volume_claim(obj: Manifest, context: ReadinessContext) -> Readine
     return _in_progress(phase)
 
 
+def cron_job(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current once it exists with the declared spec (the write is that spec): a run is the schedule's
+    business, never awaited. The message says when it runs and whether it is suspended."""
+    spec = obj.get("spec") or {}
+    suspended = "suspended, " if spec.get("suspend") else ""
+    zone = f" ({spec['timeZone']})" if spec.get("timeZone") else ""
+    return _current(f"{suspended}schedule {spec.get('schedule')}{zone}")
+
+
+def ingress(obj: Manifest, context: ReadinessContext) -> Readiness:
+    """Current once it exists; the address its controller reports (`status.loadBalancer`) is shown
+    when there is one but never awaited: many clusters have no controller that would set it."""
+    entries = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    addresses = [str(e.get("ip") or e.get("hostname")) for e in entries if e.get("ip") or e.get("hostname")]
+    return _current(f"address {', '.join(addresses)}" if addresses else "exists (no address reported)")
+
+
 def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
     """Kinds without a rule: their `Ready` condition if they have one, else Current."""
     condition = _conditions(obj).get("Ready")
@@ -285,6 +311,8 @@ RULES: dict[str, Rule] = {
     STATEFUL_SET.kind: stateful_set,
     DAEMON_SET.kind: daemon_set,
     JOB.kind: job,
+    CRON_JOB.kind: cron_job,
+    INGRESS.kind: ingress,
     POD.kind: pod,
     PERSISTENT_VOLUME_CLAIM.kind: persistent_volume_claim,
 }

@@ -97,11 +97,15 @@ def test_a_manifest_finds_its_row_by_kind() -> None:
 @pytest.mark.parametrize(
     ("lookup", "key", "message"),
     [
-        (by_kind, "StatefulSet", "unknown kind 'StatefulSet'; planner writes ConfigMap, Deployment, Job"),
+        (
+            by_kind,
+            "StatefulSet",
+            "unknown kind 'StatefulSet'; planner writes ConfigMap, CronJob, Deployment, Ingress, Job",
+        ),
         (
             by_group_kind,
             "Deployment",
-            "unknown group-kind 'Deployment'; planner writes ConfigMap, Deployment.apps",
+            "unknown group-kind 'Deployment'; planner writes ConfigMap, CronJob.batch, Deployment.apps",
         ),
     ],
     ids=["an unknown kind names the known ones", "a group-kind without its group is unknown"],
@@ -113,4 +117,4 @@ def test_unknown_lookups_raise_key_error(lookup: object, key: str, message: str)
 
 
 def test_kinds_and_group_kinds_are_unique() -> None:
-    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 8
+    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 10

@@ -16,8 +16,10 @@ from planner.plan import load_plans
 
 WORKLOAD_FIELDS = (
     "name, kind, image, entrypoint, command, workdir, env, cpu, memory, volumes, user, port, expose, "
-    "scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, strategy, backoffLimit, "
-    "activeDeadlineSeconds, ttlSecondsAfterFinished, labels, annotations, podAnnotations, timeout, "
+    "ingress, scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, strategy, backoffLimit, "
+    "activeDeadlineSeconds, ttlSecondsAfterFinished, schedule, timeZone, concurrencyPolicy, "
+    "startingDeadlineSeconds, successfulJobsHistoryLimit, failedJobsHistoryLimit, suspend, "
+    "labels, annotations, podAnnotations, timeout, "
     "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe"
 )
 NAMES_RULE = "names are unique across workloads, sandboxes, configMaps and secrets"
@@ -327,7 +329,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "backoffLimit on a deployment",
         "workloads:\n  - name: web\n    image: x\n    backoffLimit: 2\n",
-        ["{f}:8:5: workloads[0].backoffLimit: backoffLimit is for jobs only; this workload is a deployment"],
+        [
+            "{f}:8:5: workloads[0].backoffLimit: backoffLimit is for jobs and cronjobs only; this workload is a deployment"
+        ],
     ),
     (
         "a probe on an init container",

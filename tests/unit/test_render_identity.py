@@ -423,7 +423,7 @@ REJECTIONS = [
     (
         "an unknown kind",
         "k8s-default|statefulset|web",
-        "unknown kind 'statefulset' (expected one of deployment, job, sandbox)",
+        "unknown kind 'statefulset' (expected one of deployment, job, cronjob, sandbox)",
     ),
     ("a kind in another case", "k8s-default|Deployment|web", "unknown kind 'Deployment'"),
     ("an empty name", "k8s-default|job|", "name '' is not a DNS-1123 name of at most 63 characters"),

@@ -23,7 +23,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from planner.slim import cron, errors
+from planner import cron
+from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from planner.cron import zone
 from planner.slim.controllers.autoscaling import (
     Pods,
     Ratio,
@@ -26,7 +27,6 @@ from planner.slim.controllers.daemonsets import (
     with_daemon_tolerations,
 )
 from planner.slim.controllers.statefulsets import ordinal_of, rolling_targets, update_revision_for
-from planner.slim.cron import zone
 
 # --- StatefulSet -------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from planner.slim import cron
+from planner import cron
 
 
 def at(text: str) -> datetime:

@@ -1,5 +1,8 @@
 """Cron schedules as the CronJob controller reads them (robfig/cron's standard five-field parser).
 
+Shared by plan validation (a `kind: cronjob` schedule and time zone) and the embedded cluster (its
+API validation and CronJob controller), so both refuse exactly what the API server does.
+
 Fields are minute, hour, day of month, month and day of week; each a `*` (or `?`), a value, a range
 `a-b`, a step `*/n`, `a-b/n` or `a/n` (from a to the end), or a comma-separated list of those. Months
 and weekdays take their English three-letter names (`jan`, `mon`, any case); Sunday is 0. The macros
