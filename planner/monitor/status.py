@@ -1,7 +1,8 @@
 """`planner status`: one row per runtime ID with its newest pod as kubectl shows it, computed purely.
 
 READY is what kubectl shows for the workload itself: a Deployment's ready replicas over its desired
-ones (`kubectl get deploy`), a Job's or sandbox's newest pod's ready containers over its containers.
+ones (`kubectl get deploy`), a Job's or sandbox's newest pod's ready containers over its containers
+(a cronjob's: its latest run's, with `kubectl get cronjob`'s SCHEDULE, SUSPEND, ACTIVE and LAST SCHEDULE).
 As READY counts a Deployment's old pods too, its MESSAGE says what `kubectl rollout status` would while
 a rollout has not finished (`rollout not finished: updated 1/2`) or has failed.
 The other pod columns are what `kubectl get pods` shows for the workload's newest pod (label
@@ -149,8 +150,19 @@ def age_of(obj: Manifest | None, now: float) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Schedule:
+    """A CronJob's columns as `kubectl get cronjob` shows them: SCHEDULE, SUSPEND, ACTIVE, LAST SCHEDULE."""
+
+    schedule: str
+    suspend: str  # "True" or "False"
+    active: int
+    last_schedule: str  # kubectl's short duration since the last scheduled run, `<none>` before one
+
+
+@dataclass(frozen=True, kw_only=True)
 class StatusRow:
-    """One line of `planner status`; `ready`, `restarts` and `status` are None without a pod."""
+    """One line of `planner status`; `ready`, `restarts` and `status` are None without a pod, `schedule`
+    is a cronjob's only."""
 
     runtime_id: str
     state: str
@@ -159,6 +171,20 @@ class StatusRow:
     status: str | None
     age: str
     message: str
+    schedule: Schedule | None = None
+
+
+def schedule_of(cronjob: Manifest, now: float) -> Schedule:
+    """kubectl's CronJob columns: the schedule, whether suspended, active runs, the last run's age."""
+    spec, status = cronjob.get("spec") or {}, cronjob.get("status") or {}
+    last = status.get("lastScheduleTime")
+    since = now - datetime.fromisoformat(str(last).replace("Z", "+00:00")).timestamp() if last else None
+    return Schedule(
+        schedule=str(spec.get("schedule") or ""),
+        suspend="True" if spec.get("suspend") else "False",
+        active=len(status.get("active") or []),
+        last_schedule="<none>" if since is None else human_age(since),
+    )
 
 
 def replicas_ready(deployment: Manifest) -> str:
@@ -193,9 +219,15 @@ def status_row(
     if own is not None and own.get("kind") == "Deployment":
         ready = replicas_ready(own)
         message = _rollout_message(own, now) or message
+    schedule = schedule_of(own, now) if own is not None and own.get("kind") == "CronJob" else None
+    if schedule is not None:  # the CronJob itself neither starts nor ends: it schedules, or is suspended
+        phase = "suspended" if schedule.suspend == "True" else "scheduled"
+    else:
+        phase = state.phase
     return StatusRow(
         runtime_id=runtime_id,
-        state=state.phase.capitalize(),
+        state=phase.capitalize(),
+        schedule=schedule,
         ready=ready,
         restarts=summary.restarts if summary else None,
         status=summary.status if summary else None,

@@ -49,9 +49,16 @@ def print_inspection(found: Inspection, output: str, stream: TextIO | None = Non
         printer.write_line(f"{INSPECT_LABELS[key]}: {shown}")
 
 
-def _status_cells(row: StatusRow) -> tuple[str, ...]:
+SCHEDULE_COLUMNS = ("SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE")
+
+
+def _status_cells(row: StatusRow, *, schedules: bool) -> tuple[str, ...]:
     restarts = "-" if row.restarts is None else str(row.restarts)
-    return (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-", row.age, row.message)
+    cells: tuple[str, ...] = (row.runtime_id, row.state, row.ready or "-", restarts, row.status or "-")
+    if schedules:
+        s = row.schedule
+        cells += (s.schedule, s.suspend, str(s.active), s.last_schedule) if s else ("-",) * 4
+    return (*cells, row.age, row.message)
 
 
 def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None = None) -> None:
@@ -61,7 +68,9 @@ def print_status(rows: Sequence[StatusRow], output: str, stream: TextIO | None =
         for row in rows:
             printer.write_json({"time": now_rfc3339(), "type": "Status"} | dataclasses.asdict(row))
         return
-    for line in aligned([STATUS_COLUMNS, *(_status_cells(row) for row in rows)]):
+    schedules = any(row.schedule is not None for row in rows)
+    header = (*STATUS_COLUMNS[:5], *SCHEDULE_COLUMNS, *STATUS_COLUMNS[5:]) if schedules else STATUS_COLUMNS
+    for line in aligned([header, *(_status_cells(row, schedules=schedules) for row in rows)]):
         printer.write_line(line)
 
 
