@@ -84,7 +84,7 @@ def test_a_cronjob_runs_are_monitored_and_stop_start_suspend_it_beside_an_ingres
 
     rid = f"k8s-{namespace}|cronjob|backup"
     monitor = Background(cluster, home, rid, "--timeout", "60s", "-o", "json")
-    created = kubectl("create", "job", "backup-now", f"--from=cronjob/backup", "-n", namespace)
+    created = kubectl("create", "job", "backup-now", "--from=cronjob/backup", "-n", namespace)
     assert created.returncode == 0, created.stderr
     started, failed = monitor.read_until(2)[:2]
     monitor.kill()
