@@ -13,7 +13,7 @@ What each does, per kind:
 | --- | --- | --- | --- | --- |
 | start / resume | scale to 1 | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
 | stop / pause | scale to 0 | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+| delete | delete its Ingress `<name>` (if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
 
 Every sandbox operation also stamps `planner.dev/last-activity` (now) on the workspace PVC, which the
 idle reaper reads; `touch` stamps only that. The reaper pauses with reason `idle`
@@ -39,17 +39,19 @@ from planner.errors import (
     PlannerError,
     WorkloadNotFoundError,
 )
-from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
+from planner.kinds import CRON_JOB, DEPLOYMENT, INGRESS, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
 from planner.objects import (
     ANNOTATION_LAST_ACTIVITY,
     ANNOTATION_PAUSE_REASON,
+    ANNOTATION_RUNTIME_ID,
     ANNOTATION_SANDBOX_STATE,
     LABEL_WORKLOAD,
     PAUSE_REASON_IDLE,
     Manifest,
+    annotations_of,
     metadata_of,
     newest,
 )
@@ -308,9 +310,11 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     rid = parse(runtime_id)
     primary(client, rid)
     if rid.kind == "deployment":
+        routed = _delete_own_ingress(client, rid)
         _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
         _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
-        message = f"deleted service {service_name(rid.name)} (if any) and {_describe(rid)}"
+        ingress = f"ingress {rid.name}, " if routed else ""
+        message = f"deleted {ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
     elif rid.kind == "job":
         _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
@@ -320,6 +324,15 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     else:
         message = _delete_sandbox(client, rid, allow_data_loss=allow_data_loss)
     return Outcome(runtime_id=str(rid), action="deleted", message=message)
+
+
+def _delete_own_ingress(client: KubeClient, rid: RuntimeID) -> bool:
+    """Delete the Ingress `<name>` when it is this workload's (its runtime-ID annotation says so): an
+    Ingress of that name that something else made is left alone."""
+    found = get_or_none(client, INGRESS, rid.namespace, rid.name)
+    if found is None or annotations_of(found).get(ANNOTATION_RUNTIME_ID) != str(rid):
+        return False
+    return _delete(client, INGRESS, rid.namespace, rid.name, propagation="Background")
 
 
 def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:

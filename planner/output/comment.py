@@ -26,7 +26,18 @@ from typing import Any
 
 from planner.dataloss import loss, losses, needs_consent
 from planner.diff import Change, ChangeSet
-from planner.kinds import CONFIG_MAP, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE
+from planner.graph import pod_spec
+from planner.kinds import (
+    CONFIG_MAP,
+    CRON_JOB,
+    DEPLOYMENT,
+    INGRESS,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SECRET,
+    SERVICE,
+)
 from planner.monitor.pools import PoolStatus
 from planner.objects import Manifest
 from planner.output.changes import (
@@ -207,14 +218,19 @@ def key_fields(manifest: Manifest | None) -> list[str]:
         return []
     kind, spec = manifest.get("kind"), manifest.get("spec") or {}
     found = [f"{key} {spec[key]}" for key in _COUNTS.get(str(kind), ()) if spec.get(key) is not None]
-    pod = spec if kind == POD.kind else (spec.get("template") or {}).get("spec")
-    if kind in (POD.kind, DEPLOYMENT.kind, JOB.kind) and isinstance(pod, dict):
+    pod = pod_spec(manifest)
+    if kind in (POD.kind, DEPLOYMENT.kind, JOB.kind, CRON_JOB.kind) and isinstance(pod, dict):
         found += [_container(c, init=True) for c in pod.get("initContainers") or []]
         found += [_container(c, init=False) for c in pod.get("containers") or []]
     if kind == SERVICE.kind:
         found += _listed("ports", [_service_port(port) for port in spec.get("ports") or []])
     if kind == PERSISTENT_VOLUME_CLAIM.kind:
         found += _claim(spec)
+    if kind == INGRESS.kind:
+        found += _listed(
+            "routes", [_route(rule, path) for rule in spec.get("rules") or [] for path in _paths(rule)]
+        )
+        found += _listed("tls", [str(tls.get("secretName")) for tls in spec.get("tls") or []])
     if kind in (CONFIG_MAP.kind, SECRET.kind):
         keys = sorted(
             {key for field in ("data", "binaryData", "stringData") for key in manifest.get(field) or {}}
@@ -223,7 +239,21 @@ def key_fields(manifest: Manifest | None) -> list[str]:
     return found
 
 
-_COUNTS = {DEPLOYMENT.kind: ("replicas",), JOB.kind: ("completions", "parallelism")}
+_COUNTS = {
+    DEPLOYMENT.kind: ("replicas",),
+    JOB.kind: ("completions", "parallelism"),
+    CRON_JOB.kind: ("schedule", "timeZone"),
+}
+
+
+def _paths(rule: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((rule.get("http") or {}).get("paths") or [])
+
+
+def _route(rule: dict[str, Any], path: dict[str, Any]) -> str:
+    service = (path.get("backend") or {}).get("service") or {}
+    port = service.get("port") or {}
+    return f"`{rule.get('host') or '*'}{path.get('path', '')}` → {service.get('name')}:{port.get('number') or port.get('name')}"
 
 
 def _listed(what: str, items: Sequence[str]) -> list[str]:

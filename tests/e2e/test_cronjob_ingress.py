@@ -64,6 +64,8 @@ def test_a_cronjob_runs_are_monitored_and_stop_start_suspend_it_beside_an_ingres
     path = write_plan(tmp_path, PLAN.format(ns=namespace))
     applied = planner("apply", str(path), "--timeout", "60s")
     assert applied.returncode == 0, applied.stdout + applied.stderr
+    again = planner("plan", str(path), "--detailed-exitcode")  # the server's defaults are not drift
+    assert again.returncode == 0, again.stdout + again.stderr
 
     cronjob = get_json(kubectl, namespace, "cronjob", "backup")
     spec = cronjob["spec"]
@@ -127,3 +129,10 @@ def test_a_cronjob_runs_are_monitored_and_stop_start_suspend_it_beside_an_ingres
     started_again = planner("start", rid)
     assert started_again.returncode == 0, started_again.stderr
     assert get_json(kubectl, namespace, "cronjob", "backup")["spec"]["suspend"] is False  # type: ignore[index]
+
+    web = f"k8s-{namespace}|deployment|web"
+    deleted = planner("delete", web)
+    assert deleted.returncode == 0, deleted.stderr
+    assert "deleted ingress web, service web-svc" in deleted.stdout
+    gone = kubectl("get", "ingress", "web", "-n", namespace)
+    assert gone.returncode == 1 and "NotFound" in gone.stderr

@@ -13,7 +13,7 @@ from markdown_it.token import Token
 
 from planner.diff import ChangeSet, diff
 from planner.output.comment import LIMIT, to_markdown
-from planner.plan.model import Claim, Rootfs
+from planner.plan.model import Claim, CronSchedule, Ingress, Rootfs
 from planner.state.applyset import CurrentGeneration
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -164,6 +164,18 @@ def test_creates_show_their_key_fields_and_a_secret_only_its_keys() -> None:
     assert notes["pod/shop/alice"].startswith("sandbox: image `ghcr.io/acme/devbox:2026.11`")
     assert "hunter2" not in text
     assert base64.b64encode(b"hunter2-very-secret").decode() not in text
+
+
+def test_a_cronjob_shows_its_schedule_and_container_and_an_ingress_its_route_and_tls() -> None:
+    backup = workload("backup", kind="cronjob", cron=CronSchedule(schedule="0 3 * * *", time_zone="UTC"))
+    web = workload("web", port=8080, expose=True, ingress=Ingress(host="shop.example.com", tls_secret="tls"))
+    text = to_markdown([planned(rendered(workloads=(backup, web)), [])])
+    notes = {name: cells[4] for name, cells in table_rows(text).items()}
+
+    assert notes["cronjob/shop/backup"] == (
+        "schedule 0 3 * * *; timeZone UTC; backup: image `ghcr.io/acme/web:1.4.2`"
+    )
+    assert notes["ingress/shop/web"] == "routes `shop.example.com/` → web-svc:8080; tls tls"
 
 
 def test_a_jobs_run_key_change_reads_as_a_new_run_not_as_two_digests() -> None:
