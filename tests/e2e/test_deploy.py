@@ -40,6 +40,8 @@ RECOVERY_ONLY = {
         ("", "pods"),
         ("apps", "deployments"),
         ("batch", "jobs"),
+        ("batch", "cronjobs"),
+        ("networking.k8s.io", "ingresses"),
     ]
 }
 
@@ -110,8 +112,9 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
             "  - {name: extra, data: {MODE: slow}}\n"
             "secrets:\n  - {name: creds, data: {TOKEN: s3cr3t}}\n"
             "workloads:\n"
-            "  - {name: web, image: nginx:1.27, port: 80, expose: true}\n"
+            "  - {name: web, image: nginx:1.27, port: 80, expose: true, ingress: {host: shop.example.com}}\n"
             '  - {name: migrate, kind: job, image: busybox:1, command: ["true"]}\n'
+            "  - {name: nightly, kind: cronjob, image: busybox:1, schedule: '@yearly'}\n"
             "sandboxes:\n"
             "  - {name: alice, image: ghcr.io/acme/devbox:1, rootfs: {size: 1Gi}, workspace: {size: 1Gi}, idleTimeout: 1s}\n"
         )
