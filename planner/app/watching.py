@@ -317,7 +317,9 @@ def follow(
     return MonitorResult(failed=tuple(watcher.failed()), steady=steady, until_done=options.until_done)
 
 
-STATUS_KINDS = (DEPLOYMENT, JOB, CRON_JOB, PERSISTENT_VOLUME_CLAIM, POD)
+STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
+# Read only for the runtime IDs of their kind, so a user who may not list them still sees the rest.
+STATUS_KINDS_OF = {"cronjob": (CRON_JOB,)}
 
 
 def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> tuple[list[RuntimeID], frozenset[str]]:
@@ -403,7 +405,8 @@ def status(
     informers = Informers(target.client)
     changed = threading.Event()
     try:
-        for kind in STATUS_KINDS:
+        extra = {kind for rid in rids for kind in STATUS_KINDS_OF.get(rid.kind, ())}
+        for kind in (*STATUS_KINDS, *sorted(extra, key=lambda k: k.kind)):
             informer = informers.informer(kind, namespaces=scope)
             informer.wait_until_synced(60.0)
             informer.subscribe(lambda _type, _obj: changed.set())
