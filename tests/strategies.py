@@ -24,6 +24,7 @@ from ruamel.yaml import YAML
 
 from planner.plan import Plan, load_plans
 from planner.plan.schema import plan_schema
+from planner.plan.validate_pods import KIND_ONLY_FIELDS
 
 Schema = dict[str, Any]
 SECRET_ENV = {"PLANNER_STRATEGY_SECRET": "from-the-environment"}
@@ -82,6 +83,11 @@ _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#probe.tcpSocket.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#secretValue": _SECRET_VALUE,
     "#workload.user": st.one_of(st.integers(0, 65535), st.sampled_from(["1000", "1000:1000", "nobody"])),
+    "#workload.schedule": st.sampled_from(["0 3 * * *", "*/15 * * * *", "@daily", "5 4 1-7 jan,jul mon"]),
+    "#workload.timeZone": st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]),
+    "#workload.ingress.host": st.one_of(_DNS, _DNS.map(lambda label: f"*.{label}.example.com")),
+    "#workload.ingress.tls.secretName": _DNS,
+    "#workload.ingress.annotations": _ANNOTATIONS,
 }
 
 
@@ -207,22 +213,25 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
 
 
 def _valid_workload(workload: dict[str, Any]) -> None:
-    is_job = workload.get("kind") == "job"
-    for field in ("replicas", "progressDeadlineSeconds", "strategy") if is_job else ():
-        workload.pop(field, None)
+    kind = workload.get("kind") or "deployment"
+    for field, kinds in KIND_ONLY_FIELDS.items():
+        if kind not in kinds:
+            workload.pop(field, None)
+    if kind == "cronjob":
+        workload.setdefault("schedule", "@hourly")
     strategy = workload.get("strategy", {})
     if strategy.get("type") == "Recreate":
         strategy.pop("maxSurge", None)
         strategy.pop("maxUnavailable", None)
     elif all(strategy.get(key, 1) in (0, "0%") for key in ("maxSurge", "maxUnavailable")):
         strategy["maxSurge"] = 1
-    for field in () if is_job else ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
-        workload.pop(field, None)
     if workload.get("expose") is True:
-        if is_job:
+        if kind != "deployment":
             workload["expose"] = False
         else:
             workload.setdefault("port", 8080)
+    if workload.get("expose") is not True:
+        workload.pop("ingress", None)
     for term in workload.get("scheduling", []):
         if term["operator"] in ("In", "NotIn"):
             term["values"] = term.get("values") or ["x"]

@@ -30,6 +30,8 @@ def meta_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
         yield from _labels(workload, "labels", parsed)
         for field in ("annotations", "podAnnotations"):
             yield from _annotations(workload, field, parsed)
+        if (ingress := workload.child("ingress")) is not None:
+            yield from _annotations(ingress, "annotations", parsed)
         for term in workload.items("scheduling"):
             key = term.text("key")
             problem = key_problem(key, "node label key") if key else None
