@@ -92,6 +92,15 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "an Ingress annotation key the API server would refuse",
+        "workloads:\n  - name: web\n    image: nginx:1.27\n    port: 80\n    expose: true\n"
+        '    ingress:\n      annotations: {"bad key!": x}\n',
+        [
+            '{f}:11:21: workloads[0].ingress.annotations.bad key!: annotation key name "bad key!" is not valid: '
+            "expected letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        ],
+    ),
+    (
         "an ingress on a workload that is not exposed",
         "workloads:\n  - name: web\n    image: nginx:1.27\n    port: 80\n    ingress: {host: shop.example.com}\n",
         [
