@@ -17,6 +17,7 @@ from planner.errors import Diagnostic
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
 from planner.plan.source import ParsedFile
+from planner.plan.validate_env import env_diagnostics
 from planner.plan.validate_meta import meta_diagnostics
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
@@ -36,6 +37,7 @@ def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
         *reference_diagnostics(plan, parsed),
         *pod_diagnostics(plan, parsed),
         *meta_diagnostics(plan, parsed),
+        *env_diagnostics(plan, parsed),
     ]
 
 

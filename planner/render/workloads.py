@@ -11,6 +11,7 @@ from planner.kinds import DEPLOYMENT, JOB, SERVICE
 from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
 from planner.plan.model import Container, Plan, RolloutStrategy, Workload
 from planner.plan.names import service_name
+from planner.render.confighash import ConfigHashes
 from planner.render.identity import (
     Stamp,
     depends_on_annotation,
@@ -30,6 +31,7 @@ def main_container(workload: Workload) -> Container:
         command=workload.entrypoint,
         args=workload.command,
         env=workload.env,
+        env_from=workload.env_from,
         workdir=workload.workdir,
         volumes=workload.volumes,
         cpu=workload.cpu,
@@ -39,7 +41,7 @@ def main_container(workload: Workload) -> Container:
     )
 
 
-def pod_template(workload: Workload) -> Fields:
+def pod_template(workload: Workload, config: ConfigHashes) -> Fields:
     main = main_container(workload)
     main_fields = container(
         main,
@@ -56,14 +58,15 @@ def pod_template(workload: Workload) -> Fields:
         ),
         "restartPolicy": "Never" if workload.kind == "job" else "Always",
     }
-    metadata = present(labels=workload_labels(workload.name), annotations=dict(workload.pod_annotations))
+    annotations = {**workload.pod_annotations, **config.annotation(workload)}
+    metadata = present(labels=workload_labels(workload.name), annotations=annotations)
     return {"metadata": metadata, "spec": spec}
 
 
-def deployment_spec(workload: Workload) -> Fields:
+def deployment_spec(workload: Workload, config: ConfigHashes) -> Fields:
     return {
         "selector": {"matchLabels": workload_labels(workload.name)},
-        "template": pod_template(workload),
+        "template": pod_template(workload, config),
         **present(
             replicas=workload.replicas,
             progressDeadlineSeconds=workload.progress_deadline_seconds,
@@ -79,9 +82,9 @@ def rollout_strategy(strategy: RolloutStrategy | None) -> Fields | None:
     return {"type": strategy.type, **present(rollingUpdate=rolling)}
 
 
-def job_spec(workload: Workload) -> Fields:
+def job_spec(workload: Workload, config: ConfigHashes) -> Fields:
     return {
-        "template": pod_template(workload),
+        "template": pod_template(workload, config),
         **present(
             backoffLimit=workload.backoff_limit,
             activeDeadlineSeconds=workload.active_deadline_seconds,
@@ -90,9 +93,11 @@ def job_spec(workload: Workload) -> Fields:
     }
 
 
-def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
+def workload_object(
+    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
+) -> Manifest:
     kind = JOB if workload.kind == "job" else DEPLOYMENT
-    spec = job_spec(workload) if workload.kind == "job" else deployment_spec(workload)
+    spec = job_spec(workload, config) if workload.kind == "job" else deployment_spec(workload, config)
     annotations = {
         **workload.annotations,
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
@@ -131,10 +136,12 @@ def is_exposed(workload: Workload) -> bool:
 
 
 def render_workload(
-    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str
+    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
 ) -> list[Manifest]:
     """The workload's object, then its Service when exposed."""
-    objects = [workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)]
+    objects = [
+        workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace, config=config)
+    ]
     if is_exposed(workload):
         objects.append(service(workload, plan=plan, stamp=stamp, default_namespace=default_namespace))
     return objects
