@@ -52,21 +52,23 @@ def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -
                 continue  # not ours to read: the kubelet will say
         problem = _problem(ref, target, found[target])
         if problem:
-            where = plan.source.position(ref.path)
-            problems.append(Diagnostic(plan.source.file, where.line, where.column, ref.path, problem))
+            path, message = problem
+            where = plan.source.position(path)
+            problems.append(Diagnostic(plan.source.file, where.line, where.column, path, message))
     return problems
 
 
-def _problem(ref: ConfigRef, target: ObjectRef, live: Manifest | None) -> str | None:
+def _problem(ref: ConfigRef, target: ObjectRef, live: Manifest | None) -> tuple[str, str] | None:
+    """(path, message) of what is wrong with one reference: the object missing, or the key."""
     what = f'{ref.kind} "{ref.name}"'
     if live is None:
-        return (
+        return ref.path, (
             f"{what} is not declared by this plan and does not exist in namespace {target.namespace}: "
             "declare it in the plan, create it first, or mark the reference optional"
         )
     keys = {*(live.get("data") or {}), *(live.get("binaryData") or {})}
     if ref.key is not None and ref.key not in keys:
-        return (
+        return f"{ref.path}.key", (
             f'{what} in namespace {target.namespace} has no key "{ref.key}" (it has: '
             f"{', '.join(sorted(keys)) or 'no data'}): fix the key, or mark the reference optional"
         )

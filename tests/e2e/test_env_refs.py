@@ -123,7 +123,7 @@ workloads:
             f'{plan}:8:11: workloads[0].env.A.secretKeyRef: secret "absent" is not declared by this plan and '
             f"does not exist in namespace {namespace}: declare it in the plan, create it first, or mark the "
             "reference optional",
-            f'{plan}:9:11: workloads[0].env.B.configMapKeyRef: configMap "shared" in namespace {namespace} has '
+            f'{plan}:9:43: workloads[0].env.B.configMapKeyRef.key: configMap "shared" in namespace {namespace} has '
             'no key "mode" (it has: other): fix the key, or mark the reference optional',
             f'{plan}:11:16: workloads[0].envFrom[0].secret: secret "absent" is not declared by this plan and '
             f"does not exist in namespace {namespace}: declare it in the plan, create it first, or mark the "
