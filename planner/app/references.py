@@ -25,7 +25,7 @@ from planner.kube.client import KubeClient
 from planner.live import get_or_none
 from planner.objects import Manifest, ObjectRef
 from planner.plan import Plan
-from planner.plan.config_refs import ConfigRef, plan_config_refs
+from planner.plan.config_refs import ConfigRef, plan_config_refs, plan_objects, reads_plan_objects
 from planner.render import ANNOTATION_CONFIG_HASH, workload_namespace
 from planner.state.applyset import digest_key
 from planner.writes import new_digest_key
@@ -36,11 +36,14 @@ _KINDS = {"configMap": CONFIG_MAP, "secret": SECRET}
 def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -> list[Diagnostic]:
     """A diagnostic per non-optional env/envFrom reference to an object the plan does not declare that
     the cluster lacks (or whose data lacks the key); nothing when reading it is forbidden."""
-    declared = {("configMap", c.name) for c in plan.config_maps} | {("secret", s.name) for s in plan.secrets}
+    declared = plan_objects(plan)
     found: dict[ObjectRef, Manifest | None] = {}
     problems = []
     for workload, ref in plan_config_refs(plan):
-        if ref.optional or ref.via == "volume" or (ref.kind, ref.name) in declared:
+        if ref.optional or ref.via == "volume":
+            continue
+        elsewhere = (ref.kind, ref.name) in declared
+        if elsewhere and reads_plan_objects(plan, workload, default_namespace):
             continue
         target = ObjectRef.of(
             _KINDS[ref.kind], ref.name, workload_namespace(plan, workload, default_namespace)
@@ -50,7 +53,7 @@ def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -
                 found[target] = get_or_none(client, _KINDS[ref.kind], target.namespace, target.name)
             except ForbiddenError:
                 continue  # not ours to read: the kubelet will say
-        problem = _problem(ref, target, found[target])
+        problem = _problem(ref, target, found[target], declared_elsewhere=elsewhere)
         if problem:
             path, message = problem
             where = plan.source.position(path)
@@ -58,12 +61,19 @@ def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -
     return problems
 
 
-def _problem(ref: ConfigRef, target: ObjectRef, live: Manifest | None) -> tuple[str, str] | None:
+def _problem(
+    ref: ConfigRef, target: ObjectRef, live: Manifest | None, *, declared_elsewhere: bool
+) -> tuple[str, str] | None:
     """(path, message) of what is wrong with one reference: the object missing, or the key."""
     what = f'{ref.kind} "{ref.name}"'
     if live is None:
+        declared = (
+            "is declared by this plan in the plan's namespace, not the workload's,"
+            if declared_elsewhere
+            else "is not declared by this plan"
+        )
         return ref.path, (
-            f"{what} is not declared by this plan and does not exist in namespace {target.namespace}: "
+            f"{what} {declared} and does not exist in namespace {target.namespace}: "
             "declare it in the plan, create it first, or mark the reference optional"
         )
     keys = {*(live.get("data") or {}), *(live.get("binaryData") or {})}
@@ -76,7 +86,7 @@ def _problem(ref: ConfigRef, target: ObjectRef, live: Manifest | None) -> tuple[
 
 
 def needs_config_key(plan: Plan) -> bool:
-    """Whether a workload of the plan reads a Secret the plan declares (then its config-hash is keyed)."""
+    """Whether a workload of the plan may read a Secret the plan declares (then its config-hash is keyed)."""
     secrets = {s.name for s in plan.secrets}
     return any(ref.kind == "secret" and ref.name in secrets for _, ref in plan_config_refs(plan))
 

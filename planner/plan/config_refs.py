@@ -33,6 +33,17 @@ class ConfigRef:
     path: str  # where the plan writes the reference (`workloads[0].env.DB_PASSWORD.secretKeyRef`)
 
 
+def plan_objects(plan: Plan) -> set[tuple[ConfigKind, str]]:
+    """The ConfigMaps and Secrets the plan declares, as (kind, name)."""
+    return {("configMap", c.name) for c in plan.config_maps} | {("secret", s.name) for s in plan.secrets}
+
+
+def reads_plan_objects(plan: Plan, workload: Workload, default_namespace: str) -> bool:
+    """Whether the workload runs where the plan's ConfigMaps and Secrets are (the plan's namespace): a
+    workload moved elsewhere by `runtimeNamespace` reads that namespace's objects of those names."""
+    return workload.runtime_namespace in (None, plan.namespace or default_namespace)
+
+
 def plan_config_refs(plan: Plan) -> Iterator[tuple[Workload, ConfigRef]]:
     for index, workload in enumerate(plan.workloads):
         for ref in workload_config_refs(workload, f"workloads[{index}]"):

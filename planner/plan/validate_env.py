@@ -34,13 +34,17 @@ _WHAT = {"secretKeyRef": "secret", "configMapKeyRef": "configMap"}
 
 def env_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     declared = {source: _data_keys(plan, section) for source, section in _SECTIONS.items()}
+    metadata = plan.child("metadata")
+    namespace = metadata.text("namespace") if metadata is not None else None
     for workload in plan.items("workloads"):
+        # Moved to another namespace, it reads that namespace's objects, not the plan's.
+        moved = workload.text("runtimeNamespace") not in (None, namespace)
         for _, container in pod_containers(workload):
             env = container.child("env")
             values = [env.child(name) for name in env.data] if env is not None else []
             for value in values:
                 if value is not None:
-                    yield from _env_value(value, declared, parsed)
+                    yield from _env_value(value, {} if moved else declared, parsed)
 
 
 def _data_keys(plan: Node, section: str) -> dict[str, list[str]]:

@@ -62,7 +62,7 @@ def render(plan: _Plan, default_namespace: str, *, config_key: bytes | None = No
     stamp = _Stamp.of(plan, default_namespace)
     namespace = plan_namespace(plan, default_namespace)
     sandboxes = _SandboxRenderer(plan, stamp=stamp, default_namespace=default_namespace)
-    config = _ConfigHashes(plan, config_key)
+    config = _ConfigHashes(plan, config_key, default_namespace)
     objects = _render_config(plan, stamp=stamp, namespace=namespace)
     for sandbox in plan.sandboxes:
         objects += sandboxes.render(sandbox)

@@ -17,7 +17,7 @@ import hmac
 from collections.abc import Mapping
 
 from planner.objects import canonical_json
-from planner.plan.config_refs import ConfigKind, workload_config_refs
+from planner.plan.config_refs import ConfigKind, reads_plan_objects, workload_config_refs
 from planner.plan.model import Plan, Workload
 
 ANNOTATION_CONFIG_HASH = "planner.dev/config-hash"
@@ -26,8 +26,10 @@ ANNOTATION_CONFIG_HASH = "planner.dev/config-hash"
 class ConfigHashes:
     """The config-hash annotation of each workload of one plan, each object's data digested once."""
 
-    def __init__(self, plan: Plan, key: bytes | None) -> None:
+    def __init__(self, plan: Plan, key: bytes | None, default_namespace: str) -> None:
+        self.plan = plan
         self.key = key
+        self.default_namespace = default_namespace
         self.data: dict[tuple[ConfigKind, str], Mapping[str, str]] = {
             **{("configMap", c.name): c.data for c in plan.config_maps},
             **{("secret", s.name): s.data for s in plan.secrets},
@@ -36,6 +38,8 @@ class ConfigHashes:
 
     def annotation(self, workload: Workload) -> dict[str, str]:
         """`{planner.dev/config-hash: <sha256>}`, or nothing when the workload reads no plan object."""
+        if not reads_plan_objects(self.plan, workload, self.default_namespace):
+            return {}
         used = sorted({(ref.kind, ref.name) for ref in workload_config_refs(workload, "")} & self.data.keys())
         if not used:
             return {}

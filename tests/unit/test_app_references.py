@@ -104,3 +104,20 @@ def test_a_workload_whose_config_hash_moved_names_the_plan_objects_it_reads_that
         "",
         "plan changed; rolls because secret db-credentials changed",
     ]
+
+
+def test_a_workload_in_another_namespace_needs_the_object_there_even_when_the_plan_declares_it(
+    tmp_path: Path,
+) -> None:
+    cluster = RecordingCluster({})
+    body = (
+        "secrets:\n  - name: db\n    data: {password: x}\n"
+        "workloads:\n  - name: web\n    image: nginx\n    runtimeNamespace: other\n"
+        "    env: {PW: {secretKeyRef: {name: db, key: password}}}\n"
+    )
+    assert problems(tmp_path, body, cluster) == [
+        '11:16: workloads[0].env.PW.secretKeyRef: secret "db" is declared by this plan in the plan\'s namespace, '
+        "not the workload's, and does not exist in namespace other: declare it in the plan, create it first, "
+        "or mark the reference optional"
+    ]
+    assert cluster.calls == [("GET", "/api/v1/namespaces/other/secrets/db", "get")]

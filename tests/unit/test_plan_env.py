@@ -78,6 +78,12 @@ CASES = [
         ["{f}:12:15: workloads[0].replicas: expected at least 0, found integer -1"],
     ),
     (
+        "a workload in another namespace reads its objects there: the plan's keys are not checked",
+        SECRET + WORKLOAD + "    runtimeNamespace: other\n    env: {PW: {secretKeyRef: {name: db, key: x}}}\n"
+        "    replicas: -1\n",
+        ["{f}:13:15: workloads[0].replicas: expected at least 0, found integer -1"],
+    ),
+    (
         "a key reference without its key",
         WORKLOAD + "    env: {PW: {configMapKeyRef: {name: db}}}\n",
         ['{f}:8:16: workloads[0].env.PW.configMapKeyRef: missing required field "key"'],

@@ -180,3 +180,10 @@ def test_a_job_that_reads_a_changed_secret_gets_a_new_run_key() -> None:
         return key
 
     assert run_key(SECRET) != run_key(rotated)
+
+
+def test_a_workload_in_another_namespace_reads_that_namespaces_objects_so_no_hash() -> None:
+    moved = workload(runtime_namespace="elsewhere", env={"DB_PASSWORD": PASSWORD})
+    assert config_hash(plan(workloads=(moved,), secrets=(SECRET,))) is None
+    home = workload(runtime_namespace="shop", env={"DB_PASSWORD": PASSWORD})
+    assert config_hash(plan(workloads=(home,), secrets=(SECRET,))) is not None
