@@ -78,6 +78,9 @@ class ChangeSet:
     allow_data_loss: bool = False
     # The generation the cluster is at, as the plan's parent names it (None: no apply recorded yet).
     generation: CurrentGeneration | None = None
+    # The digest key the closure's config-hash annotations were made with, when the parent holds none
+    # yet: the parent write keeps it, so the next plan digests with the same key. Never printed.
+    digest_key: bytes | None = field(default=None, repr=False)
 
     @property
     def has_changes(self) -> bool:

@@ -358,6 +358,7 @@ class _Builder:
             (c.ref for c in changes),
             (c.desired for c in changes if c.desired),
             runs=(*pending_runs(started), *self.changeset.unrecorded),
+            digest_key=self.changeset.digest_key,
         )
 
     def add_change(self, change: Change) -> None:

@@ -203,20 +203,23 @@ class KubeWriter:
         """The parent's superset, pending runs and a digest key (kept when it has one, else new)."""
         _crash_if_asked("before-parent")
         written = self._precondition_loop(
-            ref, lambda live: with_digest_key(parent_manifest(ref, live, record), new_digest_key())
+            ref,
+            lambda live: with_digest_key(
+                parent_manifest(ref, live, record), record.digest_key or new_digest_key()
+            ),
         )
         _crash_if_asked("after-parent")
         return written
 
-    def ensure_digest_key(self, ref: ObjectRef) -> bytes:
-        """The parent's digest key, added when it has none; a parent that does not exist yet is created
-        holding only the key (and listing no members)."""
+    def ensure_digest_key(self, ref: ObjectRef, wanted: bytes | None = None) -> bytes:
+        """The parent's digest key, added (`wanted`, else a new one) when it has none; a parent that does
+        not exist yet is created holding only the key (and listing no members)."""
         empty = ParentRecord(group_kinds=(), namespaces=(), run_keys=())
 
         def keyed(live: Manifest | None) -> Manifest:
             body = live if live is not None else parent_manifest(ref, None, empty)
             check_parent(ref, body)
-            return with_digest_key(body, new_digest_key())
+            return with_digest_key(body, wanted or new_digest_key())
 
         key = digest_key(self._precondition_loop(ref, keyed))
         if key is None:  # cannot happen: the body written holds one

@@ -49,6 +49,7 @@ _QUANTITY = st.one_of(
 )
 _PATTERNS: dict[str, SearchStrategy[str]] = {
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": _DNS,
+    "^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$": _DNS,
     "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$": _DURATION,
     "^/": _PATH,
     "^[A-Za-z_][A-Za-z0-9_]*$": st.just("PLANNER_STRATEGY_SECRET"),
@@ -82,6 +83,7 @@ _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#probe.httpGet.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#probe.tcpSocket.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#secretValue": _SECRET_VALUE,
+    "#envValue.fieldRef": st.sampled_from(["status.podIP", "metadata.name", "metadata.labels['app']"]),
     "#workload.user": st.one_of(st.integers(0, 65535), st.sampled_from(["1000", "1000:1000", "nobody"])),
     "#workload.schedule": st.sampled_from(["0 3 * * *", "*/15 * * * *", "@daily", "5 4 1-7 jan,jul mon"]),
     "#workload.timeZone": st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]),
@@ -247,6 +249,9 @@ def _valid_workload(workload: dict[str, Any]) -> None:
     for container in containers:
         if "successThreshold" in container.get("livenessProbe", {}):
             container["livenessProbe"]["successThreshold"] = 1
+        for name, value in container.get("env", {}).items():
+            if value == {}:  # an env value object names exactly one source
+                container["env"][name] = {"fieldRef": "status.podIP"}
     _valid_volumes(containers)
 
 

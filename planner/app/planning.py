@@ -15,6 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from planner.app.references import (
+    config_key,
+    missing_references,
+    needs_config_key,
+    with_roll_reasons,
+)
 from planner.app.target import Target
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
@@ -285,7 +291,7 @@ def saving_key(planned: PlannedChanges, client: KubeClient) -> bytes | None:
         return key
     ref = planned.parent_ref
     try:
-        return KubeWriter(client).ensure_digest_key(ref)
+        return KubeWriter(client).ensure_digest_key(ref, planned.changeset.digest_key)
     except NotFoundError as missing:
         raise PlannerError(
             f"plan --out: namespace {ref.namespace} does not exist, so plan {ref.name} has nowhere to keep "
@@ -334,6 +340,7 @@ def plan_rendered(
             live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
+        each, new_key = _with_references_checked(client, each, live)
         restored = recorded_runs(each.recorded, live.parent) if each.recorded is not None else ()
         judged = live
         if restored:
@@ -353,10 +360,29 @@ def plan_rendered(
         )
         if restored:
             changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
+        changeset = with_roll_reasons(dataclasses.replace(changeset, digest_key=new_key))
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return results
+
+
+def _with_references_checked(
+    client: KubeClient, rendered: RenderedPlan, live: LiveState
+) -> tuple[RenderedPlan, bytes | None]:
+    """Refuse (PlanError) a plan whose workloads read objects the cluster lacks; then the plan rendered
+    with its digest key when a workload reads one of its Secrets, and that key when the parent has none
+    yet (the parent write keeps it). A recorded closure (`rollback`) is applied as it was recorded."""
+    if rendered.recorded is not None:
+        return rendered, None
+    problems = missing_references(client, rendered.plan, rendered.default_namespace)
+    if problems:
+        raise PlanError(problems)
+    if not needs_config_key(rendered.plan):
+        return rendered, None
+    key, new = config_key(live.parent)
+    manifests = tuple(render(rendered.plan, rendered.default_namespace, config_key=key))
+    return dataclasses.replace(rendered, manifests=manifests), key if new else None
 
 
 def check_data_loss(planned: Sequence[PlannedChanges]) -> None:

@@ -18,6 +18,10 @@ from planner.plan.model import (
     ConfigMap,
     Container,
     CronSchedule,
+    EnvFrom,
+    EnvRef,
+    EnvSource,
+    EnvValue,
     Ingress,
     Plan,
     Probe,
@@ -75,7 +79,8 @@ class _Builder:
             entrypoint=tuple(item.get("entrypoint", ())),
             command=tuple(item.get("command", ())),
             workdir=item.get("workdir"),
-            env=dict(item.get("env", {})),
+            env=_env(item.get("env", {})),
+            env_from=_env_from(item.get("envFrom", [])),
             cpu=self.quantity(item, "cpu", path),
             memory=self.quantity(item, "memory", path),
             volumes=tuple(_volume(volume) for volume in item.get("volumes", [])),
@@ -113,7 +118,8 @@ class _Builder:
             image=item["image"],
             command=tuple(item.get("command", ())),
             args=tuple(item.get("args", ())),
-            env=dict(item.get("env", {})),
+            env=_env(item.get("env", {})),
+            env_from=_env_from(item.get("envFrom", [])),
             workdir=item.get("workdir"),
             volumes=tuple(_volume(volume) for volume in item.get("volumes", [])),
             cpu=self.quantity(item, "cpu", path),
@@ -190,6 +196,30 @@ def _volume(item: Data) -> Volume:
         mount_path=mount_path,
         sub_path=item.get("subPath"),
         read_only=item.get("readOnly", False),
+    )
+
+
+def _env(values: Data) -> dict[str, EnvValue]:
+    return {name: value if isinstance(value, str) else _env_ref(value) for name, value in values.items()}
+
+
+def _env_ref(value: Data) -> EnvRef:
+    if "fieldRef" in value:
+        return EnvRef(source="fieldRef", key=value["fieldRef"])
+    source: EnvSource = "secretKeyRef" if "secretKeyRef" in value else "configMapKeyRef"
+    spec = value[source]
+    return EnvRef(source=source, name=spec["name"], key=spec["key"], optional=spec.get("optional", False))
+
+
+def _env_from(items: list[Data]) -> tuple[EnvFrom, ...]:
+    return tuple(
+        EnvFrom(
+            source="secret" if "secret" in item else "configMap",
+            name=item.get("secret") or item["configMap"],
+            prefix=item.get("prefix"),
+            optional=item.get("optional", False),
+        )
+        for item in items
     )
 
 

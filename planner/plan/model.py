@@ -19,6 +19,7 @@ SandboxState = Literal["running", "paused"]
 VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret"]
 ProbeHandler = Literal["httpGet", "tcpSocket", "exec"]
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
+EnvSource = Literal["secretKeyRef", "configMapKeyRef", "fieldRef"]
 Quantity = str  # as written in the plan (numbers kept as their string form: 0.5 -> "0.5"); parse-checked
 
 
@@ -30,6 +31,30 @@ class Volume:
     mount_path: str
     sub_path: str | None = None
     read_only: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvRef:
+    """An env value read when the pod starts: a key of a Secret or ConfigMap (`name`, `key`), or a pod
+    field (`fieldRef`: `key` is the field path, `name` is empty)."""
+
+    source: EnvSource
+    name: str = ""
+    key: str
+    optional: bool = False
+
+
+EnvValue = str | EnvRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvFrom:
+    """Every key of a Secret or ConfigMap as env, each name after `prefix`."""
+
+    source: Literal["secret", "configMap"]
+    name: str
+    prefix: str | None = None
+    optional: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +78,8 @@ class Container:
     image: str
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, EnvValue] = field(default_factory=dict)
+    env_from: tuple[EnvFrom, ...] = ()
     workdir: str | None = None
     volumes: tuple[Volume, ...] = ()
     cpu: Quantity | None = None
@@ -115,7 +141,8 @@ class Workload:
     entrypoint: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
     workdir: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, EnvValue] = field(default_factory=dict)
+    env_from: tuple[EnvFrom, ...] = ()
     cpu: Quantity | None = None
     memory: Quantity | None = None
     volumes: tuple[Volume, ...] = ()

@@ -224,7 +224,9 @@ def _value_message(error: ValidationError, path: str, parsed: ParsedFile) -> str
 
 def _type_message(error: ValidationError, path: str, parsed: ParsedFile) -> str:
     instance = error.instance
-    if _is_map_value(error) and error.validator_value == "string" and _is_number_or_boolean(instance):
+    # An env value may also be a mapping ({secretKeyRef: ...}), but a number there meant a string.
+    wants_string = error.validator_value in ("string", ["string", "object"])
+    if _is_map_value(error) and wants_string and _is_number_or_boolean(instance):
         return _quote_hint(path, instance, parsed)
     if _is_map_value(error) and instance is None:
         return "expected a string, found null: write '' for an empty value"

@@ -18,6 +18,7 @@ from planner.kinds import DEPLOYMENT, WORKLOAD_KINDS
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
 from planner.plan.source import ParsedFile
+from planner.plan.validate_env import env_diagnostics
 from planner.plan.validate_meta import meta_diagnostics
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
@@ -37,6 +38,7 @@ def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
         *reference_diagnostics(plan, parsed),
         *pod_diagnostics(plan, parsed),
         *meta_diagnostics(plan, parsed),
+        *env_diagnostics(plan, parsed),
     ]
 
 

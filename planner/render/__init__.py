@@ -1,6 +1,6 @@
 """Plan -> manifests: the pure renderer (docs/design.md §1, §3).
 
-`render(plan, default_namespace)` reads nothing but its arguments: no cluster, no clock, no
+`render(plan, default_namespace, config_key=...)` reads nothing but its arguments: no cluster, no clock, no
 randomness, so the same plan renders byte-identical manifests on every machine. Every top-level object
 carries the plan's identity (ApplySet membership, plan name) and, last, its content hash.
 
@@ -16,6 +16,8 @@ from planner.objects import Manifest as _Manifest
 from planner.objects import json_copy as _json_copy
 from planner.plan.model import Plan as _Plan
 from planner.render.config import render_config as _render_config
+from planner.render.confighash import ANNOTATION_CONFIG_HASH
+from planner.render.confighash import ConfigHashes as _ConfigHashes
 from planner.render.identity import (
     RUNTIME_ID_FORM,
     RuntimeID,
@@ -36,6 +38,7 @@ from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
 from planner.render.workloads import render_workload as _render_workload
 
 __all__ = [
+    "ANNOTATION_CONFIG_HASH",
     "RUNTIME_ID_FORM",
     "RuntimeID",
     "content_hash",
@@ -52,15 +55,20 @@ __all__ = [
 ]
 
 
-def render(plan: _Plan, default_namespace: str) -> list[_Manifest]:
-    """Every object the plan declares, in the order described above, each with its `planner.dev/hash`."""
+def render(plan: _Plan, default_namespace: str, *, config_key: bytes | None = None) -> list[_Manifest]:
+    """Every object the plan declares, in the order described above, each with its `planner.dev/hash`;
+    `config_key` is the plan's digest key, which Secrets enter the config-hash annotation under
+    (`render.confighash`)."""
     stamp = _Stamp.of(plan, default_namespace)
     namespace = plan_namespace(plan, default_namespace)
     sandboxes = _SandboxRenderer(plan, stamp=stamp, default_namespace=default_namespace)
+    config = _ConfigHashes(plan, config_key, default_namespace)
     objects = _render_config(plan, stamp=stamp, namespace=namespace)
     for sandbox in plan.sandboxes:
         objects += sandboxes.render(sandbox)
     for workload in plan.workloads:
-        objects += _render_workload(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)
+        objects += _render_workload(
+            workload, plan=plan, stamp=stamp, default_namespace=default_namespace, config=config
+        )
     # Deep copies, so no two manifests share a nested dict that a later stage could mutate.
     return [_with_hash(_json_copy(obj)) for obj in objects]

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from planner.plan.model import Container, Probe, Quantity, Scheduling, Volume
+from planner.plan.model import Container, EnvFrom, EnvRef, EnvValue, Probe, Quantity, Scheduling, Volume
 
 Fields = dict[str, Any]
 
@@ -25,9 +25,36 @@ def present(**fields: Any) -> Fields:
     return {key: value for key, value in fields.items() if value is not None and value not in ("", [], {})}
 
 
-def env_list(env: Mapping[str, str]) -> list[Fields]:
+def env_list(env: Mapping[str, EnvValue]) -> list[Fields]:
     """Env sorted by key, so the output is deterministic."""
-    return [{"name": key, "value": env[key]} for key in sorted(env)]
+    return [_env_var(key, env[key]) for key in sorted(env)]
+
+
+def _env_var(name: str, value: EnvValue) -> Fields:
+    if isinstance(value, str):
+        return {"name": name, "value": value}
+    return {"name": name, "valueFrom": {value.source: _env_source(value)}}
+
+
+def _env_source(ref: EnvRef) -> Fields:
+    if ref.source == "fieldRef":
+        # apiVersion as the API server defaults it, so what is written is what is read back.
+        return {"apiVersion": "v1", "fieldPath": ref.key}
+    return {"name": ref.name, "key": ref.key, **present(optional=True if ref.optional else None)}
+
+
+def env_from_list(sources: Sequence[EnvFrom]) -> list[Fields]:
+    """envFrom in plan order (a later source's key wins over an earlier one's, as the kubelet reads them)."""
+    return [
+        {
+            f"{source.source}Ref": {
+                "name": source.name,
+                **present(optional=True if source.optional else None),
+            },
+            **present(prefix=source.prefix),
+        }
+        for source in sources
+    ]
 
 
 def resources(cpu: Quantity | None, memory: Quantity | None) -> Fields | None:
@@ -99,6 +126,7 @@ def container(spec: Container, **extra: Any) -> Fields:
             args=list(spec.args),
             workingDir=spec.workdir,
             env=env_list(spec.env),
+            envFrom=env_from_list(spec.env_from),
             resources=resources(spec.cpu, spec.memory),
             volumeMounts=[volume_mount(v) for v in spec.volumes],
             readinessProbe=probe(spec.readiness_probe),

@@ -15,6 +15,7 @@ from planner.kinds import INGRESS, SERVICE, WORKLOAD_KINDS
 from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
 from planner.plan.model import Container, CronSchedule, Ingress, Plan, RolloutStrategy, Workload
 from planner.plan.names import service_name
+from planner.render.confighash import ConfigHashes
 from planner.render.identity import (
     Stamp,
     depends_on_annotation,
@@ -34,6 +35,7 @@ def main_container(workload: Workload) -> Container:
         command=workload.entrypoint,
         args=workload.command,
         env=workload.env,
+        env_from=workload.env_from,
         workdir=workload.workdir,
         volumes=workload.volumes,
         cpu=workload.cpu,
@@ -43,7 +45,7 @@ def main_container(workload: Workload) -> Container:
     )
 
 
-def pod_template(workload: Workload) -> Fields:
+def pod_template(workload: Workload, config: ConfigHashes) -> Fields:
     main = main_container(workload)
     main_fields = container(
         main,
@@ -60,14 +62,15 @@ def pod_template(workload: Workload) -> Fields:
         ),
         "restartPolicy": RESTART_POLICIES[workload.kind],
     }
-    metadata = present(labels=workload_labels(workload.name), annotations=dict(workload.pod_annotations))
+    annotations = {**workload.pod_annotations, **config.annotation(workload)}
+    metadata = present(labels=workload_labels(workload.name), annotations=annotations)
     return {"metadata": metadata, "spec": spec}
 
 
-def deployment_spec(workload: Workload) -> Fields:
+def deployment_spec(workload: Workload, config: ConfigHashes) -> Fields:
     return {
         "selector": {"matchLabels": workload_labels(workload.name)},
-        "template": pod_template(workload),
+        "template": pod_template(workload, config),
         **present(
             replicas=workload.replicas,
             progressDeadlineSeconds=workload.progress_deadline_seconds,
@@ -83,9 +86,9 @@ def rollout_strategy(strategy: RolloutStrategy | None) -> Fields | None:
     return {"type": strategy.type, **present(rollingUpdate=rolling)}
 
 
-def job_spec(workload: Workload) -> Fields:
+def job_spec(workload: Workload, config: ConfigHashes) -> Fields:
     return {
-        "template": pod_template(workload),
+        "template": pod_template(workload, config),
         **present(
             backoffLimit=workload.backoff_limit,
             activeDeadlineSeconds=workload.active_deadline_seconds,
@@ -94,7 +97,7 @@ def job_spec(workload: Workload) -> Fields:
     }
 
 
-def cronjob_spec(workload: Workload) -> Fields:
+def cronjob_spec(workload: Workload, config: ConfigHashes) -> Fields:
     schedule = workload.cron or CronSchedule(schedule="")
     return {
         "schedule": schedule.schedule,
@@ -106,22 +109,27 @@ def cronjob_spec(workload: Workload) -> Fields:
             failedJobsHistoryLimit=schedule.failed_jobs_history_limit,
             suspend=schedule.suspend,
         ),
-        "jobTemplate": {"metadata": {"labels": workload_labels(workload.name)}, "spec": job_spec(workload)},
+        "jobTemplate": {
+            "metadata": {"labels": workload_labels(workload.name)},
+            "spec": job_spec(workload, config),
+        },
     }
 
 
 # Per workload kind: its pod's restart policy and its object's spec.
 RESTART_POLICIES: dict[str, str] = {"deployment": "Always", "job": "Never", "cronjob": "Never"}
-SPECS: dict[str, Callable[[Workload], Fields]] = {
+SPECS: dict[str, Callable[[Workload, ConfigHashes], Fields]] = {
     "deployment": deployment_spec,
     "job": job_spec,
     "cronjob": cronjob_spec,
 }
 
 
-def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
+def workload_object(
+    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
+) -> Manifest:
     kind = WORKLOAD_KINDS[workload.kind]
-    spec = SPECS[workload.kind](workload)
+    spec = SPECS[workload.kind](workload, config)
     annotations = {
         **workload.annotations,
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
@@ -184,10 +192,12 @@ def is_exposed(workload: Workload) -> bool:
 
 
 def render_workload(
-    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str
+    workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
 ) -> list[Manifest]:
     """The workload's object, then its Service when exposed, then its Ingress when it declares one."""
-    objects = [workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace)]
+    objects = [
+        workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace, config=config)
+    ]
     if is_exposed(workload):
         objects.append(service(workload, plan=plan, stamp=stamp, default_namespace=default_namespace))
         if workload.ingress is not None:

@@ -21,7 +21,7 @@ import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from planner import __version__
@@ -202,10 +202,16 @@ class ParentRecord:
     namespaces: tuple[str, ...]
     run_keys: tuple[str, ...]
     runs: tuple[RunRecord, ...] = ()
+    digest_key: bytes | None = field(default=None, repr=False)  # for a parent without one (else new)
 
     @classmethod
     def covering(
-        cls, refs: Iterable[ObjectRef], closure: Iterable[Manifest], *, runs: Iterable[RunRecord] = ()
+        cls,
+        refs: Iterable[ObjectRef],
+        closure: Iterable[Manifest],
+        *,
+        runs: Iterable[RunRecord] = (),
+        digest_key: bytes | None = None,
     ) -> ParentRecord:
         scope = Scope.of(refs)
         return cls(
@@ -213,6 +219,7 @@ class ParentRecord:
             namespaces=tuple(sorted(scope.namespaces)),
             run_keys=tuple(sorted(run_keys_of(closure))),
             runs=tuple(sorted(runs, key=lambda run: run.run_key)),
+            digest_key=digest_key,
         )
 
     @property

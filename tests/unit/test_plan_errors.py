@@ -15,7 +15,7 @@ from planner.errors import PlanError
 from planner.plan import load_plans
 
 WORKLOAD_FIELDS = (
-    "name, kind, image, entrypoint, command, workdir, env, cpu, memory, volumes, user, port, expose, "
+    "name, kind, image, entrypoint, command, workdir, env, envFrom, cpu, memory, volumes, user, port, expose, "
     "ingress, scheduling, runtimeNamespace, pullPolicy, replicas, progressDeadlineSeconds, strategy, backoffLimit, "
     "activeDeadlineSeconds, ttlSecondsAfterFinished, schedule, timeZone, concurrencyPolicy, "
     "startingDeadlineSeconds, successfulJobsHistoryLimit, failedJobsHistoryLimit, suspend, "
