@@ -34,13 +34,14 @@ from planner.app.planning import (
     plan_rendered,
     render_loaded,
 )
-from planner.app.target import Target
+from planner.app.target import Target, secret_refs
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
 from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
+from planner.plan.secrets import SecretRefs
 from planner.state.lock import Notice, holding
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
@@ -62,7 +63,8 @@ class PlanOutcome:
     """One plan's reconcile. `result`: `unchanged` (nothing drifted or pending), `applied` (changes
     applied and converged), `changes` (`--check` found some), `locked` (another run holds its lock;
     skipped), `failed`. `changeset` is what the plan found (None when it never got that far), `message`
-    says what happened in a sentence, `finished` is when (seconds since the epoch)."""
+    says what happened in a sentence, `finished` is when (seconds since the epoch), `generation` the
+    number of the generation it recorded (None: it wrote nothing, or `--no-history`)."""
 
     file: str
     plan: str
@@ -72,6 +74,7 @@ class PlanOutcome:
     message: str = ""
     duration: float = 0.0
     finished: float = 0.0
+    generation: int | None = None
 
     @property
     def drift(self) -> int:
@@ -128,7 +131,9 @@ class _Outcome:
     def __init__(self, rendered: RenderedPlan, started: float) -> None:
         self.rendered, self.started = rendered, started
 
-    def __call__(self, result: Result, changeset: ChangeSet | None, message: str) -> PlanOutcome:
+    def __call__(
+        self, result: Result, changeset: ChangeSet | None, message: str, generation: int | None = None
+    ) -> PlanOutcome:
         return PlanOutcome(
             file=self.rendered.plan.source.file,
             plan=self.rendered.plan.name,
@@ -138,6 +143,7 @@ class _Outcome:
             message=message,
             duration=time.monotonic() - self.started,
             finished=time.time(),
+            generation=generation,
         )
 
 
@@ -148,7 +154,7 @@ def _apply(
     options: ApplyOptions,
     notice: Notice,
     stop: threading.Event | None,
-    done: Callable[[Result, ChangeSet | None, str], PlanOutcome],
+    done: _Outcome,
 ) -> PlanOutcome:
     client = target.client
     with holding(
@@ -168,13 +174,14 @@ def _apply(
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()
     changeset = planned.changeset
+    generation = applier.recorded[-1].number if applier.recorded else None
     if lost:
-        return done("failed", changeset, lost)
+        return done("failed", changeset, lost, generation)
     if not applied.result.ok:
-        return done("failed", changeset, _failure_message(applied.result))
+        return done("failed", changeset, _failure_message(applied.result), generation)
     if not changeset.has_changes:
         return done("unchanged", changeset, f"the cluster matches plan {changeset.plan}")
-    return done("applied", changeset, _applied_message(planned))
+    return done("applied", changeset, _applied_message(planned), generation)
 
 
 def _check_message(changeset: ChangeSet) -> str:
@@ -210,9 +217,9 @@ class _Prepared:
     failed: PlanOutcome | None
 
 
-def _prepare(file: Path, default_namespace: str, notice: Notice) -> _Prepared:
+def _prepare(file: Path, default_namespace: str, notice: Notice, refs: SecretRefs) -> _Prepared:
     try:
-        loaded = load_plans([file])
+        loaded = load_plans([file], secret_refs=refs)
     except PlannerError as broken:
         outcome = PlanOutcome(
             file=str(file), plan="", namespace="", result="failed", message=str(broken), finished=time.time()
@@ -271,7 +278,8 @@ def reconcile(
             f"no plan files (*.yaml, *.yml declaring kind: Plan) under {', '.join(map(str, paths))}"
         )
     default_namespace = target.default_namespace()
-    prepared = _without_duplicates([_prepare(file, default_namespace, notice) for file in files])
+    refs = secret_refs(target)
+    prepared = _without_duplicates([_prepare(file, default_namespace, notice, refs) for file in files])
     outcomes: list[PlanOutcome | None] = [each.failed for each in prepared]
     for outcome in outcomes:
         if outcome is not None:
