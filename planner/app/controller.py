@@ -210,7 +210,7 @@ class Controller:
             now = time.monotonic()
             if now >= next_interval:
                 next_interval = now + self.options.interval
-                self._enqueue_all("plan")
+                self._enqueue_all("plan", periodic=True)
             if now >= next_resync:
                 next_resync = now + self.options.resync
                 self._enqueue_all("pools")
@@ -231,11 +231,11 @@ class Controller:
             self.run_stop.set()
         self._was_leading = leading
 
-    def _enqueue_all(self, kind: str) -> None:
+    def _enqueue_all(self, kind: str, *, periodic: bool = False) -> None:
         with self.files_lock:
             keys = list(self.files)
         if kind == "plan" and self.plan_objects is not None:
-            keys = self.plan_objects.keys()
+            keys = self.plan_objects.keys(periodic=periodic)
         for key in keys:
             self.queue.add(f"{kind}:{key}")
 
@@ -267,6 +267,8 @@ class Controller:
                 self.files[key] = _PlanFile(digest="", rendered=done.rendered)
         if done.rendered is not None:
             self.queue.add(f"pools:{key}")
+        if done.again_after is not None:  # its own reconcile.interval
+            self.queue.add_after(f"plan:{key}", done.again_after)
         outcome = done.outcome
         if outcome is not None:
             self._count(source_name(key), outcome)

@@ -7,6 +7,12 @@ file (named `plan/NAME -n NS` in diagnostics), its secret values read then from 
 namespace, so a rotated Secret is a change. A Plan that does not load is `Stalled` until it changes (the
 periodic reconcile tries again, in case what it lacked, a Secret, has come). The annotation
 `planner.dev/revision` (set by a GitOps tool) is the revision recorded with the generation it applies.
+
+The plan's `reconcile:` section steers it: `suspend` (nothing is done), `dependsOn` (wait, Ready False
+`DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
+`timeout`, `allowDataLoss`, `interval` (the controller requeues it). The finalizer `planner.dev/prune`,
+added before the first write, makes a deletion of the Plan prune its objects first: everything but its
+PVCs (sandbox disks included) and Namespaces, those too with `allowDataLoss`.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,14 +30,18 @@ from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_pla
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.events import event_reason, record_event
-from planner.errors import ApiError, PlannerError, UnreachableError
-from planner.kinds import PLAN
+from planner.errors import ApiError, ConflictError, NotFoundError, PlannerError, UnreachableError
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN
 from planner.kube.client import resource_path
 from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, annotations_of, metadata_of
 from planner.plan.load import load_plan_object, plan_object_source
+from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.secrets import unread_secrets
 
 Notice = Callable[[str], None]
+FINALIZER = "planner.dev/prune"
+KEPT_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})  # without allowDataLoss
 
 
 def object_key(plan: Manifest) -> str:
@@ -47,12 +57,13 @@ def source_name(key: str) -> str:
 
 @dataclass(frozen=True)
 class Reconciled:
-    """What one Plan's reconcile left: its rendering (None: it did not load or is gone) and whether to
-    retry it after its backoff."""
+    """What one Plan's reconcile left: its rendering (None: it did not load, is suspended or gone),
+    whether to retry it after its backoff, and when to reconcile it again by its own `interval`."""
 
     rendered: RenderedPlan | None
     retry: bool
     outcome: PlanOutcome | None = None
+    again_after: float | None = None
 
 
 class PlanObjects:
@@ -78,8 +89,11 @@ class PlanObjects:
         def on_event(kind: EventType, plan: Manifest) -> None:
             if kind == "DELETED":
                 forget(object_key(plan))
-            elif planstatus.wants_reconcile(plan):
+                return
+            if planstatus.wants_reconcile(plan) or _being_deleted(plan):
                 queue(object_key(plan))
+            for dependent in self.dependents(plan):
+                queue(dependent)
 
         def queue_all() -> None:
             for key in self.keys():
@@ -88,14 +102,42 @@ class PlanObjects:
         self.informer.subscribe(on_event)
         self.informer.when_synced(queue_all)
 
-    def keys(self) -> list[str]:
+    def keys(self, *, periodic: bool = False) -> list[str]:
+        """Every Plan's key; `periodic`: those the controller's --interval reconciles (not those with
+        their own `reconcile.interval`)."""
         if not self.informer.synced or self.informer.failed:
             return []
-        return [object_key(plan) for plan in self.informer.items()]
+        return [
+            object_key(plan)
+            for plan in self.informer.items()
+            if not (periodic and reconcile_section(plan).interval is not None)
+        ]
 
     def get(self, key: str) -> Manifest | None:
         namespace, _, name = key.partition("/")
         return self.informer.get(namespace, name)
+
+    def dependents(self, plan: Manifest) -> list[str]:
+        """The keys of the Plans of its namespace waiting for `plan` (`dependsOn`), once it is Ready."""
+        if not planstatus.is_ready(plan):
+            return []
+        metadata = metadata_of(plan)
+        return [
+            object_key(other)
+            for other in self.informer.items()
+            if metadata_of(other).get("namespace") == metadata.get("namespace")
+            and metadata.get("name") in reconcile_section(other).depends_on
+            and not planstatus.is_ready(other)
+        ]
+
+    def unready_dependencies(self, plan: Manifest, section: ReconcileSection) -> list[str]:
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        unready = []
+        for name in section.depends_on:
+            other = self.informer.get(namespace, name)
+            if other is None or not planstatus.is_ready(other):
+                unready.append(name if other is not None else f"{name} (not found)")
+        return unready
 
     # --- one reconcile ---
 
@@ -103,6 +145,20 @@ class PlanObjects:
         plan = self.get(key)
         if plan is None:
             return Reconciled(None, retry=False)
+        section = reconcile_section(plan)
+        if _being_deleted(plan):
+            return self.finalize(plan, section, options=options, stop=stop)
+        if section.suspend:
+            self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
+            return Reconciled(None, retry=False)
+        unready = self.unready_dependencies(plan, section)
+        if unready:
+            message = f"waiting for dependencies to be Ready: {', '.join(unready)}"
+            self.notice(f"{source_name(key)}: {message}")
+            status = planstatus.waiting(plan, _now(), message)
+            if _conditions_differ(plan, status):
+                self.write_status(plan, status)
+            return Reconciled(None, retry=True)
         namespace = str(metadata_of(plan).get("namespace", ""))
         annotations = annotations_of(plan)
         revision = str(annotations.get(planstatus.ANNOTATION_REVISION, ""))
@@ -128,22 +184,92 @@ class PlanObjects:
                 reason=("ReconcileFailed", "Warning"),
             )
             return Reconciled(None, retry=False)
+        if FINALIZER not in (metadata_of(plan).get("finalizers") or ()):
+            self.set_finalizer(plan, present=True)
         if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
             self.write_status(plan, planstatus.progressing(plan, _now()))
-        history = dataclasses.replace(options.apply.history, revision=revision or None)
-        options = dataclasses.replace(options, apply=dataclasses.replace(options.apply, history=history))
-        outcome = reconcile_plan(rendered, target=self.target, options=options, notice=self.notice, stop=stop)
+        outcome = reconcile_plan(
+            rendered,
+            target=self.target,
+            options=_options(options, section, revision=revision),
+            notice=self.notice,
+            stop=stop,
+        )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
         self.finish(
             plan, _attempt(attempt, rendered, outcome), reason=event_reason(outcome.result, outcome.drift)
         )
-        return Reconciled(rendered, retry=outcome.result == "failed", outcome=outcome)
+        return Reconciled(
+            rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
+        )
+
+    def finalize(
+        self, plan: Manifest, section: ReconcileSection, *, options: ReconcileOptions, stop: threading.Event
+    ) -> Reconciled:
+        """The Plan is being deleted: prune its objects (keeping PVCs and Namespaces unless
+        `allowDataLoss`), then let the deletion finish by removing the finalizer. Secret values are not
+        read: a pruned Secret needs none."""
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        try:
+            (rendered,) = render_loaded(load_plan_object(plan, secret_refs=unread_secrets), namespace)
+        except PlannerError as broken:
+            message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
+            self.tell(plan, ("ReconcileFailed", "Warning"), message)
+            return Reconciled(None, retry=True)
+        kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
+        emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
+        pruning = _options(options, section, revision="", prune=True, allow_empty=True)
+        outcome = reconcile_plan(emptied, target=self.target, options=pruning, notice=self.notice, stop=stop)
+        if outcome.result == "locked":
+            return Reconciled(None, retry=True, outcome=outcome)
+        if outcome.result == "failed":
+            self.tell(plan, ("ReconcileFailed", "Warning"), f"cannot prune its objects: {outcome.message}")
+            return Reconciled(None, retry=True, outcome=outcome)
+        what = "its objects" if section.allow_data_loss or not kept else "its objects but PVCs and Namespaces"
+        self.tell(plan, ("Pruned", "Normal"), f"deleted {what}: {outcome.message}")
+        return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def set_finalizer(self, plan: Manifest, *, present: bool, again: bool = True) -> bool:
+        """Add or remove `planner.dev/prune` (a merge patch carrying the resourceVersion it read, so a
+        concurrent change of the list is never lost; on a conflict, once more from the Plan read again);
+        whether that was done."""
+        metadata = metadata_of(plan)
+        others = [f for f in metadata.get("finalizers") or () if f != FINALIZER]
+        patch = {
+            "metadata": {
+                "finalizers": [*others, FINALIZER] if present else others,
+                "resourceVersion": metadata.get("resourceVersion"),
+            }
+        }
+        path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name")))
+        try:
+            self.client.request(
+                "PATCH", path, body=patch, content_type="application/merge-patch+json", verb="patch"
+            )
+        except ConflictError:
+            if not again:
+                return False  # the next reconcile tries again
+            try:
+                fresh = self.client.request("GET", path, verb="get")
+            except (ApiError, UnreachableError):
+                return False
+            return self.set_finalizer(fresh, present=present, again=False)
+        except NotFoundError:
+            return False  # gone meanwhile
+        except (ApiError, UnreachableError) as failure:
+            self.notice(f"{source_name(object_key(plan))}: could not update its finalizers: {failure}")
+            return False
+        return True
 
     def finish(self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str]) -> None:
         """Write the attempt's status, then tell it by an Event on the Plan."""
         previous = self.get(object_key(plan)) or plan  # the freshest status, for transition times
         self.write_status(plan, planstatus.finished(previous.get("status") or {}, attempt, _now()))
+        self.tell(plan, reason, attempt.message)
+
+    def tell(self, plan: Manifest, reason: tuple[str, str], message: str) -> None:
+        """An Event on the Plan."""
         metadata = metadata_of(plan)
         involved = {
             "apiVersion": PLAN.api_version,
@@ -157,7 +283,7 @@ class PlanObjects:
             involved,
             reason=reason[0],
             kind=reason[1],
-            message=attempt.message,
+            message=message,
             identity=self.identity,
         )
         if problem:
@@ -197,5 +323,90 @@ def _attempt(
     return attempt(ready="True", reason=planstatus.SUCCEEDED, message=outcome.message, applied=applied)
 
 
+def _options(
+    options: ReconcileOptions,
+    section: ReconcileSection,
+    *,
+    revision: str,
+    prune: bool | None = None,
+    allow_empty: bool = False,
+) -> ReconcileOptions:
+    """The controller's reconcile options as the Plan's `reconcile:` section and revision amend them."""
+    applying = options.apply
+    planning = dataclasses.replace(
+        applying.plan,
+        allow_data_loss=applying.plan.allow_data_loss or section.allow_data_loss,
+        allow_empty=applying.plan.allow_empty or allow_empty,
+    )
+    applying = dataclasses.replace(
+        applying,
+        plan=planning,
+        timeout=section.timeout if section.timeout is not None else applying.timeout,
+        history=dataclasses.replace(applying.history, revision=revision or None),
+    )
+    return dataclasses.replace(options, apply=applying, prune=section.prune if prune is None else prune)
+
+
+def _being_deleted(plan: Manifest) -> bool:
+    metadata = metadata_of(plan)
+    return bool(metadata.get("deletionTimestamp")) and FINALIZER in (metadata.get("finalizers") or ())
+
+
+def _conditions_differ(plan: Manifest, status: Mapping[str, Any]) -> bool:
+    def shown(conditions: object) -> list[tuple[Any, ...]]:
+        items = conditions if isinstance(conditions, list) else []
+        fields = ("type", "status", "reason", "message", "observedGeneration")
+        return [tuple(each.get(field) for field in fields) for each in items]
+
+    return shown((plan.get("status") or {}).get("conditions")) != shown(status.get("conditions"))
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Handled:
+    """How the controller answered a `requestedAt`: the Plan's Ready condition then."""
+
+    ready: str
+    reason: str
+    message: str
+
+
+def request_reconcile(target: Target, name: str, namespace: str, *, timeout: float | None) -> Handled:
+    """`planner reconcile --now plan/NAME`: set the Plan's `reconcile.planner.dev/requestedAt` to now,
+    then wait (through a watch of the Plan) until its status says the controller handled it. Raises
+    PlannerError when the Plan does not exist, or it is not handled within `timeout` seconds."""
+    client = target.client
+    path = resource_path(PLAN, namespace, name)
+    requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    patch = {"metadata": {"annotations": {planstatus.ANNOTATION_REQUESTED_AT: requested}}}
+    try:
+        client.request("PATCH", path, body=patch, content_type="application/merge-patch+json", verb="patch")
+    except NotFoundError:
+        raise PlannerError(f"{plan_object_source(namespace, name)} not found") from None
+    informer = Informer(client, PLAN, namespaces=frozenset({namespace})).start()
+    try:
+        with informer.changed:
+            handled = informer.changed.wait_for(
+                lambda: _handled(informer.get(namespace, name), requested), timeout=timeout
+            )
+    finally:
+        informer.stop()
+    if not isinstance(handled, Handled):
+        raise PlannerError(
+            f"{plan_object_source(namespace, name)}: the request of {requested} was not handled within "
+            f"{timeout:g}s (is planner controller running, and the Plan not suspended?)"
+        )
+    return handled
+
+
+def _handled(plan: Manifest | None, requested: str) -> Handled | None:
+    status = (plan or {}).get("status") or {}
+    if status.get("lastHandledReconcileAt") != requested:
+        return None
+    ready = planstatus.condition(status, planstatus.READY) or {}
+    return Handled(
+        str(ready.get("status", "Unknown")), str(ready.get("reason", "")), str(ready.get("message", ""))
+    )

@@ -51,11 +51,13 @@ SIGNAL_POLL_SECONDS = 0.2
 @dataclass(frozen=True, kw_only=True)
 class ReconcileOptions:
     """`apply` is what each plan is applied with (its lock options included); `check` writes nothing;
-    `parallel_plans` is how many plans run at once."""
+    `parallel_plans` is how many plans run at once; `prune=False` keeps what left the plan (a Plan
+    object's `reconcile.prune`)."""
 
     apply: ApplyOptions = dataclasses.field(default_factory=ApplyOptions)
     check: bool = False
     parallel_plans: int = 4
+    prune: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,7 +120,7 @@ def reconcile_plan(
                 return done("failed", changeset, "; ".join(changeset.conflicts))
             result: Result = "changes" if changeset.has_changes else "unchanged"
             return done(result, changeset, _check_message(changeset))
-        return _apply(rendered, target=target, options=options.apply, notice=notice, stop=stop, done=done)
+        return _apply(rendered, target=target, options=options, notice=notice, stop=stop, done=done)
     except LockHeldError as held:
         return done("locked", None, f"locked by {held.holder}" if held.holder else str(held))
     except PlannerError as error:
@@ -151,25 +153,28 @@ def _apply(
     rendered: RenderedPlan,
     *,
     target: Target,
-    options: ApplyOptions,
+    options: ReconcileOptions,
     notice: Notice,
     stop: threading.Event | None,
     done: _Outcome,
 ) -> PlanOutcome:
     client = target.client
+    applying = options.apply
     with holding(
-        client, [(rendered.plan.name, rendered.namespace)], options=options.lock, notice=notice, stop=stop
+        client, [(rendered.plan.name, rendered.namespace)], options=applying.lock, notice=notice, stop=stop
     ) as locks:
         made = locks.created_namespaces()  # planned as missing: reported as this run's creates
         (planned,) = plan_rendered(
-            [rendered], client=client, options=options.plan, probe_foreign=False, created_by_run=made
+            [rendered], client=client, options=applying.plan, probe_foreign=False, created_by_run=made
         )
+        if not options.prune:
+            planned = _without_prune(planned)
 
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
         applier = Applier.for_target(
-            target, options=options, sink=_Unheard(), stop=stopped, created_namespaces=made
+            target, options=applying, sink=_Unheard(), stop=stopped, created_namespaces=made
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()
@@ -182,6 +187,18 @@ def _apply(
     if not changeset.has_changes:
         return done("unchanged", changeset, f"the cluster matches plan {changeset.plan}")
     return done("applied", changeset, _applied_message(planned), generation)
+
+
+def _without_prune(planned: PlannedChanges) -> PlannedChanges:
+    """Each delete of something that left the plan kept instead, as a keep annotation keeps it: still a
+    member of the plan's ApplySet, never deleted."""
+    kept = tuple(
+        dataclasses.replace(change, action="noop", reason="kept: reconcile.prune is false", drift=False)
+        if change.action == "delete" and change.desired is None
+        else change
+        for change in planned.changeset.changes
+    )
+    return dataclasses.replace(planned, changeset=dataclasses.replace(planned.changeset, changes=kept))
 
 
 def _check_message(changeset: ChangeSet) -> str:

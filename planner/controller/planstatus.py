@@ -58,13 +58,20 @@ def generation_of(plan: Manifest) -> int:
 
 
 def wants_reconcile(plan: Manifest) -> bool:
-    """Whether the Plan asks for a reconcile now: a generation or revision not yet attempted, a
-    `requestedAt` not yet handled, or no Ready condition at all. A status write of the controller's own
-    answers none of these, so it never queues the Plan again."""
+    """Whether the Plan asks for a reconcile now: a generation or revision not yet attempted (nor being
+    reconciled: `Reconciling` True at it), a `requestedAt` not yet handled, or no Ready condition at
+    all. A status write of the controller's own answers none of these, so it never queues the Plan
+    again."""
     status = plan.get("status") or {}
     annotations = annotations_of(plan)
+    reconciling = condition(status, RECONCILING) or {}
+    handled = (
+        reconciling.get("observedGeneration")
+        if reconciling.get("status") == "True"
+        else status.get("observedGeneration")
+    )
     return (
-        status.get("observedGeneration") != generation_of(plan)
+        handled != generation_of(plan)
         or annotations.get(ANNOTATION_REVISION, "") != status.get("lastAttemptedRevision", "")
         or annotations.get(ANNOTATION_REQUESTED_AT, "") != status.get("lastHandledReconcileAt", "")
         or condition(status, READY) is None
@@ -87,6 +94,12 @@ def progressing(plan: Manifest, now: str, message: str = "reconciliation in prog
         _condition(previous, RECONCILING, "True", PROGRESSING, message, generation, now),
     ]
     return {**_kept(previous), "conditions": conditions}
+
+
+def is_ready(plan: Manifest) -> bool:
+    """Ready True for the Plan's current generation (what a dependent waits for)."""
+    ready = condition(plan.get("status") or {}, READY) or {}
+    return ready.get("status") == "True" and ready.get("observedGeneration") == generation_of(plan)
 
 
 def waiting(plan: Manifest, now: str, message: str) -> Status:

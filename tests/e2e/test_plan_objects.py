@@ -155,3 +155,108 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
     reasons = [e[0] for e in plan_events(kubectl, namespace, "shop")]
     assert reasons.count("Reconciled") >= 2, reasons
     assert "hunter2" not in running.output()
+
+
+def knob_plan(namespace: str, name: str, *, reconcile: str = "", sandbox: bool = False) -> str:
+    """A Plan with a ConfigMap `<name>-settings` and a Deployment `<name>-web` (and with `sandbox`, a
+    sandbox `<name>-box`, whose disks are PVCs), and `reconcile` as the flow text of its `reconcile:`
+    section."""
+    text = (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        f"configMaps: [{{name: {name}-settings, data: {{MODE: fast}}}}]\n"
+        "workloads:\n"
+        f"  - {{name: {name}-web, image: ghcr.io/acme/shop-web:1.4.2, port: 8080}}\n"
+    )
+    if sandbox:
+        text += (
+            "sandboxes:\n"
+            f"  - {{name: {name}-box, image: ghcr.io/acme/devbox:1, rootfs: {{size: 1Gi}}, workspace: {{size: 1Gi}}}}\n"
+        )
+    return text + (f"reconcile: {reconcile}\n" if reconcile else "")
+
+
+def mode(kubectl: Runner, namespace: str, name: str) -> str:
+    return str(get_json(kubectl, "configmap", f"{name}-settings", "-n", namespace)["data"]["MODE"])
+
+
+def drift(kubectl: Runner, namespace: str, name: str) -> None:
+    edited = kubectl(
+        "patch",
+        "configmap",
+        f"{name}-settings",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"data":{"MODE":"x"}}',
+    )
+    assert edited.returncode == 0, edited.stderr
+
+
+def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_keeps_pvcs(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    install_crd(planner, kubectl)
+    running = controllers("-n", namespace, "--interval", "1h")
+
+    # dependsOn: `app` waits, Ready False (DependencyNotReady) and nothing written, until `db` is Ready.
+    applied = kubectl(
+        "apply", "-f", "-", stdin=knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}]}")
+    )
+    assert applied.returncode == 0, applied.stderr
+    waiting = kubectl(
+        "wait",
+        "--for=jsonpath={.status.conditions[0].reason}=DependencyNotReady",
+        "plan/app",
+        "-n",
+        namespace,
+        "--timeout=60s",
+    )
+    assert waiting.returncode == 0, waiting.stderr + running.output()
+    app = get_json(kubectl, "plan", "app", "-n", namespace)
+    assert (
+        conditions(app)["Ready"]["status"] == "False" and conditions(app)["Reconciling"]["status"] == "True"
+    )
+    assert "db (not found)" in conditions(app)["Ready"]["message"]
+    assert kubectl("get", "deployment", "app-web", "-n", namespace).returncode != 0
+    applied = kubectl("apply", "-f", "-", stdin=knob_plan(namespace, "db", sandbox=True))
+    assert applied.returncode == 0, applied.stderr
+    wait_ready(kubectl, namespace, "db")
+    wait_ready(kubectl, namespace, "app")
+    assert mode(kubectl, namespace, "app") == "fast"
+
+    # suspend: a change of the Plan is not applied, a drift stays, and a requestedAt is not answered.
+    suspended = knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: true}")
+    assert kubectl("apply", "-f", "-", stdin=suspended).returncode == 0
+    drift(kubectl, namespace, "app")
+    unanswered = planner("reconcile", "--now", "plan/app", "-n", namespace, "--timeout", "3s")
+    assert unanswered.returncode == 1 and "was not handled within 3s" in unanswered.stderr, unanswered.stderr
+    assert "plan/app -n " + namespace + ": suspended" in running.output()
+    assert mode(kubectl, namespace, "app") == "x"
+
+    # Resumed, then asked with `reconcile --now`: the drift is corrected at once, and said so.
+    resumed = knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: false}")
+    assert kubectl("apply", "-f", "-", stdin=resumed).returncode == 0
+    wait_ready(kubectl, namespace, "app")
+    drift(kubectl, namespace, "app")
+    now = planner("reconcile", "--now", "plan/app", "-n", namespace, "--timeout", "60s")
+    assert now.returncode == 0, now.stdout + now.stderr
+    assert now.stdout.startswith(
+        f"plan/app -n {namespace}: Ready=True ReconciliationSucceeded: applied 1 drift"
+    )
+    assert mode(kubectl, namespace, "app") == "fast"
+    assert ("DriftCorrected", "Normal") in {e[:2] for e in plan_events(kubectl, namespace, "app")}
+    status = get_json(kubectl, "plan", "app", "-n", namespace)["status"]
+    assert status["inventory"]["driftFound"] == status["inventory"]["driftCorrected"] == 1
+
+    # Deleting a Plan prunes its objects through the finalizer, but keeps its PVCs (no allowDataLoss).
+    db = get_json(kubectl, "plan", "db", "-n", namespace)
+    assert db["metadata"]["finalizers"] == ["planner.dev/prune"]
+    deleted = kubectl("delete", "plan", "db", "-n", namespace, "--timeout=90s")
+    assert deleted.returncode == 0, deleted.stderr + running.output()
+    assert kubectl("get", "deployment", "db-web", "-n", namespace).returncode != 0
+    assert kubectl("get", "pod", "db-box", "-n", namespace).returncode != 0
+    claims = get_json(kubectl, "pvc", "-n", namespace)["items"]
+    assert sorted(c["metadata"]["name"] for c in claims) == ["db-box-rootfs-g1", "db-box-workspace"]

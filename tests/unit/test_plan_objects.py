@@ -13,6 +13,7 @@ from planner.controller import planstatus
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.load import load_plan_object
+from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 
 T0, T1 = "2026-12-02T01:00:00Z", "2026-12-02T01:05:00Z"
 
@@ -168,3 +169,43 @@ def test_status_progressing_then_succeeded_then_failed() -> None:
     assert failed["lastAttemptedRevision"] == "r2" and failed["lastError"] == "web: timed out"
     again = planstatus.finished(failed, failing, "2026-12-02T01:10:00Z")
     assert again["conditions"][0]["lastTransitionTime"] == "2026-12-02T01:09:00Z"  # no transition since
+
+
+def test_the_reconcile_section_reads_with_its_defaults() -> None:
+    assert reconcile_section({}) == ReconcileSection(
+        suspend=False, interval=None, prune=True, timeout=None, depends_on=(), allow_data_loss=False
+    )
+    section = {
+        "suspend": True,
+        "interval": "1m30s",
+        "prune": False,
+        "timeout": "500ms",
+        "dependsOn": [{"name": "db"}, {"name": "cache"}],
+        "allowDataLoss": True,
+    }
+    assert reconcile_section({"reconcile": section}) == ReconcileSection(
+        suspend=True,
+        interval=90.0,
+        prune=False,
+        timeout=0.5,
+        depends_on=("db", "cache"),
+        allow_data_loss=True,
+    )
+
+
+def test_a_bad_reconcile_section_is_a_diagnostic_at_its_line_and_column(
+    write_plan: Callable[..., Path],
+) -> None:
+    path = write_plan("reconcile:\n  interval: soon\n  dependsOn: [{nmae: db}]\n")
+    with pytest.raises(PlanError) as refused:
+        load_plans([path])
+    assert [(d.line, d.column, d.path, d.message) for d in refused.value.diagnostics] == [
+        (6, 13, "reconcile.interval", 'bad duration "soon": expected a Go duration like 90s, 5m, 1h30m'),
+        (7, 15, "reconcile.dependsOn[0]", 'missing required field "name"'),
+        (
+            7,
+            16,
+            "reconcile.dependsOn[0].nmae",
+            'unknown field "nmae" (did you mean "name"? expected one of: name)',
+        ),
+    ]
