@@ -52,6 +52,7 @@ from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_o
 from planner.plan import load_plans
 from planner.plan.limits import read_capped
 from planner.plan.load import find_plan_files
+from planner.plan.reconcile_section import reconcile_section
 from planner.plan.secrets import secret_files
 
 Notice = Callable[[str], None]
@@ -274,6 +275,10 @@ class Controller:
             self._count(source_name(key), outcome)
         return not done.retry
 
+    def _suspended(self, key: str) -> bool:
+        plan = self.plan_objects.get(key) if self.plan_objects is not None else None
+        return plan is not None and reconcile_section(plan).suspend
+
     def _count(self, name: str, outcome: PlanOutcome) -> None:
         self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
         self.metrics.duration.observe(outcome.duration)
@@ -472,7 +477,7 @@ class Controller:
             keys = self.plan_objects.keys()
         for key in keys:
             ok &= self.process(f"plan:{key}")
-            ok &= self.rendered(key) is not None
+            ok &= self.rendered(key) is not None or self._suspended(key)
             ok &= self.process(f"pools:{key}")
         ok &= self.process(REAP)
         self.informers.stop()

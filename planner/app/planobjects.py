@@ -142,6 +142,8 @@ class PlanObjects:
     # --- one reconcile ---
 
     def reconcile(self, key: str, *, options: ReconcileOptions, stop: threading.Event) -> Reconciled:
+        """What the Plan asks for now: pruned when it is being deleted; nothing when suspended; a wait
+        while a dependency is not Ready; else applied."""
         plan = self.get(key)
         if plan is None:
             return Reconciled(None, retry=False)
@@ -159,6 +161,12 @@ class PlanObjects:
             if _conditions_differ(plan, status):
                 self.write_status(plan, status)
             return Reconciled(None, retry=True)
+        return self.apply(plan, section, options=options, stop=stop)
+
+    def apply(
+        self, plan: Manifest, section: ReconcileSection, *, options: ReconcileOptions, stop: threading.Event
+    ) -> Reconciled:
+        """Load, render and reconcile the Plan as `planner reconcile` does a file; its status and Event."""
         namespace = str(metadata_of(plan).get("namespace", ""))
         annotations = annotations_of(plan)
         revision = str(annotations.get(planstatus.ANNOTATION_REVISION, ""))
