@@ -322,8 +322,10 @@ def _attempt(
         return attempt(
             ready="False", reason=planstatus.FAILED, message=outcome.message, error=outcome.message
         )
+    current = outcome.changeset.generation if outcome.changeset is not None else None
     applied = planstatus.Applied(
-        planner_generation=outcome.generation,
+        # this reconcile's generation, else (nothing written) the one the cluster is at
+        planner_generation=outcome.generation or (current.number if current is not None else None),
         objects=planstatus.objects_by_kind(rendered.manifests),
         drift_found=outcome.drift,
         drift_corrected=outcome.drift if outcome.result == "applied" else 0,

@@ -1,7 +1,8 @@
 """Plan objects on a real control plane: the CRD from `planner crd` is served by kube-apiserver v1.28.7,
 a plan file passes its strict field validation as it is, `kubectl apply` of it makes `planner
 controller` apply its workloads, and `kubectl wait --for=condition=Ready` returns once the status it
-writes (accepted by the real status subresource) says so; an Event on the Plan tells it.
+writes (accepted by the real status subresource) says so; an Event on the Plan tells it; `kubectl
+delete` of the Plan waits for its finalizer, which prunes what it made.
 """
 
 from __future__ import annotations
@@ -35,3 +36,8 @@ def test_a_plan_object_applied_with_kubectl_becomes_ready_with_its_workloads(
     assert conditions(plan)["Ready"]["reason"] == "ReconciliationSucceeded"
     events = {e[:2] for e in plan_events(kubectl, namespace, "shop")}
     assert events == {("Reconciled", "Normal")}, running.output()
+
+    deleted = kubectl("delete", "plan", "shop", "-n", namespace, "--timeout=120s")
+    assert deleted.returncode == 0, deleted.stderr + running.output()
+    assert kubectl("get", "deployment", "shop-web", "-n", namespace).returncode != 0
+    assert kubectl("get", "secret", "shop-db", "-n", namespace).returncode != 0
