@@ -199,7 +199,7 @@ class PlanObjects:
         outcome = reconcile_plan(
             rendered,
             target=self.target,
-            options=_options(options, section, revision=revision),
+            options=plan_reconcile_options(options, section, revision=revision),
             notice=self.notice,
             stop=stop,
         )
@@ -227,7 +227,7 @@ class PlanObjects:
             return Reconciled(None, retry=True)
         kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
         emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
-        pruning = _options(options, section, revision="", prune=True, allow_empty=True)
+        pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
         outcome = reconcile_plan(emptied, target=self.target, options=pruning, notice=self.notice, stop=stop)
         if outcome.result == "locked":
             return Reconciled(None, retry=True, outcome=outcome)
@@ -298,15 +298,17 @@ class PlanObjects:
             self.notice(problem)
 
     def write_status(self, plan: Manifest, status: dict[str, Any]) -> None:
-        """A merge patch of the status subresource (the whole `conditions` list at once). A Plan deleted
-        meanwhile has no status to write; other failures are said and the next reconcile writes again."""
+        """`status` as a merge patch of the status subresource, from the status the watch last showed (the
+        whole `conditions` list at once). A Plan deleted meanwhile has no status to write; other failures
+        are said and the next reconcile writes again."""
+        previous = (self.get(object_key(plan)) or plan).get("status") or {}
         metadata = metadata_of(plan)
         path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name"))) + "/status"
         try:
             self.client.request(
                 "PATCH",
                 path,
-                body={"status": status},
+                body={"status": planstatus.merge_patch(previous, status)},
                 content_type="application/merge-patch+json",
                 verb="patch",
             )
@@ -333,7 +335,7 @@ def _attempt(
     return attempt(ready="True", reason=planstatus.SUCCEEDED, message=outcome.message, applied=applied)
 
 
-def _options(
+def plan_reconcile_options(
     options: ReconcileOptions,
     section: ReconcileSection,
     *,

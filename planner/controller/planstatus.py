@@ -144,6 +144,18 @@ def finished(previous: Mapping[str, Any], attempt: Attempt, now: str) -> Status:
     return status
 
 
+def merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch that turns `before` into `after`: a key `after` no longer has is set to null
+    (a merge patch keeps what it does not name), maps are patched key by key, anything else replaced."""
+    patch: dict[str, Any] = {key: None for key in before if key not in after}
+    for key, value in after.items():
+        old = before.get(key)
+        patch[key] = (
+            merge_patch(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+        )
+    return patch
+
+
 def objects_by_kind(manifests: Sequence[Manifest]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for manifest in manifests:

@@ -157,16 +157,18 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
     assert "hunter2" not in running.output()
 
 
-def knob_plan(namespace: str, name: str, *, reconcile: str = "", sandbox: bool = False) -> str:
-    """A Plan with a ConfigMap `<name>-settings` and a Deployment `<name>-web` (and with `sandbox`, a
-    sandbox `<name>-box`, whose disks are PVCs), and `reconcile` as the flow text of its `reconcile:`
-    section."""
+def knob_plan(
+    namespace: str, name: str, *, reconcile: str = "", sandbox: bool = False, settings: bool = True
+) -> str:
+    """A Plan with a ConfigMap `<name>-settings` (with `settings`), a Deployment `<name>-web` (and with
+    `sandbox`, a sandbox `<name>-box`, whose disks are PVCs), and `reconcile` as the flow text of its
+    `reconcile:` section."""
     text = (
         "apiVersion: planner.dev/v1\n"
         "kind: Plan\n"
         f"metadata: {{name: {name}, namespace: {namespace}}}\n"
-        f"configMaps: [{{name: {name}-settings, data: {{MODE: fast}}}}]\n"
-        "workloads:\n"
+        + (f"configMaps: [{{name: {name}-settings, data: {{MODE: fast}}}}]\n" if settings else "")
+        + "workloads:\n"
         f"  - {{name: {name}-web, image: ghcr.io/acme/shop-web:1.4.2, port: 8080}}\n"
     )
     if sandbox:
@@ -260,3 +262,11 @@ def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_kee
     assert kubectl("get", "pod", "db-box", "-n", namespace).returncode != 0
     claims = get_json(kubectl, "pvc", "-n", namespace)["items"]
     assert sorted(c["metadata"]["name"] for c in claims) == ["db-box-rootfs-g1", "db-box-workspace"]
+
+    # prune: false keeps what left the plan (here its ConfigMap); no dependsOn, now that db is gone.
+    unpruned = knob_plan(namespace, "app", reconcile="{prune: false}", settings=False)
+    assert kubectl("apply", "-f", "-", stdin=unpruned).returncode == 0
+    wait_ready(kubectl, namespace, "app")
+    app = get_json(kubectl, "plan", "app", "-n", namespace)
+    assert app["status"]["inventory"]["objects"] == {"Deployment": 1}, (app, running.output())
+    assert mode(kubectl, namespace, "app") == "fast"

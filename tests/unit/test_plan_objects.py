@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from planner.app.apply import ApplyOptions
+from planner.app.planobjects import plan_reconcile_options
+from planner.app.reconciling import ReconcileOptions
 from planner.controller import planstatus
 from planner.errors import PlanError
 from planner.plan import load_plans
@@ -209,3 +212,30 @@ def test_a_bad_reconcile_section_is_a_diagnostic_at_its_line_and_column(
             'unknown field "nmae" (did you mean "name"? expected one of: name)',
         ),
     ]
+
+
+def test_a_plans_reconcile_section_amends_the_controllers_options() -> None:
+    given = ReconcileOptions(apply=ApplyOptions(timeout=300.0))
+    section = ReconcileSection(timeout=30.0, prune=False, allow_data_loss=True)
+    amended = plan_reconcile_options(given, section, revision="main@sha1:abc")
+    assert (amended.prune, amended.apply.timeout, amended.apply.history.revision) == (
+        False,
+        30.0,
+        "main@sha1:abc",
+    )
+    assert (amended.apply.plan.allow_data_loss, amended.apply.plan.allow_empty) == (True, False)
+    plain = plan_reconcile_options(given, ReconcileSection(), revision="")
+    assert (plain.prune, plain.apply.timeout, plain.apply.history.revision) == (True, 300.0, None)
+    assert plain.apply.plan.allow_data_loss is False
+    pruning = plan_reconcile_options(given, section, revision="", prune=True, allow_empty=True)
+    assert (pruning.prune, pruning.apply.plan.allow_empty) == (True, True)
+
+
+def test_a_status_is_written_as_the_merge_patch_that_removes_what_it_no_longer_has() -> None:
+    before = {"inventory": {"objects": {"ConfigMap": 1, "Deployment": 1}, "driftFound": 0}, "lastError": "x"}
+    after = {"inventory": {"objects": {"Deployment": 1}, "driftFound": 2}, "conditions": [{"type": "Ready"}]}
+    assert planstatus.merge_patch(before, after) == {
+        "lastError": None,
+        "inventory": {"objects": {"ConfigMap": None, "Deployment": 1}, "driftFound": 2},
+        "conditions": [{"type": "Ready"}],
+    }
