@@ -205,9 +205,10 @@ class PlanObjects:
         )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
-        self.finish(
-            plan, _attempt(attempt, rendered, outcome), reason=event_reason(outcome.result, outcome.drift)
-        )
+        last_error = str((plan.get("status") or {}).get("lastError") or "")
+        verdict = _attempt(attempt, rendered, outcome, last_error)
+        failed = verdict.ready == "False"
+        self.finish(plan, verdict, reason=event_reason("failed" if failed else outcome.result, outcome.drift))
         return Reconciled(
             rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
         )
@@ -318,13 +319,20 @@ class PlanObjects:
 
 
 def _attempt(
-    attempt: Callable[..., planstatus.Attempt], rendered: RenderedPlan, outcome: PlanOutcome
+    attempt: Callable[..., planstatus.Attempt], rendered: RenderedPlan, outcome: PlanOutcome, last_error: str
 ) -> planstatus.Attempt:
+    """The reconcile's verdict. One that found nothing to do is no success while the generation the
+    cluster is at failed: nothing has converged since (not retried: a change or the interval is)."""
     if outcome.result == "failed":
         return attempt(
             ready="False", reason=planstatus.FAILED, message=outcome.message, error=outcome.message
         )
     current = outcome.changeset.generation if outcome.changeset is not None else None
+    if outcome.result == "unchanged" and current is not None and current.result == "failed":
+        message = (
+            f"nothing changed since generation {current.number} failed: {last_error or 'see planner history'}"
+        )
+        return attempt(ready="False", reason=planstatus.FAILED, message=message, error=last_error or message)
     applied = planstatus.Applied(
         # this reconcile's generation, else (nothing written) the one the cluster is at
         planner_generation=outcome.generation or (current.number if current is not None else None),

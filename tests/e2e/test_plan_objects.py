@@ -152,13 +152,31 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
         )
         assert kubectl("get", "deployment", f"{name}-web", "-n", namespace).returncode != 0
 
+    # A Plan that loads but whose apply fails (an image that never pulls): Ready False, not Stalled (it
+    # is retried), a Warning Event saying which workload.
+    stuck = knob_plan(namespace, "stuck", reconcile="{timeout: 5s}", image="registry.invalid/web:1")
+    assert kubectl("apply", "-f", "-", stdin=stuck).returncode == 0
+    failed = kubectl("wait", "--for=condition=Ready=False", "plan/stuck", "-n", namespace, "--timeout=90s")
+    assert failed.returncode == 0, failed.stderr + running.output()
+    plan = get_json(kubectl, "plan", "stuck", "-n", namespace)
+    assert conditions(plan)["Ready"]["reason"] == "ReconciliationFailed", running.output()
+    assert "Stalled" not in conditions(plan)
+    assert "stuck-web" in plan["status"]["lastError"]
+    assert any(e[:2] == ("ReconcileFailed", "Warning") for e in plan_events(kubectl, namespace, "stuck"))
+
     reasons = [e[0] for e in plan_events(kubectl, namespace, "shop")]
     assert reasons.count("Reconciled") >= 2, reasons
     assert "hunter2" not in running.output()
 
 
 def knob_plan(
-    namespace: str, name: str, *, reconcile: str = "", sandbox: bool = False, settings: bool = True
+    namespace: str,
+    name: str,
+    *,
+    reconcile: str = "",
+    sandbox: bool = False,
+    settings: bool = True,
+    image: str = "ghcr.io/acme/shop-web:1.4.2",
 ) -> str:
     """A Plan with a ConfigMap `<name>-settings` (with `settings`), a Deployment `<name>-web` (and with
     `sandbox`, a sandbox `<name>-box`, whose disks are PVCs), and `reconcile` as the flow text of its
@@ -169,7 +187,7 @@ def knob_plan(
         f"metadata: {{name: {name}, namespace: {namespace}}}\n"
         + (f"configMaps: [{{name: {name}-settings, data: {{MODE: fast}}}}]\n" if settings else "")
         + "workloads:\n"
-        f"  - {{name: {name}-web, image: ghcr.io/acme/shop-web:1.4.2, port: 8080}}\n"
+        f"  - {{name: {name}-web, image: {image}, port: 8080}}\n"
     )
     if sandbox:
         text += (
