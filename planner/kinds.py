@@ -157,6 +157,8 @@ EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespac
 # planner's own bookkeeping, never a plan's member: the run lock (planner.state.lock) and the controller's
 # leader election.
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
+# The Plan custom resource (`planner crd`): read and reported on by the controller, never rendered.
+PLAN = KindInfo(kind="Plan", group="planner.dev", version="v1", plural="plans", namespaced=True)
 
 _BY_KIND = {info.kind: info for info in KINDS}
 _BY_GROUP_KIND = {info.group_kind: info for info in KINDS}

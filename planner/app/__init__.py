@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         save_plans,
         validate,
     )
+    from planner.app.planobjects import request_reconcile
     from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
     from planner.app.rollingback import RollbackOptions, RollbackResult, rollback
     from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox
@@ -76,6 +77,7 @@ _MODULES = {
         "save_plans",
         "validate",
     ],
+    "planner.app.planobjects": ["request_reconcile"],
     "planner.app.reconciling": ["PlanOutcome", "ReconcileOptions", "reconcile"],
     "planner.app.rollingback": ["RollbackOptions", "RollbackResult", "rollback"],
     "planner.app.sandboxes": ["claim_sandbox", "release_sandbox", "touch_sandbox"],
@@ -133,6 +135,7 @@ __all__ = [
     "reconcile_options",
     "release_sandbox",
     "render_plans",
+    "request_reconcile",
     "rollback",
     "rollback_options",
     "run_lifecycle",

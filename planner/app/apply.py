@@ -40,7 +40,7 @@ from planner.app.planning import (
     render_loaded,
 )
 from planner.app.runs import RunRecorder
-from planner.app.target import Target
+from planner.app.target import Target, secret_refs
 from planner.errors import (
     PlanFilesChangedError,
     SecretValuesChangedError,
@@ -194,7 +194,7 @@ def apply(
     (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     progress = PhaseProgress(notice)
     # A broken plan is reported as such before any cluster is looked for.
-    loaded = load_plans(paths, progress=progress.of("loading plan files"))
+    loaded = load_plans(paths, progress=progress.of("loading plan files"), secret_refs=secret_refs(target))
     client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
     keys = [(each.plan.name, each.namespace) for each in rendered]

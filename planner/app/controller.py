@@ -1,5 +1,7 @@
-"""`planner controller`: the long-running half. Keeps every plan under `--plans` reconciled, its warm
-pools full and its idle sandboxes paused, until SIGTERM.
+"""`planner controller`: the long-running half. Keeps every plan reconciled, its warm pools full and its
+idle sandboxes paused, until SIGTERM. The plans are the files under `--plans`, or without it the Plan
+objects in the cluster (all namespaces, or `-n`'s; `planobjects`), keyed `NAMESPACE/NAME`: reconciled
+when the watch shows one asking for it, their outcome in their status and in Events on them.
 
 Three kinds of work key go through one rate-limited work queue (`workqueue`), processed by one worker
 so writes never race each other:
@@ -31,36 +33,39 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from planner.app.planning import RenderedPlan, render_loaded
+from planner.app.planobjects import PlanObjects, source_name
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
-from planner.app.target import Target
+from planner.app.target import Target, secret_refs
+from planner.controller.events import event_reason, record_event
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
 from planner.controller.workqueue import WorkQueue
 from planner.errors import ApiError, PlannerError, UnreachableError
-from planner.kinds import EVENT, PERSISTENT_VOLUME_CLAIM, POD, SECRET
-from planner.kube.client import resource_path
+from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.informer import EventType, Informer, Informers
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
 from planner.plan.limits import read_capped
 from planner.plan.load import find_plan_files
+from planner.plan.reconcile_section import reconcile_section
 from planner.plan.secrets import secret_files
-from planner.state.lock import micro_time
 
 Notice = Callable[[str], None]
-COMPONENT = "planner-controller"
 REAP = "reap"
 
 
 @dataclass(frozen=True, kw_only=True)
 class ControllerOptions:
+    """`plans`: the plan files and directories; none: the Plan objects in `watch_namespace` (None:
+    every namespace)."""
+
     plans: tuple[str, ...]
+    watch_namespace: str | None = None
     interval: float = 300.0
     resync: float = 30.0
     poll: float = 2.0
@@ -113,6 +118,7 @@ class Controller:
         self.informers = Informers(self.client)
         self.claims: Informer | None = None
         self.pods: Informer | None = None
+        self.plan_objects: PlanObjects | None = None
         self.elector = (
             LeaderElector(
                 self.client,
@@ -132,8 +138,12 @@ class Controller:
 
     # --- probes ---
 
+    def _informers(self) -> tuple[Informer | None, ...]:
+        objects = self.plan_objects.informer if self.plan_objects is not None else None
+        return (self.claims, self.pods, *((objects,) if not self.options.plans else ()))
+
     def healthz(self) -> tuple[bool, str]:
-        failed = [i.describe() for i in (self.claims, self.pods) if i is not None and i.failed]
+        failed = [i.describe() for i in self._informers() if i is not None and i.failed]
         if failed:
             return False, f"informers failed: {', '.join(failed)}"
         for loop in (self.ticks, self.worker):
@@ -145,7 +155,7 @@ class Controller:
     def readyz(self) -> tuple[bool, str]:
         if self.stopping.is_set():
             return False, "shutting down"
-        if not all(i is not None and i.synced for i in (self.claims, self.pods)):
+        if not all(i is not None and i.synced for i in self._informers()):
             return False, "informers not synced"
         if self.elector is not None and not self.elector.healthy():
             return False, "leader election: no contact with the Lease"
@@ -166,6 +176,8 @@ class Controller:
         self.pods = self.informers.informer(POD)
         for informer in (self.claims, self.pods):
             informer.subscribe(self._on_event)
+        if not self.options.plans:
+            self.follow_plan_objects()
         if self.elector is not None:
             self.elector.start()
         self.refresh_plans()
@@ -199,7 +211,7 @@ class Controller:
             now = time.monotonic()
             if now >= next_interval:
                 next_interval = now + self.options.interval
-                self._enqueue_all("plan")
+                self._enqueue_all("plan", periodic=True)
             if now >= next_resync:
                 next_resync = now + self.options.resync
                 self._enqueue_all("pools")
@@ -220,17 +232,65 @@ class Controller:
             self.run_stop.set()
         self._was_leading = leading
 
-    def _enqueue_all(self, kind: str) -> None:
+    def _enqueue_all(self, kind: str, *, periodic: bool = False) -> None:
         with self.files_lock:
-            files = list(self.files)
-        for file in files:
-            self.queue.add(f"{kind}:{file}")
+            keys = list(self.files)
+        if kind == "plan" and self.plan_objects is not None:
+            keys = self.plan_objects.keys(periodic=periodic)
+        for key in keys:
+            self.queue.add(f"{kind}:{key}")
+
+    # --- Plan objects ---
+
+    def follow_plan_objects(self) -> None:
+        """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
+        self.plan_objects = PlanObjects(
+            self.target,
+            self.informers,
+            namespace=self.options.watch_namespace,
+            identity=self.identity,
+            notice=self.notice,
+        )
+
+        def forget(key: str) -> None:
+            with self.files_lock:
+                self.files.pop(key, None)
+
+        self.plan_objects.follow(lambda key: self.queue.add(f"plan:{key}"), forget)
+
+    def reconcile_object(self, key: str) -> bool:
+        assert self.plan_objects is not None
+        done = self.plan_objects.reconcile(key, options=self.options.reconcile, stop=self.run_stop)
+        with self.files_lock:
+            if done.rendered is None:
+                self.files.pop(key, None)
+            else:
+                self.files[key] = _PlanFile(digest="", rendered=done.rendered)
+        if done.rendered is not None:
+            self.queue.add(f"pools:{key}")
+        if done.again_after is not None:  # its own reconcile.interval
+            self.queue.add_after(f"plan:{key}", done.again_after)
+        outcome = done.outcome
+        if outcome is not None:
+            self._count(source_name(key), outcome)
+        return not done.retry
+
+    def _suspended(self, key: str) -> bool:
+        plan = self.plan_objects.get(key) if self.plan_objects is not None else None
+        return plan is not None and reconcile_section(plan).suspend
+
+    def _count(self, name: str, outcome: PlanOutcome) -> None:
+        self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
+        self.metrics.duration.observe(outcome.duration)
+        self.notice(f"{name}: plan {outcome.plan}: {outcome.result}: {outcome.message}")
 
     # --- plan files ---
 
     def refresh_plans(self) -> None:
         """Read every plan file under `--plans`; queue a reconcile (and its pools) for each that is new
         or whose content changed; forget the ones that went."""
+        if not self.options.plans:
+            return
         found = {str(f): f for f in find_plan_files(self.options.plans)}
         with self.files_lock:
             for gone in set(self.files) - set(found):
@@ -258,7 +318,7 @@ class Controller:
     def _load(self, path: Path, digest: str) -> _PlanFile:
         inputs = secret_files(path)
         try:
-            loaded = load_plans([path])
+            loaded = load_plans([path], secret_refs=secret_refs(self.target))
             (rendered,) = render_loaded(loaded, self.default_namespace)
         except (PlannerError, ValueError) as broken:
             return _PlanFile(digest=digest, rendered=None, problem=str(broken), inputs=inputs)
@@ -330,6 +390,8 @@ class Controller:
         return True
 
     def reconcile(self, file: str) -> bool:
+        if self.plan_objects is not None:
+            return self.reconcile_object(file)
         rendered = self.rendered(file)
         if rendered is None:
             return True  # broken or gone: its problem was said when it was read
@@ -340,9 +402,7 @@ class Controller:
             notice=self.notice,
             stop=self.run_stop,
         )
-        self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
-        self.metrics.duration.observe(outcome.duration)
-        self.notice(f"{file}: plan {outcome.plan}: {outcome.result}: {outcome.message}")
+        self._count(file, outcome)
         if outcome.result != "locked":
             self.record_event(outcome)
         return outcome.result not in ("failed", "locked")
@@ -384,40 +444,18 @@ class Controller:
 
     def record_event(self, outcome: PlanOutcome) -> None:
         """An Event on the plan's ApplySet parent Secret saying how its reconcile went."""
-        if outcome.result == "failed":
-            reason, kind = "ReconcileFailed", "Warning"
-        elif outcome.result == "applied" and outcome.drift:
-            reason, kind = "DriftCorrected", "Normal"
-        else:
-            reason, kind = "Reconciled", "Normal"
-        stamp = micro_time(datetime.now(UTC))
-        seconds = stamp.split(".")[0] + "Z"
-        body = {
-            "apiVersion": EVENT.api_version,
-            "kind": EVENT.kind,
-            "metadata": {"name": f"{outcome.plan}.{secrets.token_hex(8)}", "namespace": outcome.namespace},
-            "involvedObject": {
-                "apiVersion": SECRET.api_version,
-                "kind": SECRET.kind,
-                "name": outcome.plan,
-                "namespace": outcome.namespace,
-            },
-            "reason": reason,
-            "message": outcome.message,
-            "type": kind,
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
-            "reportingInstance": self.identity,
-            "firstTimestamp": seconds,
-            "lastTimestamp": seconds,
-            "eventTime": stamp,
-            "action": "Reconcile",
-            "count": 1,
+        reason, kind = event_reason(outcome.result, outcome.drift)
+        involved = {
+            "apiVersion": SECRET.api_version,
+            "kind": SECRET.kind,
+            "name": outcome.plan,
+            "namespace": outcome.namespace,
         }
-        try:
-            self.client.request("POST", resource_path(EVENT, outcome.namespace), body=body, verb="create")
-        except (ApiError, UnreachableError) as failure:
-            self.notice(f"could not record event {reason} for plan {outcome.plan}: {failure}")
+        problem = record_event(
+            self.client, involved, reason=reason, kind=kind, message=outcome.message, identity=self.identity
+        )
+        if problem:
+            self.notice(problem)
 
     # --- once ---
 
@@ -426,13 +464,21 @@ class Controller:
         the plans' run locks): every plan reconciled, every pool maintained, idle ones reaped; exit 0
         when everything succeeded, 1 otherwise."""
         self.elector = None
-        self.refresh_plans()
         ok = True
-        with self.files_lock:
-            files = dict(self.files)
-        for name, loaded in files.items():
-            ok &= not loaded.problem
-            ok &= self.process(f"plan:{name}")
-            ok &= self.process(f"pools:{name}")
+        if self.options.plans:
+            self.refresh_plans()
+            with self.files_lock:
+                keys = [name for name, loaded in self.files.items() if not loaded.problem]
+                ok &= len(keys) == len(self.files)
+        else:
+            self.follow_plan_objects()
+            assert self.plan_objects is not None
+            self.plan_objects.informer.wait_until_synced(self.options.progress_deadline)
+            keys = self.plan_objects.keys()
+        for key in keys:
+            ok &= self.process(f"plan:{key}")
+            ok &= self.rendered(key) is not None or self._suspended(key)
+            ok &= self.process(f"pools:{key}")
         ok &= self.process(REAP)
+        self.informers.stop()
         return 0 if ok else 1

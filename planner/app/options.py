@@ -134,6 +134,7 @@ def log_options(*, tail: int, container: str | None, previous: bool, follow: boo
 def controller_options(
     *,
     plans: Sequence[str],
+    watch_namespace: str | None,
     interval: float,
     resync: float,
     poll: float,
@@ -157,6 +158,7 @@ def controller_options(
     )
     return ControllerOptions(
         plans=tuple(plans),
+        watch_namespace=watch_namespace,
         interval=interval,
         resync=resync,
         poll=poll,

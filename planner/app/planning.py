@@ -21,7 +21,7 @@ from planner.app.references import (
     needs_config_key,
     with_roll_reasons,
 )
-from planner.app.target import Target
+from planner.app.target import Target, secret_refs
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import (
@@ -40,6 +40,7 @@ from planner.live import LiveState, read_live
 from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef, ref_of
 from planner.plan import LoadResult, Plan, Source, load_plans
+from planner.plan.secrets import unread_secrets
 from planner.render import limit_diagnostics, plan_namespace, render
 from planner.state.applyset import digest_key, parent_ref
 from planner.state.generations import Generation, parent_with_runs, recorded_runs
@@ -82,7 +83,7 @@ def recorded_plan(generation: Generation) -> RenderedPlan:
 def validate(paths: Sequence[str | Path]) -> LoadResult:
     """Load and check plans, and what they render against the API's size limits; raises PlanError with
     every problem at once. No cluster is asked: a plan without a namespace renders into "default"."""
-    loaded = load_plans(paths)
+    loaded = load_plans(paths, secret_refs=unread_secrets)
     render_loaded(loaded, "default")
     return loaded
 
@@ -129,7 +130,7 @@ def _declared_twice(rendered: list[RenderedPlan]) -> list[Diagnostic]:
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
     """Load plans and render each against the runtime's default namespace (docs/design.md §3)."""
-    loaded = load_plans(paths)
+    loaded = load_plans(paths, secret_refs=secret_refs(target))
     return loaded, render_loaded(loaded, target.default_namespace())
 
 

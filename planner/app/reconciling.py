@@ -34,13 +34,14 @@ from planner.app.planning import (
     plan_rendered,
     render_loaded,
 )
-from planner.app.target import Target
+from planner.app.target import Target, secret_refs
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
 from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
+from planner.plan.secrets import SecretRefs
 from planner.state.lock import Notice, holding
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
@@ -50,11 +51,13 @@ SIGNAL_POLL_SECONDS = 0.2
 @dataclass(frozen=True, kw_only=True)
 class ReconcileOptions:
     """`apply` is what each plan is applied with (its lock options included); `check` writes nothing;
-    `parallel_plans` is how many plans run at once."""
+    `parallel_plans` is how many plans run at once; `prune=False` keeps what left the plan (a Plan
+    object's `reconcile.prune`)."""
 
     apply: ApplyOptions = dataclasses.field(default_factory=ApplyOptions)
     check: bool = False
     parallel_plans: int = 4
+    prune: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,7 +65,8 @@ class PlanOutcome:
     """One plan's reconcile. `result`: `unchanged` (nothing drifted or pending), `applied` (changes
     applied and converged), `changes` (`--check` found some), `locked` (another run holds its lock;
     skipped), `failed`. `changeset` is what the plan found (None when it never got that far), `message`
-    says what happened in a sentence, `finished` is when (seconds since the epoch)."""
+    says what happened in a sentence, `finished` is when (seconds since the epoch), `generation` the
+    number of the generation it recorded (None: it wrote nothing, or `--no-history`)."""
 
     file: str
     plan: str
@@ -72,6 +76,7 @@ class PlanOutcome:
     message: str = ""
     duration: float = 0.0
     finished: float = 0.0
+    generation: int | None = None
 
     @property
     def drift(self) -> int:
@@ -115,7 +120,7 @@ def reconcile_plan(
                 return done("failed", changeset, "; ".join(changeset.conflicts))
             result: Result = "changes" if changeset.has_changes else "unchanged"
             return done(result, changeset, _check_message(changeset))
-        return _apply(rendered, target=target, options=options.apply, notice=notice, stop=stop, done=done)
+        return _apply(rendered, target=target, options=options, notice=notice, stop=stop, done=done)
     except LockHeldError as held:
         return done("locked", None, f"locked by {held.holder}" if held.holder else str(held))
     except PlannerError as error:
@@ -128,7 +133,9 @@ class _Outcome:
     def __init__(self, rendered: RenderedPlan, started: float) -> None:
         self.rendered, self.started = rendered, started
 
-    def __call__(self, result: Result, changeset: ChangeSet | None, message: str) -> PlanOutcome:
+    def __call__(
+        self, result: Result, changeset: ChangeSet | None, message: str, generation: int | None = None
+    ) -> PlanOutcome:
         return PlanOutcome(
             file=self.rendered.plan.source.file,
             plan=self.rendered.plan.name,
@@ -138,6 +145,7 @@ class _Outcome:
             message=message,
             duration=time.monotonic() - self.started,
             finished=time.time(),
+            generation=generation,
         )
 
 
@@ -145,36 +153,52 @@ def _apply(
     rendered: RenderedPlan,
     *,
     target: Target,
-    options: ApplyOptions,
+    options: ReconcileOptions,
     notice: Notice,
     stop: threading.Event | None,
-    done: Callable[[Result, ChangeSet | None, str], PlanOutcome],
+    done: _Outcome,
 ) -> PlanOutcome:
     client = target.client
+    applying = options.apply
     with holding(
-        client, [(rendered.plan.name, rendered.namespace)], options=options.lock, notice=notice, stop=stop
+        client, [(rendered.plan.name, rendered.namespace)], options=applying.lock, notice=notice, stop=stop
     ) as locks:
         made = locks.created_namespaces()  # planned as missing: reported as this run's creates
         (planned,) = plan_rendered(
-            [rendered], client=client, options=options.plan, probe_foreign=False, created_by_run=made
+            [rendered], client=client, options=applying.plan, probe_foreign=False, created_by_run=made
         )
+        if not options.prune:
+            planned = _without_prune(planned)
 
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
         applier = Applier.for_target(
-            target, options=options, sink=_Unheard(), stop=stopped, created_namespaces=made
+            target, options=applying, sink=_Unheard(), stop=stopped, created_namespaces=made
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()
     changeset = planned.changeset
+    generation = applier.recorded[-1].number if applier.recorded else None
     if lost:
-        return done("failed", changeset, lost)
+        return done("failed", changeset, lost, generation)
     if not applied.result.ok:
-        return done("failed", changeset, _failure_message(applied.result))
+        return done("failed", changeset, _failure_message(applied.result), generation)
     if not changeset.has_changes:
         return done("unchanged", changeset, f"the cluster matches plan {changeset.plan}")
-    return done("applied", changeset, _applied_message(planned))
+    return done("applied", changeset, _applied_message(planned), generation)
+
+
+def _without_prune(planned: PlannedChanges) -> PlannedChanges:
+    """Each delete of something that left the plan kept instead, as a keep annotation keeps it: still a
+    member of the plan's ApplySet, never deleted."""
+    kept = tuple(
+        dataclasses.replace(change, action="noop", reason="kept: reconcile.prune is false", drift=False)
+        if change.action == "delete" and change.desired is None
+        else change
+        for change in planned.changeset.changes
+    )
+    return dataclasses.replace(planned, changeset=dataclasses.replace(planned.changeset, changes=kept))
 
 
 def _check_message(changeset: ChangeSet) -> str:
@@ -210,9 +234,9 @@ class _Prepared:
     failed: PlanOutcome | None
 
 
-def _prepare(file: Path, default_namespace: str, notice: Notice) -> _Prepared:
+def _prepare(file: Path, default_namespace: str, notice: Notice, refs: SecretRefs) -> _Prepared:
     try:
-        loaded = load_plans([file])
+        loaded = load_plans([file], secret_refs=refs)
     except PlannerError as broken:
         outcome = PlanOutcome(
             file=str(file), plan="", namespace="", result="failed", message=str(broken), finished=time.time()
@@ -271,7 +295,8 @@ def reconcile(
             f"no plan files (*.yaml, *.yml declaring kind: Plan) under {', '.join(map(str, paths))}"
         )
     default_namespace = target.default_namespace()
-    prepared = _without_duplicates([_prepare(file, default_namespace, notice) for file in files])
+    refs = secret_refs(target)
+    prepared = _without_duplicates([_prepare(file, default_namespace, notice, refs) for file in files])
     outcomes: list[PlanOutcome | None] = [each.failed for each in prepared]
     for outcome in outcomes:
         if outcome is not None:

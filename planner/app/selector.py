@@ -15,6 +15,7 @@ from pathlib import Path
 from planner.app.target import Target
 from planner.errors import UsageError
 from planner.plan import load_plans
+from planner.plan.secrets import unread_secrets
 from planner.render import is_dns_label, plan_namespace
 
 
@@ -47,7 +48,7 @@ def selected_plan(selector: str, *, target: Target) -> PlanRef:
 
 
 def _from_files(path: str, target: Target) -> list[PlanRef]:
-    loaded = load_plans([path])
+    loaded = load_plans([path], secret_refs=unread_secrets)
     fallback = target.default_namespace()
     return [PlanRef(plan_namespace(plan, fallback), plan.name) for plan in loaded.plans]
 

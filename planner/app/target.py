@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
 from planner.errors import ForbiddenError, NotFoundError
-from planner.kinds import NAMESPACE
+from planner.kinds import NAMESPACE, SECRET
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
 from planner.objects import metadata_of
+from planner.plan.secrets import SecretRefs
 from planner.state.savedplan import ClusterIdentity
 
 IDENTITY_NAMESPACE = "kube-system"  # every cluster has it, and its uid lives as long as the cluster
@@ -58,3 +61,27 @@ class Target:
             return ClusterIdentity(uid="", server=self.client.host)
         uid = str(metadata_of(namespace).get("uid") or "")
         return ClusterIdentity(uid=uid, server=self.client.host)
+
+
+def secret_refs(target: Target, namespace: str | None = None) -> SecretRefs:
+    """Reads a plan's `valueFrom.secretKeyRef` from the cluster: the Secret in the plan's namespace
+    (`namespace` when given, as for a Plan object, else the plan's own or the target's default). One
+    GET per value, made only when a plan has one; nothing of it is ever printed."""
+
+    def read(plan_namespace: str | None, name: str, key: str) -> str:
+        where = namespace or plan_namespace or target.default_namespace()
+        try:
+            secret = target.client.request("GET", resource_path(SECRET, where, name), verb="get")
+        except NotFoundError:
+            raise LookupError(f'Secret "{name}" not found in namespace {where}') from None
+        encoded = (secret.get("data") or {}).get(key)
+        if not isinstance(encoded, str):
+            raise LookupError(f'Secret "{name}" in namespace {where} has no key "{key}"')
+        try:
+            return base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise LookupError(
+                f'key "{key}" of Secret "{name}" in namespace {where} is not UTF-8 text'
+            ) from None
+
+    return read

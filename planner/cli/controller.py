@@ -15,9 +15,9 @@ from planner.cli.running import exit_with, notice, stop_on_signals
 @click.option(
     "--plans",
     multiple=True,
-    required=True,
     type=click.Path(exists=True),
-    help="A plan file or a directory of them (repeatable); re-read when a file changes.",
+    help="A plan file or a directory of them (repeatable); re-read when a file changes. Without it: "
+    "the Plan objects (plans.planner.dev) in every namespace, or in -n's.",
 )
 @options.duration(
     "--interval", default="5m", help="Reconcile every plan this often (and whenever its file changes)."
@@ -63,14 +63,17 @@ from planner.cli.running import exit_with, notice, stop_on_signals
 def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
     """Keep plans reconciled, warm pools full and idle sandboxes paused, until SIGTERM.
 
-    Every --interval and whenever a plan file changes, each plan is reconciled as `planner reconcile`
-    does, under its run lock; results are Events on the plan's ApplySet parent Secret and metrics.
+    The plans are the files under --plans, or without it the Plan objects in the cluster (every
+    namespace, or -n's). Every --interval and whenever a plan changes, each plan is reconciled as
+    `planner reconcile` does, under its run lock; results are a Plan object's status and Events on it
+    (on a plan file's ApplySet parent Secret), and metrics.
     Warm pools are kept at their size (on every watch event of a member and every --resync); a
     sandbox idle past its idleTimeout is paused (reason `idle`). With --leader-elect only the holder
     of the Lease `planner-controller` writes. SIGTERM: finish the write in flight, release the Lease,
     exit 0. See docs/controller.md.
     """
-    controller = app.Controller(target, app.controller_options(**flags), notice=notice)
+    settings = app.controller_options(watch_namespace=target.namespace, **flags)
+    controller = app.Controller(target, settings, notice=notice)
     if once:
         exit_with(controller.run_once())
     stop_on_signals(controller.stop)

@@ -136,7 +136,14 @@ def apply_command(
 
 
 @click.command("reconcile")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option(
+    "--now",
+    metavar="plan/NAME",
+    help="Ask planner controller to reconcile the Plan object NAME (in -n's namespace) now: set its "
+    "reconcile.planner.dev/requestedAt and wait (up to --timeout) until its status answers it; exit 1 "
+    "unless it is then Ready.",
+)
 @options.output("text", "json")
 @options.target_options()
 @options.flag("--check", "Write nothing; exit 2 when any plan has drift or pending changes.")
@@ -150,7 +157,12 @@ def apply_command(
 )
 @options.stacked(options.allow_data_loss, options.allow_empty, options.writing)
 def reconcile_command(
-    paths: tuple[str, ...], output: str, target: app.Target, metrics_file: Path | None, **flags: Any
+    paths: tuple[str, ...],
+    now: str | None,
+    output: str,
+    target: app.Target,
+    metrics_file: Path | None,
+    **flags: Any,
 ) -> None:
     """Reconcile every plan under PATHS: the one command for cron, systemd timers and CronJobs.
 
@@ -164,6 +176,10 @@ def reconcile_command(
     --check when any has drift or pending changes, 3 when any was skipped because locked (and none
     failed).
     """
+    if now is not None:
+        exit_with(_reconcile_now(now, paths, target, timeout=flags.get("timeout")))
+    if not paths:
+        raise click.UsageError("Missing argument 'PATHS...' (or --now plan/NAME).")
     printer = printers.ReconcilePrinter(output)
     reconciling = app.reconcile_options(**flags)
     with terminate_as_interrupt():
@@ -179,3 +195,15 @@ def reconcile_command(
     if metrics_file is not None:
         printers.write_metrics(metrics_file, outcomes, check=reconciling.check)
     exit_with(code)
+
+
+def _reconcile_now(
+    selector: str, paths: tuple[str, ...], target: app.Target, *, timeout: float | None
+) -> int:
+    kind, slash, name = selector.partition("/")
+    if paths or not slash or kind not in ("plan", "plans", "plan.planner.dev") or not name:
+        raise click.UsageError(f"--now takes plan/NAME and no PATHS, not {selector!r}")
+    namespace = target.default_namespace()
+    handled = app.request_reconcile(target, name, namespace, timeout=timeout or app.DEFAULT_APPLY_TIMEOUT)
+    click.echo(f"plan/{name} -n {namespace}: Ready={handled.ready} {handled.reason}: {handled.message}")
+    return 0 if handled.ready == "True" else 1

@@ -89,8 +89,9 @@ the load.
 
 ## Secret values
 
-Values in `secrets[].data` and in a sandbox's `secretEnv` are a plain string, `{valueFrom: {env: VAR}}`
-or `{valueFrom: {file: PATH}}`, resolved when the plan is loaded:
+Values in `secrets[].data` and in a sandbox's `secretEnv` are a plain string, `{valueFrom: {env: VAR}}`,
+`{valueFrom: {file: PATH}}` or `{valueFrom: {secretKeyRef: {name: SECRET, key: KEY}}}`, resolved when
+the plan is loaded:
 
 - `env`: the variable from the environment of the process running planner; an unset variable is an
   error that names the variable.
@@ -98,6 +99,10 @@ or `{valueFrom: {file: PATH}}`, resolved when the plan is loaded:
   directory (through `..`, an absolute path or a symlink) is refused; a missing file is an error. The
   content is used verbatim except that **one** trailing line break (`\\n` or `\\r\\n`) is stripped, the one
   editors add; a file must be UTF-8 text.
+- `secretKeyRef`: the key of a Secret in the plan's namespace, read from the cluster (`validate`, which
+  asks no cluster, takes it as empty); a missing Secret or key is an error naming them. The only form a
+  Plan object reconciled by `planner controller` may use: `env` and `file` would read the controller's
+  own environment and files, and are refused there.
 
 No message ever contains a secret value, and `render` masks them unless asked (`--show-secrets`).
 
@@ -238,6 +243,8 @@ def _secret_value_rows(node: Schema) -> list[str]:
         '| `"s3cr3t"` | the value itself |',
         "| `{valueFrom: {env: VAR}}` | the environment variable `VAR` of the process running planner |",
         "| `{valueFrom: {file: PATH}}` | the file `PATH`, relative to the plan file's directory |",
+        "| `{valueFrom: {secretKeyRef: {name: SECRET, key: KEY}}}` | the key `KEY` of the Secret `SECRET` in "
+        "the plan's namespace, read from the cluster (the only form a Plan object may use) |",
     ]
 
 

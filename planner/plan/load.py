@@ -14,10 +14,15 @@ a misspelt `kind` is still found and reported. Files are taken in path order, co
 (`a/z.yaml` before `b.yaml`), each once however often it is named. A `*.yaml` that is no readable
 regular file (a symlink loop, a FIFO, a device, no permission) is kept, so loading reports it — one
 diagnostic with its path — while the others load; no file is read past the size limit plus one byte.
+
+A Plan object from the API (`load_plan_object`) is written out as YAML — its plan fields, `metadata`
+cut to name and namespace, no `status` — and goes through the same steps as a file named
+`plan/NAME -n NS`, its secrets only from Secrets in its namespace.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,8 +34,8 @@ from planner.plan.build import build_plan
 from planner.plan.limits import read_capped
 from planner.plan.model import Plan
 from planner.plan.schema_check import check_schema
-from planner.plan.secrets import resolve_secrets
-from planner.plan.source import ParsedFile, read_plan_file
+from planner.plan.secrets import SecretRefs, resolve_secrets
+from planner.plan.source import ParsedFile, parse_plan_text, plan_yaml, read_plan_file
 from planner.plan.validate import semantic_diagnostics
 
 PLAN_SUFFIXES = (".yaml", ".yml")
@@ -50,11 +55,13 @@ def load_plans(
     *,
     environ: Mapping[str, str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    secret_refs: SecretRefs | None = None,
 ) -> LoadResult:
     """Load every plan in `paths` (files, or directories meaning the plan files under them, as
     `find_plan_files` finds them).
 
-    `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ);
+    `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ),
+    `secret_refs` reads `{valueFrom: {secretKeyRef: ...}}` (none: such a value is an error);
     `progress(done, total)` hears of each file loaded. Raises PlanError with every error diagnostic
     when any file has one.
     """
@@ -64,7 +71,8 @@ def load_plans(
     for loaded, file in enumerate(files):
         if progress is not None:
             progress(loaded, len(files))
-        plan, found = _load_file(file, os.environ if environ is None else environ)
+        parsed = read_plan_file(file)
+        plan, found = _load_parsed(parsed, os.environ if environ is None else environ, secret_refs)
         problems.extend(found_error for found_error in found if found_error.severity == "error")
         warnings.extend(found_warning for found_warning in found if found_warning.severity == "warning")
         if plan is not None:
@@ -129,16 +137,57 @@ def _once_each(files: Iterable[Path]) -> list[Path]:
     return list(found.values())
 
 
-def _load_file(
-    path: Path, environ: Mapping[str, str]
+def plan_object_source(namespace: str, name: str) -> str:
+    """How diagnostics and records name a Plan object: `plan/NAME -n NS`, as kubectl would address it."""
+    return f"plan/{name} -n {namespace}"
+
+
+def plan_object_text(obj: Mapping[str, object]) -> str:
+    """A Plan object as the plan file it stands for: its fields but `status`, `metadata` cut to name and
+    namespace, written out as YAML."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    document: dict[str, object] = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata},
+    }
+    document.update((key, value) for key, value in obj.items() if key not in (*document, "status"))
+    yaml = plan_yaml(pure=True)
+    yaml.default_flow_style = False
+    text = io.StringIO()
+    yaml.dump(document, text)
+    return text.getvalue()
+
+
+def load_plan_object(obj: Mapping[str, object], *, secret_refs: SecretRefs) -> LoadResult:
+    """A Plan object from the API, checked and built as a file is (`secret_refs` reads its secretKeyRefs
+    in its namespace; `env` and `file` values are refused). Raises PlanError with every problem."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    name = plan_object_source(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+    parsed = parse_plan_text(name, plan_object_text(obj))
+    plan, found = _load_parsed(parsed, {}, secret_refs, local=False)
+    problems = [each for each in found if each.severity == "error"]
+    if problems or plan is None:
+        raise PlanError(problems)
+    warnings = tuple(sorted(each for each in found if each.severity == "warning"))
+    return LoadResult(plans=(plan[0],), warnings=warnings)
+
+
+def _load_parsed(
+    parsed: ParsedFile | Diagnostic,
+    environ: Mapping[str, str],
+    secret_refs: SecretRefs | None,
+    *,
+    local: bool = True,
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
-    parsed = read_plan_file(path)
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
     schema = check_schema(parsed)
     found, broken = list(schema.diagnostics), schema.broken
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
-    secrets, secret_problems = resolve_secrets(parsed, environ)
+    secrets, secret_problems = resolve_secrets(parsed, environ, refs=secret_refs, local=local)
     found += [item for item in secret_problems if not _inside(item.path, broken)]
     if any(diagnostic.severity == "error" for diagnostic in found):
         return None, found

@@ -181,7 +181,9 @@ def _secret_value(error: ValidationError, path: str, parsed: ParsedFile) -> Iter
     if _is_number_or_boolean(instance):
         yield parsed.diagnostic(path, _quote_hint(path, instance, parsed))
         return
-    expected = "a string or {valueFrom: {env: VAR}} or {valueFrom: {file: PATH}}"
+    expected = (
+        "a string or {valueFrom: {env: VAR}}, {valueFrom: {file: PATH}} or {valueFrom: {secretKeyRef: ...}}"
+    )
     message = f"expected {expected}, found {_found(path, instance, parsed)}"
     yield parsed.diagnostic(path, message)
 

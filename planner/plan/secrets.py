@@ -1,16 +1,20 @@
-"""Resolving secret values: plain strings, `{valueFrom: {env: VAR}}` and `{valueFrom: {file: PATH}}`.
+"""Resolving secret values: plain strings, `{valueFrom: {env: VAR}}`, `{valueFrom: {file: PATH}}` and
+`{valueFrom: {secretKeyRef: {name, key}}}`.
 
 Values are read once, at load, so every later stage (render, diff, saved plans) works from the same
 bytes. A file path is relative to the plan file's directory and must stay inside it after symlinks are
 followed: a plan from a shared repository must not be able to read `~/.ssh` or `/etc`. A file's content
 is used verbatim except for one trailing line break ("\\n" or "\\r\\n"), which editors add and which a
-password almost never means. No message ever contains a secret value, only names and paths.
+password almost never means. A `secretKeyRef` is read from the cluster by the `SecretRefs` the caller
+gives (none: it is an error); a Plan object (`local=False`) may use only that form, since the
+controller reading it must not hand out its own files or environment. No message ever contains a
+secret value, only names and paths.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,16 +23,43 @@ from planner.plan.raw import Node, root
 from planner.plan.redact import SECRET_VALUE_MAPS
 from planner.plan.source import ParsedFile, read_plan_file
 
+# `(namespace, name, key)` -> the value of `key` of the Secret `name` in `namespace` (None: the plan's
+# default namespace); raises LookupError saying what is missing (the Secret, the key), never the value.
+SecretRefs = Callable[[str | None, str, str], str]
+
+
+def unread_secrets(namespace: str | None, name: str, key: str) -> str:
+    """`SecretRefs` for a check that asks no cluster (`validate`): every referenced value is empty."""
+    return ""
+
+
+@dataclass(frozen=True)
+class _Sources:
+    base: Path
+    environ: Mapping[str, str]
+    refs: SecretRefs | None
+    namespace: str | None
+    local: bool
+
 
 def resolve_secrets(
-    parsed: ParsedFile, environ: Mapping[str, str]
+    parsed: ParsedFile,
+    environ: Mapping[str, str],
+    *,
+    refs: SecretRefs | None = None,
+    local: bool = True,
 ) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Every secret value of the plan by its path (`secrets[0].data.password`), and the problems found."""
+    """Every secret value of the plan by its path (`secrets[0].data.password`), and the problems found.
+    `local=False` (a Plan object) refuses `env` and `file`."""
     resolved: dict[str, str] = {}
     problems: list[Diagnostic] = []
-    base = Path(parsed.file).parent
+    metadata = parsed.data.get("metadata") if isinstance(parsed.data, dict) else None
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    sources = _Sources(
+        Path(parsed.file).parent, environ, refs, namespace if isinstance(namespace, str) else None, local
+    )
     for path, value in _secret_values(parsed.data):
-        outcome = _resolve(value, base, environ)
+        outcome = _resolve(value, sources)
         if isinstance(outcome, _Problem):
             problems.append(parsed.diagnostic(outcome.path_in(path), outcome.message))
         elif outcome is not None:
@@ -39,7 +70,7 @@ def resolve_secrets(
 @dataclass(frozen=True)
 class _Problem:
     message: str
-    suffix: str  # "env" or "file": the valueFrom field the problem is in
+    suffix: str  # "env", "file" or "secretKeyRef": the valueFrom field the problem is in
 
     def path_in(self, path: str) -> str:
         return f"{path}.valueFrom.{self.suffix}"
@@ -67,17 +98,39 @@ def _maps_at(node: Node | None, location: tuple[str, ...]) -> Iterator[Node]:
         yield from _maps_at(node.child(key), tuple(rest))
 
 
-def _resolve(value: object, base: Path, environ: Mapping[str, str]) -> str | _Problem | None:
+def _resolve(value: object, sources: _Sources) -> str | _Problem | None:
     if isinstance(value, str):
         return value
     source = value.get("valueFrom") if isinstance(value, dict) else None
     if not isinstance(source, dict) or len(source) != 1:
         return None  # the schema check reports it
+    (form,) = source
+    if form in ("env", "file") and not sources.local:
+        return _Problem(
+            f"valueFrom.{form} cannot be used in a Plan object: the controller reads neither its own "
+            "files nor its environment for a plan; use valueFrom.secretKeyRef (a Secret in the plan's "
+            "namespace)",
+            form,
+        )
     if isinstance(source.get("env"), str):
-        return _from_env(source["env"], environ)
+        return _from_env(source["env"], sources.environ)
     if isinstance(source.get("file"), str):
-        return _from_file(source["file"], base)
+        return _from_file(source["file"], sources.base)
+    reference = source.get("secretKeyRef")
+    if isinstance(reference, dict) and isinstance(reference.get("name"), str):
+        return _from_secret(str(reference["name"]), str(reference.get("key", "")), sources)
     return None
+
+
+def _from_secret(name: str, key: str, sources: _Sources) -> str | _Problem:
+    if sources.refs is None:
+        return _Problem(
+            f'Secret "{name}" is read from the cluster, and this command reads none', "secretKeyRef"
+        )
+    try:
+        return sources.refs(sources.namespace, name, key)
+    except LookupError as missing:
+        return _Problem(str(missing.args[0] if missing.args else missing), "secretKeyRef")
 
 
 def _from_env(variable: str, environ: Mapping[str, str]) -> str | _Problem:

@@ -117,6 +117,11 @@ def read_plan_file(path: Path) -> ParsedFile | Diagnostic:
     text = read_text(path)
     if isinstance(text, Diagnostic):
         return text
+    return parse_plan_text(name, text)
+
+
+def parse_plan_text(name: str, text: str) -> ParsedFile | Diagnostic:
+    """`text` parsed as a plan file named `name` is (a Plan object's fields, written out as YAML)."""
     try:
         return _parse(name, text, pure=False)
     except MarkedYAMLError:

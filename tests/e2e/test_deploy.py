@@ -1,8 +1,8 @@
 """deploy/: real `kubectl apply -k` accepts it, and its ClusterRole is exactly what the controller uses —
 the controller runs with a token bound to only those roles (on an RBAC cluster) through a scenario
-that exercises every path (reconcile and prune, pools, the reaper, leader election, events); nothing
-is refused, and every verb of the role was made (the server's request log) but the recovery-only
-`get`s listed below."""
+that exercises every path (reconcile and prune, pools, the reaper, leader election, events; then a
+Plan object reconciled into its status); nothing is refused, and every verb of the role was made (the
+server's request log) but the recovery-only `get`s listed below."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from tests.simulated import eventually
 DEPLOY = REPO / "deploy"
 USER = "system:serviceaccount:planner-system:planner-controller"
 # The role's verbs only a create answered 409 AlreadyExists uses (planner reads the object to tell a
-# retry of its own create from someone else's object): a scenario cannot count on making them.
+# retry of its own create from someone else's object), and a Plan's finalizer patch answered 409 (the
+# Plan read again): a scenario cannot count on making them.
 RECOVERY_ONLY = {
     (group, resource, "get")
     for group, resource in [
@@ -42,6 +43,7 @@ RECOVERY_ONLY = {
         ("batch", "jobs"),
         ("batch", "cronjobs"),
         ("networking.k8s.io", "ingresses"),
+        ("planner.dev", "plans"),
     ]
 }
 
@@ -122,22 +124,14 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
 
 
 def start_controller(
-    tmp_path: Path, kubeconfig: Path, plans: Path, *options: str
+    tmp_path: Path, kubeconfig: Path, plans: Path | None, *options: str
 ) -> tuple[subprocess.Popen[bytes], Path]:
-    """`planner controller --plans PLANS` as its Deployment runs it (only the kubeconfig's credentials),
-    listening on a free port, its output in the returned log."""
-    log = tmp_path / "controller.log"
+    """`planner controller --plans PLANS` (None: of Plan objects) as its Deployment runs it (only the
+    kubeconfig's credentials), listening on a free port, its output in the returned log."""
+    log = tmp_path / ("controller.log" if plans else "controller-objects.log")
     environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
-    command = [
-        sys.executable,
-        "-m",
-        "planner",
-        "controller",
-        "--plans",
-        str(plans),
-        "--listen",
-        "127.0.0.1:0",
-    ]
+    command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0"]
+    command += ["--plans", str(plans)] if plans else []
     with log.open("wb") as stream:
         process = subprocess.Popen(
             [*command, *options], cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
@@ -163,10 +157,11 @@ def test_kubectl_apply_k_accepts_deploy(cluster: ClusterHandle) -> None:
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert spec["securityContext"]["runAsNonRoot"] is True
     assert container["resources"]["requests"] == {"cpu": "50m", "memory": "128Mi"}
-    plans = json.loads(
-        kubectl(cluster, "get", "configmap", "planner-plans", "-n", "planner-system", "-o", "json").stdout
-    )
-    assert "kind: Plan" in plans["data"]["example.yaml"]
+    assert not any(arg.startswith("--plans") for arg in container["args"])  # it reconciles Plan objects
+    assert kubectl(cluster, "create", "namespace", "devboxes").returncode == 0
+    example = kubectl(cluster, "apply", "-f", str(DEPLOY / "plans" / "example.yaml"))
+    assert example.returncode == 0, example.stderr
+    assert kubectl(cluster, "get", "plan", "devboxes", "-n", "devboxes").returncode == 0
 
 
 def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tmp_path: Path) -> None:
@@ -209,6 +204,20 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
             lambda: re.search(r"pool dev \(plan everything\): created 0, deleted 1", log.read_text()),
             timeout=30,
         )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+    assert code == 0, log.read_text()
+    assert kubectl(cluster, "create", "namespace", "objects").returncode == 0
+    object_plan = tmp_path / "object.yaml"
+    object_plan.write_text(scenario_plan("objects", full=False))
+    assert kubectl(cluster, "apply", "-f", str(object_plan)).returncode == 0
+    process, log = start_controller(tmp_path, kubeconfig, None, "-n", "objects", "--interval", "1h")
+    try:
+        ready = kubectl(
+            cluster, "wait", "--for=condition=Ready", "plan/everything", "-n", "objects", "--timeout=60s"
+        )
+        assert ready.returncode == 0, ready.stderr + log.read_text()
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)

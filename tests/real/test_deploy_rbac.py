@@ -1,7 +1,8 @@
 """deploy/'s least privilege, proven on a real kube-apiserver: `kubectl apply -k deploy/` is accepted,
 and the controller, run as its ServiceAccount (a token from the TokenRequest API, so only deploy/'s
 roles apply), goes through a scenario that exercises every path (reconcile and prune, a warm pool,
-the idle reaper, leader election, events) without one request refused; the API server's audit log
+the idle reaper, leader election, events; then a Plan object reconciled into its status) without one
+request refused; the API server's audit log
 shows that it used every verb of its ClusterRole but the recovery-only `get`s, and nothing else.
 """
 
@@ -67,6 +68,16 @@ def test_the_controller_as_its_service_account_is_never_refused_and_uses_exactly
             lambda: re.search(r"pool dev \(plan everything\): created 0, deleted 1", log.read_text()),
             timeout=60,
         )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+    assert code == 0, log.read_text()
+    assert kubectl("create", "namespace", "objects").returncode == 0
+    assert kubectl("apply", "-f", "-", stdin=scenario_plan("objects", full=False)).returncode == 0
+    process, log = start_controller(tmp_path, kubeconfig, None, "-n", "objects", "--interval", "1h")
+    try:
+        ready = kubectl("wait", "--for=condition=Ready", "plan/everything", "-n", "objects", "--timeout=120s")
+        assert ready.returncode == 0, ready.stderr + log.read_text()
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)

@@ -52,6 +52,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "configMaps",
         "kind",
         "metadata",
+        "reconcile",
         "runtime",
         "sandboxes",
         "secrets",

@@ -436,7 +436,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "a secret value with both env and file",
         "secrets:\n  - name: db\n    data: {pin: {valueFrom: {env: PIN, file: pin.txt}}}\n",
-        ["{f}:7:18: secrets[0].data.pin.valueFrom: expected exactly one of env, file"],
+        ["{f}:7:18: secrets[0].data.pin.valueFrom: expected exactly one of env, file, secretKeyRef"],
     ),
 ]
 

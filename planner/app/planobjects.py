@@ -1,0 +1,432 @@
+"""Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
+`--plans`: one watch of the Plans in all namespaces (or `-n`'s), each reconciled as `planner reconcile`
+reconciles a file, its outcome written to the Plan's status subresource and told by an Event on it.
+
+A Plan is loaded and rendered at every reconcile, from the watch cache: the same loader and checks as a
+file (named `plan/NAME -n NS` in diagnostics), its secret values read then from Secrets in its
+namespace, so a rotated Secret is a change. A Plan that does not load is `Stalled` until it changes (the
+periodic reconcile tries again, in case what it lacked, a Secret, has come). The annotation
+`planner.dev/revision` (set by a GitOps tool) is the revision recorded with the generation it applies.
+
+The plan's `reconcile:` section steers it: `suspend` (nothing is done), `dependsOn` (wait, Ready False
+`DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
+`timeout`, `allowDataLoss`, `interval` (the controller requeues it). The finalizer `planner.dev/prune`,
+added before the first write, makes a deletion of the Plan prune its objects first: everything but its
+PVCs (sandbox disks included) and Namespaces, those too with `allowDataLoss`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from planner.app.planning import RenderedPlan, render_loaded
+from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.target import Target, secret_refs
+from planner.controller import planstatus
+from planner.controller.events import event_reason, record_event
+from planner.errors import ApiError, ConflictError, NotFoundError, PlannerError, UnreachableError
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN
+from planner.kube.client import resource_path
+from planner.kube.informer import EventType, Informer, Informers
+from planner.objects import Manifest, annotations_of, metadata_of
+from planner.plan.load import load_plan_object, plan_object_source
+from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.secrets import unread_secrets
+
+Notice = Callable[[str], None]
+FINALIZER = "planner.dev/prune"
+KEPT_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})  # without allowDataLoss
+
+
+def object_key(plan: Manifest) -> str:
+    """A Plan's work-queue key: `NAMESPACE/NAME`."""
+    metadata = metadata_of(plan)
+    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+
+
+def source_name(key: str) -> str:
+    namespace, _, name = key.partition("/")
+    return plan_object_source(namespace, name)
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What one Plan's reconcile left: its rendering (None: it did not load, is suspended or gone),
+    whether to retry it after its backoff, and when to reconcile it again by its own `interval`."""
+
+    rendered: RenderedPlan | None
+    retry: bool
+    outcome: PlanOutcome | None = None
+    again_after: float | None = None
+
+
+class PlanObjects:
+    def __init__(
+        self,
+        target: Target,
+        informers: Informers,
+        *,
+        namespace: str | None,
+        identity: str,
+        notice: Notice,
+    ) -> None:
+        self.target, self.identity, self.notice = target, identity, notice
+        self.client = target.client
+        self.informer: Informer = informers.informer(
+            PLAN, namespaces=frozenset({namespace}) if namespace else None
+        )
+
+    def follow(self, queue: Callable[[str], None], forget: Callable[[str], None]) -> None:
+        """Queue each Plan that asks for a reconcile as the watch sees it, every Plan once the first
+        list is in, and `forget` the ones deleted."""
+
+        def on_event(kind: EventType, plan: Manifest) -> None:
+            if kind == "DELETED":
+                forget(object_key(plan))
+                return
+            if planstatus.wants_reconcile(plan) or _being_deleted(plan):
+                queue(object_key(plan))
+            for dependent in self.dependents(plan):
+                queue(dependent)
+
+        def queue_all() -> None:
+            for key in self.keys():
+                queue(key)
+
+        self.informer.subscribe(on_event)
+        self.informer.when_synced(queue_all)
+
+    def keys(self, *, periodic: bool = False) -> list[str]:
+        """Every Plan's key; `periodic`: those the controller's --interval reconciles (not those with
+        their own `reconcile.interval`)."""
+        if not self.informer.synced or self.informer.failed:
+            return []
+        return [
+            object_key(plan)
+            for plan in self.informer.items()
+            if not (periodic and reconcile_section(plan).interval is not None)
+        ]
+
+    def get(self, key: str) -> Manifest | None:
+        namespace, _, name = key.partition("/")
+        return self.informer.get(namespace, name)
+
+    def dependents(self, plan: Manifest) -> list[str]:
+        """The keys of the Plans of its namespace waiting for `plan` (`dependsOn`), once it is Ready."""
+        if not planstatus.is_ready(plan):
+            return []
+        metadata = metadata_of(plan)
+        return [
+            object_key(other)
+            for other in self.informer.items()
+            if metadata_of(other).get("namespace") == metadata.get("namespace")
+            and metadata.get("name") in reconcile_section(other).depends_on
+            and not planstatus.is_ready(other)
+        ]
+
+    def unready_dependencies(self, plan: Manifest, section: ReconcileSection) -> list[str]:
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        unready = []
+        for name in section.depends_on:
+            other = self.informer.get(namespace, name)
+            if other is None or not planstatus.is_ready(other):
+                unready.append(name if other is not None else f"{name} (not found)")
+        return unready
+
+    # --- one reconcile ---
+
+    def reconcile(self, key: str, *, options: ReconcileOptions, stop: threading.Event) -> Reconciled:
+        """What the Plan asks for now: pruned when it is being deleted; nothing when suspended; a wait
+        while a dependency is not Ready; else applied."""
+        plan = self.get(key)
+        if plan is None:
+            return Reconciled(None, retry=False)
+        section = reconcile_section(plan)
+        if _being_deleted(plan):
+            return self.finalize(plan, section, options=options, stop=stop)
+        if section.suspend:
+            self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
+            return Reconciled(None, retry=False)
+        unready = self.unready_dependencies(plan, section)
+        if unready:
+            message = f"waiting for dependencies to be Ready: {', '.join(unready)}"
+            self.notice(f"{source_name(key)}: {message}")
+            status = planstatus.waiting(plan, _now(), message)
+            if _conditions_differ(plan, status):
+                self.write_status(plan, status)
+            return Reconciled(None, retry=True)
+        return self.apply(plan, section, options=options, stop=stop)
+
+    def apply(
+        self, plan: Manifest, section: ReconcileSection, *, options: ReconcileOptions, stop: threading.Event
+    ) -> Reconciled:
+        """Load, render and reconcile the Plan as `planner reconcile` does a file; its status and Event."""
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        annotations = annotations_of(plan)
+        revision = str(annotations.get(planstatus.ANNOTATION_REVISION, ""))
+        requested_at = str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, ""))
+        attempt = functools.partial(
+            planstatus.Attempt,
+            generation=planstatus.generation_of(plan),
+            revision=revision,
+            requested_at=requested_at,
+        )
+        try:
+            loaded = load_plan_object(plan, secret_refs=secret_refs(self.target, namespace))
+            for warning in loaded.warnings:
+                self.notice(str(warning))
+            (rendered,) = render_loaded(loaded, namespace)
+        except PlannerError as broken:
+            message = str(broken)
+            self.finish(
+                plan,
+                attempt(
+                    ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
+                ),
+                reason=("ReconcileFailed", "Warning"),
+            )
+            return Reconciled(None, retry=False)
+        if FINALIZER not in (metadata_of(plan).get("finalizers") or ()):
+            self.set_finalizer(plan, present=True)
+        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
+            self.write_status(plan, planstatus.progressing(plan, _now()))
+        outcome = reconcile_plan(
+            rendered,
+            target=self.target,
+            options=plan_reconcile_options(options, section, revision=revision),
+            notice=self.notice,
+            stop=stop,
+        )
+        if outcome.result == "locked":
+            return Reconciled(rendered, retry=True, outcome=outcome)
+        last_error = str((plan.get("status") or {}).get("lastError") or "")
+        verdict = _attempt(attempt, rendered, outcome, last_error)
+        failed = verdict.ready == "False"
+        self.finish(plan, verdict, reason=event_reason("failed" if failed else outcome.result, outcome.drift))
+        return Reconciled(
+            rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
+        )
+
+    def finalize(
+        self, plan: Manifest, section: ReconcileSection, *, options: ReconcileOptions, stop: threading.Event
+    ) -> Reconciled:
+        """The Plan is being deleted: prune its objects (keeping PVCs and Namespaces unless
+        `allowDataLoss`), then let the deletion finish by removing the finalizer. Secret values are not
+        read: a pruned Secret needs none."""
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        try:
+            (rendered,) = render_loaded(load_plan_object(plan, secret_refs=unread_secrets), namespace)
+        except PlannerError as broken:
+            message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
+            self.tell(plan, ("ReconcileFailed", "Warning"), message)
+            return Reconciled(None, retry=True)
+        kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
+        emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
+        pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
+        outcome = reconcile_plan(emptied, target=self.target, options=pruning, notice=self.notice, stop=stop)
+        if outcome.result == "locked":
+            return Reconciled(None, retry=True, outcome=outcome)
+        if outcome.result == "failed":
+            self.tell(plan, ("ReconcileFailed", "Warning"), f"cannot prune its objects: {outcome.message}")
+            return Reconciled(None, retry=True, outcome=outcome)
+        what = "its objects" if section.allow_data_loss or not kept else "its objects but PVCs and Namespaces"
+        self.tell(plan, ("Pruned", "Normal"), f"deleted {what}: {outcome.message}")
+        return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def set_finalizer(self, plan: Manifest, *, present: bool, again: bool = True) -> bool:
+        """Add or remove `planner.dev/prune` (a merge patch carrying the resourceVersion it read, so a
+        concurrent change of the list is never lost; on a conflict, once more from the Plan read again);
+        whether that was done."""
+        metadata = metadata_of(plan)
+        others = [f for f in metadata.get("finalizers") or () if f != FINALIZER]
+        patch = {
+            "metadata": {
+                "finalizers": [*others, FINALIZER] if present else others,
+                "resourceVersion": metadata.get("resourceVersion"),
+            }
+        }
+        path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name")))
+        try:
+            self.client.request(
+                "PATCH", path, body=patch, content_type="application/merge-patch+json", verb="patch"
+            )
+        except ConflictError:
+            if not again:
+                return False  # the next reconcile tries again
+            try:
+                fresh = self.client.request("GET", path, verb="get")
+            except (ApiError, UnreachableError):
+                return False
+            return self.set_finalizer(fresh, present=present, again=False)
+        except NotFoundError:
+            return False  # gone meanwhile
+        except (ApiError, UnreachableError) as failure:
+            self.notice(f"{source_name(object_key(plan))}: could not update its finalizers: {failure}")
+            return False
+        return True
+
+    def finish(self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str]) -> None:
+        """Write the attempt's status, then tell it by an Event on the Plan."""
+        previous = self.get(object_key(plan)) or plan  # the freshest status, for transition times
+        self.write_status(plan, planstatus.finished(previous.get("status") or {}, attempt, _now()))
+        self.tell(plan, reason, attempt.message)
+
+    def tell(self, plan: Manifest, reason: tuple[str, str], message: str) -> None:
+        """An Event on the Plan."""
+        metadata = metadata_of(plan)
+        involved = {
+            "apiVersion": PLAN.api_version,
+            "kind": PLAN.kind,
+            "name": metadata.get("name"),
+            "namespace": metadata.get("namespace"),
+            "uid": metadata.get("uid"),
+        }
+        problem = record_event(
+            self.client,
+            involved,
+            reason=reason[0],
+            kind=reason[1],
+            message=message,
+            identity=self.identity,
+        )
+        if problem:
+            self.notice(problem)
+
+    def write_status(self, plan: Manifest, status: dict[str, Any]) -> None:
+        """`status` as a merge patch of the status subresource, from the status the watch last showed (the
+        whole `conditions` list at once). A Plan deleted meanwhile has no status to write; other failures
+        are said and the next reconcile writes again."""
+        previous = (self.get(object_key(plan)) or plan).get("status") or {}
+        metadata = metadata_of(plan)
+        path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name"))) + "/status"
+        try:
+            self.client.request(
+                "PATCH",
+                path,
+                body={"status": planstatus.merge_patch(previous, status)},
+                content_type="application/merge-patch+json",
+                verb="patch",
+            )
+        except (ApiError, UnreachableError) as failure:
+            if getattr(failure, "http_status", 0) != 404:
+                self.notice(f"{source_name(object_key(plan))}: could not write its status: {failure}")
+
+
+def _attempt(
+    attempt: Callable[..., planstatus.Attempt], rendered: RenderedPlan, outcome: PlanOutcome, last_error: str
+) -> planstatus.Attempt:
+    """The reconcile's verdict. One that found nothing to do is no success while the generation the
+    cluster is at failed: nothing has converged since (not retried: a change or the interval is)."""
+    if outcome.result == "failed":
+        return attempt(
+            ready="False", reason=planstatus.FAILED, message=outcome.message, error=outcome.message
+        )
+    current = outcome.changeset.generation if outcome.changeset is not None else None
+    if outcome.result == "unchanged" and current is not None and current.result == "failed":
+        message = (
+            f"nothing changed since generation {current.number} failed: {last_error or 'see planner history'}"
+        )
+        return attempt(ready="False", reason=planstatus.FAILED, message=message, error=last_error or message)
+    applied = planstatus.Applied(
+        # this reconcile's generation, else (nothing written) the one the cluster is at
+        planner_generation=outcome.generation or (current.number if current is not None else None),
+        objects=planstatus.objects_by_kind(rendered.manifests),
+        drift_found=outcome.drift,
+        drift_corrected=outcome.drift if outcome.result == "applied" else 0,
+    )
+    return attempt(ready="True", reason=planstatus.SUCCEEDED, message=outcome.message, applied=applied)
+
+
+def plan_reconcile_options(
+    options: ReconcileOptions,
+    section: ReconcileSection,
+    *,
+    revision: str,
+    prune: bool | None = None,
+    allow_empty: bool = False,
+) -> ReconcileOptions:
+    """The controller's reconcile options as the Plan's `reconcile:` section and revision amend them."""
+    applying = options.apply
+    planning = dataclasses.replace(
+        applying.plan,
+        allow_data_loss=applying.plan.allow_data_loss or section.allow_data_loss,
+        allow_empty=applying.plan.allow_empty or allow_empty,
+    )
+    applying = dataclasses.replace(
+        applying,
+        plan=planning,
+        timeout=section.timeout if section.timeout is not None else applying.timeout,
+        history=dataclasses.replace(applying.history, revision=revision or None),
+    )
+    return dataclasses.replace(options, apply=applying, prune=section.prune if prune is None else prune)
+
+
+def _being_deleted(plan: Manifest) -> bool:
+    metadata = metadata_of(plan)
+    return bool(metadata.get("deletionTimestamp")) and FINALIZER in (metadata.get("finalizers") or ())
+
+
+def _conditions_differ(plan: Manifest, status: Mapping[str, Any]) -> bool:
+    def shown(conditions: object) -> list[tuple[Any, ...]]:
+        items = conditions if isinstance(conditions, list) else []
+        fields = ("type", "status", "reason", "message", "observedGeneration")
+        return [tuple(each.get(field) for field in fields) for each in items]
+
+    return shown((plan.get("status") or {}).get("conditions")) != shown(status.get("conditions"))
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Handled:
+    """How the controller answered a `requestedAt`: the Plan's Ready condition then."""
+
+    ready: str
+    reason: str
+    message: str
+
+
+def request_reconcile(target: Target, name: str, namespace: str, *, timeout: float | None) -> Handled:
+    """`planner reconcile --now plan/NAME`: set the Plan's `reconcile.planner.dev/requestedAt` to now,
+    then wait (through a watch of the Plan) until its status says the controller handled it. Raises
+    PlannerError when the Plan does not exist, or it is not handled within `timeout` seconds."""
+    client = target.client
+    path = resource_path(PLAN, namespace, name)
+    requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    patch = {"metadata": {"annotations": {planstatus.ANNOTATION_REQUESTED_AT: requested}}}
+    try:
+        client.request("PATCH", path, body=patch, content_type="application/merge-patch+json", verb="patch")
+    except NotFoundError:
+        raise PlannerError(f"{plan_object_source(namespace, name)} not found") from None
+    informer = Informer(client, PLAN, namespaces=frozenset({namespace})).start()
+    try:
+        with informer.changed:
+            handled = informer.changed.wait_for(
+                lambda: _handled(informer.get(namespace, name), requested), timeout=timeout
+            )
+    finally:
+        informer.stop()
+    if not isinstance(handled, Handled):
+        raise PlannerError(
+            f"{plan_object_source(namespace, name)}: the request of {requested} was not handled within "
+            f"{timeout:g}s (is planner controller running, and the Plan not suspended?)"
+        )
+    return handled
+
+
+def _handled(plan: Manifest | None, requested: str) -> Handled | None:
+    status = (plan or {}).get("status") or {}
+    if status.get("lastHandledReconcileAt") != requested:
+        return None
+    ready = planstatus.condition(status, planstatus.READY) or {}
+    return Handled(
+        str(ready.get("status", "Unknown")), str(ready.get("reason", "")), str(ready.get("message", ""))
+    )

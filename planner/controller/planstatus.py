@@ -1,0 +1,200 @@
+"""A Plan object's status, as kstatus and Flux define it: what the controller writes to the status
+subresource after each step of a reconcile (docs/controller.md, "Plan objects").
+
+Three conditions: `Ready` (True once a generation is reconciled and converged; False with the reason it
+failed; Unknown while in progress), and `Reconciling` and `Stalled`, present only while True (kstatus'
+"abnormal-true" conditions). Each condition carries the `observedGeneration` it speaks for, so `kubectl
+wait --for=condition=Ready` waits for the generation it was given, not a previous one's Ready. A
+condition's `lastTransitionTime` changes only when its status does. Pure: the controller sends what
+these functions return as a merge patch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from planner.objects import Manifest, annotations_of, metadata_of
+
+READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
+SUCCEEDED, FAILED = "ReconciliationSucceeded", "ReconciliationFailed"
+DEPENDENCY_NOT_READY, PROGRESSING = "DependencyNotReady", "Progressing"
+ANNOTATION_REVISION = "planner.dev/revision"
+ANNOTATION_REQUESTED_AT = "reconcile.planner.dev/requestedAt"
+
+Truth = Literal["True", "False", "Unknown"]
+Status = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attempt:
+    """One reconcile of a Plan object's `generation` and how it ended. `ready`/`reason`/`message` become
+    the Ready condition; `stalled` says retrying cannot help until the Plan changes (it does not load);
+    `applied` is what the reconcile converged (None: it did not), with planner's generation number
+    when it recorded one."""
+
+    generation: int
+    revision: str
+    requested_at: str
+    ready: Truth
+    reason: str
+    message: str
+    stalled: bool = False
+    applied: Applied | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Applied:
+    planner_generation: int | None
+    objects: Mapping[str, int] = field(default_factory=dict)  # rendered objects by kind
+    drift_found: int = 0
+    drift_corrected: int = 0
+
+
+def generation_of(plan: Manifest) -> int:
+    return int(metadata_of(plan).get("generation") or 0)
+
+
+def wants_reconcile(plan: Manifest) -> bool:
+    """Whether the Plan asks for a reconcile now: a generation or revision not yet attempted (nor being
+    reconciled: `Reconciling` True at it), a `requestedAt` not yet handled, or no Ready condition at
+    all. A status write of the controller's own answers none of these, so it never queues the Plan
+    again."""
+    status = plan.get("status") or {}
+    annotations = annotations_of(plan)
+    reconciling = condition(status, RECONCILING) or {}
+    handled = (
+        reconciling.get("observedGeneration")
+        if reconciling.get("status") == "True"
+        else status.get("observedGeneration")
+    )
+    return (
+        handled != generation_of(plan)
+        or annotations.get(ANNOTATION_REVISION, "") != status.get("lastAttemptedRevision", "")
+        or annotations.get(ANNOTATION_REQUESTED_AT, "") != status.get("lastHandledReconcileAt", "")
+        or condition(status, READY) is None
+    )
+
+
+def condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    for each in status.get("conditions") or ():
+        if isinstance(each, Mapping) and each.get("type") == kind:
+            return each
+    return None
+
+
+def progressing(plan: Manifest, now: str, message: str = "reconciliation in progress") -> Status:
+    """The status while a new generation is being reconciled: Ready Unknown, Reconciling True."""
+    previous: Mapping[str, Any] = plan.get("status") or {}
+    generation = generation_of(plan)
+    conditions = [
+        _condition(previous, READY, "Unknown", PROGRESSING, message, generation, now),
+        _condition(previous, RECONCILING, "True", PROGRESSING, message, generation, now),
+    ]
+    return {**_kept(previous), "conditions": conditions}
+
+
+def is_ready(plan: Manifest) -> bool:
+    """Ready True for the Plan's current generation (what a dependent waits for)."""
+    ready = condition(plan.get("status") or {}, READY) or {}
+    return ready.get("status") == "True" and ready.get("observedGeneration") == generation_of(plan)
+
+
+def waiting(plan: Manifest, now: str, message: str) -> Status:
+    """The status while a dependency is not Ready yet: Ready False (DependencyNotReady), Reconciling."""
+    previous: Mapping[str, Any] = plan.get("status") or {}
+    generation = generation_of(plan)
+    conditions = [
+        _condition(previous, READY, "False", DEPENDENCY_NOT_READY, message, generation, now),
+        _condition(previous, RECONCILING, "True", DEPENDENCY_NOT_READY, message, generation, now),
+    ]
+    return {**_kept(previous), "conditions": conditions}
+
+
+def finished(previous: Mapping[str, Any], attempt: Attempt, now: str) -> Status:
+    """The status once `attempt` has ended."""
+    generation = attempt.generation
+    conditions = [
+        _condition(previous, READY, attempt.ready, attempt.reason, attempt.message, generation, now)
+    ]
+    if attempt.stalled:
+        conditions.append(
+            _condition(previous, STALLED, "True", attempt.reason, attempt.message, generation, now)
+        )
+    status: Status = {
+        **_kept(previous),
+        "observedGeneration": generation,
+        "lastAttemptedRevision": attempt.revision,
+        "lastHandledReconcileAt": attempt.requested_at,
+        "lastError": attempt.error,
+        "conditions": conditions,
+    }
+    applied = attempt.applied
+    if applied is not None:
+        if applied.planner_generation is not None:
+            status["lastAppliedGeneration"] = applied.planner_generation
+        status["lastAppliedRevision"] = attempt.revision
+        status["inventory"] = {
+            "objects": dict(sorted(applied.objects.items())),
+            "driftFound": applied.drift_found,
+            "driftCorrected": applied.drift_corrected,
+        }
+    return status
+
+
+def merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch that turns `before` into `after`: a key `after` no longer has is set to null
+    (a merge patch keeps what it does not name), maps are patched key by key, anything else replaced."""
+    patch: dict[str, Any] = {key: None for key in before if key not in after}
+    for key, value in after.items():
+        old = before.get(key)
+        patch[key] = (
+            merge_patch(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+        )
+    return patch
+
+
+def objects_by_kind(manifests: Sequence[Manifest]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for manifest in manifests:
+        kind = str(manifest.get("kind", ""))
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+_KEPT = (
+    "observedGeneration",
+    "lastAppliedGeneration",
+    "lastAppliedRevision",
+    "lastAttemptedRevision",
+    "lastHandledReconcileAt",
+    "lastError",
+    "inventory",
+)
+
+
+def _kept(previous: Mapping[str, Any]) -> Status:
+    return {key: previous[key] for key in _KEPT if key in previous}
+
+
+def _condition(
+    previous: Mapping[str, Any],
+    kind: str,
+    truth: Truth,
+    reason: str,
+    message: str,
+    generation: int,
+    now: str,
+) -> dict[str, Any]:
+    before = condition(previous, kind)
+    changed = before is None or before.get("status") != truth
+    return {
+        "type": kind,
+        "status": truth,
+        "reason": reason,
+        "message": message,
+        "observedGeneration": generation,
+        "lastTransitionTime": now if changed or before is None else before.get("lastTransitionTime", now),
+    }

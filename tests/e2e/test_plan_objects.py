@@ -1,0 +1,290 @@
+"""`planner controller` reconciling Plan objects end to end: the CRD installed with `planner crd`, Plans
+written and read with real kubectl (`apply`, `wait --for=condition=Ready`, `get events`), the workloads
+they make checked through kubectl too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner
+from tests.e2e.test_controller import Start, controllers
+
+__all__ = ["controllers"]  # the fixture, shared with test_controller
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.1, simulate=True) as handle:
+        yield handle
+
+
+def shop_plan(namespace: str, *, replicas: int = 1, name: str = "shop", password: str = "") -> str:
+    """A Plan with one Deployment and a Secret whose password comes from `password` (a valueFrom
+    form, as YAML flow text), or the Secret `db`'s key `password` when none is given."""
+    value = password or "{valueFrom: {secretKeyRef: {name: db, key: password}}}"
+    return (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        "secrets:\n"
+        f"  - name: {name}-db\n"
+        f"    data: {{password: {value}}}\n"
+        "workloads:\n"
+        f"  - name: {name}-web\n"
+        "    image: ghcr.io/acme/shop-web:1.4.2\n"
+        "    port: 8080\n"
+        f"    replicas: {replicas}\n"
+    )
+
+
+def install_crd(planner: Runner, kubectl: Runner) -> None:
+    crd = planner("crd")
+    assert crd.returncode == 0, crd.stderr
+    installed = kubectl("apply", "-f", "-", stdin=crd.stdout)
+    assert installed.returncode == 0, installed.stderr
+    established = kubectl("wait", "--for=condition=Established", "crd/plans.planner.dev", "--timeout=30s")
+    assert established.returncode == 0, established.stderr
+
+
+def get_json(kubectl: Runner, *args: str) -> dict[str, Any]:
+    done = kubectl("get", *args, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def conditions(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {each["type"]: each for each in plan.get("status", {}).get("conditions", [])}
+
+
+def wait_ready(kubectl: Runner, namespace: str, name: str) -> None:
+    done = kubectl("wait", "--for=condition=Ready", f"plan/{name}", "-n", namespace, "--timeout=120s")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def plan_events(kubectl: Runner, namespace: str, name: str) -> list[tuple[str, str, str]]:
+    listed = get_json(
+        kubectl,
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.kind=Plan,involvedObject.name={name}",
+    )
+    return [(e["reason"], e["type"], e["message"]) for e in listed["items"]]
+
+
+def test_plan_objects_are_reconciled_into_their_status_and_events(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    install_crd(planner, kubectl)
+    made = kubectl("create", "secret", "generic", "db", "-n", namespace, "--from-literal=password=hunter2")
+    assert made.returncode == 0, made.stderr
+    running = controllers("-n", namespace, "--interval", "1h")
+
+    # A new Plan: applied, Ready, its workloads there, its secret value read from the Secret `db`.
+    applied = kubectl("apply", "-f", "-", stdin=shop_plan(namespace))
+    assert applied.returncode == 0, applied.stderr
+    wait_ready(kubectl, namespace, "shop")
+    deployment = get_json(kubectl, "deployment", "shop-web", "-n", namespace)
+    assert deployment["spec"]["replicas"] == 1
+    secret = get_json(kubectl, "secret", "shop-db", "-n", namespace)
+    assert base64.b64decode(secret["data"]["password"]) == b"hunter2"
+    plan = get_json(kubectl, "plan", "shop", "-n", namespace)
+    status = plan["status"]
+    assert status["observedGeneration"] == 1 and status["lastAppliedGeneration"] == 1
+    assert status["inventory"]["objects"] == {"Deployment": 1, "Secret": 1}
+    assert conditions(plan)["Ready"]["reason"] == "ReconciliationSucceeded"
+    assert set(conditions(plan)) == {"Ready"}  # Reconciling and Stalled only while True
+    listed = kubectl("get", "plans", "-n", namespace)
+    assert listed.returncode == 0 and listed.stdout.split("\n")[1].split()[:2] == ["shop", "True"], (
+        listed.stdout
+    )
+
+    # A change, with the revision a GitOps tool would set: a new generation observed and applied.
+    changed = kubectl("apply", "-f", "-", stdin=shop_plan(namespace, replicas=2))
+    assert changed.returncode == 0, changed.stderr
+    annotated = kubectl("annotate", "plan", "shop", "-n", namespace, "planner.dev/revision=main@sha1:abc123")
+    assert annotated.returncode == 0, annotated.stderr
+    observed = kubectl(
+        "wait", "--for=jsonpath={.status.lastAttemptedRevision}=main@sha1:abc123", "plan/shop",
+        "-n", namespace, "--timeout=120s",
+    )  # fmt: skip
+    assert observed.returncode == 0, observed.stderr
+    wait_ready(kubectl, namespace, "shop")
+    plan = get_json(kubectl, "plan", "shop", "-n", namespace)
+    assert plan["status"]["observedGeneration"] == plan["metadata"]["generation"] == 2
+    assert plan["status"]["lastAppliedGeneration"] == 2
+    assert plan["status"]["lastAppliedRevision"] == "main@sha1:abc123"
+    assert get_json(kubectl, "deployment", "shop-web", "-n", namespace)["spec"]["replicas"] == 2
+
+    # A Plan that cannot load (its Secret is missing), and one that asks for a local file: both
+    # refused in their status, with a Warning Event, and nothing of theirs written.
+    for name, value in (
+        ("broken", "{valueFrom: {secretKeyRef: {name: missing, key: x}}}"),
+        ("local", "{valueFrom: {file: /etc/passwd}}"),
+    ):
+        done = kubectl("apply", "-f", "-", stdin=shop_plan(namespace, name=name, password=value))
+        assert done.returncode == 0, done.stderr
+    for name, says in (
+        ("broken", f'Secret "missing" not found in namespace {namespace}'),
+        ("local", "valueFrom.file cannot be used in a Plan object"),
+    ):
+        refused = kubectl(
+            "wait", "--for=condition=Ready=False", f"plan/{name}", "-n", namespace, "--timeout=60s"
+        )
+        assert refused.returncode == 0, refused.stderr
+        plan = get_json(kubectl, "plan", name, "-n", namespace)
+        ready, stalled = conditions(plan)["Ready"], conditions(plan)["Stalled"]
+        assert ready["reason"] == "ReconciliationFailed" and stalled["status"] == "True"
+        assert says in ready["message"] and f"plan/{name} -n {namespace}" in ready["message"]
+        assert says in plan["status"]["lastError"]
+        assert any(
+            e[:2] == ("ReconcileFailed", "Warning") and says in e[2]
+            for e in plan_events(kubectl, namespace, name)
+        )
+        assert kubectl("get", "deployment", f"{name}-web", "-n", namespace).returncode != 0
+
+    # A Plan that loads but whose apply fails (an image that never pulls): Ready False, not Stalled (it
+    # is retried), a Warning Event saying which workload.
+    stuck = knob_plan(namespace, "stuck", reconcile="{timeout: 5s}", image="registry.invalid/web:1")
+    assert kubectl("apply", "-f", "-", stdin=stuck).returncode == 0
+    failed = kubectl("wait", "--for=condition=Ready=False", "plan/stuck", "-n", namespace, "--timeout=90s")
+    assert failed.returncode == 0, failed.stderr + running.output()
+    plan = get_json(kubectl, "plan", "stuck", "-n", namespace)
+    assert conditions(plan)["Ready"]["reason"] == "ReconciliationFailed", running.output()
+    assert "Stalled" not in conditions(plan)
+    assert "stuck-web" in plan["status"]["lastError"]
+    assert any(e[:2] == ("ReconcileFailed", "Warning") for e in plan_events(kubectl, namespace, "stuck"))
+
+    reasons = [e[0] for e in plan_events(kubectl, namespace, "shop")]
+    assert reasons.count("Reconciled") >= 2, reasons
+    assert "hunter2" not in running.output()
+
+
+def knob_plan(
+    namespace: str,
+    name: str,
+    *,
+    reconcile: str = "",
+    sandbox: bool = False,
+    settings: bool = True,
+    image: str = "ghcr.io/acme/shop-web:1.4.2",
+) -> str:
+    """A Plan with a ConfigMap `<name>-settings` (with `settings`), a Deployment `<name>-web` (and with
+    `sandbox`, a sandbox `<name>-box`, whose disks are PVCs), and `reconcile` as the flow text of its
+    `reconcile:` section."""
+    text = (
+        "apiVersion: planner.dev/v1\n"
+        "kind: Plan\n"
+        f"metadata: {{name: {name}, namespace: {namespace}}}\n"
+        + (f"configMaps: [{{name: {name}-settings, data: {{MODE: fast}}}}]\n" if settings else "")
+        + "workloads:\n"
+        f"  - {{name: {name}-web, image: {image}, port: 8080}}\n"
+    )
+    if sandbox:
+        text += (
+            "sandboxes:\n"
+            f"  - {{name: {name}-box, image: ghcr.io/acme/devbox:1, rootfs: {{size: 1Gi}}, workspace: {{size: 1Gi}}}}\n"
+        )
+    return text + (f"reconcile: {reconcile}\n" if reconcile else "")
+
+
+def mode(kubectl: Runner, namespace: str, name: str) -> str:
+    return str(get_json(kubectl, "configmap", f"{name}-settings", "-n", namespace)["data"]["MODE"])
+
+
+def drift(kubectl: Runner, namespace: str, name: str) -> None:
+    edited = kubectl(
+        "patch",
+        "configmap",
+        f"{name}-settings",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"data":{"MODE":"x"}}',
+    )
+    assert edited.returncode == 0, edited.stderr
+
+
+def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_keeps_pvcs(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    install_crd(planner, kubectl)
+    running = controllers("-n", namespace, "--interval", "1h")
+
+    # dependsOn: `app` waits, Ready False (DependencyNotReady) and nothing written, until `db` is Ready.
+    applied = kubectl(
+        "apply", "-f", "-", stdin=knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}]}")
+    )
+    assert applied.returncode == 0, applied.stderr
+    waiting = kubectl(
+        "wait",
+        "--for=jsonpath={.status.conditions[0].reason}=DependencyNotReady",
+        "plan/app",
+        "-n",
+        namespace,
+        "--timeout=60s",
+    )
+    assert waiting.returncode == 0, waiting.stderr + running.output()
+    app = get_json(kubectl, "plan", "app", "-n", namespace)
+    assert (
+        conditions(app)["Ready"]["status"] == "False" and conditions(app)["Reconciling"]["status"] == "True"
+    )
+    assert "db (not found)" in conditions(app)["Ready"]["message"]
+    assert kubectl("get", "deployment", "app-web", "-n", namespace).returncode != 0
+    applied = kubectl("apply", "-f", "-", stdin=knob_plan(namespace, "db", sandbox=True))
+    assert applied.returncode == 0, applied.stderr
+    wait_ready(kubectl, namespace, "db")
+    wait_ready(kubectl, namespace, "app")
+    assert mode(kubectl, namespace, "app") == "fast"
+
+    # suspend: a change of the Plan is not applied, a drift stays, and a requestedAt is not answered.
+    suspended = knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: true}")
+    assert kubectl("apply", "-f", "-", stdin=suspended).returncode == 0
+    drift(kubectl, namespace, "app")
+    unanswered = planner("reconcile", "--now", "plan/app", "-n", namespace, "--timeout", "3s")
+    assert unanswered.returncode == 1 and "was not handled within 3s" in unanswered.stderr, unanswered.stderr
+    assert "plan/app -n " + namespace + ": suspended" in running.output()
+    assert mode(kubectl, namespace, "app") == "x"
+
+    # Resumed, then asked with `reconcile --now`: the drift is corrected at once, and said so.
+    resumed = knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: false}")
+    assert kubectl("apply", "-f", "-", stdin=resumed).returncode == 0
+    wait_ready(kubectl, namespace, "app")
+    drift(kubectl, namespace, "app")
+    now = planner("reconcile", "--now", "plan/app", "-n", namespace, "--timeout", "60s")
+    assert now.returncode == 0, now.stdout + now.stderr
+    assert now.stdout.startswith(
+        f"plan/app -n {namespace}: Ready=True ReconciliationSucceeded: applied 1 drift"
+    )
+    assert mode(kubectl, namespace, "app") == "fast"
+    assert ("DriftCorrected", "Normal") in {e[:2] for e in plan_events(kubectl, namespace, "app")}
+    status = get_json(kubectl, "plan", "app", "-n", namespace)["status"]
+    assert status["inventory"]["driftFound"] == status["inventory"]["driftCorrected"] == 1
+
+    # Deleting a Plan prunes its objects through the finalizer, but keeps its PVCs (no allowDataLoss).
+    db = get_json(kubectl, "plan", "db", "-n", namespace)
+    assert db["metadata"]["finalizers"] == ["planner.dev/prune"]
+    deleted = kubectl("delete", "plan", "db", "-n", namespace, "--timeout=90s")
+    assert deleted.returncode == 0, deleted.stderr + running.output()
+    assert kubectl("get", "deployment", "db-web", "-n", namespace).returncode != 0
+    assert kubectl("get", "pod", "db-box", "-n", namespace).returncode != 0
+    claims = get_json(kubectl, "pvc", "-n", namespace)["items"]
+    assert sorted(c["metadata"]["name"] for c in claims) == ["db-box-rootfs-g1", "db-box-workspace"]
+
+    # prune: false keeps what left the plan (here its ConfigMap); no dependsOn, now that db is gone.
+    unpruned = knob_plan(namespace, "app", reconcile="{prune: false}", settings=False)
+    assert kubectl("apply", "-f", "-", stdin=unpruned).returncode == 0
+    wait_ready(kubectl, namespace, "app")
+    app = get_json(kubectl, "plan", "app", "-n", namespace)
+    assert app["status"]["inventory"]["objects"] == {"Deployment": 1}, (app, running.output())
+    assert mode(kubectl, namespace, "app") == "fast"
