@@ -46,6 +46,7 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    create_only_fields,
     metadata_of,
     namespace_manifest,
     owner_of,
@@ -115,8 +116,8 @@ class _Comparison:
     planner_owned: bool
 
 
-def _is_create_only(path: Path, info: KindInfo | None) -> bool:
-    return info is not None and any(covers(p, pattern_of(path)) for p in info.create_only_fields)
+def _is_create_only(path: Path, desired: Manifest) -> bool:
+    return any(covers(p, pattern_of(path)) for p in create_only_fields(desired))
 
 
 def _change_allowed(mutable: MutableField, difference: Difference) -> bool:
@@ -238,7 +239,7 @@ def compare(
             if difference.path not in seen:
                 seen.add(difference.path)
                 found.append(difference)
-    found = [d for d in found if not _is_create_only(d.path, info) and d.path != _HASH_PATH]
+    found = [d for d in found if not _is_create_only(d.path, desired) and d.path != _HASH_PATH]
     found = [inner for d in found for inner in _expand_recorded_pod(d)]
     forced_by = next((f for d in found if (f := _forcing_field(d, info))), None)
     if forced_by is None and _run_key_changed(desired, live):

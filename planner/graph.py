@@ -29,6 +29,7 @@ from planner.kinds import (
     PERSISTENT_VOLUME_CLAIM,
     POD,
     SECRET,
+    STATEFUL_SET,
     KindInfo,
 )
 from planner.objects import (
@@ -56,7 +57,7 @@ STEPS: tuple[TaskAction, ...] = (
     "wait-ready",
 )
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
-REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, POD.kind})
+REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, STATEFUL_SET.kind, POD.kind})
 DEPENDS_ON_FORMS = "<group>/namespaces/<namespace>/<Kind>/<name> or <group>/<Kind>/<name>"
 FOREGROUND = "Foreground"
 
@@ -149,7 +150,8 @@ def depends_on(manifest: Manifest | None) -> list[ObjectRef]:
 
 
 def pod_spec(manifest: Manifest | None) -> Mapping[str, Any] | None:
-    """The pod spec of a Pod, or of a workload's pod template (Deployment, Job, CronJob's job template)."""
+    """The pod spec of a Pod, or of a workload's pod template (Deployment, Job, StatefulSet, CronJob's job
+    template)."""
     if not manifest:
         return None
     spec: Mapping[str, Any] = manifest.get("spec") or {}

@@ -103,7 +103,6 @@ JOB = KindInfo(
     immutable_fields=("spec.template", "spec.selector", "spec.completions", "spec.completionMode"),
 )
 
-# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 STATEFUL_SET = KindInfo(
     kind="StatefulSet",
     group="apps",
@@ -117,6 +116,15 @@ STATEFUL_SET = KindInfo(
         "spec.podManagementPolicy",
     ),
 )
+HORIZONTAL_POD_AUTOSCALER = KindInfo(
+    kind="HorizontalPodAutoscaler",
+    group="autoscaling",
+    version="v2",
+    plural="horizontalpodautoscalers",
+    namespaced=True,
+)
+
+# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 DAEMON_SET = KindInfo(
     kind="DaemonSet",
     group="apps",
@@ -135,6 +143,8 @@ KINDS: tuple[KindInfo, ...] = (
     POD,
     DEPLOYMENT,
     JOB,
+    STATEFUL_SET,
+    HORIZONTAL_POD_AUTOSCALER,
 )
 
 # The Events that explain why a wait is not over yet (`planner.wait.evidence`, read) and those the controller

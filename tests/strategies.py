@@ -24,6 +24,7 @@ from ruamel.yaml import YAML
 
 from planner.plan import Plan, load_plans
 from planner.plan.schema import plan_schema
+from planner.plan.validate_pods import KIND_FIELDS
 
 Schema = dict[str, Any]
 SECRET_ENV = {"PLANNER_STRATEGY_SECRET": "from-the-environment"}
@@ -194,32 +195,47 @@ _BY_TYPE: dict[str, Callable[[Schema, str], SearchStrategy[Any]]] = {
 def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
     metadata = document["metadata"]
     metadata["name"] = f"{metadata['name']}-plan"
-    for section, tag in (("workloads", "w"), ("sandboxes", "s"), ("configMaps", "c"), ("secrets", "k")):
+    sections = (
+        ("workloads", "w"),
+        ("sandboxes", "s"),
+        ("configMaps", "c"),
+        ("secrets", "k"),
+        ("volumeClaims", "v"),
+    )
+    for section, tag in sections:
         for index, item in enumerate(document.get(section, [])):
             item["name"] = f"{item['name']}-{tag}{index}"
     for index, pool in enumerate(document.get("warmPools", [])):
         pool["name"] = f"{pool['name']}-pool{index}"
+    claims = [claim["name"] for claim in document.get("volumeClaims", [])]
     for workload in document.get("workloads", []):
-        _valid_workload(workload)
+        _valid_workload(workload, claims)
     for sandbox in document.get("sandboxes", []):
         sandbox.pop("forkFrom", None)
     _valid_references(document, draw)
 
 
-def _valid_workload(workload: dict[str, Any]) -> None:
-    is_job = workload.get("kind") == "job"
-    for field in ("replicas", "progressDeadlineSeconds", "strategy") if is_job else ():
-        workload.pop(field, None)
+def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
+    kind = workload.get("kind") or "deployment"
+    is_job = kind == "job"
+    for field, kinds in KIND_FIELDS.items():
+        if kind not in kinds:
+            workload.pop(field, None)
+    update = workload.get("updateStrategy", {})
+    if update.get("type") == "OnDelete":
+        update.pop("partition", None)
+    if scale := workload.get("autoscale"):
+        scale["max"] = max(scale["max"], scale["min"])
+        if "replicas" in workload:
+            workload["replicas"] = min(max(workload["replicas"], scale["min"]), scale["max"])
     strategy = workload.get("strategy", {})
     if strategy.get("type") == "Recreate":
         strategy.pop("maxSurge", None)
         strategy.pop("maxUnavailable", None)
     elif all(strategy.get(key, 1) in (0, "0%") for key in ("maxSurge", "maxUnavailable")):
         strategy["maxSurge"] = 1
-    for field in () if is_job else ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
-        workload.pop(field, None)
     if workload.get("expose") is True:
-        if is_job:
+        if kind != "deployment":
             workload["expose"] = False
         else:
             workload.setdefault("port", 8080)
@@ -238,15 +254,25 @@ def _valid_workload(workload: dict[str, Any]) -> None:
     for container in containers:
         if "successThreshold" in container.get("livenessProbe", {}):
             container["livenessProbe"]["successThreshold"] = 1
-    _valid_volumes(containers)
+    _valid_volumes(containers, claims, stateful=kind == "statefulset")
 
 
-def _valid_volumes(containers: list[dict[str, Any]]) -> None:
-    """Explicit volume names are made unique per pod (their sources differ); mount paths per container."""
+def _valid_volumes(containers: list[dict[str, Any]], claims: list[str], *, stateful: bool) -> None:
+    """Explicit volume names are made unique per pod (their sources differ); mount paths per container.
+    Claim volumes name a declared claim, and claim templates (named) are a StatefulSet's only."""
     counter = 0
     for container in containers:
         mounts: set[str] = set()
-        for volume in container.get("volumes", []):
+        container["volumes"] = [
+            volume
+            for volume in container.get("volumes", [])
+            if ("claim" not in volume or stateful) and ("persistentVolumeClaim" not in volume or claims)
+        ]
+        for volume in container["volumes"]:
+            if "persistentVolumeClaim" in volume:
+                volume["persistentVolumeClaim"] = claims[0]
+            if "claim" in volume:
+                volume.setdefault("name", "tpl")
             if "name" in volume:
                 counter += 1
                 volume["name"] = f"vol{counter}-{volume['name']}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
 from planner.errors import RuntimeIDError
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET, KindInfo
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
     ANNOTATION_HASH,
@@ -30,13 +30,25 @@ from planner.objects import (
     canonical_json,
     metadata_of,
 )
-from planner.plan.model import Plan, Runtime, Sandbox, Workload
+from planner.plan.model import Plan, Runtime, Sandbox, Workload, WorkloadKind
 from planner.plan.names import workspace_pvc_name
 from planner.state.applyset import LABEL_PART_OF, applyset_id
 
-RuntimeKind = Literal["deployment", "job", "sandbox"]
+RuntimeKind = Literal["deployment", "job", "statefulset", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
 RUNTIME_KINDS: tuple[str, ...] = get_args(RuntimeKind)
+
+
+WORKLOAD_KINDS: Mapping[WorkloadKind, KindInfo] = {
+    "deployment": DEPLOYMENT,
+    "job": JOB,
+    "statefulset": STATEFUL_SET,
+}
+
+
+def workload_kind(workload: Workload) -> KindInfo:
+    """The Kubernetes kind a workload renders as: its Deployment, Job or StatefulSet."""
+    return WORKLOAD_KINDS[workload.kind]
 
 
 def _sha256_hex(text: str) -> str:
@@ -101,12 +113,11 @@ def sandbox_runtime_id(plan: Plan, sandbox: Sandbox, default_namespace: str) -> 
 
 def primary_ref(plan: Plan, name: str, default_namespace: str) -> str:
     """The depends-on reference of a plan entry's primary object, the one that carries and answers
-    dependencies: a workload's Deployment or Job; a sandbox's Pod, or its workspace PVC while paused
+    dependencies: a workload's Deployment, Job or StatefulSet; a sandbox's Pod, or its workspace PVC while paused
     (the Pod does not exist then). KeyError when no workload or sandbox has that name."""
     entry = plan.runnables.get(name)
     if isinstance(entry, Workload):
-        kind = JOB if entry.kind == "job" else DEPLOYMENT
-        return depends_on_ref(kind, workload_namespace(plan, entry, default_namespace), name)
+        return depends_on_ref(workload_kind(entry), workload_namespace(plan, entry, default_namespace), name)
     if entry is not None:
         namespace = plan_namespace(plan, default_namespace)
         if entry.state == "running":

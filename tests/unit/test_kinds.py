@@ -97,7 +97,7 @@ def test_a_manifest_finds_its_row_by_kind() -> None:
 @pytest.mark.parametrize(
     ("lookup", "key", "message"),
     [
-        (by_kind, "StatefulSet", "unknown kind 'StatefulSet'; planner writes ConfigMap, Deployment, Job"),
+        (by_kind, "DaemonSet", "unknown kind 'DaemonSet'; planner writes ConfigMap, Deployment, Horizontal"),
         (
             by_group_kind,
             "Deployment",

@@ -422,8 +422,8 @@ REJECTIONS = [
     ("an upper-case namespace", "k8s-Default|deployment|web", "namespace 'Default' is not a DNS label"),
     (
         "an unknown kind",
-        "k8s-default|statefulset|web",
-        "unknown kind 'statefulset' (expected one of deployment, job, sandbox)",
+        "k8s-default|daemonset|web",
+        "unknown kind 'daemonset' (expected one of deployment, job, statefulset, sandbox)",
     ),
     ("a kind in another case", "k8s-default|Deployment|web", "unknown kind 'Deployment'"),
     ("an empty name", "k8s-default|job|", "name '' is not a DNS-1123 name of at most 63 characters"),
