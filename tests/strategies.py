@@ -217,7 +217,6 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
 
 def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
     kind = workload.get("kind") or "deployment"
-    is_job = kind == "job"
     for field, kinds in KIND_FIELDS.items():
         if kind not in kinds:
             workload.pop(field, None)
