@@ -36,6 +36,7 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
+from planner.dataloss import kept_claims
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
 from planner.live import LiveState
 from planner.objects import (
@@ -304,7 +305,7 @@ class _Differ:
         result = compare(desired, live, _kind_info(ref.kind), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
-            reason = f"forced by {result.forced_by}"
+            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept_claims(live))))
             return dataclasses.replace(
                 base, action="replace", fields=result.fields, reason=reason, drift=drift
             )
@@ -394,9 +395,8 @@ class _Differ:
             return Change(
                 ref=ref, action="delete", desired=None, live=live, reason=reason, drift=True, owner=owner
             )
-        return Change(
-            ref=ref, action="delete", desired=None, live=live, reason="no longer in the plan", owner=owner
-        )
+        reason = "; ".join(filter(None, ("no longer in the plan", kept_claims(live))))
+        return Change(ref=ref, action="delete", desired=None, live=live, reason=reason, owner=owner)
 
 
 def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
