@@ -404,10 +404,18 @@ class _Builder:
         return handles.ready
 
     def add_use_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        """What a pod spec names is written first; a PVC created now is also ready first (Bound, or
+        Pending in a WaitForFirstConsumer class, which the pod's scheduling binds)."""
         for ref, change in active.items():
             for used in used_objects(change.desired) if change.action != "delete" else []:
                 target = self.handles.get(used)
-                self.edge(target.write if target else None, self.handles[ref].write)
+                if target is None:
+                    continue
+                created = active[used].action in ("create", "replace")
+                if used.kind == PERSISTENT_VOLUME_CLAIM.kind and created:
+                    self.edge(self.ready_task(used), self.handles[ref].write)
+                else:
+                    self.edge(target.write, self.handles[ref].write)
 
     def add_release_edges(self, active: Mapping[ObjectRef, Change]) -> None:
         for ref, change in active.items():

@@ -121,7 +121,7 @@ def test_a_removed_statefulset_says_kubernetes_keeps_its_pvcs_and_deletes_no_cla
     refuse_data_loss([changeset])  # nothing planner deletes holds data
 
 
-def test_a_workload_mounting_a_new_claim_is_written_after_it_and_a_statefulset_is_waited_for() -> None:
+def test_a_new_claim_is_ready_before_the_workloads_that_mount_it_are_written() -> None:
     uploads = Volume(name="files", source="persistentVolumeClaim", ref="uploads", mount_path="/srv")
     manifests = rendered(
         volume_claims=(VolumeClaim(name="uploads", size="1Gi"),),
@@ -130,8 +130,22 @@ def test_a_workload_mounting_a_new_claim_is_written_after_it_and_a_statefulset_i
     assert solve(run(manifests)).as_text() == (
         "parent secret/shop/shop\n"
         "create persistentvolumeclaim/shop/uploads <- parent secret/shop/shop\n"
-        "create deployment/shop/web <- create persistentvolumeclaim/shop/uploads\n"
+        "wait-ready persistentvolumeclaim/shop/uploads <- create persistentvolumeclaim/shop/uploads\n"
+        "create deployment/shop/web <- wait-ready persistentvolumeclaim/shop/uploads\n"
         "wait-ready deployment/shop/web <- create deployment/shop/web\n"
-        "create statefulset/shop/db <- create persistentvolumeclaim/shop/uploads\n"
+        "create statefulset/shop/db <- wait-ready persistentvolumeclaim/shop/uploads\n"
         "wait-ready statefulset/shop/db <- create statefulset/shop/db\n"
+    )
+
+
+def test_a_workload_mounting_an_existing_claim_does_not_wait_for_it() -> None:
+    uploads = Volume(name="files", source="persistentVolumeClaim", ref="uploads", mount_path="/srv")
+    claim = find(
+        rendered(volume_claims=(VolumeClaim(name="uploads", size="1Gi"),)), "PersistentVolumeClaim", "uploads"
+    )
+    web = find(rendered(workloads=(workload(volumes=(uploads,)),)), "Deployment", "web")
+    assert solve(run([claim, web], served(claim))).as_text() == (
+        "parent secret/shop/shop\n"
+        "create deployment/shop/web <- parent secret/shop/shop\n"
+        "wait-ready deployment/shop/web <- create deployment/shop/web\n"
     )
