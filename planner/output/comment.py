@@ -26,7 +26,17 @@ from typing import Any
 
 from planner.dataloss import loss, losses, needs_consent
 from planner.diff import Change, ChangeSet
-from planner.kinds import CONFIG_MAP, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, SERVICE
+from planner.kinds import (
+    CONFIG_MAP,
+    DEPLOYMENT,
+    HORIZONTAL_POD_AUTOSCALER,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SECRET,
+    SERVICE,
+    STATEFUL_SET,
+)
 from planner.monitor.pools import PoolStatus
 from planner.objects import Manifest
 from planner.output.changes import (
@@ -208,13 +218,15 @@ def key_fields(manifest: Manifest | None) -> list[str]:
     kind, spec = manifest.get("kind"), manifest.get("spec") or {}
     found = [f"{key} {spec[key]}" for key in _COUNTS.get(str(kind), ()) if spec.get(key) is not None]
     pod = spec if kind == POD.kind else (spec.get("template") or {}).get("spec")
-    if kind in (POD.kind, DEPLOYMENT.kind, JOB.kind) and isinstance(pod, dict):
+    if kind in (POD.kind, DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind) and isinstance(pod, dict):
         found += [_container(c, init=True) for c in pod.get("initContainers") or []]
         found += [_container(c, init=False) for c in pod.get("containers") or []]
     if kind == SERVICE.kind:
         found += _listed("ports", [_service_port(port) for port in spec.get("ports") or []])
     if kind == PERSISTENT_VOLUME_CLAIM.kind:
         found += _claim(spec)
+    for template in spec.get("volumeClaimTemplates") or [] if kind == STATEFUL_SET.kind else []:
+        found += [f"claim template {template['metadata']['name']}: {', '.join(_claim(template['spec']))}"]
     if kind in (CONFIG_MAP.kind, SECRET.kind):
         keys = sorted(
             {key for field in ("data", "binaryData", "stringData") for key in manifest.get(field) or {}}
@@ -223,7 +235,12 @@ def key_fields(manifest: Manifest | None) -> list[str]:
     return found
 
 
-_COUNTS = {DEPLOYMENT.kind: ("replicas",), JOB.kind: ("completions", "parallelism")}
+_COUNTS = {
+    DEPLOYMENT.kind: ("replicas",),
+    STATEFUL_SET.kind: ("replicas",),
+    HORIZONTAL_POD_AUTOSCALER.kind: ("minReplicas", "maxReplicas"),
+    JOB.kind: ("completions", "parallelism"),
+}
 
 
 def _listed(what: str, items: Sequence[str]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.output.comment import key_fields
 from planner.plan.model import (
     Autoscale,
     DataSource,
@@ -196,3 +197,16 @@ def test_an_autoscaled_workload_without_replicas_leaves_them_to_the_hpa() -> Non
     assert "replicas" not in manifests[0]["spec"]
     assert "planner.dev/create-only" not in manifests[0]["metadata"]["annotations"]
     assert "metrics" not in manifests[1]["spec"]  # Kubernetes' default: 80% CPU
+
+
+def test_a_review_comment_names_what_a_statefulset_and_its_autoscaler_declare() -> None:
+    manifests = rendered(plan(workloads=(database(autoscale=Autoscale(min=2, max=6)),)))
+    assert [key_fields(m) for m in manifests] == [
+        [
+            "replicas 2",
+            f"db: image `{IMAGE}`, ports 5432",
+            "claim template data: size 1Gi, storageClass standard",
+        ],
+        ["ports 5432"],
+        ["minReplicas 2", "maxReplicas 6"],
+    ]
