@@ -39,6 +39,8 @@ RECOVERY_ONLY = {
         ("", "services"),
         ("", "pods"),
         ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("autoscaling", "horizontalpodautoscalers"),
         ("batch", "jobs"),
     ]
 }
@@ -110,7 +112,8 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
             "  - {name: extra, data: {MODE: slow}}\n"
             "secrets:\n  - {name: creds, data: {TOKEN: s3cr3t}}\n"
             "workloads:\n"
-            "  - {name: web, image: nginx:1.27, port: 80, expose: true}\n"
+            "  - {name: web, image: nginx:1.27, port: 80, expose: true, autoscale: {min: 1, max: 2}}\n"
+            "  - {name: db, kind: statefulset, image: postgres:16, replicas: 1}\n"
             '  - {name: migrate, kind: job, image: busybox:1, command: ["true"]}\n'
             "sandboxes:\n"
             "  - {name: alice, image: ghcr.io/acme/devbox:1, rootfs: {size: 1Gi}, workspace: {size: 1Gi}, idleTimeout: 1s}\n"
