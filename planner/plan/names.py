@@ -27,11 +27,6 @@ def workspace_pvc_name(sandbox: str) -> str:
     return f"{sandbox}-workspace"
 
 
-def claim_template_pvc_name(template: str, stateful_set: str, ordinal: int) -> str:
-    """The PVC a StatefulSet's claim template gives pod `<set>-<ordinal>` (Kubernetes names it so)."""
-    return f"{template}-{stateful_set}-{ordinal}"
-
-
 def sandbox_env_secret_name(sandbox: str) -> str:
     return f"{sandbox}-env"
 
