@@ -151,7 +151,8 @@ def workload_object(workload: Workload, *, plan: Plan, stamp: Stamp, default_nam
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
         **depends_on_annotation(plan, workload.depends_on, default_namespace),
     }
-    if workload.autoscale is not None and workload.replicas is not None:
+    if workload.autoscale is not None:
+        # Also without `replicas`: a workload that had them keeps its live count, never a default of 1.
         annotations[ANNOTATION_CREATE_ONLY] = REPLICAS
     if workload.kind == "job":
         annotations[ANNOTATION_RUN_KEY] = run_key({"spec": spec})

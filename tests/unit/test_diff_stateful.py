@@ -69,6 +69,15 @@ def test_a_plan_change_of_an_autoscaled_workload_writes_the_live_replicas() -> N
     assert with_create_only_of(after, before)["spec"]["replicas"] == 7  # never reset to the plan's 2
 
 
+def test_autoscaling_a_workload_planner_scaled_never_drops_its_replicas() -> None:
+    before = find(rendered(workloads=(workload(replicas=4),)), "Deployment", "web")
+    live = served(before, managed=[planner_apply({"f:spec": {"f:replicas": {}}})])
+    after = autoscaled(replicas=None)
+    change = only(run([after], live), "deployment/shop/web")
+    assert [f.path for f in change.fields if "replicas" in f.path] == []
+    assert with_create_only_of(after, live)["spec"]["replicas"] == 4  # kept, not removed to a default
+
+
 def claim(**fields: Any) -> Manifest:
     fields.setdefault("size", "5Gi")
     return find(

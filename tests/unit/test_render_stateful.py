@@ -195,7 +195,7 @@ def test_an_autoscaled_workload_without_replicas_leaves_them_to_the_hpa() -> Non
     web = workload(autoscale=Autoscale(min=1, max=3))
     manifests = rendered(plan(workloads=(web,)))
     assert "replicas" not in manifests[0]["spec"]
-    assert "planner.dev/create-only" not in manifests[0]["metadata"]["annotations"]
+    assert manifests[0]["metadata"]["annotations"]["planner.dev/create-only"] == "spec.replicas"
     assert "metrics" not in manifests[1]["spec"]  # Kubernetes' default: 80% CPU
 
 
