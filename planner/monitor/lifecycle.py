@@ -13,7 +13,7 @@ What each does, per kind:
 | --- | --- | --- | --- | --- |
 | start / resume | scale to 1 | scale back to the replicas it had when stopped (1 if unknown) | verify it exists (a deleted Job is not restartable: exit 4) | recreate the Pod, mark `running` |
 | stop / pause | scale to 0 | record its replicas (`planner.dev/stopped-replicas`), scale to 0; PVCs kept | delete, Foreground | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete `<name>-svc` (NotFound ignored), then the Deployment | its headless Service `<name>`, then the StatefulSet; its PVCs only with `allow_data_loss` | delete, Foreground | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+| delete | delete the HPA `<name>` and `<name>-svc` (NotFound ignored), then the Deployment | the HPA `<name>`, its headless Service `<name>`, then the StatefulSet; its PVCs only with `allow_data_loss` | delete, Foreground | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
 
 A StatefulSet's replicas are the plan's (or its autoscaler's), so stop records them for start to restore.
 
@@ -41,7 +41,16 @@ from planner.errors import (
     PlannerError,
     WorkloadNotFoundError,
 )
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, STATEFUL_SET, KindInfo
+from planner.kinds import (
+    DEPLOYMENT,
+    HORIZONTAL_POD_AUTOSCALER,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SERVICE,
+    STATEFUL_SET,
+    KindInfo,
+)
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
@@ -327,10 +336,12 @@ def _pause_sandbox(client: KubeClient, rid: RuntimeID, *, reason: str | None = N
 
 
 def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: bool = False) -> Outcome:
-    """Deployment: its Service (if any), then it. Job: Foreground. Sandbox: the Pod, then its PVCs only
+    """Deployment or StatefulSet: its autoscaler and Service (if any), then it. Job: Foreground. Sandbox: the Pod, then its PVCs only
     with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
     rid = parse(runtime_id)
     primary(client, rid)
+    if rid.kind in ("deployment", "statefulset"):
+        _delete(client, HORIZONTAL_POD_AUTOSCALER, rid.namespace, rid.name, propagation="Background")
     if rid.kind == "deployment":
         _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
         _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
