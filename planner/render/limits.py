@@ -23,6 +23,7 @@ from planner.errors import Diagnostic
 from planner.objects import Manifest
 from planner.plan import names
 from planner.plan.model import Plan
+from planner.render.identity import WORKLOAD_KINDS
 
 MAX_DATA_BYTES = 1024 * 1024
 MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -103,6 +104,11 @@ def _origins(plan: Plan) -> dict[tuple[str, str], str]:
         origins["PersistentVolumeClaim", names.workspace_pvc_name(sandbox.name)] = here
     for index, workload in enumerate(plan.workloads):
         here = f"workloads[{index}]"
-        origins["Job" if workload.kind == "job" else "Deployment", workload.name] = here
+        origins[WORKLOAD_KINDS[workload.kind].kind, workload.name] = here
         origins["Service", names.service_name(workload.name)] = here
+        if workload.kind == "statefulset":
+            origins["Service", workload.name] = here
+        origins["HorizontalPodAutoscaler", workload.name] = here
+    for index, claim in enumerate(plan.volume_claims):
+        origins["PersistentVolumeClaim", claim.name] = f"volumeClaims[{index}]"
     return origins

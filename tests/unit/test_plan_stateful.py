@@ -11,6 +11,7 @@ import pytest
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.model import Autoscale, DataSource, PersistentClaim, StatefulUpdate, Volume, VolumeClaim
+from planner.render import limit_diagnostics, render
 
 CLAIMS = "volumeClaims:\n  - name: uploads\n    size: 1Gi\n"
 DB = "workloads:\n  - name: db\n    kind: statefulset\n    image: postgres:16\n"
@@ -143,3 +144,12 @@ def test_a_rule_beyond_the_schema_is_reported_at_its_position(
     with pytest.raises(PlanError) as raised:
         load_plans([path], environ={})
     assert [str(d) for d in raised.value.diagnostics] == [line.format(f=path) for line in expected]
+
+
+def test_a_statefulset_too_big_for_the_api_is_reported_at_its_entry(write_plan: Callable[..., Path]) -> None:
+    path = write_plan(DB + f"    podAnnotations: {{big: {'x' * 262_142}}}\n")
+    (plan,) = load_plans([path], environ={}).plans
+    assert [str(d) for d in limit_diagnostics(plan, render(plan, "default"))] == [
+        f'{path}:6:5: workloads[0]: the rendered StatefulSet "db" carries 262,145 bytes of annotations: the API '
+        "allows at most 262,144 (256 KiB) on one object"
+    ]
