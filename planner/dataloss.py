@@ -6,15 +6,19 @@ flags. *Does applying it need `--allow-data-loss`?* — all of them but the reba
 loss the plan's own generation bump declares. `diff` records in the ChangeSet whether the flag was given;
 `refuse_data_loss` is the one check, made before anything is written (and by `plan` after it printed
 the plan, so the plan is seen before it is refused). Pure: no I/O.
+
+A StatefulSet's claim templates make PVCs planner never renders; Kubernetes keeps them when the set goes,
+and so does planner: `kept_claims` says so in the reason of a deleted or replaced StatefulSet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from planner.changeset import Change, ChangeSet
 from planner.errors import DataLossError
-from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, STATEFUL_SET
 
 _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 
@@ -51,3 +55,16 @@ def refuse_data_loss(changesets: Iterable[ChangeSet]) -> None:
     found = [(str(change.ref), f"would be {loss(change)}") for cs in changesets for change in refused(cs)]
     if found:
         raise DataLossError(found)
+
+
+def kept_claims(live: Mapping[str, Any] | None) -> str:
+    """What happens to a live StatefulSet's claims when it is deleted: "" for anything else."""
+    if not live or live.get("kind") != STATEFUL_SET.kind:
+        return ""
+    spec = live.get("spec") or {}
+    templates = [str((t.get("metadata") or {}).get("name")) for t in spec.get("volumeClaimTemplates") or []]
+    if not templates:
+        return ""
+    name = (live.get("metadata") or {}).get("name")
+    claims = ", ".join(f"{template}-{name}-*" for template in templates)
+    return f"its PVCs {claims} are kept (Kubernetes keeps a StatefulSet's claims; delete them by hand)"

@@ -36,6 +36,7 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
+from planner.dataloss import kept_claims
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
 from planner.live import LiveState
 from planner.objects import (
@@ -46,6 +47,7 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    create_only_fields,
     metadata_of,
     namespace_manifest,
     owner_of,
@@ -115,8 +117,8 @@ class _Comparison:
     planner_owned: bool
 
 
-def _is_create_only(path: Path, info: KindInfo | None) -> bool:
-    return info is not None and any(covers(p, pattern_of(path)) for p in info.create_only_fields)
+def _is_create_only(path: Path, desired: Manifest) -> bool:
+    return any(covers(p, pattern_of(path)) for p in create_only_fields(desired))
 
 
 def _change_allowed(mutable: MutableField, difference: Difference) -> bool:
@@ -238,7 +240,7 @@ def compare(
             if difference.path not in seen:
                 seen.add(difference.path)
                 found.append(difference)
-    found = [d for d in found if not _is_create_only(d.path, info) and d.path != _HASH_PATH]
+    found = [d for d in found if not _is_create_only(d.path, desired) and d.path != _HASH_PATH]
     found = [inner for d in found for inner in _expand_recorded_pod(d)]
     forced_by = next((f for d in found if (f := _forcing_field(d, info))), None)
     if forced_by is None and _run_key_changed(desired, live):
@@ -303,7 +305,7 @@ class _Differ:
         result = compare(desired, live, _kind_info(ref.kind), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
-            reason = f"forced by {result.forced_by}"
+            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept_claims(live))))
             return dataclasses.replace(
                 base, action="replace", fields=result.fields, reason=reason, drift=drift
             )
@@ -393,9 +395,8 @@ class _Differ:
             return Change(
                 ref=ref, action="delete", desired=None, live=live, reason=reason, drift=True, owner=owner
             )
-        return Change(
-            ref=ref, action="delete", desired=None, live=live, reason="no longer in the plan", owner=owner
-        )
+        reason = "; ".join(filter(None, ("no longer in the plan", kept_claims(live))))
+        return Change(ref=ref, action="delete", desired=None, live=live, reason=reason, owner=owner)
 
 
 def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:

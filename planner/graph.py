@@ -31,6 +31,7 @@ from planner.kinds import (
     POD,
     SECRET,
     SERVICE,
+    STATEFUL_SET,
     KindInfo,
 )
 from planner.objects import (
@@ -58,7 +59,7 @@ STEPS: tuple[TaskAction, ...] = (
     "wait-ready",
 )
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
-REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, POD.kind})
+REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, STATEFUL_SET.kind, POD.kind})
 DEPENDS_ON_FORMS = "<group>/namespaces/<namespace>/<Kind>/<name> or <group>/<Kind>/<name>"
 FOREGROUND = "Foreground"
 
@@ -151,7 +152,8 @@ def depends_on(manifest: Manifest | None) -> list[ObjectRef]:
 
 
 def pod_spec(manifest: Manifest | None) -> Mapping[str, Any] | None:
-    """The pod spec of a Pod, or of a workload's pod template (Deployment, Job, CronJob's job template)."""
+    """The pod spec of a Pod, or of a workload's pod template (Deployment, Job, StatefulSet, CronJob's job
+    template)."""
     if not manifest:
         return None
     spec: Mapping[str, Any] = manifest.get("spec") or {}
@@ -424,10 +426,18 @@ class _Builder:
         return handles.ready
 
     def add_use_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        """What a pod spec names is written first; a PVC created now is also ready first (Bound, or
+        Pending in a WaitForFirstConsumer class, which the pod's scheduling binds)."""
         for ref, change in active.items():
             for used in used_objects(change.desired) if change.action != "delete" else []:
                 target = self.handles.get(used)
-                self.edge(target.write if target else None, self.handles[ref].write)
+                if target is None:
+                    continue
+                created = active[used].action in ("create", "replace")
+                if used.kind == PERSISTENT_VOLUME_CLAIM.kind and created:
+                    self.edge(self.ready_task(used), self.handles[ref].write)
+                else:
+                    self.edge(target.write, self.handles[ref].write)
 
     def add_release_edges(self, active: Mapping[ObjectRef, Change]) -> None:
         for ref, change in active.items():

@@ -107,7 +107,6 @@ INGRESS = KindInfo(
     kind="Ingress", group="networking.k8s.io", version="v1", plural="ingresses", namespaced=True
 )
 
-# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 STATEFUL_SET = KindInfo(
     kind="StatefulSet",
     group="apps",
@@ -121,6 +120,15 @@ STATEFUL_SET = KindInfo(
         "spec.podManagementPolicy",
     ),
 )
+HORIZONTAL_POD_AUTOSCALER = KindInfo(
+    kind="HorizontalPodAutoscaler",
+    group="autoscaling",
+    version="v2",
+    plural="horizontalpodautoscalers",
+    namespaced=True,
+)
+
+# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 DAEMON_SET = KindInfo(
     kind="DaemonSet",
     group="apps",
@@ -141,6 +149,8 @@ KINDS: tuple[KindInfo, ...] = (
     JOB,
     CRON_JOB,
     INGRESS,
+    STATEFUL_SET,
+    HORIZONTAL_POD_AUTOSCALER,
 )
 
 # The object each plan workload `kind` renders as (its primary object).
@@ -148,6 +158,7 @@ WORKLOAD_KINDS: Mapping[str, KindInfo] = {
     "deployment": DEPLOYMENT,
     "job": JOB,
     "cronjob": CRON_JOB,
+    "statefulset": STATEFUL_SET,
 }
 
 # The Events that explain why a wait is not over yet (`planner.wait.evidence`, read) and those the controller

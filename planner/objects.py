@@ -36,6 +36,9 @@ ANNOTATION_HASH = "planner.dev/hash"
 ANNOTATION_SANDBOX_STATE = "planner.dev/sandbox-state"
 ANNOTATION_POD_SPEC = "planner.dev/pod-spec"
 ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
+# Fields of this one object that are sent on create only, comma-separated dotted paths: an autoscaled
+# workload's `spec.replicas`, which its HorizontalPodAutoscaler owns once the workload exists.
+ANNOTATION_CREATE_ONLY = "planner.dev/create-only"
 
 # Sandboxes beside a plan: warm-pool members (not ApplySet members, so prune never sees them) and the
 # activity the idle reaper reads, all kept on the workspace PVC (the pool labels on every object).
@@ -154,7 +157,7 @@ def without_create_only(manifest: Manifest) -> Manifest:
     """`manifest` without its kind's create-only fields (`kinds.py`: a PVC's `spec.dataSource`), which
     are sent once, on create, and are no part of what planner compares or writes afterwards."""
     result = manifest
-    for dotted in _create_only_fields(manifest):
+    for dotted in create_only_fields(manifest):
         result = without_field(result, dotted.split("."))
     return result
 
@@ -163,18 +166,21 @@ def with_create_only_of(manifest: Manifest, live: Mapping[str, Any]) -> Manifest
     """`manifest` with its kind's create-only fields as `live` has them (absent where live has none):
     what an update writes, so it never asks the server to change a field only a create may set."""
     result = without_create_only(manifest)
-    for dotted in _create_only_fields(manifest):
+    for dotted in create_only_fields(manifest):
         value = _at(live, dotted.split("."))
         if value is not None:
             result = _placed(result, dotted.split("."), value)
     return result
 
 
-def _create_only_fields(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+def create_only_fields(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The create-only fields of `manifest`: its kind's, then those its own annotation names."""
+    own = annotations_of(manifest).get(ANNOTATION_CREATE_ONLY, "")
     try:
-        return by_kind(str(manifest.get("kind", ""))).create_only_fields
+        fields = by_kind(str(manifest.get("kind", ""))).create_only_fields
     except KeyError:
-        return ()
+        fields = ()
+    return (*fields, *(path for path in own.split(",") if path))
 
 
 def without_field(value: Manifest, path: Sequence[str]) -> Manifest:

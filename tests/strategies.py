@@ -24,7 +24,7 @@ from ruamel.yaml import YAML
 
 from planner.plan import Plan, load_plans
 from planner.plan.schema import plan_schema
-from planner.plan.validate_pods import KIND_ONLY_FIELDS
+from planner.plan.validate_pods import KIND_FIELDS
 
 Schema = dict[str, Any]
 SECRET_ENV = {"PLANNER_STRATEGY_SECRET": "from-the-environment"}
@@ -202,25 +202,40 @@ _BY_TYPE: dict[str, Callable[[Schema, str], SearchStrategy[Any]]] = {
 def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
     metadata = document["metadata"]
     metadata["name"] = f"{metadata['name']}-plan"
-    for section, tag in (("workloads", "w"), ("sandboxes", "s"), ("configMaps", "c"), ("secrets", "k")):
+    sections = (
+        ("workloads", "w"),
+        ("sandboxes", "s"),
+        ("configMaps", "c"),
+        ("secrets", "k"),
+        ("volumeClaims", "v"),
+    )
+    for section, tag in sections:
         for index, item in enumerate(document.get(section, [])):
             item["name"] = f"{item['name']}-{tag}{index}"
     for index, pool in enumerate(document.get("warmPools", [])):
         pool["name"] = f"{pool['name']}-pool{index}"
+    claims = [claim["name"] for claim in document.get("volumeClaims", [])]
     for workload in document.get("workloads", []):
-        _valid_workload(workload)
+        _valid_workload(workload, claims)
     for sandbox in document.get("sandboxes", []):
         sandbox.pop("forkFrom", None)
     _valid_references(document, draw)
 
 
-def _valid_workload(workload: dict[str, Any]) -> None:
+def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
     kind = workload.get("kind") or "deployment"
-    for field, kinds in KIND_ONLY_FIELDS.items():
+    for field, kinds in KIND_FIELDS.items():
         if kind not in kinds:
             workload.pop(field, None)
     if kind == "cronjob":
         workload.setdefault("schedule", "@hourly")
+    update = workload.get("updateStrategy", {})
+    if update.get("type") == "OnDelete":
+        update.pop("partition", None)
+    if scale := workload.get("autoscale"):
+        scale["max"] = max(scale["max"], scale["min"])
+        if "replicas" in workload:
+            workload["replicas"] = min(max(workload["replicas"], scale["min"]), scale["max"])
     strategy = workload.get("strategy", {})
     if strategy.get("type") == "Recreate":
         strategy.pop("maxSurge", None)
@@ -252,15 +267,25 @@ def _valid_workload(workload: dict[str, Any]) -> None:
         for name, value in container.get("env", {}).items():
             if value == {}:  # an env value object names exactly one source
                 container["env"][name] = {"fieldRef": "status.podIP"}
-    _valid_volumes(containers)
+    _valid_volumes(containers, claims, stateful=kind == "statefulset")
 
 
-def _valid_volumes(containers: list[dict[str, Any]]) -> None:
-    """Explicit volume names are made unique per pod (their sources differ); mount paths per container."""
+def _valid_volumes(containers: list[dict[str, Any]], claims: list[str], *, stateful: bool) -> None:
+    """Explicit volume names are made unique per pod (their sources differ); mount paths per container.
+    Claim volumes name a declared claim, and claim templates (named) are a StatefulSet's only."""
     counter = 0
     for container in containers:
         mounts: set[str] = set()
-        for volume in container.get("volumes", []):
+        container["volumes"] = [
+            volume
+            for volume in container.get("volumes", [])
+            if ("claim" not in volume or stateful) and ("persistentVolumeClaim" not in volume or claims)
+        ]
+        for volume in container["volumes"]:
+            if "persistentVolumeClaim" in volume:
+                volume["persistentVolumeClaim"] = claims[0]
+            if "claim" in volume:
+                volume.setdefault("name", "tpl")
             if "name" in volume:
                 counter += 1
                 volume["name"] = f"vol{counter}-{volume['name']}"

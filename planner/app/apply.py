@@ -51,7 +51,7 @@ from planner.errors import (
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.graph import ExecutionPlan
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.objects import Manifest, ref_of
@@ -157,7 +157,7 @@ def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[s
 
 
 Scopes = dict[str, frozenset[str] | None]
-EXPLAINED_KINDS = (DEPLOYMENT.kind, JOB.kind, POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
+EXPLAINED_KINDS = (DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind, POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
 
 
 def explained_namespaces(waits: Scopes) -> frozenset[str]:

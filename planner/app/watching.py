@@ -20,7 +20,16 @@ from planner.app.target import Target
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
-from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, SECRET, KindInfo
+from planner.kinds import (
+    CRON_JOB,
+    DEPLOYMENT,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SECRET,
+    STATEFUL_SET,
+    KindInfo,
+)
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import get_or_none, read_parents
@@ -317,7 +326,7 @@ def follow(
     return MonitorResult(failed=tuple(watcher.failed()), steady=steady, until_done=options.until_done)
 
 
-STATUS_KINDS = (DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD)
+STATUS_KINDS = (DEPLOYMENT, STATEFUL_SET, JOB, PERSISTENT_VOLUME_CLAIM, POD)
 # Read only for the runtime IDs of their kind, so a user who may not list them still sees the rest.
 STATUS_KINDS_OF = {"cronjob": (CRON_JOB,)}
 

@@ -9,11 +9,13 @@ running: drift that the next apply restores).
 
 What each does, per kind:
 
-| op | deployment | job | cronjob | sandbox |
-| --- | --- | --- | --- | --- |
-| start / resume | scale to 1 | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
-| stop / pause | scale to 0 | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete its Ingress `<name>` (if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+| op | deployment | statefulset | job | cronjob | sandbox |
+| --- | --- | --- | --- | --- | --- |
+| start / resume | scale to 1 | scale back to the replicas it had when stopped (1 if unknown) | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
+| stop / pause | scale to 0 | record its replicas (`planner.dev/stopped-replicas`), scale to 0; PVCs kept | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
+| delete | delete the HPA `<name>`, its Ingress `<name>` (if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | the HPA `<name>`, its headless Service `<name>`, then the StatefulSet; its PVCs only with `allow_data_loss` | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+
+A StatefulSet's replicas are the plan's (or its autoscaler's), so stop records them for start to restore.
 
 Every sandbox operation also stamps `planner.dev/last-activity` (now) on the workspace PVC, which the
 idle reaper reads; `touch` stamps only that. The reaper pauses with reason `idle`
@@ -39,7 +41,18 @@ from planner.errors import (
     PlannerError,
     WorkloadNotFoundError,
 )
-from planner.kinds import CRON_JOB, DEPLOYMENT, INGRESS, JOB, PERSISTENT_VOLUME_CLAIM, POD, SERVICE, KindInfo
+from planner.kinds import (
+    CRON_JOB,
+    DEPLOYMENT,
+    HORIZONTAL_POD_AUTOSCALER,
+    INGRESS,
+    JOB,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    SERVICE,
+    STATEFUL_SET,
+    KindInfo,
+)
 from planner.kube.client import KubeClient, resource_path
 from planner.live import get_or_none, list_objects
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
@@ -65,6 +78,7 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 RELEASE_ATTEMPTS = 8
 DEFAULT_TAIL = 200
+ANNOTATION_STOPPED_REPLICAS = "planner.dev/stopped-replicas"
 _GENERATION = re.compile(r"-rootfs-g(\d+)$")
 
 
@@ -108,10 +122,12 @@ def _not_found(rid: RuntimeID, why: str = "") -> WorkloadNotFoundError:
 
 
 def primary_object(rid: RuntimeID) -> tuple[KindInfo, str]:
-    """The object whose existence is the workload's: Deployment, Job, CronJob, or the sandbox's workspace
-    PVC."""
+    """The object whose existence is the workload's: Deployment, StatefulSet, Job, CronJob, or the
+    sandbox's workspace PVC."""
     if rid.kind == "deployment":
         return DEPLOYMENT, rid.name
+    if rid.kind == "statefulset":
+        return STATEFUL_SET, rid.name
     if rid.kind == "job":
         return JOB, rid.name
     if rid.kind == "cronjob":
@@ -133,8 +149,9 @@ def _write_query() -> dict[str, str]:
 
 
 def _scale(client: KubeClient, rid: RuntimeID, replicas: int) -> Outcome:
+    kind, _ = primary_object(rid)
     primary(client, rid)
-    path = resource_path(DEPLOYMENT, rid.namespace, rid.name) + "/scale"
+    path = resource_path(kind, rid.namespace, rid.name) + "/scale"
     body = {"spec": {"replicas": replicas}}
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
     action = "started" if replicas else "stopped"
@@ -148,6 +165,34 @@ def _suspend(client: KubeClient, rid: RuntimeID, suspend: bool) -> Outcome:
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
     action, verb = ("stopped", "suspended") if suspend else ("started", "unsuspended")
     return Outcome(runtime_id=str(rid), action=action, message=f"{verb} {_describe(rid)}")
+
+
+def _record_replicas(client: KubeClient, rid: RuntimeID, replicas: int | None) -> None:
+    """Set (or, with None, remove) the replicas a stopped StatefulSet is to start with again."""
+    path = resource_path(STATEFUL_SET, rid.namespace, rid.name)
+    value = None if replicas is None else str(replicas)
+    body = {"metadata": {"annotations": {ANNOTATION_STOPPED_REPLICAS: value}}}
+    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+
+
+def _stop_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
+    replicas = (primary(client, rid).get("spec") or {}).get("replicas", 1)
+    if replicas:  # stopping a stopped set keeps what the first stop recorded
+        _record_replicas(client, rid, int(replicas))
+    outcome = _scale(client, rid, 0)
+    return Outcome(runtime_id=outcome.runtime_id, action="stopped", message=f"{outcome.message}; PVCs kept")
+
+
+def _start_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
+    own = primary(client, rid)
+    current = int((own.get("spec") or {}).get("replicas", 1))
+    recorded = str(metadata_of(own).get("annotations", {}).get(ANNOTATION_STOPPED_REPLICAS, ""))
+    if current and not recorded:
+        message = f"{_describe(rid)} already runs {current} replicas"
+        return Outcome(runtime_id=str(rid), action="started", message=message)
+    outcome = _scale(client, rid, int(recorded) if recorded.isdigit() and int(recorded) else max(current, 1))
+    _record_replicas(client, rid, None)
+    return outcome
 
 
 def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, propagation: str) -> bool:
@@ -217,11 +262,13 @@ def touch(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 1. Job: verify it exists (a deleted Job is not restartable). CronJob:
-    unsuspend. Sandbox: resume."""
+    """Deployment: scale to 1. StatefulSet: scale back to the replicas recorded when it stopped. Job:
+    verify it exists (a deleted Job is not restartable). CronJob: unsuspend. Sandbox: resume."""
     rid = parse(runtime_id)
     if rid.kind == "deployment":
         return _scale(client, rid, 1)
+    if rid.kind == "statefulset":
+        return _start_stateful_set(client, rid)
     if rid.kind == "cronjob":
         return _suspend(client, rid, False)
     if rid.kind == "job":
@@ -265,10 +312,13 @@ def _resume_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
 
 
 def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 0. Job: delete with Foreground propagation. CronJob: suspend. Sandbox: pause."""
+    """Deployment: scale to 0. StatefulSet: record its replicas, scale to 0. Job: delete with Foreground
+    propagation. CronJob: suspend. Sandbox: pause."""
     rid = parse(runtime_id)
     if rid.kind == "deployment":
         return _scale(client, rid, 0)
+    if rid.kind == "statefulset":
+        return _stop_stateful_set(client, rid)
     if rid.kind == "cronjob":
         return _suspend(client, rid, True)
     if rid.kind == "job":
@@ -305,16 +355,21 @@ def _pause_sandbox(client: KubeClient, rid: RuntimeID, *, reason: str | None = N
 
 
 def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: bool = False) -> Outcome:
-    """Deployment: its Service (if any), then it. Job: Foreground. Sandbox: the Pod, then its PVCs only
+    """Deployment or StatefulSet: its autoscaler, Ingress and Service (if any), then it. Job: Foreground.
+    CronJob: it (its runs go with it). Sandbox: the Pod, then its PVCs only
     with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
     rid = parse(runtime_id)
     primary(client, rid)
+    if rid.kind in ("deployment", "statefulset"):
+        _delete(client, HORIZONTAL_POD_AUTOSCALER, rid.namespace, rid.name, propagation="Background")
     if rid.kind == "deployment":
         routed = _delete_own_ingress(client, rid)
         _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
         _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
         ingress = f"ingress {rid.name}, " if routed else ""
         message = f"deleted {ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
+    elif rid.kind == "statefulset":
+        message = _delete_stateful_set(client, rid, allow_data_loss=allow_data_loss)
     elif rid.kind == "job":
         _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
@@ -335,6 +390,19 @@ def _delete_own_ingress(client: KubeClient, rid: RuntimeID) -> bool:
     return _delete(client, INGRESS, rid.namespace, rid.name, propagation="Background")
 
 
+def _delete_stateful_set(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:
+    _delete(client, SERVICE, rid.namespace, rid.name, propagation="Background")
+    _delete(client, STATEFUL_SET, rid.namespace, rid.name, propagation="Background")
+    deleted = f"deleted service {rid.name} (if any) and {_describe(rid)}"
+    claims = sandbox_claims(client, rid)
+    if not allow_data_loss:
+        kept = ", ".join(claims) or "none"
+        return f"{deleted}; PVCs kept ({kept}; --allow-data-loss deletes them)"
+    for claim in claims:
+        _delete(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, claim, propagation="Background")
+    return f"{deleted} and PVCs {', '.join(claims) or '(none)'}"
+
+
 def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:
     if not allow_data_loss:
         _mark(client, rid, "paused")
@@ -348,7 +416,8 @@ def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool
 
 
 def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
-    """The sandbox's PVCs (every generation's rootfs and the workspace), by the `gobrave-workload` label."""
+    """The sandbox's PVCs (every generation's rootfs and the workspace), or those a StatefulSet's claim
+    templates made (which carry its selector's labels), by the `gobrave-workload` label."""
     listed = list_objects(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, label_selector=_selector(rid))
     return sorted(str(metadata_of(claim)["name"]) for claim in listed)
 
@@ -410,6 +479,9 @@ def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
     }
     if rid.kind == "deployment":
         return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)
+    if rid.kind == "statefulset":
+        dns = f"{rid.name}.{rid.namespace}.svc.cluster.local"
+        return Inspection(ip_address=dns, pvcs=tuple(sandbox_claims(client, rid)), **common)
     ip_address = str(pod_status.get("podIP") or "")
     if rid.kind in ("job", "cronjob"):
         return Inspection(ip_address=ip_address, **common)

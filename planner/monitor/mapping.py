@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from planner.errors import RuntimeIDError
-from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM
+from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, STATEFUL_SET
 from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUNTIME_ID,
@@ -226,7 +226,7 @@ def _deployment_failure(deployment: Manifest) -> str | None:
 
 
 def deployment_observation(deployment: Manifest | None, *, describe: str = "deployment") -> Observation:
-    """Started: readyReplicas > 0; Failed: ReplicaFailure or ProgressDeadlineExceeded; Exited "0":
+    """A Deployment's, or a StatefulSet's (the same counts, no failure conditions). Started: readyReplicas > 0; Failed: ReplicaFailure or ProgressDeadlineExceeded; Exited "0":
     spec.replicas == 0 and status.replicas == 0; Deleted: gone."""
     if deployment is None:
         return _gone(describe)
@@ -355,6 +355,7 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
 
 _RUNTIME_KIND_OF = {
     DEPLOYMENT.kind: "deployment",
+    STATEFUL_SET.kind: "statefulset",
     JOB.kind: "job",
     CRON_JOB.kind: "cronjob",
     PERSISTENT_VOLUME_CLAIM.kind: "sandbox",
@@ -362,7 +363,7 @@ _RUNTIME_KIND_OF = {
 
 
 def managed_runtime_id(obj: Manifest, *, default_runtime: str = "k8s") -> RuntimeID | None:
-    """The runtime ID a managed object stands for: a Deployment, Job or CronJob labelled
+    """The runtime ID a managed object stands for: a Deployment, StatefulSet, Job or CronJob labelled
     `gobrave-workload` and named after it (a cronjob's runs are not: they are its own), or a
     sandbox's workspace PVC; its `planner.dev/runtime-id` annotation when that parses, else built from
     the label (objects gobrave created carry no annotation). None for anything else."""

@@ -34,7 +34,7 @@ from planner.events import (
     EventSink,
     MonitorEvent,
 )
-from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, KindInfo
+from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET, KindInfo
 from planner.monitor.mapping import (
     Observation,
     SandboxObjects,
@@ -66,13 +66,14 @@ _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
 }
 _KINDS_OF: dict[str, tuple[KindInfo, ...]] = {
     "deployment": (DEPLOYMENT,),
+    "statefulset": (STATEFUL_SET,),
     "job": (JOB,),
     "cronjob": (CRON_JOB, JOB),
     "sandbox": (POD, PERSISTENT_VOLUME_CLAIM),
 }
 # Read but not subscribed to: a failed Job's pods give its exit code, and change nothing about it.
 _ALSO_READ: dict[str, tuple[KindInfo, ...]] = {"job": (POD,), "cronjob": (POD,)}
-MANAGED_KINDS = (DEPLOYMENT, JOB, CRON_JOB, PERSISTENT_VOLUME_CLAIM)
+MANAGED_KINDS = (DEPLOYMENT, STATEFUL_SET, JOB, CRON_JOB, PERSISTENT_VOLUME_CLAIM)
 
 
 class KindCache(Protocol):
@@ -104,14 +105,14 @@ def _object_key(kind: KindInfo, obj: Manifest) -> str:
 
 
 def steady(kind: str, phase: Phase) -> bool:
-    """Whether a workload has settled for `--until-done` and `apply --watch`: a Deployment or sandbox once
-    Started (or ended), a Job once it ended, a cronjob while no run of it is running (its phase is its
-    latest run's)."""
+    """Whether a workload has settled for `--until-done` and `apply --watch`: a Deployment, StatefulSet or
+    sandbox once Started (or ended), a Job once it ended, a cronjob while no run of it is running (its
+    phase is its latest run's)."""
     if kind == "cronjob":
         return phase != "started"
     if phase in ("exited", "failed", "deleted"):
         return True
-    return phase == "started" and kind in ("deployment", "sandbox")
+    return phase == "started" and kind in ("deployment", "statefulset", "sandbox")
 
 
 @dataclass
@@ -296,8 +297,8 @@ class Monitor:
 
     def _primary_keys(self, runtime_id: RuntimeID) -> set[str]:
         ns, name = runtime_id.namespace, runtime_id.name
-        if runtime_id.kind == "deployment":
-            return {subscription_key(DEPLOYMENT, ns, name)}
+        if runtime_id.kind in ("deployment", "statefulset"):
+            return {subscription_key(_KINDS_OF[runtime_id.kind][0], ns, name)}
         if runtime_id.kind == "job":
             return {subscription_key(JOB, ns, name)}
         if runtime_id.kind == "cronjob":
@@ -434,8 +435,10 @@ def observe(
     `rootfs_hint`, the name seen before). A Job that is gone is judged by its run record, `recorded`;
     one that failed by its pods too (`pods_of(job)`), for its exit code."""
     ns, name = runtime_id.namespace, runtime_id.name
-    if runtime_id.kind == "deployment":
-        return deployment_observation(lookup(DEPLOYMENT, ns, name), describe=f"deployment {ns}/{name}"), None
+    if runtime_id.kind in ("deployment", "statefulset"):
+        # A StatefulSet follows the Deployment rules: the same replica counts say the same things.
+        rolled = lookup(_KINDS_OF[runtime_id.kind][0], ns, name)
+        return deployment_observation(rolled, describe=f"{runtime_id.kind} {ns}/{name}"), None
     if runtime_id.kind == "job":
         job = lookup(JOB, ns, name)
 

@@ -1,9 +1,10 @@
 """`planner status`: one row per runtime ID with its newest pod as kubectl shows it, computed purely.
 
-READY is what kubectl shows for the workload itself: a Deployment's ready replicas over its desired
-ones (`kubectl get deploy`), a Job's or sandbox's newest pod's ready containers over its containers
-(a cronjob's: its latest run's, with `kubectl get cronjob`'s SCHEDULE, SUSPEND, ACTIVE and LAST SCHEDULE).
-As READY counts a Deployment's old pods too, its MESSAGE says what `kubectl rollout status` would while
+READY is what kubectl shows for the workload itself: a Deployment's or StatefulSet's ready replicas
+over its desired ones (`kubectl get deploy`, `kubectl get sts`), a Job's or sandbox's newest pod's
+ready containers over its containers (a cronjob's: its latest run's, with `kubectl get cronjob`'s
+SCHEDULE, SUSPEND, ACTIVE and LAST SCHEDULE).
+As READY counts old pods too, its MESSAGE says what `kubectl rollout status` would while
 a rollout has not finished (`rollout not finished: updated 1/2`) or has failed.
 The other pod columns are what `kubectl get pods` shows for the workload's newest pod (label
 `gobrave-workload=<name>`): RESTARTS summed over containers, and STATUS
@@ -30,7 +31,7 @@ from planner.monitor.state import CREATED, advance
 from planner.objects import Manifest, ObjectRef, metadata_of, newest
 from planner.render.identity import RuntimeID
 from planner.state.applyset import RUN_FINALIZER, holds_run_finalizer
-from planner.wait.readiness import ReadinessContext, deployment
+from planner.wait.readiness import RULES, ReadinessContext
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,10 +188,14 @@ def schedule_of(cronjob: Manifest, now: float) -> Schedule:
     )
 
 
-def replicas_ready(deployment: Manifest) -> str:
-    """`kubectl get deploy`'s READY: ready replicas over desired ones (`0/0` when scaled to zero)."""
-    desired = (deployment.get("spec") or {}).get("replicas")
-    ready = (deployment.get("status") or {}).get("readyReplicas") or 0
+ROLLED_KINDS = ("Deployment", "StatefulSet")
+
+
+def replicas_ready(workload: Manifest) -> str:
+    """`kubectl get deploy`'s (and `sts`'s) READY: ready replicas over desired ones (`0/0` when scaled
+    to zero)."""
+    desired = (workload.get("spec") or {}).get("replicas")
+    ready = (workload.get("status") or {}).get("readyReplicas") or 0
     return f"{ready}/{1 if desired is None else desired}"
 
 
@@ -216,7 +221,7 @@ def status_row(
         message = f"{message}; {held}" if message else held
     summary = pod_summary(pod) if pod is not None else None
     ready = f"{summary.ready}/{summary.total}" if summary else None
-    if own is not None and own.get("kind") == "Deployment":
+    if own is not None and own.get("kind") in ROLLED_KINDS:
         ready = replicas_ready(own)
         message = _rollout_message(own, now) or message
     schedule = schedule_of(own, now) if own is not None and own.get("kind") == "CronJob" else None
@@ -236,12 +241,12 @@ def status_row(
     )
 
 
-def _rollout_message(deployment_object: Manifest, now: float) -> str | None:
+def _rollout_message(rolled: Manifest, now: float) -> str | None:
     """What `kubectl rollout status` would say of a rollout that has not finished (or has failed);
     None once it has. READY counts old pods too, so without this a stuck update reads as ready."""
-    if (deployment_object.get("status") or {}).get("observedGeneration") is None:
+    if (rolled.get("status") or {}).get("observedGeneration") is None:
         return None  # no controller has looked at it yet: nothing has rolled out, nothing to correct
-    verdict = deployment(deployment_object, ReadinessContext(now=now))
+    verdict = RULES[str(rolled.get("kind"))](rolled, ReadinessContext(now=now))
     if verdict.status == "Current":
         return None
     return f"rollout {'failed' if verdict.status == 'Failed' else 'not finished'}: {verdict.message}"

@@ -31,12 +31,14 @@ from planner.kinds import (
     CONFIG_MAP,
     CRON_JOB,
     DEPLOYMENT,
+    HORIZONTAL_POD_AUTOSCALER,
     INGRESS,
     JOB,
     PERSISTENT_VOLUME_CLAIM,
     POD,
     SECRET,
     SERVICE,
+    STATEFUL_SET,
 )
 from planner.monitor.pools import PoolStatus
 from planner.objects import Manifest
@@ -219,7 +221,9 @@ def key_fields(manifest: Manifest | None) -> list[str]:
     kind, spec = manifest.get("kind"), manifest.get("spec") or {}
     found = [f"{key} {spec[key]}" for key in _COUNTS.get(str(kind), ()) if spec.get(key) is not None]
     pod = pod_spec(manifest)
-    if kind in (POD.kind, DEPLOYMENT.kind, JOB.kind, CRON_JOB.kind) and isinstance(pod, dict):
+    if kind in (POD.kind, DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind, CRON_JOB.kind) and isinstance(
+        pod, dict
+    ):
         found += [_container(c, init=True) for c in pod.get("initContainers") or []]
         found += [_container(c, init=False) for c in pod.get("containers") or []]
     if kind == SERVICE.kind:
@@ -231,6 +235,8 @@ def key_fields(manifest: Manifest | None) -> list[str]:
             "routes", [_route(rule, path) for rule in spec.get("rules") or [] for path in _paths(rule)]
         )
         found += _listed("tls", [str(tls.get("secretName")) for tls in spec.get("tls") or []])
+    for template in spec.get("volumeClaimTemplates") or [] if kind == STATEFUL_SET.kind else []:
+        found += [f"claim template {template['metadata']['name']}: {', '.join(_claim(template['spec']))}"]
     if kind in (CONFIG_MAP.kind, SECRET.kind):
         keys = sorted(
             {key for field in ("data", "binaryData", "stringData") for key in manifest.get(field) or {}}
@@ -241,6 +247,8 @@ def key_fields(manifest: Manifest | None) -> list[str]:
 
 _COUNTS = {
     DEPLOYMENT.kind: ("replicas",),
+    STATEFUL_SET.kind: ("replicas",),
+    HORIZONTAL_POD_AUTOSCALER.kind: ("minReplicas", "maxReplicas"),
     JOB.kind: ("completions", "parallelism"),
     CRON_JOB.kind: ("schedule", "timeZone"),
 }

@@ -14,15 +14,18 @@ from typing import Any
 from planner.plan import names
 from planner.plan.durations import parse_duration
 from planner.plan.model import (
+    Autoscale,
     Claim,
     ConfigMap,
     Container,
     CronSchedule,
+    DataSource,
     EnvFrom,
     EnvRef,
     EnvSource,
     EnvValue,
     Ingress,
+    PersistentClaim,
     Plan,
     Probe,
     RolloutStrategy,
@@ -32,12 +35,14 @@ from planner.plan.model import (
     Scheduling,
     Secret,
     Source,
+    StatefulUpdate,
     Volume,
+    VolumeClaim,
     VolumeSource,
     WarmPool,
     Workload,
 )
-from planner.plan.raw import VOLUME_SOURCES
+from planner.plan.raw import REF_FREE_SOURCES, VOLUME_SOURCES
 from planner.plan.source import ParsedFile, child_path
 from planner.plan.validate_pods import quantity_text
 
@@ -67,6 +72,9 @@ class _Builder:
                 Secret(name=item["name"], data=self.secret_map(item["data"], f"{path}.data"))
                 for path, item in _entries(data, "secrets")
             ),
+            volume_claims=tuple(
+                self.volume_claim(item, path) for path, item in _entries(data, "volumeClaims")
+            ),
             source=Source(file=self.parsed.file, positions=dict(self.parsed.keys), shown=self.parsed.shown),
         )
 
@@ -83,7 +91,7 @@ class _Builder:
             env_from=_env_from(item.get("envFrom", [])),
             cpu=self.quantity(item, "cpu", path),
             memory=self.quantity(item, "memory", path),
-            volumes=tuple(_volume(volume) for volume in item.get("volumes", [])),
+            volumes=self.volumes(item, path),
             user=None if user is None else str(user),
             port=item.get("port"),
             expose=item.get("expose", False),
@@ -107,7 +115,35 @@ class _Builder:
             init_containers=self.containers(item, "initContainers", path),
             readiness_probe=_probe(item.get("readinessProbe")),
             liveness_probe=_probe(item.get("livenessProbe")),
+            pod_management_policy=item.get("podManagementPolicy"),
+            update_strategy=_update_strategy(item.get("updateStrategy")),
+            autoscale=_autoscale(item.get("autoscale")),
         )
+
+    def volume_claim(self, item: Data, path: str) -> VolumeClaim:
+        source = item.get("dataSource")
+        return VolumeClaim(
+            **self.claim_fields(item, path),
+            name=item["name"],
+            volume_mode=item.get("volumeMode"),
+            data_source=DataSource(kind=source["kind"], name=source["name"]) if source else None,
+        )
+
+    def claim_fields(self, item: Data, path: str) -> dict[str, Any]:
+        return {
+            "size": self.required_quantity(item, "size", path),
+            "storage_class": item.get("storageClass"),
+            "access_modes": tuple(item.get("accessModes", ("ReadWriteOnce",))),
+        }
+
+    def volumes(self, item: Data, path: str) -> tuple[Volume, ...]:
+        return tuple(
+            _volume(volume, self.claim_template(volume, f"{path}.volumes[{index}].claim"))
+            for index, volume in enumerate(item.get("volumes", []))
+        )
+
+    def claim_template(self, volume: Data, path: str) -> PersistentClaim | None:
+        return PersistentClaim(**self.claim_fields(volume["claim"], path)) if "claim" in volume else None
 
     def containers(self, item: Data, key: str, path: str) -> tuple[Container, ...]:
         return tuple(self.container(entry, f"{path}.{key}[{i}]") for i, entry in enumerate(item.get(key, [])))
@@ -121,7 +157,7 @@ class _Builder:
             env=_env(item.get("env", {})),
             env_from=_env_from(item.get("envFrom", [])),
             workdir=item.get("workdir"),
-            volumes=tuple(_volume(volume) for volume in item.get("volumes", [])),
+            volumes=self.volumes(item, path),
             cpu=self.quantity(item, "cpu", path),
             memory=self.quantity(item, "memory", path),
             readiness_probe=_probe(item.get("readinessProbe")),
@@ -185,9 +221,9 @@ def _entries(data: Data, key: str) -> list[tuple[str, Data]]:
     return [(f"{key}[{index}]", item) for index, item in enumerate(data.get(key, []))]
 
 
-def _volume(item: Data) -> Volume:
+def _volume(item: Data, claim: PersistentClaim | None) -> Volume:
     source: VolumeSource = next(source for source in VOLUME_SOURCES if source in item)
-    ref = "" if source == "emptyDir" else item[source]
+    ref = "" if source in REF_FREE_SOURCES else item[source]
     mount_path = item["mountPath"]
     return Volume(
         name=item.get("name") or names.derived_volume_name(source, ref, mount_path),
@@ -196,6 +232,7 @@ def _volume(item: Data) -> Volume:
         mount_path=mount_path,
         sub_path=item.get("subPath"),
         read_only=item.get("readOnly", False),
+        claim=claim,
     )
 
 
@@ -263,6 +300,23 @@ def _ingress(item: Data | None) -> Ingress | None:
         class_name=item.get("className"),
         tls_secret=(item.get("tls") or {}).get("secretName"),
         annotations=dict(item.get("annotations", {})),
+    )
+
+
+def _update_strategy(item: Data | None) -> StatefulUpdate | None:
+    if item is None:
+        return None
+    return StatefulUpdate(type=item.get("type", "RollingUpdate"), partition=item.get("partition"))
+
+
+def _autoscale(item: Data | None) -> Autoscale | None:
+    if item is None:
+        return None
+    return Autoscale(
+        min=item["min"],
+        max=item["max"],
+        cpu_utilization=item.get("cpuUtilization"),
+        memory_utilization=item.get("memoryUtilization"),
     )
 
 

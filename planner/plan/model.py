@@ -14,9 +14,10 @@ from functools import cached_property
 from typing import Literal
 
 Runtime = Literal["k8s", "k3s"]
-WorkloadKind = Literal["deployment", "job", "cronjob"]
+WorkloadKind = Literal["deployment", "job", "cronjob", "statefulset"]
 SandboxState = Literal["running", "paused"]
-VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret"]
+VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "claim"]
+AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 ProbeHandler = Literal["httpGet", "tcpSocket", "exec"]
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 EnvSource = Literal["secretKeyRef", "configMapKeyRef", "fieldRef"]
@@ -24,13 +25,44 @@ Quantity = str  # as written in the plan (numbers kept as their string form: 0.5
 
 
 @dataclass(frozen=True, kw_only=True)
+class Claim:
+    size: Quantity
+    storage_class: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PersistentClaim(Claim):
+    """A StatefulSet's per-pod claim template (`volumes[].claim`), and the shape of a plan claim."""
+
+    access_modes: tuple[AccessMode, ...] = ("ReadWriteOnce",)
+    volume_mode: Literal["Filesystem", "Block"] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSource:
+    """Where a new claim's content comes from: a PVC of the namespace or a VolumeSnapshot."""
+
+    kind: Literal["PersistentVolumeClaim", "VolumeSnapshot"]
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VolumeClaim(PersistentClaim):
+    """A top-level `volumeClaims` entry: a PVC workloads mount by name."""
+
+    name: str
+    data_source: DataSource | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Volume:
     name: str  # the pod volume name: as written, or derived from the source by the loader
     source: VolumeSource
-    ref: str  # hostPath path, configMap/secret name; "" for emptyDir
+    ref: str  # hostPath path, configMap/secret/claim name; "" for emptyDir and claim templates
     mount_path: str
     sub_path: str | None = None
     read_only: bool = False
+    claim: PersistentClaim | None = None  # a StatefulSet's claim template (source "claim")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +163,24 @@ class Ingress:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StatefulUpdate:
+    """A StatefulSet's `updateStrategy`: pods at or above `partition` roll; OnDelete waits for deletes."""
+
+    type: Literal["RollingUpdate", "OnDelete"] = "RollingUpdate"
+    partition: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Autoscale:
+    """An autoscaling/v2 HorizontalPodAutoscaler on a Deployment or StatefulSet (percent targets)."""
+
+    min: int
+    max: int
+    cpu_utilization: int | None = None
+    memory_utilization: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Workload:
     """A workload, as gobrave's ContainerSpec: `entrypoint` becomes the container command, `command`
     its args."""
@@ -169,12 +219,9 @@ class Workload:
     init_containers: tuple[Container, ...] = ()
     readiness_probe: Probe | None = None
     liveness_probe: Probe | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Claim:
-    size: Quantity
-    storage_class: str | None = None
+    pod_management_policy: Literal["OrderedReady", "Parallel"] | None = None
+    update_strategy: StatefulUpdate | None = None
+    autoscale: Autoscale | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,6 +304,7 @@ class Plan:
     warm_pools: tuple[WarmPool, ...] = ()
     config_maps: tuple[ConfigMap, ...] = ()
     secrets: tuple[Secret, ...] = ()
+    volume_claims: tuple[VolumeClaim, ...] = ()
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
 
     @cached_property

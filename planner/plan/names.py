@@ -35,7 +35,14 @@ MAX_NAME = 63
 _HASH_CHARS = 10
 _TRUNCATED_PREFIX = MAX_NAME - _HASH_CHARS - 1
 
-VOLUME_PREFIXES = {"configMap": "cm", "secret": "secret", "hostPath": "host", "emptyDir": "empty"}
+VOLUME_PREFIXES = {
+    "configMap": "cm",
+    "secret": "secret",
+    "persistentVolumeClaim": "pvc",
+    "hostPath": "host",
+    "emptyDir": "empty",
+    "claim": "claim",
+}
 
 
 def short_hash(text: str) -> str:
@@ -54,10 +61,10 @@ def derived_volume_name(source: str, ref: str, mount_path: str) -> str:
     """The pod volume name of a volume written without `name`.
 
     configMap and secret volumes are named after what they mount (`cm-<name>`, `secret-<name>`), so two
-    containers mounting the same ConfigMap share one pod volume; a hostPath is named by a hash of its path
+    containers mounting the same ConfigMap share one pod volume (a claim: `pvc-<name>`); a hostPath is named by a hash of its path
     and an emptyDir by a hash of its mount path (`host-<hash>`, `empty-<hash>`), since paths are not names.
     """
-    if source in ("configMap", "secret"):
+    if source in ("configMap", "secret", "persistentVolumeClaim"):
         return fit_name(f"{VOLUME_PREFIXES[source]}-{ref}")
     hashed = ref if source == "hostPath" else mount_path
     return fit_name(f"{VOLUME_PREFIXES[source]}-{short_hash(hashed)}")

@@ -15,7 +15,15 @@ from typing import Any
 from planner.plan.model import VolumeSource
 from planner.plan.source import child_path
 
-VOLUME_SOURCES: tuple[VolumeSource, ...] = ("hostPath", "emptyDir", "configMap", "secret")
+VOLUME_SOURCES: tuple[VolumeSource, ...] = (
+    "hostPath",
+    "emptyDir",
+    "configMap",
+    "secret",
+    "persistentVolumeClaim",
+    "claim",
+)
+REF_FREE_SOURCES = ("emptyDir", "claim")  # sources that name nothing: an emptyDir, a claim template
 
 
 @dataclass(frozen=True)
@@ -63,12 +71,12 @@ def workload_kind(workload: Node) -> str:
 
 
 def volume_source(volume: Node) -> tuple[str, str] | None:
-    """(source, ref) of a volume with exactly one source; ref is "" for emptyDir."""
+    """(source, ref) of a volume with exactly one source; ref is "" for emptyDir and claim templates."""
     present = [source for source in VOLUME_SOURCES if source in volume.data]
     if len(present) != 1:
         return None
     source = present[0]
-    ref = "" if source == "emptyDir" else volume.data[source]
+    ref = "" if source in REF_FREE_SOURCES else volume.data[source]
     return (source, ref) if isinstance(ref, str) else None
 
 

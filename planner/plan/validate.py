@@ -3,7 +3,7 @@
 Each check reads the raw document (see `raw.py`) and returns Diagnostics; `semantic_diagnostics` runs
 them all so one `validate` shows every problem. Name rules live here: names are unique across the whole
 plan, and no object the plan renders (docs/design.md §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
-ApplySet parent Secret `<plan>`) may share a kind, namespace and name with another, or outgrow 63
+ApplySet parent Secret `<plan>`, a StatefulSet's headless Service `<name>`) may share a kind, namespace and name with another, or outgrow 63
 characters. Reference and cycle rules are in `validate_refs.py`, pod rules in `validate_pods.py`, label and
 annotation rules in `validate_meta.py`.
 """
@@ -56,6 +56,8 @@ def _unique_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     yield from _repeats(
         entries, parsed, "names are unique across workloads, sandboxes, configMaps and secrets", "name"
     )
+    claims = [(item.at("name"), name) for item in plan.items("volumeClaims") if (name := item.text("name"))]
+    yield from _repeats(claims, parsed, "claim names are unique", "claim name")
 
 
 def _warm_pool_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
@@ -125,7 +127,11 @@ def _rendered_objects(plan: Node) -> Iterator[Rendered]:
         )
     yield from _workload_objects(plan, namespace)
     yield from _sandbox_objects(plan, namespace)
-    for section, kind in (("configMaps", "ConfigMap"), ("secrets", "Secret")):
+    for section, kind in (
+        ("configMaps", "ConfigMap"),
+        ("secrets", "Secret"),
+        ("volumeClaims", "PersistentVolumeClaim"),
+    ):
         for item in plan.items(section):
             if name := item.text("name"):
                 label = f'{kind} "{name}"'
@@ -168,6 +174,18 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
                 base=name,
                 generated="<name>-svc",
                 owner="an exposed workload",
+            )
+        if kind == "StatefulSet" and "port" in workload.data:
+            yield Rendered(
+                kind="Service",
+                namespace=here,
+                name=name,
+                origin=origin,
+                subject=f'its headless Service "{name}"',
+                reference=f'the headless Service of statefulset "{name}"',
+                base=name,
+                generated="<name>",
+                owner="a statefulset with a port",
             )
 
 

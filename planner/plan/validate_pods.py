@@ -1,7 +1,8 @@
 """Rules for what runs: workload kinds, pods, containers, volumes, quantities, users.
 
 These are the rules Kubernetes or the workload model imposes that a JSON Schema cannot state: fields that belong to
-one workload kind only, `expose` needing a port, probes not allowed on init containers, container and
+some workload kinds only, `expose` needing a port, claim volumes naming a declared claim (or, in a
+StatefulSet, being a named claim template), `replicas` within an autoscaler's bounds, probes not allowed on init containers, container and
 volume names that must agree within one pod, quantities the API server would reject or clamp (above
 2^63-1 it silently cuts a binary quantity down, and no int64 reader can use a larger decimal one). A
 `user` that is not numeric is a warning, not an error: it maps to `runAsUser` only when it parses as one.
@@ -18,11 +19,11 @@ from planner.kube.quantity import MAX_QUANTITY, parse_quantity
 from planner.plan import names
 from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
 from planner.plan.source import ParsedFile
+from planner.plan.suggest import hint
 from planner.plan.validate_cronjobs import cronjob_diagnostics
 
-_DEPLOYMENT_ONLY = ("replicas", "progressDeadlineSeconds", "strategy")
 _JOB_FIELDS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
-_CRONJOB_ONLY = (
+_CRONJOB_FIELDS = (
     "schedule",
     "timeZone",
     "concurrencyPolicy",
@@ -31,11 +32,16 @@ _CRONJOB_ONLY = (
     "failedJobsHistoryLimit",
     "suspend",
 )
-# The fields only some workload kinds take, and those kinds.
-KIND_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(_DEPLOYMENT_ONLY, ("deployment",)),
+# Fields that belong to some workload kinds only, and the kinds, as a message names them.
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "replicas": ("deployment", "statefulset"),
+    "autoscale": ("deployment", "statefulset"),
+    "progressDeadlineSeconds": ("deployment",),
+    "strategy": ("deployment",),
+    "podManagementPolicy": ("statefulset",),
+    "updateStrategy": ("statefulset",),
     **dict.fromkeys(_JOB_FIELDS, ("job", "cronjob")),
-    **dict.fromkeys(_CRONJOB_ONLY, ("cronjob",)),
+    **dict.fromkeys(_CRONJOB_FIELDS, ("cronjob",)),
 }
 NUMERIC_USER = re.compile(r"\d+(:\d+)?")
 QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
@@ -52,12 +58,18 @@ MAX_IMAGE_NAME = 255
 
 
 def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    claims = {name: None for item in plan.items("volumeClaims") if (name := item.text("name"))}
+    for claim in plan.items("volumeClaims"):
+        yield from _quantities(claim, ("size",), parsed, positive=True)
     for workload in plan.items("workloads"):
         yield from _kind_fields(workload, parsed)
         yield from _expose(workload, parsed)
         yield from cronjob_diagnostics(workload, parsed)
         yield from _ingress(workload, parsed)
         yield from _strategy(workload, parsed)
+        yield from _update_strategy(workload, parsed)
+        yield from _autoscale(workload, parsed)
+        yield from _claim_volumes(workload, claims, parsed)
         yield from _scheduling(workload, parsed)
         yield from _containers(workload, parsed)
         yield from _volumes(workload, parsed)
@@ -92,9 +104,9 @@ def _image(container: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     kind = workload_kind(workload)
-    for field, kinds in KIND_ONLY_FIELDS.items():
+    for field, kinds in KIND_FIELDS.items():
         if field in workload.data and kind not in kinds:
-            owners = " and ".join(f"{owner}s" for owner in kinds)
+            owners = " and ".join(f"{k}s" for k in kinds)
             message = f"{field} is for {owners} only; this workload is a {kind}"
             yield parsed.diagnostic(workload.at(field), message, at_value=False)
 
@@ -102,9 +114,12 @@ def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     if workload.data.get("expose") is not True:
         return
-    if workload_kind(workload) != "deployment":
-        kind = workload_kind(workload)
+    kind = workload_kind(workload)
+    if kind in ("job", "cronjob"):
         message = f"expose is for deployments only: a {kind} gets no Service"
+        yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
+    elif kind == "statefulset":
+        message = "expose is for deployments only: a statefulset with a port gets its headless Service anyway"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
     elif "port" not in workload.data:
         message = "expose needs a port: the Service forwards to it (add port)"
@@ -131,6 +146,58 @@ def _strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     elif len(rolling) == 2 and all(strategy.data[key] in (0, "0%") for key in rolling):
         message = "maxSurge and maxUnavailable cannot both be 0: the rollout could never replace a pod"
         yield parsed.diagnostic(strategy.at("maxUnavailable"), message)
+
+
+def _update_strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    strategy = workload.child("updateStrategy")
+    if strategy is not None and strategy.data.get("type") == "OnDelete" and "partition" in strategy.data:
+        message = "partition is for type RollingUpdate only: OnDelete replaces a pod only when it is deleted"
+        yield parsed.diagnostic(strategy.at("partition"), message, at_value=False)
+
+
+def _autoscale(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """An autoscaler's bounds must hold together and hold the replicas the workload starts with."""
+    scale = workload.child("autoscale")
+    if scale is None:
+        return
+    low, high = scale.data.get("min"), scale.data.get("max")
+    if not (isinstance(low, int) and isinstance(high, int)):
+        return
+    if high < low:
+        yield parsed.diagnostic(scale.at("max"), f"max ({high}) is below min ({low})")
+        return
+    replicas = workload.data.get("replicas")
+    if isinstance(replicas, int) and not isinstance(replicas, bool) and not low <= replicas <= high:
+        message = (
+            f"replicas {replicas} is outside autoscale's [{low}, {high}]: the autoscaler owns replicas, "
+            "which only say how many the workload starts with"
+        )
+        yield parsed.diagnostic(workload.at("replicas"), message)
+
+
+def _claim_volumes(workload: Node, claims: dict[str, None], parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """`persistentVolumeClaim` names a claim of the plan; `claim` templates are a StatefulSet's, named."""
+    stateful = workload_kind(workload) == "statefulset"
+    for _, container in pod_containers(workload):
+        for volume in container.items("volumes"):
+            claim = volume.text("persistentVolumeClaim")
+            if claim is not None and claim not in claims:
+                known = hint(claim, list(claims), listing="declared", limit=10)
+                message = f'unknown claim "{claim}": no entry of volumeClaims has that name{known}'
+                yield parsed.diagnostic(volume.at("persistentVolumeClaim"), message)
+            if "claim" not in volume.data:
+                continue
+            if not stateful:
+                message = (
+                    f"a claim template is for statefulsets only; this workload is a {workload_kind(workload)}: "
+                    "declare the claim in volumeClaims and mount it with persistentVolumeClaim"
+                )
+                yield parsed.diagnostic(volume.at("claim"), message, at_value=False)
+            elif "name" not in volume.data:
+                message = (
+                    "a claim template needs a name: each pod's PVC is named <name>-<statefulset>-<ordinal>"
+                )
+                yield parsed.diagnostic(volume.at("claim"), message, at_value=False)
 
 
 def _scheduling(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:

@@ -5,8 +5,9 @@ randomness, so the same plan renders byte-identical manifests on every machine. 
 carries the plan's identity (ApplySet membership, plan name) and, last, its content hash.
 
 Result order, deterministic and relied on by printers and tests: the plan's ConfigMaps, then its
-Secrets; then per sandbox its env Secret, rootfs PVC, workspace PVC and Pod; then per workload its
-Deployment, Job or CronJob, its Service and its Ingress — each group in plan order. Warm pools render nothing: the sandbox
+Secrets, then its PersistentVolumeClaims; then per sandbox its env Secret, rootfs PVC, workspace PVC
+and Pod; then per workload its Deployment, Job, CronJob or StatefulSet, its Service, its Ingress and
+its HorizontalPodAutoscaler — each group in plan order. Warm pools render nothing: the sandbox
 controller creates their members.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from planner.objects import Manifest as _Manifest
 from planner.objects import json_copy as _json_copy
 from planner.plan.model import Plan as _Plan
+from planner.render.claims import render_claims as _render_claims
 from planner.render.config import render_config as _render_config
 from planner.render.confighash import ANNOTATION_CONFIG_HASH
 from planner.render.confighash import ConfigHashes as _ConfigHashes
@@ -64,6 +66,7 @@ def render(plan: _Plan, default_namespace: str, *, config_key: bytes | None = No
     sandboxes = _SandboxRenderer(plan, stamp=stamp, default_namespace=default_namespace)
     config = _ConfigHashes(plan, config_key, default_namespace)
     objects = _render_config(plan, stamp=stamp, namespace=namespace)
+    objects += _render_claims(plan, stamp=stamp, namespace=namespace)
     for sandbox in plan.sandboxes:
         objects += sandboxes.render(sandbox)
     for workload in plan.workloads:

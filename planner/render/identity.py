@@ -34,9 +34,14 @@ from planner.plan.model import Plan, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
 from planner.state.applyset import LABEL_PART_OF, applyset_id
 
-RuntimeKind = Literal["deployment", "job", "cronjob", "sandbox"]
+RuntimeKind = Literal["deployment", "job", "cronjob", "statefulset", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
 RUNTIME_KINDS: tuple[str, ...] = get_args(RuntimeKind)
+
+
+def workload_kind(workload: Workload) -> KindInfo:
+    """The Kubernetes kind a workload renders as: its Deployment, Job, CronJob or StatefulSet."""
+    return WORKLOAD_KINDS[workload.kind]
 
 
 def _sha256_hex(text: str) -> str:
@@ -101,13 +106,11 @@ def sandbox_runtime_id(plan: Plan, sandbox: Sandbox, default_namespace: str) -> 
 
 def primary_ref(plan: Plan, name: str, default_namespace: str) -> str:
     """The depends-on reference of a plan entry's primary object, the one that carries and answers
-    dependencies: a workload's Deployment, Job or CronJob; a sandbox's Pod, or its workspace PVC while paused
-    (the Pod does not exist then). KeyError when no workload or sandbox has that name."""
+    dependencies: a workload's Deployment, Job, CronJob or StatefulSet; a sandbox's Pod, or its workspace
+    PVC while paused (the Pod does not exist then). KeyError when no workload or sandbox has that name."""
     entry = plan.runnables.get(name)
     if isinstance(entry, Workload):
-        return depends_on_ref(
-            WORKLOAD_KINDS[entry.kind], workload_namespace(plan, entry, default_namespace), name
-        )
+        return depends_on_ref(workload_kind(entry), workload_namespace(plan, entry, default_namespace), name)
     if entry is not None:
         namespace = plan_namespace(plan, default_namespace)
         if entry.state == "running":

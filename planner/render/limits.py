@@ -107,4 +107,9 @@ def _origins(plan: Plan) -> dict[tuple[str, str], str]:
         origins[WORKLOAD_KINDS[workload.kind].kind, workload.name] = here
         origins["Service", names.service_name(workload.name)] = here
         origins["Ingress", workload.name] = f"{here}.ingress"
+        if workload.kind == "statefulset":
+            origins["Service", workload.name] = here
+        origins["HorizontalPodAutoscaler", workload.name] = here
+    for index, claim in enumerate(plan.volume_claims):
+        origins["PersistentVolumeClaim", claim.name] = f"volumeClaims[{index}]"
     return origins

@@ -101,18 +101,24 @@ def pod_volume(volume: Volume) -> Fields:
         "emptyDir": {},
         "configMap": {"name": volume.ref},
         "secret": {"secretName": volume.ref},
+        "persistentVolumeClaim": {"claimName": volume.ref},
     }
     return {"name": volume.name, volume.source: sources[volume.source]}
 
 
-def pod_volumes(containers: Iterable[Container]) -> list[Fields]:
-    """A volume named in several containers is one pod volume, rendered once, in order of
-    first appearance (the caller passes main, sidecars, then init containers)."""
-    seen: dict[str, Fields] = {}
+def shared_volumes(containers: Iterable[Container]) -> list[Volume]:
+    """A volume named in several containers is one pod volume, listed once, in order of first
+    appearance (the caller passes main, sidecars, then init containers)."""
+    seen: dict[str, Volume] = {}
     for container in containers:
         for volume in container.volumes:
-            seen.setdefault(volume.name, pod_volume(volume))
+            seen.setdefault(volume.name, volume)
     return list(seen.values())
+
+
+def pod_volumes(containers: Iterable[Container]) -> list[Fields]:
+    """The pod's volumes; a StatefulSet's claim templates are none of them (its controller adds them)."""
+    return [pod_volume(v) for v in shared_volumes(containers) if v.source != "claim"]
 
 
 def container(spec: Container, **extra: Any) -> Fields:

@@ -25,6 +25,7 @@ from planner.objects import (
 )
 from planner.plan.model import Claim, Plan, Sandbox, WarmPool
 from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
+from planner.render.claims import claim_spec
 from planner.render.config import opaque_secret
 from planner.render.identity import (
     Stamp,
@@ -43,15 +44,8 @@ WORKSPACE_DEVICE = "/dev/workspace"
 
 
 def pvc_spec(claim: Claim, *, clone_of: str | None) -> Fields:
-    return {
-        "accessModes": ["ReadWriteOnce"],
-        "volumeMode": "Block",
-        "resources": {"requests": {"storage": claim.size}},
-        **present(
-            storageClassName=claim.storage_class,
-            dataSource={"kind": PERSISTENT_VOLUME_CLAIM.kind, "name": clone_of} if clone_of else None,
-        ),
-    }
+    clone = {"kind": PERSISTENT_VOLUME_CLAIM.kind, "name": clone_of} if clone_of else None
+    return claim_spec(claim, volume_mode="Block", data_source=clone)
 
 
 def sandbox_container(sandbox: Sandbox) -> Fields:

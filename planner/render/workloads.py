@@ -1,5 +1,10 @@
-"""Workloads: a Deployment, Job or CronJob named after the workload, its `<name>-svc` Service and its Ingress.
+"""Workloads: a Deployment, Job, CronJob or StatefulSet named after the workload, its Service
+(`<name>-svc` for an exposed Deployment, the headless `<name>` a StatefulSet with a port governs), the
+Ingress `<name>` of an exposed Deployment that declares one, and its HorizontalPodAutoscaler `<name>`
+when it autoscales.
 
+An autoscaled workload's `replicas` is create-only (`planner.dev/create-only`): the autoscaler owns it
+once the workload exists, so its scaling is never drift and an apply never resets it.
 The workload labels (`app`, `gobrave-workload`) go on the object and on its pod template; the selectors use exactly those labels,
 never user labels, because selectors are immutable and user labels change. A Job carries no selector
 (the server generates one) and a run-key, so it runs once per change of what it would run. A CronJob's
@@ -11,20 +16,41 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from planner.kinds import INGRESS, SERVICE, WORKLOAD_KINDS
-from planner.objects import ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
-from planner.plan.model import Container, CronSchedule, Ingress, Plan, RolloutStrategy, Workload
+from planner.kinds import HORIZONTAL_POD_AUTOSCALER, INGRESS, SERVICE
+from planner.objects import ANNOTATION_CREATE_ONLY, ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
+from planner.plan.model import (
+    Autoscale,
+    Container,
+    CronSchedule,
+    Ingress,
+    Plan,
+    RolloutStrategy,
+    StatefulUpdate,
+    Workload,
+)
 from planner.plan.names import service_name
+from planner.render.claims import claim_spec
 from planner.render.confighash import ConfigHashes
 from planner.render.identity import (
     Stamp,
     depends_on_annotation,
     run_key,
+    workload_kind,
     workload_labels,
     workload_namespace,
     workload_runtime_id,
 )
-from planner.render.pods import Fields, container, node_affinity, pod_volumes, present, security_context
+from planner.render.pods import (
+    Fields,
+    container,
+    node_affinity,
+    pod_volumes,
+    present,
+    security_context,
+    shared_volumes,
+)
+
+REPLICAS = "spec.replicas"
 
 
 def main_container(workload: Workload) -> Container:
@@ -86,6 +112,40 @@ def rollout_strategy(strategy: RolloutStrategy | None) -> Fields | None:
     return {"type": strategy.type, **present(rollingUpdate=rolling)}
 
 
+def stateful_set_spec(workload: Workload, config: ConfigHashes) -> Fields:
+    """`serviceName` is always the workload's name: the headless Service rendered when it has a port."""
+    return {
+        "selector": {"matchLabels": workload_labels(workload.name)},
+        "serviceName": workload.name,
+        "template": pod_template(workload, config),
+        **present(
+            replicas=workload.replicas,
+            podManagementPolicy=workload.pod_management_policy,
+            updateStrategy=stateful_update(workload.update_strategy),
+            volumeClaimTemplates=claim_templates(workload),
+        ),
+    }
+
+
+def stateful_update(strategy: StatefulUpdate | None) -> Fields | None:
+    if strategy is None:
+        return None
+    return {"type": strategy.type, **present(rollingUpdate=present(partition=strategy.partition))}
+
+
+def claim_templates(workload: Workload) -> list[Fields]:
+    """One claim template per `claim` volume of the pod, named as the volume its containers mount."""
+    main = main_container(workload)
+    return [
+        {
+            "metadata": {"name": volume.name},
+            "spec": claim_spec(volume.claim, access_modes=volume.claim.access_modes),
+        }
+        for volume in shared_volumes([main, *workload.sidecars, *workload.init_containers])
+        if volume.claim is not None
+    ]
+
+
 def job_spec(workload: Workload, config: ConfigHashes) -> Fields:
     return {
         "template": pod_template(workload, config),
@@ -117,24 +177,33 @@ def cronjob_spec(workload: Workload, config: ConfigHashes) -> Fields:
 
 
 # Per workload kind: its pod's restart policy and its object's spec.
-RESTART_POLICIES: dict[str, str] = {"deployment": "Always", "job": "Never", "cronjob": "Never"}
+RESTART_POLICIES: dict[str, str] = {
+    "deployment": "Always",
+    "job": "Never",
+    "cronjob": "Never",
+    "statefulset": "Always",
+}
 SPECS: dict[str, Callable[[Workload, ConfigHashes], Fields]] = {
     "deployment": deployment_spec,
     "job": job_spec,
     "cronjob": cronjob_spec,
+    "statefulset": stateful_set_spec,
 }
 
 
 def workload_object(
     workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
 ) -> Manifest:
-    kind = WORKLOAD_KINDS[workload.kind]
+    kind = workload_kind(workload)
     spec = SPECS[workload.kind](workload, config)
     annotations = {
         **workload.annotations,
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
         **depends_on_annotation(plan, workload.depends_on, default_namespace),
     }
+    if workload.autoscale is not None:
+        # Also without `replicas`: a workload that had them keeps its live count, never a default of 1.
+        annotations[ANNOTATION_CREATE_ONLY] = REPLICAS
     if workload.kind == "job":
         annotations[ANNOTATION_RUN_KEY] = run_key({"spec": spec})
     metadata = stamp.metadata(
@@ -146,16 +215,29 @@ def workload_object(
     return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": metadata, "spec": spec}
 
 
-def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
-    """The ClusterIP Service `<name>-svc` on the workload's port, selecting its pods by the workload labels."""
-    metadata = stamp.metadata(
-        name=service_name(workload.name),
+def owned_metadata(
+    workload: Workload, name: str, *, plan: Plan, stamp: Stamp, default_namespace: str
+) -> Fields:
+    """Metadata of an object the workload brings along (its Service, Ingress, autoscaler): the workload's
+    labels and runtime ID, so it is reported and timed as part of the workload."""
+    return stamp.metadata(
+        name=name,
         namespace=workload_namespace(plan, workload, default_namespace),
         labels=workload_labels(workload.name),
         annotations={ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace))},
     )
+
+
+def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
+    """The workload's Service on its port, selecting its pods by the workload labels: the ClusterIP
+    `<name>-svc` of an exposed Deployment, or the headless `<name>` that gives a StatefulSet's pods
+    their DNS names (`db-0.db`)."""
+    headless = workload.kind == "statefulset"
+    name = workload.name if headless else service_name(workload.name)
+    metadata = owned_metadata(workload, name, plan=plan, stamp=stamp, default_namespace=default_namespace)
     spec = {
         "type": "ClusterIP",
+        **({"clusterIP": "None"} if headless else {}),
         "selector": workload_labels(workload.name),
         "ports": [{"port": workload.port, "targetPort": workload.port}],
     }
@@ -174,35 +256,66 @@ def ingress(
         "rules": [{**present(host=routed.host), "http": {"paths": [path]}}],
         **present(tls=[tls] if routed.tls_secret else None),
     }
-    metadata = stamp.metadata(
-        name=workload.name,
-        namespace=workload_namespace(plan, workload, default_namespace),
-        labels=workload_labels(workload.name),
-        annotations={
-            **routed.annotations,
-            ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
-        },
+    metadata = owned_metadata(
+        workload, workload.name, plan=plan, stamp=stamp, default_namespace=default_namespace
     )
+    metadata["annotations"] = {**routed.annotations, **metadata["annotations"]}
     return {"apiVersion": INGRESS.api_version, "kind": INGRESS.kind, "metadata": metadata, "spec": spec}
 
 
-def is_exposed(workload: Workload) -> bool:
-    """A Service only for a deployment with expose set and a port to expose."""
+def has_service(workload: Workload) -> bool:
+    """A Service for a deployment with expose set and a port, and for a statefulset with a port."""
+    if workload.kind == "statefulset":
+        return bool(workload.port)
     return workload.kind == "deployment" and workload.expose and bool(workload.port)
+
+
+def autoscaler(
+    workload: Workload, scale: Autoscale, *, plan: Plan, stamp: Stamp, default_namespace: str
+) -> Manifest:
+    """The autoscaling/v2 HorizontalPodAutoscaler `<name>` scaling the workload on its Resource metrics."""
+    kind = workload_kind(workload)
+    metrics = [
+        {
+            "type": "Resource",
+            "resource": {"name": resource, "target": {"type": "Utilization", "averageUtilization": target}},
+        }
+        for resource, target in (("cpu", scale.cpu_utilization), ("memory", scale.memory_utilization))
+        if target is not None
+    ]
+    spec = {
+        "scaleTargetRef": {"apiVersion": kind.api_version, "kind": kind.kind, "name": workload.name},
+        "minReplicas": scale.min,
+        "maxReplicas": scale.max,
+        **present(metrics=metrics),
+    }
+    metadata = owned_metadata(
+        workload, workload.name, plan=plan, stamp=stamp, default_namespace=default_namespace
+    )
+    return {
+        "apiVersion": HORIZONTAL_POD_AUTOSCALER.api_version,
+        "kind": HORIZONTAL_POD_AUTOSCALER.kind,
+        "metadata": metadata,
+        "spec": spec,
+    }
 
 
 def render_workload(
     workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
 ) -> list[Manifest]:
-    """The workload's object, then its Service when exposed, then its Ingress when it declares one."""
+    """The workload's object, then its Service when it has one, its Ingress when it declares one, then its
+    autoscaler."""
     objects = [
         workload_object(workload, plan=plan, stamp=stamp, default_namespace=default_namespace, config=config)
     ]
-    if is_exposed(workload):
+    if has_service(workload):
         objects.append(service(workload, plan=plan, stamp=stamp, default_namespace=default_namespace))
-        if workload.ingress is not None:
-            routed = workload.ingress
-            objects.append(
-                ingress(workload, routed, plan=plan, stamp=stamp, default_namespace=default_namespace)
-            )
+    if workload.ingress is not None:  # validation allows it on an exposed deployment only
+        routed = workload.ingress
+        objects.append(ingress(workload, routed, plan=plan, stamp=stamp, default_namespace=default_namespace))
+    if workload.autoscale is not None:
+        scale = workload.autoscale
+        objects.append(
+            autoscaler(workload, scale, plan=plan, stamp=stamp, default_namespace=default_namespace)
+        )
     return objects

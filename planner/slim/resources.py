@@ -778,7 +778,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="H+vl74LkKdo=",
         defaulter=defaults.default_statefulset,
-        validator=validation.validate_replicaset,
+        validator=validation.validate_statefulset,
         update_validator=validation.update_deployment,
     ),
     ResourceType(

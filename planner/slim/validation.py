@@ -379,6 +379,21 @@ def validate_replicaset(obj: dict[str, Any]) -> list[Cause]:
     )
 
 
+def validate_statefulset(obj: dict[str, Any]) -> list[Cause]:
+    """As a ReplicaSet, with each claim template standing for the pod volume of its name: the
+    controller adds those volumes, so mounts may name them (kube-apiserver never checks the pair)."""
+    spec = obj.get("spec") or {}
+    template = dict(spec.get("template") or {})
+    pod = dict(template.get("spec") or {})
+    claims = [(c.get("metadata") or {}).get("name") for c in spec.get("volumeClaimTemplates") or []]
+    declared = {v.get("name") for v in pod.get("volumes") or []}
+    added = [
+        {"name": n, "persistentVolumeClaim": {"claimName": n}} for n in claims if n and n not in declared
+    ]
+    pod["volumes"] = [*(pod.get("volumes") or []), *added]
+    return validate_replicaset({**obj, "spec": {**spec, "template": {**template, "spec": pod}}})
+
+
 def validate_daemonset(obj: dict[str, Any]) -> list[Cause]:
     spec = obj.get("spec") or {}
     return _selector_matches_template(spec, "spec") + _validate_template(spec, "spec.template")

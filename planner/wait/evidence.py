@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from planner.errors import PlannerError
-from planner.kinds import DEPLOYMENT, EVENT, JOB, POD, KindInfo
+from planner.kinds import DEPLOYMENT, EVENT, JOB, POD, STATEFUL_SET, KindInfo
 from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, labels_of, metadata_of
 from planner.wait.reasons import pods_of
@@ -125,8 +125,9 @@ class Evidence:
     # --- reads ---
 
     def pods_of(self, workload: Manifest) -> list[Manifest]:
-        """A Deployment's or Job's pods (by its selector's first label, then the whole selector)."""
-        if workload.get("kind") not in (DEPLOYMENT.kind, JOB.kind):
+        """A Deployment's, StatefulSet's or Job's pods (by its selector's first label, then the whole
+        selector)."""
+        if workload.get("kind") not in (DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind):
             return []
         match: dict[str, Any] = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         if not match:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD
+from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
 from planner.objects import Manifest, labels_of, metadata_of
 
 IMAGE_PULL_REASONS = ("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName")
@@ -320,7 +320,7 @@ def why_not_ready(
     kind = obj.get("kind")
     if kind == POD.kind:
         return _pods_reason([obj], events)
-    if kind == DEPLOYMENT.kind:
+    if kind in (DEPLOYMENT.kind, STATEFUL_SET.kind):
         return _pods_reason(pods, events)
     if kind == JOB.kind:
         live = _pods_reason(pods, events)

@@ -40,6 +40,8 @@ RECOVERY_ONLY = {
         ("", "services"),
         ("", "pods"),
         ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("autoscaling", "horizontalpodautoscalers"),
         ("batch", "jobs"),
         ("batch", "cronjobs"),
         ("networking.k8s.io", "ingresses"),
@@ -114,7 +116,9 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
             "  - {name: extra, data: {MODE: slow}}\n"
             "secrets:\n  - {name: creds, data: {TOKEN: s3cr3t}}\n"
             "workloads:\n"
-            "  - {name: web, image: nginx:1.27, port: 80, expose: true, ingress: {host: shop.example.com}}\n"
+            "  - {name: web, image: nginx:1.27, port: 80, expose: true, ingress: {host: shop.example.com},"
+            " autoscale: {min: 1, max: 2}}\n"
+            "  - {name: db, kind: statefulset, image: postgres:16, replicas: 1}\n"
             '  - {name: migrate, kind: job, image: busybox:1, command: ["true"]}\n'
             "  - {name: nightly, kind: cronjob, image: busybox:1, schedule: '@yearly'}\n"
             "sandboxes:\n"

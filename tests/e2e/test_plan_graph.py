@@ -120,7 +120,7 @@ def test_planner_crd_installs_plans_that_kubectl_applies_as_they_are(
 
     explained = kubectl("explain", "plan.workloads.replicas")
     assert explained.returncode == 0, explained.stderr
-    assert "Deployments only: desired replicas." in explained.stdout
+    assert "Deployments and StatefulSets: desired replicas." in explained.stdout
 
     misspelt = kubectl("apply", "-f", "-", stdin=text.replace("replicas:", "replicaz:"))
     assert misspelt.returncode != 0

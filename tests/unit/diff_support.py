@@ -122,7 +122,7 @@ def _admitted_pod(spec: Manifest) -> None:
 
 def _kind_defaults(obj: Manifest, uid: str) -> None:
     kind, spec = obj["kind"], obj.get("spec", {})
-    if kind in ("Deployment", "Job"):
+    if kind in ("Deployment", "Job", "StatefulSet"):
         spec["template"].setdefault("metadata", {})["creationTimestamp"] = None
         _pod_spec_defaults(spec["template"]["spec"])
     if kind == "Deployment":
@@ -152,7 +152,8 @@ def _kind_defaults(obj: Manifest, uid: str) -> None:
     if kind == "Service":
         for port in spec["ports"]:
             port.setdefault("protocol", "TCP")
-        spec |= {"clusterIP": "10.0.0.198", "clusterIPs": ["10.0.0.198"], "sessionAffinity": "None"}
+        address = spec.get("clusterIP", "10.0.0.198")  # a headless Service keeps "None"
+        spec |= {"clusterIP": address, "clusterIPs": [address], "sessionAffinity": "None"}
     if kind == "PersistentVolumeClaim":
         obj["metadata"]["finalizers"] = ["kubernetes.io/pvc-protection"]
         obj["status"] = {"phase": "Bound"}

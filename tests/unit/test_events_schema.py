@@ -135,3 +135,10 @@ def test_what_the_events_never_say_does_not_validate(
 )
 def test_an_event_time_is_utc_to_the_millisecond_as_datetime_rounds_it(seconds: float, expected: str) -> None:
     assert events.rfc3339(seconds) == expected
+
+
+def test_a_statefulsets_runtime_id_validates(validator: jsonschema.Draft7Validator) -> None:
+    lines = [json.loads(json.dumps(events.to_json_dict(event))) for event in EVERY_KIND]
+    line = next(line for line in lines if "runtime_id" in line)
+    line["runtime_id"] = "k8s-shop|statefulset|db"
+    assert [error.message for error in validator.iter_errors(line)] == []

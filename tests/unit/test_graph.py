@@ -287,13 +287,15 @@ SANDBOX_CASES = [
         """\
 parent secret/sandboxes/devboxes
 create persistentvolumeclaim/sandboxes/alice-rootfs-g1 <- parent secret/sandboxes/devboxes
+wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1 <- create persistentvolumeclaim/sandboxes/alice-rootfs-g1
 create persistentvolumeclaim/sandboxes/alice-workspace <- parent secret/sandboxes/devboxes
+wait-ready persistentvolumeclaim/sandboxes/alice-workspace <- create persistentvolumeclaim/sandboxes/alice-workspace
 create secret/sandboxes/alice-env <- parent secret/sandboxes/devboxes
-create pod/sandboxes/alice <- create persistentvolumeclaim/sandboxes/alice-rootfs-g1, \
-create persistentvolumeclaim/sandboxes/alice-workspace, create secret/sandboxes/alice-env
+create pod/sandboxes/alice <- wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1, \
+wait-ready persistentvolumeclaim/sandboxes/alice-workspace, create secret/sandboxes/alice-env
 wait-ready pod/sandboxes/alice <- create pod/sandboxes/alice
 """,
-        id="a new sandbox: its env secret and both PVCs are created before its pod",
+        id="a new sandbox: its env secret is created and both PVCs are ready before its pod",
     ),
     pytest.param(
         changeset(
@@ -306,12 +308,14 @@ wait-ready pod/sandboxes/alice <- create pod/sandboxes/alice
         """\
 parent secret/sandboxes/devboxes
 create persistentvolumeclaim/sandboxes/carol-rootfs-g1 <- parent secret/sandboxes/devboxes
+wait-ready persistentvolumeclaim/sandboxes/carol-rootfs-g1 [timeout 5m] <- create persistentvolumeclaim/sandboxes/carol-rootfs-g1
 create persistentvolumeclaim/sandboxes/carol-workspace <- parent secret/sandboxes/devboxes
-create pod/sandboxes/carol <- create persistentvolumeclaim/sandboxes/carol-rootfs-g1, \
-create persistentvolumeclaim/sandboxes/carol-workspace
+wait-ready persistentvolumeclaim/sandboxes/carol-workspace [timeout 5m] <- create persistentvolumeclaim/sandboxes/carol-workspace
+create pod/sandboxes/carol <- wait-ready persistentvolumeclaim/sandboxes/carol-rootfs-g1, \
+wait-ready persistentvolumeclaim/sandboxes/carol-workspace
 wait-ready pod/sandboxes/carol [timeout 5m] <- create pod/sandboxes/carol
 """,
-        id="PVCs in a WaitForFirstConsumer class are created before the pod but never waited for",
+        id="PVCs are ready before the pod: Bound, or Pending in a WaitForFirstConsumer class",
     ),
     pytest.param(
         changeset(
@@ -336,12 +340,11 @@ wait-ready pod/sandboxes/carol [timeout 5m] <- create pod/sandboxes/carol
 wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1
 wait-ready persistentvolumeclaim/sandboxes/alice-workspace
 parent secret/sandboxes/devboxes
-create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1 <- \
-wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1, parent secret/sandboxes/devboxes
-create persistentvolumeclaim/sandboxes/alice-experiment-workspace <- \
-wait-ready persistentvolumeclaim/sandboxes/alice-workspace, parent secret/sandboxes/devboxes
-create pod/sandboxes/alice-experiment <- create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1, \
-create persistentvolumeclaim/sandboxes/alice-experiment-workspace
+create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1 <- wait-ready persistentvolumeclaim/sandboxes/alice-rootfs-g1, parent secret/sandboxes/devboxes
+wait-ready persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1 <- create persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1
+create persistentvolumeclaim/sandboxes/alice-experiment-workspace <- wait-ready persistentvolumeclaim/sandboxes/alice-workspace, parent secret/sandboxes/devboxes
+wait-ready persistentvolumeclaim/sandboxes/alice-experiment-workspace <- create persistentvolumeclaim/sandboxes/alice-experiment-workspace
+create pod/sandboxes/alice-experiment <- wait-ready persistentvolumeclaim/sandboxes/alice-experiment-rootfs-g1, wait-ready persistentvolumeclaim/sandboxes/alice-experiment-workspace
 wait-ready pod/sandboxes/alice-experiment <- create pod/sandboxes/alice-experiment
 """,
         id="fork: the source's PVCs are waited for (Bound) before the fork's PVCs clone them",
@@ -400,12 +403,11 @@ parent secret/sandboxes/devboxes
 delete pod/sandboxes/carol <- parent secret/sandboxes/devboxes
 wait-gone pod/sandboxes/carol [timeout 5m] <- delete pod/sandboxes/carol
 delete persistentvolumeclaim/sandboxes/carol-rootfs-g1 <- wait-gone pod/sandboxes/carol
-wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1 [timeout 5m] <- \
-delete persistentvolumeclaim/sandboxes/carol-rootfs-g1
-create persistentvolumeclaim/sandboxes/carol-rootfs-g2 <- \
-wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1
+wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1 [timeout 5m] <- delete persistentvolumeclaim/sandboxes/carol-rootfs-g1
+create persistentvolumeclaim/sandboxes/carol-rootfs-g2 <- wait-gone persistentvolumeclaim/sandboxes/carol-rootfs-g1
+wait-ready persistentvolumeclaim/sandboxes/carol-rootfs-g2 [timeout 5m] <- create persistentvolumeclaim/sandboxes/carol-rootfs-g2
 apply persistentvolumeclaim/sandboxes/carol-workspace <- wait-gone pod/sandboxes/carol
-create pod/sandboxes/carol <- create persistentvolumeclaim/sandboxes/carol-rootfs-g2, \
+create pod/sandboxes/carol <- wait-ready persistentvolumeclaim/sandboxes/carol-rootfs-g2, \
 apply persistentvolumeclaim/sandboxes/carol-workspace
 wait-ready pod/sandboxes/carol [timeout 5m] <- create pod/sandboxes/carol
 """,

@@ -99,8 +99,8 @@ def test_a_manifest_finds_its_row_by_kind() -> None:
     [
         (
             by_kind,
-            "StatefulSet",
-            "unknown kind 'StatefulSet'; planner writes ConfigMap, CronJob, Deployment, Ingress, Job",
+            "DaemonSet",
+            "unknown kind 'DaemonSet'; planner writes ConfigMap, CronJob, Deployment, Horizontal",
         ),
         (
             by_group_kind,

@@ -253,3 +253,14 @@ def test_a_deleted_job_held_for_its_run_record_says_so_and_how_to_let_it_go() ->
         "`planner monitor --all -n shop --until-done` or apply its plan"
     )
     assert other.message == "backoff limit"
+
+
+def test_a_statefulsets_ready_is_its_ready_replicas_and_an_unfinished_rollout_says_so() -> None:
+    status = {"observedGeneration": 1, "replicas": 2, "readyReplicas": 1, "updatedReplicas": 1}
+    own = {"kind": "StatefulSet", "metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": status}
+    live = pod([running()], conditions=("Ready",))
+    row = status_row("k8s-shop|statefulset|db", seen=Observation(), own=own, pod=live, now=NOW)
+    assert (row.ready, row.message) == ("1/2", "rollout not finished: ready 1/2")
+    stopped = {**own, "spec": {"replicas": 0}, "status": {"observedGeneration": 1, "replicas": 0}}
+    row = status_row("k8s-shop|statefulset|db", seen=Observation(), own=stopped, pod=None, now=NOW)
+    assert (row.ready, row.message) == ("0/0", "")

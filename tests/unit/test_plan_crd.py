@@ -57,6 +57,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "sandboxes",
         "secrets",
         "status",
+        "volumeClaims",
         "warmPools",
         "workloads",
     ]
@@ -91,6 +92,8 @@ def test_a_one_of_over_types_keeps_any_value_and_one_over_required_fields_stays(
         {"required": ["emptyDir"]},
         {"required": ["configMap"]},
         {"required": ["secret"]},
+        {"required": ["persistentVolumeClaim"]},
+        {"required": ["claim"]},
     ]
 
 

@@ -67,7 +67,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "job fields are for jobs and cronjobs, deployment fields not for a cronjob",
         CRONJOB + "    schedule: '@daily'\n    replicas: 2\n",
-        ["{f}:10:5: workloads[0].replicas: replicas is for deployments only; this workload is a cronjob"],
+        [
+            "{f}:10:5: workloads[0].replicas: replicas is for deployments and statefulsets only; this workload is a cronjob"
+        ],
     ),
     (
         "a job field on a deployment names both kinds that take it",

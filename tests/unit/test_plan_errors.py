@@ -20,7 +20,8 @@ WORKLOAD_FIELDS = (
     "activeDeadlineSeconds, ttlSecondsAfterFinished, schedule, timeZone, concurrencyPolicy, "
     "startingDeadlineSeconds, successfulJobsHistoryLimit, failedJobsHistoryLimit, suspend, "
     "labels, annotations, podAnnotations, timeout, "
-    "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe"
+    "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe, podManagementPolicy, "
+    "updateStrategy, autoscale"
 )
 NAMES_RULE = "names are unique across workloads, sandboxes, configMaps and secrets"
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
@@ -296,7 +297,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "replicas on a job",
         "workloads:\n  - name: once\n    image: x\n    kind: job\n    replicas: 2\n",
-        ["{f}:9:5: workloads[0].replicas: replicas is for deployments only; this workload is a job"],
+        [
+            "{f}:9:5: workloads[0].replicas: replicas is for deployments and statefulsets only; this workload is a job"
+        ],
     ),
     (
         "a rollout strategy on a job",
@@ -366,7 +369,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         "/data\n        mountPath: /data\n",
         [
             "{f}:9:9: workloads[0].volumes[0]: expected exactly one of hostPath, emptyDir, configMap, "
-            "secret, found hostPath and emptyDir"
+            "secret, persistentVolumeClaim, claim, found hostPath and emptyDir"
         ],
     ),
     (

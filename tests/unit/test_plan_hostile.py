@@ -155,7 +155,7 @@ def _aliases(count: int) -> bytes:
 def test_alias_expansions_up_to_the_limit_are_read_and_one_more_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "plan.yaml"
     path.write_bytes(_aliases(MAX_ALIAS_EXPANSIONS))
-    fields = "apiVersion, kind, metadata, runtime, workloads, sandboxes, warmPools, configMaps, secrets"
+    fields = "apiVersion, kind, metadata, runtime, workloads, sandboxes, warmPools, configMaps, secrets, volumeClaims"
     assert _errors(path) == [
         f'{path}:4:1: a: unknown field "a" (expected one of: {fields})',
         f'{path}:5:1: b: unknown field "b" (expected one of: {fields})',

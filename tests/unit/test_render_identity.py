@@ -422,8 +422,8 @@ REJECTIONS = [
     ("an upper-case namespace", "k8s-Default|deployment|web", "namespace 'Default' is not a DNS label"),
     (
         "an unknown kind",
-        "k8s-default|statefulset|web",
-        "unknown kind 'statefulset' (expected one of deployment, job, cronjob, sandbox)",
+        "k8s-default|daemonset|web",
+        "unknown kind 'daemonset' (expected one of deployment, job, cronjob, statefulset, sandbox)",
     ),
     ("a kind in another case", "k8s-default|Deployment|web", "unknown kind 'Deployment'"),
     ("an empty name", "k8s-default|job|", "name '' is not a DNS-1123 name of at most 63 characters"),
@@ -451,5 +451,15 @@ def test_runtime_id_rejections_name_the_form_and_the_problem(text: str, problem:
 def test_the_public_api_is_exactly_all() -> None:
     public = {name for name in dir(planner.render) if not name.startswith("_")}
     # The submodules, and the `annotations` feature flag of `from __future__ import annotations`.
-    not_api = {"config", "confighash", "identity", "limits", "pods", "sandboxes", "workloads", "annotations"}
+    not_api = {
+        "claims",
+        "config",
+        "confighash",
+        "identity",
+        "limits",
+        "pods",
+        "sandboxes",
+        "workloads",
+        "annotations",
+    }
     assert public - not_api == set(planner.render.__all__)
