@@ -62,6 +62,7 @@ _SECRET_VALUE = st.one_of(
     _TEXT,
     st.builds(lambda: {"valueFrom": {"env": "PLANNER_STRATEGY_SECRET"}}),
     st.builds(lambda: {"valueFrom": {"file": "secret.txt"}}),
+    st.builds(lambda: {"valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}),
 )
 _NAME_PART = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,10}[A-Za-z0-9])?", fullmatch=True)
 _QUALIFIED_NAME = st.tuples(
@@ -325,9 +326,15 @@ def write_document(document: dict[str, Any], directory: Path) -> Path:
 
 
 def load_document(document: dict[str, Any]) -> Plan:
-    """The Plan the loader builds from `document` (its secrets resolved from SECRET_ENV/SECRET_FILES)."""
+    """The Plan the loader builds from `document` (its secrets resolved from SECRET_ENV/SECRET_FILES, and
+    a `secretKeyRef` as if the cluster's Secret held `<name>/<key>`)."""
     with tempfile.TemporaryDirectory() as directory:
-        return load_plans([write_document(document, Path(directory))], environ=SECRET_ENV).plans[0]
+        path = write_document(document, Path(directory))
+        return load_plans([path], environ=SECRET_ENV, secret_refs=_cluster_secret).plans[0]
+
+
+def _cluster_secret(namespace: str | None, name: str, key: str) -> str:
+    return f"{name}/{key}"
 
 
 # -- where a document's properties sit in the schema ------------------------------------------------------

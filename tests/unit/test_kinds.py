@@ -117,4 +117,4 @@ def test_unknown_lookups_raise_key_error(lookup: object, key: str, message: str)
 
 
 def test_kinds_and_group_kinds_are_unique() -> None:
-    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 10
+    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 12
