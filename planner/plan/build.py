@@ -19,6 +19,7 @@ from planner.plan.model import (
     Container,
     Plan,
     Probe,
+    RawManifest,
     RolloutStrategy,
     Rootfs,
     Sandbox,
@@ -39,9 +40,12 @@ Data = dict[str, Any]
 
 
 class _Builder:
-    def __init__(self, parsed: ParsedFile, secrets: Mapping[str, str]) -> None:
+    def __init__(
+        self, parsed: ParsedFile, secrets: Mapping[str, str], manifests: tuple[RawManifest, ...]
+    ) -> None:
         self.parsed = parsed
         self.secrets = secrets
+        self.manifests = manifests
 
     def plan(self) -> Plan:
         data: Data = self.parsed.data
@@ -61,6 +65,8 @@ class _Builder:
                 Secret(name=item["name"], data=self.secret_map(item["data"], f"{path}.data"))
                 for path, item in _entries(data, "secrets")
             ),
+            manifests=self.manifests,
+            allow_cluster_scoped=data.get("allowClusterScoped", False),
             source=Source(file=self.parsed.file, positions=dict(self.parsed.keys), shown=self.parsed.shown),
         )
 
@@ -166,9 +172,12 @@ class _Builder:
         return text
 
 
-def build_plan(parsed: ParsedFile, secrets: Mapping[str, str]) -> Plan:
-    """The model of a plan document that passed every check; `secrets` maps value paths to values."""
-    return _Builder(parsed, secrets).plan()
+def build_plan(
+    parsed: ParsedFile, secrets: Mapping[str, str], *, manifests: tuple[RawManifest, ...] = ()
+) -> Plan:
+    """The model of a plan document that passed every check; `secrets` maps value paths to values,
+    `manifests` are its raw objects (`planner.plan.manifests`)."""
+    return _Builder(parsed, secrets, manifests).plan()
 
 
 def _entries(data: Data, key: str) -> list[tuple[str, Data]]:

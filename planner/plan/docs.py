@@ -115,6 +115,44 @@ A volume mounted by several containers of one pod is one pod volume: give it the
 
 A derived name longer than 63 characters becomes its first 52 characters, `-`, and the first 10 hex
 digits of sha256 of the full derived name.
+
+## Raw manifests
+
+Whatever the plan language does not cover is written as plain Kubernetes objects: inline under
+`manifests`, or in multi-document YAML files named by `manifestFiles` (paths or globs relative to the
+plan file's directory; a file is read under the same limits as a plan file, and nothing outside that
+directory is read, symlinks included). They are the plan's like everything it renders: members of its
+ApplySet, diffed and written with server-side apply under the field manager `planner`, waited for
+(observed generation caught up, and a `Ready`, `Available` or `Established` condition True where the
+object has one) and pruned when removed. A Secret's values are masked in every output.
+
+```yaml
+allowClusterScoped: true          # needed for the CustomResourceDefinition below
+workloads:
+  - name: web
+    image: nginx:1.27
+    dependsOn: [Widget/first]     # a manifest, as Kind/name
+manifests:
+  - apiVersion: policy/v1
+    kind: PodDisruptionBudget
+    metadata:
+      name: web
+      annotations:
+        planner.dev/depends-on: web   # after the workload is ready
+    spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+manifestFiles: [crds/*.yaml]      # a CRD, and a Widget custom resource of it
+```
+
+- A namespaced object without `metadata.namespace` goes into the plan's namespace; one naming another
+  namespace is allowed (the ApplySet then lists that namespace).
+- A cluster-scoped object (a CRD, a ClusterRole, a Namespace) needs `allowClusterScoped: true`; a
+  cluster-scoped member is never pruned while the plan does not allow them.
+- An object the plan renders itself (same kind, namespace and name) cannot also be a manifest, and two
+  manifests cannot be the same object.
+- With nothing said, objects go in kind order: CustomResourceDefinitions first, then service accounts
+  and RBAC before workloads, ConfigMaps, Secrets and claims before the workloads that use them, and a
+  custom resource after its CRD is Established. `planner.dev/depends-on` on a manifest (workload or
+  sandbox names, `Kind/name` of manifests) and `Kind/name` in a workload's `dependsOn` add edges.
 """
 
 # (title, where the object appears, JSON pointer into the schema)
@@ -131,6 +169,7 @@ SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("ConfigMap", "`configMaps[]`", "/properties/configMaps/items"),
     ("Secret", "`secrets[]`", "/properties/secrets/items"),
     ("Secret value", "values of `secrets[].data` and `secretEnv`", "/definitions/secretValue"),
+    ("Manifest", "`manifests[]`, and each document of `manifestFiles`", "/definitions/manifest"),
 )
 _LINKS = {pointer: title for title, _, pointer in SECTIONS}
 

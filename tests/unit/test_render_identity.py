@@ -451,5 +451,5 @@ def test_runtime_id_rejections_name_the_form_and_the_problem(text: str, problem:
 def test_the_public_api_is_exactly_all() -> None:
     public = {name for name in dir(planner.render) if not name.startswith("_")}
     # The submodules, and the `annotations` feature flag of `from __future__ import annotations`.
-    not_api = {"config", "identity", "limits", "pods", "sandboxes", "workloads", "annotations"}
+    not_api = {"config", "identity", "limits", "manifests", "pods", "sandboxes", "workloads", "annotations"}
     assert public - not_api == set(planner.render.__all__)
