@@ -131,17 +131,15 @@ def _files(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> Iterat
 def _matches(base: Path, real_base: Path, pattern: str) -> tuple[list[Path], str | None]:
     if os.path.isabs(pattern):
         return [], f"{pattern!r} is absolute: manifest files are named relative to the plan file's directory"
-    if _GLOB_CHARACTERS & set(pattern):
-        matched = sorted(file for file in base.glob(pattern) if not file.is_dir())
-        if not matched:
-            return [], f"{pattern!r} matches no file beside the plan"
-    else:
-        matched = [base / pattern]
-        if not os.path.lexists(matched[0]):
-            return [], f"no such file: {pattern!r} (relative to the plan file's directory)"
+    literal = not (_GLOB_CHARACTERS & set(pattern))
+    matched = [base / pattern] if literal else sorted(f for f in base.glob(pattern) if not f.is_dir())
     outside = [file for file in matched if not Path(os.path.realpath(file)).is_relative_to(real_base)]
     if outside:
         return [], f"{pattern!r} leads outside the plan file's directory ({outside[0]}): refused"
+    if not matched:
+        return [], f"{pattern!r} matches no file beside the plan"
+    if literal and not os.path.lexists(matched[0]):
+        return [], f"no such file: {pattern!r} (relative to the plan file's directory)"
     return matched, None
 
 

@@ -132,7 +132,7 @@ def read_documents(path: Path) -> ParsedFile | Diagnostic:
     same limits as a plan file: its data is the list of its non-empty documents, so the third one's
     `metadata.name` is at path `[2].metadata.name` and keeps its own line and column."""
     name = str(path)
-    text = read_text(path)
+    text = read_text(path, what="manifest file")
     if isinstance(text, Diagnostic):
         return text
     try:
