@@ -29,7 +29,7 @@ from planner.objects import json_copy
 from planner.plan.model import RawManifest
 from planner.plan.raw import Node, root
 from planner.plan.schema_check import check_schema
-from planner.plan.source import ParsedFile, child_path, read_documents
+from planner.plan.source import ParsedFile, child_path, read_documents, read_plan_file
 from planner.plan.validate import rendered_objects
 
 MAX_MANIFEST_FILES = 1000
@@ -94,6 +94,17 @@ def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
             if path not in bad and path != "" and "" not in bad and _whole(item):
                 entries.append(Entry(documents, path, item))
     return entries, problems
+
+
+def manifest_files(path: Path) -> tuple[Path, ...]:
+    """The manifest files the plan file at `path` reads now (those its `manifestFiles` match, inside
+    its directory); none when it cannot be read. Whoever watches a plan file for changes watches these
+    too (a file a glob comes to match later is seen at the next full resync)."""
+    parsed = read_plan_file(path)
+    plan = None if isinstance(parsed, Diagnostic) else root(parsed.data)
+    if plan is None or isinstance(parsed, Diagnostic):
+        return ()
+    return tuple(_files(parsed, plan, []))
 
 
 def _whole(item: Any) -> bool:

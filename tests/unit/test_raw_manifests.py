@@ -17,6 +17,7 @@ from planner.live import LiveState
 from planner.objects import ObjectRef, ref_of
 from planner.output.masking import mask_manifest
 from planner.plan import Plan, Position, load_plans
+from planner.plan.manifests import manifest_files
 from planner.plan.source import read_plan_file
 from planner.render import render
 from planner.wait.readiness import ReadinessContext, readiness
@@ -340,3 +341,10 @@ def test_a_cluster_scoped_member_is_pruned_only_when_the_plan_allows_cluster_sco
         (ref, "noop", "kept: cluster-scoped, and the plan does not set allowClusterScoped")
     ]
     assert [(c.ref, c.action) for c in pruned.changes] == [(ref, "delete")]
+
+
+def test_the_controller_watches_the_manifest_files_a_plan_reads(tmp_path: Path) -> None:
+    files = {"m/b.yaml": CRD.format(scope="Namespaced"), "m/a.yaml": "# nothing yet\n"}
+    load(tmp_path, "allowClusterScoped: true\nmanifestFiles: [m/*.yaml]\n", files)
+    (tmp_path / "m" / "notes.txt").write_text("not matched")
+    assert manifest_files(tmp_path / "plan.yaml") == (tmp_path / "m" / "a.yaml", tmp_path / "m" / "b.yaml")
