@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from planner.errors import ForbiddenError, NotFoundError
 from planner.kinds import NAMESPACE, SECRET, KindInfo, declared_kinds
 from planner.kube.client import KubeClient, resource_path
-from planner.kube.discovery import Kinds
+from planner.kube.discovery import Kinds, UnknownKindError
 from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
 from planner.state.applyset import (
     LABEL_APPLYSET_ID,
@@ -101,6 +101,12 @@ def _member_kinds(kinds: Kinds, desired: Sequence[Manifest], listed: Scope) -> l
     found: dict[str, KindInfo] = {}
     for manifest in desired:
         kind = kinds.for_manifest(manifest)
+        if not kind.namespaced and metadata_of(manifest).get("namespace"):
+            raise UnknownKindError(
+                f"{ref_of(manifest).described}: the cluster serves {kind.kind} cluster-scoped, but "
+                "render took it for namespaced (it knows only common kinds and the plan's own CRDs): "
+                "declare its CustomResourceDefinition in the plan, or leave the object to another tool"
+            )
         found.setdefault(kind.group_kind, kind)
     for group_kind in sorted(listed.group_kinds - found.keys()):
         if (listed_kind := kinds.of_group_kind(group_kind)) is not None:
