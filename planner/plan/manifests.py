@@ -91,7 +91,7 @@ def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
         bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
         for index, item in enumerate(documents.data):
             path = child_path("", index)
-            if path not in bad and path != "" and "" not in bad and _whole(item):
+            if path not in bad and _whole(item):
                 entries.append(Entry(documents, path, item))
     return entries, problems
 

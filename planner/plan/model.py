@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from planner.kinds import KindInfo, declared_kinds
+
 Runtime = Literal["k8s", "k3s"]
 WorkloadKind = Literal["deployment", "job"]
 SandboxState = Literal["running", "paused"]
@@ -244,6 +246,11 @@ class Plan:
         """Workloads and sandboxes by name (unique across the plan), for lookups that must not scan the
         plan once per reference."""
         return {**{s.name: s for s in self.sandboxes}, **{w.name: w for w in self.workloads}}
+
+    @cached_property
+    def declared_kinds(self) -> Mapping[tuple[str, str], KindInfo]:
+        """The kinds the plan's own CustomResourceDefinitions declare, by (group, kind)."""
+        return {(info.group, info.kind): info for info in declared_kinds(m.object for m in self.manifests)}
 
     @cached_property
     def manifests_by_handle(self) -> Mapping[str, RawManifest]:

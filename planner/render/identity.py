@@ -24,7 +24,6 @@ from planner.kinds import (
     PERSISTENT_VOLUME_CLAIM,
     POD,
     KindInfo,
-    declared_kinds,
     group_of,
     known,
 )
@@ -113,8 +112,7 @@ def raw_kind(plan: Plan, raw: RawManifest) -> KindInfo:
     of the plan declares, else a namespaced kind (the cluster's discovery has the last word at apply
     time). Its plural is "" when unknown."""
     group = group_of(raw.api_version)
-    declared = {(info.group, info.kind): info for info in declared_kinds(m.object for m in plan.manifests)}
-    found = known(group, raw.kind) or declared.get((group, raw.kind))
+    found = known(group, raw.kind) or plan.declared_kinds.get((group, raw.kind))
     version = raw.api_version.rpartition("/")[2]
     return found or KindInfo(kind=raw.kind, group=group, version=version, plural="", namespaced=True)
 
