@@ -41,12 +41,13 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    labels_of,
     metadata_of,
     with_create_only_of,
 )
 from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
-from planner.state.applyset import ParentRecord, parent_ref, pending_runs
+from planner.state.applyset import LABEL_PART_OF, ParentRecord, parent_ref, pending_runs
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (
@@ -368,8 +369,12 @@ class _Builder:
     def add_change(self, change: Change) -> None:
         ref = change.ref
         if ref.kind == NAMESPACE.kind and change.action == "create":
-            ensure = self.namespace_tasks[ref.name]
-            self.handles[ref] = _Handles(first=ensure, write=ensure)
+            ensure = write = self.namespace_tasks[ref.name]
+            if LABEL_PART_OF in labels_of(change.desired):  # declared (a raw manifest): written whole
+                write = self.add(
+                    _Node(action="apply", ref=ref, manifest=change.desired), ensure, self.parent_id
+                )
+            self.handles[ref] = _Handles(first=ensure, write=write)
             return
         runtime_id = annotations_of(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
         handles = _Handles(first="")

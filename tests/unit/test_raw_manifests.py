@@ -348,3 +348,21 @@ def test_the_controller_watches_the_manifest_files_a_plan_reads(tmp_path: Path) 
     load(tmp_path, "allowClusterScoped: true\nmanifestFiles: [m/*.yaml]\n", files)
     (tmp_path / "m" / "notes.txt").write_text("not matched")
     assert manifest_files(tmp_path / "plan.yaml") == (tmp_path / "m" / "a.yaml", tmp_path / "m" / "b.yaml")
+
+
+def test_a_declared_namespace_is_ensured_then_written_whole_and_what_it_holds_waits_for_it() -> None:
+    part_of = {"applyset.kubernetes.io/part-of": "applyset-x-v1"}
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "team", "labels": {"team": "a", **part_of}},
+    }
+    quota = obj("v1", "ResourceQuota", "small", "team", spec={"hard": {"pods": "10"}})
+    changes = ChangeSet(plan="shop", namespace="shop", changes=(create(namespace), create(quota)))
+    assert solve(changes).as_text() == (
+        "ensure namespace/team\n"
+        "parent secret/shop/shop\n"
+        "apply namespace/team <- ensure namespace/team, parent secret/shop/shop\n"
+        "create resourcequota/team/small <- ensure namespace/team, parent secret/shop/shop\n"
+        "wait-ready resourcequota/team/small <- create resourcequota/team/small\n"
+    )
