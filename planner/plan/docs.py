@@ -149,6 +149,8 @@ manifestFiles: [crds/*.yaml]      # a CRD, and a Widget custom resource of it
   cluster-scoped member is never pruned while the plan does not allow them.
 - An object the plan renders itself (same kind, namespace and name) cannot also be a manifest, and two
   manifests cannot be the same object.
+- Metadata only the API server sets (`uid`, `resourceVersion`, `generation`, `creationTimestamp`,
+  `managedFields`) is refused; a `status` is left out, as the API server ignores it on write.
 - With nothing said, objects go in kind order: CustomResourceDefinitions first, then service accounts
   and RBAC before workloads, ConfigMaps, Secrets and claims before the workloads that use them, and a
   custom resource after its CRD is Established. `planner.dev/depends-on` on a manifest (workload or

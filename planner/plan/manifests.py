@@ -10,8 +10,9 @@ is an error (a typo must not silently drop objects, which the next apply would p
 `MAX_MANIFEST_FILES` files per plan.
 
 The checks here need no cluster: scope (a kind planner knows, or a CRD of the plan declares; any
-other kind is taken as namespaced), cluster-scoped objects only with `allowClusterScoped`, one object
-per kind/namespace/name, none that the plan renders itself, and dependencies (`planner.dev/depends-on`
+other kind is taken as namespaced), cluster-scoped objects only with `allowClusterScoped`, no field
+only the API server sets (`metadata.uid`, `resourceVersion`...), one object per kind/namespace/name, none that
+the plan renders itself, and dependencies (`planner.dev/depends-on`
 on a manifest, `Kind/name` in a workload's `dependsOn`) that name something of the plan.
 """
 
@@ -35,6 +36,14 @@ from planner.plan.validate import rendered_objects
 MAX_MANIFEST_FILES = 1000
 DEPENDS_ON = "planner.dev/depends-on"
 _GLOB_CHARACTERS = frozenset("*?[")
+SERVER_SET_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
 
 
 @dataclass(frozen=True)
@@ -178,6 +187,7 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
     for entry in entries:
         namespaced = _namespaced(entry, declared)
         yield from _scope_problems(entry, namespaced=namespaced, allowed=allowed)
+        yield from _server_fields(entry)
         key = (
             group_of(entry.api_version),
             entry.kind,
@@ -229,6 +239,15 @@ def _namespaced(entry: Entry, declared: dict[tuple[str, str], KindInfo]) -> bool
 
 def _namespace(entry: Entry, namespaced: bool, plan_namespace: str) -> str:
     return str(entry.metadata.get("namespace") or plan_namespace) if namespaced else ""
+
+
+def _server_fields(entry: Entry) -> Iterator[Diagnostic]:
+    """Metadata only the API server sets (a manifest copied from `kubectl get -o yaml`): applied, it
+    would fail (a stale resourceVersion, another uid). A `status` is left out by render instead, as
+    the API server ignores it on write (upstream CRD files often carry an empty one)."""
+    found = [f"metadata.{key}" for key in SERVER_SET_METADATA if key in entry.metadata]
+    for path in found:
+        yield entry.diagnostic(path, f"{path} is set by the API server, not by a manifest: remove it")
 
 
 def _scope_problems(entry: Entry, *, namespaced: bool, allowed: bool) -> Iterator[Diagnostic]:

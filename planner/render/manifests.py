@@ -4,7 +4,8 @@ Each keeps everything its author wrote; render adds what every top-level object 
 (the ApplySet part-of label, the plan annotation), its namespace when it is namespaced and names none
 (the plan's), and its dependencies: `planner.dev/depends-on` (workload and sandbox names, `Kind/name`
 of other manifests) becomes cli-utils' `config.kubernetes.io/depends-on`, merged with any the author
-wrote in that syntax, and is itself left out so the object's own annotations stay the author's.
+wrote in that syntax, and is itself left out so the object's own annotations stay the author's. A
+`status` is left out: the API server sets it and ignores it on write.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ DEPENDS_ON = "planner.dev/depends-on"
 
 
 def render_manifest(raw: RawManifest, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
-    obj: Manifest = json_copy(dict(raw.object))
+    obj: Manifest = {k: json_copy(v) for k, v in raw.object.items() if k != "status"}  # the server's
     written = obj["metadata"]
     annotations = {k: str(v) for k, v in (written.get("annotations") or {}).items() if k != DEPENDS_ON}
     refs = [primary_ref(plan, target, default_namespace) for target in raw.depends_on]

@@ -366,3 +366,15 @@ def test_a_declared_namespace_is_ensured_then_written_whole_and_what_it_holds_wa
         "create resourcequota/team/small <- ensure namespace/team, parent secret/shop/shop\n"
         "wait-ready resourcequota/team/small <- create resourcequota/team/small\n"
     )
+
+
+def test_metadata_only_the_api_server_sets_is_refused_and_a_status_left_out(tmp_path: Path) -> None:
+    copied = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  resourceVersion: '42'\n  uid: x\nstatus: {}\n"
+    assert errors(tmp_path, "manifestFiles: [copied.yaml]\n", {"copied.yaml": copied}) == [
+        "copied.yaml:5:3: [0].metadata.resourceVersion: metadata.resourceVersion is set by the API server, "
+        "not by a manifest: remove it",
+        "copied.yaml:6:3: [0].metadata.uid: metadata.uid is set by the API server, not by a manifest: remove it",
+    ]
+    copied = copied.replace("  resourceVersion: '42'\n  uid: x\n", "")
+    (rendered,) = render(load(tmp_path, "manifestFiles: [copied.yaml]\n", {"copied.yaml": copied}), "default")
+    assert "status" not in rendered
