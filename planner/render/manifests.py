@@ -11,10 +11,9 @@ wrote in that syntax, and is itself left out so the object's own annotations sta
 from __future__ import annotations
 
 from planner.objects import ANNOTATION_DEPENDS_ON, Manifest, json_copy
+from planner.plan.manifests import DEPENDS_ON
 from planner.plan.model import Plan, RawManifest
 from planner.render.identity import Stamp, depends_on_value, primary_ref, raw_namespace
-
-DEPENDS_ON = "planner.dev/depends-on"
 
 
 def render_manifest(raw: RawManifest, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
