@@ -199,7 +199,8 @@ BUILTIN_KINDS: tuple[KindInfo, ...] = (
     ),
     _builtin("APIService", "apiregistration.k8s.io/v1", "apiservices", namespaced=False),
 )
-_KNOWN = {(info.group, info.kind): info for info in (*KINDS, *BUILTIN_KINDS)}
+# planner's own rows win over a built-in row of the same kind (they carry its immutable fields).
+_KNOWN = {(info.group, info.kind): info for info in (*BUILTIN_KINDS, *KINDS)}
 
 
 def renders(group_kind: str) -> bool:
