@@ -13,6 +13,7 @@ import pytest
 from planner.diff import Change, ChangeSet, diff
 from planner.errors import PlanError
 from planner.graph import solve
+from planner.kinds import DEPLOYMENT, KindInfo, known, served_by
 from planner.live import LiveState
 from planner.objects import ObjectRef, ref_of
 from planner.output.masking import mask_manifest
@@ -378,3 +379,25 @@ def test_metadata_only_the_api_server_sets_is_refused_and_a_status_left_out(tmp_
     copied = copied.replace("  resourceVersion: '42'\n  uid: x\n", "")
     (rendered,) = render(load(tmp_path, "manifestFiles: [copied.yaml]\n", {"copied.yaml": copied}), "default")
     assert "status" not in rendered
+
+
+def test_a_crd_manifest_declares_its_kind_at_the_storage_version() -> None:
+    crd = {
+        "kind": "CustomResourceDefinition",
+        "spec": {
+            "group": "example.com",
+            "scope": "Cluster",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [
+                {"name": "v1beta1", "served": True},
+                {"name": "v1", "served": True, "storage": True},
+            ],
+        },
+    }
+    assert served_by(crd) == KindInfo(
+        kind="Widget", group="example.com", version="v1", plural="widgets", namespaced=False
+    )
+    assert served_by({"kind": "CustomResourceDefinition", "spec": {"group": "example.com"}}) is None
+    assert known("apps", "Deployment") is DEPLOYMENT  # planner's own row, with its immutable fields
+    assert known("policy", "PodDisruptionBudget").plural == "poddisruptionbudgets"  # type: ignore[union-attr]
+    assert known("example.com", "Widget") is None
