@@ -13,7 +13,8 @@ The checks here need no cluster: scope (a kind planner knows, or a CRD of the pl
 other kind is taken as namespaced), cluster-scoped objects only with `allowClusterScoped`, no field
 only the API server sets (`metadata.uid`, `resourceVersion`...), one object per kind/namespace/name, none that
 the plan renders itself, and dependencies (`planner.dev/depends-on`
-on a manifest, `Kind/name` in a workload's `dependsOn`) that name something of the plan.
+on a manifest, `Kind/name` in a workload's `dependsOn`) that name something of the plan and form no
+cycle.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import networkx as nx
 
 from planner.errors import Diagnostic
 from planner.kinds import KindInfo, declared_kinds, group_of, known
@@ -229,6 +232,32 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
                     path,
                     f'unknown dependsOn target "{target}": no manifest is {target} (manifests: {known_handles})',
                 )
+    yield from _cycles_through_manifests(plan, entries)
+
+
+def _cycles_through_manifests(plan: Node, entries: list[Entry]) -> Iterator[Diagnostic]:
+    """Dependency cycles with a manifest in them, reported once each at that manifest's annotation
+    (cycles among workloads and sandboxes alone are `validate_refs`'s)."""
+    graph = nx.DiGraph()
+    for section in ("workloads", "sandboxes"):
+        for item in plan.items(section):
+            for _, target in item.strings("dependsOn"):
+                graph.add_edge(item.text("name"), target)
+    by_handle: dict[str, Entry] = {}
+    for entry in entries:
+        by_handle.setdefault(entry.handle, entry)
+        for target in entry.depends_on():
+            graph.add_edge(entry.handle, target)
+    for group in nx.strongly_connected_components(graph):
+        members = [by_handle[name] for name in by_handle if name in group]
+        if len(group) > 1 and members:
+            first = members[0]
+            inside = graph.subgraph(group)
+            after = next(iter(inside.successors(first.handle)))
+            cycle = [first.handle, *nx.shortest_path(inside, after, first.handle)]
+            yield first.diagnostic(
+                f"metadata.annotations.{DEPENDS_ON}", f"dependency cycle: {' -> '.join(cycle)}"
+            )
 
 
 def _namespaced(entry: Entry, declared: dict[tuple[str, str], KindInfo]) -> bool:

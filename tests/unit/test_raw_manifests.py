@@ -401,3 +401,20 @@ def test_a_crd_manifest_declares_its_kind_at_the_storage_version() -> None:
     assert known("apps", "Deployment") is DEPLOYMENT  # planner's own row, with its immutable fields
     assert known("policy", "PodDisruptionBudget").plural == "poddisruptionbudgets"  # type: ignore[union-attr]
     assert known("example.com", "Widget") is None
+
+
+def test_a_dependency_cycle_through_a_manifest_is_refused_when_the_plan_is_loaded(tmp_path: Path) -> None:
+    text = """\
+workloads:
+  - {name: web, image: 'nginx:1.27', dependsOn: [PodDisruptionBudget/web]}
+manifests:
+  - apiVersion: policy/v1
+    kind: PodDisruptionBudget
+    metadata:
+      name: web
+      annotations: {planner.dev/depends-on: web}
+"""
+    assert errors(tmp_path, text) == [
+        "plan.yaml:11:21: manifests[0].metadata.annotations.planner.dev/depends-on: dependency cycle: "
+        "PodDisruptionBudget/web -> web -> PodDisruptionBudget/web"
+    ]
