@@ -1,5 +1,5 @@
 """Raw manifests on a real kube-apiserver v1.28.7: the Plan CRD (with `manifests` as embedded objects)
-is still structural, what `planner render` writes for raw objects passes strict server-side validation,
+is still structural and takes a plan that holds raw manifests, what `planner render` writes for raw objects passes strict server-side validation,
 a CRD and its custom resource apply in order, a second plan finds nothing to do, and the custom
 resource is pruned when removed. Checked through kubectl.
 """
@@ -24,11 +24,16 @@ def test_a_crd_and_its_custom_resource_apply_and_prune_and_every_raw_object_pass
     crd = planner("crd")
     assert crd.returncode == 0, crd.stderr
     dry_run(kubectl, crd.stdout)
+    installed = kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=crd.stdout)
+    assert installed.returncode == 0, installed.stderr
+    established = kubectl("wait", "--for=condition=Established", "crd/plans.planner.dev", "--timeout=60s")
+    assert established.returncode == 0, established.stderr
 
     kind = f"Part{namespace.replace('-', '').capitalize()}"
     plural = f"{kind.lower()}s"
     write_files(tmp_path, kind)
     plan = write_plan(tmp_path, plan_text(namespace, crd=True, custom=False, extras=True))
+    dry_run(kubectl, plan.read_text())  # a plan with raw manifests is a Plan object the server keeps whole
     rendered = planner("render", str(plan))
     assert rendered.returncode == 0, rendered.stderr
     assert PASSWORD not in rendered.stdout
