@@ -37,7 +37,7 @@ from planner.canonical import (
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
 from planner.dataloss import kept_claims
-from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, by_kind
+from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, known
 from planner.live import LiveState
 from planner.objects import (
     ANNOTATION_HASH,
@@ -99,11 +99,8 @@ _POD_SPEC_PATH: Path = ("metadata", "annotations", ANNOTATION_POD_SPEC)
 # --- small readers ---
 
 
-def _kind_info(kind: str) -> KindInfo | None:
-    try:
-        return by_kind(kind)
-    except KeyError:
-        return None
+def _kind_info(ref: ObjectRef) -> KindInfo | None:
+    return known(ref.group, ref.kind)
 
 
 # --- comparing one object ---
@@ -279,8 +276,17 @@ def _run_key_changed(desired: Manifest, live: Manifest) -> bool:
 class _Differ:
     """One diff run: the live state and options every object's judgement needs."""
 
-    def __init__(self, live: LiveState, *, plan: str, adopt: bool, rerun: frozenset[str]) -> None:
+    def __init__(
+        self,
+        live: LiveState,
+        *,
+        plan: str,
+        adopt: bool,
+        rerun: frozenset[str],
+        allow_cluster_scoped: bool = False,
+    ) -> None:
         self.live = live
+        self.allow_cluster_scoped = allow_cluster_scoped
         self.plan = plan
         self.adopt = adopt
         self.rerun = rerun
@@ -302,7 +308,7 @@ class _Differ:
             return dataclasses.replace(base, action="replace", reason="rerun requested")
         if ref.kind == JOB.kind and _run_key_changed(desired, live) and (ran := self.ran(desired)):
             return dataclasses.replace(base, reason=ran, transition="already-ran")
-        result = compare(desired, live, _kind_info(ref.kind), previous=self.recorded.get(ref))
+        result = compare(desired, live, _kind_info(ref), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
             reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept_claims(live))))
@@ -326,7 +332,7 @@ class _Differ:
             return Change(
                 ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner
             )
-        result = compare(desired, foreign, _kind_info(ref.kind))
+        result = compare(desired, foreign, _kind_info(ref))
         action: Action = "replace" if result.forced_by else "update"
         adopted = f"adopted into plan {self.plan}"
         reason = f"{adopted}; forced by {result.forced_by}" if result.forced_by else adopted
@@ -386,6 +392,9 @@ class _Differ:
     def removed_change(self, ref: ObjectRef, live: Manifest) -> Change:
         marks = annotations_of(live)
         owner = owner_of(live)
+        if ref.namespace is None and ref.kind != NAMESPACE.kind and not self.allow_cluster_scoped:
+            reason = "kept: cluster-scoped, and the plan does not set allowClusterScoped"
+            return Change(ref=ref, action="noop", desired=None, live=live, reason=reason, owner=owner)
         for key, value in KEEP_ANNOTATIONS.items():
             if marks.get(key) == value:
                 reason = f"kept: annotated {key}: {value}"
@@ -463,7 +472,7 @@ def server_predicted(change: Change, result: Manifest) -> Change:
     found = {d.path: d for d in differences(declared(after), before)}
     for gone in differences(declared(before), after):
         found.setdefault(gone.path, Difference(path=gone.path, before=gone.after, after=gone.before))
-    info = _kind_info(change.ref.kind)
+    info = _kind_info(change.ref)
     entries = managed_entries(change.live)
     fields = tuple(
         _mask(_field_change(found[path], entries), info) for path in sorted(found, key=format_path)
@@ -488,12 +497,15 @@ def diff(
     allow_data_loss: bool = False,
     adopt: bool = False,
     rerun: frozenset[str] = frozenset(),
+    allow_cluster_scoped: bool = False,
 ) -> ChangeSet:
     """The ChangeSet that makes `live` what `desired` declares (see the module docstring).
 
     `allow_data_loss` is recorded in the ChangeSet, for the printers and `dataloss.refuse_data_loss`.
+    A cluster-scoped member no longer declared (a Namespace aside) is pruned only with
+    `allow_cluster_scoped` (the plan's `allowClusterScoped`).
     """
-    differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun)
+    differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun, allow_cluster_scoped=allow_cluster_scoped)
     wanted = {ref_of(manifest): manifest for manifest in desired}
     changes = {ref: differ.desired_change(ref, manifest) for ref, manifest in wanted.items()}
     for ref, obj in live.members.items():

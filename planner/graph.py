@@ -23,6 +23,7 @@ from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
 from planner.kinds import (
     CONFIG_MAP,
+    CUSTOM_RESOURCE_DEFINITION,
     DEPLOYMENT,
     INGRESS,
     JOB,
@@ -31,8 +32,11 @@ from planner.kinds import (
     POD,
     SECRET,
     SERVICE,
+    SERVICE_ACCOUNT,
     STATEFUL_SET,
     KindInfo,
+    declared_kinds,
+    renders,
 )
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
@@ -40,12 +44,13 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    labels_of,
     metadata_of,
     with_create_only_of,
 )
 from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
-from planner.state.applyset import ParentRecord, parent_ref, pending_runs
+from planner.state.applyset import LABEL_PART_OF, ParentRecord, parent_ref, pending_runs
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (
@@ -60,6 +65,25 @@ STEPS: tuple[TaskAction, ...] = (
 )
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
 REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, STATEFUL_SET.kind, POD.kind})
+# Kind order when nothing else is said, as kubectl and kapp apply a directory: CustomResourceDefinitions
+# before everything, service accounts and RBAC (and cluster policy) before the workloads that run as
+# them. ConfigMaps, Secrets and claims come before the workloads that use them (`used_objects`); a
+# custom resource waits for its CRD to be Established.
+FIRST_RANK = frozenset({CUSTOM_RESOURCE_DEFINITION.group_kind})
+BEFORE_WORKLOADS = frozenset(
+    {
+        SERVICE_ACCOUNT.group_kind,
+        *(
+            f"{kind}.rbac.authorization.k8s.io"
+            for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+        ),
+        "PriorityClass.scheduling.k8s.io",
+        "StorageClass.storage.k8s.io",
+        "RuntimeClass.node.k8s.io",
+        "ResourceQuota",
+        "LimitRange",
+    }
+)
 DEPENDS_ON_FORMS = "<group>/namespaces/<namespace>/<Kind>/<name> or <group>/<Kind>/<name>"
 FOREGROUND = "Foreground"
 
@@ -192,6 +216,7 @@ def _pod_references(spec: Mapping[str, Any] | None) -> Iterator[tuple[KindInfo, 
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         yield from _container_references(container)
     yield from ((SECRET, s.get("name")) for s in spec.get("imagePullSecrets") or [])
+    yield SERVICE_ACCOUNT, spec.get("serviceAccountName")
 
 
 def _ingress_references(manifest: Manifest) -> Iterator[tuple[KindInfo, str | None]]:
@@ -210,8 +235,8 @@ def _ingress_references(manifest: Manifest) -> Iterator[tuple[KindInfo, str | No
 
 
 def used_objects(manifest: Manifest | None) -> list[ObjectRef]:
-    """The ConfigMaps, Secrets and PVCs a manifest's pod spec names, and the Secrets and Services an
-    Ingress names, in its namespace."""
+    """The ConfigMaps, Secrets, PVCs and service account a manifest's pod spec names, and the Secrets and
+    Services an Ingress names, in its namespace."""
     if manifest is None:
         return []
     namespace = metadata_of(manifest).get("namespace")
@@ -340,6 +365,8 @@ class _Builder:
             self.add_dependency_edges(active)
             self.add_fork_edges(active)
             self.add_rebase_edges(active)
+            self.add_kind_order_edges(active)
+            self.add_custom_resource_edges(active)
             if not self.wait:
                 self.drop_terminal_waits()
             self.add_prune_edges()
@@ -366,8 +393,12 @@ class _Builder:
     def add_change(self, change: Change) -> None:
         ref = change.ref
         if ref.kind == NAMESPACE.kind and change.action == "create":
-            ensure = self.namespace_tasks[ref.name]
-            self.handles[ref] = _Handles(first=ensure, write=ensure)
+            ensure = write = self.namespace_tasks[ref.name]
+            if LABEL_PART_OF in labels_of(change.desired):  # declared (a raw manifest): written whole
+                write = self.add(
+                    _Node(action="apply", ref=ref, manifest=change.desired), ensure, self.parent_id
+                )
+            self.handles[ref] = _Handles(first=ensure, write=write)
             return
         runtime_id = annotations_of(change.desired or change.live).get(ANNOTATION_RUNTIME_ID)
         handles = _Handles(first="")
@@ -377,7 +408,7 @@ class _Builder:
         if change.action in ("create", "replace", "update"):
             handles.write = self.add_write(change, runtime_id, after=handles.gone)
             handles.first = handles.first or handles.write
-            if ref.kind in REPORTED_KINDS:
+            if ref.kind in REPORTED_KINDS or not renders(ref.group_kind):
                 handles.ready = self.add_ready(ref, change, handles.write)
         self.handles[ref] = handles
 
@@ -475,6 +506,41 @@ class _Builder:
         for old in (c for c in rebased if c.action == "delete"):
             for new in (c for c in rebased if c.action == "create" and c.owner == old.owner):
                 self.edge(self.handles[old.ref].gone, self.handles[new.ref].write)
+
+    def add_kind_order_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        writes = {
+            ref: handles.write
+            for ref, handles in self.handles.items()
+            if handles.write and ref in active and ref.kind != NAMESPACE.kind  # ensured before all
+        }
+        first = [w for ref, w in writes.items() if ref.group_kind in FIRST_RANK]
+        before = [w for ref, w in writes.items() if ref.group_kind in BEFORE_WORKLOADS]
+        workloads = [w for ref, w in writes.items() if pod_spec(active[ref].desired) is not None]
+        for write in first:
+            for later in writes.values():
+                if later not in first:
+                    self.edge(write, later)
+        for write in before:
+            for later in workloads:
+                self.edge(write, later)
+
+    def add_custom_resource_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        """A custom resource after its CRD is Established; pruned, before its CRD goes."""
+        crds = {
+            (info.group, info.kind): ref
+            for ref, change in self.changes.items()
+            if ref.group_kind in FIRST_RANK
+            for info in declared_kinds([change.desired or change.live or {}])
+        }
+        for ref, change in active.items():
+            crd = crds.get((ref.group, ref.kind))
+            if crd is None or crd not in active:
+                continue
+            if change.action == "delete":
+                if active[crd].action == "delete":
+                    self.edge(self.handles[ref].gone, self.handles[crd].first)
+            else:
+                self.edge(self.ready_task(crd), self.handles[ref].write)
 
     def drop_terminal_waits(self) -> None:
         for node_id in [n for n, node in self.nodes.items() if node.action == "wait-ready"]:

@@ -13,7 +13,7 @@ This module holds data only; the diff interprets it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -175,6 +175,94 @@ _BY_KIND = {info.kind: info for info in KINDS}
 _BY_GROUP_KIND = {info.group_kind: info for info in KINDS}
 
 
+def _builtin(kind: str, api_version: str, plural: str, *, namespaced: bool = True) -> KindInfo:
+    group, _, version = api_version.rpartition("/")
+    return KindInfo(kind=kind, group=group, version=version, plural=plural, namespaced=namespaced)
+
+
+SERVICE_ACCOUNT = _builtin("ServiceAccount", "v1", "serviceaccounts")
+CUSTOM_RESOURCE_DEFINITION = _builtin(
+    "CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", namespaced=False
+)
+
+# Built-in kinds a plan's raw manifests (`manifests:`) commonly hold and planner does not render itself:
+# known here so that render can place them (namespaced or not) and the graph order them without asking
+# the cluster. Any other kind is found through discovery (`planner.kube.discovery`).
+BUILTIN_KINDS: tuple[KindInfo, ...] = (
+    CUSTOM_RESOURCE_DEFINITION,
+    DAEMON_SET,
+    SERVICE_ACCOUNT,
+    _builtin("PersistentVolume", "v1", "persistentvolumes", namespaced=False),
+    _builtin("ResourceQuota", "v1", "resourcequotas"),
+    _builtin("LimitRange", "v1", "limitranges"),
+    _builtin("Endpoints", "v1", "endpoints"),
+    _builtin("ReplicaSet", "apps/v1", "replicasets"),
+    _builtin("Role", "rbac.authorization.k8s.io/v1", "roles"),
+    _builtin("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
+    _builtin("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", namespaced=False),
+    _builtin("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", namespaced=False),
+    _builtin("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets"),
+    _builtin("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
+    _builtin("IngressClass", "networking.k8s.io/v1", "ingressclasses", namespaced=False),
+    _builtin("StorageClass", "storage.k8s.io/v1", "storageclasses", namespaced=False),
+    _builtin("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", namespaced=False),
+    _builtin("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", namespaced=False),
+    _builtin(
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+        namespaced=False,
+    ),
+    _builtin(
+        "MutatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "mutatingwebhookconfigurations",
+        namespaced=False,
+    ),
+    _builtin("APIService", "apiregistration.k8s.io/v1", "apiservices", namespaced=False),
+)
+_KNOWN = {(info.group, info.kind): info for info in (*BUILTIN_KINDS, *KINDS)}
+
+
+def renders(group_kind: str) -> bool:
+    """Whether planner renders objects of this kind itself (a raw manifest may hold any other)."""
+    return group_kind in _BY_GROUP_KIND
+
+
+def known(group: str, kind: str) -> KindInfo | None:
+    """The row of a kind planner knows without asking the cluster (its own, or a common built-in)."""
+    return _KNOWN.get((group, kind))
+
+
+def group_of(api_version: str) -> str:
+    """`apps` of `apps/v1`, "" of `v1`."""
+    return api_version.rpartition("/")[0]
+
+
+def declared_kinds(manifests: Iterable[Mapping[str, Any]]) -> list[KindInfo]:
+    """The kinds the CustomResourceDefinitions among `manifests` declare."""
+    crds = (m for m in manifests if m.get("kind") == CUSTOM_RESOURCE_DEFINITION.kind)
+    return [info for crd in crds if (info := served_by(crd)) is not None]
+
+
+def served_by(crd: Mapping[str, Any]) -> KindInfo | None:
+    """The kind a CustomResourceDefinition manifest declares, at its storage version (else its first
+    served one); None for a CRD too malformed to say (the API server then refuses it)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    versions = [v for v in spec.get("versions") or [] if isinstance(v, Mapping) and v.get("name")]
+    chosen = next((v for v in versions if v.get("storage")), versions[0] if versions else None)
+    if not (isinstance(spec.get("group"), str) and names.get("kind") and names.get("plural") and chosen):
+        return None
+    return KindInfo(
+        kind=str(names["kind"]),
+        group=spec["group"],
+        version=str(chosen["name"]),
+        plural=str(names["plural"]),
+        namespaced=spec.get("scope", "Namespaced") != "Cluster",
+    )
+
+
 def by_kind(kind: str) -> KindInfo:
     """The row for a kind name (`Deployment`); KeyError naming the known kinds otherwise."""
     try:
@@ -193,5 +281,6 @@ def by_group_kind(group_kind: str) -> KindInfo:
 
 
 def for_manifest(manifest: Mapping[str, Any]) -> KindInfo:
-    """The row for a manifest, by its `kind` (planner's kinds have unique names across groups)."""
+    """The row for a manifest of a kind planner renders, by its `kind` (planner's kinds have unique
+    names across groups); any other kind is resolved by `planner.kube.discovery.Kinds`."""
     return by_kind(str(manifest.get("kind", "")))

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from planner.errors import ForbiddenError, NotFoundError
-from planner.kinds import NAMESPACE, SECRET, KindInfo, for_manifest
+from planner.kinds import NAMESPACE, SECRET, KindInfo, declared_kinds
 from planner.kube.client import KubeClient, resource_path
+from planner.kube.discovery import Kinds, UnknownKindError
 from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
 from planner.state.applyset import (
     LABEL_APPLYSET_ID,
@@ -59,17 +60,17 @@ def read_live(
     at_parent = parent_ref(plan, namespace)
     parent = found if found is None or is_parent(at_parent, found) else None
     listed = listed_scope(parent)
-    kinds = {for_manifest(m) for m in desired} | set(listed.kinds)
+    kinds = Kinds(client, declared=declared_kinds(desired))
     namespaces = {namespace} | Scope.of(map(ref_of, desired)).namespaces | listed.namespaces
     selector = member_selector(plan, namespace)
     members: dict[ObjectRef, Manifest] = {}
-    for kind in sorted(kinds, key=lambda k: k.group_kind):
+    for kind in _member_kinds(kinds, desired, listed):
         # A cluster-scoped member kind (a Namespace kubectl --applyset added) is listed once.
         for ns in sorted(namespaces) if kind.namespaced else [None]:
-            for item in list_objects(client, kind, ns, label_selector=selector):
+            for item in _list_served(client, kind, ns, label_selector=selector):
                 members[ref_of(item)] = item
     planned_creates = (m for m in desired if ref_of(m) not in members)
-    foreign = _foreign(client, planned_creates) if probe_foreign else {}
+    foreign = _foreign(client, kinds, planned_creates) if probe_foreign else {}
     if found is not None and parent is None:  # a Secret that only has the parent's name
         foreign[at_parent] = found
     return LiveState(
@@ -94,6 +95,35 @@ def list_objects(
         query = query | {"continue": token}
 
 
+def _member_kinds(kinds: Kinds, desired: Sequence[Manifest], listed: Scope) -> list[KindInfo]:
+    """Every kind members can be of: the rendered ones (at the version the plan writes) and those the
+    parent lists (found through discovery; one the cluster no longer serves holds nothing)."""
+    found: dict[str, KindInfo] = {}
+    for manifest in desired:
+        kind = kinds.for_manifest(manifest)
+        if not kind.namespaced and metadata_of(manifest).get("namespace"):
+            raise UnknownKindError(
+                f"{ref_of(manifest).described}: the cluster serves {kind.kind} cluster-scoped, but "
+                "render took it for namespaced (it knows only common kinds and the plan's own CRDs): "
+                "declare its CustomResourceDefinition in the plan, or leave the object to another tool"
+            )
+        found.setdefault(kind.group_kind, kind)
+    for group_kind in sorted(listed.group_kinds - found.keys()):
+        if (listed_kind := kinds.of_group_kind(group_kind)) is not None:
+            found[group_kind] = listed_kind
+    return [found[group_kind] for group_kind in sorted(found)]
+
+
+def _list_served(
+    client: KubeClient, kind: KindInfo, namespace: str | None, *, label_selector: str
+) -> list[Manifest]:
+    """`list_objects`, and nothing for a kind not served yet (a CRD of the plan that apply creates)."""
+    try:
+        return list_objects(client, kind, namespace, label_selector=label_selector)
+    except NotFoundError:
+        return []
+
+
 def get_or_none(client: KubeClient, kind: KindInfo, namespace: str | None, name: str) -> Manifest | None:
     try:
         return client.request("GET", resource_path(kind, namespace, name), verb="get")
@@ -101,11 +131,13 @@ def get_or_none(client: KubeClient, kind: KindInfo, namespace: str | None, name:
         return None
 
 
-def _foreign(client: KubeClient, planned_creates: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
+def _foreign(
+    client: KubeClient, kinds: Kinds, planned_creates: Iterable[Manifest]
+) -> dict[ObjectRef, Manifest]:
     found: dict[ObjectRef, Manifest] = {}
     for manifest in planned_creates:
         ref = ref_of(manifest)
-        live = get_or_none(client, for_manifest(manifest), ref.namespace, ref.name)
+        live = get_or_none(client, kinds.for_manifest(manifest), ref.namespace, ref.name)
         if live is not None:
             found[ref] = live
     return found

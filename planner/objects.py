@@ -77,9 +77,8 @@ class ObjectRef:
 
     @property
     def group_kind(self) -> str:
-        """The ApplySet spelling of its kind (`Deployment.apps`); KeyError for a kind planner does not
-        write."""
-        return by_kind(self.kind).group_kind
+        """The ApplySet spelling of its kind (`Deployment.apps`, `Secret`)."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
 
 
 def ref_of(manifest: Mapping[str, Any]) -> ObjectRef:

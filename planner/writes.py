@@ -31,8 +31,9 @@ from planner.errors import (
     OwnershipError,
     PlannerError,
 )
-from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo, by_kind, for_manifest
+from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo
 from planner.kube.client import KubeClient, resource_path
+from planner.kube.discovery import Kinds
 from planner.monitor.lifecycle import release_run_finalizer
 from planner.objects import (
     ANNOTATION_PLAN,
@@ -115,6 +116,7 @@ class KubeWriter:
         """`created_namespaces`: namespaces this run created before its plan was made (taking the run
         lock, whose Lease needs one), which ensuring then reports as created."""
         self.client = client
+        self.kinds = Kinds(client)  # resolved at write time: a CRD created earlier in the run serves now
         self.written = written or WrittenVersions()
         self.created_namespaces = created_namespaces
         self._counts = {"after-writes": 0, "after-deletes": 0}
@@ -129,7 +131,7 @@ class KubeWriter:
     # --- members ---
 
     def create(self, manifest: Manifest) -> Manifest:
-        kind, ref = for_manifest(manifest), ref_of(manifest)
+        kind, ref = self.kinds.for_manifest(manifest), ref_of(manifest)
         try:
             created = self.client.request(
                 "POST",
@@ -156,12 +158,14 @@ class KubeWriter:
 
     def _apply(self, manifest: Manifest) -> Manifest:
         applied = self.client.server_side_apply(
-            for_manifest(manifest), manifest, field_manager=FIELD_MANAGER, force=True
+            self.kinds.for_manifest(manifest), manifest, field_manager=FIELD_MANAGER, force=True
         )
         return self._recorded(applied)
 
     def delete(self, ref: ObjectRef, *, propagation: str) -> None:
-        kind = by_kind(ref.kind)
+        kind = self.kinds.of_group_kind(ref.group_kind)
+        if kind is None:  # its kind is served no more (its CRD went first): nothing is left of it
+            return
         try:
             self.client.request(
                 "DELETE",

@@ -5,7 +5,8 @@ values drawn to fit its type, enum, pattern and bounds, so the strategy follows 
 The few rules the schema cannot state (DESIGN §3 names, references without cycles, kind-specific fields,
 pod rules) are then applied by `_make_valid`, which renames, drops or fills in only what those rules
 require. Secret values may refer to `SECRET_ENV` and `SECRET_FILES`; `write_document` and
-`load_document` set those up, so a property test can load any generated document.
+`load_document` set those up (and the manifest file `manifestFiles` names), so a property test can load
+any generated document.
 
 `schema_locations()` and `locations_in()` name every property by its place in the schema
 (`#probe.httpGet.port`, `workloads[]`): the unit test proves the strategy reaches each one.
@@ -72,7 +73,25 @@ _LABELS = st.dictionaries(_QUALIFIED_NAME, st.one_of(st.just(""), _NAME_PART), m
 _ANNOTATIONS = st.dictionaries(_QUALIFIED_NAME, _TEXT, max_size=MAX_ITEMS)
 # Image references as the docker grammar reads them: a lowercase repository, an optional tag.
 _IMAGE = st.from_regex(r"[a-z0-9]{1,8}(/[a-z0-9]{1,8})?(:[a-z0-9][a-z0-9.]{0,5})?", fullmatch=True)
+# Raw manifests: namespaced kinds Kubernetes accepts with nothing but a name (names made unique later).
+_RAW_KINDS = st.sampled_from(
+    [("v1", "ConfigMap"), ("v1", "ServiceAccount"), ("policy/v1", "PodDisruptionBudget")]
+)
+_MANIFEST = st.builds(
+    lambda kind, name, namespaced: {
+        "apiVersion": kind[0],
+        "kind": kind[1],
+        "metadata": {"name": name, **({"namespace": "raw-ns"} if namespaced else {})},
+    },
+    _RAW_KINDS,
+    _DNS,
+    st.booleans(),
+)
+MANIFEST_FILES = {"manifests.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-a-file}\n"}
 _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
+    "#manifest": _MANIFEST,
+    "#.manifestFiles": st.just(list(MANIFEST_FILES)),
+    "#workload.dependsOn": st.just([]),  # references are drawn by `_valid_references`
     "#workload.image": _IMAGE,
     "#container.image": _IMAGE,
     "#sandbox.image": _IMAGE,
@@ -213,6 +232,8 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
     for section, tag in sections:
         for index, item in enumerate(document.get(section, [])):
             item["name"] = f"{item['name']}-{tag}{index}"
+    for index, manifest in enumerate(document.get("manifests", [])):
+        manifest["metadata"]["name"] = f"{manifest['metadata']['name']}-m{index}"
     for index, pool in enumerate(document.get("warmPools", [])):
         pool["name"] = f"{pool['name']}-pool{index}"
     claims = [claim["name"] for claim in document.get("volumeClaims", [])]
@@ -317,7 +338,7 @@ def _valid_references(document: dict[str, Any], draw: DrawFn) -> None:
 
 def write_document(document: dict[str, Any], directory: Path) -> Path:
     """Write `document` as `plan.yaml` in `directory`, with the secret files it may refer to."""
-    for name, content in SECRET_FILES.items():
+    for name, content in {**SECRET_FILES, **MANIFEST_FILES}.items():
         (directory / name).write_text(content, encoding="utf-8")
     path = directory / "plan.yaml"
     with path.open("w", encoding="utf-8") as stream:

@@ -52,6 +52,7 @@ from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_o
 from planner.plan import load_plans
 from planner.plan.limits import read_capped
 from planner.plan.load import find_plan_files
+from planner.plan.manifests import manifest_files
 from planner.plan.reconcile_section import reconcile_section
 from planner.plan.secrets import secret_files
 
@@ -82,7 +83,9 @@ class _PlanFile:
     digest: str
     rendered: RenderedPlan | None
     problem: str = ""
-    inputs: tuple[Path, ...] = ()  # the secret files it reads: a change to one is a change to the plan
+    inputs: tuple[
+        Path, ...
+    ] = ()  # the secret and manifest files it reads: a change to one is a change to the plan
 
 
 def _digest(path: Path, inputs: tuple[Path, ...]) -> str:
@@ -316,7 +319,7 @@ class Controller:
             self.queue.add(f"pools:{name}")
 
     def _load(self, path: Path, digest: str) -> _PlanFile:
-        inputs = secret_files(path)
+        inputs = secret_files(path) + manifest_files(path)
         try:
             loaded = load_plans([path], secret_refs=secret_refs(self.target))
             (rendered,) = render_loaded(loaded, self.default_namespace)

@@ -34,8 +34,9 @@ from planner.errors import (
     PlannerError,
 )
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import NAMESPACE, for_manifest
+from planner.kinds import NAMESPACE, declared_kinds
 from planner.kube.client import KubeClient
+from planner.kube.discovery import Kinds
 from planner.live import LiveState, read_live
 from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, Manifest, ObjectRef, ref_of
@@ -358,6 +359,7 @@ def plan_rendered(
             allow_data_loss=options.allow_data_loss,
             adopt=options.adopt,
             rerun=options.rerun,
+            allow_cluster_scoped=each.plan.allow_cluster_scoped,
         )
         if restored:
             changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
@@ -408,11 +410,12 @@ def server_dry_run(client: KubeClient, changeset: ChangeSet) -> ChangeSet:
     """Each create and update as the server would apply it (`dryRun=All`), shown in place of the
     client-side prediction. A server rejection (422, a webhook) fails the plan, naming the object."""
     changes = []
+    kinds = Kinds(client, declared=declared_kinds(c.desired for c in changeset.changes if c.desired))
     for change in changeset.changes:
         if change.action in ("create", "update") and change.desired is not None:
             try:
                 result = client.server_side_apply(
-                    for_manifest(change.desired),
+                    kinds.for_manifest(change.desired),
                     change.desired,
                     field_manager=FIELD_MANAGER,
                     force=True,

@@ -106,6 +106,15 @@ def resource_path(resource: ResourceType, namespace: str | None = None, name: st
 
 
 @dataclass
+class DiscoveryCache:
+    """Discovery documents by path (`/apis/policy/v1`), as kubectl keeps them on disk: read once per
+    command, read again on a miss (a CRD applied a moment ago starts serving its kind)."""
+
+    documents: dict[str, Json] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
 class RequestLog:
     """Requests made, by verb: what benchmarks print and tests assert on."""
 
@@ -123,9 +132,16 @@ class KubeClient:
     """Raw-JSON access to one cluster. Thread-safe: the executor calls it from a pool."""
 
     def __init__(
-        self, api: ApiClient, options: ClientOptions | None = None, *, user: str | None = None
+        self,
+        api: ApiClient,
+        options: ClientOptions | None = None,
+        *,
+        user: str | None = None,
+        discovered: DiscoveryCache | None = None,
     ) -> None:
         self._api = api
+        # What discovery answered, shared by every client of this cluster (`planner.kube.discovery`).
+        self.discovered = discovered if discovered is not None else DiscoveryCache()
         self.options = options or ClientOptions()
         self.user = user
         qps = self.options.qps or DEFAULT_QPS
@@ -159,7 +175,9 @@ class KubeClient:
     def with_options(self, **changes: Any) -> KubeClient:
         """The same cluster, credentials and connection pool with other options (say, no retries and a
         short timeout for a request that must fail fast and be retried by its caller)."""
-        return KubeClient(self._api, replace(self.options, **changes), user=self.user)
+        return KubeClient(
+            self._api, replace(self.options, **changes), user=self.user, discovered=self.discovered
+        )
 
     def request(
         self,
@@ -437,6 +455,7 @@ __all__ = [
     "METADATA_LIST_ACCEPT",
     "ApiError",
     "ClientOptions",
+    "DiscoveryCache",
     "KubeClient",
     "RequestLog",
     "ResourceType",

@@ -28,6 +28,7 @@ from planner.plan.model import (
     PersistentClaim,
     Plan,
     Probe,
+    RawManifest,
     RolloutStrategy,
     Rootfs,
     Sandbox,
@@ -50,9 +51,12 @@ Data = dict[str, Any]
 
 
 class _Builder:
-    def __init__(self, parsed: ParsedFile, secrets: Mapping[str, str]) -> None:
+    def __init__(
+        self, parsed: ParsedFile, secrets: Mapping[str, str], manifests: tuple[RawManifest, ...]
+    ) -> None:
         self.parsed = parsed
         self.secrets = secrets
+        self.manifests = manifests
 
     def plan(self) -> Plan:
         data: Data = self.parsed.data
@@ -75,6 +79,8 @@ class _Builder:
             volume_claims=tuple(
                 self.volume_claim(item, path) for path, item in _entries(data, "volumeClaims")
             ),
+            manifests=self.manifests,
+            allow_cluster_scoped=data.get("allowClusterScoped", False),
             source=Source(file=self.parsed.file, positions=dict(self.parsed.keys), shown=self.parsed.shown),
         )
 
@@ -212,9 +218,12 @@ class _Builder:
         return text
 
 
-def build_plan(parsed: ParsedFile, secrets: Mapping[str, str]) -> Plan:
-    """The model of a plan document that passed every check; `secrets` maps value paths to values."""
-    return _Builder(parsed, secrets).plan()
+def build_plan(
+    parsed: ParsedFile, secrets: Mapping[str, str], *, manifests: tuple[RawManifest, ...] = ()
+) -> Plan:
+    """The model of a plan document that passed every check; `secrets` maps value paths to values,
+    `manifests` are its raw objects (`planner.plan.manifests`)."""
+    return _Builder(parsed, secrets, manifests).plan()
 
 
 def _entries(data: Data, key: str) -> list[tuple[str, Data]]:

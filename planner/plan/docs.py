@@ -157,6 +157,45 @@ without `--allow-data-loss`. The StatefulSet `db` runs pods `db-0`, `db-1`, each
 (`data-db-0`, `data-db-1`) and reachable as `db-0.db`; Kubernetes keeps those PVCs when the set is scaled
 down or removed from the plan, and so does planner (the plan says so). With `autoscale`, the
 HorizontalPodAutoscaler `web` owns the replicas: its scaling is never drift.
+## Raw manifests
+
+Whatever the plan language does not cover is written as plain Kubernetes objects: inline under
+`manifests`, or in multi-document YAML files named by `manifestFiles` (paths or globs relative to the
+plan file's directory; a file is read under the same limits as a plan file, and nothing outside that
+directory is read, symlinks included). They are the plan's like everything it renders: members of its
+ApplySet, diffed and written with server-side apply under the field manager `planner`, waited for
+(observed generation caught up, and a `Ready`, `Available` or `Established` condition True where the
+object has one) and pruned when removed. A Secret's values are masked in every output.
+
+```yaml
+allowClusterScoped: true          # needed for the CustomResourceDefinition below
+workloads:
+  - name: web
+    image: nginx:1.27
+    dependsOn: [Widget/first]     # a manifest, as Kind/name
+manifests:
+  - apiVersion: policy/v1
+    kind: PodDisruptionBudget
+    metadata:
+      name: web
+      annotations:
+        planner.dev/depends-on: web   # after the workload is ready
+    spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+manifestFiles: [crds/*.yaml]      # a CRD, and a Widget custom resource of it
+```
+
+- A namespaced object without `metadata.namespace` goes into the plan's namespace; one naming another
+  namespace is allowed (the ApplySet then lists that namespace).
+- A cluster-scoped object (a CRD, a ClusterRole, a Namespace) needs `allowClusterScoped: true`; a
+  cluster-scoped member is never pruned while the plan does not allow them.
+- An object the plan renders itself (same kind, namespace and name) cannot also be a manifest, and two
+  manifests cannot be the same object.
+- Metadata only the API server sets (`uid`, `resourceVersion`, `generation`, `creationTimestamp`,
+  `managedFields`) is refused; a `status` is left out, as the API server ignores it on write.
+- With nothing said, objects go in kind order: CustomResourceDefinitions first, then service accounts
+  and RBAC before workloads, ConfigMaps, Secrets and claims before the workloads that use them, and a
+  custom resource after its CRD is Established. `planner.dev/depends-on` on a manifest (workload or
+  sandbox names, `Kind/name` of manifests) and `Kind/name` in a workload's `dependsOn` add edges.
 """
 
 # (title, where the object appears, JSON pointer into the schema)
@@ -178,6 +217,7 @@ SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("Secret", "`secrets[]`", "/properties/secrets/items"),
     ("Volume claim", "`volumeClaims[]`", "/properties/volumeClaims/items"),
     ("Secret value", "values of `secrets[].data` and `secretEnv`", "/definitions/secretValue"),
+    ("Manifest", "`manifests[]`, and each document of `manifestFiles`", "/definitions/manifest"),
 )
 _LINKS = {pointer: title for title, _, pointer in SECTIONS}
 

@@ -39,22 +39,22 @@ MIN_COPY_BUDGET = 100_000
 _FORBIDDEN = re.compile(r"[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 
 
-def read_text(path: Path) -> str | Diagnostic:
+def read_text(path: Path, *, what: str = "plan file") -> str | Diagnostic:
     """The file's text, or the diagnostic that says why it is not read: too large, unreadable, not a
-    regular file, not UTF-8, or holding a control character."""
+    regular file, not UTF-8, or holding a control character. `what` names the file in messages."""
     name = str(path)
     try:
         size, data = read_capped(path)
     except OSError as error:
-        return Diagnostic(name, 1, 1, "", f"cannot read plan file: {error.strerror or error}")
+        return Diagnostic(name, 1, 1, "", f"cannot read {what}: {error.strerror or error}")
     if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
         return Diagnostic(
             name,
             1,
             1,
             "",
-            f"plan file is {max(size, len(data)):,} bytes ({_mebibytes(max(size, len(data)))}), over the limit of "
-            f"{MAX_FILE_BYTES:,} bytes ({_mebibytes(MAX_FILE_BYTES)}) per plan file: split it into several plans",
+            f"{what} is {max(size, len(data)):,} bytes ({_mebibytes(max(size, len(data)))}), over the limit of "
+            f"{MAX_FILE_BYTES:,} bytes ({_mebibytes(MAX_FILE_BYTES)}) per {what}: split it into several {'plans' if what == 'plan file' else 'files'}",
         )
     try:
         text = data.decode("utf-8")

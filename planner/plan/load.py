@@ -32,6 +32,7 @@ from pathlib import Path
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
 from planner.plan.limits import read_capped
+from planner.plan.manifests import manifest_diagnostics, raw_manifests, read_manifests
 from planner.plan.model import Plan
 from planner.plan.schema_check import check_schema
 from planner.plan.secrets import SecretRefs, resolve_secrets
@@ -189,9 +190,12 @@ def _load_parsed(
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
     secrets, secret_problems = resolve_secrets(parsed, environ, refs=secret_refs, local=local)
     found += [item for item in secret_problems if not _inside(item.path, broken)]
+    entries, manifest_problems = read_manifests(parsed)
+    found += manifest_problems
+    found += [item for item in manifest_diagnostics(parsed, entries) if not _inside(item.path, broken)]
     if any(diagnostic.severity == "error" for diagnostic in found):
         return None, found
-    return (build_plan(parsed, secrets), parsed), found
+    return (build_plan(parsed, secrets, manifests=raw_manifests(entries)), parsed), found
 
 
 def _inside(path: str, broken: frozenset[str]) -> bool:

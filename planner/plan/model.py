@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
+
+from planner.kinds import KindInfo, declared_kinds
 
 Runtime = Literal["k8s", "k3s"]
 WorkloadKind = Literal["deployment", "job", "cronjob", "statefulset"]
@@ -277,6 +279,38 @@ class Position:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RawManifest:
+    """An object of `manifests` or `manifestFiles`, as written (plain JSON data, any kind)."""
+
+    object: Mapping[str, Any]
+    file: str  # where it is written: the plan file, or a manifest file
+    path: str  # its path there: `manifests[0]`, or `[2]` for a manifest file's third document
+    position: Position
+    depends_on: tuple[str, ...] = ()  # its `planner.dev/depends-on` annotation, split
+
+    @property
+    def api_version(self) -> str:
+        return str(self.object["apiVersion"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.object["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.object["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        return self.object["metadata"].get("namespace") or None
+
+    @property
+    def handle(self) -> str:
+        """How `dependsOn` names it: `Kind/name`."""
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Source:
     """Where a plan came from, and the position of every node by its path (`workloads[0].image`)."""
 
@@ -305,6 +339,8 @@ class Plan:
     config_maps: tuple[ConfigMap, ...] = ()
     secrets: tuple[Secret, ...] = ()
     volume_claims: tuple[VolumeClaim, ...] = ()
+    manifests: tuple[RawManifest, ...] = ()
+    allow_cluster_scoped: bool = False
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
 
     @cached_property
@@ -312,3 +348,16 @@ class Plan:
         """Workloads and sandboxes by name (unique across the plan), for lookups that must not scan the
         plan once per reference."""
         return {**{s.name: s for s in self.sandboxes}, **{w.name: w for w in self.workloads}}
+
+    @cached_property
+    def declared_kinds(self) -> Mapping[tuple[str, str], KindInfo]:
+        """The kinds the plan's own CustomResourceDefinitions declare, by (group, kind)."""
+        return {(info.group, info.kind): info for info in declared_kinds(m.object for m in self.manifests)}
+
+    @cached_property
+    def manifests_by_handle(self) -> Mapping[str, RawManifest]:
+        """Raw manifests by `Kind/name`, the spelling `dependsOn` uses (the first of a name wins)."""
+        found: dict[str, RawManifest] = {}
+        for raw in self.manifests:
+            found.setdefault(raw.handle, raw)
+        return found

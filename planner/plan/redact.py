@@ -1,8 +1,9 @@
 """A plan file's text with the secret values written in it literally replaced by `***`.
 
 A generation record keeps the plan files an apply rendered, for people to read (`planner history
---show`); a value given literally under `secrets[].data`, `sandboxes[].secretEnv` or
-`warmPools[].template.secretEnv` must not be among what they read. The loader masks them while it reads
+--show`); a value given literally under `secrets[].data`, `sandboxes[].secretEnv`,
+`warmPools[].template.secretEnv` or in the `data`/`stringData` of an inline Secret manifest must not be
+among what they read. The loader masks them while it reads
 the file (`ParsedFile.shown`), from the node graph it composed anyway: each such scalar is replaced
 where it is written, so everything else — comments, order, layout — stays as the author wrote it, and
 the record keeps the text that was applied, not whatever the file holds by the time the apply ends. A
@@ -50,11 +51,20 @@ def _replacement(written: str, node: ScalarNode) -> str:
 
 
 def _secret_scalars(document: MappingNode) -> Iterator[ScalarNode]:
-    for location in SECRET_VALUE_MAPS:
+    for location in (*SECRET_VALUE_MAPS, *_raw_secret_maps(document)):
         for values in _maps_at(document, location):
             for _, value in _pairs(values):
                 if isinstance(value, ScalarNode):
                     yield value
+
+
+def _raw_secret_maps(document: MappingNode) -> Iterator[tuple[str, ...]]:
+    """`manifests[i].data` and `.stringData` of each inline manifest that is a Secret."""
+    items = _value(document, "manifests")
+    for index, item in enumerate(items.value if isinstance(items, SequenceNode) else []):
+        kind = _value(item, "kind") if isinstance(item, MappingNode) else None
+        if isinstance(kind, ScalarNode) and kind.value == "Secret":
+            yield from (("manifests", str(index), field) for field in ("data", "stringData"))
 
 
 def _maps_at(node: Node | None, location: tuple[str, ...]) -> Iterator[MappingNode]:
@@ -65,7 +75,11 @@ def _maps_at(node: Node | None, location: tuple[str, ...]) -> Iterator[MappingNo
         return
     key, *rest = location
     child = _value(node, key)
-    if rest and rest[0] == "*":
+    if rest and rest[0].isdigit():  # one item of a list
+        items = child.value if isinstance(child, SequenceNode) else []
+        if int(rest[0]) < len(items):
+            yield from _maps_at(items[int(rest[0])], tuple(rest[1:]))
+    elif rest and rest[0] == "*":
         for item in child.value if isinstance(child, SequenceNode) else []:
             yield from _maps_at(item, tuple(rest[1:]))
     else:

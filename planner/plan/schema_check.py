@@ -84,9 +84,17 @@ def _first_repeat(items: Sequence[Any]) -> int | None:
 _Validator = validators.extend(Draft7Validator, {"uniqueItems": _unique_items})
 
 
-def check_schema(parsed: ParsedFile) -> SchemaReport:
-    """Every schema violation in `parsed`, one Diagnostic per problem."""
-    validator = _Validator(plan_schema())
+def check_schema(parsed: ParsedFile, *, definition: str | None = None) -> SchemaReport:
+    """Every schema violation in `parsed`, one Diagnostic per problem: against the plan schema, or with
+    `definition` (`manifest`) a list of items of that definition of it (a file of manifests)."""
+    schema = plan_schema()
+    if definition is not None:
+        schema = {
+            "type": "array",
+            "items": {"$ref": f"#/definitions/{definition}"},
+            "definitions": schema["definitions"],
+        }
+    validator = _Validator(schema)
     errors = sorted(validator.iter_errors(parsed.data), key=_keyword_rank)
     seen_values: set[str] = set()
     broken: set[str] = set()

@@ -132,13 +132,45 @@ def parse_plan_text(name: str, text: str) -> ParsedFile | Diagnostic:
         return _syntax_diagnostic(name, error)
 
 
-def _parse(name: str, text: str, *, pure: bool) -> ParsedFile | Diagnostic:
+def read_documents(path: Path) -> ParsedFile | Diagnostic:
+    """A file of Kubernetes objects (multi-document YAML, as `kubectl apply -f` reads it) under the
+    same limits as a plan file: its data is the list of its non-empty documents, so the third one's
+    `metadata.name` is at path `[2].metadata.name` and keeps its own line and column."""
+    name = str(path)
+    text = read_text(path, what="manifest file")
+    if isinstance(text, Diagnostic):
+        return text
+    try:
+        return _parse(name, text, pure=False, documents=True)
+    except MarkedYAMLError:
+        pass
+    try:
+        return _parse(name, text, pure=True, documents=True)
+    except MarkedYAMLError as error:
+        return _syntax_diagnostic(name, error)
+
+
+def _parse(name: str, text: str, *, pure: bool, documents: bool = False) -> ParsedFile | Diagnostic:
     """Check the event stream against the limits, then compose and walk the node graph."""
     problem = event_problem(name, plan_yaml(pure=pure).parse(text))
     if problem is not None:
         return problem
     yaml = plan_yaml(pure=pure)
+    if documents:
+        return _all_documents(name, text, list(yaml.compose_all(text)), yaml)
     return _single_document(name, text, list(yaml.compose_all(text)), yaml)
+
+
+def _all_documents(name: str, text: str, documents: list[Node], yaml: YAML) -> ParsedFile:
+    walk = _Walk(yaml)
+    present = [document for document in documents if not _is_null(document)]
+    data = []
+    for index, document in enumerate(present):
+        walk.keys[child_path("", index)] = walk.values[child_path("", index)] = _position(document)
+        data.append(walk.plain(document, child_path("", index)))
+    return ParsedFile(
+        file=name, data=data, keys=walk.keys, values=walk.values, lines=tuple(text.splitlines())
+    )
 
 
 def _single_document(name: str, text: str, documents: list[Node], yaml: YAML) -> ParsedFile | Diagnostic:

@@ -109,6 +109,11 @@ class Rendered:
     owner: str = ""  # for a generated name, what generates it: "an exposed workload"
 
 
+def rendered_objects(plan: Node) -> Iterator[Rendered]:
+    """Every object the plan renders itself, by kind, namespace ("" when the plan names none) and name."""
+    return _rendered_objects(plan)
+
+
 def _rendered_objects(plan: Node) -> Iterator[Rendered]:
     metadata = plan.child("metadata")
     plan_name = metadata.text("name") if metadata else None

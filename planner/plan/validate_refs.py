@@ -54,7 +54,8 @@ def _edges(plan: Node) -> Iterator[Edge]:
             if not name:
                 continue
             for path, target in item.strings("dependsOn"):
-                yield Edge(name, target, path, "dependsOn")
+                if "/" not in target:  # `Kind/name` names a manifest: planner.plan.manifests checks it
+                    yield Edge(name, target, path, "dependsOn")
             source = item.text("forkFrom") if section == "sandboxes" else None
             if source is not None:
                 yield Edge(name, source, item.at("forkFrom"), "forkFrom")

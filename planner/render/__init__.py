@@ -7,8 +7,8 @@ carries the plan's identity (ApplySet membership, plan name) and, last, its cont
 Result order, deterministic and relied on by printers and tests: the plan's ConfigMaps, then its
 Secrets, then its PersistentVolumeClaims; then per sandbox its env Secret, rootfs PVC, workspace PVC
 and Pod; then per workload its Deployment, Job, CronJob or StatefulSet, its Service, its Ingress and
-its HorizontalPodAutoscaler — each group in plan order. Warm pools render nothing: the sandbox
-controller creates their members.
+its HorizontalPodAutoscaler — each group in plan order; last the raw manifests, inline ones first,
+then each manifest file's. Warm pools render nothing: the sandbox controller creates their members.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from planner.render.identity import (
 from planner.render.identity import Stamp as _Stamp
 from planner.render.identity import with_hash as _with_hash
 from planner.render.limits import limit_diagnostics
+from planner.render.manifests import render_manifests as _render_manifests
 from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
 from planner.render.workloads import render_workload as _render_workload
 
@@ -73,5 +74,6 @@ def render(plan: _Plan, default_namespace: str, *, config_key: bytes | None = No
         objects += _render_workload(
             workload, plan=plan, stamp=stamp, default_namespace=default_namespace, config=config
         )
+    objects += _render_manifests(plan, stamp=stamp, default_namespace=default_namespace)
     # Deep copies, so no two manifests share a nested dict that a later stage could mutate.
     return [_with_hash(_json_copy(obj)) for obj in objects]

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast, get_args
 
 from planner.errors import RuntimeIDError
-from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, WORKLOAD_KINDS, KindInfo
+from planner.kinds import (
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    WORKLOAD_KINDS,
+    KindInfo,
+    group_of,
+    known,
+)
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
     ANNOTATION_HASH,
@@ -30,7 +37,7 @@ from planner.objects import (
     canonical_json,
     metadata_of,
 )
-from planner.plan.model import Plan, Runtime, Sandbox, Workload
+from planner.plan.model import Plan, RawManifest, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
 from planner.state.applyset import LABEL_PART_OF, applyset_id
 
@@ -104,10 +111,32 @@ def sandbox_runtime_id(plan: Plan, sandbox: Sandbox, default_namespace: str) -> 
     return RuntimeID(runtime=plan.runtime, namespace=namespace, kind="sandbox", name=sandbox.name)
 
 
+def raw_kind(plan: Plan, raw: RawManifest) -> KindInfo:
+    """What render knows of a raw manifest's kind without a cluster: planner's table, else what a CRD
+    of the plan declares, else a namespaced kind (the cluster's discovery has the last word at apply
+    time). Its plural is "" when unknown."""
+    group = group_of(raw.api_version)
+    found = known(group, raw.kind) or plan.declared_kinds.get((group, raw.kind))
+    version = raw.api_version.rpartition("/")[2]
+    return found or KindInfo(kind=raw.kind, group=group, version=version, plural="", namespaced=True)
+
+
+def raw_namespace(plan: Plan, raw: RawManifest, default_namespace: str) -> str | None:
+    """A raw manifest's namespace: as written, else the plan's; None for a cluster-scoped kind."""
+    if not raw_kind(plan, raw).namespaced:
+        return None
+    return raw.namespace or plan_namespace(plan, default_namespace)
+
+
 def primary_ref(plan: Plan, name: str, default_namespace: str) -> str:
     """The depends-on reference of a plan entry's primary object, the one that carries and answers
     dependencies: a workload's Deployment, Job, CronJob or StatefulSet; a sandbox's Pod, or its workspace
-    PVC while paused (the Pod does not exist then). KeyError when no workload or sandbox has that name."""
+    PVC while paused (the Pod does not exist then); a raw manifest (`Kind/name`) itself. KeyError when
+    nothing has that name."""
+    raw = plan.manifests_by_handle.get(name)
+    if raw is not None:
+        namespace = raw_namespace(plan, raw, default_namespace)
+        return depends_on_ref(raw_kind(plan, raw), namespace or "", raw.name)
     entry = plan.runnables.get(name)
     if isinstance(entry, Workload):
         return depends_on_ref(workload_kind(entry), workload_namespace(plan, entry, default_namespace), name)

@@ -296,14 +296,22 @@ def ingress(obj: Manifest, context: ReadinessContext) -> Readiness:
     return _current(f"address {', '.join(addresses)}" if addresses else "exists (no address reported)")
 
 
+# The conditions kstatus reads as "ready" on a kind without a rule of its own, in the order asked.
+READY_CONDITIONS = ("Ready", "Available", "Established")
+
+
 def by_ready_condition(obj: Manifest, context: ReadinessContext) -> Readiness:
-    """Kinds without a rule: their `Ready` condition if they have one, else Current."""
-    condition = _conditions(obj).get("Ready")
-    if condition is None:
+    """Kinds without a rule (a raw manifest's PodDisruptionBudget, a CustomResourceDefinition, a custom
+    resource): their first `Ready`, `Available` or `Established` condition if they have one, else
+    Current once they exist (their observed generation was judged first)."""
+    conditions = _conditions(obj)
+    name = next((name for name in READY_CONDITIONS if name in conditions), None)
+    if name is None:
         return _current("exists")
+    condition = conditions[name]
     if condition.get("status") == "True":
-        return _current("Ready")
-    return _in_progress(_explain("not ready", condition))
+        return _current(name)
+    return _in_progress(_explain(f"not {name.lower()}", condition))
 
 
 RULES: dict[str, Rule] = {

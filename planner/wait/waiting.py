@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from planner.errors import ApiError, PlannerError
 from planner.execute import Answer, Cancel, Progress, Until, settled
-from planner.kinds import by_kind
+from planner.kinds import KindInfo, by_kind
 from planner.kube.client import KubeClient, resource_path
+from planner.kube.discovery import Kinds, UnknownKindError
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
 from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.wait.evidence import Evidence
@@ -126,6 +127,13 @@ class _Wait:
         return (self.informer, self.ref.namespace or "", self.ref.name)
 
 
+def _known_kind(kind: str) -> KindInfo | None:
+    try:
+        return by_kind(kind)
+    except KeyError:
+        return None
+
+
 class CacheStatusSource:
     """`execute.StatusSource` over `Informers`. `scopes` maps each kind that will be waited on to its
     namespaces (None: all); `start()` starts those informers so they sync while the first writes run;
@@ -145,6 +153,7 @@ class CacheStatusSource:
         report_interval: float = REPORT_INTERVAL,
     ) -> None:
         self.client, self.informers, self.written = client, informers, written
+        self.kinds = Kinds(client)
         self.scopes = scopes
         self.evidence = evidence
         self.recheck = recheck
@@ -160,7 +169,8 @@ class CacheStatusSource:
 
     def start(self) -> CacheStatusSource:
         for kind, namespaces in self.scopes.items():
-            self.informers.informer(by_kind(kind), namespaces=namespaces)
+            if (info := _known_kind(kind)) is not None:  # another kind's informer starts at its first wait
+                self.informers.informer(info, namespaces=namespaces)
         return self
 
     def close(self) -> None:
@@ -189,7 +199,10 @@ class CacheStatusSource:
 
     def informer(self, ref: ObjectRef) -> Informer:
         namespaces = self.scopes.get(ref.kind, frozenset({ref.namespace}) if ref.namespace else None)
-        return self.informers.informer(by_kind(ref.kind), namespaces=namespaces)
+        kind = self.kinds.of_group_kind(ref.group_kind)
+        if kind is None:
+            raise UnknownKindError(f"{ref.described}: the cluster serves no kind {ref.group_kind} to wait on")
+        return self.informers.informer(kind, namespaces=namespaces)
 
     # --- waits ---
 

@@ -48,9 +48,12 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "type"
     ]
     assert sorted(SCHEMA["properties"]) == [
+        "allowClusterScoped",
         "apiVersion",
         "configMaps",
         "kind",
+        "manifestFiles",
+        "manifests",
         "metadata",
         "reconcile",
         "runtime",
@@ -101,7 +104,10 @@ def test_a_unique_list_of_names_is_a_set() -> None:
     assert WORKLOAD["properties"]["dependsOn"] == {
         "description": WORKLOAD["properties"]["dependsOn"]["description"],
         "type": "array",
-        "items": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"},
+        "items": {
+            "type": "string",
+            "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Z][A-Za-z0-9]*/[a-z0-9]([-.a-z0-9]*[a-z0-9])?)$",
+        },
         "x-kubernetes-list-type": "set",
     }
 

@@ -13,6 +13,7 @@ import pytest
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.limits import MAX_ALIAS_EXPANSIONS, MAX_DEPTH, MAX_FILE_BYTES
+from planner.plan.schema import plan_schema
 
 HEAD = b"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: x}\n"  # the body starts on line 4
 LAUGHS = b"".join(
@@ -155,7 +156,7 @@ def _aliases(count: int) -> bytes:
 def test_alias_expansions_up_to_the_limit_are_read_and_one_more_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "plan.yaml"
     path.write_bytes(_aliases(MAX_ALIAS_EXPANSIONS))
-    fields = "apiVersion, kind, metadata, runtime, workloads, sandboxes, warmPools, configMaps, secrets, volumeClaims"
+    fields = ", ".join(plan_schema()["properties"])  # every top-level field, in the schema's order
     assert _errors(path) == [
         f'{path}:4:1: a: unknown field "a" (expected one of: {fields})',
         f'{path}:5:1: b: unknown field "b" (expected one of: {fields})',

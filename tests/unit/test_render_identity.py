@@ -457,6 +457,7 @@ def test_the_public_api_is_exactly_all() -> None:
         "confighash",
         "identity",
         "limits",
+        "manifests",
         "pods",
         "sandboxes",
         "workloads",

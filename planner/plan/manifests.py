@@ -1,0 +1,309 @@
+"""Raw manifests: Kubernetes objects a plan holds as they are, inline (`manifests`) or in files beside
+it (`manifestFiles`), read and checked with every problem at its own file, line and column.
+
+A manifest file is read under the plan file's rules (`limits.py`: a regular file, at most 8 MiB, UTF-8,
+bounded nesting and aliases), as multi-document YAML. `manifestFiles` are paths or globs (`**`
+included) relative to the plan file's directory; an absolute path, and any match that resolves
+(symlinks followed) outside that directory, is refused, so a plan reads nothing its directory does not
+hold — there is no switch to allow it: keep the plan beside its manifests. A glob that matches no file
+is an error (a typo must not silently drop objects, which the next apply would prune). At most
+`MAX_MANIFEST_FILES` files per plan.
+
+The checks here need no cluster: scope (a kind planner knows, or a CRD of the plan declares; any
+other kind is taken as namespaced), cluster-scoped objects only with `allowClusterScoped`, no field
+only the API server sets (`metadata.uid`, `resourceVersion`...), one object per kind/namespace/name, none that
+the plan renders itself, and dependencies (`planner.dev/depends-on`
+on a manifest, `Kind/name` in a workload's `dependsOn`) that name something of the plan and form no
+cycle.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from planner.errors import Diagnostic
+from planner.kinds import KindInfo, declared_kinds, group_of, known
+from planner.objects import json_copy
+from planner.plan.model import RawManifest
+from planner.plan.raw import Node, root
+from planner.plan.schema_check import check_schema
+from planner.plan.source import ParsedFile, child_path, read_documents, read_plan_file
+from planner.plan.validate import rendered_objects
+
+MAX_MANIFEST_FILES = 1000
+DEPENDS_ON = "planner.dev/depends-on"
+_GLOB_CHARACTERS = frozenset("*?[")
+SERVER_SET_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One raw object where it is written: its file and its path there."""
+
+    parsed: ParsedFile
+    path: str
+    data: dict[str, Any]
+
+    def at(self, key: str) -> str:
+        return child_path(self.path, key)
+
+    def diagnostic(self, key: str, message: str) -> Diagnostic:
+        return self.parsed.diagnostic(self.at(key) if key else self.path, message, at_value=False)
+
+    @property
+    def api_version(self) -> str:
+        return str(self.data["apiVersion"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.data["kind"])
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = self.data["metadata"]
+        return metadata
+
+    @property
+    def handle(self) -> str:
+        return f"{self.kind}/{self.metadata['name']}"
+
+    def depends_on(self) -> list[str]:
+        value = (self.metadata.get("annotations") or {}).get(DEPENDS_ON)
+        return [item.strip() for item in str(value).split(",") if item.strip()] if value else []
+
+
+def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
+    """The plan's raw objects (inline first, then each file's in order) and the problems of reading
+    them; an object with a problem is left out."""
+    plan = root(parsed.data)
+    if plan is None:
+        return [], []
+    entries = [Entry(parsed, item.path, item.data) for item in plan.items("manifests") if _whole(item.data)]
+    problems: list[Diagnostic] = []
+    for file in _files(parsed, plan, problems):
+        documents = read_documents(file)
+        if isinstance(documents, Diagnostic):
+            problems.append(documents)
+            continue
+        report = check_schema(documents, definition="manifest")
+        problems += report.diagnostics
+        bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
+        for index, item in enumerate(documents.data):
+            path = child_path("", index)
+            if path not in bad and _whole(item):
+                entries.append(Entry(documents, path, item))
+    return entries, problems
+
+
+def manifest_files(path: Path) -> tuple[Path, ...]:
+    """The manifest files the plan file at `path` reads now (those its `manifestFiles` match, inside
+    its directory); none when it cannot be read. Whoever watches a plan file for changes watches these
+    too (a file a glob comes to match later is seen at the next full resync)."""
+    parsed = read_plan_file(path)
+    plan = None if isinstance(parsed, Diagnostic) else root(parsed.data)
+    if plan is None or isinstance(parsed, Diagnostic):
+        return ()
+    return tuple(_files(parsed, plan, []))
+
+
+def _whole(item: Any) -> bool:
+    """Whether an item has what every later step reads (the schema reports those that do not)."""
+    metadata = item.get("metadata") if isinstance(item, dict) else None
+    return (
+        isinstance(metadata, dict)
+        and isinstance(metadata.get("name"), str)
+        and all(isinstance(item.get(key), str) and item[key] for key in ("apiVersion", "kind"))
+    )
+
+
+def _files(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> Iterator[Path]:
+    base = Path(parsed.file).parent
+    real_base = Path(os.path.realpath(base))
+    seen: set[Path] = set()
+    for path, pattern in plan.strings("manifestFiles"):
+        matched, problem = _matches(base, real_base, pattern)
+        if problem is not None:
+            problems.append(parsed.diagnostic(path, problem))
+            continue
+        for file in matched:
+            real = Path(os.path.realpath(file))
+            if real in seen:
+                continue
+            seen.add(real)
+            if len(seen) > MAX_MANIFEST_FILES:
+                problems.append(
+                    parsed.diagnostic(path, f"more than {MAX_MANIFEST_FILES} manifest files: split the plan")
+                )
+                return
+            yield file
+
+
+def _matches(base: Path, real_base: Path, pattern: str) -> tuple[list[Path], str | None]:
+    if os.path.isabs(pattern):
+        return [], f"{pattern!r} is absolute: manifest files are named relative to the plan file's directory"
+    literal = not (_GLOB_CHARACTERS & set(pattern))
+    matched = [base / pattern] if literal else sorted(f for f in base.glob(pattern) if not f.is_dir())
+    outside = [file for file in matched if not Path(os.path.realpath(file)).is_relative_to(real_base)]
+    if outside:
+        return [], f"{pattern!r} leads outside the plan file's directory ({outside[0]}): refused"
+    if not matched:
+        return [], f"{pattern!r} matches no file beside the plan"
+    if literal and not os.path.lexists(matched[0]):
+        return [], f"no such file: {pattern!r} (relative to the plan file's directory)"
+    return matched, None
+
+
+# --- checks ------------------------------------------------------------------------------------------
+
+
+def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[Diagnostic]:
+    """Every problem of the plan's raw objects that needs no cluster to see."""
+    plan = root(parsed.data)
+    if plan is None:
+        return
+    metadata = plan.child("metadata")
+    namespace = (metadata.text("namespace") if metadata else None) or ""
+    allowed = plan.data.get("allowClusterScoped") is True
+    declared = {(info.group, info.kind): info for info in declared_kinds(entry.data for entry in entries)}
+    rendered = {(o.kind, o.namespace, o.name): o for o in rendered_objects(plan)}
+    handles = {entry.handle for entry in entries}
+    runnables = {
+        name
+        for section in ("workloads", "sandboxes")
+        for item in plan.items(section)
+        if (name := item.text("name"))
+    }
+    first: dict[tuple[str, str, str, str], Entry] = {}
+    for entry in entries:
+        namespaced = _namespaced(entry, declared)
+        yield from _scope_problems(entry, namespaced=namespaced, allowed=allowed)
+        yield from _server_fields(entry)
+        key = (
+            group_of(entry.api_version),
+            entry.kind,
+            _namespace(entry, namespaced, namespace),
+            entry.metadata["name"],
+        )
+        earlier = first.setdefault(key, entry)
+        if earlier is not entry:
+            where = earlier.parsed.position(earlier.path)
+            yield entry.diagnostic(
+                "metadata.name",
+                f"{entry.handle} is already declared at {earlier.parsed.file}:{where.line}:{where.column}: "
+                "one object per kind, namespace and name",
+            )
+        collision = rendered.get((entry.kind, key[2], key[3]))
+        if collision is not None:
+            where = parsed.position(collision.origin)
+            yield entry.diagnostic(
+                "metadata.name",
+                f"{entry.handle} collides with {collision.reference}, which the plan renders itself "
+                f"({parsed.file}:{where.line}:{where.column}): rename one of them",
+            )
+        for target in entry.depends_on():
+            if target not in handles and target not in runnables:
+                yield entry.diagnostic(
+                    f"metadata.annotations.{DEPENDS_ON}",
+                    f'unknown dependency "{target}": expected a workload or sandbox of this plan, or a '
+                    "manifest as Kind/name",
+                )
+            elif target == entry.handle:
+                yield entry.diagnostic(
+                    f"metadata.annotations.{DEPENDS_ON}", f'"{target}" cannot depend on itself'
+                )
+    for workload in plan.items("workloads"):
+        for path, target in workload.strings("dependsOn"):
+            if "/" in target and target not in handles:
+                known_handles = ", ".join(sorted(handles)) or "none"
+                yield parsed.diagnostic(
+                    path,
+                    f'unknown dependsOn target "{target}": no manifest is {target} (manifests: {known_handles})',
+                )
+    yield from _cycles_through_manifests(plan, entries)
+
+
+def _cycles_through_manifests(plan: Node, entries: list[Entry]) -> Iterator[Diagnostic]:
+    """Dependency cycles with a manifest in them, reported once each at that manifest's annotation
+    (cycles among workloads and sandboxes alone are `validate_refs`'s)."""
+    graph = nx.DiGraph()
+    for section in ("workloads", "sandboxes"):
+        for item in plan.items(section):
+            for _, target in item.strings("dependsOn"):
+                graph.add_edge(item.text("name"), target)
+    by_handle: dict[str, Entry] = {}
+    for entry in entries:
+        by_handle.setdefault(entry.handle, entry)
+        for target in entry.depends_on():
+            graph.add_edge(entry.handle, target)
+    for group in nx.strongly_connected_components(graph):
+        members = [by_handle[name] for name in by_handle if name in group]
+        if len(group) > 1 and members:
+            first = members[0]
+            inside = graph.subgraph(group)
+            after = next(iter(inside.successors(first.handle)))
+            cycle = [first.handle, *nx.shortest_path(inside, after, first.handle)]
+            yield first.diagnostic(
+                f"metadata.annotations.{DEPENDS_ON}", f"dependency cycle: {' -> '.join(cycle)}"
+            )
+
+
+def _namespaced(entry: Entry, declared: dict[tuple[str, str], KindInfo]) -> bool:
+    group = group_of(entry.api_version)
+    info = known(group, entry.kind) or declared.get((group, entry.kind))
+    return True if info is None else info.namespaced
+
+
+def _namespace(entry: Entry, namespaced: bool, plan_namespace: str) -> str:
+    return str(entry.metadata.get("namespace") or plan_namespace) if namespaced else ""
+
+
+def _server_fields(entry: Entry) -> Iterator[Diagnostic]:
+    """Metadata only the API server sets (a manifest copied from `kubectl get -o yaml`): applied, it
+    would fail (a stale resourceVersion, another uid). A `status` is left out by render instead, as
+    the API server ignores it on write (upstream CRD files often carry an empty one)."""
+    found = [f"metadata.{key}" for key in SERVER_SET_METADATA if key in entry.metadata]
+    for path in found:
+        yield entry.diagnostic(path, f"{path} is set by the API server, not by a manifest: remove it")
+
+
+def _scope_problems(entry: Entry, *, namespaced: bool, allowed: bool) -> Iterator[Diagnostic]:
+    if namespaced:
+        return
+    if not allowed:
+        yield entry.diagnostic(
+            "kind",
+            f"{entry.kind} is cluster-scoped: set `allowClusterScoped: true` on the plan to manage "
+            "cluster-scoped objects (apply then also prunes them)",
+        )
+    if entry.metadata.get("namespace"):
+        yield entry.diagnostic("metadata.namespace", f"{entry.kind} is cluster-scoped: it has no namespace")
+
+
+# --- the model ---------------------------------------------------------------------------------------
+
+
+def raw_manifests(entries: list[Entry]) -> tuple[RawManifest, ...]:
+    """The model of checked entries: the objects as written (a deep copy), where they are written."""
+    return tuple(
+        RawManifest(
+            object=json_copy(entry.data),
+            file=entry.parsed.file,
+            path=entry.path,
+            position=entry.parsed.position(entry.path),
+            depends_on=tuple(entry.depends_on()),
+        )
+        for entry in entries
+    )
