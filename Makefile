@@ -58,7 +58,7 @@ docs: $(STAMP)
 # whatever happened. Exits non-zero when any step failed.
 DEMO_DATA := .planner/demo
 DEMO_ENV := KUBECONFIG=$(CURDIR)/$(DEMO_DATA)/kubeconfig
-DEMO_NAMESPACES := fidelity sandboxes shop
+DEMO_NAMESPACES := fidelity notes sandboxes shop
 
 demo: $(STAMP)
 	$(BIN)/planner validate plans/
@@ -71,7 +71,7 @@ demo: $(STAMP)
 	if command -v kubectl >/dev/null; then \
 	  for ns in $(DEMO_NAMESPACES); do \
 	    echo "--- kubectl get -n $$ns"; \
-	    $(DEMO_ENV) kubectl get deployments,jobs,pods,services,persistentvolumeclaims -n $$ns || status=1; \
+	    $(DEMO_ENV) kubectl get deployments,statefulsets,jobs,cronjobs,pods,services,ingresses,hpa,pdb,persistentvolumeclaims -n $$ns || status=1; \
 	  done; \
 	else echo "kubectl not found: skipping kubectl get"; fi; \
 	$(BIN)/planner cluster down --data $(DEMO_DATA); \

@@ -80,7 +80,7 @@ def test_the_readmes_first_session_works_verbatim(home: Path, tmp_path: Path) ->
         if (out / f"{i}.rc").exists()
     }
     assert session.returncode == 0, (session.stderr, steps)
-    validate, plan, apply, status, stop, down = (steps[c][0] for c in commands[1:])
+    validate, plan, apply, status, stateful, stateful_status, stop, down = (steps[c][0] for c in commands[1:])
     assert (
         validate.splitlines()[-1]
         == "plans/web-stack.yaml: plan shop is valid (2 workloads, 1 configMaps, 1 secrets)"
@@ -88,6 +88,12 @@ def test_the_readmes_first_session_works_verbatim(home: Path, tmp_path: Path) ->
     assert "  + create deployment/shop/web" in plan.splitlines()
     assert "ContainerStarted" in apply and "k8s-shop|deployment|web" in apply
     assert any(line.startswith("k8s-shop|deployment|web") and " 2/2 " in line for line in status.splitlines())
+    assert "statefulset/notes/db: ready (ready 1/1)" in stateful and " 0 failed, 0 skipped" in stateful, (
+        stateful
+    )
+    rows = {line.split()[0]: line for line in stateful_status.splitlines() if line.startswith("k8s-notes")}
+    assert " 1/1 " in rows["k8s-notes|statefulset|db"], stateful_status
+    assert "0 3 * * *" in rows["k8s-notes|cronjob|backup"], stateful_status
     assert "k8s-shop|deployment|web" in stop
     assert json.loads((out / "web.json").read_text())["spec"]["replicas"] == 0  # stopped: scaled to 0
     assert down.strip() == "stopped"
