@@ -11,17 +11,14 @@ from __future__ import annotations
 import base64
 import json
 import signal
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http, write_plan
-from tests.simulated import eventually
 
 PART_OF = "applyset.kubernetes.io/part-of"
 COLLECTIONS = {
@@ -177,20 +174,6 @@ def job_plan(namespace: str) -> str:
     )
 
 
-def jobs_resource_version(cluster: ClusterHandle, namespace: str) -> str:
-    status, listed = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs?limit=1")
-    assert status == 200, listed
-    return str(listed["metadata"]["resourceVersion"])
-
-
-def created_job_uids(cluster: ClusterHandle, namespace: str, since: str) -> list[str]:
-    """The uid of every Job created in `namespace` after resourceVersion `since`, from a watch replay."""
-    path = f"/apis/batch/v1/namespaces/{namespace}/jobs?watch=1&resourceVersion={since}&timeoutSeconds=1"
-    with urllib.request.urlopen(cluster.url + path, timeout=10) as reply:
-        events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
-    return [event["object"]["metadata"]["uid"] for event in events if event["type"] == "ADDED"]
-
-
 def run_record(cluster: ClusterHandle, namespace: str) -> dict[str, Any]:
     """The parent Secret's one run record, decoded."""
     status, parent = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets/batch")
@@ -202,50 +185,6 @@ def run_record(cluster: ClusterHandle, namespace: str) -> dict[str, Any]:
     ]
     assert len(records) == 1, records
     return dict(records[0])
-
-
-def job_held(cluster: ClusterHandle, namespace: str) -> bool:
-    """The Job finished and was deleted, and waits for its run record (finalizer planner.dev/run-record)."""
-    status, job = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate")
-    return status == 200 and bool(job["metadata"].get("deletionTimestamp"))
-
-
-def job_gone(cluster: ClusterHandle, namespace: str) -> bool:
-    status, _ = http(cluster, "GET", f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate")
-    return status == 404
-
-
-@pytest.mark.parametrize(
-    "point",
-    ["before-parent", "after-parent", "after-writes:1", "after-record-run"],
-    ids=[
-        "killed before the parent is written",
-        "killed after the parent recorded the run as pending, before the Job's create",
-        "killed after the Job's create, before its run is confirmed",
-        "killed after the run record is confirmed",
-    ],
-)
-def test_a_job_killed_around_its_create_runs_exactly_once_even_after_its_ttl_deleted_it(
-    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path, point: str
-) -> None:
-    plan = write_plan(tmp_path, job_plan(namespace))
-    since = jobs_resource_version(cluster, namespace)
-    admin = SlimAdmin(cluster.url)
-    admin.pause("controllers")  # the Job neither runs nor expires before the re-run has looked at it
-    try:
-        killed(planner, plan, point, "--parallelism", "1")
-        converges(planner, plan)
-    finally:
-        admin.resume("controllers")
-    eventually(lambda: job_held(cluster, namespace), timeout=60)  # it ran; its TTL deleted it: held
-    again = planner("plan", str(plan), "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr  # not `+ create job`
-    applied = planner("apply", str(plan), "--no-wait")  # records how it ended and lets it go
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    eventually(lambda: job_gone(cluster, namespace), timeout=60)
-    uids = created_job_uids(cluster, namespace, since)
-    assert len(uids) == 1, uids
-    assert run_record(cluster, namespace)["uid"] == uids[0]
 
 
 def test_a_run_recorded_pending_whose_job_never_appeared_is_retried_not_treated_as_ran(
