@@ -245,6 +245,9 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
 
 
 def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
+    asked = _kind_asked_for(workload)
+    if asked is not None:
+        workload["kind"] = asked  # else the fields only one kind takes are rarely kept
     kind = workload.get("kind") or "deployment"
     for field, kinds in KIND_FIELDS.items():
         if kind not in kinds:
@@ -290,6 +293,18 @@ def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
             if value == {}:  # an env value object names exactly one source
                 container["env"][name] = {"fieldRef": "status.podIP"}
     _valid_volumes(containers, claims, stateful=kind == "statefulset")
+
+
+def _kind_asked_for(workload: dict[str, Any]) -> str | None:
+    """The kind the first field only one kind takes asks for (a claim volume asks for a StatefulSet); None
+    for a workload with an Ingress (an exposed Deployment's) or none of those fields."""
+    if "ingress" in workload:
+        return None
+    for field, kinds in KIND_FIELDS.items():
+        if field in workload and len(kinds) == 1:
+            return kinds[0]
+    volumes = [v for c in (workload, *workload.get("sidecars", [])) for v in c.get("volumes", [])]
+    return "statefulset" if any("claim" in v for v in volumes) else None
 
 
 def _valid_volumes(containers: list[dict[str, Any]], claims: list[str], *, stateful: bool) -> None:

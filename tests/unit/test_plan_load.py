@@ -25,7 +25,7 @@ def _only(result: LoadResult) -> Plan:
 
 def test_the_example_plans_load_without_errors_or_warnings() -> None:
     result = load_plans([PLANS])
-    assert [plan.name for plan in result.plans] == ["fidelity", "devboxes", "shop"]  # file order
+    assert [plan.name for plan in result.plans] == ["fidelity", "devboxes", "notes", "shop"]  # file order
     assert result.warnings == ()
 
 
