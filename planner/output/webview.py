@@ -1,7 +1,8 @@
 """The controller's read-only web view as HTML: a page of plans and warm pools, and a page per plan.
 
-Server-rendered from a view model the controller fills from what it already keeps (its reconcile
-results, the generations' records, the informer caches), so this module is pure: view in, HTML out.
+Server-rendered from a view model (`planner.app.webview`) the controller fills from what it already
+keeps (its reconcile results, the generations' records, the informer caches), so this module is pure:
+view in, HTML out.
 No script is needed: the pages reload themselves (`<meta http-equiv="refresh">`), so they work with
 JavaScript disabled; there are no forms and no links that change anything. Every text is escaped, and
 the view model carries names, states, counts and planner's own messages, never an object's data, so no
@@ -11,11 +12,10 @@ Secret value can reach a page.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from urllib.parse import quote
 
+from planner.app.webview import ObjectHealth, Overview, PlanView
 from planner.monitor.pools import PoolStatus
 from planner.state.generations import Listed
 
@@ -30,51 +30,6 @@ HEALTH_CLASSES = {
     "False": "bad",
     "NotFound": "bad",
 }
-
-
-@dataclass(frozen=True, kw_only=True)
-class ObjectHealth:
-    """One object of a plan and its health (a readiness verdict), with the objects it owns beneath it."""
-
-    kind: str
-    name: str
-    status: str
-    message: str = ""
-    children: tuple[ObjectHealth, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlanView:
-    name: str
-    namespace: str
-    source: str  # a plan file's path, or `Plan <namespace>/<name>`
-    ready: str  # True, False or Unknown, as the Ready condition says
-    reason: str = ""
-    message: str = ""
-    last_reconcile: datetime | None = None
-    drift_found: int = 0
-    drift_corrected: int = 0
-    generation: int | None = None
-    generations: tuple[Listed, ...] = ()
-    objects: tuple[ObjectHealth, ...] = ()
-    graph_svg: str | None = None  # the last apply's graph, drawn by Graphviz when it is installed
-    graph_text: str = ""  # the same graph as an ordered task list
-
-    @property
-    def path(self) -> str:
-        return f"/plans/{quote(self.namespace, safe='')}/{quote(self.name, safe='')}"
-
-    @property
-    def drifted(self) -> bool:
-        return self.drift_found > self.drift_corrected
-
-
-@dataclass(frozen=True, kw_only=True)
-class Overview:
-    identity: str
-    leading: bool
-    plans: tuple[PlanView, ...]
-    pools: tuple[PoolStatus, ...] = ()
 
 
 _STYLE = """
