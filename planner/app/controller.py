@@ -183,12 +183,8 @@ class Controller:
             registry=self.metrics.registry,
             pages=self.page if self.pages is not None else None,
         ).start()
-        served = (
-            "/healthz, /readyz, /metrics and the web view at /"
-            if self.pages
-            else "/healthz, /readyz and /metrics"
-        )
-        self.notice(f"serving {served} on {self.health.address}")
+        viewed = " (and the read-only web view at /)" if self.pages is not None else ""
+        self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}{viewed}")
         self.claims = self.informers.informer(PERSISTENT_VOLUME_CLAIM)
         self.pods = self.informers.informer(POD)
         for informer in (self.claims, self.pods):
