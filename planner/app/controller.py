@@ -120,6 +120,7 @@ class Controller:
         self.queue = WorkQueue()
         self.files: dict[str, _PlanFile] = {}
         self.outcomes: dict[str, PlanOutcome] = {}  # each plan's last reconcile, for the web view
+        self.applied: dict[str, PlanOutcome] = {}  # and its last that wrote something
         self.files_lock = threading.Lock()
         self.stopping = threading.Event()
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
@@ -269,6 +270,7 @@ class Controller:
             with self.files_lock:
                 self.files.pop(key, None)
                 self.outcomes.pop(key, None)
+                self.applied.pop(key, None)
 
         self.plan_objects.follow(lambda key: self.queue.add(f"plan:{key}"), forget)
 
@@ -296,6 +298,8 @@ class Controller:
     def _count(self, key: str, outcome: PlanOutcome) -> None:
         with self.files_lock:
             self.outcomes[key] = outcome
+            if outcome.result == "applied":
+                self.applied[key] = outcome
         name = source_name(key) if self.plan_objects is not None else key
         self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
         self.metrics.duration.observe(outcome.duration)
@@ -313,6 +317,7 @@ class Controller:
             for gone in set(self.files) - set(found):
                 del self.files[gone]
                 self.outcomes.pop(gone, None)
+                self.applied.pop(gone, None)
             known = dict(self.files)
         for name, path in found.items():
             previous = known.get(name)
@@ -357,15 +362,20 @@ class Controller:
         """Every plan this controller keeps, with its last outcome: the plan files (one that does not
         load with its problem), or the Plan objects in the watch cache."""
         with self.files_lock:
-            files, outcomes = dict(self.files), dict(self.outcomes)
+            files, outcomes, applied = dict(self.files), dict(self.outcomes), dict(self.applied)
         if self.plan_objects is not None:
             return [
-                self._known_object(key, plan, files.get(key), outcomes.get(key))
+                self._known_object(key, plan, files.get(key), outcomes.get(key), applied.get(key))
                 for key, plan in ((object_key(p), p) for p in self.plan_objects.informer.items())
             ]
-        return [self._known_file(name, loaded, outcomes.get(name)) for name, loaded in files.items()]
+        return [
+            self._known_file(name, loaded, outcomes.get(name), applied.get(name))
+            for name, loaded in files.items()
+        ]
 
-    def _known_file(self, name: str, loaded: _PlanFile, outcome: PlanOutcome | None) -> Known:
+    def _known_file(
+        self, name: str, loaded: _PlanFile, outcome: PlanOutcome | None, applied: PlanOutcome | None
+    ) -> Known:
         rendered = loaded.rendered
         if rendered is None:
             return Known(source=name, name=Path(name).name, namespace="", problem=loaded.problem)
@@ -375,10 +385,16 @@ class Controller:
             namespace=rendered.namespace,
             rendered=rendered,
             outcome=outcome,
+            applied=applied,
         )
 
     def _known_object(
-        self, key: str, plan: Manifest, loaded: _PlanFile | None, outcome: PlanOutcome | None
+        self,
+        key: str,
+        plan: Manifest,
+        loaded: _PlanFile | None,
+        outcome: PlanOutcome | None,
+        applied: PlanOutcome | None,
     ) -> Known:
         namespace, _, name = key.partition("/")
         return Known(
@@ -387,6 +403,7 @@ class Controller:
             namespace=namespace,
             rendered=loaded.rendered if loaded is not None else None,
             outcome=outcome,
+            applied=applied,
             plan_object=plan,
         )
 
@@ -409,7 +426,9 @@ class Controller:
         except (ApiError, UnreachableError) as failure:
             self.notice(f"web view: the generations of plan {known.name}: {failure}")
             generations = []
-        return self.pages.plan(plan_view(known, claims, pods, generations=generations, with_objects=True))
+        timeout = self.options.reconcile.apply.timeout
+        view = plan_view(known, claims, pods, generations=generations, with_objects=True, timeout=timeout)
+        return self.pages.plan(view)
 
     # --- the watch ---
 

@@ -16,6 +16,8 @@ from urllib.parse import quote, unquote
 from planner.app.planning import RenderedPlan
 from planner.app.reconciling import PlanOutcome
 from planner.controller import planstatus
+from planner.diff import ChangeSet
+from planner.graph import ExecutionPlan, solve
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.monitor.mapping import pod_ready
 from planner.monitor.pools import PoolStatus, cached_pool_counts
@@ -38,6 +40,15 @@ class ObjectHealth:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LastApply:
+    """The last reconcile that wrote something: its changes and the tasks an apply of them runs."""
+
+    execution: ExecutionPlan
+    changeset: ChangeSet
+    finished: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
 class PlanView:
     name: str
     namespace: str
@@ -51,8 +62,7 @@ class PlanView:
     generation: int | None = None
     generations: tuple[Listed, ...] = ()
     objects: tuple[ObjectHealth, ...] = ()
-    graph_svg: str | None = None  # the last apply's graph, drawn by Graphviz when it is installed
-    graph_text: str = ""  # the same graph as an ordered task list
+    last_apply: LastApply | None = None
 
     @property
     def path(self) -> str:
@@ -90,6 +100,7 @@ class Known:
     rendered: RenderedPlan | None = None
     problem: str = ""
     outcome: PlanOutcome | None = None
+    applied: PlanOutcome | None = None  # the last outcome that wrote something
     plan_object: Manifest | None = None
 
 
@@ -269,6 +280,15 @@ def object_tree(
 # --- the view models ---------------------------------------------------------------------------------
 
 
+def _last_apply(known: Known, timeout: float | None) -> LastApply | None:
+    applied, rendered = known.applied, known.rendered
+    if applied is None or applied.changeset is None or rendered is None:
+        return None
+    execution = solve(applied.changeset, timeouts=rendered.timeouts, default_timeout=timeout)
+    finished = datetime.fromtimestamp(applied.finished, UTC)
+    return LastApply(execution=execution, changeset=applied.changeset, finished=finished)
+
+
 def plan_view(
     known: Known,
     claims: list[Manifest],
@@ -276,7 +296,10 @@ def plan_view(
     *,
     generations: Sequence[Listed] = (),
     with_objects: bool = False,
+    timeout: float | None = None,
 ) -> PlanView:
+    """One plan's view; `with_objects`: its objects' tree and its last apply (drawn with the waits'
+    `timeout` an apply has) too, as its own page shows them."""
     state = _state(known)
     outcome = known.outcome
     last = datetime.fromtimestamp(outcome.finished, UTC) if outcome is not None and outcome.finished else None
@@ -299,6 +322,7 @@ def plan_view(
         generation=state.generation if state.generation is not None else latest,
         generations=tuple(reversed(generations[-GENERATIONS_SHOWN:])),
         objects=objects,
+        last_apply=_last_apply(known, timeout) if with_objects else None,
     )
 
 
@@ -339,6 +363,7 @@ def overview(
 __all__ = [
     "GENERATIONS_SHOWN",
     "Known",
+    "LastApply",
     "ObjectHealth",
     "Overview",
     "Pages",

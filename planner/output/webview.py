@@ -6,7 +6,8 @@ view in, HTML out.
 No script is needed: the pages reload themselves (`<meta http-equiv="refresh">`), so they work with
 JavaScript disabled; there are no forms and no links that change anything. Every text is escaped, and
 the view model carries names, states, counts and planner's own messages, never an object's data, so no
-Secret value can reach a page.
+Secret value can reach a page. The last apply is drawn as `plan --graph -o svg` draws it (Graphviz's
+`dot`), or listed as its ordered tasks where Graphviz is not installed.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
 
-from planner.app.webview import ObjectHealth, Overview, PlanView
+from planner.app.webview import LastApply, ObjectHealth, Overview, PlanView
+from planner.errors import UsageError
 from planner.monitor.pools import PoolStatus
+from planner.output.graph import Drawing, drawing, to_svg
 from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10
@@ -42,6 +45,7 @@ th { background: #f6f8fa; }
 .bad { color: #cf222e; font-weight: 600; } .drifted { background: #fff8c5; }
 .muted { color: #57606a; } ul.tree { list-style: none; padding-left: 1.2em; }
 pre { background: #f6f8fa; padding: .8em; overflow-x: auto; }
+#last-apply svg { max-width: 100%; height: auto; }
 """.strip()
 
 
@@ -147,11 +151,32 @@ def _generation_row(listed: Listed) -> str:
     return _row([*cells, escape(listed.who), escape(listed.changes)])
 
 
-def plan_page(plan: PlanView, *, now: datetime | None = None) -> str:
-    """One plan: its state, its generations, its objects as a tree with health, the last apply's graph."""
+def _task_list(drawn: Drawing, last: LastApply) -> str:
+    lines = [
+        f"{task.id}" + (f" <- {', '.join(task.predecessors)}" if task.predecessors else "")
+        for task in last.execution.tasks
+    ]
+    return f"<pre>{escape(chr(10).join(lines))}</pre>"
+
+
+def _last_apply(last: LastApply | None, now: datetime, *, svg: bool) -> str:
+    if last is None:
+        return '<p class="muted">No apply since the controller started.</p>'
+    drawn = drawing(last.execution, last.changeset)
+    caption = f"<p>{escape(drawn.caption)}, {_ago(last.finished, now)}</p>"
+    try:
+        picture = to_svg([drawn]) if svg else _task_list(drawn, last)
+    except UsageError:  # no Graphviz here
+        picture = _task_list(drawn, last)
+    start = picture.find("<svg")  # inline: without the XML prologue and doctype dot writes first
+    return caption + f'<div id="last-apply">{picture[start:] if start > 0 else picture}</div>'
+
+
+def plan_page(plan: PlanView, *, now: datetime | None = None, svg: bool = True) -> str:
+    """One plan: its state, its generations, its objects as a tree with health, the last apply's graph
+    (`svg=False`: its task list, as without Graphviz)."""
     now = now or datetime.now(UTC)
     generations = [_generation_row(listed) for listed in plan.generations]
-    graph = plan.graph_svg or (f"<pre>{escape(plan.graph_text)}</pre>" if plan.graph_text else "")
     return _page(
         f"plan {plan.namespace}/{plan.name}",
         [
@@ -173,7 +198,7 @@ def plan_page(plan: PlanView, *, now: datetime | None = None) -> str:
                 empty="None recorded yet.",
             ),
             "<h2>Last apply</h2>",
-            graph or '<p class="muted">No apply since the controller started.</p>',
+            _last_apply(plan.last_apply, now, svg=svg),
         ],
     )
 

@@ -169,7 +169,11 @@ def test_the_pages_show_the_plan_its_objects_health_and_pools_and_never_a_secret
 
     eventually(pools_match, timeout=60)
 
-    pages = served.request("GET", "/")[2] + served.request("GET", f"/plans/{namespace}/shop")[2]
+    page = served.request("GET", f"/plans/{namespace}/shop")[2]
+    drawn = "<svg" if shutil.which("dot") else "<pre>parent secret/"
+    assert f'<div id="last-apply">{drawn}' in page  # the reconcile that created everything, drawn
+    assert "create deployment/" in page
+    pages = served.request("GET", "/")[2] + page
     for leak in (SECRET_VALUE, base64.b64encode(SECRET_VALUE.encode()).decode()):
         assert leak not in pages
     assert served.request("GET", f"/plans/{namespace}/nope")[:2] == (404, "text/plain; charset=utf-8")
