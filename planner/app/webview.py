@@ -21,11 +21,12 @@ from planner.graph import ExecutionPlan, solve
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.monitor.mapping import pod_ready
 from planner.monitor.pools import PoolStatus, cached_pool_counts
-from planner.objects import Manifest, labels_of, metadata_of
+from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of
 from planner.state.generations import Listed
 
 GENERATIONS_SHOWN = 10
 _SELECTING_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"})
+_WORST_FIRST = ("Failed", "NotFound", "Terminating", "InProgress", "Unknown", "Current")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,27 +255,67 @@ def _workload(
     )
 
 
+@dataclass(frozen=True)
+class _Caches:
+    claims: list[Manifest]
+    pods: list[Manifest]
+    claims_by_key: Mapping[tuple[str, str], Manifest]
+    pods_by_key: Mapping[tuple[str, str], Manifest]
+
+
+def _object(manifest: Manifest, converged: bool, caches: _Caches) -> ObjectHealth:
+    kind, key = str(manifest.get("kind")), _key(manifest)
+    if kind == POD.kind:
+        return _cached(caches.pods_by_key.get(key), _pod_health, kind, key[1])
+    if kind == PERSISTENT_VOLUME_CLAIM.kind:
+        return _cached(caches.claims_by_key.get(key), _claim_health, kind, key[1])
+    if kind in _SELECTING_KINDS:
+        return _workload(manifest, kind, key[1], caches.claims, caches.pods)
+    return ObjectHealth(kind=kind, name=key[1], status="Current" if converged else "Unknown")
+
+
+def _worst(objects: Iterable[ObjectHealth]) -> str:
+    states = {obj.status for obj in objects}
+    return next((state for state in _WORST_FIRST if state in states), "Unknown")
+
+
 def object_tree(
-    manifests: Sequence[Manifest], outcome: PlanOutcome | None, claims: list[Manifest], pods: list[Manifest]
+    manifests: Sequence[Manifest],
+    outcome: PlanOutcome | None,
+    claims: list[Manifest],
+    pods: list[Manifest],
+    *,
+    sandboxes: frozenset[str] = frozenset(),
 ) -> tuple[ObjectHealth, ...]:
-    """The plan's rendered objects, each with its health: Pods and PVCs from the watch caches,
-    workloads from their Pods (listed beneath them, with a StatefulSet's PVCs); any other object is
-    Current once a reconcile converged (the apply waited for it), Unknown before."""
-    claims_by_key = {_key(c): c for c in claims}
-    pods_by_key = {_key(p): p for p in pods}
+    """The plan's rendered objects, each with its health, grouped under the workload or sandbox
+    (`sandboxes` names those) that rendered it, which is as healthy as its least healthy object. Pods
+    and PVCs are judged from the watch caches, controllers from their Pods (listed beneath them, with
+    a StatefulSet's PVCs); any other object is Current once a reconcile converged (the apply waited for
+    it), Unknown before."""
     converged = outcome is not None and outcome.result in ("applied", "unchanged")
-    tree = []
+    caches = _Caches(claims, pods, {_key(c): c for c in claims}, {_key(p): p for p in pods})
+    tree: list[ObjectHealth | str] = []  # an owner's name holds its place until its objects are in
+    owned: dict[str, list[ObjectHealth]] = {}
     for manifest in manifests:
-        kind, key = str(manifest.get("kind")), _key(manifest)
-        if kind == POD.kind:
-            tree.append(_cached(pods_by_key.get(key), _pod_health, kind, key[1]))
-        elif kind == PERSISTENT_VOLUME_CLAIM.kind:
-            tree.append(_cached(claims_by_key.get(key), _claim_health, kind, key[1]))
-        elif kind in _SELECTING_KINDS:
-            tree.append(_workload(manifest, kind, key[1], claims, pods))
-        else:
-            tree.append(ObjectHealth(kind=kind, name=key[1], status="Current" if converged else "Unknown"))
-    return tuple(tree)
+        node = _object(manifest, converged, caches)
+        owner = labels_of(manifest).get(LABEL_WORKLOAD)
+        if owner is None:
+            tree.append(node)
+            continue
+        if str(owner) not in owned:
+            tree.append(str(owner))
+        owned.setdefault(str(owner), []).append(node)
+    return tuple(
+        ObjectHealth(
+            kind="sandbox" if item in sandboxes else "workload",
+            name=item,
+            status=_worst(owned[item]),
+            children=tuple(owned[item]),
+        )
+        if isinstance(item, str)
+        else item
+        for item in tree
+    )
 
 
 # --- the view models ---------------------------------------------------------------------------------
@@ -304,7 +345,13 @@ def plan_view(
     outcome = known.outcome
     last = datetime.fromtimestamp(outcome.finished, UTC) if outcome is not None and outcome.finished else None
     objects = (
-        object_tree(known.rendered.manifests, outcome, claims, pods)
+        object_tree(
+            known.rendered.manifests,
+            outcome,
+            claims,
+            pods,
+            sandboxes=frozenset(sandbox.name for sandbox in known.rendered.plan.sandboxes),
+        )
         if with_objects and known.rendered is not None
         else ()
     )

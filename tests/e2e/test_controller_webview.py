@@ -160,7 +160,7 @@ def test_the_pages_show_the_plan_its_objects_health_and_pools_and_never_a_secret
     assert [f"Pod/{name} Current Running" for name in web_pods] == [
         t for t in tree if t.startswith("Pod/web")
     ]
-    assert "Secret/api Current" in tree
+    assert "Secret/api Current" in tree and "workload/web Current" in tree
 
     def pools_match() -> bool:
         rows = [r for r in Page(served.request("GET", "/")[2]).rows if r[:2] == [namespace, "dev"]]

@@ -30,26 +30,25 @@ def outcome(result: str, **fields: Any) -> PlanOutcome:
     return PlanOutcome(file="shop.yaml", plan="shop", namespace="shop", result=result, **fields)  # type: ignore[arg-type]
 
 
+def rendered(kind: str, name: str, owner: str | None = None, **fields: Any) -> dict[str, Any]:
+    labels = {"gobrave-workload": owner} if owner else {}
+    return {"kind": kind, "metadata": {"name": name, "namespace": "shop", "labels": labels}, **fields}
+
+
 MANIFESTS = [
-    {
-        "kind": "Secret",
-        "metadata": {"name": "db-password", "namespace": "shop"},
-        "data": {"password": "aHVudGVyMg=="},
-    },
-    {
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "shop"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}},
-    },
-    {
-        "kind": "StatefulSet",
-        "metadata": {"name": "db", "namespace": "shop"},
-        "spec": {
+    rendered("Secret", "db-password", data={"password": "aHVudGVyMg=="}),
+    rendered("Deployment", "web", "web", spec={"selector": {"matchLabels": {"app": "web"}}}),
+    rendered("Service", "web-svc", "web"),
+    rendered(
+        "StatefulSet",
+        "db",
+        "db",
+        spec={
             "selector": {"matchLabels": {"app": "db"}},
             "volumeClaimTemplates": [{"metadata": {"name": "data"}}],
         },
-    },
-    {"kind": "PersistentVolumeClaim", "metadata": {"name": "cache", "namespace": "shop"}},
+    ),
+    rendered("PersistentVolumeClaim", "cache"),
 ]
 PODS = [
     pod("web-7d9-abcde", {"app": "web"}, ready=True),
@@ -60,37 +59,68 @@ PODS = [
 CLAIMS = [claim("data-db-0", "Bound"), claim("cache", "Pending")]
 
 
-def test_the_tree_nests_pods_and_a_statefulsets_claims_under_their_workloads_with_health() -> None:
+def test_the_tree_groups_objects_by_workload_and_nests_pods_and_claims_with_their_health() -> None:
+    web_pods = (
+        ObjectHealth(kind="Pod", name="web-7d9-abcde", status="Current", message="Running"),
+        ObjectHealth(kind="Pod", name="web-7d9-fghij", status="InProgress", message="Pending, not Ready"),
+    )
+    db = ObjectHealth(
+        kind="StatefulSet",
+        name="db",
+        status="Current",
+        message="1/1 pods ready",
+        children=(
+            ObjectHealth(kind="Pod", name="db-0", status="Current", message="Running"),
+            ObjectHealth(kind="PersistentVolumeClaim", name="data-db-0", status="Current", message="Bound"),
+        ),
+    )
     tree = object_tree(MANIFESTS, outcome("applied"), CLAIMS, PODS)
     assert tree == (
         ObjectHealth(kind="Secret", name="db-password", status="Current"),
         ObjectHealth(
-            kind="Deployment",
+            kind="workload",
             name="web",
             status="InProgress",
-            message="1/2 pods ready",
             children=(
-                ObjectHealth(kind="Pod", name="web-7d9-abcde", status="Current", message="Running"),
                 ObjectHealth(
-                    kind="Pod", name="web-7d9-fghij", status="InProgress", message="Pending, not Ready"
+                    kind="Deployment",
+                    name="web",
+                    status="InProgress",
+                    message="1/2 pods ready",
+                    children=web_pods,
                 ),
+                ObjectHealth(kind="Service", name="web-svc", status="Current"),
             ),
         ),
-        ObjectHealth(
-            kind="StatefulSet",
-            name="db",
-            status="Current",
-            message="1/1 pods ready",
-            children=(
-                ObjectHealth(kind="Pod", name="db-0", status="Current", message="Running"),
-                ObjectHealth(
-                    kind="PersistentVolumeClaim", name="data-db-0", status="Current", message="Bound"
-                ),
-            ),
-        ),
+        ObjectHealth(kind="workload", name="db", status="Current", children=(db,)),
         ObjectHealth(kind="PersistentVolumeClaim", name="cache", status="InProgress", message="Pending"),
     )
     assert "aHVudGVyMg==" not in repr(tree) and "hunter2" not in repr(tree)
+
+
+def test_a_sandbox_groups_its_pod_and_claims_and_is_as_healthy_as_the_worst() -> None:
+    manifests = [
+        rendered("Pod", "alice", "alice"),
+        rendered("PersistentVolumeClaim", "alice-workspace", "alice"),
+        rendered("PersistentVolumeClaim", "alice-rootfs-g1", "alice"),
+    ]
+    claims = [claim("alice-workspace", "Bound"), claim("alice-rootfs-g1", "Lost")]
+    pods = [pod("alice", {}, ready=True)]
+    (alice,) = object_tree(manifests, outcome("unchanged"), claims, pods, sandboxes=frozenset({"alice"}))
+    assert alice == ObjectHealth(
+        kind="sandbox",
+        name="alice",
+        status="Failed",
+        children=(
+            ObjectHealth(kind="Pod", name="alice", status="Current", message="Running"),
+            ObjectHealth(
+                kind="PersistentVolumeClaim", name="alice-workspace", status="Current", message="Bound"
+            ),
+            ObjectHealth(
+                kind="PersistentVolumeClaim", name="alice-rootfs-g1", status="Failed", message="Lost"
+            ),
+        ),
+    )
 
 
 def test_objects_without_a_cached_state_are_unknown_until_a_reconcile_converges() -> None:
