@@ -37,6 +37,7 @@ _REASONS = {
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
+    500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -149,7 +150,10 @@ class HealthServer:
             return (200 if ok else 503), f"{why}\n".encode(), _TEXT
         page = None
         if self._pages is not None:
-            page = await self._loop.run_in_executor(self._page_builder, self._pages, path)
+            try:
+                page = await self._loop.run_in_executor(self._page_builder, self._pages, path)
+            except Exception as bug:  # a page's bug must not take the probes' server down
+                return 500, f"the page failed: {type(bug).__name__}\n".encode(), _TEXT
         if page is None:
             return 404, b"not found\n", _TEXT
         return 200, page.encode(), _HTML

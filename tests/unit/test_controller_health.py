@@ -38,6 +38,8 @@ def server(slow_page: threading.Event) -> Iterator[HealthServer]:
     def pages(path: str) -> str | None:
         if path == "/slow":
             slow_page.wait(10)
+        if path == "/broken":
+            raise KeyError("a bug")
         return PAGE if path in ("/", "/slow") else None
 
     served = HealthServer(
@@ -61,6 +63,8 @@ def test_pages_are_html_unknown_paths_404_and_only_get_and_head_are_answered(ser
     status, headers, body = fetch(server, "POST", "/")
     assert (status, headers["Allow"], body) == (405, "GET, HEAD", "method not allowed\n")
     assert fetch(server, "GET", "/readyz")[::2] == (503, "informers not synced\n")
+    assert fetch(server, "GET", "/broken")[::2] == (500, "the page failed: KeyError\n")
+    assert fetch(server, "GET", "/healthz")[::2] == (200, "ok\n")
 
 
 def test_a_page_being_built_never_holds_up_a_probe(server: HealthServer, slow_page: threading.Event) -> None:
