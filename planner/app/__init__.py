@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from planner.app.selector import PlanRef, selected_plans
     from planner.app.target import Target
     from planner.app.watching import MonitorOptions, apply_plans, monitor, status
+    from planner.app.webview import Pages
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
     from planner.monitor.lifecycle import LogOptions
     from planner.plan.crd import plan_crd
@@ -84,6 +85,7 @@ _MODULES = {
     "planner.app.selector": ["PlanRef", "selected_plans"],
     "planner.app.target": ["Target"],
     "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
+    "planner.app.webview": ["Pages"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
     "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
     "planner.state.lock": ["LockOptions"],
@@ -106,6 +108,7 @@ __all__ = [
     "LockState",
     "LogOptions",
     "MonitorOptions",
+    "Pages",
     "PlanOptions",
     "PlanOutcome",
     "PlanRef",

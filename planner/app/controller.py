@@ -35,10 +35,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from planner.app.history import list_generations
 from planner.app.planning import RenderedPlan, render_loaded
-from planner.app.planobjects import PlanObjects, source_name
+from planner.app.planobjects import PlanObjects, object_key, source_name
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
 from planner.app.target import Target, secret_refs
+from planner.app.webview import Known, Pages, addressed_plan, overview, plan_view
 from planner.controller.events import event_reason, record_event
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
@@ -51,7 +53,7 @@ from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remov
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
 from planner.plan.limits import read_capped
-from planner.plan.load import find_plan_files
+from planner.plan.load import find_plan_files, plan_object_source
 from planner.plan.manifests import manifest_files
 from planner.plan.reconcile_section import reconcile_section
 from planner.plan.secrets import secret_files
@@ -108,13 +110,17 @@ def identity() -> str:
 
 
 class Controller:
-    def __init__(self, target: Target, options: ControllerOptions, *, notice: Notice) -> None:
-        self.target, self.options, self.notice = target, options, notice
+    def __init__(
+        self, target: Target, options: ControllerOptions, *, notice: Notice, pages: Pages | None = None
+    ) -> None:
+        self.target, self.options, self.notice, self.pages = target, options, notice, pages
         self.client = target.client
         self.default_namespace = target.default_namespace()
         self.identity = identity()
         self.queue = WorkQueue()
         self.files: dict[str, _PlanFile] = {}
+        self.outcomes: dict[str, PlanOutcome] = {}  # each plan's last reconcile, for the web view
+        self.applied: dict[str, PlanOutcome] = {}  # and its last that wrote something
         self.files_lock = threading.Lock()
         self.stopping = threading.Event()
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
@@ -172,9 +178,14 @@ class Controller:
     def run(self) -> int:
         """Run until `stop()`; the exit code (0 after a graceful shutdown)."""
         self.health = HealthServer(
-            self.options.listen, healthz=self.healthz, readyz=self.readyz, registry=self.metrics.registry
+            self.options.listen,
+            healthz=self.healthz,
+            readyz=self.readyz,
+            registry=self.metrics.registry,
+            pages=self.page if self.pages is not None else None,
         ).start()
-        self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}")
+        viewed = " (and the read-only web view at /)" if self.pages is not None else ""
+        self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}{viewed}")
         self.claims = self.informers.informer(PERSISTENT_VOLUME_CLAIM)
         self.pods = self.informers.informer(POD)
         for informer in (self.claims, self.pods):
@@ -258,6 +269,8 @@ class Controller:
         def forget(key: str) -> None:
             with self.files_lock:
                 self.files.pop(key, None)
+                self.outcomes.pop(key, None)
+                self.applied.pop(key, None)
 
         self.plan_objects.follow(lambda key: self.queue.add(f"plan:{key}"), forget)
 
@@ -275,14 +288,19 @@ class Controller:
             self.queue.add_after(f"plan:{key}", done.again_after)
         outcome = done.outcome
         if outcome is not None:
-            self._count(source_name(key), outcome)
+            self._count(key, outcome)
         return not done.retry
 
     def _suspended(self, key: str) -> bool:
         plan = self.plan_objects.get(key) if self.plan_objects is not None else None
         return plan is not None and reconcile_section(plan).suspend
 
-    def _count(self, name: str, outcome: PlanOutcome) -> None:
+    def _count(self, key: str, outcome: PlanOutcome) -> None:
+        with self.files_lock:
+            self.outcomes[key] = outcome
+            if outcome.result == "applied":
+                self.applied[key] = outcome
+        name = source_name(key) if self.plan_objects is not None else key
         self.metrics.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
         self.metrics.duration.observe(outcome.duration)
         self.notice(f"{name}: plan {outcome.plan}: {outcome.result}: {outcome.message}")
@@ -298,6 +316,8 @@ class Controller:
         with self.files_lock:
             for gone in set(self.files) - set(found):
                 del self.files[gone]
+                self.outcomes.pop(gone, None)
+                self.applied.pop(gone, None)
             known = dict(self.files)
         for name, path in found.items():
             previous = known.get(name)
@@ -335,6 +355,80 @@ class Controller:
     def namespaces(self) -> set[str]:
         with self.files_lock:
             return {f.rendered.namespace for f in self.files.values() if f.rendered is not None}
+
+    # --- the web view ---
+
+    def known_plans(self) -> list[Known]:
+        """Every plan this controller keeps, with its last outcome: the plan files (one that does not
+        load with its problem), or the Plan objects in the watch cache."""
+        with self.files_lock:
+            files, outcomes, applied = dict(self.files), dict(self.outcomes), dict(self.applied)
+        if self.plan_objects is not None:
+            return [
+                self._known_object(key, plan, files.get(key), outcomes.get(key), applied.get(key))
+                for key, plan in ((object_key(p), p) for p in self.plan_objects.informer.items())
+            ]
+        return [
+            self._known_file(name, loaded, outcomes.get(name), applied.get(name))
+            for name, loaded in files.items()
+        ]
+
+    def _known_file(
+        self, name: str, loaded: _PlanFile, outcome: PlanOutcome | None, applied: PlanOutcome | None
+    ) -> Known:
+        rendered = loaded.rendered
+        if rendered is None:
+            return Known(source=name, name=Path(name).name, namespace="", problem=loaded.problem)
+        return Known(
+            source=name,
+            name=rendered.plan.name,
+            namespace=rendered.namespace,
+            rendered=rendered,
+            outcome=outcome,
+            applied=applied,
+        )
+
+    def _known_object(
+        self,
+        key: str,
+        plan: Manifest,
+        loaded: _PlanFile | None,
+        outcome: PlanOutcome | None,
+        applied: PlanOutcome | None,
+    ) -> Known:
+        namespace, _, name = key.partition("/")
+        return Known(
+            source=plan_object_source(namespace, name),
+            name=name,
+            namespace=namespace,
+            rendered=loaded.rendered if loaded is not None else None,
+            outcome=outcome,
+            applied=applied,
+            plan_object=plan,
+        )
+
+    def page(self, path: str) -> str | None:
+        """The web view's page at `path` (`/`, `/plans/<namespace>/<name>`); None for no such page.
+        The index reads nothing from the API; a plan's page lists its generations (one request)."""
+        assert self.pages is not None
+        claims, pods = self._snapshot()
+        if path == "/":
+            return self.pages.index(overview(self.identity, self.leading(), self.known_plans(), claims, pods))
+        wanted = addressed_plan(path)
+        found = [k for k in self.known_plans() if (k.namespace, k.name) == wanted]
+        if not found:
+            return None
+        known = found[0]
+        try:
+            generations = (
+                list_generations(self.client, known.name, known.namespace) if known.namespace else []
+            )
+        except (ApiError, UnreachableError) as failure:
+            self.notice(f"web view: the generations of plan {known.name}: {failure}")
+            generations = []
+        timeout = self.options.reconcile.apply.timeout
+        view = plan_view(known, claims, pods, generations=generations, with_objects=True, timeout=timeout)
+        return self.pages.plan(view)
 
     # --- the watch ---
 

@@ -9,6 +9,7 @@ import click
 from planner import app
 from planner.cli import options
 from planner.cli.running import exit_with, notice, stop_on_signals
+from planner.output import webview
 
 
 @click.command("controller")
@@ -33,7 +34,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     default="127.0.0.1:8081",
     show_default=True,
     metavar="HOST:PORT",
-    help="Serve /healthz, /readyz and /metrics here (port 0: any free port).",
+    help="Serve /healthz, /readyz, /metrics and the read-only web view (/) here (port 0: any free port).",
 )
 @options.duration(
     "--progress-deadline",
@@ -73,7 +74,8 @@ def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
     exit 0. See docs/controller.md.
     """
     settings = app.controller_options(watch_namespace=target.namespace, **flags)
-    controller = app.Controller(target, settings, notice=notice)
+    pages = app.Pages(index=webview.index_page, plan=webview.plan_page)
+    controller = app.Controller(target, settings, notice=notice, pages=pages)
     if once:
         exit_with(controller.run_once())
     stop_on_signals(controller.stop)

@@ -3,12 +3,14 @@
 `/healthz` is 200 while the process runs, no informer has failed for good and no work loop has stalled
 (`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
 replica leads or stands by healthily, and 503 from the moment shutdown begins; `/metrics` is the
-Prometheus text format of the controller's registry.
+Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
+none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`).
 
 A kubelet's probe must be answered whatever else connects: the server is asyncio (an idle or
 half-sent connection holds no thread), a request head must arrive within `READ_TIMEOUT`, and at most
 `MAX_CONNECTIONS` are open — a new one closes the oldest that has not sent its request yet. Each answer
-closes its connection (`Connection: close`), as a probe expects nothing more.
+closes its connection (`Connection: close`), as a probe expects nothing more. A page is built on a
+thread of its own (it may read the API), never on the loop that answers the probes.
 """
 
 from __future__ import annotations
@@ -17,21 +19,25 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 Probe = Callable[[], tuple[bool, str]]  # (ok, a sentence saying why)
+Pages = Callable[[str], str | None]  # a path's HTML page; None: no such page
 
 READ_TIMEOUT = 5.0
 WRITE_TIMEOUT = 5.0
 MAX_CONNECTIONS = 256
 MAX_HEAD_BYTES = 8192
 _TEXT = "text/plain; charset=utf-8"
+_HTML = "text/html; charset=utf-8"
 _REASONS = {
     200: "OK",
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
+    500: "Internal Server Error",
     503: "Service Unavailable",
 }
 
@@ -59,10 +65,20 @@ class Heartbeat:
 
 
 class HealthServer:
-    def __init__(self, listen: str, *, healthz: Probe, readyz: Probe, registry: CollectorRegistry) -> None:
+    def __init__(
+        self,
+        listen: str,
+        *,
+        healthz: Probe,
+        readyz: Probe,
+        registry: CollectorRegistry,
+        pages: Pages | None = None,
+    ) -> None:
         host, _, port = listen.rpartition(":")
         self._routes = {"/healthz": healthz, "/readyz": readyz}
         self._registry = registry
+        self._pages = pages
+        self._page_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-view")
         self._loop = asyncio.new_event_loop()
         self._waiting: dict[
             asyncio.StreamWriter, None
@@ -87,6 +103,7 @@ class HealthServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
+        self._page_builder.shutdown(wait=False, cancel_futures=True)
 
     async def _close(self) -> None:
         self._server.close()
@@ -104,7 +121,7 @@ class HealthServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
             self._waiting.pop(writer, None)
-            writer.write(self._answer(head))
+            writer.write(await self._answer(head))
             await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT)
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass  # gone, too slow or too long: nothing is owed
@@ -113,20 +130,30 @@ class HealthServer:
             self._open.discard(writer)
             writer.close()
 
-    def _answer(self, head: bytes) -> bytes:
+    async def _answer(self, head: bytes) -> bytes:
         method, path, *_ = [*head.split(b"\r\n", 1)[0].decode("latin-1").split(" "), "", ""]
-        path = path.split("?", 1)[0]
-        if method not in ("GET", "HEAD"):
-            status, body, content_type = 405, b"method not allowed\n", _TEXT
-        elif path == "/metrics":
-            status, body, content_type = 200, generate_latest(self._registry), CONTENT_TYPE_LATEST
-        elif path in self._routes:
-            ok, why = self._routes[path]()
-            status, body, content_type = (200 if ok else 503), f"{why}\n".encode(), _TEXT
-        else:
-            status, body, content_type = 404, b"not found\n", _TEXT
+        status, body, content_type = await self._route(method, path.split("?", 1)[0])
+        allow = "Allow: GET, HEAD\r\n" if status == 405 else ""
         header = (
-            f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n"
+            f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n{allow}"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
         return header.encode() + (b"" if method == "HEAD" else body)
+
+    async def _route(self, method: str, path: str) -> tuple[int, bytes, str]:
+        if method not in ("GET", "HEAD"):
+            return 405, b"method not allowed\n", _TEXT
+        if path == "/metrics":
+            return 200, generate_latest(self._registry), CONTENT_TYPE_LATEST
+        if path in self._routes:
+            ok, why = self._routes[path]()
+            return (200 if ok else 503), f"{why}\n".encode(), _TEXT
+        page = None
+        if self._pages is not None:
+            try:
+                page = await self._loop.run_in_executor(self._page_builder, self._pages, path)
+            except Exception as bug:  # a page's bug must not take the probes' server down
+                return 500, f"the page failed: {type(bug).__name__}\n".encode(), _TEXT
+        if page is None:
+            return 404, b"not found\n", _TEXT
+        return 200, page.encode(), _HTML

@@ -17,9 +17,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from planner.monitor.mapping import pod_ready, sandbox_state
-from planner.monitor.pools import is_workspace
-from planner.objects import LABEL_CLAIMED, LABEL_POOL, LABEL_WORKLOAD, Manifest, labels_of, metadata_of
+from planner.monitor.mapping import sandbox_state
+from planner.monitor.pools import cached_pool_counts, is_workspace
+from planner.objects import Manifest, metadata_of
 
 Snapshot = Callable[[], tuple[Iterable[Manifest], Iterable[Manifest]]]  # (PVCs, Pods)
 
@@ -31,27 +31,10 @@ class SandboxCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         claims, pods = self.snapshot()
         workspaces = [c for c in claims if is_workspace(c)]
-        ready_pods = {
-            (str(metadata_of(p).get("namespace")), str(labels_of(p).get(LABEL_WORKLOAD)))
-            for p in pods
-            if pod_ready(p)
-        }
         states: Tally[tuple[str, str]] = Tally()
-        ready: Tally[tuple[str, str]] = Tally()
-        claimed: Tally[tuple[str, str]] = Tally()
-        pools: set[tuple[str, str]] = set()
         for workspace in workspaces:
-            namespace = str(metadata_of(workspace).get("namespace"))
-            labels = labels_of(workspace)
-            states[(namespace, sandbox_state(workspace) or "")] += 1
-            pool = labels.get(LABEL_POOL)
-            if pool is None:
-                continue
-            pools.add((namespace, str(pool)))
-            if labels.get(LABEL_CLAIMED) == "true":
-                claimed[(namespace, str(pool))] += 1
-            elif (namespace, str(labels.get(LABEL_WORKLOAD))) in ready_pods:
-                ready[(namespace, str(pool))] += 1
+            states[(str(metadata_of(workspace).get("namespace")), sandbox_state(workspace) or "")] += 1
+        pools = cached_pool_counts(workspaces, pods)
         namespaces = sorted({namespace for namespace, _ in states})
         yield _family(
             "cubepod_active_sandboxes",
@@ -69,13 +52,13 @@ class SandboxCollector(Collector):
             "cubepod_warmpool_ready",
             "Unclaimed warm-pool sandboxes whose Pod is Ready.",
             ["namespace", "pool"],
-            {key: ready[key] for key in sorted(pools)},
+            {key: pools[key][0] for key in sorted(pools)},
         )
         yield _family(
             "planner_warmpool_claimed",
             "Claimed warm-pool sandboxes.",
             ["namespace", "pool"],
-            {key: claimed[key] for key in sorted(pools)},
+            {key: pools[key][2] for key in sorted(pools)},
         )
 
 

@@ -73,6 +73,33 @@ def is_workspace(claim: Manifest) -> bool:
     return workload is not None and metadata_of(claim).get("name") == workspace_pvc_name(str(workload))
 
 
+def cached_pool_counts(
+    claims: Iterable[Manifest], pods: Iterable[Manifest]
+) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Each pool's (ready, unclaimed, claimed) members by (namespace, pool), from a watch cache's PVCs
+    and Pods (no request): what `/metrics` and the controller's web view show."""
+    ready_pods = {
+        (str(metadata_of(p).get("namespace")), str(labels_of(p).get(LABEL_WORKLOAD)))
+        for p in pods
+        if pod_ready(p)
+    }
+    counts: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for workspace in claims:
+        labels = labels_of(workspace)
+        pool = labels.get(LABEL_POOL)
+        if pool is None or not is_workspace(workspace):
+            continue
+        namespace = str(metadata_of(workspace).get("namespace"))
+        ready, unclaimed, claimed = counts.get((namespace, str(pool)), (0, 0, 0))
+        if labels.get(LABEL_CLAIMED) == "true":
+            claimed += 1
+        else:
+            unclaimed += 1
+            ready += (namespace, str(labels.get(LABEL_WORKLOAD))) in ready_pods
+        counts[(namespace, str(pool))] = (ready, unclaimed, claimed)
+    return counts
+
+
 def workspaces(client: KubeClient, namespace: str, selector: str) -> list[Manifest]:
     """The workspace PVCs (one per sandbox) matching a label selector, those being deleted left out
     (a PVC waits for its Pod to go first): they are no longer members to count, claim or delete."""

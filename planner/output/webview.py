@@ -1,22 +1,25 @@
 """The controller's read-only web view as HTML: a page of plans and warm pools, and a page per plan.
 
-Server-rendered from a view model the controller fills from what it already keeps (its reconcile
-results, the generations' records, the informer caches), so this module is pure: view in, HTML out.
+Server-rendered from a view model (`planner.app.webview`) the controller fills from what it already
+keeps (its reconcile results, the generations' records, the informer caches), so this module is pure:
+view in, HTML out.
 No script is needed: the pages reload themselves (`<meta http-equiv="refresh">`), so they work with
 JavaScript disabled; there are no forms and no links that change anything. Every text is escaped, and
 the view model carries names, states, counts and planner's own messages, never an object's data, so no
-Secret value can reach a page.
+Secret value can reach a page. The last apply is drawn as `plan --graph -o svg` draws it (Graphviz's
+`dot`), or listed as its ordered tasks where Graphviz is not installed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from urllib.parse import quote
 
+from planner.app.webview import LastApply, ObjectHealth, Overview, PlanView
+from planner.errors import UsageError
 from planner.monitor.pools import PoolStatus
+from planner.output.graph import Drawing, drawing, to_svg
 from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10
@@ -32,51 +35,6 @@ HEALTH_CLASSES = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class ObjectHealth:
-    """One object of a plan and its health (a readiness verdict), with the objects it owns beneath it."""
-
-    kind: str
-    name: str
-    status: str
-    message: str = ""
-    children: tuple[ObjectHealth, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlanView:
-    name: str
-    namespace: str
-    source: str  # a plan file's path, or `Plan <namespace>/<name>`
-    ready: str  # True, False or Unknown, as the Ready condition says
-    reason: str = ""
-    message: str = ""
-    last_reconcile: datetime | None = None
-    drift_found: int = 0
-    drift_corrected: int = 0
-    generation: int | None = None
-    generations: tuple[Listed, ...] = ()
-    objects: tuple[ObjectHealth, ...] = ()
-    graph_svg: str | None = None  # the last apply's graph, drawn by Graphviz when it is installed
-    graph_text: str = ""  # the same graph as an ordered task list
-
-    @property
-    def path(self) -> str:
-        return f"/plans/{quote(self.namespace, safe='')}/{quote(self.name, safe='')}"
-
-    @property
-    def drifted(self) -> bool:
-        return self.drift_found > self.drift_corrected
-
-
-@dataclass(frozen=True, kw_only=True)
-class Overview:
-    identity: str
-    leading: bool
-    plans: tuple[PlanView, ...]
-    pools: tuple[PoolStatus, ...] = ()
-
-
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
@@ -87,6 +45,7 @@ th { background: #f6f8fa; }
 .bad { color: #cf222e; font-weight: 600; } .drifted { background: #fff8c5; }
 .muted { color: #57606a; } ul.tree { list-style: none; padding-left: 1.2em; }
 pre { background: #f6f8fa; padding: .8em; overflow-x: auto; }
+#last-apply svg { max-width: 100%; height: auto; }
 """.strip()
 
 
@@ -192,11 +151,32 @@ def _generation_row(listed: Listed) -> str:
     return _row([*cells, escape(listed.who), escape(listed.changes)])
 
 
-def plan_page(plan: PlanView, *, now: datetime | None = None) -> str:
-    """One plan: its state, its generations, its objects as a tree with health, the last apply's graph."""
+def _task_list(drawn: Drawing, last: LastApply) -> str:
+    lines = [
+        f"{task.id}" + (f" <- {', '.join(task.predecessors)}" if task.predecessors else "")
+        for task in last.execution.tasks
+    ]
+    return f"<pre>{escape(chr(10).join(lines))}</pre>"
+
+
+def _last_apply(last: LastApply | None, now: datetime, *, svg: bool) -> str:
+    if last is None:
+        return '<p class="muted">No apply since the controller started.</p>'
+    drawn = drawing(last.execution, last.changeset)
+    caption = f"<p>{escape(drawn.caption)}, {_ago(last.finished, now)}</p>"
+    try:
+        picture = to_svg([drawn]) if svg else _task_list(drawn, last)
+    except UsageError:  # no Graphviz here
+        picture = _task_list(drawn, last)
+    start = picture.find("<svg")  # inline: without the XML prologue and doctype dot writes first
+    return caption + f'<div id="last-apply">{picture[start:] if start > 0 else picture}</div>'
+
+
+def plan_page(plan: PlanView, *, now: datetime | None = None, svg: bool = True) -> str:
+    """One plan: its state, its generations, its objects as a tree with health, the last apply's graph
+    (`svg=False`: its task list, as without Graphviz)."""
     now = now or datetime.now(UTC)
     generations = [_generation_row(listed) for listed in plan.generations]
-    graph = plan.graph_svg or (f"<pre>{escape(plan.graph_text)}</pre>" if plan.graph_text else "")
     return _page(
         f"plan {plan.namespace}/{plan.name}",
         [
@@ -218,7 +198,7 @@ def plan_page(plan: PlanView, *, now: datetime | None = None) -> str:
                 empty="None recorded yet.",
             ),
             "<h2>Last apply</h2>",
-            graph or '<p class="muted">No apply since the controller started.</p>',
+            _last_apply(plan.last_apply, now, svg=svg),
         ],
     )
 

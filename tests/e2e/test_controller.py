@@ -93,6 +93,11 @@ class Running:
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
 
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+
     def metrics(self) -> dict[str, float]:
         """Each sample line of /metrics, `name{labels}` -> value."""
         status, text = self.get("/metrics")
@@ -108,39 +113,47 @@ class Running:
 Start = Callable[..., Running]
 
 
+def start_controller(
+    cluster: ClusterHandle, home: Path, log: Path, *args: str, kubeconfig: Path | None = None
+) -> Running:
+    """Start `planner controller ARGS` serving on a free port (as the user of `kubeconfig` when given),
+    once it says where it serves."""
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "KUBECONFIG": str(kubeconfig or cluster.kubeconfig),
+    }
+    command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0", *args]
+    with log.open("wb") as stream:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+        )
+    running = Running(process, log)
+    found = eventually(  # a generous bound: a cold start on a loaded machine takes a while
+        lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None,
+        timeout=60,
+    )
+    if not isinstance(found, re.Match):
+        running.stop()
+        raise AssertionError(running.output())
+    running.address = found.group(1)
+    return running
+
+
 @pytest.fixture
 def controllers(cluster: ClusterHandle, home: Path, tmp_path: Path) -> Iterator[Start]:
-    """Start `planner controller ARGS` (serving on a free port; as the user of `kubeconfig` when given);
-    every one started is stopped after."""
+    """Start `planner controller ARGS` (`start_controller`); every one started is stopped after."""
     started: list[Running] = []
 
     def start(*args: str, kubeconfig: Path | None = None) -> Running:
         log = tmp_path / f"controller-{len(started)}.log"
-        environment = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(home),
-            "KUBECONFIG": str(kubeconfig or cluster.kubeconfig),
-        }
-        command = [sys.executable, "-m", "planner", "controller", "--listen", "127.0.0.1:0", *args]
-        with log.open("wb") as stream:
-            process = subprocess.Popen(
-                command, cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
-            )
-        running = Running(process, log)
+        running = start_controller(cluster, home, log, *args, kubeconfig=kubeconfig)
         started.append(running)
-        found = eventually(  # a generous bound: a cold start on a loaded machine takes a while
-            lambda: re.search(r"/metrics on (\S+)", running.output()) or process.poll() is not None,
-            timeout=60,
-        )
-        assert isinstance(found, re.Match), running.output()
-        running.address = found.group(1)
         return running
 
     yield start
     for running in started:
-        if running.process.poll() is None:
-            running.process.kill()
-        running.process.wait(timeout=10)
+        running.stop()
 
 
 def kubectl_json(kubectl: Runner, *args: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -167,6 +168,24 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
     reasons = [e[0] for e in plan_events(kubectl, namespace, "shop")]
     assert reasons.count("Reconciled") >= 2, reasons
     assert "hunter2" not in running.output()
+
+    # The web view lists every Plan with the Ready its status says, and shows none's Secret value.
+    status, index = running.get("/")
+    assert status == 200, index
+    rows = {
+        name: re.search(rf'{namespace}/{name}</a></td><td>([^<]*)</td><td><span class="\w+">(\w+)', index)
+        for name in ("shop", "broken", "local", "stuck")
+    }
+    shown = {name: found.groups() if found else None for name, found in rows.items()}
+    assert shown == {
+        "shop": (f"plan/shop -n {namespace}", "True"),
+        "broken": (f"plan/broken -n {namespace}", "False"),
+        "local": (f"plan/local -n {namespace}", "False"),
+        "stuck": (f"plan/stuck -n {namespace}", "False"),
+    }, index
+    status, page = running.get(f"/plans/{namespace}/shop")
+    assert status == 200 and "<td>2</td><td>converged</td>" in page, page
+    assert "hunter2" not in index + page and base64.b64encode(b"hunter2").decode() not in index + page
 
 
 def knob_plan(

@@ -1,5 +1,5 @@
 """`planner controller` against a real control plane: a warm pool fills to its size and refills after a
-claim, /metrics equals what kubectl counts, the idle reaper pauses an untouched sandbox, and of two
+claim, /metrics and the web view equal what kubectl counts, the idle reaper pauses an untouched sandbox, and of two
 controllers one leads and the other takes over when the leader is killed (the Lease read through raw
 HTTP).
 """
@@ -71,6 +71,18 @@ def test_a_pool_fills_refills_after_a_claim_and_its_metrics_equal_kubectls_count
 
     samples = eventually(agree, timeout=90, what="/metrics agreeing with kubectl")
     assert any(k.startswith("planner_leader{") and v == 1.0 for k, v in samples.items())
+
+    # The web view shows the same counts, and the plan Ready.
+    pool_row = f"<tr><td>{namespace}</td><td>dev</td><td>2</td><td>2</td><td>2</td><td>1</td></tr>"
+
+    def shows_the_pool() -> str | None:
+        page = running.get("/")[1]
+        return page if pool_row in page else None
+
+    index: str = eventually(shows_the_pool, timeout=30, what="the pool's row in the web view")
+    assert re.search(
+        rf'{namespace}/devboxes</a></td><td>[^<]*</td><td><span class="ok">True</span>', index
+    ), index
 
 
 def test_the_reaper_pauses_an_idle_sandbox(

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
+from planner.app.webview import LastApply
+from planner.graph import solve
 from planner.monitor.pools import PoolStatus
 from planner.output.webview import ObjectHealth, Overview, PlanView, index_page, plan_page
 from planner.state.generations import Listed
+from tests.unit.test_output_graph import shop_changes
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -161,9 +164,13 @@ def test_a_plan_page_shows_its_objects_as_a_tree_its_generations_and_the_last_gr
                 rolled_back_from=None,
             ),
         ),
-        graph_text="apply deployment/shop/web\nwait-ready deployment/shop/web <- apply deployment/shop/web\n",
+        last_apply=LastApply(
+            execution=solve(shop_changes(), default_timeout=120.0),
+            changeset=shop_changes(),
+            finished=NOW - timedelta(seconds=30),
+        ),
     )
-    html = plan_page(plan, now=NOW)
+    html = plan_page(plan, now=NOW, svg=False)
     page = Page(html)
     assert page.tree == [
         "Deployment/web InProgress available 0/1 ReplicaSet/web-7d9 Current Pod/web-7d9-abc Current ready 1/1",
@@ -172,5 +179,6 @@ def test_a_plan_page_shows_its_objects_as_a_tree_its_generations_and_the_last_gr
         "PersistentVolumeClaim/data Current Bound",
     ]
     assert ["3", "succeeded", "2026-12-01T11:59:00Z", "abc123", "ci@host", "1 updated"] in page.rows
-    assert "wait-ready deployment/shop/web &lt;- apply deployment/shop/web" in html
+    assert "plan shop (namespace shop): 8 tasks, <time" in html
+    assert "wait-ready deployment/shop/web &lt;- create deployment/shop/web\n" in html
     assert page.links == ["/"]
