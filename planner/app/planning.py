@@ -384,6 +384,8 @@ def _with_references_checked(
     if not needs_config_key(rendered.plan):
         return rendered, None
     key, new = config_key(live.parent)
+    if key is None:
+        return rendered, None
     manifests = tuple(render(rendered.plan, rendered.default_namespace, config_key=key))
     return dataclasses.replace(rendered, manifests=manifests), key if new else None
 

@@ -91,10 +91,13 @@ def needs_config_key(plan: Plan) -> bool:
     return any(ref.kind == "secret" and ref.name in secrets for _, ref in plan_config_refs(plan))
 
 
-def config_key(parent: Manifest | None) -> tuple[bytes, bool]:
-    """The plan's digest key, and whether it is new (the parent holds none yet: the parent write keeps it)."""
-    key = digest_key(parent)
-    return (key, False) if key is not None else (new_digest_key(), True)
+def config_key(parent: Manifest | None) -> tuple[bytes | None, bool]:
+    """The plan's digest key, and whether it is new: a first apply (no parent yet) makes one, which the
+    parent write keeps. A parent without one (objects written from `planner render`, whose Secrets hash
+    by key names only) gets none, so planning them is not a perpetual roll."""
+    if parent is None:
+        return new_digest_key(), True
+    return digest_key(parent), False
 
 
 def with_roll_reasons(changeset: ChangeSet) -> ChangeSet:

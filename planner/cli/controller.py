@@ -9,7 +9,6 @@ import click
 from planner import app
 from planner.cli import options
 from planner.cli.running import exit_with, notice, stop_on_signals
-from planner.output import webview
 
 
 @click.command("controller")
@@ -74,6 +73,8 @@ def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
     exit 0. See docs/controller.md.
     """
     settings = app.controller_options(watch_namespace=target.namespace, **flags)
+    from planner.output import webview  # the renderers pull in the pipeline: not for `--help`
+
     pages = app.Pages(index=webview.index_page, plan=webview.plan_page)
     controller = app.Controller(target, settings, notice=notice, pages=pages)
     if once:

@@ -18,6 +18,7 @@ from planner.app.rollingback import RollbackResult
 from planner.output.changes import is_new_run, new_run
 from planner.output.lines import aligned
 from planner.output.masking import MASK, mask_manifest
+from planner.render.confighash import ANNOTATION_CONFIG_HASH
 from planner.state.generations import FieldDelta, Generation, Listed, ObjectDelta
 
 HISTORY_COLUMNS = ("GEN", "WHEN", "RESULT", "REVISION", "WHO", "CHANGES")
@@ -158,9 +159,12 @@ def _delta_lines(delta: ObjectDelta) -> list[str]:
 
 
 def _field_text(delta: ObjectDelta, field: FieldDelta, quote: str = "") -> str:
-    """`before → after`, or what a Job's run-key moving means (`new run: template changed`)."""
+    """`before → after`, or what a digest moving means: a Job's run-key (`new run: template changed`), a
+    pod template's config-hash (the ConfigMaps or Secrets it reads changed)."""
     if is_new_run(field.path, field.before, field.after):
         return new_run(f.path for f in delta.fields)
+    if ANNOTATION_CONFIG_HASH in field.path:
+        return "the ConfigMaps or Secrets it reads changed"
     return f"{quote}{_value(field.before)}{quote} → {quote}{_value(field.after)}{quote}"
 
 

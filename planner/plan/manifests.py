@@ -241,8 +241,9 @@ def _cycles_through_manifests(plan: Node, entries: list[Entry]) -> Iterator[Diag
     graph = nx.DiGraph()
     for section in ("workloads", "sandboxes"):
         for item in plan.items(section):
-            for _, target in item.strings("dependsOn"):
-                graph.add_edge(item.text("name"), target)
+            name = item.text("name")  # None for a broken entry, which the schema check reports
+            for _, target in item.strings("dependsOn") if name else ():
+                graph.add_edge(name, target)
     by_handle: dict[str, Entry] = {}
     for entry in entries:
         by_handle.setdefault(entry.handle, entry)

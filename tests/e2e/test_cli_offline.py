@@ -42,6 +42,7 @@ def test_validate_accepts_every_example_plan() -> None:
     assert result.stdout.splitlines() == [
         "plans/pod-fidelity.yaml: plan fidelity is valid (1 workloads, 1 configMaps, 1 secrets)",
         "plans/sandboxes.yaml: plan devboxes is valid (4 sandboxes, 1 warmPools)",
+        "plans/stateful-app.yaml: plan notes is valid (3 workloads, 1 secrets)",
         "plans/web-stack.yaml: plan shop is valid (2 workloads, 1 configMaps, 1 secrets)",
     ]
 
