@@ -148,9 +148,11 @@ def _write_query() -> dict[str, str]:
     return {"fieldManager": FIELD_MANAGER}
 
 
-def _scale(client: KubeClient, rid: RuntimeID, replicas: int) -> Outcome:
+def _scale(client: KubeClient, rid: RuntimeID, replicas: int, *, read: bool = False) -> Outcome:
+    """Scale through `/scale`; `read` when the caller already read the object (it exists)."""
     kind, _ = primary_object(rid)
-    primary(client, rid)
+    if not read:
+        primary(client, rid)
     path = resource_path(kind, rid.namespace, rid.name) + "/scale"
     body = {"spec": {"replicas": replicas}}
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
@@ -179,7 +181,7 @@ def _stop_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
     replicas = (primary(client, rid).get("spec") or {}).get("replicas", 1)
     if replicas:  # stopping a stopped set keeps what the first stop recorded
         _record_replicas(client, rid, int(replicas))
-    outcome = _scale(client, rid, 0)
+    outcome = _scale(client, rid, 0, read=True)
     return Outcome(runtime_id=outcome.runtime_id, action="stopped", message=f"{outcome.message}; PVCs kept")
 
 
@@ -190,7 +192,8 @@ def _start_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
     if current and not recorded:
         message = f"{_describe(rid)} already runs {current} replicas"
         return Outcome(runtime_id=str(rid), action="started", message=message)
-    outcome = _scale(client, rid, int(recorded) if recorded.isdigit() and int(recorded) else max(current, 1))
+    replicas = int(recorded) if recorded.isdigit() and int(recorded) else max(current, 1)
+    outcome = _scale(client, rid, replicas, read=True)
     _record_replicas(client, rid, None)
     return outcome
 
