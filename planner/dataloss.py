@@ -8,17 +8,19 @@ loss the plan's own generation bump declares. `diff` records in the ChangeSet wh
 the plan, so the plan is seen before it is refused). Pure: no I/O.
 
 A StatefulSet's claim templates make PVCs planner never renders; Kubernetes keeps them when the set goes,
-and so does planner: `kept_claims` says so in the reason of a deleted or replaced StatefulSet.
+and so does planner unless `--allow-data-loss` is given: then a pruned StatefulSet's PVCs are deleted
+after it (`claim_deletes`), data loss like any other. `claims_note` says which in the set's reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.changeset import Change, ChangeSet
 from planner.errors import DataLossError
-from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, STATEFUL_SET
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM
+from planner.objects import Manifest, claim_templates, metadata_of, ref_of
 
 _DATA_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})
 
@@ -57,14 +59,34 @@ def refuse_data_loss(changesets: Iterable[ChangeSet]) -> None:
         raise DataLossError(found)
 
 
-def kept_claims(live: Mapping[str, Any] | None) -> str:
-    """What happens to a live StatefulSet's claims when it is deleted: "" for anything else."""
-    if not live or live.get("kind") != STATEFUL_SET.kind:
+def claims_note(live: Mapping[str, Any] | None, claims: Sequence[Manifest] | None, *, deleted: bool) -> str:
+    """What happens to the PVCs of a live StatefulSet that goes: "" for anything else. `claims` are the
+    ones found (`live.read_stateful_claims`; None when not read, for a replace, whose new set mounts them
+    again); `deleted` when they go after it (`--allow-data-loss`)."""
+    templates = claim_templates(live)
+    if not templates or claims == ():
         return ""
-    spec = live.get("spec") or {}
-    templates = [str((t.get("metadata") or {}).get("name")) for t in spec.get("volumeClaimTemplates") or []]
-    if not templates:
-        return ""
-    name = (live.get("metadata") or {}).get("name")
-    claims = ", ".join(f"{template}-{name}-*" for template in templates)
-    return f"its PVCs {claims} are kept (Kubernetes keeps a StatefulSet's claims; delete them by hand)"
+    if claims is None:
+        name = metadata_of(live).get("name")
+        named = ", ".join(f"{template}-{name}-*" for template in templates)
+        return f"its PVCs {named} are kept (its new pods mount them again)"
+    named = ", ".join(str(metadata_of(claim).get("name")) for claim in claims)
+    if deleted:
+        return f"its PVCs {named} are deleted after it (--allow-data-loss)"
+    return (
+        f"its PVCs {named} are kept (Kubernetes keeps a StatefulSet's claims; --allow-data-loss deletes them)"
+    )
+
+
+def claim_deletes(removed: Change, claims: Sequence[Manifest]) -> list[Change]:
+    """The deletes of the PVCs a pruned StatefulSet's claim templates made, each after the set is gone
+    (`graph` orders them); the caller asks only with `--allow-data-loss`."""
+    if removed.action != "delete":
+        return []
+    reason = f"made by {removed.ref.described}'s claim templates, which is deleted"
+    return [
+        Change(
+            ref=ref_of(claim), action="delete", desired=None, live=claim, reason=reason, owner=removed.owner
+        )
+        for claim in claims
+    ]

@@ -36,7 +36,7 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
-from planner.dataloss import kept_claims
+from planner.dataloss import claim_deletes, claims_note
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, known
 from planner.live import LiveState
 from planner.objects import (
@@ -284,8 +284,10 @@ class _Differ:
         adopt: bool,
         rerun: frozenset[str],
         allow_cluster_scoped: bool = False,
+        allow_data_loss: bool = False,
     ) -> None:
         self.live = live
+        self.allow_data_loss = allow_data_loss
         self.allow_cluster_scoped = allow_cluster_scoped
         self.plan = plan
         self.adopt = adopt
@@ -311,7 +313,8 @@ class _Differ:
         result = compare(desired, live, _kind_info(ref), previous=self.recorded.get(ref))
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
-            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept_claims(live))))
+            kept = claims_note(live, None, deleted=False)
+            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept)))
             return dataclasses.replace(
                 base, action="replace", fields=result.fields, reason=reason, drift=drift
             )
@@ -399,13 +402,29 @@ class _Differ:
             if marks.get(key) == value:
                 reason = f"kept: annotated {key}: {value}"
                 return Change(ref=ref, action="noop", desired=None, live=live, reason=reason, owner=owner)
-        if self.applied is not None and not self.applied.applied(ref):
-            reason = "not in the plan: it joined the plan's ApplySet outside the plan"
-            return Change(
-                ref=ref, action="delete", desired=None, live=live, reason=reason, drift=True, owner=owner
-            )
-        reason = "; ".join(filter(None, ("no longer in the plan", kept_claims(live))))
-        return Change(ref=ref, action="delete", desired=None, live=live, reason=reason, owner=owner)
+        joined = self.applied is not None and not self.applied.applied(ref)
+        why = (
+            "not in the plan: it joined the plan's ApplySet outside the plan"
+            if joined
+            else "no longer in the plan"
+        )
+        claims = claims_note(live, self.live.claims.get(ref, ()), deleted=self.allow_data_loss)
+        reason = "; ".join(filter(None, (why, claims)))
+        return Change(
+            ref=ref, action="delete", desired=None, live=live, reason=reason, drift=joined, owner=owner
+        )
+
+    def claim_deletes(self, changes: Mapping[ObjectRef, Change]) -> list[Change]:
+        """With `--allow-data-loss`, the deletes of the PVCs each pruned StatefulSet's templates made."""
+        if not self.allow_data_loss:
+            return []
+        return [
+            claim
+            for ref, claims in self.live.claims.items()
+            if ref in changes
+            for claim in claim_deletes(changes[ref], claims)
+            if claim.ref not in changes
+        ]
 
 
 def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
@@ -505,12 +524,20 @@ def diff(
     A cluster-scoped member no longer declared (a Namespace aside) is pruned only with
     `allow_cluster_scoped` (the plan's `allowClusterScoped`).
     """
-    differ = _Differ(live, plan=plan, adopt=adopt, rerun=rerun, allow_cluster_scoped=allow_cluster_scoped)
+    differ = _Differ(
+        live,
+        plan=plan,
+        adopt=adopt,
+        rerun=rerun,
+        allow_cluster_scoped=allow_cluster_scoped,
+        allow_data_loss=allow_data_loss,
+    )
     wanted = {ref_of(manifest): manifest for manifest in desired}
     changes = {ref: differ.desired_change(ref, manifest) for ref, manifest in wanted.items()}
     for ref, obj in live.members.items():
         if ref not in wanted:
             changes[ref] = differ.removed_change(ref, obj)
+    changes.update({c.ref: c for c in differ.claim_deletes(changes)})
     changes.update({c.ref: c for c in _missing_namespaces(desired, live)})
     name_sandbox_transitions(changes)
     parent = parent_ref(plan, namespace)

@@ -46,6 +46,8 @@ from planner.objects import (
     annotations_of,
     labels_of,
     metadata_of,
+    ref_of,
+    stateful_claims,
     with_create_only_of,
 )
 from planner.plan.durations import format_duration
@@ -471,10 +473,14 @@ class _Builder:
                     self.edge(target.write, self.handles[ref].write)
 
     def add_release_edges(self, active: Mapping[ObjectRef, Change]) -> None:
+        """What a deleted object's live pod spec names — and a StatefulSet's claim templates made — goes
+        after it is gone."""
+        claims = [c.live for ref, c in active.items() if ref.kind == PERSISTENT_VOLUME_CLAIM.kind and c.live]
         for ref, change in active.items():
             if change.action not in ("delete", "replace"):
                 continue
-            for used in used_objects(change.live):
+            made = [ref_of(claim) for claim in stateful_claims(change.live, claims)]
+            for used in [*used_objects(change.live), *made]:
                 target = active.get(used)
                 if target is None or (_is_prune(change) and not _is_prune(target)):
                     continue

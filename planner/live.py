@@ -3,8 +3,8 @@
 Reading is cheap by construction: the ApplySet's parent Secret is read once; the scope it lists
 (`planner.state.applyset`), joined with what the new render adds, says where members can be; then one LIST per
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
-exist, and only a planned create costs a GET (to find a same-named object this plan does not own). So a
-no-op plan costs O(kinds × namespaces) requests, never O(objects).
+exist, and only a planned create costs a GET (to find a same-named object this plan does not own), and
+a StatefulSet the plan removes one LIST of the PVCs its claim templates made. So a no-op plan costs O(kinds × namespaces) requests, never O(objects).
 
 `read_parents` lists the ApplySet parents planner wrote in some namespaces, for the monitor's record of
 the Jobs that ran.
@@ -16,10 +16,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from planner.errors import ForbiddenError, NotFoundError
-from planner.kinds import NAMESPACE, SECRET, KindInfo, declared_kinds
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, SECRET, KindInfo, declared_kinds
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.discovery import Kinds, UnknownKindError
-from planner.objects import Manifest, ObjectRef, metadata_of, ref_of
+from planner.objects import (
+    Manifest,
+    ObjectRef,
+    claim_templates,
+    claims_selector,
+    metadata_of,
+    ref_of,
+    stateful_claims,
+)
 from planner.state.applyset import (
     LABEL_APPLYSET_ID,
     Scope,
@@ -41,13 +49,16 @@ class LiveState:
     the plan was never applied; `foreign` holds same-named objects without this plan's label, found by a
     GET per planned create, and a Secret at the parent's place that is not the plan's parent (never
     read as one: its data and annotations are someone else's); `namespaces` are the namespaces in scope
-    that exist, None when not known.
+    that exist, None when not known; `claims` are the PVCs the claim templates of each StatefulSet
+    member the plan no longer declares made (`objects.stateful_claims`), by that StatefulSet, which the
+    diff prunes after it with `--allow-data-loss`.
     """
 
     members: Mapping[ObjectRef, Manifest] = field(default_factory=dict)
     parent: Manifest | None = None
     foreign: Mapping[ObjectRef, Manifest] = field(default_factory=dict)
     namespaces: frozenset[str] | None = None
+    claims: Mapping[ObjectRef, tuple[Manifest, ...]] = field(default_factory=dict)
 
 
 def read_live(
@@ -69,13 +80,30 @@ def read_live(
         for ns in sorted(namespaces) if kind.namespaced else [None]:
             for item in _list_served(client, kind, ns, label_selector=selector):
                 members[ref_of(item)] = item
+    wanted = {ref_of(m) for m in desired}
+    removed_sets = [m for ref, m in members.items() if ref not in wanted and claim_templates(m)]
+    claims = {ref_of(s): tuple(read_stateful_claims(client, s)) for s in removed_sets}
     planned_creates = (m for m in desired if ref_of(m) not in members)
     foreign = _foreign(client, kinds, planned_creates) if probe_foreign else {}
     if found is not None and parent is None:  # a Secret that only has the parent's name
         foreign[at_parent] = found
     return LiveState(
-        members=members, parent=parent, foreign=foreign, namespaces=_existing(client, namespaces)
+        members=members,
+        parent=parent,
+        foreign=foreign,
+        namespaces=_existing(client, namespaces),
+        claims=claims,
     )
+
+
+def read_stateful_claims(client: KubeClient, stateful_set: Manifest) -> list[Manifest]:
+    """The PVCs a live StatefulSet's claim templates made: one LIST by the labels the controller gives
+    them, then Kubernetes' naming rule (`objects.stateful_claims`)."""
+    namespace = metadata_of(stateful_set).get("namespace")
+    listed = list_objects(
+        client, PERSISTENT_VOLUME_CLAIM, namespace, label_selector=claims_selector(stateful_set)
+    )
+    return stateful_claims(stateful_set, listed)
 
 
 def list_objects(

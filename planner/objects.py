@@ -14,11 +14,12 @@ every stage above them can use it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.kinds import NAMESPACE, KindInfo, by_kind
+from planner.kinds import NAMESPACE, STATEFUL_SET, KindInfo, by_kind
 
 Manifest = dict[str, Any]
 
@@ -131,6 +132,41 @@ def newest(objects: Iterable[Manifest]) -> Manifest | None:
         ),
         default=None,
     )
+
+
+def claim_templates(stateful_set: Mapping[str, Any] | None) -> list[str]:
+    """The names of a StatefulSet's claim templates; none for any other object."""
+    if not stateful_set or stateful_set.get("kind") != STATEFUL_SET.kind:
+        return []
+    templates = (stateful_set.get("spec") or {}).get("volumeClaimTemplates") or []
+    return [str(metadata_of(template).get("name")) for template in templates]
+
+
+def claims_selector(stateful_set: Mapping[str, Any]) -> str:
+    """The label selector of the PVCs a StatefulSet's templates made: the controller labels each with its
+    selector's matchLabels."""
+    labels = ((stateful_set.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
+def stateful_claims(stateful_set: Mapping[str, Any] | None, claims: Iterable[Manifest]) -> list[Manifest]:
+    """The PVCs among `claims` that a StatefulSet's claim templates made, by the name Kubernetes gives
+    them (`<template>-<statefulset>-<ordinal>`) in its namespace, sorted by name: the one rule by which
+    prune, `planner delete` and the web view find them."""
+    templates = claim_templates(stateful_set)
+    if not templates:
+        return []
+    name, namespace = metadata_of(stateful_set).get("name"), metadata_of(stateful_set).get("namespace")
+    named = re.compile(
+        "(?:" + "|".join(re.escape(f"{template}-{name}-") for template in templates) + r")(?:0|[1-9][0-9]*)"
+    )
+    found = [
+        claim
+        for claim in claims
+        if metadata_of(claim).get("namespace") == namespace
+        and named.fullmatch(str(metadata_of(claim).get("name")))
+    ]
+    return sorted(found, key=lambda claim: str(metadata_of(claim).get("name")))
 
 
 def namespace_manifest(name: str) -> Manifest:

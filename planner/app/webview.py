@@ -21,7 +21,7 @@ from planner.graph import ExecutionPlan, solve
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.monitor.mapping import pod_ready
 from planner.monitor.pools import PoolStatus, cached_pool_counts
-from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of
+from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of, stateful_claims
 from planner.state.generations import Listed
 
 GENERATIONS_SHOWN = 10
@@ -217,14 +217,6 @@ def _selected(manifest: Manifest, pods: Iterable[Manifest]) -> list[Manifest]:
     ]
 
 
-def _stateful_claims(manifest: Manifest, claims: Iterable[Manifest]) -> list[Manifest]:
-    """A StatefulSet's PVCs from its volumeClaimTemplates: `<template>-<statefulset>-<ordinal>`."""
-    namespace, name = _key(manifest)
-    templates = (manifest.get("spec") or {}).get("volumeClaimTemplates") or []
-    prefixes = tuple(f"{metadata_of(t).get('name')}-{name}-" for t in templates)
-    return [c for c in claims if prefixes and _key(c)[0] == namespace and _key(c)[1].startswith(prefixes)]
-
-
 def _workload(
     manifest: Manifest, kind: str, name: str, claims: list[Manifest], pods: list[Manifest]
 ) -> ObjectHealth:
@@ -235,7 +227,7 @@ def _workload(
         ]
         + [
             _cached(claim, _claim_health, PERSISTENT_VOLUME_CLAIM.kind, _key(claim)[1])
-            for claim in sorted(_stateful_claims(manifest, claims), key=_key)
+            for claim in stateful_claims(manifest, claims)
         ]
     )
     pod_states = [child.status for child in children if child.kind == POD.kind]

@@ -179,7 +179,9 @@ def _observed(
     desired: Sequence[Manifest], live: LiveState, key: bytes | None
 ) -> tuple[list[dict[str, str]], list[str]]:
     wanted = {ref_of(m): m for m in desired}
-    seen = {**live.members, **live.foreign}
+    # A pruned StatefulSet's PVCs too: one made or deleted in between changes what apply would delete.
+    claims = {ref_of(claim): claim for made in live.claims.values() for claim in made}
+    seen = {**live.members, **live.foreign, **claims}
     objects = [
         {
             "object": str(ref),

@@ -1,6 +1,6 @@
 """Claims, StatefulSets and autoscaling end to end: one CLI apply of a database StatefulSet and a web
-Deployment that mounts a plan claim and autoscales, then what may and may not happen to their data,
-checked through kubectl and the server's watch history (never planner's own reader)."""
+Deployment that mounts a plan claim and autoscales, then what may and may not happen to their data
+(a removed StatefulSet's claims go only with --allow-data-loss, after it), checked through kubectl and the server's watch history (never planner's own reader)."""
 
 from __future__ import annotations
 
@@ -131,11 +131,20 @@ def test_claims_a_statefulset_and_an_autoscaled_deployment_apply_and_keep_their_
     assert "persistentvolumeclaim" in refused.stderr and "--allow-data-loss" in refused.stderr
     assert names(kubectl, namespace, "pvc") == ["data-db-0", "data-db-1", "uploads"]
 
-    # Removing the StatefulSet deletes it but never its claims, and the plan says so.
+    # Removing the StatefulSet: without --allow-data-loss the plan keeps its claims and says so; with it
+    # they are deleted as data loss, shown first, once the set and its pods are gone.
     write_plan(tmp_path, plan_text(namespace, workloads=WEB))
     shown = planner("plan", str(plan))
-    assert "data-db-* are kept" in shown.stdout, shown.stdout
-    removed = planner("apply", str(plan), "--timeout", "2m")
+    assert "its PVCs data-db-0, data-db-1 are kept" in shown.stdout, shown.stdout
+    before = current_rv(cluster)
+    removed = planner("apply", str(plan), "--allow-data-loss", "--timeout", "2m")
     assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert "this plan destroys data (2 objects marked destroys data below)" in removed.stdout, removed.stdout
     assert kubectl("get", "-n", namespace, "statefulset", "db").returncode != 0
-    assert names(kubectl, namespace, "pvc") == ["data-db-0", "data-db-1", "uploads"]
+    assert names(kubectl, namespace, "pvc") == ["uploads"]
+    sets = events_since(cluster, f"/apis/apps/v1/namespaces/{namespace}/statefulsets", before)
+    claims = events_since(cluster, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", before)
+    set_gone = max(int(e["object"]["metadata"]["resourceVersion"]) for e in sets if e["type"] == "DELETED")
+    deleting = [e for e in claims if e["type"] == "DELETED" or "deletionTimestamp" in e["object"]["metadata"]]
+    assert {e["object"]["metadata"]["name"] for e in deleting} == {"data-db-0", "data-db-1"}
+    assert set_gone < min(int(e["object"]["metadata"]["resourceVersion"]) for e in deleting)

@@ -1,17 +1,19 @@
 """Diff of claims, StatefulSets and autoscaled workloads: an HPA's scale is never drift, a claim's
-destructive changes need `--allow-data-loss`, a removed StatefulSet says its PVCs stay."""
+destructive changes need `--allow-data-loss`, a removed StatefulSet's PVCs stay unless it is given, and
+then go after it."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from planner.dataloss import refuse_data_loss
+from planner.dataloss import losses, refuse_data_loss
 from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
 from planner.graph import solve
-from planner.objects import with_create_only_of
+from planner.objects import ref_of, stateful_claims, with_create_only_of
 from planner.plan.model import Autoscale, PersistentClaim, Volume, VolumeClaim
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -115,19 +117,111 @@ def stateful_set() -> list[Manifest]:
     return rendered(workloads=(workload("db", kind="statefulset", port=5432, replicas=2, volumes=(data,)),))
 
 
-def test_a_removed_statefulset_says_kubernetes_keeps_its_pvcs_and_deletes_no_claim() -> None:
-    changeset = run([], *(served(m) for m in stateful_set()))
+def template_claim(name: str, namespace: str = NAMESPACE) -> Manifest:
+    """A PVC as the StatefulSet controller makes it from the template `data` of set `db`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-{name}",
+            "labels": {"app": "db", "gobrave-workload": "db"},
+        },
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Bound"},
+    }
+
+
+def removed_stateful_set(**options: Any) -> ChangeSet:
+    """Plan `shop` emptied of its StatefulSet `db`, whose templates made data-db-0 and data-db-1."""
+    live = [served(m) for m in stateful_set()]
+    claims = (template_claim("data-db-0"), template_claim("data-db-1"))
+    state = dataclasses.replace(live_state(*live), claims={ref_of(live[0]): claims})
+    return diff([], state, plan=PLAN, namespace=NAMESPACE, **options)
+
+
+def test_a_removed_statefulset_keeps_its_pvcs_without_allow_data_loss_and_says_so() -> None:
+    changeset = removed_stateful_set()
     assert outline(changeset) == [
         ("delete", "service/shop/db", None, "no longer in the plan"),
         (
             "delete",
             "statefulset/shop/db",
             None,
-            "no longer in the plan; its PVCs data-db-* are kept (Kubernetes keeps a StatefulSet's claims; "
-            "delete them by hand)",
+            "no longer in the plan; its PVCs data-db-0, data-db-1 are kept (Kubernetes keeps a "
+            "StatefulSet's claims; --allow-data-loss deletes them)",
         ),
     ]
     refuse_data_loss([changeset])  # nothing planner deletes holds data
+
+
+def test_with_allow_data_loss_a_removed_statefulsets_pvcs_are_deleted_after_it_as_data_loss() -> None:
+    changeset = removed_stateful_set(allow_data_loss=True)
+    made = "made by statefulset shop/db's claim templates, which is deleted"
+    assert outline(changeset) == [
+        ("delete", "persistentvolumeclaim/shop/data-db-0", None, made),
+        ("delete", "persistentvolumeclaim/shop/data-db-1", None, made),
+        ("delete", "service/shop/db", None, "no longer in the plan"),
+        (
+            "delete",
+            "statefulset/shop/db",
+            None,
+            "no longer in the plan; its PVCs data-db-0, data-db-1 are deleted after it (--allow-data-loss)",
+        ),
+    ]
+    assert [str(c.ref) for c in losses(changeset)] == [
+        "persistentvolumeclaim/shop/data-db-0",
+        "persistentvolumeclaim/shop/data-db-1",
+    ]
+    assert solve(changeset).as_text() == (
+        "parent secret/shop/shop\n"
+        "delete service/shop/db <- parent secret/shop/shop\n"
+        "wait-gone service/shop/db <- delete service/shop/db\n"
+        "delete statefulset/shop/db <- parent secret/shop/shop\n"
+        "wait-gone statefulset/shop/db <- delete statefulset/shop/db\n"
+        "delete persistentvolumeclaim/shop/data-db-0 <- wait-gone statefulset/shop/db\n"
+        "wait-gone persistentvolumeclaim/shop/data-db-0 <- delete persistentvolumeclaim/shop/data-db-0\n"
+        "delete persistentvolumeclaim/shop/data-db-1 <- wait-gone statefulset/shop/db\n"
+        "wait-gone persistentvolumeclaim/shop/data-db-1 <- delete persistentvolumeclaim/shop/data-db-1\n"
+    )
+
+
+def test_a_replaced_statefulset_keeps_its_pvcs_for_its_new_pods_even_with_allow_data_loss() -> None:
+    before = served(stateful_set()[0])
+    before["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    change = only(run(stateful_set(), before, allow_data_loss=True), "statefulset/shop/db")
+    assert (change.action, change.reason) == (
+        "replace",
+        "forced by spec.volumeClaimTemplates; its PVCs data-db-* are kept (its new pods mount them again)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "made"),
+    [
+        (template_claim("data-db-0"), True),
+        (template_claim("data-db-12"), True),
+        (template_claim("data-db-01"), False),
+        (template_claim("data-db"), False),
+        (template_claim("data-dbx-0"), False),
+        (template_claim("logs-db-0"), False),
+        (template_claim("data-db-0", namespace="other"), False),
+    ],
+    ids=[
+        "ordinal 0",
+        "ordinal 12",
+        "a leading zero",
+        "no ordinal",
+        "another set",
+        "another template",
+        "elsewhere",
+    ],
+)
+def test_a_statefulsets_pvcs_are_those_kubernetes_names_after_its_templates(
+    claim: Manifest, made: bool
+) -> None:
+    assert stateful_claims(stateful_set()[0], [claim]) == ([claim] if made else [])
 
 
 def test_a_new_claim_is_ready_before_the_workloads_that_mount_it_are_written() -> None:
