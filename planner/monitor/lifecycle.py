@@ -13,7 +13,7 @@ What each does, per kind:
 | --- | --- | --- | --- | --- | --- |
 | start / resume | scale to 1 | scale back to the replicas it had when stopped (1 if unknown) | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
 | stop / pause | scale to 0 | record its replicas (`planner.dev/stopped-replicas`), scale to 0; PVCs kept | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete the HPA `<name>`, its Ingress `<name>` (if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | the HPA `<name>`, its headless Service `<name>`, then the StatefulSet; its PVCs only with `allow_data_loss` | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
+| delete | delete its HPA and Ingress `<name>` (each only if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | its HPA `<name>` (if it is the workload's), its headless Service `<name>`, then the StatefulSet; the PVCs its claim templates made only with `allow_data_loss` | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
 
 A StatefulSet's replicas are the plan's (or its autoscaler's), so stop records them for start to restore.
 
@@ -54,7 +54,7 @@ from planner.kinds import (
     KindInfo,
 )
 from planner.kube.client import KubeClient, resource_path
-from planner.live import get_or_none, list_objects
+from planner.live import get_or_none, list_objects, read_stateful_claims
 from planner.monitor.mapping import recorded_pod, rootfs_claim, sandbox_state
 from planner.objects import (
     ANNOTATION_LAST_ACTIVITY,
@@ -362,17 +362,18 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     CronJob: it (its runs go with it). Sandbox: the Pod, then its PVCs only
     with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
     rid = parse(runtime_id)
-    primary(client, rid)
-    if rid.kind in ("deployment", "statefulset"):
-        _delete(client, HORIZONTAL_POD_AUTOSCALER, rid.namespace, rid.name, propagation="Background")
+    own = primary(client, rid)
+    scaler = ""
+    if rid.kind in ("deployment", "statefulset") and _delete_own(client, HORIZONTAL_POD_AUTOSCALER, rid):
+        scaler = f"horizontalpodautoscaler {rid.name}, "
     if rid.kind == "deployment":
-        routed = _delete_own_ingress(client, rid)
+        routed = _delete_own(client, INGRESS, rid)
         _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
         _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
         ingress = f"ingress {rid.name}, " if routed else ""
-        message = f"deleted {ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
+        message = f"deleted {scaler}{ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
     elif rid.kind == "statefulset":
-        message = _delete_stateful_set(client, rid, allow_data_loss=allow_data_loss)
+        message = scaler + _delete_stateful_set(client, rid, own, allow_data_loss=allow_data_loss)
     elif rid.kind == "job":
         _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
@@ -384,20 +385,20 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     return Outcome(runtime_id=str(rid), action="deleted", message=message)
 
 
-def _delete_own_ingress(client: KubeClient, rid: RuntimeID) -> bool:
-    """Delete the Ingress `<name>` when it is this workload's (its runtime-ID annotation says so): an
-    Ingress of that name that something else made is left alone."""
-    found = get_or_none(client, INGRESS, rid.namespace, rid.name)
+def _delete_own(client: KubeClient, kind: KindInfo, rid: RuntimeID) -> bool:
+    """Delete the `kind` named after the workload (its Ingress, its autoscaler) when it is this workload's
+    (its runtime-ID annotation says so): one of that name that something else made is left alone."""
+    found = get_or_none(client, kind, rid.namespace, rid.name)
     if found is None or annotations_of(found).get(ANNOTATION_RUNTIME_ID) != str(rid):
         return False
-    return _delete(client, INGRESS, rid.namespace, rid.name, propagation="Background")
+    return _delete(client, kind, rid.namespace, rid.name, propagation="Background")
 
 
-def _delete_stateful_set(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:
+def _delete_stateful_set(client: KubeClient, rid: RuntimeID, own: Manifest, *, allow_data_loss: bool) -> str:
     _delete(client, SERVICE, rid.namespace, rid.name, propagation="Background")
     _delete(client, STATEFUL_SET, rid.namespace, rid.name, propagation="Background")
     deleted = f"deleted service {rid.name} (if any) and {_describe(rid)}"
-    claims = sandbox_claims(client, rid)
+    claims = [str(metadata_of(claim)["name"]) for claim in read_stateful_claims(client, own)]
     if not allow_data_loss:
         kept = ", ".join(claims) or "none"
         return f"{deleted}; PVCs kept ({kept}; --allow-data-loss deletes them)"
@@ -419,8 +420,7 @@ def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool
 
 
 def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
-    """The sandbox's PVCs (every generation's rootfs and the workspace), or those a StatefulSet's claim
-    templates made (which carry its selector's labels), by the `gobrave-workload` label."""
+    """The sandbox's PVCs (every generation's rootfs and the workspace), by the `gobrave-workload` label."""
     listed = list_objects(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, label_selector=_selector(rid))
     return sorted(str(metadata_of(claim)["name"]) for claim in listed)
 
@@ -484,7 +484,8 @@ def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
         return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)
     if rid.kind == "statefulset":
         dns = f"{rid.name}.{rid.namespace}.svc.cluster.local"
-        return Inspection(ip_address=dns, pvcs=tuple(sandbox_claims(client, rid)), **common)
+        claims = tuple(str(metadata_of(claim)["name"]) for claim in read_stateful_claims(client, own))
+        return Inspection(ip_address=dns, pvcs=claims, **common)
     ip_address = str(pod_status.get("podIP") or "")
     if rid.kind in ("job", "cronjob"):
         return Inspection(ip_address=ip_address, **common)

@@ -1,8 +1,9 @@
 """A cronjob and an exposed workload's Ingress through the CLI on the embedded cluster (its controllers
 and node agent running), checked through kubectl: one apply, then a run started from the CronJob
 (`kubectl create job --from`, as an operator runs one now rather than waiting for the schedule)
-reported by `planner monitor` with its exit code and Job name, `stop`/`start` as suspend, and
-`planner status`'s CronJob columns."""
+reported by `planner monitor` with its exit code and Job name, `stop`/`start` as suspend,
+`planner status`'s CronJob columns, and `planner delete` taking the workload's Ingress but not an
+autoscaler of its name that another tool made."""
 
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ workloads:
       host: shop.example.com
       className: nginx
       tls: {{secretName: web-tls}}
+"""
+FOREIGN_HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, labels: {team: ops}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 3
 """
 
 
@@ -130,9 +140,13 @@ def test_a_cronjob_runs_are_monitored_and_stop_start_suspend_it_beside_an_ingres
     assert started_again.returncode == 0, started_again.stderr
     assert get_json(kubectl, namespace, "cronjob", "backup")["spec"]["suspend"] is False  # type: ignore[index]
 
+    # An autoscaler named web that another tool made is not the workload's: delete leaves it alone.
+    made = kubectl("create", "-n", namespace, "-f", "-", stdin=FOREIGN_HPA)
+    assert made.returncode == 0, made.stderr
     web = f"k8s-{namespace}|deployment|web"
     deleted = planner("delete", web)
     assert deleted.returncode == 0, deleted.stderr
     assert "deleted ingress web, service web-svc" in deleted.stdout
     gone = kubectl("get", "ingress", "web", "-n", namespace)
     assert gone.returncode == 1 and "NotFound" in gone.stderr
+    assert get_json(kubectl, namespace, "hpa", "web")["metadata"]["labels"] == {"team": "ops"}  # type: ignore[index]
