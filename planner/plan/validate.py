@@ -10,7 +10,7 @@ annotation rules in `validate_meta.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from planner.errors import Diagnostic
@@ -150,6 +150,38 @@ def _rendered_objects(plan: Node) -> Iterator[Rendered]:
                 )
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Service:
+    """The Service a workload kind renders, when it does, and how messages speak of it."""
+
+    renders: Callable[[Node], bool]
+    name: Callable[[str], str]
+    form: str  # the generated name's form: "<name>-svc"
+    what: str  # "Service", "headless Service"
+    of: str  # what it belongs to: "workload", "statefulset"
+    owner: str  # what generates it: "an exposed workload"
+
+
+_SERVICES = {
+    "Deployment": _Service(
+        renders=lambda workload: workload.data.get("expose") is True,
+        name=names.service_name,
+        form="<name>-svc",
+        what="Service",
+        of="workload",
+        owner="an exposed workload",
+    ),
+    "StatefulSet": _Service(
+        renders=lambda workload: "port" in workload.data,
+        name=lambda name: name,
+        form="<name>",
+        what="headless Service",
+        of="statefulset",
+        owner="a statefulset with a port",
+    ),
+}
+
+
 def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
     for workload in plan.items("workloads"):
         name = workload.text("name")
@@ -167,30 +199,19 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
             subject=label,
             reference=label,
         )
-        if workload.data.get("expose") is True and kind == "Deployment":
-            service = names.service_name(name)
+        service = _SERVICES.get(kind)
+        if service is not None and service.renders(workload):
+            generated = service.name(name)
             yield Rendered(
                 kind="Service",
                 namespace=here,
-                name=service,
+                name=generated,
                 origin=origin,
-                subject=f'its Service "{service}"',
-                reference=f'the Service of workload "{name}"',
+                subject=f'its {service.what} "{generated}"',
+                reference=f'the {service.what} of {service.of} "{name}"',
                 base=name,
-                generated="<name>-svc",
-                owner="an exposed workload",
-            )
-        if kind == "StatefulSet" and "port" in workload.data:
-            yield Rendered(
-                kind="Service",
-                namespace=here,
-                name=name,
-                origin=origin,
-                subject=f'its headless Service "{name}"',
-                reference=f'the headless Service of statefulset "{name}"',
-                base=name,
-                generated="<name>",
-                owner="a statefulset with a port",
+                generated=service.form,
+                owner=service.owner,
             )
 
 
