@@ -84,7 +84,7 @@ KEY_DEFAULTS: Mapping[str, Any] = _PROTOCOL
 SET_LISTS = frozenset({"tolerations"})
 
 _QUANTITY_PARENTS = frozenset({"limits", "requests", "capacity"})
-_QUANTITY_KEYS = frozenset({"sizeLimit"})
+_QUANTITY_KEYS = frozenset({"sizeLimit", "divisor"})
 _MISSING: Any = object()
 
 

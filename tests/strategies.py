@@ -104,6 +104,8 @@ _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#probe.tcpSocket.port": st.one_of(st.integers(1, 65535), st.sampled_from(["http", "metrics"])),
     "#secretValue": _SECRET_VALUE,
     "#envValue.fieldRef": st.sampled_from(["status.podIP", "metadata.name", "metadata.labels['app']"]),
+    "#envValue.resourceFieldRef.resource": st.sampled_from(["limits.cpu", "requests.memory"]),
+    "#envValue.resourceFieldRef.divisor": st.sampled_from(["1", 1]),
     "#workload.user": st.one_of(st.integers(0, 65535), st.sampled_from(["1000", "1000:1000", "nobody"])),
     "#workload.schedule": st.sampled_from(["0 3 * * *", "*/15 * * * *", "@daily", "5 4 1-7 jan,jul mon"]),
     "#workload.timeZone": st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]),
@@ -292,6 +294,8 @@ def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
         for name, value in container.get("env", {}).items():
             if value == {}:  # an env value object names exactly one source
                 container["env"][name] = {"fieldRef": "status.podIP"}
+            elif "resourceFieldRef" in value and "containerName" in value["resourceFieldRef"]:
+                value["resourceFieldRef"]["containerName"] = workload["name"]  # a container of the pod
     _valid_volumes(containers, claims, stateful=kind == "statefulset")
 
 

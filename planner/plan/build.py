@@ -252,6 +252,12 @@ def _env(values: Data) -> dict[str, EnvValue]:
 def _env_ref(value: Data) -> EnvRef:
     if "fieldRef" in value:
         return EnvRef(source="fieldRef", key=value["fieldRef"])
+    if "resourceFieldRef" in value:
+        ref = value["resourceFieldRef"]
+        divisor = str(ref["divisor"]) if "divisor" in ref else None
+        return EnvRef(
+            source="resourceFieldRef", name=ref.get("containerName", ""), key=ref["resource"], divisor=divisor
+        )
     source: EnvSource = "secretKeyRef" if "secretKeyRef" in value else "configMapKeyRef"
     spec = value[source]
     return EnvRef(source=source, name=spec["name"], key=spec["key"], optional=spec.get("optional", False))

@@ -22,7 +22,7 @@ VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret", "persisten
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
 ProbeHandler = Literal["httpGet", "tcpSocket", "exec"]
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
-EnvSource = Literal["secretKeyRef", "configMapKeyRef", "fieldRef"]
+EnvSource = Literal["secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef"]
 Quantity = str  # as written in the plan (numbers kept as their string form: 0.5 -> "0.5"); parse-checked
 
 
@@ -69,13 +69,15 @@ class Volume:
 
 @dataclass(frozen=True, kw_only=True)
 class EnvRef:
-    """An env value read when the pod starts: a key of a Secret or ConfigMap (`name`, `key`), or a pod
-    field (`fieldRef`: `key` is the field path, `name` is empty)."""
+    """An env value read when the pod starts: a key of a Secret or ConfigMap (`name`, `key`), a pod
+    field (`fieldRef`: `key` is the field path, `name` is empty), or a container's resource
+    (`resourceFieldRef`: `key` is the resource, `name` the container, "" for its own, and `divisor`)."""
 
     source: EnvSource
     name: str = ""
     key: str
     optional: bool = False
+    divisor: str | None = None  # resourceFieldRef only, as written
 
 
 EnvValue = str | EnvRef
@@ -342,6 +344,9 @@ class Plan:
     manifests: tuple[RawManifest, ...] = ()
     allow_cluster_scoped: bool = False
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
+    # The raw manifests' kinds only the cluster knows (custom resources of CRDs the plan does not declare),
+    # as its discovery serves them, by (group, kind): filled when the plan is made against a cluster.
+    served_kinds: Mapping[tuple[str, str], KindInfo] = field(default_factory=dict, compare=False)
 
     @cached_property
     def runnables(self) -> Mapping[str, Workload | Sandbox]:

@@ -1,5 +1,6 @@
-"""Rules for env read from elsewhere: a `fieldRef` names a pod field the downward API gives to env, and
-a `secretKeyRef`/`configMapKeyRef` to a Secret or ConfigMap the plan declares names a key it declares
+"""Rules for env read from elsewhere: a `fieldRef` names a pod field the downward API gives to env, a
+`resourceFieldRef` a resource of a container of the workload in a divisor Kubernetes takes, and a
+`secretKeyRef`/`configMapKeyRef` to a Secret or ConfigMap the plan declares names a key it declares
 (unless `optional`), since the kubelet would otherwise refuse to start the container. References to
 objects the plan does not declare are checked against the cluster when the plan is made
 (`planner.app.references`): loading a plan reads no cluster.
@@ -11,6 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from planner.errors import Diagnostic
+from planner.kube.quantity import parse_quantity
 from planner.plan.raw import Node, pod_containers
 from planner.plan.source import ParsedFile
 from planner.plan.suggest import hint
@@ -27,6 +29,18 @@ DOWNWARD_FIELDS = (
     "status.podIP",
     "status.podIPs",
 )
+# The container resources env can read (validation.validEnvResourceFieldPathExpressions), hugepages aside.
+RESOURCE_FIELDS = (
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+)
+_HUGEPAGES = ("limits.hugepages-", "requests.hugepages-")
+_CPU_DIVISORS = ("1m", "1")
+_BYTE_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
 _SUBSCRIPTED_FIELD = re.compile(r"metadata\.(labels|annotations)\['[^'\s]+'\]")
 _SECTIONS = {"secretKeyRef": "secrets", "configMapKeyRef": "configMaps"}
 _WHAT = {"secretKeyRef": "secret", "configMapKeyRef": "configMap"}
@@ -39,12 +53,14 @@ def env_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     for workload in plan.items("workloads"):
         # Moved to another namespace, it reads that namespace's objects, not the plan's.
         moved = workload.text("runtimeNamespace") not in (None, namespace)
+        containers = [name for _, container in pod_containers(workload) if (name := container.text("name"))]
         for _, container in pod_containers(workload):
             env = container.child("env")
             values = [env.child(name) for name in env.data] if env is not None else []
             for value in values:
                 if value is not None:
                     yield from _env_value(value, {} if moved else declared, parsed)
+                    yield from _resource_value(value, containers, parsed)
 
 
 def _data_keys(plan: Node, section: str) -> dict[str, list[str]]:
@@ -76,6 +92,54 @@ def _env_value(
             listing = hint(key, keys, listing="it has") or " (it has no data)"
             message = f'{_WHAT[source]} "{name}" of this plan has no key "{key}"{listing}'
             yield parsed.diagnostic(ref.at("key"), message)
+
+
+def _resource_value(value: Node, containers: list[str], parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """A resourceFieldRef names a resource the downward API gives, in a divisor Kubernetes accepts for
+    it, of a container of the workload's pod."""
+    ref = value.child("resourceFieldRef")
+    resource = ref.text("resource") if ref is not None else None
+    if ref is None or resource is None:
+        return
+    if resource not in RESOURCE_FIELDS and not resource.startswith(_HUGEPAGES):
+        message = (
+            f'resource "{resource}" is not one env can read: expected one of {", ".join(RESOURCE_FIELDS)}, '
+        )
+        yield parsed.diagnostic(
+            ref.at("resource"), message + "limits.hugepages-SIZE or requests.hugepages-SIZE"
+        )
+    container = ref.text("containerName")
+    if container is not None and container not in containers:
+        listing = hint(container, containers, listing="its containers are") or ""
+        yield parsed.diagnostic(
+            ref.at("containerName"), f'no container "{container}" in this workload{listing}'
+        )
+    divisor = ref.data.get("divisor")
+    if (
+        isinstance(divisor, (str, int))
+        and not isinstance(divisor, bool)
+        and not _divides(resource, str(divisor))
+    ):
+        allowed = _CPU_DIVISORS if resource.endswith(".cpu") else _BYTE_DIVISORS
+        message = f'divisor "{divisor}" is not one Kubernetes takes for {resource}: expected one of {", ".join(allowed)}'
+        yield parsed.diagnostic(ref.at("divisor"), message)
+
+
+def _divides(resource: str, divisor: str) -> bool:
+    """Whether the API server accepts `divisor` for `resource`: it compares the quantity's canonical
+    spelling (`1000m` is `1`, `1024Mi` is `1Gi`, but `1024` stays `1024`) with its list."""
+    try:
+        value = parse_quantity(divisor)
+    except ValueError:
+        return False
+    if value == 0:
+        return True  # Kubernetes' unset divisor
+    binary, exponent = divisor.endswith("i"), "e" in divisor.lower()
+    allowed = _CPU_DIVISORS if resource.endswith(".cpu") else _BYTE_DIVISORS
+    return value == 1 or any(
+        parse_quantity(spelling) == value and spelling.endswith("i") == binary and not exponent
+        for spelling in allowed
+    )
 
 
 def is_downward_field(path: str) -> bool:

@@ -40,6 +40,8 @@ def _env_source(ref: EnvRef) -> Fields:
     if ref.source == "fieldRef":
         # apiVersion as the API server defaults it, so what is written is what is read back.
         return {"apiVersion": "v1", "fieldPath": ref.key}
+    if ref.source == "resourceFieldRef":
+        return {**present(containerName=ref.name), "resource": ref.key, **present(divisor=ref.divisor)}
     return {"name": ref.name, "key": ref.key, **present(optional=True if ref.optional else None)}
 
 

@@ -87,6 +87,11 @@ EQUAL = [
         "PVC storage 1024Mi equals 1Gi",
     ),
     (
+        pod_spec(container(env=[{"name": "CPU", "valueFrom": {"resourceFieldRef": {"divisor": "1000m"}}}])),
+        pod_spec(container(env=[{"name": "CPU", "valueFrom": {"resourceFieldRef": {"divisor": "1"}}}])),
+        "a resourceFieldRef divisor of 1000m equals the 1 the server keeps",
+    ),
+    (
         pod_spec(container(env=[{"name": "EMPTY", "value": ""}])),
         pod_spec(container(env=[{"name": "EMPTY"}])),
         "an env value of empty string equals the server's valueless entry",

@@ -1,4 +1,4 @@
-"""Env from Secrets, ConfigMaps and pod fields in plan files: what loads (the model, by hand) and every
+"""Env from Secrets, ConfigMaps, pod fields and container resources in plan files: what loads (the model, by hand) and every
 bad reference as its exact `file:LINE:COL: path: message` (bodies start on line 5, counted by hand)."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ def test_env_references_load_into_the_model(write_plan: Callable[..., Path]) -> 
         "      PW: {secretKeyRef: {name: db, key: password}}\n"
         "      MODE: {configMapKeyRef: {name: web-config, key: mode, optional: true}}\n"
         "      IP: {fieldRef: status.podIP}\n"
+        "      CPU: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}\n"
+        "      MEM: {resourceFieldRef: {resource: requests.memory, containerName: migrate, divisor: 1}}\n"
         "    envFrom: [{secret: db}, {configMap: web-config, prefix: WEB_, optional: true}]\n"
         "    initContainers:\n      - name: migrate\n        image: busybox\n        envFrom: [{secret: db}]\n"
     )
@@ -36,6 +38,8 @@ def test_env_references_load_into_the_model(write_plan: Callable[..., Path]) -> 
         "PW": EnvRef(source="secretKeyRef", name="db", key="password"),
         "MODE": EnvRef(source="configMapKeyRef", name="web-config", key="mode", optional=True),
         "IP": EnvRef(source="fieldRef", key="status.podIP"),
+        "CPU": EnvRef(source="resourceFieldRef", key="limits.cpu", divisor="1m"),
+        "MEM": EnvRef(source="resourceFieldRef", name="migrate", key="requests.memory", divisor="1"),
     }
     assert web.env_from == (
         EnvFrom(source="secret", name="db"),
@@ -91,14 +95,48 @@ CASES = [
     (
         "two sources in one env value",
         WORKLOAD + "    env: {PW: {fieldRef: status.podIP, secretKeyRef: {name: db, key: k}}}\n",
-        ["{f}:8:11: workloads[0].env.PW: expected exactly one of secretKeyRef, configMapKeyRef, fieldRef"],
+        [
+            "{f}:8:11: workloads[0].env.PW: expected exactly one of secretKeyRef, configMapKeyRef, fieldRef, "
+            "resourceFieldRef"
+        ],
     ),
     (
         "a misspelt source suggests the right one",
         WORKLOAD + "    env: {PW: {secretRef: {name: db, key: k}}}\n",
         [
             '{f}:8:16: workloads[0].env.PW.secretRef: unknown field "secretRef" (did you mean "secretKeyRef"? '
-            "expected one of: secretKeyRef, configMapKeyRef, fieldRef)"
+            "expected one of: secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef)"
+        ],
+    ),
+    (
+        "a resource env cannot read",
+        WORKLOAD + "    env: {CPU: {resourceFieldRef: {resource: limits.gpu}}}\n",
+        [
+            '{f}:8:46: workloads[0].env.CPU.resourceFieldRef.resource: resource "limits.gpu" is not one env can '
+            "read: expected one of limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, "
+            "requests.memory, requests.ephemeral-storage, limits.hugepages-SIZE or requests.hugepages-SIZE"
+        ],
+    ),
+    (
+        "a container the workload does not have, and a divisor Kubernetes refuses",
+        WORKLOAD + "    env: {MEM: {resourceFieldRef: {resource: limits.memory, containerName: proxi}}}\n"
+        "    sidecars:\n      - name: proxy\n        image: busybox\n"
+        "        env: {CPU: {resourceFieldRef: {resource: limits.cpu, divisor: 1Mi}}}\n",
+        [
+            '{f}:8:76: workloads[0].env.MEM.resourceFieldRef.containerName: no container "proxi" in this '
+            'workload (did you mean "proxy"? its containers are: web, proxy)',
+            '{f}:12:71: workloads[0].sidecars[0].env.CPU.resourceFieldRef.divisor: divisor "1Mi" is not one '
+            "Kubernetes takes for limits.cpu: expected one of 1m, 1",
+        ],
+    ),
+    (
+        "a divisor is read as Kubernetes spells it: 1000m is 1, but 1024 is not 1Ki",
+        WORKLOAD + "    env:\n      A: {resourceFieldRef: {resource: requests.cpu, divisor: 1000m}}\n"
+        "      B: {resourceFieldRef: {resource: limits.memory, divisor: 1024Mi}}\n"
+        "      C: {resourceFieldRef: {resource: limits.ephemeral-storage, divisor: 1024}}\n",
+        [
+            '{f}:11:75: workloads[0].env.C.resourceFieldRef.divisor: divisor "1024" is not one Kubernetes takes '
+            "for limits.ephemeral-storage: expected one of 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
         ],
     ),
     (

@@ -21,7 +21,7 @@ def test_schema_locations_name_properties_by_their_place_in_the_schema() -> None
     expected = {"#.workloads", "#.metadata.namespace", "#workload.readinessProbe", "#probe.httpGet.port"}
     expected |= {"#secretValue.valueFrom.file", "#sandbox.rootfs.generation", "#.warmPools[].template"}
     assert expected <= locations
-    assert len(locations) == 192
+    assert len(locations) == 196
 
 
 def test_the_strategy_reaches_every_property_of_the_schema() -> None:

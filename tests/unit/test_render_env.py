@@ -45,6 +45,24 @@ def test_env_references_render_as_value_from_sorted_by_name() -> None:
     ]
 
 
+def test_a_resource_field_ref_renders_as_kubernetes_reads_it() -> None:
+    cpu = EnvRef(source="resourceFieldRef", key="limits.cpu", divisor="1m")
+    memory = EnvRef(source="resourceFieldRef", name="proxy", key="requests.memory")
+    web = workload(
+        env={"CPU": cpu}, sidecars=(Container(name="proxy", image="busybox:1.36", env={"MEM": memory}),)
+    )
+    pod = pod_spec(rendered_object(plan(workloads=(web,)), "Deployment", "web"))
+    assert pod["containers"][0]["env"] == [
+        {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1m"}}}
+    ]
+    assert pod["containers"][1]["env"] == [
+        {
+            "name": "MEM",
+            "valueFrom": {"resourceFieldRef": {"containerName": "proxy", "resource": "requests.memory"}},
+        }
+    ]
+
+
 def test_env_from_renders_in_plan_order_for_sidecars_and_init_containers() -> None:
     sources = (
         EnvFrom(source="secret", name="db-credentials"),
