@@ -83,7 +83,7 @@ def claim_deletes(removed: Change, claims: Sequence[Manifest]) -> list[Change]:
     (`graph` orders them); the caller asks only with `--allow-data-loss`."""
     if removed.action != "delete":
         return []
-    reason = f"made by {removed.ref.described}'s claim templates, which is deleted"
+    reason = f"claim of {removed.ref.described}, deleted after it"
     return [
         Change(
             ref=ref_of(claim), action="delete", desired=None, live=claim, reason=reason, owner=removed.owner

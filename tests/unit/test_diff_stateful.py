@@ -14,6 +14,8 @@ from planner.diff import ChangeSet, diff
 from planner.errors import DataLossError
 from planner.graph import solve
 from planner.objects import ref_of, stateful_claims, with_create_only_of
+from planner.output.comment import to_markdown
+from planner.output.plan import planned_records, to_text
 from planner.plan.model import Autoscale, PersistentClaim, Volume, VolumeClaim
 from tests.unit.diff_support import (
     NAMESPACE,
@@ -158,7 +160,7 @@ def test_a_removed_statefulset_keeps_its_pvcs_without_allow_data_loss_and_says_s
 
 def test_with_allow_data_loss_a_removed_statefulsets_pvcs_are_deleted_after_it_as_data_loss() -> None:
     changeset = removed_stateful_set(allow_data_loss=True)
-    made = "made by statefulset shop/db's claim templates, which is deleted"
+    made = "claim of statefulset shop/db, deleted after it"
     assert outline(changeset) == [
         ("delete", "persistentvolumeclaim/shop/data-db-0", None, made),
         ("delete", "persistentvolumeclaim/shop/data-db-1", None, made),
@@ -185,6 +187,28 @@ def test_with_allow_data_loss_a_removed_statefulsets_pvcs_are_deleted_after_it_a
         "delete persistentvolumeclaim/shop/data-db-1 <- wait-gone statefulset/shop/db\n"
         "wait-gone persistentvolumeclaim/shop/data-db-1 <- delete persistentvolumeclaim/shop/data-db-1\n"
     )
+
+
+def test_every_plan_format_shows_a_pruned_statefulsets_pvcs_first_as_data_loss() -> None:
+    changeset = removed_stateful_set(allow_data_loss=True)
+    text = to_text(changeset).splitlines()
+    assert text[1:4] == [
+        "  ! this plan destroys data (2 objects marked destroys data below); --allow-data-loss was given: "
+        "apply deletes it for good",
+        "  - delete persistentvolumeclaim/shop/data-db-0 (claim of statefulset shop/db, deleted after it; "
+        "destroys data)",
+        "  - delete persistentvolumeclaim/shop/data-db-1 (claim of statefulset shop/db, deleted after it; "
+        "destroys data)",
+    ]
+    records = planned_records(changeset)
+    assert [
+        (r["object"], r["destroys_data"]) for r in records if r["type"] == "Planned" and r["destroys_data"]
+    ] == [
+        ("persistentvolumeclaim/shop/data-db-0", True),
+        ("persistentvolumeclaim/shop/data-db-1", True),
+    ]
+    caution = to_markdown([changeset]).split("\n\n")[0]
+    assert "data-db-0" in caution and "data-db-1" in caution
 
 
 def test_a_replaced_statefulset_keeps_its_pvcs_for_its_new_pods_even_with_allow_data_loss() -> None:
