@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from planner.app.custom_kinds import with_served_kinds
 from planner.app.references import (
     config_key,
     missing_references,
@@ -331,6 +332,7 @@ def plan_rendered(
         if progress is not None:
             progress(len(results), len(rendered))
         namespace = each.namespace
+        each = _with_kinds_served(client, each)
         live = read_live(
             client,
             desired=each.manifests,
@@ -368,6 +370,18 @@ def plan_rendered(
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return results
+
+
+def _with_kinds_served(client: KubeClient, rendered: RenderedPlan) -> RenderedPlan:
+    """The plan rendered again when its raw manifests hold kinds only the cluster serves, each placed
+    as the cluster's discovery says (PlanError for one it does not serve, or a cluster-scoped one the
+    plan does not allow). A recorded closure (`rollback`) is applied as it was recorded."""
+    if rendered.recorded is not None:
+        return rendered
+    plan = with_served_kinds(client, rendered.plan)
+    if plan is rendered.plan:
+        return rendered
+    return dataclasses.replace(rendered, plan=plan, manifests=tuple(render(plan, rendered.default_namespace)))
 
 
 def _with_references_checked(

@@ -10,7 +10,8 @@ is an error (a typo must not silently drop objects, which the next apply would p
 `MAX_MANIFEST_FILES` files per plan.
 
 The checks here need no cluster: scope (a kind planner knows, or a CRD of the plan declares; any
-other kind is taken as namespaced), cluster-scoped objects only with `allowClusterScoped`, no field
+other kind is taken as namespaced here, and placed by the cluster's discovery when the plan is made,
+`planner.app.custom_kinds`), cluster-scoped objects only with `allowClusterScoped`, no field
 only the API server sets (`metadata.uid`, `resourceVersion`...), one object per kind/namespace/name, none that
 the plan renders itself, and dependencies (`planner.dev/depends-on`
 on a manifest, `Kind/name` in a workload's `dependsOn`) that name something of the plan and form no
@@ -20,7 +21,7 @@ cycle.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -281,16 +282,25 @@ def _server_fields(entry: Entry) -> Iterator[Diagnostic]:
 
 
 def _scope_problems(entry: Entry, *, namespaced: bool, allowed: bool) -> Iterator[Diagnostic]:
+    problems = scope_problems(entry.data, namespaced=namespaced, allowed=allowed)
+    return (entry.diagnostic(key, message) for key, message in problems)
+
+
+def scope_problems(obj: Mapping[str, Any], *, namespaced: bool, allowed: bool) -> Iterator[tuple[str, str]]:
+    """(key, message) of what is wrong with a raw object's scope: a cluster-scoped one needs the plan's
+    `allowClusterScoped` and names no namespace. Known here for planner's kinds and the plan's CRDs; the
+    cluster's discovery answers for the others when the plan is made (`planner.app.custom_kinds`)."""
     if namespaced:
         return
+    kind = obj.get("kind")
     if not allowed:
-        yield entry.diagnostic(
+        yield (
             "kind",
-            f"{entry.kind} is cluster-scoped: set `allowClusterScoped: true` on the plan to manage "
+            f"{kind} is cluster-scoped: set `allowClusterScoped: true` on the plan to manage "
             "cluster-scoped objects (apply then also prunes them)",
         )
-    if entry.metadata.get("namespace"):
-        yield entry.diagnostic("metadata.namespace", f"{entry.kind} is cluster-scoped: it has no namespace")
+    if (obj.get("metadata") or {}).get("namespace"):
+        yield "metadata.namespace", f"{kind} is cluster-scoped: it has no namespace"
 
 
 # --- the model ---------------------------------------------------------------------------------------

@@ -112,11 +112,13 @@ def sandbox_runtime_id(plan: Plan, sandbox: Sandbox, default_namespace: str) -> 
 
 
 def raw_kind(plan: Plan, raw: RawManifest) -> KindInfo:
-    """What render knows of a raw manifest's kind without a cluster: planner's table, else what a CRD
-    of the plan declares, else a namespaced kind (the cluster's discovery has the last word at apply
-    time). Its plural is "" when unknown."""
+    """What render knows of a raw manifest's kind: planner's table, else what a CRD of the plan declares,
+    else what the cluster serves (`plan.served_kinds`, when the plan is made against one), else — as
+    `planner render` and `validate` read a plan, without a cluster — a namespaced kind. Its plural is ""
+    when unknown."""
     group = group_of(raw.api_version)
-    found = known(group, raw.kind) or plan.declared_kinds.get((group, raw.kind))
+    key = (group, raw.kind)
+    found = known(group, raw.kind) or plan.declared_kinds.get(key) or plan.served_kinds.get(key)
     version = raw.api_version.rpartition("/")[2]
     return found or KindInfo(kind=raw.kind, group=group, version=version, plural="", namespaced=True)
 

@@ -1,6 +1,8 @@
 """Raw manifests end to end: a plan's own CRD and a custom resource of it, a PodDisruptionBudget, a
 NetworkPolicy and a Secret, written as plain objects (inline and in a manifest file), applied in order,
-masked, and pruned when removed. Everything is checked through kubectl and raw HTTP.
+masked, and pruned when removed; then a custom resource of a cluster-scoped CRD installed outside the
+plan, placed by the cluster's discovery (`check_served_scope`, which the real tier runs too). Everything
+is checked through kubectl and raw HTTP.
 """
 
 from __future__ import annotations
@@ -44,6 +46,26 @@ metadata:
   name: first
 spec:
   size: 3
+"""
+
+
+CLUSTER_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {plural}.example.com}}
+spec:
+  group: example.com
+  scope: Cluster
+  names: {{kind: {kind}, plural: {plural}, singular: {singular}, listKind: {kind}List}}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {{type: object, properties: {{tier: {{type: string}}}}}}
 """
 
 
@@ -155,3 +177,57 @@ def test_a_crd_and_its_custom_resource_apply_in_order_and_prune_with_the_other_r
         gone = kubectl("get", *args, "-n", namespace)
         assert gone.returncode != 0 and "NotFound" in gone.stderr, args
     assert kubectl("get", "crd", f"{plural}.example.com").returncode == 0
+
+
+def scoped_plan(namespace: str, kind: str, *, allowed: bool, unserved: bool) -> str:
+    text = f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: scoped, namespace: {namespace}}}\n"
+    text += "allowClusterScoped: true\n" if allowed else ""
+    text += "manifests:\n"
+    text += (
+        f"  - {{apiVersion: example.com/v1, kind: {kind}, metadata: {{name: gold}}, spec: {{tier: gold}}}}\n"
+    )
+    if unserved:
+        text += "  - {apiVersion: example.com/v1, kind: Unserved, metadata: {name: nothing}}\n"
+    return text
+
+
+def check_served_scope(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path, kind: str) -> None:
+    """A custom resource whose CRD the plan does not declare takes the scope the cluster serves it with:
+    a cluster-scoped one is refused without `allowClusterScoped`, beside a kind the cluster does not serve,
+    at their file positions, with nothing written; allowed, it is applied without a namespace."""
+    plural = f"{kind.lower()}s"
+    crd = CLUSTER_CRD.format(kind=kind, plural=plural, singular=kind.lower())
+    installed = kubectl("apply", "-f", "-", stdin=crd)
+    assert installed.returncode == 0, installed.stderr
+    established = kubectl("wait", "--for=condition=Established", f"crd/{plural}.example.com", "--timeout=60s")
+    assert established.returncode == 0, established.stderr
+
+    plan = write_plan(tmp_path, scoped_plan(namespace, kind, allowed=False, unserved=True))
+    refused = planner("apply", str(plan), "--no-wait")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stderr.splitlines()[-2:] == [
+        f"{plan}:5:5: manifests[0].kind: {kind} is cluster-scoped: set `allowClusterScoped: true` on the plan "
+        "to manage cluster-scoped objects (apply then also prunes them)",
+        f"{plan}:6:5: manifests[1].kind: the cluster serves no kind Unserved in example.com/v1: install its "
+        "CustomResourceDefinition first, or declare it in the plan",
+    ]
+    assert kubectl("get", "secret", "scoped", "-n", namespace).returncode != 0  # not even the parent
+
+    write_plan(tmp_path, scoped_plan(namespace, kind, allowed=True, unserved=False))
+    applied = planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    made = kubectl("get", plural, "gold", "-o", "json")
+    assert made.returncode == 0, made.stderr
+    gold = json.loads(made.stdout)
+    assert ("namespace" in gold["metadata"], gold["spec"]) == (False, {"tier": "gold"})
+    again = planner("plan", "--detailed-exitcode", str(plan))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert kubectl("delete", "crd", f"{plural}.example.com").returncode == 0  # CRDs are cluster-wide
+
+
+def test_a_custom_resource_of_a_crd_outside_the_plan_takes_the_scope_the_cluster_serves(
+    cluster: ClusterHandle, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    check_served_scope(
+        planner, kubectl, namespace, tmp_path, f"Tier{namespace.replace('-', '').capitalize()}"
+    )

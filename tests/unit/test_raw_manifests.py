@@ -4,6 +4,7 @@ the pruning of cluster-scoped members. Expected values are written by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,19 @@ manifestFiles: [crd.yaml]
     assert "namespace" not in objects["Widget/first"]["metadata"]
     annotations = objects["Deployment/web"]["metadata"]["annotations"]
     assert annotations["config.kubernetes.io/depends-on"] == "example.com/Widget/first"
+
+
+def test_a_custom_resource_of_a_crd_outside_the_plan_is_placed_as_the_cluster_serves_its_kind(
+    tmp_path: Path,
+) -> None:
+    plan = load(
+        tmp_path,
+        "allowClusterScoped: true\nmanifests:\n  - {apiVersion: example.com/v1, kind: Tier, metadata: {name: gold}}\n",
+    )
+    assert render(plan, "default")[0]["metadata"]["namespace"] == "shop"  # offline: taken as namespaced
+    tier = KindInfo(kind="Tier", group="example.com", version="v1", plural="tiers", namespaced=False)
+    served = dataclasses.replace(plan, served_kinds={("example.com", "Tier"): tier})
+    assert "namespace" not in render(served, "default")[0]["metadata"]
 
 
 # --- graph -------------------------------------------------------------------------------------------
