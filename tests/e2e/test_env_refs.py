@@ -1,5 +1,6 @@
 """Env from Secrets and ConfigMaps on the embedded cluster, checked through kubectl: a workload reading
-a plan Secret, a plan ConfigMap, a pod field and a Secret made outside the plan starts (the simulated
+a plan Secret, a plan ConfigMap, pod fields, container resources and a Secret made outside the plan
+(the plan text the real tier applies too, `tests/plan_texts.py`) starts (the simulated
 node refuses a pod whose referenced objects are missing); rotating the plan Secret rolls it (a new
 ReplicaSet) and the plan says why; a reference to an object the cluster lacks is a plan error at its
 file position, and nothing is written. The simulated node runs no process, so env values are not
@@ -15,6 +16,7 @@ import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, events_since, write_plan
+from tests.plan_texts import web_env_plan
 
 CONFIG_HASH = "planner.dev/config-hash"
 
@@ -23,29 +25,6 @@ CONFIG_HASH = "planner.dev/config-hash"
 def cluster() -> Iterator[ClusterHandle]:
     with running_cluster(time_scale=0.2, simulate=True) as handle:
         yield handle
-
-
-def web_plan(namespace: str, password: str) -> str:
-    return f"""apiVersion: planner.dev/v1
-kind: Plan
-metadata: {{name: web, namespace: {namespace}}}
-secrets:
-  - name: db-credentials
-    data: {{password: {password}}}
-configMaps:
-  - name: web-config
-    data: {{mode: fast}}
-workloads:
-  - name: web
-    image: nginx:1.27
-    replicas: 1
-    env:
-      DB_PASSWORD: {{secretKeyRef: {{name: db-credentials, key: password}}}}
-      MODE: {{configMapKeyRef: {{name: web-config, key: mode}}}}
-      POD_IP: {{fieldRef: status.podIP}}
-      TOKEN: {{secretKeyRef: {{name: vault-token, key: token}}}}
-    envFrom: [{{configMap: web-config, prefix: WEB_}}]
-"""
 
 
 def kubectl_json(kubectl: Runner, *args: str) -> dict[str, object]:
@@ -66,7 +45,7 @@ def test_a_rotated_plan_secret_rolls_the_workload_that_reads_it(
 ) -> None:
     made = kubectl("create", "secret", "generic", "vault-token", "--from-literal=token=abc", "-n", namespace)
     assert made.returncode == 0, made.stderr
-    plan = write_plan(tmp_path, web_plan(namespace, "first-password"))
+    plan = write_plan(tmp_path, web_env_plan(namespace, "first-password"))
     # Through a saved plan: the key its config-hash was made with is the one the parent keeps.
     saved = tmp_path / "web.plan"
     made = planner("plan", str(plan), "--out", str(saved))
@@ -75,11 +54,15 @@ def test_a_rotated_plan_secret_rolls_the_workload_that_reads_it(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     template = template_of(kubectl, namespace)
     container = template["spec"]["containers"][0]  # type: ignore[index]
-    assert container["env"][0] == {
-        "name": "DB_PASSWORD",
-        "valueFrom": {"secretKeyRef": {"name": "db-credentials", "key": "password"}},
+    env = {variable["name"]: variable.get("valueFrom") for variable in container["env"]}
+    assert env["DB_PASSWORD"] == {"secretKeyRef": {"name": "db-credentials", "key": "password"}}
+    assert env["PROXY_MEMORY"] == {
+        "resourceFieldRef": {"containerName": "proxy", "resource": "limits.memory", "divisor": "1Mi"}
     }
-    assert container["envFrom"] == [{"configMapRef": {"name": "web-config"}, "prefix": "WEB_"}]
+    assert container["envFrom"] == [
+        {"configMapRef": {"name": "web-config"}, "prefix": "WEB_"},
+        {"secretRef": {"name": "db-credentials", "optional": True}},
+    ]
     first_hash = template["metadata"]["annotations"][CONFIG_HASH]  # type: ignore[index]
     ready = kubectl(
         "wait", "pods", "-l", "app=web", "-n", namespace, "--for=condition=Ready", "--timeout=30s"
@@ -88,7 +71,7 @@ def test_a_rotated_plan_secret_rolls_the_workload_that_reads_it(
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr  # the digest key was kept: no spurious roll
 
-    plan.write_text(web_plan(namespace, "second-password"))
+    plan.write_text(web_env_plan(namespace, "second-password"))
     planned = planner("plan", str(plan))
     assert planned.returncode == 0, planned.stderr
     assert "rolls because secret db-credentials changed" in planned.stdout

@@ -1,7 +1,7 @@
 """Env from Secrets and ConfigMaps on a real kube-apiserver: what `planner render` writes passes
 `kubectl apply --dry-run=server --validate=strict`; applied, with a Secret made outside the plan, a
-second plan finds nothing to do (the server's defaults, such as a fieldRef's apiVersion, read as no
-change, and the digest key was kept); rotating the plan Secret rolls the Deployment to a new
+second plan finds nothing to do (the server's defaults, such as a fieldRef's apiVersion or a
+resourceFieldRef's divisor spelt as it keeps it, read as no change, and the digest key was kept); rotating the plan Secret rolls the Deployment to a new
 ReplicaSet, and the plan says why."""
 
 from __future__ import annotations
@@ -9,39 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.plan_texts import web_env_plan
 from tests.real.conftest import Runner, write_plan
-
-
-def web_plan(namespace: str, password: str) -> str:
-    return f"""apiVersion: planner.dev/v1
-kind: Plan
-metadata: {{name: web, namespace: {namespace}}}
-secrets:
-  - name: db-credentials
-    data: {{password: {password}}}
-configMaps:
-  - name: web-config
-    data: {{mode: fast}}
-workloads:
-  - name: web
-    image: nginx:1.27
-    replicas: 1
-    env:
-      DB_PASSWORD: {{secretKeyRef: {{name: db-credentials, key: password}}}}
-      MODE: {{configMapKeyRef: {{name: web-config, key: mode, optional: true}}}}
-      POD_IP: {{fieldRef: status.podIP}}
-      APP: {{fieldRef: "metadata.labels['app']"}}
-      TOKEN: {{secretKeyRef: {{name: vault-token, key: token}}}}
-    envFrom: [{{configMap: web-config, prefix: WEB_}}, {{secret: db-credentials, optional: true}}]
-    sidecars:
-      - name: proxy
-        image: busybox:1.36
-        envFrom: [{{secret: vault-token}}]
-    initContainers:
-      - name: migrate
-        image: busybox:1.36
-        env: {{PW: {{secretKeyRef: {{name: db-credentials, key: password}}}}}}
-"""
 
 
 def test_env_references_are_accepted_strictly_and_a_rotated_secret_rolls_the_deployment(
@@ -49,7 +18,7 @@ def test_env_references_are_accepted_strictly_and_a_rotated_secret_rolls_the_dep
 ) -> None:
     made = kubectl("create", "secret", "generic", "vault-token", "--from-literal=token=abc", "-n", namespace)
     assert made.returncode == 0, made.stderr
-    plan = write_plan(tmp_path, web_plan(namespace, "first-password"))
+    plan = write_plan(tmp_path, web_env_plan(namespace, "first-password"))
     rendered = planner("render", str(plan), "--show-secrets")
     assert rendered.returncode == 0, rendered.stderr
     dry_run = kubectl("apply", "--dry-run=server", "--validate=strict", "-f", "-", stdin=rendered.stdout)
@@ -60,7 +29,7 @@ def test_env_references_are_accepted_strictly_and_a_rotated_secret_rolls_the_dep
     again = planner("plan", "--detailed-exitcode", str(plan))
     assert again.returncode == 0, again.stdout + again.stderr
 
-    plan.write_text(web_plan(namespace, "second-password"))
+    plan.write_text(web_env_plan(namespace, "second-password"))
     planned = planner("plan", str(plan))
     assert "rolls because secret db-credentials changed" in planned.stdout, planned.stdout + planned.stderr
     assert "second-password" not in planned.stdout + planned.stderr
