@@ -373,7 +373,7 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
         ingress = f"ingress {rid.name}, " if routed else ""
         message = f"deleted {scaler}{ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
     elif rid.kind == "statefulset":
-        message = scaler + _delete_stateful_set(client, rid, own, allow_data_loss=allow_data_loss)
+        message = _delete_stateful_set(client, rid, own, scaler=scaler, allow_data_loss=allow_data_loss)
     elif rid.kind == "job":
         _delete_job(client, rid)
         message = f"deleted {_describe(rid)} (Foreground)"
@@ -394,10 +394,12 @@ def _delete_own(client: KubeClient, kind: KindInfo, rid: RuntimeID) -> bool:
     return _delete(client, kind, rid.namespace, rid.name, propagation="Background")
 
 
-def _delete_stateful_set(client: KubeClient, rid: RuntimeID, own: Manifest, *, allow_data_loss: bool) -> str:
+def _delete_stateful_set(
+    client: KubeClient, rid: RuntimeID, own: Manifest, *, scaler: str, allow_data_loss: bool
+) -> str:
     _delete(client, SERVICE, rid.namespace, rid.name, propagation="Background")
     _delete(client, STATEFUL_SET, rid.namespace, rid.name, propagation="Background")
-    deleted = f"deleted service {rid.name} (if any) and {_describe(rid)}"
+    deleted = f"deleted {scaler}service {rid.name} (if any) and {_describe(rid)}"
     claims = [str(metadata_of(claim)["name"]) for claim in read_stateful_claims(client, own)]
     if not allow_data_loss:
         kept = ", ".join(claims) or "none"
