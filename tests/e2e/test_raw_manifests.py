@@ -49,26 +49,6 @@ spec:
 """
 
 
-CLUSTER_CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {{name: {plural}.example.com}}
-spec:
-  group: example.com
-  scope: Cluster
-  names: {{kind: {kind}, plural: {plural}, singular: {singular}, listKind: {kind}List}}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec: {{type: object, properties: {{tier: {{type: string}}}}}}
-"""
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:
     with running_cluster(time_scale=0.2, simulate=True) as handle:
@@ -183,9 +163,7 @@ def scoped_plan(namespace: str, kind: str, *, allowed: bool, unserved: bool) -> 
     text = f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: scoped, namespace: {namespace}}}\n"
     text += "allowClusterScoped: true\n" if allowed else ""
     text += "manifests:\n"
-    text += (
-        f"  - {{apiVersion: example.com/v1, kind: {kind}, metadata: {{name: gold}}, spec: {{tier: gold}}}}\n"
-    )
+    text += f"  - {{apiVersion: example.com/v1, kind: {kind}, metadata: {{name: gold}}, spec: {{size: 5}}}}\n"
     if unserved:
         text += "  - {apiVersion: example.com/v1, kind: Unserved, metadata: {name: nothing}}\n"
     return text
@@ -196,7 +174,8 @@ def check_served_scope(planner: Runner, kubectl: Runner, namespace: str, tmp_pat
     a cluster-scoped one is refused without `allowClusterScoped`, beside a kind the cluster does not serve,
     at their file positions, with nothing written; allowed, it is applied without a namespace."""
     plural = f"{kind.lower()}s"
-    crd = CLUSTER_CRD.format(kind=kind, plural=plural, singular=kind.lower())
+    namespaced = CRD_FILE.format(kind=kind, plural=plural, singular=kind.lower()).split("---\n")[0]
+    crd = namespaced.replace("scope: Namespaced", "scope: Cluster")
     installed = kubectl("apply", "-f", "-", stdin=crd)
     assert installed.returncode == 0, installed.stderr
     established = kubectl("wait", "--for=condition=Established", f"crd/{plural}.example.com", "--timeout=60s")
@@ -219,7 +198,7 @@ def check_served_scope(planner: Runner, kubectl: Runner, namespace: str, tmp_pat
     made = kubectl("get", plural, "gold", "-o", "json")
     assert made.returncode == 0, made.stderr
     gold = json.loads(made.stdout)
-    assert ("namespace" in gold["metadata"], gold["spec"]) == (False, {"tier": "gold"})
+    assert ("namespace" in gold["metadata"], gold["spec"]) == (False, {"size": 5})
     again = planner("plan", "--detailed-exitcode", str(plan))
     assert again.returncode == 0, again.stdout + again.stderr
     assert kubectl("delete", "crd", f"{plural}.example.com").returncode == 0  # CRDs are cluster-wide

@@ -1,7 +1,8 @@
 """Raw manifests on a real kube-apiserver v1.28.7: the Plan CRD (with `manifests` as embedded objects)
 is still structural and takes a plan that holds raw manifests, what `planner render` writes for raw objects passes strict server-side validation,
 a CRD and its custom resource apply in order, a second plan finds nothing to do, and the custom
-resource is pruned when removed. Checked through kubectl.
+resource is pruned when removed; a custom resource of a cluster-scoped CRD installed outside the plan
+takes the scope discovery serves. Checked through kubectl.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_raw_manifests import PASSWORD, plan_text, write_files
+from tests.e2e.test_raw_manifests import PASSWORD, check_served_scope, plan_text, write_files
 from tests.real.conftest import Runner, write_plan
 
 
@@ -65,3 +66,11 @@ def test_a_crd_and_its_custom_resource_apply_and_prune_and_every_raw_object_pass
     assert removed.returncode == 0, removed.stdout + removed.stderr
     crd_gone = kubectl("get", "crd", f"{plural}.example.com")
     assert crd_gone.returncode != 0 and "NotFound" in crd_gone.stderr
+
+
+def test_a_custom_resource_of_a_crd_outside_the_plan_takes_the_scope_the_cluster_serves(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    check_served_scope(
+        planner, kubectl, namespace, tmp_path, f"Rank{namespace.replace('-', '').capitalize()}"
+    )

@@ -1,6 +1,7 @@
 """Claims, a StatefulSet and an autoscaler against a real kube-apiserver: what `planner render` writes is
 accepted with strict field validation, the apply binds the claims and starts `db-0`, `db-1` on their own
-PVCs, a scale of the autoscaled workload is no drift, and stop/start keep the StatefulSet's claims."""
+PVCs, a scale of the autoscaled workload is no drift, stop/start keep the StatefulSet's claims, and
+removing it deletes them only with --allow-data-loss."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from tests.real.conftest import Runner, eventually, write_plan
 from tests.realplane import RealCluster
 
 
-def plan_text(namespace: str) -> str:
-    return (
+def plan_text(namespace: str, *, db: bool = True) -> str:
+    text = (
         "apiVersion: planner.dev/v1\nkind: Plan\n"
         f"metadata: {{name: data, namespace: {namespace}}}\n"
         "volumeClaims:\n  - {name: uploads, size: 1Gi, storageClass: standard}\n"
@@ -20,10 +21,19 @@ def plan_text(namespace: str) -> str:
         "  - name: web\n    image: 'nginx:1.27'\n    cpu: 100m\n    replicas: 1\n"
         "    autoscale: {min: 1, max: 4, cpuUtilization: 60}\n"
         "    volumes: [{name: files, persistentVolumeClaim: uploads, mountPath: /srv}]\n"
+    )
+    return text + (
         "  - name: db\n    kind: statefulset\n    image: 'postgres:16'\n    port: 5432\n    replicas: 2\n"
         "    podManagementPolicy: Parallel\n    updateStrategy: {type: RollingUpdate, partition: 0}\n"
         "    volumes: [{name: data, claim: {size: 1Gi, storageClass: standard}, mountPath: /data}]\n"
+        if db
+        else ""
     )
+
+
+def claim_names(kubectl: Runner, namespace: str) -> list[str]:
+    claims = json.loads(kubectl("get", "pvc", "-n", namespace, "-o", "json").stdout)["items"]
+    return sorted(c["metadata"]["name"] for c in claims)
 
 
 def test_claims_a_statefulset_and_an_hpa_on_a_real_api_server(
@@ -67,3 +77,12 @@ def test_claims_a_statefulset_and_an_hpa_on_a_real_api_server(
         timeout=120,
         what="db back to 2 ready replicas",
     )
+
+    # Removed from the plan, the StatefulSet's claims stay unless --allow-data-loss, which deletes them
+    # once the set and its pods are gone; the plan claim stays.
+    write_plan(tmp_path, plan_text(namespace, db=False))
+    shown = planner("plan", str(plan))
+    assert "its PVCs data-db-0, data-db-1 are kept" in shown.stdout, shown.stdout + shown.stderr
+    removed = planner("apply", str(plan), "--allow-data-loss", "--timeout", "180s")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert claim_names(kubectl, namespace) == ["uploads"]
