@@ -147,3 +147,11 @@ def test_claims_a_statefulset_and_an_autoscaled_deployment_apply_and_keep_their_
     deleting = [e for e in claims if e["type"] == "DELETED" or "deletionTimestamp" in e["object"]["metadata"]]
     assert {e["object"]["metadata"]["name"] for e in deleting} == {"data-db-0", "data-db-1"}
     assert set_gone < min(int(e["object"]["metadata"]["resourceVersion"]) for e in deleting)
+
+    # delete takes the workload's own autoscaler with it (one of its name another tool made stays, as
+    # tests/e2e/test_cronjob_ingress.py checks).
+    deleted = planner("delete", f"k8s-{namespace}|deployment|web")
+    assert deleted.returncode == 0, deleted.stderr
+    assert "deleted horizontalpodautoscaler web, service web-svc (if any)" in deleted.stdout, deleted.stdout
+    gone = kubectl("get", "-n", namespace, "hpa", "web")
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
