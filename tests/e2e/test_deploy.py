@@ -110,6 +110,22 @@ def deploy_listen_flags() -> list[str]:
     return [re.sub(r":\d+$", ":0", flag) for flag in flags]
 
 
+def deploy_addresses(log: Path) -> tuple[str, str]:
+    """(probes, web view) addresses a controller started with `deploy_listen_flags()` logs it serves
+    on: the probes on every address (reached here through the loopback), the web view on the loopback."""
+    served = r"/metrics on 0\.0\.0\.0:(\d+) \(and the read-only web view at / on (127\.0\.0\.1:\d+)\)"
+    found = eventually(lambda: re.search(served, log.read_text()))
+    return f"127.0.0.1:{found.group(1)}", found.group(2)
+
+
+def check_web_view_apart(probes: str, web: str) -> None:
+    """The web view is served on its own address only, and the probes and metrics never there."""
+    assert fetch(probes, "/") == (404, "not found\n")
+    status, page = fetch(web, "/")
+    assert status == 200 and "<h1>planner controller</h1>" in page, page
+    assert (fetch(web, "/healthz")[0], fetch(web, "/metrics")[0]) == (404, 404)
+
+
 def fetch(address: str, path: str) -> tuple[int, str]:
     """(status, body) of GET `path` on `address`."""
     try:
@@ -273,21 +289,14 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
     assert [flag.split("=")[0] for flag in flags] == ["--listen", "--web-listen"]
     process, log = start_controller(tmp_path, kubeconfig, plans, "-n", "nobody", *flags)
     try:
-        served = r"/metrics on 0\.0\.0\.0:(\d+) \(and the read-only web view at / on (127\.0\.0\.1:\d+)\)"
-        found = eventually(lambda: re.search(served, log.read_text()))
-        address, web = f"127.0.0.1:{found.group(1)}", found.group(2)
+        address, web = deploy_addresses(log)
         healthz = eventually(lambda: (reply := fetch(address, "/healthz"))[0] == 503 and reply)
         readyz = fetch(address, "/readyz")
-        beside_the_probes = fetch(address, "/")
-        page = fetch(web, "/")
-        probes_on_the_web_address = fetch(web, "/healthz")[0], fetch(web, "/metrics")[0]
+        check_web_view_apart(address, web)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)
 
     assert healthz[1].startswith("informers failed:"), healthz
     assert readyz == (503, "informers not synced\n")
-    assert beside_the_probes == (404, "not found\n")
-    assert page[0] == 200 and "<h1>planner controller</h1>" in page[1], page
-    assert probes_on_the_web_address == (404, 404)
     assert code == 0, log.read_text()
