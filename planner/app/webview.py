@@ -335,8 +335,8 @@ def object_tree(
     """The plan's rendered objects, each with its health, grouped under the workload or sandbox
     (`sandboxes` names those) that rendered it, which is as healthy as its least healthy object. Pods
     and PVCs are judged from the watch caches, controllers from their Pods (listed beneath them, with
-    a StatefulSet's PVCs); any other object is Current once a reconcile converged (the apply waited for
-    it), Unknown before."""
+    a StatefulSet's PVCs; a Job is complete once they succeeded); any other object is Current once a
+    reconcile converged (the apply waited for it), Unknown before."""
     converged = outcome is not None and outcome.result in ("applied", "unchanged")
     caches = _Caches(claims, pods, {_key(c): c for c in claims}, {_key(p): p for p in pods})
     tree: list[ObjectHealth | str] = []  # an owner's name holds its place until its objects are in

@@ -106,7 +106,7 @@ def _drift(plan: PlanView, now: datetime) -> str:
         return '<span class="muted">none</span>'
     counts = f"{plan.drift_found} found, {plan.drift_corrected} corrected"
     when = f" {_ago(plan.drift_at, now)}" if plan.drift_at is not None else ""
-    return f'<span class="drift" title="{_DRIFT_TITLES[_drift_mark(plan)]}">{counts}</span>{when}'
+    return f'<span class="drift" title="{_DRIFT_TITLES.get(_drift_mark(plan), "")}">{counts}</span>{when}'
 
 
 def _plan_cells(plan: PlanView, now: datetime) -> list[str]:
