@@ -68,11 +68,6 @@ def dump_dom(url: str, *, extra: tuple[str, ...] = ()) -> str:
     return run_chromium(*extra, "--virtual-time-budget=20000", "--dump-dom", url)
 
 
-def screenshot(url: str, path: Path, *, width: int = 1280, height: int = 900) -> Path:
-    run_chromium(f"--window-size={width},{height}", f"--screenshot={path}", url)
-    return path
-
-
 _RENDER_PAGE = """<!doctype html><html><body><pre id="result">pending</pre>
 <script src="{script}"></script>
 <script>

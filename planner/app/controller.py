@@ -73,6 +73,7 @@ class ControllerOptions:
     resync: float = 30.0
     poll: float = 2.0
     listen: str = "127.0.0.1:8081"
+    web_listen: str | None = None  # the web view's own address; None: `listen`'s
     progress_deadline: float = 600.0  # /healthz fails when a work loop has not moved for this long
     leader_elect: bool = False
     lease_namespace: str | None = None
@@ -183,8 +184,10 @@ class Controller:
             readyz=self.readyz,
             registry=self.metrics.registry,
             pages=self.page if self.pages is not None else None,
+            web_listen=self.options.web_listen,
         ).start()
-        viewed = " (and the read-only web view at /)" if self.pages is not None else ""
+        web = "" if self.options.web_listen is None else f" on {self.health.web_address}"
+        viewed = f" (and the read-only web view at /{web})" if self.pages is not None else ""
         self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}{viewed}")
         self.claims = self.informers.informer(PERSISTENT_VOLUME_CLAIM)
         self.pods = self.informers.informer(POD)

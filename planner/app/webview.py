@@ -58,8 +58,9 @@ class PlanView:
     reason: str = ""
     message: str = ""
     last_reconcile: datetime | None = None
-    drift_found: int = 0
+    drift_found: int = 0  # by the last reconcile that found drift
     drift_corrected: int = 0
+    drift_at: datetime | None = None  # when that reconcile finished (None: not known here)
     generation: int | None = None
     generations: tuple[Listed, ...] = ()
     objects: tuple[ObjectHealth, ...] = ()
@@ -71,7 +72,13 @@ class PlanView:
 
     @property
     def drifted(self) -> bool:
+        """Drift found and left as it is (the reconcile failed, or only checked)."""
         return self.drift_found > self.drift_corrected
+
+    @property
+    def corrected(self) -> bool:
+        """Drift found and all of it put back."""
+        return 0 < self.drift_found == self.drift_corrected
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +166,23 @@ def _from_status(plan: Manifest) -> _State:
     )
 
 
+def _finished(outcome: PlanOutcome) -> datetime | None:
+    return datetime.fromtimestamp(outcome.finished, UTC) if outcome.finished else None
+
+
+def _drift(state: _State, known: Known) -> tuple[int, int, datetime | None]:
+    """(found, corrected, when) of the last reconcile that found drift: the last reconcile's, when it
+    found any; else what the last apply since the controller started corrected — so a correction stays
+    in view after the reconciles that find the cluster as applied."""
+    outcome, applied = known.outcome, known.applied
+    if state.drift_found:
+        at = _finished(outcome) if outcome is not None and outcome.drift else None
+        return state.drift_found, state.drift_corrected, at
+    if applied is not None and applied.drift:
+        return applied.drift, applied.drift, _finished(applied)
+    return 0, 0, None
+
+
 def _state(known: Known) -> _State:
     if known.plan_object is not None and known.plan_object.get("status"):
         return _from_status(known.plan_object)
@@ -175,8 +199,12 @@ def _key(obj: Mapping[str, object]) -> tuple[str, str]:
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
 
 
+def _phase(pod: Manifest) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
 def _pod_health(pod: Manifest) -> tuple[str, str]:
-    phase = str((pod.get("status") or {}).get("phase") or "Pending")
+    phase = _phase(pod)
     if metadata_of(pod).get("deletionTimestamp"):
         return "Terminating", phase
     if phase == "Failed":
@@ -220,17 +248,22 @@ def _selected(manifest: Manifest, pods: Iterable[Manifest]) -> list[Manifest]:
 def _workload(
     manifest: Manifest, kind: str, name: str, claims: list[Manifest], pods: list[Manifest]
 ) -> ObjectHealth:
-    children = tuple(
-        [
-            _cached(pod, _pod_health, POD.kind, _key(pod)[1])
-            for pod in sorted(_selected(manifest, pods), key=_key)
-        ]
-        + [
-            _cached(claim, _claim_health, PERSISTENT_VOLUME_CLAIM.kind, _key(claim)[1])
-            for claim in stateful_claims(manifest, claims)
-        ]
+    selected = sorted(_selected(manifest, pods), key=_key)
+    pod_nodes = [_cached(pod, _pod_health, POD.kind, _key(pod)[1]) for pod in selected]
+    claim_nodes = [
+        _cached(claim, _claim_health, PERSISTENT_VOLUME_CLAIM.kind, _key(claim)[1])
+        for claim in stateful_claims(manifest, claims)
+    ]
+    if kind == "Job":
+        status, message = _job_health(manifest, [_phase(pod) for pod in selected])
+    else:
+        status, message = _pods_health([node.status for node in pod_nodes])
+    return ObjectHealth(
+        kind=kind, name=name, status=status, message=message, children=(*pod_nodes, *claim_nodes)
     )
-    pod_states = [child.status for child in children if child.kind == POD.kind]
+
+
+def _pods_health(pod_states: Sequence[str]) -> tuple[str, str]:
     if any(state == "Failed" for state in pod_states):
         status = "Failed"
     elif pod_states and all(state == "Current" for state in pod_states):
@@ -238,13 +271,25 @@ def _workload(
     else:
         status = "InProgress"
     ready = sum(1 for state in pod_states if state == "Current")
-    return ObjectHealth(
-        kind=kind,
-        name=name,
-        status=status,
-        message=f"{ready}/{len(pod_states)} pods ready",
-        children=children,
-    )
+    return status, f"{ready}/{len(pod_states)} pods ready"
+
+
+def _job_health(job: Manifest, pod_phases: Sequence[str]) -> tuple[str, str]:
+    """A Job from its pods' phases, as the Job controller judges it: complete once `completions` pods
+    succeeded, failed once more than `backoffLimit` pods failed (a failed pod before that is retried)."""
+    spec = job.get("spec") or {}
+    completions = int(spec.get("completions") or 1)
+    backoff_limit = 6 if spec.get("backoffLimit") is None else int(spec["backoffLimit"])  # the API's default
+    succeeded = pod_phases.count("Succeeded")
+    failed = pod_phases.count("Failed")
+    retried = f", {failed} failed" if failed else ""
+    if succeeded >= completions:
+        return "Current", f"Complete {succeeded}/{completions}{retried}"
+    if failed > backoff_limit:
+        return "Failed", f"Failed: {failed} pods failed (backoffLimit {backoff_limit})"
+    if not pod_phases:
+        return "InProgress", "no pods"
+    return "InProgress", f"Running: {succeeded}/{completions} succeeded{retried}"
 
 
 @dataclass(frozen=True)
@@ -282,8 +327,8 @@ def object_tree(
     """The plan's rendered objects, each with its health, grouped under the workload or sandbox
     (`sandboxes` names those) that rendered it, which is as healthy as its least healthy object. Pods
     and PVCs are judged from the watch caches, controllers from their Pods (listed beneath them, with
-    a StatefulSet's PVCs); any other object is Current once a reconcile converged (the apply waited for
-    it), Unknown before."""
+    a StatefulSet's PVCs; a Job is complete once they succeeded); any other object is Current once a
+    reconcile converged (the apply waited for it), Unknown before."""
     converged = outcome is not None and outcome.result in ("applied", "unchanged")
     caches = _Caches(claims, pods, {_key(c): c for c in claims}, {_key(p): p for p in pods})
     tree: list[ObjectHealth | str] = []  # an owner's name holds its place until its objects are in
@@ -335,7 +380,8 @@ def plan_view(
     `timeout` an apply has) too, as its own page shows them."""
     state = _state(known)
     outcome = known.outcome
-    last = datetime.fromtimestamp(outcome.finished, UTC) if outcome is not None and outcome.finished else None
+    last = _finished(outcome) if outcome is not None else None
+    drift_found, drift_corrected, drift_at = _drift(state, known)
     objects = (
         object_tree(
             known.rendered.manifests,
@@ -356,8 +402,9 @@ def plan_view(
         reason=state.reason,
         message=state.message,
         last_reconcile=last,
-        drift_found=state.drift_found,
-        drift_corrected=state.drift_corrected,
+        drift_found=drift_found,
+        drift_corrected=drift_corrected,
+        drift_at=drift_at,
         generation=state.generation if state.generation is not None else latest,
         generations=tuple(reversed(generations[-GENERATIONS_SHOWN:])),
         objects=objects,

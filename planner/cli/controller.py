@@ -35,6 +35,12 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     metavar="HOST:PORT",
     help="Serve /healthz, /readyz, /metrics and the read-only web view (/) here (port 0: any free port).",
 )
+@click.option(
+    "--web-listen",
+    metavar="HOST:PORT",
+    help="Serve the read-only web view here instead, and only here (default: the --listen address); "
+    "deploy/ keeps it on the pod's loopback, reached through kubectl port-forward.",
+)
 @options.duration(
     "--progress-deadline",
     default="10m",

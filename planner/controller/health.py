@@ -4,7 +4,9 @@
 (`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
 replica leads or stands by healthily, and 503 from the moment shutdown begins; `/metrics` is the
 Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
-none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`).
+none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`) —
+on the same address, or given `web_listen` there and only there (a Deployment keeps the pages on the
+pod's loopback, for `kubectl port-forward`, while the kubelet probes the pod's address).
 
 A kubelet's probe must be answered whatever else connects: the server is asyncio (an idle or
 half-sent connection holds no thread), a request head must arrive within `READ_TIMEOUT`, and at most
@@ -16,6 +18,7 @@ thread of its own (it may read the API), never on the loop that answers the prob
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -73,8 +76,8 @@ class HealthServer:
         readyz: Probe,
         registry: CollectorRegistry,
         pages: Pages | None = None,
+        web_listen: str | None = None,
     ) -> None:
-        host, _, port = listen.rpartition(":")
         self._routes = {"/healthz": healthz, "/readyz": readyz}
         self._registry = registry
         self._pages = pages
@@ -84,15 +87,26 @@ class HealthServer:
             asyncio.StreamWriter, None
         ] = {}  # connections yet to send a request, oldest first
         self._open: set[asyncio.StreamWriter] = set()
-        self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._serve, host.strip("[]") or "0.0.0.0", int(port), limit=MAX_HEAD_BYTES)
-        )
+        apart = web_listen if pages is not None else None
+        self._server = self._listen(listen, probes=True, pages=apart is None)
+        self._web = self._listen(apart, probes=False, pages=True) if apart is not None else None
         self._thread = threading.Thread(target=self._loop.run_forever, name="health", daemon=True)
+
+    def _listen(self, listen: str, *, probes: bool, pages: bool) -> asyncio.Server:
+        host, _, port = listen.rpartition(":")
+        serve = functools.partial(self._serve, probes=probes, pages=pages)
+        return self._loop.run_until_complete(
+            asyncio.start_server(serve, host.strip("[]") or "0.0.0.0", int(port), limit=MAX_HEAD_BYTES)
+        )
 
     @property
     def address(self) -> str:
-        host, port = self._server.sockets[0].getsockname()[:2]
-        return f"{host!s}:{port}"
+        return _address(self._server)
+
+    @property
+    def web_address(self) -> str:
+        """Where the pages are served: `web_listen`'s address, else `address`."""
+        return _address(self._web or self._server)
 
     def start(self) -> HealthServer:
         self._thread.start()
@@ -106,12 +120,17 @@ class HealthServer:
         self._page_builder.shutdown(wait=False, cancel_futures=True)
 
     async def _close(self) -> None:
-        self._server.close()
+        servers = [self._server, *([self._web] if self._web is not None else [])]
+        for server in servers:
+            server.close()
         for writer in list(self._open):
             writer.close()
-        await self._server.wait_closed()
+        for server in servers:
+            await server.wait_closed()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, probes: bool, pages: bool
+    ) -> None:
         self._open.add(writer)
         self._waiting[writer] = None
         if len(self._open) > MAX_CONNECTIONS:
@@ -121,7 +140,7 @@ class HealthServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
             self._waiting.pop(writer, None)
-            writer.write(await self._answer(head))
+            writer.write(await self._answer(head, probes=probes, pages=pages))
             await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT)
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass  # gone, too slow or too long: nothing is owed
@@ -130,9 +149,9 @@ class HealthServer:
             self._open.discard(writer)
             writer.close()
 
-    async def _answer(self, head: bytes) -> bytes:
+    async def _answer(self, head: bytes, *, probes: bool, pages: bool) -> bytes:
         method, path, *_ = [*head.split(b"\r\n", 1)[0].decode("latin-1").split(" "), "", ""]
-        status, body, content_type = await self._route(method, path.split("?", 1)[0])
+        status, body, content_type = await self._route(method, path.split("?", 1)[0], probes, pages)
         allow = "Allow: GET, HEAD\r\n" if status == 405 else ""
         header = (
             f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n{allow}"
@@ -140,16 +159,16 @@ class HealthServer:
         )
         return header.encode() + (b"" if method == "HEAD" else body)
 
-    async def _route(self, method: str, path: str) -> tuple[int, bytes, str]:
+    async def _route(self, method: str, path: str, probes: bool, pages: bool) -> tuple[int, bytes, str]:
         if method not in ("GET", "HEAD"):
             return 405, b"method not allowed\n", _TEXT
-        if path == "/metrics":
+        if probes and path == "/metrics":
             return 200, generate_latest(self._registry), CONTENT_TYPE_LATEST
-        if path in self._routes:
+        if probes and path in self._routes:
             ok, why = self._routes[path]()
             return (200 if ok else 503), f"{why}\n".encode(), _TEXT
         page = None
-        if self._pages is not None:
+        if pages and self._pages is not None:
             try:
                 page = await self._loop.run_in_executor(self._page_builder, self._pages, path)
             except Exception as bug:  # a page's bug must not take the probes' server down
@@ -157,3 +176,8 @@ class HealthServer:
         if page is None:
             return 404, b"not found\n", _TEXT
         return 200, page.encode(), _HTML
+
+
+def _address(server: asyncio.Server) -> str:
+    host, port = server.sockets[0].getsockname()[:2]
+    return f"{host!s}:{port}"

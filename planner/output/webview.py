@@ -43,6 +43,7 @@ th, td { text-align: left; padding: .3em .8em; border-bottom: 1px solid #d0d7de;
 th { background: #f6f8fa; }
 .ok { color: #1a7f37; font-weight: 600; } .busy { color: #9a6700; font-weight: 600; }
 .bad { color: #cf222e; font-weight: 600; } .drifted { background: #fff8c5; }
+.corrected { background: #ddf4ff; } .drift { font-weight: 600; }
 .muted { color: #57606a; } ul.tree { list-style: none; padding-left: 1.2em; }
 pre { background: #f6f8fa; padding: .8em; overflow-x: auto; }
 #last-apply svg { max-width: 100%; height: auto; }
@@ -89,22 +90,40 @@ def _table(headers: Sequence[str], rows: Sequence[str], *, empty: str) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+_DRIFT_TITLES = {
+    "drifted": "the cluster moved away from what was applied, and it was not put back",
+    "corrected": "the cluster moved away from what was applied; the controller put it back",
+}
+
+
+def _drift_mark(plan: PlanView) -> str:
+    """How a plan's row is marked: `drifted` (drift left as found), `corrected`, or not at all."""
+    return "drifted" if plan.drifted else "corrected" if plan.corrected else ""
+
+
+def _drift(plan: PlanView, now: datetime) -> str:
+    if not plan.drift_found:
+        return '<span class="muted">none</span>'
+    counts = f"{plan.drift_found} found, {plan.drift_corrected} corrected"
+    when = f" {_ago(plan.drift_at, now)}" if plan.drift_at is not None else ""
+    return f'<span class="drift" title="{_DRIFT_TITLES.get(_drift_mark(plan), "")}">{counts}</span>{when}'
+
+
 def _plan_cells(plan: PlanView, now: datetime) -> list[str]:
-    """Source, Ready, Message, Last reconcile, Drift, Generation."""
-    drift = f"{plan.drift_found} found, {plan.drift_corrected} corrected"
+    """Source, Ready, Message, Last reconcile, Last drift, Generation."""
     return [
         escape(plan.source),
         _state(plan.ready) + (f" {escape(plan.reason)}" if plan.reason else ""),
         escape(plan.message),
         _ago(plan.last_reconcile, now),
-        escape(drift),
+        _drift(plan, now),
         escape(str(plan.generation)) if plan.generation is not None else "",
     ]
 
 
 def _plan_row(plan: PlanView, now: datetime) -> str:
     link = f'<a href="{plan.path}">{escape(plan.namespace)}/{escape(plan.name)}</a>'
-    return _row([link, *_plan_cells(plan, now)], css="drifted" if plan.drifted else "")
+    return _row([link, *_plan_cells(plan, now)], css=_drift_mark(plan))
 
 
 def _pool_row(pool: PoolStatus) -> str:
@@ -118,7 +137,7 @@ def index_page(overview: Overview, *, now: datetime | None = None) -> str:
     role = "leader" if overview.leading else "standby (not leading: no reconciles run here)"
     plans = [_plan_row(plan, now) for plan in overview.plans]
     pools = [_pool_row(pool) for pool in overview.pools]
-    headers = ["Plan", "Source", "Ready", "Message", "Last reconcile", "Drift", "Generation"]
+    headers = ["Plan", "Source", "Ready", "Message", "Last reconcile", "Last drift", "Generation"]
     return _page(
         "planner controller",
         [
@@ -183,8 +202,8 @@ def plan_page(plan: PlanView, *, now: datetime | None = None, svg: bool = True) 
             '<p><a href="/">← all plans</a></p>',
             f"<h1>Plan {escape(plan.namespace)}/{escape(plan.name)}</h1>",
             _table(
-                ["Source", "Ready", "Message", "Last reconcile", "Drift", "Generation"],
-                [_row(_plan_cells(plan, now), css="drifted" if plan.drifted else "")],
+                ["Source", "Ready", "Message", "Last reconcile", "Last drift", "Generation"],
+                [_row(_plan_cells(plan, now), css=_drift_mark(plan))],
                 empty="",
             ),
             "<h2>Objects</h2>",

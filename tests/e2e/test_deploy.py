@@ -101,6 +101,40 @@ def role_rules() -> set[tuple[str, str, str]]:
     }
 
 
+def deploy_listen_flags() -> list[str]:
+    """deploy/'s --listen and --web-listen flags, each on a free port (a test shares the machine)."""
+    documents = YAML(typ="safe").load_all((DEPLOY / "deployment.yaml").read_text())
+    (deployment,) = [d for d in documents if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    flags = [arg for arg in container["args"] if arg.startswith(("--listen=", "--web-listen="))]
+    return [re.sub(r":\d+$", ":0", flag) for flag in flags]
+
+
+def deploy_addresses(log: Path) -> tuple[str, str]:
+    """(probes, web view) addresses a controller started with `deploy_listen_flags()` logs it serves
+    on: the probes on every address (reached here through the loopback), the web view on the loopback."""
+    served = r"/metrics on 0\.0\.0\.0:(\d+) \(and the read-only web view at / on (127\.0\.0\.1:\d+)\)"
+    found = eventually(lambda: re.search(served, log.read_text()))
+    return f"127.0.0.1:{found.group(1)}", found.group(2)
+
+
+def check_web_view_apart(probes: str, web: str) -> None:
+    """The web view is served on its own address only, and the probes and metrics never there."""
+    assert fetch(probes, "/") == (404, "not found\n")
+    status, page = fetch(web, "/")
+    assert status == 200 and "<h1>planner controller</h1>" in page, page
+    assert (fetch(web, "/healthz")[0], fetch(web, "/metrics")[0]) == (404, 404)
+
+
+def fetch(address: str, path: str) -> tuple[int, str]:
+    """(status, body) of GET `path` on `address`."""
+    try:
+        with urllib.request.urlopen(f"http://{address}{path}", timeout=5) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
 def scenario_plan(namespace: str, *, full: bool) -> str:
     text = (
         "apiVersion: planner.dev/v1\n"
@@ -243,26 +277,22 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
     cluster: ClusterHandle, tmp_path: Path
 ) -> None:
     """A controller whose token may do nothing: its informers fail for good (403), so /healthz and
-    /readyz answer 503 naming why, and it still shuts down cleanly."""
+    /readyz answer 503 naming why, and it still shuts down cleanly. It listens as deploy/ says: the
+    probes on every address, the web view on the loopback only and not beside the probes."""
     admin(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "nobody"}})
     admin(cluster, "POST", "/api/v1/namespaces/nobody/serviceaccounts", {"metadata": {"name": "nobody"}})
     kubeconfig = token_kubeconfig(cluster, tmp_path, namespace="nobody", account="nobody")
     plans = tmp_path / "plans"
     plans.mkdir()
     (plans / "plan.yaml").write_text(scenario_plan("nobody", full=False))
-    process, log = start_controller(tmp_path, kubeconfig, plans, "-n", "nobody")
+    flags = deploy_listen_flags()
+    assert [flag.split("=")[0] for flag in flags] == ["--listen", "--web-listen"]
+    process, log = start_controller(tmp_path, kubeconfig, plans, "-n", "nobody", *flags)
     try:
-        address = eventually(lambda: (m := re.search(r"/metrics on (\S+)", log.read_text())) and m.group(1))
-
-        def status(path: str) -> tuple[int, str]:
-            try:
-                with urllib.request.urlopen(f"http://{address}{path}", timeout=5) as reply:
-                    return reply.status, reply.read().decode()
-            except urllib.error.HTTPError as error:
-                return error.code, error.read().decode()
-
-        healthz = eventually(lambda: (reply := status("/healthz"))[0] == 503 and reply)
-        readyz = status("/readyz")
+        address, web = deploy_addresses(log)
+        healthz = eventually(lambda: (reply := fetch(address, "/healthz"))[0] == 503 and reply)
+        readyz = fetch(address, "/readyz")
+        check_web_view_apart(address, web)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)

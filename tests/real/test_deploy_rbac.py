@@ -2,8 +2,9 @@
 and the controller, run as its ServiceAccount (a token from the TokenRequest API, so only deploy/'s
 roles apply), goes through a scenario that exercises every path (reconcile and prune, a warm pool,
 the idle reaper, leader election, events; then a Plan object reconciled into its status) without one
-request refused; the API server's audit log
-shows that it used every verb of its ClusterRole but the recovery-only `get`s, and nothing else.
+request refused, listening as deploy/ says (the web view on the loopback only, never beside the
+probes); the API server's audit log shows that it used every verb of its ClusterRole but the
+recovery-only `get`s, and nothing else.
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ import re
 import signal
 from pathlib import Path
 
-from tests.e2e.test_deploy import DEPLOY, RECOVERY_ONLY, USER, role_rules, scenario_plan, start_controller
+from tests.e2e.test_deploy import (
+    DEPLOY,
+    RECOVERY_ONLY,
+    USER,
+    check_web_view_apart,
+    deploy_addresses,
+    deploy_listen_flags,
+    role_rules,
+    scenario_plan,
+    start_controller,
+)
 from tests.real.conftest import Runner, eventually, token_kubeconfig
 from tests.realplane import RealCluster
 
@@ -57,9 +68,11 @@ def test_the_controller_as_its_service_account_is_never_refused_and_uses_exactly
         "--allow-data-loss",
         "-n",
         "scenario",
+        *deploy_listen_flags(),
     )
     try:
         eventually(lambda: "plan everything: applied" in log.read_text(), timeout=120, what=log)
+        check_web_view_apart(*deploy_addresses(log))
         eventually(lambda: "paused (idle)" in log.read_text(), timeout=60, what=log)
         eventually(lambda: re.search(r"pool dev \(plan everything\): created 1", log.read_text()), timeout=60)
         plan.write_text(scenario_plan("scenario", full=False))

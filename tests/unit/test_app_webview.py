@@ -7,7 +7,9 @@ from typing import Any
 
 from planner.app.reconciling import PlanOutcome
 from planner.app.webview import Known, ObjectHealth, addressed_plan, object_tree, plan_path, plan_view
+from planner.changeset import Change, ChangeSet
 from planner.monitor.pools import cached_pool_counts
+from planner.objects import ObjectRef
 
 READY = {"conditions": [{"type": "Ready", "status": "True"}]}
 
@@ -200,3 +202,76 @@ def test_plan_paths_round_trip_and_other_paths_address_no_plan() -> None:
     assert addressed_plan("/plans/shop/web%20stack") == ("shop", "web stack")
     for other in ("/plans/shop", "/plans/shop/", "/plans/a/b/c", "/other/a/b", "/"):
         assert addressed_plan(other) is None
+
+
+def test_a_finished_job_is_complete_and_one_past_its_backoff_limit_failed() -> None:
+    """A Succeeded pod is no pod "ready": a Job is complete once its pods succeeded, running while a
+    failed pod is retried, failed once more pods failed than its backoffLimit allows."""
+
+    def job(name: str, **spec: Any) -> dict[str, Any]:
+        return rendered("Job", name, name, spec=spec)
+
+    def job_pod(name: str, job_name: str, phase: str) -> dict[str, Any]:
+        return pod(name, {"job-name": job_name}, ready=False, phase=phase)
+
+    manifests = [job("migrate"), job("seed", backoffLimit=1), job("batch", completions=2), job("later")]
+    pods = [
+        job_pod("migrate-a", "migrate", "Failed"),
+        job_pod("migrate-b", "migrate", "Succeeded"),
+        job_pod("seed-a", "seed", "Failed"),
+        job_pod("seed-b", "seed", "Failed"),
+        job_pod("batch-a", "batch", "Succeeded"),
+        job_pod("batch-b", "batch", "Running"),
+    ]
+    jobs = [group.children[0] for group in object_tree(manifests, outcome("applied"), [], pods)]
+    assert [(j.name, j.status, j.message) for j in jobs] == [
+        ("migrate", "Current", "Complete 1/1, 1 failed"),
+        ("seed", "Failed", "Failed: 2 pods failed (backoffLimit 1)"),
+        ("batch", "InProgress", "Running: 1/2 succeeded"),
+        ("later", "InProgress", "no pods"),
+    ]
+    assert [(p.name, p.status, p.message) for p in jobs[0].children] == [
+        ("migrate-a", "Failed", "Failed"),
+        ("migrate-b", "Current", "Succeeded"),
+    ]
+
+
+def drifted(count: int) -> ChangeSet:
+    """A changeset of `count` drifted Deployments and one pending ConfigMap."""
+    changes = [
+        Change(
+            ref=ObjectRef(group="apps", kind="Deployment", namespace="shop", name=f"web-{n}"),
+            action="update",
+            desired={},
+            live={},
+            drift=True,
+        )
+        for n in range(count)
+    ]
+    pending = Change(
+        ref=ObjectRef(group="", kind="ConfigMap", namespace="shop", name="settings"),
+        action="update",
+        desired={},
+        live={},
+    )
+    return ChangeSet(plan="shop", namespace="shop", changes=(*changes, pending))
+
+
+def test_the_last_drift_stays_in_view_after_reconciles_that_find_none() -> None:
+    """Drift is what the last reconcile that found any found and corrected, and when: a correction is
+    not wiped out by the reconciles after it, and drift a failed reconcile left is not hidden."""
+    at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    corrected = outcome("applied", changeset=drifted(2), finished=at.timestamp())
+    quiet = outcome("unchanged", changeset=drifted(0), finished=at.timestamp() + 60)
+    failed = outcome("failed", changeset=drifted(1), finished=at.timestamp() + 120)
+
+    def drift(**fields: Any) -> tuple[int, int, datetime | None, bool, bool]:
+        view = plan_view(Known(source="s", name="shop", namespace="shop", **fields), [], [])
+        return view.drift_found, view.drift_corrected, view.drift_at, view.drifted, view.corrected
+
+    assert drift() == (0, 0, None, False, False)
+    assert drift(outcome=quiet) == (0, 0, None, False, False)
+    assert drift(outcome=corrected, applied=corrected) == (2, 2, at, False, True)
+    assert drift(outcome=quiet, applied=corrected) == (2, 2, at, False, True)
+    later = datetime(2026, 12, 1, 12, 2, tzinfo=UTC)
+    assert drift(outcome=failed, applied=corrected) == (1, 0, later, True, False)

@@ -15,8 +15,10 @@ from planner.controller.health import HealthServer
 PAGE = "<!doctype html><p>plans</p>"
 
 
-def fetch(server: HealthServer, method: str, path: str) -> tuple[int, dict[str, str], str]:
-    host, _, port = server.address.rpartition(":")
+def fetch(
+    server: HealthServer, method: str, path: str, *, address: str | None = None
+) -> tuple[int, dict[str, str], str]:
+    host, _, port = (address or server.address).rpartition(":")
     connection = HTTPConnection(host, int(port), timeout=10)
     try:
         connection.request(method, path)
@@ -54,6 +56,7 @@ def server(slow_page: threading.Event) -> Iterator[HealthServer]:
 
 
 def test_pages_are_html_unknown_paths_404_and_only_get_and_head_are_answered(server: HealthServer) -> None:
+    assert server.web_address == server.address  # no web_listen: the pages beside the probes
     status, headers, body = fetch(server, "GET", "/?refresh=1")
     assert (status, headers["Content-Type"], body) == (200, "text/html; charset=utf-8", PAGE)
     assert headers["Content-Length"] == str(len(PAGE))
@@ -82,5 +85,27 @@ def test_without_pages_only_the_probes_are_served() -> None:
     ).start()
     try:
         assert fetch(served, "GET", "/")[::2] == (404, "not found\n")
+    finally:
+        served.stop()
+
+
+def test_with_a_web_address_the_pages_are_served_there_only_and_the_probes_never_there() -> None:
+    served = HealthServer(
+        "127.0.0.1:0",
+        healthz=lambda: (True, "ok"),
+        readyz=lambda: (True, "leading"),
+        registry=CollectorRegistry(),
+        pages=lambda path: PAGE if path == "/" else None,
+        web_listen="127.0.0.1:0",
+    ).start()
+    try:
+        web = served.web_address
+        assert web != served.address
+        assert fetch(served, "GET", "/")[::2] == (404, "not found\n")
+        assert fetch(served, "GET", "/readyz")[::2] == (200, "leading\n")
+        assert fetch(served, "GET", "/metrics")[0] == 200
+        assert fetch(served, "GET", "/", address=web)[::2] == (200, PAGE)
+        assert fetch(served, "GET", "/healthz", address=web)[::2] == (404, "not found\n")
+        assert fetch(served, "GET", "/metrics", address=web)[::2] == (404, "not found\n")
     finally:
         served.stop()

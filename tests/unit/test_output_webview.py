@@ -69,12 +69,13 @@ def shop(**fields: object) -> PlanView:
         "last_reconcile": NOW - timedelta(seconds=42),
         "drift_found": 1,
         "drift_corrected": 1,
+        "drift_at": NOW - timedelta(seconds=150),
         "generation": 3,
     }
     return PlanView(**{**defaults, **fields})  # type: ignore[arg-type]
 
 
-def test_the_index_lists_plans_and_pools_and_marks_a_drifted_plan() -> None:
+def test_the_index_lists_plans_and_pools_and_marks_drift_corrected_and_drift_left() -> None:
     overview = Overview(
         identity="planner-0 (planner-system)",
         leading=True,
@@ -87,9 +88,11 @@ def test_the_index_lists_plans_and_pools_and_marks_a_drifted_plan() -> None:
                 message="x",
                 drift_found=2,
                 drift_corrected=0,
+                drift_at=None,
                 last_reconcile=None,
                 generation=None,
             ),
+            shop(name="docs", drift_found=0, drift_corrected=0, drift_at=None),
         ),
         pools=(
             PoolStatus(namespace="sandboxes", pool="devbox-pool", size=3, ready=2, unclaimed=3, claimed=1),
@@ -97,14 +100,14 @@ def test_the_index_lists_plans_and_pools_and_marks_a_drifted_plan() -> None:
     )
     page = Page(index_page(overview, now=NOW))
     assert page.rows == [
-        ["Plan", "Source", "Ready", "Message", "Last reconcile", "Drift", "Generation"],
+        ["Plan", "Source", "Ready", "Message", "Last reconcile", "Last drift", "Generation"],
         [
             "shop/shop",
             "plans/web-stack.yaml",
             "True ReconciliationSucceeded",
             "applied generation 3",
             "42s ago",
-            "1 found, 1 corrected",
+            "1 found, 1 corrected 2m ago",
             "3",
         ],
         [
@@ -116,11 +119,20 @@ def test_the_index_lists_plans_and_pools_and_marks_a_drifted_plan() -> None:
             "2 found, 0 corrected",
             "",
         ],
+        [
+            "shop/docs",
+            "plans/web-stack.yaml",
+            "True ReconciliationSucceeded",
+            "applied generation 3",
+            "42s ago",
+            "none",
+            "3",
+        ],
         ["Namespace", "Pool", "Size", "Ready", "Unclaimed", "Claimed"],
         ["sandboxes", "devbox-pool", "3", "2", "3", "1"],
     ]
-    assert page.row_classes[1:3] == ["", "drifted"]
-    assert page.links == ["/plans/shop/shop", "/plans/shop/cart"]
+    assert page.row_classes[1:4] == ["corrected", "drifted", ""]
+    assert page.links == ["/plans/shop/shop", "/plans/shop/cart", "/plans/shop/docs"]
 
 
 def test_pages_reload_themselves_and_hold_no_form_or_script() -> None:
