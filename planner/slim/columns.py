@@ -299,31 +299,6 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "ExternalName services. More info: https://kubernetes.io/docs/concepts/services-"
         "networking/service/#publishing-services-service-types"
     ),
-    "hpa.scaleTargetRef": (
-        "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics "
-        "should be collected, as well as to actually change the replica count."
-    ),
-    "hpa.metrics": (
-        "metrics contains the specifications for which to use to calculate the desired replica count (the"
-        " maximum replica count across all metrics will be used).  The desired replica count is calculated"
-        " multiplying the ratio between the target value and the current value by the current number of "
-        "pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the "
-        "individual metric source types for more information about how each type of metric must respond."
-    ),
-    "hpa.minReplicas": (
-        "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down."
-        "  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero "
-        "is enabled and at least one Object or External metric is configured.  Scaling is active as long "
-        "as at least one metric value is available."
-    ),
-    "hpa.maxReplicas": (
-        "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. "
-        "It cannot be less that minReplicas."
-    ),
-    "hpa.currentReplicas": (
-        "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by"
-        " the autoscaler."
-    ),
     "rbac.roleRef": (
         "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. "
         "If the RoleRef cannot be resolved, the Authorizer must return an error."
@@ -514,19 +489,8 @@ SERVICE_ACCOUNT: Final = (NAME, _col("Secrets", "sa.secrets"), AGE)
 
 RUNTIME_CLASS: Final = (NAME, Column("Handler", "string", ""), AGE)
 
-HORIZONTAL_POD_AUTOSCALER: Final = (
-    NAME,
-    _col("Reference", "hpa.scaleTargetRef"),
-    _col("Targets", "hpa.metrics"),
-    _col("MinPods", "hpa.minReplicas"),
-    _col("MaxPods", "hpa.maxReplicas"),
-    _col("Replicas", "hpa.currentReplicas"),
-    AGE,
-)
 
 ROLE: Final = (NAME, _col("Created At", "meta.creationTimestamp"))
-
-STATEFUL_SET: Final = (NAME, _col("Ready", "deploy.ready"), AGE, CONTAINERS, IMAGES)
 
 
 def _binding_columns(kind: str) -> tuple[Column, ...]:
