@@ -313,29 +313,43 @@ def apply_and_wait(
 ) -> tuple[list[Row], str | None, float | None]:
     """(rows, why kpt was skipped, floor): each tool in a fresh embedded cluster (or a fresh namespace
     of the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after
-    starting; with the real cluster's node `agent`, the floor (see the module's docstring)."""
+    starting; with the real cluster's node `agent`, the floor (see the module's docstring), first: on
+    the emptiest cluster, so a tool's overhead above it is never understated. Each result is also
+    printed to stderr as it comes, so a run cut short still tells what it measured."""
     rows: list[Row] = []
-    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
-        namespace = fresh_namespace(where.kubeconfig, "planner")
-        plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
-        rows.append(planner_apply(plan, where))
-    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
-        namespace = fresh_namespace(where.kubeconfig, "kubectl")
-        _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
-        rows.append(kubectl_apply_and_wait(manifests, namespace, where))
-    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
-        skipped = kpt_skipped(where)
-        if skipped is None:
-            namespace = fresh_namespace(where.kubeconfig, "kpt")
-            _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
-            rows.append(kpt_apply(manifests, namespace, where, scratch))
     floor = None
     if agent is not None:
         with cluster(kubeconfig) as where:
             namespace = fresh_namespace(where.kubeconfig, "floor")
             _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
             floor = floor_seconds(manifests, where, agent, namespace)
+            progress(workloads, "floor", floor)
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        namespace = fresh_namespace(where.kubeconfig, "planner")
+        plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+        rows.append(planner_apply(plan, where))
+        progress(workloads, rows[-1].name, rows[-1].seconds)
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        namespace = fresh_namespace(where.kubeconfig, "kubectl")
+        _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+        rows.append(kubectl_apply_and_wait(manifests, namespace, where))
+        progress(workloads, rows[-1].name, rows[-1].seconds)
+    with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
+        skipped = kpt_skipped(where)
+        if skipped is None:
+            namespace = fresh_namespace(where.kubeconfig, "kpt")
+            _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
+            rows.append(kpt_apply(manifests, namespace, where, scratch))
+            progress(workloads, rows[-1].name, rows[-1].seconds)
     return rows, skipped, floor
+
+
+def progress(workloads: int, what: str, seconds: float) -> None:
+    print(
+        f"[{datetime.now():%H:%M:%S}] {workloads} workloads, {what}: {seconds:.2f} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> float:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.slim import limitranges
-from planner.slim.defaults import qos_class
+from planner.slim.defaults import TEMPLATE_GENERATION, qos_class
 from planner.slim.errors import Cause, StatusError, Target, status_body
 from planner.slim.meta import random_suffix
 from planner.slim.validation import invalid_value
@@ -155,6 +155,17 @@ def admit_ingress(cluster: Admission, ingress: Obj, old: Obj | None, target: Tar
         raise forbidden(target, f"{len(defaults)} default IngressClasses were found, only 1 allowed")
     if defaults:
         spec["ingressClassName"] = defaults[0]["metadata"]["name"]
+    return []
+
+
+def admit_daemonset(cluster: Admission, daemonset: Obj, old: Obj | None, target: Target) -> list[Cause]:
+    """The DaemonSet strategy's templateGeneration: kept by an update, raised by one when it changes
+    the template (a client cannot set it)."""
+    if old is not None:
+        kept = int(((old.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION, "1"))
+        changed = (daemonset.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+        annotations = daemonset.setdefault("metadata", {}).setdefault("annotations", {})
+        annotations[TEMPLATE_GENERATION] = str(kept + 1 if changed else kept)
     return []
 
 

@@ -24,52 +24,6 @@ from typing import Any, Final
 
 # Column descriptions: the apiserver's field documentation (SwaggerDoc) for each column.
 DESCRIPTIONS: Final[dict[str, str]] = {
-    "ds.desired": (
-        "The total number of nodes that should be running the daemon pod (including nodes correctly "
-        "running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
-    ),
-    "ds.current": (
-        "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. "
-        "More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"
-    ),
-    "ds.ready": (
-        "numberReady is the number of nodes that should be running the daemon pod and have one or more of "
-        "the daemon pod running with a Ready Condition."
-    ),
-    "ds.updated": "The total number of nodes that are running updated daemon pod",
-    "ds.available": (
-        "The number of nodes that should be running the daemon pod and have one or more of the daemon pod "
-        "running and available (ready for at least spec.minReadySeconds)"
-    ),
-    "ds.nodeSelector": (
-        "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must "
-        "match a node's labels for the pod to be scheduled on that node. More info: "
-        "https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"
-    ),
-    "ds.selector": (
-        "A label query over pods that are managed by the daemon set. Must match in order to be controlled. "
-        "It must match the pod template's labels. More info: "
-        "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
-    ),
-    "cj.schedule": "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
-    "cj.timeZone": (
-        "The time zone name for the given schedule, see "
-        "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default "
-        "to the time zone of the kube-controller-manager process. The set of valid time zone names and the "
-        "time zone offset is loaded from the system-wide time zone database by the API server during "
-        "CronJob validation and the controller manager during execution. If no system-wide time zone "
-        "database can be found a bundled version of the database is used instead. If the time zone name "
-        "becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the "
-        "controller will stop creating new new Jobs and will create a system event with the reason "
-        "UnknownTimeZone. More information can be found in "
-        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"
-    ),
-    "cj.suspend": (
-        "This flag tells the controller to suspend subsequent executions, it does not apply to already "
-        "started executions.  Defaults to false."
-    ),
-    "cj.active": "A list of pointers to currently running jobs.",
-    "cj.lastScheduleTime": "Information when was the last time the job was successfully scheduled.",
     "pod.restarts": (
         "The number of times the containers in this pod have been restarted and when the last "
         "container in this pod has restarted."
@@ -345,31 +299,6 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "ExternalName services. More info: https://kubernetes.io/docs/concepts/services-"
         "networking/service/#publishing-services-service-types"
     ),
-    "hpa.scaleTargetRef": (
-        "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics "
-        "should be collected, as well as to actually change the replica count."
-    ),
-    "hpa.metrics": (
-        "metrics contains the specifications for which to use to calculate the desired replica count (the"
-        " maximum replica count across all metrics will be used).  The desired replica count is calculated"
-        " multiplying the ratio between the target value and the current value by the current number of "
-        "pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the "
-        "individual metric source types for more information about how each type of metric must respond."
-    ),
-    "hpa.minReplicas": (
-        "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down."
-        "  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero "
-        "is enabled and at least one Object or External metric is configured.  Scaling is active as long "
-        "as at least one metric value is available."
-    ),
-    "hpa.maxReplicas": (
-        "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. "
-        "It cannot be less that minReplicas."
-    ),
-    "hpa.currentReplicas": (
-        "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by"
-        " the autoscaler."
-    ),
     "rbac.roleRef": (
         "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. "
         "If the RoleRef cannot be resolved, the Authorizer must return an error."
@@ -560,46 +489,8 @@ SERVICE_ACCOUNT: Final = (NAME, _col("Secrets", "sa.secrets"), AGE)
 
 RUNTIME_CLASS: Final = (NAME, Column("Handler", "string", ""), AGE)
 
-HORIZONTAL_POD_AUTOSCALER: Final = (
-    NAME,
-    _col("Reference", "hpa.scaleTargetRef"),
-    _col("Targets", "hpa.metrics"),
-    _col("MinPods", "hpa.minReplicas"),
-    _col("MaxPods", "hpa.maxReplicas"),
-    _col("Replicas", "hpa.currentReplicas"),
-    AGE,
-)
 
 ROLE: Final = (NAME, _col("Created At", "meta.creationTimestamp"))
-
-STATEFUL_SET: Final = (NAME, _col("Ready", "deploy.ready"), AGE, CONTAINERS, IMAGES)
-
-DAEMON_SET: Final = (
-    NAME,
-    _col("Desired", "ds.desired", type_="integer"),
-    _col("Current", "ds.current", type_="integer"),
-    _col("Ready", "ds.ready", type_="integer"),
-    _col("Up-to-date", "ds.updated", type_="integer"),
-    _col("Available", "ds.available", type_="integer"),
-    _col("Node Selector", "ds.nodeSelector"),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    _col("Selector", "ds.selector", wide=True),
-)
-
-CRON_JOB: Final = (
-    NAME,
-    _col("Schedule", "cj.schedule"),
-    _col("Timezone", "cj.timeZone"),
-    _col("Suspend", "cj.suspend", type_="boolean"),
-    _col("Active", "cj.active", type_="integer"),
-    _col("Last Schedule", "cj.lastScheduleTime"),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    _col("Selector", "job.selector", wide=True),
-)
 
 
 def _binding_columns(kind: str) -> tuple[Column, ...]:

@@ -308,7 +308,22 @@ def default_replicationcontroller(obj: dict[str, Any]) -> None:
     default_template(template)
 
 
+# The apps/v1 form of a DaemonSet's templateGeneration, which its strategy sets to 1 on create and
+# raises by one with each change of the template (`admission.admit_daemonset`).
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _zero_status(obj: dict[str, Any], zeros: tuple[str, ...]) -> None:
+    """A new object's status prints the Go struct's non-omitempty counters (clients read them)."""
+    if not obj.get("status"):
+        obj["status"] = dict.fromkeys(zeros, 0)
+
+
 def default_daemonset(obj: dict[str, Any]) -> None:
+    metadata(obj).setdefault("annotations", {}).setdefault(TEMPLATE_GENERATION, "1")
+    _zero_status(
+        obj, ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady")
+    )
     spec = obj.setdefault("spec", {})
     strategy = spec.setdefault("updateStrategy", {})
     _set(strategy, "type", "RollingUpdate")
@@ -333,6 +348,12 @@ def default_statefulset(obj: dict[str, Any]) -> None:
     _set(retention, "whenDeleted", "Retain")
     _set(retention, "whenScaled", "Retain")
     default_template(spec.setdefault("template", {}))
+    for claim in spec.get("volumeClaimTemplates") or []:
+        if isinstance(claim, dict):
+            claim.update(kind="PersistentVolumeClaim", apiVersion="v1")  # as the apiserver prints them
+            claim.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+            default_pvc(claim)
+    _zero_status(obj, ("replicas", "availableReplicas"))
 
 
 def default_cronjob(obj: dict[str, Any]) -> None:
@@ -341,7 +362,9 @@ def default_cronjob(obj: dict[str, Any]) -> None:
     _set(spec, "suspend", False)
     _set(spec, "successfulJobsHistoryLimit", 3)
     _set(spec, "failedJobsHistoryLimit", 1)
-    job_spec = spec.setdefault("jobTemplate", {}).setdefault("spec", {})
+    job_template = spec.setdefault("jobTemplate", {})
+    job_template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    job_spec = job_template.setdefault("spec", {})
     default_template(job_spec.setdefault("template", {}))
 
 
@@ -388,7 +411,7 @@ def default_hpa(obj: dict[str, Any]) -> None:
             given = behavior.get(key) or {}
             behavior[key] = {**json_copy(rules), **{k: v for k, v in given.items() if v is not None}}
     if not obj.get("status"):
-        obj["status"] = {"desiredReplicas": 0}  # not omitempty in Go; clients require it
+        obj["status"] = {"desiredReplicas": 0, "currentMetrics": None}  # neither is omitempty in Go
 
 
 def default_secret(obj: dict[str, Any]) -> None:

@@ -198,6 +198,17 @@ SCHEMAS: Mapping[str, Struct] = {
         _WORKLOAD_STATUS,
     ),
     "Job": _kind(JOB_SPEC, Struct({"conditions": _JOB_CONDITIONS})),
+    "HorizontalPodAutoscaler": _kind(
+        Struct(
+            {
+                "metrics": ATOMIC,
+                "behavior": Struct(
+                    {"scaleUp": Struct({"policies": ATOMIC}), "scaleDown": Struct({"policies": ATOMIC})}
+                ),
+            }
+        ),
+        Struct({"conditions": _conditions(), "currentMetrics": ATOMIC}),
+    ),
     "CronJob": _kind(Struct({"jobTemplate": Struct({"metadata": OBJECT_META, "spec": JOB_SPEC})})),
     "Service": _kind(
         Struct(
@@ -284,6 +295,34 @@ GO_ZERO_VALUES: Mapping[str, Mapping[str, Any]] = {
         "status": {"replicas": 0},
     },
     "Job": {"metadata": _ZERO_META, "spec": {"template": _ZERO_TEMPLATE}, "status": {}},
+    "StatefulSet": {
+        "metadata": _ZERO_META,
+        "spec": {"selector": None, "template": _ZERO_TEMPLATE, "serviceName": "", "updateStrategy": {}},
+        "status": {"replicas": 0, "availableReplicas": 0},
+    },
+    "DaemonSet": {
+        "metadata": _ZERO_META,
+        "spec": {"selector": None, "template": _ZERO_TEMPLATE, "updateStrategy": {}},
+        "status": {
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        },
+    },
+    "CronJob": {
+        "metadata": _ZERO_META,
+        "spec": {
+            "schedule": "",
+            "jobTemplate": {"metadata": _ZERO_META, "spec": {"template": _ZERO_TEMPLATE}},
+        },
+        "status": {},
+    },
+    "HorizontalPodAutoscaler": {
+        "metadata": _ZERO_META,
+        "spec": {"scaleTargetRef": {"kind": "", "name": ""}, "maxReplicas": 0},
+        "status": {"desiredReplicas": 0, "currentMetrics": None},
+    },
     "Service": {"metadata": _ZERO_META, "spec": {}, "status": {"loadBalancer": {}}},
     "PersistentVolumeClaim": {"metadata": _ZERO_META, "spec": {"resources": {}}, "status": {}},
     "PersistentVolume": {"metadata": _ZERO_META, "spec": {}, "status": {}},

@@ -41,7 +41,7 @@ MAP_FIELDS = frozenset(
     }
 )
 # Keys whose null must survive (Go prints these non-omitempty zero values).
-KEEP_NULL = frozenset({"creationTimestamp"})
+KEEP_NULL = frozenset({"creationTimestamp", "currentMetrics"})
 FIELDS_V1 = "fieldsV1"  # a managedFields entry's field set: maps of maps, owned by the field manager
 
 

@@ -28,6 +28,7 @@ from planner.slim.columns import (
     selector_string,
     since,
 )
+from planner.slim.defaults import TEMPLATE_GENERATION
 from planner.slim.podstatus import pod_status_cells
 
 META_V1: Final = "meta.k8s.io/v1"
@@ -562,7 +563,6 @@ def _cronjob_cells(obj: dict[str, Any], now: datetime) -> Row:
     return [
         _meta(obj).get("name", ""),
         spec.get("schedule", ""),
-        spec.get("timeZone") or "<none>",
         "<unset>" if suspend is None else str(bool(suspend)),
         len(status.get("active") or []),
         since(last, now) if last else "<none>",
@@ -813,10 +813,10 @@ PRINTERS: Final[dict[str, Printer]] = {
     "Secret": Printer(columns.SECRET, _secret_cells),
     "ServiceAccount": Printer(columns.SERVICE_ACCOUNT, _service_account_cells),
     "RuntimeClass": Printer(columns.RUNTIME_CLASS, _runtime_class_cells),
-    "HorizontalPodAutoscaler": Printer(columns.HORIZONTAL_POD_AUTOSCALER, _hpa_cells),
-    "StatefulSet": Printer(columns.STATEFUL_SET, _statefulset_cells),
-    "DaemonSet": Printer(columns.DAEMON_SET, _daemonset_cells),
-    "CronJob": Printer(columns.CRON_JOB, _cronjob_cells),
+    "HorizontalPodAutoscaler": _recorded("HorizontalPodAutoscaler", _hpa_cells),
+    "StatefulSet": _recorded("StatefulSet", _statefulset_cells),
+    "DaemonSet": _recorded("DaemonSet", _daemonset_cells),
+    "CronJob": _recorded("CronJob", _cronjob_cells),
     "Role": Printer(columns.ROLE, _role_cells),
     "ClusterRole": Printer(columns.ROLE, _role_cells),
     "RoleBinding": Printer(columns.ROLE_BINDING, _binding_cells),
@@ -835,17 +835,25 @@ def printer_for(kind: str) -> Printer:
 # ------------------------------------------------------------------------------------------ responses
 
 
-def partial_object_metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    """`PartialObjectMetadata`: the object's metadata alone."""
-    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1, "metadata": obj.get("metadata") or {}}
+def partial_object_metadata(obj: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """`PartialObjectMetadata`: the object's metadata alone, as the apiserver reads it from the internal
+    object, where a DaemonSet's template generation is a field and not an annotation."""
+    metadata = obj.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    if (kind or obj.get("kind")) == "DaemonSet" and TEMPLATE_GENERATION in annotations:
+        kept = {k: v for k, v in annotations.items() if k != TEMPLATE_GENERATION}
+        metadata = {k: v for k, v in metadata.items() if k != "annotations"} | (
+            {"annotations": kept} if kept else {}
+        )
+    return {"kind": "PartialObjectMetadata", "apiVersion": META_V1, "metadata": metadata}
 
 
-def _row_object(obj: dict[str, Any], include_object: str) -> dict[str, Any] | None:
+def _row_object(obj: dict[str, Any], include_object: str, kind: str | None) -> dict[str, Any] | None:
     if include_object == "None":
         return None
     if include_object == "Object":
         return obj
-    return partial_object_metadata(obj)
+    return partial_object_metadata(obj, kind)
 
 
 def _list_metadata(
@@ -881,7 +889,7 @@ def to_table(
         conditions = printer.row_conditions(obj) if printer.row_conditions else None
         if conditions:
             row["conditions"] = conditions
-        row["object"] = _row_object(obj, include_object)
+        row["object"] = _row_object(obj, include_object, kind if isinstance(kind, str) else None)
         rows.append(row)
     return {
         "kind": "Table",
@@ -895,6 +903,7 @@ def to_table(
 def partial_object_metadata_list(
     objects: list[dict[str, Any]],
     *,
+    kind: str | None = None,
     resource_version: str,
     continue_token: str | None = None,
     remaining_item_count: int | None = None,
@@ -904,5 +913,5 @@ def partial_object_metadata_list(
         "kind": "PartialObjectMetadataList",
         "apiVersion": META_V1,
         "metadata": _list_metadata(resource_version, continue_token, remaining_item_count),
-        "items": [partial_object_metadata(obj) for obj in objects],
+        "items": [partial_object_metadata(obj, kind) for obj in objects],
     }

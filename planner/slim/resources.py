@@ -762,6 +762,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="dd7pWHUlMKQ=",
         defaulter=defaults.default_daemonset,
+        admitter=admission.admit_daemonset,
         validator=validation.validate_daemonset,
         update_validator=validation.update_deployment,
     ),

@@ -76,6 +76,7 @@ def partial_metadata_list(listing: Obj) -> Obj:
     meta = listing.get("metadata") or {}
     return printers.partial_object_metadata_list(
         listing.get("items") or [],
+        kind=str(listing.get("kind", "")).removesuffix("List") or None,
         resource_version=str(meta.get("resourceVersion", "")),
         continue_token=meta.get("continue"),
         remaining_item_count=meta.get("remainingItemCount"),

@@ -355,7 +355,8 @@ class Sync:
                 "FailedComputeMetricsReplicas",
                 f"invalid metrics ({len(specs)} invalid out of {len(specs)}), first error is: {first_error}",
             )
-            self._write(current, self.old.get("desiredReplicas", 0), statuses)
+            # As the real controller: only currentReplicas is written, the metrics stay as they were.
+            self._write(current, self.old.get("desiredReplicas", 0), self.old.get("currentMetrics"))
             return None
         replicas, name = max(proposals, key=lambda p: p[0])
         self.set(
@@ -557,8 +558,7 @@ class Sync:
             status["lastScaleTime"] = rfc3339(last)
         status["currentReplicas"] = current
         status["desiredReplicas"] = desired
-        if metrics:
-            status["currentMetrics"] = metrics
+        status["currentMetrics"] = metrics or None  # not omitempty: `null` when there are none
         old = {c.get("type"): c for c in self.old.get("conditions") or []}
         merged = {**old, **self.conditions}
         status["conditions"] = [

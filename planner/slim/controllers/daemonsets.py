@@ -40,6 +40,7 @@ from planner.slim.controllers.history import (
     truncate_history,
 )
 from planner.slim.controllers.workloads import ready_since
+from planner.slim.defaults import TEMPLATE_GENERATION
 from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
 from planner.slim.scheduling import node_fits, untolerated_taint
 from planner.slim.store import WatchEvent
@@ -47,6 +48,13 @@ from planner.slim.store import WatchEvent
 Obj = dict[str, Any]
 GENERATION_LABEL = "pod-template-generation"
 COMPONENT = "daemonset-controller"
+
+
+def template_generation(ds: Obj) -> str:
+    """What the real controller labels pods with: the strategy's templateGeneration."""
+    return str(((ds["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)) or 1)
+
+
 DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/not-ready", "NoExecute"),
     ("node.kubernetes.io/unreachable", "NoExecute"),
@@ -281,7 +289,7 @@ class DaemonSetController:
         labels = {
             **(meta.get("labels") or {}),
             REVISION_LABEL: digest,
-            GENERATION_LABEL: str(ds["metadata"].get("generation", 1)),
+            GENERATION_LABEL: template_generation(ds),
         }
         meta |= {
             "generateName": f"{name_of(ds)}-",
@@ -310,7 +318,7 @@ class DaemonSetController:
         scheduled = ready = available = updated = 0
         waiting: list[float] = []
         min_ready = self.scale(float((ds.get("spec") or {}).get("minReadySeconds", 0)))
-        generation = str(ds["metadata"].get("generation", 1))
+        generation = template_generation(ds)
         for node in eligible:
             pods = by_node.get(node) or []
             if not pods:

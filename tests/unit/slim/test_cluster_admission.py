@@ -359,3 +359,23 @@ def test_an_unready_pod_goes_when_its_budget_is_met_or_always_allows_it() -> Non
     assert budgets.check_eviction(unready, [{**always, "status": short}]) is None
     met = {**short, "currentHealthy": 2}
     assert budgets.check_eviction(unready, [{**budget(minAvailable=2), "status": met}]) is None
+
+
+# --- DaemonSet template generation -------------------------------------------------------------------
+
+
+def test_a_daemonsets_template_generation_rises_only_with_its_template() -> None:
+    def daemonset(image: str, generation: str) -> Obj:
+        template = {"spec": {"containers": [{"name": "c", "image": image}]}}
+        annotations = {"deprecated.daemonset.template.generation": generation}
+        return {"metadata": {"name": "d", "annotations": annotations}, "spec": {"template": template}}
+
+    stored = daemonset("agent:1", "3")
+    kept, changed = daemonset("agent:1", "9"), daemonset("agent:2", "1")  # what a client sends is ignored
+    for new in (kept, changed):
+        assert admission.admit_daemonset(cluster(), new, stored, POD) == []
+    assert kept["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "3"}
+    assert changed["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "4"}
+    created = daemonset("agent:1", "7")
+    admission.admit_daemonset(cluster(), created, None, POD)  # a create keeps what defaulting set
+    assert created["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "7"}
