@@ -1,10 +1,13 @@
 """`planner controller`: the long-running half. Keeps every plan reconciled, its warm pools full and its
 idle sandboxes paused, until SIGTERM. The plans are the files under `--plans`, or without it the Plan
-objects in the cluster (all namespaces, or `-n`'s; `planobjects`), keyed `NAMESPACE/NAME`: reconciled
-when the watch shows one asking for it, their outcome in their status and in Events on them.
+objects in the cluster (all namespaces, or `-n`'s; with `--shard KEY` only those labelled
+`planner.dev/shard=KEY`, without it only those with no such label; `planobjects`), keyed
+`NAMESPACE/NAME`: reconciled when the watch shows one asking for it, their outcome in their status and
+in Events on them.
 
-Three kinds of work key go through one rate-limited work queue (`workqueue`), processed by one worker
-so writes never race each other:
+Three kinds of work key go through one rate-limited work queue (`workqueue`), taken by `--concurrent`
+workers; the queue never hands a key to two workers at once, so different plans reconcile in parallel
+and one plan never twice at once (and its run lock keeps other processes out):
 
 - `plan:<file>` reconciles the plan as `planner reconcile` does (`reconcile_plan`: under its run lock,
   so a controller and a cron `reconcile` or a person's `apply` never interleave), then records an
@@ -18,7 +21,7 @@ so writes never race each other:
 - `reap` pauses the idle sandboxes of the plans' namespaces; every resync.
 
 With `--leader-elect`, only the leader takes keys off the queue; a reconcile in flight is stopped from
-starting further writes the moment leadership is lost. Shutdown (SIGTERM): readiness goes 503, the
+starting further writes the moment leadership is lost. Shutdown (SIGTERM): readiness goes 503, each
 worker finishes the write in flight (the executor starts no new task), the Lease is released, exit 0.
 """
 
@@ -32,6 +35,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +49,7 @@ from planner.controller.events import event_reason, record_event
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
+from planner.controller.sharding import lease_name
 from planner.controller.workqueue import WorkQueue
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
@@ -76,6 +81,8 @@ class ControllerOptions:
     progress_deadline: float = 600.0  # /healthz fails when a work loop has not moved for this long
     leader_elect: bool = False
     lease_namespace: str | None = None
+    concurrent: int = 4  # workers
+    shard: str | None = None  # Plan objects labelled planner.dev/shard=<shard> (None: the unlabelled)
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
 
@@ -134,16 +141,19 @@ class Controller:
                 namespace=options.lease_namespace or self.default_namespace,
                 identity=self.identity,
                 timings=options.timings,
+                name=lease_name(options.shard),
             )
             if options.leader_elect
             else None
         )
-        self.metrics = ControllerMetrics(self._snapshot, depth=self.queue.depth)
+        self.metrics = ControllerMetrics(
+            self._snapshot, depth=self.queue.depth, in_flight=self.queue.processing
+        )
         self.metrics.leader.labels(identity=self.identity).set(0)
         self.health: HealthServer | None = None
         self._was_leading = False
         self.ticks = Heartbeat("the plan-file loop")
-        self.worker = Heartbeat("the worker")
+        self.workers = [Heartbeat(f"worker {number + 1}") for number in range(options.concurrent)]
 
     # --- probes ---
 
@@ -155,7 +165,7 @@ class Controller:
         failed = [i.describe() for i in self._informers() if i is not None and i.failed]
         if failed:
             return False, f"informers failed: {', '.join(failed)}"
-        for loop in (self.ticks, self.worker):
+        for loop in (self.ticks, *self.workers):
             stalled = loop.stalled(self.options.progress_deadline)
             if stalled is not None:
                 return False, stalled
@@ -195,8 +205,14 @@ class Controller:
         if self.elector is not None:
             self.elector.start()
         self.refresh_plans()
-        worker = threading.Thread(target=self._work, name="controller-worker", daemon=True)
-        worker.start()
+        workers = [
+            threading.Thread(
+                target=self._work, args=(beat,), name=f"controller-{beat.name.replace(' ', '-')}", daemon=True
+            )
+            for beat in self.workers
+        ]
+        for worker in workers:
+            worker.start()
         try:
             self._tick_until_stopped()
         finally:
@@ -204,7 +220,8 @@ class Controller:
             self.run_stop.set()
             self.notice("draining: /readyz answers 503; stopping the work in flight")
             self.queue.shut_down()
-            worker.join()
+            for worker in workers:
+                worker.join()
             if self.elector is not None:
                 self.elector.release()
             self.informers.stop()
@@ -264,6 +281,7 @@ class Controller:
             namespace=self.options.watch_namespace,
             identity=self.identity,
             notice=self.notice,
+            shard=self.options.shard,
         )
 
         def forget(key: str) -> None:
@@ -450,11 +468,11 @@ class Controller:
 
     # --- the worker ---
 
-    def _work(self) -> None:
+    def _work(self, beat: Heartbeat) -> None:
         while True:
-            self.worker.beat()
+            beat.beat()
             key = self.queue.get(timeout=0.5)
-            self.worker.beat(key or "")
+            beat.beat(key or "")
             if key is None:
                 if self.stopping.is_set():
                     return
@@ -556,10 +574,15 @@ class Controller:
 
     # --- once ---
 
+    def _once(self, key: str) -> bool:
+        reconciled = self.process(f"plan:{key}")
+        loaded = self.rendered(key) is not None or self._suspended(key)
+        return self.process(f"pools:{key}") and reconciled and loaded
+
     def run_once(self) -> int:
         """One pass without serving, as if alone (no leader election: a cron job's run is serialised by
-        the plans' run locks): every plan reconciled, every pool maintained, idle ones reaped; exit 0
-        when everything succeeded, 1 otherwise."""
+        the plans' run locks): every plan reconciled and its pools maintained (`--concurrent` plans at
+        once), idle ones reaped; exit 0 when everything succeeded, 1 otherwise."""
         self.elector = None
         ok = True
         if self.options.plans:
@@ -572,10 +595,8 @@ class Controller:
             assert self.plan_objects is not None
             self.plan_objects.informer.wait_until_synced(self.options.progress_deadline)
             keys = self.plan_objects.keys()
-        for key in keys:
-            ok &= self.process(f"plan:{key}")
-            ok &= self.rendered(key) is not None or self._suspended(key)
-            ok &= self.process(f"pools:{key}")
+        with ThreadPoolExecutor(self.options.concurrent, thread_name_prefix="controller-once") as pool:
+            ok &= all(pool.map(self._once, keys))
         ok &= self.process(REAP)
         self.informers.stop()
         return 0 if ok else 1

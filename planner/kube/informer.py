@@ -355,16 +355,27 @@ class Informers:
         self._by_kind: dict[str, Informer] = {}
         self._lock = threading.Lock()
 
-    def informer(self, kind: KindInfo, *, namespaces: frozenset[str] | None = None) -> Informer:
-        """The started informer of `kind`; created for `namespaces` (None: all) on first use. A later
-        request for a namespace outside its scope is a programming error (ValueError)."""
+    def informer(
+        self, kind: KindInfo, *, namespaces: frozenset[str] | None = None, label_selector: str = ""
+    ) -> Informer:
+        """The started informer of `kind`; created for `namespaces` (None: all) and `label_selector` on
+        first use. A later request for a namespace outside its scope, or for another selector, is a
+        programming error (ValueError)."""
         with self._lock:
             existing = self._by_kind.get(kind.group_kind)
             if existing is None:
-                existing = Informer(self.client, kind, namespaces=namespaces, options=self.options).start()
+                existing = Informer(
+                    self.client,
+                    kind,
+                    namespaces=namespaces,
+                    label_selector=label_selector,
+                    options=self.options,
+                ).start()
                 self._by_kind[kind.group_kind] = existing
             elif not _covers(existing.namespaces, namespaces):
                 raise ValueError(f"{existing.describe()} does not cover {sorted(namespaces or ['all'])}")
+            elif existing.label_selector != label_selector:
+                raise ValueError(f"{existing.describe()} selects {existing.label_selector!r}")
             return existing
 
     def get(self, kind: KindInfo) -> Informer | None:
