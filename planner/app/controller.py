@@ -53,7 +53,7 @@ from planner.controller.sharding import lease_name
 from planner.controller.workqueue import WorkQueue
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
-from planner.kube.informer import EventType, Informer, Informers
+from planner.kube.informer import EventType, Informer, Informers, Scope
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
@@ -131,7 +131,12 @@ class Controller:
         self.files_lock = threading.Lock()
         self.stopping = threading.Event()
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
-        self.informers = Informers(self.client)
+        # One watch per kind for the whole process: the pools, the reaper, the web view and every
+        # reconcile's waits share them (a reconcile starts none of its own).
+        shared = (
+            frozenset({options.watch_namespace}) if options.watch_namespace and not options.plans else None
+        )
+        self.informers = Informers(self.client, shared_scope=Scope(shared))
         self.claims: Informer | None = None
         self.pods: Informer | None = None
         self.plan_objects: PlanObjects | None = None
@@ -516,6 +521,7 @@ class Controller:
             options=self.options.reconcile,
             notice=self.notice,
             stop=self.run_stop,
+            informers=self.informers,
         )
         self._count(file, outcome)
         if outcome.result != "locked":

@@ -84,7 +84,7 @@ class PlanObjects:
         shard: str | None = None,
     ) -> None:
         self.target, self.identity, self.notice = target, identity, notice
-        self.client = target.client
+        self.client, self.informers = target.client, informers
         self.informer: Informer = informers.informer(
             PLAN,
             namespaces=frozenset({namespace}) if namespace else None,
@@ -219,10 +219,14 @@ class PlanObjects:
             options=plan_reconcile_options(options, section, revision=revision),
             notice=self.notice,
             stop=stop,
+            informers=self.informers,
         )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
-        last_error = str((plan.get("status") or {}).get("lastError") or "")
+        # From the freshest status: a reconcile queued again at once may have started before the watch
+        # brought the last one's status.
+        fresh = self.get(object_key(plan)) or plan
+        last_error = str((fresh.get("status") or {}).get("lastError") or "")
         verdict = _attempt(attempt, rendered, outcome, last_error)
         failed = verdict.ready == "False"
         self.finish(plan, verdict, reason=event_reason("failed" if failed else outcome.result, outcome.drift))
@@ -246,7 +250,14 @@ class PlanObjects:
         kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
         emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
         pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
-        outcome = reconcile_plan(emptied, target=self.target, options=pruning, notice=self.notice, stop=stop)
+        outcome = reconcile_plan(
+            emptied,
+            target=self.target,
+            options=pruning,
+            notice=self.notice,
+            stop=stop,
+            informers=self.informers,
+        )
         if outcome.result == "locked":
             return Reconciled(None, retry=True, outcome=outcome)
         if outcome.result == "failed":
