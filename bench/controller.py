@@ -7,7 +7,7 @@
 **Plan objects.** For each scenario, a fresh simulated in-memory cluster
 (`running_cluster(simulate=True, resync_seconds=10)`) gets the Plan CRD and PLANS Plans of WORKLOADS
 Deployments each (one namespace per Plan), then the controller(s) start as subprocesses (`--interval
-5m`, no `--qps`). Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`,
+1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`). Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`,
 `shards` two controllers `--shard a`/`--shard b` with `--concurrent 4` each, the Plans labelled half
 and half. Printed per scenario:
 
@@ -190,7 +190,7 @@ def ready_at(plan: dict[str, Any], generation: int) -> bool:
 
 
 def start_controllers(
-    cluster: ClusterHandle, workdir: Path, runs: list[list[str]]
+    cluster: ClusterHandle, workdir: Path, runs: list[list[str]], interval: str
 ) -> list[subprocess.Popen[bytes]]:
     environment = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HOME": str(workdir)}
     started = []
@@ -203,7 +203,7 @@ def start_controllers(
             "--listen",
             "127.0.0.1:0",
             "--interval",
-            "5m",
+            interval,
         ]
         with (workdir / f"controller-{number}.log").open("wb") as stream:
             started.append(
@@ -233,7 +233,7 @@ def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
             name = plan["metadata"]["name"]
             send(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}}, "application/json")
             send(cluster, "POST", f"/apis/planner.dev/v1/namespaces/{name}/plans", plan, "application/json")
-        processes = start_controllers(cluster, workdir, runs)
+        processes = start_controllers(cluster, workdir, runs, args.interval)
         try:
             started = time.monotonic()
             wait_for(
@@ -296,6 +296,11 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=50, help="--files: the warm pool's size")
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--changes", type=int, default=20, help="Plan objects: changes timed to Ready")
+    parser.add_argument(
+        "--interval",
+        default="1h",
+        help="Plan objects: the controllers' --interval (its periodic pass is not idle)",
+    )
     parser.add_argument("--scenarios", default="c1,c8,shards", help=f"of {', '.join(SCENARIOS)}")
     args = parser.parse_args()
     if args.files:

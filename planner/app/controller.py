@@ -471,7 +471,7 @@ class Controller:
         pods = self.pods.items() if self.pods is not None and self.pods.synced else []
         return claims, pods
 
-    # --- the worker ---
+    # --- the workers ---
 
     def _work(self, beat: Heartbeat) -> None:
         while True:

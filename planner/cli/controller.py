@@ -38,7 +38,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
 @options.duration(
     "--progress-deadline",
     default="10m",
-    help="/healthz fails when the worker or the plan-file loop has not moved for this long (longer than "
+    help="/healthz fails when a worker or the plan-file loop has not moved for this long (longer than "
     "--timeout plus --lock-timeout: a reconcile may take that).",
 )
 @options.flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes.")
