@@ -209,10 +209,12 @@ class PlanObjects:
                 reason=("ReconcileFailed", "Warning"),
             )
             return Reconciled(None, retry=False)
+        # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
+        # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
+        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
+            plan = self.write_status(plan, planstatus.progressing(plan, _now())) or plan
         if FINALIZER not in (metadata_of(plan).get("finalizers") or ()):
             self.set_finalizer(plan, present=True)
-        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
-            self.write_status(plan, planstatus.progressing(plan, _now()))
         outcome = reconcile_plan(
             rendered,
             target=self.target,
@@ -347,15 +349,15 @@ class PlanObjects:
         if problem:
             self.notice(problem)
 
-    def write_status(self, plan: Manifest, status: dict[str, Any]) -> None:
+    def write_status(self, plan: Manifest, status: dict[str, Any]) -> Manifest | None:
         """`status` as a merge patch of the status subresource, from the status the watch last showed (the
-        whole `conditions` list at once). A Plan deleted meanwhile has no status to write; other failures
-        are said and the next reconcile writes again."""
+        whole `conditions` list at once); the Plan as written. A Plan deleted meanwhile has no status to
+        write; other failures are said and the next reconcile writes again (None for both)."""
         previous = (self.get(object_key(plan)) or plan).get("status") or {}
         metadata = metadata_of(plan)
         path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name"))) + "/status"
         try:
-            self.client.request(
+            return self.client.request(
                 "PATCH",
                 path,
                 body={"status": planstatus.merge_patch(previous, status)},
@@ -365,6 +367,7 @@ class PlanObjects:
         except (ApiError, UnreachableError) as failure:
             if getattr(failure, "http_status", 0) != 404:
                 self.notice(f"{source_name(object_key(plan))}: could not write its status: {failure}")
+            return None
 
 
 def _attempt(
