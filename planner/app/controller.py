@@ -129,6 +129,10 @@ class Controller:
         self.outcomes: dict[str, PlanOutcome] = {}  # each plan's last reconcile, for the web view
         self.applied: dict[str, PlanOutcome] = {}  # and its last that wrote something
         self.files_lock = threading.Lock()
+        # A plan's reconcile and the reaping of its namespace never run at once (the reaper pausing a
+        # sandbox the apply waits for would hold the apply until its timeout). Pools need no such care:
+        # the reaper never pauses an unclaimed member, and pools never touch a claimed one.
+        self.plan_locks: dict[str, threading.Lock] = {}
         self.stopping = threading.Event()
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
         # One watch per kind for the whole process: the pools, the reaper, the web view and every
@@ -499,7 +503,8 @@ class Controller:
         kind, _, file = key.partition(":")
         try:
             if kind == "plan":
-                return self.reconcile(file)
+                with self._plan_lock(file):
+                    return self.reconcile(file)
             if kind == "pools":
                 return self.maintain_pools(file)
             if key == REAP:
@@ -553,9 +558,25 @@ class Controller:
             return self.claims.items()
         return listed_claims(self.client, namespaces)
 
+    def _plan_lock(self, key: str) -> threading.Lock:
+        with self.files_lock:
+            return self.plan_locks.setdefault(key, threading.Lock())
+
     def reap(self) -> bool:
-        namespaces = self.namespaces()
-        reaped = reap_idle(self.client, self.claims_now(namespaces), namespaces)
+        """Pause the idle sandboxes of each namespace none of whose plans is being reconciled now (the
+        others at the next resync)."""
+        reaped: list[str] = []
+        for namespace in sorted(self.namespaces()):
+            with self.files_lock:
+                keys = [k for k, f in self.files.items() if f.rendered and f.rendered.namespace == namespace]
+            locks = [self._plan_lock(key) for key in keys]
+            taken = [lock for lock in locks if lock.acquire(blocking=False)]
+            try:
+                if len(taken) == len(locks):
+                    reaped += reap_idle(self.client, self.claims_now({namespace}), {namespace})
+            finally:
+                for lock in taken:
+                    lock.release()
         for runtime_id in reaped:
             self.notice(f"{runtime_id}: paused (idle)")
         self.metrics.reaped.inc(len(reaped))
