@@ -395,6 +395,12 @@ def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
     first.process.send_signal(signal.SIGTERM)
     assert first.process.wait(timeout=60) == 0, first.output()
     first = controllers(*elect, "--shard", "a", "--history-max", "1")
+    leader = eventually(
+        lambda: (h := lease_holder(kubectl, namespace, "planner-controller-a")) not in shard_a and h,
+        timeout=60,
+    )
+    # Its first look at p2 over (a reconcile then would put back what is deleted by hand next).
+    eventually(lambda: leader in reporters(kubectl, namespace, "p2"), timeout=60)
     assert kubectl("delete", "deployment/p2-web", "configmap/p2-settings", "-n", namespace).returncode == 0
     for name in ("p1", "p2"):
         deleted = kubectl("delete", "plan", name, "-n", namespace, "--timeout=90s")
