@@ -1,29 +1,43 @@
-"""`planner controller` at scale: PLANS plans of WORKLOADS Deployments each, plus a warm pool of POOL.
+"""`planner controller` at scale, from Plan objects (the default) or from plan files (`--files`).
 
-    .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--pool 50] [--idle 60]
+    .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--changes 20] [--idle 60]
+        [--scenarios c1,c8,shards]
+    .venv/bin/python bench/controller.py --files [--plans 100] [--workloads 10] [--pool 50] [--idle 60]
 
-Starts a simulated in-memory cluster (`running_cluster(simulate=True, resync_seconds=10)`), writes the
-plan files, starts one controller as a subprocess (`--interval 5m --resync 30s --poll 2s`) and prints:
+**Plan objects.** For each scenario, a fresh simulated in-memory cluster
+(`running_cluster(simulate=True, resync_seconds=10)`) gets the Plan CRD and PLANS Plans of WORKLOADS
+Deployments each (one namespace per Plan), then the controller(s) start as subprocesses (`--interval
+1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`). Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`,
+`shards` two controllers `--shard a`/`--shard b` with `--concurrent 4` each, the Plans labelled half
+and half. Printed per scenario:
 
-1. the seconds until every plan is applied and the pool has POOL ready members (the first start);
-2. at idle, over `--idle` seconds: the controller's CPU seconds (utime + stime from /proc) as a
-   percentage of one CPU, and its API requests per minute (the server's request log, cleared first;
-   the controller is the only client meanwhile);
-3. reconcile latency, three times: one plan file's image changed → that plan's reconcile applied and
-   converged (the controller's `applied … converged` line for it; the apply waits for the rollout).
+1. first convergence: seconds from the controllers' start until every Plan is Ready at generation 1;
+2. idle, over `--idle` seconds: the controllers' CPU (utime + stime from /proc) as a percentage of one
+   CPU, and their API requests per minute by verb and resource (the server's request log, cleared
+   first; the controllers are the only clients meanwhile);
+3. CHANGES changes, one after another, each a new image for one Plan's workloads: p50 and p99 of the
+   seconds from the change's write to that Plan's status Ready at the new `observedGeneration` (the
+   apply waits for the rollout, so Ready means the new Pods are ready).
+
+**Plan files** (`--files`): one controller (`--interval 5m --resync 30s --poll 2s --qps 200`) on PLANS
+plan files plus a warm pool of POOL; the first start (plans applied, pool Ready), idle CPU and requests,
+and the reconcile latency of three plan file changes (its `applied … converged` line).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -97,15 +111,206 @@ def change_latency(target: Path, index: int, image: str, workloads: int, log: Pa
     return wait_for(lambda: applied_count(log, index) > seen, 600, "the changed plan's reconcile")
 
 
+def idle_line(cluster: ClusterHandle, pids: list[int], seconds: float) -> str:
+    """The controllers' CPU and API requests over `seconds` of idling, as one line."""
+    admin = SlimAdmin(cluster.url)
+    admin.clear_requests()
+    before = sum(cpu_seconds(pid) for pid in pids)
+    time.sleep(seconds)
+    cpu = sum(cpu_seconds(pid) for pid in pids) - before
+    requests = admin.requests()
+    kinds = Counter(f"{r['verb']} {r['resource'] or r['path']}" for r in requests)
+    return (
+        f"idle {seconds:.0f}s: controller CPU {cpu:.2f}s ({100 * cpu / seconds:.1f}% of a CPU), "
+        f"{len(requests) * 60 / seconds:.1f} API requests/min ({json.dumps(dict(sorted(kinds.items())))})"
+    )
+
+
+# --- Plan objects ----------------------------------------------------------------------------------
+
+
+def plan_object(index: int, workloads: int, image: str, shard: str | None) -> dict[str, Any]:
+    name = f"p{index:04d}"
+    metadata: dict[str, Any] = {"name": name, "namespace": name}
+    if shard is not None:
+        metadata["labels"] = {"planner.dev/shard": shard}
+    return {
+        "apiVersion": "planner.dev/v1",
+        "kind": "Plan",
+        "metadata": metadata,
+        "workloads": [{"name": f"w{w:02d}", "image": image} for w in range(workloads)],
+    }
+
+
+def send(cluster: ClusterHandle, method: str, path: str, body: Any, content_type: str) -> Any:
+    request = urllib.request.Request(
+        cluster.url + path,
+        data=json.dumps(body).encode(),
+        method=method,
+        headers={"Content-Type": content_type},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        raise SystemExit(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}") from None
+
+
+def install_crd(cluster: ClusterHandle) -> None:
+    crd = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "planner", "crd", "-o", "json"], cwd=REPO, check=True, capture_output=True
+        ).stdout
+    )
+    for item in crd["items"]:  # a List, as `planner crd -o json` prints it
+        send(
+            cluster,
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            item,
+            "application/json",
+        )
+    wait_for(lambda: plans_listed(cluster) is not None, 60, "the Plan CRD to be served")
+
+
+def plans_listed(cluster: ClusterHandle) -> list[dict[str, Any]] | None:
+    try:
+        items: list[dict[str, Any]] = get(cluster, "/apis/planner.dev/v1/plans")["items"]
+    except urllib.error.HTTPError:
+        return None
+    return items
+
+
+def ready_at(plan: dict[str, Any], generation: int) -> bool:
+    status = plan.get("status") or {}
+    return status.get("observedGeneration") == generation and any(
+        c.get("type") == "Ready" and c.get("status") == "True" and c.get("observedGeneration") == generation
+        for c in status.get("conditions") or ()
+    )
+
+
+def start_controllers(
+    cluster: ClusterHandle, workdir: Path, runs: list[list[str]], interval: str
+) -> list[subprocess.Popen[bytes]]:
+    environment = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HOME": str(workdir)}
+    started = []
+    for number, extra in enumerate(runs):
+        command = [
+            sys.executable,
+            "-m",
+            "planner",
+            "controller",
+            "--listen",
+            "127.0.0.1:0",
+            "--interval",
+            interval,
+        ]
+        with (workdir / f"controller-{number}.log").open("wb") as stream:
+            started.append(
+                subprocess.Popen(
+                    [*command, *extra], cwd=REPO, env=environment, stdout=stream, stderr=subprocess.STDOUT
+                )
+            )
+    return started
+
+
+SCENARIOS = {
+    "c1": [["--concurrent", "1"]],
+    "c8": [["--concurrent", "8"]],
+    "shards": [["--concurrent", "4", "--shard", "a"], ["--concurrent", "4", "--shard", "b"]],
+}
+
+
+def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
+    runs = SCENARIOS[scenario]
+    sharded = scenario == "shards"
+    workdir = Path(tempfile.mkdtemp(prefix=f"planner-bench-controller-{scenario}-"))
+    with running_cluster(simulate=True, resync_seconds=10) as cluster:
+        install_crd(cluster)
+        for index in range(args.plans):
+            shard = ("a", "b")[index % 2] if sharded else None
+            plan = plan_object(index, args.workloads, "nginx:1.27", shard)
+            name = plan["metadata"]["name"]
+            send(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}}, "application/json")
+            send(cluster, "POST", f"/apis/planner.dev/v1/namespaces/{name}/plans", plan, "application/json")
+        processes = start_controllers(cluster, workdir, runs, args.interval)
+        try:
+            started = time.monotonic()
+            wait_for(
+                lambda: sum(ready_at(p, 1) for p in plans_listed(cluster) or []) >= args.plans,
+                3600,
+                "the first convergence",
+            )
+            workers = " + ".join(" ".join(run) for run in runs)
+            print(
+                f"[{scenario}: {workers}] {args.plans} Plans x {args.workloads} Deployments: "
+                f"first convergence {time.monotonic() - started:.1f}s",
+                flush=True,
+            )
+            time.sleep(5)  # the last rollouts' status updates
+            print(f"[{scenario}] " + idle_line(cluster, [p.pid for p in processes], args.idle), flush=True)
+            latencies = [change_to_ready(cluster, args, round_) for round_ in range(args.changes)]
+            if latencies:
+                print(
+                    f"[{scenario}] {len(latencies)} changes, change -> Ready at the new observedGeneration: "
+                    f"p50 {percentile(latencies, 50):.2f}s, p99 {percentile(latencies, 99):.2f}s, "
+                    f"max {max(latencies):.2f}s",
+                    flush=True,
+                )
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                process.wait(timeout=120)
+
+
+def change_to_ready(cluster: ClusterHandle, args: argparse.Namespace, round_: int) -> float:
+    """Seconds from a new image written into one Plan to its status Ready at the new generation."""
+    index = (round_ * 37) % args.plans
+    name = f"p{index:04d}"
+    workloads = [{"name": f"w{w:02d}", "image": f"nginx:1.{28 + round_}"} for w in range(args.workloads)]
+    path = f"/apis/planner.dev/v1/namespaces/{name}/plans/{name}"
+    started = time.monotonic()
+    changed = send(cluster, "PATCH", path, {"workloads": workloads}, "application/merge-patch+json")
+    generation = changed["metadata"]["generation"]
+    while not ready_at(get(cluster, path), generation):
+        if time.monotonic() - started > 600:
+            raise SystemExit(f"plan {name} not Ready at generation {generation} after 600s")
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def percentile(values: list[float], nth: int) -> float:
+    """The nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(nth / 100 * len(ordered)) - 1)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--files", action="store_true", help="plan files and a warm pool, not Plan objects")
     parser.add_argument("--plans", type=int, default=100)
     parser.add_argument("--workloads", type=int, default=10)
-    parser.add_argument("--pool", type=int, default=50)
+    parser.add_argument("--pool", type=int, default=50, help="--files: the warm pool's size")
     parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--changes", type=int, default=20, help="Plan objects: changes timed to Ready")
+    parser.add_argument(
+        "--interval",
+        default="1h",
+        help="Plan objects: the controllers' --interval (its periodic pass is not idle)",
+    )
+    parser.add_argument("--scenarios", default="c1,c8,shards", help=f"of {', '.join(SCENARIOS)}")
     args = parser.parse_args()
+    if args.files:
+        files_bench(args)
+        return
+    for scenario in args.scenarios.split(","):
+        objects_scenario(args, scenario)
+
+
+def files_bench(args: argparse.Namespace) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="planner-bench-controller-"))
     plans = workdir / "plans"
     plans.mkdir()
@@ -152,19 +357,7 @@ def main() -> None:
                 f"converged from start in {time.monotonic() - started:.1f}s"
             )
             time.sleep(5)  # let the last pool events settle
-            admin = SlimAdmin(cluster.url)
-            admin.clear_requests()
-            before = cpu_seconds(process.pid)
-            time.sleep(args.idle)
-            cpu = cpu_seconds(process.pid) - before
-            requests = admin.requests()
-            verbs: dict[str, int] = {}
-            for request in requests:
-                verbs[request["verb"]] = verbs.get(request["verb"], 0) + 1
-            print(
-                f"idle {args.idle:.0f}s: controller CPU {cpu:.2f}s ({100 * cpu / args.idle:.1f}% of a CPU), "
-                f"{len(requests) * 60 / args.idle:.1f} API requests/min ({json.dumps(verbs, sort_keys=True)})"
-            )
+            print(idle_line(cluster, [process.pid], args.idle))
             for round_, image in enumerate(["nginx:1.28", "nginx:1.29", "nginx:1.30"], start=1):
                 seconds = change_latency(plans / f"p{round_:03d}.yaml", round_, image, args.workloads, log)
                 print(

@@ -1,10 +1,13 @@
 """`planner controller`: the long-running half. Keeps every plan reconciled, its warm pools full and its
 idle sandboxes paused, until SIGTERM. The plans are the files under `--plans`, or without it the Plan
-objects in the cluster (all namespaces, or `-n`'s; `planobjects`), keyed `NAMESPACE/NAME`: reconciled
-when the watch shows one asking for it, their outcome in their status and in Events on them.
+objects in the cluster (all namespaces, or `-n`'s; with `--shard KEY` only those labelled
+`planner.dev/shard=KEY`, without it only those with no such label; `planobjects`), keyed
+`NAMESPACE/NAME`: reconciled when the watch shows one asking for it, their outcome in their status and
+in Events on them.
 
-Three kinds of work key go through one rate-limited work queue (`workqueue`), processed by one worker
-so writes never race each other:
+Three kinds of work key go through one rate-limited work queue (`workqueue`), taken by `--concurrent`
+workers; the queue never hands a key to two workers at once, so different plans reconcile in parallel
+and one plan never twice at once (and its run lock keeps other processes out):
 
 - `plan:<file>` reconciles the plan as `planner reconcile` does (`reconcile_plan`: under its run lock,
   so a controller and a cron `reconcile` or a person's `apply` never interleave), then records an
@@ -18,7 +21,7 @@ so writes never race each other:
 - `reap` pauses the idle sandboxes of the plans' namespaces; every resync.
 
 With `--leader-elect`, only the leader takes keys off the queue; a reconcile in flight is stopped from
-starting further writes the moment leadership is lost. Shutdown (SIGTERM): readiness goes 503, the
+starting further writes the moment leadership is lost. Shutdown (SIGTERM): readiness goes 503, each
 worker finishes the write in flight (the executor starts no new task), the Lease is released, exit 0.
 """
 
@@ -32,6 +35,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,10 +49,11 @@ from planner.controller.events import event_reason, record_event
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
+from planner.controller.sharding import lease_name
 from planner.controller.workqueue import WorkQueue
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
-from planner.kube.informer import EventType, Informer, Informers
+from planner.kube.informer import EventType, Informer, Informers, Scope
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
 from planner.plan import load_plans
@@ -77,6 +82,8 @@ class ControllerOptions:
     progress_deadline: float = 600.0  # /healthz fails when a work loop has not moved for this long
     leader_elect: bool = False
     lease_namespace: str | None = None
+    concurrent: int = 4  # workers
+    shard: str | None = None  # Plan objects labelled planner.dev/shard=<shard> (None: the unlabelled)
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
 
@@ -123,9 +130,18 @@ class Controller:
         self.outcomes: dict[str, PlanOutcome] = {}  # each plan's last reconcile, for the web view
         self.applied: dict[str, PlanOutcome] = {}  # and its last that wrote something
         self.files_lock = threading.Lock()
+        # A plan's reconcile and the reaping of its namespace never run at once (the reaper pausing a
+        # sandbox the apply waits for would hold the apply until its timeout). Pools need no such care:
+        # the reaper never pauses an unclaimed member, and pools never touch a claimed one.
+        self.plan_locks: dict[str, threading.Lock] = {}
         self.stopping = threading.Event()
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
-        self.informers = Informers(self.client)
+        # One watch per kind for the whole process: the pools, the reaper, the web view and every
+        # reconcile's waits share them (a reconcile starts none of its own).
+        shared = (
+            frozenset({options.watch_namespace}) if options.watch_namespace and not options.plans else None
+        )
+        self.informers = Informers(self.client, shared_scope=Scope(shared))
         self.claims: Informer | None = None
         self.pods: Informer | None = None
         self.plan_objects: PlanObjects | None = None
@@ -135,16 +151,19 @@ class Controller:
                 namespace=options.lease_namespace or self.default_namespace,
                 identity=self.identity,
                 timings=options.timings,
+                name=lease_name(options.shard),
             )
             if options.leader_elect
             else None
         )
-        self.metrics = ControllerMetrics(self._snapshot, depth=self.queue.depth)
+        self.metrics = ControllerMetrics(
+            self._snapshot, depth=self.queue.depth, in_flight=self.queue.processing
+        )
         self.metrics.leader.labels(identity=self.identity).set(0)
         self.health: HealthServer | None = None
         self._was_leading = False
         self.ticks = Heartbeat("the plan-file loop")
-        self.worker = Heartbeat("the worker")
+        self.workers = [Heartbeat(f"worker {number + 1}") for number in range(options.concurrent)]
 
     # --- probes ---
 
@@ -156,7 +175,7 @@ class Controller:
         failed = [i.describe() for i in self._informers() if i is not None and i.failed]
         if failed:
             return False, f"informers failed: {', '.join(failed)}"
-        for loop in (self.ticks, self.worker):
+        for loop in (self.ticks, *self.workers):
             stalled = loop.stalled(self.options.progress_deadline)
             if stalled is not None:
                 return False, stalled
@@ -198,8 +217,14 @@ class Controller:
         if self.elector is not None:
             self.elector.start()
         self.refresh_plans()
-        worker = threading.Thread(target=self._work, name="controller-worker", daemon=True)
-        worker.start()
+        workers = [
+            threading.Thread(
+                target=self._work, args=(beat,), name=f"controller-{beat.name.replace(' ', '-')}", daemon=True
+            )
+            for beat in self.workers
+        ]
+        for worker in workers:
+            worker.start()
         try:
             self._tick_until_stopped()
         finally:
@@ -207,7 +232,8 @@ class Controller:
             self.run_stop.set()
             self.notice("draining: /readyz answers 503; stopping the work in flight")
             self.queue.shut_down()
-            worker.join()
+            for worker in workers:
+                worker.join()
             if self.elector is not None:
                 self.elector.release()
             self.informers.stop()
@@ -267,6 +293,7 @@ class Controller:
             namespace=self.options.watch_namespace,
             identity=self.identity,
             notice=self.notice,
+            shard=self.options.shard,
         )
 
         def forget(key: str) -> None:
@@ -451,13 +478,13 @@ class Controller:
         pods = self.pods.items() if self.pods is not None and self.pods.synced else []
         return claims, pods
 
-    # --- the worker ---
+    # --- the workers ---
 
-    def _work(self) -> None:
+    def _work(self, beat: Heartbeat) -> None:
         while True:
-            self.worker.beat()
+            beat.beat()
             key = self.queue.get(timeout=0.5)
-            self.worker.beat(key or "")
+            beat.beat(key or "")
             if key is None:
                 if self.stopping.is_set():
                     return
@@ -479,7 +506,8 @@ class Controller:
         kind, _, file = key.partition(":")
         try:
             if kind == "plan":
-                return self.reconcile(file)
+                with self._plan_lock(file):
+                    return self.reconcile(file)
             if kind == "pools":
                 return self.maintain_pools(file)
             if key == REAP:
@@ -501,6 +529,7 @@ class Controller:
             options=self.options.reconcile,
             notice=self.notice,
             stop=self.run_stop,
+            informers=self.informers,
         )
         self._count(file, outcome)
         if outcome.result != "locked":
@@ -532,9 +561,25 @@ class Controller:
             return self.claims.items()
         return listed_claims(self.client, namespaces)
 
+    def _plan_lock(self, key: str) -> threading.Lock:
+        with self.files_lock:
+            return self.plan_locks.setdefault(key, threading.Lock())
+
     def reap(self) -> bool:
-        namespaces = self.namespaces()
-        reaped = reap_idle(self.client, self.claims_now(namespaces), namespaces)
+        """Pause the idle sandboxes of each namespace none of whose plans is being reconciled now (the
+        others at the next resync)."""
+        reaped: list[str] = []
+        for namespace in sorted(self.namespaces()):
+            with self.files_lock:
+                keys = [k for k, f in self.files.items() if f.rendered and f.rendered.namespace == namespace]
+            locks = [self._plan_lock(key) for key in keys]
+            taken = [lock for lock in locks if lock.acquire(blocking=False)]
+            try:
+                if len(taken) == len(locks):
+                    reaped += reap_idle(self.client, self.claims_now({namespace}), {namespace})
+            finally:
+                for lock in taken:
+                    lock.release()
         for runtime_id in reaped:
             self.notice(f"{runtime_id}: paused (idle)")
         self.metrics.reaped.inc(len(reaped))
@@ -559,10 +604,15 @@ class Controller:
 
     # --- once ---
 
+    def _once(self, key: str) -> bool:
+        reconciled = self.process(f"plan:{key}")
+        loaded = self.rendered(key) is not None or self._suspended(key)
+        return self.process(f"pools:{key}") and reconciled and loaded
+
     def run_once(self) -> int:
         """One pass without serving, as if alone (no leader election: a cron job's run is serialised by
-        the plans' run locks): every plan reconciled, every pool maintained, idle ones reaped; exit 0
-        when everything succeeded, 1 otherwise."""
+        the plans' run locks): every plan reconciled and its pools maintained (`--concurrent` plans at
+        once), idle ones reaped; exit 0 when everything succeeded, 1 otherwise."""
         self.elector = None
         ok = True
         if self.options.plans:
@@ -575,10 +625,8 @@ class Controller:
             assert self.plan_objects is not None
             self.plan_objects.informer.wait_until_synced(self.options.progress_deadline)
             keys = self.plan_objects.keys()
-        for key in keys:
-            ok &= self.process(f"plan:{key}")
-            ok &= self.rendered(key) is not None or self._suspended(key)
-            ok &= self.process(f"pools:{key}")
+        with ThreadPoolExecutor(self.options.concurrent, thread_name_prefix="controller-once") as pool:
+            ok &= all(pool.map(self._once, keys))
         ok &= self.process(REAP)
         self.informers.stop()
         return 0 if ok else 1

@@ -212,6 +212,20 @@ def _last_hashes(client: KubeClient, recording: Recording, listed: list[Listed])
     return generation.hashes if generation is not None else None
 
 
+def trim_generations(client: KubeClient, plan: str, namespace: str, *, keep: int) -> list[int]:
+    """Delete the plan's records past the `keep` newest (what retention keeps after an apply), whether
+    or not a generation was just recorded; the numbers deleted. The caller holds the plan's run lock."""
+    gone = expired([g.number for g in list_generations(client, plan, namespace)], keep)
+    for number in gone:
+        try:
+            client.request(
+                "DELETE", resource_path(SECRET, namespace, record_name(plan, number)), verb="delete"
+            )
+        except NotFoundError:
+            continue
+    return gone
+
+
 # --- reading ------------------------------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from planner.app.rollingback import RollbackOptions
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions
 from planner.controller.leader import ElectionTimings
+from planner.controller.sharding import is_shard_key
 from planner.errors import UsageError
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
@@ -146,10 +147,19 @@ def controller_options(
     lease_duration: float,
     renew_deadline: float,
     retry_period: float,
+    concurrent: int = 4,
+    shard: str | None = None,
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
         raise UsageError("--renew-deadline must be shorter than --lease-duration")
+    if shard is not None and plans:
+        raise UsageError("--shard selects Plan objects; it cannot be used with --plans")
+    if shard is not None and not is_shard_key(shard):
+        raise UsageError(
+            f"--shard {shard!r}: a shard key is at most 40 lowercase letters, digits and '-', starting and "
+            "ending with a letter or digit (a label value, and part of its Lease's name)"
+        )
     applying = apply_options(**apply_flags)
     longest_reconcile = (applying.timeout or 0.0) + applying.lock.timeout
     if not progress_deadline > longest_reconcile:
@@ -168,6 +178,8 @@ def controller_options(
         progress_deadline=progress_deadline,
         leader_elect=leader_elect,
         lease_namespace=lease_namespace,
+        concurrent=concurrent,
+        shard=shard,
         timings=timings,
         reconcile=ReconcileOptions(apply=applying),
     )

@@ -1,5 +1,6 @@
 """Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
-`--plans`: one watch of the Plans in all namespaces (or `-n`'s), each reconciled as `planner reconcile`
+`--plans`: one watch of the Plans in all namespaces (or `-n`'s) of this controller's shard (`sharding`:
+a label selector), each reconciled as `planner reconcile`
 reconciles a file, its outcome written to the Plan's status subresource and told by an Event on it.
 
 A Plan is loaded and rendered at every reconcile, from the watch cache: the same loader and checks as a
@@ -12,7 +13,9 @@ The plan's `reconcile:` section steers it: `suspend` (nothing is done), `depends
 `DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
 `timeout`, `allowDataLoss`, `interval` (the controller requeues it). The finalizer `planner.dev/prune`,
 added before the first write, makes a deletion of the Plan prune its objects first: everything but its
-PVCs (sandbox disks included) and Namespaces, those too with `allowDataLoss`.
+PVCs (sandbox disks included) and Namespaces, those too with `allowDataLoss`; then its generation
+records are trimmed to the `--history-max` newest (the prune's own counted), so a Plan re-created
+under the name can still be rolled back while the records of a deleted one stop piling up.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from planner.app.history import trim_generations
 from planner.app.planning import RenderedPlan, render_loaded
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.events import event_reason, record_event
+from planner.controller.sharding import plan_selector
 from planner.errors import ApiError, ConflictError, NotFoundError, PlannerError, UnreachableError
 from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN
 from planner.kube.client import resource_path
@@ -38,6 +43,7 @@ from planner.objects import Manifest, annotations_of, metadata_of
 from planner.plan.load import load_plan_object, plan_object_source
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.secrets import unread_secrets
+from planner.state.lock import holding
 
 Notice = Callable[[str], None]
 FINALIZER = "planner.dev/prune"
@@ -75,11 +81,14 @@ class PlanObjects:
         namespace: str | None,
         identity: str,
         notice: Notice,
+        shard: str | None = None,
     ) -> None:
         self.target, self.identity, self.notice = target, identity, notice
-        self.client = target.client
+        self.client, self.informers = target.client, informers
         self.informer: Informer = informers.informer(
-            PLAN, namespaces=frozenset({namespace}) if namespace else None
+            PLAN,
+            namespaces=frozenset({namespace}) if namespace else None,
+            label_selector=plan_selector(shard),
         )
 
     def follow(self, queue: Callable[[str], None], forget: Callable[[str], None]) -> None:
@@ -90,7 +99,8 @@ class PlanObjects:
             if kind == "DELETED":
                 forget(object_key(plan))
                 return
-            if planstatus.wants_reconcile(plan) or _being_deleted(plan):
+            # ADDED: new to this controller (created, or moved into its shard), so looked at once.
+            if kind == "ADDED" or planstatus.wants_reconcile(plan) or _being_deleted(plan):
                 queue(object_key(plan))
             for dependent in self.dependents(plan):
                 queue(dependent)
@@ -134,10 +144,17 @@ class PlanObjects:
         namespace = str(metadata_of(plan).get("namespace", ""))
         unready = []
         for name in section.depends_on:
-            other = self.informer.get(namespace, name)
+            other = self.informer.get(namespace, name) or self._read(namespace, name)
             if other is None or not planstatus.is_ready(other):
                 unready.append(name if other is not None else f"{name} (not found)")
         return unready
+
+    def _read(self, namespace: str, name: str) -> Manifest | None:
+        """A Plan outside this controller's watch (another shard's): read once, while it is waited for."""
+        try:
+            return self.client.request("GET", resource_path(PLAN, namespace, name), verb="get")
+        except NotFoundError:
+            return None
 
     # --- one reconcile ---
 
@@ -192,20 +209,26 @@ class PlanObjects:
                 reason=("ReconcileFailed", "Warning"),
             )
             return Reconciled(None, retry=False)
+        # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
+        # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
+        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
+            plan = self.write_status(plan, planstatus.progressing(plan, _now())) or plan
         if FINALIZER not in (metadata_of(plan).get("finalizers") or ()):
             self.set_finalizer(plan, present=True)
-        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
-            self.write_status(plan, planstatus.progressing(plan, _now()))
         outcome = reconcile_plan(
             rendered,
             target=self.target,
             options=plan_reconcile_options(options, section, revision=revision),
             notice=self.notice,
             stop=stop,
+            informers=self.informers,
         )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
-        last_error = str((plan.get("status") or {}).get("lastError") or "")
+        # From the freshest status: a reconcile queued again at once may have started before the watch
+        # brought the last one's status.
+        fresh = self.get(object_key(plan)) or plan
+        last_error = str((fresh.get("status") or {}).get("lastError") or "")
         verdict = _attempt(attempt, rendered, outcome, last_error)
         failed = verdict.ready == "False"
         self.finish(plan, verdict, reason=event_reason("failed" if failed else outcome.result, outcome.drift))
@@ -229,15 +252,43 @@ class PlanObjects:
         kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
         emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
         pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
-        outcome = reconcile_plan(emptied, target=self.target, options=pruning, notice=self.notice, stop=stop)
+        outcome = reconcile_plan(
+            emptied,
+            target=self.target,
+            options=pruning,
+            notice=self.notice,
+            stop=stop,
+            informers=self.informers,
+        )
         if outcome.result == "locked":
             return Reconciled(None, retry=True, outcome=outcome)
         if outcome.result == "failed":
             self.tell(plan, ("ReconcileFailed", "Warning"), f"cannot prune its objects: {outcome.message}")
             return Reconciled(None, retry=True, outcome=outcome)
+        trimmed = self.trim_history(rendered, options=pruning, stop=stop)
+        if trimmed is None:
+            return Reconciled(None, retry=True, outcome=outcome)
         what = "its objects" if section.allow_data_loss or not kept else "its objects but PVCs and Namespaces"
-        self.tell(plan, ("Pruned", "Normal"), f"deleted {what}: {outcome.message}")
+        self.tell(plan, ("Pruned", "Normal"), f"deleted {what}: {outcome.message}{trimmed}")
         return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def trim_history(
+        self, rendered: RenderedPlan, *, options: ReconcileOptions, stop: threading.Event
+    ) -> str | None:
+        """The deleted Plan's generation records past `--history-max` deleted, under its run lock (its
+        prune recorded the newest, when it deleted anything): a sentence for the Event, or None when the
+        lock is held or the records could not be read (then the deletion is retried)."""
+        plan, namespace = rendered.plan.name, rendered.namespace
+        keep = options.apply.history.keep
+        try:
+            with holding(
+                self.client, [(plan, namespace)], options=options.apply.lock, notice=self.notice, stop=stop
+            ):
+                gone = trim_generations(self.client, plan, namespace, keep=keep)
+        except (PlannerError, ApiError, UnreachableError) as failure:
+            self.notice(f"{plan_object_source(namespace, plan)}: its generations were not trimmed: {failure}")
+            return None
+        return f"; deleted {len(gone)} generation records past --history-max {keep}" if gone else ""
 
     def set_finalizer(self, plan: Manifest, *, present: bool, again: bool = True) -> bool:
         """Add or remove `planner.dev/prune` (a merge patch carrying the resourceVersion it read, so a
@@ -298,15 +349,15 @@ class PlanObjects:
         if problem:
             self.notice(problem)
 
-    def write_status(self, plan: Manifest, status: dict[str, Any]) -> None:
+    def write_status(self, plan: Manifest, status: dict[str, Any]) -> Manifest | None:
         """`status` as a merge patch of the status subresource, from the status the watch last showed (the
-        whole `conditions` list at once). A Plan deleted meanwhile has no status to write; other failures
-        are said and the next reconcile writes again."""
+        whole `conditions` list at once); the Plan as written. A Plan deleted meanwhile has no status to
+        write; other failures are said and the next reconcile writes again (None for both)."""
         previous = (self.get(object_key(plan)) or plan).get("status") or {}
         metadata = metadata_of(plan)
         path = resource_path(PLAN, str(metadata.get("namespace")), str(metadata.get("name"))) + "/status"
         try:
-            self.client.request(
+            return self.client.request(
                 "PATCH",
                 path,
                 body={"status": planstatus.merge_patch(previous, status)},
@@ -316,6 +367,7 @@ class PlanObjects:
         except (ApiError, UnreachableError) as failure:
             if getattr(failure, "http_status", 0) != 404:
                 self.notice(f"{source_name(object_key(plan))}: could not write its status: {failure}")
+            return None
 
 
 def _attempt(

@@ -39,6 +39,7 @@ from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
 from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
+from planner.kube.informer import Informers
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import SecretRefs
@@ -104,11 +105,13 @@ def reconcile_plan(
     options: ReconcileOptions,
     notice: Notice,
     stop: threading.Event | None = None,
+    informers: Informers | None = None,
 ) -> PlanOutcome:
     """Reconcile one plan: under its lock, plan it and apply what drifted or is pending (prune
     included), then release; with `options.check`, only plan. Never raises a PlannerError: every
     failure is the outcome's. Setting `stop` ends a wait for the lock and stops the apply from starting
-    further tasks (a controller shutting down, Ctrl-C)."""
+    further tasks (a controller shutting down, Ctrl-C). The apply waits through `informers` when given
+    (a controller's, shared by all its reconciles), else through watches of its own."""
     started = time.monotonic()
     done = _Outcome(rendered, started)
     try:
@@ -120,7 +123,9 @@ def reconcile_plan(
                 return done("failed", changeset, "; ".join(changeset.conflicts))
             result: Result = "changes" if changeset.has_changes else "unchanged"
             return done(result, changeset, _check_message(changeset))
-        return _apply(rendered, target=target, options=options, notice=notice, stop=stop, done=done)
+        return _apply(
+            rendered, target=target, options=options, notice=notice, stop=stop, done=done, informers=informers
+        )
     except LockHeldError as held:
         return done("locked", None, f"locked by {held.holder}" if held.holder else str(held))
     except PlannerError as error:
@@ -157,6 +162,7 @@ def _apply(
     notice: Notice,
     stop: threading.Event | None,
     done: _Outcome,
+    informers: Informers | None,
 ) -> PlanOutcome:
     client = target.client
     applying = options.apply
@@ -174,7 +180,12 @@ def _apply(
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
         applier = Applier.for_target(
-            target, options=applying, sink=_Unheard(), stop=stopped, created_namespaces=made
+            target,
+            options=applying,
+            sink=_Unheard(),
+            stop=stopped,
+            created_namespaces=made,
+            informers=informers,
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()

@@ -44,7 +44,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
 @options.duration(
     "--progress-deadline",
     default="10m",
-    help="/healthz fails when the worker or the plan-file loop has not moved for this long (longer than "
+    help="/healthz fails when a worker or the plan-file loop has not moved for this long (longer than "
     "--timeout plus --lock-timeout: a reconcile may take that).",
 )
 @options.flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes.")
@@ -62,6 +62,21 @@ from planner.cli.running import exit_with, notice, stop_on_signals
 @options.duration(
     "--retry-period", default="2s", help="Leader election: how often to renew, or to try to take the Lease."
 )
+@click.option(
+    "--concurrent",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    metavar="N",
+    help="Workers: up to N plans reconcile at once, never one plan twice at once (all share one client's "
+    "rate limit, --qps).",
+)
+@click.option(
+    "--shard",
+    metavar="KEY",
+    help="Reconcile only the Plan objects labelled planner.dev/shard=KEY (its own Lease "
+    "`planner-controller-KEY`); without it, only those without that label.",
+)
 @options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
 @options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")
 @options.stacked(options.timeout, options.lock, options.history, options.qps)
@@ -70,12 +85,14 @@ def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
     """Keep plans reconciled, warm pools full and idle sandboxes paused, until SIGTERM.
 
     The plans are the files under --plans, or without it the Plan objects in the cluster (every
-    namespace, or -n's). Every --interval and whenever a plan changes, each plan is reconciled as
-    `planner reconcile` does, under its run lock; results are a Plan object's status and Events on it
-    (on a plan file's ApplySet parent Secret), and metrics.
+    namespace, or -n's; with --shard KEY those labelled planner.dev/shard=KEY, else the unlabelled).
+    Every --interval and whenever a plan changes, each plan is reconciled as `planner reconcile` does,
+    under its run lock, by one of --concurrent workers (different plans in parallel, one plan never
+    twice at once); results are a Plan object's status and Events on it (on a plan file's ApplySet
+    parent Secret), and metrics.
     Warm pools are kept at their size (on every watch event of a member and every --resync); a
     sandbox idle past its idleTimeout is paused (reason `idle`). With --leader-elect only the holder
-    of the Lease `planner-controller` writes. SIGTERM: finish the write in flight, release the Lease,
+    of the Lease `planner-controller` (`planner-controller-KEY` with --shard) writes. SIGTERM: finish the write in flight, release the Lease,
     exit 0. See docs/controller.md.
     """
     settings = app.controller_options(watch_namespace=target.namespace, **flags)

@@ -1,6 +1,6 @@
 """Leader election: among controller replicas, one leads (writes); the others stand by, ready.
 
-A `coordination.k8s.io/v1` Lease `planner-controller` with controller-runtime's timings: lease
+A `coordination.k8s.io/v1` Lease `planner-controller` (`planner-controller-KEY` for a shard) with controller-runtime's timings: lease
 duration 15 s, renew deadline 10 s, retry period 2 s. The Lease API directly, with resourceVersion
 preconditions, rather than the official client's `kubernetes.leaderelection`: only `planner.kube`
 talks to the client (its rate limit, request log and errors), and that module neither releases the
@@ -26,13 +26,13 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from planner.controller.sharding import LEASE_NAME
 from planner.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError, UnreachableError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
 from planner.objects import Manifest, metadata_of
 from planner.state.lock import lease_body, micro_time, parse_time
 
-LEASE_NAME = "planner-controller"
 FIELD_MANAGER = "planner-controller"
 
 
@@ -47,12 +47,18 @@ class LeaderElector:
     """Runs the election in a daemon thread; `leading()` and `healthy()` are safe from any thread."""
 
     def __init__(
-        self, client: KubeClient, *, namespace: str, identity: str, timings: ElectionTimings | None = None
+        self,
+        client: KubeClient,
+        *,
+        namespace: str,
+        identity: str,
+        timings: ElectionTimings | None = None,
+        name: str = LEASE_NAME,
     ) -> None:
         self.timings = timings or ElectionTimings()
         self.client = client.with_options(retries=0, connect_retries=0, timeout=self.timings.retry_period * 2)
-        self.namespace, self.identity = namespace, identity
-        self.path = resource_path(LEASE, namespace, LEASE_NAME)
+        self.namespace, self.identity, self.name = namespace, identity, name
+        self.path = resource_path(LEASE, namespace, name)
         self._lease: Manifest | None = None
         self._leading = False
         self._renewed_at = 0.0  # monotonic: last successful acquire or renew
@@ -192,7 +198,7 @@ class LeaderElector:
 
     def _lease_body(self, *, transitions: int) -> Manifest:
         return lease_body(
-            LEASE_NAME,
+            self.name,
             self.namespace,
             identity=self.identity,
             seconds=round(self.timings.lease_duration),

@@ -5,7 +5,7 @@ state as last watched (never a count the controller keeps by hand): `cubepod_act
 `cubepod_paused_sandboxes` per namespace (sandboxes by the state on their workspace PVC),
 `cubepod_warmpool_ready` (unclaimed members whose Pod is Ready) and `planner_warmpool_claimed` per
 namespace and pool. The rest count what the controller did: reconciles by plan and result, their
-duration, the work queue's depth, leadership and sandboxes reaped.
+duration, the work queue's depth and keys in flight, leadership and sandboxes reaped.
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def _family(
 
 
 class ControllerMetrics:
-    def __init__(self, snapshot: Snapshot, *, depth: Callable[[], int]) -> None:
+    def __init__(
+        self, snapshot: Snapshot, *, depth: Callable[[], int], in_flight: Callable[[], int] = lambda: 0
+    ) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(SandboxCollector(snapshot))
         self.reconciles = Counter(
@@ -85,6 +87,12 @@ class ControllerMetrics:
             "planner_workqueue_depth", "Keys waiting in the work queue.", registry=self.registry
         )
         self.depth.set_function(lambda: float(depth()))
+        self.in_flight = Gauge(
+            "planner_workqueue_in_flight",
+            "Keys being processed by the workers now.",
+            registry=self.registry,
+        )
+        self.in_flight.set_function(lambda: float(in_flight()))
         self.leader = Gauge(
             "planner_leader", "1 while this replica leads.", ["identity"], registry=self.registry
         )

@@ -1,7 +1,9 @@
 """The controller's work queue, client-go's in small: each key at most once in the queue, never handed
 to two workers at once (a key added while it is being processed is queued again when it is done), and
 a failed key retried after a per-key exponential backoff (`base * 2**failures`, capped), which a
-success resets. Keys are plain strings (`plan:<file>`, `pools:<file>`, `reap`)."""
+success resets. Keys are plain strings (`plan:<file>`, `pools:<file>`, `reap`). Safe from any number
+of threads (the `--concurrent` workers, the informers' threads, the ticker); once shut down it hands
+out nothing more, so the workers stop after the key each is processing."""
 
 from __future__ import annotations
 
@@ -38,25 +40,29 @@ class WorkQueue:
 
     def add_after(self, key: str, delay: float) -> None:
         with self._changed:
+            if self._shut:
+                return
             heapq.heappush(self._delayed, (self.clock() + delay, key))
             self._changed.notify()
 
     def retry(self, key: str) -> float:
         """Queue `key` again after its backoff; returns the delay."""
-        failures = self._failures.get(key, 0)
-        self._failures[key] = failures + 1
+        with self._changed:
+            failures = self._failures.get(key, 0)
+            self._failures[key] = failures + 1
         delay = float(min(self.cap, self.base * 2.0**failures))
         self.add_after(key, delay)
         return delay
 
     def forget(self, key: str) -> None:
-        self._failures.pop(key, None)
+        with self._changed:
+            self._failures.pop(key, None)
 
     def get(self, timeout: float) -> str | None:
         """The next key to process (then `done(key)`), or None after `timeout` or once shut down."""
         deadline = self.clock() + timeout
         with self._changed:
-            while True:
+            while not self._shut:
                 self._promote()
                 if self._ready:
                     key = self._ready.pop(0)
@@ -64,10 +70,11 @@ class WorkQueue:
                     self._processing.add(key)
                     return key
                 remaining = deadline - self.clock()
-                if self._shut or remaining <= 0:
+                if remaining <= 0:
                     return None
                 wake = self._delayed[0][0] - self.clock() if self._delayed else remaining
                 self._changed.wait(max(0.0, min(remaining, wake)))
+            return None
 
     def done(self, key: str) -> None:
         with self._changed:
@@ -78,6 +85,11 @@ class WorkQueue:
                     self._queued.add(key)
                     self._ready.append(key)
                     self._changed.notify()
+
+    def processing(self) -> int:
+        """Keys being processed now (by as many workers)."""
+        with self._changed:
+            return len(self._processing)
 
     def depth(self) -> int:
         """Keys waiting: ready now or backing off."""

@@ -116,16 +116,20 @@ class DiscoveryCache:
 
 @dataclass
 class RequestLog:
-    """Requests made, by verb: what benchmarks print and tests assert on."""
+    """Requests made, by verb: what benchmarks print and tests assert on. Counted from any thread (the
+    executor's pool, the controller's workers): `+=` on a Counter is a read and a write."""
 
     by_verb: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, verb: str) -> None:
-        self.by_verb[verb] += 1
+        with self.lock:
+            self.by_verb[verb] += 1
 
     @property
     def total(self) -> int:
-        return sum(self.by_verb.values())
+        with self.lock:
+            return sum(self.by_verb.values())
 
 
 class KubeClient:

@@ -347,24 +347,57 @@ class Informer:
                     log.exception("%s: a subscriber failed on %s", self.describe(), kind)
 
 
-class Informers:
-    """One informer per kind per process: the first caller's scope decides, later callers share it."""
+@dataclass(frozen=True)
+class Scope:
+    """The namespaces (None: all) every informer of a long-lived set watches."""
 
-    def __init__(self, client: KubeClient, *, options: InformerOptions | None = None) -> None:
+    namespaces: frozenset[str] | None
+
+
+class Informers:
+    """One informer per kind per process: the first caller's scope decides, later callers share it.
+    With `shared_scope` (a controller's: its namespace, or all) every informer covers that scope
+    whatever its first caller asked, so runs in any of those namespaces share one watch per kind; an
+    informer that failed for good (a CRD not installed yet) is then started afresh when asked for again."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        options: InformerOptions | None = None,
+        shared_scope: Scope | None = None,
+    ) -> None:
         self.client, self.options = client, options
+        self.shared_scope = shared_scope
         self._by_kind: dict[str, Informer] = {}
         self._lock = threading.Lock()
 
-    def informer(self, kind: KindInfo, *, namespaces: frozenset[str] | None = None) -> Informer:
-        """The started informer of `kind`; created for `namespaces` (None: all) on first use. A later
-        request for a namespace outside its scope is a programming error (ValueError)."""
+    def informer(
+        self, kind: KindInfo, *, namespaces: frozenset[str] | None = None, label_selector: str = ""
+    ) -> Informer:
+        """The started informer of `kind`; created for `namespaces` (None: all) and `label_selector` on
+        first use. A later request for a namespace outside its scope, or for another selector, is a
+        programming error (ValueError)."""
+        if self.shared_scope is not None:
+            namespaces = self.shared_scope.namespaces
         with self._lock:
             existing = self._by_kind.get(kind.group_kind)
+            if existing is not None and existing.failed and self.shared_scope is not None:
+                existing.stop(join=0)
+                existing = None
             if existing is None:
-                existing = Informer(self.client, kind, namespaces=namespaces, options=self.options).start()
+                existing = Informer(
+                    self.client,
+                    kind,
+                    namespaces=namespaces,
+                    label_selector=label_selector,
+                    options=self.options,
+                ).start()
                 self._by_kind[kind.group_kind] = existing
             elif not _covers(existing.namespaces, namespaces):
                 raise ValueError(f"{existing.describe()} does not cover {sorted(namespaces or ['all'])}")
+            elif existing.label_selector != label_selector:
+                raise ValueError(f"{existing.describe()} selects {existing.label_selector!r}")
             return existing
 
     def get(self, kind: KindInfo) -> Informer | None:
@@ -382,4 +415,4 @@ def _covers(scope: frozenset[str] | None, wanted: frozenset[str] | None) -> bool
     return scope is None or (wanted is not None and wanted <= scope)
 
 
-__all__ = ["EventType", "Informer", "InformerOptions", "Informers", "Subscriber"]
+__all__ = ["EventType", "Informer", "InformerOptions", "Informers", "Scope", "Subscriber"]

@@ -696,9 +696,11 @@ class _Renewer:
                     self._cond.notify_all()
 
 
-@functools.cache
+_RENEWER = _Renewer()  # one per process, made at import: two threads' first locks must share it
+
+
 def _renewer() -> _Renewer:
-    return _Renewer()
+    return _RENEWER
 
 
 class HeldLocks:

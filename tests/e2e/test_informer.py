@@ -16,7 +16,7 @@ from planner.errors import CacheSyncError, api_error
 from planner.execute import Answer, Until
 from planner.kinds import CONFIG_MAP, JOB, PERSISTENT_VOLUME_CLAIM, SECRET, KindInfo
 from planner.kube.client import ClientOptions, KubeClient
-from planner.kube.informer import EventType, Informer, InformerOptions, Informers
+from planner.kube.informer import EventType, Informer, InformerOptions, Informers, Scope
 from planner.objects import ObjectRef
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
 from planner.wait.readiness import Readiness
@@ -203,6 +203,25 @@ def test_one_watch_connection_per_kind_whatever_the_number_of_objects_and_namesp
         assert client.log.by_verb["watch"] == 2
         assert client.log.by_verb["list"] == 2
         assert {obj["metadata"]["namespace"] for obj in config_maps.items()} == scope  # filtered to scope
+    finally:
+        registry.stop()
+
+
+def test_a_shared_scope_serves_any_namespace_from_one_informer_and_restarts_a_failed_one(
+    client: KubeClient, namespace: str
+) -> None:
+    """A controller's set: every informer watches its scope whatever the first run asked, and one that
+    failed for good (a kind not served yet) is started afresh for the next run that asks."""
+    registry = Informers(client, shared_scope=Scope(None))
+    try:
+        config_maps = registry.informer(CONFIG_MAP, namespaces=frozenset({namespace}))
+        assert registry.informer(CONFIG_MAP, namespaces=frozenset({"elsewhere"})) is config_maps
+        assert config_maps.namespaces is None
+        widgets = registry.informer(WIDGET, namespaces=frozenset({namespace}))
+        with pytest.raises(CacheSyncError, match="widgets"):
+            widgets.wait_until_synced(10)
+        again = registry.informer(WIDGET, namespaces=frozenset({namespace}))
+        assert again is not widgets and widgets.stopped and not again.stopped
     finally:
         registry.stop()
 

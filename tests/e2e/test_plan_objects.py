@@ -8,14 +8,17 @@ from __future__ import annotations
 import base64
 import json
 import re
+import signal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
+from tests.simulated import eventually
 
 __all__ = ["controllers"]  # the fixture, shared with test_controller
 
@@ -307,3 +310,125 @@ def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_kee
     app = get_json(kubectl, "plan", "app", "-n", namespace)
     assert app["status"]["inventory"]["objects"] == {"Deployment": 1}, (app, running.output())
     assert mode(kubectl, namespace, "app") == "fast"
+
+
+def sharded(text: str, shard: str) -> str:
+    """The Plan `text` labelled for `shard`."""
+    head, _, rest = text.partition("metadata: {")
+    return f"{head}metadata: {{labels: {{planner.dev/shard: {shard}}}, {rest}"
+
+
+def lease_holder(kubectl: Runner, namespace: str, name: str) -> str:
+    done = kubectl("get", "lease", name, "-n", namespace, "-o", "jsonpath={.spec.holderIdentity}")
+    return done.stdout if done.returncode == 0 else ""
+
+
+def generation_records(kubectl: Runner, namespace: str, plan: str) -> list[str]:
+    selector = f"planner.dev/plan={plan},planner.dev/generation"
+    listed = get_json(kubectl, "secrets", "-n", namespace, "-l", selector)
+    return sorted(item["metadata"]["name"] for item in listed["items"])
+
+
+def reporters(kubectl: Runner, namespace: str, name: str) -> set[str]:
+    listed = get_json(
+        kubectl,
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.kind=Plan,involvedObject.name={name}",
+    )
+    return {e.get("reportingInstance", "") for e in listed["items"]}
+
+
+def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """With the cluster's controllers paused no rollout ends, so a reconcile holds its plan's run lock
+    (a Lease) until they resume: four locks held at once are four reconciles at once. A Plan changed
+    meanwhile is reconciled again only after (the server never answered a lock's create with 409).
+    Then shards: a, b and the unlabelled, each with its own leader Lease, each Plan's Events from the
+    controller holding its shard's Lease."""
+    install_crd(planner, kubectl)
+    admin = SlimAdmin(cluster.url)
+    admin.clear_requests()
+    elect = ("-n", namespace, "--interval", "1h", "--leader-elect", "--lease-namespace", namespace)
+    names = ["p1", "p2", "p3", "p4"]
+    admin.pause("controllers")
+    try:
+        first = controllers(*elect, "--shard", "a", "--concurrent", "4")
+        for name in names:
+            assert kubectl("apply", "-f", "-", stdin=sharded(knob_plan(namespace, name), "a")).returncode == 0
+        locks = [f"planner-lock-{name}" for name in names]
+        eventually(lambda: all(lease_holder(kubectl, namespace, lock) for lock in locks), timeout=60)
+        holders = {lease_holder(kubectl, namespace, lock) for lock in locks}
+        assert len(holders) == 1 and f"/{first.process.pid}/" in holders.pop()
+        for name in ("p1", "p2"):
+            changed = knob_plan(namespace, name, image="ghcr.io/acme/shop-web:1.5.0")
+            assert kubectl("apply", "-f", "-", stdin=sharded(changed, "a")).returncode == 0
+    finally:
+        admin.resume("controllers")
+    for name in ("p1", "p2"):
+        observed = kubectl(
+            "wait", "--for=jsonpath={.status.observedGeneration}=2", f"plan/{name}", "-n", namespace,
+            "--timeout=120s",
+        )  # fmt: skip
+        assert observed.returncode == 0, observed.stderr + first.output()
+    for name in names:
+        wait_ready(kubectl, namespace, name)
+    p1 = get_json(kubectl, "plan", "p1", "-n", namespace)
+    assert conditions(p1)["Ready"]["observedGeneration"] == 2 and p1["status"]["lastAppliedGeneration"] == 2
+    web = get_json(kubectl, "deployment", "p1-web", "-n", namespace)
+    assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/acme/shop-web:1.5.0"
+    lock_creates = [
+        e
+        for e in admin.requests()
+        if e["namespace"] == namespace and e["resource"] == "leases" and e["verb"] == "create"
+    ]
+    assert lock_creates and all(e["code"] == 201 for e in lock_creates), lock_creates
+    assert ": locked" not in first.output()
+
+    # A deleted Plan keeps only the newest --history-max generation records: the shard's controller
+    # restarted with --history-max 1; p1's prune records generation 3, p2's (its objects deleted by
+    # hand first) has nothing to record, and both are trimmed to one.
+    shard_a = {lease_holder(kubectl, namespace, "planner-controller-a")}
+    first.process.send_signal(signal.SIGTERM)
+    assert first.process.wait(timeout=60) == 0, first.output()
+    first = controllers(*elect, "--shard", "a", "--history-max", "1")
+    leader = eventually(
+        lambda: (h := lease_holder(kubectl, namespace, "planner-controller-a")) not in shard_a and h,
+        timeout=60,
+    )
+    # Its first look at p2 over (a reconcile then would put back what is deleted by hand next).
+    eventually(lambda: leader in reporters(kubectl, namespace, "p2"), timeout=60)
+    assert kubectl("delete", "deployment/p2-web", "configmap/p2-settings", "-n", namespace).returncode == 0
+    for name in ("p1", "p2"):
+        deleted = kubectl("delete", "plan", name, "-n", namespace, "--timeout=90s")
+        assert deleted.returncode == 0, deleted.stderr + first.output()
+    assert generation_records(kubectl, namespace, "p1") == ["planner.p1.g3"]
+    assert generation_records(kubectl, namespace, "p2") == ["planner.p2.g2"]
+    assert generation_records(kubectl, namespace, "p3") == ["planner.p3.g1"]
+    pruned = [e for e in plan_events(kubectl, namespace, "p2") if e[0] == "Pruned"]
+    assert pruned and "deleted 1 generation records past --history-max 1" in pruned[0][2], pruned
+
+    # Shards: b and the unlabelled beside a, each reconciling only its own Plans.
+    second = controllers(*elect, "--shard", "b")
+    unsharded = controllers(*elect)
+    assert kubectl("apply", "-f", "-", stdin=sharded(knob_plan(namespace, "q-b"), "b")).returncode == 0
+    assert kubectl("apply", "-f", "-", stdin=knob_plan(namespace, "q-none")).returncode == 0
+    for name in ("q-b", "q-none"):
+        wait_ready(kubectl, namespace, name)
+    leaders = {
+        lease: lease_holder(kubectl, namespace, lease)
+        for lease in ("planner-controller-a", "planner-controller-b", "planner-controller")
+    }
+    assert len(set(leaders.values())) == 3 and all(leaders.values()), leaders
+    shard_a.add(leaders["planner-controller-a"])
+    assert reporters(kubectl, namespace, "p3") <= shard_a, (shard_a, leaders)
+    for name, lease in {"q-b": "planner-controller-b", "q-none": "planner-controller"}.items():
+        assert reporters(kubectl, namespace, name) == {leaders[lease]}, (
+            name,
+            leaders,
+            second.output(),
+            unsharded.output(),
+        )

@@ -13,7 +13,8 @@ from typing import Any, cast
 
 import pytest
 
-from planner.controller.leader import LEASE_NAME, ElectionTimings, LeaderElector
+from planner.controller.leader import ElectionTimings, LeaderElector
+from planner.controller.sharding import LEASE_NAME
 from planner.errors import AlreadyExistsError, ConflictError, NotFoundError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path

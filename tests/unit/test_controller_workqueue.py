@@ -1,6 +1,9 @@
-"""The controller's work queue with a hand-driven clock: dedup, no key twice at once, backoff."""
+"""The controller's work queue with a hand-driven clock: dedup, no key twice at once (whatever the
+number of workers), backoff, shutdown."""
 
 from __future__ import annotations
+
+import threading
 
 from planner.controller.workqueue import WorkQueue
 
@@ -61,3 +64,56 @@ def test_a_shut_queue_hands_out_nothing_more() -> None:
     queue.add("plan:a")
 
     assert queue.get(timeout=1) is None
+
+
+def test_several_workers_get_different_keys_and_never_one_being_processed() -> None:
+    queue = WorkQueue(clock=Clock())
+    for key in ["plan:a", "plan:b", "plan:c"]:
+        queue.add(key)
+    first, second = queue.get(timeout=0), queue.get(timeout=0)
+
+    queue.add("plan:a")  # a change of a plan in flight: queued again, not handed out
+    third, fourth = queue.get(timeout=0), queue.get(timeout=0)
+
+    assert (first, second, third, fourth) == ("plan:a", "plan:b", "plan:c", None)
+    assert queue.processing() == 3
+    queue.done("plan:b")
+    assert queue.get(timeout=0) is None  # plan:b was not added again
+    queue.done("plan:a")
+    assert queue.get(timeout=0) == "plan:a" and queue.processing() == 2
+
+
+def test_a_retry_that_comes_due_while_the_key_is_processed_waits_for_done() -> None:
+    clock = Clock()
+    queue = WorkQueue(base=1.0, clock=clock)
+    queue.add("plan:a")
+    assert queue.get(timeout=0) == "plan:a"
+    queue.retry("plan:a")  # an earlier failure's retry, due while a worker holds the key
+    clock.now += 1.0
+
+    assert queue.get(timeout=0) is None
+    queue.done("plan:a")
+    assert queue.get(timeout=0) == "plan:a"
+    queue.done("plan:a")
+    assert queue.get(timeout=0) is None and queue.depth() == 0
+
+
+def test_shutdown_wakes_a_waiting_worker_and_hands_out_no_queued_key() -> None:
+    queue = WorkQueue(clock=Clock())
+    got: list[str | None] = []
+    waiting = threading.Thread(target=lambda: got.append(queue.get(timeout=3600)))
+    queue.add_after("plan:c", 3600)  # the clock never moves: the waiter sleeps until woken
+    waiting.start()
+    queue.shut_down()
+    waiting.join()
+
+    busy = WorkQueue(clock=Clock())
+    for key in ["plan:a", "plan:b"]:
+        busy.add(key)
+    assert busy.get(timeout=0) == "plan:a"
+    busy.shut_down()
+    busy.retry("plan:a")  # the worker finishing its key after the shutdown
+    busy.done("plan:a")
+
+    assert got == [None]
+    assert busy.get(timeout=0) is None and busy.processing() == 0
