@@ -240,16 +240,16 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
         pool["name"] = f"{pool['name']}-pool{index}"
     claims = [claim["name"] for claim in document.get("volumeClaims", [])]
     for workload in document.get("workloads", []):
-        _valid_workload(workload, claims)
+        _valid_workload(workload, claims, draw)
     for sandbox in document.get("sandboxes", []):
         sandbox.pop("forkFrom", None)
     _valid_references(document, draw)
 
 
-def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
-    asked = _kind_asked_for(workload)
-    if asked is not None:
-        workload["kind"] = asked  # else the fields only one kind takes are rarely kept
+def _valid_workload(workload: dict[str, Any], claims: list[str], draw: DrawFn) -> None:
+    asked = _kinds_asked_for(workload)
+    if asked:  # else the fields only one kind takes are rarely kept
+        workload["kind"] = draw(st.sampled_from(asked))
     kind = workload.get("kind") or "deployment"
     for field, kinds in KIND_FIELDS.items():
         if kind not in kinds:
@@ -299,16 +299,18 @@ def _valid_workload(workload: dict[str, Any], claims: list[str]) -> None:
     _valid_volumes(containers, claims, stateful=kind == "statefulset")
 
 
-def _kind_asked_for(workload: dict[str, Any]) -> str | None:
-    """The kind the first field only one kind takes asks for (a claim volume asks for a StatefulSet); None
-    for a workload with an Ingress (an exposed Deployment's) or none of those fields."""
+def _kinds_asked_for(workload: dict[str, Any]) -> list[str]:
+    """The kinds a workload's fields ask for, one of which it becomes: a claim volume asks for a
+    StatefulSet, else each field only one kind takes asks for its kind; none for a workload with an
+    Ingress (an exposed Deployment's), or one that names its kind and has no claim volume."""
     if "ingress" in workload:
-        return None
-    for field, kinds in KIND_FIELDS.items():
-        if field in workload and len(kinds) == 1:
-            return kinds[0]
+        return []
     volumes = [v for c in (workload, *workload.get("sidecars", [])) for v in c.get("volumes", [])]
-    return "statefulset" if any("claim" in v for v in volumes) else None
+    if any("claim" in v for v in volumes):
+        return ["statefulset"]
+    if "kind" in workload:
+        return []
+    return sorted({kinds[0] for field, kinds in KIND_FIELDS.items() if field in workload and len(kinds) == 1})
 
 
 def _valid_volumes(containers: list[dict[str, Any]], claims: list[str], *, stateful: bool) -> None:

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests import slimcluster
+from tests import clirun, slimcluster
 from tests.paths import REPO
 
 _names = itertools.count()
@@ -81,14 +80,13 @@ def home() -> Iterator[Path]:
 
 @pytest.fixture
 def planner(cluster: ClusterHandle, home: Path) -> Runner:
-    """Run `python -m planner ARGS` against the module's cluster; `cwd` and `env` may be given."""
+    """Run `planner ARGS` against the module's cluster, in a process of its own forked from this one
+    (tests/clirun.py); `cwd` and `env` may be given."""
 
     def run(
         *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        environment = _environment(cluster.kubeconfig, home) | (env or {})
-        command = [sys.executable, "-m", "planner", *args]
-        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
+        return clirun.run(args, cwd=cwd, env=_environment(cluster.kubeconfig, home) | (env or {}))
 
     return run
 
