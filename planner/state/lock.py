@@ -703,6 +703,17 @@ def _renewer() -> _Renewer:
     return _RENEWER
 
 
+def _forget_the_parent() -> None:
+    """A forked child is another lock holder, and the renewal threads were not forked with it."""
+    global _RENEWER
+    _RENEWER = _Renewer()
+    run_identity.cache_clear()
+    this_process.cache_clear()
+
+
+os.register_at_fork(after_in_child=_forget_the_parent)
+
+
 class HeldLocks:
     """The locks of one run, taken in a fixed order (namespace, then plan) so two runs over the same
     plans never wait for each other in a circle; `lost()` is the first loss among them."""

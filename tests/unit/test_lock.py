@@ -71,6 +71,24 @@ def test_the_run_identity_is_user_at_host_pid_and_a_random_part_fixed_for_the_pr
     assert run_identity() == identity
 
 
+def test_a_forked_child_is_another_holder_with_its_own_identity_and_process() -> None:
+    parent = (run_identity(), this_process())
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what it is, then leave without running pytest's exit handlers
+        os.close(read)
+        child = this_process()
+        os.write(write, f"{run_identity()} {child.pid if child else 0}".encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as reply:
+        identity, child_pid = reply.read().split()
+    os.waitpid(pid, 0)
+    assert identity.split("/")[1] == str(pid) != parent[0].split("/")[1]
+    assert int(child_pid) == pid
+    assert parent == (run_identity(), this_process())
+
+
 def test_a_holder_is_read_from_its_lease() -> None:
     holder = Holder.of(lease())
     assert holder == Holder(
