@@ -152,7 +152,7 @@ def main() -> None:
                 f"converged from start in {time.monotonic() - started:.1f}s"
             )
             time.sleep(5)  # let the last pool events settle
-            admin = SlimAdmin(cluster.url)
+            admin = SlimAdmin.of(cluster)
             admin.clear_requests()
             before = cpu_seconds(process.pid)
             time.sleep(args.idle)

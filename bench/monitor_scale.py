@@ -487,7 +487,7 @@ def main() -> None:
             f"created {args.ids} workloads in {args.namespaces} namespaces in {time.perf_counter() - made:.1f} s"
         )
         run = run_monitor(cluster.url, cluster.kubeconfig, workloads, namespaces, args.batch, child)
-        admin = SlimAdmin(cluster.url)
+        admin = SlimAdmin.of(cluster)
         gets = admin.request_count(verb="get")
         poll = child.submit(poll_round, cluster.url, [w.path for w in workloads]).result()
         poll_requests = int(admin.request_count(verb="get") - gets)
