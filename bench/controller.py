@@ -23,13 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.slim.admin import SlimAdmin
+from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +55,7 @@ def pool_text(size: int) -> str:
 
 
 def get(cluster: ClusterHandle, path: str) -> Any:
-    with urllib.request.urlopen(cluster.url + path, timeout=30) as reply:
+    with urlopen(cluster, path) as reply:
         return json.loads(reply.read())
 
 

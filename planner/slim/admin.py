@@ -10,8 +10,8 @@
     with urlopen(handle, "/api/v1/pods?watch=1") as reply: ...   # any other request, as the admin
 
 The server speaks TLS and lets in only who shows its admin token (or a token it issued): every
-request here carries the endpoint's `token` and trusts only its `ca` (`tls_context`, `authorization`
-do the same for an aiohttp session).
+request here carries the endpoint's `token` and trusts only its `ca`, and so does an aiohttp session
+from `client_session`.
 
 Plain urllib, so it works from any test without an event loop or the kubernetes client.
 """
@@ -27,9 +27,12 @@ from collections.abc import Iterator
 from functools import lru_cache
 from http.client import HTTPResponse
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client.parser import text_string_to_metric_families
+
+if TYPE_CHECKING:
+    import aiohttp
 
 Obj = dict[str, Any]
 
@@ -76,6 +79,15 @@ def urlopen(
     request = urllib.request.Request(endpoint.url + path, data=data, method=method, headers=sent)
     reply: HTTPResponse = urllib.request.urlopen(request, timeout=timeout, context=tls_context(endpoint.ca))
     return reply
+
+
+def client_session(endpoint: Endpoint, *, limit: int = 100) -> aiohttp.ClientSession:
+    """An aiohttp session (at most `limit` connections) that presents the endpoint's token and trusts
+    its CA, for benchmarks that need many requests in flight."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=limit, ssl=tls_context(endpoint.ca) or True)
+    return aiohttp.ClientSession(connector=connector, headers=authorization(endpoint.token))
 
 
 class SlimAdmin:
