@@ -130,7 +130,7 @@ def cluster_reset(data_dir: Path | None) -> None:
     "--token",
     envvar="PLANNER_CLUSTER_TOKEN",
     help="The admin's bearer token clients must present (default: a new random one, written only "
-    "to the kubeconfig).",
+    "to the kubeconfig). Prefer $PLANNER_CLUSTER_TOKEN: any local user can read a command line.",
 )
 @_time_scale_option
 @_resync_option

@@ -31,7 +31,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ class ClusterInfo:
     kubeconfig: Path
     data_dir: Path
     memory: bool
-    token: str | None = None  # the admin's bearer token
+    token: str | None = field(default=None, repr=False)  # the admin's bearer token
     ca: Path | None = None  # the CA that signed the server's certificate
 
 
@@ -65,7 +65,7 @@ class ClusterHandle:
     kubeconfig: Path
     port: int
     pid: int
-    token: str | None = None  # the admin's bearer token (None only for an insecure server)
+    token: str | None = field(default=None, repr=False)  # the admin's (None only for an insecure server)
     ca: Path | None = None  # the CA to trust (None only for an insecure server)
 
 

@@ -125,7 +125,7 @@ def test_a_stored_replication_controller_is_defaulted(cluster: ClusterHandle, na
     )
 
 
-def test_without_rbac_everyone_may_and_the_log_names_who(cluster: ClusterHandle, namespace: str) -> None:
+def test_without_rbac_every_token_may_and_the_log_names_who(cluster: ClusterHandle, namespace: str) -> None:
     admin = SlimAdmin.of(cluster)
     admin.clear_requests()
     http(cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "bot"}})
@@ -139,7 +139,7 @@ def test_without_rbac_everyone_may_and_the_log_names_who(cluster: ClusterHandle,
         == 200
     )
     assert [(e["user"], e["verb"], e["resource"], e["subresource"], e["code"]) for e in admin.requests()] == [
-        ("system:anonymous", "create", "serviceaccounts", "", 201),
-        ("system:anonymous", "create", "serviceaccounts", "token", 201),
+        ("kubernetes-admin", "create", "serviceaccounts", "", 201),
+        ("kubernetes-admin", "create", "serviceaccounts", "token", 201),
         (f"system:serviceaccount:{namespace}:bot", "delete", "configmaps", "", 200),
     ]

@@ -496,7 +496,7 @@ def test_deleting_a_namespace_deletes_its_custom_resources(cluster: ClusterHandl
 
 def _up(data: Path) -> ClusterHandle:
     info = slim_cluster.up(data_dir=data, port=None, memory=False)
-    return ClusterHandle(info.url, info.kubeconfig, info.port, info.pid)
+    return ClusterHandle(info.url, info.kubeconfig, info.port, info.pid, info.token, info.ca)
 
 
 def test_crds_and_custom_resources_survive_a_restart(tmp_path: Path) -> None:
