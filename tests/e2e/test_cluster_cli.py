@@ -67,7 +67,7 @@ UNAUTHORIZED = {
 }
 
 
-def _forbidden(message: str, details: dict[str, str]) -> dict[str, object]:
+def forbidden(message: str, details: dict[str, str]) -> dict[str, object]:
     return {**UNAUTHORIZED, "message": message, "reason": "Forbidden", "details": details, "code": 403}
 
 
@@ -93,7 +93,7 @@ def test_cluster_up_lets_in_only_its_token_and_prints_it_nowhere(tmp_path: Path)
         kubectl = _kubectl(str(info.kubeconfig), tmp_path / "cache", "get", "secrets", "-A", "-o", "name")
         assert kubectl.returncode == 0, kubectl.stderr
         anonymous, wrong = replace(info, token=None), replace(info, token="not-the-token")
-        assert http(anonymous, "GET", "/api/v1/namespaces/default/secrets").body == _forbidden(
+        assert http(anonymous, "GET", "/api/v1/namespaces/default/secrets").body == forbidden(
             'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" '
             'in the namespace "default"',
             {"kind": "secrets"},
@@ -101,7 +101,7 @@ def test_cluster_up_lets_in_only_its_token_and_prints_it_nowhere(tmp_path: Path)
         for method in ("GET", "PUT"):
             refused = http(anonymous, method, "/slim/faults", {"errorRates": {"500": 1.0}})
             verb = {"GET": "get", "PUT": "put"}[method]
-            assert refused.body == _forbidden(
+            assert refused.body == forbidden(
                 f'forbidden: User "system:anonymous" cannot {verb} path "/slim/faults"', {}
             )
         for path in ("/api/v1/secrets", "/slim/faults", "/version", "/healthz"):
