@@ -36,14 +36,13 @@ import sys
 import tempfile
 import time
 import urllib.error
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.slim.admin import SlimAdmin
+from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +69,7 @@ def pool_text(size: int) -> str:
 
 
 def get(cluster: ClusterHandle, path: str) -> Any:
-    with urllib.request.urlopen(cluster.url + path, timeout=30) as reply:
+    with urlopen(cluster, path) as reply:
         return json.loads(reply.read())
 
 
@@ -113,7 +112,7 @@ def change_latency(target: Path, index: int, image: str, workloads: int, log: Pa
 
 def idle_line(cluster: ClusterHandle, pids: list[int], seconds: float) -> str:
     """The controllers' CPU and API requests over `seconds` of idling, as one line."""
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.clear_requests()
     before = sum(cpu_seconds(pid) for pid in pids)
     time.sleep(seconds)
@@ -143,14 +142,15 @@ def plan_object(index: int, workloads: int, image: str, shard: str | None) -> di
 
 
 def send(cluster: ClusterHandle, method: str, path: str, body: Any, content_type: str) -> Any:
-    request = urllib.request.Request(
-        cluster.url + path,
-        data=json.dumps(body).encode(),
-        method=method,
-        headers={"Content-Type": content_type},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
+        with urlopen(
+            cluster,
+            path,
+            method=method,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": content_type},
+            timeout=60,
+        ) as reply:
             return json.loads(reply.read())
     except urllib.error.HTTPError as error:
         raise SystemExit(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}") from None

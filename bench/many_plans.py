@@ -16,8 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from planner.slim.admin import urlopen
+from planner.slim.cluster import ClusterHandle, running_cluster
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,11 +44,11 @@ def threads_of(pid: int) -> int:
     return 0
 
 
-def measure(url: str, kubeconfig: Path, count: int, source: Path, stop_after: float) -> dict[str, float]:
+def measure(cluster: ClusterHandle, count: int, source: Path, stop_after: float) -> dict[str, float]:
     namespace = f"bench-{count}-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="many-plans-") as folder:
         write_plans(Path(folder), count, namespace)
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
         started = time.monotonic()
         process = subprocess.Popen(
             [sys.executable, "-m", "planner", "apply", folder, "--no-wait"],
@@ -79,9 +81,7 @@ def measure(url: str, kubeconfig: Path, count: int, source: Path, stop_after: fl
         wall = time.monotonic() - started
         if code and not interrupted:
             print(errors.decode(errors="replace"), file=sys.stderr)
-    with urllib.request.urlopen(
-        f"{url}/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", timeout=60
-    ) as reply:
+    with urlopen(cluster, f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", timeout=60) as reply:
         leases = reply.read().count(b'"planner-lock-')
     return {"exit": code, "threads": peak, "first_output_s": first_output, "wall_s": wall, "leases": leases}
 
@@ -98,11 +98,9 @@ def main() -> None:
         "--source", type=Path, default=REPO, help="a checkout whose planner to run (to compare with another)"
     )
     arguments = parser.parse_args()
-    from planner.slim.cluster import running_cluster
-
     with running_cluster() as handle:
         for count in arguments.plans:
-            result = measure(handle.url, handle.kubeconfig, count, arguments.source, arguments.stop_after)
+            result = measure(handle, count, arguments.source, arguments.stop_after)
             print(
                 f"{count} plans: " + ", ".join(f"{key} {value:.1f}" for key, value in result.items()),
                 flush=True,

@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.events import Event, SystemClock
@@ -49,8 +47,8 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.monitor import Monitor
 from planner.render.identity import RuntimeID
-from planner.slim.admin import SlimAdmin
-from planner.slim.cluster import running_cluster
+from planner.slim.admin import SlimAdmin, client_session
+from planner.slim.cluster import ClusterHandle, running_cluster
 
 CONCURRENCY = 16
 MERGE_PATCH = "application/merge-patch+json"
@@ -132,8 +130,9 @@ async def in_parallel(count: int, request: Callable[[int], Awaitable[None]]) -> 
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
 
 
-async def _create(url: str, namespaces: Sequence[str], workloads: Sequence[Workload]) -> None:
-    async with aiohttp.ClientSession() as session:
+async def _create(cluster: ClusterHandle, namespaces: Sequence[str], workloads: Sequence[Workload]) -> None:
+    url = cluster.url
+    async with client_session(cluster) as session:
         for namespace in namespaces:
             async with session.post(
                 f"{url}/api/v1/namespaces", json={"metadata": {"name": namespace}}
@@ -151,9 +150,10 @@ async def _create(url: str, namespaces: Sequence[str], workloads: Sequence[Workl
         await in_parallel(len(workloads), create)
 
 
-async def _write(url: str, writes: Sequence[Write]) -> list[Acknowledged]:
+async def _write(cluster: ClusterHandle, writes: Sequence[Write]) -> list[Acknowledged]:
     acknowledged: list[Acknowledged] = []
-    async with aiohttp.ClientSession() as session:
+    url = cluster.url
+    async with client_session(cluster) as session:
 
         async def write(index: int) -> None:
             change = writes[index]
@@ -173,8 +173,9 @@ async def _write(url: str, writes: Sequence[Write]) -> list[Acknowledged]:
     return acknowledged
 
 
-async def _poll(url: str, paths: Sequence[str]) -> None:
-    async with aiohttp.ClientSession() as session:
+async def _poll(cluster: ClusterHandle, paths: Sequence[str]) -> None:
+    url = cluster.url
+    async with client_session(cluster) as session:
 
         async def get(index: int) -> None:
             async with session.get(url + paths[index]) as reply:
@@ -184,18 +185,20 @@ async def _poll(url: str, paths: Sequence[str]) -> None:
         await in_parallel(len(paths), get)
 
 
-def create_workloads(url: str, namespaces: Sequence[str], workloads: Sequence[Workload]) -> None:
-    asyncio.run(_create(url, namespaces, workloads))
+def create_workloads(
+    cluster: ClusterHandle, namespaces: Sequence[str], workloads: Sequence[Workload]
+) -> None:
+    asyncio.run(_create(cluster, namespaces, workloads))
 
 
-def write_statuses(url: str, writes: Sequence[Write]) -> list[Acknowledged]:
-    return asyncio.run(_write(url, writes))
+def write_statuses(cluster: ClusterHandle, writes: Sequence[Write]) -> list[Acknowledged]:
+    return asyncio.run(_write(cluster, writes))
 
 
-def poll_round(url: str, paths: Sequence[str]) -> tuple[float, float]:
+def poll_round(cluster: ClusterHandle, paths: Sequence[str]) -> tuple[float, float]:
     """One naive polling round, a GET per object: (wall seconds, the poller's CPU seconds)."""
     cpu, started = time.process_time(), time.perf_counter()
-    asyncio.run(_poll(url, paths))
+    asyncio.run(_poll(cluster, paths))
     return time.perf_counter() - started, time.process_time() - cpu
 
 
@@ -349,7 +352,11 @@ def register_all(monitor: Monitor, workloads: Sequence[Workload]) -> tuple[float
 
 
 def change_in_batches(
-    url: str, workloads: Sequence[Workload], batch: int, child: ProcessPoolExecutor, recorder: Recorder
+    cluster: ClusterHandle,
+    workloads: Sequence[Workload],
+    batch: int,
+    child: ProcessPoolExecutor,
+    recorder: Recorder,
 ) -> tuple[list[Acknowledged], int]:
     """Each round's writes, `batch` at a time; the next batch goes once the last one's events are all
     emitted (or EVENT_TIMEOUT passed). The acknowledged writes, and how many events never came."""
@@ -358,7 +365,7 @@ def change_in_batches(
     for writes in status_rounds(workloads):
         for first in range(0, len(writes), batch):
             chunk = writes[first : first + batch]
-            acknowledged += child.submit(write_statuses, url, chunk).result()
+            acknowledged += child.submit(write_statuses, cluster, chunk).result()
             missing += len(
                 recorder.wait_for([(w.workload.runtime_id, w.expect) for w in chunk], EVENT_TIMEOUT)
             )
@@ -366,17 +373,16 @@ def change_in_batches(
 
 
 def run_monitor(
-    url: str,
-    kubeconfig: Path,
+    cluster: ClusterHandle,
     workloads: Sequence[Workload],
     namespaces: Sequence[str],
     batch: int,
     child: ProcessPoolExecutor,
 ) -> MonitorRun:
-    admin = SlimAdmin(url)
+    admin = SlimAdmin.of(cluster)
     before, baseline_rss, started = request_counts(admin), rss_kib("VmRSS"), time.monotonic()
     recorder, deliveries, scope = Recorder(), Deliveries(), frozenset(namespaces)
-    informers = Informers(KubeClient.from_config(kubeconfig=str(kubeconfig), context=None))
+    informers = Informers(KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None))
     for kind, resource_name in ((JOB, "jobs"), (DEPLOYMENT, "deployments")):
         informers.informer(kind, namespaces=scope).subscribe(deliveries.subscriber(resource_name))
     monitor = Monitor(informers, recorder, clock=SystemClock(), namespaces=scope)
@@ -384,7 +390,7 @@ def run_monitor(
         register_seconds, register_cpu = register_all(monitor, workloads)
         subscribed = sorted(monitor.subscriptions())
         cpu = time.process_time()
-        acknowledged, missing = change_in_batches(url, workloads, batch, child, recorder)
+        acknowledged, missing = change_in_batches(cluster, workloads, batch, child, recorder)
         window, change_cpu = time.monotonic() - started, time.process_time() - cpu
         after = request_counts(admin)
     finally:
@@ -482,14 +488,14 @@ def main() -> None:
         ProcessPoolExecutor(1, mp_context=spawn) as child,
     ):
         made = time.perf_counter()
-        child.submit(create_workloads, cluster.url, namespaces, workloads).result()
+        child.submit(create_workloads, cluster, namespaces, workloads).result()
         print(
             f"created {args.ids} workloads in {args.namespaces} namespaces in {time.perf_counter() - made:.1f} s"
         )
-        run = run_monitor(cluster.url, cluster.kubeconfig, workloads, namespaces, args.batch, child)
-        admin = SlimAdmin(cluster.url)
+        run = run_monitor(cluster, workloads, namespaces, args.batch, child)
+        admin = SlimAdmin.of(cluster)
         gets = admin.request_count(verb="get")
-        poll = child.submit(poll_round, cluster.url, [w.path for w in workloads]).result()
+        poll = child.submit(poll_round, cluster, [w.path for w in workloads]).result()
         poll_requests = int(admin.request_count(verb="get") - gets)
     print_report(args.ids, args.batch, run, poll, poll_requests)
     print(f"\ntotal {time.perf_counter() - started:.1f} s (server start and setup included)")

@@ -42,13 +42,11 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.kube.client import DEFAULT_QPS
+from planner.slim.admin import SlimAdmin
 
 REPO = Path(__file__).resolve().parents[1]
 PLANNER = [sys.executable, "-m", "planner"]
@@ -96,20 +95,19 @@ def run(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> 
     return run_output(command, kubeconfig, ok=ok)[0]
 
 
-def requests_by_verb(url: str | None, resource: str | None = None) -> Counter[str]:
+def requests_by_verb(admin: SlimAdmin | None, resource: str | None = None) -> Counter[str]:
     """`slim_requests_total` summed by verb (of one resource, when given), from the embedded cluster's
     /metrics."""
     counts: Counter[str] = Counter()
-    if url is None:
+    if admin is None:
         return counts
     try:
-        text = urllib.request.urlopen(url + "/metrics", timeout=10).read().decode()
+        found = admin.request_counts()
     except OSError:
         return counts
-    for match in re.finditer(r"^slim_requests_total\{([^}]*)\} ([0-9.e+]+)$", text, re.MULTILINE):
-        labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
-        if resource is None or labels.get("resource") == resource:
-            counts[labels.get("verb", "?")] += int(float(match.group(2)))
+    for (verb, of, _), value in found.items():
+        if resource is None or of == resource:
+            counts[verb] += int(value)
     return counts
 
 
@@ -142,13 +140,13 @@ def cluster(kubeconfig: str | None, *, simulate: bool = False, time_scale: float
         {"resync_seconds": 10} if simulate else {"paused": ("controllers", "nodeagent")}
     )
     with running_cluster(simulate=True, time_scale=time_scale, **options) as handle:
-        yield Cluster(Path(handle.kubeconfig), handle.url)
+        yield Cluster(Path(handle.kubeconfig), SlimAdmin.of(handle))
 
 
 @dataclass(frozen=True)
 class Cluster:
     kubeconfig: Path
-    url: str | None  # the embedded cluster's, for /metrics
+    admin: SlimAdmin | None  # the embedded cluster's, for /metrics
 
 
 @dataclass(frozen=True)
@@ -189,14 +187,18 @@ def planner_timeline(json_lines: str, started: float) -> Timeline:
 def planner_apply(plan: Path, where: Cluster, *options: str, name: str = "") -> Row:
     """`planner apply` with `-o json`, timed, with its request counts (all, and the run lock's) and its
     events' timeline."""
-    before, leases, started = requests_by_verb(where.url), requests_by_verb(where.url, "leases"), time.time()
+    before, leases, started = (
+        requests_by_verb(where.admin),
+        requests_by_verb(where.admin, "leases"),
+        time.time(),
+    )
     command = [*PLANNER, "apply", str(plan), "-o", "json", "--timeout", WAIT_TIMEOUT, *options]
     seconds, events = run_output(command, where.kubeconfig)
     return Row(
         name or " ".join(["planner apply", *options]),
         seconds,
-        requests_by_verb(where.url) - before,
-        requests_by_verb(where.url, "leases") - leases,
+        requests_by_verb(where.admin) - before,
+        requests_by_verb(where.admin, "leases") - leases,
         planner_timeline(events, started),
     )
 
@@ -205,9 +207,9 @@ def measured(
     command: list[str], where: Cluster, ok: tuple[int, ...] = (0,)
 ) -> tuple[float, Counter[str], Counter[str]]:
     """Seconds, all requests by verb, and the run lock's (Lease) requests by verb."""
-    before, leases = requests_by_verb(where.url), requests_by_verb(where.url, "leases")
+    before, leases = requests_by_verb(where.admin), requests_by_verb(where.admin, "leases")
     elapsed = run(command, where.kubeconfig, ok=ok)
-    return elapsed, requests_by_verb(where.url) - before, requests_by_verb(where.url, "leases") - leases
+    return elapsed, requests_by_verb(where.admin) - before, requests_by_verb(where.admin, "leases") - leases
 
 
 def render(plan: Path, into: Path) -> None:
@@ -265,14 +267,14 @@ def kubectl_apply(manifests: Path, where: Cluster, *options: str) -> Row:
 
 
 def kubectl_apply_and_wait(manifests: Path, namespace: str, where: Cluster) -> Row:
-    before, started = requests_by_verb(where.url), time.perf_counter()
+    before, started = requests_by_verb(where.admin), time.perf_counter()
     run(["kubectl", "apply", "-f", str(manifests)], where.kubeconfig)
     applied = time.perf_counter() - started
     wait = ["kubectl", "wait", "--for=condition=Available", "deploy", "--all", "-n", namespace]
     run([*wait, f"--timeout={WAIT_TIMEOUT}"], where.kubeconfig)
     seconds = time.perf_counter() - started
     timeline = Timeline(last_write=applied, last_ready=seconds)
-    return Row("kubectl apply + wait", seconds, requests_by_verb(where.url) - before, timeline=timeline)
+    return Row("kubectl apply + wait", seconds, requests_by_verb(where.admin) - before, timeline=timeline)
 
 
 def kpt_skipped(where: Cluster) -> str | None:

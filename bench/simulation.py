@@ -67,7 +67,8 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.slim.cluster import running_cluster
+from planner.slim.admin import client_session
+from planner.slim.cluster import ClusterHandle, running_cluster
 
 CONCURRENCY = 8
 NAMESPACE = "bench"
@@ -252,8 +253,9 @@ def minus(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]]) -
     return {name: {k: v - before[name][k] for k, v in c.items()} for name, c in after.items()}
 
 
-async def run(url: str, pid: int, workloads: int, mixed: bool) -> None:
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=2 * CONCURRENCY)) as session:
+async def run(cluster: ClusterHandle, workloads: int, mixed: bool) -> None:
+    url, pid = cluster.url, cluster.pid
+    async with client_session(cluster, limit=2 * CONCURRENCY) as session:
         started = time.perf_counter()
         await create_workloads(session, url, workloads, mixed)
         created = time.perf_counter() - started
@@ -294,7 +296,7 @@ def main() -> None:
     for workloads in args.workloads:
         options = {"time_scale": args.time_scale, "resync_seconds": args.resync_seconds}
         with running_cluster(simulate=True, **options) as cluster:
-            asyncio.run(run(cluster.url, cluster.pid, workloads, args.mixed))
+            asyncio.run(run(cluster, workloads, args.mixed))
 
 
 if __name__ == "__main__":

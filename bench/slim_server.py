@@ -38,7 +38,8 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.slim.cluster import running_cluster
+from planner.slim.admin import client_session
+from planner.slim.cluster import ClusterHandle, running_cluster
 
 CONCURRENCY = 8
 GETS = 5000
@@ -315,9 +316,9 @@ def print_table(results: list[Result], latencies: list[float]) -> None:
     )
 
 
-async def run(url: str, pid: int, objects: int, watchers: int) -> None:
-    connector = aiohttp.TCPConnector(limit=watchers + 2 * CONCURRENCY)
-    async with aiohttp.ClientSession(connector=connector) as session:
+async def run(cluster: ClusterHandle, objects: int, watchers: int) -> None:
+    url, pid = cluster.url, cluster.pid
+    async with client_session(cluster, limit=watchers + 2 * CONCURRENCY) as session:
         await create_namespace(session, url, "bench-writes")
         writes = await WriteBench(session, url, ServerClock(pid)).run()
         await create_namespace(session, url, "bench")
@@ -339,7 +340,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     with running_cluster() as cluster:
-        asyncio.run(run(cluster.url, cluster.pid, args.objects, args.watchers))
+        asyncio.run(run(cluster, args.objects, args.watchers))
     print(f"\ntotal {time.perf_counter() - started:.1f} s (server start and setup included)")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
 from tests.paths import REPO
 
@@ -103,9 +104,8 @@ def raw_http(
 ) -> RawResponse:
     """One request with byte bodies; headers by name (`Accept=…`, `Content_Type=…`)."""
     sent = {name.replace("_", "-"): value for name, value in headers.items()}
-    request = urllib.request.Request(cluster.url + path, data=body, method=method, headers=sent)
     try:
-        with urllib.request.urlopen(request, timeout=30) as reply:
+        with urlopen(cluster, path, method=method, data=body, headers=sent) as reply:
             return RawResponse(reply.status, reply.headers.get("Content-Type", ""), reply.read())
     except urllib.error.HTTPError as error:
         return RawResponse(error.code, error.headers.get("Content-Type", ""), error.read())

@@ -13,19 +13,18 @@ import itertools
 import json
 import os
 import shutil
-import ssl
 import subprocess
 import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client, config
 
-from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.slim.admin import urlopen
+from planner.slim.cluster import ClusterHandle, ClusterInfo, running_cluster
 
 _counter = itertools.count()
 
@@ -45,7 +44,7 @@ class Response:
 
 
 def http(
-    cluster: ClusterHandle,
+    cluster: ClusterHandle | ClusterInfo,
     method: str,
     path: str,
     body: Any = None,
@@ -55,20 +54,16 @@ def http(
     token: str | None = None,
 ) -> Response:
     """One raw request; JSON bodies in and out (a str body is sent verbatim). It carries the cluster's
-    admin token unless `token` names another (`""`: none at all), over TLS when the cluster has a CA."""
+    admin token unless `token` names another (`""`: none at all), over TLS trusting the cluster's CA."""
     data = None
     if body is not None:
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     all_headers = {"Accept": "application/json", **(headers or {})}
-    bearer = cluster.token if token is None else token
-    if bearer:
-        all_headers["Authorization"] = f"Bearer {bearer}"
     if data is not None:
         all_headers["Content-Type"] = content_type
-    request = urllib.request.Request(cluster.url + path, data=data, method=method, headers=all_headers)
-    context = ssl.create_default_context(cafile=str(cluster.ca)) if cluster.ca else None
+    caller = cluster if token is None else replace(cluster, token=token or None)
     try:
-        with urllib.request.urlopen(request, timeout=30, context=context) as reply:
+        with urlopen(caller, path, method=method, data=data, headers=all_headers) as reply:
             raw, status, message = reply.read(), reply.status, reply.headers
     except urllib.error.HTTPError as error:
         raw, status, message = error.read(), error.code, error.headers

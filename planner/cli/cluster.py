@@ -39,7 +39,8 @@ _rbac_option = click.option(
     "--rbac",
     is_flag=True,
     help="Authorize requests by RBAC, as a real cluster does: the kubeconfig's admin token is in "
-    "system:masters; ServiceAccount tokens (kubectl create token) get what their bindings allow.",
+    "system:masters; ServiceAccount tokens (kubectl create token) get what their bindings allow "
+    "(without it, every valid token may do everything).",
 )
 
 
@@ -68,7 +69,11 @@ def cluster_up(
     resync_seconds: float,
     rbac: bool,
 ) -> None:
-    """Start the embedded cluster in the background and write its kubeconfig."""
+    """Start the embedded cluster in the background and write its kubeconfig.
+
+    It serves HTTPS on 127.0.0.1 and requires the admin token the kubeconfig (mode 0600) carries: a
+    request without it gets only /healthz, /livez, /readyz and /version, as on a real cluster.
+    """
     from planner.slim import cluster as slim
 
     info = slim.up(
@@ -124,7 +129,8 @@ def cluster_reset(data_dir: Path | None) -> None:
 @click.option(
     "--token",
     envvar="PLANNER_CLUSTER_TOKEN",
-    help="Require this bearer token from clients (with --rbac: the admin's).",
+    help="The admin's bearer token clients must present (default: a new random one, written only "
+    "to the kubeconfig). Prefer $PLANNER_CLUSTER_TOKEN: any local user can read a command line.",
 )
 @_time_scale_option
 @_resync_option
@@ -138,7 +144,11 @@ def cluster_serve(
     resync_seconds: float,
     rbac: bool,
 ) -> None:
-    """Run the embedded cluster in the foreground until interrupted."""
+    """Run the embedded cluster in the foreground until interrupted.
+
+    Like `up`, it serves HTTPS and requires the admin token: it writes the certificates and the
+    kubeconfig (mode 0600) to the data directory first and prints where the kubeconfig is.
+    """
     from planner.slim import cluster as slim
 
     slim.serve(

@@ -26,7 +26,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve.add_argument(
         "--token",
         default=os.environ.get(TOKEN_ENV) or None,
-        help=f"require this bearer token (with --rbac: the admin's); default: ${TOKEN_ENV}",
+        help=f"the admin's bearer token, required of every client but the anonymous user's public "
+        f"paths; default: ${TOKEN_ENV}",
+    )
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="serve without a token: anyone who can reach the port reads every Secret and sets the "
+        "faults (for benchmarks that compare against plain HTTP only)",
     )
     serve.add_argument(
         "--rbac",
@@ -75,6 +82,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if not args.token and not args.insecure_no_auth:
+        raise SystemExit(f"error: no admin token: set ${TOKEN_ENV} (or pass --insecure-no-auth)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     serve_forever(
         ServerOptions(

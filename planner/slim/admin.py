@@ -1,15 +1,17 @@
-"""A small client for the embedded cluster's admin endpoints, for tests and benchmarks.
+"""A small client for the embedded cluster's admin endpoints, and raw HTTP to it, for tests and benchmarks.
 
-    admin = SlimAdmin(handle.url)
+    admin = SlimAdmin.of(handle)                   # a running_cluster handle or a ClusterInfo
     admin.set_faults(errorRates={"503": 1.0})      # PATCH /slim/faults
     admin.clear_faults()                           # PUT /slim/faults {}
     admin.pause("nodeagent"); admin.resume("nodeagent")
     admin.request_count(verb="list", resource="pods")   # from /metrics
     with admin.faults(latencySeconds=0.5): ...     # set for a block, then cleared
     admin.requests(user="system:serviceaccount:ci:planner")   # the request log, /slim/requests
+    with urlopen(handle, "/api/v1/pods?watch=1") as reply: ...   # any other request, as the admin
 
-A server started with `--rbac` speaks TLS and lets only the admin in: pass its `token` and `ca`
-(`running_cluster(rbac=True)`'s handle has both).
+The server speaks TLS and lets in only who shows its admin token (or a token it issued): every
+request here carries the endpoint's `token` and trusts only its `ca`, and so does an aiohttp session
+from `client_session`.
 
 Plain urllib, so it works from any test without an event loop or the kubernetes client.
 """
@@ -22,12 +24,70 @@ import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from functools import lru_cache
+from http.client import HTTPResponse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client.parser import text_string_to_metric_families
 
+if TYPE_CHECKING:
+    import aiohttp
+
 Obj = dict[str, Any]
+
+
+class Endpoint(Protocol):
+    """An embedded cluster's address and the admin's credentials (`ClusterHandle`, `ClusterInfo`)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def token(self) -> str | None: ...
+
+    @property
+    def ca(self) -> Path | None: ...
+
+
+def authorization(token: str | None) -> dict[str, str]:
+    """The header that presents `token` (none for a server that needs none)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def tls_context(ca: Path | None) -> ssl.SSLContext | None:
+    """A client context that trusts `ca` only (None for a plain-HTTP server)."""
+    return _trusting(ca.read_text()) if ca is not None else None
+
+
+@lru_cache(maxsize=32)
+def _trusting(ca_pem: str) -> ssl.SSLContext:
+    return ssl.create_default_context(cadata=ca_pem)
+
+
+def urlopen(
+    endpoint: Endpoint,
+    path: str,
+    *,
+    method: str | None = None,
+    data: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> HTTPResponse:
+    """`urllib.request.urlopen` of `path` on the cluster, as its admin; raises `HTTPError` as urllib does."""
+    sent = {**(headers or {}), **authorization(endpoint.token)}
+    request = urllib.request.Request(endpoint.url + path, data=data, method=method, headers=sent)
+    reply: HTTPResponse = urllib.request.urlopen(request, timeout=timeout, context=tls_context(endpoint.ca))
+    return reply
+
+
+def client_session(endpoint: Endpoint, *, limit: int = 100) -> aiohttp.ClientSession:
+    """An aiohttp session (at most `limit` connections) that presents the endpoint's token and trusts
+    its CA, for benchmarks that need many requests in flight."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=limit, ssl=tls_context(endpoint.ca) or True)
+    return aiohttp.ClientSession(connector=connector, headers=authorization(endpoint.token))
 
 
 class SlimAdmin:
@@ -36,16 +96,17 @@ class SlimAdmin:
     ) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        self.ca = ca
         self.timeout = timeout
-        self.context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
+
+    @classmethod
+    def of(cls, endpoint: Endpoint, *, timeout: float = 10.0) -> SlimAdmin:
+        return cls(endpoint.url, token=endpoint.token, ca=endpoint.ca, timeout=timeout)
 
     def _call(self, method: str, path: str, body: Obj | None = None) -> bytes:
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        with urllib.request.urlopen(request, timeout=self.timeout, context=self.context) as reply:
+        headers = {"Content-Type": "application/json"}
+        with urlopen(self, path, method=method, data=data, headers=headers, timeout=self.timeout) as reply:
             content: bytes = reply.read()
             return content
 

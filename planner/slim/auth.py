@@ -1,22 +1,25 @@
 """Authentication and authorization of HTTP requests, as the apiserver's filters do them.
 
-**Who asks.** A bearer token is the admin token (`--token`; with `--rbac` the admin user
-`kubernetes-admin` in `system:masters`, which `planner cluster up --rbac` writes into its kubeconfig)
-or a ServiceAccount token the server issued (TokenRequest) for a ServiceAccount that still exists
-with the same uid; anything else is rejected (401). A request without a token is `system:anonymous`
-— allowed only what RBAC grants `system:unauthenticated` (`/healthz`, `/version`…) when `--rbac` is
-on, and rejected when only `--token` is. Without either, every request is allowed, as before, but
-tokens are still recognized, so the request log names who asked. `Impersonate-User`/`-Group`/`-Uid`
-headers (`kubectl --as`) switch the user once the requester may `impersonate` them.
+**Who asks.** A bearer token is the admin token (`--token`: the user `kubernetes-admin` in
+`system:masters`, which `planner cluster up` writes into its kubeconfig) or a ServiceAccount token the
+server issued (TokenRequest) for a ServiceAccount that still exists with the same uid; any other token
+is rejected (401, on every path, as the apiserver does). A request without a token is
+`system:anonymous`, who may do only what RBAC grants `system:unauthenticated` — `/healthz`, `/livez`,
+`/readyz` and `/version` (the bootstrap role `system:public-info-viewer`) — else 403 with the
+apiserver's message. A server with neither an admin token nor `--rbac` (`--insecure-no-auth`) lets
+everyone do everything, but still recognizes tokens, so the request log names who asked.
+`Impersonate-User`/`-Group`/`-Uid` headers (`kubectl --as`) switch the user once the requester may
+`impersonate` them.
 
-**What they may do.** With `--rbac`, `system:masters` may do everything (the apiserver's privileged
-group); everyone else what RBAC allows (`rbac.Authorizer` over the stored roles and bindings), else
-403 with the apiserver's message. Without `--rbac`, everything is allowed. The in-process controllers
-call the API core directly and are never asked.
+**What they may do.** `system:masters` may do everything (the apiserver's privileged group). With
+`--rbac` everyone else may do what RBAC allows (`rbac.Authorizer` over the stored roles and bindings);
+without it, every authenticated user may do everything. The in-process controllers call the API core
+directly and are never asked.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,18 +84,23 @@ class Auth:
 
     # --- authentication ------------------------------------------------------------------------------
 
+    @property
+    def guarded(self) -> bool:
+        """Whether requests need credentials at all (an admin token or RBAC)."""
+        return bool(self.admin_token) or self.rbac
+
     def authenticate(self, authorization: str) -> User | None:
-        """The user an `Authorization` header names; None means 401."""
+        """The user an `Authorization` header names (anonymous without one); None means 401."""
         scheme, _, token = authorization.partition(" ")
         if not authorization or scheme.lower() != "bearer" or not token.strip():
-            return None if self.admin_token and not self.rbac else ANONYMOUS
+            return ANONYMOUS
         user = self.authenticate_token(token.strip())
-        if user is None and not self.admin_token and not self.rbac:
+        if user is None and not self.guarded:
             return ANONYMOUS  # an open server: any credentials will do
         return user
 
     def authenticate_token(self, token: str) -> User | None:
-        if self.admin_token and token == self.admin_token:
+        if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return ADMIN
         claims = self.api.tokens.verify(token, self.audiences)
         if claims is None:
@@ -140,9 +148,16 @@ class Auth:
     # --- authorization -------------------------------------------------------------------------------
 
     def decide(self, attrs: Attributes) -> Decision:
-        if not self.rbac or MASTERS in attrs.user.groups:
+        if not self._by_rbac(attrs.user):
             return Decision(True)
         return self.authorizer.authorize(attrs)
+
+    def _by_rbac(self, user: User) -> bool:
+        """Whether RBAC decides for `user`: with `--rbac` everyone but `system:masters`; on a server
+        that only needs a token, the anonymous user (who then may read the public paths only)."""
+        if not self.guarded or MASTERS in user.groups:
+            return False
+        return self.rbac or user.name == ANONYMOUS.name
 
     def check(self, user: User, info: RequestInfo) -> None:
         """Raise the 403 for a request `user` may not make."""
@@ -152,7 +167,7 @@ class Auth:
             raise forbidden(attrs, decision.reason)
 
     def rules_for(self, user: User, namespace: str) -> Rules:
-        return self.authorizer.rules_for(user, namespace) if self.rbac else ALL_RESOURCES
+        return self.authorizer.rules_for(user, namespace) if self._by_rbac(user) else ALL_RESOURCES
 
 
 def _all(headers: Mapping[str, str], name: str) -> list[str]:

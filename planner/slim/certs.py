@@ -4,7 +4,7 @@ kubectl (client-go's kubeconfig loader) sends a kubeconfig's credentials only to
 so a server that authorizes by RBAC must speak TLS for kubectl to present its token at all. Each
 cluster gets its own CA and a server certificate it signs for `127.0.0.1` and `localhost`
 (ECDSA P-256, ten years): `ca.crt` goes into the kubeconfig as `certificate-authority-data`,
-`server.crt` and `server.key` (mode 0600) to the server. They are made once per directory (the data
+`server.crt` and `server.key` (mode 0600, in the owner's 0700 directory) to the server. They are made once per directory (the data
 directory, or a running test cluster's work directory) and reused while they are there.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def ensure_certificates(directory: Path) -> Certificates:
     """The directory's CA and server certificate, made when missing."""
     found = Certificates(directory / "ca.crt", directory / "server.crt", directory / "server.key")
     if not (found.ca.exists() and found.cert.exists() and found.key.exists()):
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         _make(found)
     return found
 
@@ -97,9 +98,11 @@ def write_pem(path: Path, item: x509.Certificate | ec.EllipticCurvePrivateKey) -
     """A certificate or a private key (PKCS#8, unencrypted) as PEM, mode 0600."""
     pem = serialization.Encoding.PEM
     if isinstance(item, x509.Certificate):
-        _write(path, item.public_bytes(pem))
+        write_private(path, item.public_bytes(pem))
     else:
-        _write(path, item.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        write_private(
+            path, item.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        )
 
 
 def _builder(
@@ -121,8 +124,11 @@ def _usage(*, cert_sign: bool) -> tuple[bool, ...]:
     return (True, False, False, False, False, cert_sign, cert_sign, False, False)
 
 
-def _write(path: Path, data: bytes) -> None:
-    partial = path.with_suffix(".tmp")
-    partial.write_bytes(data)
-    partial.chmod(0o600)
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, readable by its owner only from the first byte (a key, a token)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.unlink(missing_ok=True)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(data)
     partial.replace(path)

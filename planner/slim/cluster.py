@@ -6,9 +6,12 @@ directory `server.pid`, `server.port`, `server.url` and `kubeconfig` (context `p
 is alive and /readyz answers. `running_cluster` is the test fixture's context manager: an in-memory
 server in a subprocess (so tests do not share the GIL with it) on a free port.
 
-With `rbac`, the server authorizes by RBAC and speaks HTTPS (kubectl sends a kubeconfig's token to an
-https server only): its certificates are made beside its state (`certs.py`), and the kubeconfig holds
-the CA and the admin token, made here when none is given.
+Every cluster started here speaks HTTPS and requires an admin token, made here when none is given:
+otherwise any local user could read its Secrets or set its faults. kubectl sends a kubeconfig's token
+to an https server only, so the certificates are made beside the state (`certs.py`), and the
+kubeconfig (mode 0600) holds the CA and the token; the token reaches the server process through its
+environment, never a command line, and is printed nowhere. With `rbac` the server also authorizes by
+RBAC. Only `running_cluster(insecure=True)` serves plain HTTP to anyone (for benchmarks).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import secrets
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -29,11 +31,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.slim.certs import Certificates, ensure_certificates
+from planner.slim.admin import tls_context
+from planner.slim.certs import Certificates, ensure_certificates, write_private
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import DB_NAME, HOST, TOKEN_ENV
 
@@ -52,6 +55,8 @@ class ClusterInfo:
     kubeconfig: Path
     data_dir: Path
     memory: bool
+    token: str | None = field(default=None, repr=False)  # the admin's bearer token
+    ca: Path | None = None  # the CA that signed the server's certificate
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,8 @@ class ClusterHandle:
     kubeconfig: Path
     port: int
     pid: int
-    token: str | None = None  # the admin's bearer token, when the server requires one
-    ca: Path | None = None  # the CA to trust, when the server speaks TLS (with rbac)
+    token: str | None = field(default=None, repr=False)  # the admin's (None only for an insecure server)
+    ca: Path | None = None  # the CA to trust (None only for an insecure server)
 
 
 def default_data_dir() -> Path:
@@ -92,14 +97,24 @@ def kubeconfig_document(url: str, token: str | None, ca: Path | None = None) -> 
 
 
 def write_kubeconfig(path: Path, url: str, token: str | None, ca: Path | None = None) -> Path:
-    path.write_text(json.dumps(kubeconfig_document(url, token, ca), indent=2) + "\n")
-    path.chmod(0o600)
+    """Write the kubeconfig readable by its owner only, from its first byte (it holds the token)."""
+    write_private(path, (json.dumps(kubeconfig_document(url, token, ca), indent=2) + "\n").encode())
     return path
+
+
+def kubeconfig_token(path: Path) -> str | None:
+    """The admin token in a kubeconfig written by `write_kubeconfig` (None when it has none)."""
+    try:
+        users = json.loads(path.read_text())["users"]
+        token = users[0]["user"].get("token")
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return token if isinstance(token, str) else None
 
 
 def ready(url: str, timeout: float = 1.0, *, ca: Path | None = None) -> bool:
     """Whether the server at `url` answers /readyz (over TLS trusting `ca`, for an https url)."""
-    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
+    context = tls_context(ca)
     try:
         with urllib.request.urlopen(f"{url}/readyz", timeout=timeout, context=context) as response:
             return bool(response.status == 200)
@@ -194,7 +209,8 @@ def status(*, data_dir: Path | None) -> ClusterInfo | None:
     if not _alive(pid) or not ready(url, ca=ca):
         return None
     memory = (root / "server.mode").exists() and (root / "server.mode").read_text().strip() == "memory"
-    return ClusterInfo(pid, port, url, root / "kubeconfig", root, memory)
+    kubeconfig = root / "kubeconfig"
+    return ClusterInfo(pid, port, url, kubeconfig, root, memory, kubeconfig_token(kubeconfig), ca)
 
 
 def up(
@@ -207,13 +223,12 @@ def up(
     resync_seconds: float = FULL_RESYNC_SECONDS,
     rbac: bool = False,
 ) -> ClusterInfo:
-    """Start the server in the background (or find the one running); with `rbac`, requests are
-    authorized by RBAC and the kubeconfig holds an admin token (one is made when none is given)."""
+    """Start the server in the background (or find the one running): HTTPS, and the kubeconfig holds
+    the admin token (one is made when none is given); with `rbac`, requests are authorized by RBAC."""
     running = status(data_dir=data_dir)
     if running is not None:
         return running
-    if rbac:
-        token = token or new_admin_token()
+    token = token or new_admin_token()
     root = _resolve(data_dir)
     root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold every Secret
     port_file = root / "server.portfile"
@@ -222,10 +237,8 @@ def up(
     extra = ["--time-scale", str(time_scale)] if time_scale != 1.0 else []
     if resync_seconds != FULL_RESYNC_SECONDS:
         extra += ["--resync-seconds", str(resync_seconds)]
-    tls = None
-    if rbac:
-        tls = ensure_certificates(root)
-        extra += ["--rbac", "--tls-dir", str(root)]
+    tls = ensure_certificates(root)
+    extra += ["--tls-dir", str(root), *(["--rbac"] if rbac else [])]
     command = _serve_command(port=port or 0, data_dir=root, memory=memory, port_file=port_file, extra=extra)
     with log.open("ab") as log_stream:
         process = subprocess.Popen(
@@ -242,8 +255,8 @@ def up(
     (root / "server.port").write_text(str(bound))
     (root / "server.url").write_text(url)
     (root / "server.mode").write_text("memory" if memory else "disk")
-    kubeconfig = write_kubeconfig(root / "kubeconfig", url, token, tls.ca if tls else None)
-    return ClusterInfo(process.pid, bound, url, kubeconfig, root, memory)
+    kubeconfig = write_kubeconfig(root / "kubeconfig", url, token, tls.ca)
+    return ClusterInfo(process.pid, bound, url, kubeconfig, root, memory, token, tls.ca)
 
 
 def down(*, data_dir: Path | None) -> bool:
@@ -292,21 +305,20 @@ def serve(
     rbac: bool = False,
     announce: Callable[[Path], None] | None = None,
 ) -> None:
-    """Foreground server (blocks until SIGINT/SIGTERM). With `rbac` it serves HTTPS, and writes to the
-    data directory first the certificates and a kubeconfig holding the admin token (one is made when
-    none is given); `announce` is told where the kubeconfig is."""
+    """Foreground server (blocks until SIGINT/SIGTERM) over HTTPS. It writes to the data directory
+    first the certificates and a kubeconfig holding the admin token (one is made when none is given);
+    `announce` is told where the kubeconfig is. With `rbac` it authorizes by RBAC."""
     from planner.slim.server import ServerOptions, serve_forever
 
     root = None if memory and data_dir is None else _resolve(data_dir)
-    tls = None
-    if rbac:
-        home = _resolve(data_dir)
-        tls = ensure_certificates(home)
-        token = token or new_admin_token()
-        port = port or free_port()
-        kubeconfig = write_kubeconfig(home / "kubeconfig", server_url(port, tls), token, tls.ca)
-        if announce is not None:
-            announce(kubeconfig)
+    home = _resolve(data_dir)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold the key and the token
+    tls = ensure_certificates(home)
+    token = token or new_admin_token()
+    port = port or free_port()
+    kubeconfig = write_kubeconfig(home / "kubeconfig", server_url(port, tls), token, tls.ca)
+    if announce is not None:
+        announce(kubeconfig)
     options = ServerOptions(
         port=port,
         data_dir=root,
@@ -335,11 +347,12 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[ClusterHandle]:
-    """An in-memory server in a subprocess on a free port; options: token, watch_cache_size,
-    simulate (controllers, node agent, faults and /metrics; off by default so the API-core tests see
-    a passive server), paused (component names: "controllers", "nodeagent"), faults (the
-    /slim/faults JSON), resync_seconds (the controllers' full-resync period), rbac (authorize by
-    RBAC; the handle's `token` and kubeconfig are the admin's, made up when no token is given)."""
+    """An in-memory HTTPS server in a subprocess on a free port; the handle's `token` (made up unless
+    given), `ca` and kubeconfig are the admin's. Options: token, watch_cache_size, simulate
+    (controllers, node agent, faults and /metrics; off by default so the API-core tests see a passive
+    server), paused (component names: "controllers", "nodeagent"), faults (the /slim/faults JSON),
+    resync_seconds (the controllers' full-resync period), rbac (authorize by RBAC), insecure (plain
+    HTTP open to anyone, no token: for benchmarks that compare against it)."""
     workdir = Path(tempfile.mkdtemp(prefix="planner-slim-"))
     port_file = workdir / "port"
     extra = ["--time-scale", str(time_scale)]
@@ -353,12 +366,16 @@ def running_cluster(*, time_scale: float = 1.0, **options: Any) -> Iterator[Clus
         extra += ["--watch-cache-size", str(options["watch_cache_size"])]
     if options.get("resync_seconds"):
         extra += ["--resync-seconds", str(options["resync_seconds"])]
-    token = options.get("token")
+    token = None
     tls = None
-    if options.get("rbac"):
-        token = token or new_admin_token()
+    if options.get("insecure"):
+        extra.append("--insecure-no-auth")
+    else:
+        token = options.get("token") or new_admin_token()
         tls = ensure_certificates(workdir)
-        extra += ["--rbac", "--tls-dir", str(workdir)]
+        extra += ["--tls-dir", str(workdir)]
+    if options.get("rbac"):
+        extra.append("--rbac")
     command = _serve_command(port=0, data_dir=None, memory=True, port_file=port_file, extra=extra)
     log = workdir / "server.log"
     with log.open("ab") as log_stream:

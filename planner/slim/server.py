@@ -104,7 +104,8 @@ async def serve_async(options: ServerOptions) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    logging.getLogger(__name__).info("serving on http://%s:%d", HOST, options.port)
+    scheme = "https" if options.tls is not None else "http"
+    logging.getLogger(__name__).info("serving on %s://%s:%d", scheme, HOST, options.port)
     try:
         await stop.wait()
     finally:

@@ -17,13 +17,14 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from planner.slim.certs import write_private
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 API_AUDIENCES = (ISSUER,)
@@ -54,11 +55,7 @@ def load_key(data_dir: Path | None) -> bytes:
         return secrets.token_bytes(32)
     path = data_dir / KEY_FILE
     if not path.exists():
-        partial = path.with_suffix(".tmp")
-        descriptor = os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(secrets.token_bytes(32))
-        partial.replace(path)
+        write_private(path, secrets.token_bytes(32))
     return path.read_bytes()
 
 

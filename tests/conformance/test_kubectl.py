@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from planner.slim.cluster import ClusterHandle
+from planner.slim.cluster import ClusterHandle, write_kubeconfig
 from planner.slim.resources import RESOURCES
 from tests.slimcluster import Kubectl, http
 
@@ -141,3 +142,24 @@ def test_create_generator_creates_the_object(
     result = kubectl("create", "configmap", "gen", "-n", namespace, "--from-literal=k=v")
     assert result.stdout.strip() == "configmap/gen created"
     assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/gen").body["data"] == {"k": "v"}
+
+
+# The last line kubectl printed when kube-apiserver v1.28.7 refused its kubeconfig's credentials
+# (recorded with kubectl 1.27, 1.31 and 1.33): a token the server does not know is a 401; with no
+# credentials at all kubectl asks for a username on stdin first, and stops at its end.
+REFUSED = {
+    "not-the-token": "error: You must be logged in to the server (the server has asked for the client to "
+    "provide credentials)",
+    None: "error: EOF",
+}
+
+
+def test_a_kubeconfig_without_the_admin_token_is_refused_as_a_real_server_refuses_it(
+    kubectl: Kubectl, cluster: ClusterHandle, tmp_path: Path
+) -> None:
+    for token, last_line in REFUSED.items():
+        kubeconfig = write_kubeconfig(tmp_path / f"kubeconfig-{token}", cluster.url, token, cluster.ca)
+        for args in (("get", "secrets", "-A"), ("version",)):
+            result = replace(kubectl, kubeconfig=kubeconfig)(*args, stdin="", check=False)
+            assert result.returncode == 1
+            assert result.stderr.splitlines()[-1] == last_line

@@ -31,7 +31,7 @@ def test_apply_prune_by_label_removes_what_left_the_set(
 
 def test_autoscale_then_get_and_describe(kubectl: Kubectl, cluster: ClusterHandle, namespace: str) -> None:
     kubectl("create", "deployment", "web", "-n", namespace, "--image=nginx:1.25")
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.clear_requests()
     kubectl("autoscale", "deployment", "web", "-n", namespace, "--min=2", "--max=5", "--cpu-percent=60")
     [created] = [e for e in admin.requests() if e["verb"] == "create"]

@@ -90,7 +90,7 @@ def test_a_statefulset_creates_ordinal_pods_and_claims_in_order(kubectl: Kubectl
 def test_ordered_ready_waits_for_each_pod_and_parallel_does_not(
     kubectl: Kubectl, namespace: str, cluster: ClusterHandle
 ) -> None:
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.pause("nodeagent")  # no pod becomes Ready meanwhile
     try:
         apply(kubectl, namespace, STATEFULSET)

@@ -13,13 +13,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests import clirun, slimcluster
 from tests.paths import REPO
@@ -36,8 +36,7 @@ def cluster() -> Iterator[ClusterHandle]:
 
 
 def http(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """One raw JSON request as the cluster's admin (over TLS with its token on an RBAC cluster):
-    (status, parsed body)."""
+    """One raw JSON request as the cluster's admin (over TLS, with its token): (status, parsed body)."""
     reply = slimcluster.http(cluster, method, path, body)
     return reply.status, reply.body
 
@@ -51,8 +50,7 @@ def current_rv(cluster: ClusterHandle) -> int:
 
 def events_since(cluster: ClusterHandle, path: str, rv: int) -> list[dict[str, Any]]:
     """Every watch event of a collection after `rv`, replayed from the server's history, in order."""
-    url = f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as reply:
+    with urlopen(cluster, f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1", timeout=10) as reply:
         return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
 
 

@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import pytest
 
 from planner.plan.durations import parse_duration
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO
@@ -254,13 +254,14 @@ def test_replicas_another_writer_owns_survive_applies_of_a_plan_that_declares_no
     apply_ok(planner, write_plan(tmp_path, web_plan(namespace)), "--no-wait")
     scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"
     scale = get(cluster, scale_path)
-    request = urllib.request.Request(
-        f"{cluster.url}{scale_path}?fieldManager=hpa-controller",
+    with urlopen(
+        cluster,
+        f"{scale_path}?fieldManager=hpa-controller",
         data=json.dumps({**scale, "spec": {"replicas": 4}}).encode(),
         method="PUT",
         headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as reply:
+        timeout=10,
+    ) as reply:
         assert reply.status == 200
     plan = write_plan(tmp_path, web_plan(namespace, image="nginx:1.28"))
     apply_ok(planner, plan, "--no-wait")
@@ -496,7 +497,7 @@ def test_errors_latency_and_dropped_watches_during_apply_still_converge(
         "retryAfterSeconds": 0,
         "dropWatchAfterEvents": 2,
     }
-    with SlimAdmin(cluster.url).faults(**faults):
+    with SlimAdmin.of(cluster).faults(**faults):
         result = planner("apply", str(plan), "--timeout", "90s")
     assert result.returncode == 0, result.stdout + result.stderr
     deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
@@ -574,7 +575,7 @@ def test_one_plans_rollout_never_holds_up_another_plans_writes(
         "configMaps:\n  - {name: flags, data: {MODE: fast}}\n",
         name="quick.yaml",
     )
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.pause("nodeagent")
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

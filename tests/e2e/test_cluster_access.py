@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import socket
-import ssl
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 
 from planner.slim.cluster import ClusterHandle, kubeconfig_document, running_cluster
 from tests.paths import REPO
+from tests.slimcluster import http
 
 WEB_STACK = "plans/web-stack.yaml"
 
@@ -38,8 +37,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def write_kubeconfig(path: Path, url: str, token: str | None = None) -> Path:
-    path.write_text(json.dumps(kubeconfig_document(url, token)))
+def write_kubeconfig(path: Path, url: str, token: str | None = None, ca: Path | None = None) -> Path:
+    path.write_text(json.dumps(kubeconfig_document(url, token, ca)))
     return path
 
 
@@ -82,7 +81,7 @@ def test_a_cluster_that_is_down_is_one_line_naming_the_server_and_the_cause(
 def test_rejected_credentials_name_the_server_the_user_and_the_request(
     guarded: ClusterHandle, tmp_path: Path
 ) -> None:
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", guarded.url, token="a-wrong-token")
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", guarded.url, "a-wrong-token", guarded.ca)
     result = run("plan", WEB_STACK, home=tmp_path, kubeconfig=kubeconfig)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
@@ -104,16 +103,10 @@ def with_rbac() -> Iterator[ClusterHandle]:
 
 
 def admin_request(cluster: ClusterHandle, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        cluster.url + path,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {cluster.token}", "Content-Type": "application/json"},
-    )
-    context = ssl.create_default_context(cafile=str(cluster.ca))
-    with urllib.request.urlopen(request, timeout=30, context=context) as reply:
-        answer: dict[str, Any] = json.loads(reply.read())
-        return answer
+    reply = http(cluster, "POST", path, body)
+    assert reply.status == 201, reply.body
+    answer: dict[str, Any] = reply.body
+    return answer
 
 
 def test_a_token_bound_to_a_too_small_role_is_one_forbidden_line(

@@ -558,7 +558,7 @@ def test_between_sigterm_and_exit_readiness_is_503_and_liveness_stays_200(
     """A reconcile stuck in the client's retries (every ConfigMap request answered 429, Retry-After 5 s)
     keeps the controller from exiting after SIGTERM until the fault is cleared: in that window /readyz
     says 503 (a Service stops routing to it) while /healthz stays 200 (nothing restarts it mid-drain)."""
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     plans = tmp_path / "plans"
     plans.mkdir()
     write_plan(plans, config_plan(namespace, "fast"))
@@ -719,7 +719,7 @@ def test_healthz_fails_while_the_worker_makes_no_progress(
 ) -> None:
     """A reconcile stuck in the client's retries (every ConfigMap request answered 429) past
     --progress-deadline: /healthz says which loop is stuck at what, and is 200 again once it moves."""
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     plans = tmp_path / "plans"
     plans.mkdir()
     write_plan(plans, config_plan(namespace, "fast"))
@@ -806,7 +806,8 @@ def service_account_kubeconfig(cluster: ClusterHandle, namespace: str, tmp_path:
         cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/controller/token", {}
     )
     assert status == 201, issued
-    kubeconfig = write_kubeconfig(tmp_path / "controller.kubeconfig", cluster.url, issued["status"]["token"])
+    token = issued["status"]["token"]
+    kubeconfig = write_kubeconfig(tmp_path / "controller.kubeconfig", cluster.url, token, cluster.ca)
     return kubeconfig, f"system:serviceaccount:{namespace}:controller"
 
 
@@ -857,7 +858,7 @@ def test_a_controller_and_an_apply_of_the_same_plan_never_interleave_their_write
     rollout, so the other is sure to meet the lock: first the controller holds it and an apply waits,
     then an apply holds it and the controller's reconcile is locked out. The server's request log then
     shows every write of the plan's namespace inside a lock hold of the run that made it."""
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     kubeconfig, controller_user = service_account_kubeconfig(cluster, namespace, tmp_path)
     plans, elsewhere = tmp_path / "plans", tmp_path / "apply"
     plans.mkdir()

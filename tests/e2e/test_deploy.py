@@ -259,7 +259,7 @@ def test_the_role_is_exactly_what_the_controller_uses(cluster: ClusterHandle, tm
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)
-    made = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=USER)
+    made = SlimAdmin.of(cluster).requests(user=USER)
 
     assert code == 0, log.read_text()
     refused = [r for r in made if r["code"] == 403]

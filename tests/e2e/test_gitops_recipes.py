@@ -189,7 +189,7 @@ def test_the_cronjobs_command_reconciles_as_its_service_account_and_no_request_i
     assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/old")[0] == 404
     web = http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")[1]
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
-    requests = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=user)
+    requests = SlimAdmin.of(cluster).requests(user=user)
     refused = sorted({(r["verb"], r["resource"], r["code"]) for r in requests if r["code"] in (401, 403)})
     assert refused == [], f"the Role does not grant what the runs asked for: {refused}"
     used = {(r["verb"], r["resource"]) for r in requests}
@@ -217,7 +217,7 @@ def test_without_the_roles_lease_rule_the_cronjobs_command_reconciles_nothing(
         f'in API group "coordination.k8s.io" in the namespace "{namespace}"'
     )
     assert http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps/settings")[0] == 404
-    requests = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=user)
+    requests = SlimAdmin.of(cluster).requests(user=user)
     assert [(r["verb"], r["code"]) for r in requests if r["resource"] == "leases"] == [("create", 403)]
 
 
@@ -261,7 +261,7 @@ def test_without_the_roles_events_rule_the_cronjobs_command_still_reconciles_and
     assert warnings[0].endswith("; reasons leave out what they say")
     web = http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
     assert web[0] == 200
-    requests = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca).requests(user=user)
+    requests = SlimAdmin.of(cluster).requests(user=user)
     assert {(r["verb"], r["code"]) for r in requests if r["resource"] == "events"} == {("list", 403)}
 
 

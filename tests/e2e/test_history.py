@@ -371,7 +371,7 @@ def test_a_rollback_and_an_apply_are_serialised_by_the_plans_lock(
     run_ok(planner, "apply", str(plan), outputs=outputs)
     write_plan(tmp_path, shop(namespace, "2.0"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.pause("nodeagent")  # the v2 migration cannot run: the apply holds the lock until resumed
     started: list[subprocess.Popen[str]] = []
     try:

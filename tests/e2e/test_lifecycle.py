@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, http
 
@@ -401,7 +401,7 @@ def test_logs_default_to_the_last_200_lines_of_the_latest_pod(
 
 
 def _raw_log(cluster: ClusterHandle, path: str) -> str:
-    with urllib.request.urlopen(cluster.url + path, timeout=30) as reply:
+    with urlopen(cluster, path) as reply:
         return str(reply.read().decode())
 
 

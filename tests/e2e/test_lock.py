@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
+from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO
@@ -77,7 +76,7 @@ def start(cluster: ClusterHandle, home_env: dict[str, str], *args: str, **env: s
 def paused_node(cluster: ClusterHandle) -> Iterator[SlimAdmin]:
     """The node agent paused, so a first apply waits for its Job (holding its lock) until the test
     resumes it: the second run is sure to meet the lock, with no race on timing."""
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.pause("nodeagent")
     try:
         yield admin
@@ -350,7 +349,7 @@ def as_if_on_another_host(
         where | {"bootId": "elsewhere"}
     )
     if renewed_ago:
-        with urllib.request.urlopen(cluster.url + "/version", timeout=10) as reply:
+        with urlopen(cluster, "/version", timeout=10) as reply:
             server_now = parsedate_to_datetime(reply.headers["Date"])
         dead["spec"]["renewTime"] = (server_now - timedelta(seconds=renewed_ago)).strftime(
             "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -396,7 +395,7 @@ def test_a_run_that_cannot_renew_its_lock_stops_writing_and_exits_1(
     cluster: ClusterHandle, background: Any, namespace: str, tmp_path: Path
 ) -> None:
     plan = write_plan(tmp_path, shop(namespace, "3.0.0", job_seconds=20))
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     running = background("apply", str(plan), "--lock-duration", "3s")
     eventually(lambda: held_by(cluster, namespace, running))
     job = f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"

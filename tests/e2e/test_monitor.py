@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import REPO, Runner, http
+from tests.e2e.conftest import REPO, Runner, events_since, http
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
 from tests.simulated import eventually
 
@@ -700,7 +699,7 @@ def test_under_watch_drops_forced_410s_and_503_bursts_no_event_is_missed_or_repe
     ids = [f"k8s-{namespace}|job|{name}" for name in [*names, "sentinel"]]
     running = Background(cluster, home, *ids, "--until-done", "--timeout", "150s", "-o", "json")
     running.read_until(2)  # the sentinel, registered last, reported: every ID is registered
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     watches, lists = (admin.request_count(verb=verb, resource="jobs") for verb in ("watch", "list"))
     admin.set_faults(dropWatchAfterEvents=3, expireNextWatches=2, errorRates={"503": 0.2}, seed=7)
     try:
@@ -762,9 +761,7 @@ def test_sim_monitor_all_reports_a_planned_job_deleted_by_its_ttl_while_no_monit
     while get(simulated, f"{jobs(sim_namespace)}/etl") is not None:  # the TTL controller deletes it
         assert time.monotonic() < deadline, "the finished Job was never deleted"
         time.sleep(0.2)
-    watched = f"{simulated.url}{jobs(sim_namespace)}?watch=1&resourceVersion={since}&timeoutSeconds=1"
-    with urllib.request.urlopen(watched, timeout=10) as reply:
-        added = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    added = events_since(simulated, jobs(sim_namespace), since)
     uid = next(e["object"]["metadata"]["uid"] for e in added if e["type"] == "ADDED")
     # Another ApplySet tool's parent whose data happens to decode as a run record is not planner's.
     record = base64.b64encode(json.dumps({"name": "ghost", "namespace": sim_namespace, "uid": "u"}).encode())

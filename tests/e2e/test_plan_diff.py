@@ -302,7 +302,7 @@ def test_server_dry_run_shows_the_servers_result_and_stores_nothing(
 def test_a_no_op_plan_costs_one_list_per_kind_and_namespace_plus_two_requests(
     planner: Runner, namespace: str, shop: Path, cluster: ClusterHandle
 ) -> None:
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     before = admin.request_counts()
     code, _ = plan_exit(planner, shop)
     after = admin.request_counts()

@@ -161,7 +161,7 @@ BAD = [
 def test_a_name_that_is_not_a_plan_name_fails_in_one_line_before_any_request(
     cluster: ClusterHandle, planner: Runner, args: tuple[str, ...]
 ) -> None:
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     before = len(admin.requests())
     refused = planner(*args)
     assert refused.returncode == 1

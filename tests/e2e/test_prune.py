@@ -6,15 +6,13 @@ through raw HTTP and kubectl, never through planner's reader.
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import Runner, http, write_plan
+from tests.e2e.conftest import Runner, events_since, http, write_plan
 
 PART_OF = "applyset.kubernetes.io/part-of"
 GROUP_KINDS = "applyset.kubernetes.io/contains-group-kinds"
@@ -172,9 +170,7 @@ def test_a_namespace_member_is_pruned_only_with_allow_data_loss(
 
 def _event_versions(cluster: ClusterHandle, path: str, since: int, kind: str) -> dict[str, int]:
     """resourceVersion of each object's `kind` (ADDED/DELETED) watch event after `since`, by name."""
-    url = f"{cluster.url}{path}?watch=1&resourceVersion={since}&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as reply:
-        events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
+    events = events_since(cluster, path, since)
     return {
         e["object"]["metadata"]["name"]: int(e["object"]["metadata"]["resourceVersion"])
         for e in events

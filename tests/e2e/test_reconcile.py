@@ -108,7 +108,7 @@ def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(
     assert kubectl("-n", namespace, "scale", "deployment", "web", "--replicas=5").returncode == 0
     # Pending: the plan gains a ConfigMap.
     write(plan, plan_text("shop", namespace, extra="  - {name: extra, data: {A: b}}\n"))
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     before = admin.request_counts()
 
     checked = planner("reconcile", str(plan.parent), "--check", "-o", "json")
@@ -316,7 +316,7 @@ def test_independent_plans_are_reconciled_at_once(
     cluster: ClusterHandle, planner: Runner, home: Path, namespace: str, tmp_path: Path
 ) -> None:
     namespaces = three_plans(tmp_path / "plans", namespace)
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.pause("nodeagent")  # every plan waits for its pods, holding its lock, until resumed
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig)}
     command = [sys.executable, "-m", "planner", "reconcile", str(tmp_path / "plans"), "--parallel-plans", "3"]

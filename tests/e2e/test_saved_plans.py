@@ -259,7 +259,7 @@ def test_a_saved_plan_made_against_another_cluster_is_refused_before_any_write(
     assert json.loads(saved.read_text())["cluster"] == {"uid": here, "server": cluster.url}
 
     with running_cluster(simulate=True, paused=("controllers", "nodeagent")) as other:
-        admin = SlimAdmin(other.url)
+        admin = SlimAdmin.of(other)
         before = admin.request_counts()
         refused = planner("apply", str(saved), env={"KUBECONFIG": str(other.kubeconfig)})
         requests = {key: n - before.get(key, 0) for key, n in admin.request_counts().items()}

@@ -74,7 +74,7 @@ def _setup() -> list[Step]:
         Step(
             "cluster-info",
             ("cluster-info",),
-            (has(r"Kubernetes control plane is running at http://<server>"),),
+            (has(r"Kubernetes control plane is running at https://<server>"),),
         ),
         Step(
             "create namespace",

@@ -5,10 +5,9 @@ discovery of a group with two versions, the request log, and everyone allowed as
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
-from planner.slim.admin import SlimAdmin
+from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle
 from tests.slimcluster import http
 
@@ -54,8 +53,7 @@ def test_a_v1_watch_sends_v1_objects(cluster: ClusterHandle, namespace: str) -> 
         "spec": {"scaleTargetRef": TARGET, "maxReplicas": 2, "metrics": [CPU_70]},
     }
     assert http(cluster, "POST", V2.format(ns=namespace), body).status == 201
-    url = cluster.url + V1.format(ns=namespace) + "?watch=1&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as stream:
+    with urlopen(cluster, V1.format(ns=namespace) + "?watch=1&timeoutSeconds=1", timeout=10) as stream:
         events = [json.loads(line) for line in stream.read().splitlines() if line.strip()]
     assert [
         (e["type"], e["object"]["apiVersion"], e["object"]["spec"].get("targetCPUUtilizationPercentage"))
@@ -127,8 +125,8 @@ def test_a_stored_replication_controller_is_defaulted(cluster: ClusterHandle, na
     )
 
 
-def test_without_rbac_everyone_may_and_the_log_names_who(cluster: ClusterHandle, namespace: str) -> None:
-    admin = SlimAdmin(cluster.url)
+def test_without_rbac_every_token_may_and_the_log_names_who(cluster: ClusterHandle, namespace: str) -> None:
+    admin = SlimAdmin.of(cluster)
     admin.clear_requests()
     http(cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "bot"}})
     token = http(cluster, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/bot/token", {}).body[
@@ -141,7 +139,7 @@ def test_without_rbac_everyone_may_and_the_log_names_who(cluster: ClusterHandle,
         == 200
     )
     assert [(e["user"], e["verb"], e["resource"], e["subresource"], e["code"]) for e in admin.requests()] == [
-        ("system:anonymous", "create", "serviceaccounts", "", 201),
-        ("system:anonymous", "create", "serviceaccounts", "token", 201),
+        ("kubernetes-admin", "create", "serviceaccounts", "", 201),
+        ("kubernetes-admin", "create", "serviceaccounts", "token", 201),
         (f"system:serviceaccount:{namespace}:bot", "delete", "configmaps", "", 200),
     ]

@@ -6,13 +6,13 @@ and returned, nothing stored, no watch event), and the Table / PartialObjectMeta
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
 from tests.slimcluster import http
 
@@ -120,8 +120,8 @@ DRY_RUN_CASES = [
 
 
 def watch_events(cluster: ClusterHandle, path: str, resource_version: str) -> list[dict[str, Any]]:
-    url = f"{cluster.url}{path}?watch=1&resourceVersion={resource_version}&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as reply:
+    watched = f"{path}?watch=1&resourceVersion={resource_version}&timeoutSeconds=1"
+    with urlopen(cluster, watched, timeout=10) as reply:
         return [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
 
 
@@ -235,12 +235,9 @@ def test_watch_as_table_sends_column_definitions_in_the_first_event_only(
     collection = f"/api/v1/namespaces/{namespace}/configmaps"
     first = http(cluster, "POST", collection, CONFIGMAP).body
     http(cluster, "PATCH", f"{collection}/c", {"data": {"a": "2"}}, content_type=MERGE)
-    request = urllib.request.Request(
-        f"{cluster.url}{collection}?watch=1&resourceVersion={int(first['metadata']['resourceVersion']) - 1}"
-        "&timeoutSeconds=1",
-        headers={"Accept": TABLE},
-    )
-    with urllib.request.urlopen(request, timeout=10) as reply:
+    since = int(first["metadata"]["resourceVersion"]) - 1
+    watched = f"{collection}?watch=1&resourceVersion={since}&timeoutSeconds=1"
+    with urlopen(cluster, watched, headers={"Accept": TABLE}, timeout=10) as reply:
         events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
     assert [(e["type"], e["object"]["kind"]) for e in events] == [("ADDED", "Table"), ("MODIFIED", "Table")]
     assert [c["name"] for c in events[0]["object"]["columnDefinitions"]] == ["Name", "Data", "Age"]

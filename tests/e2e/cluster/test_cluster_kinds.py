@@ -180,8 +180,8 @@ def test_a_csr_records_its_requester_and_is_approved_through_its_approval_subres
     body = {**recorded["body"], "metadata": {"name": "approve-me"}}
     csr = _post(cluster, recorded["path"], {**body, "spec": {**body["spec"], "username": "someone-else"}})
     assert (csr["spec"]["username"], csr["spec"]["groups"]) == (
-        "system:anonymous",
-        ["system:unauthenticated"],
+        "kubernetes-admin",
+        ["system:masters", "system:authenticated"],
     )
     csr["status"] = {
         "conditions": [{"type": "Approved", "status": "True", "reason": "KubectlApprove", "message": "ok"}]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from planner.slim import cluster as slim_cluster
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.slimcluster import http
 
@@ -430,8 +430,7 @@ def test_watch_sends_added_modified_deleted(cluster: ClusterHandle, group: str, 
         content_type="application/merge-patch+json",
     )
     assert http(cluster, "DELETE", f"{base}/watched").status == 200
-    url = f"{cluster.url}{base}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
-    with urllib.request.urlopen(url, timeout=10) as stream:
+    with urlopen(cluster, f"{base}?watch=1&resourceVersion={rv}&timeoutSeconds=1", timeout=10) as stream:
         events = [json.loads(line) for line in stream.read().splitlines() if line.strip()]
     assert [(e["type"], e["object"]["kind"], e["object"]["apiVersion"]) for e in events] == [
         ("ADDED", "Widget", f"{group}/v1"),
@@ -497,7 +496,7 @@ def test_deleting_a_namespace_deletes_its_custom_resources(cluster: ClusterHandl
 
 def _up(data: Path) -> ClusterHandle:
     info = slim_cluster.up(data_dir=data, port=None, memory=False)
-    return ClusterHandle(info.url, info.kubeconfig, info.port, info.pid)
+    return ClusterHandle(info.url, info.kubeconfig, info.port, info.pid, info.token, info.ca)
 
 
 def test_crds_and_custom_resources_survive_a_restart(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def settled_reply(cluster: ClusterHandle, name: str) -> Response:
 @pytest.fixture(scope="module")
 def replayed() -> Iterator[dict[str, Response]]:
     with running_cluster(simulate=True, paused=("nodeagent",)) as cluster:
-        admin = SlimAdmin(cluster.url)
+        admin = SlimAdmin.of(cluster)
         _run_before(cluster, DEVIATIONS.get("setup", []))
         replies: dict[str, Response] = {}
         for name, _ in SEQUENCE:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.paths import GOLDEN
 from tests.slimcluster import Response, http
@@ -238,8 +238,7 @@ def _run_before(cluster: ClusterHandle, steps: list[dict[str, Any]]) -> None:
 
 
 def _watch(cluster: ClusterHandle, path: str, headers: dict[str, str]) -> Response:
-    request = urllib.request.Request(cluster.url + path, headers=headers)
-    with urllib.request.urlopen(request, timeout=30) as reply:
+    with urlopen(cluster, path, headers=headers) as reply:
         events = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
         return Response(reply.status, events, dict(reply.headers))
 

@@ -4,35 +4,28 @@ restart when it lives in a data directory."""
 from __future__ import annotations
 
 import json
-import urllib.request
+import urllib.error
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from planner.slim import cluster
+from planner.slim.admin import Endpoint, urlopen
 
 
-def _get(url: str, path: str) -> tuple[int, dict[str, object]]:
-    import urllib.error
-    import urllib.request
-
+def _get(endpoint: Endpoint, path: str) -> tuple[int, dict[str, object]]:
     try:
-        with urllib.request.urlopen(url + path, timeout=10) as reply:
+        with urlopen(endpoint, path, timeout=10) as reply:
             return reply.status, json.loads(reply.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
 
 
-def _post(url: str, path: str, body: dict[str, object]) -> int:
-    import urllib.request
-
-    request = urllib.request.Request(
-        url + path,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as reply:
+def _post(endpoint: Endpoint, path: str, body: dict[str, object]) -> int:
+    data = json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    with urlopen(endpoint, path, data=data, method="POST", headers=headers, timeout=10) as reply:
         return int(reply.status)
 
 
@@ -46,10 +39,8 @@ def test_state_survives_down_and_up_and_reset_empties_it(tmp_path: Path) -> None
         assert (data / "server.port").read_text() == str(first.port)
         kubeconfig = json.loads(first.kubeconfig.read_text())
         assert kubeconfig["current-context"] == "planner-embedded"
-        assert (
-            _post(first.url, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "kept"}}) == 201
-        )
-        rv_before = _get(first.url, "/api/v1/namespaces/default/configmaps/kept")[1]["metadata"][
+        assert _post(first, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "kept"}}) == 201
+        rv_before = _get(first, "/api/v1/namespaces/default/configmaps/kept")[1]["metadata"][
             "resourceVersion"
         ]  # type: ignore[index]
     finally:
@@ -59,10 +50,10 @@ def test_state_survives_down_and_up_and_reset_empties_it(tmp_path: Path) -> None
 
     second = cluster.up(data_dir=data, port=None, memory=False)
     try:
-        status, kept = _get(second.url, "/api/v1/namespaces/default/configmaps/kept")
+        status, kept = _get(second, "/api/v1/namespaces/default/configmaps/kept")
         assert status == 200 and kept["metadata"]["resourceVersion"] == rv_before  # type: ignore[index]
-        _post(second.url, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "later"}})
-        later = _get(second.url, "/api/v1/namespaces/default/configmaps/later")[1]
+        _post(second, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "later"}})
+        later = _get(second, "/api/v1/namespaces/default/configmaps/later")[1]
         assert int(later["metadata"]["resourceVersion"]) > int(rv_before)  # type: ignore[index]
     finally:
         cluster.reset(data_dir=data)
@@ -71,7 +62,7 @@ def test_state_survives_down_and_up_and_reset_empties_it(tmp_path: Path) -> None
 
     third = cluster.up(data_dir=data, port=None, memory=False)
     try:
-        assert _get(third.url, "/api/v1/namespaces/default/configmaps/kept")[0] == 404
+        assert _get(third, "/api/v1/namespaces/default/configmaps/kept")[0] == 404
     finally:
         cluster.reset(data_dir=data)
 
@@ -81,12 +72,12 @@ def test_memory_mode_keeps_nothing(tmp_path: Path) -> None:
     info = cluster.up(data_dir=data, port=None, memory=True)
     try:
         assert info.memory and cluster.status(data_dir=data) == info
-        _post(info.url, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "fleeting"}})
+        _post(info, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "fleeting"}})
     finally:
         cluster.down(data_dir=data)
     again = cluster.up(data_dir=data, port=None, memory=True)
     try:
-        assert _get(again.url, "/api/v1/namespaces/default/configmaps/fleeting")[0] == 404
+        assert _get(again, "/api/v1/namespaces/default/configmaps/fleeting")[0] == 404
         assert not (data / "state.db").exists()
     finally:
         cluster.reset(data_dir=data)
@@ -94,9 +85,10 @@ def test_memory_mode_keeps_nothing(tmp_path: Path) -> None:
 
 def test_bearer_token_is_required_when_set() -> None:
     with cluster.running_cluster(token="s3cret") as handle:
-        status, body = _get(handle.url, "/api/v1/namespaces")
-        assert (status, body["reason"]) == (401, "Unauthorized")
-        assert cluster.ready(handle.url)  # health endpoints stay open, as on a real apiserver
+        status, body = _get(replace(handle, token=None), "/api/v1/namespaces")
+        assert (status, body["reason"]) == (403, "Forbidden")
+        assert _get(replace(handle, token="wrong"), "/api/v1/namespaces")[0] == 401
+        assert cluster.ready(handle.url, ca=handle.ca)  # health endpoints stay open, as on a real apiserver
         kubeconfig = json.loads(handle.kubeconfig.read_text())
         assert kubeconfig["users"][0]["user"] == {"token": "s3cret"}
 
@@ -113,9 +105,5 @@ def test_the_admin_token_is_kept_off_the_command_line_even_when_it_looks_like_an
     with cluster.running_cluster(token=token) as handle:
         command_line = Path(f"/proc/{handle.pid}/cmdline").read_bytes().decode()
         assert token not in command_line  # any local user can read a command line
-        assert _get(handle.url, "/api/v1/namespaces")[0] == 401
-        request = urllib.request.Request(
-            f"{handle.url}/api/v1/namespaces", headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 200
+        assert _get(replace(handle, token="starts-with-a-dash"), "/api/v1/namespaces")[0] == 401
+        assert _get(handle, "/api/v1/namespaces")[0] == 200

@@ -8,11 +8,11 @@ with the plain protobuf API rather than the server's codec.
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
 import pytest
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
 from planner.slim.resources import RESOURCES
 from tests.paths import GOLDEN_PROTOBUF
@@ -172,11 +172,11 @@ def test_list_in_protobuf(cluster: ClusterHandle, namespace: str) -> None:
 def test_watch_in_protobuf(cluster: ClusterHandle, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     rv = http(cluster, "GET", path).body["metadata"]["resourceVersion"]
-    request = urllib.request.Request(
-        f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=3",
+    with urlopen(
+        cluster,
+        f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=3",
         headers={"Accept": f"{PROTOBUF};stream=watch,application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as stream:
+    ) as stream:
         assert stream.headers["Content-Type"] == f"{PROTOBUF};stream=watch"
         assert http(cluster, "POST", path, {"metadata": {"name": "w"}}).status == 201
         patch = {"data": {"k": "v"}}
@@ -289,9 +289,7 @@ def test_an_object_protobuf_cannot_hold_is_answered_in_json(cluster: ClusterHand
     got = raw_http(cluster, "GET", f"{path}/odd", Accept=KUBECTL_ACCEPT)
     assert got.content_type == "application/json"
     assert json.loads(got.body)["data"] == {"enabled": True}
-    request = urllib.request.Request(
-        f"{cluster.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1", headers={"Accept": PROTOBUF}
-    )
-    with urllib.request.urlopen(request, timeout=30) as stream:
+    watched = f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    with urlopen(cluster, watched, headers={"Accept": PROTOBUF}) as stream:
         frames = read_frames(stream.read())
     assert [(kind, obj.kind, obj.message.code) for kind, obj in frames] == [("ERROR", "Status", 500)]

@@ -182,7 +182,7 @@ def test_the_request_log_lists_what_the_account_did(cluster: ClusterHandle, ns: 
     user = f"system:serviceaccount:{ns}:logged"
     http(cluster, "GET", f"/api/v1/namespaces/{ns}/pods?fieldSelector=metadata.name%3Dp", token=token)
     http(cluster, "GET", "/api", token=token)
-    admin = SlimAdmin(cluster.url, token=cluster.token, ca=cluster.ca)
+    admin = SlimAdmin.of(cluster)
     assert [
         (e["verb"], e["apiGroup"], e["resource"], e["namespace"], e["name"], e["path"], e["code"])
         for e in admin.requests(user=user)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
 from tests.simulated import eventually, simulated_cluster_fixture
 
@@ -538,7 +538,7 @@ def test_slim_stats_count_each_components_passes_and_synced_keys(
     cluster: ClusterHandle, apps_v1: client.AppsV1Api, namespace: str
 ) -> None:
     def stats() -> dict[str, dict[str, int]]:
-        with urllib.request.urlopen(f"{cluster.url}/slim/stats") as reply:
+        with urlopen(cluster, "/slim/stats") as reply:
             found: dict[str, dict[str, int]] = json.load(reply)
             return found
 

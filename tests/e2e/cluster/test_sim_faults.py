@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
+from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.simulated import eventually, simulated_cluster_fixture
 from tests.slimcluster import http
@@ -22,7 +22,7 @@ cluster = simulated_cluster_fixture()
 
 @pytest.fixture
 def admin(cluster: ClusterHandle) -> Iterator[SlimAdmin]:
-    handle = SlimAdmin(cluster.url)
+    handle = SlimAdmin.of(cluster)
     yield handle
     handle.clear_faults()
     handle.resume("controllers")
@@ -31,8 +31,7 @@ def admin(cluster: ClusterHandle) -> Iterator[SlimAdmin]:
 
 def watch_lines(cluster: ClusterHandle, path: str, *, timeout: float = 5.0) -> list[dict[str, Any]]:
     """Every event of a watch until the server ends the stream."""
-    request = urllib.request.Request(cluster.url + path, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as reply:
+    with urlopen(cluster, path, headers={"Accept": "application/json"}, timeout=timeout) as reply:
         return [json.loads(line) for line in reply.read().decode().splitlines() if line]
 
 
@@ -180,7 +179,7 @@ def test_bad_admin_requests_are_rejected(cluster: ClusterHandle) -> None:
 def test_faults_can_be_set_when_the_server_starts() -> None:
     with running_cluster(simulate=True, faults={"errorRates": {"500": 1.0}}) as handle:
         assert http(handle, "GET", "/api/v1/namespaces").status == 500
-        assert SlimAdmin(handle.url).get_faults()["errorRates"] == {"500": 1.0}
+        assert SlimAdmin.of(handle).get_faults()["errorRates"] == {"500": 1.0}
 
 
 # --- metrics -------------------------------------------------------------------------------------------
@@ -228,7 +227,7 @@ def test_open_watches_are_counted_while_open(
 
 def test_metrics_are_prometheus_text(cluster: ClusterHandle) -> None:
     try:
-        with urllib.request.urlopen(cluster.url + "/metrics", timeout=5) as reply:
+        with urlopen(cluster, "/metrics", timeout=5) as reply:
             text, content_type = reply.read().decode(), reply.headers["Content-Type"]
     except urllib.error.HTTPError as error:  # pragma: no cover - fails the test with the body
         raise AssertionError(error.read()) from error

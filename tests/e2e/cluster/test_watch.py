@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 
 CACHE = 30
@@ -98,7 +98,7 @@ def test_too_old_resource_version_then_relist(core_v1: client.CoreV1Api, namespa
 
 
 def _raw_watch(cluster: ClusterHandle, path: str) -> list[dict[str, Any]]:
-    with urllib.request.urlopen(cluster.url + path, timeout=10) as reply:
+    with urlopen(cluster, path, timeout=10) as reply:
         assert reply.status == 200 and reply.headers["Content-Type"] == "application/json"
         return [json.loads(line) for line in reply.read().decode().splitlines()]
 
