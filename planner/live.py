@@ -74,7 +74,7 @@ def read_live(
     if found is not None and parent is None:  # a Secret that only has the parent's name
         foreign[at_parent] = found
     return LiveState(
-        members=members, parent=parent, foreign=foreign, namespaces=_existing(client, namespaces)
+        members=members, parent=parent, foreign=foreign, namespaces=existing_namespaces(client, namespaces)
     )
 
 
@@ -143,7 +143,7 @@ def _foreign(
     return found
 
 
-def _existing(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
+def existing_namespaces(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
     """Which namespaces in scope exist; None when listing namespaces is forbidden (then assume all do)."""
     try:
         listed = list_objects(client, NAMESPACE, None)
