@@ -37,8 +37,8 @@ from planner.app.planning import (
     plan,
     plan_rendered,
     recorded_plan,
-    render_loaded,
 )
+from planner.app.rendering import render_loaded
 from planner.app.runs import RunRecorder
 from planner.app.target import Target, secret_refs
 from planner.errors import (

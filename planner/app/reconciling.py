@@ -29,11 +29,10 @@ from typing import Literal
 from planner.app.apply import Applier, ApplyOptions, create_lock_namespaces
 from planner.app.planning import (
     PlannedChanges,
-    RenderedPlan,
     check_data_loss,
     plan_rendered,
-    render_loaded,
 )
+from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
