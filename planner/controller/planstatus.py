@@ -101,7 +101,7 @@ def waiting(plan: Manifest, now: str, message: str) -> Status:
     return _reconciling(plan, now, ready="False", reason=DEPENDENCY_NOT_READY, message=message)
 
 
-def _reconciling(plan: Manifest, now: str, *, ready: str, reason: str, message: str) -> Status:
+def _reconciling(plan: Manifest, now: str, *, ready: Truth, reason: str, message: str) -> Status:
     """Ready `ready` and Reconciling True, both for `reason`, at the Plan's current generation."""
     previous: Mapping[str, Any] = plan.get("status") or {}
     generation = generation_of(plan)
