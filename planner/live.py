@@ -91,7 +91,7 @@ def read_live(
         members=members,
         parent=parent,
         foreign=foreign,
-        namespaces=_existing(client, namespaces),
+        namespaces=existing_namespaces(client, namespaces),
         claims=claims,
     )
 
@@ -171,7 +171,7 @@ def _foreign(
     return found
 
 
-def _existing(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
+def existing_namespaces(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
     """Which namespaces in scope exist; None when listing namespaces is forbidden (then assume all do)."""
     try:
         listed = list_objects(client, NAMESPACE, None)

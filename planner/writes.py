@@ -103,6 +103,20 @@ class WrittenVersions:
             return self._versions.get(ref)
 
 
+def create_namespace(client: KubeClient, name: str) -> Manifest | None:
+    """Create the empty Namespace `name`: it as created, None when it exists already."""
+    try:
+        return client.request(
+            "POST",
+            resource_path(NAMESPACE),
+            query={"fieldManager": FIELD_MANAGER},
+            body=namespace_manifest(name),
+            verb="create",
+        )
+    except AlreadyExistsError:
+        return None
+
+
 class KubeWriter:
     """`execute.Writer` over a KubeClient (thread-safe: the executor calls it from its pool)."""
 
@@ -111,14 +125,10 @@ class KubeWriter:
         client: KubeClient,
         *,
         written: WrittenVersions | None = None,
-        created_namespaces: frozenset[str] = frozenset(),
     ) -> None:
-        """`created_namespaces`: namespaces this run created before its plan was made (taking the run
-        lock, whose Lease needs one), which ensuring then reports as created."""
         self.client = client
         self.kinds = Kinds(client)  # resolved at write time: a CRD created earlier in the run serves now
         self.written = written or WrittenVersions()
-        self.created_namespaces = created_namespaces
         self._counts = {"after-writes": 0, "after-deletes": 0}
         self._count_lock = threading.Lock()
 
@@ -187,18 +197,10 @@ class KubeWriter:
         ref = ObjectRef.of(NAMESPACE, name)
         existing = self._get(NAMESPACE, ref)
         if existing is not None:
-            return existing, name in self.created_namespaces
-        body = namespace_manifest(name)
-        try:
-            created = self.client.request(
-                "POST",
-                resource_path(NAMESPACE),
-                query={"fieldManager": FIELD_MANAGER},
-                body=body,
-                verb="create",
-            )
-        except AlreadyExistsError:
-            return self._get(NAMESPACE, ref) or body, False
+            return existing, False
+        created = create_namespace(self.client, name)
+        if created is None:  # created meanwhile, by another run
+            return self._get(NAMESPACE, ref) or namespace_manifest(name), False
         return created, True
 
     # --- the ApplySet parent (what to write is planner.state.applyset's; here it is written) ---

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
         plan,
         render_plans,
         save_plans,
-        validate,
     )
     from planner.app.planobjects import request_reconcile
     from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
+    from planner.app.rendering import validate
     from planner.app.rollingback import RollbackOptions, RollbackResult, rollback
     from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox
     from planner.app.selector import PlanRef, selected_plans
@@ -69,6 +69,7 @@ _MODULES = {
         "cluster_target",
         "watch_options",
     ],
+    "planner.app.rendering": ["validate"],
     "planner.app.planning": [
         "DEFAULT_APPLY_TIMEOUT",
         "PlanOptions",
@@ -76,7 +77,6 @@ _MODULES = {
         "plan",
         "render_plans",
         "save_plans",
-        "validate",
     ],
     "planner.app.planobjects": ["request_reconcile"],
     "planner.app.reconciling": ["PlanOutcome", "ReconcileOptions", "reconcile"],

@@ -37,8 +37,8 @@ from planner.app.planning import (
     plan,
     plan_rendered,
     recorded_plan,
-    render_loaded,
 )
+from planner.app.rendering import render_loaded
 from planner.app.runs import RunRecorder
 from planner.app.target import Target, secret_refs
 from planner.errors import (
@@ -54,6 +54,7 @@ from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
+from planner.live import existing_namespaces
 from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
 from planner.state.applyset import (
@@ -80,7 +81,7 @@ from planner.state.savedplan import (
 )
 from planner.wait.evidence import Evidence
 from planner.wait.waiting import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions, new_digest_key
+from planner.writes import KubeWriter, WrittenVersions, create_namespace, new_digest_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,11 +199,12 @@ def apply(
     client = target.client
     rendered = render_loaded(loaded, target.default_namespace())
     keys = [(each.plan.name, each.namespace) for each in rendered]
+    made = create_lock_namespaces(client, keys, notice)
     with holding(
         client, keys, options=options.lock, notice=notice, progress=progress.of("taking run locks")
     ) as locks:
         # --adopt must see foreign objects to apply over them; otherwise a create's 409 finds them.
-        probe, made = options.plan.adopt, locks.created_namespaces()
+        probe = options.plan.adopt
         planned = plan_rendered(
             rendered,
             client=client,
@@ -218,10 +220,27 @@ def apply(
             clock=clock,
             informers=informers,
             stop=locks.lost,
-            created_namespaces=made,
         )
         applied = run.execute_all(planned)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
+
+
+def create_lock_namespaces(
+    client: KubeClient, keys: Sequence[tuple[str, str]], notice: Notice
+) -> frozenset[str]:
+    """Create the namespaces of these `(plan, namespace)` pairs that do not exist, before their run locks
+    are taken: a lock's Lease lives in its plan's namespace. Several runs may do this at once (a create
+    that finds the namespace made meanwhile is no error). The namespaces it created are returned, for
+    the plan to count them as missing still — they were when this run began, so its graph's `ensure`
+    tasks and the saved plan it may be checked against stay as they were. Without permission to list
+    namespaces nothing is created (taking the lock then says which namespace is missing)."""
+    wanted = {namespace for _, namespace in keys}
+    existing = existing_namespaces(client, wanted)
+    missing = sorted(wanted - existing) if existing is not None else []
+    created = frozenset(name for name in missing if create_namespace(client, name) is not None)
+    for name in sorted(created):
+        notice(f"namespace/{name}: namespace created (the run lock lives there)")
+    return created
 
 
 def _namespaces_of(planned: Sequence[PlannedChanges]) -> frozenset[str]:
@@ -248,15 +267,14 @@ def apply_saved(
         raise WrongClusterError(f"{path}: {mismatch}")
     client = target.client
     keys = [(str(document["plan"]), str(document["namespace"])) for document in documents]
+    made = create_lock_namespaces(client, keys, notice)
     with holding(client, keys, options=options.lock, notice=notice) as locks:
         checked: list[PlannedChanges] = []
         loaded = LoadResult(plans=())
         for document in documents:
-            loaded, fresh = _replanned(document, target=target, made=locks.created_namespaces())
+            loaded, fresh = _replanned(document, target=target, made=made)
             checked.append(fresh)
-        run = Applier.for_target(
-            target, options=options, sink=sink, stop=locks.lost, created_namespaces=locks.created_namespaces()
-        )
+        run = Applier.for_target(target, options=options, sink=sink, stop=locks.lost)
         applied = run.execute_all(checked)
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
@@ -358,12 +376,10 @@ class Applier:
         informers: Informers | None,
         stop: StopCheck | None = None,
         who: Who | None = None,
-        created_namespaces: frozenset[str] = frozenset(),
     ) -> None:
         self.client, self.options, self.sink, self.stop = client, options, sink, stop
         self.who = who or Who(user="", host=socket.gethostname())
         self.recorded: list[Generation] = []  # the generations this run recorded, in order
-        self.created_namespaces = created_namespaces  # by the run lock, before planning (`KubeWriter`)
         self.clock = clock or SystemClock()
         self.owned = informers is None
         self.informers = informers or Informers(client)
@@ -378,7 +394,6 @@ class Applier:
         stop: StopCheck | None,
         clock: Clock | None = None,
         informers: Informers | None = None,
-        created_namespaces: frozenset[str] = frozenset(),
     ) -> Applier:
         """An Applier writing to the target's cluster, recording generations as its kubeconfig user."""
         return cls(
@@ -389,7 +404,6 @@ class Applier:
             informers=informers,
             stop=stop,
             who=who_for(target),
-            created_namespaces=created_namespaces,
         )
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
@@ -410,7 +424,7 @@ class Applier:
         ).start()
         if evidence is not None:
             evidence.start()
-        writer = KubeWriter(self.client, written=written, created_namespaces=self.created_namespaces)
+        writer = KubeWriter(self.client, written=written)
         recorder = self.run_recorder(writer, planned, executions)
         started, failures = now(), list[Exception]()
 

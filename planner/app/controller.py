@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.history import list_generations
-from planner.app.planning import RenderedPlan, render_loaded
 from planner.app.planobjects import PlanObjects, object_key, source_name
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.app.webview import Known, Pages, addressed_plan, overview, plan_view
 from planner.controller.events import event_reason, record_event

@@ -22,12 +22,12 @@ from planner.app.references import (
     needs_config_key,
     with_roll_reasons,
 )
+from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import (
     ApiError,
-    Diagnostic,
     EmptyPlanError,
     ForbiddenError,
     NotFoundError,
@@ -40,10 +40,9 @@ from planner.kube.client import KubeClient
 from planner.kube.discovery import Kinds
 from planner.live import LiveState, read_live
 from planner.monitor.pools import PoolStatus, pool_status
-from planner.objects import FIELD_MANAGER, Manifest, ObjectRef, ref_of
+from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
-from planner.plan.secrets import unread_secrets
-from planner.render import limit_diagnostics, plan_namespace, render
+from planner.render import render
 from planner.state.applyset import digest_key, parent_ref
 from planner.state.generations import Generation, parent_with_runs, recorded_runs
 from planner.state.lock import Holder, read_holder
@@ -53,81 +52,12 @@ from planner.writes import KubeWriter
 DEFAULT_APPLY_TIMEOUT = 300.0
 
 
-@dataclass(frozen=True)
-class RenderedPlan:
-    """A plan's closure, ready to be planned and applied: `plan` rendered, or — with `recorded` — a
-    recorded generation's closure (`rollback`), for which `plan` carries only the name and namespace."""
-
-    plan: Plan
-    default_namespace: str
-    manifests: tuple[Manifest, ...]
-    recorded: Generation | None = None
-
-    @property
-    def timeouts(self) -> dict[str, float]:
-        """The per-workload and per-sandbox wait timeouts (a recorded closure's as recorded)."""
-        return dict(self.recorded.timeouts) if self.recorded else plan_timeouts(self.plan)
-
-    @property
-    def namespace(self) -> str:
-        """The plan's own namespace: its parent Secret's and its lock's."""
-        return plan_namespace(self.plan, self.default_namespace)
-
-
 def recorded_plan(generation: Generation) -> RenderedPlan:
     """A recorded generation's closure as a plan to apply (`rollback`): rendered already, so nothing is
     rendered again; the plan carries only its name and namespace."""
     source = Source(file=f"generation {generation.number} of plan {generation.plan}")
     plan = Plan(name=generation.plan, namespace=generation.namespace, runtime="k8s", source=source)
     return RenderedPlan(plan, generation.namespace, tuple(generation.closure), recorded=generation)
-
-
-def validate(paths: Sequence[str | Path]) -> LoadResult:
-    """Load and check plans, and what they render against the API's size limits; raises PlanError with
-    every problem at once. No cluster is asked: a plan without a namespace renders into "default"."""
-    loaded = load_plans(paths, secret_refs=unread_secrets)
-    render_loaded(loaded, "default")
-    return loaded
-
-
-def render_loaded(loaded: LoadResult, fallback_namespace: str) -> list[RenderedPlan]:
-    """Render plans already loaded, each against the runtime's default namespace (docs/design.md §3); raises
-    PlanError when an object would be too big for the API, before anything is written."""
-    rendered = [
-        RenderedPlan(plan, fallback_namespace, tuple(render(plan, fallback_namespace)))
-        for plan in loaded.plans
-    ]
-    problems = [found for item in rendered for found in limit_diagnostics(item.plan, list(item.manifests))]
-    problems += _declared_twice(rendered)
-    if problems:
-        raise PlanError(problems)
-    return rendered
-
-
-def _declared_twice(rendered: list[RenderedPlan]) -> list[Diagnostic]:
-    """An object two plans render (Namespaces aside, which plans share) would belong to two ApplySets:
-    whichever applies second fails on ownership. Said once per later plan and object, naming the first."""
-    first: dict[ObjectRef, RenderedPlan] = {}
-    problems = []
-    for each in rendered:
-        for manifest in each.manifests:
-            ref = ref_of(manifest)
-            if ref.kind == NAMESPACE.kind and not ref.group:
-                continue
-            earlier = first.setdefault(ref, each)
-            if earlier is not each and earlier.plan.name != each.plan.name:
-                source, where = each.plan.source, each.plan.source.position("metadata.name")
-                problems.append(
-                    Diagnostic(
-                        source.file,
-                        where.line,
-                        where.column,
-                        "metadata.name",
-                        f'{ref} is also declared by plan "{earlier.plan.name}" ({earlier.plan.source.file}): '
-                        "an object belongs to one plan's ApplySet, so declare it in one of them",
-                    )
-                )
-    return problems
 
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
@@ -203,12 +133,6 @@ class PlannedChanges:
     @property
     def parent_ref(self) -> ObjectRef:
         return parent_ref(self.changeset.plan, self.changeset.namespace)
-
-
-def plan_timeouts(plan: Plan) -> dict[str, float]:
-    """The plan's per-workload and per-sandbox `timeout`, by name (a Change's `owner`)."""
-    timeouts = {w.name: w.timeout_seconds for w in plan.workloads if w.timeout_seconds is not None}
-    return timeouts | {s.name: s.timeout_seconds for s in plan.sandboxes if s.timeout_seconds is not None}
 
 
 def execution_plan(
@@ -321,8 +245,8 @@ def plan_rendered(
     """Read the live objects of each rendered plan and diff them (`progress(done, total)` hears of each
     plan before it is read). Writes nothing. Without
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
-    The namespaces in `created_by_run` were created by this run before it planned (taking the run lock,
-    whose Lease needs one): they are planned as missing, as they were when the run began, so the plan
+    The namespaces in `created_by_run` were created by this run before it planned (its run locks' Leases
+    live there: `planner.app.apply.create_lock_namespaces`): they are planned as missing, as they were when the run began, so the plan
     creates them as it would have — and matches a saved plan made before. A recorded closure
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
     records them again), so its Jobs that ran then do not run again — also when the parent, and the

@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.app.history import trim_generations
-from planner.app.planning import RenderedPlan, render_loaded
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.events import event_reason, record_event

@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from planner.app.apply import Applier, ApplyOptions
+from planner.app.apply import Applier, ApplyOptions, create_lock_namespaces
 from planner.app.planning import (
     PlannedChanges,
-    RenderedPlan,
     check_data_loss,
     plan_rendered,
-    render_loaded,
 )
+from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
@@ -166,10 +165,9 @@ def _apply(
 ) -> PlanOutcome:
     client = target.client
     applying = options.apply
-    with holding(
-        client, [(rendered.plan.name, rendered.namespace)], options=applying.lock, notice=notice, stop=stop
-    ) as locks:
-        made = locks.created_namespaces()  # planned as missing: reported as this run's creates
+    keys = [(rendered.plan.name, rendered.namespace)]
+    made = create_lock_namespaces(client, keys, notice)
+    with holding(client, keys, options=applying.lock, notice=notice, stop=stop) as locks:
         (planned,) = plan_rendered(
             [rendered], client=client, options=applying.plan, probe_foreign=False, created_by_run=made
         )
@@ -180,12 +178,7 @@ def _apply(
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
 
         applier = Applier.for_target(
-            target,
-            options=applying,
-            sink=_Unheard(),
-            stop=stopped,
-            created_namespaces=made,
-            informers=informers,
+            target, options=applying, sink=_Unheard(), stop=stopped, informers=informers
         )
         (applied,) = applier.execute_all([planned])
         lost = locks.lost()

@@ -31,11 +31,11 @@ from planner.kinds import POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import EventType, Informer
 from planner.live import list_objects
+from planner.monitor.lifecycle import CONTROLLER_UID_LABEL
 from planner.objects import ANNOTATION_RUN_KEY, Manifest, ObjectRef, annotations_of, metadata_of, ref_of
 from planner.state.applyset import RESULT_FAILED, RunOutcome, final_outcome, holds_run_finalizer, run_outcome
 from planner.writes import KubeWriter
 
-CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 SYNC_TIMEOUT = 60.0
 log = logging.getLogger(__name__)
 

@@ -156,7 +156,11 @@ def apply_and_watch(
         for each in not_followed:
             sink.emit(_not_followed_event(each, clock))
         scope = frozenset(rid.namespace for rid in rids)
-        followed = follow(informers, rids, options=watch, sink=sink, scope=scope, clock=clock)
+        # read after the apply: a Job it saw end is recorded and let go, and its TTL may remove it first
+        recorded = by_runtime_id(recorded_runs(target.client, scope)) if rids else {}
+        followed = follow(
+            informers, rids, options=watch, sink=sink, scope=scope, clock=clock, recorded=recorded
+        )
         return done, followed
     finally:
         informers.stop()
@@ -264,11 +268,15 @@ def monitor(
     try:
         for parent, record in runs:  # with an outcome too: its Job may still hold the run-record finalizer
             recorder.expect(parent, [record.run_key])
-        if recorder.expecting:
-            recorder.follow(informers.informer(JOB, namespaces=scope), snapshot=True)
-        recorded = {rid: run for _, run in runs if run.ran and (rid := _recorded_runtime_id(run))}
         return follow(
-            informers, rids, options=options, sink=sink, scope=scope, clock=clock, recorded=recorded
+            informers,
+            rids,
+            options=options,
+            sink=sink,
+            scope=scope,
+            clock=clock,
+            recorded=by_runtime_id(runs),
+            recorder=recorder,
         )
     finally:
         recorder.close()
@@ -285,6 +293,11 @@ def recorded_runs(client: KubeClient, scope: frozenset[str] | None) -> list[tupl
     except ForbiddenError:
         return []
     return [(ref_of(parent), run) for parent in parents for run in run_records(parent).values()]
+
+
+def by_runtime_id(runs: Sequence[tuple[ObjectRef, RunRecord]]) -> dict[RuntimeID, RunRecord]:
+    """The records of the runs that ran, by their Job's runtime ID (what `Monitor` reads them by)."""
+    return {rid: run for _, run in runs if run.ran and (rid := _recorded_runtime_id(run))}
 
 
 def _recorded_runtime_id(record: RunRecord) -> RuntimeID | None:
@@ -306,16 +319,21 @@ def follow(
     scope: frozenset[str] | None,
     clock: Clock | None = None,
     recorded: Mapping[RuntimeID, RunRecord] | None = None,
+    recorder: RunRecorder | None = None,
 ) -> MonitorResult:
     """The monitor over informers the caller owns (and stops): `apply --watch` hands its applied runtime
     IDs here with the informers its waits used, so one process keeps one informer per kind. `scope`
-    must be covered by the informers already created (Informers refuses a wider one)."""
+    must be covered by the informers already created (Informers refuses a wider one). `recorder`
+    starts only once every runtime ID is registered: a Job it lets go may vanish at once (its TTL has
+    passed), and the monitor must have seen it end first, else it would report it Deleted."""
     watcher = Monitor(informers, sink, clock=clock or SystemClock(), namespaces=scope, recorded=recorded)
     try:
         for rid in runtime_ids:
             watcher.mark_if_not_monitoring(rid)
         if options.attach_all:
             watcher.attach_all(scope, follow=not options.until_done)
+        if recorder is not None and recorder.expecting:
+            recorder.follow(informers.informer(JOB, namespaces=scope), snapshot=True)
         if options.until_done:
             steady = watcher.wait_until_steady(options.timeout)
         else:

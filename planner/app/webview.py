@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
-from planner.app.planning import RenderedPlan
 from planner.app.reconciling import PlanOutcome
+from planner.app.rendering import RenderedPlan
 from planner.controller import planstatus
 from planner.diff import ChangeSet
 from planner.graph import ExecutionPlan, solve

@@ -34,7 +34,7 @@ def validate(plans: tuple[str, ...], output: str) -> None:
     Every problem is reported at once, one line each, as `file:LINE:COL: path: message`; exit 1 if any.
     With `-o json` each problem and warning is also a `Diagnostic` JSON line on stdout.
     """
-    printers.results.validation(lambda: app.validate(plans), output)
+    printers.validated(lambda: app.validate(plans), output)
 
 
 @click.command()

@@ -87,13 +87,7 @@ def condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
 
 def progressing(plan: Manifest, now: str, message: str = "reconciliation in progress") -> Status:
     """The status while a new generation is being reconciled: Ready Unknown, Reconciling True."""
-    previous: Mapping[str, Any] = plan.get("status") or {}
-    generation = generation_of(plan)
-    conditions = [
-        _condition(previous, READY, "Unknown", PROGRESSING, message, generation, now),
-        _condition(previous, RECONCILING, "True", PROGRESSING, message, generation, now),
-    ]
-    return {**_kept(previous), "conditions": conditions}
+    return _reconciling(plan, now, ready="Unknown", reason=PROGRESSING, message=message)
 
 
 def is_ready(plan: Manifest) -> bool:
@@ -104,11 +98,16 @@ def is_ready(plan: Manifest) -> bool:
 
 def waiting(plan: Manifest, now: str, message: str) -> Status:
     """The status while a dependency is not Ready yet: Ready False (DependencyNotReady), Reconciling."""
+    return _reconciling(plan, now, ready="False", reason=DEPENDENCY_NOT_READY, message=message)
+
+
+def _reconciling(plan: Manifest, now: str, *, ready: Truth, reason: str, message: str) -> Status:
+    """Ready `ready` and Reconciling True, both for `reason`, at the Plan's current generation."""
     previous: Mapping[str, Any] = plan.get("status") or {}
     generation = generation_of(plan)
     conditions = [
-        _condition(previous, READY, "False", DEPENDENCY_NOT_READY, message, generation, now),
-        _condition(previous, RECONCILING, "True", DEPENDENCY_NOT_READY, message, generation, now),
+        _condition(previous, READY, ready, reason, message, generation, now),
+        _condition(previous, RECONCILING, "True", reason, message, generation, now),
     ]
     return {**_kept(previous), "conditions": conditions}
 

@@ -15,10 +15,11 @@ canonical comparison reach it through here.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
+from collections.abc import Callable
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal, localcontext
-
-from kubernetes.utils.quantity import parse_quantity as _parse_quantity
 
 MAX_QUANTITY = Decimal(2**63 - 1)
 NANO = Decimal("1e-9")
@@ -32,7 +33,7 @@ def parse_quantity(text: str) -> Decimal:
     if not _SERVER_FORM.fullmatch(text):
         raise ValueError(f"not a quantity: {text}")
     with localcontext(_exact(text)):
-        value = _parse_quantity(text)
+        value = _client_parse_quantity()(text)
     if not isinstance(value, Decimal):  # pragma: no cover - the client always returns a Decimal
         raise ValueError(f"not a quantity: {text}")
     return value
@@ -55,3 +56,21 @@ def _exact(text: str) -> Context:
     """A decimal context in which valuing `text` loses nothing: room for every digit it writes plus the
     largest suffix (2^60 has 19 digits), and exponents as large as the text can write."""
     return Context(prec=len(text) + 40, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
+@functools.cache
+def _client_parse_quantity() -> Callable[[str], Decimal]:
+    """The client's `kubernetes/utils/quantity.py`, loaded by itself: `import kubernetes.utils.quantity`
+    would first run the package's `__init__`, which imports the whole client (about 0.4 s), and
+    `validate` never talks to a cluster. The module needs nothing but `decimal`."""
+    found = importlib.util.find_spec("kubernetes")  # finds the package without importing it
+    if found is None or not found.submodule_search_locations:  # pragma: no cover - a dependency
+        raise ImportError("the kubernetes client is not installed")
+    path = f"{found.submodule_search_locations[0]}/utils/quantity.py"
+    spec = importlib.util.spec_from_file_location("planner.kube._client_quantity", path)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    parse: Callable[[str], Decimal] = module.parse_quantity
+    return parse

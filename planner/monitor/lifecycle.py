@@ -77,6 +77,7 @@ FIELD_MANAGER = "planner-lifecycle"
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 RELEASE_ATTEMPTS = 8
+CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 DEFAULT_TAIL = 200
 ANNOTATION_STOPPED_REPLICAS = "planner.dev/stopped-replicas"
 _GENERATION = re.compile(r"-rootfs-g(\d+)$")
@@ -209,11 +210,22 @@ def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, pr
 
 
 def release_run_finalizer(client: KubeClient, job: Manifest) -> None:
-    """Remove the run-record finalizer (`applyset.RUN_FINALIZER`) from `job` as read, reading it again
-    when its finalizers changed in between; nothing to do when it holds none or is gone."""
-    namespace, name = str(metadata_of(job).get("namespace") or ""), str(metadata_of(job).get("name"))
-    path = resource_path(JOB, namespace, name)
-    current: Manifest | None = job
+    """Remove the run-record finalizer (`applyset.RUN_FINALIZER`) from the pods of `job` (one LIST),
+    then from `job` as read; nothing to do for what holds none or is gone."""
+    selector = f"{CONTROLLER_UID_LABEL}={metadata_of(job).get('uid')}"
+    for pod in list_objects(
+        client, POD, str(metadata_of(job).get("namespace") or ""), label_selector=selector
+    ):
+        _release(client, POD, pod)
+    _release(client, JOB, job)
+
+
+def _release(client: KubeClient, kind: KindInfo, obj: Manifest) -> None:
+    """Remove the run-record finalizer from `obj` as read, reading it again when its finalizers
+    changed in between."""
+    namespace, name = str(metadata_of(obj).get("namespace") or ""), str(metadata_of(obj).get("name"))
+    path = resource_path(kind, namespace, name)
+    current: Manifest | None = obj
     for _ in range(RELEASE_ATTEMPTS):
         removal = run_finalizer_removal(current) if current is not None else None
         if removal is None:
@@ -224,8 +236,8 @@ def release_run_finalizer(client: KubeClient, job: Manifest) -> None:
         except NotFoundError:
             return
         except (InvalidError, ConflictError):  # the list moved under the `test`: read it again
-            current = get_or_none(client, JOB, namespace, name)
-    raise PlannerError(f"job {namespace}/{name}: its finalizers keep changing")
+            current = get_or_none(client, kind, namespace, name)
+    raise PlannerError(f"{kind.kind.lower()} {namespace}/{name}: its finalizers keep changing")
 
 
 def _delete_job(client: KubeClient, rid: RuntimeID) -> None:

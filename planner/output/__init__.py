@@ -15,12 +15,14 @@ if TYPE_CHECKING:
     from planner.output.errors import report_error, report_failure
     from planner.output.events import MonitorPrinter, apply_printer
     from planner.output.reconcile import ReconcilePrinter, write_metrics
+    from planner.output.validation import validated
     from planner.output.workloads import print_inspection, print_outcome, print_status
 
 _MODULES = {
     "planner.output.errors": ["report_error", "report_failure"],
     "planner.output.events": ["MonitorPrinter", "apply_printer"],
     "planner.output.reconcile": ["ReconcilePrinter", "write_metrics"],
+    "planner.output.validation": ["validated"],
     "planner.output.workloads": ["print_inspection", "print_outcome", "print_status"],
 }
 
@@ -38,5 +40,6 @@ __all__ = [
     "report_error",
     "report_failure",
     "results",
+    "validated",
     "write_metrics",
 ]

@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner.app.history import GenerationDiff, History
-from planner.errors import PlanError
 from planner.objects import Manifest
-from planner.output.errors import print_diagnostics
 from planner.output.events import ApplyPrinter
 from planner.output.graph import PICTURE_FORMATS, drawing, picture, to_mermaid
 from planner.output.history import (
@@ -25,12 +23,13 @@ from planner.output.history import (
 from planner.output.locks import refusal_line, unlocked_line
 from planner.output.manifests import to_json, to_yaml
 from planner.output.plan import formatted
-from planner.output.validation import print_validated, print_warnings
+from planner.output.validation import print_warnings
 
 if TYPE_CHECKING:
     from planner.app import LockState, RollbackResult
     from planner.app.apply import ApplyResult
-    from planner.app.planning import PlannedChanges, RenderedPlan
+    from planner.app.planning import PlannedChanges
+    from planner.app.rendering import RenderedPlan
     from planner.app.watching import ApplyRun
     from planner.plan import LoadResult
     from planner.state.generations import Generation
@@ -38,21 +37,6 @@ if TYPE_CHECKING:
 
 def _echo(text: str, *, err: bool = False) -> None:
     (sys.stderr if err else sys.stdout).write(text)
-
-
-def validation(load: Callable[[], LoadResult], output: str) -> None:
-    """`validate`: each plan's line, the warnings on stderr, and with `-o json` every problem and
-    warning as a `Diagnostic` line on stdout too."""
-    try:
-        loaded = load()
-    except PlanError as invalid:
-        if output == "json":
-            print_diagnostics(invalid.diagnostics)
-        raise
-    print_warnings(loaded.warnings)
-    if output == "json":
-        print_diagnostics(loaded.warnings)
-    print_validated(loaded.plans, output)
 
 
 def rendered(loaded: LoadResult, plans: Sequence[RenderedPlan], output: str, *, show_secrets: bool) -> None:

@@ -4,12 +4,13 @@ and the loader's warnings, which go to stderr whatever the format."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from planner.errors import Diagnostic
+from planner.errors import Diagnostic, PlanError
+from planner.output.errors import print_diagnostics
 from planner.output.lines import LinePrinter, now_rfc3339
-from planner.plan import Plan
+from planner.plan import LoadResult, Plan
 
 
 def print_warnings(warnings: Sequence[Diagnostic], stream: TextIO | None = None) -> None:
@@ -39,3 +40,18 @@ def print_validated(plans: Sequence[Plan], output: str, stream: TextIO | None = 
         else:
             summary = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
             printer.write_line(f"{plan.source.file}: plan {plan.name} is valid ({summary or 'empty'})")
+
+
+def validated(load: Callable[[], LoadResult], output: str) -> None:
+    """`validate`: each plan's line, the warnings on stderr, and with `-o json` every problem and
+    warning as a `Diagnostic` line on stdout too."""
+    try:
+        loaded = load()
+    except PlanError as invalid:
+        if output == "json":
+            print_diagnostics(invalid.diagnostics)
+        raise
+    print_warnings(loaded.warnings)
+    if output == "json":
+        print_diagnostics(loaded.warnings)
+    print_validated(loaded.plans, output)

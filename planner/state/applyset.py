@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from planner import __version__
 from planner.errors import OwnershipError, PlannerError
@@ -504,13 +504,26 @@ def is_recorded_job(obj: Manifest) -> bool:
 
 
 def with_run_finalizer(manifest: Manifest) -> Manifest:
-    """`manifest` as created: a recorded Job holds the run-record finalizer, so neither its TTL nor
-    anyone else removes it before its outcome is recorded. Any other object is returned as it is."""
+    """`manifest` as created: a recorded Job, and each pod its template makes, holds the run-record
+    finalizer, so neither its TTL nor anyone else removes it before its outcome is recorded. The pods
+    hold it too because the TTL controller deletes a finished Job with Foreground propagation: the
+    garbage collector deletes its pods first, and with them the failed container's exit code
+    (docs/design.md §6). Any other object is returned as it is."""
     metadata = metadata_of(manifest)
-    finalizers = list(metadata.get("finalizers") or [])
-    if not is_recorded_job(manifest) or RUN_FINALIZER in finalizers:
+    if not is_recorded_job(manifest) or RUN_FINALIZER in (metadata.get("finalizers") or []):
         return manifest
-    return {**manifest, "metadata": {**metadata, "finalizers": [*finalizers, RUN_FINALIZER]}}
+    spec = manifest.get("spec") or {}
+    template = spec.get("template") or {}
+    return {
+        **manifest,
+        "metadata": _holding(metadata),
+        "spec": {**spec, "template": {**template, "metadata": _holding(template.get("metadata") or {})}},
+    }
+
+
+def _holding(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    finalizers = [f for f in metadata.get("finalizers") or [] if f != RUN_FINALIZER]
+    return {**metadata, "finalizers": [*finalizers, RUN_FINALIZER]}
 
 
 def holds_run_finalizer(obj: Manifest) -> bool:

@@ -74,9 +74,9 @@ from planner.errors import (
     PlannerError,
     UnreachableError,
 )
-from planner.kinds import LEASE, NAMESPACE
+from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
-from planner.objects import FIELD_MANAGER, Manifest, metadata_of, namespace_manifest
+from planner.objects import FIELD_MANAGER, Manifest, metadata_of
 
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
@@ -365,7 +365,6 @@ class _Acquirer:
         self.collection = resource_path(LEASE, namespace)
         self.path = resource_path(LEASE, namespace, lease_name(plan))
         self.observed = _Observed()
-        self.created_namespace = False
 
     def acquire(self) -> RunLock:
         started = time.monotonic()
@@ -404,9 +403,9 @@ class _Acquirer:
             else:
                 time.sleep(pause)
 
-    def create(self, *, namespace_ensured: bool = False) -> RunLock | None:
-        """POST the Lease: the lock when it is created, None when one exists. A 404 means the plan's
-        namespace does not exist yet (the apply would create it): create it once and try again."""
+    def create(self) -> RunLock | None:
+        """POST the Lease: the lock when it is created, None when one exists. Its namespace must exist
+        (a run creates its plans' namespaces first, `planner.app.apply.create_lock_namespaces`)."""
         body = self.body(transitions=0)
         sent = time.monotonic()
         try:
@@ -416,10 +415,7 @@ class _Acquirer:
         except AlreadyExistsError:
             return None
         except NotFoundError as missing:
-            if namespace_ensured:
-                raise PlannerError(f"cannot take the lock of plan {self.plan}: {missing}") from missing
-            self.ensure_namespace()
-            return self.create(namespace_ensured=True)
+            raise PlannerError(f"cannot take the lock of plan {self.plan}: {missing}") from missing
         return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=created, sent=sent)
 
     def take_over_if_expired(self, lease: Manifest, holder: Holder, server_now: datetime) -> RunLock | None:
@@ -453,21 +449,6 @@ class _Acquirer:
             annotations=holder_annotations(),
         )
 
-    def ensure_namespace(self) -> None:
-        """Create the plan's namespace (empty, as apply's `ensure` task would), so the Lease has a home;
-        `created_namespace` says whether this call created it."""
-        try:
-            self.client.request(
-                "POST",
-                resource_path(NAMESPACE),
-                query={"fieldManager": FIELD_MANAGER},
-                body=namespace_manifest(self.namespace),
-                verb="create",
-            )
-        except AlreadyExistsError:
-            return
-        self.created_namespace = True
-
 
 def acquire(
     client: KubeClient,
@@ -483,9 +464,7 @@ def acquire(
     naming the holder, also when `stop` is set while waiting; `notice` gets the sentences a person
     should see (waiting, taking over)."""
     acquirer = _Acquirer(client, plan=plan, namespace=namespace, options=options, notice=notice, stop=stop)
-    lock = acquirer.acquire()
-    lock.created_namespace = acquirer.created_namespace
-    return lock.start()
+    return acquirer.acquire().start()
 
 
 # --- holding -----------------------------------------------------------------------------------------
@@ -504,7 +483,6 @@ class RunLock:
         """`lease` as the request that took it returned it; `sent`: when (monotonic) that request left,
         the latest moment the lease can be counted from."""
         self.plan, self.namespace = plan, namespace
-        self.created_namespace = False  # whether taking it created the plan's namespace (`acquire` says)
         self.holder = Holder.of(lease)
         seconds = float(self.holder.seconds)
         self.interval, self.deadline, self.retry = seconds / 3, seconds * 2 / 3, seconds / 15
@@ -723,10 +701,6 @@ class HeldLocks:
 
     def lost(self) -> str | None:
         return next((why for lock in self.locks if (why := lock.lost()) is not None), None)
-
-    def created_namespaces(self) -> frozenset[str]:
-        """The namespaces that taking these locks created (a Lease needs its namespace to exist)."""
-        return frozenset(lock.namespace for lock in self.locks if lock.created_namespace)
 
     def release(self, notice: Notice) -> None:
         """Release every lock, a few at once (a run of many plans holds thousands)."""

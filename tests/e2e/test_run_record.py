@@ -148,9 +148,6 @@ def monitored(planner: Runner, namespace: str) -> list[dict[str, Any]]:
         "an apply that did not wait",
     ],
 )
-# Seen failing now and then at the crash points: the monitor said ContainerDeleted for a Job the TTL
-# removed, racing its own record of the outcome. Open on #26 item 2: fix the race, then drop this mark.
-@pytest.mark.xfail(reason="the monitor races the TTL at crash points: open on #26 item 2", strict=False)
 def test_a_monitor_started_after_the_ttl_reports_the_jobs_own_failure_and_exit_code(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path, point: str, args: tuple[str, ...]
 ) -> None:

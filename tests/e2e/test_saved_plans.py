@@ -398,8 +398,8 @@ def test_plan_out_into_a_namespace_that_does_not_exist_writes_nothing_and_says_w
 def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_says_it_created_it(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
-    """Taking the run lock creates the namespace (its Lease lives there) before the plan is made again;
-    that is the saved plan's own create of it, not a cluster that moved."""
+    """The run creates the namespace before taking the run lock (its Lease lives there), so before the
+    plan is made again; that is the saved plan's own create of it, not a cluster that moved."""
     fresh = f"{namespace}-new"
     plan = write_plan(
         tmp_path,
@@ -415,7 +415,6 @@ def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_say
     applied = planner("apply", str(saved), "--no-wait")
 
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert any(
-        line.endswith(f"] namespace/{fresh}: namespace created") for line in applied.stdout.splitlines()
-    )
+    said = f"namespace/{fresh}: namespace created (the run lock lives there)"
+    assert said in applied.stderr.splitlines(), applied.stderr
     assert get(cluster, f"/api/v1/namespaces/{fresh}/configmaps/settings")["data"] == {"LOG_LEVEL": "info"}

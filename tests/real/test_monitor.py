@@ -1,6 +1,6 @@
-"""The monitor against a real control plane: a Deployment ready, stopped and deleted; a Job's start and
-exit still reported by `monitor --all` after the real TTL-after-finished controller deleted it (with
-the ids an uninterrupted monitor gives it); a sandbox paused and resumed. Objects are made with raw
+"""The monitor against a real control plane: a Deployment ready, stopped and deleted; Jobs' starts and
+ends (a failed one's exit code too) still reported by `monitor --all` after the real TTL-after-finished
+controller deleted them (with the ids an uninterrupted monitor gives them); a sandbox paused and resumed. Objects are made with raw
 HTTP, as another tool would.
 """
 
@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.test_lifecycle import claim, deployment, sandbox_pod
 from tests.e2e.test_monitor import events_of, expected_id, summary
-from tests.real.conftest import Runner, admin_context, eventually, http
+from tests.real.conftest import Runner, eventually, http
 from tests.realplane import RealCluster
 
 
@@ -46,35 +45,60 @@ def test_a_deployment_is_started_then_exited_when_stopped_then_deleted(
     assert [e["type"] for e in events_of(deleted.stdout)] == ["ContainerDeleted"]
 
 
-def test_a_planned_job_deleted_by_its_ttl_is_still_reported_with_the_same_ids(
+def held_by_its_ttl(cluster: RealCluster, path: str) -> dict[str, Any] | None:
+    """The Job once the TTL controller deleted it (Foreground) and planner's finalizer holds it."""
+    status, job = http(cluster, "GET", path)
+    if status != 200 or not job["metadata"].get("deletionTimestamp"):
+        return None
+    return dict(job)
+
+
+def test_planned_jobs_deleted_by_their_ttl_keep_their_pods_and_are_reported_with_the_same_ids(
     cluster: RealCluster, planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
-    since = http(cluster, "GET", f"{jobs}?limit=1")[1]["metadata"]["resourceVersion"]
+    """The real TTL-after-finished controller deletes with Foreground propagation, so the garbage
+    collector goes for the pods first: the run-record finalizer in the pod template keeps the failed
+    pod, and its exit code, until a monitor started after the TTL has recorded the outcome."""
+    jobs, pods = f"/apis/batch/v1/namespaces/{namespace}/jobs", f"/api/v1/namespaces/{namespace}/pods"
     plan = tmp_path / "plan.yaml"
     plan.write_text(
         "apiVersion: planner.dev/v1\nkind: Plan\n"
         f"metadata: {{name: batch, namespace: {namespace}}}\n"
         "workloads:\n  - {name: etl, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: 1}\n"
+        "  - {name: bad, kind: job, image: 'busybox:1.36', ttlSecondsAfterFinished: 1, backoffLimit: 0,\n"
+        "     podAnnotations: {sim.planner.dev/exit-code: '7'}}\n"
     )
-    applied = planner("apply", str(plan), "--timeout", "90s")
+    applied = planner("apply", str(plan), "--no-wait")  # nobody watches them finish
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    eventually(lambda: http(cluster, "GET", f"{jobs}/etl")[0] == 404, what="the TTL controller's delete")
-    watched = f"{cluster.url}{jobs}?watch=1&resourceVersion={since}&timeoutSeconds=1"
-    with urllib.request.urlopen(watched, context=admin_context(cluster), timeout=30) as reply:
-        added = [json.loads(line) for line in reply.read().decode().splitlines() if line.strip()]
-    uid = next(e["object"]["metadata"]["uid"] for e in added if e["type"] == "ADDED")
+    held = {
+        name: eventually(lambda name=name: held_by_its_ttl(cluster, f"{jobs}/{name}"), what=f"{name}'s TTL")
+        for name in ("etl", "bad")
+    }
+    assert "foregroundDeletion" in held["bad"]["metadata"]["finalizers"], held["bad"]["metadata"]
+    assert "planner.dev/run-record" in held["bad"]["metadata"]["finalizers"]
+    uid = held["bad"]["metadata"]["uid"]
+    (pod,) = http(cluster, "GET", f"{pods}?labelSelector=batch.kubernetes.io/controller-uid={uid}")[1][
+        "items"
+    ]
+    assert pod["metadata"]["finalizers"] == ["planner.dev/run-record"], pod["metadata"]  # GC deleted it
+    assert pod["metadata"].get("deletionTimestamp"), pod["metadata"]
 
     result = planner("monitor", "--all", "-n", namespace, "--until-done", "--timeout", "60s", "-o", "json")
 
-    assert result.returncode == 0, result.stderr
-    rid = f"k8s-{namespace}|job|etl"
+    assert result.returncode == 1, result.stdout + result.stderr  # bad failed
     events = events_of(result.stdout)
-    assert [(e["type"], e["event_id"]) for e in events] == [
-        ("ContainerStarted", expected_id(rid, uid, "ContainerStarted")),
-        ("ContainerExited", expected_id(rid, uid, "ContainerExited")),
-    ]
-    assert events[1]["message"] == "0"
+    expected = []
+    for name, end in (("bad", "ContainerFailed"), ("etl", "ContainerExited")):
+        rid, job_uid = f"k8s-{namespace}|job|{name}", held[name]["metadata"]["uid"]
+        expected += [(t, expected_id(rid, job_uid, t)) for t in ("ContainerStarted", end)]
+    assert [(e["type"], e["event_id"]) for e in events] == expected
+    assert (events[1]["exit_code"], events[3]["message"]) == (7, "0")
+    for name in ("etl", "bad"):  # recorded, so let go: the TTL's deletion finishes
+        eventually(lambda name=name: http(cluster, "GET", f"{jobs}/{name}")[0] == 404, what=f"{name} gone")
+    eventually(lambda: not http(cluster, "GET", pods)[1]["items"], what="the pods gone")
+    again = planner("monitor", "--all", "-n", namespace, "--until-done", "--timeout", "60s", "-o", "json")
+    assert [(e["type"], e["event_id"]) for e in events_of(again.stdout)] == expected  # from the records
+    assert events_of(again.stdout)[1]["exit_code"] == 7
 
 
 def test_a_sandbox_is_started_paused_and_resumed(

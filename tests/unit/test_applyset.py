@@ -501,6 +501,26 @@ def test_a_created_job_holds_the_run_record_finalizer_and_nothing_else_does() ->
     assert "finalizers" not in job()["metadata"]  # the rendered manifest is left as it was
 
 
+def test_the_pods_a_created_job_makes_hold_the_run_record_finalizer_too() -> None:
+    """A TTL deletes the Job with Foreground propagation, pods first: they must keep the exit code."""
+    template = {"metadata": {"labels": {"app": "migrate"}, "finalizers": ["example.com/keep"]}, "spec": {}}
+    created = with_run_finalizer(job() | {"spec": {"backoffLimit": 0, "template": template}})
+
+    assert created["spec"] == {
+        "backoffLimit": 0,
+        "template": {
+            "metadata": {
+                "labels": {"app": "migrate"},
+                "finalizers": ["example.com/keep", "planner.dev/run-record"],
+            },
+            "spec": {},
+        },
+    }
+    assert template["metadata"]["finalizers"] == ["example.com/keep"]  # the rendered manifest untouched
+    bare = with_run_finalizer(job() | {"spec": {"template": {"spec": {}}}})
+    assert bare["spec"]["template"]["metadata"] == {"finalizers": ["planner.dev/run-record"]}
+
+
 def test_the_finalizer_is_removed_by_a_json_patch_that_tests_its_entry_first() -> None:
     held = job(finalizers=["foregroundDeletion", "planner.dev/run-record", "example.com/keep"])
 

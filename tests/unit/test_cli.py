@@ -108,6 +108,32 @@ def test_version_and_help_import_no_stage() -> None:
         assert loaded & {"planner.app.planning", "planner.output.events"} == set(), args
 
 
+def test_validate_imports_neither_the_kubernetes_client_nor_rich(tmp_path: Path) -> None:
+    """`validate` asks no cluster and prints plain lines: a plan with resource quantities (valued by the
+    client's quantity module, loaded alone) is checked without the client package or rich."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\nworkloads:\n"
+        "  - {name: web, image: 'nginx:1.27', cpu: 500m, memory: 1Gi}\n"
+    )
+    probe = (
+        "import sys\n"
+        "from planner.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as stop:\n"
+        "    assert not stop.code, stop.code\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, "validate", str(plan)], capture_output=True, text=True, check=True
+    )
+    assert "plan shop is valid" in result.stdout
+    roots = {name.split(".")[0] for name in result.stderr.split()}
+    assert roots & {"kubernetes", "rich", "urllib3"} == set()
+    assert {"ruamel", "jsonschema", "networkx"} <= roots  # what validating does use
+
+
 def test_every_name_the_app_facade_exports_is_no_module_once_every_module_is_imported() -> None:
     """A submodule named like an export would shadow it once imported (the import binds the name)."""
     for found in pkgutil.iter_modules(app.__path__):

@@ -194,8 +194,9 @@ class GarbageCollector:
     def _foreground(self, rt: ResourceType, owner: Obj, dependents: list[Entry]) -> None:
         blocking = False
         for dependent_rt, dependent in dependents:
-            if not deleting(dependent):
-                self.writer.delete(dependent_rt, dependent, policy="Foreground")
+            if not deleting(dependent):  # Foreground only when it has dependents itself, as the real GC
+                policy = "Foreground" if self._dependents_of(uid_of(dependent)) else "Background"
+                self.writer.delete(dependent_rt, dependent, policy=policy)
             refs = dependent["metadata"].get("ownerReferences") or []
             if any(r.get("uid") == uid_of(owner) and r.get("blockOwnerDeletion") for r in refs):
                 blocking = True

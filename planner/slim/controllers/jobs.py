@@ -232,7 +232,7 @@ class JobController:
         meta.pop("creationTimestamp", None)
         meta["generateName"] = f"{name_of(job)}-"
         meta["ownerReferences"] = [owner_reference(job, "Job", "batch/v1")]
-        meta["finalizers"] = [JOB_TRACKING]
+        meta["finalizers"] = [*(meta.get("finalizers") or []), JOB_TRACKING]  # the template's kept
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
         try:
             created = self.api.create(rt("Pod"), ns_of(job), pod, self.writer.options)
@@ -274,7 +274,7 @@ class JobController:
         )
         expires = (finished_at or now) + self.scale(float(ttl))
         if now >= expires:
-            self.writer.delete("Job", job, policy="Background")
+            self.writer.delete("Job", job, policy="Foreground")  # as the TTL-after-finished controller
             return None
         return expires
 

@@ -223,11 +223,29 @@ def test_a_job_past_its_active_deadline_fails_and_its_pod_goes(
     eventually(lambda: not pods(core_v1, namespace, "job-name=slow"))
 
 
-def test_a_finished_job_is_deleted_after_its_ttl(batch_v1: client.BatchV1Api, namespace: str) -> None:
-    batch_v1.create_namespaced_job(namespace, job("brief", ttlSecondsAfterFinished=10))
-    eventually(
-        lambda: not batch_v1.list_namespaced_job(namespace, field_selector="metadata.name=brief").items
+def test_a_finished_job_is_deleted_after_its_ttl_foreground_its_pods_first(
+    batch_v1: client.BatchV1Api, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    """As the TTL-after-finished controller does: `propagationPolicy: Foreground`. A finalizer on the
+    Job and one in its pod template (copied to the pod, as the Job controller does) hold both; once
+    they are removed, the Job is gone."""
+    held = job("held", ttlSecondsAfterFinished=0)
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    held["spec"]["template"]["metadata"]["finalizers"] = ["example.com/hold"]
+    batch_v1.create_namespaced_job(namespace, held)
+
+    deleted = eventually(
+        lambda: (j := batch_v1.read_namespaced_job("held", namespace)).metadata.deletion_timestamp and j
     )
+    assert deleted.metadata.finalizers == ["example.com/hold", "foregroundDeletion"]
+    (pod,) = eventually(
+        lambda: [p for p in pods(core_v1, namespace, "job-name=held") if p.metadata.deletion_timestamp]
+    )
+    assert pod.metadata.finalizers == ["example.com/hold"]  # job-tracking dropped once counted
+    release = [{"op": "remove", "path": "/metadata/finalizers/0"}]
+    core_v1.patch_namespaced_pod(pod.metadata.name, namespace, release)
+    batch_v1.patch_namespaced_job("held", namespace, release)
+    eventually(lambda: not batch_v1.list_namespaced_job(namespace, field_selector="metadata.name=held").items)
 
 
 # --- garbage collection --------------------------------------------------------------------------------
