@@ -350,7 +350,7 @@ def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
     Then shards: a, b and the unlabelled, each with its own leader Lease, each Plan's Events from the
     controller holding its shard's Lease."""
     install_crd(planner, kubectl)
-    admin = SlimAdmin(cluster.url)
+    admin = SlimAdmin.of(cluster)
     admin.clear_requests()
     elect = ("-n", namespace, "--interval", "1h", "--leader-elect", "--lease-namespace", namespace)
     names = ["p1", "p2", "p3", "p4"]
