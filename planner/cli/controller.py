@@ -47,21 +47,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     help="/healthz fails when a worker or the plan-file loop has not moved for this long (longer than "
     "--timeout plus --lock-timeout: a reconcile may take that).",
 )
-@options.flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes.")
-@click.option(
-    "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."
-)
-@options.duration(
-    "--lease-duration", default="15s", help="Leader election: how long a leader's Lease lasts unrenewed."
-)
-@options.duration(
-    "--renew-deadline",
-    default="10s",
-    help="Leader election: a leader that could not renew for this long stops writing.",
-)
-@options.duration(
-    "--retry-period", default="2s", help="Leader election: how often to renew, or to try to take the Lease."
-)
+@options.leader_election
 @click.option(
     "--concurrent",
     type=click.IntRange(1),

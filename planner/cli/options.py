@@ -62,6 +62,28 @@ def flag(name: str, help: str) -> Callable[[F], F]:
     return click.option(name, is_flag=True, help=help)
 
 
+# Leader election among a controller's replicas, as client-go's leaderelection names its settings.
+leader_election = stacked(
+    flag("--leader-elect", "Run as one of several replicas: only the Lease holder writes."),
+    click.option(
+        "--lease-namespace", metavar="NS", help="Namespace of the Lease `planner-controller` (default: -n's)."
+    ),
+    duration(
+        "--lease-duration", default="15s", help="Leader election: how long a leader's Lease lasts unrenewed."
+    ),
+    duration(
+        "--renew-deadline",
+        default="10s",
+        help="Leader election: a leader that could not renew for this long stops writing.",
+    ),
+    duration(
+        "--retry-period",
+        default="2s",
+        help="Leader election: how often to renew, or to try to take the Lease.",
+    ),
+)
+
+
 @dataclass
 class Invocation:
     """What `running.main` needs to know of the command it ran: the `-o` format, so an error it reports

@@ -31,6 +31,7 @@ FLAGS = {
     "resync": 30.0,
     "poll": 2.0,
     "listen": "127.0.0.1:0",
+    "web_listen": None,
     "progress_deadline": 600.0,
     "leader_elect": False,
     "lease_namespace": None,
