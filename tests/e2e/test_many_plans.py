@@ -71,6 +71,9 @@ def follow(process: subprocess.Popen[bytes], *, interrupt_at: str = "") -> tuple
             if interrupt_at and not sent and any(line.startswith(interrupt_at) for line in err.splitlines()):
                 process.send_signal(signal.SIGINT)
                 sent = True
+                # Where the output stood when Ctrl-C went out, for a failure to say (a run that went on
+                # writing once shows whether the signal came late or was lost).
+                streams[process.stderr.fileno()] += b"[test: SIGINT sent here]\n"
     code = process.wait(timeout=120)
     out, err = (streams[s.fileno()].decode() for s in (process.stdout, process.stderr))
     return code, out, err, peak
