@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -260,16 +261,25 @@ def test_replicas_another_writer_owns_survive_applies_of_a_plan_that_declares_no
 ) -> None:
     apply_ok(planner, write_plan(tmp_path, web_plan(namespace)), "--no-wait")
     scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web/scale"
-    scale = get(cluster, scale_path)
-    with urlopen(
-        cluster,
-        f"{scale_path}?fieldManager=hpa-controller",
-        data=json.dumps({**scale, "spec": {"replicas": 4}}).encode(),
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-        timeout=10,
-    ) as reply:
-        assert reply.status == 200
+
+    def scaled_to_four() -> bool:  # as an autoscaler does: read, write, again on a conflict
+        scale = get(cluster, scale_path)
+        try:
+            with urlopen(
+                cluster,
+                f"{scale_path}?fieldManager=hpa-controller",
+                data=json.dumps({**scale, "spec": {"replicas": 4}}).encode(),
+                method="PUT",
+                headers={"Content-Type": "application/json"},
+                timeout=10,
+            ) as reply:
+                return reply.status == 200
+        except urllib.error.HTTPError as error:
+            if error.code != 409:  # the controller wrote the Deployment between the read and the write
+                raise
+            return False
+
+    eventually(scaled_to_four, timeout=15)
     plan = write_plan(tmp_path, web_plan(namespace, image="nginx:1.28"))
     apply_ok(planner, plan, "--no-wait")
     live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
