@@ -73,16 +73,16 @@ def wait_ready(kubectl: Runner, namespace: str, name: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def events_of_plan(kubectl: Runner, namespace: str, name: str) -> list[dict[str, Any]]:
+    selector = f"involvedObject.kind=Plan,involvedObject.name={name}"
+    items: list[dict[str, Any]] = get_json(kubectl, "events", "-n", namespace, "--field-selector", selector)[
+        "items"
+    ]
+    return items
+
+
 def plan_events(kubectl: Runner, namespace: str, name: str) -> list[tuple[str, str, str]]:
-    listed = get_json(
-        kubectl,
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.kind=Plan,involvedObject.name={name}",
-    )
-    return [(e["reason"], e["type"], e["message"]) for e in listed["items"]]
+    return [(e["reason"], e["type"], e["message"]) for e in events_of_plan(kubectl, namespace, name)]
 
 
 def test_plan_objects_are_reconciled_into_their_status_and_events(
@@ -330,15 +330,7 @@ def generation_records(kubectl: Runner, namespace: str, plan: str) -> list[str]:
 
 
 def reporters(kubectl: Runner, namespace: str, name: str) -> set[str]:
-    listed = get_json(
-        kubectl,
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.kind=Plan,involvedObject.name={name}",
-    )
-    return {e.get("reportingInstance", "") for e in listed["items"]}
+    return {e.get("reportingInstance", "") for e in events_of_plan(kubectl, namespace, name)}
 
 
 def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
