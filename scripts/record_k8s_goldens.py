@@ -7,9 +7,10 @@ kube-controller-manager and kube-scheduler v1.28.7 from ../shared/k8s-bin, with 
 registering one node, `planner-node-0`, as the embedded cluster has) and records, for a StatefulSet
 (with a volume claim template), a DaemonSet, a CronJob and an HPA on the StatefulSet, the create, the
 object once its controller has settled (`_get_after_controller`: every replica ready, the CronJob's
-first run finished, the HPA's conditions written) and the namespace's list as a Table, in
-tests/golden/k8s's format (`{"request", "response_status", "response_body"}` per file, `_index.json`),
-unnormalised: the comparing test masks what is run-specific. With `--apigroups`, also what kubectl
+first run finished, the HPA's conditions written; the HPA also through autoscaling/v1, which carries
+what v1 cannot hold in `autoscaling.alpha.kubernetes.io/*` annotations) and the namespace's list as a
+Table, in tests/golden/k8s's format (`{"request", "response_status", "response_body"}` per file,
+`_index.json`), unnormalised: the comparing test masks what is run-specific. With `--apigroups`, also what kubectl
 1.27, 1.31 and 1.33 print for `api-resources [-o wide]` and `api-versions` (which must agree).
 Requests carry python-requests' User-Agent, as the other recordings, so managers are `python-requests`.
 """
@@ -178,9 +179,14 @@ KINDS: list[tuple[str, str, Obj, Callable[[Obj], bool]]] = [
     ("cronjob", "/apis/batch/v1/namespaces/default/cronjobs", CRONJOB, cronjob_settled),
     ("hpa", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", HPA, hpa_settled),
 ]
+# Other served versions of a kind, read right after its settled GET: (file suffix, version's collection).
+OTHER_VERSIONS: dict[str, list[tuple[str, str]]] = {
+    "hpa": [("get_v1", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers")],
+}
 WHAT = {
     "create": "POST the {kind}: 201 + the defaulted object",
     "get_after_controller": "GET the {kind} once its controller has settled",
+    "get_v1": "GET the same {kind} through its v1 version, right after",
     "table": "GET the namespace's {kind}s as a server-side Table (meta.k8s.io/v1)",
 }
 
@@ -240,6 +246,9 @@ def record_kinds(recorder: Recorder) -> None:
         kind = obj["kind"]
         got = recorder.settle(f"{collection}/{obj['metadata']['name']}", settled)
         recorder.save(f"{prefix}_get_after_controller", got, WHAT["get_after_controller"].format(kind=kind))
+        for suffix, other in OTHER_VERSIONS.get(prefix, []):
+            view = recorder.request("GET", f"{other}/{obj['metadata']['name']}")
+            recorder.save(f"{prefix}_{suffix}", view, WHAT[suffix].format(kind=kind))
         table = recorder.request("GET", collection, accept=TABLE)
         recorder.save(f"{prefix}_table", table, WHAT["table"].format(kind=kind))
     (recorder.out / "_index.json").write_text(json.dumps(recorder.index, indent=2) + "\n")
