@@ -107,12 +107,16 @@ resume_command = _lifecycle(
 
 @click.command("delete")
 @options.runtime_id
-@options.flag("--allow-data-loss", "Also delete a sandbox's PVCs.")
+@options.flag(
+    "--allow-data-loss", "Also delete a sandbox's PVCs, or those a StatefulSet's claim templates made."
+)
 @_json_or_text
 @options.target_options(namespace=False)
 def delete_command(runtime_id: str, allow_data_loss: bool, output: str, target: app.Target) -> None:
-    """Delete a workload by runtime ID: a Deployment and its `<name>-svc` Service; a Job (Foreground); a
-    sandbox's Pod, and its PVCs only with --allow-data-loss. Exit 1 for a malformed ID, 4 if not found.
+    """Delete a workload by runtime ID: a Deployment and its `<name>-svc` Service; a StatefulSet and its
+    headless Service, and the PVCs its claim templates made only with --allow-data-loss; a Job
+    (Foreground); a CronJob; a sandbox's Pod, and its PVCs only with --allow-data-loss. Exit 1 for a
+    malformed ID, 4 if not found.
     """
     printers.print_outcome(
         app.delete_workload(runtime_id, target=target, allow_data_loss=allow_data_loss), output

@@ -1,6 +1,8 @@
 """Claims, StatefulSets and autoscaling end to end: one CLI apply of a database StatefulSet and a web
 Deployment that mounts a plan claim and autoscales, then what may and may not happen to their data
-(a removed StatefulSet's claims go only with --allow-data-loss, after it), checked through kubectl and the server's watch history (never planner's own reader)."""
+(a StatefulSet's claims go only with --allow-data-loss, whether `planner delete` or prune removes it;
+prune deletes them once the set is gone), checked through kubectl and the server's watch history (never
+planner's own reader)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,40 @@ def names(kubectl: Runner, namespace: str, kind: str) -> list[str]:
     return sorted(item["metadata"]["name"] for item in get(kubectl, namespace, kind)["items"])
 
 
+def claim_uids(kubectl: Runner, namespace: str) -> dict[str, str]:
+    return {c["metadata"]["name"]: c["metadata"]["uid"] for c in get(kubectl, namespace, "pvc")["items"]}
+
+
+def check_delete_keeps_the_claims_unless_allowed(
+    planner: Runner, kubectl: Runner, namespace: str, plan: Path, *, timeout: str
+) -> None:
+    """`planner delete` of the applied StatefulSet `db` keeps its claims and says so; applied again, the
+    set is deleted with --allow-data-loss, which takes its claims too (the plan claim `uploads` stays);
+    then the plan is applied afresh (waiting at most `timeout`). Shared with the real tier."""
+    rid = f"k8s-{namespace}|statefulset|db"
+    kept = claim_uids(kubectl, namespace)
+    deleted = planner("delete", rid)
+    assert deleted.returncode == 0, deleted.stderr
+    assert "PVCs kept (data-db-0, data-db-1; --allow-data-loss deletes them)" in deleted.stdout, (
+        deleted.stdout
+    )
+    assert kubectl("get", "-n", namespace, "statefulset", "db").returncode != 0
+    assert claim_uids(kubectl, namespace) == kept
+    again = planner("apply", str(plan), "--no-wait")
+    assert again.returncode == 0, again.stdout + again.stderr
+    dropped = planner("delete", rid, "--allow-data-loss")
+    assert dropped.returncode == 0, dropped.stderr
+    assert "and PVCs data-db-0, data-db-1" in dropped.stdout, dropped.stdout
+    wait_for(
+        lambda: sorted(claim_uids(kubectl, namespace)) == ["uploads"],
+        timeout=120,
+        what="data-db-0, data-db-1 to go",
+    )
+    assert claim_uids(kubectl, namespace)["uploads"] == kept["uploads"]
+    reapplied = planner("apply", str(plan), "--timeout", timeout)
+    assert reapplied.returncode == 0, reapplied.stdout + reapplied.stderr
+
+
 def first_rv(events: list[dict[str, Any]], matches: Callable[[dict[str, Any]], bool]) -> int:
     return min(int(e["object"]["metadata"]["resourceVersion"]) for e in events if matches(e["object"]))
 
@@ -123,6 +159,8 @@ def test_claims_a_statefulset_and_an_autoscaled_deployment_apply_and_keep_their_
         lambda: (out := planner("status", rid).stdout) and " 2/2 " in out and out, what="status READY 2/2"
     )
     assert "Started" in status
+
+    check_delete_keeps_the_claims_unless_allowed(planner, kubectl, namespace, plan, timeout="2m")
 
     # Removing the claim is refused without --allow-data-loss; nothing is deleted.
     write_plan(tmp_path, plan_text(namespace, claims="", workloads=DB))

@@ -1,13 +1,14 @@
 """Claims, a StatefulSet and an autoscaler against a real kube-apiserver: what `planner render` writes is
 accepted with strict field validation, the apply binds the claims and starts `db-0`, `db-1` on their own
 PVCs, a scale of the autoscaled workload is no drift, stop/start keep the StatefulSet's claims, and
-removing it deletes them only with --allow-data-loss."""
+removing it — by `planner delete` or from the plan — deletes them only with --allow-data-loss."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from tests.e2e.test_stateful import check_delete_keeps_the_claims_unless_allowed
 from tests.real.conftest import Runner, eventually, write_plan
 from tests.realplane import RealCluster
 
@@ -77,6 +78,8 @@ def test_claims_a_statefulset_and_an_hpa_on_a_real_api_server(
         timeout=120,
         what="db back to 2 ready replicas",
     )
+
+    check_delete_keeps_the_claims_unless_allowed(planner, kubectl, namespace, plan, timeout="180s")
 
     # Removed from the plan, the StatefulSet's claims stay unless --allow-data-loss, which deletes them
     # once the set and its pods are gone; the plan claim stays.
