@@ -106,12 +106,21 @@ def read_stateful_claims(client: KubeClient, stateful_set: Manifest) -> list[Man
     return stateful_claims(stateful_set, listed)
 
 
+FEW_NAMESPACES = 3  # looked up by name; more are read in one LIST of every namespace
+
+
 def list_objects(
-    client: KubeClient, kind: KindInfo, namespace: str | None, *, label_selector: str = ""
+    client: KubeClient,
+    kind: KindInfo,
+    namespace: str | None,
+    *,
+    label_selector: str = "",
+    field_selector: str = "",
 ) -> list[Manifest]:
     """Every object of a kind in a namespace, page by page; items get back their kind and apiVersion."""
     items: list[Manifest] = []
     query = {"limit": str(LIST_PAGE)} | ({"labelSelector": label_selector} if label_selector else {})
+    query |= {"fieldSelector": field_selector} if field_selector else {}
     while True:
         page = client.request("GET", resource_path(kind, namespace), query=query, verb="list")
         items += [
@@ -172,9 +181,18 @@ def _foreign(
 
 
 def existing_namespaces(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:
-    """Which namespaces in scope exist; None when listing namespaces is forbidden (then assume all do)."""
+    """Which namespaces in scope exist; None when listing namespaces is forbidden (then assume all do).
+    A few are listed by name (a cluster of thousands of namespaces is not read for one plan's), more in
+    one LIST of all; both need only the `list` verb."""
     try:
-        listed = list_objects(client, NAMESPACE, None)
+        if len(namespaces) <= FEW_NAMESPACES:
+            listed = [
+                ns
+                for name in sorted(namespaces)
+                for ns in list_objects(client, NAMESPACE, None, field_selector=f"metadata.name={name}")
+            ]
+        else:
+            listed = list_objects(client, NAMESPACE, None)
     except ForbiddenError:
         return None
     return frozenset(ref_of(ns).name for ns in listed) & frozenset(namespaces)

@@ -80,7 +80,7 @@ class Informer:
         self.label_selector = label_selector
         self.options = options or InformerOptions()
         self.changed = threading.Condition(threading.RLock())
-        self._objects: dict[Key, Manifest] = {}
+        self._objects: dict[str, dict[str, Manifest]] = {}  # by namespace ("" if none), then name
         self._subscribers: list[Subscriber] = []
         self._on_sync: list[Callable[[], None]] = []
         self._synced = False
@@ -155,12 +155,15 @@ class Informer:
         """The cached object, or None; raises the informer's failure rather than answer from nothing."""
         with self.changed:
             self._raise_failure()
-            return self._objects.get((namespace or "", name))
+            return self._objects.get(namespace or "", {}).get(name)
 
-    def items(self) -> list[Manifest]:
+    def items(self, namespaces: Iterable[str] | None = None) -> list[Manifest]:
+        """The cached objects; with `namespaces`, only theirs (without a scan of the others: a
+        controller's cache holds every namespace's, a run asks for its own)."""
         with self.changed:
             self._raise_failure()
-            return list(self._objects.values())
+            spaces = self._objects.values() if namespaces is None else map(self._objects.get, namespaces)
+            return [obj for space in spaces if space for obj in space.values()]
 
     @property
     def synced(self) -> bool:
@@ -267,16 +270,23 @@ class Informer:
         self._replace(items, _resource_version(page))
 
     def _replace(self, items: Iterable[Manifest], resource_version: str) -> None:
-        fresh = {_key(item): item for item in items}
+        fresh: dict[str, dict[str, Manifest]] = {}
+        for item in items:
+            namespace, name = _key(item)
+            fresh.setdefault(namespace, {})[name] = item
         events: list[tuple[EventType, Manifest]] = []
         with self.changed:
-            events += [("DELETED", gone) for key, gone in self._objects.items() if key not in fresh]
-            for key, new in fresh.items():
-                old = self._objects.get(key)
-                if old is None:
-                    events.append(("ADDED", new))
-                elif _resource_version(old) != _resource_version(new):
-                    events.append(("MODIFIED", new))
+            for namespace, objects in self._objects.items():
+                kept = fresh.get(namespace, {})
+                events += [("DELETED", gone) for name, gone in objects.items() if name not in kept]
+            for namespace, objects in fresh.items():
+                known = self._objects.get(namespace, {})
+                for name, new in objects.items():
+                    old = known.get(name)
+                    if old is None:
+                        events.append(("ADDED", new))
+                    elif _resource_version(old) != _resource_version(new):
+                        events.append(("MODIFIED", new))
             self._objects = fresh
             self._resource_version = resource_version
             self._synced = True
@@ -328,11 +338,15 @@ class Informer:
         self._resource_version = _resource_version(obj) or self._resource_version
         if not self._in_scope(obj):
             return
+        namespace, name = _key(obj)
         with self.changed:
             if kind == "DELETED":
-                self._objects.pop(_key(obj), None)
+                space = self._objects.get(namespace, {})
+                space.pop(name, None)
+                if not space:
+                    self._objects.pop(namespace, None)
             else:
-                self._objects[_key(obj)] = obj
+                self._objects.setdefault(namespace, {})[name] = obj
             self.changed.notify_all()
         self._publish([(kind, obj)])
 

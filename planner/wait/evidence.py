@@ -100,6 +100,8 @@ class Evidence:
 
     def _follower(self, index: _Index) -> Callable[[EventType, Manifest], None]:
         def follow(kind: EventType, obj: Manifest) -> None:
+            if _key(obj)[0] not in self.namespaces:  # a controller's informers see every namespace
+                return
             with self._lock:
                 (index.drop if kind == "DELETED" else index.put)(obj)
 
@@ -108,7 +110,7 @@ class Evidence:
     def _seeder(self, informer: Informer, index: _Index, kind: KindInfo) -> Callable[[], None]:
         def seed() -> None:
             try:
-                items = informer.items()
+                items = informer.items(self.namespaces)
             except PlannerError as error:
                 log.warning(
                     "warning: cannot read %s for wait reasons: %s; reasons leave out what they say",

@@ -208,15 +208,25 @@ def test_one_watch_connection_per_kind_whatever_the_number_of_objects_and_namesp
 
 
 def test_a_shared_scope_serves_any_namespace_from_one_informer_and_restarts_a_failed_one(
-    client: KubeClient, namespace: str
+    cluster: ClusterHandle, client: KubeClient, namespace: str
 ) -> None:
     """A controller's set: every informer watches its scope whatever the first run asked, and one that
     failed for good (a kind not served yet) is started afresh for the next run that asks."""
     registry = Informers(client, shared_scope=Scope(None))
+    config_map(cluster, namespace, "mine", {"a": "1"})
     try:
         config_maps = registry.informer(CONFIG_MAP, namespaces=frozenset({namespace}))
         assert registry.informer(CONFIG_MAP, namespaces=frozenset({"elsewhere"})) is config_maps
         assert config_maps.namespaces is None
+        config_maps.wait_until_synced(10)
+        # A run reads its own namespaces' objects from the controller's cache of every namespace.
+        assert {
+            (o["metadata"]["namespace"], o["metadata"]["name"]) for o in config_maps.items([namespace])
+        } == {
+            (namespace, "mine"),
+            (namespace, "kube-root-ca.crt"),
+        }
+        assert {o["metadata"]["namespace"] for o in config_maps.items()} > {namespace, "default"}
         widgets = registry.informer(WIDGET, namespaces=frozenset({namespace}))
         with pytest.raises(CacheSyncError, match="widgets"):
             widgets.wait_until_synced(10)
