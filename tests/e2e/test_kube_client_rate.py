@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -73,3 +75,47 @@ def test_a_server_without_priority_and_fairness_keeps_the_limit(plain_server: Pa
     client = client_of(plain_server)
     assert client.request("GET", "/api/v1/namespaces/default")["metadata"] == {"name": "default"}
     assert client.throttled
+
+
+class _KeepAliveServer(_PlainServer):
+    """The same answers over HTTP/1.1 keep-alive, counting the connections clients open."""
+
+    protocol_version = "HTTP/1.1"
+    opened: ClassVar[list[tuple[str, int]]] = []
+
+    def setup(self) -> None:
+        super().setup()
+        type(self).opened.append(self.client_address)
+
+    def do_GET(self) -> None:
+        time.sleep(0.02)  # a server's time per request: the clients' requests overlap
+        super().do_GET()
+
+
+def test_requests_in_flight_at_once_reuse_their_connections_past_five_per_cpu(tmp_path: Path) -> None:
+    """An apply writes 16 objects at once while its informers hold their watches: every request in
+    flight keeps its connection for the next, rather than paying a new TCP (and TLS) handshake."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(kubeconfig_document(f"http://127.0.0.1:{server.server_address[1]}", None))
+    )
+    client = client_of(kubeconfig, ClientOptions(qps=100_000))
+    threads = 24
+    barrier = threading.Barrier(threads)
+
+    def requests() -> None:
+        for _ in range(3):  # rounds of 24 at once, all done before the next (as an apply's waves)
+            barrier.wait()
+            client.request("GET", "/api/v1/namespaces/default", verb="get")
+
+    try:
+        workers = [threading.Thread(target=requests) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        server.shutdown()
+    assert 0 < len(_KeepAliveServer.opened) <= threads, len(_KeepAliveServer.opened)
