@@ -161,7 +161,9 @@ class Controller:
         )
         self.metrics.leader.labels(identity=self.identity).set(0)
         self.health: HealthServer | None = None
-        self._was_leading = False
+        # Without an election it leads from the start, and its sources queue every plan themselves (the
+        # Plan informer's first list, the first scan of --plans, the first resync): no second pass.
+        self._was_leading = self.elector is None
         self.ticks = Heartbeat("the plan-file loop")
         self.workers = [Heartbeat(f"worker {number + 1}") for number in range(options.concurrent)]
 

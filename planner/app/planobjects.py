@@ -92,8 +92,8 @@ class PlanObjects:
         )
 
     def follow(self, queue: Callable[[str], None], forget: Callable[[str], None]) -> None:
-        """Queue each Plan that asks for a reconcile as the watch sees it, every Plan once the first
-        list is in, and `forget` the ones deleted."""
+        """Queue every Plan once, then each that asks for a reconcile as the watch sees it, and `forget`
+        the ones deleted."""
 
         def on_event(kind: EventType, plan: Manifest) -> None:
             if kind == "DELETED":
@@ -105,12 +105,9 @@ class PlanObjects:
             for dependent in self.dependents(plan):
                 queue(dependent)
 
-        def queue_all() -> None:
-            for key in self.keys():
-                queue(key)
-
-        self.informer.subscribe(on_event)
-        self.informer.when_synced(queue_all)
+        # Every Plan is ADDED once, from the cache or its first list: queueing them all again at the
+        # sync would reconcile twice each Plan a worker had already taken.
+        self.informer.subscribe(on_event, replay=True)
 
     def keys(self, *, periodic: bool = False) -> list[str]:
         """Every Plan's key; `periodic`: those the controller's --interval reconciles (not those with

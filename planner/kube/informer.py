@@ -177,11 +177,17 @@ class Informer:
     def resource_version(self) -> str:
         return self._resource_version
 
-    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+    def subscribe(self, subscriber: Subscriber, *, replay: bool = False) -> Callable[[], None]:
         """Call `subscriber(event type, object)` for every change from now on (from the informer's
-        thread); returns the function that unsubscribes."""
+        thread); returns the function that unsubscribes. With `replay`, as client-go's handlers, it
+        first hears an ADDED for each object already cached (a cache that has not listed yet will
+        announce its first list so): each object once, before any later change of it."""
         with self.changed:
             self._subscribers.append(subscriber)
+            if replay and self._synced and self._failure is None:
+                for space in self._objects.values():
+                    for obj in space.values():
+                        subscriber("ADDED", obj)
 
         def unsubscribe() -> None:
             with self.changed:

@@ -115,6 +115,10 @@ def test_added_modified_and_deleted_reach_the_cache_and_subscribers(
     until(informer, lambda: informer.get(namespace, "live") is None)
     recorder.wait(lambda r: len(r.seen) >= 3)
     assert recorder.seen == [("ADDED", "live"), ("MODIFIED", "live"), ("DELETED", "live")]
+    # A late subscriber asking for a replay hears of what is cached first, each object once.
+    replayed = Recorder()
+    informer.subscribe(replayed, replay=True)
+    assert replayed.seen == [("ADDED", "kube-root-ca.crt")]
 
 
 class ChurnBeforeFirstWatch(KubeClient):

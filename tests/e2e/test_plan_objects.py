@@ -91,6 +91,8 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
     install_crd(planner, kubectl)
     made = kubectl("create", "secret", "generic", "db", "-n", namespace, "--from-literal=password=hunter2")
     assert made.returncode == 0, made.stderr
+    # A Plan there before the controller: its first list and its start both find it; one reconcile.
+    assert kubectl("apply", "-f", "-", stdin=knob_plan(namespace, "startup")).returncode == 0
     running = controllers("-n", namespace, "--interval", "1h")
 
     # A new Plan: applied, Ready, its workloads there, its secret value read from the Secret `db`.
@@ -170,6 +172,9 @@ def test_plan_objects_are_reconciled_into_their_status_and_events(
 
     reasons = [e[0] for e in plan_events(kubectl, namespace, "shop")]
     assert reasons.count("Reconciled") >= 2, reasons
+    wait_ready(kubectl, namespace, "startup")
+    early = [e[0] for e in plan_events(kubectl, namespace, "startup")]
+    assert early == ["Reconciled"], early
     assert "hunter2" not in running.output()
 
     # The web view lists every Plan with the Ready its status says, and shows none's Secret value.
