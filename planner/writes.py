@@ -332,28 +332,33 @@ class KubeWriter:
     ) -> Manifest | None:
         """Replace the POST's `Update` entry of `planner` with its `Apply` entry for the declared
         fields (see the module docstring); None when there is no such entry, nothing of it is
-        declared, or the entry itself changed in between. A write in between that moved the entry
-        (the apiserver sorts entries by operation, second and manager, so a controller's status entry
-        written in the same second comes first) costs one read and one more patch."""
+        declared, or the entry itself changed in between. The apiserver sorts entries by operation,
+        second and manager, so a controller's status entry written in the same second comes first and
+        moves planner's one place down: the patch is tried there next, and only then is the object
+        read for where the entry went."""
         found = _create_entry(created)
         if found is None:
             return None
-        fields = applied_part(found[1].get("fieldsV1") or {}, manifest)
+        index, entry = found
+        fields = applied_part(entry.get("fieldsV1") or {}, manifest)
         if not fields:
             return None
-        current: Manifest | None = created
-        for _ in range(2):
-            moved = _create_entry(current) if current is not None else None
-            if moved is None or moved[1].get("fieldsV1") != found[1].get("fieldsV1"):
-                return None
-            index, entry = moved
-            applied = {**entry, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields}
-            replace = {"op": "replace", "path": f"/metadata/managedFields/{index}", "value": applied}
-            patched = self._patch_create_entry(kind, ref, index, entry, replace)
+        applied = {**entry, "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": fields}
+        for position in (index, index + 1):
+            patched = self._replace_create_entry(kind, ref, position, entry, applied)
             if patched is not None:
                 return patched
-            current = self._get(kind, ref)
-        return None
+        current = self._get(kind, ref)
+        moved = _create_entry(current) if current is not None else None
+        if moved is None or moved[1].get("fieldsV1") != entry.get("fieldsV1"):
+            return None
+        return self._replace_create_entry(kind, ref, moved[0], moved[1], applied)
+
+    def _replace_create_entry(
+        self, kind: KindInfo, ref: ObjectRef, index: int, entry: Mapping[str, Any], applied: Manifest
+    ) -> Manifest | None:
+        replace = {"op": "replace", "path": f"/metadata/managedFields/{index}", "value": applied}
+        return self._patch_create_entry(kind, ref, index, entry, replace)
 
     def _applied_after_create(self, kind: KindInfo, ref: ObjectRef, manifest: Manifest) -> Manifest:
         """The three-request way: apply the manifest, then remove the POST's `Update` entry."""
