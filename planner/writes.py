@@ -273,7 +273,7 @@ class KubeWriter:
         live = self._get(SECRET, ref)
         if live is None or not is_parent(ref, live):
             return None
-        return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation))
+        return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation), read=live)
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)
@@ -285,14 +285,20 @@ class KubeWriter:
         """Record how `job` ended in its run record (see `applyset.with_run_outcome`: idempotent); None
         when the parent is gone (its namespace being deleted: there is nothing left to record into)."""
         run = run_record_of(job)
-        if self._get(SECRET, parent) is None:
+        live = self._get(SECRET, parent)
+        if live is None:
             return None
-        return self._precondition_loop(parent, lambda live: with_run_outcome(parent, live, run, outcome))
+        return self._precondition_loop(
+            parent, lambda live: with_run_outcome(parent, live, run, outcome), read=live
+        )
 
-    def _precondition_loop(self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest]) -> Manifest:
-        """Read, change, write with the read's resourceVersion; on a conflict read again."""
-        for _ in range(PRECONDITION_ATTEMPTS):
-            live = self._get(SECRET, ref)
+    def _precondition_loop(
+        self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest], *, read: Manifest | None = None
+    ) -> Manifest:
+        """Read (the first time: `read`, when the caller just read it), change, write with the read's
+        resourceVersion; on a conflict read again."""
+        for attempt in range(PRECONDITION_ATTEMPTS):
+            live = read if attempt == 0 and read is not None else self._get(SECRET, ref)
             body = updated(live)
             if live is not None and unchanged(live, body):
                 return live
