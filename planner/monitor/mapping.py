@@ -326,12 +326,17 @@ def _claim_name(claim: Manifest) -> str:
 
 
 def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -> Observation:
-    """Started: Pod Ready; Exited "paused": Pod gone and state `paused`; Failed: Pod Failed or a PVC
-    Lost; Deleted: Pod and PVCs gone; Pod gone while state `running`: nothing (a rebase)."""
+    """Started: Pod Ready; Exited "paused": state `paused` and the Pod gone or terminating (a pause
+    marks the state, then deletes the Pod: its kubelet may still report it Ready for its grace period);
+    Failed: Pod Failed or a PVC Lost; Deleted: Pod and PVCs gone; Pod gone while state `running`:
+    nothing (a rebase)."""
     pod, workspace = objects.pod, objects.workspace
     uid = _uid(workspace) if workspace is not None else None
     if pod is None and workspace is None and objects.rootfs is None:
         return _gone(describe)
+    paused = sandbox_state(workspace) == EXIT_PAUSED
+    if pod is not None and paused and metadata_of(pod).get("deletionTimestamp"):
+        pod = None  # going: a pause took it
     started_uid = _uid(pod) if pod is not None and pod_ready(pod) else None
     lost = _lost_claim(objects)
     failure = _pod_failure(pod) if pod is not None else None
@@ -344,7 +349,7 @@ def sandbox_observation(objects: SandboxObjects, *, describe: str = "sandbox") -
         )
     elif pod is not None and failure is not None:
         end = End(type="ContainerFailed", message=failure, uid=_uid(pod))
-    elif pod is None and sandbox_state(workspace) == EXIT_PAUSED:
+    elif pod is None and paused:
         end = End(type="ContainerExited", message=EXIT_PAUSED)
     node = str(((pod or {}).get("spec") or {}).get("nodeName") or "")
     message = "" if pod is None else f"pod Ready on {node}" if node else "pod Ready"

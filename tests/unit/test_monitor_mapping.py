@@ -193,6 +193,10 @@ def pod(*, ready: bool = True, phase: str = "Running", **status: Any) -> dict[st
     }
 
 
+def terminating(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "deletionTimestamp": "2026-12-02T08:58:16Z"}}
+
+
 def claim(name: str, *, state: str | None = None, phase: str = "Bound") -> dict[str, Any]:
     annotations = {"planner.dev/sandbox-state": state} if state else {}
     return {
@@ -223,6 +227,16 @@ ROOTFS = claim("box-rootfs-g2")
         (
             SandboxObjects(pod=None, workspace=PAUSED, rootfs=ROOTFS),
             Observation(uid="box-workspace-uid", end=End(type="ContainerExited", message="paused")),
+        ),
+        (
+            SandboxObjects(pod=terminating(pod()), workspace=PAUSED, rootfs=ROOTFS),
+            Observation(uid="box-workspace-uid", end=End(type="ContainerExited", message="paused")),
+        ),
+        (
+            SandboxObjects(pod=terminating(pod()), workspace=RUNNING, rootfs=ROOTFS),
+            Observation(
+                uid="box-workspace-uid", started_uid="pod-uid", started_message="pod Ready on node-1"
+            ),
         ),
         (
             SandboxObjects(pod=None, workspace=RUNNING, rootfs=None),
@@ -266,6 +280,8 @@ ROOTFS = claim("box-rootfs-g2")
         "a Ready pod means the sandbox started",
         "a pod not yet Ready proves nothing",
         "pod gone and state paused is an exit with 'paused'",
+        "a paused sandbox's pod still Ready in its grace period is going: the exit, not a start",
+        "a running sandbox's terminating pod (a rebase's) is still its start until it goes",
         "pod gone while state running is a rebase: nothing",
         "a Failed pod fails the sandbox with the pod's message",
         "a Lost PVC fails the sandbox",
