@@ -113,8 +113,9 @@ def requests_by_verb(admin: SlimAdmin | None, resource: str | None = None) -> Co
 
 
 @contextlib.contextmanager
-def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
-    """A real control plane with `nodes` simulated nodes: (its admin kubeconfig, the node agent)."""
+def real_cluster(nodes: int, pods: int) -> Iterator[tuple[str, Any]]:
+    """A real control plane with `nodes` simulated nodes room for `pods` pods in all: (its admin
+    kubeconfig, the node agent)."""
     from kubernetes import config
 
     from planner.slim.realcluster.controlplane import running_control_plane
@@ -122,7 +123,7 @@ def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
 
     with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
         api = config.new_client_from_config(str(plane.kubeconfig))
-        with running_node_agent(api, nodes=nodes, pods_per_node=1100) as agent:
+        with running_node_agent(api, nodes=nodes, pods_per_node=-(-pods // nodes)) as agent:
             print(f"real control plane ready in {plane.startup_seconds:.1f} s\n")
             yield str(plane.kubeconfig), agent
 
@@ -313,20 +314,22 @@ def apply_and_wait(
     ready_after: float,
     time_scale: float,
     agent: Any = None,
-) -> tuple[list[Row], str | None, float | None]:
+) -> tuple[list[Row], str | None, Row | None]:
     """(rows, why kpt was skipped, floor): each tool in a fresh embedded cluster (or a fresh namespace
     of the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after
     starting; with the real cluster's node `agent`, the floor (see the module's docstring), first: on
     the emptiest cluster, so a tool's overhead above it is never understated. Each result is also
     printed to stderr as it comes, so a run cut short still tells what it measured."""
     rows: list[Row] = []
-    floor = None
+    floor: Row | None = None
     if agent is not None:
         with cluster(kubeconfig) as where:
             namespace = fresh_namespace(where.kubeconfig, "floor")
             _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
             floor = floor_seconds(manifests, where, agent, namespace)
-            progress(workloads, "floor", floor)
+            progress(
+                workloads, f"floor (its writes done in {floor.timeline.last_write:.2f} s)", floor.seconds
+            )
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         namespace = fresh_namespace(where.kubeconfig, "planner")
         plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
@@ -348,15 +351,16 @@ def apply_and_wait(
 
 
 def progress(workloads: int, what: str, seconds: float) -> None:
+    load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
     print(
-        f"[{datetime.now():%H:%M:%S}] {workloads} workloads, {what}: {seconds:.2f} s",
+        f"[{datetime.now():%H:%M:%S}] {workloads} workloads, {what}: {seconds:.2f} s (load average {load})",
         file=sys.stderr,
         flush=True,
     )
 
 
-def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> float:
-    """Seconds from the first write of `manifests` (all at once, no tool) to the last of its pods
+def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> Row:
+    """The floor's row: seconds from the first write of `manifests` (all at once, no tool) to the last of its pods
     Ready by the node agent's clock. The writes come from a process of their own, as a tool's do, so
     they never take the interpreter lock from the node agent in this one."""
     from ruamel.yaml import YAML
@@ -366,10 +370,11 @@ def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=spawn) as pool:
         pool.submit(_import_client).result()  # its start-up and imports are not the floor's
-        started = pool.submit(write_at_once, str(where.kubeconfig), documents, namespace).result()
+        started, written = pool.submit(write_at_once, str(where.kubeconfig), documents, namespace).result()
     while len(agent.ready_times(namespace)) < deployments:
         time.sleep(0.1)
-    return float(max(agent.ready_times(namespace)) - started)
+    seconds = float(max(agent.ready_times(namespace)) - started)
+    return Row("floor", seconds, timeline=Timeline(0.0, written - started, seconds))
 
 
 FLOOR_THREADS = 32
@@ -379,9 +384,9 @@ def _import_client() -> None:
     import kubernetes.client  # noqa: F401
 
 
-def write_at_once(kubeconfig: str, documents: list[dict[str, Any]], namespace: str) -> float:
+def write_at_once(kubeconfig: str, documents: list[dict[str, Any]], namespace: str) -> tuple[float, float]:
     """Create every object with FLOOR_THREADS threads of the official client (raw POSTs whose answers
-    are not decoded into models, a connection per thread); when the first write started."""
+    are not decoded into models, a connection per thread); when the first write started and the last ended."""
     from kubernetes import client, config
 
     configuration = client.Configuration()
@@ -392,27 +397,28 @@ def write_at_once(kubeconfig: str, documents: list[dict[str, Any]], namespace: s
     def create(document: dict[str, Any]) -> None:
         group = "api" if "/" not in document["apiVersion"] else "apis"
         path = f"/{group}/{document['apiVersion']}/namespaces/{namespace}/{document['kind'].lower()}s"
-        api.call_api(
-            path,
-            "POST",
-            body=document,
-            header_params={"Content-Type": "application/json", "Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-        )
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        request = api.param_serialize("POST", path, header_params=headers, body=document, auth_settings=[])
+        answer = api.call_api(*request[:4])
+        answer.read()
+        if answer.status != 201:
+            raise SystemExit(f"the floor's POST {path} answered {answer.status}: {answer.data[:500]!r}")
 
     started = time.time()
     with ThreadPoolExecutor(FLOOR_THREADS) as pool:
         list(pool.map(create, documents))
-    return started
+    return started, time.time()
 
 
-def print_floor(rows: Sequence[Row], floor: float | None) -> None:
+def print_floor(rows: Sequence[Row], floor: Row | None) -> None:
     """The floor, each tool's seconds above it, and planner's overhead as a share of the others'."""
     if floor is None:
         return
-    print(f"floor (every object written at once, no tool; to the last pod Ready): {floor:.2f} s")
-    overheads = [row.seconds - floor for row in rows]
+    print(
+        f"floor (every object written at once, no tool; to the last pod Ready): {floor.seconds:.2f} s, "
+        f"its writes done in {floor.timeline.last_write:.2f} s"
+    )
+    overheads = [row.seconds - floor.seconds for row in rows]
     for row, overhead in zip(rows, overheads, strict=True):
         print(f"{row.name:<34}overhead above the floor {overhead:7.2f} s")
     for row, overhead in zip(rows[1:], overheads[1:], strict=True):
@@ -482,7 +488,10 @@ def main() -> None:
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
         agent = None
         if args.real:
-            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes))
+            # Every round's pods stay (the floor's and three tools'): room for all of them, and the
+            # create round's (three tools), whose Deployments roll out too.
+            pods = 4 * sum(args.wait_workloads) + ("create" in args.rounds) * 3 * args.workloads
+            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes, pods + 110))
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
                 creates, noops, locked = compare(args.workloads, where, Path(scratch))
