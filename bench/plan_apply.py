@@ -6,8 +6,9 @@
 Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters; with `--real`, one real control
 plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.slim.realcluster) with simulated
 nodes, each tool in its own namespace, and the wait rounds also measure the floor: the same objects
-written at once straight through the API (32 threads of the official client, no tool), from the first
-write to the last pod Ready by the node agent's own clock; each tool's overhead is its seconds above it. Each tool works in its own fresh
+written at once straight through the API (32 threads of the official client in a process of their
+own, no tool), from the first write to the last pod Ready by the node agent's own clock; each tool's
+overhead is its seconds above it. Each tool works in its own fresh
 namespace (on the embedded cluster, in its own fresh cluster for the wait round, so one tool's
 rolling-out pods never load the other's run):
 
