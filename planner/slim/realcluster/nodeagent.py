@@ -4,10 +4,10 @@ It registers `nodes` Ready Nodes (`planner-node-<i>`) and renews their Leases in
 the cluster's own scheduler binds pods to them (`pods/binding`). Each pod bound to one of them runs
 the embedded cluster's kubelet timeline (`planner.slim.podsim`, knobs in `sim.planner.dev/*`
 annotations): its status is written through `pods/status` whenever the timeline changes, with the
-kubelet's Events; a deleted pod is removed once its short shutdown is over. It is also the external
-provisioner of the embedded cluster's StorageClasses (`standard`, Immediate; `wait`,
-WaitForFirstConsumer), which it creates with the `kata-qemu` RuntimeClass: a claim the
-controller-manager hands to it (and, when the binding waits, the scheduler gave a node) gets a
+kubelet's Events; a deleted pod is written stopped (not Ready) and removed once its short shutdown
+is over. It is also the external provisioner of the embedded cluster's StorageClasses (`standard`,
+Immediate; `wait`, WaitForFirstConsumer), which it creates with the `kata-qemu` RuntimeClass: a claim
+the controller-manager hands to it (and, when the binding waits, the scheduler gave a node) gets a
 PersistentVolume pre-bound to it, which the controller-manager's binder then binds; a Released one
 is deleted.
 
@@ -402,6 +402,7 @@ class NodeAgent:
             track.stopping_since = now
             first = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
             self._event(pod, track, "Killing", "Normal", "Killing", f"Stopping container {first}")
+            self._write_status(pod, stopped_status(pod.get("status") or {}, now))
         done_at = track.stopping_since + SHUTDOWN_SECONDS * self.scale
         if now < done_at:
             return done_at
@@ -515,6 +516,37 @@ class NodeAgent:
         moment its objects were written, an apply-and-wait's time with no tool in it."""
         tracks = list(self.tracks.values())  # one C call: the worker may be adding to it
         return [t.ready for t in tracks if t.namespace == namespace and t.ready is not None]
+
+
+def stopped_status(status: Obj, now: float) -> Obj:
+    """A deleted pod's status once its containers are stopped, as a kubelet writes it before the pod
+    goes: every running container terminated (exit 0) and not ready, so the pod is no longer Ready
+    while it waits out its shutdown."""
+    stopped = copy.deepcopy(status)
+    stamp = rfc3339(now)
+    names = []
+    for container in stopped.get("containerStatuses") or []:
+        names.append(str(container.get("name", "")))
+        running = (container.get("state") or {}).get("running")
+        container["ready"], container["started"] = False, False
+        if running is not None:
+            finished = {"exitCode": 0, "reason": "Completed", "finishedAt": stamp}
+            container["state"] = {
+                "terminated": {
+                    **finished,
+                    "startedAt": running.get("startedAt"),
+                    "containerID": container.get("containerID"),
+                }
+            }
+    for condition in stopped.get("conditions") or []:
+        if condition.get("type") in ("Ready", "ContainersReady") and condition.get("status") == "True":
+            condition.update(
+                status="False",
+                lastTransitionTime=stamp,
+                reason="ContainersNotReady",
+                message=f"containers with unready status: [{' '.join(names)}]",
+            )
+    return stopped
 
 
 def _same_status(old: Obj, new: Obj) -> bool:
