@@ -6,8 +6,9 @@
 Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters; with `--real`, one real control
 plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.slim.realcluster) with simulated
 nodes, each tool in its own namespace, and the wait rounds also measure the floor: the same objects
-written at once straight through the API (32 threads of the official client, no tool), from the first
-write to the last pod Ready by the node agent's own clock; each tool's overhead is its seconds above it. Each tool works in its own fresh
+written at once straight through the API (32 threads of the official client in a process of their
+own, no tool), from the first write to the last pod Ready by the node agent's own clock; each tool's
+overhead is its seconds above it. Each tool works in its own fresh
 namespace (on the embedded cluster, in its own fresh cluster for the wait round, so one tool's
 rolling-out pods never load the other's run):
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -49,7 +51,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -112,8 +114,9 @@ def requests_by_verb(admin: SlimAdmin | None, resource: str | None = None) -> Co
 
 
 @contextlib.contextmanager
-def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
-    """A real control plane with `nodes` simulated nodes: (its admin kubeconfig, the node agent)."""
+def real_cluster(nodes: int, pods: int) -> Iterator[tuple[str, Any]]:
+    """A real control plane with `nodes` simulated nodes room for `pods` pods in all: (its admin
+    kubeconfig, the node agent)."""
     from kubernetes import config
 
     from planner.slim.realcluster.controlplane import running_control_plane
@@ -121,7 +124,7 @@ def real_cluster(nodes: int) -> Iterator[tuple[str, Any]]:
 
     with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
         api = config.new_client_from_config(str(plane.kubeconfig))
-        with running_node_agent(api, nodes=nodes, pods_per_node=1100) as agent:
+        with running_node_agent(api, nodes=nodes, pods_per_node=-(-pods // nodes)) as agent:
             print(f"real control plane ready in {plane.startup_seconds:.1f} s\n")
             yield str(plane.kubeconfig), agent
 
@@ -312,20 +315,22 @@ def apply_and_wait(
     ready_after: float,
     time_scale: float,
     agent: Any = None,
-) -> tuple[list[Row], str | None, float | None]:
+) -> tuple[list[Row], str | None, Row | None]:
     """(rows, why kpt was skipped, floor): each tool in a fresh embedded cluster (or a fresh namespace
     of the cluster at `kubeconfig`), on the same plan whose pods are ready `ready_after` s after
     starting; with the real cluster's node `agent`, the floor (see the module's docstring), first: on
     the emptiest cluster, so a tool's overhead above it is never understated. Each result is also
     printed to stderr as it comes, so a run cut short still tells what it measured."""
     rows: list[Row] = []
-    floor = None
+    floor: Row | None = None
     if agent is not None:
         with cluster(kubeconfig) as where:
             namespace = fresh_namespace(where.kubeconfig, "floor")
             _, manifests = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
             floor = floor_seconds(manifests, where, agent, namespace)
-            progress(workloads, "floor", floor)
+            progress(
+                workloads, f"floor (its writes done in {floor.timeline.last_write:.2f} s)", floor.seconds
+            )
     with cluster(kubeconfig, simulate=True, time_scale=time_scale) as where:
         namespace = fresh_namespace(where.kubeconfig, "planner")
         plan, _ = plan_and_manifests(workloads, namespace, scratch, ready_after=ready_after)
@@ -347,36 +352,74 @@ def apply_and_wait(
 
 
 def progress(workloads: int, what: str, seconds: float) -> None:
+    load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
     print(
-        f"[{datetime.now():%H:%M:%S}] {workloads} workloads, {what}: {seconds:.2f} s",
+        f"[{datetime.now():%H:%M:%S}] {workloads} workloads, {what}: {seconds:.2f} s (load average {load})",
         file=sys.stderr,
         flush=True,
     )
 
 
-def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> float:
-    """Seconds from the first write of `manifests` (all at once, no tool) to the last of its pods
-    Ready by the node agent's clock."""
-    from kubernetes import config, utils
+def floor_seconds(manifests: Path, where: Cluster, agent: Any, namespace: str) -> Row:
+    """The floor's row: seconds from the first write of `manifests` (all at once, no tool) to the last of its pods
+    Ready by the node agent's clock. The writes come from a process of their own, as a tool's do, so
+    they never take the interpreter lock from the node agent in this one."""
     from ruamel.yaml import YAML
 
-    api = config.new_client_from_config(str(where.kubeconfig))
     documents = [d for d in YAML(typ="safe").load_all(manifests.read_text()) if d]
     deployments = sum(1 for d in documents if d["kind"] == "Deployment")
-    started = time.time()
-    with ThreadPoolExecutor(32) as pool:
-        list(pool.map(lambda d: utils.create_from_dict(api, d, namespace=namespace), documents))
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        pool.submit(_import_client).result()  # its start-up and imports are not the floor's
+        started, written = pool.submit(write_at_once, str(where.kubeconfig), documents, namespace).result()
     while len(agent.ready_times(namespace)) < deployments:
         time.sleep(0.1)
-    return float(max(agent.ready_times(namespace)) - started)
+    seconds = float(max(agent.ready_times(namespace)) - started)
+    return Row("floor", seconds, timeline=Timeline(0.0, written - started, seconds))
 
 
-def print_floor(rows: Sequence[Row], floor: float | None) -> None:
+FLOOR_THREADS = 32
+
+
+def _import_client() -> None:
+    import kubernetes.client  # noqa: F401
+
+
+def write_at_once(kubeconfig: str, documents: list[dict[str, Any]], namespace: str) -> tuple[float, float]:
+    """Create every object with FLOOR_THREADS threads of the official client (raw POSTs whose answers
+    are not decoded into models, a connection per thread); when the first write started and the last ended."""
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    configuration.connection_pool_maxsize = FLOOR_THREADS
+    api = client.ApiClient(configuration)
+
+    def create(document: dict[str, Any]) -> None:
+        group = "api" if "/" not in document["apiVersion"] else "apis"
+        path = f"/{group}/{document['apiVersion']}/namespaces/{namespace}/{document['kind'].lower()}s"
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        request = api.param_serialize("POST", path, header_params=headers, body=document, auth_settings=[])
+        answer = api.call_api(*request[:4])
+        answer.read()
+        if answer.status != 201:
+            raise SystemExit(f"the floor's POST {path} answered {answer.status}: {answer.data[:500]!r}")
+
+    started = time.time()
+    with ThreadPoolExecutor(FLOOR_THREADS) as pool:
+        list(pool.map(create, documents))
+    return started, time.time()
+
+
+def print_floor(rows: Sequence[Row], floor: Row | None) -> None:
     """The floor, each tool's seconds above it, and planner's overhead as a share of the others'."""
     if floor is None:
         return
-    print(f"floor (every object written at once, no tool; to the last pod Ready): {floor:.2f} s")
-    overheads = [row.seconds - floor for row in rows]
+    print(
+        f"floor (every object written at once, no tool; to the last pod Ready): {floor.seconds:.2f} s, "
+        f"its writes done in {floor.timeline.last_write:.2f} s"
+    )
+    overheads = [row.seconds - floor.seconds for row in rows]
     for row, overhead in zip(rows, overheads, strict=True):
         print(f"{row.name:<34}overhead above the floor {overhead:7.2f} s")
     for row, overhead in zip(rows[1:], overheads[1:], strict=True):
@@ -446,7 +489,10 @@ def main() -> None:
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:
         agent = None
         if args.real:
-            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes))
+            # Every round's pods stay (the floor's and three tools'): room for all of them, and the
+            # create round's (three tools), whose Deployments roll out too.
+            pods = 4 * sum(args.wait_workloads) + ("create" in args.rounds) * 3 * args.workloads
+            args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes, pods + 110))
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
                 creates, noops, locked = compare(args.workloads, where, Path(scratch))

@@ -50,7 +50,6 @@ from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
 from planner.controller.sharding import lease_name
-from planner.controller.workqueue import WorkQueue
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.informer import EventType, Informer, Informers, Scope
@@ -62,6 +61,7 @@ from planner.plan.load import find_plan_files, plan_object_source
 from planner.plan.manifests import manifest_files
 from planner.plan.reconcile_section import reconcile_section
 from planner.plan.secrets import secret_files
+from planner.workqueue import WorkQueue
 
 Notice = Callable[[str], None]
 REAP = "reap"
@@ -125,7 +125,7 @@ class Controller:
         self.client = target.client
         self.default_namespace = target.default_namespace()
         self.identity = identity()
-        self.queue = WorkQueue()
+        self.queue = WorkQueue[str]()
         self.files: dict[str, _PlanFile] = {}
         self.outcomes: dict[str, PlanOutcome] = {}  # each plan's last reconcile, for the web view
         self.applied: dict[str, PlanOutcome] = {}  # and its last that wrote something

@@ -51,6 +51,15 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 READY_TIMEOUT = 120.0
 STOP_GRACE = 5.0
 ADMIN_USER = "planner-admin"
+# The controller-manager's and the scheduler's client-side rate limits. Their defaults (20 requests/s,
+# burst 30, per controller with `--use-service-account-credentials`; the scheduler's 50/100) pace a
+# burst of thousands of Deployments to minutes: the deployment and ReplicaSet controllers each write
+# ~4 requests per workload (ReplicaSet or Pod, statuses, Events), so 300 workloads at 20/s take a
+# minute whatever the machine. A test or benchmark cluster writes such bursts on purpose; a large
+# production cluster raises these limits too (scalability tests run both at 100 and more). The API
+# server's own flow control (API Priority and Fairness) still bounds what they may send at once.
+CLIENT_QPS = 200
+CLIENT_BURST = 400
 
 
 class ControlPlaneUnavailable(Exception):
@@ -355,7 +364,12 @@ def _controller_manager_argv(binary: Path, pki: Path, kubeconfig: Path) -> list[
         "--bind-address=127.0.0.1",
         "--secure-port=0",
         "--profiling=false",
+        *_client_limits(),
     ]
+
+
+def _client_limits() -> list[str]:
+    return [f"--kube-api-qps={CLIENT_QPS}", f"--kube-api-burst={CLIENT_BURST}"]
 
 
 def _scheduler_argv(binary: Path, kubeconfig: Path) -> list[str]:
@@ -368,6 +382,7 @@ def _scheduler_argv(binary: Path, kubeconfig: Path) -> list[str]:
         "--bind-address=127.0.0.1",
         "--secure-port=0",
         "--profiling=false",
+        *_client_limits(),
     ]
 
 

@@ -4,16 +4,18 @@ It registers `nodes` Ready Nodes (`planner-node-<i>`) and renews their Leases in
 the cluster's own scheduler binds pods to them (`pods/binding`). Each pod bound to one of them runs
 the embedded cluster's kubelet timeline (`planner.slim.podsim`, knobs in `sim.planner.dev/*`
 annotations): its status is written through `pods/status` whenever the timeline changes, with the
-kubelet's Events; a deleted pod is removed once its short shutdown is over. It is also the external
-provisioner of the embedded cluster's StorageClasses (`standard`, Immediate; `wait`,
-WaitForFirstConsumer), which it creates with the `kata-qemu` RuntimeClass: a claim the
-controller-manager hands to it (and, when the binding waits, the scheduler gave a node) gets a
+kubelet's Events; a deleted pod is written stopped (not Ready) and removed once its short shutdown
+is over. It is also the external provisioner of the embedded cluster's StorageClasses (`standard`,
+Immediate; `wait`, WaitForFirstConsumer), which it creates with the `kata-qemu` RuntimeClass: a claim
+the controller-manager hands to it (and, when the binding waits, the scheduler gave a node) gets a
 PersistentVolume pre-bound to it, which the controller-manager's binder then binds; a Released one
 is deleted.
 
-Watch-driven: informers (list, then watch from its resourceVersion; a new list on 410 Gone) feed one
-worker, which also runs each pod again when its timeline's next change is due, and the pods waiting
-for a ConfigMap, Secret or claim whenever one in their namespace changes (and every few seconds).
+Watch-driven: informers (list, then watch from its resourceVersion; a new list on 410 Gone) feed a
+keyed work queue (`planner.workqueue`) and a few workers, as a kubelet syncs its pods side by side:
+the queue never hands an object to two workers at once, so each pod's timeline is written in order.
+A pod runs again when its timeline's next change is due, and the pods waiting for a ConfigMap, Secret
+or claim whenever one in their namespace changes (and every few seconds).
 """
 
 from __future__ import annotations
@@ -22,10 +24,8 @@ import contextlib
 import copy
 import functools
 import hashlib
-import heapq
 import ipaddress
 import json
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +39,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from planner.slim import nodeagent, podsim, podstatus, scheduling
 from planner.slim.bootstrap import seed_objects
 from planner.slim.meta import now_micro, rfc3339
+from planner.workqueue import WorkQueue
 
 Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (kind, namespace, name)
@@ -53,6 +54,10 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 WATCHED = ("Pod", "PersistentVolumeClaim", "PersistentVolume", "ConfigMap", "Secret")
+# One worker writes a pod's status and Events one request after another: at a few hundred pods
+# starting at once, that alone lags their Ready by seconds. A handful side by side keeps up with the
+# controller-manager on a small machine.
+WORKERS = 4
 
 
 @dataclass
@@ -74,9 +79,16 @@ class NodeAgent:
     """Start with `start()` (or as a context manager); `stop()` ends its threads."""
 
     def __init__(
-        self, api: client.ApiClient, *, nodes: int = 1, pods_per_node: int = 110, time_scale: float = 1.0
+        self,
+        api: client.ApiClient,
+        *,
+        nodes: int = 1,
+        pods_per_node: int = 110,
+        time_scale: float = 1.0,
+        workers: int = WORKERS,
     ) -> None:
-        self.api = api
+        self.api = _own_client(api, connections=len(WATCHED) + workers + 1)
+        self.workers = workers
         self.core = client.CoreV1Api(api)
         self.nodes = [f"{NODE_PREFIX}{i}" for i in range(nodes)]
         self.pods_per_node = pods_per_node
@@ -88,8 +100,7 @@ class NodeAgent:
         self.delayed_classes: set[str] = set()  # WaitForFirstConsumer: provisioned once a node is chosen
         self.version = ""  # the server's: a kubelet is never newer than its API server
         self._lock = threading.Lock()
-        self._queue: queue.Queue[Ref | None] = queue.Queue()
-        self._timers: list[tuple[float, Ref]] = []
+        self._queue: WorkQueue[Ref] = WorkQueue()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._synced: set[str] = set()
@@ -109,9 +120,10 @@ class NodeAgent:
         self._ensure_classes()
         for name in self.nodes:
             self._register(name)
-        for kind in WATCHED:
-            self._spawn(functools.partial(self._inform, kind), f"inform-{kind}")
-        self._spawn(self._work, "worker")
+        for kind in WATCHED:  # not joined on stop: a watch ends at its next event or its timeout
+            self._spawn(functools.partial(self._inform, kind), f"inform-{kind}", joined=False)
+        for index in range(self.workers):
+            self._spawn(self._work, f"worker-{index}")
         self._spawn(self._heartbeat, "leases")
         deadline = time.monotonic() + timeout
         while len(self._synced) < len(WATCHED) and time.monotonic() < deadline:
@@ -119,14 +131,16 @@ class NodeAgent:
 
     def stop(self) -> None:
         self._stopping.set()
-        self._queue.put(None)
+        self._queue.shut_down()
         for thread in self._threads:
             thread.join(timeout=2)
+        self.api.close()
 
-    def _spawn(self, target: Callable[[], None], name: str) -> None:
+    def _spawn(self, target: Callable[[], None], name: str, *, joined: bool = True) -> None:
         thread = threading.Thread(target=target, name=f"nodeagent-{name}", daemon=True)
         thread.start()
-        self._threads.append(thread)
+        if joined:
+            self._threads.append(thread)
 
     # --- informers -----------------------------------------------------------------------------------
 
@@ -198,37 +212,31 @@ class NodeAgent:
     def _observe(self, ref: Ref) -> None:
         kind, namespace, _ = ref
         if kind in ("Pod", "PersistentVolumeClaim", "PersistentVolume"):
-            self._queue.put(ref)
+            self._queue.add(ref)
         if kind in ("ConfigMap", "Secret", "PersistentVolumeClaim"):
             with self._lock:
                 waiting = list(self.waiting.get(namespace, ()))
             for pod in waiting:
-                self._queue.put(pod)
+                self._queue.add(pod)
 
     def _get(self, ref: Ref) -> Obj | None:
         with self._lock:
             return self.cache.get(ref)
 
-    # --- the worker ----------------------------------------------------------------------------------
+    # --- the workers ---------------------------------------------------------------------------------
 
     def _work(self) -> None:
         while not self._stopping.is_set():
-            now = time.time()
-            while self._timers and self._timers[0][0] <= now:
-                self._queue.put(heapq.heappop(self._timers)[1])
-            wait = max(self._timers[0][0] - now, 0.0) if self._timers else 1.0
-            try:
-                ref = self._queue.get(timeout=min(wait, 1.0))
-            except queue.Empty:
-                continue
+            ref = self._queue.get(timeout=1.0)
             if ref is None:
-                return
+                continue
             try:
                 due = self._sync(ref, time.time())
             except Exception:
                 due = time.time() + RETRY_SECONDS
             if due is not None:
-                heapq.heappush(self._timers, (due, ref))
+                self._queue.add_after(ref, max(0.0, due - time.time()))
+            self._queue.done(ref)
 
     def _sync(self, ref: Ref, now: float) -> float | None:
         obj = self._get(ref)
@@ -337,16 +345,14 @@ class NodeAgent:
         if node not in self.nodes:
             return None
         uid = str(pod["metadata"].get("uid"))
-        track = (
-            self.tracks.setdefault(uid, PodTrack(ref[1], now)) if uid not in self.tracks else self.tracks[uid]
-        )
+        track = self.tracks.setdefault(uid, PodTrack(namespace=ref[1]))
         if pod["metadata"].get("deletionTimestamp"):
             return self._stop_pod(pod, track, now)
         phase = (pod.get("status") or {}).get("phase")
         if track.t0 is None and phase in ("Succeeded", "Failed"):
             return None
         if not track.ip:
-            track.ip = (pod.get("status") or {}).get("podIP") or next(self._ips)
+            track.ip = (pod.get("status") or {}).get("podIP") or self._next_ip()
         if track.t0 is None:
             track.t0 = nodeagent.resumed_start(pod)
         host_ip = self._host_ip(str(node))
@@ -372,6 +378,10 @@ class NodeAgent:
             self._event(pod, track, token, kind, reason, message)
         return view.next_change
 
+    def _next_ip(self) -> str:
+        with self._lock:  # a generator is not safe from two threads at once
+            return next(self._ips)
+
     def _write_status(self, pod: Obj, status: Obj) -> None:
         if _same_status(pod.get("status") or {}, status):
             return
@@ -392,6 +402,7 @@ class NodeAgent:
             track.stopping_since = now
             first = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
             self._event(pod, track, "Killing", "Normal", "Killing", f"Stopping container {first}")
+            self._write_status(pod, stopped_status(pod.get("status") or {}, now))
         done_at = track.stopping_since + SHUTDOWN_SECONDS * self.scale
         if now < done_at:
             return done_at
@@ -435,7 +446,7 @@ class NodeAgent:
             "reportingComponent": "kubelet",
         }
         with contextlib.suppress(ApiException):
-            self.core.create_namespaced_event(meta["namespace"], event)
+            self.core.create_namespaced_event(meta["namespace"], event, _preload_content=False)
 
     # --- volumes -------------------------------------------------------------------------------------
 
@@ -507,6 +518,37 @@ class NodeAgent:
         return [t.ready for t in tracks if t.namespace == namespace and t.ready is not None]
 
 
+def stopped_status(status: Obj, now: float) -> Obj:
+    """A deleted pod's status once its containers are stopped, as a kubelet writes it before the pod
+    goes: every running container terminated (exit 0) and not ready, so the pod is no longer Ready
+    while it waits out its shutdown."""
+    stopped = copy.deepcopy(status)
+    stamp = rfc3339(now)
+    names = []
+    for container in stopped.get("containerStatuses") or []:
+        names.append(str(container.get("name", "")))
+        running = (container.get("state") or {}).get("running")
+        container["ready"], container["started"] = False, False
+        if running is not None:
+            finished = {"exitCode": 0, "reason": "Completed", "finishedAt": stamp}
+            container["state"] = {
+                "terminated": {
+                    **finished,
+                    "startedAt": running.get("startedAt"),
+                    "containerID": container.get("containerID"),
+                }
+            }
+    for condition in stopped.get("conditions") or []:
+        if condition.get("type") in ("Ready", "ContainersReady") and condition.get("status") == "True":
+            condition.update(
+                status="False",
+                lastTransitionTime=stamp,
+                reason="ContainersNotReady",
+                message=f"containers with unready status: [{' '.join(names)}]",
+            )
+    return stopped
+
+
 def _same_status(old: Obj, new: Obj) -> bool:
     """Whether writing `new` would change nothing (the server drops empty and null fields)."""
     same: bool = _pruned(old) == _pruned(new)
@@ -519,6 +561,14 @@ def _pruned(value: Any) -> Any:
     if isinstance(value, list):
         return [_pruned(v) for v in value]
     return value
+
+
+def _own_client(api: client.ApiClient, *, connections: int) -> client.ApiClient:
+    """A client of the same server and credentials with a connection for each thread: a watch holds
+    its connection, and a request finding the pool used up opens (and then drops) a new TLS one."""
+    configuration = copy.deepcopy(api.configuration)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, connections)
+    return client.ApiClient(configuration)
 
 
 @contextlib.contextmanager

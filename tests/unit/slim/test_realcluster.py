@@ -1,16 +1,17 @@
-"""The real control plane's binary cache and the node agent's status comparison, without a cluster."""
+"""The real control plane's binary cache and the node agent's pure status helpers, without a cluster."""
 
 from __future__ import annotations
 
 import hashlib
 import lzma
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from planner.slim.realcluster.controlplane import COMPONENTS, ControlPlaneUnavailable, unpacked_binaries
-from planner.slim.realcluster.nodeagent import _same_status
+from planner.slim.realcluster.nodeagent import _same_status, stopped_status
 
 
 def archives(directory: Path) -> dict[str, bytes]:
@@ -53,3 +54,59 @@ def test_a_status_equal_but_for_what_the_server_drops_is_not_written_again() -> 
     read_back = {"phase": "Running", "podIP": "10.244.0.2", "conditions": [{"type": "Ready"}]}
     assert _same_status(read_back, written)
     assert not _same_status(read_back, {**written, "phase": "Succeeded"})
+
+
+def test_a_deleted_pods_containers_stop_and_it_is_no_longer_ready() -> None:
+    running = {
+        "phase": "Running",
+        "conditions": [
+            {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-12-02T09:00:00Z"},
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-02T09:00:05Z"},
+            {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-12-02T09:00:05Z"},
+        ],
+        "containerStatuses": [
+            {
+                "name": "app",
+                "ready": True,
+                "started": True,
+                "containerID": "containerd://abc",
+                "state": {"running": {"startedAt": "2026-12-02T09:00:00Z"}},
+            }
+        ],
+    }
+    at = datetime(2026, 12, 2, 9, 1, 0, tzinfo=UTC).timestamp()
+
+    stopped = stopped_status(running, at)
+
+    unready = {
+        "status": "False",
+        "lastTransitionTime": "2026-12-02T09:01:00Z",
+        "reason": "ContainersNotReady",
+        "message": "containers with unready status: [app]",
+    }
+    assert stopped == {
+        "phase": "Running",
+        "conditions": [
+            {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-12-02T09:00:00Z"},
+            {"type": "Ready", **unready},
+            {"type": "ContainersReady", **unready},
+        ],
+        "containerStatuses": [
+            {
+                "name": "app",
+                "ready": False,
+                "started": False,
+                "containerID": "containerd://abc",
+                "state": {
+                    "terminated": {
+                        "exitCode": 0,
+                        "reason": "Completed",
+                        "startedAt": "2026-12-02T09:00:00Z",
+                        "finishedAt": "2026-12-02T09:01:00Z",
+                        "containerID": "containerd://abc",
+                    }
+                },
+            }
+        ],
+    }
+    assert running["containerStatuses"][0]["ready"] is True  # the cached copy is left alone

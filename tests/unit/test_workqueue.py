@@ -1,11 +1,13 @@
-"""The controller's work queue with a hand-driven clock: dedup, no key twice at once (whatever the
-number of workers), backoff, shutdown."""
+"""The work queue of the controller and the real-cluster node agent, with a hand-driven clock: dedup,
+no key twice at once (whatever the number of workers), backoff, shutdown; and on real threads."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections import Counter
 
-from planner.controller.workqueue import WorkQueue
+from planner.workqueue import WorkQueue
 
 
 class Clock:
@@ -117,3 +119,46 @@ def test_shutdown_wakes_a_waiting_worker_and_hands_out_no_queued_key() -> None:
 
     assert got == [None]
     assert busy.get(timeout=0) is None and busy.processing() == 0
+
+
+Ref = tuple[str, str, str]
+
+
+def test_workers_on_threads_never_hold_one_pod_at_once_and_see_every_change() -> None:
+    """The node agent's use: its informers add pods while several workers sync them."""
+    queue: WorkQueue[Ref] = WorkQueue()
+    pods = [("Pod", "ns", f"app-{i}") for i in range(4)]
+    lock = threading.Lock()
+    holding: Counter[Ref] = Counter()
+    overlaps: list[Ref] = []
+    seen: dict[Ref, int] = {}  # the last change each pod's sync saw
+    changes: dict[Ref, int] = dict.fromkeys(pods, 0)
+
+    def work() -> None:
+        while (pod := queue.get(timeout=60)) is not None:
+            with lock:
+                holding[pod] += 1
+                if holding[pod] > 1:
+                    overlaps.append(pod)
+                seen[pod] = changes[pod]
+            time.sleep(0.001)
+            with lock:
+                holding[pod] -= 1
+            queue.done(pod)
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for _ in range(200):
+        for pod in pods:
+            with lock:
+                changes[pod] += 1
+            queue.add(pod)
+    while queue.depth() or queue.processing():
+        time.sleep(0.01)
+    queue.shut_down()
+    for worker in workers:
+        worker.join()
+
+    assert overlaps == []
+    assert seen == dict.fromkeys(pods, 200)

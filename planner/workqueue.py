@@ -1,33 +1,36 @@
-"""The controller's work queue, client-go's in small: each key at most once in the queue, never handed
-to two workers at once (a key added while it is being processed is queued again when it is done), and
-a failed key retried after a per-key exponential backoff (`base * 2**failures`, capped), which a
-success resets. Keys are plain strings (`plan:<file>`, `pools:<file>`, `reap`). Safe from any number
-of threads (the `--concurrent` workers, the informers' threads, the ticker); once shut down it hands
-out nothing more, so the workers stop after the key each is processing."""
+"""A work queue, client-go's in small: each key at most once in the queue, never handed to two workers
+at once (a key added while it is being processed is queued again when it is done), a key due again
+later (`add_after`), and a failed key retried after a per-key exponential backoff (`base *
+2**failures`, capped), which a success resets. Safe from any number of threads; once shut down it
+hands out nothing more, so the workers stop after the key each is processing. The controller's keys
+are strings (`plan:<file>`, `pools:<file>`, `reap`); the real-cluster node agent's are object refs."""
 
 from __future__ import annotations
 
 import heapq
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 Clock = Callable[[], float]
+Key = TypeVar("Key", bound=Hashable)
 
 
-class WorkQueue:
+class WorkQueue(Generic[Key]):
     def __init__(self, *, base: float = 0.5, cap: float = 60.0, clock: Clock = time.monotonic) -> None:
         self.base, self.cap, self.clock = base, cap, clock
-        self._ready: list[str] = []
-        self._queued: set[str] = set()
-        self._processing: set[str] = set()
-        self._again: set[str] = set()  # added while being processed
-        self._delayed: list[tuple[float, str]] = []
-        self._failures: dict[str, int] = {}
+        self._ready: deque[Key] = deque()
+        self._queued: set[Key] = set()
+        self._processing: set[Key] = set()
+        self._again: set[Key] = set()  # added while being processed
+        self._delayed: list[tuple[float, Key]] = []
+        self._failures: dict[Key, int] = {}
         self._shut = False
         self._changed = threading.Condition()
 
-    def add(self, key: str) -> None:
+    def add(self, key: Key) -> None:
         with self._changed:
             if self._shut:
                 return
@@ -38,14 +41,14 @@ class WorkQueue:
                 self._ready.append(key)
                 self._changed.notify()
 
-    def add_after(self, key: str, delay: float) -> None:
+    def add_after(self, key: Key, delay: float) -> None:
         with self._changed:
             if self._shut:
                 return
             heapq.heappush(self._delayed, (self.clock() + delay, key))
             self._changed.notify()
 
-    def retry(self, key: str) -> float:
+    def retry(self, key: Key) -> float:
         """Queue `key` again after its backoff; returns the delay."""
         with self._changed:
             failures = self._failures.get(key, 0)
@@ -54,18 +57,18 @@ class WorkQueue:
         self.add_after(key, delay)
         return delay
 
-    def forget(self, key: str) -> None:
+    def forget(self, key: Key) -> None:
         with self._changed:
             self._failures.pop(key, None)
 
-    def get(self, timeout: float) -> str | None:
+    def get(self, timeout: float) -> Key | None:
         """The next key to process (then `done(key)`), or None after `timeout` or once shut down."""
         deadline = self.clock() + timeout
         with self._changed:
             while not self._shut:
                 self._promote()
                 if self._ready:
-                    key = self._ready.pop(0)
+                    key = self._ready.popleft()
                     self._queued.discard(key)
                     self._processing.add(key)
                     return key
@@ -76,7 +79,7 @@ class WorkQueue:
                 self._changed.wait(max(0.0, min(remaining, wake)))
             return None
 
-    def done(self, key: str) -> None:
+    def done(self, key: Key) -> None:
         with self._changed:
             self._processing.discard(key)
             if key in self._again:
