@@ -98,7 +98,9 @@ async def _live(
         wait = BOOKMARK_INTERVAL if deadline is None else min(BOOKMARK_INTERVAL, deadline - loop.time())
         if wait <= 0:
             if bookmarks:
-                yield bookmark(rt, store.revision)
+                # A bookmark says every event up to its revision was sent: with events still queued
+                # (a burst at the timeout), only up to the last one sent — the resumed watch gets the rest.
+                yield bookmark(rt, store.revision if subscription.queue.empty() else last_rv)
             return
         try:
             # Drain what is queued without suspending: waiting for each event would let a burst of
