@@ -98,7 +98,7 @@ def _list_revision(store: Store, options: ListOptions) -> int:
 def _candidates(store: Store, rt: ResourceType, flt: Filter) -> ObjList:
     name = flt.fields.exact_name()
     key = resource_key(rt)
-    if name is not None and flt.namespace is not None:
-        found = store.get(key, flt.namespace, name)
+    if name is not None and (flt.namespace is not None or not rt.namespaced):
+        found = store.get(key, flt.namespace or "", name)  # cluster-scoped objects are stored under ""
         return [found] if found else []
     return store.list(key, flt.namespace)

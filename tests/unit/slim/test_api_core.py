@@ -60,6 +60,36 @@ def test_status_update_in_process(api: Api) -> None:
     assert [p["metadata"]["name"] for p in listed["items"]] == ["p"]
 
 
+@pytest.mark.parametrize(
+    ("kind", "namespace", "selector", "expected"),
+    [
+        ("Namespace", None, "metadata.name=kube-system", ["kube-system"]),
+        ("Namespace", None, "metadata.name=absent", []),
+        ("Namespace", None, "metadata.name=default,metadata.name!=default", []),
+        (
+            "ConfigMap",
+            None,
+            "metadata.name=kube-root-ca.crt",
+            ["default", "kube-node-lease", "kube-public", "kube-system"],
+        ),
+        ("ConfigMap", "default", "metadata.name=kube-root-ca.crt", ["default"]),
+    ],
+    ids=[
+        "a cluster-scoped object by name",
+        "a missing name lists nothing",
+        "the other terms still apply",
+        "a namespaced name across namespaces",
+        "a namespaced name in one namespace",
+    ],
+)
+def test_a_list_by_metadata_name(
+    api: Api, kind: str, namespace: str | None, selector: str, expected: list[str]
+) -> None:
+    listed = api.list(by_kind(kind), namespace, ListOptions(field_selector=selector))
+    found = [item["metadata"].get("namespace") or item["metadata"]["name"] for item in listed["items"]]
+    assert found == expected
+
+
 def test_in_process_watch_sees_writes(api: Api) -> None:
     async def scenario() -> list[tuple[str, Any]]:
         rv = api.list(by_kind("ConfigMap"), "default")["metadata"]["resourceVersion"]
