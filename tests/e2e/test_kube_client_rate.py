@@ -95,6 +95,7 @@ class _KeepAliveServer(_PlainServer):
 def test_requests_in_flight_at_once_reuse_their_connections_past_five_per_cpu(tmp_path: Path) -> None:
     """An apply writes 16 objects at once while its informers hold their watches: every request in
     flight keeps its connection for the next, rather than paying a new TCP (and TLS) handshake."""
+    _KeepAliveServer.opened.clear()  # counted per test, not per process
     server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveServer)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     kubeconfig = tmp_path / "kubeconfig"
