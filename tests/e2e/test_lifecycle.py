@@ -369,6 +369,14 @@ def test_inspect_a_deployment_names_its_latest_pods_node(
 
 def test_inspect_a_sandbox(cluster: ClusterHandle, planner: Runner, namespace: str) -> None:
     make_sandbox(cluster, namespace)
+    # Its IP settled first: inspect and the read below must see the same pod state.
+    wait_for(
+        lambda: (
+            (get(cluster, f"/api/v1/namespaces/{namespace}/pods/box") or {}).get("status", {}).get("podIP")
+        ),
+        timeout=60.0,
+        what="the sandbox pod's IP",
+    )
     result = planner("inspect", f"k8s-{namespace}|sandbox|box", "-o", "json")
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
