@@ -11,7 +11,6 @@ The rest of the rules, and why: docs/architecture.md ("Module notes", kube/clien
 
 from __future__ import annotations
 
-import json
 import socket
 import ssl
 import threading
@@ -30,6 +29,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import load_incluster_config
 from kubernetes.config.kube_config import load_kube_config
 
+from planner import jsonwire
 from planner.errors import ApiError, KubeconfigError, NoClusterError, UnreachableError, api_error
 from planner.kube.config import KubeconfigContext, choose_context
 from planner.objects import metadata_of
@@ -356,7 +356,7 @@ class KubeClient:
         response: urllib3.BaseHTTPResponse = self._api.rest_client.pool_manager.request(
             method,
             url,
-            body=None if body is None else json.dumps(body),
+            body=None if body is None else jsonwire.dumps(body),
             headers=headers,
             timeout=urllib3.Timeout(
                 connect=min(self.options.connect_timeout, read_timeout), read=read_timeout
@@ -372,7 +372,7 @@ def _json_of(response: urllib3.BaseHTTPResponse) -> Json:
         data = response.read()
     finally:
         response.release_conn()
-    parsed: Json = json.loads(data) if data else {}
+    parsed: Json = jsonwire.loads(data) if data else {}
     return parsed
 
 

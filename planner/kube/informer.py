@@ -9,7 +9,6 @@ The rest of the rules, and why: docs/architecture.md ("Module notes", kube/infor
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -19,6 +18,7 @@ from typing import Any, Literal
 
 import urllib3
 
+from planner import jsonwire
 from planner.errors import ApiError, CacheSyncError, GoneError, PlannerError, UnreachableError, api_error
 from planner.kinds import KindInfo
 from planner.kube.client import KubeClient, exponential_backoff, resource_path
@@ -321,7 +321,7 @@ class Informer:
             for line in self.client.stream_lines(self._path(), query=query, timeout=timeout):
                 if self.stopped:
                     return
-                self._handle(json.loads(line))
+                self._handle(jsonwire.loads(line))
         except GoneError as expired:
             raise _Expired() from expired
         except urllib3.exceptions.ReadTimeoutError:

@@ -14,7 +14,6 @@ answers 200 with an empty protobuf document, which is what kubectl 1.27/1.28 nee
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from planner import jsonwire
 from planner.slim import discovery, fieldmanager, fieldvalidation, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.auth import Auth
@@ -65,8 +65,7 @@ class Route:
 
 
 def json_response(body: Any, status: int = 200, content_type: str = JSON) -> web.Response:
-    text = json.dumps(body, separators=(",", ":"))
-    return web.Response(status=status, body=text.encode(), headers={"Content-Type": content_type})
+    return web.Response(status=status, body=jsonwire.dumps(body), headers={"Content-Type": content_type})
 
 
 def respond(
@@ -408,7 +407,7 @@ def _watch_frame(event: dict) -> bytes:
 
 
 async def _send(response: web.StreamResponse, event: dict) -> None:
-    await response.write((json.dumps(event, separators=(",", ":")) + "\n").encode())
+    await response.write(jsonwire.dumps(event) + b"\n")
 
 
 async def _pod_log(request: web.Request, api: Api, route: Route) -> web.StreamResponse:
