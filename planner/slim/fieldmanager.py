@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import json
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -746,10 +746,26 @@ def _managed(obj: dict[str, Any] | None) -> list[Entry]:
     return decode_managed_fields((obj.get("metadata") or {}).get("managedFields") or [], stored=True)
 
 
-def _fill_zero(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    """`obj` with the Go zero value's fields filled in where it lacks them, for comparing only: it
+def _compared(old: dict[str, Any], new: dict[str, Any], kind: str, schema: Struct) -> Diff:
+    """`compare` of the top-level fields that differ (kind and apiVersion are no one's), each with the
+    Go zero value's fields filled in where it lacks them. Only those are copied and walked: a status
+    write leaves the spec as it was, and an equal subtree holds no change."""
+    keys = [
+        key
+        for key in {**old, **new}
+        if key not in ("kind", "apiVersion") and old.get(key, _MISSING) != new.get(key, _MISSING)
+    ]
+    if not keys:
+        return Diff()
+    zero = go_zero_value(kind)
+    return compare(_fill_zero(old, zero, keys), _fill_zero(new, zero, keys), schema)
+
+
+def _fill_zero(obj: dict[str, Any], zero: Mapping[str, Any], keys: list[str]) -> dict[str, Any]:
+    """`obj`'s `keys` with `zero`'s fields filled in where it lacks them, for comparing only: it
     shares `obj`'s values."""
-    return _overlay(json_copy(dict(go_zero_value(kind))), obj)
+    filled = {key: json_copy(zero[key]) for key in keys if key in zero}
+    return _overlay(filled, {key: obj[key] for key in keys if key in obj})
 
 
 def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -761,17 +777,11 @@ def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
-def _untyped(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
-
-
 def _record_update(
     entries: list[Entry], old: dict[str, Any], new: dict[str, Any], writer: Entry, ctx: _Context
 ) -> list[Entry]:
     """structured-merge-diff's Update: the writer takes what changed, everyone loses it."""
-    # A write that only touches managedFields (kind and apiVersion are no one's) has nothing to compare.
-    unchanged = _untyped(old) == _untyped(new)
-    diff = Diff() if unchanged else compare(_fill_zero(old, ctx.kind), _fill_zero(new, ctx.kind), ctx.schema)
+    diff = _compared(old, new, ctx.kind, ctx.schema)
     taken = ctx.ignored(diff.changed())
     lost = taken | diff.removed
     kept = [_without(e, lost) for e in entries]
@@ -892,7 +902,7 @@ def _apply(
     merged = merge(live_obj, config, ctx.schema)
     if previous is not None:
         _prune(merged, previous.fields - applier.fields, [applier, *others], ctx.schema)
-    diff = compare(_fill_zero(live_obj, ctx.kind), _fill_zero(merged, ctx.kind), ctx.schema)
+    diff = _compared(live_obj, merged, ctx.kind, ctx.schema)
     others = _settle_others(others, diff, ctx, force=force)
     if live is not None and merged == live_obj:
         applier = replace(applier, time=previous.time if previous else now)

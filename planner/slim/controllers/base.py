@@ -193,9 +193,11 @@ class Writer:
         merged = {**current, **(annotations or {})}
         if obj.get("status") == status and merged == current:
             return obj
-        # Only what /status reads: the rest of the object would be decoded for nothing.
+        # Only what /status reads: the rest of the object (and managedFields, which an Update's status
+        # write takes from the stored object) would be decoded for nothing.
         body: Obj = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
-        body |= {"metadata": {**obj["metadata"], "annotations": merged}, "status": status}
+        metadata = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+        body |= {"metadata": metadata | {"annotations": merged}, "status": status}
         return self._tolerant(
             lambda: self.api.update(
                 rt(kind), ns_of(obj), name_of(obj), body, self.options, subresource="status"
