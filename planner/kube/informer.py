@@ -73,11 +73,12 @@ class Informer:
         *,
         namespaces: frozenset[str] | None = None,
         label_selector: str = "",
+        field_selector: str = "",
         options: InformerOptions | None = None,
     ) -> None:
         self.client, self.kind = client, kind
         self.namespaces = namespaces if kind.namespaced else None
-        self.label_selector = label_selector
+        self.label_selector, self.field_selector = label_selector, field_selector
         self.options = options or InformerOptions()
         self.changed = threading.Condition(threading.RLock())
         self._objects: dict[str, dict[str, Manifest]] = {}  # by namespace ("" if none), then name
@@ -143,6 +144,8 @@ class Informer:
 
     def describe(self) -> str:
         scope = "all namespaces" if self.namespaces is None else ", ".join(sorted(self.namespaces))
+        if self.field_selector:
+            scope += f"; {self.field_selector}"
         return (
             f"the {self.kind.plural} cache ({scope})"
             if self.kind.namespaced
@@ -257,7 +260,8 @@ class Informer:
         return {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **obj, "metadata": metadata}
 
     def _selector(self) -> dict[str, str]:
-        return {"labelSelector": self.label_selector} if self.label_selector else {}
+        selectors = {"labelSelector": self.label_selector, "fieldSelector": self.field_selector}
+        return {name: value for name, value in selectors.items() if value}
 
     def _relist(self) -> None:
         items: list[Manifest] = []
@@ -375,7 +379,8 @@ class Scope:
 
 
 class Informers:
-    """One informer per kind per process: the first caller's scope decides, later callers share it.
+    """One informer per kind (and field selector) per process: the first caller's scope decides, later
+    callers share it.
     With `shared_scope` (a controller's: its namespace, or all) every informer covers that scope
     whatever its first caller asked, so runs in any of those namespaces share one watch per kind; an
     informer that failed for good (a CRD not installed yet) is then started afresh when asked for again."""
@@ -389,19 +394,25 @@ class Informers:
     ) -> None:
         self.client, self.options = client, options
         self.shared_scope = shared_scope
-        self._by_kind: dict[str, Informer] = {}
+        self._by_kind: dict[tuple[str, str], Informer] = {}  # by (group kind, field selector)
         self._lock = threading.Lock()
 
     def informer(
-        self, kind: KindInfo, *, namespaces: frozenset[str] | None = None, label_selector: str = ""
+        self,
+        kind: KindInfo,
+        *,
+        namespaces: frozenset[str] | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
     ) -> Informer:
-        """The started informer of `kind`; created for `namespaces` (None: all) and `label_selector` on
-        first use. A later request for a namespace outside its scope, or for another selector, is a
-        programming error (ValueError)."""
+        """The started informer of `kind` and `field_selector` (each its own cache); created for
+        `namespaces` (None: all) and `label_selector` on first use. A later request for a namespace
+        outside its scope, or for another label selector, is a programming error (ValueError)."""
         if self.shared_scope is not None:
             namespaces = self.shared_scope.namespaces
         with self._lock:
-            existing = self._by_kind.get(kind.group_kind)
+            key = (kind.group_kind, field_selector)
+            existing = self._by_kind.get(key)
             if existing is not None and existing.failed and self.shared_scope is not None:
                 existing.stop(join=0)
                 existing = None
@@ -411,9 +422,10 @@ class Informers:
                     kind,
                     namespaces=namespaces,
                     label_selector=label_selector,
+                    field_selector=field_selector,
                     options=self.options,
                 ).start()
-                self._by_kind[kind.group_kind] = existing
+                self._by_kind[key] = existing
             elif not _covers(existing.namespaces, namespaces):
                 raise ValueError(f"{existing.describe()} does not cover {sorted(namespaces or ['all'])}")
             elif existing.label_selector != label_selector:
@@ -421,8 +433,9 @@ class Informers:
             return existing
 
     def get(self, kind: KindInfo) -> Informer | None:
+        """The informer of all of `kind` (no field selector), if started."""
         with self._lock:
-            return self._by_kind.get(kind.group_kind)
+            return self._by_kind.get((kind.group_kind, ""))
 
     def stop(self) -> None:
         with self._lock:

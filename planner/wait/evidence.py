@@ -1,11 +1,17 @@
 """The pods and Events a wait's reason is read from, kept from the Pod and Event informers.
 
 `planner.wait.reasons` explains a wait from the object's pods and the Events about them. Reading those per
-wait would cost a request per object per look; instead `Evidence` subscribes to one Pod and one Event
-informer for the namespaces the waits are in (`Informers` keeps one per kind per process, so
-`apply --watch`'s monitor shares the Pod one) and keeps two small indexes current from their events:
-pods by label (a Deployment's or Job's selector then reads a handful of pods, not the namespace) and
-Events by the object they are about. Requests stay O(kinds × namespaces), whatever the number of waits.
+wait would cost a request per object per look; instead `Evidence` subscribes to the Pod informer and
+two Event informers for the namespaces the waits are in (`Informers` keeps one per kind and field
+selector per process, so `apply --watch`'s monitor shares the Pod one) and keeps two small indexes
+current from their events: pods by label (a Deployment's or Job's selector then reads a handful of pods,
+not the namespace) and Events by the object they are about. Requests stay O(kinds × namespaces),
+whatever the number of waits.
+
+The Event informers watch only what reasons read (`EVENT_SELECTORS`): every Warning, and every Event
+about a claim, whose provisioning news comes as Normal Events too. The Normal Events of each pod's start
+(Scheduled, Pulling, Pulled, Created, Started) and of each rollout are most of a cluster's Events and
+say nothing a reason uses; a controller watching every namespace decoded them all.
 
 Reasons are a help, never a condition of a wait: an informer that cannot list (a 403 on Events, say)
 leaves its index empty, and a warning says once what the reasons then leave out.
@@ -25,6 +31,8 @@ from planner.objects import Manifest, labels_of, metadata_of
 from planner.wait.reasons import pods_of
 
 log = logging.getLogger(__name__)
+
+EVENT_SELECTORS = ("type=Warning", "involvedObject.kind=PersistentVolumeClaim")
 
 _Key = tuple[str, str]  # (namespace, name)
 _LabelKey = tuple[str, str, str]  # (namespace, label, value)
@@ -85,10 +93,12 @@ class Evidence:
         self._pods = _Index(_label_terms)
         self._events = _Index(lambda event: [_about(event)])
         self._unsubscribe: list[Callable[[], None]] = []
+        self._unreadable: set[str] = set()  # the kinds a warning has named already
 
     def start(self) -> Evidence:
-        for kind, index in ((POD, self._pods), (EVENT, self._events)):
-            informer = self.informers.informer(kind, namespaces=self.namespaces)
+        sources = [(POD, self._pods, ""), *((EVENT, self._events, s) for s in EVENT_SELECTORS)]
+        for kind, index, selector in sources:
+            informer = self.informers.informer(kind, namespaces=self.namespaces, field_selector=selector)
             self._unsubscribe.append(informer.subscribe(self._follower(index)))
             informer.when_synced(self._seeder(informer, index, kind))
         return self
@@ -112,6 +122,8 @@ class Evidence:
             try:
                 items = informer.items(self.namespaces)
             except PlannerError as error:
+                if not self._newly_unreadable(kind):
+                    return  # the other Event informer's warning said it
                 log.warning(
                     "warning: cannot read %s for wait reasons: %s; reasons leave out what they say",
                     kind.plural,
@@ -123,6 +135,12 @@ class Evidence:
                     index.put(obj)
 
         return seed
+
+    def _newly_unreadable(self, kind: KindInfo) -> bool:
+        with self._lock:
+            known = kind.plural in self._unreadable
+            self._unreadable.add(kind.plural)
+        return not known
 
     # --- reads ---
 

@@ -255,8 +255,8 @@ def test_without_the_roles_events_rule_the_cronjobs_command_still_reconciles_and
     assert result.returncode == 0, result.stdout + result.stderr  # reasons help; they are never required
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1, result.stderr
-    assert warnings[0].startswith(
-        f"warning: cannot read events for wait reasons: the events cache ({namespace})"
+    assert warnings[0].startswith(  # either of the two Event caches (their field selectors) says it
+        f"warning: cannot read events for wait reasons: the events cache ({namespace}; "
     )
     assert warnings[0].endswith("; reasons leave out what they say")
     web = http(cluster, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web")

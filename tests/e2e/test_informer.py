@@ -19,6 +19,7 @@ from planner.kube.client import ClientOptions, KubeClient
 from planner.kube.informer import EventType, Informer, InformerOptions, Informers, Scope
 from planner.objects import ObjectRef
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
+from planner.wait.evidence import Evidence
 from planner.wait.readiness import Readiness
 from planner.wait.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
@@ -551,3 +552,34 @@ def test_a_wait_for_a_claim_in_a_wait_for_first_consumer_class(
         ]
     else:
         assert warnings == []
+
+
+def test_wait_reasons_watch_warnings_and_claim_events_but_not_a_pods_normal_events(
+    cluster: ClusterHandle, informers: Informers, namespace: str
+) -> None:
+    def event(name: str, kind: str, event_type: str, reason: str) -> dict[str, Any]:
+        involved = {"kind": kind, "namespace": namespace, "name": "web-1" if kind == "Pod" else "data"}
+        body = {"metadata": {"name": name}, "involvedObject": involved, "type": event_type, "reason": reason}
+        status, created = http(cluster, "POST", f"/api/v1/namespaces/{namespace}/events", body)
+        assert status == 201, created
+        return involved
+
+    pod = event("pulled", "Pod", "Normal", "Pulled")
+    event("failed", "Pod", "Warning", "Failed")
+    claim = event("waiting", "PersistentVolumeClaim", "Normal", "WaitForFirstConsumer")
+    evidence = Evidence(informers, namespaces=frozenset({namespace})).start()
+    try:
+        event("unhealthy", "Pod", "Warning", "Unhealthy")  # and one more of each, through the watches
+        event("started", "Pod", "Normal", "Started")
+        event("provisioning", "PersistentVolumeClaim", "Normal", "ExternalProvisioning")
+        about = [
+            {"kind": o["kind"], "metadata": {"namespace": namespace, "name": o["name"]}} for o in (pod, claim)
+        ]
+        deadline = time.monotonic() + 10
+        while len(evidence.events_about(about)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # a Normal pod Event, were it watched, would have arrived with the others
+        seen = sorted(e["metadata"]["name"] for e in evidence.events_about(about))
+    finally:
+        evidence.close()
+    assert seen == ["failed", "provisioning", "unhealthy", "waiting"]
