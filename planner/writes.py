@@ -130,6 +130,7 @@ class KubeWriter:
         self.kinds = Kinds(client)  # resolved at write time: a CRD created earlier in the run serves now
         self.written = written or WrittenVersions()
         self._counts = {"after-writes": 0, "after-deletes": 0}
+        self._parents: dict[ObjectRef, Manifest | None] = {}  # as last written or read; None: absent
         self._count_lock = threading.Lock()
 
     def _counted(self, point: str) -> None:
@@ -205,6 +206,11 @@ class KubeWriter:
 
     # --- the ApplySet parent (what to write is planner.state.applyset's; here it is written) ---
 
+    def remember_parent(self, ref: ObjectRef, live: Manifest | None) -> None:
+        """The parent as the caller just read it (None: there was none), for this writer's first write
+        of it to start from instead of reading it again."""
+        self._parents[ref] = live
+
     def write_parent(self, ref: ObjectRef, record: ParentRecord) -> Manifest:
         """The parent's superset, pending runs and a digest key (kept when it has one, else new)."""
         _crash_if_asked("before-parent")
@@ -267,10 +273,14 @@ class KubeWriter:
         except NotFoundError:
             return
 
-    def mark_generation(self, ref: ObjectRef, generation: CurrentGeneration) -> Manifest | None:
+    def mark_generation(
+        self, ref: ObjectRef, generation: CurrentGeneration, *, read: Manifest | None = None
+    ) -> Manifest | None:
         """Name `generation` as the plan's current one on its parent; None when there is no parent (or a
-        Secret at its place that is not the plan's parent: an ownership conflict the apply reported)."""
-        live = self._get(SECRET, ref)
+        Secret at its place that is not the plan's parent: an ownership conflict the apply reported).
+        `read`: the parent as the caller read it since its last write (a newer one fails the write's
+        precondition, and is read then)."""
+        live = read if read is not None else self._get(SECRET, ref)
         if live is None or not is_parent(ref, live):
             return None
         return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation), read=live)
@@ -295,26 +305,46 @@ class KubeWriter:
     def _precondition_loop(
         self, ref: ObjectRef, updated: Callable[[Manifest | None], Manifest], *, read: Manifest | None = None
     ) -> Manifest:
-        """Read (the first time: `read`, when the caller just read it), change, write with the read's
-        resourceVersion; on a conflict read again."""
-        for attempt in range(PRECONDITION_ATTEMPTS):
-            live = read if attempt == 0 and read is not None else self._get(SECRET, ref)
-            body = updated(live)
-            if live is not None and unchanged(live, body):
-                return live
+        """Read, change, write with the read's resourceVersion; on a conflict read again. The first read
+        is `read` when the caller just read it, else the copy this writer last wrote or was told of, if
+        any: a hint only. A newer Secret fails the write's precondition (a create of one that exists
+        now, as AlreadyExists); what a remembered copy would settle without writing (no change needed,
+        or a refusal) is settled only on a fresh read."""
+        remembered = read is None and ref in self._parents
+        live = read if read is not None else self._parents[ref] if remembered else self._get(SECRET, ref)
+        for _attempt in range(PRECONDITION_ATTEMPTS):
             try:
-                if live is None:
-                    path = resource_path(SECRET, ref.namespace)
-                    return self.client.request(
-                        "POST", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="create"
-                    )
-                path = resource_path(SECRET, ref.namespace, ref.name)
-                return self.client.request(
-                    "PUT", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
-                )
-            except ConflictError:  # AlreadyExists included: someone wrote first; read theirs
+                body = updated(live)
+            except PlannerError:
+                if not remembered:
+                    raise
+                live, remembered = self._get(SECRET, ref), False
                 continue
+            if live is not None and unchanged(live, body):
+                if not remembered:
+                    return live
+                live, remembered = self._get(SECRET, ref), False
+                continue
+            try:
+                written = self._write_secret(ref, live, body)
+            except ConflictError:  # AlreadyExists included: someone wrote first; read theirs
+                live, remembered = self._get(SECRET, ref), False
+                continue
+            self._parents[ref] = written
+            return written
         raise PlannerError(f"{ref.described}: still conflicting after {PRECONDITION_ATTEMPTS} attempts")
+
+    def _write_secret(self, ref: ObjectRef, live: Manifest | None, body: Manifest) -> Manifest:
+        """Create `body` when there was no `live` Secret, else replace it (under `body`'s resourceVersion)."""
+        if live is None:
+            path = resource_path(SECRET, ref.namespace)
+            return self.client.request(
+                "POST", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="create"
+            )
+        path = resource_path(SECRET, ref.namespace, ref.name)
+        return self.client.request(
+            "PUT", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
+        )
 
     # --- helpers ---
 

@@ -425,6 +425,10 @@ class Applier:
         if evidence is not None:
             evidence.start()
         writer = KubeWriter(self.client, written=written)
+        for each in planned:  # read under the run lock just now: the parent's first write starts there
+            writer.remember_parent(
+                parent_ref(each.changeset.plan, each.changeset.namespace), each.live.parent
+            )
         recorder = self.run_recorder(writer, planned, executions)
         started, failures = now(), list[Exception]()
 

@@ -186,7 +186,7 @@ def record(
     if writer.record_generation(record_manifest(generation, encoded)) is None:
         return None
     ref = parent_ref(recording.plan, recording.namespace)
-    writer.mark_generation(ref, CurrentGeneration(number, generation.result))
+    writer.mark_generation(ref, CurrentGeneration(number, generation.result), read=parent)
     for old in expired([g.number for g in listed] + [number], options.keep):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation

@@ -19,7 +19,7 @@ from planner.objects import ObjectRef, ref_of
 from planner.plan import load_plans
 from planner.render import render
 from planner.slim.cluster import ClusterHandle
-from planner.state.applyset import ParentRecord
+from planner.state.applyset import APPLIED_KEY, AppliedClosure, ParentRecord, applied_closure
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http
 from tests.paths import REPO
@@ -382,6 +382,46 @@ def test_a_parent_write_that_loses_a_resource_version_race_rereads_and_keeps_the
         parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
         == "ConfigMap,Job.batch"
     )
+
+
+def test_writes_start_from_the_parent_last_written_and_a_stale_copy_only_costs_a_conflict(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    ref, path = parent_ref(namespace), f"/api/v1/namespaces/{namespace}/secrets/shop"
+    writer = KubeWriter(client)
+    writer.remember_parent(ref, None)  # as a plan's read found it: no parent yet
+    writer.write_parent(ref, ParentRecord(group_kinds=("ConfigMap",), namespaces=(namespace,), run_keys=()))
+    assert (client.log.by_verb["get"], client.log.by_verb["create"]) == (0, 1)
+    closure = AppliedClosure({f"configmap/{namespace}/settings": "0123456789abcdef"})
+    writer.settle_parent(ref, None, closure)
+    assert (client.log.by_verb["get"], client.log.by_verb["update"]) == (0, 1)  # from the copy it wrote
+
+    secret = get(cluster, path)  # another writer: a run record, and the closure gone
+    secret["data"] = {k: v for k, v in secret["data"].items() if k != APPLIED_KEY}
+    secret["data"]["k1"] = run_entry("migrate", namespace, "u-1")
+    assert http(cluster, "PUT", path, secret)[0] == 200
+    writer.settle_parent(ref, None, closure)  # the copy it wrote needs no change: read afresh first
+    assert (client.log.by_verb["get"], client.log.by_verb["update"]) == (1, 2)
+    writer.write_parent(
+        ref, ParentRecord(group_kinds=("Job.batch",), namespaces=(namespace,), run_keys=("k1",))
+    )
+    touched = get(cluster, path)  # a newer version once more
+    touched["metadata"]["annotations"]["example.com/touched"] = "yes"
+    assert http(cluster, "PUT", path, touched)[0] == 200
+    writer.settle_parent(ref, None, AppliedClosure({}))  # from a stale copy: 409, read, write
+    assert (client.log.by_verb["get"], client.log.by_verb["update"]) == (2, 5)
+    parent = get(cluster, path)
+    assert run_data(parent) == {"k1": run_entry("migrate", namespace, "u-1")}
+    assert (
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
+        == "ConfigMap,Job.batch"
+    )
+
+    stale = KubeWriter(client)
+    stale.remember_parent(ref, None)  # a plan read before another run made the parent
+    stale.settle_parent(ref, None, closure)  # a create: AlreadyExists, then read and replace
+    assert applied_closure(get(cluster, path)) == closure
+    assert run_data(get(cluster, path)) == {"k1": run_entry("migrate", namespace, "u-1")}
 
 
 def test_concurrent_run_records_are_all_kept(
