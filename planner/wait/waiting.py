@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from planner.errors import ApiError, PlannerError
 from planner.execute import Answer, Cancel, Progress, Until, settled
-from planner.kinds import KindInfo, by_kind
+from planner.kinds import PERSISTENT_VOLUME_CLAIM, KindInfo, by_kind
 from planner.kube.client import KubeClient, resource_path
 from planner.kube.discovery import Kinds, UnknownKindError
 from planner.kube.informer import EventType, Informer, Informers, Subscriber
@@ -183,7 +183,11 @@ class CacheStatusSource:
         for unsubscribe in unsubscribes:
             unsubscribe()
 
-    def context(self, now: float) -> ReadinessContext:
+    def context(self, now: float, *, claim: bool = True) -> ReadinessContext:
+        """What verdicts depend on besides the object; the StorageClasses (listed at the first wait on a
+        claim, once) only when it is for a `claim`, the only kind whose verdict reads them."""
+        if not claim:
+            return ReadinessContext(now=now)
         with self._classes_lock:
             if self._classes is None:
                 self._classes = storage_classes(self.client)
@@ -309,7 +313,7 @@ class CacheStatusSource:
             version = str(metadata_of(cached).get("resourceVersion") or "")
             if not _newer_or_equal(version, written):
                 return Readiness(status="InProgress", message=CACHE_BEHIND)
-        return readiness(cached, self.context(time.time()))
+        return readiness(cached, self.context(time.time(), claim=ref.kind == PERSISTENT_VOLUME_CLAIM.kind))
 
     def judged(
         self, ref: ObjectRef, cached: Manifest | None, *, until: Until
