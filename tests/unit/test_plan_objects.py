@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from planner.app.apply import ApplyOptions
 from planner.app.planobjects import plan_reconcile_options
@@ -15,8 +17,9 @@ from planner.app.reconciling import ReconcileOptions
 from planner.controller import planstatus
 from planner.errors import PlanError
 from planner.plan import load_plans
-from planner.plan.load import load_plan_object
+from planner.plan.load import load_plan_object, plan_object_text
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.source import Diagnostic, parse_plan_text
 
 T0, T1 = "2026-12-02T01:00:00Z", "2026-12-02T01:05:00Z"
 
@@ -239,3 +242,29 @@ def test_a_status_is_written_as_the_merge_patch_that_removes_what_it_no_longer_h
         "inventory": {"objects": {"ConfigMap": None, "Deployment": 1}, "driftFound": 2},
         "conditions": [{"type": "Ready"}],
     }
+
+
+_SCALARS = st.one_of(
+    st.text(max_size=40),  # newlines, quotes, "yes", "null", "0x1f", leading blanks, any code point
+    st.sampled_from(
+        ["yes", "no", "on", "null", "~", "1e3", "0o17", "- x", "a: b", "#c", "'", '"', "\n x \n"]
+    ),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.booleans(),
+    st.none(),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=12), _VALUES, max_size=5))
+def test_a_plan_objects_fields_read_back_from_its_text_exactly_as_they_were(fields: dict[str, Any]) -> None:
+    """The YAML a Plan object is loaded through (libyaml's emitter, the YAML 1.2 parser) changes no value."""
+    obj = {"apiVersion": "planner.dev/v1", "kind": "Plan", "metadata": {"name": "shop", "namespace": "shop"}}
+    obj |= {key: value for key, value in fields.items() if key not in (*obj, "status")}
+    parsed = parse_plan_text("plan/shop -n shop", plan_object_text(obj))
+    assert not isinstance(parsed, Diagnostic), parsed
+    assert parsed.data == obj
