@@ -247,7 +247,23 @@ def test_a_status_is_written_as_the_merge_patch_that_removes_what_it_no_longer_h
 _SCALARS = st.one_of(
     st.text(max_size=40),  # newlines, quotes, "yes", "null", "0x1f", leading blanks, any code point
     st.sampled_from(
-        ["yes", "no", "on", "null", "~", "1e3", "0o17", "- x", "a: b", "#c", "'", '"', "\n x \n"]
+        [
+            "yes",
+            "on",
+            "null",
+            "~",
+            "1e3",
+            "0o17",
+            ".inf",
+            "1_000",
+            "012",
+            "1:20",
+            "- x",
+            "a: b",
+            "#c",
+            '"',
+            "\n x \n",
+        ]
     ),
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.booleans(),
