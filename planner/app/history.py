@@ -18,11 +18,10 @@ from pathlib import Path
 from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.changeset import ChangeSet
-from planner.errors import NotFoundError, PlannerError, UsageError
+from planner.errors import NotFoundError, UsageError
 from planner.execute import ExecutionResult
 from planner.kinds import SECRET
 from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
-from planner.kube.config import choose_context
 from planner.live import get_or_none
 from planner.objects import Manifest, ObjectRef
 from planner.plan.model import Source
@@ -92,11 +91,7 @@ def now() -> str:
 
 def who_for(target: Target) -> Who:
     """The kubeconfig user of the chosen context ("" in-cluster) and this host's name."""
-    try:
-        user = choose_context(kubeconfig=target.kubeconfig, context=target.context).user or ""
-    except PlannerError:
-        user = ""
-    return Who(user=user, host=socket.gethostname())
+    return Who(user=target.user, host=socket.gethostname())
 
 
 def plan_sources(source: Source) -> dict[str, str]:
@@ -115,6 +110,8 @@ def source_revision(file: str, given: str | None) -> str | None:
         if os.environ.get(name):
             return os.environ[name]
     path = Path(file).resolve()
+    if not path.is_file():  # a Plan object (`plan/NAME -n NS`): no checkout holds it
+        return None
     revision = _git(path.parent, "rev-parse", "HEAD")
     if not revision:
         return None

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
-from planner.errors import ForbiddenError, NotFoundError
+from planner.errors import ForbiddenError, NotFoundError, PlannerError
 from planner.kinds import NAMESPACE, SECRET
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
@@ -33,6 +33,15 @@ class Target:
     def client(self) -> KubeClient:
         return KubeClient.from_config(kubeconfig=self.kubeconfig, context=self.context, options=self.options)
 
+    @cached_property
+    def user(self) -> str:
+        """The kubeconfig user of the chosen context, as generations record who applied them ("" in-
+        cluster, or when the kubeconfig cannot say); read once, as the client is."""
+        try:
+            return choose_context(kubeconfig=self.kubeconfig, context=self.context).user or ""
+        except PlannerError:
+            return ""
+
     def default_namespace(self) -> str:
         """`-n`, else the kubeconfig context's namespace, else `default` (docs/design.md §3)."""
         return default_namespace(namespace=self.namespace, kubeconfig=self.kubeconfig, context=self.context)
@@ -40,8 +49,9 @@ class Target:
     def in_namespace(self, namespace: str) -> Target:
         """The same cluster, and the same client once it is built, with another default namespace."""
         moved = dataclasses.replace(self, namespace=namespace)
-        if "client" in self.__dict__:  # cached_property keeps its value in the instance's __dict__
-            moved.__dict__["client"] = self.client
+        for cached in ("client", "user"):  # a cached_property keeps its value in the instance's __dict__
+            if cached in self.__dict__:
+                moved.__dict__[cached] = self.__dict__[cached]
         return moved
 
     def described(self) -> str:

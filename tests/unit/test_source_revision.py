@@ -49,3 +49,12 @@ def test_a_given_revision_is_taken_as_it_is(checkout: tuple[Path, str]) -> None:
     directory, _ = checkout
     (directory / "plan.yaml").write_text("changed\n")
     assert source_revision(str(directory / "plan.yaml"), "v1.2") == "v1.2"
+
+
+def test_a_plan_object_records_no_commit_of_the_checkout_the_controller_runs_in(
+    checkout: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory, _ = checkout
+    (directory / "plan").mkdir()  # where `plan/shop -n shop`, read as a path, would point
+    monkeypatch.chdir(directory)
+    assert source_revision("plan/shop -n shop", None) is None
