@@ -706,6 +706,11 @@ class HeldLocks:
         """Release every lock, a few at once (a run of many plans holds thousands)."""
         if not self.locks:
             return
+        if len(self.locks) == 1:  # a reconcile's one lock: no pool (its threads cost more than the DELETE)
+            problem = self.locks[0].release()
+            if problem:
+                notice(problem)
+            return
         with ThreadPoolExecutor(max_workers=RENEW_WORKERS, thread_name_prefix="lock-release") as pool:
             for problem in pool.map(RunLock.release, reversed(self.locks)):
                 if problem:
