@@ -5,8 +5,11 @@ Plans are written as the text `ExecutionPlan.as_text()` prints, so each test sho
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -725,3 +728,30 @@ def test_a_plan_whose_task_waits_for_an_unlisted_task_is_refused_before_anything
     with pytest.raises(GraphError, match="not listed before it"):
         harness.run(broken)
     assert harness.writer.calls == []
+
+
+def test_runs_on_one_thread_reuse_its_write_pool_and_a_forked_child_starts_its_own() -> None:
+    three = "\n".join(f"create configmap/ns/c{i}" for i in range(3))
+    harness = Harness()
+
+    def writers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("planner-apply")}
+
+    before = writers()  # other tests' pools on this thread
+    assert len(harness.run(plan_from(three), parallelism=5).done) == 3
+    first = writers() - before
+    assert len(harness.run(plan_from(three), parallelism=5).done) == 3
+    second = writers() - before
+    assert first and first <= second and len(second) <= 5  # its threads wait for the next run, and serve it
+
+    child = os.fork()
+    if child == 0:  # the parent's pool is here, its threads are not: a run on it would never end
+        done = Harness().run(plan_from(three), parallelism=5).done
+        os._exit(0 if len(done) == 3 else 1)
+    deadline = time.monotonic() + 20
+    while (waited := os.waitpid(child, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if waited == (0, 0):
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert waited[0] == child and os.waitstatus_to_exitcode(waited[1]) == 0, "the child's run never ended"
