@@ -78,17 +78,22 @@ def unit(name: str) -> str:
     return text
 
 
-def shop(namespace: str, *, image: str, config_maps: tuple[str, ...]) -> str:
+def shop(namespace: str, *, image: str, config_maps: tuple[str, ...], claim: bool = False) -> str:
+    """The shop plan; with `claim`, web mounts a claim the plan declares (so an apply waits for it)."""
+    mounts = (
+        ", volumes: [{name: uploads, persistentVolumeClaim: uploads, mountPath: /uploads}]" if claim else ""
+    )
     return (
         "apiVersion: planner.dev/v1\nkind: Plan\n"
         f"metadata: {{name: shop, namespace: {namespace}}}\n"
         "configMaps:\n"
         + "".join(f"  - {{name: {name}, data: {{A: b}}}}\n" for name in config_maps)
+        + ("volumeClaims:\n  - {name: uploads, size: 1Gi}\n" if claim else "")
         + (
             "secrets:\n  - {name: token, data: {token: t0k3n}}\n"
             "workloads:\n"
             f"  - {{name: migrate, kind: job, image: '{image}'}}\n"
-            f"  - {{name: web, image: '{image}', port: 8080, expose: true, dependsOn: [migrate]}}\n"
+            f"  - {{name: web, image: '{image}', port: 8080, expose: true, dependsOn: [migrate]{mounts}}}\n"
         )
     )
 
@@ -178,9 +183,14 @@ def test_the_cronjobs_command_reconciles_as_its_service_account_and_no_request_i
     command = cronjob_command(plans)
 
     # A first run creates everything; the next one changes an image and prunes a ConfigMap.
-    (plans / "shop.yaml").write_text(shop(namespace, image="nginx:1.27", config_maps=("settings", "old")))
+    # web's claim is waited for, and a claim's verdict reads the StorageClasses (the ClusterRole's rule).
+    (plans / "shop.yaml").write_text(
+        shop(namespace, image="nginx:1.27", config_maps=("settings", "old"), claim=True)
+    )
     first = run(command, kubeconfig=kubeconfig, home=home)
-    (plans / "shop.yaml").write_text(shop(namespace, image="nginx:1.28", config_maps=("settings",)))
+    (plans / "shop.yaml").write_text(
+        shop(namespace, image="nginx:1.28", config_maps=("settings",), claim=True)
+    )
     second = run(command, kubeconfig=kubeconfig, home=home)
 
     assert first.returncode == 0, first.stdout + first.stderr
