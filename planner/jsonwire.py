@@ -29,10 +29,8 @@ def loads(data: bytes | str) -> Any:
     decoding) reads it."""
     try:
         return orjson.loads(data)
-    except (
-        orjson.JSONDecodeError
-    ):  # a json.JSONDecodeError: what the standard library accepts, or its message
-        return json.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)  # what the standard library accepts (NaN), else its error
 
 
 __all__ = ["dumps", "loads"]

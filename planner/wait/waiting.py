@@ -183,7 +183,7 @@ class CacheStatusSource:
         for unsubscribe in unsubscribes:
             unsubscribe()
 
-    def context(self, now: float, *, claim: bool = True) -> ReadinessContext:
+    def context(self, now: float, *, claim: bool) -> ReadinessContext:
         """What verdicts depend on besides the object; the StorageClasses (listed at the first wait on a
         claim, once) only when it is for a `claim`, the only kind whose verdict reads them."""
         if not claim:
