@@ -52,6 +52,9 @@ class Change:
     transition: Transition | None = None
     drift: bool = False  # the cluster moved away from what was applied (see `cause`)
     owner: str | None = None  # the workload or sandbox of the plan this object belongs to, if any
+    # Why the live object is not ready, for an object the plan leaves as it is (`planner.unready`):
+    # apply waits for it as for one it writes, and `plan` counts it as work.
+    unready: str | None = None
 
     @property
     def cause(self) -> Cause | None:
@@ -85,6 +88,17 @@ class ChangeSet:
     @property
     def has_changes(self) -> bool:
         return any(change.action != "noop" for change in self.changes)
+
+    @property
+    def unready(self) -> tuple[Change, ...]:
+        """The unchanged objects that are not ready: apply waits for them, with the same rules and
+        timeouts as for what it writes."""
+        return tuple(change for change in self.changes if change.unready is not None)
+
+    @property
+    def has_work(self) -> bool:
+        """Whether apply has anything to do: a change to write, or an unchanged object to wait for."""
+        return self.has_changes or bool(self.unready)
 
     def caused_by(self, cause: Cause) -> tuple[Change, ...]:
         """The changes of one cause: `caused_by("drift")` is what someone moved outside the plan."""

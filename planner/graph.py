@@ -4,7 +4,8 @@ Like cli-utils' solver it decides what runs after what, and the executor runs it
 a few tasks on one object (`create`, `apply`, `delete`, `wait-gone`, `wait-ready`, `record-run`);
 `ensure` creates a missing namespace before the `parent` write and everything in it; ConfigMaps,
 Secrets and PVCs come before what mounts them, `depends-on` targets' readiness before their
-dependents, prunes last. Predecessors are the transitive reduction; the list is networkx's
+dependents, prunes last; an unchanged object that is not ready (`Change.unready`) gets a
+`wait-ready` of its own. Predecessors are the transitive reduction; the list is networkx's
 lexicographical topological sort, so it prints and compares as text (`plan --graph`).
 
 The rules in full, and why, are in docs/architecture.md ("Module notes", graph.py).
@@ -24,7 +25,6 @@ from planner.errors import PlannerError
 from planner.kinds import (
     CONFIG_MAP,
     CUSTOM_RESOURCE_DEFINITION,
-    DEPLOYMENT,
     INGRESS,
     JOB,
     NAMESPACE,
@@ -33,10 +33,8 @@ from planner.kinds import (
     SECRET,
     SERVICE,
     SERVICE_ACCOUNT,
-    STATEFUL_SET,
     KindInfo,
     declared_kinds,
-    renders,
 )
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
@@ -53,6 +51,7 @@ from planner.objects import (
 from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
 from planner.state.applyset import LABEL_PART_OF, ParentRecord, parent_ref, pending_runs
+from planner.unready import awaited
 
 TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
 STEPS: tuple[TaskAction, ...] = (
@@ -66,7 +65,6 @@ STEPS: tuple[TaskAction, ...] = (
     "wait-ready",
 )
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
-REPORTED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, STATEFUL_SET.kind, POD.kind})
 # Kind order when nothing else is said, as kubectl and kapp apply a directory: CustomResourceDefinitions
 # before everything, service accounts and RBAC (and cluster policy) before the workloads that run as
 # them. ConfigMaps, Secrets and claims come before the workloads that use them (`used_objects`); a
@@ -358,6 +356,8 @@ class _Builder:
 
     def build(self) -> ExecutionPlan:
         active = {ref: c for ref, c in self.changes.items() if c.action != "noop"}
+        for ref in (c.ref for c in self.changes.values() if c.unready is not None):
+            self.ready_task(ref)  # unchanged, not ready: waited for as if written
         if active or self.changeset.unrecorded:
             self.add_parent_and_namespaces(active)
             for change in active.values():
@@ -369,9 +369,9 @@ class _Builder:
             self.add_rebase_edges(active)
             self.add_kind_order_edges(active)
             self.add_custom_resource_edges(active)
-            if not self.wait:
-                self.drop_terminal_waits()
-            self.add_prune_edges()
+        if not self.wait:
+            self.drop_terminal_waits()
+        self.add_prune_edges()
         return self.solved()
 
     def add_parent_and_namespaces(self, active: Mapping[ObjectRef, Change]) -> None:
@@ -410,7 +410,7 @@ class _Builder:
         if change.action in ("create", "replace", "update"):
             handles.write = self.add_write(change, runtime_id, after=handles.gone)
             handles.first = handles.first or handles.write
-            if ref.kind in REPORTED_KINDS or not renders(ref.group_kind):
+            if awaited(ref):
                 handles.ready = self.add_ready(ref, change, handles.write)
         self.handles[ref] = handles
 

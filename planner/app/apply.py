@@ -59,6 +59,7 @@ from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
 from planner.state.applyset import (
     AppliedClosure,
+    CurrentGeneration,
     Scope,
     applied_closure,
     digest_key,
@@ -68,7 +69,7 @@ from planner.state.applyset import (
     parent_ref,
     run_keys_of,
 )
-from planner.state.generations import Generation, Who
+from planner.state.generations import CONVERGED, FAILED, Generation, Who
 from planner.state.lock import LockOptions, Notice, holding
 from planner.state.savedplan import (
     changed_secrets,
@@ -439,6 +440,8 @@ class Applier:
             try:
                 if result.ok and not (self.stop and self.stop()):
                     settle(writer, each)
+                    if not each.changeset.has_changes and not no_wait:
+                        converged_since(writer, each)
                 if each.changeset.has_changes:
                     self.record(writer, each, result, started)
             except Exception as failure:  # re-raised below, once no other plan is left half-run
@@ -543,3 +546,13 @@ def settle(writer: KubeWriter, planned: PlannedChanges) -> None:
     if scope is None and applied_closure(parent) == applied:
         return
     writer.settle_parent(parent_ref(changeset.plan, changeset.namespace), scope, applied)
+
+
+def converged_since(writer: KubeWriter, planned: PlannedChanges) -> None:
+    """After a run that had nothing to write and found every object ready: when the generation the
+    cluster is at was recorded as failed, it has converged since (its objects became ready, or this run
+    waited until they did), and the parent says so. No write otherwise."""
+    current = planned.changeset.generation
+    if current is None or current.result != FAILED:
+        return
+    writer.mark_generation(planned.parent_ref, CurrentGeneration(current.number, CONVERGED))

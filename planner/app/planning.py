@@ -9,6 +9,7 @@ planned plans from here."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +48,7 @@ from planner.state.applyset import digest_key, parent_ref
 from planner.state.generations import Generation, parent_with_runs, recorded_runs
 from planner.state.lock import Holder, read_holder
 from planner.state.savedplan import needs_key, saved_plan, write_saved_plans
+from planner.unready import with_unready
 from planner.writes import KubeWriter
 
 DEFAULT_APPLY_TIMEOUT = 300.0
@@ -290,6 +292,7 @@ def plan_rendered(
         if restored:
             changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
         changeset = with_roll_reasons(dataclasses.replace(changeset, digest_key=new_key))
+        changeset = with_unready(changeset, time.time())
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))

@@ -222,11 +222,7 @@ class PlanObjects:
         )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
-        # From the freshest status: a reconcile queued again at once may have started before the watch
-        # brought the last one's status.
-        fresh = self.get(object_key(plan)) or plan
-        last_error = str((fresh.get("status") or {}).get("lastError") or "")
-        verdict = _attempt(attempt, rendered, outcome, last_error)
+        verdict = _attempt(attempt, rendered, outcome)
         failed = verdict.ready == "False"
         self.finish(plan, verdict, reason=event_reason("failed" if failed else outcome.result, outcome.drift))
         return Reconciled(
@@ -368,20 +364,16 @@ class PlanObjects:
 
 
 def _attempt(
-    attempt: Callable[..., planstatus.Attempt], rendered: RenderedPlan, outcome: PlanOutcome, last_error: str
+    attempt: Callable[..., planstatus.Attempt], rendered: RenderedPlan, outcome: PlanOutcome
 ) -> planstatus.Attempt:
-    """The reconcile's verdict. One that found nothing to do is no success while the generation the
-    cluster is at failed: nothing has converged since (not retried: a change or the interval is)."""
+    """The reconcile's verdict. One that found nothing to write waited for every object of the plan
+    that was not ready (`planner.unready`), so `unchanged` means converged, also after a generation
+    that failed."""
     if outcome.result == "failed":
         return attempt(
             ready="False", reason=planstatus.FAILED, message=outcome.message, error=outcome.message
         )
     current = outcome.changeset.generation if outcome.changeset is not None else None
-    if outcome.result == "unchanged" and current is not None and current.result == "failed":
-        message = (
-            f"nothing changed since generation {current.number} failed: {last_error or 'see planner history'}"
-        )
-        return attempt(ready="False", reason=planstatus.FAILED, message=message, error=last_error or message)
     applied = planstatus.Applied(
         # this reconcile's generation, else (nothing written) the one the cluster is at
         planner_generation=outcome.generation or (current.number if current is not None else None),

@@ -120,8 +120,7 @@ def reconcile_plan(
             changeset = planned.changeset
             if changeset.conflicts:
                 return done("failed", changeset, "; ".join(changeset.conflicts))
-            result: Result = "changes" if changeset.has_changes else "unchanged"
-            return done(result, changeset, _check_message(changeset))
+            return done(_check_result(changeset), changeset, _check_message(changeset))
         return _apply(
             rendered, target=target, options=options, notice=notice, stop=stop, done=done, informers=informers
         )
@@ -189,7 +188,10 @@ def _apply(
     if not applied.result.ok:
         return done("failed", changeset, _failure_message(applied.result), generation)
     if not changeset.has_changes:
-        return done("unchanged", changeset, f"the cluster matches plan {changeset.plan}")
+        message = f"the cluster matches plan {changeset.plan}"
+        if changeset.unready:
+            message += f" (waited for {objects_phrase(len(changeset.unready))} to become ready)"
+        return done("unchanged", changeset, message)
     return done("applied", changeset, _applied_message(planned), generation)
 
 
@@ -205,11 +207,37 @@ def _without_prune(planned: PlannedChanges) -> PlannedChanges:
     return dataclasses.replace(planned, changeset=dataclasses.replace(planned.changeset, changes=kept))
 
 
+def _check_result(changeset: ChangeSet) -> Result:
+    """`changes` when anything is to write; else `failed` when anything is not ready (the plan is not
+    live: an apply would wait for it); else `unchanged`."""
+    if changeset.has_changes:
+        return "changes"
+    return "failed" if changeset.unready else "unchanged"
+
+
 def _check_message(changeset: ChangeSet) -> str:
+    unready = _unready_message(changeset)
     if not changeset.has_changes:
+        if unready:
+            return f"{unready}; nothing written (--check)"
         return f"the cluster matches plan {changeset.plan}"
     drift, pending = len(changeset.caused_by("drift")), len(changeset.caused_by("pending"))
-    return f"{drift} drift, {pending} pending; nothing written (--check)"
+    also = f"; {unready}" if unready else ""
+    return f"{drift} drift, {pending} pending{also}; nothing written (--check)"
+
+
+def objects_phrase(count: int) -> str:
+    return f"{count} object{'' if count == 1 else 's'}"
+
+
+def _unready_message(changeset: ChangeSet) -> str:
+    """`not ready: deployment shop/api (available 0/2)`, the first of them and how many more."""
+    unready = changeset.unready
+    if not unready:
+        return ""
+    first = unready[0]
+    more = f" (and {len(unready) - 1} more)" if len(unready) > 1 else ""
+    return f"not ready: {first.ref.described} ({first.unready}){more}"
 
 
 def _applied_message(planned: PlannedChanges) -> str:

@@ -55,7 +55,10 @@ def render(plans: tuple[str, ...], output: str, target: app.Target, show_secrets
 @options.plan_paths
 @options.output("text", "json", "markdown", "mermaid", "dot", "svg")
 @options.target_options()
-@options.flag("--detailed-exitcode", "Exit 2 when there are changes, 0 when none, 1 on error.")
+@options.flag(
+    "--detailed-exitcode",
+    "Exit 2 when there are changes or objects not ready (apply has work), 0 when none, 1 on error.",
+)
 @_out
 @options.stacked(options.allow_data_loss, options.adopt, options.rerun)
 @options.flag(
@@ -90,7 +93,7 @@ def plan_command(
         click.echo(f"warning: {warning}", err=True)
     if any(result.changeset.conflicts for result in results):
         exit_with(FAILED)
-    if detailed_exitcode and any(result.changeset.has_changes for result in results):
+    if detailed_exitcode and any(result.changeset.has_work for result in results):
         exit_with(CHANGES)
 
 

@@ -46,8 +46,9 @@ _RUN_KEY_INPUTS = {
 
 
 def shown(changeset: ChangeSet) -> list[Change]:
-    """The changes worth showing: every real change, plus named no-ops (a Job that already ran)."""
-    return [c for c in changeset.changes if c.action != "noop" or c.transition or c.reason]
+    """The changes worth showing: every real change, plus named no-ops (a Job that already ran) and
+    unchanged objects that are not ready."""
+    return [c for c in changeset.changes if c.action != "noop" or c.transition or c.reason or c.unready]
 
 
 def counts(changeset: ChangeSet) -> dict[str, int]:
@@ -62,13 +63,23 @@ def cause_counts(changeset: ChangeSet) -> dict[str, int]:
     return {cause: len(changeset.caused_by(cause)) for cause in ("drift", "pending")}
 
 
+def not_ready(changeset: ChangeSet) -> str:
+    """`1 not ready`: how many unchanged objects apply would wait for."""
+    return f"{len(changeset.unready)} not ready"
+
+
 def summary_line(changeset: ChangeSet) -> str:
+    unready = len(changeset.unready)
     if not changeset.has_changes:
+        if unready:
+            waits = "it" if unready == 1 else "them"
+            return f"No changes, but {not_ready(changeset)}: apply waits for {waits}, and fails if it cannot."
         return f"No changes. The cluster matches plan {changeset.plan}."
     n = counts(changeset) | cause_counts(changeset)
+    also = f"; {not_ready(changeset)}" if unready else ""
     return (
         f"Plan: {n['create']} to create, {n['update']} to update, {n['replace']} to replace, "
-        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending)."
+        f"{n['delete']} to delete ({n['drift']} drift, {n['pending']} pending{also})."
     )
 
 
@@ -78,7 +89,8 @@ def notes(change: Change, *, drift: bool = True) -> list[str]:
     # A reason that starts with the transition's name (`rebase g1→g2`) says it already.
     transition = change.transition if not change.reason.startswith(change.transition or "") else None
     drifted = "drift" if drift and change.drift else ""
-    found = [note for note in (transition, change.reason, drifted) if note]
+    unready = f"not ready: {change.unready}" if change.unready else ""
+    found = [note for note in (transition, change.reason, drifted, unready) if note]
     if destroys_data(change):
         found.append(DESTROYS_DATA if needs_consent(change) else f"{DESTROYS_DATA}, declared by the rebase")
     return found

@@ -122,6 +122,8 @@ def planned_records(
         if change.cause:
             record["cause"] = change.cause
         record |= {"drift": change.drift, "reason": change.reason, "fields": _fields_json(change)}
+        if change.unready:
+            record["unready"] = change.unready
         record |= {"destroys_data": destroys_data(change), "message": headline(change)}
         records.append(record)
     summary: dict[str, Any] = {
@@ -131,7 +133,8 @@ def planned_records(
         "namespace": changeset.namespace,
         "generation": changeset.generation.number if changeset.generation else None,
     }
-    summary |= counts(changeset) | cause_counts(changeset) | {"conflicts": list(changeset.conflicts)}
+    summary |= counts(changeset) | cause_counts(changeset) | {"unready": len(changeset.unready)}
+    summary |= {"conflicts": list(changeset.conflicts)}
     summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}
     summary |= {"warmPools": [pool_record(pool) for pool in pools]}
     records.append(summary | {"message": summary_line(changeset)})

@@ -6,6 +6,7 @@ The manifests carry only what the solver reads (identity annotations, pod-spec r
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -554,3 +555,29 @@ def test_depends_on_references_parse(value: str, expected: list[ObjectRef]) -> N
 def test_a_malformed_depends_on_quotes_the_expected_form_and_the_bad_value() -> None:
     with pytest.raises(GraphError, match=r"expected <group>/namespaces/.*but was 'apps/Deployment'"):
         parse_depends_on("apps/Deployment")
+
+
+# --- unchanged objects that are not ready (issue 39, item 1) ---
+
+
+def test_an_unchanged_object_that_is_not_ready_is_waited_for_and_nothing_is_written() -> None:
+    unready = dataclasses.replace(change("noop", WEB), unready="available 0/2")
+    changes = changeset(SHOP, SHOP, change("noop", WEB_CONFIG), unready)
+    assert solve(changes, timeouts=WEB_TIMEOUTS).as_text() == "wait-ready deployment/shop/web [timeout 3m]\n"
+
+
+def test_an_unchanged_object_that_is_not_ready_is_waited_for_beside_the_writes() -> None:
+    unready = dataclasses.replace(change("noop", WEB), unready="available 0/2")
+    changes = changeset(SHOP, SHOP, change("update", WEB_CONFIG), unready)
+    assert solve(changes, timeouts=WEB_TIMEOUTS).as_text() == (
+        """\
+wait-ready deployment/shop/web [timeout 3m]
+parent secret/shop/shop
+apply configmap/shop/web-config <- parent secret/shop/shop
+"""
+    )
+
+
+def test_no_wait_leaves_out_the_wait_for_an_unchanged_object_that_is_not_ready() -> None:
+    unready = dataclasses.replace(change("noop", WEB), unready="available 0/2")
+    assert solve(changeset(SHOP, SHOP, unready), wait=False).as_text() == ""

@@ -9,8 +9,10 @@ import jsonschema
 from markdown_it import MarkdownIt
 
 from planner.diff import Change, ChangeSet, FieldChange
+from planner.kinds import CONFIG_MAP, DEPLOYMENT
 from planner.monitor.pools import PoolStatus
 from planner.objects import ObjectRef
+from planner.output.changes import headline
 from planner.output.comment import to_markdown
 from planner.output.plan import formatted, summary_line, to_json_lines, to_text
 from tests.paths import REPO
@@ -270,3 +272,17 @@ def test_every_format_shows_each_warm_pool_of_its_plan() -> None:
         "- warm pool `shop/dev`: 2 ready, 3 unclaimed of size 3, 1 claimed (kept by `planner controller`)",
         "### planner plan `tools` (namespace `tools`)",
     ]
+
+
+def test_the_summary_counts_unchanged_objects_that_are_not_ready() -> None:
+    web = ObjectRef.of(DEPLOYMENT, "web", "shop")
+    down = Change(ref=web, action="noop", desired={}, live={}, unready="available 0/2")
+    alone = ChangeSet(plan="shop", namespace="shop", changes=(down,))
+    assert summary_line(alone) == "No changes, but 1 not ready: apply waits for it, and fails if it cannot."
+    assert headline(down) == "unchanged deployment/shop/web (not ready: available 0/2)"
+    config = ObjectRef.of(CONFIG_MAP, "web-config", "shop")
+    update = Change(ref=config, action="update", desired={}, live={}, reason="plan changed")
+    both = ChangeSet(plan="shop", namespace="shop", changes=(update, down))
+    assert summary_line(both) == (
+        "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete (0 drift, 1 pending; 1 not ready)."
+    )

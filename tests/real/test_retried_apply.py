@@ -1,0 +1,33 @@
+"""On a real control plane, a retried apply of a plan whose Deployment can never be scheduled fails
+with kube-scheduler's reason although it writes nothing; `plan --detailed-exitcode` exits 2 and
+`reconcile --check` fails (issue 39, item 1; the embedded twin is tests/e2e/test_retried_apply.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.test_retried_apply import unschedulable_plan
+from tests.real.conftest import Runner, write_plan
+
+
+def test_a_retried_apply_of_an_application_that_is_down_fails_with_the_reason(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(tmp_path, unschedulable_plan(namespace))
+    first = planner("apply", str(plan), "--timeout", "5s")
+    assert first.returncode == 1, first.stdout + first.stderr
+
+    retry = planner("apply", str(plan), "--timeout", "5s")
+
+    assert retry.returncode == 1, retry.stdout + retry.stderr
+    failed = [line for line in retry.stdout.splitlines() if line.startswith("  failed wait-ready")]
+    assert len(failed) == 1 and f"deployment/{namespace}/api: timed out after 5s" in failed[0], retry.stdout
+    assert "didn't match Pod's node affinity/selector" in failed[0], failed
+    rollout = kubectl("rollout", "status", "deployment/api", "-n", namespace, "--timeout=1s")
+    assert rollout.returncode != 0, rollout.stdout  # kubectl agrees: it has not rolled out
+    planned = planner("plan", "--detailed-exitcode", str(plan))
+    assert planned.returncode == 2, planned.stdout + planned.stderr
+    assert "1 not ready" in planned.stdout, planned.stdout
+    check = planner("reconcile", "--check", str(plan))
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert f"not ready: deployment {namespace}/api" in check.stdout, check.stdout
