@@ -302,8 +302,8 @@ def plan_rendered(
 def _with_kinds_served(client: KubeClient, rendered: RenderedPlan) -> RenderedPlan:
     """The plan rendered again when its raw manifests hold kinds only the cluster serves, each placed
     as the cluster's discovery says (PlanError for one it does not serve, or a cluster-scoped one the
-    plan does not allow). A recorded closure (`rollback`) is applied as it was recorded."""
-    if rendered.recorded is not None:
+    plan does not allow). A recorded or fixed closure (`rollback`, a prune) is applied as it is."""
+    if rendered.as_given:
         return rendered
     plan = with_served_kinds(client, rendered.plan)
     if plan is rendered.plan:
@@ -316,8 +316,9 @@ def _with_references_checked(
 ) -> tuple[RenderedPlan, bytes | None]:
     """Refuse (PlanError) a plan whose workloads read objects the cluster lacks; then the plan rendered
     with its digest key when a workload reads one of its Secrets, and that key when the parent has none
-    yet (the parent write keeps it). A recorded closure (`rollback`) is applied as it was recorded."""
-    if rendered.recorded is not None:
+    yet (the parent write keeps it). A recorded or fixed closure (`rollback`, a prune) is applied as
+    it is."""
+    if rendered.as_given:
         return rendered, None
     problems = missing_references(client, rendered.plan, rendered.default_namespace)
     if problems:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,11 +35,12 @@ from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.events import event_reason, record_event
 from planner.controller.sharding import plan_selector
+from planner.diff import ChangeSet
 from planner.errors import ApiError, ConflictError, NotFoundError, PlannerError, UnreachableError
 from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN
 from planner.kube.client import resource_path
 from planner.kube.informer import EventType, Informer, Informers
-from planner.objects import Manifest, annotations_of, metadata_of
+from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.plan.load import load_plan_object, plan_object_source
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.secrets import unread_secrets
@@ -48,6 +49,7 @@ from planner.state.lock import holding
 Notice = Callable[[str], None]
 FINALIZER = "planner.dev/prune"
 KEPT_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})  # without allowDataLoss
+KEPT_WITHOUT_DATA_LOSS = "PVCs and Namespaces are kept without reconcile.allowDataLoss"
 
 
 def object_key(plan: Manifest) -> str:
@@ -240,10 +242,9 @@ class PlanObjects:
             (rendered,) = render_loaded(load_plan_object(plan, secret_refs=unread_secrets), namespace)
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
-            self.tell(plan, ("ReconcileFailed", "Warning"), message)
-            return Reconciled(None, retry=True)
+            return self.prune_failed(plan, message, None)
         kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
-        emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept)
+        emptied = dataclasses.replace(rendered, manifests=() if section.allow_data_loss else kept, fixed=True)
         pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
         outcome = reconcile_plan(
             emptied,
@@ -256,14 +257,22 @@ class PlanObjects:
         if outcome.result == "locked":
             return Reconciled(None, retry=True, outcome=outcome)
         if outcome.result == "failed":
-            self.tell(plan, ("ReconcileFailed", "Warning"), f"cannot prune its objects: {outcome.message}")
-            return Reconciled(None, retry=True, outcome=outcome)
+            message = f"cannot prune its objects: {outcome.message}; its finalizer {FINALIZER} stays"
+            return self.prune_failed(plan, message, outcome)
         trimmed = self.trim_history(rendered, options=pruning, stop=stop)
         if trimmed is None:
             return Reconciled(None, retry=True, outcome=outcome)
-        what = "its objects" if section.allow_data_loss or not kept else "its objects but PVCs and Namespaces"
-        self.tell(plan, ("Pruned", "Normal"), f"deleted {what}: {outcome.message}{trimmed}")
+        changeset = outcome.changeset
+        pruned = pruned_message(changeset, allow_data_loss=section.allow_data_loss) if changeset else ""
+        self.tell(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
         return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def prune_failed(self, plan: Manifest, message: str, outcome: PlanOutcome | None) -> Reconciled:
+        """A deleted Plan's prune did not finish: its finalizer stays, its Ready condition and a Warning
+        Event say why, and it is tried again."""
+        self.write_status(plan, planstatus.prune_failed(plan, _now(), message))
+        self.tell(plan, ("ReconcileFailed", "Warning"), message)
+        return Reconciled(None, retry=True, outcome=outcome)
 
     def trim_history(
         self, rendered: RenderedPlan, *, options: ReconcileOptions, stop: threading.Event
@@ -471,3 +480,23 @@ def _handled(plan: Manifest | None, requested: str) -> Handled | None:
     return Handled(
         str(ready.get("status", "Unknown")), str(ready.get("reason", "")), str(ready.get("message", ""))
     )
+
+
+LISTED_OBJECTS = 10  # a Pruned Event names this many objects of each list, then says how many more
+
+
+def _listed(refs: Sequence[ObjectRef]) -> str:
+    names = ", ".join(str(ref) for ref in refs[:LISTED_OBJECTS])
+    more = f" and {len(refs) - LISTED_OBJECTS} more" if len(refs) > LISTED_OBJECTS else ""
+    return f"{names}{more}"
+
+
+def pruned_message(changeset: ChangeSet, *, allow_data_loss: bool) -> str:
+    """What a deleted Plan's prune did, for its Event: each object deleted, and each kept with why."""
+    deleted = [c.ref for c in changeset.changes if c.action == "delete"]
+    kept = [c for c in changeset.changes if c.action == "noop" and c.live is not None]
+    said = f"deleted {len(deleted)} objects: {_listed(deleted)}" if deleted else "deleted no object"
+    if not kept:
+        return f"{said}; kept none"
+    reasons = sorted({c.reason or KEPT_WITHOUT_DATA_LOSS for c in kept})
+    return f"{said}; kept {len(kept)}: {_listed([c.ref for c in kept])} ({'; '.join(reasons)})"

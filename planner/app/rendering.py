@@ -29,6 +29,14 @@ class RenderedPlan:
     default_namespace: str
     manifests: tuple[Manifest, ...]
     recorded: Generation | None = None
+    # The closure is applied as given, never rendered again from `plan` (for the kinds the cluster
+    # serves, or under the digest key): a deleted Plan object's prune, which keeps only some objects.
+    fixed: bool = False
+
+    @property
+    def as_given(self) -> bool:
+        """Whether `manifests` is applied exactly: a recorded closure, or a fixed one."""
+        return self.fixed or self.recorded is not None
 
     @property
     def timeouts(self) -> dict[str, float]:

@@ -20,6 +20,7 @@ from planner.objects import Manifest, annotations_of, metadata_of
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
 SUCCEEDED, FAILED = "ReconciliationSucceeded", "ReconciliationFailed"
 DEPENDENCY_NOT_READY, PROGRESSING = "DependencyNotReady", "Progressing"
+PRUNE_FAILED = "PruneFailed"
 ANNOTATION_REVISION = "planner.dev/revision"
 ANNOTATION_REQUESTED_AT = "reconcile.planner.dev/requestedAt"
 
@@ -99,6 +100,12 @@ def is_ready(plan: Manifest) -> bool:
 def waiting(plan: Manifest, now: str, message: str) -> Status:
     """The status while a dependency is not Ready yet: Ready False (DependencyNotReady), Reconciling."""
     return _reconciling(plan, now, ready="False", reason=DEPENDENCY_NOT_READY, message=message)
+
+
+def prune_failed(plan: Manifest, now: str, message: str) -> Status:
+    """The status of a deleted Plan whose objects could not all be pruned (its finalizer stays): Ready
+    False (PruneFailed), Reconciling."""
+    return _reconciling(plan, now, ready="False", reason=PRUNE_FAILED, message=message)
 
 
 def _reconciling(plan: Manifest, now: str, *, ready: Truth, reason: str, message: str) -> Status:
