@@ -55,6 +55,10 @@ class Change:
     # Why the live object is not ready, for an object the plan leaves as it is (`planner.unready`):
     # apply waits for it as for one it writes, and `plan` counts it as work.
     unready: str | None = None
+    # What the plan declares that this change does not make so, and planner does not write (a
+    # StatefulSet's existing claims smaller than its template now): the plan says so rather than that
+    # the cluster matches.
+    unmet: str | None = None
 
     @property
     def cause(self) -> Cause | None:
@@ -94,6 +98,11 @@ class ChangeSet:
         """The unchanged objects that are not ready: apply waits for them, with the same rules and
         timeouts as for what it writes."""
         return tuple(change for change in self.changes if change.unready is not None)
+
+    @property
+    def unmet(self) -> tuple[Change, ...]:
+        """The objects where the cluster differs from the plan in ways apply does not change."""
+        return tuple(change for change in self.changes if change.unmet is not None)
 
     @property
     def has_work(self) -> bool:

@@ -36,7 +36,13 @@ from planner.canonical import (
     with_server_forms,
 )
 from planner.changeset import SENSITIVE, Action, Cause, Change, ChangeSet, FieldChange, Transition
-from planner.dataloss import claim_deletes, claims_note
+from planner.dataloss import (
+    claim_deletes,
+    claims_note,
+    deletes_claims,
+    resized_template_note,
+    unresized_claims,
+)
 from planner.kinds import JOB, NAMESPACE, KindInfo, MutableField, known
 from planner.live import LiveState
 from planner.objects import (
@@ -314,18 +320,27 @@ class _Differ:
         drift = result.hash_equal and bool(result.fields)
         if result.forced_by:
             kept = claims_note(live, None, deleted=False)
-            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept)))
+            sized = resized_template_note(live, desired)
+            reason = "; ".join(filter(None, (f"forced by {result.forced_by}", kept, sized)))
             return dataclasses.replace(
                 base, action="replace", fields=result.fields, reason=reason, drift=drift
             )
         if drift:
-            return dataclasses.replace(
-                base, action="update", fields=result.fields, reason=_drift_reason(result.fields), drift=True
+            return _with_claim_loss(
+                dataclasses.replace(
+                    base,
+                    action="update",
+                    fields=result.fields,
+                    reason=_drift_reason(result.fields),
+                    drift=True,
+                )
             )
         if result.hash_equal:
-            return base
+            return dataclasses.replace(base, unmet=unresized_claims(desired, self.live.claims.get(ref, ())))
         reason = "" if result.planner_owned else "plan changed"
-        return dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
+        return _with_claim_loss(
+            dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
+        )
 
     def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
         owner = owner_of(desired)
@@ -439,6 +454,12 @@ def _recorded_renders(members: Iterable[Manifest]) -> dict[ObjectRef, Manifest]:
         if isinstance(pod, dict):
             found[ref_of(pod)] = pod
     return found
+
+
+def _with_claim_loss(change: Change) -> Change:
+    """An update whose scale-down deletes PVCs (a StatefulSet's `whenScaled: Delete`) says so."""
+    how = deletes_claims(change)
+    return dataclasses.replace(change, reason=_join(change.reason, how)) if how else change
 
 
 def _drift_reason(fields: Iterable[FieldChange]) -> str:

@@ -137,6 +137,13 @@ class NotFoundError(ApiError):
     status = 404
 
 
+def namespace_terminating(error: ApiError) -> bool:
+    """Whether the server refused a create because its namespace is being deleted (the
+    NamespaceLifecycle admission plugin's 403, cause NamespaceTerminating)."""
+    causes = (error.body.get("details") or {}).get("causes") or ()
+    return error.http_status == 403 and any(c.get("reason") == "NamespaceTerminating" for c in causes)
+
+
 class ConflictError(ApiError):
     status = 409
 
@@ -205,14 +212,15 @@ def api_error(status: int, body: bytes | str | dict[str, Any] | None) -> ApiErro
 class DataLossError(PlannerError):
     """The plan would replace or delete a PVC or Namespace and `--allow-data-loss` was not given.
 
-    `objects` pairs each such object (`persistentvolumeclaim/shop/data`) with why it would go."""
+    `objects` pairs each such object (`persistentvolumeclaim/shop/data`) with why it would go; `consent`
+    says how to accept it (a Plan object sets `reconcile.allowDataLoss` rather than a flag)."""
 
-    def __init__(self, objects: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, objects: list[tuple[str, str]], *, consent: str = "re-run with --allow-data-loss"
+    ) -> None:
         self.objects = sorted(objects)
         lines = [f"  {name}: {why}" for name, why in self.objects]
-        super().__init__(
-            "the plan destroys data; re-run with --allow-data-loss to accept it:\n" + "\n".join(lines)
-        )
+        super().__init__(f"the plan destroys data; {consent} to accept it:\n" + "\n".join(lines))
 
 
 class OwnershipError(PlannerError):

@@ -50,8 +50,9 @@ class LiveState:
     GET per planned create, and a Secret at the parent's place that is not the plan's parent (never
     read as one: its data and annotations are someone else's); `namespaces` are the namespaces in scope
     that exist, None when not known; `claims` are the PVCs the claim templates of each StatefulSet
-    member the plan no longer declares made (`objects.stateful_claims`), by that StatefulSet, which the
-    diff prunes after it with `--allow-data-loss`.
+    member made (`objects.stateful_claims`), by that StatefulSet: the diff prunes those of a set it
+    prunes after it with `--allow-data-loss`, and tells which of a kept set's are smaller than its
+    template now.
     """
 
     members: Mapping[ObjectRef, Manifest] = field(default_factory=dict)
@@ -80,9 +81,7 @@ def read_live(
         for ns in sorted(namespaces) if kind.namespaced else [None]:
             for item in _list_served(client, kind, ns, label_selector=selector):
                 members[ref_of(item)] = item
-    wanted = {ref_of(m) for m in desired}
-    removed_sets = [m for ref, m in members.items() if ref not in wanted and claim_templates(m)]
-    claims = {ref_of(s): tuple(read_stateful_claims(client, s)) for s in removed_sets}
+    claims = read_claims_of(client, [m for m in members.values() if claim_templates(m)])
     planned_creates = (m for m in desired if ref_of(m) not in members)
     foreign = _foreign(client, kinds, planned_creates) if probe_foreign else {}
     if found is not None and parent is None:  # a Secret that only has the parent's name
@@ -94,6 +93,16 @@ def read_live(
         namespaces=existing_namespaces(client, namespaces),
         claims=claims,
     )
+
+
+def read_claims_of(
+    client: KubeClient, stateful_sets: Sequence[Manifest]
+) -> dict[ObjectRef, tuple[Manifest, ...]]:
+    """The PVCs each StatefulSet's claim templates made, by the set: one LIST of PVCs per namespace
+    that holds such a set, then Kubernetes' naming rule (`objects.stateful_claims`)."""
+    spaces = sorted({str(metadata_of(s).get("namespace")) for s in stateful_sets})
+    listed = [claim for ns in spaces for claim in list_objects(client, PERSISTENT_VOLUME_CLAIM, ns)]
+    return {ref_of(s): tuple(stateful_claims(s, listed)) for s in stateful_sets}
 
 
 def read_stateful_claims(client: KubeClient, stateful_set: Manifest) -> list[Manifest]:

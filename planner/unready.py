@@ -35,7 +35,11 @@ def why_unready(change: Change, now: float) -> str | None:
     if change.transition is not None or not awaited(change.ref):
         return None
     verdict = readiness(change.live, ReadinessContext(now=now))
-    return None if verdict.status == "Current" else verdict.message
+    if verdict.status in ("Current", "Terminating"):  # a terminating one is going: nothing to wait for
+        return None
+    if verdict.status == "Failed" and change.ref.kind == JOB.kind:
+        return f"{verdict.message}; its run-key ran: change its template or pass --rerun {change.ref.name}"
+    return verdict.message
 
 
 def with_unready(changeset: ChangeSet, now: float) -> ChangeSet:

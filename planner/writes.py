@@ -26,10 +26,12 @@ from planner.canonical import applied_part
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
+    ForbiddenError,
     InvalidError,
     NotFoundError,
     OwnershipError,
     PlannerError,
+    namespace_terminating,
 )
 from planner.kinds import JOB, NAMESPACE, SECRET, KindInfo
 from planner.kube.client import KubeClient, resource_path
@@ -248,7 +250,8 @@ class KubeWriter:
     # --- generation records (what to write is planner.state.generations'; here it is written) ---
 
     def record_generation(self, record: Manifest) -> Manifest | None:
-        """Create a generation record; None when its namespace does not exist (nothing was written)."""
+        """Create a generation record; None when its namespace does not exist or is being deleted
+        (nothing was written: there is no history left to keep)."""
         ref = ref_of(record)
         try:
             return self.client.request(
@@ -260,6 +263,10 @@ class KubeWriter:
             )
         except NotFoundError:
             return None
+        except ForbiddenError as refused:
+            if namespace_terminating(refused):
+                return None
+            raise
         except AlreadyExistsError as taken:
             raise PlannerError(
                 f"{ref.described} already exists: another run recorded that generation (the run lock "

@@ -408,7 +408,7 @@ class Applier:
         )
 
     def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
-        check_data_loss(planned)
+        check_data_loss(planned, consent=self.options.plan.data_loss_consent)
         no_wait = self.options.no_wait
         executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
         written = WrittenVersions()

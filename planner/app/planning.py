@@ -75,6 +75,9 @@ class PlanOptions:
     rerun: frozenset[str] = frozenset()
     server_dry_run: bool = False
     allow_empty: bool = False
+    # How a refusal to destroy data says to accept it (None: `--allow-data-loss`); a Plan object's
+    # reconcile names `reconcile.allowDataLoss`. Never recorded in a saved plan.
+    data_loss_consent: str | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The options a saved plan carries, so `apply FILE` plans exactly as `plan --out` did."""
@@ -332,10 +335,11 @@ def _with_references_checked(
     return dataclasses.replace(rendered, manifests=manifests), key if new else None
 
 
-def check_data_loss(planned: Sequence[PlannedChanges]) -> None:
+def check_data_loss(planned: Sequence[PlannedChanges], *, consent: str | None = None) -> None:
     """Refuse (DataLossError, naming each) changes of any plan that destroy data without
-    `--allow-data-loss`: `apply` before it writes anything, `plan` once it has printed the plan."""
-    refuse_data_loss(each.changeset for each in planned)
+    `--allow-data-loss` (or the `consent` given): `apply` before it writes anything, `plan` once it has
+    printed the plan."""
+    refuse_data_loss((each.changeset for each in planned), consent=consent)
 
 
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:

@@ -49,6 +49,7 @@ from planner.state.lock import holding
 Notice = Callable[[str], None]
 FINALIZER = "planner.dev/prune"
 KEPT_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})  # without allowDataLoss
+PLAN_OBJECT_CONSENT = "set reconcile.allowDataLoss: true in the Plan"
 KEPT_WITHOUT_DATA_LOSS = "PVCs and Namespaces are kept without reconcile.allowDataLoss"
 
 
@@ -407,6 +408,7 @@ def plan_reconcile_options(
         applying.plan,
         allow_data_loss=applying.plan.allow_data_loss or section.allow_data_loss,
         allow_empty=applying.plan.allow_empty or allow_empty,
+        data_loss_consent=PLAN_OBJECT_CONSENT,
     )
     applying = dataclasses.replace(
         applying,

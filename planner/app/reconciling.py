@@ -116,7 +116,8 @@ def reconcile_plan(
     try:
         if options.check:
             (planned,) = plan_rendered([rendered], client=target.client, options=options.apply.plan)
-            check_data_loss([planned])  # what the apply would refuse fails the check too
+            # what the apply would refuse fails the check too
+            check_data_loss([planned], consent=options.apply.plan.data_loss_consent)
             changeset = planned.changeset
             if changeset.conflicts:
                 return done("failed", changeset, "; ".join(changeset.conflicts))

@@ -48,7 +48,9 @@ _RUN_KEY_INPUTS = {
 def shown(changeset: ChangeSet) -> list[Change]:
     """The changes worth showing: every real change, plus named no-ops (a Job that already ran) and
     unchanged objects that are not ready."""
-    return [c for c in changeset.changes if c.action != "noop" or c.transition or c.reason or c.unready]
+    return [
+        c for c in changeset.changes if c.action != "noop" or c.transition or c.reason or c.unready or c.unmet
+    ]
 
 
 def counts(changeset: ChangeSet) -> dict[str, int]:
@@ -74,6 +76,11 @@ def summary_line(changeset: ChangeSet) -> str:
         if unready:
             waits = "it" if unready == 1 else "them"
             return f"No changes, but {not_ready(changeset)}: apply waits for {waits}, and fails if it cannot."
+        if unmet := len(changeset.unmet):
+            return (
+                f"No changes planner makes, but the cluster differs from plan {changeset.plan} at "
+                f"{objects(unmet)} (see above)."
+            )
         return f"No changes. The cluster matches plan {changeset.plan}."
     n = counts(changeset) | cause_counts(changeset)
     also = f"; {not_ready(changeset)}" if unready else ""
@@ -90,7 +97,7 @@ def notes(change: Change, *, drift: bool = True) -> list[str]:
     transition = change.transition if not change.reason.startswith(change.transition or "") else None
     drifted = "drift" if drift and change.drift else ""
     unready = f"not ready: {change.unready}" if change.unready else ""
-    found = [note for note in (transition, change.reason, drifted, unready) if note]
+    found = [note for note in (transition, change.reason, drifted, unready, change.unmet) if note]
     if destroys_data(change):
         found.append(DESTROYS_DATA if needs_consent(change) else f"{DESTROYS_DATA}, declared by the rebase")
     return found

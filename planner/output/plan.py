@@ -124,6 +124,8 @@ def planned_records(
         record |= {"drift": change.drift, "reason": change.reason, "fields": _fields_json(change)}
         if change.unready:
             record["unready"] = change.unready
+        if change.unmet:
+            record["unmet"] = change.unmet
         record |= {"destroys_data": destroys_data(change), "message": headline(change)}
         records.append(record)
     summary: dict[str, Any] = {

@@ -129,6 +129,7 @@ class Api:
         obj = decode(rt, body)
         meta = metadata(obj)
         namespace = self._check_namespace(rt, namespace, meta)
+        self._check_not_terminating(rt, namespace, meta)
         if meta.get("resourceVersion") and operation != "Apply":
             raise errors.internal("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and meta.get("generateName"):
@@ -425,6 +426,15 @@ class Api:
         if self.store.get(resource_key(NAMESPACES), "", namespace) is None:
             raise errors.not_found(error_target(NAMESPACES, namespace))
         return namespace
+
+    def _check_not_terminating(self, rt: ResourceType, namespace: str, meta: Obj) -> None:
+        """NamespaceLifecycle: nothing new in a namespace being deleted (updates and deletes go on)."""
+        if not namespace:
+            return
+        stored = self.store.get(resource_key(NAMESPACES), "", namespace)
+        if stored is not None and metadata(stored).get("deletionTimestamp"):
+            name = str(meta.get("name") or meta.get("generateName") or "")
+            raise errors.namespace_terminating(error_target(rt, name), namespace)
 
     def _default(self, rt: ResourceType, obj: Obj) -> None:
         if rt.defaulter:

@@ -93,6 +93,22 @@ def not_found(target: Target) -> StatusError:
     return StatusError(404, status_body(404, "NotFound", message, _details(target, target.plural)))
 
 
+def namespace_terminating(target: Target, namespace: str) -> StatusError:
+    """The NamespaceLifecycle admission plugin's answer to a create in a namespace being deleted (as
+    kube-apiserver v1.28.7 answers it: 403, the cause NamespaceTerminating)."""
+    message = (
+        f'{target.qualified_plural} "{target.name}" is forbidden: unable to create new content in '
+        f"namespace {namespace} because it is being terminated"
+    )
+    cause = {
+        "reason": "NamespaceTerminating",
+        "message": f"namespace {namespace} is being terminated",
+        "field": "metadata.namespace",
+    }
+    details = _details(target, target.plural, causes=[cause])
+    return StatusError(403, status_body(403, "Forbidden", message, details))
+
+
 def already_exists(target: Target) -> StatusError:
     message = f'{target.qualified_plural} "{target.name}" already exists'
     return StatusError(409, status_body(409, "AlreadyExists", message, _details(target, target.plural)))

@@ -69,10 +69,12 @@ from planner.errors import (
     AlreadyExistsError,
     ApiError,
     ConflictError,
+    ForbiddenError,
     LockHeldError,
     NotFoundError,
     PlannerError,
     UnreachableError,
+    namespace_terminating,
 )
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
@@ -366,7 +368,7 @@ class _Acquirer:
         self.path = resource_path(LEASE, namespace, lease_name(plan))
         self.observed = _Observed()
 
-    def acquire(self) -> RunLock:
+    def acquire(self) -> RunLock | UnleasedLock:
         started = time.monotonic()
         announced = ""
         while True:
@@ -403,7 +405,7 @@ class _Acquirer:
             else:
                 time.sleep(pause)
 
-    def create(self) -> RunLock | None:
+    def create(self) -> RunLock | UnleasedLock | None:
         """POST the Lease: the lock when it is created, None when one exists. Its namespace must exist
         (a run creates its plans' namespaces first, `planner.app.apply.create_lock_namespaces`)."""
         body = self.body(transitions=0)
@@ -416,7 +418,26 @@ class _Acquirer:
             return None
         except NotFoundError as missing:
             raise PlannerError(f"cannot take the lock of plan {self.plan}: {missing}") from missing
+        except ForbiddenError as refused:
+            if not namespace_terminating(refused):
+                raise
+            return self.unleased()
         return RunLock(self.client, plan=self.plan, namespace=self.namespace, lease=created, sent=sent)
+
+    def unleased(self) -> UnleasedLock | None:
+        """The namespace is being deleted, so no Lease can be created there, by this run or any other:
+        with none left from before, the run goes on without one (a prune of a Plan in that namespace
+        must not wait forever for a lock nobody can take). With one, None: it is judged as any held
+        lock (taking over an expired one is an update, which a terminating namespace still allows)."""
+        try:
+            self.client.request("GET", self.path, verb="get")
+        except NotFoundError:
+            self.notice(
+                f"namespace {self.namespace} is being deleted: no lock can be taken there, so plan "
+                f"{self.plan} is run without one (nor can any other run take it)"
+            )
+            return UnleasedLock(plan=self.plan, namespace=self.namespace)
+        return None
 
     def take_over_if_expired(self, lease: Manifest, holder: Holder, server_now: datetime) -> RunLock | None:
         expired_for = holder.expired_for(server_now)
@@ -458,7 +479,7 @@ def acquire(
     options: LockOptions,
     notice: Notice,
     stop: threading.Event | None = None,
-) -> RunLock:
+) -> RunLock | UnleasedLock:
     """Take the lock of `plan` in `namespace` (waiting up to `options.timeout` while another run holds
     it, reading the Lease every two seconds) and start renewing it. Raises LockHeldError (exit 3)
     naming the holder, also when `stop` is set while waiting; `notice` gets the sentences a person
@@ -692,12 +713,29 @@ def _forget_the_parent() -> None:
 os.register_at_fork(after_in_child=_forget_the_parent)
 
 
+class UnleasedLock:
+    """The lock of a plan whose namespace is being deleted, where no Lease can be created: nothing to
+    renew or release, never lost."""
+
+    def __init__(self, *, plan: str, namespace: str) -> None:
+        self.plan, self.namespace = plan, namespace
+
+    def start(self) -> UnleasedLock:
+        return self
+
+    def lost(self) -> str | None:
+        return None
+
+    def release(self) -> str | None:
+        return None
+
+
 class HeldLocks:
     """The locks of one run, taken in a fixed order (namespace, then plan) so two runs over the same
     plans never wait for each other in a circle; `lost()` is the first loss among them."""
 
     def __init__(self) -> None:
-        self.locks: list[RunLock] = []
+        self.locks: list[RunLock | UnleasedLock] = []
 
     def lost(self) -> str | None:
         return next((why for lock in self.locks if (why := lock.lost()) is not None), None)
@@ -712,7 +750,7 @@ class HeldLocks:
                 notice(problem)
             return
         with ThreadPoolExecutor(max_workers=RENEW_WORKERS, thread_name_prefix="lock-release") as pool:
-            for problem in pool.map(RunLock.release, reversed(self.locks)):
+            for problem in pool.map(lambda lock: lock.release(), reversed(self.locks)):
                 if problem:
                     notice(problem)
 

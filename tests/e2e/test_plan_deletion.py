@@ -75,6 +75,12 @@ def test_a_prune_that_cannot_finish_keeps_the_finalizer_and_says_why(
     a_held_prune(controllers, planner, kubectl, namespace)
 
 
+def test_a_plan_in_a_namespace_being_deleted_lets_the_namespace_go(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    a_deleted_namespace(controllers, planner, kubectl, namespace)
+
+
 def deleting_a_plan(controllers: Start, planner: Runner, kubectl: Runner, namespace: str) -> None:
     """Both shapes in one Plan, deleted: everything gone but its claim, the Event naming each (the
     real tier runs the same)."""
@@ -152,3 +158,22 @@ def a_held_prune(controllers: Start, planner: Runner, kubectl: Runner, namespace
     gone = kubectl("wait", "--for=delete", "plan/held", "-n", namespace, "--timeout=90s")
     assert gone.returncode == 0, gone.stderr + running.output()
     assert names(kubectl, namespace, "deployments") == []
+
+
+def a_deleted_namespace(controllers: Start, planner: Runner, kubectl: Runner, namespace: str) -> None:
+    """`kubectl delete namespace` with a Plan in it: the server refuses every create there (the run
+    lock's Lease, a generation record, an Event), so the prune runs without them, its finalizer goes,
+    and so does the namespace."""
+    install_crd(planner, kubectl)
+    text = every_shape_plan(namespace, "doomed").replace(
+        "{valueFrom: {secretKeyRef: {name: source, key: password}}}", "literal"
+    )
+    running = controllers("-n", namespace, "--interval", "1h")
+    assert kubectl("apply", "-f", "-", stdin=text).returncode == 0
+    wait_ready(kubectl, namespace, "doomed")
+
+    gone = kubectl("delete", "namespace", namespace, "--timeout=120s")
+
+    assert gone.returncode == 0, gone.stderr + running.output()
+    assert kubectl("get", "namespace", namespace).returncode != 0
+    assert f"namespace {namespace} is being deleted: no lock can be taken there" in running.output()

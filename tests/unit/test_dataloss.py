@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from planner.changeset import Action, Change, ChangeSet, Transition
-from planner.dataloss import destroys_data, needs_consent, refuse_data_loss
+from planner.dataloss import deletes_claims, destroys_data, needs_consent, refuse_data_loss
 from planner.errors import DataLossError
-from planner.objects import ObjectRef
+from planner.objects import Manifest, ObjectRef
 
 
 def change(kind: str, action: Action, transition: Transition | None = None, name: str = "data") -> Change:
@@ -72,3 +72,87 @@ def test_the_refusal_names_every_object_of_every_plan_at_once() -> None:
 def test_nothing_is_refused_with_allow_data_loss_or_for_a_rebase_alone() -> None:
     refuse_data_loss([plan_of(change("PersistentVolumeClaim", "replace"), allow=True)])
     refuse_data_loss([plan_of(change("PersistentVolumeClaim", "delete", "rebase"))])
+
+
+# --- a StatefulSet's claim retention policy (issue 39, item 3) ---
+
+
+def stateful_set(*, replicas: int = 3, when_deleted: str = "Retain", when_scaled: str = "Retain") -> Manifest:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": when_deleted, "whenScaled": when_scaled},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}}],
+        },
+    }
+
+
+DB = ObjectRef(group="apps", kind="StatefulSet", namespace="shop", name="db")
+
+
+@pytest.mark.parametrize(
+    ("action", "live", "desired", "expected"),
+    [
+        pytest.param(
+            "delete",
+            stateful_set(when_deleted="Delete"),
+            None,
+            "its PVCs are deleted with it (persistentVolumeClaimRetentionPolicy.whenDeleted: Delete)",
+            id="a pruned set whose policy deletes its claims",
+        ),
+        pytest.param(
+            "replace",
+            stateful_set(when_deleted="Delete"),
+            stateful_set(when_deleted="Delete"),
+            "its PVCs are deleted with it and made again empty "
+            "(persistentVolumeClaimRetentionPolicy.whenDeleted: Delete)",
+            id="a replaced set whose policy deletes its claims",
+        ),
+        pytest.param(
+            "update",
+            stateful_set(replicas=3, when_scaled="Delete"),
+            stateful_set(replicas=1, when_scaled="Delete"),
+            "scaling from 3 to 1 deletes the PVCs of ordinal 1-2 "
+            "(persistentVolumeClaimRetentionPolicy.whenScaled: Delete)",
+            id="a scale-down whose policy deletes the removed ordinals' claims",
+        ),
+        pytest.param(
+            "update",
+            stateful_set(replicas=1, when_scaled="Delete"),
+            stateful_set(replicas=3, when_scaled="Delete"),
+            None,
+            id="a scale-up deletes nothing",
+        ),
+        pytest.param("delete", stateful_set(), None, None, id="the default policy keeps the claims"),
+        pytest.param(
+            "update",
+            stateful_set(replicas=3),
+            stateful_set(replicas=1),
+            None,
+            id="a scale-down under the default policy keeps the claims",
+        ),
+    ],
+)
+def test_a_stateful_sets_retention_policy_decides_whether_its_change_destroys_data(
+    action: Action, live: Manifest, desired: Manifest | None, expected: str | None
+) -> None:
+    given = Change(ref=DB, action=action, desired=desired, live=live)
+    assert deletes_claims(given) == expected
+    assert destroys_data(given) == (expected is not None)
+    assert needs_consent(given) == (expected is not None)
+
+
+def test_a_plan_object_is_told_to_set_reconcile_allow_data_loss() -> None:
+    doomed = Change(ref=DB, action="delete", desired=None, live=stateful_set(when_deleted="Delete"))
+    with pytest.raises(DataLossError) as refused:
+        refuse_data_loss(
+            [ChangeSet(plan="shop", namespace="shop", changes=(doomed,))],
+            consent="set reconcile.allowDataLoss: true in the Plan",
+        )
+    assert str(refused.value).startswith(
+        "the plan destroys data; set reconcile.allowDataLoss: true in the Plan to accept it:\n"
+    )
+    assert "  statefulset/shop/db: would be deleted" in str(refused.value)

@@ -73,7 +73,9 @@ def test_a_failed_job_is_not_ready_with_its_condition() -> None:
         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
     }
     change = Change(ref=ObjectRef.of(JOB, "migrate", "shop"), action="noop", desired=job, live=job)
-    assert why_unready(change, NOW) == "failed (complete 0/1): BackoffLimitExceeded"
+    assert why_unready(change, NOW) == (
+        "failed (complete 0/1): BackoffLimitExceeded; its run-key ran: change its template or pass --rerun migrate"
+    )
 
 
 def test_what_apply_waits_for_is_what_it_would_wait_for_after_a_write() -> None:

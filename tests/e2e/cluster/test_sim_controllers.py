@@ -312,6 +312,58 @@ def test_namespace_teardown_empties_it_then_removes_it(
     eventually(gone)
 
 
+def test_a_namespace_being_deleted_refuses_creates_as_kube_apiserver_does(
+    core_v1: client.CoreV1Api, api_client: client.ApiClient, namespace: str
+) -> None:
+    """NamespaceLifecycle: the body below is what kube-apiserver v1.28.7 answered the same requests
+    (recorded on the real tier's control plane); updates of what is there still go through."""
+    core_v1.create_namespaced_config_map(namespace, {"metadata": {"name": "held", "finalizers": ["x.io/y"]}})
+    core_v1.delete_namespace(namespace)
+    assert core_v1.read_namespace(namespace).status.phase == "Terminating"
+    with pytest.raises(ApiException) as lease:
+        client.CoordinationV1Api(api_client).create_namespaced_lease(
+            namespace, {"metadata": {"name": "planner-lock-x"}, "spec": {}}
+        )
+    assert lease.value.status == 403
+    assert json.loads(lease.value.body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'leases.coordination.k8s.io "planner-lock-x" is forbidden: unable to create new content in '
+        f"namespace {namespace} because it is being terminated",
+        "reason": "Forbidden",
+        "details": {
+            "name": "planner-lock-x",
+            "group": "coordination.k8s.io",
+            "kind": "leases",
+            "causes": [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ],
+        },
+        "code": 403,
+    }
+    with pytest.raises(ApiException) as generated:
+        core_v1.create_namespaced_config_map(namespace, {"metadata": {"generateName": "g-"}})
+    body = json.loads(generated.value.body)
+    assert body["message"].startswith('configmaps "g-" is forbidden: unable to create new content')
+    assert body["details"]["kind"] == "configmaps" and "group" not in body["details"]
+    core_v1.patch_namespaced_config_map("held", namespace, {"metadata": {"finalizers": None}})
+
+    def gone() -> bool:
+        try:
+            core_v1.read_namespace(namespace)
+        except ApiException as exc:
+            return exc.status == 404
+        return False
+
+    eventually(gone)
+
+
 def test_the_default_service_account_and_root_ca_come_back_when_deleted(
     core_v1: client.CoreV1Api, namespace: str
 ) -> None:
