@@ -547,10 +547,13 @@ class Controller:
             if not self.leading() or self.stopping.is_set():
                 return True
             changes = maintain_pool(self.client, plan, pool, default_namespace=rendered.default_namespace)
-            if changes.create or changes.delete:
+            if changes.create or changes.delete or changes.repair:
+                repaired = (
+                    f", repaired {', '.join(changes.repair)} (its Pod was gone)" if changes.repair else ""
+                )
                 self.notice(
                     f"pool {pool.name} (plan {plan.name}): created {len(changes.create)}, "
-                    f"deleted {len(changes.delete)}"
+                    f"deleted {len(changes.delete)}{repaired}"
                 )
         claims = self.claims_now({rendered.namespace})
         remove_undeclared_pools(self.client, plan, claims, default_namespace=rendered.default_namespace)

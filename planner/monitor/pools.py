@@ -108,11 +108,15 @@ def workspaces(client: KubeClient, namespace: str, selector: str) -> list[Manife
     )
 
 
-def _member(workspace: Manifest) -> Member:
+def _member(workspace: Manifest, pods: frozenset[str] | None = None) -> Member:
+    """A member as its workspace PVC says; `pods` are the names of the members whose Pod exists (None:
+    not read, every member counted as having one)."""
+    name = str(labels_of(workspace)[LABEL_WORKLOAD])
     return Member(
-        name=str(labels_of(workspace)[LABEL_WORKLOAD]),
+        name=name,
         claimed=labels_of(workspace).get(LABEL_CLAIMED) == "true",
         created=str(metadata_of(workspace).get("creationTimestamp", "")),
+        has_pod=pods is None or name in pods,
     )
 
 
@@ -136,19 +140,27 @@ def pool_status(client: KubeClient, namespace: str, pool: WarmPool) -> PoolStatu
 
 
 def maintain_pool(client: KubeClient, plan: Plan, pool: WarmPool, *, default_namespace: str) -> PoolChanges:
-    """Create or delete unclaimed members until the pool has `size` of them; returns what it did."""
+    """Create or delete unclaimed members until the pool has `size` of them, and create again the Pod
+    of an unclaimed member that lost it; returns what it did."""
     namespace = plan_namespace(plan, default_namespace)
     found = {
         str(labels_of(w)[LABEL_WORKLOAD]): w
         for w in workspaces(client, namespace, f"{LABEL_POOL}={pool.name}")
         if annotations_of(w).get(ANNOTATION_PLAN) == plan.name
     }
-    changes = pool_changes(pool.name, pool.size, (_member(w) for w in found.values()))
-    for name in changes.create:
+    unclaimed = f"{LABEL_POOL}={pool.name},{LABEL_CLAIMED}=false"
+    pods = frozenset(
+        str(labels_of(p).get(LABEL_WORKLOAD))
+        for p in list_objects(client, POD, namespace, label_selector=unclaimed)
+        if not metadata_of(p).get("deletionTimestamp")
+    )
+    changes = pool_changes(pool.name, pool.size, (_member(w, pods) for w in found.values()))
+    for name in (*changes.create, *changes.repair):
+        # A repair creates every object of the member again: those still there answer 409, the Pod not.
         for manifest in render_pool_member(plan, pool, name, default_namespace=default_namespace):
             _create(client, manifest)
     deleted = tuple(name for name in changes.delete if _delete_member(client, found[name]))
-    return PoolChanges(create=changes.create, delete=deleted)
+    return PoolChanges(create=changes.create, delete=deleted, repair=changes.repair)
 
 
 def remove_undeclared_pools(

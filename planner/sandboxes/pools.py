@@ -2,7 +2,8 @@
 to delete.
 
 Only unclaimed members count toward the size; a claimed member is its claimant's, so it is never
-deleted here. When the pool shrinks, the newest unclaimed members go first (the oldest have had the
+deleted here. An unclaimed member whose Pod is gone (deleted by someone, evicted) is repaired: its
+objects are created again under its name, so its PVCs are used rather than leaked. When the pool shrinks, the newest unclaimed members go first (the oldest have had the
 longest to become ready). Member names are `<pool>-<5 random characters>`, like Kubernetes'
 `generateName`, chosen here so a member's Pod and PVCs share one name.
 """
@@ -25,12 +26,14 @@ class Member:
     name: str
     claimed: bool
     created: str
+    has_pod: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
 class PoolChanges:
     create: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
+    repair: tuple[str, ...] = ()  # unclaimed members whose Pod is gone, to create again
 
 
 def random_suffix(length: int = SUFFIX_LENGTH) -> str:
@@ -50,7 +53,9 @@ def pool_changes(
     unclaimed = sorted((m for m in found if not m.claimed), key=lambda m: (m.created, m.name))
     if len(unclaimed) > size:
         surplus = unclaimed[size:]
-        return PoolChanges(delete=tuple(m.name for m in reversed(surplus)))
+        repair = tuple(m.name for m in unclaimed[:size] if not m.has_pod)
+        return PoolChanges(delete=tuple(m.name for m in reversed(surplus)), repair=repair)
+    repair = tuple(m.name for m in unclaimed if not m.has_pod)
     taken = {m.name for m in found}
     names: list[str] = []
     while len(names) < size - len(unclaimed):
@@ -58,4 +63,4 @@ def pool_changes(
         if name not in taken:
             taken.add(name)
             names.append(name)
-    return PoolChanges(create=tuple(names))
+    return PoolChanges(create=tuple(names), repair=repair)

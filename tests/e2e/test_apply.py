@@ -305,7 +305,7 @@ def test_replicas_another_writer_owns_survive_applies_of_a_plan_that_declares_no
 
     eventually(scaled_to_four, timeout=15)
     plan = write_plan(tmp_path, web_plan(namespace, image="nginx:1.28"))
-    apply_ok(planner, plan, "--no-wait")
+    apply_ok(planner, plan, "--timeout", "60s")  # waits for the rollout: nothing is left to do after
     live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
     assert live["spec"]["replicas"] == 4
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"

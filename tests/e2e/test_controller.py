@@ -231,6 +231,37 @@ def test_a_pool_fills_to_its_size_and_refills_after_a_claim(
     assert pod["spec"]["runtimeClassName"] == "kata-qemu"
 
 
+def test_a_member_whose_pod_is_deleted_is_repaired_and_the_metrics_say_so_meanwhile(
+    controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    a_member_pod_deleted(controllers, kubectl, namespace, tmp_path)
+
+
+def a_member_pod_deleted(controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """A pool member's Pod deleted by hand (its PVCs stay): the member's Pod is made again under its
+    name, and `cubepod_warmpool_ready` counts what kubectl sees ready (the real tier runs it too)."""
+    running, _ = start_pool(controllers, tmp_path, namespace)
+    members = eventually(lambda: len(found := ready_members(kubectl, namespace)) == 2 and found, timeout=90)
+    lost = sorted(members)[0]
+    before = kubectl_json(kubectl, "get", "pod", lost, "-n", namespace)["metadata"]["uid"]
+
+    deleted = kubectl("delete", "pod", lost, "-n", namespace, "--wait=true", "--timeout=60s")
+
+    assert deleted.returncode == 0, deleted.stderr
+
+    def repaired() -> str | None:
+        if ready_members(kubectl, namespace) != members:
+            return None
+        uid: str = kubectl_json(kubectl, "get", "pod", lost, "-n", namespace)["metadata"]["uid"]
+        return uid if uid != before else None
+
+    eventually(repaired, timeout=90)
+    assert member_names(kubectl, namespace, claimed=False) == members  # no member leaked or added
+    metric = f'cubepod_warmpool_ready{{namespace="{namespace}",pool="dev"}}'
+    eventually(lambda: running.metrics().get(metric) == 2.0, timeout=30)
+    assert "repaired " + lost in running.output()
+
+
 def test_two_concurrent_claims_get_distinct_sandboxes(
     controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:

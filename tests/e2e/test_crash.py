@@ -72,7 +72,8 @@ def killed(planner: Runner, plan: Path, point: str, *args: str) -> None:
 
 
 def converges(planner: Runner, plan: Path) -> None:
-    result = planner("apply", str(plan), "--no-wait", "--lock-timeout", "1m")
+    """The next run converges: it exits 0 once every object is ready, and leaves nothing to do."""
+    result = planner("apply", str(plan), "--timeout", "60s", "--lock-timeout", "1m")
     assert result.returncode == 0, result.stdout + result.stderr
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr

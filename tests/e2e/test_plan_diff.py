@@ -104,6 +104,13 @@ def seed(planner: Runner, kubectl: Runner, plan: Path, namespace: str, name: str
         "apply", "--server-side", "--field-manager", "planner", "-f", "-", stdin=json.dumps(parent)
     )
     assert created.returncode == 0, created.stderr
+    # Ready, as after planner's own apply: a plan counts what is not ready yet as work.
+    for workload in kubectl("get", "deployments", "-n", namespace, "-o", "name").stdout.split():
+        rolled = kubectl("rollout", "status", workload, "-n", namespace, "--timeout=60s")
+        assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+    for job in kubectl("get", "jobs", "-n", namespace, "-o", "name").stdout.split():
+        done = kubectl("wait", "--for=condition=Complete", job, "-n", namespace, "--timeout=60s")
+        assert done.returncode == 0, done.stderr
 
 
 def plan_exit(planner: Runner, plan: Path, *extra: str) -> tuple[int, str]:
@@ -134,6 +141,10 @@ def test_a_plan_equal_to_the_cluster_exits_0_despite_defaults_injection_and_spel
         "patch", "deployment", "web", "-n", namespace, "--type", "json", "-p", json.dumps(sidecar)
     )
     assert patched.returncode == 0, patched.stderr
+    # The injection rolls the Deployment (as a mesh's webhook does before the first pod): once rolled
+    # out, the plan matches.
+    rolled = kubectl("rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
     code, output = plan_exit(planner, shop)
     assert code == 0, output
     assert output.splitlines()[-1] == "No changes. The cluster matches plan shop."

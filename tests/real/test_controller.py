@@ -14,6 +14,7 @@ from typing import Any
 from tests.e2e.test_controller import (
     ELECTION,
     Start,
+    a_member_pod_deleted,
     controllers,
     leads,
     member_names,
@@ -83,6 +84,12 @@ def test_a_pool_fills_refills_after_a_claim_and_its_metrics_equal_kubectls_count
     assert re.search(
         rf'{namespace}/devboxes</a></td><td>[^<]*</td><td><span class="ok">True</span>', index
     ), index
+
+
+def test_a_member_whose_pod_is_deleted_is_repaired_and_the_metrics_say_so_meanwhile(
+    controllers: Start, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    a_member_pod_deleted(controllers, kubectl, namespace, tmp_path)
 
 
 def test_the_reaper_pauses_an_idle_sandbox(

@@ -62,6 +62,9 @@ def test_claims_a_statefulset_and_an_hpa_on_a_real_api_server(
 
     scaled = kubectl("scale", "-n", namespace, "deployment/web", "--replicas=3")
     assert scaled.returncode == 0, scaled.stderr
+    # The autoscaler's replicas are no drift; once the scale-up is out, nothing is left to do.
+    rolled = kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=60s")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
     again = planner("plan", str(plan), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr
 

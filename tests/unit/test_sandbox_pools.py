@@ -102,3 +102,20 @@ def test_timestamps_round_trip_to_the_microsecond() -> None:
     assert format_timestamp(moment) == "2026-12-01T08:00:00.250000Z"
     assert parse_timestamp("2026-12-01T08:00:00.250000Z") == moment
     assert parse_timestamp("2026-12-01T08:00:00Z") == moment.replace(microsecond=0)
+
+
+def test_an_unclaimed_member_whose_pod_is_gone_is_repaired_and_still_counts() -> None:
+    found = [
+        Member(name="dev-aaaaa", claimed=False, created="2026-01-01T00:00:00Z", has_pod=False),
+        Member(name="dev-bbbbb", claimed=False, created="2026-01-01T00:00:01Z"),
+        Member(name="dev-ccccc", claimed=True, created="2026-01-01T00:00:02Z", has_pod=False),
+    ]
+    assert pool_changes("dev", 2, found) == PoolChanges(repair=("dev-aaaaa",))
+
+
+def test_a_shrinking_pool_deletes_its_surplus_and_repairs_only_what_it_keeps() -> None:
+    found = [
+        Member(name="dev-aaaaa", claimed=False, created="2026-01-01T00:00:00Z", has_pod=False),
+        Member(name="dev-bbbbb", claimed=False, created="2026-01-01T00:00:01Z", has_pod=False),
+    ]
+    assert pool_changes("dev", 1, found) == PoolChanges(delete=("dev-bbbbb",), repair=("dev-aaaaa",))
