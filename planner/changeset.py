@@ -51,6 +51,9 @@ class Change:
     reason: str = ""
     transition: Transition | None = None
     drift: bool = False  # the cluster moved away from what was applied (see `cause`)
+    # With `drift`: the plan changed too, so the change is both (someone edited a field the plan
+    # declares, and the plan changed since the last apply): counted as drift and as pending.
+    pending_too: bool = False
     owner: str | None = None  # the workload or sandbox of the plan this object belongs to, if any
     # Why the live object is not ready, for an object the plan leaves as it is (`planner.unready`):
     # apply waits for it as for one it writes, and `plan` counts it as work.
@@ -63,10 +66,18 @@ class Change:
     @property
     def cause(self) -> Cause | None:
         """Why a change is there: `drift` (the cluster moved away from what was applied) or `pending`
-        (the plan changed since the last apply); None for a no-op."""
+        (the plan changed since the last apply; also when it both drifted and is pending, which
+        `causes` tells); None for a no-op."""
         if self.action == "noop":
             return None
-        return "drift" if self.drift else "pending"
+        return "drift" if self.drift and not self.pending_too else "pending"
+
+    @property
+    def causes(self) -> tuple[Cause, ...]:
+        """Every cause of the change: `("drift", "pending")` for one that is both."""
+        if self.action == "noop":
+            return ()
+        return ("drift", "pending") if self.pending_too else (self.cause or "pending",)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,4 +122,4 @@ class ChangeSet:
 
     def caused_by(self, cause: Cause) -> tuple[Change, ...]:
         """The changes of one cause: `caused_by("drift")` is what someone moved outside the plan."""
-        return tuple(change for change in self.changes if change.cause == cause)
+        return tuple(change for change in self.changes if cause in change.causes)

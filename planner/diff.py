@@ -338,9 +338,12 @@ class _Differ:
         if result.hash_equal:
             return dataclasses.replace(base, unmet=unresized_claims(desired, self.live.claims.get(ref, ())))
         reason = "" if result.planner_owned else "plan changed"
-        return _with_claim_loss(
-            dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
-        )
+        update = dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
+        foreign = [f for f in result.fields if f.manager and not f.is_takeover]
+        if foreign and result.planner_owned:  # the plan changed, and someone changed what it declares
+            drifted = _join(reason, _drift_reason(foreign))
+            update = dataclasses.replace(update, reason=drifted, drift=True, pending_too=True)
+        return _with_claim_loss(update)
 
     def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
         owner = owner_of(desired)

@@ -33,6 +33,7 @@ from planner.app.planning import (
     PlannedChanges,
     PlanOptions,
     check_data_loss,
+    checked_before_writing,
     execution_plan,
     plan,
     plan_rendered,
@@ -198,7 +199,8 @@ def apply(
     # A broken plan is reported as such before any cluster is looked for.
     loaded = load_plans(paths, progress=progress.of("loading plan files"), secret_refs=secret_refs(target))
     client = target.client
-    rendered = render_loaded(loaded, target.default_namespace())
+    # Every check that asks the cluster comes before the run's first write (the lock namespaces).
+    rendered = checked_before_writing(client, render_loaded(loaded, target.default_namespace()))
     keys = [(each.plan.name, each.namespace) for each in rendered]
     made = create_lock_namespaces(client, keys, notice)
     with holding(
@@ -213,6 +215,7 @@ def apply(
             probe_foreign=probe,
             created_by_run=made,
             progress=progress.of("reading the cluster"),
+            references_checked=True,
         )
         run = Applier.for_target(
             target,

@@ -246,6 +246,7 @@ def plan_rendered(
     probe_foreign: bool = True,
     created_by_run: frozenset[str] = frozenset(),
     progress: Callable[[int, int], None] | None = None,
+    references_checked: bool = False,
 ) -> list[PlannedChanges]:
     """Read the live objects of each rendered plan and diff them (`progress(done, total)` hears of each
     plan before it is read). Writes nothing. Without
@@ -273,7 +274,7 @@ def plan_rendered(
             live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)
         if not options.allow_empty:
             check_not_empty(each, live)
-        each, new_key = _with_references_checked(client, each, live)
+        each, new_key = _with_references_checked(client, each, live, checked=references_checked)
         restored = recorded_runs(each.recorded, live.parent) if each.recorded is not None else ()
         judged = live
         if restored:
@@ -302,6 +303,23 @@ def plan_rendered(
     return results
 
 
+def checked_before_writing(client: KubeClient, rendered: Sequence[RenderedPlan]) -> list[RenderedPlan]:
+    """The plan-time checks that ask the cluster, made before a run writes anything — even the
+    namespaces its run locks need: every kind a raw manifest holds is served (each plan placed as
+    discovery says), and what workloads read exists (PlanError, at the file positions, otherwise).
+    `plan_rendered` then leaves out the references (`references_checked`)."""
+    checked = [_with_kinds_served(client, each) for each in rendered]
+    problems = [
+        problem
+        for each in checked
+        if not each.as_given
+        for problem in missing_references(client, each.plan, each.default_namespace)
+    ]
+    if problems:
+        raise PlanError(problems)
+    return checked
+
+
 def _with_kinds_served(client: KubeClient, rendered: RenderedPlan) -> RenderedPlan:
     """The plan rendered again when its raw manifests hold kinds only the cluster serves, each placed
     as the cluster's discovery says (PlanError for one it does not serve, or a cluster-scoped one the
@@ -315,7 +333,7 @@ def _with_kinds_served(client: KubeClient, rendered: RenderedPlan) -> RenderedPl
 
 
 def _with_references_checked(
-    client: KubeClient, rendered: RenderedPlan, live: LiveState
+    client: KubeClient, rendered: RenderedPlan, live: LiveState, *, checked: bool = False
 ) -> tuple[RenderedPlan, bytes | None]:
     """Refuse (PlanError) a plan whose workloads read objects the cluster lacks; then the plan rendered
     with its digest key when a workload reads one of its Secrets, and that key when the parent has none
@@ -323,7 +341,7 @@ def _with_references_checked(
     it is."""
     if rendered.as_given:
         return rendered, None
-    problems = missing_references(client, rendered.plan, rendered.default_namespace)
+    problems = [] if checked else missing_references(client, rendered.plan, rendered.default_namespace)
     if problems:
         raise PlanError(problems)
     if not needs_config_key(rendered.plan):

@@ -30,6 +30,7 @@ from planner.app.apply import Applier, ApplyOptions, create_lock_namespaces
 from planner.app.planning import (
     PlannedChanges,
     check_data_loss,
+    checked_before_writing,
     plan_rendered,
 )
 from planner.app.rendering import RenderedPlan, render_loaded
@@ -165,11 +166,17 @@ def _apply(
 ) -> PlanOutcome:
     client = target.client
     applying = options.apply
+    (rendered,) = checked_before_writing(client, [rendered])  # nothing is written for a broken plan
     keys = [(rendered.plan.name, rendered.namespace)]
     made = create_lock_namespaces(client, keys, notice)
     with holding(client, keys, options=applying.lock, notice=notice, stop=stop) as locks:
         (planned,) = plan_rendered(
-            [rendered], client=client, options=applying.plan, probe_foreign=False, created_by_run=made
+            [rendered],
+            client=client,
+            options=applying.plan,
+            probe_foreign=False,
+            created_by_run=made,
+            references_checked=True,
         )
         if not options.prune:
             planned = _without_prune(planned)

@@ -1,11 +1,11 @@
 """What a plan's workloads read from ConfigMaps and Secrets, against the cluster and the changes.
 
-`missing_references`: an object a workload reads through env or envFrom that the plan does not declare
-must exist in the cluster, holding the key read, when the plan is made — else the pods could never
-start (`CreateContainerConfigError`), and the plan says so at the reference's file position before
-anything is written. One GET per object referenced (never a list of every Secret); only key names are
-looked at, never a value. Optional references and objects the plan declares (ordered before their
-readers by the graph) are not asked about; a volume's object is not either (the pod waits for it).
+`missing_references`: an object a workload reads through env, envFrom or a volume that the plan does not
+declare must exist in the cluster, holding the key read, when the plan is made — else the pods could
+never start (`CreateContainerConfigError`, `MountVolume.SetUp failed`), and the plan says so at the
+reference's file position before anything is written. One GET per object referenced (never a list of
+every Secret); only key names are looked at, never a value. Optional references and objects the plan
+declares (ordered before their readers by the graph) are not asked about.
 
 `config_key`: the key Secrets enter the config-hash annotation under (`render.confighash`), the plan's
 digest key. `with_roll_reasons`: a workload whose config-hash changes says
@@ -34,13 +34,13 @@ _KINDS = {"configMap": CONFIG_MAP, "secret": SECRET}
 
 
 def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -> list[Diagnostic]:
-    """A diagnostic per non-optional env/envFrom reference to an object the plan does not declare that
-    the cluster lacks (or whose data lacks the key); nothing when reading it is forbidden."""
+    """A diagnostic per non-optional env, envFrom or volume reference to an object the plan does not
+    declare that the cluster lacks (or whose data lacks the key); nothing when reading it is forbidden."""
     declared = plan_objects(plan)
     found: dict[ObjectRef, Manifest | None] = {}
     problems = []
     for workload, ref in plan_config_refs(plan):
-        if ref.optional or ref.via == "volume":
+        if ref.optional:
             continue
         elsewhere = (ref.kind, ref.name) in declared
         if elsewhere and reads_plan_objects(plan, workload, default_namespace):
@@ -72,10 +72,13 @@ def _problem(
             if declared_elsewhere
             else "is not declared by this plan"
         )
-        return ref.path, (
-            f"{what} {declared} and does not exist in namespace {target.namespace}: "
-            "declare it in the plan, create it first, or mark the reference optional"
+        # A volume has no `optional` in a plan: the object must be there.
+        fixes = (
+            "declare it in the plan or create it first"
+            if ref.via == "volume"
+            else ("declare it in the plan, create it first, or mark the reference optional")
         )
+        return ref.path, f"{what} {declared} and does not exist in namespace {target.namespace}: {fixes}"
     keys = {*(live.get("data") or {}), *(live.get("binaryData") or {})}
     if ref.key is not None and ref.key not in keys:
         return f"{ref.path}.key", (

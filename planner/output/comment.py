@@ -19,6 +19,7 @@ where the whole plan is.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,7 +178,9 @@ def _row(change: Change) -> str:
     found = [f"**{n}**" if n.startswith(DESTROYS_DATA) else n for n in notes(change, drift=False)]
     if change.action == "create":
         found += key_fields(change.desired)
-    symbol, verb, cause = f"`{SYMBOLS[change.action]}`", VERBS[change.action], change.cause or ""
+    elif change.action in ("update", "replace"):
+        found += key_changes(change)
+    symbol, verb, cause = f"`{SYMBOLS[change.action]}`", VERBS[change.action], ", ".join(change.causes)
     cells = (symbol, verb, cause, f"`{change.ref}`", "; ".join(found))
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
@@ -243,6 +246,40 @@ def key_fields(manifest: Manifest | None) -> list[str]:
         )
         found += _listed("keys", keys)
     return found
+
+
+# What a reviewer decides on in an update, by the field path a diff names: `(container) label`.
+_KEY_CHANGE = re.compile(
+    r"^\.spec(?:\.jobTemplate\.spec)?(?:\.template\.spec)?\.(?:(?P<list>containers|initContainers)"
+    r"\[name=(?P<container>[^\]]+)\]\.)?(?P<what>image|replicas|resources\.(?:limits|requests)\.\w+|"
+    r"env\[name=(?P<env>[^\]]+)\]\.value)$"
+)
+
+
+def key_changes(change: Change) -> list[str]:
+    """The changed fields a reviewer decides on, one phrase each: `image web: nginx:1.28 → nginx:1.29`,
+    `replicas 2 → 3`, `resources web: limits.cpu 500m → 1`, `env web: LOG_LEVEL info → debug` (never a
+    Secret's values; an env value only when the plan writes it literally)."""
+    if change.ref.kind == SECRET.kind:
+        return []
+    found = []
+    for field in change.fields:
+        matched = _KEY_CHANGE.match(field.path)
+        if matched is None or field.is_takeover:
+            continue
+        what, container, env = matched["what"], matched["container"], matched["env"]
+        before, after = _shown(field.before), _shown(field.after)
+        if env is not None:
+            found.append(f"env {container}: {env} {before} → {after}")
+        elif what.startswith("resources."):
+            found.append(f"resources {container}: {what.removeprefix('resources.')} {before} → {after}")
+        else:
+            found.append(f"{what}{f' {container}' if container else ''}: {before} → {after}")
+    return found
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else str(value)
 
 
 _COUNTS = {

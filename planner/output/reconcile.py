@@ -65,7 +65,8 @@ def _change_lines(outcome: PlanOutcome) -> list[str]:
             continue
         reason = f" ({change.reason})" if change.reason else ""
         symbol = SYMBOLS[change.action].rjust(3)
-        lines.append(f"  {change.cause:<7} {symbol} {VERBS[change.action]} {change.ref}{reason}")
+        cause = "+".join(change.causes)
+        lines.append(f"  {cause:<7} {symbol} {VERBS[change.action]} {change.ref}{reason}")
         lines += [f"              {field_line(change, field)}" for field in change.fields]
     return lines
 

@@ -57,6 +57,7 @@ from planner.objects import (
     labels_of,
     metadata_of,
     ref_of,
+    without_create_only,
 )
 
 FORMAT_PREFIX = "planner.dev/saved-plan/"
@@ -154,10 +155,13 @@ def _stable_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def declared_digest(desired: Manifest | None, live: Manifest, key: bytes | None) -> str:
     """The live object's declared fields and its labels and annotations, digested: an HMAC under `key`
-    for a Secret (its values, and its hash annotation made from them, must not be testable)."""
+    for a Secret (its values, and its hash annotation made from them, must not be testable). Create-only
+    fields are left out (replicas an autoscaler owns): apply never writes them after the create."""
     watched = canonical_json(
         {
-            "declared": project(declared(with_server_forms(desired)), live) if desired else None,
+            "declared": project(declared(with_server_forms(without_create_only(desired))), live)
+            if desired
+            else None,
             "labels": _stable_metadata(labels_of(live)),
             "annotations": _stable_metadata(annotations_of(live)),
         }

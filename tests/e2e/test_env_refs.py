@@ -9,6 +9,7 @@ materialised; that every referenced object exists is what it checks before a pod
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,3 +123,34 @@ workloads:
             e for e in events_since(cluster, "/" + collection.format(namespace), rv) if e["type"] == "ADDED"
         ]
         assert added == []
+
+
+def test_a_missing_mounted_secret_in_a_new_namespace_writes_nothing_not_even_the_namespace(
+    planner: Runner, kubectl: Runner, tmp_path: Path
+) -> None:
+    """Every plan-time check passes before apply's first write, the lock's namespace included; a Secret
+    or ConfigMap mounted as a volume is checked as an env reference is (issue 39, item 10)."""
+    fresh = f"fresh-{os.getpid()}"
+    plan = write_plan(
+        tmp_path,
+        f"""apiVersion: planner.dev/v1
+kind: Plan
+metadata: {{name: mounts, namespace: {fresh}}}
+workloads:
+  - name: web
+    image: nginx:1.27
+    volumes:
+      - {{secret: tls-cert, mountPath: /etc/tls}}
+      - {{configMap: site, mountPath: /etc/site}}
+""",
+    )
+    for command in ("plan", "apply", "reconcile"):
+        result = planner(command, str(plan))
+        assert result.returncode == 1, result.stdout + result.stderr
+        said = result.stderr + result.stdout
+        assert (
+            f'{plan}:8:9: workloads[0].volumes[0]: secret "tls-cert" is not declared by this plan and does not '
+            f"exist in namespace {fresh}: declare it in the plan or create it first" in said
+        ), said
+        assert f'{plan}:9:9: workloads[0].volumes[1]: configMap "site" is not declared' in said, said
+        assert kubectl("get", "namespace", fresh).returncode != 0, f"{command} created namespace {fresh}"

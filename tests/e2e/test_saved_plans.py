@@ -83,10 +83,15 @@ def test_a_saved_plan_applies_exactly_its_changes_and_never_holds_a_secret_value
 
 
 def _status_write(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> None:
+    """A status PUT, read again and retried on a conflict as client-go's RetryOnConflict does: the
+    Deployment controller writes the same status meanwhile."""
     path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
-    live = get(cluster, path)
-    live["status"] = {**(live.get("status") or {}), "observedGeneration": 1, "replicas": 7}
-    status, body = http(cluster, "PUT", f"{path}/status", live)
+    for _ in range(10):
+        live = get(cluster, path)
+        live["status"] = {**(live.get("status") or {}), "observedGeneration": 1, "replicas": 7}
+        status, body = http(cluster, "PUT", f"{path}/status", live)
+        if status != 409:
+            break
     assert status == 200, body
 
 
@@ -418,3 +423,35 @@ def test_a_saved_plan_for_a_namespace_that_does_not_exist_yet_is_applied_and_say
     said = f"namespace/{fresh}: namespace created (the run lock lives there)"
     assert said in applied.stderr.splitlines(), applied.stderr
     assert get(cluster, f"/api/v1/namespaces/{fresh}/configmaps/settings")["data"] == {"LOG_LEVEL": "info"}
+
+
+def test_replicas_an_autoscaler_owns_never_make_a_saved_plan_stale(
+    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """`replicas: 2` with `autoscale:`: the count is create-only, so the autoscaler's scaling (here as
+    `kubectl scale` does it) leaves a saved plan fresh (issue 39, item 8)."""
+    autoscaled = "    replicas: 2\n    autoscale: {min: 2, max: 5, cpuUtilization: 80}\n    cpu: 100m\n"
+
+    def text(image: str) -> str:
+        return (
+            "apiVersion: planner.dev/v1\nkind: Plan\n"
+            f"metadata: {{name: shop, namespace: {namespace}}}\n"
+            f"workloads:\n  - name: web\n    image: '{image}'\n{autoscaled}"
+        )
+
+    plan = write_plan(tmp_path, text("nginx:1.27"))
+    first = planner("apply", str(plan), "--no-wait")
+    assert first.returncode == 0, first.stdout + first.stderr
+    write_plan(tmp_path, text("nginx:1.28"))
+    saved = tmp_path / "shop.plan.json"
+    made = planner("plan", str(plan), "--out", str(saved), "--detailed-exitcode")
+    assert made.returncode == 2, made.stdout + made.stderr
+
+    scaled = kubectl("scale", "-n", namespace, "deployment/web", "--replicas=3")
+    assert scaled.returncode == 0, scaled.stderr
+    applied = planner("apply", str(saved), "--no-wait")
+
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    deployment = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    assert deployment["spec"]["replicas"] == 3
+    assert image_of(cluster, namespace) == "nginx:1.28"

@@ -17,6 +17,7 @@ from tests.unit.diff_support import (
     entry,
     find,
     live_state,
+    planner_apply,
     rendered,
     served,
     workload,
@@ -153,3 +154,26 @@ def test_a_changeset_lists_its_changes_by_cause() -> None:
 
     assert [str(c.ref) for c in changeset.caused_by("drift")] == ["configmap/shop/settings"]
     assert [str(c.ref) for c in changeset.caused_by("pending")] == ["deployment/shop/web"]
+
+
+def test_a_change_that_drifted_and_is_pending_counts_as_both_and_names_the_writer() -> None:
+    """The plan changed `level`, and `kubectl set` changed `mode`, a field the plan declares: the update is
+    pending, and drift too, with the foreign field, its value and its writer."""
+    applied = settings(mode="fast", level="info")
+    live = served(
+        applied,
+        managed=[
+            planner_apply({"f:data": {"f:level": {}}}),
+            entry("kubectl-set", {"f:data": {"f:mode": {}}}),
+        ],
+    )
+    live["data"]["mode"] = "attacker"
+    changeset = run([settings(mode="fast", level="debug")], live, parent=parent_recording(applied))
+    (change,) = changeset.changes
+    assert (change.action, change.cause, change.causes) == ("update", "pending", ("drift", "pending"))
+    assert change.reason == "changed outside the plan by kubectl-set"
+    assert [(f.path, f.before, f.after, f.manager) for f in change.fields] == [
+        (".data.level", "info", "debug", None),
+        (".data.mode", "attacker", "fast", "kubectl-set"),
+    ]
+    assert (len(changeset.caused_by("drift")), len(changeset.caused_by("pending"))) == (1, 1)

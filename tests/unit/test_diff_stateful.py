@@ -217,7 +217,8 @@ def test_a_replaced_statefulset_keeps_its_pvcs_for_its_new_pods_even_with_allow_
     change = only(run(stateful_set(), before, allow_data_loss=True), "statefulset/shop/db")
     assert (change.action, change.reason) == (
         "replace",
-        "forced by spec.volumeClaimTemplates; its PVCs data-db-* are kept (its new pods mount them again)",
+        "forced by spec.volumeClaimTemplates; its PVCs data-db-* are kept (its new pods mount them again); "
+        "its existing PVCs keep their size (claim templates apply to new claims only)",
     )
 
 

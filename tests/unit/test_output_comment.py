@@ -11,7 +11,8 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from planner.diff import ChangeSet, diff
+from planner.diff import Change, ChangeSet, FieldChange, diff
+from planner.objects import ObjectRef
 from planner.output.comment import LIMIT, to_markdown
 from planner.plan.model import Claim, CronSchedule, Ingress, Rootfs
 from planner.state.applyset import CurrentGeneration
@@ -292,3 +293,30 @@ def test_the_generation_line_stays_when_the_comment_is_cut() -> None:
         "### planner plan `shop` (namespace `shop`)",
         "*cluster is at generation 3 of plan shop (converged)*",
     ]
+
+
+def test_an_update_row_names_what_a_reviewer_decides_on() -> None:
+    """An image bump beside a ConfigMap change: the row says the image in one line, not only the roll."""
+    web = ObjectRef(group="apps", kind="Deployment", namespace="shop", name="web")
+    container = ".spec.template.spec.containers[name=web]"
+    change = Change(
+        ref=web,
+        action="update",
+        desired={},
+        live={},
+        reason="rolls because configMap web-config changed",
+        fields=(
+            FieldChange(path=f"{container}.image", before="nginx:1.28", after="nginx:1.29"),
+            FieldChange(path=".spec.replicas", before=2, after=3),
+            FieldChange(path=f"{container}.resources.limits.cpu", before="500m", after="1"),
+            FieldChange(path=f"{container}.env[name=LOG_LEVEL].value", before="info", after="debug"),
+            FieldChange(path=".spec.template.metadata.annotations.x", before="a", after="b"),
+        ),
+    )
+    markdown = to_markdown([ChangeSet(plan="shop", namespace="shop", changes=(change,))])
+    row = next(line for line in markdown.splitlines() if line.startswith("| `~` |"))
+    assert row == (
+        "| `~` | update | pending | `deployment/shop/web` | rolls because configMap web-config changed; "
+        "image web: nginx:1.28 → nginx:1.29; replicas: 2 → 3; resources web: limits.cpu 500m → 1; "
+        "env web: LOG_LEVEL info → debug |"
+    )
