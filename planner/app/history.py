@@ -18,12 +18,12 @@ from pathlib import Path
 from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.changeset import ChangeSet
-from planner.errors import NotFoundError, UsageError
+from planner.errors import ForbiddenError, NotFoundError, UsageError
 from planner.execute import ExecutionResult
 from planner.kinds import SECRET
 from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
 from planner.live import get_or_none
-from planner.objects import Manifest, ObjectRef
+from planner.objects import Manifest, ObjectRef, metadata_of
 from planner.plan.model import Source
 from planner.state.applyset import (
     CurrentGeneration,
@@ -276,14 +276,42 @@ class History:
 
 
 def history(plan: str, *, target: Target) -> History:
-    """`plan` selects one plan: a plan file, `NAME` in `-n`'s namespace, or `NS/NAME`."""
+    """`plan` selects one plan: a plan file, `NAME` in `-n`'s namespace, or `NS/NAME`. A plan with no
+    recorded generation there is a UsageError naming the namespaces where a plan of that name has some
+    (a name given without `-n` is looked for in the context's namespace: the plan is elsewhere)."""
     ref, client = selected_plan(plan, target=target), target.client
-    return History(
+    shown = History(
         plan=ref.name,
         namespace=ref.namespace,
         current=current(client, ref.name, ref.namespace),
         generations=list_generations(client, ref.name, ref.namespace),
     )
+    if shown.generations or shown.current is not None:
+        return shown
+    elsewhere = namespaces_with_generations(client, ref.name)
+    where = (
+        f"; plan {ref.name} has generations in namespace {', '.join(elsewhere)} (name it with -n, or as "
+        f"{elsewhere[0]}/{ref.name})"
+        if elsewhere
+        else ", nor in any other namespace"
+    )
+    raise UsageError(f"plan {ref.name} has no recorded generations in namespace {ref.namespace}{where}")
+
+
+def namespaces_with_generations(client: KubeClient, plan: str) -> list[str]:
+    """The namespaces where a plan of this name has generation records: one LIST of metadata across
+    namespaces; none when this identity may not list Secrets everywhere."""
+    try:
+        page = client.request(
+            "GET",
+            resource_path(SECRET, None),
+            query={"labelSelector": record_selector(plan)},
+            verb="list",
+            accept=METADATA_LIST_ACCEPT,
+        )
+    except ForbiddenError:
+        return []
+    return sorted({str(metadata_of(item).get("namespace")) for item in page.get("items") or []})
 
 
 def show_generation(plan: str, number: int, *, target: Target) -> Generation:

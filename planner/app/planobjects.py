@@ -43,6 +43,7 @@ from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.plan.load import load_plan_object, plan_object_source
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
 from planner.state.lock import holding
 
@@ -169,6 +170,9 @@ class PlanObjects:
             return self.finalize(plan, section, options=options, stop=stop)
         if section.suspend:
             self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
+            status = planstatus.suspended(plan, _now())
+            if _conditions_differ(plan, status):
+                self.write_status(plan, status)
             return Reconciled(None, retry=False)
         unready = self.unready_dependencies(plan, section)
         if unready:
@@ -212,6 +216,7 @@ class PlanObjects:
         # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
         # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
         if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
+            self.warn_of_literal_secrets(plan)
             plan = self.write_status(plan, planstatus.progressing(plan, _now())) or plan
         if FINALIZER not in (metadata_of(plan).get("finalizers") or ()):
             self.set_finalizer(plan, present=True)
@@ -267,6 +272,18 @@ class PlanObjects:
         pruned = pruned_message(changeset, allow_data_loss=section.allow_data_loss) if changeset else ""
         self.tell(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
         return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def warn_of_literal_secrets(self, plan: Manifest) -> None:
+        """A Warning Event, once per generation, for each secret value the Plan holds literally."""
+        literal = literal_secret_paths(plan)
+        if literal:
+            self.tell(
+                plan,
+                ("LiteralSecretValue", "Warning"),
+                f"{', '.join(literal)}: written literally, so stored in plain text in this Plan object (and "
+                "in kubectl's last-applied-configuration annotation): read it from a Secret with "
+                "valueFrom.secretKeyRef",
+            )
 
     def prune_failed(self, plan: Manifest, message: str, outcome: PlanOutcome | None) -> Reconciled:
         """A deleted Plan's prune did not finish: its finalizer stays, its Ready condition and a Warning

@@ -21,6 +21,7 @@ READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
 SUCCEEDED, FAILED = "ReconciliationSucceeded", "ReconciliationFailed"
 DEPENDENCY_NOT_READY, PROGRESSING = "DependencyNotReady", "Progressing"
 PRUNE_FAILED = "PruneFailed"
+SUSPENDED = "Suspended"
 ANNOTATION_REVISION = "planner.dev/revision"
 ANNOTATION_REQUESTED_AT = "reconcile.planner.dev/requestedAt"
 
@@ -95,6 +96,25 @@ def is_ready(plan: Manifest) -> bool:
     """Ready True for the Plan's current generation (what a dependent waits for)."""
     ready = condition(plan.get("status") or {}, READY) or {}
     return ready.get("status") == "True" and ready.get("observedGeneration") == generation_of(plan)
+
+
+def suspended(plan: Manifest, now: str) -> Status:
+    """The status of a suspended Plan (`reconcile.suspend`): Ready keeps its status and the generation
+    it spoke for — the cluster is as the last reconcile left it, and `kubectl wait` for a newer
+    generation must not end — with the reason Suspended and a message that says so."""
+    previous: Mapping[str, Any] = plan.get("status") or {}
+    ready = condition(previous, READY) or {}
+    truth: Truth = (
+        "True" if ready.get("status") == "True" else "False" if ready.get("status") == "False" else "Unknown"
+    )
+    message = str(ready.get("message") or "never reconciled")
+    if ready.get("reason") != SUSPENDED:
+        message = f"suspended (reconcile.suspend): not reconciled; the last reconcile: {message}"
+    spoken_for = int(ready.get("observedGeneration") or 0)
+    return {
+        **_kept(previous),
+        "conditions": [_condition(previous, READY, truth, SUSPENDED, message, spoken_for, now)],
+    }
 
 
 def waiting(plan: Manifest, now: str, message: str) -> Status:

@@ -154,8 +154,15 @@ READY = '.status.conditions[?(@.type=="Ready")]'
 PRINTER_COLUMNS = (
     {"name": "Ready", "type": "string", "jsonPath": f"{READY}.status"},
     {"name": "Status", "type": "string", "jsonPath": f"{READY}.message"},
-    {"name": "Generation", "type": "integer", "jsonPath": ".status.lastAppliedGeneration"},
+    # planner's generation (`planner history`), not metadata.generation: so named.
+    {
+        "name": "Applied-Gen",
+        "type": "integer",
+        "jsonPath": ".status.lastAppliedGeneration",
+        "description": "The planner generation last applied (planner history), not metadata.generation.",
+    },
     {"name": "Revision", "type": "string", "jsonPath": ".status.lastAppliedRevision"},
+    {"name": "Suspended", "type": "boolean", "jsonPath": ".reconcile.suspend"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 )
 

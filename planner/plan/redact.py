@@ -13,7 +13,8 @@ anchored value keeps its anchor, so aliases elsewhere still read; the alias then
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -99,3 +100,34 @@ def _pairs(node: MappingNode) -> Iterator[tuple[Node, Node]]:
         for source in value.value if isinstance(value, SequenceNode) else [value]:
             if isinstance(source, MappingNode):
                 yield from _pairs(source)
+
+
+def literal_secret_paths(document: Mapping[str, Any]) -> list[str]:
+    """The paths of the secret values written literally in a plan as data (a Plan object as the API
+    server returns it): `secrets[0].data.password`. A Plan object stores them in plain text, and so does
+    `kubectl apply`'s last-applied-configuration annotation; `valueFrom.secretKeyRef` keeps them out."""
+    found = []
+    for location in SECRET_VALUE_MAPS:
+        for path, values in _dict_maps_at(document, location, ""):
+            found += [f"{path}.{key}" for key, value in values.items() if isinstance(value, str)]
+    for index, item in enumerate(document.get("manifests") or []):
+        if isinstance(item, Mapping) and item.get("kind") == "Secret":
+            for field in ("data", "stringData"):
+                written = item.get(field)
+                keys = list(written) if isinstance(written, Mapping) else []
+                found += [f"manifests[{index}].{field}.{key}" for key in keys]
+    return found
+
+
+def _dict_maps_at(node: Any, location: tuple[str, ...], path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if not location:
+        if isinstance(node, Mapping):
+            yield path, node
+        return
+    key, *rest = location
+    if key == "*":
+        for index, item in enumerate(node if isinstance(node, list) else []):
+            yield from _dict_maps_at(item, tuple(rest), f"{path}[{index}]")
+        return
+    child = node.get(key) if isinstance(node, Mapping) else None
+    yield from _dict_maps_at(child, tuple(rest), f"{path}.{key}" if path else key)

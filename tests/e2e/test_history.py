@@ -476,3 +476,21 @@ def test_a_rollback_taking_a_sandboxes_rootfs_back_says_disks_are_not_restored_a
     assert claims(cluster, namespace) == ["alice-rootfs-g1", "alice-workspace"]
     status, pod = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/pods/alice")
     assert status == 200, pod  # running again, as generation 1 had it
+
+
+def test_history_of_a_plan_in_another_namespace_fails_and_names_where_it_is(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """`history NAME` without `-n` looks in the context's namespace (`default`): a plan recorded only
+    elsewhere is an error naming where it is, not an empty exit 0 (issue 39, item 11)."""
+    run_ok(planner, "apply", str(write_plan(tmp_path, shop(namespace, "1.0"))), "--timeout", "60s")
+    missing = planner("history", "shop")
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert (
+        f"plan shop has no recorded generations in namespace default; plan shop has generations in "
+        f"namespace {namespace}" in missing.stderr
+    ), missing.stderr
+    nowhere = planner("history", "no-such-plan")
+    assert nowhere.returncode == 1, nowhere.stdout
+    assert "nor in any other namespace" in nowhere.stderr, nowhere.stderr
+    assert run_ok(planner, "history", f"{namespace}/shop").startswith("GEN ")

@@ -429,3 +429,32 @@ def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
             second.output(),
             unsharded.output(),
         )
+
+
+def test_plan_objects_as_a_user_meets_them_columns_suspension_and_literal_secrets(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """`kubectl get plans` names planner's generation as such and shows a suspended Plan, whose Ready
+    message says it is suspended; a literal secret value is warned of once (issue 39, item 11)."""
+    install_crd(planner, kubectl)
+    running = controllers("-n", namespace, "--interval", "1h")
+    assert kubectl("apply", "-f", "-", stdin=shop_plan(namespace, password="hunter2")).returncode == 0
+    wait_ready(kubectl, namespace, "shop")
+    (warning,) = [e for e in plan_events(kubectl, namespace, "shop") if e[0] == "LiteralSecretValue"]
+    assert warning[1] == "Warning" and warning[2].startswith("secrets[0].data.password: written literally")
+    assert "hunter2" not in warning[2] + running.output()
+
+    suspended = shop_plan(namespace, password="hunter2", replicas=2) + "reconcile: {suspend: true}\n"
+    assert kubectl("apply", "-f", "-", stdin=suspended).returncode == 0
+
+    def says_suspended() -> dict[str, Any] | None:
+        ready = conditions(get_json(kubectl, "plan", "shop", "-n", namespace)).get("Ready") or {}
+        return ready if ready.get("reason") == "Suspended" else None
+
+    ready = eventually(says_suspended, timeout=60)
+    assert ready["status"] == "True" and ready["observedGeneration"] == 1, ready  # spoke for generation 1
+    assert ready["message"].startswith("suspended (reconcile.suspend): not reconciled; the last reconcile: ")
+    listed = kubectl("get", "plans", "-n", namespace).stdout.splitlines()
+    assert listed[0].split() == ["NAME", "READY", "STATUS", "APPLIED-GEN", "REVISION", "SUSPENDED", "AGE"]
+    assert " true " in f" {listed[1]} ", listed
+    assert get_json(kubectl, "deployment", "shop-web", "-n", namespace)["spec"]["replicas"] == 1
