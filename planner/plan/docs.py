@@ -58,8 +58,10 @@ the load.
 
 ## Rules beyond the schema
 
-- **Names** are unique across the whole plan: workloads, sandboxes, configMaps and secrets share one
-  name space; warm pools have their own, which must not reuse a sandbox name. Two plan files loaded
+- **Names** are unique per kind, as Kubernetes has them: a Secret `db` and a ConfigMap `db` may sit
+  beside a StatefulSet `db`. Workloads and sandboxes share one name space (a bare `dependsOn` name finds
+  one of them; a raw manifest is named `Kind/name`); configMaps, secrets and volumeClaims each have their
+  own; warm pools have their own, which must not reuse a sandbox name. Two plan files loaded
   together must have different `metadata.name`s: a plan name owns one ApplySet.
 - **Generated objects** must not collide with each other or with the plan's own objects: a workload
   renders a Deployment or Job `<name>` and, when exposed, a Service `<name>-svc`; a sandbox renders a

@@ -1,8 +1,9 @@
 """Semantic checks: what the schema cannot say about a plan.
 
 Each check reads the raw document (see `raw.py`) and returns Diagnostics; `semantic_diagnostics` runs
-them all so one `validate` shows every problem. Name rules live here: names are unique across the whole
-plan, and no object the plan renders (docs/design.md §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
+them all so one `validate` shows every problem. Name rules live here: names are unique per kind, as
+Kubernetes has them (a Secret `db` beside a StatefulSet `db` is fine), workloads and sandboxes together
+(a bare `dependsOn` name and a runtime ID's name find one of them), and no object the plan renders (docs/design.md §3: Service `<name>-svc`, sandbox PVCs and env Secret, the
 ApplySet parent Secret `<plan>`, a StatefulSet's headless Service `<name>`) may share a kind, namespace and name with another, or outgrow 63
 characters. Reference and cycle rules are in `validate_refs.py`, pod rules in `validate_pods.py`, label and
 annotation rules in `validate_meta.py`.
@@ -23,7 +24,13 @@ from planner.plan.validate_meta import meta_diagnostics
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
 
-_NAMED_SECTIONS = ("workloads", "sandboxes", "configMaps", "secrets")
+# Sections whose names share one name space, each with the rule a repeat breaks.
+_NAME_SPACES = (
+    (("workloads", "sandboxes"), "workload and sandbox names are unique (dependsOn names them bare)"),
+    (("configMaps",), "configMap names are unique"),
+    (("secrets",), "secret names are unique"),
+    (("volumeClaims",), "claim names are unique"),
+)
 
 
 def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
@@ -47,17 +54,14 @@ def _in_file_order(entries: list[tuple[str, str]], parsed: ParsedFile) -> list[t
 
 
 def _unique_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    entries = [
-        (item.at("name"), name)
-        for section in _NAMED_SECTIONS
-        for item in plan.items(section)
-        if (name := item.text("name"))
-    ]
-    yield from _repeats(
-        entries, parsed, "names are unique across workloads, sandboxes, configMaps and secrets", "name"
-    )
-    claims = [(item.at("name"), name) for item in plan.items("volumeClaims") if (name := item.text("name"))]
-    yield from _repeats(claims, parsed, "claim names are unique", "claim name")
+    for sections, rule in _NAME_SPACES:
+        entries = [
+            (item.at("name"), name)
+            for section in sections
+            for item in plan.items(section)
+            if (name := item.text("name"))
+        ]
+        yield from _repeats(entries, parsed, rule, "claim name" if sections == ("volumeClaims",) else "name")
 
 
 def _warm_pool_names(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:

@@ -23,7 +23,7 @@ WORKLOAD_FIELDS = (
     "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe, podManagementPolicy, "
     "updateStrategy, autoscale"
 )
-NAMES_RULE = "names are unique across workloads, sandboxes, configMaps and secrets"
+NAMES_RULE = "workload and sandbox names are unique (dependsOn names them bare)"
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
 LONG_60 = "a" * 60
 LONG_64 = "b" * 64
@@ -150,6 +150,13 @@ CASES: list[tuple[str, str, list[str]]] = [
         "a workload and a sandbox with one name collide, naming the first",
         "workloads:\n  - name: db\n    image: postgres:16\nsandboxes:\n  - name: db\n" + SANDBOX,
         [f'{{f}}:9:11: sandboxes[0].name: name "db" is already used by workloads[0] (line 6): {NAMES_RULE}'],
+    ),
+    (
+        "two secrets with one name collide",
+        "secrets:\n  - {name: db, data: {a: b}}\n  - {name: db, data: {c: d}}\n",
+        [
+            '{f}:7:12: secrets[1].name: name "db" is already used by secrets[0] (line 6): secret names are unique'
+        ],
     ),
     (
         "an unknown dependsOn target",
@@ -546,3 +553,17 @@ def test_a_repeated_sandbox_name_is_one_error_not_one_per_generated_object(
     assert _errors([path]) == [
         f'{path}:11:11: sandboxes[1].name: name "dev" is already used by sandboxes[0] (line 6): {NAMES_RULE}'
     ]
+
+
+def test_names_are_unique_per_kind_as_kubernetes_has_them(write_plan: Callable[..., Path]) -> None:
+    """A Secret and a ConfigMap may share a StatefulSet's name, as most charts name them (issue 39,
+    item 12): only names that share a kind, or are found bare (workloads and sandboxes), collide."""
+    (plan,) = load_plans(
+        [
+            write_plan(
+                "configMaps:\n  - {name: db, data: {a: b}}\nsecrets:\n  - {name: db, data: {a: b}}\n"
+                "workloads:\n  - name: db\n    kind: statefulset\n    image: postgres:16\n"
+            )
+        ]
+    ).plans
+    assert [w.name for w in plan.workloads] == ["db"] and [s.name for s in plan.secrets] == ["db"]
