@@ -35,6 +35,14 @@ MAX_CONNECTIONS = 256
 MAX_HEAD_BYTES = 8192
 _TEXT = "text/plain; charset=utf-8"
 _HTML = "text/html; charset=utf-8"
+# Every answer: no script, style only inline, nothing framed or sniffed (the pages are plain HTML from
+# cluster data, which must never become active content).
+_HARDENING = (
+    "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Referrer-Policy: no-referrer\r\n"
+)
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -155,7 +163,7 @@ class HealthServer:
         allow = "Allow: GET, HEAD\r\n" if status == 405 else ""
         header = (
             f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n{allow}"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            f"{_HARDENING}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         )
         return header.encode() + (b"" if method == "HEAD" else body)
 

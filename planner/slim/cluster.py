@@ -231,6 +231,7 @@ def up(
     token = token or new_admin_token()
     root = _resolve(data_dir)
     root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it will hold every Secret
+    root.chmod(0o700)  # also when it existed already, with looser modes
     port_file = root / "server.portfile"
     port_file.unlink(missing_ok=True)
     log = root / "server.log"
@@ -240,7 +241,7 @@ def up(
     tls = ensure_certificates(root)
     extra += ["--tls-dir", str(root), *(["--rbac"] if rbac else [])]
     command = _serve_command(port=port or 0, data_dir=root, memory=memory, port_file=port_file, extra=extra)
-    with log.open("ab") as log_stream:
+    with _private(log).open("ab") as log_stream:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -251,12 +252,22 @@ def up(
         )
     bound = _wait_for_port(process, port_file, log, tls)
     url = server_url(bound, tls)
-    (root / "server.pid").write_text(str(process.pid))
-    (root / "server.port").write_text(str(bound))
-    (root / "server.url").write_text(url)
-    (root / "server.mode").write_text("memory" if memory else "disk")
+    for name, text in (
+        ("server.pid", str(process.pid)),
+        ("server.port", str(bound)),
+        ("server.url", url),
+        ("server.mode", "memory" if memory else "disk"),
+    ):
+        _private(root / name).write_text(text)
     kubeconfig = write_kubeconfig(root / "kubeconfig", url, token, tls.ca)
     return ClusterInfo(process.pid, bound, url, kubeconfig, root, memory, token, tls.ca)
+
+
+def _private(path: Path) -> Path:
+    """`path` made to exist with mode 0600 (a run file of the server's: only its user reads it)."""
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    return path
 
 
 def down(*, data_dir: Path | None) -> bool:

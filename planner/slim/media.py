@@ -26,7 +26,7 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from planner.slim import decoding, fieldvalidation, protobuf, yamljson
-from planner.slim.errors import bad_request, unsupported_media_type
+from planner.slim.errors import StatusError, bad_request, unsupported_media_type
 from planner.slim.openapi.schemas import schemas
 from planner.slim.patch import media_type
 
@@ -122,12 +122,65 @@ def _acceptable(clause: Clause, candidate: str) -> Output | None:
     return None
 
 
+# sigs.k8s.io/json's and go-yaml's nesting limit in kube-apiserver v1.28: deeper bodies are refused.
+MAX_DEPTH = 10000
+
+
 def decode_body(
     raw: bytes, content_type: str | None, kind: str, check: fieldvalidation.Check | None = None
 ) -> Any:
     """A request body as JSON values, from JSON (the default), YAML or protobuf; with a `check`, JSON and
-    YAML bodies are decoded into its kind as the apiserver does (its warnings go to the check)."""
+    YAML bodies are decoded into its kind as the apiserver does (its warnings go to the check). A body
+    nested past what the recursion here reaches is a 400, as kube-apiserver answers past 10,000 levels."""
     sent = media_type(content_type)
+    # ruamel's scanner slows with depth squared: a YAML body that may be too deep is measured first.
+    brackets = raw.count(b"[") + raw.count(b"{") if sent == YAML else 0
+    if brackets > MAX_DEPTH and nesting_depth(raw.decode("utf-8", "replace"))[0] > MAX_DEPTH:
+        raise _too_deep(raw, sent, kind)
+    try:
+        return _decoded(raw, sent, kind, check)
+    except RecursionError:
+        raise _too_deep(raw, sent, kind) from None
+
+
+def _too_deep(raw: bytes, sent: str, kind: str) -> StatusError:
+    text = raw.decode("utf-8", "replace")
+    depth, opener = nesting_depth(text)
+    unrecognized = f"the object provided is unrecognized (must be of type {kind}): "
+    if depth > MAX_DEPTH:  # kube-apiserver's own words, the body cut at 30 characters as it cuts it
+        if sent == YAML:
+            return bad_request(f"{unrecognized}yaml: exceeded max depth of {MAX_DEPTH} ({text[:30]} ...)")
+        return bad_request(
+            f"{unrecognized}couldn't get version/kind; json parse error: invalid character '{opener}' "
+            f"exceeded max depth ({text[:30]} ...)"
+        )
+    return bad_request(
+        f"{unrecognized}nested {depth} levels deep, more than this embedded cluster decodes (a real "
+        f"kube-apiserver takes up to {MAX_DEPTH})"
+    )
+
+
+def nesting_depth(text: str) -> tuple[int, str]:
+    """How deep JSON (or flow YAML) nests arrays and objects, strings skipped, and the bracket that first
+    went past MAX_DEPTH ("" when none did): one pass, no recursion."""
+    depth = deepest = 0
+    quoted = escaped = False
+    opener = ""
+    for char in text:
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            opener = opener or (char if depth > MAX_DEPTH else "")
+        elif char in "]}":
+            depth -= 1
+    return deepest, opener
+
+
+def _decoded(raw: bytes, sent: str, kind: str, check: fieldvalidation.Check | None) -> Any:
     if sent in ("", JSON):
         return _typed(_json(raw, kind), (), check)
     if sent == YAML:

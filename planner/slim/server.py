@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import ssl
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,5 +149,11 @@ def _announce_port(site: web.TCPSite, port_file: Path | None) -> None:
         partial.replace(port_file)
 
 
+# Deep enough for the recursive decoders (ruamel's composer takes three frames a level) to read what
+# clients send nested a few thousand levels; past that, a body is refused as too deep (`media`).
+RECURSION_LIMIT = 12000
+
+
 def serve_forever(options: ServerOptions) -> None:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     asyncio.run(serve_async(options))

@@ -179,12 +179,14 @@ def _mode(path: Path) -> int:
 
 def test_the_data_directory_and_state_db_are_private_to_their_owner(tmp_path: Path) -> None:
     """state.db holds every Secret: a new data directory is 0700 and the database 0600 whatever the
-    umask; a database an older planner left 0644 is tightened at the next start. The kubeconfig (it
-    holds the admin token) and the keys are 0600 too."""
+    umask; a database an older planner left 0644, and a directory left 0777, are tightened at the next
+    start. The kubeconfig (it holds the admin token), the keys and the server's run files and log are
+    0600 too."""
     env = {**os.environ, "HOME": str(tmp_path)}
     planner = [sys.executable, "-m", "planner", "cluster"]
     fresh, older = tmp_path / "fresh" / "cluster", tmp_path / "older"
     older.mkdir()
+    older.chmod(0o777)  # an existing directory anyone could read: tightened too
     (older / "state.db").touch(mode=0o644)
     (older / "state.db").chmod(0o644)
     for root in (fresh, older):
@@ -201,8 +203,9 @@ def test_the_data_directory_and_state_db_are_private_to_their_owner(tmp_path: Pa
             assert created.returncode == 0, created.stderr
             modes = {path.name: _mode(path) for path in root.glob("state.db*")}  # with SQLite's -wal, -shm
             modes |= {name: _mode(root / name) for name in ("kubeconfig", "server.key", "token.key")}
+            modes |= {name: _mode(root / name) for name in ("server.log", "server.url", "server.pid")}
             assert "state.db" in modes
             assert modes == dict.fromkeys(modes, 0o600)
         finally:
             subprocess.run([*planner, "down", "--data", str(root)], capture_output=True, env=env)
-    assert _mode(fresh) == 0o700
+    assert _mode(fresh) == _mode(older) == 0o700

@@ -1070,3 +1070,22 @@ def test_a_failed_reconcile_is_a_warning_event_on_the_plans_parent(
     assert (involved["kind"], involved["name"], involved["namespace"]) == ("Secret", "desks", namespace)
     assert "alice-workspace" in event["message"], event["message"]
     assert running.metrics()['planner_reconcile_total{plan="desks",result="failed"}'] >= 1
+
+
+def test_every_answer_forbids_scripts_framing_and_sniffing(
+    controllers: Start, namespace: str, tmp_path: Path
+) -> None:
+    """The web view and the probes send a Content-Security-Policy that allows no script, no frame and no
+    form, and `X-Content-Type-Options: nosniff` (issue 39, item 13)."""
+    running, _ = start_pool(controllers, tmp_path, namespace)
+    for path in ("/", "/healthz", "/metrics", "/no-such-page"):
+        request = urllib.request.Request(f"http://{running.address}{path}")
+        try:
+            reply = urllib.request.urlopen(request, timeout=5)
+        except urllib.error.HTTPError as error:
+            reply = error
+        with reply:
+            policy = reply.headers["Content-Security-Policy"]
+            assert reply.headers["X-Content-Type-Options"] == "nosniff", path
+        assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy, (path, policy)
+        assert "script-src" not in policy, policy  # default-src 'none' forbids every script

@@ -10,6 +10,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
+from planner.slim.cluster import ClusterHandle
+from tests.slimcluster import http
+
 CONTAINER = {"name": "main", "image": "nginx:1.25"}
 TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [CONTAINER]}}
 
@@ -287,3 +290,26 @@ def test_service_cluster_ip_is_released_on_delete(core_v1: client.CoreV1Api, nam
     assert core_v1.create_namespaced_service(namespace, body).spec.cluster_ip == "10.96.7.7"
     core_v1.delete_namespaced_service("fixed", namespace)
     assert core_v1.create_namespaced_service(namespace, body).spec.cluster_ips == ["10.96.7.7"]
+
+
+def test_deeply_nested_bodies_are_answered_as_kube_apiserver_answers_them(cluster: ClusterHandle) -> None:
+    """kube-apiserver v1.28.7 takes a body nested 500 levels deep (JSON or YAML: the unknown field is
+    dropped) and refuses one past 10,000 levels with a 400 in these words (recorded on the real tier);
+    never a 500 (issue 39, item 13)."""
+    http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": "deep"}})
+    for depth, kind, expected in (
+        (500, "application/json", 201),
+        (500, "application/yaml", 201),
+        (20000, "application/json", 400),
+        (20000, "application/yaml", 400),
+    ):
+        name = f"d{depth}-{kind.rsplit('/', 1)[1]}"
+        head = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"' + name + '"},"x":'
+        body = head + "[" * depth + "1" + "]" * depth + "}"
+        reply = http(cluster, "POST", "/api/v1/namespaces/deep/configmaps", body, content_type=kind)
+        assert reply.status == expected, (depth, kind, reply.body)
+    json_refusal = http(cluster, "POST", "/api/v1/namespaces/deep/configmaps", '{"a":' + "[" * 20000)
+    assert json_refusal.body["message"] == (
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json "
+        "parse error: invalid character '[' exceeded max depth ({\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[ ...)"
+    )
