@@ -50,6 +50,7 @@ from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
 from planner.controller.sharding import lease_name
+from planner.controller.tenancy import Tenancy
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.informer import EventType, Informer, Informers, Scope
@@ -86,6 +87,7 @@ class ControllerOptions:
     shard: str | None = None  # Plan objects labelled planner.dev/shard=<shard> (None: the unlabelled)
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
+    tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
 
 
 @dataclass
@@ -296,6 +298,7 @@ class Controller:
             identity=self.identity,
             notice=self.notice,
             shard=self.options.shard,
+            tenancy=self.options.tenancy,
         )
 
         def forget(key: str) -> None:

@@ -22,6 +22,7 @@ from planner.app.target import Target
 from planner.app.watching import MonitorOptions
 from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key
+from planner.controller.tenancy import Tenancy
 from planner.errors import UsageError
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
@@ -37,9 +38,16 @@ def cluster_target(
     kubeconfig: str | None = None,
     context: str | None = None,
     qps: float | None = None,
+    as_user: str | None = None,
+    as_groups: Sequence[str] = (),
 ) -> Target:
-    """The cluster of `--kubeconfig` and `--context`, `-n` its default namespace, `--qps` its rate limit."""
-    options = None if qps is None else ClientOptions(qps=qps)
+    """The cluster of `--kubeconfig` and `--context`, `-n` its default namespace, `--qps` its rate limit,
+    every request made as `--as` (and `--as-group`) when given, through the API server's impersonation."""
+    if as_groups and not as_user:
+        raise UsageError("--as-group needs --as: Kubernetes impersonates groups only with a user")
+    options = None
+    if qps is not None or as_user:
+        options = ClientOptions(qps=qps, impersonate=as_user or None, impersonate_groups=tuple(as_groups))
     return Target(namespace=namespace, kubeconfig=kubeconfig, context=context, options=options)
 
 
@@ -149,6 +157,9 @@ def controller_options(
     retry_period: float,
     concurrent: int = 4,
     shard: str | None = None,
+    default_service_account: str | None = None,
+    no_cross_namespace_refs: bool = False,
+    cluster_scoped_namespaces: str = "",
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
@@ -182,6 +193,11 @@ def controller_options(
         shard=shard,
         timings=timings,
         reconcile=ReconcileOptions(apply=applying),
+        tenancy=Tenancy(
+            default_service_account=default_service_account or None,
+            no_cross_namespace_refs=no_cross_namespace_refs,
+            cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
+        ),
     )
 
 

@@ -35,10 +35,11 @@ from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.events import event_reason, record_event
 from planner.controller.sharding import plan_selector
+from planner.controller.tenancy import Tenancy, service_account_user
 from planner.diff import ChangeSet
 from planner.errors import ApiError, ConflictError, NotFoundError, PlannerError, UnreachableError
-from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN
-from planner.kube.client import resource_path
+from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM, PLAN, SERVICE_ACCOUNT
+from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, ObjectRef, annotations_of, metadata_of
 from planner.plan.load import load_plan_object, plan_object_source
@@ -86,8 +87,10 @@ class PlanObjects:
         identity: str,
         notice: Notice,
         shard: str | None = None,
+        tenancy: Tenancy | None = None,
     ) -> None:
         self.target, self.identity, self.notice = target, identity, notice
+        self.tenancy = tenancy or Tenancy()
         self.client, self.informers = target.client, informers
         self.informer: Informer = informers.informer(
             PLAN,
@@ -198,11 +201,24 @@ class PlanObjects:
             revision=revision,
             requested_at=requested_at,
         )
+        target = self.acting_as(plan)
+        if isinstance(target, str):  # its ServiceAccount is missing: nothing read or written; tried again
+            self.finish(
+                plan,
+                attempt(ready="False", reason=planstatus.FAILED, message=target, error=target),
+                reason=("ReconcileFailed", "Warning"),
+            )
+            return Reconciled(None, retry=True)
         try:
-            loaded = load_plan_object(plan, secret_refs=secret_refs(self.target, namespace))
+            loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace))
             for warning in loaded.warnings:
                 self.notice(str(warning))
             (rendered,) = render_loaded(loaded, namespace)
+            refused = self.tenancy.refusals(namespace, rendered.manifests)
+            if refused:
+                raise PlannerError(
+                    f"refused by the controller's lockdown, nothing written: {'; '.join(refused)}"
+                )
         except PlannerError as broken:
             message = str(broken)
             self.finish(
@@ -222,7 +238,7 @@ class PlanObjects:
             self.set_finalizer(plan, present=True)
         outcome = reconcile_plan(
             rendered,
-            target=self.target,
+            target=target,
             options=plan_reconcile_options(options, section, revision=revision),
             notice=self.notice,
             stop=stop,
@@ -244,7 +260,10 @@ class PlanObjects:
         `allowDataLoss`), then let the deletion finish by removing the finalizer. Secret values are not
         read: a pruned Secret needs none."""
         namespace = str(metadata_of(plan).get("namespace", ""))
+        target = self.acting_as(plan)
         try:
+            if isinstance(target, str):
+                raise PlannerError(target)
             (rendered,) = render_loaded(load_plan_object(plan, secret_refs=unread_secrets), namespace)
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
@@ -254,7 +273,7 @@ class PlanObjects:
         pruning = plan_reconcile_options(options, section, revision="", prune=True, allow_empty=True)
         outcome = reconcile_plan(
             emptied,
-            target=self.target,
+            target=target,
             options=pruning,
             notice=self.notice,
             stop=stop,
@@ -265,13 +284,34 @@ class PlanObjects:
         if outcome.result == "failed":
             message = f"cannot prune its objects: {outcome.message}; its finalizer {FINALIZER} stays"
             return self.prune_failed(plan, message, outcome)
-        trimmed = self.trim_history(rendered, options=pruning, stop=stop)
+        trimmed = self.trim_history(rendered, target.client, options=pruning, stop=stop)
         if trimmed is None:
             return Reconciled(None, retry=True, outcome=outcome)
         changeset = outcome.changeset
         pruned = pruned_message(changeset, allow_data_loss=section.allow_data_loss) if changeset else ""
         self.tell(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
         return Reconciled(None, retry=not self.set_finalizer(plan, present=False), outcome=outcome)
+
+    def acting_as(self, plan: Manifest) -> Target | str:
+        """The target every request for this Plan goes through: as its ServiceAccount (its own, else the
+        default) through impersonation, else as the controller. A sentence instead when that account
+        does not exist (asked as the controller; one it may not read is left to the API server)."""
+        named = plan.get("serviceAccountName")
+        account = self.tenancy.account_of(named if isinstance(named, str) else None)
+        if account is None:
+            return self.target
+        namespace = str(metadata_of(plan).get("namespace", ""))
+        try:
+            self.client.request("GET", resource_path(SERVICE_ACCOUNT, namespace, account), verb="get")
+        except NotFoundError:
+            given = "serviceAccountName" if named else "the controller's --default-service-account"
+            return (
+                f"ServiceAccount {account} (from {given}) not found in namespace {namespace}: the Plan is "
+                "reconciled as that account, so nothing was read or written; create it, or name another"
+            )
+        except ApiError:
+            pass  # not the controller's to read: the impersonated requests will be judged
+        return self.target.impersonating(service_account_user(namespace, account))
 
     def warn_of_literal_secrets(self, plan: Manifest) -> None:
         """A Warning Event, once per generation, for each secret value the Plan holds literally."""
@@ -293,7 +333,7 @@ class PlanObjects:
         return Reconciled(None, retry=True, outcome=outcome)
 
     def trim_history(
-        self, rendered: RenderedPlan, *, options: ReconcileOptions, stop: threading.Event
+        self, rendered: RenderedPlan, client: KubeClient, *, options: ReconcileOptions, stop: threading.Event
     ) -> str | None:
         """The deleted Plan's generation records past `--history-max` deleted, under its run lock (its
         prune recorded the newest, when it deleted anything): a sentence for the Event, or None when the
@@ -302,9 +342,9 @@ class PlanObjects:
         keep = options.apply.history.keep
         try:
             with holding(
-                self.client, [(plan, namespace)], options=options.apply.lock, notice=self.notice, stop=stop
+                client, [(plan, namespace)], options=options.apply.lock, notice=self.notice, stop=stop
             ):
-                gone = trim_generations(self.client, plan, namespace, keep=keep)
+                gone = trim_generations(client, plan, namespace, keep=keep)
         except (PlannerError, ApiError, UnreachableError) as failure:
             self.notice(f"{plan_object_source(namespace, plan)}: its generations were not trimmed: {failure}")
             return None

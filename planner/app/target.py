@@ -36,7 +36,10 @@ class Target:
     @cached_property
     def user(self) -> str:
         """The kubeconfig user of the chosen context, as generations record who applied them ("" in-
-        cluster, or when the kubeconfig cannot say); read once, as the client is."""
+        cluster, or when the kubeconfig cannot say); the impersonated user with `--as`. Read once, as the
+        client is."""
+        if self.options is not None and self.options.impersonate:
+            return self.options.impersonate
         try:
             return choose_context(kubeconfig=self.kubeconfig, context=self.context).user or ""
         except PlannerError:
@@ -52,6 +55,18 @@ class Target:
         for cached in ("client", "user"):  # a cached_property keeps its value in the instance's __dict__
             if cached in self.__dict__:
                 moved.__dict__[cached] = self.__dict__[cached]
+        return moved
+
+    def impersonating(self, user: str) -> Target:
+        """The same cluster, every request made as `user` (a ServiceAccount's
+        `system:serviceaccount:NS:NAME`) through the API server's impersonation, over the same
+        connection pool once the client is built."""
+        options = dataclasses.replace(
+            self.options or ClientOptions(), impersonate=user, impersonate_groups=()
+        )
+        moved = dataclasses.replace(self, options=options)
+        if "client" in self.__dict__:
+            moved.__dict__["client"] = self.client.with_options(impersonate=user, impersonate_groups=())
         return moved
 
     def described(self) -> str:

@@ -146,7 +146,7 @@ def target_options(*, namespace: bool = True) -> Callable[[F], F]:
     def decorate(command: F) -> F:
         @functools.wraps(command)
         def with_target(*args: Any, **kwargs: Any) -> Any:
-            names = ("namespace", "kubeconfig", "context", "qps")
+            names = ("namespace", "kubeconfig", "context", "qps", "as_user", "as_groups")
             target = app.cluster_target(**{name: kwargs.pop(name) for name in names if name in kwargs})
             return command(*args, target=target, **kwargs)
 
@@ -157,6 +157,20 @@ def target_options(*, namespace: bool = True) -> Callable[[F], F]:
                 help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
             ),
             click.option("--context", help="Kubeconfig context to use (default: the current context)."),
+            click.option(
+                "--as",
+                "as_user",
+                metavar="USER",
+                help="Make every request as this user, through impersonation, as kubectl --as does "
+                "(a tenant's ServiceAccount: system:serviceaccount:NAMESPACE:NAME).",
+            ),
+            click.option(
+                "--as-group",
+                "as_groups",
+                multiple=True,
+                metavar="GROUP",
+                help="With --as, impersonate this group too (repeatable).",
+            ),
         )(with_target)
         if not namespace:
             return cast(F, decorated)

@@ -30,7 +30,7 @@ import networkx as nx
 
 from planner.errors import Diagnostic
 from planner.kinds import KindInfo, declared_kinds, group_of, known
-from planner.objects import json_copy
+from planner.objects import LOCK_PREFIX, json_copy
 from planner.plan.model import RawManifest
 from planner.plan.raw import Node, root
 from planner.plan.schema_check import check_schema
@@ -205,6 +205,12 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
                 "metadata.name",
                 f"{entry.handle} is already declared at {earlier.parsed.file}:{where.line}:{where.column}: "
                 "one object per kind, namespace and name",
+            )
+        if entry.kind == "Lease" and str(key[3]).startswith(LOCK_PREFIX) and key[0] == "coordination.k8s.io":
+            yield entry.diagnostic(
+                "metadata.name",
+                f"{entry.handle}: Leases named {LOCK_PREFIX}<plan> are planner's run locks, which only "
+                "planner takes: a plan holding one would block that plan's applies",
             )
         collision = rendered.get((entry.kind, key[2], key[3]))
         if collision is not None:

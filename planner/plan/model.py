@@ -343,6 +343,7 @@ class Plan:
     volume_claims: tuple[VolumeClaim, ...] = ()
     manifests: tuple[RawManifest, ...] = ()
     allow_cluster_scoped: bool = False
+    service_account_name: str | None = None  # the controller reconciles a Plan object as this account
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
     # The raw manifests' kinds only the cluster knows (custom resources of CRDs the plan does not declare),
     # as its discovery serves them, by (group, kind): filled when the plan is made against a cluster.

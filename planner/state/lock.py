@@ -78,7 +78,7 @@ from planner.errors import (
 )
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
-from planner.objects import FIELD_MANAGER, Manifest, metadata_of
+from planner.objects import FIELD_MANAGER, LOCK_PREFIX, Manifest, metadata_of
 
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
@@ -185,7 +185,7 @@ def holder_annotations() -> dict[str, str]:
 
 
 def lease_name(plan: str) -> str:
-    return f"planner-lock-{plan}"
+    return f"{LOCK_PREFIX}{plan}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -346,6 +346,18 @@ class _Observed:
         return now - self.since
 
 
+# What this process saw of each lock's Lease, kept across attempts: a controller asks for a held lock
+# once per retry, never waiting, so only a memory that outlives the attempt can see that a Lease —
+# planted by someone who never renews it, with a renewTime far ahead — has not moved for a duration.
+_SEEN: dict[tuple[str, str], _Observed] = {}
+_SEEN_LOCK = threading.Lock()
+
+
+def _observed(namespace: str, plan: str) -> _Observed:
+    with _SEEN_LOCK:
+        return _SEEN.setdefault((namespace, plan), _Observed())
+
+
 class _Raced(Exception):
     """A takeover met a Lease changed since it was read."""
 
@@ -366,7 +378,7 @@ class _Acquirer:
         self.identity = run_identity()
         self.collection = resource_path(LEASE, namespace)
         self.path = resource_path(LEASE, namespace, lease_name(plan))
-        self.observed = _Observed()
+        self.observed = _observed(namespace, plan)
 
     def acquire(self) -> RunLock | UnleasedLock:
         started = time.monotonic()
@@ -704,8 +716,9 @@ def _renewer() -> _Renewer:
 
 def _forget_the_parent() -> None:
     """A forked child is another lock holder, and the renewal threads were not forked with it."""
-    global _RENEWER
+    global _RENEWER, _SEEN_LOCK
     _RENEWER = _Renewer()
+    _SEEN_LOCK = threading.Lock()  # a parent's thread may have held it at the fork
     run_identity.cache_clear()
     this_process.cache_clear()
 

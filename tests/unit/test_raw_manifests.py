@@ -432,3 +432,15 @@ manifests:
         "plan.yaml:11:21: manifests[0].metadata.annotations.planner.dev/depends-on: dependency cycle: "
         "PodDisruptionBudget/web -> web -> PodDisruptionBudget/web"
     ]
+
+
+def test_a_plan_may_not_hold_another_plans_run_lock(tmp_path: Path) -> None:
+    """A plan that held `planner-lock-<plan>` would block that plan's applies (issue 40, item 3)."""
+    squatter = (
+        "manifests:\n  - apiVersion: coordination.k8s.io/v1\n    kind: Lease\n"
+        "    metadata: {name: planner-lock-b, namespace: team-b}\n    spec: {holderIdentity: squatter}\n"
+    )
+    assert errors(tmp_path, squatter) == [
+        "plan.yaml:7:16: manifests[0].metadata.name: Lease/planner-lock-b: Leases named planner-lock-<plan> "
+        "are planner's run locks, which only planner takes: a plan holding one would block that plan's applies"
+    ]

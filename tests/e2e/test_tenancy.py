@@ -1,0 +1,168 @@
+"""Tenancy (issue 40): a Plan object can do only what its ServiceAccount may do. The controller runs as
+the cluster's admin (as the quick start runs it) and reconciles each Plan as the ServiceAccount it names,
+or `--default-service-account`, through impersonation, so the API server's RBAC judges every request;
+the lockdown flags refuse what leaves the Plan's namespace before anything is written. `planner apply
+--as` gives a pipeline the same. Checked as the admin through kubectl and the server's request log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.slim.admin import SlimAdmin
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, write_plan
+from tests.e2e.test_controller import Start, controllers
+from tests.e2e.test_deploy import DEPLOY
+from tests.e2e.test_plan_objects import conditions, get_json, install_crd, wait_ready
+from tests.simulated import eventually
+
+__all__ = ["controllers"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(rbac=True, simulate=True, time_scale=0.2) as handle:
+        yield handle
+
+
+def tenant(kubectl: Runner, namespace: str) -> str:
+    """The ServiceAccount `deployer` of `namespace`, bound there to deploy/tenancy.yaml's example role
+    `planner-tenant` (that namespace's objects only); its user name."""
+    assert kubectl("apply", "-f", str(DEPLOY / "tenancy.yaml")).returncode == 0
+    assert kubectl("create", "serviceaccount", "deployer", "-n", namespace).returncode == 0
+    bound = kubectl(
+        "create", "rolebinding", "deployer", "--clusterrole=planner-tenant",
+        f"--serviceaccount={namespace}:deployer", "-n", namespace,
+    )  # fmt: skip
+    assert bound.returncode == 0, bound.stderr
+    return f"system:serviceaccount:{namespace}:deployer"
+
+
+def plan_object(namespace: str, name: str, body: str, *, account: str | None = "deployer") -> str:
+    named = f"serviceAccountName: {account}\n" if account else ""
+    return (
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+        f"{named}reconcile: {{timeout: 20s}}\n{body}"
+    )
+
+
+ESCAPE = "workloads:\n  - {name: miner, image: 'nginx:1.27', runtimeNamespace: kube-system}\n"
+CLUSTER_ADMIN = """\
+allowClusterScoped: true
+manifests:
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRoleBinding
+    metadata: {name: tenant-is-admin}
+    roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+    subjects: [{kind: ServiceAccount, name: default, namespace: team}]
+"""
+OWN = "workloads:\n  - {name: web, image: 'nginx:1.27'}\nconfigMaps:\n  - {name: settings, data: {a: b}}\n"
+
+
+def refused(kubectl: Runner, namespace: str, name: str) -> dict[str, Any]:
+    def failed() -> dict[str, Any] | None:
+        ready = conditions(get_json(kubectl, "plan", name, "-n", namespace)).get("Ready") or {}
+        return ready if ready.get("status") == "False" else None
+
+    found: dict[str, Any] = eventually(failed, timeout=90)
+    return found
+
+
+def test_a_plan_does_only_what_its_service_account_may_do(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    install_crd(planner, kubectl)
+    user = tenant(kubectl, namespace)
+    admin = SlimAdmin.of(cluster)
+    running = controllers("-n", namespace, "--interval", "1h")
+
+    for name, body in (
+        ("escape", ESCAPE),
+        ("admin", CLUSTER_ADMIN.replace("namespace: team", f"namespace: {namespace}")),
+    ):
+        assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, name, body)).returncode == 0
+    for name, what in (("escape", "deployments"), ("admin", "clusterrolebindings")):
+        ready = refused(kubectl, namespace, name)
+        assert "forbidden" in ready["message"] and user in ready["message"], (ready, running.output())
+        assert what in ready["message"], ready
+    assert kubectl("get", "deployment", "miner", "-n", "kube-system").returncode != 0
+    assert kubectl("get", "clusterrolebinding", "tenant-is-admin").returncode != 0
+
+    # Within its rights it does what it says, every request made as the account.
+    admin.clear_requests()
+    assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "own", OWN)).returncode == 0
+    wait_ready(kubectl, namespace, "own")
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)["metadata"]["name"] == "web"
+    writes = [r for r in admin.requests(user) if r["verb"] in ("create", "patch", "update")]
+    assert {(r["resource"], r["namespace"]) for r in writes} >= {
+        ("deployments", namespace),
+        ("configmaps", namespace),
+        ("leases", namespace),
+        ("secrets", namespace),
+    }, writes
+
+    # A Plan naming an account that does not exist fails, saying so, and writes nothing.
+    ghost = plan_object(namespace, "ghost", OWN.replace("web", "ghost-web"), account="nobody")
+    assert kubectl("apply", "-f", "-", stdin=ghost).returncode == 0
+    ready = refused(kubectl, namespace, "ghost")
+    assert ready["message"].startswith(
+        f"ServiceAccount nobody (from serviceAccountName) not found in namespace {namespace}"
+    )
+    assert kubectl("get", "deployment", "ghost-web", "-n", namespace).returncode != 0
+
+
+def test_the_lockdown_refuses_what_leaves_the_namespace_before_any_write(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """With `--default-service-account` a Plan that names none is still its namespace's; with
+    `--no-cross-namespace-refs` its objects in another namespace and its cluster-scoped ones are refused
+    by the controller, naming the rule, even though the controller itself could write them."""
+    install_crd(planner, kubectl)
+    tenant(kubectl, namespace)
+    admin = SlimAdmin.of(cluster)
+    running = controllers(
+        "-n", namespace, "--interval", "1h", "--default-service-account", "deployer", "--no-cross-namespace-refs"
+    )  # fmt: skip
+    admin.clear_requests()
+    for name, body in (("escape", ESCAPE), ("admin", CLUSTER_ADMIN)):
+        assert (
+            kubectl("apply", "-f", "-", stdin=plan_object(namespace, name, body, account=None)).returncode
+            == 0
+        )
+    escape, cluster_admin = refused(kubectl, namespace, "escape"), refused(kubectl, namespace, "admin")
+    assert (
+        "refused by the controller's lockdown, nothing written: deployment/kube-system/miner: in namespace kube-system, outside the Plan's namespace"
+        in escape["message"]
+    ), (escape, running.output())
+    assert (
+        "clusterrolebinding/tenant-is-admin: cluster-scoped, and the controller's --cluster-scoped-namespaces does not name namespace"
+        in cluster_admin["message"]
+    ), cluster_admin
+    writes = [
+        r
+        for r in admin.requests()
+        if r["verb"] in ("create", "patch", "update", "delete") and r["resource"] not in ("plans", "events")
+    ]
+    assert writes == [], writes
+    assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "own", OWN, account=None)).returncode == 0
+    wait_ready(kubectl, namespace, "own")
+
+
+def test_apply_as_a_tenant_account_is_judged_by_its_rights(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """`planner apply --as`: one admin kubeconfig, the tenant's rights (issue 40, item 4)."""
+    user = tenant(kubectl, namespace)
+    header = f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: cli, namespace: {namespace}}}\n"
+    escape = planner("apply", str(write_plan(tmp_path, header + ESCAPE)), "--as", user, "--timeout", "20s")
+    assert escape.returncode == 1, escape.stdout + escape.stderr
+    assert "forbidden" in escape.stdout + escape.stderr, escape.stdout + escape.stderr
+    assert kubectl("get", "deployment", "miner", "-n", "kube-system").returncode != 0
+    own = planner("apply", str(write_plan(tmp_path, header + OWN)), "--as", user, "--timeout", "60s")
+    assert own.returncode == 0, own.stdout + own.stderr
+    history = planner("history", f"{namespace}/cli")
+    assert user in history.stdout, history.stdout  # recorded as the account it ran as

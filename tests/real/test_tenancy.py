@@ -1,0 +1,72 @@
+"""Tenancy on a real control plane (issue 40): the controller runs as its ServiceAccount with only
+deploy/'s roles (a TokenRequest token) and reconciles a Plan as the tenant account it names, through
+impersonation. The real API server is the judge: a workload in kube-system and a ClusterRoleBinding to
+cluster-admin are refused with its 403 and nothing is written; the Plan's own objects are written, and
+the audit log shows each of those requests made as the controller impersonating the tenant."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from tests.e2e.test_deploy import DEPLOY, USER, start_controller
+from tests.e2e.test_plan_objects import get_json, install_crd
+from tests.e2e.test_tenancy import CLUSTER_ADMIN, ESCAPE, OWN, plan_object, refused, tenant
+from tests.real.conftest import Runner, token_kubeconfig
+from tests.realplane import RealCluster
+
+
+def impersonated(cluster: RealCluster, user: str) -> list[dict[str, object]]:
+    """The audit events of the controller's requests made as `user`."""
+    lines = cluster.audit_log.read_text().splitlines() if cluster.audit_log.exists() else []
+    events = [json.loads(line) for line in lines if line.strip()]
+    return [
+        e
+        for e in events
+        if e.get("stage") == "ResponseComplete"
+        and e.get("user", {}).get("username") == USER
+        and e.get("impersonatedUser", {}).get("username") == user
+    ]
+
+
+def test_a_plan_reconciled_as_its_account_is_judged_by_the_api_server(
+    cluster: RealCluster, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    applied = kubectl("apply", "-k", str(DEPLOY))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    kubectl("scale", "deployment", "planner-controller", "-n", "planner-system", "--replicas=0")
+    install_crd(planner, kubectl)
+    user = tenant(kubectl, namespace)
+    kubeconfig = token_kubeconfig(cluster, "planner-system", "planner-controller", tmp_path / "kubeconfig")
+    process, log = start_controller(tmp_path, kubeconfig, None, "-n", namespace, "--interval", "1h")
+    try:
+        admin = CLUSTER_ADMIN.replace("namespace: team", f"namespace: {namespace}")
+        for name, body in (("escape", ESCAPE), ("admin", admin), ("own", OWN)):
+            assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, name, body)).returncode == 0
+        for name, what in (("escape", "deployments"), ("admin", "clusterrolebindings")):
+            ready = refused(kubectl, namespace, name)
+            assert "forbidden" in ready["message"] and user in ready["message"], (ready, log.read_text())
+            assert what in ready["message"], ready
+        done = kubectl("wait", "--for=condition=Ready", "plan/own", "-n", namespace, "--timeout=120s")
+        assert done.returncode == 0, done.stderr + log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    assert kubectl("get", "deployment", "miner", "-n", "kube-system").returncode != 0
+    assert kubectl("get", "clusterrolebinding", "tenant-is-admin").returncode != 0
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)["metadata"]["name"] == "web"
+    made = impersonated(cluster, user)
+    writes = {
+        (str(ref.get("resource")), str(ref.get("namespace")), e["responseStatus"]["code"])  # type: ignore[index]
+        for e in made
+        if e["verb"] in ("create", "patch") and isinstance(ref := e.get("objectRef"), dict)
+    }
+    assert ("deployments", namespace, 201) in writes, writes
+    assert ("leases", namespace, 201) in writes, writes
+    refusals = {
+        (str(ref.get("resource")), str(ref.get("namespace")))
+        for e in made
+        if e["responseStatus"]["code"] == 403 and isinstance(ref := e.get("objectRef"), dict)  # type: ignore[index]
+    }
+    assert ("deployments", "kube-system") in refusals, refusals  # asked as the tenant, refused by the server
