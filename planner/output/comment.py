@@ -268,6 +268,8 @@ def key_changes(change: Change) -> list[str]:
         if matched is None or field.is_takeover:
             continue
         what, container, env = matched["what"], matched["container"], matched["env"]
+        if container is None and what != "replicas" and what != "image":
+            continue  # a claim's `resources.requests.storage` reads well as its field line
         before, after = _shown(field.before), _shown(field.after)
         if env is not None:
             found.append(f"env {container}: {env} {before} → {after}")

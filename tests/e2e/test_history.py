@@ -486,10 +486,9 @@ def test_history_of_a_plan_in_another_namespace_fails_and_names_where_it_is(
     run_ok(planner, "apply", str(write_plan(tmp_path, shop(namespace, "1.0"))), "--timeout", "60s")
     missing = planner("history", "shop")
     assert missing.returncode == 1, missing.stdout + missing.stderr
-    assert (
-        f"plan shop has no recorded generations in namespace default; plan shop has generations in "
-        f"namespace {namespace}" in missing.stderr
-    ), missing.stderr
+    said = missing.stderr
+    assert "plan shop has no recorded generations in namespace default; plan shop has generations in " in said
+    assert namespace in said.split("generations in namespace ")[2].split(" (name it")[0].split(", "), said
     nowhere = planner("history", "no-such-plan")
     assert nowhere.returncode == 1, nowhere.stdout
     assert "nor in any other namespace" in nowhere.stderr, nowhere.stderr

@@ -65,10 +65,13 @@ def test_each_external_object_costs_one_get_and_plan_objects_and_optional_ones_n
         "token): fix the key, or mark the reference optional",
         '15:33: workloads[0].envFrom[1].configMap: configMap "gone" is not declared by this plan and does not '
         "exist in namespace shop: declare it in the plan, create it first, or mark the reference optional",
+        '16:15: workloads[0].volumes[0]: configMap "mounted" is not declared by this plan and does not exist '
+        "in namespace shop: declare it in the plan or create it first",
     ]
     assert cluster.calls == [
         ("GET", "/api/v1/namespaces/shop/secrets/vault", "get"),
         ("GET", "/api/v1/namespaces/shop/configmaps/gone", "get"),
+        ("GET", "/api/v1/namespaces/shop/configmaps/mounted", "get"),
     ]
 
 

@@ -59,6 +59,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "runtime",
         "sandboxes",
         "secrets",
+        "serviceAccountName",
         "status",
         "volumeClaims",
         "warmPools",
@@ -138,8 +139,9 @@ def test_the_crd_names_printer_columns_and_status_subresource() -> None:
     assert [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]] == [
         ("Ready", '.status.conditions[?(@.type=="Ready")].status'),
         ("Status", '.status.conditions[?(@.type=="Ready")].message'),
-        ("Generation", ".status.lastAppliedGeneration"),
+        ("Applied-Gen", ".status.lastAppliedGeneration"),
         ("Revision", ".status.lastAppliedRevision"),
+        ("Suspended", ".reconcile.suspend"),
         ("Age", ".metadata.creationTimestamp"),
     ]
 
