@@ -39,15 +39,18 @@ from planner.writes import KubeWriter
 SYNC_TIMEOUT = 60.0
 log = logging.getLogger(__name__)
 
-_Finished = tuple[ObjectRef, Manifest, RunOutcome]
+_Finished = tuple[ObjectRef | None, Manifest, RunOutcome]  # no parent yet: to be discovered
+Discover = Callable[[], Iterable[tuple[ObjectRef, str]]]  # (parent, run-key) of every run recorded now
 
 
 class RunRecorder:
     """Records the outcome of every Job it sees finish whose run-key `expect` named, into that run-key's
-    parent. Thread-safe; `close()` when done."""
+    parent. Thread-safe; `close()` when done. With `discover` (the monitor's), a Job that holds the
+    run-record finalizer but whose run-key it was not told about — created by an apply after it started —
+    is recorded too: `discover` reads the parents again to find its run's (on the worker thread)."""
 
-    def __init__(self, client: KubeClient, writer: KubeWriter) -> None:
-        self.client, self.writer = client, writer
+    def __init__(self, client: KubeClient, writer: KubeWriter, *, discover: Discover | None = None) -> None:
+        self.client, self.writer, self.discover = client, writer, discover
         self._parents: dict[str, ObjectRef] = {}
         self._handled: set[tuple[str, str]] = set()  # (uid, result) queued once
         self._lock = threading.Lock()
@@ -62,8 +65,9 @@ class RunRecorder:
 
     @property
     def expecting(self) -> bool:
+        """Whether any Job's outcome is to be recorded: a run-key was named, or any held Job's may be."""
         with self._lock:
-            return bool(self._parents)
+            return bool(self._parents) or self.discover is not None
 
     def follow(self, jobs: Informer, *, snapshot: bool = False) -> None:
         """Watch `jobs` (an informer of the Job kind) from now on; with `snapshot`, once it has synced,
@@ -82,7 +86,8 @@ class RunRecorder:
         with self._lock:
             parent = self._parents.get(key)
             handled = (str(metadata_of(job).get("uid") or ""), outcome.result if outcome else "")
-            if parent is None or outcome is None or not handled[0] or handled in self._handled:
+            known = parent is not None or (self.discover is not None and holds_run_finalizer(job) and key)
+            if not known or outcome is None or not handled[0] or handled in self._handled:
                 return
             self._handled.add(handled)
             if self._worker is None:
@@ -104,11 +109,26 @@ class RunRecorder:
         while (item := self._queue.get()) is not None:
             parent, job, outcome = item
             try:
+                parent = parent or self._discovered(job)
+                if parent is None:
+                    log.warning(
+                        "warning: %s holds planner's run record, but no plan records its run",
+                        ref_of(job).described,
+                    )
+                    continue
                 self.writer.record_outcome(parent, job, self._detailed(job, outcome))
                 if holds_run_finalizer(job):
                     self.writer.release_run(job)
             except PlannerError as error:
                 log.warning("warning: could not record how %s ended: %s", ref_of(job).described, error)
+
+    def _discovered(self, job: Manifest) -> ObjectRef | None:
+        """The parent that records `job`'s run, read again (`discover`): an apply since recorded it."""
+        key = str(annotations_of(job).get(ANNOTATION_RUN_KEY) or "")
+        found = list(self.discover()) if self.discover is not None else []
+        with self._lock:
+            self._parents.update({run_key: parent for parent, run_key in found})
+            return self._parents.get(key)
 
     def _detailed(self, job: Manifest, outcome: RunOutcome) -> RunOutcome:
         """A failure with the exit code its pods show (one LIST), when they can be read."""

@@ -264,7 +264,11 @@ def monitor(
     scope = monitor_scope(rids, target=target, attach_all=options.attach_all)
     runs = recorded_runs(client, scope)
     informers = Informers(client)
-    recorder = RunRecorder(client, KubeWriter(client))
+
+    def discover() -> list[tuple[ObjectRef, str]]:  # the runs of applies made since the monitor started
+        return [(parent, run.run_key) for parent, run in recorded_runs(client, scope)]
+
+    recorder = RunRecorder(client, KubeWriter(client), discover=discover)
     try:
         for parent, record in runs:  # with an outcome too: its Job may still hold the run-record finalizer
             recorder.expect(parent, [record.run_key])

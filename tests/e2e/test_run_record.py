@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
+from tests.paths import REPO
 from tests.simulated import eventually
 
 FINALIZER = "planner.dev/run-record"
@@ -196,3 +201,45 @@ def test_prune_and_planner_delete_let_a_held_job_go(
 
     assert pruned.returncode == 0, pruned.stdout + pruned.stderr
     eventually(lambda: job(cluster, namespace) is None, timeout=30)
+
+
+def test_a_monitor_started_before_a_no_wait_apply_records_the_jobs_end_and_lets_it_go(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """The monitor learns of a run recorded after it started (issue 39, item 13): the Job the apply
+    created holds the run-record finalizer, and the monitor records its outcome and lets it go, as
+    docs/cli.md says it does."""
+    plan = write_plan(tmp_path, job_plan(namespace, 3600))
+    command = [
+        sys.executable,
+        "-m",
+        "planner",
+        "monitor",
+        "--all",
+        "-n",
+        namespace,
+        "--timeout",
+        "60s",
+        "-o",
+        "json",
+    ]
+    environment = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
+    with subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.PIPE, text=True) as monitor:
+        try:
+            time.sleep(2)  # the monitor is watching before the apply
+            applied = planner("apply", str(plan), "--no-wait")
+            assert applied.returncode == 0, applied.stdout + applied.stderr
+            recorded = eventually(lambda: run_record(cluster, namespace).get("outcome"), timeout=60)
+            assert recorded == OUTCOME
+            let_go = eventually(
+                lambda: (
+                    FINALIZER
+                    not in ((job(cluster, namespace) or {}).get("metadata", {}).get("finalizers") or [])
+                    and job(cluster, namespace)
+                ),
+                timeout=60,
+            )
+            assert let_go["status"]["failed"] == 1
+        finally:
+            monitor.send_signal(signal.SIGINT)
+            monitor.wait(timeout=30)
