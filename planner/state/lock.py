@@ -83,6 +83,7 @@ from planner.objects import FIELD_MANAGER, LOCK_PREFIX, Manifest, metadata_of
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
 RENEW_WORKERS = 4  # the threads that send renewals, whatever the number of locks held
+RELEASE_ATTEMPTS = 3  # a release that meets a renewal it did not see the answer of reads and tries again
 ANNOTATION_HOLDER_PROCESS = "planner.dev/holder-process"
 PROC = "/proc"
 
@@ -624,23 +625,42 @@ class RunLock:
         self._stopping.set()
         _renewer().remove(self, timeout=self.interval + 1)
         with self._mutex:
-            metadata = metadata_of(self._lease)
-        preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+            lease = self._lease
+        for _ in range(RELEASE_ATTEMPTS):
+            metadata = metadata_of(lease)
+            preconditions = {"uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion")}
+            try:
+                self.client.request(
+                    "DELETE",
+                    self.path,
+                    body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
+                    verb="delete",
+                )
+                return None
+            except NotFoundError:
+                return None  # gone: nothing of ours to release
+            except ConflictError:
+                # Changed since this run last wrote it: by a renewal whose answer was lost (the server
+                # wrote it, the client had given up) — still ours, deleted at the version read now —
+                # or by another run that took it over, whose it is.
+                current = self._still_ours()
+                if current is None:
+                    return None
+                lease = current
+            except (ApiError, UnreachableError) as failure:
+                return (
+                    f"could not release the lock of plan {self.plan} ({failure}); it expires on its own "
+                    f"{self.holder.seconds}s after its last renewal"
+                )
+        return f"could not release the lock of plan {self.plan}: it kept changing; it expires on its own"
+
+    def _still_ours(self) -> Manifest | None:
+        """The Lease as it is now, when this run still holds it (None: gone, or another run's)."""
         try:
-            self.client.request(
-                "DELETE",
-                self.path,
-                body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
-                verb="delete",
-            )
-        except (NotFoundError, ConflictError):
-            return None  # gone, or another run's by now: nothing of ours to release
-        except (ApiError, UnreachableError) as failure:
-            return (
-                f"could not release the lock of plan {self.plan} ({failure}); it expires on its own "
-                f"{self.holder.seconds}s after its last renewal"
-            )
-        return None
+            lease = self.client.request("GET", self.path, verb="get")
+        except (ApiError, UnreachableError):
+            return None
+        return lease if Holder.of(lease).identity == self.holder.identity else None
 
 
 class _Renewer:

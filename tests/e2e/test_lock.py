@@ -26,8 +26,10 @@ from typing import Any
 
 import pytest
 
+from planner.kube.client import KubeClient
 from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.state.lock import LockOptions, acquire
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually
@@ -541,3 +543,23 @@ def test_sigterm_stops_every_plan_of_a_reconcile_and_releases_their_locks(
     assert code == 1, out + err
     assert err.strip().endswith("aborted")
     assert [lease(cluster, each) for each in spaces] == [None, None]
+
+
+def test_a_release_after_a_renewal_whose_answer_was_lost_still_deletes_the_lease(
+    cluster: ClusterHandle, namespace: str
+) -> None:
+    """A renewal the server wrote but whose answer the client gave up on leaves the run a stale
+    resourceVersion: its release's DELETE meets a conflict, reads the Lease, sees it is still its own
+    and deletes it then — no Lease is left behind (issue 39, item 14's flake)."""
+    client = KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
+    lock = acquire(client, plan="shop", namespace=namespace, options=LockOptions(), notice=lambda _: None)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-shop"
+    status, lease = http(cluster, "GET", path)
+    assert status == 200, lease
+    lease["metadata"]["annotations"] = {**(lease["metadata"].get("annotations") or {}), "renewed": "unseen"}
+    status, body = http(cluster, "PUT", path, lease)
+    assert status == 200, body
+
+    assert lock.release() is None
+
+    assert http(cluster, "GET", path)[0] == 404
