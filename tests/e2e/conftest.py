@@ -41,6 +41,23 @@ def http(cluster: ClusterHandle, method: str, path: str, body: Any = None) -> tu
     return reply.status, reply.body
 
 
+def put_retrying(
+    cluster: ClusterHandle, path: str, change: Callable[[dict[str, Any]], dict[str, Any]], *, read: str = ""
+) -> dict[str, Any]:
+    """GET `read` (default: `path`), PUT `change(object)` to `path`, again from a fresh read on a 409, as
+    kubectl and client-go's RetryOnConflict do: a controller writing the same object (its status, its
+    scale) between the read and the write is no test failure. The object as written."""
+    for _ in range(10):
+        status, current = http(cluster, "GET", read or path)
+        assert status == 200, current
+        status, body = http(cluster, "PUT", path, change(current))
+        if status != 409:
+            break
+    assert status == 200, body
+    written: dict[str, Any] = body
+    return written
+
+
 def current_rv(cluster: ClusterHandle) -> int:
     """The server's resourceVersion now (one counter for every kind, as etcd's revision)."""
     status, body = http(cluster, "GET", "/api/v1/namespaces?limit=1")

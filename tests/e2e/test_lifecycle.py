@@ -369,14 +369,17 @@ def test_inspect_a_deployment_names_its_latest_pods_node(
 
 def test_inspect_a_sandbox(cluster: ClusterHandle, planner: Runner, namespace: str) -> None:
     make_sandbox(cluster, namespace)
-    # Its IP settled first: inspect and the read below must see the same pod state.
-    wait_for(
-        lambda: (
-            (get(cluster, f"/api/v1/namespaces/{namespace}/pods/box") or {}).get("status", {}).get("podIP")
-        ),
-        timeout=60.0,
-        what="the sandbox pod's IP",
-    )
+
+    # Ready and its IP settled first: inspect and the read below must see the same, final pod state
+    # (a pod with an IP may not be Ready yet, and inspect would say `starting`).
+    def settled() -> bool:
+        status = (get(cluster, f"/api/v1/namespaces/{namespace}/pods/box") or {}).get("status", {})
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions", [])
+        )
+        return ready and bool(status.get("podIP"))
+
+    wait_for(settled, timeout=60.0, what="the sandbox pod Ready, with its IP")
     result = planner("inspect", f"k8s-{namespace}|sandbox|box", "-o", "json")
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)

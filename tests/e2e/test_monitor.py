@@ -25,7 +25,7 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import REPO, Runner, events_since, http
+from tests.e2e.conftest import REPO, Runner, events_since, http, put_retrying
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
 from tests.simulated import eventually
 
@@ -49,10 +49,7 @@ def summary(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def set_status(cluster: ClusterHandle, path: str, status: dict[str, Any]) -> None:
-    current = get(cluster, path)
-    assert current is not None
-    code, body = http(cluster, "PUT", f"{path}/status", current | {"status": status})
-    assert code == 200, body
+    put_retrying(cluster, f"{path}/status", lambda current: current | {"status": status}, read=path)
 
 
 def jobs(namespace: str) -> str:

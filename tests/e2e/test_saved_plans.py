@@ -19,7 +19,7 @@ import pytest
 
 from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
-from tests.e2e.conftest import Runner, http, write_plan
+from tests.e2e.conftest import Runner, http, put_retrying, write_plan
 
 SECRET_VALUE = "s3cr3t-never-stored"
 
@@ -86,13 +86,11 @@ def _status_write(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> No
     """A status PUT, read again and retried on a conflict as client-go's RetryOnConflict does: the
     Deployment controller writes the same status meanwhile."""
     path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
-    for _ in range(10):
-        live = get(cluster, path)
-        live["status"] = {**(live.get("status") or {}), "observedGeneration": 1, "replicas": 7}
-        status, body = http(cluster, "PUT", f"{path}/status", live)
-        if status != 409:
-            break
-    assert status == 200, body
+
+    def reported(live: dict[str, Any]) -> dict[str, Any]:
+        return live | {"status": {**(live.get("status") or {}), "observedGeneration": 1, "replicas": 7}}
+
+    put_retrying(cluster, f"{path}/status", reported, read=path)
 
 
 def _hpa_scaling(cluster: ClusterHandle, kubectl: Runner, namespace: str) -> None:

@@ -21,7 +21,7 @@ from planner.render import render
 from planner.slim.cluster import ClusterHandle
 from planner.state.applyset import APPLIED_KEY, AppliedClosure, ParentRecord, applied_closure
 from planner.writes import KubeWriter
-from tests.e2e.conftest import http
+from tests.e2e.conftest import http, put_retrying
 from tests.paths import REPO
 
 PART_OF = "applyset.kubernetes.io/part-of"
@@ -242,9 +242,7 @@ def test_apply_keeps_replicas_another_manager_owns_when_the_plan_declares_none(
 ) -> None:
     writer.create(deployment(namespace))
     scale_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/api/scale"
-    scale = get(cluster, scale_path)
-    status, body = http(cluster, "PUT", scale_path, {**scale, "spec": {"replicas": 5}})
-    assert status == 200, body
+    put_retrying(cluster, scale_path, lambda scale: {**scale, "spec": {"replicas": 5}})
     writer.apply(deployment(namespace, image="nginx:1.28"))
     live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/api")
     assert live["spec"]["replicas"] == 5
