@@ -251,6 +251,9 @@ def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], l
         kubectl_apply(manifests, where),
         kubectl_apply(unchecked_manifests, where, "--validate=false"),
     ]
+    # Every object ready first: a plan counts the ones that are not as work (exit 2), and apply waits.
+    available = ["kubectl", "wait", "--for=condition=Available", "deployment", "--all", "-n", mine]
+    run([*available, "--timeout=600s"], where.kubeconfig)
     noops = [
         Row("planner plan", *measured([*PLANNER, "plan", str(plan), "--detailed-exitcode"], where)),
         Row("kubectl diff -f", *measured(["kubectl", "diff", "-f", str(manifests)], where)),

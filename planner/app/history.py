@@ -145,7 +145,11 @@ def record(
     options: HistoryOptions,
 ) -> Generation | None:
     """Record the apply as the plan's next generation, name it on the parent, prune past `keep`.
-    Only for an apply that set out to write something; the caller holds the plan's run lock."""
+    Only for an apply that set out to write something and wrote something: a run stopped before its
+    first write (its lock lost, Ctrl-C) records nothing it did not do. The caller holds the plan's run
+    lock."""
+    if not result.ok and not _written(result, writer):
+        return None
     client = writer.client
     listed = list_generations(client, recording.plan, recording.namespace)
     parent = get_or_none(client, SECRET, recording.namespace, recording.plan)

@@ -118,3 +118,10 @@ def test_an_interrupted_apply_of_many_plans_leaves_no_lease(
     assert code == 1, out + err
     assert any(line.startswith(phase) for line in err.splitlines()), err
     assert leases(cluster, namespace) == []
+    # Stopped before its writes: it records no generation of what it did not do (issue 39, item 13).
+    selector = "planner.dev/generation"
+    status, records = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/secrets?labelSelector={selector}")
+    assert status == 200, records
+    written = {item["metadata"]["name"].split(".")[1] for item in records["items"]}
+    status, made = http(cluster, "GET", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert written <= {"p" + item["metadata"]["name"][1:] for item in made["items"]}, (written, made)
