@@ -50,9 +50,10 @@ from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
 from planner.controller.metrics import ControllerMetrics
 from planner.controller.sharding import lease_name
-from planner.controller.tenancy import Tenancy
+from planner.controller.tenancy import Tenancy, service_account_user
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
+from planner.kube.client import KubeClient
 from planner.kube.informer import EventType, Informer, Informers, Scope
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
@@ -546,10 +547,11 @@ class Controller:
         if rendered is None:
             return True
         plan = rendered.plan
+        client = self.client_for(rendered)
         for pool in plan.warm_pools:
             if not self.leading() or self.stopping.is_set():
                 return True
-            changes = maintain_pool(self.client, plan, pool, default_namespace=rendered.default_namespace)
+            changes = maintain_pool(client, plan, pool, default_namespace=rendered.default_namespace)
             if changes.create or changes.delete or changes.repair:
                 repaired = (
                     f", repaired {', '.join(changes.repair)} (its Pod was gone)" if changes.repair else ""
@@ -559,8 +561,16 @@ class Controller:
                     f"deleted {len(changes.delete)}{repaired}"
                 )
         claims = self.claims_now({rendered.namespace})
-        remove_undeclared_pools(self.client, plan, claims, default_namespace=rendered.default_namespace)
+        remove_undeclared_pools(client, plan, claims, default_namespace=rendered.default_namespace)
         return True
+
+    def client_for(self, rendered: RenderedPlan) -> KubeClient:
+        """Who writes a plan's warm pool members: a Plan object's ServiceAccount when it is reconciled as
+        one (docs/controller.md, "Multi-tenancy"), else the controller."""
+        account = self.options.tenancy.account_of(rendered.plan.service_account_name)
+        if self.options.plans or account is None:
+            return self.client
+        return self.target.impersonating(service_account_user(rendered.namespace, account)).client
 
     def claims_now(self, namespaces: set[str]) -> list[Manifest]:
         """The PVCs of `namespaces` from the watch cache (no request), or listed when there is none
