@@ -1,4 +1,4 @@
-"""planner's embedded slim Kubernetes API server (DESIGN.md §6).
+"""planner's embedded slim Kubernetes API server (docs/embedded-cluster.md).
 
 Modules, by what they own:
 

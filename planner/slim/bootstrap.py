@@ -1,6 +1,6 @@
 """What a fresh cluster holds: the four system namespaces, the `kata-qemu` RuntimeClass and the
 StorageClasses `standard` (Immediate, the default) and `wait` (WaitForFirstConsumer), as a cluster
-with Kata installed would have (DESIGN.md §6), the apiserver's bootstrap RBAC policy, its system
+with Kata installed would have (docs/embedded-cluster.md), the apiserver's bootstrap RBAC policy, its system
 PriorityClasses and the ComponentStatuses.
 
 The policy (`bootstrap_policy.json`, the v1.28 rules as data) is the user-facing ClusterRoles
