@@ -49,11 +49,13 @@ tests call directly; `acquire` and `RunLock` do the I/O through `planner.kube`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import getpass
 import heapq
 import itertools
 import json
+import math
 import os
 import queue
 import secrets
@@ -83,6 +85,7 @@ from planner.objects import FIELD_MANAGER, LOCK_PREFIX, Manifest, metadata_of
 DEFAULT_DURATION = 30.0
 POLL_SECONDS = 2.0  # how often a waiting run reads the Lease again
 RENEW_WORKERS = 4  # the threads that send renewals, whatever the number of locks held
+RENEWALS_PER_SECOND = 50.0  # what the renewals of one run's locks may send, at most, on average
 RELEASE_ATTEMPTS = 3  # a release that meets a renewal it did not see the answer of reads and tries again
 ANNOTATION_HOLDER_PROCESS = "planner.dev/holder-process"
 PROC = "/proc"
@@ -804,6 +807,21 @@ def _release_if_ours(client: KubeClient, plan: str, namespace: str) -> None:
         return  # gone, taken, or unreachable: its lease expires on its own
 
 
+def for_many(options: LockOptions, count: int, notice: Notice) -> LockOptions:
+    """The lock options for a run holding `count` locks: each lease long enough that renewing them all
+    (each every third of its duration) stays within RENEWALS_PER_SECOND — a run of 5,000 plans would
+    otherwise send 500 renewals a second and lose its locks to its own load. A dead run's locks are still
+    taken over at once on its host; elsewhere they last that longer duration."""
+    needed = math.ceil(3 * count / RENEWALS_PER_SECOND)
+    if needed <= options.seconds:
+        return options
+    notice(
+        f"holding {count} run locks: each lease lasts {needed}s (renewed every {needed // 3}s), not "
+        f"{options.seconds}s, so their renewals stay under {RENEWALS_PER_SECOND:g} a second"
+    )
+    return dataclasses.replace(options, duration=float(needed))
+
+
 @contextlib.contextmanager
 def holding(
     client: KubeClient,
@@ -820,6 +838,7 @@ def holding(
     held = HeldLocks()
     deadline = time.monotonic() + options.timeout
     ordered = sorted(set(plans), key=lambda pair: (pair[1], pair[0]))
+    options = for_many(options, len(ordered), notice)
     taking: tuple[str, str] | None = None
     try:
         for taking in ordered:

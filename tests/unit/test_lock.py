@@ -17,6 +17,7 @@ from planner.state.lock import (
     Holder,
     HolderProcess,
     LockOptions,
+    for_many,
     held_message,
     lease_body,
     lease_name,
@@ -255,3 +256,17 @@ def test_this_process_is_read_from_the_kernel_and_a_finished_or_zombie_child_is_
     )
     assert as_child.gone(seen_from=here, started_of=process_started)
     assert not here.gone(seen_from=here, started_of=process_started)
+
+
+def test_a_run_of_many_plans_holds_longer_leases_so_its_renewals_stay_few() -> None:
+    """5,000 locks renewed every 10 s would be 500 renewals a second, which lost a run its own locks
+    (issue 39, item 13): the leases grow until renewing them all stays within 50 a second."""
+    heard: list[str] = []
+    assert for_many(LockOptions(), 240, heard.append) == LockOptions()
+    assert heard == []
+    many = for_many(LockOptions(), 5000, heard.append)
+    assert (many.seconds, many.timeout) == (300, LockOptions().timeout)
+    assert heard == [
+        "holding 5000 run locks: each lease lasts 300s (renewed every 100s), not 30s, so their renewals "
+        "stay under 50 a second"
+    ]
