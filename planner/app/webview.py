@@ -8,6 +8,7 @@ states, counts and planner's own messages go in, never an object's data: no Secr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -185,7 +186,10 @@ def _drift(state: _State, known: Known) -> tuple[int, int, datetime | None]:
 
 def _state(known: Known) -> _State:
     if known.plan_object is not None and known.plan_object.get("status"):
-        return _from_status(known.plan_object)
+        state = _from_status(known.plan_object)
+        if state.generation is None:  # none applied yet (a first apply that failed): the one it is at
+            state = dataclasses.replace(state, generation=_from_outcome(known.outcome).generation)
+        return state
     if known.problem:
         return _State("False", "LoadFailed", known.problem)
     return _from_outcome(known.outcome)

@@ -275,3 +275,17 @@ def test_the_last_drift_stays_in_view_after_reconciles_that_find_none() -> None:
     assert drift(outcome=quiet, applied=corrected) == (2, 2, at, False, True)
     later = datetime(2026, 12, 1, 12, 2, tzinfo=UTC)
     assert drift(outcome=failed, applied=corrected) == (1, 0, later, True, False)
+
+
+def test_a_plan_object_whose_first_apply_failed_shows_the_generation_the_cluster_is_at() -> None:
+    """No generation applied yet (its first failed): the list shows the one recorded, as the Plan's
+    own page does (issue 39, item 11), not an empty cell."""
+    status = {"conditions": [{"type": "Ready", "status": "False", "reason": "ReconciliationFailed"}]}
+    plan = {"kind": "Plan", "metadata": {"name": "shop", "namespace": "shop"}, "status": status}
+    failed = outcome("failed", message="timed out", generation=1)
+    view = plan_view(
+        Known(source="plan/shop -n shop", name="shop", namespace="shop", plan_object=plan, outcome=failed),
+        [],
+        [],
+    )
+    assert (view.ready, view.generation) == ("False", 1)
