@@ -51,6 +51,7 @@ _QUANTITY = st.one_of(
 _PATTERNS: dict[str, SearchStrategy[str]] = {
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": _DNS,
     "^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$": _DNS,
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": _DNS,
     "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$": _DURATION,
     "^/": _PATH,
     "^[A-Za-z_][A-Za-z0-9_]*$": st.just("PLANNER_STRATEGY_SECRET"),

@@ -63,24 +63,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     help="Reconcile only the Plan objects labelled planner.dev/shard=KEY (its own Lease "
     "`planner-controller-KEY`); without it, only those without that label.",
 )
-@click.option(
-    "--default-service-account",
-    metavar="NAME",
-    help="Reconcile a Plan object that names no serviceAccountName as the ServiceAccount NAME of its own "
-    "namespace, through impersonation (absent there: the Plan fails, nothing written).",
-)
-@options.flag(
-    "--no-cross-namespace-refs",
-    "Refuse a Plan object whose objects leave its own namespace, and its cluster-scoped objects unless "
-    "--cluster-scoped-namespaces names its namespace.",
-)
-@click.option(
-    "--cluster-scoped-namespaces",
-    metavar="NS,...",
-    default="",
-    help="With --no-cross-namespace-refs, the namespaces whose Plan objects may manage cluster-scoped "
-    "objects (their allowClusterScoped is not enough).",
-)
+@options.tenancy
 @options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
 @options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")
 @options.stacked(options.timeout, options.lock, options.history, options.qps)

@@ -186,6 +186,28 @@ def target_options(*, namespace: bool = True) -> Callable[[F], F]:
     return decorate
 
 
+# `planner controller`'s multi-tenancy (docs/controller.md, "Multi-tenancy"): the platform admin's flags.
+tenancy = stacked(
+    click.option(
+        "--default-service-account",
+        metavar="NAME",
+        help="Reconcile a Plan object that names no serviceAccountName as the ServiceAccount NAME of its "
+        "own namespace, through impersonation (absent there: the Plan fails, nothing written).",
+    ),
+    flag(
+        "--no-cross-namespace-refs",
+        "Refuse a Plan object whose objects leave its own namespace, and its cluster-scoped objects "
+        "unless --cluster-scoped-namespaces names its namespace.",
+    ),
+    click.option(
+        "--cluster-scoped-namespaces",
+        metavar="NS,...",
+        default="",
+        help="With --no-cross-namespace-refs, the namespaces whose Plan objects may manage cluster-scoped "
+        "objects (their allowClusterScoped is not enough).",
+    ),
+)
+
 allow_data_loss = flag("--allow-data-loss", "Allow replacing or deleting PVCs and Namespaces.")
 adopt = flag("--adopt", "Take over same-named objects this plan does not own yet.")
 rerun = click.option(

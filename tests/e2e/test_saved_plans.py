@@ -73,7 +73,7 @@ def test_a_saved_plan_applies_exactly_its_changes_and_never_holds_a_secret_value
     assert SECRET_VALUE not in saved.read_text()
     document = json.loads(saved.read_text())["plans"][0]
     assert [c["object"] for c in document["changes"]] == [f"deployment/{namespace}/web"]
-    applied = planner("apply", str(saved), "--no-wait")
+    applied = planner("apply", str(saved), "--timeout", "60s")  # waits: the plan after has nothing to do
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert image_of(cluster, namespace) == "nginx:1.28"
     token = get(cluster, f"/api/v1/namespaces/{namespace}/secrets/token")["data"]["token"]
