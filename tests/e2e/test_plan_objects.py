@@ -18,6 +18,7 @@ from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
+from tests.paths import PLANS
 from tests.simulated import eventually
 
 __all__ = ["controllers"]  # the fixture, shared with test_controller
@@ -458,3 +459,21 @@ def test_plan_objects_as_a_user_meets_them_columns_suspension_and_literal_secret
     assert listed[0].split() == ["NAME", "READY", "STATUS", "APPLIED-GEN", "REVISION", "SUSPENDED", "AGE"]
     assert " true " in f" {listed[1]} ", listed
     assert get_json(kubectl, "deployment", "shop-web", "-n", namespace)["spec"]["replicas"] == 1
+
+
+def test_the_controller_recipe_works_verbatim_with_its_example_plan(
+    controllers: Start, planner: Runner, kubectl: Runner
+) -> None:
+    """docs/controller.md's recipe, command by command (issue 39, item 11): the example plan file is a
+    Plan object as it is, and becomes Ready with its workload."""
+    install_crd(planner, kubectl)
+    namespace = "fidelity"
+    created = kubectl("create", "namespace", namespace)
+    assert created.returncode == 0 or "AlreadyExists" in created.stderr, created.stderr
+    assert kubectl("apply", "-f", str(PLANS / "pod-fidelity.yaml")).returncode == 0
+    running = controllers("-n", namespace, "--interval", "1h")
+    ready = kubectl("wait", "--for=condition=Ready", "plan/fidelity", "-n", namespace, "--timeout=120s")
+    assert ready.returncode == 0, ready.stderr + running.output()
+    assert get_json(kubectl, "deployment", "api", "-n", namespace)["spec"]["template"]["spec"]["containers"]
+    listed = kubectl("get", "plans", "-n", namespace).stdout.splitlines()
+    assert listed[1].split()[:2] == ["fidelity", "True"], listed
