@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from planner.changeset import Action, Change, ChangeSet, Transition
-from planner.dataloss import deletes_claims, destroys_data, needs_consent, refuse_data_loss
+from planner.dataloss import (
+    deletes_claims,
+    destroys_data,
+    needs_consent,
+    refuse_data_loss,
+    resized_template_note,
+    unresized_claims,
+)
 from planner.errors import DataLossError
 from planner.objects import Manifest, ObjectRef
 
@@ -156,3 +163,30 @@ def test_a_plan_object_is_told_to_set_reconcile_allow_data_loss() -> None:
         "the plan destroys data; set reconcile.allowDataLoss: true in the Plan to accept it:\n"
     )
     assert "  statefulset/shop/db: would be deleted" in str(refused.value)
+
+
+def with_template_size(size: str) -> Manifest:
+    stateful = stateful_set(replicas=2)
+    stateful["spec"]["volumeClaimTemplates"][0]["spec"] = {"resources": {"requests": {"storage": size}}}
+    return stateful
+
+
+def claim(name: str, size: str) -> Manifest:
+    return {
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"resources": {"requests": {"storage": size}}},
+    }
+
+
+def test_claims_that_differ_from_their_template_are_named_not_reported_as_matching() -> None:
+    """Claim templates apply to new claims only (issue 39, item 4)."""
+    claims = [claim("data-db-0", "1Gi"), claim("data-db-1", "2048Mi")]
+    assert unresized_claims(with_template_size("2Gi"), claims) == (
+        "PVC data-db-0 requests 1Gi, its template 2Gi: claim templates apply to new claims only; resize an "
+        "existing claim itself (kubectl patch pvc, where its StorageClass allows expansion)"
+    )
+    assert unresized_claims(with_template_size("2Gi"), [claims[1]]) is None  # 2048Mi is 2Gi
+    assert resized_template_note(with_template_size("1Gi"), with_template_size("2Gi")) == (
+        "its existing PVCs keep their size (claim templates apply to new claims only)"
+    )
+    assert resized_template_note(with_template_size("1Gi"), with_template_size("1Gi")) == ""
