@@ -88,12 +88,16 @@ def token_kubeconfig(
     return path
 
 
-def role_rules() -> set[tuple[str, str, str]]:
-    """(apiGroup, resource, verb) for every rule of deploy/rbac.yaml's ClusterRole."""
+def role_rules(*names: str) -> set[tuple[str, str, str]]:
+    """(apiGroup, resource, verb) for every rule of deploy/rbac.yaml's ClusterRoles (the controller's
+    own and the deployer's: a controller reconciling as itself uses both), or of the named ones."""
     documents = list(YAML(typ="safe").load_all((DEPLOY / "rbac.yaml").read_text()))
-    (role,) = [d for d in documents if d["kind"] == "ClusterRole"]
+    roles = [
+        d for d in documents if d["kind"] == "ClusterRole" and (not names or d["metadata"]["name"] in names)
+    ]
     return {
         (group, resource, verb)
+        for role in roles
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
@@ -300,3 +304,68 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
     assert healthz[1].startswith("informers failed:"), healthz
     assert readyz == (503, "informers not synced\n")
     assert code == 0, log.read_text()
+
+
+def test_a_multi_tenant_controller_needs_only_its_own_role_and_impersonation(
+    cluster: ClusterHandle, tmp_path: Path
+) -> None:
+    """The controller's own ClusterRole shrinks to what it needs for itself (issue 40): bound to only
+    `planner-controller` and deploy/tenancy.yaml's `planner-impersonator`, with
+    `--default-service-account`, it reconciles a Plan as the tenant account bound to `planner-tenant`;
+    none of its own requests is refused, and it writes none of the Plan's objects itself."""
+    assert kubectl(cluster, "apply", "-k", str(DEPLOY)).returncode == 0
+    kubectl(cluster, "scale", "deployment", "planner-controller", "-n", "planner-system", "--replicas=0")
+    account, user = "tenant-controller", "system:serviceaccount:planner-system:tenant-controller"
+    assert kubectl(cluster, "create", "serviceaccount", account, "-n", "planner-system").returncode == 0
+    for role in ("planner-controller", "planner-impersonator"):
+        bound = kubectl(
+            cluster, "create", "clusterrolebinding", f"{account}-{role}", f"--clusterrole={role}",
+            f"--serviceaccount=planner-system:{account}",
+        )  # fmt: skip
+        assert bound.returncode == 0, bound.stderr
+    namespace = "tenant-a"
+    assert kubectl(cluster, "create", "namespace", namespace).returncode == 0
+    assert kubectl(cluster, "create", "serviceaccount", "deployer", "-n", namespace).returncode == 0
+    tenant = kubectl(
+        cluster, "create", "rolebinding", "deployer", "--clusterrole=planner-tenant",
+        f"--serviceaccount={namespace}:deployer", "-n", namespace,
+    )  # fmt: skip
+    assert tenant.returncode == 0, tenant.stderr
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: shop, namespace: {namespace}}}\n"
+        "workloads:\n  - {name: web, image: 'nginx:1.27', port: 8080, expose: true}\n"
+        "configMaps:\n  - {name: settings, data: {a: b}}\n"
+    )
+    assert kubectl(cluster, "apply", "-f", str(plan)).returncode == 0
+    kubeconfig = token_kubeconfig(cluster, tmp_path, account=account)
+    process, log = start_controller(
+        tmp_path, kubeconfig, None, "-n", namespace, "--interval", "1h", "--default-service-account", "deployer"
+    )  # fmt: skip
+    try:
+        ready = kubectl(
+            cluster, "wait", "--for=condition=Ready", "plan/shop", "-n", namespace, "--timeout=60s"
+        )
+        assert ready.returncode == 0, ready.stderr + log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+    made = SlimAdmin.of(cluster).requests(user=user)
+    assert code == 0, log.read_text()
+    refused = [r for r in made if r["code"] == 403]
+    assert not refused, refused
+    own_writes = [
+        r
+        for r in made
+        if r["verb"] in ("create", "patch", "update", "delete")
+        and r["resource"] not in ("plans", "events", "leases", "serviceaccounts")
+    ]
+    assert own_writes == [], (
+        own_writes
+    )  # the Plan's objects were written as the tenant, not by the controller
+    written = {
+        r["resource"]
+        for r in SlimAdmin.of(cluster).requests(user=f"system:serviceaccount:{namespace}:deployer")
+        if r["verb"] in ("create", "patch")
+    }
+    assert {"deployments", "services", "configmaps"} <= written, written

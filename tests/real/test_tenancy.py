@@ -17,7 +17,7 @@ from tests.real.conftest import Runner, token_kubeconfig
 from tests.realplane import RealCluster
 
 
-def impersonated(cluster: RealCluster, user: str) -> list[dict[str, object]]:
+def impersonated(cluster: RealCluster, user: str, controller: str = USER) -> list[dict[str, object]]:
     """The audit events of the controller's requests made as `user`."""
     lines = cluster.audit_log.read_text().splitlines() if cluster.audit_log.exists() else []
     events = [json.loads(line) for line in lines if line.strip()]
@@ -25,7 +25,7 @@ def impersonated(cluster: RealCluster, user: str) -> list[dict[str, object]]:
         e
         for e in events
         if e.get("stage") == "ResponseComplete"
-        and e.get("user", {}).get("username") == USER
+        and e.get("user", {}).get("username") == controller
         and e.get("impersonatedUser", {}).get("username") == user
     ]
 
@@ -70,3 +70,53 @@ def test_a_plan_reconciled_as_its_account_is_judged_by_the_api_server(
         if e["responseStatus"]["code"] == 403 and isinstance(ref := e.get("objectRef"), dict)  # type: ignore[index]
     }
     assert ("deployments", "kube-system") in refusals, refusals  # asked as the tenant, refused by the server
+
+
+def test_a_multi_tenant_controller_needs_only_its_own_role_on_a_real_api_server(
+    cluster: RealCluster, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """Bound to only `planner-controller` and `planner-impersonator`, with `--default-service-account`,
+    the controller reconciles a Plan as the tenant: the audit log shows none of its own requests
+    refused and none of the Plan's objects written by it."""
+    assert kubectl("apply", "-k", str(DEPLOY)).returncode == 0
+    kubectl("scale", "deployment", "planner-controller", "-n", "planner-system", "--replicas=0")
+    install_crd(planner, kubectl)
+    account = f"tenant-controller-{namespace}"
+    controller_user = f"system:serviceaccount:planner-system:{account}"
+    assert kubectl("create", "serviceaccount", account, "-n", "planner-system").returncode == 0
+    for role in ("planner-controller", "planner-impersonator"):
+        bound = kubectl(
+            "create", "clusterrolebinding", f"{account}-{role}", f"--clusterrole={role}",
+            f"--serviceaccount=planner-system:{account}",
+        )  # fmt: skip
+        assert bound.returncode == 0, bound.stderr
+    user = tenant(kubectl, namespace)
+    kubeconfig = token_kubeconfig(cluster, "planner-system", account, tmp_path / "kubeconfig")
+    assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "own", OWN, account=None)).returncode == 0
+    process, log = start_controller(
+        tmp_path, kubeconfig, None, "-n", namespace, "--interval", "1h", "--default-service-account", "deployer"
+    )  # fmt: skip
+    try:
+        done = kubectl("wait", "--for=condition=Ready", "plan/own", "-n", namespace, "--timeout=120s")
+        assert done.returncode == 0, done.stderr + log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    lines = cluster.audit_log.read_text().splitlines() if cluster.audit_log.exists() else []
+    events = [json.loads(line) for line in lines if line.strip()]
+    own = [
+        e
+        for e in events
+        if e.get("stage") == "ResponseComplete"
+        and e.get("user", {}).get("username") == controller_user
+        and not e.get("impersonatedUser")
+    ]
+    assert own, "no request of the controller's own was audited"
+    assert [e for e in own if e["responseStatus"]["code"] == 403] == []
+    writes = {
+        str(e["objectRef"]["resource"])  # type: ignore[index]
+        for e in own
+        if e["verb"] in ("create", "patch", "update", "delete")
+    }
+    assert writes <= {"plans", "events", "leases"}, writes
+    assert impersonated(cluster, user, controller_user), "nothing was done as the tenant"
