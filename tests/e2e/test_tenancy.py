@@ -166,3 +166,36 @@ def test_apply_as_a_tenant_account_is_judged_by_its_rights(
     assert own.returncode == 0, own.stdout + own.stderr
     history = planner("history", f"{namespace}/cli")
     assert user in history.stdout, history.stdout  # recorded as the account it ran as
+
+
+def test_a_plan_cannot_overwrite_or_squat_on_another_namespaces_objects(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """team-b's ConfigMap named in a team-a Plan: the API server refuses the write as the tenant, and
+    the object keeps its data; a Lease with team-b's run-lock name is a plan error, nothing written."""
+    install_crd(planner, kubectl)
+    tenant(kubectl, namespace)
+    other = f"{namespace}-b"
+    assert kubectl("create", "namespace", other).returncode == 0
+    made = kubectl("create", "configmap", "settings", "-n", other, "--from-literal=owner=team-b")
+    assert made.returncode == 0, made.stderr
+    running = controllers("-n", namespace, "--interval", "1h")
+    overwrite = (
+        "manifests:\n  - apiVersion: v1\n    kind: ConfigMap\n"
+        f"    metadata: {{name: settings, namespace: {other}}}\n    data: {{owner: team-a}}\n"
+    )
+    squat = (
+        "manifests:\n  - apiVersion: coordination.k8s.io/v1\n    kind: Lease\n"
+        f"    metadata: {{name: planner-lock-b, namespace: {other}}}\n    spec: {{holderIdentity: squatter}}\n"
+    )
+    for name, body in (("overwrite", overwrite), ("squat", squat)):
+        assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, name, body)).returncode == 0
+    overwrite_ready = refused(kubectl, namespace, "overwrite")
+    assert "forbidden" in overwrite_ready["message"] and "configmaps" in overwrite_ready["message"], (
+        overwrite_ready,
+        running.output(),
+    )
+    squat_ready = refused(kubectl, namespace, "squat")
+    assert "planner's run locks" in squat_ready["message"], squat_ready
+    assert get_json(kubectl, "configmap", "settings", "-n", other)["data"] == {"owner": "team-b"}
+    assert kubectl("get", "lease", "planner-lock-b", "-n", other).returncode != 0
