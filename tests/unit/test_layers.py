@@ -21,3 +21,20 @@ def test_the_pipeline_layers_list_every_top_level_module_of_planner() -> None:
         path = [str(REPO / package.replace(".", "/"))]
         modules |= {f"{package}.{module.name}" for module in pkgutil.iter_modules(path)}
     assert listed == modules - split
+
+
+def test_the_documented_layer_list_is_the_one_import_linter_checks() -> None:
+    """docs/architecture.md's "Layering" line names the pipeline's layers in pyproject's order, so the
+    document a maintainer learns the order from is the one `make test` enforces."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    checked = [
+        {name.strip().removeprefix("planner.") for name in layer.split("|")}
+        for layer in config["tool"]["importlinter"]["contracts"][0]["layers"]
+    ]
+    text = (REPO / "docs" / "architecture.md").read_text()
+    line = next(line for line in text.splitlines() if line.startswith("`__main__ > cli > "))
+    documented = [
+        {name.strip() for name in layer.strip().strip("()").split("|")}
+        for layer in line.strip("`").split(" > ")
+    ]
+    assert documented == checked
