@@ -230,8 +230,8 @@ def trim_generations(client: KubeClient, plan: str, namespace: str, *, keep: int
 # --- reading ------------------------------------------------------------------------------------------
 
 
-def list_generations(client: KubeClient, plan: str, namespace: str) -> list[Listed]:
-    """The plan's recorded generations, oldest first, from their metadata alone."""
+def _records(client: KubeClient, plan: str, namespace: str | None) -> list[Manifest]:
+    """The metadata of the plan's generation records in `namespace` (None: every namespace)."""
     page = client.request(
         "GET",
         resource_path(SECRET, namespace),
@@ -239,7 +239,12 @@ def list_generations(client: KubeClient, plan: str, namespace: str) -> list[List
         verb="list",
         accept=METADATA_LIST_ACCEPT,
     )
-    found = [listed_of(item) for item in page.get("items") or []]
+    return list(page.get("items") or [])
+
+
+def list_generations(client: KubeClient, plan: str, namespace: str) -> list[Listed]:
+    """The plan's recorded generations, oldest first, from their metadata alone."""
+    found = [listed_of(item) for item in _records(client, plan, namespace)]
     return sorted((g for g in found if g is not None), key=lambda g: g.number)
 
 
@@ -306,16 +311,10 @@ def namespaces_with_generations(client: KubeClient, plan: str) -> list[str]:
     """The namespaces where a plan of this name has generation records: one LIST of metadata across
     namespaces; none when this identity may not list Secrets everywhere."""
     try:
-        page = client.request(
-            "GET",
-            resource_path(SECRET, None),
-            query={"labelSelector": record_selector(plan)},
-            verb="list",
-            accept=METADATA_LIST_ACCEPT,
-        )
+        records = _records(client, plan, None)
     except ForbiddenError:
         return []
-    return sorted({str(metadata_of(item).get("namespace")) for item in page.get("items") or []})
+    return sorted({str(metadata_of(item).get("namespace")) for item in records})
 
 
 def show_generation(plan: str, number: int, *, target: Target) -> Generation:
