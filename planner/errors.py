@@ -31,11 +31,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, ClassVar, Literal
 
 
+class ExitCode(IntEnum):
+    """The exit codes, a contract (docs/design.md §5): the one place they are defined."""
+
+    OK = 0
+    FAILED = 1  # any error, usage errors included; a failed or timed-out task
+    CHANGES = 2  # `plan --detailed-exitcode`, `reconcile --check`: there is work
+    LOCKED = 3  # another run holds a plan's lock
+    NOT_FOUND = 4  # a runtime ID's workload does not exist
+
+
 class PlannerError(Exception):
-    exit_code: ClassVar[int] = 1
+    exit_code: ClassVar[int] = ExitCode.FAILED
 
 
 class UsageError(PlannerError):
@@ -94,7 +105,7 @@ class UnreachableError(PlannerError):
 class LockHeldError(PlannerError):
     """Another run holds the plan's lock; `holder` says who and since when, in a few words."""
 
-    exit_code = 3
+    exit_code = ExitCode.LOCKED
 
     def __init__(self, message: str, *, holder: str = "") -> None:
         super().__init__(message)
@@ -106,7 +117,7 @@ class WrongClusterError(PlannerError):
 
 
 class WorkloadNotFoundError(PlannerError):
-    exit_code = 4
+    exit_code = ExitCode.NOT_FOUND
 
 
 class ApiError(PlannerError):

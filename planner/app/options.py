@@ -23,7 +23,7 @@ from planner.app.watching import MonitorOptions
 from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key
 from planner.controller.tenancy import Tenancy
-from planner.errors import UsageError
+from planner.errors import ExitCode, UsageError
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
 from planner.state.generations import DEFAULT_HISTORY_MAX
@@ -202,10 +202,14 @@ def controller_options(
 
 
 def reconcile_exit_code(outcomes: Sequence[PlanOutcome]) -> int:
-    """1 when any plan failed; else 3 when any was skipped because locked; else 2 when `--check` found
-    drift or pending changes; else 0."""
+    """FAILED when any plan failed; else LOCKED when any was skipped because locked; else CHANGES when
+    `--check` found drift or pending changes; else OK."""
     results = {outcome.result for outcome in outcomes}
-    for result, code in (("failed", 1), ("locked", 3), ("changes", 2)):
+    for result, code in (
+        ("failed", ExitCode.FAILED),
+        ("locked", ExitCode.LOCKED),
+        ("changes", ExitCode.CHANGES),
+    ):
         if result in results:
-            return code
-    return 0
+            return int(code)
+    return int(ExitCode.OK)

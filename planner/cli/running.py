@@ -1,4 +1,5 @@
-"""Running a command: the one place that chooses exit codes and handles signals.
+"""Running a command: where exit codes are chosen (their values are `planner.errors.ExitCode`'s) and
+signals handled.
 
 Exit codes are a contract (docs/design.md): 0 success, 1 any error (usage errors too: click's 2 is
 remapped), 2 changes present (`plan --detailed-exitcode`, `reconcile --check`), 3 lock held, 4 workload
@@ -20,9 +21,15 @@ from typing import NoReturn, Protocol
 import click
 
 from planner.cli.options import Invocation
-from planner.errors import PlannerError
+from planner.errors import ExitCode, PlannerError
 
-OK, FAILED, CHANGES, LOCKED, NOT_FOUND = 0, 1, 2, 3, 4
+OK, FAILED, CHANGES, LOCKED, NOT_FOUND = (
+    ExitCode.OK,
+    ExitCode.FAILED,
+    ExitCode.CHANGES,
+    ExitCode.LOCKED,
+    ExitCode.NOT_FOUND,
+)
 
 
 def exit_with(code: int) -> NoReturn:
