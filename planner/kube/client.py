@@ -322,6 +322,8 @@ class KubeClient:
         if error.http_status not in (401, 403):
             return error
         who = f"kubeconfig user {self.user}" if self.user else "the in-cluster service account"
+        if self.options.impersonate:  # the server judged the impersonated user, not the credentials'
+            who = f"{self.options.impersonate}, impersonated by {who}"
         if error.http_status == 401:
             message = (
                 f"unauthorized: {self.host} rejected the credentials of {who} "

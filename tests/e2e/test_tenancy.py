@@ -161,6 +161,7 @@ def test_apply_as_a_tenant_account_is_judged_by_its_rights(
     escape = planner("apply", str(write_plan(tmp_path, header + ESCAPE)), "--as", user, "--timeout", "20s")
     assert escape.returncode == 1, escape.stdout + escape.stderr
     assert "forbidden" in escape.stdout + escape.stderr, escape.stdout + escape.stderr
+    assert f"as {user}, impersonated by kubeconfig user" in escape.stderr, escape.stderr
     assert kubectl("get", "deployment", "miner", "-n", "kube-system").returncode != 0
     own = planner("apply", str(write_plan(tmp_path, header + OWN)), "--as", user, "--timeout", "60s")
     assert own.returncode == 0, own.stdout + own.stderr
