@@ -37,20 +37,28 @@ def unschedulable_plan(namespace: str, *, disk: str = "ssd") -> str:
     )
 
 
-def test_a_retried_apply_of_an_application_that_is_down_fails_with_the_reason(
-    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
-) -> None:
+def retried_apply_fails(planner: Runner, namespace: str, tmp_path: Path, timeout: str) -> Path:
+    """Apply the unschedulable plan (it fails), then again: the retry, which has nothing to write, fails
+    too, with the scheduler's reason (both tiers run it). The plan file."""
     plan = write_plan(tmp_path, unschedulable_plan(namespace))
-    first = planner("apply", str(plan), "--timeout", "4s")
+    first = planner("apply", str(plan), "--timeout", timeout)
     assert first.returncode == 1, first.stdout + first.stderr
 
-    retry = planner("apply", str(plan), "--timeout", "4s")
+    retry = planner("apply", str(plan), "--timeout", timeout)
 
     assert retry.returncode == 1, retry.stdout + retry.stderr
     failed = [line for line in retry.stdout.splitlines() if line.startswith("  failed wait-ready")]
     assert len(failed) == 1, retry.stdout
-    assert failed[0].startswith(f"  failed wait-ready deployment/{namespace}/api: timed out after 4s"), failed
+    waited = f"  failed wait-ready deployment/{namespace}/api: timed out after {timeout}"
+    assert failed[0].startswith(waited), failed
     assert "didn't match Pod's node affinity/selector" in failed[0], failed
+    return plan
+
+
+def test_a_retried_apply_of_an_application_that_is_down_fails_with_the_reason(
+    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    plan = retried_apply_fails(planner, namespace, tmp_path, "4s")
     shown = kubectl("get", "deploy", "api", "-n", namespace, "-o", "jsonpath={.status.availableReplicas}")
     assert shown.stdout in ("", "0"), shown.stdout  # kubectl agrees: nothing is available
 

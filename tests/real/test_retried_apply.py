@@ -6,23 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_retried_apply import unschedulable_plan
-from tests.real.conftest import Runner, write_plan
+from tests.e2e.test_retried_apply import retried_apply_fails
+from tests.real.conftest import Runner
 
 
 def test_a_retried_apply_of_an_application_that_is_down_fails_with_the_reason(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    plan = write_plan(tmp_path, unschedulable_plan(namespace))
-    first = planner("apply", str(plan), "--timeout", "5s")
-    assert first.returncode == 1, first.stdout + first.stderr
-
-    retry = planner("apply", str(plan), "--timeout", "5s")
-
-    assert retry.returncode == 1, retry.stdout + retry.stderr
-    failed = [line for line in retry.stdout.splitlines() if line.startswith("  failed wait-ready")]
-    assert len(failed) == 1 and f"deployment/{namespace}/api: timed out after 5s" in failed[0], retry.stdout
-    assert "didn't match Pod's node affinity/selector" in failed[0], failed
+    plan = retried_apply_fails(planner, namespace, tmp_path, "5s")
     rollout = kubectl("rollout", "status", "deployment/api", "-n", namespace, "--timeout=1s")
     assert rollout.returncode != 0, rollout.stdout  # kubectl agrees: it has not rolled out
     planned = planner("plan", "--detailed-exitcode", str(plan))
