@@ -153,14 +153,6 @@ KINDS: tuple[KindInfo, ...] = (
     HORIZONTAL_POD_AUTOSCALER,
 )
 
-# The object each plan workload `kind` renders as (its primary object).
-WORKLOAD_KINDS: Mapping[str, KindInfo] = {
-    "deployment": DEPLOYMENT,
-    "job": JOB,
-    "cronjob": CRON_JOB,
-    "statefulset": STATEFUL_SET,
-}
-
 # The Events that explain why a wait is not over yet (`planner.wait.evidence`, read) and those the controller
 # records on a plan's ApplySet parent (written).
 EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)

@@ -117,10 +117,13 @@ def owner_of(obj: Mapping[str, Any] | None) -> str | None:
     return parts[2] if len(parts) == 3 and parts[2] else None
 
 
+SANDBOX_KIND = "sandbox"  # a sandbox's runtime ID kind (`planner.workloads.SANDBOX`)
+
+
 def sandbox_of(obj: Mapping[str, Any] | None) -> str | None:
     """The sandbox an object belongs to (runtime ID `…|sandbox|<name>`), None for anything else."""
     parts = _runtime_parts(obj)
-    return parts[2] if len(parts) == 3 and parts[1] == "sandbox" else None
+    return parts[2] if len(parts) == 3 and parts[1] == SANDBOX_KIND else None
 
 
 def newest(objects: Iterable[Manifest]) -> Manifest | None:
@@ -240,3 +243,9 @@ def _placed(value: Manifest, path: list[str], leaf: Any) -> Manifest:
     head, *rest = path
     child = value.get(head)
     return {**value, head: _placed(child if isinstance(child, dict) else {}, rest, leaf) if rest else leaf}
+
+
+def present(**fields: Any) -> dict[str, Any]:
+    """The keyword arguments that carry a value: None and empty strings, lists and maps are dropped
+    (0 and False are values and stay)."""
+    return {key: value for key, value in fields.items() if value is not None and value not in ("", [], {})}

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 from ruamel.yaml import YAML
 
+from planner import workloads
 from planner.plan import Plan, load_plans
 from planner.plan.schema import plan_schema
-from planner.plan.validate_pods import KIND_FIELDS
 
 Schema = dict[str, Any]
 SECRET_ENV = {"PLANNER_STRATEGY_SECRET": "from-the-environment"}
@@ -252,8 +252,8 @@ def _valid_workload(workload: dict[str, Any], claims: list[str], draw: DrawFn) -
     if asked:  # else the fields only one kind takes are rarely kept
         workload["kind"] = draw(st.sampled_from(asked))
     kind = workload.get("kind") or "deployment"
-    for field, kinds in KIND_FIELDS.items():
-        if kind not in kinds:
+    for field in workloads.own_fields():
+        if field not in workloads.named(kind).fields:
             workload.pop(field, None)
     if kind == "cronjob":
         workload.setdefault("schedule", "@hourly")
@@ -311,7 +311,8 @@ def _kinds_asked_for(workload: dict[str, Any]) -> list[str]:
         return ["statefulset"]
     if "kind" in workload:
         return []
-    return sorted({kinds[0] for field, kinds in KIND_FIELDS.items() if field in workload and len(kinds) == 1})
+    only = {field: workloads.accepting(field) for field in workloads.own_fields()}
+    return sorted({kinds[0].name for field, kinds in only.items() if field in workload and len(kinds) == 1})
 
 
 def _valid_volumes(containers: list[dict[str, Any]], claims: list[str], *, stateful: bool) -> None:

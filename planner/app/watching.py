@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from planner import workloads
 from planner.app.apply import AppliedPlan, ApplyOptions, ApplyResult, apply, apply_saved
 from planner.app.history import current, read_generation
 from planner.app.planning import PlanOptions, render_plans
@@ -21,13 +22,10 @@ from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageEr
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
 from planner.kinds import (
-    CRON_JOB,
-    DEPLOYMENT,
     JOB,
     PERSISTENT_VOLUME_CLAIM,
     POD,
     SECRET,
-    STATEFUL_SET,
     KindInfo,
 )
 from planner.kube.client import KubeClient
@@ -299,6 +297,10 @@ def recorded_runs(client: KubeClient, scope: frozenset[str] | None) -> list[tupl
     return [(ref_of(parent), run) for parent in parents for run in run_records(parent).values()]
 
 
+# Run records are of Jobs: the runtime ID kind of the workload a Job is.
+_RUN_KIND = workloads.named_for(JOB).name
+
+
 def by_runtime_id(runs: Sequence[tuple[ObjectRef, RunRecord]]) -> dict[RuntimeID, RunRecord]:
     """The records of the runs that ran, by their Job's runtime ID (what `Monitor` reads them by)."""
     return {rid: run for _, run in runs if run.ran and (rid := _recorded_runtime_id(run))}
@@ -308,8 +310,8 @@ def _recorded_runtime_id(record: RunRecord) -> RuntimeID | None:
     try:
         if record.runtime_id:
             parsed = RuntimeID.parse(record.runtime_id)
-            return parsed if parsed.kind == "job" else None
-        return RuntimeID(runtime="k8s", namespace=record.namespace, kind="job", name=record.name)
+            return parsed if parsed.kind == _RUN_KIND else None
+        return RuntimeID(runtime="k8s", namespace=record.namespace, kind=_RUN_KIND, name=record.name)
     except RuntimeIDError:
         return None
 
@@ -348,9 +350,20 @@ def follow(
     return MonitorResult(failed=tuple(watcher.failed()), steady=steady, until_done=options.until_done)
 
 
-STATUS_KINDS = (DEPLOYMENT, STATEFUL_SET, JOB, PERSISTENT_VOLUME_CLAIM, POD)
-# Read only for the runtime IDs of their kind, so a user who may not list them still sees the rest.
-STATUS_KINDS_OF = {"cronjob": (CRON_JOB,)}
+STATUS_KINDS = (JOB, PERSISTENT_VOLUME_CLAIM, POD)
+
+
+def status_kinds(rids: Sequence[RuntimeID]) -> list[KindInfo]:
+    """What `status` reads: pods, claims and runs always, the workloads' own kinds only for runtime IDs
+    of their kind, so a user who may not list a kind still sees the rest."""
+    wanted = {
+        kind
+        for rid in rids
+        if rid.kind != workloads.SANDBOX
+        for kind in workloads.named(rid.kind).watched
+        if kind not in STATUS_KINDS
+    }
+    return [*STATUS_KINDS, *sorted(wanted, key=lambda kind: kind.kind)]
 
 
 def status_runtime_ids(arguments: Sequence[str], *, target: Target) -> tuple[list[RuntimeID], frozenset[str]]:
@@ -436,8 +449,7 @@ def status(
     informers = Informers(target.client)
     changed = threading.Event()
     try:
-        extra = {kind for rid in rids for kind in STATUS_KINDS_OF.get(rid.kind, ())}
-        for kind in (*STATUS_KINDS, *sorted(extra, key=lambda k: k.kind)):
+        for kind in status_kinds(rids):
             informer = informers.informer(kind, namespaces=scope)
             informer.wait_until_synced(60.0)
             informer.subscribe(lambda _type, _obj: changed.set())

@@ -7,15 +7,10 @@ touched, so the plan's own fields stay with `planner` and the next `plan` shows 
 command changed (a stopped Deployment whose plan declares replicas, a paused sandbox whose plan says
 running: drift that the next apply restores).
 
-What each does, per kind:
-
-| op | deployment | statefulset | job | cronjob | sandbox |
-| --- | --- | --- | --- | --- | --- |
-| start / resume | scale to 1 | scale back to the replicas it had when stopped (1 if unknown) | verify it exists (a deleted Job is not restartable: exit 4) | `suspend: false` | recreate the Pod, mark `running` |
-| stop / pause | scale to 0 | record its replicas (`planner.dev/stopped-replicas`), scale to 0; PVCs kept | delete, Foreground | `suspend: true` (a run already started goes on) | mark `paused`, delete the Pod, keep the PVCs |
-| delete | delete its HPA and Ingress `<name>` (each only if it is the workload's) and `<name>-svc` (NotFound ignored), then the Deployment | its HPA `<name>` (if it is the workload's), its headless Service `<name>`, then the StatefulSet; the PVCs its claim templates made only with `allow_data_loss` | delete, Foreground | delete (its runs' Jobs go with it) | the Pod, then the PVCs with `allow_data_loss` (else the PVCs stay and the state is `paused`) |
-
-A StatefulSet's replicas are the plan's (or its autoscaler's), so stop records them for start to restore.
+What each does is its kind's (`planner.workloads`, each module's docstring); a sandbox's, here: start
+and resume recreate the Pod from the spec its workspace PVC records and mark it `running`; stop and pause
+mark it `paused`, delete the Pod and keep the PVCs; delete deletes the Pod, then the PVCs only with
+`allow_data_loss` (else they stay and the state is `paused`).
 
 Every sandbox operation also stamps `planner.dev/last-activity` (now) on the workspace PVC, which the
 idle reaper reads; `touch` stamps only that. The reaper pauses with reason `idle`
@@ -33,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from planner import workloads
 from planner.errors import (
     AlreadyExistsError,
     ConflictError,
@@ -42,15 +38,12 @@ from planner.errors import (
     WorkloadNotFoundError,
 )
 from planner.kinds import (
-    CRON_JOB,
-    DEPLOYMENT,
     HORIZONTAL_POD_AUTOSCALER,
     INGRESS,
     JOB,
     PERSISTENT_VOLUME_CLAIM,
     POD,
     SERVICE,
-    STATEFUL_SET,
     KindInfo,
 )
 from planner.kube.client import KubeClient, resource_path
@@ -79,7 +72,6 @@ JSON_PATCH = "application/json-patch+json"
 RELEASE_ATTEMPTS = 8
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 DEFAULT_TAIL = 200
-ANNOTATION_STOPPED_REPLICAS = "planner.dev/stopped-replicas"
 _GENERATION = re.compile(r"-rootfs-g(\d+)$")
 
 
@@ -125,14 +117,8 @@ def _not_found(rid: RuntimeID, why: str = "") -> WorkloadNotFoundError:
 def primary_object(rid: RuntimeID) -> tuple[KindInfo, str]:
     """The object whose existence is the workload's: Deployment, StatefulSet, Job, CronJob, or the
     sandbox's workspace PVC."""
-    if rid.kind == "deployment":
-        return DEPLOYMENT, rid.name
-    if rid.kind == "statefulset":
-        return STATEFUL_SET, rid.name
-    if rid.kind == "job":
-        return JOB, rid.name
-    if rid.kind == "cronjob":
-        return CRON_JOB, rid.name
+    if rid.kind != workloads.SANDBOX:
+        return workloads.named(rid.kind).api, rid.name
     return PERSISTENT_VOLUME_CLAIM, workspace_pvc_name(rid.name)
 
 
@@ -149,54 +135,68 @@ def _write_query() -> dict[str, str]:
     return {"fieldManager": FIELD_MANAGER}
 
 
-def _scale(client: KubeClient, rid: RuntimeID, replicas: int, *, read: bool = False) -> Outcome:
-    """Scale through `/scale`; `read` when the caller already read the object (it exists)."""
+def _scale(client: KubeClient, rid: RuntimeID, replicas: int) -> str:
+    """Scale through `/scale`."""
     kind, _ = primary_object(rid)
-    if not read:
-        primary(client, rid)
     path = resource_path(kind, rid.namespace, rid.name) + "/scale"
     body = {"spec": {"replicas": replicas}}
     client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
-    action = "started" if replicas else "stopped"
-    return Outcome(runtime_id=str(rid), action=action, message=f"scaled {_describe(rid)} to {replicas}")
+    return f"scaled {_describe(rid)} to {replicas}"
 
 
-def _suspend(client: KubeClient, rid: RuntimeID, suspend: bool) -> Outcome:
-    primary(client, rid)
-    body = {"spec": {"suspend": suspend}}
-    path = resource_path(CRON_JOB, rid.namespace, rid.name)
-    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
-    action, verb = ("stopped", "suspended") if suspend else ("started", "unsuspended")
-    return Outcome(runtime_id=str(rid), action=action, message=f"{verb} {_describe(rid)}")
+@dataclass(frozen=True)
+class _Workload:
+    """One workload as its kind's lifecycle sees it (`planner.workloads.kind.Handle`)."""
 
+    client: KubeClient
+    rid: RuntimeID
 
-def _record_replicas(client: KubeClient, rid: RuntimeID, replicas: int | None) -> None:
-    """Set (or, with None, remove) the replicas a stopped StatefulSet is to start with again."""
-    path = resource_path(STATEFUL_SET, rid.namespace, rid.name)
-    value = None if replicas is None else str(replicas)
-    body = {"metadata": {"annotations": {ANNOTATION_STOPPED_REPLICAS: value}}}
-    client.request("PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch")
+    @property
+    def name(self) -> str:
+        return self.rid.name
 
+    @property
+    def namespace(self) -> str:
+        return self.rid.namespace
 
-def _stop_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
-    replicas = (primary(client, rid).get("spec") or {}).get("replicas", 1)
-    if replicas:  # stopping a stopped set keeps what the first stop recorded
-        _record_replicas(client, rid, int(replicas))
-    outcome = _scale(client, rid, 0, read=True)
-    return Outcome(runtime_id=outcome.runtime_id, action="stopped", message=f"{outcome.message}; PVCs kept")
+    @property
+    def describe(self) -> str:
+        return _describe(self.rid)
 
+    def own(self, *, why: str = "") -> Manifest:
+        return primary(self.client, self.rid, why=why)
 
-def _start_stateful_set(client: KubeClient, rid: RuntimeID) -> Outcome:
-    own = primary(client, rid)
-    current = int((own.get("spec") or {}).get("replicas", 1))
-    recorded = str(metadata_of(own).get("annotations", {}).get(ANNOTATION_STOPPED_REPLICAS, ""))
-    if current and not recorded:
-        message = f"{_describe(rid)} already runs {current} replicas"
-        return Outcome(runtime_id=str(rid), action="started", message=message)
-    replicas = int(recorded) if recorded.isdigit() and int(recorded) else max(current, 1)
-    outcome = _scale(client, rid, replicas, read=True)
-    _record_replicas(client, rid, None)
-    return outcome
+    def scale(self, replicas: int) -> str:
+        return _scale(self.client, self.rid, replicas)
+
+    def patch(self, body: dict[str, Any]) -> None:
+        kind, name = primary_object(self.rid)
+        path = resource_path(kind, self.rid.namespace, name)
+        self.client.request(
+            "PATCH", path, query=_write_query(), body=body, content_type=MERGE_PATCH, verb="patch"
+        )
+
+    def delete(self, kind: KindInfo, name: str, *, propagation: str = "Background") -> bool:
+        return _delete(self.client, kind, self.rid.namespace, name, propagation=propagation)
+
+    def delete_companions(self) -> str:
+        kind = workloads.named(self.rid.kind)
+        said = []
+        if kind.scalable and _delete_own(self.client, HORIZONTAL_POD_AUTOSCALER, self.rid):
+            said.append(f"horizontalpodautoscaler {self.name}")
+        if kind.service == "exposed" and _delete_own(self.client, INGRESS, self.rid):
+            said.append(f"ingress {self.name}")
+        if kind.service is not None:
+            service = service_name(self.name) if kind.service == "exposed" else self.name
+            self.delete(SERVICE, service)
+            said.append(f"service {service} (if any)")
+        return ", ".join(said) or "nothing else"
+
+    def delete_run(self) -> None:
+        _delete_job(self.client, self.rid)
+
+    def claims(self, own: Manifest) -> list[str]:
+        return [str(metadata_of(claim)["name"]) for claim in read_stateful_claims(self.client, own)]
 
 
 def _delete(client: KubeClient, kind: KindInfo, namespace: str, name: str, *, propagation: str) -> bool:
@@ -266,7 +266,7 @@ def touch(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
     """Record activity on a sandbox now, and lift an idle pause's hold: the next apply of a plan that
     says `running` resumes a sandbox the reaper paused once it has been touched."""
     rid = parse(runtime_id)
-    if rid.kind != "sandbox":
+    if rid.kind != workloads.SANDBOX:
         raise PlannerError(f"{_describe(rid)}: only a sandbox records activity")
     primary(client, rid)
     _mark(client, rid, None)
@@ -280,20 +280,10 @@ def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
     """Deployment: scale to 1. StatefulSet: scale back to the replicas recorded when it stopped. Job:
     verify it exists (a deleted Job is not restartable). CronJob: unsuspend. Sandbox: resume."""
     rid = parse(runtime_id)
-    if rid.kind == "deployment":
-        return _scale(client, rid, 1)
-    if rid.kind == "statefulset":
-        return _start_stateful_set(client, rid)
-    if rid.kind == "cronjob":
-        return _suspend(client, rid, False)
-    if rid.kind == "job":
-        primary(
-            client,
-            rid,
-            why=": a deleted Job is not restartable as the same workload; apply its plan to run it",
-        )
-        return Outcome(runtime_id=str(rid), action="started", message=f"{_describe(rid)} exists")
-    return _resume_sandbox(client, rid)
+    if rid.kind == workloads.SANDBOX:
+        return _resume_sandbox(client, rid)
+    message = workloads.named(rid.kind).lifecycle.start(_Workload(client, rid))
+    return Outcome(runtime_id=str(rid), action="started", message=message)
 
 
 def resume(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
@@ -330,19 +320,10 @@ def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
     """Deployment: scale to 0. StatefulSet: record its replicas, scale to 0. Job: delete with Foreground
     propagation. CronJob: suspend. Sandbox: pause."""
     rid = parse(runtime_id)
-    if rid.kind == "deployment":
-        return _scale(client, rid, 0)
-    if rid.kind == "statefulset":
-        return _stop_stateful_set(client, rid)
-    if rid.kind == "cronjob":
-        return _suspend(client, rid, True)
-    if rid.kind == "job":
-        primary(client, rid)
-        _delete_job(client, rid)
-        return Outcome(
-            runtime_id=str(rid), action="stopped", message=f"deleted {_describe(rid)} (Foreground)"
-        )
-    return _pause_sandbox(client, rid)
+    if rid.kind == workloads.SANDBOX:
+        return _pause_sandbox(client, rid)
+    message = workloads.named(rid.kind).lifecycle.stop(_Workload(client, rid))
+    return Outcome(runtime_id=str(rid), action="stopped", message=message)
 
 
 def pause(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
@@ -374,26 +355,11 @@ def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: 
     CronJob: it (its runs go with it). Sandbox: the Pod, then its PVCs only
     with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
     rid = parse(runtime_id)
-    own = primary(client, rid)
-    scaler = ""
-    if rid.kind in ("deployment", "statefulset") and _delete_own(client, HORIZONTAL_POD_AUTOSCALER, rid):
-        scaler = f"horizontalpodautoscaler {rid.name}, "
-    if rid.kind == "deployment":
-        routed = _delete_own(client, INGRESS, rid)
-        _delete(client, SERVICE, rid.namespace, service_name(rid.name), propagation="Background")
-        _delete(client, DEPLOYMENT, rid.namespace, rid.name, propagation="Background")
-        ingress = f"ingress {rid.name}, " if routed else ""
-        message = f"deleted {scaler}{ingress}service {service_name(rid.name)} (if any) and {_describe(rid)}"
-    elif rid.kind == "statefulset":
-        message = _delete_stateful_set(client, rid, own, scaler=scaler, allow_data_loss=allow_data_loss)
-    elif rid.kind == "job":
-        _delete_job(client, rid)
-        message = f"deleted {_describe(rid)} (Foreground)"
-    elif rid.kind == "cronjob":
-        _delete(client, CRON_JOB, rid.namespace, rid.name, propagation="Background")
-        message = f"deleted {_describe(rid)} (its runs' Jobs are garbage-collected)"
-    else:
+    if rid.kind == workloads.SANDBOX:
+        primary(client, rid)
         message = _delete_sandbox(client, rid, allow_data_loss=allow_data_loss)
+    else:
+        message = workloads.named(rid.kind).lifecycle.delete(_Workload(client, rid), allow_data_loss)
     return Outcome(runtime_id=str(rid), action="deleted", message=message)
 
 
@@ -404,21 +370,6 @@ def _delete_own(client: KubeClient, kind: KindInfo, rid: RuntimeID) -> bool:
     if found is None or annotations_of(found).get(ANNOTATION_RUNTIME_ID) != str(rid):
         return False
     return _delete(client, kind, rid.namespace, rid.name, propagation="Background")
-
-
-def _delete_stateful_set(
-    client: KubeClient, rid: RuntimeID, own: Manifest, *, scaler: str, allow_data_loss: bool
-) -> str:
-    _delete(client, SERVICE, rid.namespace, rid.name, propagation="Background")
-    _delete(client, STATEFUL_SET, rid.namespace, rid.name, propagation="Background")
-    deleted = f"deleted {scaler}service {rid.name} (if any) and {_describe(rid)}"
-    claims = [str(metadata_of(claim)["name"]) for claim in read_stateful_claims(client, own)]
-    if not allow_data_loss:
-        kept = ", ".join(claims) or "none"
-        return f"{deleted}; PVCs kept ({kept}; --allow-data-loss deletes them)"
-    for claim in claims:
-        _delete(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, claim, propagation="Background")
-    return f"{deleted} and PVCs {', '.join(claims) or '(none)'}"
 
 
 def _delete_sandbox(client: KubeClient, rid: RuntimeID, *, allow_data_loss: bool) -> str:
@@ -437,6 +388,17 @@ def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
     """The sandbox's PVCs (every generation's rootfs and the workspace), by the `gobrave-workload` label."""
     listed = list_objects(client, PERSISTENT_VOLUME_CLAIM, rid.namespace, label_selector=_selector(rid))
     return sorted(str(metadata_of(claim)["name"]) for claim in listed)
+
+
+def _inspect_workload(handle: _Workload, own: Manifest, pod_ip: str, common: dict[str, Any]) -> Inspection:
+    """The Service's DNS name for a kind with one (the `<name>-svc` of an exposed one, the headless
+    `<name>` that names a StatefulSet's pods), the latest pod's IP otherwise; the claims of a kind
+    with claim templates."""
+    kind = workloads.named(handle.rid.kind)
+    service = {"exposed": service_name(handle.name), "headless": handle.name}.get(kind.service or "")
+    address = f"{service}.{handle.namespace}.svc.cluster.local" if service else pod_ip
+    claims = tuple(handle.claims(own)) if kind.claim_templates else None
+    return Inspection(ip_address=address, pvcs=claims, **common)
 
 
 # --- logs and inspect ------------------------------------------------------------------------------
@@ -494,15 +456,9 @@ def inspect(client: KubeClient, runtime_id: str | RuntimeID) -> Inspection:
         "node_name": str(pod_spec.get("nodeName") or ""),
         "pod": str(metadata_of(pod).get("name") or ""),
     }
-    if rid.kind == "deployment":
-        return Inspection(ip_address=f"{service_name(rid.name)}.{rid.namespace}.svc.cluster.local", **common)
-    if rid.kind == "statefulset":
-        dns = f"{rid.name}.{rid.namespace}.svc.cluster.local"
-        claims = tuple(str(metadata_of(claim)["name"]) for claim in read_stateful_claims(client, own))
-        return Inspection(ip_address=dns, pvcs=claims, **common)
     ip_address = str(pod_status.get("podIP") or "")
-    if rid.kind in ("job", "cronjob"):
-        return Inspection(ip_address=ip_address, **common)
+    if rid.kind != workloads.SANDBOX:
+        return _inspect_workload(_Workload(client, rid), own, ip_address, common)
     rootfs = rootfs_claim(recorded_pod(own)) or ""
     generation = _GENERATION.search(rootfs)
     return Inspection(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
+from planner import workloads
 from planner.errors import PlannerError
 from planner.events import (
     Clock,
@@ -34,19 +35,14 @@ from planner.events import (
     EventSink,
     MonitorEvent,
 )
-from planner.kinds import CRON_JOB, DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET, KindInfo
+from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, KindInfo
 from planner.monitor.mapping import (
-    Observation,
     SandboxObjects,
-    cronjob_observation,
-    cronjob_runs,
-    deployment_observation,
-    job_observation,
     managed_runtime_id,
-    owning_cronjob,
     recorded_pod,
     rootfs_claim,
     sandbox_observation,
+    workload_observation,
 )
 from planner.monitor.state import CREATED, EventType, Phase, Transition, WorkloadState, advance
 from planner.objects import Manifest, metadata_of
@@ -54,6 +50,8 @@ from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID
 from planner.state.applyset import RunRecord
 from planner.wait.reasons import pods_of as selected_pods
+from planner.workloads.kind import Runs
+from planner.workloads.observation import Observation
 
 Callback = Callable[[str, Manifest], None]
 T = TypeVar("T")
@@ -64,16 +62,20 @@ _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
     "ContainerFailed": ContainerFailed,
     "ContainerDeleted": ContainerDeleted,
 }
-_KINDS_OF: dict[str, tuple[KindInfo, ...]] = {
-    "deployment": (DEPLOYMENT,),
-    "statefulset": (STATEFUL_SET,),
-    "job": (JOB,),
-    "cronjob": (CRON_JOB, JOB),
-    "sandbox": (POD, PERSISTENT_VOLUME_CLAIM),
-}
-# Read but not subscribed to: a failed Job's pods give its exit code, and change nothing about it.
-_ALSO_READ: dict[str, tuple[KindInfo, ...]] = {"job": (POD,), "cronjob": (POD,)}
-MANAGED_KINDS = (DEPLOYMENT, STATEFUL_SET, JOB, CRON_JOB, PERSISTENT_VOLUME_CLAIM)
+_SANDBOX_KINDS = (POD, PERSISTENT_VOLUME_CLAIM)
+MANAGED_KINDS = (*(kind.api for kind in workloads.KINDS), PERSISTENT_VOLUME_CLAIM)
+_SCHEDULED = tuple(kind for kind in workloads.KINDS if kind.runs is not None)
+
+
+def _watched_kinds(runtime_kind: str) -> tuple[KindInfo, ...]:
+    if runtime_kind == workloads.SANDBOX:
+        return _SANDBOX_KINDS
+    return workloads.named(runtime_kind).watched
+
+
+def _also_read(runtime_kind: str) -> tuple[KindInfo, ...]:
+    """Read but not subscribed to: a failed run's pods give its exit code, and change nothing about it."""
+    return () if runtime_kind == workloads.SANDBOX else workloads.named(runtime_kind).also_read
 
 
 class KindCache(Protocol):
@@ -105,14 +107,11 @@ def _object_key(kind: KindInfo, obj: Manifest) -> str:
 
 
 def steady(kind: str, phase: Phase) -> bool:
-    """Whether a workload has settled for `--until-done` and `apply --watch`: a Deployment, StatefulSet or
-    sandbox once Started (or ended), a Job once it ended, a cronjob while no run of it is running (its
-    phase is its latest run's)."""
-    if kind == "cronjob":
-        return phase != "started"
-    if phase in ("exited", "failed", "deleted"):
-        return True
-    return phase == "started" and kind in ("deployment", "statefulset", "sandbox")
+    """Whether a workload has settled for `--until-done` and `apply --watch`, as its kind says
+    (`WorkloadKind.settles`); a sandbox once Started (or ended)."""
+    if kind == workloads.SANDBOX:
+        return phase != "created"
+    return workloads.named(kind).steady(phase)
 
 
 @dataclass
@@ -163,10 +162,10 @@ class Monitor:
         """Start following `runtime_id` unless it is followed already; True when newly registered. The
         snapshot check runs before this returns, so what already happened is reported now."""
         key = str(runtime_id)
-        kinds = _KINDS_OF[runtime_id.kind]
+        kinds = _watched_kinds(runtime_id.kind)
         for kind in kinds:
             self._cache(kind).wait_until_synced(self.sync_timeout)
-        for kind in _ALSO_READ.get(runtime_id.kind, ()):
+        for kind in _also_read(runtime_id.kind):
             self._best_effort(functools.partial(self._cache(kind).wait_until_synced, self.sync_timeout))
         with self.changed:
             if key in self._watched:
@@ -275,8 +274,7 @@ class Monitor:
     def _callback(self, kind: KindInfo) -> Callback:
         def on_change(_event_type: str, obj: Manifest) -> None:
             keys = {_object_key(kind, obj)}
-            if kind == JOB and (cronjob := owning_cronjob(obj)) is not None:
-                keys.add(subscription_key(CRON_JOB, str(metadata_of(obj).get("namespace") or ""), cronjob))
+            keys |= _scheduler_keys(kind, obj)
             with self.changed:
                 for runtime_id in sorted({rid for key in keys for rid in self._by_key.get(key, ())}):
                     self._evaluate(runtime_id)
@@ -297,12 +295,8 @@ class Monitor:
 
     def _primary_keys(self, runtime_id: RuntimeID) -> set[str]:
         ns, name = runtime_id.namespace, runtime_id.name
-        if runtime_id.kind in ("deployment", "statefulset"):
-            return {subscription_key(_KINDS_OF[runtime_id.kind][0], ns, name)}
-        if runtime_id.kind == "job":
-            return {subscription_key(JOB, ns, name)}
-        if runtime_id.kind == "cronjob":
-            return {subscription_key(CRON_JOB, ns, name)}
+        if runtime_id.kind != workloads.SANDBOX:
+            return {subscription_key(workloads.named(runtime_id.kind).api, ns, name)}
         return {
             subscription_key(POD, ns, name),
             subscription_key(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name)),
@@ -326,8 +320,9 @@ class Monitor:
         watched = self._watched.get(key)
         if watched is None:
             return
-        if watched.runtime_id.kind == "cronjob":
-            self._advance_runs(watched)
+        runs = _runs(watched.runtime_id)
+        if runs is not None:
+            self._advance_runs(watched, runs)
         seen = self._observe(watched.runtime_id, watched)
         watched.state, transitions = advance(watched.state, seen)
         for transition in transitions:
@@ -357,13 +352,13 @@ class Monitor:
             self._index(watched, {key})
         return seen
 
-    def _advance_runs(self, watched: _Watched) -> None:
-        """Each run of a cronjob (a Job it owns) through its own state machine, reported under the
-        cronjob's runtime ID with the run's Job as the object; a run whose Job is gone is let go."""
+    def _advance_runs(self, watched: _Watched, runs: Runs) -> None:
+        """Each run of a scheduling workload (a Job its CronJob owns) through its own state machine,
+        reported under the workload's runtime ID with the run's object; a run that is gone is let go."""
         rid = watched.runtime_id
         present = {
             str(metadata_of(job).get("name")): job
-            for job in cronjob_runs(rid.name, rid.namespace, self._cache(JOB).items())
+            for job in runs.of(rid.name, rid.namespace, self._cache(runs.kind.api).items())
         }
         for name in [*watched.runs, *(name for name in present if name not in watched.runs)]:
             job = present.get(name)
@@ -372,7 +367,8 @@ class Monitor:
                 found = self._best_effort(lambda: self._cache(POD).items())
                 return selected_pods(job, found or []) if job is not None else []
 
-            seen = job_observation(job, describe=f"job {rid.namespace}/{name}", pods=pods)
+            describe = f"{runs.kind.name} {rid.namespace}/{name}"
+            seen = workload_observation(runs.kind, job, describe=describe, pods=pods)
             state, transitions = advance(watched.runs.get(name, CREATED), seen)
             for transition in transitions:
                 self.sink.emit(self._event(rid, transition, run=name))
@@ -394,9 +390,10 @@ class Monitor:
         self, runtime_id: RuntimeID, transition: Transition, *, run: str | None = None
     ) -> MonitorEvent:
         """The event of a transition; of a cronjob's `run`, the object is that run's Job."""
-        kind = "pod" if runtime_id.kind == "sandbox" else runtime_id.kind
+        kind = POD.kind.lower() if runtime_id.kind == workloads.SANDBOX else runtime_id.kind
+        runs = _runs(runtime_id)
         name = runtime_id.name if run is None else run
-        kind = kind if run is None else "job"
+        kind = kind if run is None or runs is None else runs.kind.name
         failure = {"exit_code": transition.exit_code} if transition.type == "ContainerFailed" else {}
         return _EVENT_CLASSES[transition.type](
             time=transition.at if transition.at is not None else self.clock.now(),
@@ -410,9 +407,25 @@ class Monitor:
 
 def _phase(watched: _Watched) -> Phase:
     """Where a runtime ID stands; a cronjob that still exists stands where its latest run does."""
-    if watched.runtime_id.kind != "cronjob" or watched.state.terminal:
+    if _runs(watched.runtime_id) is None or watched.state.terminal:
         return watched.state.phase
     return list(watched.runs.values())[-1].phase if watched.runs else "created"
+
+
+def _runs(runtime_id: RuntimeID) -> Runs | None:
+    return None if runtime_id.kind == workloads.SANDBOX else workloads.named(runtime_id.kind).runs
+
+
+def _scheduler_keys(kind: KindInfo, obj: Manifest) -> set[str]:
+    """The subscription keys of the workloads whose run `obj` is (a Job's CronJob)."""
+    namespace = str(metadata_of(obj).get("namespace") or "")
+    return {
+        subscription_key(scheduler.api, namespace, owner)
+        for scheduler in _SCHEDULED
+        if scheduler.runs is not None
+        and scheduler.runs.kind.api == kind
+        and (owner := scheduler.runs.owner(obj)) is not None
+    }
 
 
 def _managed(objects: Iterable[Manifest]) -> set[RuntimeID]:
@@ -435,19 +448,15 @@ def observe(
     `rootfs_hint`, the name seen before). A Job that is gone is judged by its run record, `recorded`;
     one that failed by its pods too (`pods_of(job)`), for its exit code."""
     ns, name = runtime_id.namespace, runtime_id.name
-    if runtime_id.kind in ("deployment", "statefulset"):
-        # A StatefulSet follows the Deployment rules: the same replica counts say the same things.
-        rolled = lookup(_KINDS_OF[runtime_id.kind][0], ns, name)
-        return deployment_observation(rolled, describe=f"{runtime_id.kind} {ns}/{name}"), None
-    if runtime_id.kind == "job":
-        job = lookup(JOB, ns, name)
+    if runtime_id.kind != workloads.SANDBOX:
+        kind = workloads.named(runtime_id.kind)
+        own = lookup(kind.api, ns, name)
 
         def pods() -> list[Manifest]:
-            return pods_of(job) if pods_of is not None and job is not None else []
+            return pods_of(own) if pods_of is not None and own is not None else []
 
-        return job_observation(job, describe=f"job {ns}/{name}", recorded=recorded, pods=pods), None
-    if runtime_id.kind == "cronjob":
-        return cronjob_observation(lookup(CRON_JOB, ns, name), describe=f"cronjob {ns}/{name}"), None
+        describe = f"{kind.name} {ns}/{name}"
+        return workload_observation(kind, own, describe=describe, recorded=recorded, pods=pods), None
     pod = lookup(POD, ns, name)
     workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
     rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint

@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from planner.monitor.mapping import EndType, Observation
+from planner.workloads.observation import EndType, Observation
 
 Phase = Literal["created", "started", "exited", "failed", "deleted"]
 EventType = Literal["ContainerStarted", "ContainerExited", "ContainerFailed", "ContainerDeleted"]

@@ -24,14 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from planner import workloads
 from planner.monitor.lifecycle import primary_object
-from planner.monitor.mapping import Observation
 from planner.monitor.monitor import Lookup, observe
 from planner.monitor.state import CREATED, advance
 from planner.objects import Manifest, ObjectRef, metadata_of, newest
 from planner.render.identity import RuntimeID
 from planner.state.applyset import RUN_FINALIZER, holds_run_finalizer
 from planner.wait.readiness import RULES, ReadinessContext
+from planner.workloads.observation import Observation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,9 +189,6 @@ def schedule_of(cronjob: Manifest, now: float) -> Schedule:
     )
 
 
-ROLLED_KINDS = ("Deployment", "StatefulSet")
-
-
 def replicas_ready(workload: Manifest) -> str:
     """`kubectl get deploy`'s (and `sts`'s) READY: ready replicas over desired ones (`0/0` when scaled
     to zero)."""
@@ -221,10 +219,11 @@ def status_row(
         message = f"{message}; {held}" if message else held
     summary = pod_summary(pod) if pod is not None else None
     ready = f"{summary.ready}/{summary.total}" if summary else None
-    if own is not None and own.get("kind") in ROLLED_KINDS:
+    kind = workloads.rendered_as(str(own.get("kind"))) if own is not None else None
+    if own is not None and kind is not None and kind.rolled:
         ready = replicas_ready(own)
         message = _rollout_message(own, now) or message
-    schedule = schedule_of(own, now) if own is not None and own.get("kind") == "CronJob" else None
+    schedule = schedule_of(own, now) if own is not None and kind is not None and kind.runs else None
     if schedule is not None:  # the CronJob itself neither starts nor ends: it schedules, or is suspended
         phase = "suspended" if schedule.suspend == "True" else "scheduled"
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from planner import workloads
 from planner.plan import names
 from planner.plan.durations import parse_duration
 from planner.plan.model import (
@@ -18,7 +19,6 @@ from planner.plan.model import (
     Claim,
     ConfigMap,
     Container,
-    CronSchedule,
     DataSource,
     EnvFrom,
     EnvRef,
@@ -29,14 +29,12 @@ from planner.plan.model import (
     Plan,
     Probe,
     RawManifest,
-    RolloutStrategy,
     Rootfs,
     Sandbox,
     SandboxTemplate,
     Scheduling,
     Secret,
     Source,
-    StatefulUpdate,
     Volume,
     VolumeClaim,
     VolumeSource,
@@ -89,7 +87,7 @@ class _Builder:
         user = item.get("user")
         return Workload(
             name=item["name"],
-            kind=item.get("kind") or "deployment",
+            kind=workloads.named(item.get("kind")).name,
             image=item["image"],
             entrypoint=tuple(item.get("entrypoint", ())),
             command=tuple(item.get("command", ())),
@@ -106,12 +104,6 @@ class _Builder:
             runtime_namespace=item.get("runtimeNamespace"),
             pull_policy=item.get("pullPolicy"),
             replicas=item.get("replicas"),
-            progress_deadline_seconds=item.get("progressDeadlineSeconds"),
-            strategy=_strategy(item.get("strategy")),
-            backoff_limit=item.get("backoffLimit"),
-            active_deadline_seconds=item.get("activeDeadlineSeconds"),
-            ttl_seconds_after_finished=item.get("ttlSecondsAfterFinished"),
-            cron=_cron(item),
             ingress=_ingress(item.get("ingress")),
             labels=dict(item.get("labels", {})),
             annotations=dict(item.get("annotations", {})),
@@ -122,9 +114,8 @@ class _Builder:
             init_containers=self.containers(item, "initContainers", path),
             readiness_probe=_probe(item.get("readinessProbe")),
             liveness_probe=_probe(item.get("livenessProbe")),
-            pod_management_policy=item.get("podManagementPolicy"),
-            update_strategy=_update_strategy(item.get("updateStrategy")),
             autoscale=_autoscale(item.get("autoscale")),
+            spec=workloads.named(item.get("kind")).parse(item),
         )
 
     def volume_claim(self, item: Data, path: str) -> VolumeClaim:
@@ -282,30 +273,6 @@ def _scheduling(term: Data) -> Scheduling:
     )
 
 
-def _strategy(item: Data | None) -> RolloutStrategy | None:
-    if item is None:
-        return None
-    return RolloutStrategy(
-        type=item.get("type", "RollingUpdate"),
-        max_surge=item.get("maxSurge"),
-        max_unavailable=item.get("maxUnavailable"),
-    )
-
-
-def _cron(item: Data) -> CronSchedule | None:
-    if item.get("kind") != "cronjob":
-        return None
-    return CronSchedule(
-        schedule=item["schedule"],
-        time_zone=item.get("timeZone"),
-        concurrency_policy=item.get("concurrencyPolicy"),
-        starting_deadline_seconds=item.get("startingDeadlineSeconds"),
-        successful_jobs_history_limit=item.get("successfulJobsHistoryLimit"),
-        failed_jobs_history_limit=item.get("failedJobsHistoryLimit"),
-        suspend=item.get("suspend"),
-    )
-
-
 def _ingress(item: Data | None) -> Ingress | None:
     if item is None:
         return None
@@ -317,12 +284,6 @@ def _ingress(item: Data | None) -> Ingress | None:
         tls_secret=(item.get("tls") or {}).get("secretName"),
         annotations=dict(item.get("annotations", {})),
     )
-
-
-def _update_strategy(item: Data | None) -> StatefulUpdate | None:
-    if item is None:
-        return None
-    return StatefulUpdate(type=item.get("type", "RollingUpdate"), partition=item.get("partition"))
 
 
 def _autoscale(item: Data | None) -> Autoscale | None:

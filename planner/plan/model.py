@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from planner import workloads
 from planner.kinds import KindInfo, declared_kinds
 
 Runtime = Literal["k8s", "k3s"]
-WorkloadKind = Literal["deployment", "job", "cronjob", "statefulset"]
 SandboxState = Literal["running", "paused"]
 VolumeSource = Literal["hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "claim"]
 AccessMode = Literal["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]
@@ -133,28 +133,6 @@ class Scheduling:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RolloutStrategy:
-    """A Deployment's `strategy`: `max_surge`/`max_unavailable` are a count or a percentage (`"25%"`)."""
-
-    type: Literal["RollingUpdate", "Recreate"] = "RollingUpdate"
-    max_surge: int | str | None = None
-    max_unavailable: int | str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class CronSchedule:
-    """A cronjob's schedule and its CronJob fields (Kubernetes' defaults where None)."""
-
-    schedule: str
-    time_zone: str | None = None
-    concurrency_policy: Literal["Allow", "Forbid", "Replace"] | None = None
-    starting_deadline_seconds: int | None = None
-    successful_jobs_history_limit: int | None = None
-    failed_jobs_history_limit: int | None = None
-    suspend: bool | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class Ingress:
     """An exposed workload's Ingress to its `<name>-svc` Service."""
 
@@ -164,14 +142,6 @@ class Ingress:
     class_name: str | None = None
     tls_secret: str | None = None
     annotations: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, kw_only=True)
-class StatefulUpdate:
-    """A StatefulSet's `updateStrategy`: pods at or above `partition` roll; OnDelete waits for deletes."""
-
-    type: Literal["RollingUpdate", "OnDelete"] = "RollingUpdate"
-    partition: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,7 +160,7 @@ class Workload:
     its args."""
 
     name: str
-    kind: WorkloadKind
+    kind: str  # a registered workload kind (`planner.workloads`), validated by the schema
     image: str
     entrypoint: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
@@ -207,12 +177,6 @@ class Workload:
     runtime_namespace: str | None = None
     pull_policy: Literal["Always", "IfNotPresent"] | None = None
     replicas: int | None = None
-    progress_deadline_seconds: int | None = None
-    strategy: RolloutStrategy | None = None
-    backoff_limit: int | None = None
-    active_deadline_seconds: int | None = None
-    ttl_seconds_after_finished: int | None = None
-    cron: CronSchedule | None = None  # cronjobs only
     ingress: Ingress | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -223,9 +187,14 @@ class Workload:
     init_containers: tuple[Container, ...] = ()
     readiness_probe: Probe | None = None
     liveness_probe: Probe | None = None
-    pod_management_policy: Literal["OrderedReady", "Parallel"] | None = None
-    update_strategy: StatefulUpdate | None = None
     autoscale: Autoscale | None = None
+    # The fields particular to its kind, as that kind's module parses them (`DeploymentSpec`, `JobSpec`…);
+    # left out, the kind's defaults.
+    spec: object = None
+
+    def __post_init__(self) -> None:
+        if self.spec is None:
+            object.__setattr__(self, "spec", workloads.named(self.kind).parse({}))
 
 
 @dataclass(frozen=True, kw_only=True)

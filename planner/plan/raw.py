@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from planner import workloads
 from planner.plan.model import VolumeSource
 from planner.plan.source import child_path
+from planner.workloads.kind import WorkloadKind
 
 VOLUME_SOURCES: tuple[VolumeSource, ...] = (
     "hostPath",
@@ -65,9 +67,10 @@ def root(data: Any) -> Node | None:
     return Node("", data) if isinstance(data, dict) else None
 
 
-def workload_kind(workload: Node) -> str:
+def workload_kind(workload: Node) -> WorkloadKind[Any]:
+    """The workload's kind (the default when it names none or one the schema refuses)."""
     kind = workload.data.get("kind")
-    return kind if isinstance(kind, str) and kind else "deployment"
+    return workloads.named(kind if isinstance(kind, str) else None)
 
 
 def volume_source(volume: Node) -> tuple[str, str] | None:

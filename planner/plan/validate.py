@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from planner.errors import Diagnostic
-from planner.kinds import DEPLOYMENT, WORKLOAD_KINDS
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
 from planner.plan.source import ParsedFile
@@ -23,6 +23,7 @@ from planner.plan.validate_env import env_diagnostics
 from planner.plan.validate_meta import meta_diagnostics
 from planner.plan.validate_pods import pod_diagnostics
 from planner.plan.validate_refs import reference_diagnostics
+from planner.workloads.kind import ServiceShape, WorkloadKind
 
 # Sections whose names share one name space, each with the rule a repeat breaks.
 _NAME_SPACES = (
@@ -156,34 +157,35 @@ def _rendered_objects(plan: Node) -> Iterator[Rendered]:
 
 @dataclass(frozen=True, kw_only=True)
 class _Service:
-    """The Service a workload kind renders, when it does, and how messages speak of it."""
+    """The Service a workload kind's shape renders, when it does, and how messages speak of it."""
 
     renders: Callable[[Node], bool]
     name: Callable[[str], str]
     form: str  # the generated name's form: "<name>-svc"
     what: str  # "Service", "headless Service"
-    of: str  # what it belongs to: "workload", "statefulset"
-    owner: str  # what generates it: "an exposed workload"
 
 
-_SERVICES = {
-    "Deployment": _Service(
+_SERVICES: dict[ServiceShape, _Service] = {
+    "exposed": _Service(
         renders=lambda workload: workload.data.get("expose") is True,
         name=names.service_name,
         form="<name>-svc",
         what="Service",
-        of="workload",
-        owner="an exposed workload",
     ),
-    "StatefulSet": _Service(
+    "headless": _Service(
         renders=lambda workload: "port" in workload.data,
         name=lambda name: name,
         form="<name>",
         what="headless Service",
-        of="statefulset",
-        owner="a statefulset with a port",
     ),
 }
+
+
+def _service_words(kind: WorkloadKind[Any]) -> tuple[str, str]:
+    """How messages name what a Service belongs to, and what generates it."""
+    if kind.service == "exposed":
+        return "workload", "an exposed workload"
+    return kind.name, f"a {kind.name} with a port"
 
 
 def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
@@ -192,7 +194,8 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
         if not name:
             continue
         here = workload.text("runtimeNamespace") or namespace
-        kind = WORKLOAD_KINDS.get(workload_kind(workload), DEPLOYMENT).kind
+        workload_type = workload_kind(workload)
+        kind = workload_type.api.kind
         label = f'{kind} "{name}"'
         origin = workload.at("name")
         yield Rendered(
@@ -203,8 +206,9 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
             subject=label,
             reference=label,
         )
-        service = _SERVICES.get(kind)
+        service = _SERVICES.get(workload_type.service) if workload_type.service else None
         if service is not None and service.renders(workload):
+            of, owner = _service_words(workload_type)
             generated = service.name(name)
             yield Rendered(
                 kind="Service",
@@ -212,10 +216,10 @@ def _workload_objects(plan: Node, namespace: str) -> Iterator[Rendered]:
                 name=generated,
                 origin=origin,
                 subject=f'its {service.what} "{generated}"',
-                reference=f'the {service.what} of {service.of} "{name}"',
+                reference=f'the {service.what} of {of} "{name}"',
                 base=name,
                 generated=service.form,
-                owner=service.owner,
+                owner=owner,
             )
 
 

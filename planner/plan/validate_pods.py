@@ -14,35 +14,14 @@ import json
 import re
 from collections.abc import Iterator
 
+from planner import workloads
 from planner.errors import Diagnostic
 from planner.kube.quantity import MAX_QUANTITY, parse_quantity
 from planner.plan import names
 from planner.plan.raw import Node, pod_containers, volume_source, workload_kind
-from planner.plan.source import ParsedFile
+from planner.plan.source import ParsedFile, child_path
 from planner.plan.suggest import hint
-from planner.plan.validate_cronjobs import cronjob_diagnostics
 
-_JOB_FIELDS = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
-_CRONJOB_FIELDS = (
-    "schedule",
-    "timeZone",
-    "concurrencyPolicy",
-    "startingDeadlineSeconds",
-    "successfulJobsHistoryLimit",
-    "failedJobsHistoryLimit",
-    "suspend",
-)
-# Fields that belong to some workload kinds only, and the kinds, as a message names them.
-KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "replicas": ("deployment", "statefulset"),
-    "autoscale": ("deployment", "statefulset"),
-    "progressDeadlineSeconds": ("deployment",),
-    "strategy": ("deployment",),
-    "podManagementPolicy": ("statefulset",),
-    "updateStrategy": ("statefulset",),
-    **dict.fromkeys(_JOB_FIELDS, ("job", "cronjob")),
-    **dict.fromkeys(_CRONJOB_FIELDS, ("cronjob",)),
-}
 NUMERIC_USER = re.compile(r"\d+(:\d+)?")
 QUANTITY_HINT = "expected a Kubernetes quantity like 500m, 0.5, 256Mi or 1Gi"
 # The docker reference grammar (distribution's `reference.ReferenceRegexp`), which the kubelet parses an
@@ -64,10 +43,8 @@ def pod_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     for workload in plan.items("workloads"):
         yield from _kind_fields(workload, parsed)
         yield from _expose(workload, parsed)
-        yield from cronjob_diagnostics(workload, parsed)
+        yield from _kind_checks(workload, parsed)
         yield from _ingress(workload, parsed)
-        yield from _strategy(workload, parsed)
-        yield from _update_strategy(workload, parsed)
         yield from _autoscale(workload, parsed)
         yield from _claim_volumes(workload, claims, parsed)
         yield from _scheduling(workload, parsed)
@@ -104,22 +81,32 @@ def _image(container: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 def _kind_fields(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     kind = workload_kind(workload)
-    for field, kinds in KIND_FIELDS.items():
-        if field in workload.data and kind not in kinds:
-            owners = " and ".join(f"{k}s" for k in kinds)
-            message = f"{field} is for {owners} only; this workload is a {kind}"
+    for field in workloads.own_fields():
+        if field in workload.data and field not in kind.fields:
+            owners = " and ".join(f"{owner.name}s" for owner in workloads.accepting(field))
+            message = f"{field} is for {owners} only; this workload is a {kind.name}"
             yield parsed.diagnostic(workload.at(field), message, at_value=False)
+
+
+def _kind_checks(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
+    """What the workload's own kind says of its fields."""
+    for problem in workload_kind(workload).checks(workload.data):
+        path = workload.path
+        for key in problem.keys:
+            path = child_path(path, key)
+        yield parsed.diagnostic(path, problem.message, at_value=problem.at_value)
 
 
 def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     if workload.data.get("expose") is not True:
         return
     kind = workload_kind(workload)
-    if kind in ("job", "cronjob"):
-        message = f"expose is for deployments only: a {kind} gets no Service"
+    exposed = " and ".join(f"{owner.name}s" for owner in workloads.KINDS if owner.service == "exposed")
+    if kind.service is None:
+        message = f"expose is for {exposed} only: a {kind.name} gets no Service"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
-    elif kind == "statefulset":
-        message = "expose is for deployments only: a statefulset with a port gets its headless Service anyway"
+    elif kind.service == "headless":
+        message = f"expose is for {exposed} only: a {kind.name} with a port gets its headless Service anyway"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
     elif "port" not in workload.data:
         message = "expose needs a port: the Service forwards to it (add port)"
@@ -130,29 +117,6 @@ def _ingress(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     if "ingress" in workload.data and workload.data.get("expose") is not True:
         message = "ingress needs expose: true (and a port): it routes to the workload's Service <name>-svc"
         yield parsed.diagnostic(workload.at("ingress"), message, at_value=False)
-
-
-def _strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    """What the API server refuses in a Deployment's strategy: rolling parameters under Recreate, and
-    a rollout that may neither surge nor go below the wanted replicas."""
-    strategy = workload.child("strategy")
-    if strategy is None:
-        return
-    rolling = [key for key in ("maxSurge", "maxUnavailable") if key in strategy.data]
-    if strategy.data.get("type") == "Recreate":
-        for key in rolling:
-            message = f"{key} is for type RollingUpdate only: Recreate stops every old pod first"
-            yield parsed.diagnostic(strategy.at(key), message, at_value=False)
-    elif len(rolling) == 2 and all(strategy.data[key] in (0, "0%") for key in rolling):
-        message = "maxSurge and maxUnavailable cannot both be 0: the rollout could never replace a pod"
-        yield parsed.diagnostic(strategy.at("maxUnavailable"), message)
-
-
-def _update_strategy(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    strategy = workload.child("updateStrategy")
-    if strategy is not None and strategy.data.get("type") == "OnDelete" and "partition" in strategy.data:
-        message = "partition is for type RollingUpdate only: OnDelete replaces a pod only when it is deleted"
-        yield parsed.diagnostic(strategy.at("partition"), message, at_value=False)
 
 
 def _autoscale(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
@@ -177,7 +141,7 @@ def _autoscale(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 def _claim_volumes(workload: Node, claims: dict[str, None], parsed: ParsedFile) -> Iterator[Diagnostic]:
     """`persistentVolumeClaim` names a claim of the plan; `claim` templates are a StatefulSet's, named."""
-    stateful = workload_kind(workload) == "statefulset"
+    kind = workload_kind(workload)
     for _, container in pod_containers(workload):
         for volume in container.items("volumes"):
             claim = volume.text("persistentVolumeClaim")
@@ -187,9 +151,10 @@ def _claim_volumes(workload: Node, claims: dict[str, None], parsed: ParsedFile) 
                 yield parsed.diagnostic(volume.at("persistentVolumeClaim"), message)
             if "claim" not in volume.data:
                 continue
-            if not stateful:
+            if not kind.claim_templates:
+                owners = " and ".join(f"{owner.name}s" for owner in workloads.KINDS if owner.claim_templates)
                 message = (
-                    f"a claim template is for statefulsets only; this workload is a {workload_kind(workload)}: "
+                    f"a claim template is for {owners} only; this workload is a {kind.name}: "
                     "declare the claim in volumeClaims and mount it with persistentVolumeClaim"
                 )
                 yield parsed.diagnostic(volume.at("claim"), message, at_value=False)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.kinds import PERSISTENT_VOLUME_CLAIM
-from planner.objects import Manifest
+from planner.objects import Manifest, present
 from planner.plan.model import Claim, DataSource, Plan, VolumeClaim
 from planner.render.identity import Stamp
-from planner.render.pods import Fields, present
+from planner.render.pods import Fields
 
 SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
 

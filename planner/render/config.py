@@ -10,10 +10,9 @@ import base64
 from collections.abc import Mapping
 
 from planner.kinds import CONFIG_MAP, SECRET
-from planner.objects import Manifest
+from planner.objects import Manifest, present
 from planner.plan.model import Plan
 from planner.render.identity import Stamp
-from planner.render.pods import present
 
 
 def config_map(name: str, data: Mapping[str, str], *, stamp: Stamp, namespace: str) -> Manifest:

@@ -15,13 +15,13 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, cast, get_args
+from typing import Any, NoReturn, cast, get_args
 
+from planner import workloads
 from planner.errors import RuntimeIDError
 from planner.kinds import (
     PERSISTENT_VOLUME_CLAIM,
     POD,
-    WORKLOAD_KINDS,
     KindInfo,
     group_of,
     known,
@@ -41,14 +41,12 @@ from planner.plan.model import Plan, RawManifest, Runtime, Sandbox, Workload
 from planner.plan.names import workspace_pvc_name
 from planner.state.applyset import LABEL_PART_OF, applyset_id
 
-RuntimeKind = Literal["deployment", "job", "cronjob", "statefulset", "sandbox"]
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
-RUNTIME_KINDS: tuple[str, ...] = get_args(RuntimeKind)
 
 
 def workload_kind(workload: Workload) -> KindInfo:
     """The Kubernetes kind a workload renders as: its Deployment, Job, CronJob or StatefulSet."""
-    return WORKLOAD_KINDS[workload.kind]
+    return workloads.named(workload.kind).api
 
 
 def _sha256_hex(text: str) -> str:
@@ -108,7 +106,7 @@ def workload_runtime_id(plan: Plan, workload: Workload, default_namespace: str) 
 
 def sandbox_runtime_id(plan: Plan, sandbox: Sandbox, default_namespace: str) -> RuntimeID:
     namespace = plan_namespace(plan, default_namespace)
-    return RuntimeID(runtime=plan.runtime, namespace=namespace, kind="sandbox", name=sandbox.name)
+    return RuntimeID(runtime=plan.runtime, namespace=namespace, kind=workloads.SANDBOX, name=sandbox.name)
 
 
 def raw_kind(plan: Plan, raw: RawManifest) -> KindInfo:
@@ -211,7 +209,7 @@ class RuntimeID:
 
     runtime: Runtime
     namespace: str
-    kind: RuntimeKind
+    kind: str  # a workload kind or `sandbox` (`planner.workloads.RUNTIME_KINDS`)
     name: str
 
     def __str__(self) -> str:
@@ -231,13 +229,11 @@ class RuntimeID:
             _reject(text, f"runtime {runtime!r} is not followed by '-<namespace>'")
         if not is_dns_label(namespace):
             _reject(text, f"namespace {namespace!r} is not a DNS label")
-        if kind not in RUNTIME_KINDS:
-            _reject(text, f"unknown kind {kind!r} (expected one of {', '.join(RUNTIME_KINDS)})")
+        if kind not in workloads.RUNTIME_KINDS:
+            _reject(text, f"unknown kind {kind!r} (expected one of {', '.join(workloads.RUNTIME_KINDS)})")
         if not is_dns_label(name):
             _reject(text, f"name {name!r} is not a DNS-1123 name of at most {_DNS_LABEL_MAX} characters")
-        return cls(
-            runtime=cast(Runtime, runtime), namespace=namespace, kind=cast(RuntimeKind, kind), name=name
-        )
+        return cls(runtime=cast(Runtime, runtime), namespace=namespace, kind=kind, name=name)
 
 
 def _reject(text: str, problem: str) -> NoReturn:

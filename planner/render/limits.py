@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from planner import workloads
 from planner.errors import Diagnostic
-from planner.kinds import WORKLOAD_KINDS
 from planner.objects import Manifest
 from planner.plan import names
 from planner.plan.model import Plan
@@ -104,10 +104,11 @@ def _origins(plan: Plan) -> dict[tuple[str, str], str]:
         origins["PersistentVolumeClaim", names.workspace_pvc_name(sandbox.name)] = here
     for index, workload in enumerate(plan.workloads):
         here = f"workloads[{index}]"
-        origins[WORKLOAD_KINDS[workload.kind].kind, workload.name] = here
+        kind = workloads.named(workload.kind)
+        origins[kind.api.kind, workload.name] = here
         origins["Service", names.service_name(workload.name)] = here
         origins["Ingress", workload.name] = f"{here}.ingress"
-        if workload.kind == "statefulset":
+        if kind.service == "headless":
             origins["Service", workload.name] = here
         origins["HorizontalPodAutoscaler", workload.name] = here
     for index, claim in enumerate(plan.volume_claims):

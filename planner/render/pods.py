@@ -12,17 +12,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from planner.objects import present
 from planner.plan.model import Container, EnvFrom, EnvRef, EnvValue, Probe, Quantity, Scheduling, Volume
 
 Fields = dict[str, Any]
 
 _NUMBER = re.compile(r"[0-9]+")
-
-
-def present(**fields: Any) -> Fields:
-    """The keyword arguments that carry a value: None and empty strings, lists and maps are dropped
-    (0 and False are values and stay)."""
-    return {key: value for key, value in fields.items() if value is not None and value not in ("", [], {})}
 
 
 def env_list(env: Mapping[str, EnvValue]) -> list[Fields]:

@@ -22,6 +22,7 @@ from planner.objects import (
     LABEL_POOL,
     Manifest,
     canonical_json,
+    present,
 )
 from planner.plan.model import Claim, Plan, Sandbox, WarmPool
 from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
@@ -34,7 +35,7 @@ from planner.render.identity import (
     sandbox_runtime_id,
     workload_labels,
 )
-from planner.render.pods import Fields, env_list, present, resources
+from planner.render.pods import Fields, env_list, resources
 
 SANDBOX_CONTAINER = "sandbox"
 ROOTFS_VOLUME = "rootfs"

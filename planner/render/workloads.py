@@ -14,20 +14,16 @@ carries neither the run-key nor, on its Jobs, the run-record finalizer of plan J
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from planner import workloads
 from planner.kinds import HORIZONTAL_POD_AUTOSCALER, INGRESS, SERVICE
-from planner.objects import ANNOTATION_CREATE_ONLY, ANNOTATION_RUN_KEY, ANNOTATION_RUNTIME_ID, Manifest
-from planner.plan.model import (
-    Autoscale,
-    Container,
-    CronSchedule,
-    Ingress,
-    Plan,
-    RolloutStrategy,
-    StatefulUpdate,
-    Workload,
+from planner.objects import (
+    ANNOTATION_CREATE_ONLY,
+    ANNOTATION_RUN_KEY,
+    ANNOTATION_RUNTIME_ID,
+    Manifest,
+    present,
 )
+from planner.plan.model import Autoscale, Container, Ingress, Plan, Workload
 from planner.plan.names import service_name
 from planner.render.claims import claim_spec
 from planner.render.confighash import ConfigHashes
@@ -45,10 +41,10 @@ from planner.render.pods import (
     container,
     node_affinity,
     pod_volumes,
-    present,
     security_context,
     shared_volumes,
 )
+from planner.workloads.kind import PodInputs
 
 REPLICAS = "spec.replicas"
 
@@ -86,116 +82,44 @@ def pod_template(workload: Workload, config: ConfigHashes) -> Fields:
             volumes=pod_volumes([main, *workload.sidecars, *workload.init_containers]),
             affinity=node_affinity(workload.scheduling),
         ),
-        "restartPolicy": RESTART_POLICIES[workload.kind],
+        "restartPolicy": workloads.named(workload.kind).restart_policy,
     }
     annotations = {**workload.pod_annotations, **config.annotation(workload)}
     metadata = present(labels=workload_labels(workload.name), annotations=annotations)
     return {"metadata": metadata, "spec": spec}
 
 
-def deployment_spec(workload: Workload, config: ConfigHashes) -> Fields:
-    return {
-        "selector": {"matchLabels": workload_labels(workload.name)},
-        "template": pod_template(workload, config),
-        **present(
-            replicas=workload.replicas,
-            progressDeadlineSeconds=workload.progress_deadline_seconds,
-            strategy=rollout_strategy(workload.strategy),
-        ),
-    }
-
-
-def rollout_strategy(strategy: RolloutStrategy | None) -> Fields | None:
-    if strategy is None:
-        return None
-    rolling = present(maxSurge=strategy.max_surge, maxUnavailable=strategy.max_unavailable)
-    return {"type": strategy.type, **present(rollingUpdate=rolling)}
-
-
-def stateful_set_spec(workload: Workload, config: ConfigHashes) -> Fields:
-    """`serviceName` is always the workload's name: the headless Service rendered when it has a port."""
-    return {
-        "selector": {"matchLabels": workload_labels(workload.name)},
-        "serviceName": workload.name,
-        "template": pod_template(workload, config),
-        **present(
-            replicas=workload.replicas,
-            podManagementPolicy=workload.pod_management_policy,
-            updateStrategy=stateful_update(workload.update_strategy),
-            volumeClaimTemplates=claim_templates(workload),
-        ),
-    }
-
-
-def stateful_update(strategy: StatefulUpdate | None) -> Fields | None:
-    if strategy is None:
-        return None
-    return {"type": strategy.type, **present(rollingUpdate=present(partition=strategy.partition))}
-
-
-def claim_templates(workload: Workload) -> list[Fields]:
+def claim_templates(workload: Workload) -> tuple[Fields, ...]:
     """One claim template per `claim` volume of the pod, named as the volume its containers mount."""
     main = main_container(workload)
-    return [
+    return tuple(
         {
             "metadata": {"name": volume.name},
             "spec": claim_spec(volume.claim, access_modes=volume.claim.access_modes),
         }
         for volume in shared_volumes([main, *workload.sidecars, *workload.init_containers])
         if volume.claim is not None
-    ]
+    )
 
 
-def job_spec(workload: Workload, config: ConfigHashes) -> Fields:
-    return {
-        "template": pod_template(workload, config),
-        **present(
-            backoffLimit=workload.backoff_limit,
-            activeDeadlineSeconds=workload.active_deadline_seconds,
-            ttlSecondsAfterFinished=workload.ttl_seconds_after_finished,
-        ),
-    }
-
-
-def cronjob_spec(workload: Workload, config: ConfigHashes) -> Fields:
-    schedule = workload.cron or CronSchedule(schedule="")
-    return {
-        "schedule": schedule.schedule,
-        **present(
-            timeZone=schedule.time_zone,
-            concurrencyPolicy=schedule.concurrency_policy,
-            startingDeadlineSeconds=schedule.starting_deadline_seconds,
-            successfulJobsHistoryLimit=schedule.successful_jobs_history_limit,
-            failedJobsHistoryLimit=schedule.failed_jobs_history_limit,
-            suspend=schedule.suspend,
-        ),
-        "jobTemplate": {
-            "metadata": {"labels": workload_labels(workload.name)},
-            "spec": job_spec(workload, config),
-        },
-    }
-
-
-# Per workload kind: its pod's restart policy and its object's spec.
-RESTART_POLICIES: dict[str, str] = {
-    "deployment": "Always",
-    "job": "Never",
-    "cronjob": "Never",
-    "statefulset": "Always",
-}
-SPECS: dict[str, Callable[[Workload, ConfigHashes], Fields]] = {
-    "deployment": deployment_spec,
-    "job": job_spec,
-    "cronjob": cronjob_spec,
-    "statefulset": stateful_set_spec,
-}
+def workload_spec(workload: Workload, config: ConfigHashes) -> Fields:
+    """The object's spec, as its kind builds it around the pod template."""
+    kind = workloads.named(workload.kind)
+    inputs = PodInputs(
+        name=workload.name,
+        selector=workload_labels(workload.name),
+        template=pod_template(workload, config),
+        replicas=workload.replicas,
+        claim_templates=claim_templates(workload) if kind.claim_templates else (),
+    )
+    return kind.render(workload.spec, inputs)
 
 
 def workload_object(
     workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: str, config: ConfigHashes
 ) -> Manifest:
     kind = workload_kind(workload)
-    spec = SPECS[workload.kind](workload, config)
+    spec = workload_spec(workload, config)
     annotations = {
         **workload.annotations,
         ANNOTATION_RUNTIME_ID: str(workload_runtime_id(plan, workload, default_namespace)),
@@ -204,7 +128,7 @@ def workload_object(
     if workload.autoscale is not None:
         # Also without `replicas`: a workload that had them keeps its live count, never a default of 1.
         annotations[ANNOTATION_CREATE_ONLY] = REPLICAS
-    if workload.kind == "job":
+    if workloads.named(workload.kind).runs_once:
         annotations[ANNOTATION_RUN_KEY] = run_key({"spec": spec})
     metadata = stamp.metadata(
         name=workload.name,
@@ -232,7 +156,7 @@ def service(workload: Workload, *, plan: Plan, stamp: Stamp, default_namespace: 
     """The workload's Service on its port, selecting its pods by the workload labels: the ClusterIP
     `<name>-svc` of an exposed Deployment, or the headless `<name>` that gives a StatefulSet's pods
     their DNS names (`db-0.db`)."""
-    headless = workload.kind == "statefulset"
+    headless = workloads.named(workload.kind).service == "headless"
     name = workload.name if headless else service_name(workload.name)
     metadata = owned_metadata(workload, name, plan=plan, stamp=stamp, default_namespace=default_namespace)
     spec = {
@@ -264,10 +188,12 @@ def ingress(
 
 
 def has_service(workload: Workload) -> bool:
-    """A Service for a deployment with expose set and a port, and for a statefulset with a port."""
-    if workload.kind == "statefulset":
+    """A Service for an exposed workload of a kind that can be exposed, and a headless one for a
+    workload of a kind that gets one, each only with a port."""
+    shape = workloads.named(workload.kind).service
+    if shape == "headless":
         return bool(workload.port)
-    return workload.kind == "deployment" and workload.expose and bool(workload.port)
+    return shape == "exposed" and workload.expose and bool(workload.port)
 
 
 def autoscaler(

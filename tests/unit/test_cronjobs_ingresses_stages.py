@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.graph import solve
-from planner.monitor.mapping import cronjob_runs, owning_cronjob
 from planner.monitor.status import Schedule, schedule_of
 from planner.wait.readiness import Readiness, ReadinessContext, readiness
+from planner.workloads.cronjob import owning_cronjob
+from planner.workloads.cronjob import runs as cronjob_runs
 from tests.unit.test_graph import change, changeset, manifest
 
 INGRESS_SPEC = {

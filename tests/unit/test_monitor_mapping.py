@@ -8,16 +8,27 @@ from typing import Any
 import pytest
 
 from planner.monitor.mapping import (
-    End,
-    Observation,
     SandboxObjects,
-    deployment_observation,
-    job_observation,
     managed_runtime_id,
     recorded_pod,
     rootfs_claim,
     sandbox_observation,
+    workload_observation,
 )
+from planner.objects import Manifest
+from planner.workloads import deployment as deployment_kind
+from planner.workloads import job as job_kind
+from planner.workloads.kind import Look
+from planner.workloads.observation import End, Observation
+
+
+def job_observation(live: Manifest | None, **looked: Any) -> Observation:
+    """A Job's look as the monitor takes it: through its kind, with its run record and pods."""
+    return workload_observation(job_kind.KIND, live, describe="job", **looked)
+
+
+def deployment_observation(live: Manifest | None) -> Observation:
+    return deployment_kind.KIND.observe(live, Look(describe="deployment"))
 
 
 def job(**status: Any) -> dict[str, Any]:

@@ -14,8 +14,10 @@ from markdown_it.token import Token
 from planner.diff import Change, ChangeSet, FieldChange, diff
 from planner.objects import ObjectRef
 from planner.output.comment import LIMIT, to_markdown
-from planner.plan.model import Claim, CronSchedule, Ingress, Rootfs
+from planner.plan.model import Claim, Ingress, Rootfs
 from planner.state.applyset import CurrentGeneration
+from planner.workloads.cronjob import CronJobSpec, CronSchedule
+from planner.workloads.job import JobSpec
 from tests.unit.diff_support import (
     NAMESPACE,
     PLAN,
@@ -168,7 +170,11 @@ def test_creates_show_their_key_fields_and_a_secret_only_its_keys() -> None:
 
 
 def test_a_cronjob_shows_its_schedule_and_container_and_an_ingress_its_route_and_tls() -> None:
-    backup = workload("backup", kind="cronjob", cron=CronSchedule(schedule="0 3 * * *", time_zone="UTC"))
+    backup = workload(
+        "backup",
+        kind="cronjob",
+        spec=CronJobSpec(schedule=CronSchedule(schedule="0 3 * * *", time_zone="UTC"), job=JobSpec()),
+    )
     web = workload("web", port=8080, expose=True, ingress=Ingress(host="shop.example.com", tls_secret="tls"))
     text = to_markdown([planned(rendered(workloads=(backup, web)), [])])
     notes = {name: cells[4] for name, cells in table_rows(text).items()}

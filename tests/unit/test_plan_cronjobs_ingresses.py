@@ -11,7 +11,10 @@ import pytest
 
 from planner.errors import PlanError
 from planner.plan import load_plans
-from planner.plan.model import CronSchedule, Ingress
+from planner.plan.model import Ingress
+from planner.workloads.cronjob import CronJobSpec, CronSchedule
+from planner.workloads.deployment import DeploymentSpec
+from planner.workloads.job import JobSpec
 
 CRONJOB = "workloads:\n  - name: backup\n    kind: cronjob\n    image: busybox:1.36\n"
 
@@ -137,17 +140,19 @@ def test_a_cronjob_and_an_ingress_build_the_model(write_plan: Callable[..., Path
     (loaded,) = load_plans([path], environ={}).plans
     backup, web = loaded.workloads
     assert backup.kind == "cronjob"
-    assert backup.backoff_limit == 0
-    assert backup.cron == CronSchedule(
-        schedule="*/5 * * * *",
-        time_zone="Europe/Berlin",
-        concurrency_policy="Forbid",
-        starting_deadline_seconds=60,
-        successful_jobs_history_limit=1,
-        failed_jobs_history_limit=2,
-        suspend=True,
+    assert backup.spec == CronJobSpec(
+        schedule=CronSchedule(
+            schedule="*/5 * * * *",
+            time_zone="Europe/Berlin",
+            concurrency_policy="Forbid",
+            starting_deadline_seconds=60,
+            successful_jobs_history_limit=1,
+            failed_jobs_history_limit=2,
+            suspend=True,
+        ),
+        job=JobSpec(backoff_limit=0),
     )
-    assert web.cron is None
+    assert web.spec == DeploymentSpec()
     assert web.ingress == Ingress(
         host="shop.example.com",
         path="/",

@@ -13,6 +13,7 @@ from planner.errors import PlanError
 from planner.plan import LoadResult, Plan, Position, Volume, load_plans
 from planner.plan.durations import parse_duration
 from planner.plan.secrets import secret_files
+from planner.workloads.job import JobSpec
 from tests.paths import PLANS
 
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
@@ -32,7 +33,11 @@ def test_the_example_plans_load_without_errors_or_warnings() -> None:
 def test_web_stack_spot_checks() -> None:
     shop = _only(load_plans([PLANS / "web-stack.yaml"]))
     migrate, web = shop.workloads
-    assert (migrate.kind, migrate.backoff_limit, migrate.timeout_seconds) == ("job", 2, 300.0)
+    assert (migrate.kind, migrate.spec, migrate.timeout_seconds) == (
+        "job",
+        JobSpec(backoff_limit=2, active_deadline_seconds=600, ttl_seconds_after_finished=3600),
+        300.0,
+    )
     assert (web.kind, web.replicas, web.cpu, web.user, web.timeout_seconds) == (
         "deployment",
         2,

@@ -10,8 +10,9 @@ import pytest
 
 from planner.errors import PlanError
 from planner.plan import load_plans
-from planner.plan.model import Autoscale, DataSource, PersistentClaim, StatefulUpdate, Volume, VolumeClaim
+from planner.plan.model import Autoscale, DataSource, PersistentClaim, Volume, VolumeClaim
 from planner.render import limit_diagnostics, render
+from planner.workloads.statefulset import StatefulSetSpec, StatefulUpdate
 
 CLAIMS = "volumeClaims:\n  - name: uploads\n    size: 1Gi\n"
 DB = "workloads:\n  - name: db\n    kind: statefulset\n    image: postgres:16\n"
@@ -43,8 +44,10 @@ def test_claims_statefulsets_and_autoscale_load_into_the_model(write_plan: Calla
         ),
     )
     (db,) = plan.workloads
-    assert (db.kind, db.replicas, db.pod_management_policy) == ("statefulset", 3, "Parallel")
-    assert db.update_strategy == StatefulUpdate(type="RollingUpdate", partition=1)
+    assert (db.kind, db.replicas) == ("statefulset", 3)
+    assert db.spec == StatefulSetSpec(
+        pod_management_policy="Parallel", update_strategy=StatefulUpdate(type="RollingUpdate", partition=1)
+    )
     assert db.autoscale == Autoscale(min=2, max=4, memory_utilization=75)
     assert db.volumes == (
         Volume(name="data", source="claim", ref="", mount_path="/data", claim=PersistentClaim(size="2Gi")),

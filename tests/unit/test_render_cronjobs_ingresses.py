@@ -4,7 +4,9 @@ manifests are written out by hand; `rendered` also checks each against the 1.28 
 
 from __future__ import annotations
 
-from planner.plan.model import CronSchedule, Ingress
+from planner.plan.model import Ingress
+from planner.workloads.cronjob import CronJobSpec, CronSchedule
+from planner.workloads.job import JobSpec
 from tests.unit.render_support import (
     IMAGE,
     SHOP_APPLYSET,
@@ -25,17 +27,17 @@ def test_a_cronjob_whole_manifest() -> None:
         "backup",
         kind="cronjob",
         entrypoint=("/bin/backup",),
-        backoff_limit=1,
-        active_deadline_seconds=900,
-        ttl_seconds_after_finished=3600,
-        cron=CronSchedule(
-            schedule="0 3 * * *",
-            time_zone="Europe/Berlin",
-            concurrency_policy="Forbid",
-            starting_deadline_seconds=300,
-            successful_jobs_history_limit=2,
-            failed_jobs_history_limit=0,
-            suspend=False,
+        spec=CronJobSpec(
+            schedule=CronSchedule(
+                schedule="0 3 * * *",
+                time_zone="Europe/Berlin",
+                concurrency_policy="Forbid",
+                starting_deadline_seconds=300,
+                successful_jobs_history_limit=2,
+                failed_jobs_history_limit=0,
+                suspend=False,
+            ),
+            job=JobSpec(backoff_limit=1, active_deadline_seconds=900, ttl_seconds_after_finished=3600),
         ),
     )
     cronjob = rendered_object(plan(workloads=(backup,)), "CronJob", "backup")
@@ -76,7 +78,9 @@ def test_a_cronjob_whole_manifest() -> None:
 
 
 def test_a_cronjob_with_a_schedule_alone_leaves_every_other_field_to_kubernetes() -> None:
-    nightly = workload("nightly", kind="cronjob", cron=CronSchedule(schedule="@daily"))
+    nightly = workload(
+        "nightly", kind="cronjob", spec=CronJobSpec(schedule=CronSchedule(schedule="@daily"), job=JobSpec())
+    )
     spec = rendered_object(plan(workloads=(nightly,)), "CronJob", "nightly")["spec"]
     assert set(spec) == {"schedule", "jobTemplate"}
     assert spec["schedule"] == "@daily"
@@ -89,7 +93,9 @@ def test_a_cronjob_with_a_schedule_alone_leaves_every_other_field_to_kubernetes(
 
 
 def test_a_dependency_on_a_cronjob_names_the_cronjob() -> None:
-    nightly = workload("nightly", kind="cronjob", cron=CronSchedule(schedule="@daily"))
+    nightly = workload(
+        "nightly", kind="cronjob", spec=CronJobSpec(schedule=CronSchedule(schedule="@daily"), job=JobSpec())
+    )
     web = workload("web", depends_on=("nightly",))
     deployment = rendered_object(plan(workloads=(nightly, web)), "Deployment", "web")
     depends_on = deployment["metadata"]["annotations"]["config.kubernetes.io/depends-on"]

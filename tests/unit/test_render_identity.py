@@ -18,6 +18,7 @@ from planner.objects import Manifest, ref_of
 from planner.plan.model import Claim, ConfigMap, Container, Plan, Rootfs, Sandbox, Secret
 from planner.render import RuntimeID, plan_namespace, render
 from planner.state.applyset import ParentRecord, applyset_id, parent_manifest, parent_ref
+from planner.workloads.job import JobSpec
 from tests.unit.render_support import (
     SHOP_APPLYSET,
     expected_applyset_id,
@@ -137,7 +138,7 @@ def _run_key(**fields: Any) -> str:
         ({"pod_annotations": {"x": "y"}}, False),
         ({"labels": {"team": "a"}}, True),
         ({"annotations": {"note": "n"}}, True),
-        ({"backoff_limit": 4, "ttl_seconds_after_finished": 10}, True),
+        ({"spec": JobSpec(backoff_limit=4, ttl_seconds_after_finished=10)}, True),
     ],
     ids=[
         "a new image is a new run",

@@ -11,10 +11,10 @@ from planner.plan.model import (
     Autoscale,
     DataSource,
     PersistentClaim,
-    StatefulUpdate,
     Volume,
     VolumeClaim,
 )
+from planner.workloads.statefulset import StatefulSetSpec, StatefulUpdate
 from tests.unit.render_support import (
     IMAGE,
     SHOP_APPLYSET,
@@ -97,7 +97,10 @@ def test_a_claim_volume_mounts_the_plan_claim_by_name() -> None:
 
 def test_a_statefulset_renders_its_set_then_its_headless_service() -> None:
     db = database(
-        pod_management_policy="Parallel", update_strategy=StatefulUpdate(type="RollingUpdate", partition=1)
+        spec=StatefulSetSpec(
+            pod_management_policy="Parallel",
+            update_strategy=StatefulUpdate(type="RollingUpdate", partition=1),
+        )
     )
     manifests = rendered(plan(workloads=(db,)))
     assert kinds_and_names(manifests) == ["StatefulSet/db", "Service/db"]
@@ -152,7 +155,9 @@ def test_a_statefulset_renders_its_set_then_its_headless_service() -> None:
 
 
 def test_on_delete_has_no_rolling_parameters_and_no_port_means_no_service() -> None:
-    db = workload("db", kind="statefulset", update_strategy=StatefulUpdate(type="OnDelete"))
+    db = workload(
+        "db", kind="statefulset", spec=StatefulSetSpec(update_strategy=StatefulUpdate(type="OnDelete"))
+    )
     manifests = rendered(plan(workloads=(db,)))
     assert kinds_and_names(manifests) == ["StatefulSet/db"]
     assert manifests[0]["spec"]["updateStrategy"] == {"type": "OnDelete"}

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from planner.plan.model import RolloutStrategy, Scheduling, Volume
+from planner.plan.model import Scheduling, Volume
 from planner.render import render
+from planner.workloads.deployment import DeploymentSpec, RolloutStrategy
+from planner.workloads.job import JobSpec
 from tests.unit.render_support import (
     IMAGE,
     SHOP_APPLYSET,
@@ -275,7 +277,7 @@ def test_minimal_deployment_whole_manifest() -> None:
 def test_deployment_with_declared_fields_whole_manifest() -> None:
     the_workload = workload(
         replicas=3,
-        progress_deadline_seconds=120,
+        spec=DeploymentSpec(progress_deadline_seconds=120),
         labels={"team": "storefront", "app": "not-the-seed-label"},
         annotations={"owner": "alice"},
         pod_annotations={"prometheus.io/scrape": "true"},
@@ -318,7 +320,9 @@ def test_deployment_with_declared_fields_whole_manifest() -> None:
     ],
 )
 def test_rollout_strategy(strategy: RolloutStrategy, expected: dict[str, Any]) -> None:
-    deployment = rendered_object(plan(workloads=(workload(strategy=strategy),)), "Deployment", "web")
+    deployment = rendered_object(
+        plan(workloads=(workload(spec=DeploymentSpec(strategy=strategy)),)), "Deployment", "web"
+    )
     assert deployment["spec"]["strategy"] == expected
 
 
@@ -332,9 +336,7 @@ def test_job_whole_manifest() -> None:
         "migrate",
         kind="job",
         entrypoint=("/app/migrate",),
-        backoff_limit=2,
-        active_deadline_seconds=600,
-        ttl_seconds_after_finished=3600,
+        spec=JobSpec(backoff_limit=2, active_deadline_seconds=600, ttl_seconds_after_finished=3600),
         labels={"team": "storefront"},
     )
     job = rendered_object(plan(workloads=(migrate,)), "Job", "migrate")
