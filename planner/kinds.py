@@ -128,7 +128,6 @@ HORIZONTAL_POD_AUTOSCALER = KindInfo(
     namespaced=True,
 )
 
-# Workload kinds whose readiness planner judges (`planner.wait.readiness`) but does not yet write.
 DAEMON_SET = KindInfo(
     kind="DaemonSet",
     group="apps",
@@ -150,6 +149,7 @@ KINDS: tuple[KindInfo, ...] = (
     CRON_JOB,
     INGRESS,
     STATEFUL_SET,
+    DAEMON_SET,
     HORIZONTAL_POD_AUTOSCALER,
 )
 
@@ -182,7 +182,6 @@ CUSTOM_RESOURCE_DEFINITION = _builtin(
 # the cluster. Any other kind is found through discovery (`planner.kube.discovery`).
 BUILTIN_KINDS: tuple[KindInfo, ...] = (
     CUSTOM_RESOURCE_DEFINITION,
-    DAEMON_SET,
     SERVICE_ACCOUNT,
     _builtin("PersistentVolume", "v1", "persistentvolumes", namespaced=False),
     _builtin("ResourceQuota", "v1", "resourcequotas"),

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 
+from planner import workloads
 from planner.changeset import Change, ChangeSet
-from planner.kinds import DEPLOYMENT, JOB, POD, STATEFUL_SET, renders
+from planner.kinds import JOB, POD, renders
 from planner.objects import ObjectRef
 from planner.wait.readiness import ReadinessContext, readiness
 
 # The kinds planner renders whose readiness it waits for; the kinds it does not render (a raw
 # manifest's) are waited for by their own rule or their Ready condition.
-AWAITED_KINDS = frozenset({DEPLOYMENT.kind, JOB.kind, STATEFUL_SET.kind, POD.kind})
+AWAITED_KINDS = frozenset({*(kind.api.kind for kind in workloads.KINDS if kind.awaited), POD.kind})
 
 
 def awaited(ref: ObjectRef) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner import workloads
 from planner.app.history import (
     HistoryOptions,
     Recording,
@@ -52,7 +53,7 @@ from planner.errors import (
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.graph import ExecutionPlan
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
+from planner.kinds import JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import existing_namespaces
@@ -160,7 +161,7 @@ def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[s
 
 
 Scopes = dict[str, frozenset[str] | None]
-EXPLAINED_KINDS = (DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind, POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
+EXPLAINED_KINDS = (*(kind.api.kind for kind in workloads.KINDS), POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
 
 
 def explained_namespaces(waits: Scopes) -> frozenset[str]:

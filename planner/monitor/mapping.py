@@ -30,7 +30,7 @@ from planner.objects import (
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID
 from planner.state.applyset import RESULT_SUCCEEDED, RunRecord, run_outcome
-from planner.workloads.kind import Look, WorkloadKind
+from planner.workloads.kind import Look, Observe
 from planner.workloads.observation import (
     EXIT_SUCCESS,
     RUN_FAILED,
@@ -50,15 +50,15 @@ EXIT_PAUSED = "paused"
 
 
 def workload_observation(
-    kind: WorkloadKind[Any],
+    observe: Observe,
     own: Manifest | None,
     *,
     describe: str,
     recorded: RunRecord | None = None,
     pods: Callable[[], Iterable[Manifest]] = tuple,
 ) -> Observation:
-    """What the kind's look at its object `own` proves (`planner.workloads`), the exit code of a failed
-    run from its `pods()`; a run that is gone is judged by its run record (`recorded`) when that says how
+    """What a kind's look (`observe`, `planner.workloads`) at its object `own` proves, the exit code of
+    a failed run from its `pods()`; a run that is gone is judged by its run record (`recorded`) when that says how
     it ended, which then proves what a look at the Job would have."""
     if own is None and recorded is not None and recorded.outcome:
         return _recorded_run(recorded, describe)
@@ -67,7 +67,7 @@ def workload_observation(
         outcome = run_outcome(failed, pods())
         return outcome.exit_code if outcome is not None else None
 
-    return kind.observe(own, Look(describe=describe, exit_code=exit_code))
+    return observe(own, Look(describe=describe, exit_code=exit_code))
 
 
 def _recorded_run(record: RunRecord, describe: str) -> Observation:

@@ -64,7 +64,7 @@ _EVENT_CLASSES: dict[EventType, type[MonitorEvent]] = {
 }
 _SANDBOX_KINDS = (POD, PERSISTENT_VOLUME_CLAIM)
 MANAGED_KINDS = (*(kind.api for kind in workloads.KINDS), PERSISTENT_VOLUME_CLAIM)
-_SCHEDULED = tuple(kind for kind in workloads.KINDS if kind.runs is not None)
+_WITH_RUNS = tuple(kind for kind in workloads.KINDS if kind.runs is not None)
 
 
 def _watched_kinds(runtime_kind: str) -> tuple[KindInfo, ...]:
@@ -274,7 +274,7 @@ class Monitor:
     def _callback(self, kind: KindInfo) -> Callback:
         def on_change(_event_type: str, obj: Manifest) -> None:
             keys = {_object_key(kind, obj)}
-            keys |= _scheduler_keys(kind, obj)
+            keys |= _starter_keys(kind, obj)
             with self.changed:
                 for runtime_id in sorted({rid for key in keys for rid in self._by_key.get(key, ())}):
                     self._evaluate(runtime_id)
@@ -358,7 +358,7 @@ class Monitor:
         rid = watched.runtime_id
         present = {
             str(metadata_of(job).get("name")): job
-            for job in runs.of(rid.name, rid.namespace, self._cache(runs.kind.api).items())
+            for job in runs.of(rid.name, rid.namespace, self._cache(runs.api).items())
         }
         for name in [*watched.runs, *(name for name in present if name not in watched.runs)]:
             job = present.get(name)
@@ -367,8 +367,8 @@ class Monitor:
                 found = self._best_effort(lambda: self._cache(POD).items())
                 return selected_pods(job, found or []) if job is not None else []
 
-            describe = f"{runs.kind.name} {rid.namespace}/{name}"
-            seen = workload_observation(runs.kind, job, describe=describe, pods=pods)
+            describe = f"{runs.word} {rid.namespace}/{name}"
+            seen = workload_observation(runs.observe, job, describe=describe, pods=pods)
             state, transitions = advance(watched.runs.get(name, CREATED), seen)
             for transition in transitions:
                 self.sink.emit(self._event(rid, transition, run=name))
@@ -393,7 +393,7 @@ class Monitor:
         kind = POD.kind.lower() if runtime_id.kind == workloads.SANDBOX else runtime_id.kind
         runs = _runs(runtime_id)
         name = runtime_id.name if run is None else run
-        kind = kind if run is None or runs is None else runs.kind.name
+        kind = kind if run is None or runs is None else runs.word
         failure = {"exit_code": transition.exit_code} if transition.type == "ContainerFailed" else {}
         return _EVENT_CLASSES[transition.type](
             time=transition.at if transition.at is not None else self.clock.now(),
@@ -407,7 +407,8 @@ class Monitor:
 
 def _phase(watched: _Watched) -> Phase:
     """Where a runtime ID stands; a cronjob that still exists stands where its latest run does."""
-    if _runs(watched.runtime_id) is None or watched.state.terminal:
+    runs = _runs(watched.runtime_id)
+    if runs is None or not runs.leads or watched.state.terminal:
         return watched.state.phase
     return list(watched.runs.values())[-1].phase if watched.runs else "created"
 
@@ -416,15 +417,15 @@ def _runs(runtime_id: RuntimeID) -> Runs | None:
     return None if runtime_id.kind == workloads.SANDBOX else workloads.named(runtime_id.kind).runs
 
 
-def _scheduler_keys(kind: KindInfo, obj: Manifest) -> set[str]:
+def _starter_keys(kind: KindInfo, obj: Manifest) -> set[str]:
     """The subscription keys of the workloads whose run `obj` is (a Job's CronJob)."""
     namespace = str(metadata_of(obj).get("namespace") or "")
     return {
-        subscription_key(scheduler.api, namespace, owner)
-        for scheduler in _SCHEDULED
-        if scheduler.runs is not None
-        and scheduler.runs.kind.api == kind
-        and (owner := scheduler.runs.owner(obj)) is not None
+        subscription_key(starter.api, namespace, owner)
+        for starter in _WITH_RUNS
+        if starter.runs is not None
+        and starter.runs.api == kind
+        and (owner := starter.runs.owner(obj)) is not None
     }
 
 
@@ -456,7 +457,8 @@ def observe(
             return pods_of(own) if pods_of is not None and own is not None else []
 
         describe = f"{kind.name} {ns}/{name}"
-        return workload_observation(kind, own, describe=describe, recorded=recorded, pods=pods), None
+        seen = workload_observation(kind.observe, own, describe=describe, recorded=recorded, pods=pods)
+        return seen, None
     pod = lookup(POD, ns, name)
     workspace = lookup(PERSISTENT_VOLUME_CLAIM, ns, workspace_pvc_name(name))
     rootfs_name = rootfs_claim(pod) or rootfs_claim(recorded_pod(workspace)) or rootfs_hint

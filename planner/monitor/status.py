@@ -189,14 +189,6 @@ def schedule_of(cronjob: Manifest, now: float) -> Schedule:
     )
 
 
-def replicas_ready(workload: Manifest) -> str:
-    """`kubectl get deploy`'s (and `sts`'s) READY: ready replicas over desired ones (`0/0` when scaled
-    to zero)."""
-    desired = (workload.get("spec") or {}).get("replicas")
-    ready = (workload.get("status") or {}).get("readyReplicas") or 0
-    return f"{ready}/{1 if desired is None else desired}"
-
-
 def held_for_its_record(job: Manifest | None) -> str:
     """Why a deleted Job is still there when it waits for planner to record how it ended (else ""), and
     how to let it go."""
@@ -220,10 +212,11 @@ def status_row(
     summary = pod_summary(pod) if pod is not None else None
     ready = f"{summary.ready}/{summary.total}" if summary else None
     kind = workloads.rendered_as(str(own.get("kind"))) if own is not None else None
-    if own is not None and kind is not None and kind.rolled:
-        ready = replicas_ready(own)
+    if own is not None and kind is not None and kind.ready is not None:
+        ready = kind.ready(own)
         message = _rollout_message(own, now) or message
-    schedule = schedule_of(own, now) if own is not None and kind is not None and kind.runs else None
+    scheduled = kind is not None and kind.runs is not None and kind.runs.leads
+    schedule = schedule_of(own, now) if own is not None and scheduled else None
     if schedule is not None:  # the CronJob itself neither starts nor ends: it schedules, or is suspended
         phase = "suspended" if schedule.suspend == "True" else "scheduled"
     else:

@@ -36,7 +36,6 @@ from planner.kinds import (
     INGRESS,
     JOB,
     PERSISTENT_VOLUME_CLAIM,
-    POD,
     SECRET,
     SERVICE,
     STATEFUL_SET,
@@ -224,9 +223,7 @@ def key_fields(manifest: Manifest | None) -> list[str]:
     kind, spec = manifest.get("kind"), manifest.get("spec") or {}
     found = [f"{key} {spec[key]}" for key in _COUNTS.get(str(kind), ()) if spec.get(key) is not None]
     pod = pod_spec(manifest)
-    if kind in (POD.kind, DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind, CRON_JOB.kind) and isinstance(
-        pod, dict
-    ):
+    if isinstance(pod, dict):
         found += [_container(c, init=True) for c in pod.get("initContainers") or []]
         found += [_container(c, init=False) for c in pod.get("containers") or []]
     if kind == SERVICE.kind:

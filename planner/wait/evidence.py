@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from planner.errors import PlannerError
-from planner.kinds import DEPLOYMENT, EVENT, JOB, POD, STATEFUL_SET, KindInfo
+from planner.kinds import EVENT, POD, KindInfo
 from planner.kube.informer import EventType, Informer, Informers
 from planner.objects import Manifest, labels_of, metadata_of
-from planner.wait.reasons import pods_of
+from planner.wait.reasons import pods_of, selects_pods
 
 log = logging.getLogger(__name__)
 
@@ -145,9 +145,9 @@ class Evidence:
     # --- reads ---
 
     def pods_of(self, workload: Manifest) -> list[Manifest]:
-        """A Deployment's, StatefulSet's or Job's pods (by its selector's first label, then the whole
-        selector)."""
-        if workload.get("kind") not in (DEPLOYMENT.kind, STATEFUL_SET.kind, JOB.kind):
+        """The pods a workload's pod template made: those its selector's first label selects, then the
+        whole selector (a Deployment, StatefulSet, DaemonSet or Job; nothing for any other object)."""
+        if not selects_pods(workload):
             return []
         match: dict[str, Any] = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         if not match:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
+from planner.kinds import JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.objects import Manifest, labels_of, metadata_of
 
 IMAGE_PULL_REASONS = ("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName")
@@ -132,6 +132,13 @@ def _matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     if operator == "Exists":
         return key in labels
     return operator == "DoesNotExist" and key not in labels
+
+
+def selects_pods(workload: Manifest) -> bool:
+    """Whether the object selects pods with a label selector (a Deployment, StatefulSet, DaemonSet,
+    ReplicaSet, Job), not with a Service's plain labels."""
+    selector = (workload.get("spec") or {}).get("selector")
+    return isinstance(selector, Mapping) and bool(selector.keys() & {"matchLabels", "matchExpressions"})
 
 
 def pods_of(workload: Manifest, pods: Iterable[Manifest]) -> list[Manifest]:
@@ -320,13 +327,13 @@ def why_not_ready(
     kind = obj.get("kind")
     if kind == POD.kind:
         return _pods_reason([obj], events)
-    if kind in (DEPLOYMENT.kind, STATEFUL_SET.kind):
-        return _pods_reason(pods, events)
     if kind == JOB.kind:
         live = _pods_reason(pods, events)
         if live is not None and live.problem:
             return live
         return _failed_pods(obj, pods) or live
+    if selects_pods(obj):  # a Deployment, StatefulSet, DaemonSet
+        return _pods_reason(pods, events)
     if kind == PERSISTENT_VOLUME_CLAIM.kind:
         return _claim_reason(obj, events)
     return None
@@ -341,4 +348,4 @@ def why_not_gone(obj: Manifest) -> Reason | None:
     return Reason(text=f"waiting for finalizers: {', '.join(map(str, finalizers))}", problem=False)
 
 
-__all__ = ["Reason", "latest_event", "pods_of", "selects", "why_not_gone", "why_not_ready"]
+__all__ = ["Reason", "latest_event", "pods_of", "selects", "selects_pods", "why_not_gone", "why_not_ready"]

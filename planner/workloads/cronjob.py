@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner import cron
-from planner.kinds import CRON_JOB, POD
+from planner.kinds import CRON_JOB, JOB, POD
 from planner.objects import Manifest, metadata_of, present
 from planner.workloads import job
 from planner.workloads.kind import Fields, Handle, Lifecycle, Look, PodInputs, Problem, Runs, WorkloadKind
@@ -180,6 +180,7 @@ KIND = WorkloadKind[CronJobSpec](
     observe=observe,
     restart_policy="Never",
     settles="between-runs",
+    awaited=False,
     also_read=(POD,),
-    runs=Runs(kind=job.KIND, of=runs, owner=owning_cronjob),
+    runs=Runs(api=JOB, word=job.KIND.name, observe=job.observe, of=runs, owner=owning_cronjob, leads=True),
 )

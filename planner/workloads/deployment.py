@@ -13,7 +13,7 @@ from typing import Any, Literal
 from planner.kinds import DEPLOYMENT
 from planner.objects import present
 from planner.workloads.kind import Fields, Handle, Lifecycle, PodInputs, Problem, WorkloadKind
-from planner.workloads.replicated import observe_replicas, scale_to_one, scale_to_zero
+from planner.workloads.replicated import observe_replicas, replicas_ready, scale_to_one, scale_to_zero
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,5 +98,5 @@ KIND = WorkloadKind[DeploymentSpec](
     observe=observe_replicas,
     service="exposed",
     scalable=True,
-    rolled=True,
+    ready=replicas_ready,
 )

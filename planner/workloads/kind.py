@@ -109,14 +109,23 @@ class Lifecycle:
     verbs: tuple[str, str] = ("started", "stopped")  # what start and stop did, as Outcome.action
 
 
+Observe = Callable[[Manifest | None, Look], Observation]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Runs:
-    """The runs a scheduling kind starts: their kind (`job`), which of `objects` are the runs of the
-    workload (`name`, `namespace`), oldest first, and the name of the workload a run belongs to."""
+    """The objects a workload starts that the monitor follows one by one, each with its own events
+    under the workload's runtime ID: a CronJob's Jobs, a DaemonSet's pod on each node. `api` is their
+    kind and `word` how events name one (`job/shop/backup-29000000`); `of` picks a workload's
+    (`name`, `namespace`) from `objects`, oldest first; `owner` names the workload a run belongs to.
+    When `leads`, the workload stands where its latest run does (a schedule has no phase of its own)."""
 
-    kind: WorkloadKind[Any]
+    api: KindInfo
+    word: str
+    observe: Observe
     of: Callable[[str, str, Iterable[Manifest]], list[Manifest]]
     owner: Callable[[Manifest], str | None]
+    leads: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,24 +140,25 @@ class WorkloadKind(Generic[Spec]):
     parse: Callable[[Mapping[str, Any]], Spec]
     render: Callable[[Spec, PodInputs], Fields]
     lifecycle: Lifecycle
-    observe: Callable[[Manifest | None, Look], Observation]
+    observe: Observe
     checks: Callable[[Mapping[str, Any]], Iterator[Problem]] = lambda _data: iter(())
     restart_policy: Literal["Always", "Never", "OnFailure"] = "Always"
     service: ServiceShape | None = None
     scalable: bool = False  # replicas and autoscale apply; stop scales to 0
     claim_templates: bool = False
     runs_once: bool = False  # a run-key: it runs again only when what it runs changes
+    awaited: bool = True  # apply waits for it to be ready (a schedule is ready once it exists)
     settles: Settles = "started"
     also_read: tuple[KindInfo, ...] = ()  # read, not watched: a failed run's pods give its exit code
     runs: Runs | None = None  # a schedule's: each run followed on its own
-    rolled: bool = False  # reports replicas ready/wanted and rollout progress in `status`
+    ready: Callable[[Manifest], str] | None = None  # `status`'s READY (`2/3`), and its rollout shown
     address: Callable[[str, str], str] | None = None  # (name, namespace) -> a stable DNS name
     doc: str = field(default="", repr=False)
 
     @property
     def watched(self) -> tuple[KindInfo, ...]:
         """The kinds the monitor subscribes to for it: its object, and a schedule's runs."""
-        return (self.api, self.runs.kind.api) if self.runs is not None else (self.api,)
+        return (self.api, self.runs.api) if self.runs is not None else (self.api,)
 
     def steady(self, phase: str) -> bool:
         """Whether a workload of this kind standing at `phase` has settled."""

@@ -67,6 +67,13 @@ def observe_replicas(rolled: Manifest | None, look: Look) -> Observation:
     return replicas_observation(rolled, look)
 
 
+def replicas_ready(rolled: Manifest) -> str:
+    """`kubectl get deploy`'s (and `sts`'s) READY: ready replicas over desired ones (`0/0` when scaled
+    to zero)."""
+    desired = (rolled.get("spec") or {}).get("replicas")
+    return f"{count(rolled, 'readyReplicas')}/{1 if desired is None else desired}"
+
+
 def scale_to_one(handle: Handle) -> str:
     handle.own()
     return handle.scale(1)

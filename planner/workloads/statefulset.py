@@ -14,7 +14,7 @@ from typing import Any, Literal
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, STATEFUL_SET
 from planner.objects import Manifest, annotations_of, present
 from planner.workloads.kind import Fields, Handle, Lifecycle, PodInputs, Problem, WorkloadKind
-from planner.workloads.replicated import observe_replicas
+from planner.workloads.replicated import observe_replicas, replicas_ready
 
 ANNOTATION_STOPPED_REPLICAS = "planner.dev/stopped-replicas"
 
@@ -128,5 +128,5 @@ KIND = WorkloadKind[StatefulSetSpec](
     service="headless",
     scalable=True,
     claim_templates=True,
-    rolled=True,
+    ready=replicas_ready,
 )

@@ -99,13 +99,13 @@ def test_a_manifest_finds_its_row_by_kind() -> None:
     [
         (
             by_kind,
-            "DaemonSet",
-            "unknown kind 'DaemonSet'; planner writes ConfigMap, CronJob, Deployment, Horizontal",
+            "ReplicaSet",
+            "unknown kind 'ReplicaSet'; planner writes ConfigMap, CronJob, DaemonSet, Deployment, Horizontal",
         ),
         (
             by_group_kind,
             "Deployment",
-            "unknown group-kind 'Deployment'; planner writes ConfigMap, CronJob.batch, Deployment.apps",
+            "unknown group-kind 'Deployment'; planner writes ConfigMap, CronJob.batch, DaemonSet.apps, Deployment.apps",
         ),
     ],
     ids=["an unknown kind names the known ones", "a group-kind without its group is unknown"],
@@ -117,4 +117,4 @@ def test_unknown_lookups_raise_key_error(lookup: object, key: str, message: str)
 
 
 def test_kinds_and_group_kinds_are_unique() -> None:
-    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 12
+    assert len({info.kind for info in kinds.KINDS}) == len({info.group_kind for info in kinds.KINDS}) == 13

@@ -24,7 +24,7 @@ from planner.workloads.observation import End, Observation
 
 def job_observation(live: Manifest | None, **looked: Any) -> Observation:
     """A Job's look as the monitor takes it: through its kind, with its run record and pods."""
-    return workload_observation(job_kind.KIND, live, describe="job", **looked)
+    return workload_observation(job_kind.observe, live, describe="job", **looked)
 
 
 def deployment_observation(live: Manifest | None) -> Observation:
