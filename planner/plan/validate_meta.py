@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from planner.errors import Diagnostic
-from planner.plan.raw import Node
+from planner.plan.raw import Node, workload_kind
 from planner.plan.source import ParsedFile
 
 MAX_PREFIX = 253
@@ -27,7 +27,8 @@ _NAME_CHARACTERS = "letters, digits, '-', '_' or '.', starting and ending with a
 
 def meta_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     for workload in plan.items("workloads"):
-        yield from _labels(workload, "labels", parsed)
+        for field in ("labels", *workload_kind(workload).label_maps):
+            yield from _labels(workload, field, parsed)
         for field in ("annotations", "podAnnotations"):
             yield from _annotations(workload, field, parsed)
         if (ingress := workload.child("ingress")) is not None:

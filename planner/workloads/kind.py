@@ -35,7 +35,7 @@ class Problem:
     """A plan error in a workload's own fields: `keys` lead from the workload to the bad key, and the
     position is that of the value (`at_value`) or of the key."""
 
-    keys: tuple[str, ...]
+    keys: tuple[str | int, ...]  # an int is a list index
     message: str
     at_value: bool = True
 
@@ -142,6 +142,7 @@ class WorkloadKind(Generic[Spec]):
     lifecycle: Lifecycle
     observe: Observe
     checks: Callable[[Mapping[str, Any]], Iterator[Problem]] = lambda _data: iter(())
+    label_maps: tuple[str, ...] = ()  # its fields that are node labels (checked as label keys and values)
     restart_policy: Literal["Always", "Never", "OnFailure"] = "Always"
     service: ServiceShape | None = None
     scalable: bool = False  # replicas and autoscale apply; stop scales to 0
