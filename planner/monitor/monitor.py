@@ -328,8 +328,8 @@ class Monitor:
         for transition in transitions:
             self.sink.emit(self._event(watched.runtime_id, transition))
         self._reached[key] = (watched.runtime_id.kind, _phase(watched))
-        if watched.state.terminal:
-            self._forget(key)
+        if watched.state.terminal and not (runs is not None and not runs.leads and watched.runs):
+            self._forget(key)  # a workload's own runs (a DaemonSet's pods) are followed until they go
         self.changed.notify_all()
 
     def _observe(self, runtime_id: RuntimeID, watched: _Watched | None = None) -> Observation:
