@@ -82,6 +82,9 @@ KEY_DEFAULTS: Mapping[str, Any] = _PROTOCOL
 # Lists that behave as sets of unnamed items: admission appends to them (two NoExecute tolerations on
 # every Pod), so each declared item must be somewhere in the live list, in any order.
 SET_LISTS = frozenset({"tolerations"})
+# Maps the API server keeps whole (`+mapType=atomic`): a key another writer adds takes the map from its
+# owner, and planner's forced apply puts the declared map back whole, so they compare whole too.
+ATOMIC_MAPS = frozenset({"nodeSelector"})
 
 _QUANTITY_PARENTS = frozenset({"limits", "requests", "capacity"})
 _QUANTITY_KEYS = frozenset({"sizeLimit", "divisor"})
@@ -154,6 +157,8 @@ def render_differences(old: Any, new: Any, path: Path = ()) -> list[Difference]:
 
 def _map_differences(desired: dict[str, Any], live: Any, path: Path) -> list[Difference]:
     if not isinstance(live, dict):
+        return [Difference(path=path, before=live, after=desired)]
+    if path and path[-1] in ATOMIC_MAPS and live.keys() != desired.keys():
         return [Difference(path=path, before=live, after=desired)]
     found: list[Difference] = []
     for key in sorted(desired):

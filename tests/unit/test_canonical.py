@@ -216,6 +216,18 @@ DIFFERENT = [
         [(("spec", "ports", ItemKey((("port", 80), ("protocol", "TCP"))), "targetPort"), 8080, "8080")],
         "a named port string is not the number it spells",
     ),
+    (
+        {"spec": {"nodeSelector": {"disk": "ssd"}}},
+        {"spec": {"nodeSelector": {"disk": "ssd", "planner.dev/stopped": "true"}}},
+        [
+            (
+                ("spec", "nodeSelector"),
+                {"disk": "ssd", "planner.dev/stopped": "true"},
+                {"disk": "ssd"},
+            )
+        ],
+        "a key another writer adds to an atomic map is a difference of the whole map",
+    ),
 ]
 
 
