@@ -98,6 +98,7 @@ _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#sandbox.image": _IMAGE,
     "#sandboxTemplate.image": _IMAGE,
     "#workload.labels": _LABELS,
+    "#workload.nodeSelector": _LABELS,
     "#workload.annotations": _ANNOTATIONS,
     "#workload.podAnnotations": _ANNOTATIONS,
     "#scheduling.key": _QUALIFIED_NAME,
@@ -247,6 +248,17 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
     _valid_references(document, draw)
 
 
+def _valid_toleration(toleration: dict[str, Any]) -> None:
+    """What the API server accepts: a keyless toleration is Exists, Exists has no value, and
+    tolerationSeconds is for NoExecute."""
+    if not toleration.get("key"):
+        toleration["operator"] = "Exists"
+    if toleration.get("operator") == "Exists":
+        toleration.pop("value", None)
+    if "tolerationSeconds" in toleration:
+        toleration["effect"] = "NoExecute"
+
+
 def _valid_workload(workload: dict[str, Any], claims: list[str], draw: DrawFn) -> None:
     asked = _kinds_asked_for(workload)
     if asked:  # else the fields only one kind takes are rarely kept
@@ -260,6 +272,16 @@ def _valid_workload(workload: dict[str, Any], claims: list[str], draw: DrawFn) -
     update = workload.get("updateStrategy", {})
     if update.get("type") == "OnDelete":
         update.pop("partition", None)
+    for key in (
+        ("maxUnavailable", "maxSurge") if kind != "daemonset" or update.get("type") == "OnDelete" else ()
+    ):
+        update.pop(key, None)
+    if kind == "daemonset":
+        update.pop("partition", None)
+        if all(update.get(key, 1) in (0, "0%") for key in ("maxUnavailable", "maxSurge")):
+            update["maxUnavailable"] = 1
+    for toleration in workload.get("tolerations", []):
+        _valid_toleration(toleration)
     if scale := workload.get("autoscale"):
         scale["max"] = max(scale["max"], scale["min"])
         if "replicas" in workload:

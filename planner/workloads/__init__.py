@@ -10,7 +10,7 @@ from typing import Any
 
 from planner.kinds import KindInfo
 from planner.objects import SANDBOX_KIND
-from planner.workloads import cronjob, deployment, job, statefulset
+from planner.workloads import cronjob, daemonset, deployment, job, statefulset
 from planner.workloads.kind import WorkloadKind
 
 KINDS: tuple[WorkloadKind[Any], ...] = (
@@ -18,6 +18,7 @@ KINDS: tuple[WorkloadKind[Any], ...] = (
     job.KIND,
     cronjob.KIND,
     statefulset.KIND,
+    daemonset.KIND,
 )
 # A sandbox's runtime ID kind: not a workload kind (its objects are a Pod and PVCs of its own), but one the
 # runtime IDs, the monitor and the lifecycle commands know beside them.

@@ -50,9 +50,10 @@ def checks(item: Mapping[str, Any]) -> Iterator[Problem]:
     if update.get("type") == "OnDelete" and "partition" in update:
         message = "partition is for type RollingUpdate only: OnDelete replaces a pod only when it is deleted"
         yield Problem(keys=("updateStrategy", "partition"), message=message, at_value=False)
-    if "maxUnavailable" in update:
-        message = "maxUnavailable is for daemonsets only: a statefulset rolls one pod at a time"
-        yield Problem(keys=("updateStrategy", "maxUnavailable"), message=message, at_value=False)
+    for key in ("maxUnavailable", "maxSurge"):
+        if key in update:
+            message = f"{key} is for daemonsets only: a statefulset rolls one pod at a time, by partition"
+            yield Problem(keys=("updateStrategy", key), message=message, at_value=False)
 
 
 def render(spec: StatefulSetSpec, pod: PodInputs) -> Fields:

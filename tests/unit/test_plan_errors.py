@@ -21,7 +21,7 @@ WORKLOAD_FIELDS = (
     "startingDeadlineSeconds, successfulJobsHistoryLimit, failedJobsHistoryLimit, suspend, "
     "labels, annotations, podAnnotations, timeout, "
     "dependsOn, sidecars, initContainers, readinessProbe, livenessProbe, podManagementPolicy, "
-    "updateStrategy, autoscale"
+    "updateStrategy, nodeSelector, tolerations, autoscale"
 )
 NAMES_RULE = "workload and sandbox names are unique (dependsOn names them bare)"
 SANDBOX = "    image: x\n    rootfs: {size: 1Gi}\n    workspace: {size: 1Gi}\n"
@@ -306,6 +306,90 @@ CASES: list[tuple[str, str, list[str]]] = [
         "workloads:\n  - name: once\n    image: x\n    kind: job\n    replicas: 2\n",
         [
             "{f}:9:5: workloads[0].replicas: replicas is for deployments and statefulsets only; this workload is a job"
+        ],
+    ),
+    (
+        "replicas on a daemonset: it runs one pod per eligible node",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    replicas: 2\n",
+        [
+            "{f}:9:5: workloads[0].replicas: replicas is for deployments and statefulsets only; this workload is "
+            "a daemonset"
+        ],
+    ),
+    (
+        "a partition in a daemonset's update strategy",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    updateStrategy: {partition: 1}\n",
+        [
+            "{f}:9:22: workloads[0].updateStrategy.partition: partition is for statefulsets only: a daemonset "
+            "rolls node by node, maxUnavailable at a time"
+        ],
+    ),
+    (
+        "maxUnavailable in a statefulset's update strategy",
+        "workloads:\n  - name: db\n    image: x\n    kind: statefulset\n    updateStrategy: {maxUnavailable: 1}\n",
+        [
+            "{f}:9:22: workloads[0].updateStrategy.maxUnavailable: maxUnavailable is for daemonsets only: a "
+            "statefulset rolls one pod at a time, by partition"
+        ],
+    ),
+    (
+        "a surge under OnDelete",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n"
+        "    updateStrategy: {type: OnDelete, maxSurge: 1}\n",
+        [
+            "{f}:9:38: workloads[0].updateStrategy.maxSurge: maxSurge is for type RollingUpdate only: OnDelete "
+            "replaces a pod only when it is deleted"
+        ],
+    ),
+    (
+        "a daemonset rollout that may neither take a node's pod down nor surge",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n"
+        "    updateStrategy: {maxUnavailable: 0, maxSurge: 0}\n",
+        [
+            "{f}:9:38: workloads[0].updateStrategy.maxUnavailable: maxUnavailable and maxSurge cannot both be 0: "
+            "the rollout could never replace a pod"
+        ],
+    ),
+    (
+        "a toleration with operator Exists and a value",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    tolerations:\n"
+        "      - {key: a, operator: Exists, value: b}\n",
+        [
+            "{f}:10:43: workloads[0].tolerations[0].value: a value is for operator Equal only: Exists tolerates "
+            "every value of the key"
+        ],
+    ),
+    (
+        "tolerationSeconds for an effect other than NoExecute",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    tolerations:\n"
+        "      - {operator: Exists, effect: NoSchedule, tolerationSeconds: 5}\n",
+        [
+            "{f}:10:48: workloads[0].tolerations[0].tolerationSeconds: tolerationSeconds is for effect NoExecute "
+            "only: it says how long the pod stays on a tainted node"
+        ],
+    ),
+    (
+        "a toleration without a key that is not Exists",
+        "workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    tolerations:\n"
+        "      - {effect: NoSchedule}\n",
+        [
+            "{f}:10:9: workloads[0].tolerations[0]: a toleration without a key needs operator Exists (it then "
+            "tolerates every taint)"
+        ],
+    ),
+    (
+        "a node selector key that is no label key",
+        'workloads:\n  - name: agent\n    image: x\n    kind: daemonset\n    nodeSelector: {"bad key": x}\n',
+        [
+            '{f}:9:20: workloads[0].nodeSelector.bad key: label key name "bad key" is not valid: expected '
+            "letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        ],
+    ),
+    (
+        "tolerations on a deployment",
+        "workloads:\n  - name: web\n    image: x\n    tolerations: []\n",
+        [
+            "{f}:8:5: workloads[0].tolerations: tolerations is for daemonsets only; this workload is a deployment"
         ],
     ),
     (

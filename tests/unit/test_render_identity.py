@@ -423,8 +423,8 @@ REJECTIONS = [
     ("an upper-case namespace", "k8s-Default|deployment|web", "namespace 'Default' is not a DNS label"),
     (
         "an unknown kind",
-        "k8s-default|daemonset|web",
-        "unknown kind 'daemonset' (expected one of deployment, job, cronjob, statefulset, sandbox)",
+        "k8s-default|replicaset|web",
+        "unknown kind 'replicaset' (expected one of deployment, job, cronjob, statefulset, daemonset, sandbox)",
     ),
     ("a kind in another case", "k8s-default|Deployment|web", "unknown kind 'Deployment'"),
     ("an empty name", "k8s-default|job|", "name '' is not a DNS-1123 name of at most 63 characters"),

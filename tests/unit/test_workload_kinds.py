@@ -4,6 +4,7 @@ and the registry's kinds each hold together."""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,10 @@ def test_each_kind_parses_an_empty_workload_and_renders_around_a_pod_template(
     assert nested == template
     assert workloads.named(kind.name) is kind
     assert workloads.rendered_as(kind.api.kind) is kind
+
+
+def test_the_schema_lists_the_registered_kinds_and_their_fields() -> None:
+    """The plan format is the registry's: a kind added to one is added to the other."""
+    workload = json.loads((REPO / "schemas" / "plan.schema.json").read_text())["definitions"]["workload"]
+    assert set(workload["properties"]["kind"]["enum"]) - {""} == NAMES
+    assert set(workloads.own_fields()) <= set(workload["properties"])
