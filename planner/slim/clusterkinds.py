@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim import defaults, quantity
+from planner import quantities
+from planner.slim import defaults
 from planner.slim.errors import Cause
 from planner.slim.meta import json_copy
 from planner.slim.validation import forbidden, invalid_value, not_supported, required
@@ -48,7 +49,7 @@ def default_limit_range(obj: Obj) -> None:
     for item in (obj.get("spec") or {}).get("limits") or []:
         for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             if item.get(key):
-                item[key] = {name: quantity.canonical(str(value)) for name, value in item[key].items()}
+                item[key] = {name: quantities.canonical(str(value)) for name, value in item[key].items()}
         if item.get("type") != "Container":
             continue
         default = item.setdefault("default", {})
@@ -66,7 +67,7 @@ def default_limit_range(obj: Obj) -> None:
 def default_resource_quota(obj: Obj) -> None:
     spec = obj.get("spec") or {}
     if spec.get("hard"):
-        spec["hard"] = {name: quantity.canonical(str(value)) for name, value in spec["hard"].items()}
+        spec["hard"] = {name: quantities.canonical(str(value)) for name, value in spec["hard"].items()}
 
 
 def default_pod_template(obj: Obj) -> None:
@@ -268,7 +269,7 @@ def default_volume_attachment(obj: Obj) -> None:
 def default_storage_capacity(obj: Obj) -> None:
     for key in ("capacity", "maximumVolumeSize"):
         if obj.get(key) is not None:
-            obj[key] = quantity.canonical(str(obj[key]))
+            obj[key] = quantities.canonical(str(obj[key]))
 
 
 # --- certificates.k8s.io ---------------------------------------------------------------------------------

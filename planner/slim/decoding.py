@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from planner.slim import gotime, quantity
+from planner import quantities
+from planner.slim import gotime
 from planner.slim.openapi.schemas import GoType, Kind, Schemas
 
 INT_RANGES = {Kind.INT32: (-(2**31), 2**31 - 1), Kind.INT64: (-(2**63), 2**63 - 1)}
@@ -430,8 +431,8 @@ def custom_unmarshal_error(value: Any, kind: Kind) -> str | None:
     if kind is Kind.QUANTITY:
         text = value if isinstance(value, str) else _raw_json(value)
         try:
-            quantity.parse(text)
-        except quantity.QuantityError as exc:
+            quantities.parse(text)
+        except quantities.QuantityError as exc:
             return str(exc)
         return None
     if kind is Kind.INT_OR_STRING:

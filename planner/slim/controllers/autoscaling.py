@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from planner.slim import errors, quantity
+from planner import quantities
+from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     CONTROLLER_MANAGER,
@@ -178,12 +179,12 @@ WITHIN_RANGE = "the desired count is within the acceptable range"
 
 
 def _milli(text: Any) -> float:
-    value, _ = quantity.parse(str(text))
+    value, _ = quantities.parse(str(text))
     return float(value * Decimal(1000))
 
 
 def _milli_text(milli: float) -> str:
-    return quantity.canonical(f"{int(milli)}m")
+    return quantities.canonical(f"{int(milli)}m")
 
 
 @dataclass
