@@ -26,21 +26,11 @@ from typing import Any
 from planner import quantities
 from planner.slim import errors
 from planner.slim.api import Api
-from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Writer,
-    deleting,
-    key,
-    keys_of,
-    name_of,
-    ns_of,
-    own_key,
-    uid_of,
-)
+from planner.slim.controllers.base import KindController, deleting, key, name_of, ns_of, typed, uid_of
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
 from planner.slim.resources import BY_KIND, ResourceType
-from planner.slim.runtime import CONTROLLERS, Key, Scale
+from planner.slim.runtime import Key, Scale
 from planner.slim.selectors import parse_label_selector
 from planner.slim.store import WatchEvent
 
@@ -217,34 +207,21 @@ def _condition(old: list[Obj], kind: str, ok: bool, reason: str, message: str, s
     }
 
 
-def _typed(hpa: Obj) -> Obj:
-    return {"kind": "HorizontalPodAutoscaler", "apiVersion": "autoscaling/v2", **hpa}
-
-
-class HorizontalPodAutoscalerController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("HorizontalPodAutoscaler"),)
-    min_interval: float = 0.0
+class HorizontalPodAutoscalerController(KindController):
+    kind = "HorizontalPodAutoscaler"
+    controls = ()
 
     def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
+        super().__init__(api, scale)
         self.history: dict[str, History] = {}
 
     def observe(self, event: WatchEvent) -> list[Key]:
         if event.type == "DELETED":
             self.history.pop(uid_of(event.obj), None)
             return []
-        return [own_key(event)]
+        return super().observe(event)
 
-    def resync(self) -> list[Key]:
-        return keys_of(self.api.store, key("HorizontalPodAutoscaler"))
-
-    def sync(self, hpa_key: Key, now: float) -> float | None:
-        hpa = self.api.store.get(*hpa_key)
-        if hpa is None or deleting(hpa):
-            return None
+    def reconcile(self, hpa: Obj, now: float) -> float | None:
         Sync(self, hpa, now).run()
         return now + self.scale(SYNC_SECONDS)
 
@@ -268,7 +245,9 @@ class Sync:
         )
 
     def event(self, event_type: str, reason: str, message: str) -> None:
-        self.c.writer.event(_typed(self.hpa), event_type, reason, message, component=COMPONENT)
+        self.c.writer.event(
+            typed("HorizontalPodAutoscaler", self.hpa), event_type, reason, message, component=COMPONENT
+        )
 
     def run(self) -> None:
         target = self.spec.get("scaleTargetRef") or {}

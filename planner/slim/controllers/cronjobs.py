@@ -25,28 +25,19 @@ from typing import Any
 
 from planner import cron
 from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owned,
     owner_reference,
     rt,
+    typed,
     uid_of,
 )
 from planner.slim.controllers.jobs import finished_condition
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, Key, Scale
-from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -84,10 +75,6 @@ def due_run(schedule: cron.Schedule, earliest: float, now: float) -> float | Non
     return latest.timestamp()
 
 
-def _typed(cronjob: Obj) -> Obj:
-    return {"kind": "CronJob", "apiVersion": "batch/v1", **cronjob}
-
-
 def _reference(job: Obj) -> Obj:
     return {
         "kind": "Job",
@@ -99,37 +86,13 @@ def _reference(job: Obj) -> Obj:
     }
 
 
-def cronjob_keys(event: WatchEvent) -> list[Key]:
-    if event.resource == key("CronJob"):
-        return [own_key(event)]
-    return controller_keys(event, "CronJob")
+class CronJobController(KindController):
+    kind = "CronJob"
+    controls = ("Job",)
+    syncs_deleting = True
 
-
-class CronJobController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("CronJob"), key("Job"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.jobs = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Job"):
-            self.jobs.observe(event)
-        return cronjob_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.jobs.rebuild(self.api.store, [key("Job")])
-        return keys_of(self.api.store, key("CronJob"))
-
-    def sync(self, cronjob_key: Key, now: float) -> float | None:
-        cronjob = self.api.store.get(*cronjob_key)
-        if cronjob is None:
-            return None
-        jobs = owned(self.api.store, self.jobs, cronjob)
+    def reconcile(self, cronjob: Obj, now: float) -> float | None:
+        jobs = self.controlled.of("Job", cronjob)
         status = copy.deepcopy(cronjob.get("status") or {})
         self._track(cronjob, jobs, status)
         if deleting(cronjob):
@@ -268,4 +231,4 @@ class CronJobController:
         self.writer.write_status("CronJob", cronjob, status)
 
     def _event(self, cronjob: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(_typed(cronjob), event_type, reason, message, component=COMPONENT)
+        self.writer.event(typed("CronJob", cronjob), event_type, reason, message, component=COMPONENT)

@@ -17,26 +17,20 @@ from typing import Any
 from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owned,
     owner_reference,
     rt,
+    typed,
     uid_of,
 )
 from planner.slim.controllers.gc import JOB_TRACKING
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
+from planner.slim.runtime import RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
@@ -70,47 +64,22 @@ def _restarts(pods: list[Obj]) -> int:
     )
 
 
-def _typed(job: Obj) -> Obj:
-    return {"kind": "Job", "apiVersion": "batch/v1", **job}
-
-
-def job_keys(event: WatchEvent) -> list[Key]:
-    """A Job event dirties that Job; a Pod event the Job controlling the pod."""
-    if event.resource == key("Job"):
-        return [own_key(event)]
-    return controller_keys(event, "Job")
-
-
-class JobController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("Job"), key("Pod"))
-    min_interval: float = 0.0
+class JobController(KindController):
+    kind = "Job"
+    controls = ("Pod",)
+    syncs_deleting = True
 
     def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
+        super().__init__(api, scale)
         self.last_failure: dict[str, float] = {}
-        self.pods = Index(controller_values)
 
     def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        elif event.type == "DELETED":
+        if event.resource == key("Job") and event.type == "DELETED":
             self.last_failure.pop(uid_of(event.obj), None)
-        return job_keys(event)
+        return super().observe(event)
 
-    def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        return keys_of(self.api.store, key("Job"))
-
-    def sync(self, job_key: Key, now: float) -> float | None:
-        job = self.api.store.get(*job_key)
-        if job is None:
-            return None
-        return self._sync(job, owned(self.api.store, self.pods, job), now)
-
-    def _sync(self, stored: Obj, pods: list[Obj], now: float) -> float | None:
+    def reconcile(self, stored: Obj, now: float) -> float | None:
+        pods = self.controlled.of("Pod", stored)
         job = copy.deepcopy(stored)  # _write refreshes it in place after each status write
         if deleting(job):
             for pod in pods:
@@ -145,7 +114,7 @@ class JobController:
             ]
             for pod in active:
                 self.writer.delete("Pod", pod)
-            self.writer.event(_typed(job), "Warning", reason, message, component="job-controller")
+            self.writer.event(typed("Job", job), "Warning", reason, message, component="job-controller")
             return self._after_finish(job, [], status, now)
         completions = spec.get("completions")
         succeeded = int(status.get("succeeded", 0))
@@ -166,7 +135,9 @@ class JobController:
                 ),
             ]
             status["completionTime"] = stamp
-            self.writer.event(_typed(job), "Normal", "Completed", "Job completed", component="job-controller")
+            self.writer.event(
+                typed("Job", job), "Normal", "Completed", "Job completed", component="job-controller"
+            )
             return self._after_finish(job, active, status, now)
         due = self._start_pods(job, active, status, now)
         status["active"] = len(active) + int(status.pop("_started", 0))
@@ -238,7 +209,7 @@ class JobController:
             created = self.api.create(rt("Pod"), ns_of(job), pod, self.writer.options)
         except errors.StatusError as exc:
             self.writer.event(
-                _typed(job),
+                typed("Job", job),
                 "Warning",
                 "FailedCreate",
                 f"Error creating: {exc.body.get('message', '')}",
@@ -246,7 +217,7 @@ class JobController:
             )
             return False
         self.writer.event(
-            _typed(job),
+            typed("Job", job),
             "Normal",
             "SuccessfulCreate",
             f"Created pod: {name_of(created)}",

@@ -18,31 +18,25 @@ import copy
 from typing import Any
 
 from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Writer,
-    controller_keys,
+    KindController,
     deleting,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
     owner_reference,
     rt,
+    typed,
     uid_of,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
-    Children,
     revision_template,
     sync_revisions,
     truncate_history,
 )
 from planner.slim.controllers.workloads import pod_ready, ready_since
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
-from planner.slim.store import WatchEvent
+from planner.slim.runtime import RETRY_SECONDS
 
 Obj = dict[str, Any]
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -88,50 +82,22 @@ def _claim_owner(owner: Obj, kind: str, api_version: str) -> Obj:
     return {"apiVersion": api_version, "kind": kind, "name": name_of(owner), "uid": uid_of(owner)}
 
 
-def _typed(obj: Obj) -> Obj:
-    return {"kind": "StatefulSet", "apiVersion": "apps/v1", **obj}
-
-
-def statefulset_keys(event: WatchEvent) -> list[Key]:
-    if event.resource == key("StatefulSet"):
-        return [own_key(event)]
-    return controller_keys(event, "StatefulSet")
-
-
-class StatefulSetController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("StatefulSet"), key("Pod"), key("ControllerRevision"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.children = Children(api.store)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        self.children.observe(event)
-        return statefulset_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.children.rebuild()
-        return keys_of(self.api.store, key("StatefulSet"))
+class StatefulSetController(KindController):
+    kind = "StatefulSet"
+    controls = ("Pod", "ControllerRevision")
 
     def _pods(self, sts: Obj) -> dict[int, Obj]:
         """The set's pods by ordinal (a pod it controls whose name is no ordinal of it is ignored)."""
         found = {}
-        for pod in self.children.pods(sts):
+        for pod in self.controlled.of("Pod", sts):
             ordinal = ordinal_of(name_of(sts), name_of(pod))
             if ordinal is not None:
                 found[ordinal] = pod
         return found
 
-    def sync(self, set_key: Key, now: float) -> float | None:
-        sts = self.api.store.get(*set_key)
-        if sts is None or deleting(sts):
-            return None
+    def reconcile(self, sts: Obj, now: float) -> float | None:
         pods = self._pods(sts)
-        revisions = self.children.revisions(sts)
+        revisions = self.controlled.of("ControllerRevision", sts)
         update, history = sync_revisions(self.writer, sts, "StatefulSet", revisions)
         if update is None:
             return now + RETRY_SECONDS
@@ -302,7 +268,7 @@ class StatefulSetController:
         self._event(sts, "Normal", "SuccessfulDelete", message)
 
     def _event(self, sts: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(_typed(sts), event_type, reason, message, component=COMPONENT)
+        self.writer.event(typed("StatefulSet", sts), event_type, reason, message, component=COMPONENT)
 
     # --- status -------------------------------------------------------------------------------------
 

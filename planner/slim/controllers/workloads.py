@@ -23,27 +23,19 @@ import time
 from typing import Any
 
 from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owned,
     owner_reference,
     rt,
+    typed,
     uid_of,
 )
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
-from planner.slim.store import WatchEvent
+from planner.slim.runtime import RETRY_SECONDS
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"
@@ -123,49 +115,14 @@ def pod_active(pod: Obj) -> bool:
     return not deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def replica_set_keys(event: WatchEvent) -> list[Key]:
-    """A ReplicaSet event dirties that ReplicaSet; a Pod event the ReplicaSet controlling the pod."""
-    if event.resource == key("ReplicaSet"):
-        return [own_key(event)]
-    return controller_keys(event, "ReplicaSet")
+class ReplicaSetController(KindController):
+    kind = "ReplicaSet"
+    controls = ("Pod",)
 
-
-def deployment_keys(event: WatchEvent) -> list[Key]:
-    """A Deployment event dirties that Deployment; a ReplicaSet event the Deployment controlling it."""
-    if event.resource == key("Deployment"):
-        return [own_key(event)]
-    return controller_keys(event, "Deployment")
-
-
-class ReplicaSetController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.pods = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        return replica_set_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        return keys_of(self.api.store, key("ReplicaSet"))
-
-    def sync(self, rs_key: Key, now: float) -> float | None:
-        rs = self.api.store.get(*rs_key)
-        if rs is None or deleting(rs):
-            return None
-        return self._sync(rs, owned(self.api.store, self.pods, rs), now)
-
-    def _sync(self, rs: Obj, pods: list[Obj], now: float) -> float | None:
+    def reconcile(self, rs: Obj, now: float) -> float | None:
         """Create or delete pods to match spec.replicas; when to look again (a pod becomes available,
         or a failed creation is retried)."""
+        pods = self.controlled.of("Pod", rs)
         active = [p for p in pods if pod_active(p)]
         wanted = _replicas(rs)
         failure: str | None = None
@@ -204,7 +161,7 @@ class ReplicaSetController:
         return None
 
     def _event(self, rs: Obj, event_type: str, reason: str, message: str) -> None:
-        involved = _typed(rs, "ReplicaSet", "apps/v1")
+        involved = typed("ReplicaSet", rs)
         self.writer.event(involved, event_type, reason, message, component="replicaset-controller")
 
     def _write_status(self, rs: Obj, active: list[Obj], failure: str | None, available: int) -> None:
@@ -262,39 +219,14 @@ def _deletion_rank(pod: Obj) -> tuple[int, int, str]:
     return scheduled, 1 if pod_ready(pod) else 0, "".join(chr(255 - ord(c)) for c in created)
 
 
-def _typed(obj: Obj, kind: str, api_version: str) -> Obj:
-    return {"kind": kind, "apiVersion": api_version, **obj}
-
-
-class DeploymentController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("Deployment"), key("ReplicaSet"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.replica_sets = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("ReplicaSet"):
-            self.replica_sets.observe(event)
-        return deployment_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.replica_sets.rebuild(self.api.store, [key("ReplicaSet")])
-        return keys_of(self.api.store, key("Deployment"))
-
-    def sync(self, deployment_key: Key, now: float) -> float | None:
-        deployment = self.api.store.get(*deployment_key)
-        if deployment is None or deleting(deployment):
-            return None
-        return self._sync(deployment, owned(self.api.store, self.replica_sets, deployment), now)
+class DeploymentController(KindController):
+    kind = "Deployment"
+    controls = ("ReplicaSet",)
 
     # --- one deployment ------------------------------------------------------------------------------
 
-    def _sync(self, deployment: Obj, sets: list[Obj], now: float) -> float | None:
+    def reconcile(self, deployment: Obj, now: float) -> float | None:
+        sets = self.controlled.of("ReplicaSet", deployment)
         template = (deployment.get("spec") or {}).get("template") or {}
         new = next(
             (
@@ -354,7 +286,7 @@ class DeploymentController:
         created = self.writer.create("ReplicaSet", ns_of(deployment), body)
         if created is not None:
             self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+                typed("Deployment", deployment),
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled up replica set {name_of(created)} to {start}",
@@ -440,7 +372,7 @@ class DeploymentController:
         if self.writer.update("ReplicaSet", updated) is not None and previous != replicas:
             direction = "up" if replicas > previous else "down"
             self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+                typed("Deployment", deployment),
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled {direction} replica set {name_of(rs)} to {replicas} from {previous}",
@@ -560,7 +492,7 @@ class DeploymentController:
                 touch=True,
             )
             self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+                typed("Deployment", deployment),
                 "Warning",
                 "ProgressDeadlineExceeded",
                 f'ReplicaSet "{name}" has timed out progressing.',
