@@ -26,7 +26,7 @@ from typing import Any
 from planner import quantities
 from planner.slim import errors
 from planner.slim.api import Api
-from planner.slim.controllers.base import KindController, deleting, key, name_of, ns_of, typed, uid_of
+from planner.slim.controllers.base import KindController, deleting, key, name_of, ns_of, uid_of
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
 from planner.slim.resources import BY_KIND, ResourceType
@@ -209,6 +209,7 @@ def _condition(old: list[Obj], kind: str, ok: bool, reason: str, message: str, s
 
 class HorizontalPodAutoscalerController(KindController):
     kind = "HorizontalPodAutoscaler"
+    recorder = COMPONENT
     controls = ()
 
     def __init__(self, api: Api, scale: Scale) -> None:
@@ -245,9 +246,7 @@ class Sync:
         )
 
     def event(self, event_type: str, reason: str, message: str) -> None:
-        self.c.writer.event(
-            typed("HorizontalPodAutoscaler", self.hpa), event_type, reason, message, component=COMPONENT
-        )
+        self.c.event(self.hpa, event_type, reason, message)
 
     def run(self) -> None:
         target = self.spec.get("scaleTargetRef") or {}

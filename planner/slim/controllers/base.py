@@ -195,6 +195,7 @@ class KindController:
     kind: ClassVar[str]
     controls: ClassVar[tuple[str, ...]]
     syncs_deleting: ClassVar[bool] = False
+    recorder: ClassVar[str]  # the source component of its Events (`deployment-controller`)
 
     def __init__(self, api: Api, scale: Scale) -> None:
         self.api = api
@@ -220,6 +221,39 @@ class KindController:
     def reconcile(self, obj: Obj, now: float) -> float | None:
         """Bring one stored object's controlled objects and status in line; when to look again."""
         raise NotImplementedError
+
+    def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
+        """An Event about one of its objects, from its recorder."""
+        self.writer.event(typed(self.kind, obj), event_type, reason, message, component=self.recorder)
+
+    def create_pod(self, owner: Obj, pod: Obj) -> str | None:
+        """Create a pod for `owner`, recording `Created pod: <name>`, or `Error creating: <why>` when the
+        API refuses it; the API's message then (None when created)."""
+        try:
+            created = self.api.create(rt("Pod"), ns_of(owner), pod, self.writer.options)
+        except errors.StatusError as exc:
+            message = str(exc.body.get("message", ""))
+            self.event(owner, "Warning", "FailedCreate", f"Error creating: {message}")
+            return message
+        self.event(owner, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
+        return None
+
+
+def from_template(owner: Obj, owner_kind: str, template: Obj, kind: str, **metadata: Any) -> Obj:
+    """An object of `kind` made from a pod or job template, as the controllers make them: a copy of the
+    template's metadata without its creationTimestamp, `metadata` merged in, then `owner` (of
+    `owner_kind`) as its controller; its spec is the template's."""
+    copied = copy.deepcopy(template)
+    meta = copied.get("metadata") or {}
+    meta.pop("creationTimestamp", None)
+    meta |= metadata
+    meta["ownerReferences"] = [owner_reference(owner, owner_kind, by_kind(owner_kind).group_version)]
+    return {
+        "apiVersion": by_kind(kind).group_version,
+        "kind": kind,
+        "metadata": meta,
+        "spec": copied.get("spec") or {},
+    }
 
 
 def owner_reference(owner: Obj, kind: str, api_version: str) -> Obj:

@@ -28,12 +28,11 @@ from planner.slim import errors
 from planner.slim.controllers.base import (
     KindController,
     deleting,
+    from_template,
     key,
     name_of,
     ns_of,
-    owner_reference,
     rt,
-    typed,
     uid_of,
 )
 from planner.slim.controllers.jobs import finished_condition
@@ -88,6 +87,7 @@ def _reference(job: Obj) -> Obj:
 
 class CronJobController(KindController):
     kind = "CronJob"
+    recorder = COMPONENT
     controls = ("Job",)
     syncs_deleting = True
 
@@ -103,7 +103,7 @@ class CronJobController(KindController):
             schedule = cron.parse(str(spec.get("schedule", "")), spec.get("timeZone"))
         except cron.CronError as exc:
             reason = "UnknownTimeZone" if "time zone" in str(exc) else "InvalidSchedule"
-            self._event(cronjob, "Warning", reason, f"invalid schedule: {spec.get('schedule')} : {exc}")
+            self.event(cronjob, "Warning", reason, f"invalid schedule: {spec.get('schedule')} : {exc}")
             self._write(cronjob, status)
             return None
         self._clean_history(cronjob, jobs)
@@ -127,14 +127,14 @@ class CronJobController(KindController):
             finished = finished_condition(job)
             if listed and finished:
                 active = [ref for ref in active if ref.get("uid") != uid_of(job)]
-                self._event(
+                self.event(
                     cronjob,
                     "Normal",
                     "SawCompletedJob",
                     f"Saw completed job: {name_of(job)}, status: {finished}",
                 )
             elif not listed and not finished and not deleting(job):
-                self._event(
+                self.event(
                     cronjob,
                     "Warning",
                     "UnexpectedJob",
@@ -148,7 +148,7 @@ class CronJobController(KindController):
         for ref in list(active):
             if ref.get("uid") not in by_uid:
                 active.remove(ref)
-                self._event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
+                self.event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
         if active:
             status["active"] = active
         else:
@@ -166,20 +166,20 @@ class CronJobController(KindController):
         deadline = spec.get("startingDeadlineSeconds")
         if deadline is not None and scheduled + float(deadline) < now:
             stamp = scheduled_stamp(scheduled, schedule.zone)
-            self._event(cronjob, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {stamp}")
+            self.event(cronjob, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {stamp}")
             return
         policy = spec.get("concurrencyPolicy", "Allow")
         active = status.get("active") or []
         if policy == "Forbid" and active:
             message = "Not starting job because prior execution is running and concurrency policy is Forbid"
-            self._event(cronjob, "Normal", "JobAlreadyActive", message)
+            self.event(cronjob, "Normal", "JobAlreadyActive", message)
             return
         if policy == "Replace":
             for ref in active:
                 job = self.api.store.get(key("Job"), ns_of(cronjob), str(ref.get("name")))
                 if job is not None:
                     self.writer.delete("Job", job, policy="Background")
-                    self._event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
+                    self.event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
             status.pop("active", None)
         job = self._create_job(cronjob, scheduled, schedule)
         if job is not None:
@@ -187,29 +187,23 @@ class CronJobController(KindController):
         status["lastScheduleTime"] = rfc3339(math.ceil(clock.wall_time(scheduled)))
 
     def _create_job(self, cronjob: Obj, scheduled: float, schedule: cron.Schedule) -> Obj | None:
-        template = copy.deepcopy((cronjob.get("spec") or {}).get("jobTemplate") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
+        template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
         annotations = {
-            **(meta.get("annotations") or {}),
+            **((template.get("metadata") or {}).get("annotations") or {}),
             SCHEDULED_ANNOTATION: scheduled_stamp(scheduled, schedule.zone),
         }
-        meta |= {
-            "name": job_name(name_of(cronjob), scheduled),
-            "annotations": annotations,
-            "ownerReferences": [owner_reference(cronjob, "CronJob", "batch/v1")],
-        }
-        body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": template.get("spec") or {}}
+        name = job_name(name_of(cronjob), scheduled)
+        body = from_template(cronjob, "CronJob", template, "Job", name=name, annotations=annotations)
         try:
             created = self.api.create(rt("Job"), ns_of(cronjob), body, self.writer.options)
         except errors.StatusError as exc:
             if exc.code == 409:
-                return self.api.store.get(key("Job"), ns_of(cronjob), meta["name"])
-            self._event(
+                return self.api.store.get(key("Job"), ns_of(cronjob), name)
+            self.event(
                 cronjob, "Warning", "FailedCreate", f"Error creating job: {exc.body.get('message', '')}"
             )
             return None
-        self._event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name_of(created)}")
+        self.event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name_of(created)}")
         return created
 
     def _clean_history(self, cronjob: Obj, jobs: list[Obj]) -> None:
@@ -225,10 +219,7 @@ class CronJobController(KindController):
             done.sort(key=lambda j: (epoch_of((j.get("status") or {}).get("startTime")) or 0.0, name_of(j)))
             for job in done[: max(len(done) - int(limit), 0)]:
                 self.writer.delete("Job", job, policy="Background")
-                self._event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
+                self.event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
 
     def _write(self, cronjob: Obj, status: Obj) -> None:
         self.writer.write_status("CronJob", cronjob, status)
-
-    def _event(self, cronjob: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(typed("CronJob", cronjob), event_type, reason, message, component=COMPONENT)

@@ -22,12 +22,11 @@ from planner.slim.api import Api
 from planner.slim.controllers.base import (
     KindController,
     deleting,
+    from_template,
     key,
     keys_of,
     name_of,
     ns_of,
-    owner_reference,
-    typed,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
@@ -115,6 +114,7 @@ def _created(pod: Obj) -> str:
 
 class DaemonSetController(KindController):
     kind = "DaemonSet"
+    recorder = COMPONENT
     controls = ("Pod", "ControllerRevision")
 
     def __init__(self, api: Api, scale: Scale) -> None:
@@ -264,31 +264,20 @@ class DaemonSetController(KindController):
 
     def _create(self, ds: Obj, update: Obj, digest: str, node: str) -> None:
         template = revision_template(update)
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
         labels = {
-            **(meta.get("labels") or {}),
+            **((template.get("metadata") or {}).get("labels") or {}),
             REVISION_LABEL: digest,
             GENERATION_LABEL: template_generation(ds),
         }
-        meta |= {
-            "generateName": f"{name_of(ds)}-",
-            "labels": labels,
-            "ownerReferences": [owner_reference(ds, "DaemonSet", "apps/v1")],
-        }
-        pod_spec = pinned_to(with_daemon_tolerations(template.get("spec") or {}), node)
-        created = self.writer.create(
-            "Pod", ns_of(ds), {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-        )
+        pod = from_template(ds, "DaemonSet", template, "Pod", generateName=f"{name_of(ds)}-", labels=labels)
+        pod["spec"] = pinned_to(with_daemon_tolerations(pod["spec"]), node)
+        created = self.writer.create("Pod", ns_of(ds), pod)
         if created is not None:
-            self._event(ds, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
+            self.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
 
     def _delete(self, ds: Obj, pod: Obj) -> None:
         self.writer.delete("Pod", pod)
-        self._event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
-
-    def _event(self, ds: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(typed("DaemonSet", ds), event_type, reason, message, component=COMPONENT)
+        self.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
 
     # --- status -------------------------------------------------------------------------------------
 

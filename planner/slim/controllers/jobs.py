@@ -14,17 +14,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
     KindController,
     deleting,
+    from_template,
     key,
     name_of,
-    ns_of,
-    owner_reference,
-    rt,
-    typed,
     uid_of,
 )
 from planner.slim.controllers.gc import JOB_TRACKING
@@ -66,6 +62,7 @@ def _restarts(pods: list[Obj]) -> int:
 
 class JobController(KindController):
     kind = "Job"
+    recorder = "job-controller"
     controls = ("Pod",)
     syncs_deleting = True
 
@@ -114,7 +111,7 @@ class JobController(KindController):
             ]
             for pod in active:
                 self.writer.delete("Pod", pod)
-            self.writer.event(typed("Job", job), "Warning", reason, message, component="job-controller")
+            self.event(job, "Warning", reason, message)
             return self._after_finish(job, [], status, now)
         completions = spec.get("completions")
         succeeded = int(status.get("succeeded", 0))
@@ -135,9 +132,7 @@ class JobController(KindController):
                 ),
             ]
             status["completionTime"] = stamp
-            self.writer.event(
-                typed("Job", job), "Normal", "Completed", "Job completed", component="job-controller"
-            )
+            self.event(job, "Normal", "Completed", "Job completed")
             return self._after_finish(job, active, status, now)
         due = self._start_pods(job, active, status, now)
         status["active"] = len(active) + int(status.pop("_started", 0))
@@ -198,32 +193,11 @@ class JobController(KindController):
         return None if started == wanted else now + RETRY_SECONDS
 
     def _create_pod(self, job: Obj) -> bool:
-        template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
-        meta["generateName"] = f"{name_of(job)}-"
-        meta["ownerReferences"] = [owner_reference(job, "Job", "batch/v1")]
-        meta["finalizers"] = [*(meta.get("finalizers") or []), JOB_TRACKING]  # the template's kept
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
-        try:
-            created = self.api.create(rt("Pod"), ns_of(job), pod, self.writer.options)
-        except errors.StatusError as exc:
-            self.writer.event(
-                typed("Job", job),
-                "Warning",
-                "FailedCreate",
-                f"Error creating: {exc.body.get('message', '')}",
-                component="job-controller",
-            )
-            return False
-        self.writer.event(
-            typed("Job", job),
-            "Normal",
-            "SuccessfulCreate",
-            f"Created pod: {name_of(created)}",
-            component="job-controller",
-        )
-        return True
+        template = (job.get("spec") or {}).get("template") or {}
+        pod = from_template(job, "Job", template, "Pod", generateName=f"{name_of(job)}-")
+        metadata = pod["metadata"]
+        metadata["finalizers"] = [*(metadata.get("finalizers") or []), JOB_TRACKING]  # the template's kept
+        return self.create_pod(job, pod) is None
 
     def _after_finish(self, job: Obj, active: list[Obj], status: Obj, now: float) -> float | None:
         status["active"] = len(active)

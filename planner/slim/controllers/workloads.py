@@ -22,16 +22,14 @@ import math
 import time
 from typing import Any
 
-from planner.slim import errors
 from planner.slim.controllers.base import (
     KindController,
     deleting,
+    from_template,
     key,
     name_of,
     ns_of,
     owner_reference,
-    rt,
-    typed,
     uid_of,
 )
 from planner.slim.meta import epoch_of, rfc3339
@@ -118,6 +116,7 @@ def pod_active(pod: Obj) -> bool:
 class ReplicaSetController(KindController):
     kind = "ReplicaSet"
     controls = ("Pod",)
+    recorder = "replicaset-controller"
 
     def reconcile(self, rs: Obj, now: float) -> float | None:
         """Create or delete pods to match spec.replicas; when to look again (a pod becomes available,
@@ -132,7 +131,7 @@ class ReplicaSetController(KindController):
         elif len(active) > wanted:
             for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
                 self.writer.delete("Pod", pod)
-                self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
+                self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
         min_ready = self.scale(float((rs.get("spec") or {}).get("minReadySeconds", 0)))
         available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
         available = sum(1 for t in available_at if t <= now)
@@ -145,24 +144,9 @@ class ReplicaSetController(KindController):
         return found is None or deleting(found)
 
     def _create_pod(self, rs: Obj) -> str | None:
-        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
-        meta["generateName"] = f"{name_of(rs)}-"
-        meta["ownerReferences"] = [owner_reference(rs, "ReplicaSet", "apps/v1")]
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
-        try:
-            created = self.api.create(rt("Pod"), ns_of(rs), pod, self.writer.options)
-        except errors.StatusError as exc:
-            message = str(exc.body.get("message", ""))
-            self._event(rs, "Warning", "FailedCreate", f"Error creating: {message}")
-            return message
-        self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
-        return None
-
-    def _event(self, rs: Obj, event_type: str, reason: str, message: str) -> None:
-        involved = typed("ReplicaSet", rs)
-        self.writer.event(involved, event_type, reason, message, component="replicaset-controller")
+        template = (rs.get("spec") or {}).get("template") or {}
+        pod = from_template(rs, "ReplicaSet", template, "Pod", generateName=f"{name_of(rs)}-")
+        return self.create_pod(rs, pod)
 
     def _write_status(self, rs: Obj, active: list[Obj], failure: str | None, available: int) -> None:
         ready = sum(1 for p in active if pod_ready(p))
@@ -222,6 +206,7 @@ def _deletion_rank(pod: Obj) -> tuple[int, int, str]:
 class DeploymentController(KindController):
     kind = "Deployment"
     controls = ("ReplicaSet",)
+    recorder = "deployment-controller"
 
     # --- one deployment ------------------------------------------------------------------------------
 
@@ -285,12 +270,11 @@ class DeploymentController(KindController):
             body["spec"]["minReadySeconds"] = spec["minReadySeconds"]
         created = self.writer.create("ReplicaSet", ns_of(deployment), body)
         if created is not None:
-            self.writer.event(
-                typed("Deployment", deployment),
+            self.event(
+                deployment,
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled up replica set {name_of(created)} to {start}",
-                component="deployment-controller",
             )
         return created
 
@@ -371,12 +355,11 @@ class DeploymentController(KindController):
         updated["spec"]["replicas"] = replicas
         if self.writer.update("ReplicaSet", updated) is not None and previous != replicas:
             direction = "up" if replicas > previous else "down"
-            self.writer.event(
-                typed("Deployment", deployment),
+            self.event(
+                deployment,
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled {direction} replica set {name_of(rs)} to {replicas} from {previous}",
-                component="deployment-controller",
             )
 
     def _prune_history(self, deployment: Obj, old: list[Obj]) -> None:
@@ -491,12 +474,11 @@ class DeploymentController(KindController):
                 stamp,
                 touch=True,
             )
-            self.writer.event(
-                typed("Deployment", deployment),
+            self.event(
+                deployment,
                 "Warning",
                 "ProgressDeadlineExceeded",
                 f'ReplicaSet "{name}" has timed out progressing.',
-                component="deployment-controller",
             )
             return None
         return deadline
