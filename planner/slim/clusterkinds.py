@@ -315,24 +315,27 @@ _EVENT_RENAMES = (  # events.k8s.io/v1 field, core/v1 field
 
 def events_to_core(obj: Obj) -> Obj:
     """An events.k8s.io/v1 Event as the core/v1 Event it is stored as."""
-    core = {k: v for k, v in obj.items() if k not in {new for new, _ in _EVENT_RENAMES}}
-    core["apiVersion"] = "v1"
-    for new, old in _EVENT_RENAMES:
-        if new in obj:
-            core[old] = obj[new]
-    core.setdefault("source", {})
-    core.setdefault("firstTimestamp", None)
-    core.setdefault("lastTimestamp", None)
-    return core
+    return _renamed(obj, _EVENT_RENAMES, "v1", ("source", "firstTimestamp", "lastTimestamp"))
 
 
 def events_from_core(obj: Obj) -> Obj:
-    event = {k: v for k, v in obj.items() if k not in {old for _, old in _EVENT_RENAMES}}
-    event["apiVersion"] = "events.k8s.io/v1"
-    for new, old in _EVENT_RENAMES:
-        if old in obj:
-            event[new] = obj[old]
-    event.setdefault("deprecatedSource", {})
-    event.setdefault("deprecatedFirstTimestamp", None)
-    event.setdefault("deprecatedLastTimestamp", None)
-    return event
+    reverse = tuple((core, new) for new, core in _EVENT_RENAMES)
+    defaulted = ("deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp")
+    return _renamed(obj, reverse, "events.k8s.io/v1", defaulted)
+
+
+def _renamed(
+    obj: Obj, renames: tuple[tuple[str, str], ...], api_version: str, defaulted: tuple[str, ...]
+) -> Obj:
+    """`obj` in the other version: each (from, to) field renamed, the other fields kept, and the
+    `defaulted` ones (a source, then two timestamps) present: an empty source, null timestamps."""
+    renamed = {k: v for k, v in obj.items() if k not in {before for before, _ in renames}}
+    renamed["apiVersion"] = api_version
+    for before, after in renames:
+        if before in obj:
+            renamed[after] = obj[before]
+    source, *stamps = defaulted
+    renamed.setdefault(source, {})
+    for stamp in stamps:
+        renamed.setdefault(stamp, None)
+    return renamed

@@ -385,14 +385,30 @@ def _type_error(value_kind: str, into: GoType, at: _At) -> str:
     return f"json: cannot unmarshal {value_kind} into Go value of type {into.go_name}"
 
 
-def _json_kind(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """A decoded JSON value's type in JSON Schema's words: null, boolean, integer (an int), number (a
+    float), string, array (a list) or object (anything else). Each reader names it in its own
+    vocabulary from this."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
         return "number"
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+# encoding/json's names in its UnmarshalTypeError.
+_JSON_KINDS = {"null": "object", "boolean": "bool", "integer": "number", "number": "number"}
+
+
+def _json_kind(value: Any) -> str:
+    kind = json_type(value)
+    return _JSON_KINDS.get(kind, kind)
 
 
 def number_text(value: int | float) -> str:
