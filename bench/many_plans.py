@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 
 REPO = Path(__file__).resolve().parent.parent
 

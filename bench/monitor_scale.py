@@ -47,8 +47,8 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.monitor import Monitor
 from planner.render.identity import RuntimeID
-from planner.slim.admin import SlimAdmin, client_session
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin, client_session
 
 CONCURRENCY = 16
 MERGE_PATCH = "application/merge-patch+json"

@@ -18,8 +18,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 
 REPO = Path(__file__).resolve().parent.parent
 

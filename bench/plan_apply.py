@@ -4,7 +4,7 @@
         [--ready-after 5] [--time-scale 1.0] [--rounds create wait] [--kubeconfig PATH | --real]
 
 Without `--kubeconfig` (or `KUBECONFIG`) it starts embedded clusters; with `--real`, one real control
-plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.slim.realcluster) with simulated
+plane (kube-apiserver v1.28.7 & co. from ../shared/k8s-bin, planner.testing) with simulated
 nodes, each tool in its own namespace, and the wait rounds also measure the floor: the same objects
 written at once straight through the API (32 threads of the official client in a process of their
 own, no tool), from the first write to the last pod Ready by the node agent's own clock; each tool's
@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.kube.client import DEFAULT_QPS
-from planner.slim.admin import SlimAdmin
+from planner.testing.slimadmin import SlimAdmin
 
 REPO = Path(__file__).resolve().parents[1]
 PLANNER = [sys.executable, "-m", "planner"]
@@ -119,8 +119,8 @@ def real_cluster(nodes: int, pods: int) -> Iterator[tuple[str, Any]]:
     kubeconfig, the node agent)."""
     from kubernetes import config
 
-    from planner.slim.realcluster.controlplane import running_control_plane
-    from planner.slim.realcluster.nodeagent import running_node_agent
+    from planner.testing.controlplane import running_control_plane
+    from planner.testing.simnodes import running_node_agent
 
     with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
         api = config.new_client_from_config(str(plane.kubeconfig))

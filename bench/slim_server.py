@@ -38,8 +38,8 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.slim.admin import client_session
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import client_session
 
 CONCURRENCY = 8
 GETS = 5000

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/record_k8s_goldens.py [--out tests/golden/controllers] [--apigroups DIR]
 
-Starts the control plane of the real test tier (`planner.slim.realcluster`: etcd, kube-apiserver,
+Starts the control plane of the real test tier (`planner.testing`: etcd, kube-apiserver,
 kube-controller-manager and kube-scheduler v1.28.7 from ../shared/k8s-bin, with the node agent
 registering one node, `planner-node-0`, as the embedded cluster has) and records, for a StatefulSet
 (with a volume claim template), a DaemonSet, a CronJob and an HPA on the StatefulSet, the create, the
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubernetes import config
 
-from planner.slim.realcluster.controlplane import ControlPlane, running_control_plane
-from planner.slim.realcluster.nodeagent import running_node_agent
+from planner.testing.controlplane import ControlPlane, running_control_plane
+from planner.testing.simnodes import running_node_agent
 from tests.realplane import BINARIES
 from tests.slimcluster import kubectl_binary
 

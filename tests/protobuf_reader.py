@@ -19,8 +19,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import urlopen
 from tests.paths import REPO
 
 DESCRIPTORS = REPO / "planner" / "slim" / "protobuf" / "k8s.desc.gz"

@@ -43,7 +43,7 @@ def skip_reason() -> str | None:
     if not (BINARIES / "kube-apiserver.xz").is_file():
         return "../shared/k8s-bin not found: the real control-plane tier needs kube-apiserver & co. there"
     try:
-        from planner.slim.realcluster.controlplane import etcd_binary
+        from planner.testing.controlplane import etcd_binary
 
         etcd_binary()
     except Exception as exc:
@@ -69,8 +69,8 @@ class _Starter:
     def _run(self) -> None:
         from kubernetes import config
 
-        from planner.slim.realcluster.controlplane import running_control_plane
-        from planner.slim.realcluster.nodeagent import running_node_agent
+        from planner.testing.controlplane import running_control_plane
+        from planner.testing.simnodes import running_node_agent
 
         try:
             with running_control_plane(BINARIES, directory=self.directory / "plane") as plane:

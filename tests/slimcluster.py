@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, ClusterInfo, running_cluster
+from planner.testing.slimadmin import urlopen
 
 _counter = itertools.count()
 

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from planner import workloads
+from planner.ages import human_age
 from planner.monitor.lifecycle import primary_object
 from planner.monitor.monitor import Lookup, observe
 from planner.monitor.state import CREATED, advance
@@ -110,37 +111,6 @@ def pod_summary(pod: Manifest) -> PodSummary:
     if metadata_of(pod).get("deletionTimestamp"):
         reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
     return PodSummary(ready=ready, total=total, restarts=restarts, status=reason)
-
-
-def human_age(seconds: float) -> str:
-    """kubectl's short duration: `45s`, `3m20s`, `25m`, `5h2m`, `30h`, `3d4h`, `90d`, `2y30d`."""
-    whole = int(seconds)
-    if whole < -1:
-        return "<invalid>"
-    if whole < 0:
-        return "0s"
-    if whole < 120:
-        return f"{whole}s"
-    minutes, hours = whole // 60, whole // 3600
-    if minutes < 10:
-        return _pair(minutes, "m", whole % 60, "s")
-    if minutes < 180:
-        return f"{minutes}m"
-    if hours < 8:
-        return _pair(hours, "h", minutes % 60, "m")
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return _pair(hours // 24, "d", hours % 24, "h")
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        return _pair(hours // (24 * 365), "y", (hours // 24) % 365, "d")
-    return f"{hours // (24 * 365)}y"
-
-
-def _pair(big: int, big_unit: str, small: int, small_unit: str) -> str:
-    return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
 
 
 def age_of(obj: Manifest | None, now: float) -> str:

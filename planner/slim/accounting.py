@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planner.slim import budgets, quantity, quota
+from planner import quantities
+from planner.slim import budgets, quota
 from planner.slim.deleting import DeleteOptions
 from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339
@@ -62,7 +63,7 @@ def recount_quotas(api: Api, rt: ResourceType, namespace: str) -> None:
         hard = (found.get("spec") or {}).get("hard") or {}
         kinds = {name: quota.kind_of(name) for name in hard}
         used = {
-            name: quantity.formatted(*existing[name]) if name in existing else "0"
+            name: quantities.formatted(*existing[name]) if name in existing else "0"
             for name, kind in kinds.items()
             if kind == (rt.group, rt.plural)
         }

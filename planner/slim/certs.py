@@ -13,7 +13,9 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import ssl
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from cryptography import x509
@@ -132,3 +134,13 @@ def write_private(path: Path, data: bytes) -> None:
     with os.fdopen(descriptor, "wb") as stream:
         stream.write(data)
     partial.replace(path)
+
+
+def tls_context(ca: Path | None) -> ssl.SSLContext | None:
+    """A client context that trusts `ca` only (None for a plain-HTTP server)."""
+    return _trusting(ca.read_text()) if ca is not None else None
+
+
+@lru_cache(maxsize=32)
+def _trusting(ca_pem: str) -> ssl.SSLContext:
+    return ssl.create_default_context(cadata=ca_pem)

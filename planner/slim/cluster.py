@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.slim.admin import tls_context
-from planner.slim.certs import Certificates, ensure_certificates, write_private
+from planner.slim.certs import Certificates, ensure_certificates, tls_context, write_private
 from planner.slim.runtime import FULL_RESYNC_SECONDS
 from planner.slim.server import DB_NAME, HOST, TOKEN_ENV
 

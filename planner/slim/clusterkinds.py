@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim import defaults, quantity
+from planner import quantities
+from planner.slim import defaults
 from planner.slim.errors import Cause
 from planner.slim.meta import json_copy
 from planner.slim.validation import forbidden, invalid_value, not_supported, required
@@ -48,7 +49,7 @@ def default_limit_range(obj: Obj) -> None:
     for item in (obj.get("spec") or {}).get("limits") or []:
         for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             if item.get(key):
-                item[key] = {name: quantity.canonical(str(value)) for name, value in item[key].items()}
+                item[key] = {name: quantities.canonical(str(value)) for name, value in item[key].items()}
         if item.get("type") != "Container":
             continue
         default = item.setdefault("default", {})
@@ -66,7 +67,7 @@ def default_limit_range(obj: Obj) -> None:
 def default_resource_quota(obj: Obj) -> None:
     spec = obj.get("spec") or {}
     if spec.get("hard"):
-        spec["hard"] = {name: quantity.canonical(str(value)) for name, value in spec["hard"].items()}
+        spec["hard"] = {name: quantities.canonical(str(value)) for name, value in spec["hard"].items()}
 
 
 def default_pod_template(obj: Obj) -> None:
@@ -268,7 +269,7 @@ def default_volume_attachment(obj: Obj) -> None:
 def default_storage_capacity(obj: Obj) -> None:
     for key in ("capacity", "maximumVolumeSize"):
         if obj.get(key) is not None:
-            obj[key] = quantity.canonical(str(obj[key]))
+            obj[key] = quantities.canonical(str(obj[key]))
 
 
 # --- certificates.k8s.io ---------------------------------------------------------------------------------
@@ -314,24 +315,27 @@ _EVENT_RENAMES = (  # events.k8s.io/v1 field, core/v1 field
 
 def events_to_core(obj: Obj) -> Obj:
     """An events.k8s.io/v1 Event as the core/v1 Event it is stored as."""
-    core = {k: v for k, v in obj.items() if k not in {new for new, _ in _EVENT_RENAMES}}
-    core["apiVersion"] = "v1"
-    for new, old in _EVENT_RENAMES:
-        if new in obj:
-            core[old] = obj[new]
-    core.setdefault("source", {})
-    core.setdefault("firstTimestamp", None)
-    core.setdefault("lastTimestamp", None)
-    return core
+    return _renamed(obj, _EVENT_RENAMES, "v1", ("source", "firstTimestamp", "lastTimestamp"))
 
 
 def events_from_core(obj: Obj) -> Obj:
-    event = {k: v for k, v in obj.items() if k not in {old for _, old in _EVENT_RENAMES}}
-    event["apiVersion"] = "events.k8s.io/v1"
-    for new, old in _EVENT_RENAMES:
-        if old in obj:
-            event[new] = obj[old]
-    event.setdefault("deprecatedSource", {})
-    event.setdefault("deprecatedFirstTimestamp", None)
-    event.setdefault("deprecatedLastTimestamp", None)
-    return event
+    reverse = tuple((core, new) for new, core in _EVENT_RENAMES)
+    defaulted = ("deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp")
+    return _renamed(obj, reverse, "events.k8s.io/v1", defaulted)
+
+
+def _renamed(
+    obj: Obj, renames: tuple[tuple[str, str], ...], api_version: str, defaulted: tuple[str, ...]
+) -> Obj:
+    """`obj` in the other version: each (from, to) field renamed, the other fields kept, and the
+    `defaulted` ones (a source, then two timestamps) present: an empty source, null timestamps."""
+    renamed = {k: v for k, v in obj.items() if k not in {before for before, _ in renames}}
+    renamed["apiVersion"] = api_version
+    for before, after in renames:
+        if before in obj:
+            renamed[after] = obj[before]
+    source, *stamps = defaulted
+    renamed.setdefault(source, {})
+    for stamp in stamps:
+        renamed.setdefault(stamp, None)
+    return renamed

@@ -22,6 +22,8 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, Final
 
+from planner.ages import human_age
+
 # Column descriptions: the apiserver's field documentation (SwaggerDoc) for each column.
 DESCRIPTIONS: Final[dict[str, str]] = {
     "pod.restarts": (
@@ -522,34 +524,7 @@ GENERIC: Final = (
 
 def human_duration(delta: timedelta) -> str:
     """Kubernetes' `duration.HumanDuration`: `119s`, `5m3s`, `3h10m`, `2d5h`, `<invalid>` in the future."""
-    seconds = int(delta.total_seconds())
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        return _two_units(minutes, "m", seconds % 60, "s")
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return _two_units(hours, "h", minutes % 60, "m")
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return _two_units(hours // 24, "d", hours % 24, "h")
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        return _two_units(hours // 24 // 365, "y", (hours // 24) % 365, "d")
-    return f"{hours // 24 // 365}y"
-
-
-def _two_units(major: int, major_unit: str, minor: int, minor_unit: str) -> str:
-    return f"{major}{major_unit}" if minor == 0 else f"{major}{major_unit}{minor}{minor_unit}"
+    return human_age(delta.total_seconds())
 
 
 def parse_time(value: Any) -> datetime | None:

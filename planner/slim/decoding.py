@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from planner.slim import gotime, quantity
+from planner import quantities
+from planner.slim import gotime
 from planner.slim.openapi.schemas import GoType, Kind, Schemas
 
 INT_RANGES = {Kind.INT32: (-(2**31), 2**31 - 1), Kind.INT64: (-(2**63), 2**63 - 1)}
@@ -384,14 +385,30 @@ def _type_error(value_kind: str, into: GoType, at: _At) -> str:
     return f"json: cannot unmarshal {value_kind} into Go value of type {into.go_name}"
 
 
-def _json_kind(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """A decoded JSON value's type in JSON Schema's words: null, boolean, integer (an int), number (a
+    float), string, array (a list) or object (anything else). Each reader names it in its own
+    vocabulary from this."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
         return "number"
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+# encoding/json's names in its UnmarshalTypeError.
+_JSON_KINDS = {"null": "object", "boolean": "bool", "integer": "number", "number": "number"}
+
+
+def _json_kind(value: Any) -> str:
+    kind = json_type(value)
+    return _JSON_KINDS.get(kind, kind)
 
 
 def number_text(value: int | float) -> str:
@@ -430,8 +447,8 @@ def custom_unmarshal_error(value: Any, kind: Kind) -> str | None:
     if kind is Kind.QUANTITY:
         text = value if isinstance(value, str) else _raw_json(value)
         try:
-            quantity.parse(text)
-        except quantity.QuantityError as exc:
+            quantities.parse(text)
+        except quantities.QuantityError as exc:
             return str(exc)
         return None
     if kind is Kind.INT_OR_STRING:

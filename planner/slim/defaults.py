@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from planner.slim import quantity
+from planner import quantities
 from planner.slim.errors import StatusError, bad_request
 from planner.slim.meta import json_copy, metadata
 
@@ -40,7 +40,7 @@ def _decodes_quantities(defaulter: Mutator) -> Mutator:
     def default(obj: dict[str, Any]) -> None:
         try:
             defaulter(obj)
-        except quantity.QuantityError as error:
+        except quantities.QuantityError as error:
             raise cannot_handle(obj, str(error)) from error
 
     return default
@@ -53,7 +53,7 @@ def default_container(container: dict[str, Any]) -> None:
     resources = container.setdefault("resources", {})
     for key in ("limits", "requests"):
         if key in resources:
-            resources[key] = quantity.canonical_map(resources[key])
+            resources[key] = quantities.canonical_map(resources[key])
     for port in container.get("ports") or []:
         _set(port, "protocol", "TCP")
     for probe_key in _PROBES:
@@ -92,7 +92,7 @@ def _default_volume(volume: dict[str, Any]) -> None:
     if isinstance(volume.get("hostPath"), dict):
         volume["hostPath"].setdefault("type", "")
     if isinstance(volume.get("emptyDir"), dict) and "sizeLimit" in volume["emptyDir"]:
-        volume["emptyDir"]["sizeLimit"] = quantity.canonical(str(volume["emptyDir"]["sizeLimit"]))
+        volume["emptyDir"]["sizeLimit"] = quantities.canonical(str(volume["emptyDir"]["sizeLimit"]))
 
 
 def default_pod_spec(spec: dict[str, Any]) -> None:
@@ -257,7 +257,7 @@ def default_pvc(obj: dict[str, Any]) -> None:
     resources = spec.get("resources") or {}
     for key in ("requests", "limits"):
         if key in resources:
-            resources[key] = quantity.canonical_map(resources[key])
+            resources[key] = quantities.canonical_map(resources[key])
     obj["status"] = {"phase": "Pending"}
 
 
@@ -267,7 +267,7 @@ def default_pv(obj: dict[str, Any]) -> None:
     _set(spec, "persistentVolumeReclaimPolicy", "Retain")
     _set(spec, "volumeMode", "Filesystem")
     if "capacity" in spec:
-        spec["capacity"] = quantity.canonical_map(spec["capacity"])
+        spec["capacity"] = quantities.canonical_map(spec["capacity"])
     obj["status"] = {"phase": "Pending"}
 
 
@@ -281,7 +281,7 @@ def default_node(obj: dict[str, Any]) -> None:
     status = obj.setdefault("status", {})
     for key in ("capacity", "allocatable"):
         if key in status:
-            status[key] = quantity.canonical_map(status[key])
+            status[key] = quantities.canonical_map(status[key])
 
 
 def default_namespace(obj: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim import quantity
+from planner import quantities
 
 Obj = dict[str, Any]
 ANNOTATION = "kubernetes.io/limit-ranger"
@@ -69,4 +69,4 @@ def violations(spec: Obj, items: list[Obj]) -> list[str]:
 
 
 def _value(text: Any) -> Any:
-    return quantity.parse(str(text))[0]
+    return quantities.parse(str(text))[0]

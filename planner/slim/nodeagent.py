@@ -26,7 +26,17 @@ from typing import Any
 
 from planner.slim import podsim, podstatus, scheduling
 from planner.slim.api import Api
-from planner.slim.controllers.base import Writer, deleting, key, keys_of, name_of, ns_of, own_key, uid_of
+from planner.slim.controllers.base import (
+    Writer,
+    deleting,
+    key,
+    keys_of,
+    name_of,
+    ns_of,
+    own_key,
+    typed,
+    uid_of,
+)
 from planner.slim.discovery import VERSION_INFO
 from planner.slim.meta import epoch_of, now_micro, rfc3339
 from planner.slim.runtime import NODE_AGENT, RETRY_SECONDS, Key, Scale
@@ -245,7 +255,7 @@ class NodeAgent:
         except Exception:
             return now + RETRY_SECONDS
         self.scheduler.event(
-            _typed(pod),
+            typed("Pod", pod),
             "Normal",
             "Scheduled",
             f"Successfully assigned {ns_of(pod)}/{name_of(pod)} to {NODE_NAME}",
@@ -266,7 +276,7 @@ class NodeAgent:
         }
         status["conditions"] = [*conditions, condition]
         self.scheduler.write_status("Pod", pod, status)
-        self.scheduler.event(_typed(pod), "Warning", "FailedScheduling", message)
+        self.scheduler.event(typed("Pod", pod), "Warning", "FailedScheduling", message)
 
     def _waits_for_consumer(self, claim: Obj) -> bool:
         class_name = (claim.get("spec") or {}).get("storageClassName")
@@ -315,13 +325,15 @@ class NodeAgent:
     def _blocked(self, pod: Obj, track: PodTrack, blocked: scheduling.Blocked, now: float) -> None:
         self.kubelet.write_status("Pod", pod, blocked_status(pod, blocked, now, host_ip=NODE_IP))
         kind = "Warning"
-        self.kubelet.event(_typed(pod), kind, blocked.event_reason, blocked.message, component="kubelet")
+        self.kubelet.event(
+            typed("Pod", pod), kind, blocked.event_reason, blocked.message, component="kubelet"
+        )
 
     def _stop(self, pod: Obj, track: PodTrack, now: float) -> float | None:
         if track.stopping_since is None:
             track.stopping_since = now
             self.kubelet.event(
-                _typed(pod), "Normal", "Killing", "Stopping container " + _first_container(pod)
+                typed("Pod", pod), "Normal", "Killing", "Stopping container " + _first_container(pod)
             )
         done_at = track.stopping_since + self.scale(SHUTDOWN_SECONDS)
         if now < done_at:
@@ -347,7 +359,7 @@ class NodeAgent:
         if token in track.events:
             return
         track.events.add(token)
-        self.kubelet.event(_typed(pod), kind, reason, message, component="kubelet", repeat_after=0.0)
+        self.kubelet.event(typed("Pod", pod), kind, reason, message, component="kubelet", repeat_after=0.0)
 
     # --- for pods/log --------------------------------------------------------------------------------
 
@@ -427,10 +439,6 @@ def resumed_start(pod: Obj) -> float | None:
     if not started or not status.get("startTime"):
         return None
     return epoch_of(status["startTime"])
-
-
-def _typed(pod: Obj) -> Obj:
-    return {"kind": "Pod", "apiVersion": "v1", **pod}
 
 
 def _first_container(pod: Obj) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from planner.slim import quantity
+from planner import quantities
 from planner.slim.admission import Admission, forbidden
 from planner.slim.errors import Cause, Target
 
@@ -55,7 +55,7 @@ def usage(group: str, plural: str, obj: Obj) -> Usage:
     elif (group, plural) == ("", "persistentvolumeclaims"):
         storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
         if storage is not None:
-            used["requests.storage"] = quantity.parse(str(storage))
+            used["requests.storage"] = quantities.parse(str(storage))
             claim_class = spec.get("storageClassName")
             if claim_class:
                 prefix = f"{claim_class}.storageclass.storage.k8s.io/"
@@ -77,7 +77,7 @@ def _pod_compute(spec: Obj) -> Usage:
                     total = found
             overhead = (spec.get("overhead") or {}).get(name)
             if overhead is not None:
-                total = _sum([total, quantity.parse(str(overhead))])
+                total = _sum([total, quantities.parse(str(overhead))])
             if total is not None:
                 used[f"{level}.{name}"] = total
                 if level == "requests" and name in COMPUTE:
@@ -91,7 +91,7 @@ def _containers(spec: Obj) -> list[Obj]:
 
 def _quantity(container: Obj, level: str, name: str) -> tuple[Decimal, str] | None:
     value = ((container.get("resources") or {}).get(level) or {}).get(name)
-    return None if value is None else quantity.parse(str(value))
+    return None if value is None else quantities.parse(str(value))
 
 
 def _sum(values: Iterable[tuple[Decimal, str] | None]) -> tuple[Decimal, str] | None:
@@ -114,11 +114,11 @@ def total(group: str, plural: str, objects: Iterable[Obj]) -> Usage:
 
 def _hard(quota: Obj) -> dict[str, tuple[Decimal, str]]:
     hard = (quota.get("spec") or {}).get("hard") or {}
-    return {name: quantity.parse(str(value)) for name, value in hard.items()}
+    return {name: quantities.parse(str(value)) for name, value in hard.items()}
 
 
 def _show(values: Mapping[str, tuple[Decimal, str]], names: Iterable[str]) -> str:
-    return ",".join(f"{name}={quantity.formatted(*values[name])}" for name in sorted(names))
+    return ",".join(f"{name}={quantities.formatted(*values[name])}" for name in sorted(names))
 
 
 def charge(quotas: list[Obj], requested: Usage, existing: Usage, target: Target, obj: Obj) -> list[Obj]:
@@ -141,7 +141,7 @@ def charge(quotas: list[Obj], requested: Usage, existing: Usage, target: Target,
                 f"used: {_show(used, exceeded)}, limited: {_show(hard, exceeded)}"
             )
             raise forbidden(target, detail)
-        changed.append(with_used(quota, {name: quantity.formatted(*after[name]) for name in touched}))
+        changed.append(with_used(quota, {name: quantities.formatted(*after[name]) for name in touched}))
     return changed
 
 
@@ -209,7 +209,7 @@ def status_of(quota: Obj, listing: Lister) -> Obj:
         if (group, plural) not in totals:
             totals[(group, plural)] = total(group, plural, listing(f"{group}/{plural}", namespace))
         value = totals[(group, plural)].get(name)
-        used[name] = quantity.formatted(*value) if value is not None else "0"
+        used[name] = quantities.formatted(*value) if value is not None else "0"
     return {"hard": dict(hard), "used": dict(sorted(used.items()))} if hard else {}
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import jsonschema
 
 from planner.slim import validation
+from planner.slim.decoding import json_type
 from planner.slim.errors import Cause
 from planner.slim.mergekeys import ATOMIC, OBJECT_META, SET, Atomic, Field, KeyedList, Struct
 
@@ -171,7 +172,7 @@ def _cause(error: jsonschema.ValidationError) -> Cause:
         return validation.not_supported(path, error.instance, [str(v) for v in error.validator_value])
     if error.validator == "type":
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        shown = _json_type(error.instance)
+        shown = json_type(error.instance)
         types = ",".join(str(t) for t in wanted if t != "null")
         detail = f'{path} in body must be of type {types}: "{shown}"'
         return Cause("FieldValueTypeInvalid", f'Invalid value: "{shown}": {detail}', path)
@@ -192,21 +193,6 @@ def _detail(error: jsonschema.ValidationError) -> str:
         "maxProperties": f"should have at most {limit} properties",
     }
     return details.get(str(error.validator), str(error.message))
-
-
-def _json_type(value: Any) -> str:
-    """The type name the apiserver's schema validation reports for a value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _path(steps: Any) -> str:

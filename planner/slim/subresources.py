@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planner.slim import errors, patch, quantity, validation
+from planner import quantities
+from planner.slim import errors, patch, validation
 from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339, prune_empty, rfc3339
 from planner.slim.objects import WriteOptions, check_rv, error_target, omit_empty_in, with_type
@@ -67,7 +68,7 @@ def _canonical_status(status: Obj) -> Obj:
     out = dict(status)
     for key in ("capacity", "allocatable", "allocatedResources"):
         if key in out:
-            out[key] = quantity.canonical_map(out[key])
+            out[key] = quantities.canonical_map(out[key])
     return out
 
 

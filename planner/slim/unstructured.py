@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.slim.decoding import INT_RANGES, Fatal, Findings, bad_base64_offset, custom_unmarshal_error
+from planner.slim.decoding import (
+    INT_RANGES,
+    Fatal,
+    Findings,
+    bad_base64_offset,
+    custom_unmarshal_error,
+    json_type,
+)
 from planner.slim.openapi.schemas import GoType, Kind, Schemas
 
 
@@ -98,14 +105,18 @@ def _conversion_problem(value: Any, into: GoType) -> str | None:
     return f"unrecognized type: {kind_name}"
 
 
+# reflect.Kind of an unstructured value, by its JSON type.
+_GO_KINDS = {
+    "null": "map",
+    "boolean": "bool",
+    "integer": "int64",
+    "number": "float64",
+    "string": "string",
+    "array": "slice",
+    "object": "map",
+}
+
+
 def go_kind(value: Any) -> str:
     """reflect.Kind of an unstructured value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "slice" if isinstance(value, list) else "map"
+    return _GO_KINDS[json_type(value)]

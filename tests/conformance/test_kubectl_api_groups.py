@@ -5,8 +5,8 @@ protobuf), listed and described."""
 
 from __future__ import annotations
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import SlimAdmin
 from tests.slimcluster import Kubectl, http
 
 CONFIG = """apiVersion: v1

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import SlimAdmin
 from tests.simulated import eventually, simulated_cluster_fixture
 from tests.slimcluster import Kubectl, KubectlRunner, kubectl_binary
 

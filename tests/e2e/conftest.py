@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 from tests import clirun, slimcluster
 from tests.paths import REPO
 

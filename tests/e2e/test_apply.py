@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from planner.plan.durations import parse_duration
-from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually
@@ -529,7 +529,7 @@ def test_a_sandbox_whose_volumes_wait_for_their_first_consumer_still_converges(
 def test_errors_latency_and_dropped_watches_during_apply_still_converge(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:
-    from planner.slim.admin import SlimAdmin
+    from planner.testing.slimadmin import SlimAdmin
 
     plan = write_plan(tmp_path, chain_plan(namespace))
     faults = {
@@ -600,7 +600,7 @@ def test_one_plans_rollout_never_holds_up_another_plans_writes(
 ) -> None:
     """Two plans in one apply: while the first one's Deployment cannot become ready (the node agent is
     paused), the second one's ConfigMap is written all the same, and the apply ends once both are done."""
-    from planner.slim.admin import SlimAdmin
+    from planner.testing.slimadmin import SlimAdmin
 
     other = f"{namespace}-b"
     assert http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})[0] == 201

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from planner.slim import cluster as slim
-from planner.slim.admin import SlimAdmin, urlopen
+from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.slimcluster import http
 
 JOB = """

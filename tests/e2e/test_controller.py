@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, http, write_bad_plan_files, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually

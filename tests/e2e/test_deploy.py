@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests import slimcluster
 from tests.paths import REPO
 from tests.simulated import eventually

@@ -44,8 +44,8 @@ import pytest
 from markdown_it import MarkdownIt
 from ruamel.yaml import YAML
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import http
 from tests.paths import REPO
 

@@ -21,8 +21,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, http, write_plan
 from tests.e2e.test_apply import sandbox_plan
 from tests.paths import REPO

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 from tests.e2e.conftest import Runner, http
 
 LABELS = "gobrave-workload"

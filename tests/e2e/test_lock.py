@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from planner.kube.client import KubeClient
-from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
 from planner.state.lock import LockOptions, acquire
+from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO
 from tests.simulated import eventually

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import REPO, Runner, events_since, http, put_retrying
 from tests.e2e.test_lifecycle import create, deployment, get, job, make_sandbox
 from tests.simulated import eventually

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, write_plan
 
 

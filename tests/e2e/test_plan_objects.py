@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
 from tests.paths import PLANS

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, http, write_plan
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, current_rv, events_since, http
 from tests.paths import REPO
 from tests.simulated import eventually

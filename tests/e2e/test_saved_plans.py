@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner, http, put_retrying, write_plan
 
 SECRET_VALUE = "s3cr3t-never-stored"

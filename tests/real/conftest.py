@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from planner.slim.realcluster.controlplane import write_kubeconfig
+from planner.testing.controlplane import write_kubeconfig
 from tests.e2e.conftest import Runner, home, kubectl, planner
 from tests.realplane import RealCluster, shared_cluster
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from planner.slim.cluster import ClusterHandle
-from planner.slim.realcluster.controlplane import write_kubeconfig
+from planner.testing.controlplane import write_kubeconfig
 from tests.conformance.test_kubectl import REFUSED
 from tests.e2e.test_cluster_cli import UNAUTHORIZED, forbidden
 from tests.realplane import RealCluster

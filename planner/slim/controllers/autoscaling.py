@@ -23,23 +23,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from planner.slim import errors, quantity
+from planner import quantities
+from planner.slim import errors
 from planner.slim.api import Api
-from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Writer,
-    deleting,
-    key,
-    keys_of,
-    name_of,
-    ns_of,
-    own_key,
-    uid_of,
-)
+from planner.slim.controllers.base import KindController, deleting, key, name_of, ns_of, uid_of
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
 from planner.slim.resources import BY_KIND, ResourceType
-from planner.slim.runtime import CONTROLLERS, Key, Scale
+from planner.slim.runtime import Key, Scale
 from planner.slim.selectors import parse_label_selector
 from planner.slim.store import WatchEvent
 
@@ -178,12 +169,12 @@ WITHIN_RANGE = "the desired count is within the acceptable range"
 
 
 def _milli(text: Any) -> float:
-    value, _ = quantity.parse(str(text))
+    value, _ = quantities.parse(str(text))
     return float(value * Decimal(1000))
 
 
 def _milli_text(milli: float) -> str:
-    return quantity.canonical(f"{int(milli)}m")
+    return quantities.canonical(f"{int(milli)}m")
 
 
 @dataclass
@@ -216,34 +207,22 @@ def _condition(old: list[Obj], kind: str, ok: bool, reason: str, message: str, s
     }
 
 
-def _typed(hpa: Obj) -> Obj:
-    return {"kind": "HorizontalPodAutoscaler", "apiVersion": "autoscaling/v2", **hpa}
-
-
-class HorizontalPodAutoscalerController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("HorizontalPodAutoscaler"),)
-    min_interval: float = 0.0
+class HorizontalPodAutoscalerController(KindController):
+    kind = "HorizontalPodAutoscaler"
+    recorder = COMPONENT
+    controls = ()
 
     def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
+        super().__init__(api, scale)
         self.history: dict[str, History] = {}
 
     def observe(self, event: WatchEvent) -> list[Key]:
         if event.type == "DELETED":
             self.history.pop(uid_of(event.obj), None)
             return []
-        return [own_key(event)]
+        return super().observe(event)
 
-    def resync(self) -> list[Key]:
-        return keys_of(self.api.store, key("HorizontalPodAutoscaler"))
-
-    def sync(self, hpa_key: Key, now: float) -> float | None:
-        hpa = self.api.store.get(*hpa_key)
-        if hpa is None or deleting(hpa):
-            return None
+    def reconcile(self, hpa: Obj, now: float) -> float | None:
         Sync(self, hpa, now).run()
         return now + self.scale(SYNC_SECONDS)
 
@@ -267,7 +246,7 @@ class Sync:
         )
 
     def event(self, event_type: str, reason: str, message: str) -> None:
-        self.c.writer.event(_typed(self.hpa), event_type, reason, message, component=COMPONENT)
+        self.c.event(self.hpa, event_type, reason, message)
 
     def run(self) -> None:
         target = self.spec.get("scaleTargetRef") or {}

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from planner.slim import errors
 from planner.slim.api import Api, DeleteOptions, WriteOptions
@@ -22,7 +22,7 @@ from planner.slim.meta import now_rfc3339
 from planner.slim.objects import resource_key
 from planner.slim.patch import APPLY_PATCH
 from planner.slim.resources import ResourceType, by_kind
-from planner.slim.runtime import Key
+from planner.slim.runtime import CONTROLLERS, Key, Scale
 from planner.slim.store import Store, WatchEvent
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,19 @@ def controller_keys(event: WatchEvent, kind: str) -> list[Key]:
                 if owner not in found:
                     found.append(owner)
     return found
+
+
+def owner_keys(event: WatchEvent, kind: str) -> list[Key]:
+    """A `kind` object's event dirties that object; any other event the `kind` objects controlling the
+    event's object (a Pod event → its ReplicaSet)."""
+    if event.resource == key(kind):
+        return [own_key(event)]
+    return controller_keys(event, kind)
+
+
+def typed(kind: str, obj: Obj) -> Obj:
+    """`obj` with its kind and (stored) apiVersion, as an Event's involved object names them."""
+    return {"kind": kind, "apiVersion": by_kind(kind).group_version, **obj}
 
 
 def event_states(event: WatchEvent) -> list[Obj]:
@@ -148,6 +161,99 @@ def owned(store: Store, index: Index, owner: Obj) -> list[Obj]:
     uid = uid_of(owner)
     found = (store.get(*k) for k in index.keys(uid))
     return [obj for obj in found if obj is not None and controller_of(obj) == uid]
+
+
+class Controlled:
+    """The objects of some kinds that each owner controls, indexed by controller uid from watch events."""
+
+    def __init__(self, store: Store, kinds: Iterable[str]) -> None:
+        self.store = store
+        self._indexes = {key(kind): Index(controller_values) for kind in kinds}
+
+    def observe(self, event: WatchEvent) -> None:
+        index = self._indexes.get(event.resource)
+        if index is not None:
+            index.observe(event)
+
+    def rebuild(self) -> None:
+        for resource, index in self._indexes.items():
+            index.rebuild(self.store, [resource])
+
+    def of(self, kind: str, owner: Obj) -> list[Obj]:
+        """The `kind` objects `owner` controls, in the store's order."""
+        return owned(self.store, self._indexes[key(kind)], owner)
+
+
+class KindController:
+    """The shape kube-controller-manager's workload controllers share: it syncs the objects of `kind`,
+    each controlling objects of the kinds in `controls` (found through `controlled`); an event of one
+    of its own objects dirties that object, an event of a controlled one its controller. Subclasses
+    write `reconcile`; a deleting object is synced only where `syncs_deleting` says so."""
+
+    component: str = CONTROLLERS
+    min_interval: float = 0.0
+    kind: ClassVar[str]
+    controls: ClassVar[tuple[str, ...]]
+    syncs_deleting: ClassVar[bool] = False
+    recorder: ClassVar[str]  # the source component of its Events (`deployment-controller`)
+
+    def __init__(self, api: Api, scale: Scale) -> None:
+        self.api = api
+        self.scale = scale
+        self.writer = Writer(api, CONTROLLER_MANAGER)
+        self.controlled = Controlled(api.store, self.controls)
+        self.watches: tuple[str, ...] = (key(self.kind), *(key(kind) for kind in self.controls))
+
+    def observe(self, event: WatchEvent) -> list[Key]:
+        self.controlled.observe(event)
+        return owner_keys(event, self.kind)
+
+    def resync(self) -> list[Key]:
+        self.controlled.rebuild()
+        return keys_of(self.api.store, key(self.kind))
+
+    def sync(self, object_key: Key, now: float) -> float | None:
+        obj = self.api.store.get(*object_key)
+        if obj is None or (deleting(obj) and not self.syncs_deleting):
+            return None
+        return self.reconcile(obj, now)
+
+    def reconcile(self, obj: Obj, now: float) -> float | None:
+        """Bring one stored object's controlled objects and status in line; when to look again."""
+        raise NotImplementedError
+
+    def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
+        """An Event about one of its objects, from its recorder."""
+        self.writer.event(typed(self.kind, obj), event_type, reason, message, component=self.recorder)
+
+    def create_pod(self, owner: Obj, pod: Obj) -> str | None:
+        """Create a pod for `owner`, recording `Created pod: <name>`, or `Error creating: <why>` when the
+        API refuses it; the API's message then (None when created)."""
+        try:
+            created = self.api.create(rt("Pod"), ns_of(owner), pod, self.writer.options)
+        except errors.StatusError as exc:
+            message = str(exc.body.get("message", ""))
+            self.event(owner, "Warning", "FailedCreate", f"Error creating: {message}")
+            return message
+        self.event(owner, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
+        return None
+
+
+def from_template(owner: Obj, owner_kind: str, template: Obj, kind: str, **metadata: Any) -> Obj:
+    """An object of `kind` made from a pod or job template, as the controllers make them: a copy of the
+    template's metadata without its creationTimestamp, `metadata` merged in, then `owner` (of
+    `owner_kind`) as its controller; its spec is the template's."""
+    copied = copy.deepcopy(template)
+    meta = copied.get("metadata") or {}
+    meta.pop("creationTimestamp", None)
+    meta |= metadata
+    meta["ownerReferences"] = [owner_reference(owner, owner_kind, by_kind(owner_kind).group_version)]
+    return {
+        "apiVersion": by_kind(kind).group_version,
+        "kind": kind,
+        "metadata": meta,
+        "spec": copied.get("spec") or {},
+    }
 
 
 def owner_reference(owner: Obj, kind: str, api_version: str) -> Obj:

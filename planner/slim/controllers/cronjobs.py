@@ -25,28 +25,18 @@ from typing import Any
 
 from planner import cron
 from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
+    from_template,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owned,
-    owner_reference,
     rt,
     uid_of,
 )
 from planner.slim.controllers.jobs import finished_condition
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, Key, Scale
-from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -84,10 +74,6 @@ def due_run(schedule: cron.Schedule, earliest: float, now: float) -> float | Non
     return latest.timestamp()
 
 
-def _typed(cronjob: Obj) -> Obj:
-    return {"kind": "CronJob", "apiVersion": "batch/v1", **cronjob}
-
-
 def _reference(job: Obj) -> Obj:
     return {
         "kind": "Job",
@@ -99,37 +85,14 @@ def _reference(job: Obj) -> Obj:
     }
 
 
-def cronjob_keys(event: WatchEvent) -> list[Key]:
-    if event.resource == key("CronJob"):
-        return [own_key(event)]
-    return controller_keys(event, "CronJob")
+class CronJobController(KindController):
+    kind = "CronJob"
+    recorder = COMPONENT
+    controls = ("Job",)
+    syncs_deleting = True
 
-
-class CronJobController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("CronJob"), key("Job"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.jobs = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Job"):
-            self.jobs.observe(event)
-        return cronjob_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.jobs.rebuild(self.api.store, [key("Job")])
-        return keys_of(self.api.store, key("CronJob"))
-
-    def sync(self, cronjob_key: Key, now: float) -> float | None:
-        cronjob = self.api.store.get(*cronjob_key)
-        if cronjob is None:
-            return None
-        jobs = owned(self.api.store, self.jobs, cronjob)
+    def reconcile(self, cronjob: Obj, now: float) -> float | None:
+        jobs = self.controlled.of("Job", cronjob)
         status = copy.deepcopy(cronjob.get("status") or {})
         self._track(cronjob, jobs, status)
         if deleting(cronjob):
@@ -140,7 +103,7 @@ class CronJobController:
             schedule = cron.parse(str(spec.get("schedule", "")), spec.get("timeZone"))
         except cron.CronError as exc:
             reason = "UnknownTimeZone" if "time zone" in str(exc) else "InvalidSchedule"
-            self._event(cronjob, "Warning", reason, f"invalid schedule: {spec.get('schedule')} : {exc}")
+            self.event(cronjob, "Warning", reason, f"invalid schedule: {spec.get('schedule')} : {exc}")
             self._write(cronjob, status)
             return None
         self._clean_history(cronjob, jobs)
@@ -164,14 +127,14 @@ class CronJobController:
             finished = finished_condition(job)
             if listed and finished:
                 active = [ref for ref in active if ref.get("uid") != uid_of(job)]
-                self._event(
+                self.event(
                     cronjob,
                     "Normal",
                     "SawCompletedJob",
                     f"Saw completed job: {name_of(job)}, status: {finished}",
                 )
             elif not listed and not finished and not deleting(job):
-                self._event(
+                self.event(
                     cronjob,
                     "Warning",
                     "UnexpectedJob",
@@ -185,7 +148,7 @@ class CronJobController:
         for ref in list(active):
             if ref.get("uid") not in by_uid:
                 active.remove(ref)
-                self._event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
+                self.event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
         if active:
             status["active"] = active
         else:
@@ -203,20 +166,20 @@ class CronJobController:
         deadline = spec.get("startingDeadlineSeconds")
         if deadline is not None and scheduled + float(deadline) < now:
             stamp = scheduled_stamp(scheduled, schedule.zone)
-            self._event(cronjob, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {stamp}")
+            self.event(cronjob, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {stamp}")
             return
         policy = spec.get("concurrencyPolicy", "Allow")
         active = status.get("active") or []
         if policy == "Forbid" and active:
             message = "Not starting job because prior execution is running and concurrency policy is Forbid"
-            self._event(cronjob, "Normal", "JobAlreadyActive", message)
+            self.event(cronjob, "Normal", "JobAlreadyActive", message)
             return
         if policy == "Replace":
             for ref in active:
                 job = self.api.store.get(key("Job"), ns_of(cronjob), str(ref.get("name")))
                 if job is not None:
                     self.writer.delete("Job", job, policy="Background")
-                    self._event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
+                    self.event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
             status.pop("active", None)
         job = self._create_job(cronjob, scheduled, schedule)
         if job is not None:
@@ -224,29 +187,23 @@ class CronJobController:
         status["lastScheduleTime"] = rfc3339(math.ceil(clock.wall_time(scheduled)))
 
     def _create_job(self, cronjob: Obj, scheduled: float, schedule: cron.Schedule) -> Obj | None:
-        template = copy.deepcopy((cronjob.get("spec") or {}).get("jobTemplate") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
+        template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
         annotations = {
-            **(meta.get("annotations") or {}),
+            **((template.get("metadata") or {}).get("annotations") or {}),
             SCHEDULED_ANNOTATION: scheduled_stamp(scheduled, schedule.zone),
         }
-        meta |= {
-            "name": job_name(name_of(cronjob), scheduled),
-            "annotations": annotations,
-            "ownerReferences": [owner_reference(cronjob, "CronJob", "batch/v1")],
-        }
-        body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": template.get("spec") or {}}
+        name = job_name(name_of(cronjob), scheduled)
+        body = from_template(cronjob, "CronJob", template, "Job", name=name, annotations=annotations)
         try:
             created = self.api.create(rt("Job"), ns_of(cronjob), body, self.writer.options)
         except errors.StatusError as exc:
             if exc.code == 409:
-                return self.api.store.get(key("Job"), ns_of(cronjob), meta["name"])
-            self._event(
+                return self.api.store.get(key("Job"), ns_of(cronjob), name)
+            self.event(
                 cronjob, "Warning", "FailedCreate", f"Error creating job: {exc.body.get('message', '')}"
             )
             return None
-        self._event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name_of(created)}")
+        self.event(cronjob, "Normal", "SuccessfulCreate", f"Created job {name_of(created)}")
         return created
 
     def _clean_history(self, cronjob: Obj, jobs: list[Obj]) -> None:
@@ -262,10 +219,7 @@ class CronJobController:
             done.sort(key=lambda j: (epoch_of((j.get("status") or {}).get("startTime")) or 0.0, name_of(j)))
             for job in done[: max(len(done) - int(limit), 0)]:
                 self.writer.delete("Job", job, policy="Background")
-                self._event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
+                self.event(cronjob, "Normal", "SuccessfulDelete", f"Deleted job {name_of(job)}")
 
     def _write(self, cronjob: Obj, status: Obj) -> None:
         self.writer.write_status("CronJob", cronjob, status)
-
-    def _event(self, cronjob: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(_typed(cronjob), event_type, reason, message, component=COMPONENT)

@@ -20,20 +20,16 @@ from typing import Any
 
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Writer,
-    controller_keys,
+    KindController,
     deleting,
+    from_template,
     key,
     keys_of,
     name_of,
     ns_of,
-    own_key,
-    owner_reference,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
-    Children,
     revision_hash,
     revision_template,
     sync_revisions,
@@ -41,7 +37,7 @@ from planner.slim.controllers.history import (
 )
 from planner.slim.controllers.workloads import ready_since
 from planner.slim.defaults import TEMPLATE_GENERATION
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
+from planner.slim.runtime import RETRY_SECONDS, Key, Scale
 from planner.slim.scheduling import node_fits, untolerated_taint
 from planner.slim.store import WatchEvent
 
@@ -112,36 +108,23 @@ def scaled_budget(value: Any, total: int) -> int:
     return int(value or 0)
 
 
-def _typed(ds: Obj) -> Obj:
-    return {"kind": "DaemonSet", "apiVersion": "apps/v1", **ds}
-
-
 def _created(pod: Obj) -> str:
     return str(pod["metadata"].get("creationTimestamp", ""))
 
 
-def daemonset_keys(event: WatchEvent) -> list[Key]:
-    if event.resource == key("DaemonSet"):
-        return [own_key(event)]
-    return controller_keys(event, "DaemonSet")
-
-
-class DaemonSetController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("DaemonSet"), key("Pod"), key("ControllerRevision"), key("Node"))
-    min_interval: float = 0.0
+class DaemonSetController(KindController):
+    kind = "DaemonSet"
+    recorder = COMPONENT
+    controls = ("Pod", "ControllerRevision")
 
     def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.children = Children(api.store)
+        super().__init__(api, scale)
+        self.watches = (*self.watches, key("Node"))
 
     def observe(self, event: WatchEvent) -> list[Key]:
-        self.children.observe(event)
         if event.resource == key("Node"):
             return self._on_node_change(event)
-        return daemonset_keys(event)
+        return super().observe(event)
 
     def _on_node_change(self, event: WatchEvent) -> list[Key]:
         """A node added, removed or relabelled may change where every DaemonSet runs; a lease-like
@@ -155,16 +138,13 @@ class DaemonSetController:
                 return []
         return keys_of(self.api.store, key("DaemonSet"))
 
-    def resync(self) -> list[Key]:
-        self.children.rebuild()
-        return keys_of(self.api.store, key("DaemonSet"))
-
-    def sync(self, ds_key: Key, now: float) -> float | None:
-        ds = self.api.store.get(*ds_key)
-        if ds is None or deleting(ds):
-            return None
+    def reconcile(self, ds: Obj, now: float) -> float | None:
         update, history = sync_revisions(
-            self.writer, ds, "DaemonSet", self.children.revisions(ds), hash_label=REVISION_LABEL
+            self.writer,
+            ds,
+            "DaemonSet",
+            self.controlled.of("ControllerRevision", ds),
+            hash_label=REVISION_LABEL,
         )
         if update is None:
             return now + RETRY_SECONDS
@@ -186,7 +166,7 @@ class DaemonSetController:
 
     def _pods_by_node(self, ds: Obj) -> dict[str, list[Obj]]:
         by_node: dict[str, list[Obj]] = {}
-        for pod in self.children.pods(ds):
+        for pod in self.controlled.of("Pod", ds):
             node = target_node(pod)
             if node is not None:
                 by_node.setdefault(node, []).append(pod)
@@ -284,31 +264,20 @@ class DaemonSetController:
 
     def _create(self, ds: Obj, update: Obj, digest: str, node: str) -> None:
         template = revision_template(update)
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
         labels = {
-            **(meta.get("labels") or {}),
+            **((template.get("metadata") or {}).get("labels") or {}),
             REVISION_LABEL: digest,
             GENERATION_LABEL: template_generation(ds),
         }
-        meta |= {
-            "generateName": f"{name_of(ds)}-",
-            "labels": labels,
-            "ownerReferences": [owner_reference(ds, "DaemonSet", "apps/v1")],
-        }
-        pod_spec = pinned_to(with_daemon_tolerations(template.get("spec") or {}), node)
-        created = self.writer.create(
-            "Pod", ns_of(ds), {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-        )
+        pod = from_template(ds, "DaemonSet", template, "Pod", generateName=f"{name_of(ds)}-", labels=labels)
+        pod["spec"] = pinned_to(with_daemon_tolerations(pod["spec"]), node)
+        created = self.writer.create("Pod", ns_of(ds), pod)
         if created is not None:
-            self._event(ds, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
+            self.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
 
     def _delete(self, ds: Obj, pod: Obj) -> None:
         self.writer.delete("Pod", pod)
-        self._event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
-
-    def _event(self, ds: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(_typed(ds), event_type, reason, message, component=COMPONENT)
+        self.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
 
     # --- status -------------------------------------------------------------------------------------
 

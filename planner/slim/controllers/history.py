@@ -15,48 +15,17 @@ import copy
 from typing import Any
 
 from planner.slim.controllers.base import (
-    Index,
     Writer,
-    controller_values,
-    key,
     name_of,
     ns_of,
-    owned,
     owner_reference,
 )
 from planner.slim.controllers.workloads import template_hash
-from planner.slim.store import Store, WatchEvent
 
 Obj = dict[str, Any]
 HASH_LABEL = "controller.kubernetes.io/hash"
 REVISION_LABEL = "controller-revision-hash"
 MAX_PREFIX = 223  # the controllers' cap, so that `<prefix>-<hash>` is a valid name
-
-
-class Children:
-    """The pods and revisions each StatefulSet or DaemonSet controls, indexed from watch events."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._indexes = {
-            key("Pod"): Index(controller_values),
-            key("ControllerRevision"): Index(controller_values),
-        }
-
-    def observe(self, event: WatchEvent) -> None:
-        index = self._indexes.get(event.resource)
-        if index is not None:
-            index.observe(event)
-
-    def rebuild(self) -> None:
-        for resource, index in self._indexes.items():
-            index.rebuild(self.store, [resource])
-
-    def pods(self, owner: Obj) -> list[Obj]:
-        return owned(self.store, self._indexes[key("Pod")], owner)
-
-    def revisions(self, owner: Obj) -> list[Obj]:
-        return owned(self.store, self._indexes[key("ControllerRevision")], owner)
 
 
 def revision_data(owner: Obj) -> Obj:

@@ -14,29 +14,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from planner.slim import errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
+    from_template,
     key,
-    keys_of,
     name_of,
-    ns_of,
-    own_key,
-    owned,
-    owner_reference,
-    rt,
     uid_of,
 )
 from planner.slim.controllers.gc import JOB_TRACKING
 from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
+from planner.slim.runtime import RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]
@@ -70,47 +60,23 @@ def _restarts(pods: list[Obj]) -> int:
     )
 
 
-def _typed(job: Obj) -> Obj:
-    return {"kind": "Job", "apiVersion": "batch/v1", **job}
-
-
-def job_keys(event: WatchEvent) -> list[Key]:
-    """A Job event dirties that Job; a Pod event the Job controlling the pod."""
-    if event.resource == key("Job"):
-        return [own_key(event)]
-    return controller_keys(event, "Job")
-
-
-class JobController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("Job"), key("Pod"))
-    min_interval: float = 0.0
+class JobController(KindController):
+    kind = "Job"
+    recorder = "job-controller"
+    controls = ("Pod",)
+    syncs_deleting = True
 
     def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
+        super().__init__(api, scale)
         self.last_failure: dict[str, float] = {}
-        self.pods = Index(controller_values)
 
     def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        elif event.type == "DELETED":
+        if event.resource == key("Job") and event.type == "DELETED":
             self.last_failure.pop(uid_of(event.obj), None)
-        return job_keys(event)
+        return super().observe(event)
 
-    def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        return keys_of(self.api.store, key("Job"))
-
-    def sync(self, job_key: Key, now: float) -> float | None:
-        job = self.api.store.get(*job_key)
-        if job is None:
-            return None
-        return self._sync(job, owned(self.api.store, self.pods, job), now)
-
-    def _sync(self, stored: Obj, pods: list[Obj], now: float) -> float | None:
+    def reconcile(self, stored: Obj, now: float) -> float | None:
+        pods = self.controlled.of("Pod", stored)
         job = copy.deepcopy(stored)  # _write refreshes it in place after each status write
         if deleting(job):
             for pod in pods:
@@ -145,7 +111,7 @@ class JobController:
             ]
             for pod in active:
                 self.writer.delete("Pod", pod)
-            self.writer.event(_typed(job), "Warning", reason, message, component="job-controller")
+            self.event(job, "Warning", reason, message)
             return self._after_finish(job, [], status, now)
         completions = spec.get("completions")
         succeeded = int(status.get("succeeded", 0))
@@ -166,7 +132,7 @@ class JobController:
                 ),
             ]
             status["completionTime"] = stamp
-            self.writer.event(_typed(job), "Normal", "Completed", "Job completed", component="job-controller")
+            self.event(job, "Normal", "Completed", "Job completed")
             return self._after_finish(job, active, status, now)
         due = self._start_pods(job, active, status, now)
         status["active"] = len(active) + int(status.pop("_started", 0))
@@ -227,32 +193,11 @@ class JobController:
         return None if started == wanted else now + RETRY_SECONDS
 
     def _create_pod(self, job: Obj) -> bool:
-        template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
-        meta["generateName"] = f"{name_of(job)}-"
-        meta["ownerReferences"] = [owner_reference(job, "Job", "batch/v1")]
-        meta["finalizers"] = [*(meta.get("finalizers") or []), JOB_TRACKING]  # the template's kept
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
-        try:
-            created = self.api.create(rt("Pod"), ns_of(job), pod, self.writer.options)
-        except errors.StatusError as exc:
-            self.writer.event(
-                _typed(job),
-                "Warning",
-                "FailedCreate",
-                f"Error creating: {exc.body.get('message', '')}",
-                component="job-controller",
-            )
-            return False
-        self.writer.event(
-            _typed(job),
-            "Normal",
-            "SuccessfulCreate",
-            f"Created pod: {name_of(created)}",
-            component="job-controller",
-        )
-        return True
+        template = (job.get("spec") or {}).get("template") or {}
+        pod = from_template(job, "Job", template, "Pod", generateName=f"{name_of(job)}-")
+        metadata = pod["metadata"]
+        metadata["finalizers"] = [*(metadata.get("finalizers") or []), JOB_TRACKING]  # the template's kept
+        return self.create_pod(job, pod) is None
 
     def _after_finish(self, job: Obj, active: list[Obj], status: Obj, now: float) -> float | None:
         status["active"] = len(active)

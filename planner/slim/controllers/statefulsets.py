@@ -18,31 +18,24 @@ import copy
 from typing import Any
 
 from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Writer,
-    controller_keys,
+    KindController,
     deleting,
+    from_template,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owner_reference,
     rt,
     uid_of,
 )
 from planner.slim.controllers.history import (
     REVISION_LABEL,
-    Children,
     revision_template,
     sync_revisions,
     truncate_history,
 )
 from planner.slim.controllers.workloads import pod_ready, ready_since
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
-from planner.slim.store import WatchEvent
+from planner.slim.runtime import RETRY_SECONDS
 
 Obj = dict[str, Any]
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -60,6 +53,19 @@ def ordinal_of(set_name: str, pod_name: str) -> int | None:
 
 def claim_name(template: str, set_name: str, ordinal: int) -> str:
     return f"{template}-{set_name}-{ordinal}"
+
+
+def claim_volumes(volumes: list[Obj], claims: list[Obj], set_name: str, ordinal: int) -> list[Obj]:
+    """A pod's volumes with each claim template's volume mounting that ordinal's claim instead."""
+    names = {c["metadata"]["name"] for c in claims}
+    kept = [v for v in volumes if v.get("name") not in names]
+    return kept + [
+        {
+            "name": c["metadata"]["name"],
+            "persistentVolumeClaim": {"claimName": claim_name(c["metadata"]["name"], set_name, ordinal)},
+        }
+        for c in claims
+    ]
 
 
 def update_revision_for(ordinal: int, strategy: Obj) -> bool:
@@ -88,50 +94,23 @@ def _claim_owner(owner: Obj, kind: str, api_version: str) -> Obj:
     return {"apiVersion": api_version, "kind": kind, "name": name_of(owner), "uid": uid_of(owner)}
 
 
-def _typed(obj: Obj) -> Obj:
-    return {"kind": "StatefulSet", "apiVersion": "apps/v1", **obj}
-
-
-def statefulset_keys(event: WatchEvent) -> list[Key]:
-    if event.resource == key("StatefulSet"):
-        return [own_key(event)]
-    return controller_keys(event, "StatefulSet")
-
-
-class StatefulSetController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("StatefulSet"), key("Pod"), key("ControllerRevision"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.children = Children(api.store)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        self.children.observe(event)
-        return statefulset_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.children.rebuild()
-        return keys_of(self.api.store, key("StatefulSet"))
+class StatefulSetController(KindController):
+    kind = "StatefulSet"
+    recorder = COMPONENT
+    controls = ("Pod", "ControllerRevision")
 
     def _pods(self, sts: Obj) -> dict[int, Obj]:
         """The set's pods by ordinal (a pod it controls whose name is no ordinal of it is ignored)."""
         found = {}
-        for pod in self.children.pods(sts):
+        for pod in self.controlled.of("Pod", sts):
             ordinal = ordinal_of(name_of(sts), name_of(pod))
             if ordinal is not None:
                 found[ordinal] = pod
         return found
 
-    def sync(self, set_key: Key, now: float) -> float | None:
-        sts = self.api.store.get(*set_key)
-        if sts is None or deleting(sts):
-            return None
+    def reconcile(self, sts: Obj, now: float) -> float | None:
         pods = self._pods(sts)
-        revisions = self.children.revisions(sts)
+        revisions = self.controlled.of("ControllerRevision", sts)
         update, history = sync_revisions(self.writer, sts, "StatefulSet", revisions)
         if update is None:
             return now + RETRY_SECONDS
@@ -194,55 +173,25 @@ class StatefulSetController:
         name = f"{name_of(sts)}-{ordinal}"
         spec = sts.get("spec") or {}
         template = revision_template(revision)
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
         labels = {
-            **(meta.get("labels") or {}),
+            **((template.get("metadata") or {}).get("labels") or {}),
             REVISION_LABEL: name_of(revision),
             POD_NAME_LABEL: name,
             POD_INDEX_LABEL: str(ordinal),
         }
-        meta |= {
-            "name": name,
-            "labels": labels,
-            "ownerReferences": [owner_reference(sts, "StatefulSet", "apps/v1")],
-        }
-        pod_spec = template.get("spec") or {}
+        pod = from_template(sts, "StatefulSet", template, "Pod", name=name, labels=labels)
+        pod_spec = pod["spec"]
         pod_spec["hostname"] = name
         if spec.get("serviceName"):
             pod_spec["subdomain"] = spec["serviceName"]
         claims = spec.get("volumeClaimTemplates") or []
         if claims:
-            names = {c["metadata"]["name"] for c in claims}
-            volumes = [v for v in pod_spec.get("volumes") or [] if v.get("name") not in names]
-            volumes += [
-                {
-                    "name": c["metadata"]["name"],
-                    "persistentVolumeClaim": {
-                        "claimName": claim_name(c["metadata"]["name"], name_of(sts), ordinal)
-                    },
-                }
-                for c in claims
-            ]
-            pod_spec["volumes"] = volumes
+            pod_spec["volumes"] = claim_volumes(pod_spec.get("volumes") or [], claims, name_of(sts), ordinal)
             for claim in claims:
                 if not self._ensure_claim(sts, claim, ordinal, name):
                     return False
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-        try:
-            self.api.create(rt("Pod"), ns_of(sts), pod, self.writer.options)
-        except errors.StatusError as exc:
-            if exc.code == 409:
-                return True
-            message = (
-                f"create Pod {name} in StatefulSet {name_of(sts)} failed error: {exc.body.get('message', '')}"
-            )
-            self._event(sts, "Warning", "FailedCreate", message)
-            return False
-        self._event(
-            sts, "Normal", "SuccessfulCreate", f"create Pod {name} in StatefulSet {name_of(sts)} successful"
-        )
-        return True
+        where = f"Pod {name} in StatefulSet {name_of(sts)}"
+        return self._create(sts, pod, f"create {where}", f"create {where} successful")
 
     def _ensure_claim(self, sts: Obj, template: Obj, ordinal: int, pod_name: str) -> bool:
         name = claim_name(template["metadata"]["name"], name_of(sts), ordinal)
@@ -262,19 +211,24 @@ class StatefulSetController:
             "metadata": meta,
             "spec": copy.deepcopy(template.get("spec") or {}),
         }
+        failed = f"create Claim {name} for Pod {pod_name} in StatefulSet {name_of(sts)}"
+        return self._create(
+            sts, body, failed, f"create Claim {name} Pod {pod_name} in StatefulSet {name_of(sts)} success"
+        )
+
+    def _create(self, sts: Obj, body: Obj, failed: str, created: str) -> bool:
+        """Create a pod or claim of the set, recording `created`, or `failed` with the API's reason when
+        it refuses; one that is there already (409) counts as created, with no Event."""
         try:
-            self.api.create(rt("PersistentVolumeClaim"), ns_of(sts), body, self.writer.options)
+            self.api.create(rt(body["kind"]), ns_of(sts), body, self.writer.options)
         except errors.StatusError as exc:
             if exc.code == 409:
                 return True
-            message = (
-                f"create Claim {name} for Pod {pod_name} in StatefulSet {name_of(sts)} failed error: "
-                f"{exc.body.get('message', '')}"
+            self.event(
+                sts, "Warning", "FailedCreate", f"{failed} failed error: {exc.body.get('message', '')}"
             )
-            self._event(sts, "Warning", "FailedCreate", message)
             return False
-        message = f"create Claim {name} Pod {pod_name} in StatefulSet {name_of(sts)} success"
-        self._event(sts, "Normal", "SuccessfulCreate", message)
+        self.event(sts, "Normal", "SuccessfulCreate", created)
         return True
 
     def _condemn(self, sts: Obj, pod: Obj, ordinal: int) -> None:
@@ -299,10 +253,7 @@ class StatefulSetController:
     def _delete_pod(self, sts: Obj, pod: Obj) -> None:
         self.writer.delete("Pod", pod)
         message = f"delete Pod {name_of(pod)} in StatefulSet {name_of(sts)} successful"
-        self._event(sts, "Normal", "SuccessfulDelete", message)
-
-    def _event(self, sts: Obj, event_type: str, reason: str, message: str) -> None:
-        self.writer.event(_typed(sts), event_type, reason, message, component=COMPONENT)
+        self.event(sts, "Normal", "SuccessfulDelete", message)
 
     # --- status -------------------------------------------------------------------------------------
 

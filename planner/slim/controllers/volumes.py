@@ -30,6 +30,7 @@ from planner.slim.controllers.base import (
     keys_of,
     name_of,
     ns_of,
+    typed,
     uid_of,
 )
 from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key
@@ -39,10 +40,6 @@ from planner.slim.store import WatchEvent
 Obj = dict[str, Any]
 PROVISIONER = "planner.dev/simulated"
 HOST_ROOT = "/var/lib/planner-slim/volumes"
-
-
-def _typed(claim: Obj) -> Obj:
-    return {"kind": "PersistentVolumeClaim", "apiVersion": "v1", **claim}
 
 
 def _claim_key(namespace: str, name: str) -> Key:
@@ -189,7 +186,7 @@ class VolumeController:
 
     def _wait(self, claim: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         self.writer.event(
-            _typed(claim),
+            typed("PersistentVolumeClaim", claim),
             "Warning" if warning else "Normal",
             reason,
             message,
@@ -260,7 +257,7 @@ class VolumeController:
         if created is None:
             return None
         self.writer.event(
-            _typed(claim),
+            typed("PersistentVolumeClaim", claim),
             "Normal",
             "ProvisioningSucceeded",
             f"Successfully provisioned volume {name}",

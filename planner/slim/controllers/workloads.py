@@ -22,28 +22,18 @@ import math
 import time
 from typing import Any
 
-from planner.slim import errors
-from planner.slim.api import Api
 from planner.slim.controllers.base import (
-    CONTROLLER_MANAGER,
-    Index,
-    Writer,
-    controller_keys,
-    controller_values,
+    KindController,
     deleting,
+    from_template,
     key,
-    keys_of,
     name_of,
     ns_of,
-    own_key,
-    owned,
     owner_reference,
-    rt,
     uid_of,
 )
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key, Scale
-from planner.slim.store import WatchEvent
+from planner.slim.runtime import RETRY_SECONDS
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"
@@ -123,49 +113,15 @@ def pod_active(pod: Obj) -> bool:
     return not deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def replica_set_keys(event: WatchEvent) -> list[Key]:
-    """A ReplicaSet event dirties that ReplicaSet; a Pod event the ReplicaSet controlling the pod."""
-    if event.resource == key("ReplicaSet"):
-        return [own_key(event)]
-    return controller_keys(event, "ReplicaSet")
+class ReplicaSetController(KindController):
+    kind = "ReplicaSet"
+    controls = ("Pod",)
+    recorder = "replicaset-controller"
 
-
-def deployment_keys(event: WatchEvent) -> list[Key]:
-    """A Deployment event dirties that Deployment; a ReplicaSet event the Deployment controlling it."""
-    if event.resource == key("Deployment"):
-        return [own_key(event)]
-    return controller_keys(event, "Deployment")
-
-
-class ReplicaSetController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("ReplicaSet"), key("Pod"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.pods = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("Pod"):
-            self.pods.observe(event)
-        return replica_set_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.pods.rebuild(self.api.store, [key("Pod")])
-        return keys_of(self.api.store, key("ReplicaSet"))
-
-    def sync(self, rs_key: Key, now: float) -> float | None:
-        rs = self.api.store.get(*rs_key)
-        if rs is None or deleting(rs):
-            return None
-        return self._sync(rs, owned(self.api.store, self.pods, rs), now)
-
-    def _sync(self, rs: Obj, pods: list[Obj], now: float) -> float | None:
+    def reconcile(self, rs: Obj, now: float) -> float | None:
         """Create or delete pods to match spec.replicas; when to look again (a pod becomes available,
         or a failed creation is retried)."""
+        pods = self.controlled.of("Pod", rs)
         active = [p for p in pods if pod_active(p)]
         wanted = _replicas(rs)
         failure: str | None = None
@@ -175,7 +131,7 @@ class ReplicaSetController:
         elif len(active) > wanted:
             for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
                 self.writer.delete("Pod", pod)
-                self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
+                self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
         min_ready = self.scale(float((rs.get("spec") or {}).get("minReadySeconds", 0)))
         available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
         available = sum(1 for t in available_at if t <= now)
@@ -188,24 +144,9 @@ class ReplicaSetController:
         return found is None or deleting(found)
 
     def _create_pod(self, rs: Obj) -> str | None:
-        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
-        meta = template.get("metadata") or {}
-        meta.pop("creationTimestamp", None)
-        meta["generateName"] = f"{name_of(rs)}-"
-        meta["ownerReferences"] = [owner_reference(rs, "ReplicaSet", "apps/v1")]
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template.get("spec") or {}}
-        try:
-            created = self.api.create(rt("Pod"), ns_of(rs), pod, self.writer.options)
-        except errors.StatusError as exc:
-            message = str(exc.body.get("message", ""))
-            self._event(rs, "Warning", "FailedCreate", f"Error creating: {message}")
-            return message
-        self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name_of(created)}")
-        return None
-
-    def _event(self, rs: Obj, event_type: str, reason: str, message: str) -> None:
-        involved = _typed(rs, "ReplicaSet", "apps/v1")
-        self.writer.event(involved, event_type, reason, message, component="replicaset-controller")
+        template = (rs.get("spec") or {}).get("template") or {}
+        pod = from_template(rs, "ReplicaSet", template, "Pod", generateName=f"{name_of(rs)}-")
+        return self.create_pod(rs, pod)
 
     def _write_status(self, rs: Obj, active: list[Obj], failure: str | None, available: int) -> None:
         ready = sum(1 for p in active if pod_ready(p))
@@ -262,39 +203,15 @@ def _deletion_rank(pod: Obj) -> tuple[int, int, str]:
     return scheduled, 1 if pod_ready(pod) else 0, "".join(chr(255 - ord(c)) for c in created)
 
 
-def _typed(obj: Obj, kind: str, api_version: str) -> Obj:
-    return {"kind": kind, "apiVersion": api_version, **obj}
-
-
-class DeploymentController:
-    component: str = CONTROLLERS
-    watches: tuple[str, ...] = (key("Deployment"), key("ReplicaSet"))
-    min_interval: float = 0.0
-
-    def __init__(self, api: Api, scale: Scale) -> None:
-        self.api = api
-        self.scale = scale
-        self.writer = Writer(api, CONTROLLER_MANAGER)
-        self.replica_sets = Index(controller_values)
-
-    def observe(self, event: WatchEvent) -> list[Key]:
-        if event.resource == key("ReplicaSet"):
-            self.replica_sets.observe(event)
-        return deployment_keys(event)
-
-    def resync(self) -> list[Key]:
-        self.replica_sets.rebuild(self.api.store, [key("ReplicaSet")])
-        return keys_of(self.api.store, key("Deployment"))
-
-    def sync(self, deployment_key: Key, now: float) -> float | None:
-        deployment = self.api.store.get(*deployment_key)
-        if deployment is None or deleting(deployment):
-            return None
-        return self._sync(deployment, owned(self.api.store, self.replica_sets, deployment), now)
+class DeploymentController(KindController):
+    kind = "Deployment"
+    controls = ("ReplicaSet",)
+    recorder = "deployment-controller"
 
     # --- one deployment ------------------------------------------------------------------------------
 
-    def _sync(self, deployment: Obj, sets: list[Obj], now: float) -> float | None:
+    def reconcile(self, deployment: Obj, now: float) -> float | None:
+        sets = self.controlled.of("ReplicaSet", deployment)
         template = (deployment.get("spec") or {}).get("template") or {}
         new = next(
             (
@@ -353,12 +270,11 @@ class DeploymentController:
             body["spec"]["minReadySeconds"] = spec["minReadySeconds"]
         created = self.writer.create("ReplicaSet", ns_of(deployment), body)
         if created is not None:
-            self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+            self.event(
+                deployment,
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled up replica set {name_of(created)} to {start}",
-                component="deployment-controller",
             )
         return created
 
@@ -439,12 +355,11 @@ class DeploymentController:
         updated["spec"]["replicas"] = replicas
         if self.writer.update("ReplicaSet", updated) is not None and previous != replicas:
             direction = "up" if replicas > previous else "down"
-            self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+            self.event(
+                deployment,
                 "Normal",
                 "ScalingReplicaSet",
                 f"Scaled {direction} replica set {name_of(rs)} to {replicas} from {previous}",
-                component="deployment-controller",
             )
 
     def _prune_history(self, deployment: Obj, old: list[Obj]) -> None:
@@ -559,12 +474,11 @@ class DeploymentController:
                 stamp,
                 touch=True,
             )
-            self.writer.event(
-                _typed(deployment, "Deployment", "apps/v1"),
+            self.event(
+                deployment,
                 "Warning",
                 "ProgressDeadlineExceeded",
                 f'ReplicaSet "{name}" has timed out progressing.',
-                component="deployment-controller",
             )
             return None
         return deadline

@@ -28,6 +28,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from planner.slim.decoding import json_type
 from planner.slim.protobuf.schema import FieldSpec, Schema, Shape
 
 MAGIC = b"k8s\x00"
@@ -276,13 +277,17 @@ READERS: dict[Shape, Callable[[Any], Any]] = {
 }
 
 
+# What a conversion error calls a value, by its JSON type.
+_FOUND = {
+    "null": "null",
+    "boolean": "a boolean",
+    "integer": "a number",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+    "object": "an object",
+}
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
+    return _FOUND[json_type(value)]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.slimcluster import http
 
 V1 = "/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers"

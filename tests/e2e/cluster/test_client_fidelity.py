@@ -12,8 +12,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import urlopen
 from tests.slimcluster import http
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from planner.slim import cluster as slim_cluster
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 from tests.slimcluster import http
 
 Obj = dict[str, Any]

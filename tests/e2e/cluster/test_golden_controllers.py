@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.cluster.test_golden_replay import (
     DEVIATIONS,
     _run_before,

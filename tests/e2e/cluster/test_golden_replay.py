@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 from tests.paths import GOLDEN
 from tests.slimcluster import Response, http
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.slim import cluster
-from planner.slim.admin import Endpoint, urlopen
+from planner.testing.slimadmin import Endpoint, urlopen
 
 
 def _get(endpoint: Endpoint, path: str) -> tuple[int, dict[str, object]]:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
 from planner.slim.resources import RESOURCES
+from planner.testing.slimadmin import urlopen
 from tests.paths import GOLDEN_PROTOBUF
 from tests.protobuf_reader import PROTOBUF, build, envelope, raw_http, read_frames, read_object
 from tests.slimcluster import http

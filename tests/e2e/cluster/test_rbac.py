@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.slimcluster import http
 
 Obj = dict[str, Any]

@@ -11,8 +11,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle
+from planner.testing.slimadmin import urlopen
 from tests.simulated import eventually, simulated_cluster_fixture
 
 cluster = simulated_cluster_fixture()

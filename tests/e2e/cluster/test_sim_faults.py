@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim.admin import SlimAdmin, urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.simulated import eventually, simulated_cluster_fixture
 from tests.slimcluster import http
 

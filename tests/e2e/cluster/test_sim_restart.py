@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.slim import cluster
-from planner.slim.admin import Endpoint, urlopen
+from planner.testing.slimadmin import Endpoint, urlopen
 from tests.simulated import eventually
 
 

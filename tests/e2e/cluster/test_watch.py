@@ -15,8 +15,8 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from planner.slim.admin import urlopen
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import urlopen
 
 CACHE = 30
 MERGE = "application/merge-patch+json"

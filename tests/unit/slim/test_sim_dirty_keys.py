@@ -10,12 +10,12 @@ import pytest
 
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
+from planner.slim.controllers.base import owner_keys
 from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
-from planner.slim.controllers.jobs import job_keys
 from planner.slim.controllers.namespaces import namespace_keys
 from planner.slim.controllers.volumes import VolumeController
-from planner.slim.controllers.workloads import ReplicaSetController, deployment_keys, replica_set_keys
+from planner.slim.controllers.workloads import ReplicaSetController
 from planner.slim.nodeagent import NODE_KEY, NodeAgent
 from planner.slim.resources import by_kind
 from planner.slim.runtime import Driver, Key, Scale, Switches, WorkQueue
@@ -68,13 +68,13 @@ def store_with(*objects: tuple[str, Obj]) -> Store:
 
 def test_a_pod_event_dirties_the_replica_set_controlling_it() -> None:
     web = pod("web-7d-x1", ownerReferences=owned_by("ReplicaSet", "web-7d"))
-    assert replica_set_keys(added(PODS, web)) == [Key(RSS, "shop", "web-7d")]
+    assert owner_keys(added(PODS, web), "ReplicaSet") == [Key(RSS, "shop", "web-7d")]
 
 
 def test_a_pod_moving_between_replica_sets_dirties_both() -> None:
     before = pod("p", ownerReferences=owned_by("ReplicaSet", "old-rs"))
     after = pod("p", ownerReferences=owned_by("ReplicaSet", "new-rs"))
-    assert replica_set_keys(event("MODIFIED", PODS, after, before)) == [
+    assert owner_keys(event("MODIFIED", PODS, after, before), "ReplicaSet") == [
         Key(RSS, "shop", "new-rs"),
         Key(RSS, "shop", "old-rs"),
     ]
@@ -84,20 +84,24 @@ def test_pods_without_a_controlling_replica_set_dirty_nothing() -> None:
     orphan = pod("p")
     not_controller = pod("q", ownerReferences=owned_by("ReplicaSet", "web-7d", controller=False))
     job_pod = pod("r", ownerReferences=owned_by("Job", "migrate"))
-    assert [replica_set_keys(added(PODS, p)) for p in (orphan, not_controller, job_pod)] == [[], [], []]
+    assert [owner_keys(added(PODS, p), "ReplicaSet") for p in (orphan, not_controller, job_pod)] == [
+        [],
+        [],
+        [],
+    ]
 
 
 def test_a_replica_set_event_dirties_itself_and_its_deployment() -> None:
     rs = obj("web-7d", ownerReferences=owned_by("Deployment", "web"))
-    assert replica_set_keys(added(RSS, rs)) == [Key(RSS, "shop", "web-7d")]
-    assert deployment_keys(added(RSS, rs)) == [Key(DEPLOYMENTS, "shop", "web")]
-    assert deployment_keys(added(DEPLOYMENTS, obj("web"))) == [Key(DEPLOYMENTS, "shop", "web")]
+    assert owner_keys(added(RSS, rs), "ReplicaSet") == [Key(RSS, "shop", "web-7d")]
+    assert owner_keys(added(RSS, rs), "Deployment") == [Key(DEPLOYMENTS, "shop", "web")]
+    assert owner_keys(added(DEPLOYMENTS, obj("web")), "Deployment") == [Key(DEPLOYMENTS, "shop", "web")]
 
 
 def test_a_pod_event_dirties_the_job_controlling_it() -> None:
     worker = pod("migrate-abcde", ownerReferences=owned_by("Job", "migrate"))
-    assert job_keys(event("DELETED", PODS, worker, worker)) == [Key("batch/jobs", "shop", "migrate")]
-    assert job_keys(added("batch/jobs", obj("migrate"))) == [Key("batch/jobs", "shop", "migrate")]
+    assert owner_keys(event("DELETED", PODS, worker, worker), "Job") == [Key("batch/jobs", "shop", "migrate")]
+    assert owner_keys(added("batch/jobs", obj("migrate")), "Job") == [Key("batch/jobs", "shop", "migrate")]
 
 
 def test_namespace_contents_dirty_their_namespace() -> None:

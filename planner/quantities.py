@@ -1,24 +1,30 @@
-"""Quantities as the apiserver parses and re-serializes them (`resources`, `capacity` and the like).
+"""Kubernetes quantities as the apiserver parses and re-serializes them (`resources`, `capacity` and the
+like): one grammar and one arithmetic for the embedded cluster, which stores their canonical form, and
+for planner's plan checks and comparisons (`planner.kube.quantity`).
 
 Parsing follows apimachinery's `resource.ParseQuantity`: a sign, digits with an optional point, and a
 suffix (binary `Ki…Ei`, decimal `n…E`, or an exponent `eN`); anything else is refused with the
-apiserver's own words, which the caller puts in a 400. The value is kept exactly, except that a
-non-zero value finer than 1n is rounded away from zero to a whole nano-unit, and a binary-suffixed
-value beyond 2^63-1 is clamped to it (so `99999Ei` is stored as 9223372036854775807). Huge decimal
-values (`1e400`) are kept as they are: arithmetic works on (digits, exponent), never on the expanded
-number.
+apiserver's own words, which the embedded server puts in a 400. `exact` gives the value the text
+writes; `kept` what the apiserver keeps of it: the value exactly, except that a non-zero value finer
+than 1n is rounded away from zero to a whole nano-unit, and a binary-suffixed value beyond 2^63-1 is
+clamped to it (so `99999Ei` is stored as 9223372036854775807). Huge decimal values (`1e400`) are kept as
+they are: arithmetic works on (digits, exponent), never on the expanded number. `parse` reads a text as
+the apiserver does, exponent and all: it trims spaces, and reads an exponent as an int64 that it then
+wraps to an int32.
 
 Serializing prints the canonical form: the suffix family of the input is kept, the largest suffix that
 keeps the mantissa an integer is chosen (a decimal exponent a multiple of 3), and binary values below
 1024 or with a fraction fall back to decimal. So `0.5` → `500m`, `1000m` → `1`, `1024Mi` → `1Gi`,
 `1536Mi` stays, `0.5Gi` → `512Mi`, `1e400` → `10e399`. A decimal-SI value past `E` is printed with an
 exponent (current apimachinery; v1.28 dropped the suffix, printing `1000E` as `1`).
+
+A leaf: it imports nothing from planner.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal, InvalidOperation
 
 FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 SUFFIX_WRONG = "unable to parse quantity's suffix"
@@ -40,21 +46,50 @@ class QuantityError(ValueError):
 def parse(text: str) -> tuple[Decimal, str]:
     """The value the apiserver keeps and its format ("BinarySI", "DecimalSI", "DecimalExponent")."""
     text = text.strip()  # Quantity.UnmarshalJSON trims spaces
+    number, base, exponent, family = _scan(text)
+    if family == "DecimalExponent":
+        exponent = _as_go_reads(exponent)
+    value = kept(_value(number, base, exponent, _exact(text)), family)
+    if family == "BinarySI" and 0 < abs(value) < 1:
+        family = "DecimalSI"
+    return value, family
+
+
+def exact(text: str) -> tuple[Decimal, str]:
+    """The value `text` writes, exactly (its exponent as written: no int32 wrap), and its format."""
+    number, base, exponent, family = _scan(text)
+    try:
+        return _value(number, base, exponent, _exact(text)), family
+    except InvalidOperation as exc:  # an exponent beyond what a Decimal can hold
+        raise QuantityError(SUFFIX_WRONG) from exc
+
+
+def kept(value: Decimal, family: str) -> Decimal:
+    """What the apiserver keeps of an exact value: rounded away from zero to 1n when finer, and a
+    BinarySI value clamped to ±(2^63-1)."""
+    _, digits, exponent = value.as_tuple()
+    if value and _finite(exponent) < -9:
+        context = Context(prec=len(digits) + 2, Emax=MAX_EMAX, Emin=MIN_EMIN)
+        value = value.quantize(NANO, rounding=ROUND_UP, context=context)
+    if family == "BinarySI" and abs(value) > MAX_ALLOWED:
+        value = MAX_ALLOWED.copy_sign(value)
+    return value
+
+
+def _scan(text: str) -> tuple[str, int, int, str]:
+    """parseQuantityString: (the number's text, base, exponent, format); QuantityError when it is none."""
     scanned = _SCAN.fullmatch(text)
     if not text or scanned is None:
         raise QuantityError(FORMAT_WRONG)
     sign, whole, fraction, suffix = scanned.groups()
     base, exponent, family = _interpret(suffix)
-    context = _exact(text)
-    number = Decimal(f"{sign}{whole or '0'}.{fraction or '0'}")
-    value = number.scaleb(exponent, context) if base == 10 else context.multiply(number, 2**exponent)
-    if value and _finite(value.as_tuple().exponent) < -9:
-        value = value.quantize(NANO, rounding=ROUND_UP, context=context)
-    if family == "BinarySI" and abs(value) > MAX_ALLOWED:
-        value = MAX_ALLOWED.copy_sign(value)
-    if family == "BinarySI" and 0 < abs(value) < 1:
-        family = "DecimalSI"
-    return value, family
+    return f"{sign}{whole or '0'}.{fraction or '0'}", base, exponent, family
+
+
+def _value(number: str, base: int, exponent: int, context: Context) -> Decimal:
+    if base == 10:
+        return Decimal(f"{number}e{exponent}", context)
+    return context.multiply(Decimal(number), 2**exponent)
 
 
 def _interpret(suffix: str) -> tuple[int, int, str]:
@@ -64,10 +99,15 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
     if suffix in _BINARY:
         return 2, _BINARY[suffix], "BinarySI"
     if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]):
-        parsed = int(suffix[1:])
-        if -(2**63) <= parsed < 2**63:  # strconv.ParseInt(…, 64), then an int32 conversion that wraps
-            return 10, (parsed + 2**31) % 2**32 - 2**31, "DecimalExponent"
+        return 10, int(suffix[1:]), "DecimalExponent"
     raise QuantityError(SUFFIX_WRONG)
+
+
+def _as_go_reads(exponent: int) -> int:
+    """strconv.ParseInt(…, 64), then an int32 conversion that wraps."""
+    if not -(2**63) <= exponent < 2**63:
+        raise QuantityError(SUFFIX_WRONG)
+    return (exponent + 2**31) % 2**32 - 2**31
 
 
 def _exact(text: str) -> Context:

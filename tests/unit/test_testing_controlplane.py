@@ -1,4 +1,5 @@
-"""The real control plane's binary cache and the node agent's pure status helpers, without a cluster."""
+"""planner.testing without a cluster: where the real control plane finds its binaries (and their cache),
+and the node agent's pure status helpers."""
 
 from __future__ import annotations
 
@@ -10,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from planner.slim.realcluster.controlplane import COMPONENTS, ControlPlaneUnavailable, unpacked_binaries
-from planner.slim.realcluster.nodeagent import _same_status, stopped_status
+from planner.testing.controlplane import (
+    BINARIES_ENV,
+    COMPONENTS,
+    ControlPlaneUnavailable,
+    binaries_directory,
+    etcd_binary,
+    unpacked_binaries,
+)
+from planner.testing.simnodes import _same_status, stopped_status
 
 
 def archives(directory: Path) -> dict[str, bytes]:
@@ -43,6 +51,42 @@ def test_a_missing_archive_says_which(tmp_path: Path) -> None:
     (tmp_path / "bin" / "kube-scheduler.xz").unlink()
     with pytest.raises(ControlPlaneUnavailable, match=r"kube-scheduler\.xz not found"):
         unpacked_binaries(tmp_path / "bin", tmp_path / "cache")
+
+
+def test_plain_executables_serve_as_they_are_and_nothing_is_cached(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    for name in COMPONENTS:
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n")
+        (tmp_path / "bin" / name).chmod(0o755)
+    found = unpacked_binaries(tmp_path / "bin", tmp_path / "cache")
+    assert found == {name: tmp_path / "bin" / name for name in COMPONENTS}
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_binary_that_is_not_executable_is_no_binary(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    for name in COMPONENTS:
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n")
+    with pytest.raises(ControlPlaneUnavailable, match=r"kube-apiserver\.xz not found \(nor an executable"):
+        unpacked_binaries(tmp_path / "bin", tmp_path / "cache")
+
+
+def test_the_binaries_directory_is_the_callers_else_the_environments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(BINARIES_ENV, str(tmp_path / "from-env"))
+    assert binaries_directory(tmp_path / "given") == tmp_path / "given"
+    assert binaries_directory(str(tmp_path / "given")) == tmp_path / "given"
+    assert binaries_directory() == tmp_path / "from-env"
+    monkeypatch.delenv(BINARIES_ENV)
+    with pytest.raises(ControlPlaneUnavailable, match=r"set \$PLANNER_K8S_BIN to a directory holding"):
+        binaries_directory()
+
+
+def test_an_etcd_beside_the_binaries_is_the_one_started(tmp_path: Path) -> None:
+    (tmp_path / "etcd").write_text("#!/bin/sh\n")
+    (tmp_path / "etcd").chmod(0o755)
+    assert etcd_binary(tmp_path) == tmp_path / "etcd"
 
 
 def test_a_status_equal_but_for_what_the_server_drops_is_not_written_again() -> None:
