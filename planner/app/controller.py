@@ -45,10 +45,10 @@ from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_pla
 from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.app.webview import Known, Pages, addressed_plan, overview, plan_view
-from planner.controller.events import event_reason, record_event
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import ElectionTimings, LeaderElector
-from planner.controller.metrics import ControllerMetrics
+from planner.controller.prometheus import ControllerMetrics
+from planner.controller.recorder import event_reason, record_event
 from planner.controller.sharding import lease_name
 from planner.controller.tenancy import Tenancy, service_account_user
 from planner.errors import ApiError, PlannerError, UnreachableError

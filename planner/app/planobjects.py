@@ -33,7 +33,7 @@ from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_pla
 from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
-from planner.controller.events import event_reason, record_event
+from planner.controller.recorder import event_reason, record_event
 from planner.controller.sharding import plan_selector
 from planner.controller.tenancy import Tenancy, service_account_user
 from planner.diff import ChangeSet

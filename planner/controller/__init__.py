@@ -1,2 +1,2 @@
 """The long-running controller: continuous reconcile, warm pools, the idle reaper, health and metrics,
-leader election. `manager` runs it; `leader`, `metrics` and `health` are its parts."""
+leader election. `app.controller` runs it; `leader`, `prometheus`, `recorder` and `health` are its parts."""
