@@ -2,7 +2,7 @@
 
 Built from what the controller already keeps — each plan's rendering and last reconcile outcome, a Plan
 object's status, the PVC and Pod watch caches — so the index costs no request; a plan's page reads its
-generations' metadata once. `planner.output.webview` turns these view models into HTML. Only names,
+generations' metadata once. `pages` turns these view models into HTML. Only names,
 states, counts and planner's own messages go in, never an object's data: no Secret value can reach a page.
 """
 
@@ -88,14 +88,6 @@ class Overview:
     leading: bool
     plans: tuple[PlanView, ...]
     pools: tuple[PoolStatus, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class Pages:
-    """How the view models become pages (the CLI gives `planner.output.webview`'s renderers)."""
-
-    index: Callable[[Overview], str]
-    plan: Callable[[PlanView], str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -456,7 +448,6 @@ __all__ = [
     "LastApply",
     "ObjectHealth",
     "Overview",
-    "Pages",
     "PlanView",
     "addressed_plan",
     "object_tree",

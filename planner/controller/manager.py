@@ -40,17 +40,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.app.history import list_generations
-from planner.app.planobjects import PlanObjects, object_key, source_name
-from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.reconciling import PlanOutcome, reconcile_plan
 from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
-from planner.app.webview import Known, Pages, addressed_plan, overview, plan_view
+from planner.controller import pages
 from planner.controller.health import HealthServer, Heartbeat
-from planner.controller.leader import ElectionTimings, LeaderElector
+from planner.controller.leader import LeaderElector
+from planner.controller.planobjects import PlanObjects, object_key, source_name
 from planner.controller.prometheus import ControllerMetrics
 from planner.controller.recorder import event_reason, record_event
+from planner.controller.settings import ControllerOptions
 from planner.controller.sharding import lease_name
-from planner.controller.tenancy import Tenancy, service_account_user
+from planner.controller.tenancy import service_account_user
+from planner.controller.viewmodels import Known, addressed_plan, overview, plan_view
 from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
 from planner.kube.client import KubeClient
@@ -67,28 +69,6 @@ from planner.workqueue import WorkQueue
 
 Notice = Callable[[str], None]
 REAP = "reap"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ControllerOptions:
-    """`plans`: the plan files and directories; none: the Plan objects in `watch_namespace` (None:
-    every namespace)."""
-
-    plans: tuple[str, ...]
-    watch_namespace: str | None = None
-    interval: float = 300.0
-    resync: float = 30.0
-    poll: float = 2.0
-    listen: str = "127.0.0.1:8081"
-    web_listen: str | None = None  # the web view's own address; None: `listen`'s
-    progress_deadline: float = 600.0  # /healthz fails when a work loop has not moved for this long
-    leader_elect: bool = False
-    lease_namespace: str | None = None
-    concurrent: int = 4  # workers
-    shard: str | None = None  # Plan objects labelled planner.dev/shard=<shard> (None: the unlabelled)
-    timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
-    reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
-    tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
 
 
 @dataclass
@@ -121,10 +101,8 @@ def identity() -> str:
 
 
 class Controller:
-    def __init__(
-        self, target: Target, options: ControllerOptions, *, notice: Notice, pages: Pages | None = None
-    ) -> None:
-        self.target, self.options, self.notice, self.pages = target, options, notice, pages
+    def __init__(self, target: Target, options: ControllerOptions, *, notice: Notice) -> None:
+        self.target, self.options, self.notice = target, options, notice
         self.client = target.client
         self.default_namespace = target.default_namespace()
         self.identity = identity()
@@ -207,12 +185,14 @@ class Controller:
             healthz=self.healthz,
             readyz=self.readyz,
             registry=self.metrics.registry,
-            pages=self.page if self.pages is not None else None,
+            pages=self.page,
             web_listen=self.options.web_listen,
         ).start()
         web = "" if self.options.web_listen is None else f" on {self.health.web_address}"
-        viewed = f" (and the read-only web view at /{web})" if self.pages is not None else ""
-        self.notice(f"serving /healthz, /readyz and /metrics on {self.health.address}{viewed}")
+        self.notice(
+            f"serving /healthz, /readyz and /metrics on {self.health.address} (and the read-only web view "
+            f"at /{web})"
+        )
         self.claims = self.informers.informer(PERSISTENT_VOLUME_CLAIM)
         self.pods = self.informers.informer(POD)
         for informer in (self.claims, self.pods):
@@ -446,10 +426,9 @@ class Controller:
     def page(self, path: str) -> str | None:
         """The web view's page at `path` (`/`, `/plans/<namespace>/<name>`); None for no such page.
         The index reads nothing from the API; a plan's page lists its generations (one request)."""
-        assert self.pages is not None
         claims, pods = self._snapshot()
         if path == "/":
-            return self.pages.index(overview(self.identity, self.leading(), self.known_plans(), claims, pods))
+            return pages.index_page(overview(self.identity, self.leading(), self.known_plans(), claims, pods))
         wanted = addressed_plan(path)
         found = [k for k in self.known_plans() if (k.namespace, k.name) == wanted]
         if not found:
@@ -464,7 +443,7 @@ class Controller:
             generations = []
         timeout = self.options.reconcile.apply.timeout
         view = plan_view(known, claims, pods, generations=generations, with_objects=True, timeout=timeout)
-        return self.pages.plan(view)
+        return pages.plan_page(view)
 
     # --- the watch ---
 
