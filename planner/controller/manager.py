@@ -46,15 +46,17 @@ from planner.app.target import Target, secret_refs
 from planner.controller import pages
 from planner.controller.health import HealthServer, Heartbeat
 from planner.controller.leader import LeaderElector
-from planner.controller.planobjects import PlanObjects, object_key, source_name
+from planner.controller.planref import object_key, source_name
+from planner.controller.planwatch import PlanWatch
 from planner.controller.prometheus import ControllerMetrics
-from planner.controller.recorder import event_reason, record_event
+from planner.controller.reconciler import PlanReconciler
+from planner.controller.recorder import EventRecorder
 from planner.controller.settings import ControllerOptions
 from planner.controller.sharding import lease_name
 from planner.controller.tenancy import service_account_user
 from planner.controller.viewmodels import Known, addressed_plan, overview, plan_view
 from planner.errors import ApiError, PlannerError, UnreachableError
-from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD, SECRET
+from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import EventType, Informer, Informers, Scope
 from planner.monitor.pools import listed_claims, maintain_pool, reap_idle, remove_undeclared_pools
@@ -125,7 +127,9 @@ class Controller:
         self.informers = Informers(self.client, shared_scope=Scope(shared))
         self.claims: Informer | None = None
         self.pods: Informer | None = None
-        self.plan_objects: PlanObjects | None = None
+        self.plan_objects: PlanWatch | None = None
+        self.reconciler: PlanReconciler | None = None
+        self.recorder = EventRecorder(self.client, identity=self.identity, notice=notice)
         self.elector = (
             LeaderElector(
                 self.client,
@@ -272,14 +276,18 @@ class Controller:
 
     def follow_plan_objects(self) -> None:
         """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
-        self.plan_objects = PlanObjects(
+        self.plan_objects = PlanWatch(
+            self.client, self.informers, namespace=self.options.watch_namespace, shard=self.options.shard
+        )
+        self.reconciler = PlanReconciler(
             self.target,
+            self.plan_objects,
             self.informers,
-            namespace=self.options.watch_namespace,
-            identity=self.identity,
-            notice=self.notice,
-            shard=self.options.shard,
+            options=self.options.reconcile,
             tenancy=self.options.tenancy,
+            recorder=self.recorder,
+            notice=self.notice,
+            stop=self.run_stop,
         )
 
         def forget(key: str) -> None:
@@ -291,8 +299,8 @@ class Controller:
         self.plan_objects.follow(lambda key: self.queue.add(f"plan:{key}"), forget)
 
     def reconcile_object(self, key: str) -> bool:
-        assert self.plan_objects is not None
-        done = self.plan_objects.reconcile(key, options=self.options.reconcile, stop=self.run_stop)
+        assert self.reconciler is not None
+        done = self.reconciler.reconcile(key)
         with self.files_lock:
             if done.rendered is None:
                 self.files.pop(key, None)
@@ -382,7 +390,7 @@ class Controller:
         if self.plan_objects is not None:
             return [
                 self._known_object(key, plan, files.get(key), outcomes.get(key), applied.get(key))
-                for key, plan in ((object_key(p), p) for p in self.plan_objects.informer.items())
+                for key, plan in ((object_key(p), p) for p in self.plan_objects.plans())
             ]
         return [
             self._known_file(name, loaded, outcomes.get(name), applied.get(name))
@@ -518,7 +526,7 @@ class Controller:
         )
         self._count(file, outcome)
         if outcome.result != "locked":
-            self.record_event(outcome)
+            self.recorder.on_applyset(outcome)
         return outcome.result not in ("failed", "locked")
 
     def maintain_pools(self, file: str) -> bool:
@@ -581,23 +589,6 @@ class Controller:
             self.notice(f"{runtime_id}: paused (idle)")
         self.metrics.reaped.inc(len(reaped))
         return True
-
-    # --- events ---
-
-    def record_event(self, outcome: PlanOutcome) -> None:
-        """An Event on the plan's ApplySet parent Secret saying how its reconcile went."""
-        reason, kind = event_reason(outcome.result, outcome.drift)
-        involved = {
-            "apiVersion": SECRET.api_version,
-            "kind": SECRET.kind,
-            "name": outcome.plan,
-            "namespace": outcome.namespace,
-        }
-        problem = record_event(
-            self.client, involved, reason=reason, kind=kind, message=outcome.message, identity=self.identity
-        )
-        if problem:
-            self.notice(problem)
 
     # --- once ---
 

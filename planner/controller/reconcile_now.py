@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from planner.app.target import Target
 from planner.controller import planstatus
+from planner.controller.planref import patch_plan
 from planner.errors import NotFoundError, PlannerError
 from planner.kinds import PLAN
 from planner.kube.client import resource_path
@@ -35,7 +36,7 @@ def request_reconcile(target: Target, name: str, namespace: str, *, timeout: flo
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     patch = {"metadata": {"annotations": {planstatus.ANNOTATION_REQUESTED_AT: requested}}}
     try:
-        client.request("PATCH", path, body=patch, content_type="application/merge-patch+json", verb="patch")
+        patch_plan(client, path, patch)
     except NotFoundError:
         raise PlannerError(f"{plan_object_source(namespace, name)} not found") from None
     informer = Informer(client, PLAN, namespaces=frozenset({namespace})).start()

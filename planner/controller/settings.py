@@ -14,6 +14,9 @@ from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key
 from planner.controller.tenancy import Tenancy
 from planner.errors import UsageError
+from planner.plan.reconcile_section import ReconcileSection
+
+PLAN_OBJECT_CONSENT = "set reconcile.allowDataLoss: true in the Plan"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,3 +100,28 @@ def controller_options(
             cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
         ),
     )
+
+
+def plan_reconcile_options(
+    options: ReconcileOptions,
+    section: ReconcileSection,
+    *,
+    revision: str,
+    prune: bool | None = None,
+    allow_empty: bool = False,
+) -> ReconcileOptions:
+    """The controller's reconcile options as the Plan's `reconcile:` section and revision amend them."""
+    applying = options.apply
+    planning = dataclasses.replace(
+        applying.plan,
+        allow_data_loss=applying.plan.allow_data_loss or section.allow_data_loss,
+        allow_empty=applying.plan.allow_empty or allow_empty,
+        data_loss_consent=PLAN_OBJECT_CONSENT,
+    )
+    applying = dataclasses.replace(
+        applying,
+        plan=planning,
+        timeout=section.timeout if section.timeout is not None else applying.timeout,
+        history=dataclasses.replace(applying.history, revision=revision or None),
+    )
+    return dataclasses.replace(options, apply=applying, prune=section.prune if prune is None else prune)
