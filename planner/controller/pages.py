@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
 
-from planner.controller.viewmodels import LastApply, ObjectHealth, Overview, PlanView
+from planner.controller.objecthealth import ObjectHealth
+from planner.controller.viewmodels import LastApply, Overview, PlanView
 from planner.errors import UsageError
 from planner.monitor.pools import PoolStatus
 from planner.output.graph import Drawing, drawing, to_svg
