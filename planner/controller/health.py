@@ -2,8 +2,8 @@
 
 `/healthz` is 200 while the process runs, no informer has failed for good and no work loop has stalled
 (`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
-replica leads or stands by healthily, and 503 from the moment shutdown begins; `/metrics` is the
-Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
+replica leads or stands by healthily, and 503 from the moment shutdown begins (`Probes` answers both);
+`/metrics` is the Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
 none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`) —
 on the same address, or given `web_listen` there and only there (a Deployment keeps the pages on the
 pod's loopback, for `kubectl port-forward`, while the kubelet probes the pod's address).
