@@ -1,7 +1,7 @@
 """A package's public names, each imported from its module on first use (PEP 562).
 
-`planner.app` and `planner.output` export what the command line calls this way, so listing the
-commands or printing the version imports none of the stages behind them.
+`planner.app`, `planner.output` and `planner.controller` export what the command line calls this way,
+so listing the commands or printing the version imports none of the stages behind them.
 """
 
 from __future__ import annotations

@@ -14,13 +14,11 @@ from planner.lazy import exports
 
 if TYPE_CHECKING:
     from planner.app.apply import ApplyOptions
-    from planner.app.controller import Controller, ControllerOptions
     from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
     from planner.app.locks import LockState, lock_state, unlock
     from planner.app.options import (
         apply_options,
         cluster_target,
-        controller_options,
         log_options,
         plan_options,
         reconcile_exit_code,
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
         render_plans,
         save_plans,
     )
-    from planner.app.planobjects import request_reconcile
     from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile
     from planner.app.rendering import validate
     from planner.app.rollingback import RollbackOptions, RollbackResult, rollback
@@ -44,7 +41,6 @@ if TYPE_CHECKING:
     from planner.app.selector import PlanRef, selected_plans
     from planner.app.target import Target
     from planner.app.watching import MonitorOptions, apply_plans, monitor, status
-    from planner.app.webview import Pages
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
     from planner.monitor.lifecycle import LogOptions
     from planner.plan.crd import plan_crd
@@ -55,12 +51,10 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "planner.app.apply": ["ApplyOptions"],
-    "planner.app.controller": ["Controller", "ControllerOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
     "planner.app.options": [
         "apply_options",
-        "controller_options",
         "log_options",
         "plan_options",
         "reconcile_exit_code",
@@ -78,14 +72,12 @@ _MODULES = {
         "render_plans",
         "save_plans",
     ],
-    "planner.app.planobjects": ["request_reconcile"],
     "planner.app.reconciling": ["PlanOutcome", "ReconcileOptions", "reconcile"],
     "planner.app.rollingback": ["RollbackOptions", "RollbackResult", "rollback"],
     "planner.app.sandboxes": ["claim_sandbox", "release_sandbox", "touch_sandbox"],
     "planner.app.selector": ["PlanRef", "selected_plans"],
     "planner.app.target": ["Target"],
     "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
-    "planner.app.webview": ["Pages"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
     "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
     "planner.state.lock": ["LockOptions"],
@@ -101,14 +93,11 @@ __all__ = [
     "DEFAULT_APPLY_TIMEOUT",
     "DEFAULT_HISTORY_MAX",
     "ApplyOptions",
-    "Controller",
-    "ControllerOptions",
     "HistoryOptions",
     "LockOptions",
     "LockState",
     "LogOptions",
     "MonitorOptions",
-    "Pages",
     "PlanOptions",
     "PlanOutcome",
     "PlanRef",
@@ -121,7 +110,6 @@ __all__ = [
     "check_data_loss",
     "claim_sandbox",
     "cluster_target",
-    "controller_options",
     "delete_workload",
     "diff_generations",
     "history_of",
@@ -138,7 +126,6 @@ __all__ = [
     "reconcile_options",
     "release_sandbox",
     "render_plans",
-    "request_reconcile",
     "rollback",
     "rollback_options",
     "run_lifecycle",

@@ -1,9 +1,9 @@
 """From a command's flags to the option objects the commands take, with the checks between flags.
 
 The command line passes each command's flags here by their option names, as parsed and nothing more;
-every default a flag leaves out and every rule that ties two flags together (`--out` needs `--dry-run`,
-`--renew-deadline` under `--lease-duration`) lives here, so a program calling `planner.app` gets the
-same options the command line does.
+every default a flag leaves out and every rule that ties two flags together (`--out` needs `--dry-run`)
+lives here, so a program calling `planner.app` gets the same options the command line does. The
+controller's own flags become its options in `planner.controller.settings`.
 """
 
 from __future__ import annotations
@@ -13,16 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from planner.app.apply import ApplyOptions
-from planner.app.controller import ControllerOptions
 from planner.app.history import HistoryOptions
 from planner.app.planning import DEFAULT_APPLY_TIMEOUT, PlanOptions
 from planner.app.reconciling import PlanOutcome, ReconcileOptions
 from planner.app.rollingback import RollbackOptions
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions
-from planner.controller.leader import ElectionTimings
-from planner.controller.sharding import is_shard_key
-from planner.controller.tenancy import Tenancy
 from planner.errors import ExitCode, UsageError
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
@@ -138,67 +134,6 @@ def rollback_options(
 def log_options(*, tail: int, container: str | None, previous: bool, follow: bool) -> LogOptions:
     """`--tail -1` is every line."""
     return LogOptions(tail=None if tail < 0 else tail, container=container, previous=previous, follow=follow)
-
-
-def controller_options(
-    *,
-    plans: Sequence[str],
-    watch_namespace: str | None,
-    interval: float,
-    resync: float,
-    poll: float,
-    listen: str,
-    web_listen: str | None,
-    progress_deadline: float,
-    leader_elect: bool,
-    lease_namespace: str | None,
-    lease_duration: float,
-    renew_deadline: float,
-    retry_period: float,
-    concurrent: int = 4,
-    shard: str | None = None,
-    default_service_account: str | None = None,
-    no_cross_namespace_refs: bool = False,
-    cluster_scoped_namespaces: str = "",
-    **apply_flags: Any,
-) -> ControllerOptions:
-    if not renew_deadline < lease_duration:
-        raise UsageError("--renew-deadline must be shorter than --lease-duration")
-    if shard is not None and plans:
-        raise UsageError("--shard selects Plan objects; it cannot be used with --plans")
-    if shard is not None and not is_shard_key(shard):
-        raise UsageError(
-            f"--shard {shard!r}: a shard key is at most 40 lowercase letters, digits and '-', starting and "
-            "ending with a letter or digit (a label value, and part of its Lease's name)"
-        )
-    applying = apply_options(**apply_flags)
-    longest_reconcile = (applying.timeout or 0.0) + applying.lock.timeout
-    if not progress_deadline > longest_reconcile:
-        raise UsageError("--progress-deadline must be longer than --timeout plus --lock-timeout")
-    timings = ElectionTimings(
-        lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period
-    )
-    return ControllerOptions(
-        plans=tuple(plans),
-        watch_namespace=watch_namespace,
-        interval=interval,
-        resync=resync,
-        poll=poll,
-        listen=listen,
-        web_listen=None if web_listen in (None, listen) else web_listen,
-        progress_deadline=progress_deadline,
-        leader_elect=leader_elect,
-        lease_namespace=lease_namespace,
-        concurrent=concurrent,
-        shard=shard,
-        timings=timings,
-        reconcile=ReconcileOptions(apply=applying),
-        tenancy=Tenancy(
-            default_service_account=default_service_account or None,
-            no_cross_namespace_refs=no_cross_namespace_refs,
-            cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
-        ),
-    )
 
 
 def reconcile_exit_code(outcomes: Sequence[PlanOutcome]) -> int:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from planner import app
+from planner import app, controller
 from planner.cli import options
 from planner.cli.running import exit_with, notice, stop_on_signals
 
@@ -82,12 +82,9 @@ def controller_command(target: app.Target, once: bool, **flags: Any) -> None:
     of the Lease `planner-controller` (`planner-controller-KEY` with --shard) writes. SIGTERM: finish the write in flight, release the Lease,
     exit 0. See docs/controller.md.
     """
-    settings = app.controller_options(watch_namespace=target.namespace, **flags)
-    from planner.output import webview  # the renderers pull in the pipeline: not for `--help`
-
-    pages = app.Pages(index=webview.index_page, plan=webview.plan_page)
-    controller = app.Controller(target, settings, notice=notice, pages=pages)
+    settings = controller.controller_options(watch_namespace=target.namespace, **flags)
+    running = controller.Controller(target, settings, notice=notice)
     if once:
-        exit_with(controller.run_once())
-    stop_on_signals(controller.stop)
-    exit_with(controller.run())
+        exit_with(running.run_once())
+    stop_on_signals(running.stop)
+    exit_with(running.run())

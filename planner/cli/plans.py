@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from planner import app
+from planner import app, controller
 from planner import output as printers
 from planner.cli import options
 from planner.cli.running import (
@@ -207,6 +207,8 @@ def _reconcile_now(
     if paths or not slash or kind not in ("plan", "plans", "plan.planner.dev") or not name:
         raise click.UsageError(f"--now takes plan/NAME and no PATHS, not {selector!r}")
     namespace = target.default_namespace()
-    handled = app.request_reconcile(target, name, namespace, timeout=timeout or app.DEFAULT_APPLY_TIMEOUT)
+    handled = controller.request_reconcile(
+        target, name, namespace, timeout=timeout or app.DEFAULT_APPLY_TIMEOUT
+    )
     click.echo(f"plan/{name} -n {namespace}: Ready={handled.ready} {handled.reason}: {handled.message}")
     return 0 if handled.ready == "True" else 1

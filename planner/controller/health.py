@@ -2,8 +2,8 @@
 
 `/healthz` is 200 while the process runs, no informer has failed for good and no work loop has stalled
 (`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
-replica leads or stands by healthily, and 503 from the moment shutdown begins; `/metrics` is the
-Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
+replica leads or stands by healthily, and 503 from the moment shutdown begins (`Probes` answers both);
+`/metrics` is the Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
 none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`) —
 on the same address, or given `web_listen` there and only there (a Deployment keeps the pages on the
 pod's loopback, for `kubectl port-forward`, while the kubelet probes the pod's address).
@@ -21,10 +21,12 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from planner.kube.informer import Informer
 
 Probe = Callable[[], tuple[bool, str]]  # (ok, a sentence saying why)
 Pages = Callable[[str], str | None]  # a path's HTML page; None: no such page
@@ -73,6 +75,43 @@ class Heartbeat:
             return None
         doing = f" (at {self._doing})" if self._doing else ""
         return f"{self.name} has made no progress for {silent:.0f}s{doing}"
+
+
+class Probes:
+    """What `/healthz` and `/readyz` answer, from the controller's watches (`informers`: each None until
+    started), its work loops' heartbeats, whether it is shutting down and how its election stands."""
+
+    def __init__(
+        self,
+        *,
+        informers: Callable[[], Iterable[Informer | None]],
+        loops: Sequence[Heartbeat],
+        progress_deadline: float,
+        stopping: threading.Event,
+        leading: Callable[[], bool],
+        election_healthy: Callable[[], bool],
+    ) -> None:
+        self.informers, self.loops, self.progress_deadline = informers, loops, progress_deadline
+        self.stopping, self.leading, self.election_healthy = stopping, leading, election_healthy
+
+    def healthz(self) -> tuple[bool, str]:
+        failed = [i.describe() for i in self.informers() if i is not None and i.failed]
+        if failed:
+            return False, f"informers failed: {', '.join(failed)}"
+        for loop in self.loops:
+            stalled = loop.stalled(self.progress_deadline)
+            if stalled is not None:
+                return False, stalled
+        return True, "ok"
+
+    def readyz(self) -> tuple[bool, str]:
+        if self.stopping.is_set():
+            return False, "shutting down"
+        if not all(i is not None and i.synced for i in self.informers()):
+            return False, "informers not synced"
+        if not self.election_healthy():
+            return False, "leader election: no contact with the Lease"
+        return True, "leading" if self.leading() else "standing by"
 
 
 class HealthServer:

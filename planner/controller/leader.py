@@ -93,11 +93,8 @@ class LeaderElector:
             self._leading = False
         if lease is None or not was_leading:
             return
-        body = self._body(lease, holder="", renew=False)
         try:
-            self.client.request(
-                "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
-            )
+            self._put(self._body(lease, holder="", renew=False))
         except (ApiError, UnreachableError):
             return  # it expires on its own
 
@@ -164,9 +161,7 @@ class LeaderElector:
         body["spec"] = {**body["spec"], **self._lease_body(transitions=transitions)["spec"]}
         sent = time.monotonic()
         try:
-            taken = self.client.request(
-                "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"
-            )
+            taken = self._put(body)
         except (ConflictError, NotFoundError):
             return
         self._won(taken, sent)
@@ -178,18 +173,18 @@ class LeaderElector:
             return
         sent = time.monotonic()
         try:
-            renewed = self.client.request(
-                "PUT",
-                self.path,
-                query={"fieldManager": FIELD_MANAGER},
-                body=self._body(lease, holder=self.identity, renew=True),
-                verb="update",
-            )
+            renewed = self._put(self._body(lease, holder=self.identity, renew=True))
         except (ConflictError, NotFoundError):
             with self._mutex:  # another holder now, or the Lease was deleted: stop writing at once
                 self._leading, self._lease = False, None
             return
         self._won(renewed, sent)
+
+    def _put(self, lease: Manifest) -> Manifest:
+        """Write the Lease (its resourceVersion is the precondition: a 409 means another wrote first)."""
+        return self.client.request(
+            "PUT", self.path, query={"fieldManager": FIELD_MANAGER}, body=lease, verb="update"
+        )
 
     def _won(self, lease: Manifest, sent: float) -> None:
         with self._mutex:

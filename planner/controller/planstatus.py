@@ -5,16 +5,21 @@ Three conditions: `Ready` (True once a generation is reconciled and converged; F
 failed; Unknown while in progress), and `Reconciling` and `Stalled`, present only while True (kstatus'
 "abnormal-true" conditions). Each condition carries the `observedGeneration` it speaks for, so `kubectl
 wait --for=condition=Ready` waits for the generation it was given, not a previous one's Ready. A
-condition's `lastTransitionTime` changes only when its status does. Pure: the controller sends what
-these functions return as a merge patch.
+condition's `lastTransitionTime` changes only when its status does. The functions are pure;
+`StatusWriter` sends what they return to the status subresource as a merge patch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
+from planner.app.reconciling import PlanOutcome
+from planner.controller.planref import object_key, patch_plan, plan_path, source_name
+from planner.errors import ApiError, UnreachableError
+from planner.kube.client import KubeClient
 from planner.objects import Manifest, annotations_of, metadata_of
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
@@ -182,6 +187,33 @@ def merge_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
     return patch
 
 
+def reconciled_generation(outcome: PlanOutcome) -> int | None:
+    """planner's generation a reconcile left the plan at: the one it recorded, else (it wrote nothing)
+    the one the cluster is at."""
+    current = outcome.changeset.generation if outcome.changeset is not None else None
+    return outcome.generation or (current.number if current is not None else None)
+
+
+def drift_corrected(outcome: PlanOutcome) -> int:
+    """The drift a reconcile put back: all it found when it applied, none when it only found it."""
+    return outcome.drift if outcome.result == "applied" else 0
+
+
+def verdict(attempt: Callable[..., Attempt], manifests: Sequence[Manifest], outcome: PlanOutcome) -> Attempt:
+    """The reconcile's verdict on a Plan that rendered `manifests`. One that found nothing to write
+    waited for every object of the plan that was not ready (`planner.unready`), so `unchanged` means
+    converged, also after a generation that failed."""
+    if outcome.result == "failed":
+        return attempt(ready="False", reason=FAILED, message=outcome.message, error=outcome.message)
+    applied = Applied(
+        planner_generation=reconciled_generation(outcome),
+        objects=objects_by_kind(manifests),
+        drift_found=outcome.drift,
+        drift_corrected=drift_corrected(outcome),
+    )
+    return attempt(ready="True", reason=SUCCEEDED, message=outcome.message, applied=applied)
+
+
 def objects_by_kind(manifests: Sequence[Manifest]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for manifest in manifests:
@@ -224,3 +256,56 @@ def _condition(
         "observedGeneration": generation,
         "lastTransitionTime": now if changed or before is None else before.get("lastTransitionTime", now),
     }
+
+
+def conditions_differ(plan: Manifest, status: Mapping[str, Any]) -> bool:
+    """Whether `status` says something else than the Plan's conditions do (transition times aside)."""
+
+    def shown(conditions: object) -> list[tuple[Any, ...]]:
+        items = conditions if isinstance(conditions, list) else []
+        fields = ("type", "status", "reason", "message", "observedGeneration")
+        return [tuple(each.get(field) for field in fields) for each in items]
+
+    return shown((plan.get("status") or {}).get("conditions")) != shown(status.get("conditions"))
+
+
+def now() -> str:
+    """A condition's time: the current second, in UTC."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class StatusWriter:
+    """Writes a Plan's status subresource, from the status the watch last showed (`cached`: a Plan by its
+    key, None when the watch does not have it)."""
+
+    def __init__(
+        self, client: KubeClient, *, cached: Callable[[str], Manifest | None], notice: Callable[[str], None]
+    ) -> None:
+        self.client, self.cached, self.notice = client, cached, notice
+
+    def write(self, plan: Manifest, status: Status) -> Manifest | None:
+        """`status` as a merge patch of the status subresource, from the status the watch last showed (the
+        whole `conditions` list at once); the Plan as written. A Plan deleted meanwhile has no status to
+        write; other failures are said and the next reconcile writes again (None for both)."""
+        previous = self._freshest(plan).get("status") or {}
+        try:
+            return patch_plan(
+                self.client, plan_path(plan) + "/status", {"status": merge_patch(previous, status)}
+            )
+        except (ApiError, UnreachableError) as failure:
+            if getattr(failure, "http_status", 0) != 404:
+                self.notice(f"{source_name(object_key(plan))}: could not write its status: {failure}")
+            return None
+
+    def write_if_changed(self, plan: Manifest, status: Status) -> None:
+        """`status`, unless the Plan's conditions already say the same (a Plan left as it is: suspended,
+        or still waiting for the same dependencies)."""
+        if conditions_differ(plan, status):
+            self.write(plan, status)
+
+    def finish(self, plan: Manifest, attempt: Attempt) -> None:
+        """The status once `attempt` has ended, its transition times from the freshest status."""
+        self.write(plan, finished(self._freshest(plan).get("status") or {}, attempt, now()))
+
+    def _freshest(self, plan: Manifest) -> Manifest:
+        return self.cached(object_key(plan)) or plan

@@ -12,8 +12,9 @@ import types
 from pathlib import Path
 
 import click
+import pytest
 
-from planner import app
+from planner import app, controller
 from planner.cli import options
 from planner.cli.root import COMMANDS, cli
 from planner.plan.durations import parse_duration
@@ -21,7 +22,7 @@ from planner.state import generations, lock
 from tests.paths import REPO
 
 CLI = REPO / "planner" / "cli"
-ALLOWED = {"planner", "planner.app", "planner.output", "planner.errors"}
+ALLOWED = {"planner", "planner.app", "planner.output", "planner.controller", "planner.errors"}
 
 
 def _planner_imports(path: Path) -> set[str]:
@@ -35,7 +36,7 @@ def _planner_imports(path: Path) -> set[str]:
     return {name for name in imported if name == "planner" or name.startswith("planner.")}
 
 
-def test_cli_modules_import_only_the_app_and_output_facades_errors_and_each_other() -> None:
+def test_cli_modules_import_only_the_app_output_and_controller_facades_errors_and_each_other() -> None:
     for path in sorted(CLI.glob("*.py")):
         allowed = ALLOWED | {"planner.slim"} if path.name == "cluster.py" else ALLOWED
         stray = {
@@ -100,7 +101,8 @@ def test_version_and_help_import_no_stage() -> None:
         stages = {
             m
             for m in loaded
-            if not m.startswith(
+            if m != "planner.controller"  # the facade alone, none of its modules
+            and not m.startswith(
                 ("planner.cli", "planner.lazy", "planner.app", "planner.output", "planner.errors")
             )
         }
@@ -134,8 +136,11 @@ def test_validate_imports_neither_the_kubernetes_client_nor_rich(tmp_path: Path)
     assert {"ruamel", "jsonschema", "networkx"} <= roots  # what validating does use
 
 
-def test_every_name_the_app_facade_exports_is_no_module_once_every_module_is_imported() -> None:
+@pytest.mark.parametrize("facade", [app, controller], ids=["app", "controller"])
+def test_every_name_a_facade_exports_is_no_module_once_every_module_is_imported(
+    facade: types.ModuleType,
+) -> None:
     """A submodule named like an export would shadow it once imported (the import binds the name)."""
-    for found in pkgutil.iter_modules(app.__path__):
-        importlib.import_module(f"planner.app.{found.name}")
-    assert [name for name in app.__all__ if isinstance(getattr(app, name), types.ModuleType)] == []
+    for found in pkgutil.iter_modules(facade.__path__):
+        importlib.import_module(f"{facade.__name__}.{found.name}")
+    assert [name for name in facade.__all__ if isinstance(getattr(facade, name), types.ModuleType)] == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.app.options import controller_options
+from planner.controller.settings import controller_options
 from planner.controller.sharding import is_shard_key, lease_name, plan_selector
 from planner.errors import UsageError
 

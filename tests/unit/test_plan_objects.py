@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.app.apply import ApplyOptions
-from planner.app.planobjects import plan_reconcile_options
 from planner.app.reconciling import ReconcileOptions
 from planner.controller import planstatus
+from planner.controller.settings import plan_reconcile_options
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.load import load_plan_object, plan_object_text

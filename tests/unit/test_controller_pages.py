@@ -1,14 +1,14 @@
-"""output.webview: the controller's pages from hand-built view models, read back with an HTML parser."""
+"""controller.pages: the controller's pages from hand-built view models, read back with an HTML parser."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
-from planner.app.webview import LastApply
+from planner.controller.pages import ObjectHealth, Overview, PlanView, index_page, plan_page
+from planner.controller.viewmodels import LastApply
 from planner.graph import solve
 from planner.monitor.pools import PoolStatus
-from planner.output.webview import ObjectHealth, Overview, PlanView, index_page, plan_page
 from planner.state.generations import Listed
 from tests.unit.test_output_graph import shop_changes
 

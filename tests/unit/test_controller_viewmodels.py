@@ -1,4 +1,5 @@
-"""app.webview: the controller's view models from hand-written outcomes, plans and watch-cache objects."""
+"""controller.viewmodels and controller.objecthealth: the controller's view models from hand-written outcomes, plans
+and watch-cache objects."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.app.reconciling import PlanOutcome
-from planner.app.webview import Known, ObjectHealth, addressed_plan, object_tree, plan_path, plan_view
 from planner.changeset import Change, ChangeSet
+from planner.controller.objecthealth import ObjectHealth, object_tree
+from planner.controller.viewmodels import Known, addressed_plan, plan_path, plan_view
 from planner.monitor.pools import cached_pool_counts
 from planner.objects import ObjectRef
 

@@ -1,6 +1,6 @@
 """The controller's read-only web view as HTML: a page of plans and warm pools, and a page per plan.
 
-Server-rendered from a view model (`planner.app.webview`) the controller fills from what it already
+Server-rendered from a view model (`viewmodels`) the controller fills from what it already
 keeps (its reconcile results, the generations' records, the informer caches), so this module is pure:
 view in, HTML out.
 No script is needed: the pages reload themselves (`<meta http-equiv="refresh">`), so they work with
@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from html import escape
 
-from planner.app.webview import LastApply, ObjectHealth, Overview, PlanView
+from planner.controller.objecthealth import ObjectHealth
+from planner.controller.viewmodels import LastApply, Overview, PlanView
 from planner.errors import UsageError
 from planner.monitor.pools import PoolStatus
 from planner.output.graph import Drawing, drawing, to_svg

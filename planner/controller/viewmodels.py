@@ -1,15 +1,16 @@
-"""The controller's web view as data: which plans it knows, how each stands and its objects' health.
+"""The controller's web view as data: which plans it knows, how each stands and its objects' health
+(`objecthealth`).
 
 Built from what the controller already keeps — each plan's rendering and last reconcile outcome, a Plan
 object's status, the PVC and Pod watch caches — so the index costs no request; a plan's page reads its
-generations' metadata once. `planner.output.webview` turns these view models into HTML. Only names,
+generations' metadata once. `pages` turns these view models into HTML. Only names,
 states, counts and planner's own messages go in, never an object's data: no Secret value can reach a page.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote
@@ -17,28 +18,14 @@ from urllib.parse import quote, unquote
 from planner.app.reconciling import PlanOutcome
 from planner.app.rendering import RenderedPlan
 from planner.controller import planstatus
+from planner.controller.objecthealth import ObjectHealth, object_tree
 from planner.diff import ChangeSet
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
-from planner.monitor.mapping import pod_ready
 from planner.monitor.pools import PoolStatus, cached_pool_counts
-from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of, stateful_claims
+from planner.objects import Manifest
 from planner.state.generations import Listed
 
 GENERATIONS_SHOWN = 10
-_SELECTING_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"})
-_WORST_FIRST = ("Failed", "NotFound", "Terminating", "InProgress", "Unknown", "Current")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ObjectHealth:
-    """One object of a plan and its health (a readiness verdict), with the objects it owns beneath it."""
-
-    kind: str
-    name: str
-    status: str
-    message: str = ""
-    children: tuple[ObjectHealth, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,14 +78,6 @@ class Overview:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Pages:
-    """How the view models become pages (the CLI gives `planner.output.webview`'s renderers)."""
-
-    index: Callable[[Overview], str]
-    plan: Callable[[PlanView], str]
-
-
-@dataclass(frozen=True, kw_only=True)
 class Known:
     """A plan as the controller keeps it: its source, its rendering (None: it does not load, and
     `problem` says why), its last reconcile's outcome, and for a Plan object the object from the watch."""
@@ -141,20 +120,19 @@ class _State:
 def _from_outcome(outcome: PlanOutcome | None) -> _State:
     if outcome is None:
         return _State("Unknown", "NotReconciledYet", "no reconcile since the controller started")
-    current = outcome.changeset.generation if outcome.changeset is not None else None
-    generation = outcome.generation or (current.number if current is not None else None)
+    generation = planstatus.reconciled_generation(outcome)
     if outcome.result == "failed":
         return _State("False", planstatus.FAILED, outcome.message, outcome.drift, 0, generation)
     if outcome.result == "locked":
         return _State("Unknown", "Locked", outcome.message, generation=generation)
-    corrected = outcome.drift if outcome.result == "applied" else 0
+    corrected = planstatus.drift_corrected(outcome)
     return _State("True", planstatus.SUCCEEDED, outcome.message, outcome.drift, corrected, generation)
 
 
 def _from_status(plan: Manifest) -> _State:
     """A Plan object's own status: the verdict its last reconcile wrote (whichever replica ran it)."""
     status = plan.get("status") or {}
-    ready = planstatus.condition(status, "Ready") or {}
+    ready = planstatus.condition(status, planstatus.READY) or {}
     inventory = status.get("inventory") or {}
     generation = status.get("lastAppliedGeneration")
     return _State(
@@ -193,170 +171,6 @@ def _state(known: Known) -> _State:
     if known.problem:
         return _State("False", "LoadFailed", known.problem)
     return _from_outcome(known.outcome)
-
-
-# --- objects and their health ----------------------------------------------------------------------
-
-
-def _key(obj: Mapping[str, object]) -> tuple[str, str]:
-    metadata = metadata_of(obj)
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
-
-
-def _phase(pod: Manifest) -> str:
-    return str((pod.get("status") or {}).get("phase") or "Pending")
-
-
-def _pod_health(pod: Manifest) -> tuple[str, str]:
-    phase = _phase(pod)
-    if metadata_of(pod).get("deletionTimestamp"):
-        return "Terminating", phase
-    if phase == "Failed":
-        return "Failed", phase
-    if phase == "Succeeded" or pod_ready(pod):
-        return "Current", phase
-    return "InProgress", f"{phase}, not Ready"
-
-
-def _claim_health(claim: Manifest) -> tuple[str, str]:
-    phase = str((claim.get("status") or {}).get("phase") or "Pending")
-    return {"Bound": "Current", "Lost": "Failed"}.get(phase, "InProgress"), phase
-
-
-def _cached(
-    obj: Manifest | None, health: Callable[[Manifest], tuple[str, str]], kind: str, name: str
-) -> ObjectHealth:
-    if obj is None:
-        return ObjectHealth(kind=kind, name=name, status="NotFound", message="not in the watch cache")
-    status, message = health(obj)
-    return ObjectHealth(kind=kind, name=name, status=status, message=message)
-
-
-def _selected(manifest: Manifest, pods: Iterable[Manifest]) -> list[Manifest]:
-    """The Pods of a workload: those of its namespace its selector's matchLabels select."""
-    spec = manifest.get("spec") or {}
-    if manifest.get("kind") == "Job":
-        wanted: Mapping[str, object] = {"job-name": metadata_of(manifest).get("name")}
-    else:
-        wanted = (spec.get("selector") or {}).get("matchLabels") or {}
-    namespace = _key(manifest)[0]
-    return [
-        pod
-        for pod in pods
-        if wanted
-        and _key(pod)[0] == namespace
-        and all(labels_of(pod).get(label) == value for label, value in wanted.items())
-    ]
-
-
-def _workload(
-    manifest: Manifest, kind: str, name: str, claims: list[Manifest], pods: list[Manifest]
-) -> ObjectHealth:
-    selected = sorted(_selected(manifest, pods), key=_key)
-    pod_nodes = [_cached(pod, _pod_health, POD.kind, _key(pod)[1]) for pod in selected]
-    claim_nodes = [
-        _cached(claim, _claim_health, PERSISTENT_VOLUME_CLAIM.kind, _key(claim)[1])
-        for claim in stateful_claims(manifest, claims)
-    ]
-    if kind == "Job":
-        status, message = _job_health(manifest, [_phase(pod) for pod in selected])
-    else:
-        status, message = _pods_health([node.status for node in pod_nodes])
-    return ObjectHealth(
-        kind=kind, name=name, status=status, message=message, children=(*pod_nodes, *claim_nodes)
-    )
-
-
-def _pods_health(pod_states: Sequence[str]) -> tuple[str, str]:
-    if any(state == "Failed" for state in pod_states):
-        status = "Failed"
-    elif pod_states and all(state == "Current" for state in pod_states):
-        status = "Current"
-    else:
-        status = "InProgress"
-    ready = sum(1 for state in pod_states if state == "Current")
-    return status, f"{ready}/{len(pod_states)} pods ready"
-
-
-def _job_health(job: Manifest, pod_phases: Sequence[str]) -> tuple[str, str]:
-    """A Job from its pods' phases, as the Job controller judges it: complete once `completions` pods
-    succeeded, failed once more than `backoffLimit` pods failed (a failed pod before that is retried)."""
-    spec = job.get("spec") or {}
-    completions = int(spec.get("completions") or 1)
-    backoff_limit = 6 if spec.get("backoffLimit") is None else int(spec["backoffLimit"])  # the API's default
-    succeeded = pod_phases.count("Succeeded")
-    failed = pod_phases.count("Failed")
-    retried = f", {failed} failed" if failed else ""
-    if succeeded >= completions:
-        return "Current", f"Complete {succeeded}/{completions}{retried}"
-    if failed > backoff_limit:
-        return "Failed", f"Failed: {failed} pods failed (backoffLimit {backoff_limit})"
-    if not pod_phases:
-        return "InProgress", "no pods"
-    return "InProgress", f"Running: {succeeded}/{completions} succeeded{retried}"
-
-
-@dataclass(frozen=True)
-class _Caches:
-    claims: list[Manifest]
-    pods: list[Manifest]
-    claims_by_key: Mapping[tuple[str, str], Manifest]
-    pods_by_key: Mapping[tuple[str, str], Manifest]
-
-
-def _object(manifest: Manifest, converged: bool, caches: _Caches) -> ObjectHealth:
-    kind, key = str(manifest.get("kind")), _key(manifest)
-    if kind == POD.kind:
-        return _cached(caches.pods_by_key.get(key), _pod_health, kind, key[1])
-    if kind == PERSISTENT_VOLUME_CLAIM.kind:
-        return _cached(caches.claims_by_key.get(key), _claim_health, kind, key[1])
-    if kind in _SELECTING_KINDS:
-        return _workload(manifest, kind, key[1], caches.claims, caches.pods)
-    return ObjectHealth(kind=kind, name=key[1], status="Current" if converged else "Unknown")
-
-
-def _worst(objects: Iterable[ObjectHealth]) -> str:
-    states = {obj.status for obj in objects}
-    return next((state for state in _WORST_FIRST if state in states), "Unknown")
-
-
-def object_tree(
-    manifests: Sequence[Manifest],
-    outcome: PlanOutcome | None,
-    claims: list[Manifest],
-    pods: list[Manifest],
-    *,
-    sandboxes: frozenset[str] = frozenset(),
-) -> tuple[ObjectHealth, ...]:
-    """The plan's rendered objects, each with its health, grouped under the workload or sandbox
-    (`sandboxes` names those) that rendered it, which is as healthy as its least healthy object. Pods
-    and PVCs are judged from the watch caches, controllers from their Pods (listed beneath them, with
-    a StatefulSet's PVCs; a Job is complete once they succeeded); any other object is Current once a
-    reconcile converged (the apply waited for it), Unknown before."""
-    converged = outcome is not None and outcome.result in ("applied", "unchanged")
-    caches = _Caches(claims, pods, {_key(c): c for c in claims}, {_key(p): p for p in pods})
-    tree: list[ObjectHealth | str] = []  # an owner's name holds its place until its objects are in
-    owned: dict[str, list[ObjectHealth]] = {}
-    for manifest in manifests:
-        node = _object(manifest, converged, caches)
-        owner = labels_of(manifest).get(LABEL_WORKLOAD)
-        if owner is None:
-            tree.append(node)
-            continue
-        if str(owner) not in owned:
-            tree.append(str(owner))
-        owned.setdefault(str(owner), []).append(node)
-    return tuple(
-        ObjectHealth(
-            kind="sandbox" if item in sandboxes else "workload",
-            name=item,
-            status=_worst(owned[item]),
-            children=tuple(owned[item]),
-        )
-        if isinstance(item, str)
-        else item
-        for item in tree
-    )
 
 
 # --- the view models ---------------------------------------------------------------------------------
@@ -454,12 +268,9 @@ __all__ = [
     "GENERATIONS_SHOWN",
     "Known",
     "LastApply",
-    "ObjectHealth",
     "Overview",
-    "Pages",
     "PlanView",
     "addressed_plan",
-    "object_tree",
     "overview",
     "plan_path",
     "plan_view",

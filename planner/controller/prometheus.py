@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from planner.app.reconciling import PlanOutcome
 from planner.monitor.mapping import sandbox_state
 from planner.monitor.pools import cached_pool_counts, is_workspace
 from planner.objects import Manifest, metadata_of
@@ -97,3 +98,12 @@ class ControllerMetrics:
             "planner_leader", "1 while this replica leads.", ["identity"], registry=self.registry
         )
         self.reaped = Counter("planner_reaped", "Sandboxes paused for idleness.", registry=self.registry)
+
+    def count(self, outcome: PlanOutcome) -> None:
+        """A plan's reconcile: its result and how long it took."""
+        self.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
+        self.duration.observe(outcome.duration)
+
+    def count_unloadable(self, source: str) -> None:
+        """A plan file that does not load: a failed reconcile of it, by its path."""
+        self.reconciles.labels(plan=source, result="failed").inc()

@@ -1,26 +1,30 @@
 """The Events the controller records about a reconcile (`Reconciled`, `DriftCorrected`,
 `ReconcileFailed`), on whatever stands for the plan: a Plan object, or a plan file's ApplySet parent
-Secret. `kubectl describe` of that object lists them."""
+Secret. `kubectl describe` of that object lists them. An Event is never worth a retry: one that cannot
+be created is said, and the reconcile goes on."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from planner.app.reconciling import PlanOutcome
 from planner.errors import ApiError, UnreachableError
-from planner.kinds import EVENT
+from planner.kinds import EVENT, PLAN, SECRET
 from planner.kube.client import KubeClient, resource_path
+from planner.objects import Manifest, metadata_of
 from planner.state.lock import micro_time
 
 COMPONENT = "planner-controller"
+FAILED_EVENT = ("ReconcileFailed", "Warning")  # reason and type
 
 
 def event_reason(result: str, drift: int) -> tuple[str, str]:
     """The Event's reason and type for a reconcile's result (`failed`, `applied`, `unchanged`)."""
     if result == "failed":
-        return "ReconcileFailed", "Warning"
+        return FAILED_EVENT
     if result == "applied" and drift:
         return "DriftCorrected", "Normal"
     return "Reconciled", "Normal"
@@ -64,3 +68,39 @@ def record_event(
     except (ApiError, UnreachableError) as failure:
         return f"could not record event {reason} for {involved['kind']} {involved['name']}: {failure}"
     return None
+
+
+class EventRecorder:
+    """Records the controller's Events as `identity`, saying each one that could not be recorded."""
+
+    def __init__(self, client: KubeClient, *, identity: str, notice: Callable[[str], None]) -> None:
+        self.client, self.identity, self.notice = client, identity, notice
+
+    def on_plan(self, plan: Manifest, reason: tuple[str, str], message: str) -> None:
+        """An Event on a Plan object; `reason` is the Event's reason and type."""
+        metadata = metadata_of(plan)
+        involved = {
+            "apiVersion": PLAN.api_version,
+            "kind": PLAN.kind,
+            "name": metadata.get("name"),
+            "namespace": metadata.get("namespace"),
+            "uid": metadata.get("uid"),
+        }
+        self._record(involved, reason, message)
+
+    def on_applyset(self, outcome: PlanOutcome) -> None:
+        """An Event on a plan file's ApplySet parent Secret saying how its reconcile went."""
+        involved = {
+            "apiVersion": SECRET.api_version,
+            "kind": SECRET.kind,
+            "name": outcome.plan,
+            "namespace": outcome.namespace,
+        }
+        self._record(involved, event_reason(outcome.result, outcome.drift), outcome.message)
+
+    def _record(self, involved: Mapping[str, Any], reason: tuple[str, str], message: str) -> None:
+        problem = record_event(
+            self.client, involved, reason=reason[0], kind=reason[1], message=message, identity=self.identity
+        )
+        if problem:
+            self.notice(problem)

@@ -1,0 +1,139 @@
+"""Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
+`--plans`: the Plans its watch sees (`planwatch`), keyed `NAMESPACE/NAME`, each reconciled when it asks
+for it (`reconciler`), again at the controller's `--interval` or its own `reconcile.interval`; its
+warm pool members written as whom the Plan is reconciled (`tenancy`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from planner.app.rendering import RenderedPlan
+from planner.app.target import Target
+from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
+from planner.controller.planref import object_key, source_name
+from planner.controller.planwatch import PlanWatch
+from planner.controller.reconciler import PlanReconciler
+from planner.controller.recorder import EventRecorder
+from planner.controller.settings import ControllerOptions
+from planner.controller.tenancy import service_account_user
+from planner.controller.viewmodels import Known
+from planner.controller.workers import plan_key, pools_key
+from planner.kube.client import KubeClient
+from planner.kube.informer import Informer, Informers
+from planner.objects import Manifest
+from planner.plan.load import plan_object_source
+from planner.plan.reconcile_section import reconcile_section
+from planner.workqueue import WorkQueue
+
+
+class PlanObjects:
+    def __init__(
+        self,
+        target: Target,
+        catalog: PlanCatalog,
+        queue: WorkQueue[str],
+        *,
+        informers: Informers,
+        options: ControllerOptions,
+        recorder: EventRecorder,
+        report: Report,
+        notice: Callable[[str], None],
+        stop: threading.Event,
+    ) -> None:
+        self.target, self.catalog, self.queue, self.informers = target, catalog, queue, informers
+        self.options, self.recorder, self.report, self.notice = options, recorder, report, notice
+        self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
+        self.watch: PlanWatch | None = None
+        self.reconciler: PlanReconciler | None = None
+
+    def start(self) -> None:
+        """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
+        self.watch = PlanWatch(
+            self.target.client,
+            self.informers,
+            namespace=self.options.watch_namespace,
+            shard=self.options.shard,
+        )
+        self.reconciler = PlanReconciler(
+            self.target,
+            self.watch,
+            self.informers,
+            options=self.options.reconcile,
+            tenancy=self.options.tenancy,
+            recorder=self.recorder,
+            notice=self.notice,
+            stop=self.stop,
+        )
+        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.catalog.forget)
+
+    def poll(self) -> None:
+        """Nothing to poll: the watch queues the Plans."""
+
+    def plan_keys(self, *, periodic: bool = False) -> list[str]:
+        return self.watch.keys(periodic=periodic) if self.watch is not None else []
+
+    def reconcile(self, key: str) -> bool:
+        """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it; False to
+        retry it after its backoff."""
+        assert self.reconciler is not None
+        done = self.reconciler.reconcile(key)
+        if done.rendered is None:
+            self.catalog.drop(key)
+        else:
+            self.catalog.put(key, KeptPlan(rendered=done.rendered))
+            self.queue.add(pools_key(key))
+        if done.again_after is not None:  # its own reconcile.interval
+            self.queue.add_after(plan_key(key), done.again_after)
+        if done.outcome is not None:
+            self.report(key, source_name(key), done.outcome)
+        return not done.retry
+
+    def loaded(self, key: str) -> bool:
+        """Whether the Plan rendered, or is suspended (nothing to render)."""
+        return self.catalog.rendered(key) is not None or self._suspended(key)
+
+    def _suspended(self, key: str) -> bool:
+        plan = self.watch.get(key) if self.watch is not None else None
+        return plan is not None and reconcile_section(plan).suspend
+
+    def once_keys(self, timeout: float) -> tuple[list[str], bool]:
+        """Every Plan, for one pass, once the watch has listed them (within `timeout` seconds)."""
+        self.start()
+        assert self.watch is not None
+        self.watch.informer.wait_until_synced(timeout)
+        return self.watch.keys(), True
+
+    def writer(self, rendered: RenderedPlan) -> KubeClient:
+        """Who writes a Plan's warm pool members: its ServiceAccount, as it is reconciled (docs/controller.md,
+        "Multi-tenancy"), else the controller."""
+        account = self.options.tenancy.account_of(rendered.plan.service_account_name)
+        if account is None:
+            return self.target.client
+        return self.target.impersonating(service_account_user(rendered.namespace, account)).client
+
+    def watches(self) -> tuple[Informer | None, ...]:
+        """The watch of the Plans (None until started)."""
+        return (self.watch.informer if self.watch is not None else None,)
+
+    def known(self) -> list[Known]:
+        """Every Plan in the watch cache, with its last outcomes."""
+        if self.watch is None:
+            return []
+        kept = self.catalog.snapshot()
+        return [_known(object_key(plan), plan, kept) for plan in self.watch.plans()]
+
+
+def _known(key: str, plan: Manifest, kept: CatalogSnapshot) -> Known:
+    namespace, _, name = key.partition("/")
+    found = kept.plans.get(key)
+    return Known(
+        source=plan_object_source(namespace, name),
+        name=name,
+        namespace=namespace,
+        rendered=found.rendered if found is not None else None,
+        outcome=kept.outcomes.get(key),
+        applied=kept.applied.get(key),
+        plan_object=plan,
+    )

@@ -1,0 +1,97 @@
+"""The controller's one watch of Plan objects: those of all namespaces (or `-n`'s) in its shard
+(`sharding`: a label selector). It queues each Plan that asks for a reconcile (`planstatus.wants_reconcile`,
+or being deleted) and, once a Plan is Ready, the Plans of its namespace waiting for it (`dependsOn`);
+it answers from its cache which Plans there are and whether a Plan's dependencies are Ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from planner.controller import planstatus
+from planner.controller.finalizer import being_deleted
+from planner.controller.planref import namespace_of, object_key
+from planner.controller.sharding import plan_selector
+from planner.errors import NotFoundError
+from planner.kinds import PLAN
+from planner.kube.client import KubeClient, resource_path
+from planner.kube.informer import EventType, Informer, Informers
+from planner.objects import Manifest, metadata_of
+from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+
+
+class PlanWatch:
+    def __init__(
+        self, client: KubeClient, informers: Informers, *, namespace: str | None, shard: str | None = None
+    ) -> None:
+        self.client = client
+        self.informer: Informer = informers.informer(
+            PLAN,
+            namespaces=frozenset({namespace}) if namespace else None,
+            label_selector=plan_selector(shard),
+        )
+
+    def follow(self, queue: Callable[[str], None], forget: Callable[[str], None]) -> None:
+        """Queue every Plan once, then each that asks for a reconcile as the watch sees it, and `forget`
+        the ones deleted."""
+
+        def on_event(kind: EventType, plan: Manifest) -> None:
+            if kind == "DELETED":
+                forget(object_key(plan))
+                return
+            # ADDED: new to this controller (created, or moved into its shard), so looked at once.
+            if kind == "ADDED" or planstatus.wants_reconcile(plan) or being_deleted(plan):
+                queue(object_key(plan))
+            for dependent in self.dependents(plan):
+                queue(dependent)
+
+        # Every Plan is ADDED once, from the cache or its first list: queueing them all again at the
+        # sync would reconcile twice each Plan a worker had already taken.
+        self.informer.subscribe(on_event, replay=True)
+
+    def keys(self, *, periodic: bool = False) -> list[str]:
+        """Every Plan's key; `periodic`: those the controller's --interval reconciles (not those with
+        their own `reconcile.interval`)."""
+        if not self.informer.synced or self.informer.failed:
+            return []
+        return [
+            object_key(plan)
+            for plan in self.informer.items()
+            if not (periodic and reconcile_section(plan).interval is not None)
+        ]
+
+    def get(self, key: str) -> Manifest | None:
+        namespace, _, name = key.partition("/")
+        return self.informer.get(namespace, name)
+
+    def plans(self) -> list[Manifest]:
+        return self.informer.items()
+
+    def dependents(self, plan: Manifest) -> list[str]:
+        """The keys of the Plans of its namespace waiting for `plan` (`dependsOn`), once it is Ready."""
+        if not planstatus.is_ready(plan):
+            return []
+        metadata = metadata_of(plan)
+        return [
+            object_key(other)
+            for other in self.informer.items()
+            if metadata_of(other).get("namespace") == metadata.get("namespace")
+            and metadata.get("name") in reconcile_section(other).depends_on
+            and not planstatus.is_ready(other)
+        ]
+
+    def unready_dependencies(self, plan: Manifest, section: ReconcileSection) -> list[str]:
+        namespace = namespace_of(plan)
+        unready = []
+        for name in section.depends_on:
+            other = self.informer.get(namespace, name) or self._read(namespace, name)
+            if other is None or not planstatus.is_ready(other):
+                unready.append(name if other is not None else f"{name} (not found)")
+        return unready
+
+    def _read(self, namespace: str, name: str) -> Manifest | None:
+        """A Plan outside this controller's watch (another shard's): read once, while it is waited for."""
+        try:
+            return self.client.request("GET", resource_path(PLAN, namespace, name), verb="get")
+        except NotFoundError:
+            return None

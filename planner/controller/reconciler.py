@@ -1,0 +1,248 @@
+"""One Plan object's reconcile (`plans.planner.dev/v1`), as `planner reconcile` reconciles a file: its
+outcome written to the Plan's status subresource (`planstatus`) and told by an Event on it (`recorder`).
+
+A Plan is loaded and rendered at every reconcile, from the watch cache: the same loader and checks as a
+file (named `plan/NAME -n NS` in diagnostics), its secret values read then from Secrets in its
+namespace, so a rotated Secret is a change. A Plan that does not load is `Stalled` until it changes (the
+periodic reconcile tries again, in case what it lacked, a Secret, has come). The annotation
+`planner.dev/revision` (set by a GitOps tool) is the revision recorded with the generation it applies.
+Every request for the Plan is made as whom `tenancy` says, and what its lockdown refuses is not written.
+
+The plan's `reconcile:` section steers it: `suspend` (nothing is done), `dependsOn` (wait, Ready False
+`DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
+`timeout`, `allowDataLoss`, `interval` (the controller requeues it). A Plan being deleted is pruned
+(`finalizer`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
+from planner.app.rendering import RenderedPlan, render_loaded
+from planner.app.target import Target, secret_refs
+from planner.controller import planstatus
+from planner.controller.finalizer import (
+    FINALIZER,
+    being_deleted,
+    has_finalizer,
+    left_standing,
+    pruned_message,
+    set_finalizer,
+    trim_history,
+)
+from planner.controller.planref import namespace_of, source_name
+from planner.controller.planwatch import PlanWatch
+from planner.controller.recorder import FAILED_EVENT, EventRecorder, event_reason
+from planner.controller.settings import plan_reconcile_options
+from planner.controller.tenancy import Tenancy, service_account_user
+from planner.errors import ApiError, NotFoundError, PlannerError
+from planner.kinds import SERVICE_ACCOUNT
+from planner.kube.client import resource_path
+from planner.kube.informer import Informers
+from planner.objects import Manifest, annotations_of
+from planner.plan.load import load_plan_object
+from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.redact import literal_secret_paths
+from planner.plan.secrets import unread_secrets
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What one Plan's reconcile left: its rendering (None: it did not load, is suspended or gone),
+    whether to retry it after its backoff, and when to reconcile it again by its own `interval`."""
+
+    rendered: RenderedPlan | None
+    retry: bool
+    outcome: PlanOutcome | None = None
+    again_after: float | None = None
+
+
+class PlanReconciler:
+    def __init__(
+        self,
+        target: Target,
+        watch: PlanWatch,
+        informers: Informers,
+        *,
+        options: ReconcileOptions,
+        tenancy: Tenancy,
+        recorder: EventRecorder,
+        notice: Notice,
+        stop: threading.Event,
+    ) -> None:
+        self.target, self.client, self.watch, self.informers = target, target.client, watch, informers
+        self.options, self.tenancy, self.recorder, self.notice = options, tenancy, recorder, notice
+        self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
+        self.status = planstatus.StatusWriter(self.client, cached=watch.get, notice=notice)
+
+    def reconcile(self, key: str) -> Reconciled:
+        """What the Plan asks for now: pruned when it is being deleted; nothing when suspended; a wait
+        while a dependency is not Ready; else applied."""
+        plan = self.watch.get(key)
+        if plan is None:
+            return Reconciled(None, retry=False)
+        section = reconcile_section(plan)
+        if being_deleted(plan):
+            return self.finalize(plan, section)
+        if section.suspend:
+            self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
+            self.status.write_if_changed(plan, planstatus.suspended(plan, planstatus.now()))
+            return Reconciled(None, retry=False)
+        unready = self.watch.unready_dependencies(plan, section)
+        if unready:
+            message = f"waiting for dependencies to be Ready: {', '.join(unready)}"
+            self.notice(f"{source_name(key)}: {message}")
+            self.status.write_if_changed(plan, planstatus.waiting(plan, planstatus.now(), message))
+            return Reconciled(None, retry=True)
+        return self.apply(plan, section)
+
+    def apply(self, plan: Manifest, section: ReconcileSection) -> Reconciled:
+        """Load, render and reconcile the Plan as `planner reconcile` does a file; its status and Event."""
+        annotations = annotations_of(plan)
+        revision = str(annotations.get(planstatus.ANNOTATION_REVISION, ""))
+        attempt = functools.partial(
+            planstatus.Attempt,
+            generation=planstatus.generation_of(plan),
+            revision=revision,
+            requested_at=str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, "")),
+        )
+        target = self.acting_as(plan)
+        if isinstance(target, str):  # its ServiceAccount is missing: nothing read or written; tried again
+            failed = attempt(ready="False", reason=planstatus.FAILED, message=target, error=target)
+            self.finish(plan, failed, reason=FAILED_EVENT)
+            return Reconciled(None, retry=True)
+        try:
+            rendered = self._render(plan, target)
+        except PlannerError as broken:
+            message = str(broken)
+            stalled = attempt(
+                ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
+            )
+            self.finish(plan, stalled, reason=FAILED_EVENT)
+            return Reconciled(None, retry=False)
+        # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
+        # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
+        if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
+            self.warn_of_literal_secrets(plan)
+            plan = self.status.write(plan, planstatus.progressing(plan, planstatus.now())) or plan
+        if not has_finalizer(plan):
+            set_finalizer(self.client, plan, present=True, notice=self.notice)
+        outcome = self._reconcile(
+            rendered, target, plan_reconcile_options(self.options, section, revision=revision)
+        )
+        if outcome.result == "locked":
+            return Reconciled(rendered, retry=True, outcome=outcome)
+        self.finish(
+            plan,
+            planstatus.verdict(attempt, rendered.manifests, outcome),
+            reason=event_reason(outcome.result, outcome.drift),
+        )
+        return Reconciled(
+            rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
+        )
+
+    def finalize(self, plan: Manifest, section: ReconcileSection) -> Reconciled:
+        """The Plan is being deleted: prune its objects (keeping PVCs and Namespaces unless
+        `allowDataLoss`), then let the deletion finish by removing the finalizer. Secret values are not
+        read: a pruned Secret needs none."""
+        target = self.acting_as(plan)
+        try:
+            if isinstance(target, str):
+                raise PlannerError(target)
+            (rendered,) = render_loaded(
+                load_plan_object(plan, secret_refs=unread_secrets), namespace_of(plan)
+            )
+        except PlannerError as broken:
+            message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
+            return self.prune_failed(plan, message, None)
+        pruning = plan_reconcile_options(self.options, section, revision="", prune=True, allow_empty=True)
+        outcome = self._reconcile(
+            left_standing(rendered, allow_data_loss=section.allow_data_loss), target, pruning
+        )
+        if outcome.result == "locked":
+            return Reconciled(None, retry=True, outcome=outcome)
+        if outcome.result == "failed":
+            message = f"cannot prune its objects: {outcome.message}; its finalizer {FINALIZER} stays"
+            return self.prune_failed(plan, message, outcome)
+        trimmed = trim_history(target.client, rendered, options=pruning, notice=self.notice, stop=self.stop)
+        if trimmed is None:
+            return Reconciled(None, retry=True, outcome=outcome)
+        changeset = outcome.changeset
+        pruned = pruned_message(changeset, allow_data_loss=section.allow_data_loss) if changeset else ""
+        self.recorder.on_plan(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
+        removed = set_finalizer(self.client, plan, present=False, notice=self.notice)
+        return Reconciled(None, retry=not removed, outcome=outcome)
+
+    def acting_as(self, plan: Manifest) -> Target | str:
+        """The target every request for this Plan goes through: as its ServiceAccount (its own, else the
+        default) through impersonation, else as the controller. A sentence instead when that account
+        does not exist (asked as the controller; one it may not read is left to the API server)."""
+        named = plan.get("serviceAccountName")
+        account = self.tenancy.account_of(named if isinstance(named, str) else None)
+        if account is None:
+            return self.target
+        namespace = namespace_of(plan)
+        try:
+            self.client.request("GET", resource_path(SERVICE_ACCOUNT, namespace, account), verb="get")
+        except NotFoundError:
+            given = "serviceAccountName" if named else "the controller's --default-service-account"
+            return (
+                f"ServiceAccount {account} (from {given}) not found in namespace {namespace}: the Plan is "
+                "reconciled as that account, so nothing was read or written; create it, or name another"
+            )
+        except ApiError:
+            pass  # not the controller's to read: the impersonated requests will be judged
+        return self.target.impersonating(service_account_user(namespace, account))
+
+    def warn_of_literal_secrets(self, plan: Manifest) -> None:
+        """A Warning Event, once per generation, for each secret value the Plan holds literally."""
+        literal = literal_secret_paths(plan)
+        if literal:
+            self.recorder.on_plan(
+                plan,
+                ("LiteralSecretValue", "Warning"),
+                f"{', '.join(literal)}: written literally, so stored in plain text in this Plan object (and "
+                "in kubectl's last-applied-configuration annotation): read it from a Secret with "
+                "valueFrom.secretKeyRef",
+            )
+
+    def prune_failed(self, plan: Manifest, message: str, outcome: PlanOutcome | None) -> Reconciled:
+        """A deleted Plan's prune did not finish: its finalizer stays, its Ready condition and a Warning
+        Event say why, and it is tried again."""
+        self.status.write(plan, planstatus.prune_failed(plan, planstatus.now(), message))
+        self.recorder.on_plan(plan, FAILED_EVENT, message)
+        return Reconciled(None, retry=True, outcome=outcome)
+
+    def finish(self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str]) -> None:
+        """Write the attempt's status, then tell it by an Event on the Plan."""
+        self.status.finish(plan, attempt)
+        self.recorder.on_plan(plan, reason, attempt.message)
+
+    def _render(self, plan: Manifest, target: Target) -> RenderedPlan:
+        """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not
+        load, or the controller's lockdown refuses what it renders."""
+        namespace = namespace_of(plan)
+        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace))
+        for warning in loaded.warnings:
+            self.notice(str(warning))
+        (rendered,) = render_loaded(loaded, namespace)
+        refused = self.tenancy.refusals(namespace, rendered.manifests)
+        if refused:
+            raise PlannerError(f"refused by the controller's lockdown, nothing written: {'; '.join(refused)}")
+        return rendered
+
+    def _reconcile(self, rendered: RenderedPlan, target: Target, options: ReconcileOptions) -> PlanOutcome:
+        return reconcile_plan(
+            rendered,
+            target=target,
+            options=options,
+            notice=self.notice,
+            stop=self.stop,
+            informers=self.informers,
+        )

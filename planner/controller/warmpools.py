@@ -1,0 +1,65 @@
+"""Warm pools kept at their size: a plan's `pools:` key brings each pool it declares to its size (and
+creates again the Pod an unclaimed member lost) and deletes the unclaimed members of pools it no longer
+declares. Queued every resync and at once by the watch: any event on a pool-labelled PVC or Pod (a
+claim, a lost member) queues the pools of the plan that made it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from planner.app.rendering import RenderedPlan
+from planner.controller.catalog import PlanCatalog
+from planner.controller.sandboxcaches import SandboxCaches
+from planner.controller.workers import pools_key
+from planner.kube.client import KubeClient
+from planner.kube.informer import EventType
+from planner.monitor.pools import maintain_pool, remove_undeclared_pools
+from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
+from planner.sandboxes.pools import PoolChanges
+from planner.workqueue import WorkQueue
+
+
+class PoolKeeper:
+    def __init__(
+        self,
+        catalog: PlanCatalog,
+        queue: WorkQueue[str],
+        caches: SandboxCaches,
+        *,
+        writer: Callable[[RenderedPlan], KubeClient],
+        may_write: Callable[[], bool],
+        notice: Callable[[str], None],
+    ) -> None:
+        self.catalog, self.queue, self.caches = catalog, queue, caches
+        self.writer = writer  # who writes a plan's members (`tenancy`)
+        self.may_write = may_write  # leading, and not shutting down
+        self.notice = notice
+
+    def on_member_event(self, kind: EventType, obj: Manifest) -> None:
+        """A pool member changed: queue the pools of the plan that made it."""
+        if LABEL_POOL not in labels_of(obj):
+            return
+        for key in self.catalog.keys_named(annotations_of(obj).get(ANNOTATION_PLAN)):
+            self.queue.add(pools_key(key))
+
+    def maintain(self, key: str) -> bool:
+        """Bring the plan's pools to their size, and remove the ones it no longer declares."""
+        rendered = self.catalog.rendered(key)
+        if rendered is None:
+            return True
+        plan = rendered.plan
+        client = self.writer(rendered)
+        for pool in plan.warm_pools:
+            if not self.may_write():
+                return True
+            changes = maintain_pool(client, plan, pool, default_namespace=rendered.default_namespace)
+            if changes.create or changes.delete or changes.repair:
+                self.notice(f"pool {pool.name} (plan {plan.name}): {_changed(changes)}")
+        claims = self.caches.claims_now({rendered.namespace})
+        remove_undeclared_pools(client, plan, claims, default_namespace=rendered.default_namespace)
+        return True
+
+
+def _changed(changes: PoolChanges) -> str:
+    repaired = f", repaired {', '.join(changes.repair)} (its Pod was gone)" if changes.repair else ""
+    return f"created {len(changes.create)}, deleted {len(changes.delete)}{repaired}"
