@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.app.reconciling import PlanOutcome
-from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
+from planner.kinds import JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.monitor.mapping import pod_ready
 from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of, stateful_claims
+from planner.wait.reasons import selects_pods
 
-_SELECTING_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"})
 _WORST_FIRST = ("Failed", "NotFound", "Terminating", "InProgress", "Unknown", "Current")
 
 
@@ -64,7 +64,7 @@ def _cached(
 def _selected(manifest: Manifest, pods: Iterable[Manifest]) -> list[Manifest]:
     """The Pods of a workload: those of its namespace its selector's matchLabels select."""
     spec = manifest.get("spec") or {}
-    if manifest.get("kind") == "Job":
+    if manifest.get("kind") == JOB.kind:  # rendered without a selector: the server makes one
         wanted: Mapping[str, object] = {"job-name": metadata_of(manifest).get("name")}
     else:
         wanted = (spec.get("selector") or {}).get("matchLabels") or {}
@@ -87,7 +87,7 @@ def _workload(
         _cached(claim, _claim_health, PERSISTENT_VOLUME_CLAIM.kind, _key(claim)[1])
         for claim in stateful_claims(manifest, claims)
     ]
-    if kind == "Job":
+    if kind == JOB.kind:
         status, message = _job_health(manifest, [_phase(pod) for pod in selected])
     else:
         status, message = _pods_health([node.status for node in pod_nodes])
@@ -139,7 +139,7 @@ def _object(manifest: Manifest, converged: bool, caches: _Caches) -> ObjectHealt
         return _cached(caches.pods_by_key.get(key), _pod_health, kind, key[1])
     if kind == PERSISTENT_VOLUME_CLAIM.kind:
         return _cached(caches.claims_by_key.get(key), _claim_health, kind, key[1])
-    if kind in _SELECTING_KINDS:
+    if kind == JOB.kind or selects_pods(manifest):
         return _workload(manifest, kind, key[1], caches.claims, caches.pods)
     return ObjectHealth(kind=kind, name=key[1], status="Current" if converged else "Unknown")
 
