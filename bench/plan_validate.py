@@ -3,7 +3,7 @@
     .venv/bin/python bench/plan_validate.py [--sizes 1,2,4,8] [--repeat 1]
 
 Two shapes of plan, each filled up to the size asked for (the last size is exactly the limit,
-`planner.plan.limits.MAX_FILE_BYTES`): realistic block-style YAML (per workload a Deployment with
+`planner.plan.input_limits.MAX_FILE_BYTES`): realistic block-style YAML (per workload a Deployment with
 resources, env, labels, a ConfigMap volume and a probe, plus its ConfigMap), and dense one-line
 workloads each depending on the one before (the most objects and dependency edges per byte, the worst
 case for the per-object stages). Every run is a fresh `python -m planner validate` process; the script
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from planner.plan.limits import MAX_FILE_BYTES
+from planner.plan.input_limits import MAX_FILE_BYTES
 
 MIB = 1024 * 1024
 HEADER = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: bench\n  namespace: bench\n"

@@ -21,7 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.slim import protobuf
-from planner.slim.protobuf.schema import schema
+from planner.slim.protobuf.messages import schema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "k8s"
 OBJECTS = {

@@ -43,10 +43,10 @@ from planner.slim.api import Api
 from planner.slim.bootstrap import seed
 from planner.slim.controllers import controllers
 from planner.slim.nodeagent import NodeAgent
-from planner.slim.objects import resource_key
+from planner.slim.reconcilers import Reconciler, Scale
 from planner.slim.resources import by_kind
-from planner.slim.runtime import Reconciler, Scale
 from planner.slim.store import Store
+from planner.slim.verbhelpers import resource_key
 
 TIME_SCALE = 0.001  # pods start and become ready within milliseconds
 BODIES = {"Deployment": deployment, "StatefulSet": statefulset, "CronJob": cronjob}

@@ -14,9 +14,7 @@ from planner.lazy import exports
 
 if TYPE_CHECKING:
     from planner.app.apply import ApplyOptions
-    from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
-    from planner.app.locks import LockState, lock_state, unlock
-    from planner.app.options import (
+    from planner.app.command_options import (
         apply_options,
         cluster_target,
         log_options,
@@ -26,6 +24,8 @@ if TYPE_CHECKING:
         rollback_options,
         watch_options,
     )
+    from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
+    from planner.app.locks import LockState, lock_state, unlock
     from planner.app.planning import (
         DEFAULT_APPLY_TIMEOUT,
         PlanOptions,
@@ -53,7 +53,7 @@ _MODULES = {
     "planner.app.apply": ["ApplyOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
-    "planner.app.options": [
+    "planner.app.command_options": [
         "apply_options",
         "log_options",
         "plan_options",

@@ -17,8 +17,8 @@ from planner.kinds import KindInfo, group_of, known
 from planner.kube.client import KubeClient
 from planner.kube.discovery import Kinds
 from planner.plan import Plan
-from planner.plan.manifests import scope_problems
 from planner.plan.model import RawManifest
+from planner.plan.raw_manifests import scope_problems
 from planner.plan.source import child_path
 
 

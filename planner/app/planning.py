@@ -40,7 +40,7 @@ from planner.kinds import NAMESPACE, declared_kinds
 from planner.kube.client import KubeClient
 from planner.kube.discovery import Kinds
 from planner.live import LiveState, read_live
-from planner.monitor.pools import PoolStatus, pool_status
+from planner.monitor.pool_members import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import render

@@ -19,8 +19,8 @@ from html import escape
 from planner.controller.objecthealth import ObjectHealth
 from planner.controller.viewmodels import LastApply, Overview, PlanView
 from planner.errors import UsageError
-from planner.monitor.pools import PoolStatus
-from planner.output.graph import Drawing, drawing, to_svg
+from planner.monitor.pool_members import PoolStatus
+from planner.output.graph_view import Drawing, drawing, to_svg
 from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10

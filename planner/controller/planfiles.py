@@ -31,9 +31,9 @@ from planner.errors import PlannerError
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informer, Informers
 from planner.plan import load_plans
-from planner.plan.limits import read_capped
+from planner.plan.input_limits import read_capped
 from planner.plan.load import find_plan_files
-from planner.plan.manifests import manifest_files
+from planner.plan.raw_manifests import manifest_files
 from planner.plan.secrets import secret_files
 from planner.workqueue import WorkQueue
 

@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector
 
 from planner.app.reconciling import PlanOutcome
 from planner.monitor.mapping import sandbox_state
-from planner.monitor.pools import cached_pool_counts, is_workspace
+from planner.monitor.pool_members import cached_pool_counts, is_workspace
 from planner.objects import Manifest, metadata_of
 
 Snapshot = Callable[[], tuple[Iterable[Manifest], Iterable[Manifest]]]  # (PVCs, Pods)

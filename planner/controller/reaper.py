@@ -9,7 +9,7 @@ from planner.controller.catalog import PlanCatalog
 from planner.controller.prometheus import ControllerMetrics
 from planner.controller.sandboxcaches import SandboxCaches
 from planner.kube.client import KubeClient
-from planner.monitor.pools import reap_idle
+from planner.monitor.pool_members import reap_idle
 
 
 class Reaper:

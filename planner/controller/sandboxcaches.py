@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informer, Informers, Subscriber
-from planner.monitor.pools import listed_claims
+from planner.monitor.pool_members import listed_claims
 from planner.objects import Manifest
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.app.options import apply_options
+from planner.app.command_options import apply_options
 from planner.app.reconciling import ReconcileOptions
 from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key

@@ -21,7 +21,7 @@ from planner.controller import planstatus
 from planner.controller.objecthealth import ObjectHealth, object_tree
 from planner.diff import ChangeSet
 from planner.graph import ExecutionPlan, solve
-from planner.monitor.pools import PoolStatus, cached_pool_counts
+from planner.monitor.pool_members import PoolStatus, cached_pool_counts
 from planner.objects import Manifest
 from planner.state.generations import Listed
 

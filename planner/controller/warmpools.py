@@ -13,9 +13,9 @@ from planner.controller.sandboxcaches import SandboxCaches
 from planner.controller.workers import pools_key
 from planner.kube.client import KubeClient
 from planner.kube.informer import EventType
-from planner.monitor.pools import maintain_pool, remove_undeclared_pools
+from planner.monitor.pool_members import maintain_pool, remove_undeclared_pools
 from planner.objects import ANNOTATION_PLAN, LABEL_POOL, Manifest, annotations_of, labels_of
-from planner.sandboxes.pools import PoolChanges
+from planner.sandboxes.pool_sizing import PoolChanges
 from planner.workqueue import WorkQueue
 
 

@@ -12,18 +12,18 @@ from planner.lazy import exports
 
 if TYPE_CHECKING:
     from planner.output import results
-    from planner.output.errors import report_error, report_failure
-    from planner.output.events import MonitorPrinter, apply_printer
+    from planner.output.error_report import report_error, report_failure
+    from planner.output.event_lines import MonitorPrinter, apply_printer
     from planner.output.reconcile import ReconcilePrinter, write_metrics
-    from planner.output.validation import validated
-    from planner.output.workloads import print_inspection, print_outcome, print_status
+    from planner.output.validation_report import validated
+    from planner.output.workload_table import print_inspection, print_outcome, print_status
 
 _MODULES = {
-    "planner.output.errors": ["report_error", "report_failure"],
-    "planner.output.events": ["MonitorPrinter", "apply_printer"],
+    "planner.output.error_report": ["report_error", "report_failure"],
+    "planner.output.event_lines": ["MonitorPrinter", "apply_printer"],
     "planner.output.reconcile": ["ReconcilePrinter", "write_metrics"],
-    "planner.output.validation": ["validated"],
-    "planner.output.workloads": ["print_inspection", "print_outcome", "print_status"],
+    "planner.output.validation_report": ["validated"],
+    "planner.output.workload_table": ["print_inspection", "print_outcome", "print_status"],
 }
 
 __getattr__ = exports(

@@ -40,7 +40,7 @@ from planner.kinds import (
     SERVICE,
     STATEFUL_SET,
 )
-from planner.monitor.pools import PoolStatus
+from planner.monitor.pool_members import PoolStatus
 from planner.objects import Manifest
 from planner.output.changes import (
     DESTROYS_DATA,
@@ -54,7 +54,7 @@ from planner.output.changes import (
     shown,
     summary_line,
 )
-from planner.output.workloads import pool_counts
+from planner.output.workload_table import pool_counts
 
 LIMIT = 60_000
 # Room kept for the note about a cut and the lines that wrap each plan's table and folded blocks.

@@ -24,7 +24,7 @@ from rich.markup import escape
 from planner.dataloss import destroys_data, losses
 from planner.diff import Change, ChangeSet
 from planner.kinds import SECRET
-from planner.monitor.pools import PoolStatus
+from planner.monitor.pool_members import PoolStatus
 from planner.objects import ANNOTATION_RUNTIME_ID, annotations_of
 from planner.output.changes import (
     ACTIONS,
@@ -43,7 +43,7 @@ from planner.output.changes import (
 from planner.output.comment import to_markdown
 from planner.output.lines import now_rfc3339
 from planner.output.masking import MASK
-from planner.output.workloads import pool_line, pool_record
+from planner.output.workload_table import pool_line, pool_record
 
 COLOURS = {"create": "green", "update": "yellow", "replace": "magenta", "delete": "red", "noop": "dim"}
 

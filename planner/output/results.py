@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from planner.app.history import GenerationDiff, History
 from planner.objects import Manifest
-from planner.output.events import ApplyPrinter
-from planner.output.graph import PICTURE_FORMATS, drawing, picture, to_mermaid
-from planner.output.history import (
+from planner.output.event_lines import ApplyPrinter
+from planner.output.graph_view import PICTURE_FORMATS, drawing, picture, to_mermaid
+from planner.output.history_table import (
     formatted_diff,
     generation_json,
     generation_text,
@@ -20,10 +20,10 @@ from planner.output.history import (
     history_text,
     rollback_line,
 )
-from planner.output.locks import refusal_line, unlocked_line
-from planner.output.manifests import to_json, to_yaml
+from planner.output.lock_table import refusal_line, unlocked_line
+from planner.output.manifest_yaml import to_json, to_yaml
 from planner.output.plan import formatted
-from planner.output.validation import print_warnings
+from planner.output.validation_report import print_warnings
 
 if TYPE_CHECKING:
     from planner.app import LockState, RollbackResult

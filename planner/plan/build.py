@@ -214,7 +214,7 @@ def build_plan(
     parsed: ParsedFile, secrets: Mapping[str, str], *, manifests: tuple[RawManifest, ...] = ()
 ) -> Plan:
     """The model of a plan document that passed every check; `secrets` maps value paths to values,
-    `manifests` are its raw objects (`planner.plan.manifests`)."""
+    `manifests` are its raw objects (`planner.plan.raw_manifests`)."""
     return _Builder(parsed, secrets, manifests).plan()
 
 

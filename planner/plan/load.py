@@ -31,9 +31,9 @@ from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
-from planner.plan.limits import read_capped
-from planner.plan.manifests import manifest_diagnostics, raw_manifests, read_manifests
+from planner.plan.input_limits import read_capped
 from planner.plan.model import Plan
+from planner.plan.raw_manifests import manifest_diagnostics, raw_manifests, read_manifests
 from planner.plan.schema_check import check_schema
 from planner.plan.secrets import SecretRefs, resolve_secrets
 from planner.plan.source import ParsedFile, parse_plan_text, plan_yaml, read_plan_file

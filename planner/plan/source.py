@@ -32,7 +32,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from planner.errors import Diagnostic
-from planner.plan.limits import event_problem, read_text
+from planner.plan.input_limits import event_problem, read_text
 from planner.plan.model import Position
 from planner.plan.redact import masked
 

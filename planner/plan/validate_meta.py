@@ -5,7 +5,7 @@ The rules are apimachinery's (`IsQualifiedName`, `IsValidLabelValue`, `ValidateA
 letters, digits, `-`, `_` or `.` starting and ending with a letter or digit; a label value is empty or
 such a name; annotation keys follow the key rule (the prefix compared in lowercase). A scheduling
 term's `key` is a node label key and follows the key rule too. How many bytes of annotations an object
-may carry depends on what planner adds to them: `render/limits.py` checks that on the rendered objects.
+may carry depends on what planner adds to them: `render/size_limits.py` checks that on the rendered objects.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def _edges(plan: Node) -> Iterator[Edge]:
             if not name:
                 continue
             for path, target in item.strings("dependsOn"):
-                if "/" not in target:  # `Kind/name` names a manifest: planner.plan.manifests checks it
+                if "/" not in target:  # `Kind/name` names a manifest: planner.plan.raw_manifests checks it
                     yield Edge(name, target, path, "dependsOn")
             source = item.text("forkFrom") if section == "sandboxes" else None
             if source is not None:

@@ -17,7 +17,7 @@ from planner.objects import Manifest as _Manifest
 from planner.objects import json_copy as _json_copy
 from planner.plan.model import Plan as _Plan
 from planner.render.claims import render_claims as _render_claims
-from planner.render.config import render_config as _render_config
+from planner.render.config_objects import render_config as _render_config
 from planner.render.confighash import ANNOTATION_CONFIG_HASH
 from planner.render.confighash import ConfigHashes as _ConfigHashes
 from planner.render.identity import (
@@ -35,10 +35,10 @@ from planner.render.identity import (
 )
 from planner.render.identity import Stamp as _Stamp
 from planner.render.identity import with_hash as _with_hash
-from planner.render.limits import limit_diagnostics
-from planner.render.manifests import render_manifests as _render_manifests
-from planner.render.sandboxes import SandboxRenderer as _SandboxRenderer
-from planner.render.workloads import render_workload as _render_workload
+from planner.render.raw_objects import render_manifests as _render_manifests
+from planner.render.sandbox_objects import SandboxRenderer as _SandboxRenderer
+from planner.render.size_limits import limit_diagnostics
+from planner.render.workload_objects import render_workload as _render_workload
 
 __all__ = [
     "ANNOTATION_CONFIG_HASH",

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from planner.slim.certs import ensure_certificates
-from planner.slim.runtime import FULL_RESYNC_SECONDS
+from planner.slim.reconcilers import FULL_RESYNC_SECONDS
 from planner.slim.server import TOKEN_ENV, ServerOptions, serve_forever
 from planner.slim.store import DEFAULT_EVENT_CAPACITY
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from planner import quantities
 from planner.slim import budgets, quota
 from planner.slim.deleting import DeleteOptions
-from planner.slim.errors import Target
 from planner.slim.meta import json_copy, now_rfc3339
-from planner.slim.objects import WriteOptions, resource_key
 from planner.slim.resources import ResourceType, by_kind
+from planner.slim.status_errors import Target
+from planner.slim.verbhelpers import WriteOptions, resource_key
 
 if TYPE_CHECKING:
     from planner.slim.api import Api

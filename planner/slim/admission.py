@@ -25,9 +25,9 @@ from typing import Any
 
 from planner.slim import limitranges
 from planner.slim.defaults import TEMPLATE_GENERATION, qos_class
-from planner.slim.errors import Cause, StatusError, Target, status_body
 from planner.slim.meta import random_suffix
-from planner.slim.validation import invalid_value
+from planner.slim.status_errors import Cause, StatusError, Target, status_body
+from planner.slim.validators import invalid_value
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"

@@ -32,7 +32,7 @@ import builtins
 from collections.abc import AsyncIterator
 from typing import Any
 
-from planner.slim import accounting, admission, errors, patch, subresources, validation
+from planner.slim import accounting, admission, patch, status_errors, subresources, validators
 from planner.slim.customresources import Kinds
 from planner.slim.deleting import (
     DeleteOptions,
@@ -42,10 +42,13 @@ from planner.slim.deleting import (
     waits_for_grace_period,
     with_policy_finalizer,
 )
-from planner.slim.errors import Cause, StatusError, Target
 from planner.slim.listing import ListOptions, list_objects, list_of
 from planner.slim.meta import generated_name, json_copy, metadata, new_uid, now_rfc3339
-from planner.slim.objects import (
+from planner.slim.resources import NAMESPACES, ResourceType, by_kind
+from planner.slim.status_errors import Cause, StatusError, Target
+from planner.slim.store import Conflict, Store
+from planner.slim.tokens import Tokens, load_key
+from planner.slim.verbhelpers import (
     DEFAULT_WRITE_OPTIONS,
     WriteOptions,
     check_rv,
@@ -58,10 +61,7 @@ from planner.slim.objects import (
     strip_type,
     with_type,
 )
-from planner.slim.resources import NAMESPACES, ResourceType, by_kind
-from planner.slim.store import Conflict, Store
-from planner.slim.tokens import Tokens, load_key
-from planner.slim.watching import WatchOptions, open_watch
+from planner.slim.watchstreams import WatchOptions, open_watch
 
 __all__ = ["Api", "DeleteOptions", "ListOptions", "WatchOptions", "WriteOptions", "resource_key"]
 
@@ -104,7 +104,7 @@ class Api:
         """The stored object (shared: copy before changing it); 404 when there is none."""
         found = self.store.get(resource_key(rt), scope(rt, namespace), name)
         if found is None:
-            raise errors.not_found(error_target(rt, name))
+            raise status_errors.not_found(error_target(rt, name))
         return found
 
     def list(self, rt: ResourceType, namespace: str | None, options: ListOptions | None = None) -> Obj:
@@ -131,7 +131,7 @@ class Api:
         namespace = self._check_namespace(rt, namespace, meta)
         self._check_not_terminating(rt, namespace, meta)
         if meta.get("resourceVersion") and operation != "Apply":
-            raise errors.internal("resourceVersion should not be set on objects to be created")
+            raise status_errors.internal("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generated_name(str(meta["generateName"]))
         for key in SERVER_OWNED_META:
@@ -171,7 +171,7 @@ class Api:
             stored = self.store.create(resource_key(rt), namespace, obj["metadata"]["name"], strip_type(obj))
         except Conflict as exc:
             self._release(rt, obj)
-            raise errors.already_exists(target) from exc
+            raise status_errors.already_exists(target) from exc
         if rt.created_with:
             self._create_companions(rt.created_with(obj))
         return with_type(rt, stored)
@@ -291,10 +291,10 @@ class Api:
                 detail = (
                     f"uid mismatch: the provided object specified uid {uid}, and no existing object was found"
                 )
-                raise errors.conflict(error_target(rt, name), detail)
+                raise status_errors.conflict(error_target(rt, name), detail)
             return self.create(rt, namespace, applied, options, operation=operation), True
         if old is None:
-            raise errors.not_found(error_target(rt, name))
+            raise status_errors.not_found(error_target(rt, name))
         patched = patcher(with_type(rt, old), body, ctx)  # a patcher copies what it changes
         meta = metadata(patched)
         check_rv(rt, meta.get("resourceVersion"), old, name)
@@ -419,12 +419,12 @@ class Api:
             return ""
         given = meta.get("namespace")
         if given and given != namespace:
-            raise errors.bad_request(
+            raise status_errors.bad_request(
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
         meta["namespace"] = namespace
         if self.store.get(resource_key(NAMESPACES), "", namespace) is None:
-            raise errors.not_found(error_target(NAMESPACES, namespace))
+            raise status_errors.not_found(error_target(NAMESPACES, namespace))
         return namespace
 
     def _check_not_terminating(self, rt: ResourceType, namespace: str, meta: Obj) -> None:
@@ -434,7 +434,7 @@ class Api:
         stored = self.store.get(resource_key(NAMESPACES), "", namespace)
         if stored is not None and metadata(stored).get("deletionTimestamp"):
             name = str(meta.get("name") or meta.get("generateName") or "")
-            raise errors.namespace_terminating(error_target(rt, name), namespace)
+            raise status_errors.namespace_terminating(error_target(rt, name), namespace)
 
     def _default(self, rt: ResourceType, obj: Obj) -> None:
         if rt.defaulter:
@@ -454,7 +454,7 @@ class Api:
         self, rt: ResourceType, obj: Obj, old: Obj | None, target: Target, causes: builtins.list[Cause]
     ) -> None:
         all_causes = (
-            validation.validate_metadata(obj, rt.name_rule) if old is None else _validate_meta_update(obj)
+            validators.validate_metadata(obj, rt.name_rule) if old is None else _validate_meta_update(obj)
         )
         if rt.validator:
             all_causes += rt.validator(obj)
@@ -464,7 +464,7 @@ class Api:
         if all_causes:
             if old is None:
                 self._release(rt, obj)
-            raise errors.invalid(target, all_causes)
+            raise status_errors.invalid(target, all_causes)
 
 
 # --- helpers ------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def _name(obj: Obj) -> str:
 
 def _check_name(given: Any, name: str) -> None:
     if given != name:
-        raise errors.bad_request(
+        raise status_errors.bad_request(
             f"the name of the object ({given}) does not match the name on the URL ({name})"
         )
 
@@ -507,6 +507,6 @@ def _spec_finalizers_pending(rt: ResourceType, obj: Obj) -> bool:
 
 def _validate_meta_update(obj: Obj) -> builtins.list[Cause]:
     meta = obj.get("metadata") or {}
-    return validation.validate_labels(
+    return validators.validate_labels(
         meta.get("labels"), "metadata.labels"
-    ) + validation.validate_annotations(meta.get("annotations"))
+    ) + validators.validate_annotations(meta.get("annotations"))

@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.api import Api
-from planner.slim.objects import resource_key
-from planner.slim.rbac import Attributes, Authorizer, Decision, Rules, forbidden
+from planner.slim.authorizer import Attributes, Authorizer, Decision, Rules, forbidden
 from planner.slim.requestinfo import RequestInfo
 from planner.slim.resources import by_kind
 from planner.slim.tokens import API_AUDIENCES
@@ -41,6 +40,7 @@ from planner.slim.users import (
     service_account_user,
     split_service_account,
 )
+from planner.slim.verbhelpers import resource_key
 
 Obj = dict[str, Any]
 ALL_RESOURCES = Rules(
@@ -116,7 +116,7 @@ class Auth:
         groups = tuple(_all(headers, "Impersonate-Group"))
         if not name:
             if groups:
-                raise errors.internal("requested impersonation of groups without impersonating a user")
+                raise status_errors.internal("requested impersonation of groups without impersonating a user")
             return user
         account = split_service_account(name)
         if account is not None:

@@ -21,10 +21,10 @@ from typing import Any
 
 from planner.slim.admission import DEFAULT_CLASS_ANNOTATION
 from planner.slim.api import Api, WriteOptions
+from planner.slim.authorizer import GROUP, aggregated_rules
 from planner.slim.clusterkinds import SYSTEM_PRIORITY_CLASSES
-from planner.slim.errors import StatusError
-from planner.slim.rbac import GROUP, aggregated_rules
 from planner.slim.resources import by_kind
+from planner.slim.status_errors import StatusError
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 

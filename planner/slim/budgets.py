@@ -24,9 +24,9 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.slim.admission import Admission
-from planner.slim.errors import Cause, StatusError, Target, status_body
 from planner.slim.meta import now_rfc3339
 from planner.slim.selectors import selector_from_label_selector
+from planner.slim.status_errors import Cause, StatusError, Target, status_body
 
 Obj = dict[str, Any]
 Finder = Callable[[str, str, str], Obj | None]  # (kind, namespace, name)

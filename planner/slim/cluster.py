@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.slim.certs import Certificates, ensure_certificates, tls_context, write_private
-from planner.slim.runtime import FULL_RESYNC_SECONDS
+from planner.slim.reconcilers import FULL_RESYNC_SECONDS
 from planner.slim.server import DB_NAME, HOST, TOKEN_ENV
 
 CONTEXT = "planner-embedded"

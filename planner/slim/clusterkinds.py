@@ -16,9 +16,9 @@ from typing import Any
 
 from planner import quantities
 from planner.slim import defaults
-from planner.slim.errors import Cause
 from planner.slim.meta import json_copy
-from planner.slim.validation import forbidden, invalid_value, not_supported, required
+from planner.slim.status_errors import Cause
+from planner.slim.validators import forbidden, invalid_value, not_supported, required
 
 Obj = dict[str, Any]
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from planner.slim import admission, validation
-from planner.slim.errors import Cause, Target
+from planner.slim import admission, validators
 from planner.slim.meta import now_rfc3339
+from planner.slim.status_errors import Cause, Target
 
 Obj = dict[str, Any]
 KIND = "CustomResourceDefinition"
@@ -97,22 +97,22 @@ def validate_crd(crd: Obj) -> list[Cause]:
     name = (crd.get("metadata") or {}).get("name") or ""
     if name != f"{plural}.{group}":
         causes.append(
-            validation.invalid_value("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
+            validators.invalid_value("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
         )
     causes += _validate_group(group)
     causes += _validate_names(names)
     scope = spec.get("scope")
     if not scope:
-        causes.append(validation.required("spec.scope", ""))
+        causes.append(validators.required("spec.scope", ""))
     elif scope not in SCOPES:
-        causes.append(validation.not_supported("spec.scope", scope, SCOPES))
+        causes.append(validators.not_supported("spec.scope", scope, SCOPES))
     causes += _validate_versions(versions_of(crd), spec.get("versions"))
     strategy = (spec.get("conversion") or {}).get("strategy")
     if strategy not in CONVERSION_STRATEGIES:
-        causes.append(validation.not_supported("spec.conversion.strategy", strategy, CONVERSION_STRATEGIES))
+        causes.append(validators.not_supported("spec.conversion.strategy", strategy, CONVERSION_STRATEGIES))
     elif strategy == "Webhook":
         causes.append(
-            validation.forbidden(
+            validators.forbidden(
                 "spec.conversion.strategy", "conversion webhooks are not served by this server"
             )
         )
@@ -123,17 +123,17 @@ def update_crd(new: Obj, old: Obj) -> list[Cause]:
     causes: list[Cause] = []
     for path, field in (("spec.group", "group"), ("spec.scope", "scope")):
         if spec_of(new).get(field) != spec_of(old).get(field):
-            causes.append(validation.immutable(path, spec_of(new).get(field)))
+            causes.append(validators.immutable(path, spec_of(new).get(field)))
     return causes
 
 
 def _validate_group(group: str) -> list[Cause]:
     if not group:
-        return [validation.required("spec.group", "")]
+        return [validators.required("spec.group", "")]
     if "." not in group:
-        return [validation.invalid_value("spec.group", group, "should be a domain with at least one dot")]
+        return [validators.invalid_value("spec.group", group, "should be a domain with at least one dot")]
     if not _SUBDOMAIN.match(group):
-        return [validation.invalid_value("spec.group", group, _subdomain_message())]
+        return [validators.invalid_value("spec.group", group, _subdomain_message())]
     return []
 
 
@@ -159,15 +159,15 @@ def _validate_names(names: Obj) -> list[Cause]:
         value = names.get(field) or ""
         path = f"spec.names.{field}"
         if not value:
-            causes.append(validation.required(path, ""))
+            causes.append(validators.required(path, ""))
         elif not _DNS1035.match(value):
-            causes.append(validation.invalid_value(path, value, _dns1035_message()))
+            causes.append(validators.invalid_value(path, value, _dns1035_message()))
     for field in ("kind", "listKind"):
         if not names.get(field):
-            causes.append(validation.required(f"spec.names.{field}", ""))
+            causes.append(validators.required(f"spec.names.{field}", ""))
     if names.get("kind") and names.get("kind") == names.get("listKind"):
         causes.append(
-            validation.invalid_value(
+            validators.invalid_value(
                 "spec.names.listKind", names["listKind"], "kind and listKind may not be the same"
             )
         )
@@ -177,7 +177,7 @@ def _validate_names(names: Obj) -> list[Cause]:
 def _validate_versions(versions: list[Obj], raw: Any) -> list[Cause]:
     if not raw:
         return [
-            validation.required("spec.versions", "must have exactly one version marked as storage version")
+            validators.required("spec.versions", "must have exactly one version marked as storage version")
         ]
     causes: list[Cause] = []
     seen: set[str] = set()
@@ -185,16 +185,16 @@ def _validate_versions(versions: list[Obj], raw: Any) -> list[Cause]:
         path = f"spec.versions[{index}]"
         name = version.get("name") or ""
         if not name:
-            causes.append(validation.required(f"{path}.name", ""))
+            causes.append(validators.required(f"{path}.name", ""))
         elif not _DNS1035.match(name):
-            causes.append(validation.invalid_value(f"{path}.name", name, _dns1035_message()))
+            causes.append(validators.invalid_value(f"{path}.name", name, _dns1035_message()))
         elif name in seen:
-            causes.append(validation.duplicate(f"{path}.name", name))
+            causes.append(validators.duplicate(f"{path}.name", name))
         seen.add(name)
         causes += _validate_schema(version, path)
     if sum(1 for v in versions if v.get("storage") is True) != 1:
         causes.append(
-            validation.invalid_value(
+            validators.invalid_value(
                 "spec.versions", raw, "must have exactly one version marked as storage version"
             )
         )
@@ -205,11 +205,11 @@ def _validate_schema(version: Obj, path: str) -> list[Cause]:
     schema = (version.get("schema") or {}).get("openAPIV3Schema")
     where = f"{path}.schema.openAPIV3Schema"
     if not isinstance(schema, dict):
-        return [validation.required(where, "schemas are required")]
+        return [validators.required(where, "schemas are required")]
     if schema.get("type") != "object":
         if not schema.get("type"):
-            return [validation.required(f"{where}.type", "must not be empty at the root")]
-        return [validation.invalid_value(f"{where}.type", schema["type"], "must be object at the root")]
+            return [validators.required(f"{where}.type", "must not be empty at the root")]
+        return [validators.invalid_value(f"{where}.type", schema["type"], "must be object at the root")]
     return []
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from planner import quantities
-from planner.slim.errors import StatusError, bad_request
 from planner.slim.meta import json_copy, metadata
+from planner.slim.status_errors import StatusError, bad_request
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 Mutator = Callable[[dict[str, Any]], None]

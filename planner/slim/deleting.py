@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.meta import rfc3339
-from planner.slim.objects import error_target, with_type
 from planner.slim.resources import ResourceType
+from planner.slim.verbhelpers import error_target, with_type
 
 Obj = dict[str, Any]
 
@@ -56,7 +56,7 @@ def check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> N
     )
     for field, wanted, recorded, what in preconditions:
         if wanted and wanted != recorded:
-            raise errors.conflict(
+            raise status_errors.conflict(
                 error_target(rt, meta["name"]),
                 f"the {field} in the precondition ({wanted}) does not match the {field} in record "
                 f"({recorded}). The object might have been {what}",
@@ -66,7 +66,7 @@ def check_preconditions(rt: ResourceType, old: Obj, options: DeleteOptions) -> N
 
 def with_policy_finalizer(finalizers: list[str], policy: str) -> list[str]:
     if policy not in ("Background", "Foreground", "Orphan"):
-        raise errors.bad_request(f"invalid propagationPolicy: {policy}")
+        raise status_errors.bad_request(f"invalid propagationPolicy: {policy}")
     wanted = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(policy)
     others = [f for f in finalizers if f not in ("foregroundDeletion", "orphan") or f == wanted]
     if wanted and wanted not in others:

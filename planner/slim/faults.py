@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from aiohttp import web
 
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.requestinfo import of_request
 
 Obj = dict[str, Any]
@@ -95,7 +95,7 @@ class Faults:
         return None
 
     def error_response(self, code: int) -> web.Response:
-        body = errors.status_body(code, *_REASONS[code])
+        body = status_errors.status_body(code, *_REASONS[code])
         headers = {"Content-Type": "application/json"}
         if code == 429:
             body["details"] = {"retryAfterSeconds": self.retry_after_seconds}
@@ -108,7 +108,10 @@ class Faults:
             closer = getattr(events, "aclose", None)
             if closer is not None:
                 await closer()
-            yield {"type": "ERROR", "object": errors.expired("too old resource version: injected fault").body}
+            yield {
+                "type": "ERROR",
+                "object": status_errors.expired("too old resource version: injected fault").body,
+            }
             return
         sent = 0
         try:

@@ -44,10 +44,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from planner.slim.errors import status_body
 from planner.slim.mergekeys import Atomic, Field, KeyedList, SetList, Struct, go_zero_value, schema_for
 from planner.slim.meta import json_copy
 from planner.slim.resources import BY_KIND
+from planner.slim.status_errors import status_body
 from planner.slim.strategic import PatchError
 
 Path = tuple[str, ...]

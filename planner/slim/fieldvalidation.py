@@ -31,9 +31,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import applyschema, decoding, errors, structural, unstructured, validation, yamljson
-from planner.slim.errors import StatusError, Target
+from planner.slim import applyschema, decoding, status_errors, structural, unstructured, validators, yamljson
 from planner.slim.openapi.schemas import GoType, schemas
+from planner.slim.status_errors import StatusError, Target
 
 Obj = dict[str, Any]
 DIRECTIVES = ("Ignore", "Strict", "Warn")
@@ -45,8 +45,8 @@ def directive(value: str | None, options_kind: str) -> str:
     if not value:
         return DEFAULT
     if value not in DIRECTIVES:
-        cause = validation.not_supported("fieldValidation", value, ("", *DIRECTIVES))
-        raise errors.invalid(Target("meta.k8s.io", "", options_kind), [cause])
+        cause = validators.not_supported("fieldValidation", value, ("", *DIRECTIVES))
+        raise status_errors.invalid(Target("meta.k8s.io", "", options_kind), [cause])
     return value
 
 
@@ -144,8 +144,8 @@ def patched_strategic(check: Check, patched: Obj, patch: Any, patch_strict: list
 
 
 def _invalid_patch(shown: str, detail: str) -> StatusError:
-    cause = validation.invalid_value("patch", shown, detail, rendered=_go_quote(shown))
-    return errors.invalid(Target("", "", ""), [cause])
+    cause = validators.invalid_value("patch", shown, detail, rendered=_go_quote(shown))
+    return status_errors.invalid(Target("", "", ""), [cause])
 
 
 def applied(check: Check, config: Obj) -> None:
@@ -154,7 +154,7 @@ def applied(check: Check, config: Obj) -> None:
     go_type = check.go_type
     if go_type is None:
         found = check.unknown_fields(config)
-        check.strict(found, lambda: errors.bad_request(strict_decoding_error(found)))
+        check.strict(found, lambda: status_errors.bad_request(strict_decoding_error(found)))
         return
     found = applyschema.apply_errors(schemas(), config, go_type)
     if not found:
@@ -164,7 +164,7 @@ def applied(check: Check, config: Obj) -> None:
     group, _, version = check.api_version.rpartition("/")
     where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; {group}/{version}, Kind={check.kind}"
     detail = found[0] if len(found) == 1 else "errors:\n  " + "\n  ".join(found)
-    raise errors.unclassified(f"failed to create typed patch object ({where}): {detail}")
+    raise status_errors.unclassified(f"failed to create typed patch object ({where}): {detail}")
 
 
 def apply_duplicates(check: Check, converted: yamljson.Converted) -> None:
@@ -172,7 +172,7 @@ def apply_duplicates(check: Check, converted: yamljson.Converted) -> None:
     error = converted.strict_error
     if check.directive is None or error is None:
         return
-    check.strict([error], lambda: errors.bad_request(f"error strict decoding YAML: {error}"))
+    check.strict([error], lambda: status_errors.bad_request(f"error strict decoding YAML: {error}"))
 
 
 def _go_quote(text: str) -> str:

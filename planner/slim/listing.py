@@ -16,10 +16,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import errors
-from planner.slim.objects import Filter, parse_rv, resource_key
+from planner.slim import status_errors
 from planner.slim.resources import ResourceType
 from planner.slim.store import Store
+from planner.slim.verbhelpers import Filter, parse_rv, resource_key
 
 Obj = dict[str, Any]
 ObjList = list[Obj]
@@ -49,14 +49,14 @@ def decode_continue(token: str) -> tuple[int, str]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except ValueError as exc:
-        raise errors.bad_request(f"invalid continue token: {exc}") from exc
+        raise status_errors.bad_request(f"invalid continue token: {exc}") from exc
     try:
         data = json.loads(raw.decode("utf-8"))
         return int(data["rv"]), str(data["start"]).rstrip("\x00")
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         first = raw[:1]
         shown = first.decode() if first and 32 <= first[0] < 127 else f"\\x{first[0]:02x}" if first else ""
-        raise errors.bad_request(
+        raise status_errors.bad_request(
             "invalid continue token: continue key is not valid: "
             f"invalid character '{shown}' looking for beginning of value"
         ) from exc
@@ -86,12 +86,12 @@ def list_objects(store: Store, rt: ResourceType, flt: Filter, options: ListOptio
 
 def _list_revision(store: Store, options: ListOptions) -> int:
     if options.continue_token and options.resource_version not in (None, ""):
-        raise errors.bad_request("specifying resource version is not allowed when using continue")
+        raise status_errors.bad_request("specifying resource version is not allowed when using continue")
     current = store.revision
     if options.resource_version_match == "Exact" and options.resource_version not in (None, "", "0"):
         requested = parse_rv(options.resource_version)
         if requested < current:
-            raise errors.expired("The resourceVersion for the provided list is too old.")
+            raise status_errors.expired("The resourceVersion for the provided list is too old.")
     return current
 
 

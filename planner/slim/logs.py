@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import errors, podsim
+from planner.slim import podsim, status_errors
 
 Obj = dict[str, Any]
 MAX_HEARTBEATS = 2000
@@ -84,12 +84,16 @@ def lines_for(
     view = container_view_for(pod, name, t0, now, scale) if t0 is not None else None
     if view is None or not view.runs:
         reason = view.waiting_reason if view is not None else "ContainerCreating"
-        raise errors.bad_request(f'container "{name}" in pod "{pod_name}" is waiting to start: {reason}')
+        raise status_errors.bad_request(
+            f'container "{name}" in pod "{pod_name}" is waiting to start: {reason}'
+        )
     finished = [r for r in view.runs if r.end is not None and r.end <= now]
     if request.previous:
         earlier = finished if view.current is None else [r for r in finished if r is not view.current]
         if not earlier:
-            raise errors.bad_request(f'previous terminated container "{name}" in pod "{pod_name}" not found')
+            raise status_errors.bad_request(
+                f'previous terminated container "{name}" in pod "{pod_name}" not found'
+            )
         run = earlier[-1]
     else:
         run = view.runs[-1]
@@ -129,7 +133,7 @@ async def serve_log(
         await asyncio.sleep(FOLLOW_POLL_SECONDS)
         try:
             pod = pod_source()
-        except errors.StatusError:
+        except status_errors.StatusError:
             break
         lines, over = lines_for(pod, container, unlimited, t0=started_at(uid), now=clock(), scale=scale)
         await response.write(render(lines[sent:], unlimited).encode())
@@ -143,4 +147,4 @@ def _container(pod: Obj, name: str) -> Obj:
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         if container.get("name") == name:
             return dict(container)
-    raise errors.bad_request(f"container {name} is not valid for pod {pod['metadata']['name']}")
+    raise status_errors.bad_request(f"container {name} is not valid for pod {pod['metadata']['name']}")

@@ -26,9 +26,9 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from planner.slim import decoding, fieldvalidation, protobuf, yamljson
-from planner.slim.errors import StatusError, bad_request, unsupported_media_type
 from planner.slim.openapi.schemas import schemas
 from planner.slim.patch import media_type
+from planner.slim.status_errors import StatusError, bad_request, unsupported_media_type
 
 JSON = "application/json"
 YAML = "application/yaml"

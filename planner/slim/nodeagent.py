@@ -37,9 +37,9 @@ from planner.slim.controllers.base import (
     typed,
     uid_of,
 )
-from planner.slim.discovery import VERSION_INFO
+from planner.slim.discovery_documents import VERSION_INFO
 from planner.slim.meta import epoch_of, now_micro, rfc3339
-from planner.slim.runtime import NODE_AGENT, RETRY_SECONDS, Key, Scale
+from planner.slim.reconcilers import NODE_AGENT, RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]

@@ -28,9 +28,9 @@ import jsonpatch
 from ruamel.yaml.error import YAMLError
 
 from planner.slim import decoding, fieldmanager, fieldvalidation, strategic, yamljson
-from planner.slim.errors import StatusError, bad_request, status_body, unsupported_media_type
 from planner.slim.meta import RFC3339, json_copy, now_rfc3339, prune_empty
 from planner.slim.resources import ResourceType
+from planner.slim.status_errors import StatusError, bad_request, status_body, unsupported_media_type
 
 Obj = dict[str, Any]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from planner import quantities
 from planner.slim.admission import Admission, forbidden
-from planner.slim.errors import Cause, Target
+from planner.slim.status_errors import Cause, Target
 
 Obj = dict[str, Any]
 Usage = dict[str, tuple[Decimal, str]]  # resource -> (value, quantity format)

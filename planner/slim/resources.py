@@ -22,15 +22,15 @@ from planner.slim import (
     conversion,
     crds,
     defaults,
-    lifecycle,
+    kind_hooks,
     quota,
     reviews,
-    validation,
+    validators,
 )
-from planner.slim.errors import Cause, Target
 from planner.slim.mergekeys import Struct, schema_for
 from planner.slim.printers import Printer, printer_for
 from planner.slim.selectors import FieldGetter, field_getter
+from planner.slim.status_errors import Cause, Target
 
 Obj = dict[str, Any]
 Mutator = Callable[[Obj], None]
@@ -123,8 +123,8 @@ class ResourceType:
     drop_generated: Mutator | None = None
     admitter: Admitter | None = None
     releaser: Releaser | None = None
-    validator: validation.Validator | None = None
-    update_validator: validation.UpdateValidator | None = None
+    validator: validators.Validator | None = None
+    update_validator: validators.UpdateValidator | None = None
     created_with: Companions | None = None
     deletion_grace: GracePeriod | None = None
     on_delete: Mutator | None = None
@@ -204,7 +204,7 @@ HPA_V2 = ResourceType(
     has_status=True,
     storage_version_hash="qwQve8ut294=",
     defaulter=defaults.default_hpa,
-    validator=validation.validate_hpa,
+    validator=validators.validate_hpa,
 )
 
 # Served because a v1.28 server serves them (`kubectl api-resources`); what they do is in docs/embedded-cluster.md.
@@ -216,7 +216,7 @@ EVENTS_V1 = ResourceType(
     "event",
     short_names=("ev",),
     storage_version_hash="r2yiGXH7wu8=",
-    validator=validation.validate_event,
+    validator=validators.validate_event,
     to_storage=clusterkinds.events_to_core,
     from_storage=clusterkinds.events_from_core,
     stored_in="/events",
@@ -490,8 +490,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="Q3oi5N2YM8M=",
         defaulter=defaults.default_namespace,
         spec_finalizers=("kubernetes",),
-        created_with=lifecycle.created_with_namespace,
-        on_delete=lifecycle.mark_terminating,
+        created_with=kind_hooks.created_with_namespace,
+        on_delete=kind_hooks.mark_terminating,
         is_namespace=True,
         extra_field_selectors=_selectors("status.phase"),
     ),
@@ -503,8 +503,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "configmap",
         short_names=("cm",),
         storage_version_hash="qFsyl6wFWjQ=",
-        validator=validation.validate_configmap,
-        update_validator=validation.update_immutable_data,
+        validator=validators.validate_configmap,
+        update_validator=validators.update_immutable_data,
     ),
     ResourceType(
         "",
@@ -514,8 +514,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "secret",
         storage_version_hash="S6u1pOWzb84=",
         defaulter=defaults.default_secret,
-        validator=validation.validate_secret,
-        update_validator=validation.update_secret,
+        validator=validators.validate_secret,
+        update_validator=validators.update_secret,
         extra_field_selectors=_selectors("type"),
     ),
     ResourceType(
@@ -542,8 +542,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         defaulter=defaults.default_service,
         admitter=admission.admit_service,
         releaser=admission.release_service,
-        validator=validation.validate_service,
-        update_validator=validation.update_service,
+        validator=validators.validate_service,
+        update_validator=validators.update_service,
         returns_deleted_object=True,
     ),
     ResourceType(
@@ -559,8 +559,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         defaulter=defaults.default_pvc,
         server_finalizers=("kubernetes.io/pvc-protection",),
         admitter=admission.admit_claim,
-        validator=validation.validate_pvc,
-        update_validator=validation.update_pvc,
+        validator=validators.validate_pvc,
+        update_validator=validators.update_pvc,
         returns_deleted_object=True,
     ),
     ResourceType(
@@ -575,7 +575,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         has_status=True,
         storage_version_hash="HN/zwEC+JgM=",
         defaulter=defaults.default_pv,
-        validator=validation.validate_pv,
+        validator=validators.validate_pv,
         returns_deleted_object=True,
     ),
     ResourceType(
@@ -591,9 +591,9 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="xPOwRZ+Yhw8=",
         defaulter=defaults.default_pod,
         admitter=admission.admit_pod,
-        deletion_grace=lifecycle.pod_grace_period,
-        validator=validation.validate_pod,
-        update_validator=validation.update_pod,
+        deletion_grace=kind_hooks.pod_grace_period,
+        validator=validators.validate_pod,
+        update_validator=validators.update_pod,
         extra_field_selectors=_selectors(
             "spec.nodeName",
             "spec.restartPolicy",
@@ -639,7 +639,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "event",
         short_names=("ev",),
         storage_version_hash="r2yiGXH7wu8=",
-        validator=validation.validate_event,
+        validator=validators.validate_event,
         extra_field_selectors=_EVENT_FIELDS,
     ),
     ResourceType(
@@ -656,8 +656,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="8aSe+NMegvE=",
         defaulter=defaults.default_deployment,
-        validator=validation.validate_deployment,
-        update_validator=validation.update_deployment,
+        validator=validators.validate_deployment,
+        update_validator=validators.update_deployment,
     ),
     ResourceType(
         "apps",
@@ -672,8 +672,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="P1RzHs8/mWQ=",
         defaulter=defaults.default_replicaset,
-        validator=validation.validate_replicaset,
-        update_validator=validation.update_replicaset,
+        validator=validators.validate_replicaset,
+        update_validator=validators.update_replicaset,
     ),
     ResourceType(
         "batch",
@@ -689,8 +689,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         default_propagation="Orphan",
         defaulter=defaults.default_job,
         drop_generated=defaults.drop_generated_job_selector,
-        validator=validation.validate_job,
-        update_validator=validation.update_job,
+        validator=validators.validate_job,
+        update_validator=validators.update_job,
         extra_field_selectors=_selectors("status.successful"),
     ),
     ResourceType(
@@ -707,7 +707,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "leases",
         "lease",
         storage_version_hash="gqkMMb/YqFM=",
-        validator=validation.validate_lease,
+        validator=validators.validate_lease,
     ),
     ResourceType(
         "storage.k8s.io",
@@ -719,8 +719,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         short_names=("sc",),
         storage_version_hash="K+m6uJwbjGY=",
         defaulter=defaults.default_storageclass,
-        validator=validation.validate_storageclass,
-        update_validator=validation.update_storageclass,
+        validator=validators.validate_storageclass,
+        update_validator=validators.update_storageclass,
         returns_deleted_object=True,
     ),
     ResourceType(
@@ -731,8 +731,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "runtimeclass",
         namespaced=False,
         storage_version_hash="WQTu1GL3T2Q=",
-        validator=validation.validate_runtimeclass,
-        update_validator=validation.update_runtimeclass,
+        validator=validators.validate_runtimeclass,
+        update_validator=validators.update_runtimeclass,
     ),
     # Served so that kubectl's default prune list resolves; stored only, no controller runs them.
     ResourceType(
@@ -763,8 +763,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         storage_version_hash="dd7pWHUlMKQ=",
         defaulter=defaults.default_daemonset,
         admitter=admission.admit_daemonset,
-        validator=validation.validate_daemonset,
-        update_validator=validation.update_deployment,
+        validator=validators.validate_daemonset,
+        update_validator=validators.update_deployment,
     ),
     ResourceType(
         "apps",
@@ -779,8 +779,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="H+vl74LkKdo=",
         defaulter=defaults.default_statefulset,
-        validator=validation.validate_statefulset,
-        update_validator=validation.update_deployment,
+        validator=validators.validate_statefulset,
+        update_validator=validators.update_deployment,
     ),
     ResourceType(
         "batch",
@@ -795,7 +795,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         tracks_generation=True,
         storage_version_hash="sd5LIXh4Fjs=",
         defaulter=defaults.default_cronjob,
-        validator=validation.validate_cronjob,
+        validator=validators.validate_cronjob,
     ),
     ResourceType(
         "networking.k8s.io",
@@ -820,7 +820,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "role",
         name_rule="path",
         storage_version_hash="7FuwZcIIItM=",
-        validator=validation.validate_role,
+        validator=validators.validate_role,
     ),
     ResourceType(
         "rbac.authorization.k8s.io",
@@ -831,7 +831,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         namespaced=False,
         name_rule="path",
         storage_version_hash="bYE5ZWDrJ44=",
-        validator=validation.validate_cluster_role,
+        validator=validators.validate_cluster_role,
     ),
     ResourceType(
         "rbac.authorization.k8s.io",
@@ -842,8 +842,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_rule="path",
         storage_version_hash="eGsCzGH6b1g=",
         defaulter=defaults.default_role_binding,
-        validator=validation.validate_role_binding,
-        update_validator=validation.update_role_binding,
+        validator=validators.validate_role_binding,
+        update_validator=validators.update_role_binding,
     ),
     ResourceType(
         "rbac.authorization.k8s.io",
@@ -855,8 +855,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         name_rule="path",
         storage_version_hash="48tpQ8gZHFc=",
         defaulter=defaults.default_role_binding,
-        validator=validation.validate_cluster_role_binding,
-        update_validator=validation.update_role_binding,
+        validator=validators.validate_cluster_role_binding,
+        update_validator=validators.update_role_binding,
     ),
     ResourceType(
         "apiextensions.k8s.io",

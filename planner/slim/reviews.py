@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.slim import errors, validation
-from planner.slim.errors import Cause, Target
-from planner.slim.rbac import Attributes
+from planner.slim import status_errors, validators
+from planner.slim.authorizer import Attributes
 from planner.slim.requestinfo import RequestInfo
+from planner.slim.status_errors import Cause, Target
 from planner.slim.users import User
 
 if TYPE_CHECKING:
@@ -61,16 +61,16 @@ def _attribute_causes(spec: Obj) -> list[Cause]:
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
         detail = "cannot be specified in combination with resourceAttributes"
-        return [validation.invalid_value("spec.nonResourceAttributes", non_resource, detail)]
+        return [validators.invalid_value("spec.nonResourceAttributes", non_resource, detail)]
     if resource is None and non_resource is None:
         detail = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
-        return [validation.invalid_value("spec.resourceAttributes", None, detail, rendered=NO_NON_RESOURCE)]
+        return [validators.invalid_value("spec.resourceAttributes", None, detail, rendered=NO_NON_RESOURCE)]
     return []
 
 
 def _check(kind: str, causes: list[Cause]) -> None:
     if causes:
-        raise errors.invalid(Target(AUTHORIZATION, "", kind, ""), causes)
+        raise status_errors.invalid(Target(AUTHORIZATION, "", kind, ""), causes)
 
 
 def attributes(user: User, spec: Obj) -> Attributes:
@@ -120,7 +120,7 @@ def _subject_causes(spec: Obj) -> list[Cause]:
     causes = _attribute_causes(spec)
     if not spec.get("user") and not spec.get("groups"):
         detail = "at least one of user or group must be specified"
-        causes.append(validation.invalid_value("spec.user", "", detail))
+        causes.append(validators.invalid_value("spec.user", "", detail))
     return causes
 
 
@@ -136,12 +136,14 @@ def local_subject_access_review(review: Review, namespace: str, body: Obj) -> Ob
     if spec.get("nonResourceAttributes") is not None:
         detail = "disallowed on this kind of request"
         causes.append(
-            validation.invalid_value("spec.nonResourceAttributes", spec["nonResourceAttributes"], detail)
+            validators.invalid_value("spec.nonResourceAttributes", spec["nonResourceAttributes"], detail)
         )
     _check(body["kind"], causes)
     asked = spec.get("resourceAttributes") or {}
     if asked.get("namespace", "") != namespace:
-        raise errors.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+        raise status_errors.bad_request(
+            f"spec.resourceAttributes.namespace must match namespace: {namespace}"
+        )
     return _decide(review, body, _subject(spec))
 
 
@@ -151,7 +153,7 @@ def local_subject_access_review(review: Review, namespace: str, body: Obj) -> Ob
 def self_subject_rules_review(review: Review, namespace: str, body: Obj) -> Obj:
     spec = body.get("spec") or {}
     if not spec.get("namespace"):
-        raise errors.bad_request("no namespace on request")
+        raise status_errors.bad_request("no namespace on request")
     rules = review.auth.rules_for(review.user, str(spec["namespace"]))
     status: Obj = {
         "resourceRules": rules.resource_rules,

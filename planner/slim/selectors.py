@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim.errors import bad_request
+from planner.slim.status_errors import bad_request
 
 FieldGetter = Callable[[dict[str, Any]], str]
 

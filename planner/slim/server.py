@@ -19,7 +19,7 @@ from planner.slim.api import Api
 from planner.slim.bootstrap import seed
 from planner.slim.certs import Certificates
 from planner.slim.http.app import build_app
-from planner.slim.runtime import FULL_RESYNC_SECONDS
+from planner.slim.reconcilers import FULL_RESYNC_SECONDS
 from planner.slim.simulation import Simulation
 from planner.slim.store import DEFAULT_EVENT_CAPACITY, Store
 from planner.slim.tokens import Tokens, load_key

@@ -23,15 +23,15 @@ from typing import Any
 
 from aiohttp import web
 
-from planner.slim import errors, logs
+from planner.slim import logs, status_errors
 from planner.slim.api import Api
 from planner.slim.controllers import controllers
 from planner.slim.faults import Faults
 from planner.slim.faults import middleware as fault_middleware
 from planner.slim.metrics import Metrics
 from planner.slim.nodeagent import NodeAgent
+from planner.slim.reconcilers import COMPONENTS, FULL_RESYNC_SECONDS, PassCounts, Scale, Switches, start
 from planner.slim.resources import by_kind
-from planner.slim.runtime import COMPONENTS, FULL_RESYNC_SECONDS, PassCounts, Scale, Switches, start
 
 Obj = dict[str, Any]
 
@@ -111,9 +111,9 @@ class Simulation:
             try:
                 self.faults.apply(await request.json(), replace=request.method == "PUT")
             except (ValueError, TypeError, AttributeError) as exc:
-                raise errors.bad_request(str(exc)) from exc
+                raise status_errors.bad_request(str(exc)) from exc
         elif request.method != "GET":
-            raise errors.method_not_allowed()
+            raise status_errors.method_not_allowed()
         return web.json_response(self.faults.to_json(), dumps=json.dumps)
 
     async def _pause(self, request: web.Request) -> web.StreamResponse:
@@ -122,9 +122,9 @@ class Simulation:
                 body = await request.json()
                 self.switches.pause(str(body["component"]), bool(body.get("paused", True)))
             except (ValueError, KeyError, TypeError) as exc:
-                raise errors.bad_request(
+                raise status_errors.bad_request(
                     f"expected {{'component': one of {COMPONENTS}, 'paused': bool}}: {exc}"
                 ) from exc
         elif request.method != "GET":
-            raise errors.method_not_allowed()
+            raise status_errors.method_not_allowed()
         return web.json_response({c: self.switches.is_paused(c) for c in COMPONENTS})

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planner.slim.errors import status_body
 from planner.slim.mergekeys import Field, KeyedList, SetList, Struct, schema_for
 from planner.slim.meta import json_copy
+from planner.slim.status_errors import status_body
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"

@@ -28,10 +28,10 @@ from typing import Any
 
 import jsonschema
 
-from planner.slim import validation
+from planner.slim import validators
 from planner.slim.decoding import json_type
-from planner.slim.errors import Cause
 from planner.slim.mergekeys import ATOMIC, OBJECT_META, SET, Atomic, Field, KeyedList, Struct
+from planner.slim.status_errors import Cause
 
 Obj = dict[str, Any]
 Schema = dict[str, Any]
@@ -167,16 +167,16 @@ def _cause(error: jsonschema.ValidationError) -> Cause:
     path = _path(error.absolute_path)
     if error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in error.message else ""
-        return validation.required(f"{path}.{missing}" if path else missing, "")
+        return validators.required(f"{path}.{missing}" if path else missing, "")
     if error.validator == "enum":
-        return validation.not_supported(path, error.instance, [str(v) for v in error.validator_value])
+        return validators.not_supported(path, error.instance, [str(v) for v in error.validator_value])
     if error.validator == "type":
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         shown = json_type(error.instance)
         types = ",".join(str(t) for t in wanted if t != "null")
         detail = f'{path} in body must be of type {types}: "{shown}"'
         return Cause("FieldValueTypeInvalid", f'Invalid value: "{shown}": {detail}', path)
-    return validation.invalid_value(path, error.instance, f"{path} in body {_detail(error)}")
+    return validators.invalid_value(path, error.instance, f"{path} in body {_detail(error)}")
 
 
 def _detail(error: jsonschema.ValidationError) -> str:

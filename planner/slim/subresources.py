@@ -27,12 +27,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner import quantities
-from planner.slim import errors, patch, validation
-from planner.slim.errors import Target
+from planner.slim import patch, status_errors, validators
 from planner.slim.meta import json_copy, now_rfc3339, prune_empty, rfc3339
-from planner.slim.objects import WriteOptions, check_rv, error_target, omit_empty_in, with_type
 from planner.slim.resources import NAMESPACES, ResourceType, by_kind
+from planner.slim.status_errors import Target
 from planner.slim.tokens import API_AUDIENCES, DEFAULT_EXPIRATION_SECONDS
+from planner.slim.verbhelpers import WriteOptions, check_rv, error_target, omit_empty_in, with_type
 
 if TYPE_CHECKING:
     from planner.slim.api import Api
@@ -83,12 +83,12 @@ def update_scale(
     api: Api, rt: ResourceType, namespace: str, name: str, scale: Any, options: WriteOptions
 ) -> Obj:
     if not isinstance(scale, dict):
-        raise errors.bad_request("the body is not a Scale object")
+        raise status_errors.bad_request("the body is not a Scale object")
     old = api.stored(rt, namespace, name)
     replicas = (scale.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or replicas < 0:
-        cause = validation.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")
-        raise errors.invalid(Target("autoscaling", rt.plural, "Scale", name), [cause])
+        cause = validators.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")
+        raise status_errors.invalid(Target("autoscaling", rt.plural, "Scale", name), [cause])
     check_rv(rt, (scale.get("metadata") or {}).get("resourceVersion"), old, name)
     scaled = with_type(rt, json_copy(old))
     scaled["spec"]["replicas"] = replicas
@@ -143,11 +143,15 @@ def bind(api: Api, namespace: str, name: str, binding: Any, options: WriteOption
     rt = by_kind("Pod")
     node = ((binding or {}).get("target") or {}).get("name") if isinstance(binding, dict) else None
     if not node:
-        raise errors.invalid(Target("", "bindings", "Binding", name), [validation.required("target.name")])
+        raise status_errors.invalid(
+            Target("", "bindings", "Binding", name), [validators.required("target.name")]
+        )
     old = api.stored(rt, namespace, name)
     assigned = (old.get("spec") or {}).get("nodeName")
     if assigned:
-        raise errors.conflict(error_target(rt, name), f'pod {name} is already assigned to node "{assigned}"')
+        raise status_errors.conflict(
+            error_target(rt, name), f'pod {name} is already assigned to node "{assigned}"'
+        )
     new = json_copy(old)
     new["spec"]["nodeName"] = node
     status = new.setdefault("status", {})
@@ -196,13 +200,13 @@ def request_token(api: Api, namespace: str, name: str, request: Any) -> Obj:
     seconds = spec["expirationSeconds"]
     if not isinstance(seconds, int) or seconds < MIN_TOKEN_SECONDS:
         detail = "may not specify a duration less than 10 minutes"
-        raise errors.invalid(
-            _TOKEN_REQUEST, [validation.invalid_value("spec.expirationSeconds", seconds, detail)]
+        raise status_errors.invalid(
+            _TOKEN_REQUEST, [validators.invalid_value("spec.expirationSeconds", seconds, detail)]
         )
     if seconds > MAX_TOKEN_SECONDS:
         detail = "may not specify a duration larger than 2^32 seconds"
-        raise errors.invalid(
-            _TOKEN_REQUEST, [validation.invalid_value("spec.expirationSeconds", seconds, detail)]
+        raise status_errors.invalid(
+            _TOKEN_REQUEST, [validators.invalid_value("spec.expirationSeconds", seconds, detail)]
         )
     uid = str(account["metadata"].get("uid", ""))
     token, expires = api.tokens.issue(namespace, name, uid, spec["audiences"], seconds)

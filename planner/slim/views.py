@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner.slim import printers
-from planner.slim.objects import labelled
 from planner.slim.resources import ResourceType
+from planner.slim.verbhelpers import labelled
 
 Obj = dict[str, Any]
 

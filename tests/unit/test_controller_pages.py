@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from planner.controller.pages import ObjectHealth, Overview, PlanView, index_page, plan_page
 from planner.controller.viewmodels import LastApply
 from planner.graph import solve
-from planner.monitor.pools import PoolStatus
+from planner.monitor.pool_members import PoolStatus
 from planner.state.generations import Listed
 from tests.unit.test_output_graph import shop_changes
 

@@ -10,7 +10,7 @@ from planner.app.reconciling import PlanOutcome
 from planner.changeset import Change, ChangeSet
 from planner.controller.objecthealth import ObjectHealth, object_tree
 from planner.controller.viewmodels import Known, addressed_plan, plan_path, plan_view
-from planner.monitor.pools import cached_pool_counts
+from planner.monitor.pool_members import cached_pool_counts
 from planner.objects import ObjectRef
 
 READY = {"conditions": [{"type": "Ready", "status": "True"}]}

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from planner.app.history import GenerationDiff, History
-from planner.output.history import diff_json, history_json
+from planner.output.history_table import diff_json, history_json
 from planner.state.applyset import CurrentGeneration
 from planner.state.generations import Generation, Listed, diff_closures
 from tests.paths import REPO

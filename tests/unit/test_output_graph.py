@@ -6,7 +6,7 @@ import re
 
 from planner.diff import Change, ChangeSet
 from planner.graph import solve
-from planner.output.graph import drawing, to_dot, to_mermaid
+from planner.output.graph_view import drawing, to_dot, to_mermaid
 from tests.unit.test_graph import (
     SHOP,
     SHOP_NAMESPACE,

@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from planner.diff import Change, ChangeSet, FieldChange
 from planner.kinds import CONFIG_MAP, DEPLOYMENT
-from planner.monitor.pools import PoolStatus
+from planner.monitor.pool_members import PoolStatus
 from planner.objects import ObjectRef
 from planner.output.changes import headline
 from planner.output.comment import to_markdown

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from planner import events
-from planner.output.events import ApplyPrinter, LiveApplyPrinter, apply_printer
+from planner.output.event_lines import ApplyPrinter, LiveApplyPrinter, apply_printer
 from planner.output.progress import ApplyProgress, ProgressView, clock
 
 T0 = 1_800_000_000.0

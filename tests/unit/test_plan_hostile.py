@@ -12,7 +12,7 @@ import pytest
 
 from planner.errors import PlanError
 from planner.plan import load_plans
-from planner.plan.limits import MAX_ALIAS_EXPANSIONS, MAX_DEPTH, MAX_FILE_BYTES
+from planner.plan.input_limits import MAX_ALIAS_EXPANSIONS, MAX_DEPTH, MAX_FILE_BYTES
 from planner.plan.schema import plan_schema
 
 HEAD = b"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: x}\n"  # the body starts on line 4

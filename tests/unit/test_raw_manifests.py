@@ -19,7 +19,7 @@ from planner.live import LiveState
 from planner.objects import ObjectRef, ref_of
 from planner.output.masking import mask_manifest
 from planner.plan import Plan, Position, load_plans
-from planner.plan.manifests import manifest_files
+from planner.plan.raw_manifests import manifest_files
 from planner.plan.source import read_plan_file
 from planner.render import render
 from planner.wait.readiness import ReadinessContext, readiness

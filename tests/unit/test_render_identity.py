@@ -454,14 +454,14 @@ def test_the_public_api_is_exactly_all() -> None:
     # The submodules, and the `annotations` feature flag of `from __future__ import annotations`.
     not_api = {
         "claims",
-        "config",
+        "config_objects",
         "confighash",
         "identity",
-        "limits",
-        "manifests",
+        "size_limits",
+        "raw_objects",
         "pods",
-        "sandboxes",
-        "workloads",
+        "sandbox_objects",
+        "workload_objects",
         "annotations",
     }
     assert public - not_api == set(planner.render.__all__)

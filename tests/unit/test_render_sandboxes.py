@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from planner.plan.model import Claim, Rootfs, Sandbox, SandboxTemplate, WarmPool
-from planner.render.sandboxes import render_pool_member
+from planner.render.sandbox_objects import render_pool_member
 from tests.unit.render_support import (
     SHOP_APPLYSET,
     find,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from planner.sandboxes.idle import Activity, format_timestamp, idle_sandboxes, parse_timestamp
-from planner.sandboxes.pools import SUFFIX_ALPHABET, Member, PoolChanges, pool_changes, random_suffix
+from planner.sandboxes.pool_sizing import SUFFIX_ALPHABET, Member, PoolChanges, pool_changes, random_suffix
 
 
 def suffixes(*values: str) -> Iterator[str]:

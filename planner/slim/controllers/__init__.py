@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from planner.slim.api import Api
 from planner.slim.controllers.autoscaling import HorizontalPodAutoscalerController
+from planner.slim.controllers.clusterroles import ClusterRoleAggregator
 from planner.slim.controllers.cronjobs import CronJobController
 from planner.slim.controllers.daemonsets import DaemonSetController
+from planner.slim.controllers.deployments import DeploymentController, ReplicaSetController
 from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.jobs import JobController
 from planner.slim.controllers.namespaces import NamespaceController
-from planner.slim.controllers.rbac import ClusterRoleAggregator
 from planner.slim.controllers.statefulsets import StatefulSetController
 from planner.slim.controllers.volumes import VolumeController
-from planner.slim.controllers.workloads import DeploymentController, ReplicaSetController
-from planner.slim.runtime import Reconciler, Scale
+from planner.slim.reconcilers import Reconciler, Scale
 
 __all__ = ["controllers"]
 

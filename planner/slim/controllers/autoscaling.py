@@ -24,13 +24,13 @@ from decimal import Decimal
 from typing import Any
 
 from planner import quantities
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.api import Api
 from planner.slim.controllers.base import KindController, deleting, key, name_of, ns_of, uid_of
-from planner.slim.controllers.workloads import pod_ready
+from planner.slim.controllers.deployments import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
+from planner.slim.reconcilers import Key, Scale
 from planner.slim.resources import BY_KIND, ResourceType
-from planner.slim.runtime import Key, Scale
 from planner.slim.selectors import parse_label_selector
 from planner.slim.store import WatchEvent
 
@@ -309,7 +309,7 @@ class Sync:
             return f'no matches for kind "{kind}" in group "{group}"'
         try:
             return rt, self.c.api.get_scale(rt, ns_of(self.hpa), name)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             return str(exc.body.get("message", ""))
 
     # --- metrics ------------------------------------------------------------------------------------
@@ -509,7 +509,7 @@ class Sync:
         body["spec"] = {"replicas": desired}
         try:
             self.c.api.update_scale(rt, ns_of(self.hpa), name_of(scale), body, self.c.writer.options)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             message = str(exc.body.get("message", ""))
             self.event("Warning", "FailedRescale", f"New size: {desired}; reason: {reason}; error: {message}")
             self.set(

@@ -16,14 +16,14 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.api import Api, DeleteOptions, WriteOptions
 from planner.slim.meta import now_rfc3339
-from planner.slim.objects import resource_key
 from planner.slim.patch import APPLY_PATCH
+from planner.slim.reconcilers import CONTROLLERS, Key, Scale
 from planner.slim.resources import ResourceType, by_kind
-from planner.slim.runtime import CONTROLLERS, Key, Scale
 from planner.slim.store import Store, WatchEvent
+from planner.slim.verbhelpers import resource_key
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -231,7 +231,7 @@ class KindController:
         API refuses it; the API's message then (None when created)."""
         try:
             created = self.api.create(rt("Pod"), ns_of(owner), pod, self.writer.options)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             message = str(exc.body.get("message", ""))
             self.event(owner, "Warning", "FailedCreate", f"Error creating: {message}")
             return message
@@ -332,7 +332,7 @@ class Writer:
         try:
             result: Obj = call()
             return result
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             level = logging.DEBUG if exc.code in TOLERATED else logging.WARNING
             log.log(level, "%s: write dropped (%s): %s", self.manager, exc.code, exc.body.get("message"))
             return None
@@ -404,5 +404,5 @@ class Writer:
         }
         try:
             self.api.create(rt("Event"), namespace, body, self.options)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             log.debug("event %s not recorded: %s", reason, exc.code)

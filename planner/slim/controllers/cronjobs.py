@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planner import cron
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.controllers.base import (
     KindController,
     deleting,
@@ -196,7 +196,7 @@ class CronJobController(KindController):
         body = from_template(cronjob, "CronJob", template, "Job", name=name, annotations=annotations)
         try:
             created = self.api.create(rt("Job"), ns_of(cronjob), body, self.writer.options)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             if exc.code == 409:
                 return self.api.store.get(key("Job"), ns_of(cronjob), name)
             self.event(

@@ -28,16 +28,16 @@ from planner.slim.controllers.base import (
     name_of,
     ns_of,
 )
-from planner.slim.controllers.history import (
+from planner.slim.controllers.deployments import ready_since
+from planner.slim.controllers.revisions import (
     REVISION_LABEL,
     revision_hash,
     revision_template,
     sync_revisions,
     truncate_history,
 )
-from planner.slim.controllers.workloads import ready_since
 from planner.slim.defaults import TEMPLATE_GENERATION
-from planner.slim.runtime import RETRY_SECONDS, Key, Scale
+from planner.slim.reconcilers import RETRY_SECONDS, Key, Scale
 from planner.slim.scheduling import node_fits, untolerated_taint
 from planner.slim.store import WatchEvent
 

@@ -34,9 +34,9 @@ from planner.slim.controllers.base import (
     owner_reference,
     uid_of,
 )
-from planner.slim.controllers.workloads import pod_ready
+from planner.slim.controllers.deployments import pod_ready
 from planner.slim.meta import now_rfc3339
-from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.reconcilers import CONTROLLERS, Key
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]

@@ -34,11 +34,11 @@ from planner.slim.controllers.base import (
     own_key,
     uid_of,
 )
-from planner.slim.objects import resource_key
+from planner.slim.reconcilers import CONTROLLERS, Key
 from planner.slim.resources import ResourceType
-from planner.slim.runtime import CONTROLLERS, Key
 from planner.slim.scheduling import claim_names
 from planner.slim.store import EVERY_RESOURCE, WatchEvent
+from planner.slim.verbhelpers import resource_key
 
 Obj = dict[str, Any]
 PVC_PROTECTION = "kubernetes.io/pvc-protection"

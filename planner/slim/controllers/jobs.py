@@ -23,10 +23,10 @@ from planner.slim.controllers.base import (
     name_of,
     uid_of,
 )
+from planner.slim.controllers.deployments import pod_ready
 from planner.slim.controllers.gc import JOB_TRACKING
-from planner.slim.controllers.workloads import pod_ready
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import RETRY_SECONDS, Key, Scale
+from planner.slim.reconcilers import RETRY_SECONDS, Key, Scale
 from planner.slim.store import WatchEvent
 
 Obj = dict[str, Any]

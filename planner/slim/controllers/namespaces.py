@@ -20,10 +20,10 @@ from typing import Any
 
 from planner.slim.api import Api
 from planner.slim.controllers.base import CONTROLLER_MANAGER, Writer, deleting, key, keys_of, name_of
-from planner.slim.lifecycle import TERMINATING, namespace_contents
-from planner.slim.objects import resource_key
-from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.kind_hooks import TERMINATING, namespace_contents
+from planner.slim.reconcilers import CONTROLLERS, Key
 from planner.slim.store import WatchEvent
+from planner.slim.verbhelpers import resource_key
 
 Obj = dict[str, Any]
 NAMESPACE_FINALIZER = "kubernetes"

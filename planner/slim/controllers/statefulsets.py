@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from planner.slim import errors
+from planner.slim import status_errors
 from planner.slim.controllers.base import (
     KindController,
     deleting,
@@ -28,14 +28,14 @@ from planner.slim.controllers.base import (
     rt,
     uid_of,
 )
-from planner.slim.controllers.history import (
+from planner.slim.controllers.deployments import pod_ready, ready_since
+from planner.slim.controllers.revisions import (
     REVISION_LABEL,
     revision_template,
     sync_revisions,
     truncate_history,
 )
-from planner.slim.controllers.workloads import pod_ready, ready_since
-from planner.slim.runtime import RETRY_SECONDS
+from planner.slim.reconcilers import RETRY_SECONDS
 
 Obj = dict[str, Any]
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -221,7 +221,7 @@ class StatefulSetController(KindController):
         it refuses; one that is there already (409) counts as created, with no Event."""
         try:
             self.api.create(rt(body["kind"]), ns_of(sts), body, self.writer.options)
-        except errors.StatusError as exc:
+        except status_errors.StatusError as exc:
             if exc.code == 409:
                 return True
             self.event(

@@ -33,7 +33,7 @@ from planner.slim.controllers.base import (
     typed,
     uid_of,
 )
-from planner.slim.runtime import CONTROLLERS, RETRY_SECONDS, Key
+from planner.slim.reconcilers import CONTROLLERS, RETRY_SECONDS, Key
 from planner.slim.scheduling import claim_names
 from planner.slim.store import WatchEvent
 

@@ -24,20 +24,11 @@ from typing import Any
 from aiohttp import web
 
 from planner import jsonwire
-from planner.slim import discovery, fieldmanager, fieldvalidation, media, protobuf, views
+from planner.slim import discovery_documents, fieldmanager, fieldvalidation, media, protobuf, views
 from planner.slim.api import Api, DeleteOptions, ListOptions, WatchOptions, WriteOptions
 from planner.slim.auth import Auth
 from planner.slim.customresources import Kinds
-from planner.slim.errors import (
-    StatusError,
-    bad_request,
-    internal,
-    method_not_allowed,
-    request_entity_too_large,
-    unknown_path,
-)
 from planner.slim.http.guard import PUBLIC_PATHS, guard, request_log_handler, user_of
-from planner.slim.objects import decode
 from planner.slim.openapi import documents
 from planner.slim.patch import is_apply
 from planner.slim.requestinfo import of_request
@@ -45,6 +36,15 @@ from planner.slim.requestlog import RequestLog
 from planner.slim.resources import ResourceType
 from planner.slim.reviews import Review
 from planner.slim.simulation import Simulation
+from planner.slim.status_errors import (
+    StatusError,
+    bad_request,
+    internal,
+    method_not_allowed,
+    request_entity_too_large,
+    unknown_path,
+)
+from planner.slim.verbhelpers import decode
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
     if path in PUBLIC_PATHS or path in _PING_CHECKS:
         return web.Response(text="ok", content_type="text/plain")
     if path == "/version":
-        return json_response(discovery.VERSION_INFO)
+        return json_response(discovery_documents.VERSION_INFO)
     if path == "/openapi/v2":
         return web.Response(body=b"", headers={"Content-Type": OPENAPI_V2_TYPE})
     if path == documents.ROOT:
@@ -203,17 +203,19 @@ def _fixed_endpoint(request: web.Request, parts: list[str]) -> web.StreamRespons
     if path in ("/api", "/apis") and "as=APIGroupDiscoveryList" in accept:
         version = _aggregated_version(accept)
         content_type = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
-        return json_response(discovery.aggregated(kinds, path == "/api", version), content_type=content_type)
+        return json_response(
+            discovery_documents.aggregated(kinds, path == "/api", version), content_type=content_type
+        )
     if path == "/api":
-        return json_response(discovery.api_versions(request.host))
+        return json_response(discovery_documents.api_versions(request.host))
     if path == "/apis":
-        return json_response(discovery.api_group_list(kinds))
+        return json_response(discovery_documents.api_group_list(kinds))
     if path == "/api/v1":
-        return json_response(discovery.resource_list(kinds, "", "v1"))
+        return json_response(discovery_documents.resource_list(kinds, "", "v1"))
     if len(parts) == 2 and parts[0] == "apis":
-        return _or_404(discovery.api_group(kinds, parts[1]))
+        return _or_404(discovery_documents.api_group(kinds, parts[1]))
     if len(parts) == 3 and parts[0] == "apis":
-        return _or_404(discovery.resource_list(kinds, parts[1], parts[2]))
+        return _or_404(discovery_documents.resource_list(kinds, parts[1], parts[2]))
     return None
 
 

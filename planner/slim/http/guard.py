@@ -16,9 +16,9 @@ from typing import Any
 from aiohttp import web
 
 from planner.slim.auth import Auth
-from planner.slim.errors import StatusError, method_not_allowed, unauthorized
 from planner.slim.requestinfo import of_request
 from planner.slim.requestlog import RequestLog
+from planner.slim.status_errors import StatusError, method_not_allowed, unauthorized
 from planner.slim.users import ANONYMOUS, User
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/livez"})  # the health checks

@@ -29,7 +29,7 @@ from importlib.resources import files
 from typing import Any
 
 from planner.slim.customresources import Kinds
-from planner.slim.discovery import SUBRESOURCE_KINDS, VERSION_INFO
+from planner.slim.discovery_documents import SUBRESOURCE_KINDS, VERSION_INFO
 from planner.slim.openapi.schemas import COMPONENTS, META, schemas
 from planner.slim.patch import patchers
 from planner.slim.resources import RESOURCES, SUBRESOURCE_VERBS, ResourceType

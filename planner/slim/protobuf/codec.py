@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError, Message
 
 from planner.slim.protobuf import convert
 from planner.slim.protobuf.convert import MAGIC, ConversionError
-from planner.slim.protobuf.schema import META, RUNTIME, schema
+from planner.slim.protobuf.messages import META, RUNTIME, schema
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 WATCH_MEDIA_TYPE = f"{MEDIA_TYPE};stream=watch"

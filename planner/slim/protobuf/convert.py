@@ -29,7 +29,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from planner.slim.decoding import json_type
-from planner.slim.protobuf.schema import FieldSpec, Schema, Shape
+from planner.slim.protobuf.messages import FieldSpec, Schema, Shape
 
 MAGIC = b"k8s\x00"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -12,8 +12,8 @@ import pytest
 
 from planner.slim.api import Api, ListOptions, WatchOptions, WriteOptions
 from planner.slim.bootstrap import seed
-from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind
+from planner.slim.status_errors import StatusError
 from planner.slim.store import Store
 
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from planner.slim import admission, budgets, clusterkinds, limitranges, quota
-from planner.slim.errors import StatusError, Target
+from planner.slim.status_errors import StatusError, Target
 
 Obj = dict[str, Any]
 POD = Target("", "pods", "Pod", "two")

@@ -8,8 +8,8 @@ from typing import Any
 
 from planner.slim import admission, crds
 from planner.slim.customresources import custom_types
-from planner.slim.errors import Target
 from planner.slim.resources import version_priority
+from planner.slim.status_errors import Target
 
 Obj = dict[str, Any]
 SCHEMA = {"openAPIV3Schema": {"type": "object"}}

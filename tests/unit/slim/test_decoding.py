@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from planner.slim import applyschema, decoding, fieldvalidation, gotime, media, unstructured, yamljson
-from planner.slim.errors import StatusError
 from planner.slim.openapi.schemas import GoType, schemas
+from planner.slim.status_errors import StatusError
 
 S = schemas()
 

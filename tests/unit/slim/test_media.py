@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from planner.slim import media, protobuf
-from planner.slim.errors import StatusError
+from planner.slim.status_errors import StatusError
 
 PB = "application/vnd.kubernetes.protobuf"
 TABLE = "as=Table;v=v1;g=meta.k8s.io"

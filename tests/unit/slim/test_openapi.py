@@ -14,7 +14,7 @@ import pytest
 from planner.slim.customresources import Kinds
 from planner.slim.openapi import documents
 from planner.slim.openapi.schemas import COMPONENTS, GoType, Kind, schemas
-from planner.slim.protobuf.schema import schema as protobuf_schema
+from planner.slim.protobuf.messages import schema as protobuf_schema
 from planner.slim.resources import RESOURCES
 from planner.slim.store import Store
 from tests.paths import REPO

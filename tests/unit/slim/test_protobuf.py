@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from planner.slim import protobuf
-from planner.slim.protobuf.schema import schema
+from planner.slim.protobuf.messages import schema
 from planner.slim.resources import RESOURCES, ResourceType
 from tests.paths import GOLDEN, GOLDEN_PROTOBUF
 

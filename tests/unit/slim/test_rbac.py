@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from planner.slim.authorizer import Attributes, Authorizer, aggregated_rules, forbidden, rule_allows
 from planner.slim.bootstrap import policy_objects
-from planner.slim.rbac import Attributes, Authorizer, aggregated_rules, forbidden, rule_allows
 from planner.slim.requestinfo import RequestInfo, request_info
 from planner.slim.users import ANONYMOUS, User, service_account_user
 

@@ -11,8 +11,8 @@ import pytest
 from planner.slim import conversion
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
-from planner.slim.errors import StatusError
 from planner.slim.resources import by_kind, lookup
+from planner.slim.status_errors import StatusError
 from planner.slim.store import Store
 from planner.slim.tokens import Tokens
 

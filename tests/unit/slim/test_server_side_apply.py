@@ -13,10 +13,10 @@ import pytest
 
 from planner.slim.api import Api, WriteOptions
 from planner.slim.bootstrap import seed
-from planner.slim.errors import StatusError
 from planner.slim.fieldmanager import decode_fields, path_string
 from planner.slim.patch import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from planner.slim.resources import by_kind
+from planner.slim.status_errors import StatusError
 from planner.slim.store import Store
 
 DEPLOYMENT = by_kind("Deployment")

@@ -11,14 +11,14 @@ import pytest
 from planner.slim.api import Api
 from planner.slim.bootstrap import seed
 from planner.slim.controllers.base import owner_keys
+from planner.slim.controllers.deployments import ReplicaSetController
 from planner.slim.controllers.endpoints import EndpointsController
 from planner.slim.controllers.gc import GarbageCollector
 from planner.slim.controllers.namespaces import namespace_keys
 from planner.slim.controllers.volumes import VolumeController
-from planner.slim.controllers.workloads import ReplicaSetController
 from planner.slim.nodeagent import NODE_KEY, NodeAgent
+from planner.slim.reconcilers import Driver, Key, Scale, Switches, WorkQueue
 from planner.slim.resources import by_kind
-from planner.slim.runtime import Driver, Key, Scale, Switches, WorkQueue
 from planner.slim.store import Store, WatchEvent
 
 Obj = dict[str, Any]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from planner.slim import scheduling
-from planner.slim.controllers.workloads import resolve_fraction, surge_and_unavailable, template_hash
+from planner.slim.controllers.deployments import resolve_fraction, surge_and_unavailable, template_hash
 from planner.slim.requestinfo import request_info
 
 NODE = {"metadata": {"name": "n1", "labels": {"disk": "ssd", "zone": "a", "cores": "8"}}}

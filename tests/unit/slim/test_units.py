@@ -11,9 +11,9 @@ import pytest
 
 from planner import quantities
 from planner.slim import columns, defaults
-from planner.slim.errors import StatusError
 from planner.slim.meta import prune_empty
 from planner.slim.selectors import field_getter, parse_field_selector, parse_label_selector
+from planner.slim.status_errors import StatusError
 
 QUANTITIES = [
     ("0.5", "500m"),

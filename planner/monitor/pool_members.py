@@ -46,9 +46,9 @@ from planner.objects import (
 from planner.plan.model import Plan, WarmPool
 from planner.plan.names import workspace_pvc_name
 from planner.render.identity import RuntimeID, plan_namespace
-from planner.render.sandboxes import render_pool_member
+from planner.render.sandbox_objects import render_pool_member
 from planner.sandboxes.idle import Activity, format_timestamp, idle_sandboxes, is_idle, parse_timestamp
-from planner.sandboxes.pools import Member, PoolChanges, pool_changes
+from planner.sandboxes.pool_sizing import Member, PoolChanges, pool_changes
 
 FIELD_MANAGER = "planner-controller"
 MERGE_PATCH = "application/merge-patch+json"

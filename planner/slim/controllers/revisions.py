@@ -20,7 +20,7 @@ from planner.slim.controllers.base import (
     ns_of,
     owner_reference,
 )
-from planner.slim.controllers.workloads import template_hash
+from planner.slim.controllers.deployments import template_hash
 
 Obj = dict[str, Any]
 HASH_LABEL = "controller.kubernetes.io/hash"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from planner import cron
-from planner.slim.errors import Cause
+from planner.slim.status_errors import Cause
 
 Validator = Callable[[dict[str, Any]], list[Cause]]
 UpdateValidator = Callable[[dict[str, Any], dict[str, Any]], list[Cause]]

@@ -33,7 +33,7 @@ from planner.slim.controllers.base import (
     uid_of,
 )
 from planner.slim.meta import epoch_of, rfc3339
-from planner.slim.runtime import RETRY_SECONDS
+from planner.slim.reconcilers import RETRY_SECONDS
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"

@@ -24,9 +24,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from planner.slim.errors import StatusError, status_body
 from planner.slim.requestinfo import RequestInfo
 from planner.slim.selectors import selector_from_label_selector
+from planner.slim.status_errors import StatusError, status_body
 from planner.slim.users import User, service_account_name
 
 Obj = dict[str, Any]

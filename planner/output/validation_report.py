@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from planner.errors import Diagnostic, PlanError
-from planner.output.errors import print_diagnostics
+from planner.output.error_report import print_diagnostics
 from planner.output.lines import LinePrinter, now_rfc3339
 from planner.plan import LoadResult, Plan
 

@@ -5,7 +5,7 @@ output. So a plan file is checked in two cheap passes before a node graph is com
 (size, encoding, control characters), then the parser's flat event stream (nesting depth, alias counts
 and self-referencing aliases).
 
-The rest, and why: docs/architecture.md ("Module notes", plan/limits.py).
+The rest, and why: docs/architecture.md ("Module notes", plan/input_limits.py).
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.slim import errors
-from planner.slim.errors import Target
+from planner.slim import status_errors
 from planner.slim.meta import json_copy, prune_empty
 from planner.slim.resources import ResourceType, by_kind
 from planner.slim.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from planner.slim.status_errors import Target
 
 Obj = dict[str, Any]
 
@@ -89,11 +89,11 @@ def decode(rt: ResourceType, body: Any) -> Obj:
     """A request body (already parsed from JSON) as a new object of `rt`: it must be an object of
     that kind and version (or name none); 400 otherwise."""
     if not isinstance(body, dict):
-        raise errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
+        raise status_errors.bad_request(f"the object provided is unrecognized (must be of type {rt.kind})")
     obj = omit_empty(rt, body, decoded=False)  # a new tree: the caller's body is never changed
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
     if (kind and kind != rt.kind) or (api_version and api_version != rt.group_version):
-        raise errors.bad_request(
+        raise status_errors.bad_request(
             _kind_mismatch(rt, str(kind or rt.kind), str(api_version or rt.group_version))
         )
     obj["kind"], obj["apiVersion"] = rt.kind, rt.group_version
@@ -116,12 +116,12 @@ def parse_rv(text: str | None) -> int:
     try:
         return int(text or "0")
     except ValueError as exc:
-        raise errors.bad_request(f'invalid resource version "{text}"') from exc
+        raise status_errors.bad_request(f'invalid resource version "{text}"') from exc
 
 
 def check_rv(rt: ResourceType, wanted: Any, old: Obj, name: str) -> None:
     if wanted not in (None, "") and str(wanted) != old["metadata"].get("resourceVersion"):
-        raise errors.stale(error_target(rt, name))
+        raise status_errors.stale(error_target(rt, name))
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ wrote in that syntax, and is itself left out so the object's own annotations sta
 from __future__ import annotations
 
 from planner.objects import ANNOTATION_DEPENDS_ON, Manifest, json_copy
-from planner.plan.manifests import DEPENDS_ON
 from planner.plan.model import Plan, RawManifest
+from planner.plan.raw_manifests import DEPENDS_ON
 from planner.render.identity import Stamp, depends_on_value, primary_ref, raw_namespace
 
 

@@ -12,9 +12,9 @@ write being an event.
 from __future__ import annotations
 
 from planner.slim.api import Api
+from planner.slim.authorizer import GROUP, aggregated_rules
 from planner.slim.controllers.base import Writer, key, name_of
-from planner.slim.rbac import GROUP, aggregated_rules
-from planner.slim.runtime import CONTROLLERS, Key
+from planner.slim.reconcilers import CONTROLLERS, Key
 from planner.slim.store import WatchEvent
 
 MANAGER = "clusterrole-aggregation-controller"

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from planner.slim import errors
-from planner.slim.objects import Filter, parse_rv, resource_key, with_type
+from planner.slim import status_errors
 from planner.slim.resources import ResourceType
 from planner.slim.store import Store, Subscription, TooOld, WatchEvent
+from planner.slim.verbhelpers import Filter, parse_rv, resource_key, with_type
 
 Obj = dict[str, Any]
 BOOKMARK_INTERVAL = 60.0
@@ -55,7 +55,7 @@ def _start(
     try:
         buffered = store.events_since(key, requested)
     except TooOld as exc:
-        status = errors.expired(str(exc)).body
+        status = status_errors.expired(str(exc)).body
         status.pop("details", None)
         return -1, [{"type": "ERROR", "object": status}]
     events = [e for e in (event_for(rt, ev, flt) for ev in buffered) if e is not None]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from planner.monitor.lifecycle import Inspection, Outcome
-from planner.monitor.pools import PoolStatus
+from planner.monitor.pool_members import PoolStatus
 from planner.monitor.status import StatusRow
 from planner.output.lines import LinePrinter, aligned, now_rfc3339
 

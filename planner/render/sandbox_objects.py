@@ -27,7 +27,7 @@ from planner.objects import (
 from planner.plan.model import Claim, Plan, Sandbox, WarmPool
 from planner.plan.names import rootfs_pvc_name, sandbox_env_secret_name, workspace_pvc_name
 from planner.render.claims import claim_spec
-from planner.render.config import opaque_secret
+from planner.render.config_objects import opaque_secret
 from planner.render.identity import (
     Stamp,
     depends_on_annotation,
