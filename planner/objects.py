@@ -126,14 +126,36 @@ def sandbox_of(obj: Mapping[str, Any] | None) -> str | None:
     return parts[2] if len(parts) == 3 and parts[1] == SANDBOX_KIND else None
 
 
+def _age_order(obj: Manifest) -> tuple[str, str]:
+    return str(metadata_of(obj).get("creationTimestamp", "")), str(metadata_of(obj).get("name"))
+
+
+def controlling(obj: Manifest, kind: KindInfo) -> str | None:
+    """The name of the object of `kind` that controls `obj` (its ownerReference of that kind and API
+    group), None when none does."""
+    for owner in metadata_of(obj).get("ownerReferences") or []:
+        group = str(owner.get("apiVersion", "")).rpartition("/")[0]
+        if owner.get("kind") == kind.kind and group == kind.group:
+            return str(owner.get("name"))
+    return None
+
+
+def owned_by(kind: KindInfo, name: str, namespace: str, objects: Iterable[Manifest]) -> list[Manifest]:
+    """The objects the `kind` `namespace`/`name` controls (a CronJob's Jobs, a DaemonSet's Pods), oldest
+    first."""
+    mine = [
+        obj
+        for obj in objects
+        if metadata_of(obj).get("namespace") == namespace and controlling(obj, kind) == name
+    ]
+    return sorted(mine, key=_age_order)
+
+
 def newest(objects: Iterable[Manifest]) -> Manifest | None:
     """The newest object by creation time, then name (a workload's latest pod); None when there is none."""
     return max(
         objects,
-        key=lambda obj: (
-            str(metadata_of(obj).get("creationTimestamp", "")),
-            str(metadata_of(obj).get("name")),
-        ),
+        key=_age_order,
         default=None,
     )
 

@@ -277,8 +277,8 @@ def touch(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
 
 
 def start(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 1. StatefulSet: scale back to the replicas recorded when it stopped. Job:
-    verify it exists (a deleted Job is not restartable). CronJob: unsuspend. Sandbox: resume."""
+    """A workload as its kind starts it (`planner.workloads`: a Deployment scales to 1, a CronJob is
+    unsuspended…); a sandbox resumes."""
     rid = parse(runtime_id)
     if rid.kind == workloads.SANDBOX:
         return _resume_sandbox(client, rid)
@@ -317,8 +317,8 @@ def _resume_sandbox(client: KubeClient, rid: RuntimeID) -> Outcome:
 
 
 def stop(client: KubeClient, runtime_id: str | RuntimeID) -> Outcome:
-    """Deployment: scale to 0. StatefulSet: record its replicas, scale to 0. Job: delete with Foreground
-    propagation. CronJob: suspend. Sandbox: pause."""
+    """A workload as its kind stops it (`planner.workloads`: a Deployment scales to 0, a Job is deleted
+    with Foreground propagation…); a sandbox pauses."""
     rid = parse(runtime_id)
     if rid.kind == workloads.SANDBOX:
         return _pause_sandbox(client, rid)
@@ -351,9 +351,10 @@ def _pause_sandbox(client: KubeClient, rid: RuntimeID, *, reason: str | None = N
 
 
 def delete(client: KubeClient, runtime_id: str | RuntimeID, *, allow_data_loss: bool = False) -> Outcome:
-    """Deployment or StatefulSet: its autoscaler, Ingress and Service (if any), then it. Job: Foreground.
-    CronJob: it (its runs go with it). Sandbox: the Pod, then its PVCs only
-    with `allow_data_loss` (without it the PVCs stay and the sandbox is marked `paused`)."""
+    """A workload as its kind deletes it, with what it brings along (`planner.workloads`: a Deployment's
+    autoscaler, Ingress and Service…; a StatefulSet's claims only with `allow_data_loss`). A sandbox:
+    the Pod, then its PVCs only with `allow_data_loss` (without it the PVCs stay and the sandbox is marked
+    `paused`)."""
     rid = parse(runtime_id)
     if rid.kind == workloads.SANDBOX:
         primary(client, rid)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from planner import cron
 from planner.kinds import CRON_JOB, JOB, POD
-from planner.objects import Manifest, metadata_of, present
+from planner.objects import Manifest, controlling, owned_by, present
 from planner.workloads import job
 from planner.workloads.kind import Fields, Handle, Lifecycle, Look, PodInputs, Problem, Runs, WorkloadKind
 from planner.workloads.observation import Observation, gone, uid_of
@@ -132,25 +132,13 @@ def observe(cronjob: Manifest | None, look: Look) -> Observation:
 
 def owning_cronjob(run: Manifest) -> str | None:
     """The name of the CronJob that owns the Job `run`, None when none does."""
-    for owner in metadata_of(run).get("ownerReferences") or []:
-        if owner.get("kind") == CRON_JOB.kind and str(owner.get("apiVersion", "")).startswith("batch/"):
-            return str(owner.get("name"))
-    return None
+    return controlling(run, CRON_JOB)
 
 
 def runs(name: str, namespace: str, jobs: Iterable[Manifest]) -> list[Manifest]:
     """The Jobs a CronJob started (scheduled or `kubectl create job --from`): those it owns, oldest
     first."""
-    mine = [
-        run for run in jobs if metadata_of(run).get("namespace") == namespace and owning_cronjob(run) == name
-    ]
-    return sorted(
-        mine,
-        key=lambda run: (
-            str(metadata_of(run).get("creationTimestamp") or ""),
-            str(metadata_of(run).get("name") or ""),
-        ),
-    )
+    return owned_by(CRON_JOB, name, namespace, jobs)
 
 
 def _suspend(handle: Handle, suspend: bool) -> str:

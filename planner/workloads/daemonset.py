@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from planner.kinds import DAEMON_SET, POD
-from planner.objects import Manifest, metadata_of, present
+from planner.objects import Manifest, controlling, owned_by, present
 from planner.workloads.kind import Fields, Handle, Lifecycle, Look, PodInputs, Problem, Runs, WorkloadKind
 from planner.workloads.observation import (
     EXIT_SUCCESS,
@@ -194,26 +194,12 @@ def observe_pod(pod: Manifest | None, look: Look) -> Observation:
 
 def owning_daemon_set(pod: Manifest) -> str | None:
     """The name of the DaemonSet that owns `pod`, None when none does."""
-    for owner in metadata_of(pod).get("ownerReferences") or []:
-        if owner.get("kind") == DAEMON_SET.kind and owner.get("controller"):
-            return str(owner.get("name"))
-    return None
+    return controlling(pod, DAEMON_SET)
 
 
 def pods(name: str, namespace: str, candidates: Iterable[Manifest]) -> list[Manifest]:
     """The DaemonSet's pods, oldest first."""
-    mine = [
-        pod
-        for pod in candidates
-        if metadata_of(pod).get("namespace") == namespace and owning_daemon_set(pod) == name
-    ]
-    return sorted(
-        mine,
-        key=lambda pod: (
-            str(metadata_of(pod).get("creationTimestamp") or ""),
-            str(metadata_of(pod).get("name")),
-        ),
-    )
+    return owned_by(DAEMON_SET, name, namespace, candidates)
 
 
 def ready(daemon_set: Manifest) -> str:

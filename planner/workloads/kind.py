@@ -106,7 +106,6 @@ class Lifecycle:
     start: Callable[[Handle], str]
     stop: Callable[[Handle], str]
     delete: Callable[[Handle, bool], str]  # (handle, allow_data_loss)
-    verbs: tuple[str, str] = ("started", "stopped")  # what start and stop did, as Outcome.action
 
 
 Observe = Callable[[Manifest | None, Look], Observation]
