@@ -38,3 +38,12 @@ def test_the_documented_layer_list_is_the_one_import_linter_checks() -> None:
         for layer in line.strip("`").split(" > ")
     ]
     assert documented == checked
+
+
+def test_no_file_name_stands_twice_in_planner() -> None:
+    """Searching a file name finds one file; only a package's `__init__.py` and `__main__.py` repeat."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((REPO / "planner").rglob("*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    repeated = {name: paths for name, paths in names.items() if len(paths) > 1}
+    assert set(repeated) <= {"__init__.py", "__main__.py"}, repeated
