@@ -247,7 +247,7 @@ class KubeWriter:
             ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
         )
 
-    # --- generation records (what to write is planner.state.generations'; here it is written) ---
+    # --- generation records (what to write is planner.generations'; here it is written) ---
 
     def record_generation(self, record: Manifest) -> Manifest | None:
         """Create a generation record; None when its namespace does not exist or is being deleted

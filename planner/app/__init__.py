@@ -46,11 +46,11 @@ if TYPE_CHECKING:
     from planner.app.watching import MonitorOptions, apply_plans, monitor, status
     from planner.app.webview import Pages
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
+    from planner.generations import DEFAULT_HISTORY_MAX
     from planner.monitor.lifecycle import LogOptions
     from planner.plan.crd import plan_crd
     from planner.plan.durations import parse_duration
     from planner.plan.schema import schema_text
-    from planner.state.generations import DEFAULT_HISTORY_MAX
     from planner.state.lock import LockOptions
 
 _MODULES = {
@@ -87,7 +87,7 @@ _MODULES = {
     "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
     "planner.app.webview": ["Pages"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
-    "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
+    "planner.generations": ["DEFAULT_HISTORY_MAX"],
     "planner.state.lock": ["LockOptions"],
     "planner.monitor.lifecycle": ["LogOptions"],
     "planner.plan.crd": ["plan_crd"],

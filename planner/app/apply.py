@@ -51,6 +51,7 @@ from planner.errors import (
 )
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute_plans
+from planner.generations import CONVERGED, FAILED, Generation, Who
 from planner.graph import ExecutionPlan
 from planner.kinds import DEPLOYMENT, JOB, PERSISTENT_VOLUME_CLAIM, POD, STATEFUL_SET
 from planner.kube.client import KubeClient
@@ -58,6 +59,15 @@ from planner.kube.informer import Informers
 from planner.live import existing_namespaces
 from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
+from planner.savedplan import (
+    changed_secrets,
+    closure_digest,
+    cluster_mismatch,
+    key_id,
+    moved_objects,
+    plan_files,
+    read_saved_plans,
+)
 from planner.state.applyset import (
     AppliedClosure,
     CurrentGeneration,
@@ -70,17 +80,7 @@ from planner.state.applyset import (
     parent_ref,
     run_keys_of,
 )
-from planner.state.generations import CONVERGED, FAILED, Generation, Who
 from planner.state.lock import LockOptions, Notice, holding
-from planner.state.savedplan import (
-    changed_secrets,
-    closure_digest,
-    cluster_mismatch,
-    key_id,
-    moved_objects,
-    plan_files,
-    read_saved_plans,
-)
 from planner.wait.evidence import Evidence
 from planner.wait.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, create_namespace, new_digest_key

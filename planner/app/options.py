@@ -24,9 +24,9 @@ from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key
 from planner.controller.tenancy import Tenancy
 from planner.errors import ExitCode, UsageError
+from planner.generations import DEFAULT_HISTORY_MAX
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
-from planner.state.generations import DEFAULT_HISTORY_MAX
 from planner.state.lock import DEFAULT_DURATION, LockOptions
 
 MIN_LOCK_DURATION = 3.0

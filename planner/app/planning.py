@@ -35,6 +35,7 @@ from planner.errors import (
     PlanError,
     PlannerError,
 )
+from planner.generations import Generation, parent_with_runs, recorded_runs
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, declared_kinds
 from planner.kube.client import KubeClient
@@ -44,10 +45,9 @@ from planner.monitor.pools import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import render
+from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.state.applyset import digest_key, parent_ref
-from planner.state.generations import Generation, parent_with_runs, recorded_runs
 from planner.state.lock import Holder, read_holder
-from planner.state.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.unready import with_unready
 from planner.writes import KubeWriter
 

@@ -26,8 +26,8 @@ from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.errors import DataLossError, PlannerError, UsageError
 from planner.events import EventSink
+from planner.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.kube.client import KubeClient
-from planner.state.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.state.lock import Notice, holding
 
 

@@ -20,6 +20,7 @@ from planner.app.target import Target
 from planner.errors import ForbiddenError, PlannerError, RuntimeIDError, UsageError
 from planner.events import Clock, EventSink, Skipped, SystemClock
 from planner.execute import TaskOutcome
+from planner.generations import CONVERGED
 from planner.kinds import (
     CRON_JOB,
     DEPLOYMENT,
@@ -51,10 +52,9 @@ from planner.render.identity import (
     sandbox_runtime_id,
     workload_runtime_id,
 )
+from planner.savedplan import is_saved_plan
 from planner.state.applyset import RunRecord, current_generation, run_records
-from planner.state.generations import CONVERGED
 from planner.state.lock import Notice
-from planner.state.savedplan import is_saved_plan
 from planner.writes import KubeWriter
 
 

@@ -18,12 +18,12 @@ from planner.app.reconciling import PlanOutcome
 from planner.app.rendering import RenderedPlan
 from planner.controller import planstatus
 from planner.diff import ChangeSet
+from planner.generations import Listed
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import PERSISTENT_VOLUME_CLAIM, POD
 from planner.monitor.mapping import pod_ready
 from planner.monitor.pools import PoolStatus, cached_pool_counts
 from planner.objects import LABEL_WORKLOAD, Manifest, labels_of, metadata_of, stateful_claims
-from planner.state.generations import Listed
 
 GENERATIONS_SHOWN = 10
 _SELECTING_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"})

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from planner.app.planning import PlannedChanges
     from planner.app.rendering import RenderedPlan
     from planner.app.watching import ApplyRun
+    from planner.generations import Generation
     from planner.plan import LoadResult
-    from planner.state.generations import Generation
 
 
 def _echo(text: str, *, err: bool = False) -> None:

@@ -18,9 +18,9 @@ from html import escape
 
 from planner.app.webview import LastApply, ObjectHealth, Overview, PlanView
 from planner.errors import UsageError
+from planner.generations import Listed
 from planner.monitor.pools import PoolStatus
 from planner.output.graph import Drawing, drawing, to_svg
-from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10
 HEALTH_CLASSES = {

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import click
 
-from planner import app
+from planner import app, generations
 from planner.cli import options
 from planner.cli.root import COMMANDS, cli
 from planner.plan.durations import parse_duration
-from planner.state import generations, lock
+from planner.state import lock
 from tests.paths import REPO
 
 CLI = REPO / "planner" / "cli"

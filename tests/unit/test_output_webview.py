@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
 from planner.app.webview import LastApply
+from planner.generations import Listed
 from planner.graph import solve
 from planner.monitor.pools import PoolStatus
 from planner.output.webview import ObjectHealth, Overview, PlanView, index_page, plan_page
-from planner.state.generations import Listed
 from tests.unit.test_output_graph import shop_changes
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
