@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from planner.plan.crd import plan_crd
     from planner.plan.durations import parse_duration
     from planner.plan.schema import schema_text
-    from planner.state.lock import LockOptions
+    from planner.state.runlock import LockOptions
 
 _MODULES = {
     "planner.app.apply": ["ApplyOptions"],
@@ -88,7 +88,7 @@ _MODULES = {
     "planner.app.webview": ["Pages"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
     "planner.generations": ["DEFAULT_HISTORY_MAX"],
-    "planner.state.lock": ["LockOptions"],
+    "planner.state.runlock": ["LockOptions"],
     "planner.monitor.lifecycle": ["LogOptions"],
     "planner.plan.crd": ["plan_crd"],
     "planner.plan.durations": ["parse_duration"],

@@ -3,7 +3,7 @@
 checking it was made against this cluster and docs/design.md §4's staleness checks. After a plan converges, its
 ApplySet parent records the closure as applied and is narrowed to what remains.
 
-Every plan is planned, applied and settled under its run lock (`planner.state.lock.holding`): the locks are
+Every plan is planned, applied and settled under its run lock (`planner.state.runlock.holding`): the locks are
 taken after the plan files loaded (a broken file never locks anything) and before anything is read
 for the diff, so the diff a run applies is never older than the last other writer's work; the
 executor stops starting tasks once a lock is lost (`locks.lost` is its stop check)."""
@@ -80,7 +80,7 @@ from planner.state.applyset import (
     parent_ref,
     run_keys_of,
 )
-from planner.state.lock import LockOptions, Notice, holding
+from planner.state.runlock import LockOptions, Notice, holding
 from planner.wait.evidence import Evidence
 from planner.wait.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, create_namespace, new_digest_key

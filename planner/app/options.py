@@ -27,7 +27,7 @@ from planner.errors import ExitCode, UsageError
 from planner.generations import DEFAULT_HISTORY_MAX
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
-from planner.state.lock import DEFAULT_DURATION, LockOptions
+from planner.state.runlock import DEFAULT_DURATION, LockOptions
 
 MIN_LOCK_DURATION = 3.0
 

@@ -47,7 +47,7 @@ from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import render
 from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.state.applyset import digest_key, parent_ref
-from planner.state.lock import Holder, read_holder
+from planner.state.runlock import Holder, read_holder
 from planner.unready import with_unready
 from planner.writes import KubeWriter
 

@@ -46,7 +46,7 @@ from planner.plan.load import load_plan_object, plan_object_source
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
-from planner.state.lock import holding
+from planner.state.runlock import holding
 
 Notice = Callable[[str], None]
 FINALIZER = "planner.dev/prune"

@@ -43,7 +43,7 @@ from planner.kube.informer import Informers
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import SecretRefs
-from planner.state.lock import Notice, holding
+from planner.state.runlock import Notice, holding
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
 SIGNAL_POLL_SECONDS = 0.2

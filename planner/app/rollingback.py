@@ -28,7 +28,7 @@ from planner.errors import DataLossError, PlannerError, UsageError
 from planner.events import EventSink
 from planner.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.kube.client import KubeClient
-from planner.state.lock import Notice, holding
+from planner.state.runlock import Notice, holding
 
 
 @dataclass(frozen=True, kw_only=True)

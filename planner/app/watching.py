@@ -54,7 +54,7 @@ from planner.render.identity import (
 )
 from planner.savedplan import is_saved_plan
 from planner.state.applyset import RunRecord, current_generation, run_records
-from planner.state.lock import Notice
+from planner.state.runlock import Notice
 from planner.writes import KubeWriter
 
 

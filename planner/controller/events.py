@@ -12,7 +12,7 @@ from typing import Any
 from planner.errors import ApiError, UnreachableError
 from planner.kinds import EVENT
 from planner.kube.client import KubeClient, resource_path
-from planner.state.lock import micro_time
+from planner.state.runlock import micro_time
 
 COMPONENT = "planner-controller"
 
