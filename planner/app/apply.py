@@ -82,7 +82,7 @@ from planner.state.applyset import (
 )
 from planner.state.runlock import LockOptions, Notice, holding
 from planner.wait.evidence import Evidence
-from planner.wait.waiting import CacheStatusSource
+from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions, create_namespace, new_digest_key
 
 
