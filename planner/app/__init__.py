@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from planner.lazy import exports
 
 if TYPE_CHECKING:
-    from planner.app.apply import ApplyOptions
+    from planner.app.apply import ApplyOptions, apply_plans
     from planner.app.controller import Controller, ControllerOptions
     from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
     from planner.app.locks import LockState, lock_state, unlock
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox
     from planner.app.selector import PlanRef, selected_plans
     from planner.app.target import Target
-    from planner.app.watching import MonitorOptions, apply_plans, monitor, status
+    from planner.app.watching import MonitorOptions, monitor, status
     from planner.app.webview import Pages
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
     from planner.generations import DEFAULT_HISTORY_MAX
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from planner.state.runlock import LockOptions
 
 _MODULES = {
-    "planner.app.apply": ["ApplyOptions"],
+    "planner.app.apply": ["ApplyOptions", "apply_plans"],
     "planner.app.controller": ["Controller", "ControllerOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
@@ -84,7 +84,7 @@ _MODULES = {
     "planner.app.sandboxes": ["claim_sandbox", "release_sandbox", "touch_sandbox"],
     "planner.app.selector": ["PlanRef", "selected_plans"],
     "planner.app.target": ["Target"],
-    "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
+    "planner.app.watching": ["MonitorOptions", "monitor", "status"],
     "planner.app.webview": ["Pages"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
     "planner.generations": ["DEFAULT_HISTORY_MAX"],
