@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from planner.lazy import exports
 
 if TYPE_CHECKING:
-    from planner.app.apply import ApplyOptions, apply_plans
+    from planner.app.apply import apply_plans
+    from planner.app.applying import ApplyOptions
     from planner.app.controller import Controller, ControllerOptions
     from planner.app.history import HistoryOptions, diff_generations, history_of, show_generation
     from planner.app.locks import LockState, lock_state, unlock
@@ -54,7 +55,8 @@ if TYPE_CHECKING:
     from planner.state.runlock import LockOptions
 
 _MODULES = {
-    "planner.app.apply": ["ApplyOptions", "apply_plans"],
+    "planner.app.apply": ["apply_plans"],
+    "planner.app.applying": ["ApplyOptions"],
     "planner.app.controller": ["Controller", "ControllerOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.app.apply import ApplyOptions
+from planner.app.applying import ApplyOptions
 from planner.app.controller import ControllerOptions
 from planner.app.history import HistoryOptions
 from planner.app.planning import DEFAULT_APPLY_TIMEOUT, PlanOptions

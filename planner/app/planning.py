@@ -252,7 +252,7 @@ def plan_rendered(
     plan before it is read). Writes nothing. Without
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
     The namespaces in `created_by_run` were created by this run before it planned (its run locks' Leases
-    live there: `planner.app.apply.create_lock_namespaces`): they are planned as missing, as they were when the run began, so the plan
+    live there: `planner.app.applying.create_lock_namespaces`): they are planned as missing, as they were when the run began, so the plan
     creates them as it would have — and matches a saved plan made before. A recorded closure
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
     records them again), so its Jobs that ran then do not run again — also when the parent, and the

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from planner.app.apply import Applier, ApplyOptions, create_lock_namespaces
+from planner.app.applying import Applier, ApplyOptions, create_lock_namespaces
 from planner.app.planning import (
     PlannedChanges,
     check_data_loss,

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.apply import AppliedPlan, Applier, ApplyOptions
+from planner.app.applying import AppliedPlan, Applier, ApplyOptions, unheard
 from planner.app.history import current, list_generations, read_generation
 from planner.app.planning import PlannedChanges, plan_rendered, recorded_plan, save_plans
 from planner.app.selector import selected_plan
@@ -60,12 +60,8 @@ class RollbackResult:
         return self.lost is None and (self.applied is None or self.applied.result.ok)
 
 
-def _unheard(_: str) -> None:
-    """The default `notice`: nobody to tell."""
-
-
 def rollback(
-    plan: str, *, target: Target, options: RollbackOptions, sink: EventSink, notice: Notice = _unheard
+    plan: str, *, target: Target, options: RollbackOptions, sink: EventSink, notice: Notice = unheard
 ) -> RollbackResult:
     ref, client = selected_plan(plan, target=target), target.client
     plan, namespace, target = ref.name, ref.namespace, target.in_namespace(ref.namespace)

@@ -34,7 +34,7 @@ REMIND_SECONDS = 30.0
 MAX_REMINDED = 3  # objects a reminder names; the rest are counted
 
 if TYPE_CHECKING:
-    from planner.app.apply import AppliedPlan
+    from planner.app.applying import AppliedPlan
 
 
 def console_for(stream: TextIO, *, no_color: bool) -> Console:

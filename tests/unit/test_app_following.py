@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from planner.app.apply import AppliedPlan, followed_after
+from planner.app.apply import followed_after
+from planner.app.applying import AppliedPlan
 from planner.app.planning import PlannedChanges, RenderedPlan
 from planner.diff import diff
 from planner.execute import ExecutionResult, OutcomeStatus, TaskOutcome
