@@ -22,7 +22,7 @@ tasks were done, failed or skipped, and why. Events go to an `EventSink` from th
 
 What the executor touches is passed in as Protocols defined here: a `Writer` for the writes each task
 kind needs, and a `StatusSource` to subscribe to. app passes `planner.writes.KubeWriter` and
-`planner.wait.waiting.CacheStatusSource` (the informer caches judged by `planner.wait.readiness`), so the
+`planner.waiting.CacheStatusSource` (the informer caches judged by `planner.wait.readiness`), so the
 executor never imports `kube`; the tests pass fakes.
 
 Timeouts apply to waits: the task's own (app's execution plan gives every wait the plan's per-object

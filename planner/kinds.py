@@ -157,7 +157,7 @@ KINDS: tuple[KindInfo, ...] = (
 # records on a plan's ApplySet parent (written).
 EVENT = KindInfo(kind="Event", group="", version="v1", plural="events", namespaced=True)
 
-# planner's own bookkeeping, never a plan's member: the run lock (planner.state.lock) and the controller's
+# planner's own bookkeeping, never a plan's member: the run lock (planner.state.runlock) and the controller's
 # leader election.
 LEASE = KindInfo(kind="Lease", group="coordination.k8s.io", version="v1", plural="leases", namespaced=True)
 # The Plan custom resource (`planner crd`): read and reported on by the controller, never rendered.

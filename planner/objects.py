@@ -25,7 +25,7 @@ Manifest = dict[str, Any]
 
 # The field manager of planner's server-side applies and creates (lifecycle commands use their own).
 FIELD_MANAGER = "planner"
-LOCK_PREFIX = "planner-lock-"  # a plan's run lock is the Lease `planner-lock-<plan>` (state/lock.py)
+LOCK_PREFIX = "planner-lock-"  # a plan's run lock is the Lease `planner-lock-<plan>` (state/runlock.py)
 
 # The labels that select a workload's pods (also its selectors, so never user labels).
 LABEL_APP = "app"

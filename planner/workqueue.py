@@ -32,14 +32,8 @@ class WorkQueue(Generic[Key]):
 
     def add(self, key: Key) -> None:
         with self._changed:
-            if self._shut:
-                return
-            if key in self._processing:
-                self._again.add(key)
-            elif key not in self._queued:
-                self._queued.add(key)
-                self._ready.append(key)
-                self._changed.notify()
+            if not self._shut:
+                self._enqueue(key)
 
     def add_after(self, key: Key, delay: float) -> None:
         with self._changed:
@@ -84,10 +78,7 @@ class WorkQueue(Generic[Key]):
             self._processing.discard(key)
             if key in self._again:
                 self._again.discard(key)
-                if key not in self._queued:
-                    self._queued.add(key)
-                    self._ready.append(key)
-                    self._changed.notify()
+                self._enqueue(key)
 
     def processing(self) -> int:
         """Keys being processed now (by as many workers)."""
@@ -108,8 +99,14 @@ class WorkQueue(Generic[Key]):
         now = self.clock()
         while self._delayed and self._delayed[0][0] <= now:
             _, key = heapq.heappop(self._delayed)
-            if key not in self._queued and key not in self._processing:
-                self._queued.add(key)
-                self._ready.append(key)
-            elif key in self._processing:
-                self._again.add(key)
+            self._enqueue(key)
+
+    def _enqueue(self, key: Key) -> None:
+        """With the lock held: queue `key` unless it is queued already; one being processed is queued
+        again when its worker is done."""
+        if key in self._processing:
+            self._again.add(key)
+        elif key not in self._queued:
+            self._queued.add(key)
+            self._ready.append(key)
+            self._changed.notify()

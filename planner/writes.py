@@ -105,16 +105,22 @@ class WrittenVersions:
             return self._versions.get(ref)
 
 
+def _create_as_planner(client: KubeClient, kind: KindInfo, namespace: str | None, body: Manifest) -> Manifest:
+    """POST `body` into `kind`'s collection in `namespace` (None: cluster-scoped), as planner's field
+    manager: the one create every write here makes."""
+    return client.request(
+        "POST",
+        resource_path(kind, namespace),
+        query={"fieldManager": FIELD_MANAGER},
+        body=body,
+        verb="create",
+    )
+
+
 def create_namespace(client: KubeClient, name: str) -> Manifest | None:
     """Create the empty Namespace `name`: it as created, None when it exists already."""
     try:
-        return client.request(
-            "POST",
-            resource_path(NAMESPACE),
-            query={"fieldManager": FIELD_MANAGER},
-            body=namespace_manifest(name),
-            verb="create",
-        )
+        return _create_as_planner(client, NAMESPACE, None, namespace_manifest(name))
     except AlreadyExistsError:
         return None
 
@@ -146,13 +152,7 @@ class KubeWriter:
     def create(self, manifest: Manifest) -> Manifest:
         kind, ref = self.kinds.for_manifest(manifest), ref_of(manifest)
         try:
-            created = self.client.request(
-                "POST",
-                resource_path(kind, ref.namespace),
-                query={"fieldManager": FIELD_MANAGER},
-                body=with_run_finalizer(manifest),
-                verb="create",
-            )
+            created = _create_as_planner(self.client, kind, ref.namespace, with_run_finalizer(manifest))
         except AlreadyExistsError:
             existing = self._get(kind, ref)
             if existing is None:  # deleted in between: try once more from the top
@@ -247,20 +247,14 @@ class KubeWriter:
             ref, lambda live: settled_parent(ref, live, scope=scope, applied=applied)
         )
 
-    # --- generation records (what to write is planner.state.generations'; here it is written) ---
+    # --- generation records (what to write is planner.generations'; here it is written) ---
 
     def record_generation(self, record: Manifest) -> Manifest | None:
         """Create a generation record; None when its namespace does not exist or is being deleted
         (nothing was written: there is no history left to keep)."""
         ref = ref_of(record)
         try:
-            return self.client.request(
-                "POST",
-                resource_path(SECRET, ref.namespace),
-                query={"fieldManager": FIELD_MANAGER},
-                body=record,
-                verb="create",
-            )
+            return _create_as_planner(self.client, SECRET, ref.namespace, record)
         except NotFoundError:
             return None
         except ForbiddenError as refused:
@@ -344,10 +338,7 @@ class KubeWriter:
     def _write_secret(self, ref: ObjectRef, live: Manifest | None, body: Manifest) -> Manifest:
         """Create `body` when there was no `live` Secret, else replace it (under `body`'s resourceVersion)."""
         if live is None:
-            path = resource_path(SECRET, ref.namespace)
-            return self.client.request(
-                "POST", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="create"
-            )
+            return _create_as_planner(self.client, SECRET, ref.namespace, body)
         path = resource_path(SECRET, ref.namespace, ref.name)
         return self.client.request(
             "PUT", path, query={"fieldManager": FIELD_MANAGER}, body=body, verb="update"

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from planner.lazy import exports
 
 if TYPE_CHECKING:
-    from planner.app.apply import ApplyOptions
+    from planner.app.apply import apply_plans
+    from planner.app.applying import ApplyOptions
     from planner.app.command_options import (
         apply_options,
         cluster_target,
@@ -40,17 +41,18 @@ if TYPE_CHECKING:
     from planner.app.sandboxes import claim_sandbox, release_sandbox, touch_sandbox
     from planner.app.selector import PlanRef, selected_plans
     from planner.app.target import Target
-    from planner.app.watching import MonitorOptions, apply_plans, monitor, status
+    from planner.app.watching import MonitorOptions, monitor, status
     from planner.app.workloads import delete_workload, inspect_workload, run_lifecycle, workload_logs
+    from planner.generations import DEFAULT_HISTORY_MAX
     from planner.monitor.lifecycle import LogOptions
     from planner.plan.crd import plan_crd
     from planner.plan.durations import parse_duration
     from planner.plan.schema import schema_text
-    from planner.state.generations import DEFAULT_HISTORY_MAX
-    from planner.state.lock import LockOptions
+    from planner.state.runlock import LockOptions
 
 _MODULES = {
-    "planner.app.apply": ["ApplyOptions"],
+    "planner.app.apply": ["apply_plans"],
+    "planner.app.applying": ["ApplyOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
     "planner.app.command_options": [
@@ -77,10 +79,10 @@ _MODULES = {
     "planner.app.sandboxes": ["claim_sandbox", "release_sandbox", "touch_sandbox"],
     "planner.app.selector": ["PlanRef", "selected_plans"],
     "planner.app.target": ["Target"],
-    "planner.app.watching": ["MonitorOptions", "apply_plans", "monitor", "status"],
+    "planner.app.watching": ["MonitorOptions", "monitor", "status"],
     "planner.app.workloads": ["delete_workload", "inspect_workload", "run_lifecycle", "workload_logs"],
-    "planner.state.generations": ["DEFAULT_HISTORY_MAX"],
-    "planner.state.lock": ["LockOptions"],
+    "planner.generations": ["DEFAULT_HISTORY_MAX"],
+    "planner.state.runlock": ["LockOptions"],
     "planner.monitor.lifecycle": ["LogOptions"],
     "planner.plan.crd": ["plan_crd"],
     "planner.plan.durations": ["parse_duration"],

@@ -1,48 +1,47 @@
-"""`apply`: plan each file once, then run each plan's execution along its DAG, writing through
-`KubeWriter` and waiting through informer caches; `apply FILE` does the same for a saved plan after
-checking it was made against this cluster and docs/design.md §4's staleness checks. After a plan converges, its
-ApplySet parent records the closure as applied and is narrowed to what remains.
+"""The `apply` command: `apply_plans`, its entry point, chooses between `apply` (plan each file once,
+then apply the plans through `planner.app.applying`), `apply --watch` (apply, then follow what was
+written on the same informers through `planner.app.watching`) and `apply FILE`, the apply of a saved
+plan after checking it was made against this cluster and docs/design.md §4's staleness checks.
 
-Every plan is planned, applied and settled under its run lock (`planner.state.lock.holding`): the locks are
+Every plan is planned, applied and settled under its run lock (`planner.state.runlock.holding`): the locks are
 taken after the plan files loaded (a broken file never locks anything) and before anything is read
 for the diff, so the diff a run applies is never older than the last other writer's work; the
 executor stops starting tasks once a lock is lost (`locks.lost` is its stop check)."""
 
 from __future__ import annotations
 
-import dataclasses
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner import workloads
-from planner.app.history import (
-    HistoryOptions,
-    Recording,
-    now,
-    plan_sources,
-    read_generation,
-    record,
-    source_revision,
-    who_for,
+from planner.app.applying import (
+    AppliedPlan,
+    Applier,
+    ApplyOptions,
+    create_lock_namespaces,
+    unheard,
 )
+from planner.app.history import read_generation
 from planner.app.planning import (
-    DEFAULT_APPLY_TIMEOUT,
     PlannedChanges,
     PlanOptions,
-    check_data_loss,
     checked_before_writing,
-    execution_plan,
     plan,
     plan_rendered,
     recorded_plan,
 )
 from planner.app.rendering import render_loaded
-from planner.app.runs import RunRecorder
 from planner.app.target import Target, secret_refs
+from planner.app.watching import (
+    MonitorOptions,
+    MonitorResult,
+    by_runtime_id,
+    follow,
+    plan_runtime_ids,
+    recorded_runs,
+)
 from planner.errors import (
     PlanFilesChangedError,
     SecretValuesChangedError,
@@ -50,60 +49,24 @@ from planner.errors import (
     UsageError,
     WrongClusterError,
 )
-from planner.events import Clock, EventSink, SystemClock
-from planner.execute import ExecutionResult, StopCheck, execute_plans
-from planner.graph import ExecutionPlan
-from planner.kinds import JOB, PERSISTENT_VOLUME_CLAIM, POD
-from planner.kube.client import KubeClient
+from planner.events import Clock, EventSink, Skipped, SystemClock
+from planner.execute import TaskOutcome
 from planner.kube.informer import Informers
-from planner.live import existing_namespaces
-from planner.objects import Manifest, ref_of
 from planner.plan import LoadResult, load_plans
-from planner.state.applyset import (
-    AppliedClosure,
-    CurrentGeneration,
-    Scope,
-    applied_closure,
-    digest_key,
-    holds_run_finalizer,
-    is_recorded_job,
-    narrowed,
-    parent_ref,
-    run_keys_of,
-)
-from planner.state.generations import CONVERGED, FAILED, Generation, Who
-from planner.state.lock import LockOptions, Notice, holding
-from planner.state.savedplan import (
+from planner.render.identity import RuntimeID
+from planner.savedplan import (
     changed_secrets,
     closure_digest,
     cluster_mismatch,
+    is_saved_plan,
     key_id,
     moved_objects,
     plan_files,
     read_saved_plans,
 )
-from planner.wait.evidence import Evidence
-from planner.wait.waiting import CacheStatusSource
-from planner.writes import KubeWriter, WrittenVersions, create_namespace, new_digest_key
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApplyOptions:
-    """`timeout` is the per-object wait timeout when the plan sets none (None: wait without limit)."""
-
-    plan: PlanOptions = dataclasses.field(default_factory=PlanOptions)
-    parallelism: int = 16
-    timeout: float | None = DEFAULT_APPLY_TIMEOUT
-    no_wait: bool = False
-    lock: LockOptions = dataclasses.field(default_factory=LockOptions)
-    history: HistoryOptions = dataclasses.field(default_factory=HistoryOptions)
-
-
-@dataclass(frozen=True)
-class AppliedPlan:
-    planned: PlannedChanges
-    execution: ExecutionPlan
-    result: ExecutionResult
+from planner.state.applyset import digest_key
+from planner.state.runlock import Notice, holding
+from planner.writes import new_digest_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,10 +77,6 @@ class ApplyResult:
     loaded: LoadResult
     applied: list[AppliedPlan]
     lost: str | None = None
-
-
-def _unheard(_: str) -> None:
-    """The default `notice`: nobody to tell."""
 
 
 MANY_PLANS = 20  # from this many plans on, an apply says how far it got before its first write
@@ -147,39 +106,64 @@ class PhaseProgress:
         return heard
 
 
-def wait_scopes(executions: Sequence[ExecutionPlan], *, no_wait: bool) -> dict[str, frozenset[str] | None]:
-    """For each kind some task waits on, the namespaces those waits are in (None: cluster-scoped).
-    With `no_wait` only the wait-gone tasks of replaces and deletes still wait."""
-    waits = {"wait-gone"} if no_wait else {"wait-gone", "wait-ready"}
-    scopes: dict[str, set[str] | None] = {}
-    for task in (t for execution in executions for t in execution.tasks if t.action in waits):
-        if task.ref.namespace is None:
-            scopes[task.ref.kind] = None
-        elif (known := scopes.setdefault(task.ref.kind, set())) is not None:
-            known.add(task.ref.namespace)
-    return {kind: None if spaces is None else frozenset(spaces) for kind, spaces in scopes.items()}
+@dataclass(frozen=True, kw_only=True)
+class ApplyRun:
+    """What `apply` did: the plans it loaded (for their warnings), each plan's execution, why it lost
+    its run lock (None when it did not), and with `--watch` what the monitor saw afterwards (None when
+    the apply was interrupted or lost its lock)."""
+
+    loaded: LoadResult
+    applied: list[AppliedPlan]
+    lost: str | None = None
+    watched: bool = False
+    followed: MonitorResult | None = None
+
+    @classmethod
+    def of(
+        cls, done: ApplyResult, *, watched: bool = False, followed: MonitorResult | None = None
+    ) -> ApplyRun:
+        return cls(
+            loaded=done.loaded, applied=done.applied, lost=done.lost, watched=watched, followed=followed
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Every plan converged under its lock and, when watched, every workload became steady and none
+        failed."""
+        if self.lost or not all(each.result.ok for each in self.applied):
+            return False
+        followed = self.followed
+        return not self.watched or (followed is not None and not followed.failed and followed.steady)
 
 
-Scopes = dict[str, frozenset[str] | None]
-EXPLAINED_KINDS = (*(kind.api.kind for kind in workloads.KINDS), POD.kind, PERSISTENT_VOLUME_CLAIM.kind)
-
-
-def explained_namespaces(waits: Scopes) -> frozenset[str]:
-    """Where the pods and Events are that say why a wait is not over: the namespaces of the waits on
-    workloads, pods and claims."""
-    return frozenset(namespace for kind in EXPLAINED_KINDS for namespace in waits.get(kind) or ())
-
-
-def informer_scopes(waits: Scopes, *, cover: frozenset[str] = frozenset()) -> Scopes:
-    """Each kind's informer scope: the namespaces of its waits; for pods also those whose pods explain a
-    wait (`planner.wait.evidence` reads the same informer); with `cover`, every kind's also those namespaces
-    (`apply --watch`: the monitor then finds informers wide enough for every workload it follows)."""
-    explained = explained_namespaces(waits)
-    scopes = dict(waits)
-    if explained:
-        pods = scopes.get(POD.kind, frozenset())
-        scopes[POD.kind] = None if pods is None else pods | explained
-    return {kind: None if spaces is None else spaces | cover for kind, spaces in scopes.items()}
+def apply_plans(
+    arguments: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    watch: MonitorOptions | None,
+    sink: EventSink,
+    notice: Notice,
+) -> ApplyRun:
+    """`apply`: plan files and directories, followed afterwards with `watch`; or one saved plan
+    (`plan --out`), applied alone with the options and namespace it carries, and never watched. The
+    run lock's sentences (waiting, taking over, failing to release) go to `notice`."""
+    saved = [Path(argument) for argument in arguments if is_saved_plan(Path(argument))]
+    if saved:
+        if len(arguments) > 1 or options.plan != PlanOptions() or target.namespace is not None:
+            raise UsageError(
+                "a saved plan is applied alone and carries its own options: drop the other plans and "
+                "-n, --allow-data-loss, --adopt, --rerun, --allow-empty"
+            )
+        if watch is not None:
+            raise UsageError("--watch follows plan files; run `planner monitor` after applying a saved plan")
+        return ApplyRun.of(apply_saved(saved[0], target=target, options=options, sink=sink, notice=notice))
+    if watch is not None:
+        done, followed = apply_and_watch(
+            arguments, target=target, options=options, watch=watch, sink=sink, notice=notice
+        )
+        return ApplyRun.of(done, watched=True, followed=followed)
+    return ApplyRun.of(apply(arguments, target=target, options=options, sink=sink, notice=notice))
 
 
 def apply(
@@ -188,7 +172,7 @@ def apply(
     target: Target,
     options: ApplyOptions,
     sink: EventSink,
-    notice: Notice = _unheard,
+    notice: Notice = unheard,
     clock: Clock | None = None,
     informers: Informers | None = None,
 ) -> ApplyResult:
@@ -230,31 +214,96 @@ def apply(
         return ApplyResult(loaded=loaded, applied=applied, lost=locks.lost())
 
 
-def create_lock_namespaces(
-    client: KubeClient, keys: Sequence[tuple[str, str]], notice: Notice
-) -> frozenset[str]:
-    """Create the namespaces of these `(plan, namespace)` pairs that do not exist, before their run locks
-    are taken: a lock's Lease lives in its plan's namespace. Several runs may do this at once (a create
-    that finds the namespace made meanwhile is no error). The namespaces it created are returned, for
-    the plan to count them as missing still — they were when this run began, so its graph's `ensure`
-    tasks and the saved plan it may be checked against stay as they were. Without permission to list
-    namespaces nothing is created (taking the lock then says which namespace is missing)."""
-    wanted = {namespace for _, namespace in keys}
-    existing = existing_namespaces(client, wanted)
-    missing = sorted(wanted - existing) if existing is not None else []
-    created = frozenset(name for name in missing if create_namespace(client, name) is not None)
-    for name in sorted(created):
-        notice(f"namespace/{name}: namespace created (the run lock lives there)")
-    return created
+def apply_and_watch(
+    paths: Sequence[str | Path],
+    *,
+    target: Target,
+    options: ApplyOptions,
+    watch: MonitorOptions,
+    sink: EventSink,
+    notice: Notice,
+    clock: Clock | None = None,
+) -> tuple[ApplyResult, MonitorResult | None]:
+    """`apply --watch`: apply (under the run lock, released once the apply is done: following writes
+    nothing), then hand the runtime IDs `followed_after` picks to the monitor on the same informers
+    (one per kind per process) and follow them until each is steady or `watch.timeout`; each one not
+    followed is reported as a `Skipped` event naming the failure behind it. An apply that was
+    interrupted or lost its run lock follows nothing (the result is None)."""
+    informers = Informers(target.client)
+    clock = clock or SystemClock()
+    try:
+        done = apply(
+            paths, target=target, options=options, sink=sink, notice=notice, clock=clock, informers=informers
+        )
+        if done.lost or any(each.result.interrupted for each in done.applied):
+            return done, None
+        rids, not_followed = followed_after(done.applied)
+        for each in not_followed:
+            sink.emit(_not_followed_event(each, clock))
+        scope = frozenset(rid.namespace for rid in rids)
+        # read after the apply: a Job it saw end is recorded and let go, and its TTL may remove it first
+        recorded = by_runtime_id(recorded_runs(target.client, scope)) if rids else {}
+        followed = follow(
+            informers, rids, options=watch, sink=sink, scope=scope, clock=clock, recorded=recorded
+        )
+        return done, followed
+    finally:
+        informers.stop()
 
 
-def _namespaces_of(planned: Sequence[PlannedChanges]) -> frozenset[str]:
-    refs = (ref_of(manifest) for each in planned for manifest in each.rendered.manifests)
-    return frozenset(ref.namespace for ref in refs if ref.namespace)
+def _not_followed_event(not_followed: NotFollowed, clock: Clock) -> Skipped:
+    return Skipped(
+        time=clock.now(),
+        message=f"not followed: {not_followed.because} failed",
+        object=str(not_followed.outcome.ref),
+        runtime_id=str(not_followed.runtime_id),
+        task=f"watch {not_followed.runtime_id}",
+        because=not_followed.because,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotFollowed:
+    """A runtime ID `apply --watch` does not follow: `outcome` is its task that was skipped (because a
+    dependency failed) or whose write failed, so its objects were not all written."""
+
+    runtime_id: RuntimeID
+    outcome: TaskOutcome
+
+    @property
+    def because(self) -> str:
+        return self.outcome.because or self.outcome.task
+
+
+def followed_after(applied: Sequence[AppliedPlan]) -> tuple[list[RuntimeID], list[NotFollowed]]:
+    """Which runtime IDs an apply hands to the monitor: every one whose objects were written or already
+    current, those whose waits failed included (a failed Job then reports ContainerFailed); not those
+    with a task skipped because a dependency failed, or a write that failed. Plan order."""
+    followed: list[RuntimeID] = []
+    not_followed: list[NotFollowed] = []
+    for each in applied:
+        rendered = each.planned.rendered
+        tasks = {task.id: task for task in each.execution.tasks}
+        outcomes: dict[str, list[TaskOutcome]] = {}
+        for outcome in each.result.outcomes:
+            owner = tasks[outcome.task].runtime_id
+            if owner is not None:
+                outcomes.setdefault(owner, []).append(outcome)
+        for rid in plan_runtime_ids(rendered.plan, rendered.default_namespace):
+            held = [
+                o
+                for o in outcomes.get(str(rid), [])
+                if o.status == "skipped" or (o.status == "failed" and not tasks[o.task].is_wait)
+            ]
+            if held:
+                not_followed.append(NotFollowed(runtime_id=rid, outcome=held[0]))
+            else:
+                followed.append(rid)
+    return followed, not_followed
 
 
 def apply_saved(
-    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink, notice: Notice = _unheard
+    path: Path, *, target: Target, options: ApplyOptions, sink: EventSink, notice: Notice = unheard
 ) -> ApplyResult:
     """Apply exactly the changes of a saved plan (`plan --out`), after its checks.
 
@@ -362,201 +411,3 @@ def checking_key(document: dict[str, Any], fresh: PlannedChanges | None) -> byte
         reason = f"its key for digesting Secret values {gone} (the parent was deleted or replaced)"
         raise StalePlanError([(str(fresh.parent_ref), reason)])
     return key
-
-
-class Applier:
-    """One apply's execution of planned changes: shared informers, status source and writer; after a
-    plan converges completely, its parent is settled (the closure recorded as applied, the scope
-    narrowed to what remains). `stop` is the executor's stop check (the run lock's `lost`): once it
-    answers, no task starts and no parent is settled. Every plan that set out to write something is
-    recorded as its next generation (`planner.app.history`), converged or failed, as `who`."""
-
-    def __init__(
-        self,
-        *,
-        client: KubeClient,
-        options: ApplyOptions,
-        sink: EventSink,
-        clock: Clock | None,
-        informers: Informers | None,
-        stop: StopCheck | None = None,
-        who: Who | None = None,
-    ) -> None:
-        self.client, self.options, self.sink, self.stop = client, options, sink, stop
-        self.who = who or Who(user="", host=socket.gethostname())
-        self.recorded: list[Generation] = []  # the generations this run recorded, in order
-        self.clock = clock or SystemClock()
-        self.owned = informers is None
-        self.informers = informers or Informers(client)
-
-    @classmethod
-    def for_target(
-        cls,
-        target: Target,
-        *,
-        options: ApplyOptions,
-        sink: EventSink,
-        stop: StopCheck | None,
-        clock: Clock | None = None,
-        informers: Informers | None = None,
-    ) -> Applier:
-        """An Applier writing to the target's cluster, recording generations as its kubeconfig user."""
-        return cls(
-            client=target.client,
-            options=options,
-            sink=sink,
-            clock=clock,
-            informers=informers,
-            stop=stop,
-            who=who_for(target),
-        )
-
-    def execute_all(self, planned: Sequence[PlannedChanges]) -> list[AppliedPlan]:
-        check_data_loss(planned, consent=self.options.plan.data_loss_consent)
-        no_wait = self.options.no_wait
-        executions = [execution_plan(p, wait=not no_wait, timeout=self.options.timeout) for p in planned]
-        written = WrittenVersions()
-        waits = wait_scopes(executions, no_wait=no_wait)
-        cover = frozenset() if self.owned else _namespaces_of(planned)
-        explained = explained_namespaces(waits)
-        evidence = Evidence(self.informers, namespaces=explained) if explained else None
-        status = CacheStatusSource(
-            self.client,
-            self.informers,
-            scopes=informer_scopes(waits, cover=cover),
-            written=written,
-            evidence=evidence,
-        ).start()
-        if evidence is not None:
-            evidence.start()
-        writer = KubeWriter(self.client, written=written)
-        for each in planned:  # read under the run lock just now: the parent's first write starts there
-            writer.remember_parent(
-                parent_ref(each.changeset.plan, each.changeset.namespace), each.live.parent
-            )
-        recorder = self.run_recorder(writer, planned, executions)
-        started, failures = now(), list[Exception]()
-
-        def finished(index: int, result: ExecutionResult) -> None:
-            """As each plan ends (the others may still run): settle its parent, record its generation.
-            A failure here is the command's, raised once every plan has ended."""
-            each = planned[index]
-            try:
-                if result.ok and not (self.stop and self.stop()):
-                    settle(writer, each)
-                    if not each.changeset.has_changes and not no_wait:
-                        converged_since(writer, each)
-                if each.changeset.has_changes:
-                    self.record(writer, each, result, started)
-            except Exception as failure:  # re-raised below, once no other plan is left half-run
-                failures.append(failure)
-
-        try:
-            results = execute_plans(
-                executions,
-                writer=writer,
-                status=status,
-                sink=self.sink,
-                parallelism=self.options.parallelism,
-                no_wait=no_wait,
-                clock=self.clock,
-                stop=self.stop,
-                finished=finished,
-            )
-            if failures:
-                raise failures[0]
-            applied = [
-                AppliedPlan(each, execution, result)
-                for each, execution, result in zip(planned, executions, results, strict=True)
-            ]
-        finally:
-            recorder.close()
-            status.close()  # no wait, ticker or informer subscription outlives the run
-            if evidence is not None:
-                evidence.close()
-            if self.owned:
-                self.informers.stop()
-        return applied
-
-    def record(
-        self, writer: KubeWriter, planned: PlannedChanges, result: ExecutionResult, started: str
-    ) -> None:
-        """Record the plan's apply as its next generation (see `planner.app.history.record`)."""
-        rendered, history = planned.rendered, self.options.history
-        source = rendered.plan.source
-        recorded = rendered.recorded
-        recording = Recording(
-            plan=planned.changeset.plan,
-            namespace=planned.changeset.namespace,
-            manifests=rendered.manifests,
-            sources=recorded.sources if recorded else plan_sources(source),
-            timeouts=rendered.timeouts,
-            revision=(history.revision or recorded.revision)
-            if recorded
-            else source_revision(source.file, history.revision),
-            who=self.who,
-            rolled_back_from=recorded.number if recorded else None,
-        )
-        made = record(
-            writer, recording, changeset=planned.changeset, result=result, started=started, options=history
-        )
-        if made is not None:
-            self.recorded.append(made)
-
-    def run_recorder(
-        self, writer: KubeWriter, planned: Sequence[PlannedChanges], executions: Sequence[ExecutionPlan]
-    ) -> RunRecorder:
-        """Records how the Jobs these executions create end, seen through the Job informer their waits
-        use (none with --no-wait: nothing then watches a Job finish), and those of the plans' live
-        Jobs still holding the run-record finalizer: the ones that finished or are being deleted (a
-        killed run's, a TTL's) are recorded and let go at once, the running ones when they end."""
-        recorder = RunRecorder(self.client, writer)
-        held: list[Manifest] = []
-        for each, execution in zip(planned, executions, strict=True):
-            created = [t.manifest for t in execution.tasks if t.action == "create" and t.manifest]
-            waiting = [
-                job for job in each.live.members.values() if is_recorded_job(job) and holds_run_finalizer(job)
-            ]
-            recorder.expect(execution.parent_ref, run_keys_of([*created, *waiting]))
-            held += waiting
-        jobs = self.informers.get(JOB)
-        if jobs is not None and recorder.expecting:
-            recorder.follow(jobs)
-        for job in held:
-            recorder.seen("ADDED", job)
-        return recorder
-
-
-def remaining_scope(planned: PlannedChanges) -> Scope:
-    """What a converged apply leaves: the closure, plus members a keep annotation held back from prune
-    (still labelled, so still the ApplySet's)."""
-    kept = [c.ref for c in planned.changeset.changes if c.action == "noop" and c.desired is None]
-    return Scope.of([ref_of(m) for m in planned.rendered.manifests] + kept)
-
-
-def settle(writer: KubeWriter, planned: PlannedChanges) -> None:
-    """After a converged apply: record the closure as applied and narrow the parent to what remains
-    when it lists more, in one write — and none when the parent already records this closure and fits
-    (a no-op apply), or when nothing was written and there is no parent to record in."""
-    changeset = planned.changeset
-    parent = planned.live.parent
-    written = Scope.of(c.ref for c in changeset.changes if c.action != "noop")
-    scope = narrowed(
-        parent, written=written, remaining=remaining_scope(planned), namespace=changeset.namespace
-    )
-    applied = AppliedClosure.of(planned.rendered.manifests)
-    if parent is None and not changeset.has_changes:
-        return
-    if scope is None and applied_closure(parent) == applied:
-        return
-    writer.settle_parent(parent_ref(changeset.plan, changeset.namespace), scope, applied)
-
-
-def converged_since(writer: KubeWriter, planned: PlannedChanges) -> None:
-    """After a run that had nothing to write and found every object ready: when the generation the
-    cluster is at was recorded as failed, it has converged since (its objects became ready, or this run
-    waited until they did), and the parent says so. No write otherwise."""
-    current = planned.changeset.generation
-    if current is None or current.result != FAILED:
-        return
-    writer.mark_generation(planned.parent_ref, CurrentGeneration(current.number, CONVERGED))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.app.apply import ApplyOptions
+from planner.app.applying import ApplyOptions
 from planner.app.history import HistoryOptions
 from planner.app.planning import DEFAULT_APPLY_TIMEOUT, PlanOptions
 from planner.app.reconciling import PlanOutcome, ReconcileOptions
@@ -20,10 +20,10 @@ from planner.app.rollingback import RollbackOptions
 from planner.app.target import Target
 from planner.app.watching import MonitorOptions
 from planner.errors import ExitCode, UsageError
+from planner.generations import DEFAULT_HISTORY_MAX
 from planner.kube.client import ClientOptions
 from planner.monitor.lifecycle import LogOptions
-from planner.state.generations import DEFAULT_HISTORY_MAX
-from planner.state.lock import DEFAULT_DURATION, LockOptions
+from planner.state.runlock import DEFAULT_DURATION, LockOptions
 
 MIN_LOCK_DURATION = 3.0
 

@@ -1,6 +1,6 @@
 """A plan's generations in the cluster: recording one after an apply (under the caller's run lock),
 pruning the oldest past `--history-max`, and reading them back for `history`, `diff-generations` and
-`rollback` (`planner.state.generations` says what a record holds; docs/history.md why).
+`rollback` (`planner.generations` says what a record holds; docs/history.md why).
 
 Listing reads the records' metadata only (labels and annotations say what the table shows); one
 generation's whole record is one GET."""
@@ -20,20 +20,7 @@ from planner.app.target import Target
 from planner.changeset import ChangeSet
 from planner.errors import ForbiddenError, NotFoundError, UsageError
 from planner.execute import ExecutionResult
-from planner.kinds import SECRET
-from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
-from planner.live import get_or_none
-from planner.objects import Manifest, ObjectRef, metadata_of
-from planner.plan.model import Source
-from planner.state.applyset import (
-    CurrentGeneration,
-    current_generation,
-    encode_run_record,
-    parent_ref,
-    run_keys_of,
-    run_records,
-)
-from planner.state.generations import (
+from planner.generations import (
     CONVERGED,
     DEFAULT_HISTORY_MAX,
     FAILED,
@@ -53,6 +40,19 @@ from planner.state.generations import (
     record_name,
     record_selector,
     written_changes,
+)
+from planner.kinds import SECRET
+from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
+from planner.live import get_or_none
+from planner.objects import Manifest, ObjectRef, metadata_of
+from planner.plan.model import Source
+from planner.state.applyset import (
+    CurrentGeneration,
+    current_generation,
+    encode_run_record,
+    parent_ref,
+    run_keys_of,
+    run_records,
 )
 from planner.writes import KubeWriter
 

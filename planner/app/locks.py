@@ -1,5 +1,5 @@
 """`unlock`: who holds a plan's run lock, and breaking it when its holder is known to be dead. The lock
-itself (taking, renewing, releasing, expiry) is `planner.state.lock`'s."""
+itself (taking, renewing, releasing, expiry) is `planner.state.runlock`'s."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from planner.errors import PlannerError
 from planner.kinds import SECRET
 from planner.live import get_or_none
 from planner.state.applyset import parent_ref
-from planner.state.lock import Holder, break_lock, read_holder
+from planner.state.runlock import Holder, break_lock, read_holder
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,6 +35,7 @@ from planner.errors import (
     PlanError,
     PlannerError,
 )
+from planner.generations import Generation, parent_with_runs, recorded_runs
 from planner.graph import ExecutionPlan, solve
 from planner.kinds import NAMESPACE, declared_kinds
 from planner.kube.client import KubeClient
@@ -44,10 +45,9 @@ from planner.monitor.pool_members import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
 from planner.render import render
+from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.state.applyset import digest_key, parent_ref
-from planner.state.generations import Generation, parent_with_runs, recorded_runs
-from planner.state.lock import Holder, read_holder
-from planner.state.savedplan import needs_key, saved_plan, write_saved_plans
+from planner.state.runlock import Holder, read_holder
 from planner.unready import with_unready
 from planner.writes import KubeWriter
 
@@ -252,7 +252,7 @@ def plan_rendered(
     plan before it is read). Writes nothing. Without
     `probe_foreign`, same-named objects the plan does not own are found only when a create meets them.
     The namespaces in `created_by_run` were created by this run before it planned (its run locks' Leases
-    live there: `planner.app.apply.create_lock_namespaces`): they are planned as missing, as they were when the run began, so the plan
+    live there: `planner.app.applying.create_lock_namespaces`): they are planned as missing, as they were when the run began, so the plan
     creates them as it would have — and matches a saved plan made before. A recorded closure
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
     records them again), so its Jobs that ran then do not run again — also when the parent, and the

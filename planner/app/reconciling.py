@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from planner.app.apply import Applier, ApplyOptions, create_lock_namespaces
+from planner.app.applying import Applier, ApplyOptions, create_lock_namespaces
 from planner.app.planning import (
     PlannedChanges,
     check_data_loss,
@@ -43,7 +43,7 @@ from planner.kube.informer import Informers
 from planner.plan import load_plans
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import SecretRefs
-from planner.state.lock import Notice, holding
+from planner.state.runlock import Notice, holding
 
 Result = Literal["unchanged", "applied", "changes", "locked", "failed"]
 SIGNAL_POLL_SECONDS = 0.2

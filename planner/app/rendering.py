@@ -17,7 +17,7 @@ from planner.plan.secrets import unread_secrets
 from planner.render import limit_diagnostics, plan_namespace, render
 
 if TYPE_CHECKING:
-    from planner.state.generations import Generation
+    from planner.generations import Generation
 
 
 @dataclass(frozen=True)

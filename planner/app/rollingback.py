@@ -19,16 +19,16 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.app.apply import AppliedPlan, Applier, ApplyOptions
+from planner.app.applying import AppliedPlan, Applier, ApplyOptions, unheard
 from planner.app.history import current, list_generations, read_generation
 from planner.app.planning import PlannedChanges, plan_rendered, recorded_plan, save_plans
 from planner.app.selector import selected_plan
 from planner.app.target import Target
 from planner.errors import DataLossError, PlannerError, UsageError
 from planner.events import EventSink
+from planner.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
 from planner.kube.client import KubeClient
-from planner.state.generations import Generation, rollback_target, rootfs_moves_back, secrets_without_data
-from planner.state.lock import Notice, holding
+from planner.state.runlock import Notice, holding
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,12 +60,8 @@ class RollbackResult:
         return self.lost is None and (self.applied is None or self.applied.result.ok)
 
 
-def _unheard(_: str) -> None:
-    """The default `notice`: nobody to tell."""
-
-
 def rollback(
-    plan: str, *, target: Target, options: RollbackOptions, sink: EventSink, notice: Notice = _unheard
+    plan: str, *, target: Target, options: RollbackOptions, sink: EventSink, notice: Notice = unheard
 ) -> RollbackResult:
     ref, client = selected_plan(plan, target=target), target.client
     plan, namespace, target = ref.name, ref.namespace, target.in_namespace(ref.namespace)

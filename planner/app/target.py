@@ -14,7 +14,7 @@ from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
 from planner.objects import metadata_of
 from planner.plan.secrets import SecretRefs
-from planner.state.savedplan import ClusterIdentity
+from planner.savedplan import ClusterIdentity
 
 IDENTITY_NAMESPACE = "kube-system"  # every cluster has it, and its uid lives as long as the cluster
 

@@ -22,7 +22,7 @@ from planner.kinds import NAMESPACE, PERSISTENT_VOLUME_CLAIM
 from planner.kube.client import KubeClient
 from planner.objects import Manifest, ObjectRef, metadata_of
 from planner.plan.load import plan_object_source
-from planner.state.lock import holding
+from planner.state.runlock import holding
 
 FINALIZER = "planner.dev/prune"
 KEPT_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM.kind, NAMESPACE.kind})  # without allowDataLoss

@@ -31,7 +31,7 @@ from planner.errors import AlreadyExistsError, ApiError, ConflictError, NotFound
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
 from planner.objects import Manifest, metadata_of
-from planner.state.lock import lease_body, micro_time, parse_time
+from planner.state.runlock import lease_body, micro_time, parse_time
 
 FIELD_MANAGER = "planner-controller"
 

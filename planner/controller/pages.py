@@ -19,9 +19,9 @@ from html import escape
 from planner.controller.objecthealth import ObjectHealth
 from planner.controller.viewmodels import LastApply, Overview, PlanView
 from planner.errors import UsageError
+from planner.generations import Listed
 from planner.monitor.pool_members import PoolStatus
 from planner.output.graph_view import Drawing, drawing, to_svg
-from planner.state.generations import Listed
 
 REFRESH_SECONDS = 10
 HEALTH_CLASSES = {

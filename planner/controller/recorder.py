@@ -15,7 +15,7 @@ from planner.errors import ApiError, UnreachableError
 from planner.kinds import EVENT, PLAN, SECRET
 from planner.kube.client import KubeClient, resource_path
 from planner.objects import Manifest, metadata_of
-from planner.state.lock import micro_time
+from planner.state.runlock import micro_time
 
 COMPONENT = "planner-controller"
 FAILED_EVENT = ("ReconcileFailed", "Warning")  # reason and type

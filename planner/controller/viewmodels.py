@@ -20,10 +20,10 @@ from planner.app.rendering import RenderedPlan
 from planner.controller import planstatus
 from planner.controller.objecthealth import ObjectHealth, object_tree
 from planner.diff import ChangeSet
+from planner.generations import Listed
 from planner.graph import ExecutionPlan, solve
 from planner.monitor.pool_members import PoolStatus, cached_pool_counts
 from planner.objects import Manifest
-from planner.state.generations import Listed
 
 GENERATIONS_SHOWN = 10
 

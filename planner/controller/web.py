@@ -11,8 +11,8 @@ from planner.controller import pages
 from planner.controller.sandboxcaches import SandboxCaches
 from planner.controller.viewmodels import Known, addressed_plan, overview, plan_view
 from planner.errors import ApiError, UnreachableError
+from planner.generations import Listed
 from planner.kube.client import KubeClient
-from planner.state.generations import Listed
 
 
 class WebView:

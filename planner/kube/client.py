@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 from urllib.parse import quote, unquote
 
 import urllib3
@@ -47,6 +47,18 @@ DEFAULT_QPS = 1000.0
 # informer's watch, a controller's workers); the client's default, 5 per CPU, drops the rest after each
 # request, and every request past it pays a new TCP and TLS handshake on both sides.
 POOL_CONNECTIONS = 128
+
+
+class RequestOptions(TypedDict, total=False):
+    """What a request may say besides its method and path (`KubeClient._send`'s defaults otherwise):
+    the query, the body and its content type, the verb it is counted as (the method's, lowercased, by
+    default) and the media type asked for."""
+
+    query: Mapping[str, str] | None
+    body: Any
+    content_type: str
+    verb: str | None
+    accept: str
 
 
 class ResourceType(Protocol):
@@ -192,41 +204,18 @@ class KubeClient:
             self._api, replace(self.options, **changes), user=self.user, discovered=self.discovered
         )
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, str] | None = None,
-        body: Any = None,
-        content_type: str = "application/json",
-        verb: str | None = None,
-        accept: str = JSON_ACCEPT,
-    ) -> Json:
+    def request(self, method: str, path: str, **options: Unpack[RequestOptions]) -> Json:
         """One request with retries; the parsed JSON body of a 2xx answer, else the mapped ApiError.
         `accept` may ask for a server-side conversion (`METADATA_LIST_ACCEPT`: a list of the objects'
         metadata only)."""
-        response = self._send(
-            method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
-        )
-        return _json_of(response)
+        return _json_of(self._send(method, path, **options))
 
     def request_dated(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, str] | None = None,
-        body: Any = None,
-        content_type: str = "application/json",
-        verb: str | None = None,
-        accept: str = JSON_ACCEPT,
+        self, method: str, path: str, **options: Unpack[RequestOptions]
     ) -> tuple[Json, datetime | None]:
         """`request`, and the server's clock when it answered: its `Date` header (to the second; None
         when it sends none), so a caller can judge a time the server's way rather than its own."""
-        response = self._send(
-            method, path, query=query, body=body, content_type=content_type, verb=verb, accept=accept
-        )
+        response = self._send(method, path, **options)
         return _json_of(response), _server_date(response)
 
     def server_side_apply(

@@ -34,7 +34,7 @@ REMIND_SECONDS = 30.0
 MAX_REMINDED = 3  # objects a reminder names; the rest are counted
 
 if TYPE_CHECKING:
-    from planner.app.apply import AppliedPlan
+    from planner.app.applying import AppliedPlan
 
 
 def console_for(stream: TextIO, *, no_color: bool) -> Console:
@@ -165,18 +165,7 @@ class LiveApplyPrinter(ApplyPrinter):
     on `close`), so the summary, warnings and `--watch`'s lifecycle lines print below the lines, as in
     a pipe."""
 
-    def __init__(
-        self,
-        output: str,
-        stream: TextIO | None = None,
-        *,
-        no_color: bool = False,
-        console: Console | None = None,
-        now: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(output, stream, no_color=no_color, console=console, now=now)
-        self.view = ProgressView(self.progress, now)
-        self._live: Live | None = None
+    _live: Live | None = None  # the display, while it shows
 
     def emit(self, event: events.Event) -> None:
         if isinstance(event, events.ExecutorEvent) and not isinstance(event, events.Summary):
@@ -188,7 +177,8 @@ class LiveApplyPrinter(ApplyPrinter):
     def _show(self) -> None:
         with self._lock:
             if self._live is None:
-                self._live = Live(self.view, console=self.console, refresh_per_second=4, transient=True)
+                view = ProgressView(self.progress, self.now)
+                self._live = Live(view, console=self.console, refresh_per_second=4, transient=True)
                 self._live.start()
 
     def _hide(self) -> None:

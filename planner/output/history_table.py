@@ -15,11 +15,11 @@ from typing import Any
 
 from planner.app.history import GenerationDiff, History
 from planner.app.rollingback import RollbackResult
+from planner.generations import FieldDelta, Generation, Listed, ObjectDelta
 from planner.output.changes import is_new_run, new_run
 from planner.output.lines import aligned
 from planner.output.masking import MASK, mask_manifest
 from planner.render.confighash import ANNOTATION_CONFIG_HASH
-from planner.state.generations import FieldDelta, Generation, Listed, ObjectDelta
 
 HISTORY_COLUMNS = ("GEN", "WHEN", "RESULT", "REVISION", "WHO", "CHANGES")
 CHANGE_SYMBOLS = {"added": "+", "removed": "-", "changed": "~"}

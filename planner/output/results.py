@@ -27,12 +27,11 @@ from planner.output.validation_report import print_warnings
 
 if TYPE_CHECKING:
     from planner.app import LockState, RollbackResult
-    from planner.app.apply import ApplyResult
+    from planner.app.apply import ApplyResult, ApplyRun
     from planner.app.planning import PlannedChanges
     from planner.app.rendering import RenderedPlan
-    from planner.app.watching import ApplyRun
+    from planner.generations import Generation
     from planner.plan import LoadResult
-    from planner.state.generations import Generation
 
 
 def _echo(text: str, *, err: bool = False) -> None:

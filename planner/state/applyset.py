@@ -581,7 +581,7 @@ ANNOTATION_GENERATION_RESULT = "planner.dev/generation-result"
 
 @dataclass(frozen=True)
 class CurrentGeneration:
-    """The generation the plan's last recorded apply made (`planner.state.generations`), as its parent names
+    """The generation the plan's last recorded apply made (`planner.generations`), as its parent names
     it: the number and the result (`converged` or `failed`)."""
 
     number: int

@@ -1,6 +1,6 @@
 """When is an object ready? A kstatus-style rules table (docs/design.md §4), pure: objects in, verdicts out.
 
-The executor waits through `planner.wait.waiting`, which judges the informer caches' objects with this
+The executor waits through `planner.waiting`, which judges the informer caches' objects with this
 module; keeping the rules pure means every verdict is a table test over a hand-built object.
 Deletion and an unobserved generation are judged first; the rollout kinds (Deployment, StatefulSet,
 DaemonSet) follow `kubectl rollout status` branch for branch, so "ready" is exactly kubectl's
@@ -39,7 +39,7 @@ FAILING_WAIT_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrIm
 @dataclass(frozen=True, kw_only=True)
 class Readiness:
     """A verdict and its short message (counts). `reason` says why the object is not ready yet when
-    that is known; the rules here never set it (they see the object alone): `planner.wait.waiting` adds it
+    that is known; the rules here never set it (they see the object alone): `planner.waiting` adds it
     from the object's pods and Events (`planner.wait.reasons`)."""
 
     status: Status

@@ -5,7 +5,7 @@ pods and the Events about them.
 *why not* (`0/2 pods scheduled: 0/1 nodes are available: 1 node(s) didn't match Pod's node
 affinity/selector`, `ImagePullBackOff: Failed to pull image "web:nope": not found`, `CrashLoopBackOff
 (3 restarts): container web exited with code 1`). A Deployment's or Job's own status never says that:
-its pods' statuses and the Events the scheduler and the kubelet write about them do. `planner.wait.waiting`
+its pods' statuses and the Events the scheduler and the kubelet write about them do. `planner.waiting`
 gathers those from the Pod and Event informers (`planner.wait.evidence`) and asks here, so every case is a
 table test over hand-built objects.
 

@@ -21,7 +21,7 @@ from planner.objects import ObjectRef
 from planner.slim.cluster import ClusterHandle, running_cluster, write_kubeconfig
 from planner.wait.evidence import Evidence
 from planner.wait.readiness import Readiness
-from planner.wait.waiting import CacheStatusSource
+from planner.waiting import CacheStatusSource
 from planner.writes import KubeWriter, WrittenVersions
 from tests.e2e.conftest import http
 
@@ -537,12 +537,12 @@ def test_a_wait_for_a_claim_in_a_wait_for_first_consumer_class(
     assert created == 201, body
     claim = ObjectRef.of(PERSISTENT_VOLUME_CLAIM, "data", namespace)
     try:
-        with caplog.at_level(logging.WARNING, logger="planner.wait.waiting"):
+        with caplog.at_level(logging.WARNING, logger="planner.waiting"):
             assert waited(status, claim, until="ready", timeout=0.5) == expected
             assert waited(status, claim, until="ready", timeout=0.1) == expected
     finally:
         registry.stop()
-    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.wait.waiting"]
+    warnings = [record.getMessage() for record in caplog.records if record.name == "planner.waiting"]
     if client_class is NoStorageClasses:
         assert warnings == [
             'warning: cannot list storageclasses: storageclasses.storage.k8s.io is forbidden: User "ci" '

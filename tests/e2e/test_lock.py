@@ -28,7 +28,7 @@ import pytest
 
 from planner.kube.client import KubeClient
 from planner.slim.cluster import ClusterHandle, running_cluster
-from planner.state.lock import LockOptions, acquire
+from planner.state.runlock import LockOptions, acquire
 from planner.testing.slimadmin import SlimAdmin, urlopen
 from tests.e2e.conftest import Runner, current_rv, events_since, http, write_plan
 from tests.paths import REPO

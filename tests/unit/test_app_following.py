@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from planner.app.apply import AppliedPlan
+from planner.app.apply import followed_after
+from planner.app.applying import AppliedPlan
 from planner.app.planning import PlannedChanges, RenderedPlan
-from planner.app.watching import followed_after
 from planner.diff import diff
 from planner.execute import ExecutionResult, OutcomeStatus, TaskOutcome
 from planner.live import LiveState

@@ -3,7 +3,7 @@ Events that explain them, and with `apply --watch` for every workload the monito
 
 from __future__ import annotations
 
-from planner.app.apply import explained_namespaces, informer_scopes
+from planner.app.applying import explained_namespaces, informer_scopes
 
 
 def test_pods_and_events_are_read_where_workloads_pods_and_claims_are_waited_on() -> None:

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 import pytest
 
-from planner import app, controller
+from planner import app, controller, generations
 from planner.cli import options
 from planner.cli.root import COMMANDS, cli
 from planner.plan.durations import parse_duration
-from planner.state import generations, lock
+from planner.state import runlock
 from tests.paths import REPO
 
 CLI = REPO / "planner" / "cli"
@@ -79,7 +79,7 @@ def test_every_listed_command_resolves() -> None:
 
 def test_the_defaults_help_shows_are_the_applications() -> None:
     assert options.HISTORY_MAX == generations.DEFAULT_HISTORY_MAX
-    assert parse_duration(options.LOCK_DURATION) == lock.DEFAULT_DURATION
+    assert parse_duration(options.LOCK_DURATION) == runlock.DEFAULT_DURATION
 
 
 def test_version_and_help_import_no_stage() -> None:

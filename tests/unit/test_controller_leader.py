@@ -19,7 +19,7 @@ from planner.errors import AlreadyExistsError, ConflictError, NotFoundError
 from planner.kinds import LEASE
 from planner.kube.client import KubeClient, resource_path
 from planner.objects import Manifest
-from planner.state.lock import micro_time
+from planner.state.runlock import micro_time
 from tests.simulated import eventually
 
 NAMESPACE = "ops"

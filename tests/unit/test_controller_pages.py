@@ -7,9 +7,9 @@ from html.parser import HTMLParser
 
 from planner.controller.pages import ObjectHealth, Overview, PlanView, index_page, plan_page
 from planner.controller.viewmodels import LastApply
+from planner.generations import Listed
 from planner.graph import solve
 from planner.monitor.pool_members import PoolStatus
-from planner.state.generations import Listed
 from tests.unit.test_output_graph import shop_changes
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""planner.state.generations (records: encoding, fitting, retention, the default rollback target, the closure
+"""planner.generations (records: encoding, fitting, retention, the default rollback target, the closure
 diff), planner.plan.redact and applyset's generation annotation, over hand-built values."""
 
 from __future__ import annotations
@@ -11,19 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.changeset import Change
-from planner.objects import ref_of
-from planner.plan.source import ParsedFile, read_plan_file
-from planner.state.applyset import (
-    CurrentGeneration,
-    ParentRecord,
-    RunRecord,
-    current_generation,
-    encode_run_record,
-    parent_manifest,
-    parent_ref,
-    with_generation,
-)
-from planner.state.generations import (
+from planner.generations import (
     Generation,
     Listed,
     RootfsMove,
@@ -42,6 +30,18 @@ from planner.state.generations import (
     rootfs_moves_back,
     secrets_without_data,
     written_changes,
+)
+from planner.objects import ref_of
+from planner.plan.source import ParsedFile, read_plan_file
+from planner.state.applyset import (
+    CurrentGeneration,
+    ParentRecord,
+    RunRecord,
+    current_generation,
+    encode_run_record,
+    parent_manifest,
+    parent_ref,
+    with_generation,
 )
 
 

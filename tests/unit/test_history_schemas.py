@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 
 from planner.app.history import GenerationDiff, History
+from planner.generations import Generation, Listed, diff_closures
 from planner.output.history_table import diff_json, history_json
 from planner.state.applyset import CurrentGeneration
-from planner.state.generations import Generation, Listed, diff_closures
 from tests.paths import REPO
 from tests.unit.test_generations import deployment, generation, rootfs, secret
 

@@ -1,4 +1,4 @@
-"""planner.state.lock's pure parts: the Lease it writes, reading a holder from one, judging expiry on a given
+"""planner.state.runlock's pure parts: the Lease it writes, reading a holder from one, judging expiry on a given
 clock, and the sentences a person reads. The protocol itself runs against the embedded cluster in
 tests/e2e/test_lock.py."""
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from planner.state.lock import (
+from planner.state.runlock import (
     ANNOTATION_HOLDER_PROCESS,
     Holder,
     HolderProcess,

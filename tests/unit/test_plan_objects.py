@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner.app.apply import ApplyOptions
+from planner.app.applying import ApplyOptions
 from planner.app.reconciling import ReconcileOptions
 from planner.controller import planstatus
 from planner.controller.settings import plan_reconcile_options

@@ -1,4 +1,4 @@
-"""Saved plans (planner/state/savedplan.py): what makes one stale, what never does, and telling one apart
+"""Saved plans (planner/savedplan.py): what makes one stale, what never does, and telling one apart
 from a plan file. Expected values are written by hand."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from planner.diff import diff
 from planner.errors import PlanFilesMissingError
-from planner.state.savedplan import (
+from planner.savedplan import (
     FORMAT,
     ClusterIdentity,
     changed_secrets,

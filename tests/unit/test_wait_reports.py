@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.wait.reasons import Reason
-from planner.wait.waiting import REPORT_INTERVAL, report_due
+from planner.waiting import REPORT_INTERVAL, report_due
 
 PULL = Reason(text="ImagePullBackOff: not found", problem=True)
 CRASH = Reason(text="CrashLoopBackOff (2 restarts): container web exited with code 1", problem=True)

@@ -423,7 +423,7 @@ class _Acquirer:
 
     def create(self) -> RunLock | UnleasedLock | None:
         """POST the Lease: the lock when it is created, None when one exists. Its namespace must exist
-        (a run creates its plans' namespaces first, `planner.app.apply.create_lock_namespaces`)."""
+        (a run creates its plans' namespaces first, `planner.app.applying.create_lock_namespaces`)."""
         body = self.body(transitions=0)
         sent = time.monotonic()
         try:

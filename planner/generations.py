@@ -10,7 +10,7 @@ result, start and end time, who and the source revision. Labels (`planner.dev/pl
 `planner.dev/generation`, `planner.dev/result`) and a few annotations repeat what `planner history`
 lists, so a listing needs the records' metadata only.
 
-The rest, and why: docs/architecture.md ("Module notes", state/generations.py).
+The rest, and why: docs/architecture.md ("Module notes", generations.py).
 """
 
 from __future__ import annotations

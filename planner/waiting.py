@@ -10,7 +10,7 @@ a Job that completes and is deleted by a short TTL at once ends its wait as comp
 condition instead of polling: 2 ms median from a write to the wait's end (40 ms worst of 12), against
 200 ms median polling the same cache every 0.5 s; subscriptions keep that, without a thread per wait.
 
-The rest, and why: docs/architecture.md ("Module notes", wait/waiting.py).
+The rest, and why: docs/architecture.md ("Module notes", waiting.py).
 """
 
 from __future__ import annotations
