@@ -247,6 +247,7 @@ class Secret:
 class Position:
     line: int  # 1-based
     column: int  # 1-based
+    file: str = ""  # the file that set it, when not the plan file itself (an imported fragment)
 
 
 @dataclass(frozen=True, kw_only=True)
