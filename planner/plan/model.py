@@ -299,6 +299,10 @@ class Source:
             path = path[:cut] if cut > 0 else ""
         return self.positions.get("", Position(line=1, column=1))
 
+    def file_of(self, where: Position) -> str:
+        """The file `where` is in: an imported fragment's, else the plan file."""
+        return where.file or self.file
+
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:

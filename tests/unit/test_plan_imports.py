@@ -119,6 +119,8 @@ workloads:
         line=10, column=9, file=str(repo / "envs" / "prod.yaml")
     )
     assert positions["workloads[0].env.DEBUG"] == Position(line=8, column=7, file=str(repo / "base.yaml"))
+    assert plan.source.file_of(positions["workloads[0].image"]) == str(repo / "base.yaml")
+    assert plan.source.file_of(positions["workloads[0].replicas"]) == str(top)
 
 
 def test_manifests_merge_by_api_version_kind_namespace_and_name(files: Files) -> None:
@@ -188,6 +190,19 @@ def test_removing_what_no_import_declares_is_an_error(files: Files) -> None:
     assert errors(top) == [
         f"{top}:7:5: workloads[0]: !remove removes nothing: no file this one imports declares it"
     ]
+
+
+def test_a_fragments_manifest_files_are_relative_to_the_fragment(files: Files, repo: Path) -> None:
+    objects = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n"
+    top = files("imports: [shared/fragment.yaml]\n", **{
+        "shared__fragment.yaml": "manifestFiles: [objects.yaml]\n",
+        "shared__objects.yaml": objects,
+    })  # fmt: skip
+    (manifest,) = load(top).manifests
+    assert (manifest.file, manifest.object["metadata"]["name"]) == (
+        str(repo / "shared" / "objects.yaml"),
+        "shared",
+    )
 
 
 # --- import problems ---------------------------------------------------------------------------------
