@@ -52,7 +52,8 @@ The merged plan has one workload, `web`, with image `nginx:1.27` (from base.yaml
 - **The importing file wins** over everything it imports, at any depth.
 - **Two imports of one file that set a value differently are an error** naming both places, unless
   exactly one of them marks its value `!default` (a `!default` on a mapping or list marks everything
-  under it), or the importing file sets that value itself:
+  under it), or the importing file sets that value itself. A value one import overrides and the other
+  merely inherits from a file both import (a shared base) is no disagreement: the override stands.
 
   ```
   environments/b.yaml:4:15: workloads[0].replicas: 4 conflicts with 2 set at environments/a.yaml:4:15 (both imported by one file): set it in the importing file, or mark one of them !default

@@ -10,7 +10,9 @@ The rules (docs/plan-format.md, "Imports", tells them with examples):
   one comes after the inherited ones. Every other list, and every scalar, is replaced as a whole.
 - The importing file wins over everything it imports.
 - Two imports of one file that set the same value differently are an error naming both places, unless
-  exactly one of them marks it `!default`, or the importing file sets that value itself. A `!default`
+  exactly one of them marks it `!default`, or the importing file sets that value itself. A value one
+  side overrides and the other merely inherits from a file both import (a shared base) is no
+  disagreement: the override stands. A `!default`
   on a mapping or list marks everything under it.
 - `!remove` on a named entry (`- !remove {name: worker}`) or on a mapping value (`DEBUG: !remove`)
   removes what the file's imports declare there; removing something no import declares is an error.
@@ -57,6 +59,7 @@ class Located:
     at: Position | None  # where its scalar value starts
     default: bool = False  # marked `!default`, or under a node so marked
     remove: bool = False  # marked `!remove`
+    supersedes: frozenset[str] = frozenset()  # files whose value here this one replaced (an import's)
 
     def plain(self) -> Any:
         """The node as plain data, as the file's data holds it."""
@@ -128,7 +131,9 @@ def override(lower: Located | None, upper: Located, shape: str, problems: list[D
         return replace(upper, value=_override_named(below_items, upper.value, shape, problems))
     if isinstance(upper.value, list):  # replaced whole: a `!remove` in it has no entry to remove
         problems.extend(_nothing_to_remove(item) for item in upper.value if item.remove)
-    return upper
+    if lower is None:
+        return upper
+    return replace(upper, supersedes=upper.supersedes | lower.supersedes | {lower.file})
 
 
 def _override_mapping(
@@ -190,6 +195,10 @@ def join(
         return replace(left, value=_join_named(left.value, right.value, over, shape, problems))
     if left.plain() == right.plain() or over is not None:
         return left if left.plain() == right.plain() else right
+    if right.file in left.supersedes:  # a file both import, which `left`'s side overrode
+        return left
+    if left.file in right.supersedes:
+        return right
     if left.default != right.default:
         return right if left.default else left
     problems.append(_conflict(left, right))

@@ -154,6 +154,17 @@ def test_two_imports_that_disagree_are_an_error_naming_both_places(files: Files,
     ]
 
 
+def test_a_base_imported_along_two_paths_is_no_conflict_with_itself(files: Files) -> None:
+    body = "imports: [web.yaml, jobs.yaml]\n"
+    top = files(body, **{
+        "base.yaml": BASE,
+        "web.yaml": "imports: [base.yaml]\nworkloads:\n  - {name: web, replicas: 2}\n",
+        "jobs.yaml": "imports: [base.yaml]\nworkloads:\n  - {name: worker, replicas: 5}\n",
+    })  # fmt: skip
+    web, worker = load(top).workloads
+    assert (web.replicas, worker.replicas, worker.image) == (2, 5, "busybox:1.36")
+
+
 def test_a_default_gives_way_to_the_other_import(files: Files) -> None:
     a = "workloads:\n  - name: web\n    image: nginx:1.25\n    replicas: !default 2\n"
     b = "workloads:\n  - name: web\n    image: nginx:1.25\n    replicas: 4\n"
