@@ -57,7 +57,7 @@ def missing_references(client: KubeClient, plan: Plan, default_namespace: str) -
         if problem:
             path, message = problem
             where = plan.source.position(path)
-            problems.append(Diagnostic(plan.source.file, where.line, where.column, path, message))
+            problems.append(Diagnostic(plan.source.file_of(where), where.line, where.column, path, message))
     return problems
 
 

@@ -86,7 +86,7 @@ def _declared_twice(rendered: list[RenderedPlan]) -> list[Diagnostic]:
                 source, where = each.plan.source, each.plan.source.position("metadata.name")
                 problems.append(
                     Diagnostic(
-                        source.file,
+                        source.file_of(where),
                         where.line,
                         where.column,
                         "metadata.name",

@@ -4,7 +4,8 @@ compares the committed file with this output.
 
 The fields come from the schema (path, type, required or default, description, first example); the
 prose around them (the intro and the rules for names, namespaces, secrets and volumes) is written here,
-next to the generator, because it explains behaviour of the loader rather than of one field.
+next to the generator, because it explains behaviour of the loader rather than of one field; the
+section on imports and merging is in docs_imports.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from planner.plan.docs_imports import IMPORTS_SECTION
 from planner.plan.schema import plan_schema
 
 Schema = dict[str, Any]
@@ -227,7 +229,7 @@ _LINKS = {pointer: title for title, _, pointer in SECTIONS}
 def generate() -> str:
     """The whole of docs/plan-format.md."""
     schema = plan_schema()
-    parts = [INTRO]
+    parts = [INTRO, IMPORTS_SECTION]
     for title, where, pointer in SECTIONS:
         parts.append(_section(title, where, pointer, _resolve(schema, pointer)))
     return "\n".join(parts)

@@ -1,6 +1,7 @@
 """Loading plans: files or directories in, checked and normalised `Plan`s out, or every problem at once.
 
-Each file goes through the same steps: parse (YAML syntax, one document), schema check, semantic checks,
+Each file goes through the same steps: parse (YAML syntax, one document), imports merged in
+(`imports.py`; a problem there stops the file), schema check, semantic checks,
 secret resolution; only a file with no errors is built into the model. Problems from all files are
 collected and raised together as one PlanError, sorted in file order, so a user fixes a plan in one
 pass. Warnings (a `user` that cannot be mapped) never fail a load; they come back with the plans.
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
+from planner.plan.imports import IMPORTS, resolve_imports
 from planner.plan.input_limits import read_capped
 from planner.plan.model import Plan
 from planner.plan.raw_manifests import manifest_diagnostics, raw_manifests, read_manifests
@@ -42,6 +44,12 @@ from planner.plan.validate import semantic_diagnostics
 PLAN_SUFFIXES = (".yaml", ".yml")
 SAYS_IT_IS_A_PLAN = re.compile(
     r"^(kind:\s*[\"']?Plan[\"']?|apiVersion:\s*[\"']?planner\.dev/\S*)\s*(#.*)?$", re.MULTILINE
+)
+
+
+NO_IMPORTS_IN_OBJECTS = (
+    "a Plan object cannot import files (the cluster has no repository to read them from): "
+    "write the merged plan into the object instead"
 )
 
 
@@ -186,6 +194,12 @@ def _load_parsed(
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
+    if not local and isinstance(parsed.data, dict) and IMPORTS in parsed.data:
+        return None, [parsed.diagnostic(IMPORTS, NO_IMPORTS_IN_OBJECTS, at_value=False)]
+    merged = resolve_imports(parsed)
+    if isinstance(merged, list):
+        return None, merged
+    parsed = merged
     schema = check_schema(parsed)
     found, broken = list(schema.diagnostics), schema.broken
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
@@ -212,6 +226,6 @@ def _same_plan_names(plans: list[tuple[Plan, ParsedFile]]) -> Iterator[Diagnosti
             where = earlier.position("metadata.name")
             yield parsed.diagnostic(
                 "metadata.name",
-                f'plan "{plan.name}" is also defined in {earlier.file}:{where.line}:{where.column}: '
+                f'plan "{plan.name}" is also defined in {earlier.file_of(where)}:{where.line}:{where.column}: '
                 "a plan name owns one ApplySet, so each plan file needs its own name",
             )

@@ -247,6 +247,7 @@ class Secret:
 class Position:
     line: int  # 1-based
     column: int  # 1-based
+    file: str = ""  # the file that set it, when not the plan file itself (an imported fragment)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -297,6 +298,10 @@ class Source:
             cut = max(path.rfind("."), path.rfind("["))
             path = path[:cut] if cut > 0 else ""
         return self.positions.get("", Position(line=1, column=1))
+
+    def file_of(self, where: Position) -> str:
+        """The file `where` is in: an imported fragment's, else the plan file."""
+        return where.file or self.file
 
 
 @dataclass(frozen=True, kw_only=True)

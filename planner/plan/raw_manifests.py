@@ -3,7 +3,7 @@ it (`manifestFiles`), read and checked with every problem at its own file, line 
 
 A manifest file is read under the plan file's rules (`limits.py`: a regular file, at most 8 MiB, UTF-8,
 bounded nesting and aliases), as multi-document YAML. `manifestFiles` are paths or globs (`**`
-included) relative to the plan file's directory; an absolute path, and any match that resolves
+included) relative to the plan file's directory (an imported fragment's: to its own); an absolute path, and any match that resolves
 (symlinks followed) outside that directory, is refused, so a plan reads nothing its directory does not
 hold — there is no switch to allow it: keep the plan beside its manifests. A glob that matches no file
 is an error (a typo must not silently drop objects, which the next apply would prune). At most
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import networkx as nx
 from planner.errors import Diagnostic
 from planner.kinds import KindInfo, declared_kinds, group_of, known
 from planner.objects import LOCK_PREFIX, json_copy
-from planner.plan.model import RawManifest
+from planner.plan.model import Position, RawManifest
 from planner.plan.raw import Node, root
 from planner.plan.schema_check import check_schema
 from planner.plan.source import ParsedFile, child_path, read_documents, read_plan_file
@@ -131,11 +131,10 @@ def _whole(item: Any) -> bool:
 
 
 def _files(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> Iterator[Path]:
-    base = Path(parsed.file).parent
-    real_base = Path(os.path.realpath(base))
     seen: set[Path] = set()
     for path, pattern in plan.strings("manifestFiles"):
-        matched, problem = _matches(base, real_base, pattern)
+        base = Path(parsed.file_of(parsed.position(path))).parent  # an imported fragment's: its own
+        matched, problem = _matches(base, Path(os.path.realpath(base)), pattern)
         if problem is not None:
             problems.append(parsed.diagnostic(path, problem))
             continue
@@ -157,7 +156,7 @@ def _matches(base: Path, real_base: Path, pattern: str) -> tuple[list[Path], str
         return [], f"{pattern!r} is absolute: manifest files are named relative to the plan file's directory"
     literal = not (_GLOB_CHARACTERS & set(pattern))
     matched = [base / pattern] if literal else sorted(f for f in base.glob(pattern) if not f.is_dir())
-    outside = [file for file in matched if not Path(os.path.realpath(file)).is_relative_to(real_base)]
+    outside = [file for file in matched if leaves(file, real_base)]
     if outside:
         return [], f"{pattern!r} leads outside the plan file's directory ({outside[0]}): refused"
     if not matched:
@@ -165,6 +164,12 @@ def _matches(base: Path, real_base: Path, pattern: str) -> tuple[list[Path], str
     if literal and not os.path.lexists(matched[0]):
         return [], f"no such file: {pattern!r} (relative to the plan file's directory)"
     return matched, None
+
+
+def leaves(file: Path, real_base: Path) -> bool:
+    """Whether `file`, symlinks followed, resolves outside `real_base` (a resolved directory): the rule
+    that keeps manifest files in the plan's directory and imported fragments in the repository."""
+    return not Path(os.path.realpath(file)).is_relative_to(real_base)
 
 
 # --- checks ------------------------------------------------------------------------------------------
@@ -314,13 +319,14 @@ def scope_problems(obj: Mapping[str, Any], *, namespaced: bool, allowed: bool) -
 
 def raw_manifests(entries: list[Entry]) -> tuple[RawManifest, ...]:
     """The model of checked entries: the objects as written (a deep copy), where they are written."""
-    return tuple(
-        RawManifest(
-            object=json_copy(entry.data),
-            file=entry.parsed.file,
-            path=entry.path,
-            position=entry.parsed.position(entry.path),
-            depends_on=tuple(entry.depends_on()),
-        )
-        for entry in entries
+    return tuple(_raw_manifest(entry, entry.parsed.position(entry.path)) for entry in entries)
+
+
+def _raw_manifest(entry: Entry, where: Position) -> RawManifest:
+    return RawManifest(
+        object=json_copy(entry.data),
+        file=entry.parsed.file_of(where),  # an imported fragment's, for an inline manifest it sets
+        path=entry.path,
+        position=replace(where, file=""),
+        depends_on=tuple(entry.depends_on()),
     )

@@ -37,3 +37,28 @@ def _schema() -> dict[str, Any]:
 def plan_schema() -> dict[str, Any]:
     """The parsed schema. Shared and cached: callers must not modify it."""
     return _schema()
+
+
+_ALTERNATIVES = ("oneOf", "anyOf", "allOf", "not", "if", "then", "else")
+
+
+@cache
+def fragment_schema() -> dict[str, Any]:
+    """The schema of an imported fragment: the plan's, with no field required anywhere (a fragment may
+    set one field of one workload: the merged plan is checked against `plan_schema`). `required` inside
+    `oneOf` and the like stays: there it says which alternative a value is, not what it must have."""
+    loaded = json.loads(schema_text())
+    _drop_required(loaded)
+    return dict(loaded)
+
+
+def _drop_required(node: Any) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("required"), list):
+            del node["required"]
+        for key, child in node.items():
+            if key not in _ALTERNATIVES:
+                _drop_required(child)
+    elif isinstance(node, list):
+        for child in node:
+            _drop_required(child)

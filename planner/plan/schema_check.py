@@ -20,7 +20,7 @@ from jsonschema.exceptions import ValidationError
 
 from planner.errors import Diagnostic
 from planner.plan.durations import DURATION_HINT
-from planner.plan.schema import plan_schema
+from planner.plan.schema import fragment_schema, plan_schema
 from planner.plan.source import ParsedFile, child_path
 from planner.plan.suggest import hint
 
@@ -84,10 +84,13 @@ def _first_repeat(items: Sequence[Any]) -> int | None:
 _Validator = validators.extend(Draft7Validator, {"uniqueItems": _unique_items})
 
 
-def check_schema(parsed: ParsedFile, *, definition: str | None = None) -> SchemaReport:
-    """Every schema violation in `parsed`, one Diagnostic per problem: against the plan schema, or with
-    `definition` (`manifest`) a list of items of that definition of it (a file of manifests)."""
-    schema = plan_schema()
+def check_schema(
+    parsed: ParsedFile, *, definition: str | None = None, fragment: bool = False
+) -> SchemaReport:
+    """Every schema violation in `parsed`, one Diagnostic per problem: against the plan schema (with
+    `fragment`, its variant requiring nothing, for an imported file), or with `definition` (`manifest`)
+    a list of items of that definition of it (a file of manifests)."""
+    schema = fragment_schema() if fragment else plan_schema()
     if definition is not None:
         schema = {
             "type": "array",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from planner.errors import Diagnostic
@@ -59,7 +59,8 @@ def resolve_secrets(
         Path(parsed.file).parent, environ, refs, namespace if isinstance(namespace, str) else None, local
     )
     for path, value in _secret_values(parsed.data):
-        outcome = _resolve(value, sources)
+        here = Path(parsed.file_of(parsed.position(path))).parent  # an imported fragment's: its own
+        outcome = _resolve(value, replace(sources, base=here))
         if isinstance(outcome, _Problem):
             problems.append(parsed.diagnostic(outcome.path_in(path), outcome.message))
         elif outcome is not None:

@@ -41,6 +41,7 @@ _DOCUMENT_START = re.compile(r"^---(\s|$)")
 _DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
+PLAN_TAGS = {"!default": "default", "!remove": "remove"}  # local tags the import merge reads (merge.py)
 
 
 class _Yaml12Resolver(VersionedResolver):
@@ -70,6 +71,8 @@ class ParsedFile:
     values: dict[str, Position] = field(default_factory=dict)  # scalar values
     lines: tuple[str, ...] = ()
     shown: str = ""  # the text with its literal secret values masked, as a generation record keeps it
+    tags: dict[str, str] = field(default_factory=dict)  # `default`/`remove` by path (`!default` in the text)
+    texts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # lines of imported files, by name
 
     def position(self, path: str, *, at_value: bool = True) -> Position:
         """Where `path` is: its scalar value, else its key or item, else its nearest ancestor's."""
@@ -88,20 +91,27 @@ class ParsedFile:
         return where.line, where.column
 
     def written(self, path: str) -> str | None:
-        """The text of the scalar at `path` as written in the file (`0.50`, `1e3`, `yes`)."""
+        """The text of the scalar at `path` as written in the file that set it (`0.50`, `1e3`, `yes`)."""
         where = self.values.get(path)
-        if where is None or where.line > len(self.lines):
+        lines = self.texts.get(where.file, self.lines) if where is not None else self.lines
+        if where is None or where.line > len(lines):
             return None
-        match = _TOKEN.match(self.lines[where.line - 1], where.column - 1)
+        match = _TOKEN.match(lines[where.line - 1], where.column - 1)
         return match.group(0) if match else None
 
     def diagnostic(
         self, path: str, message: str, *, at_value: bool = True, warning: bool = False
     ) -> Diagnostic:
+        """A problem at `path`, in the file that set it (an imported fragment, or this file)."""
         where = self.position(path, at_value=at_value)
+        file = self.file_of(where)
         if warning:
-            return Diagnostic(self.file, where.line, where.column, path, message, "warning")
-        return Diagnostic(self.file, where.line, where.column, path, message)
+            return Diagnostic(file, where.line, where.column, path, message, "warning")
+        return Diagnostic(file, where.line, where.column, path, message)
+
+    def file_of(self, where: Position) -> str:
+        """The name of the file `where` is in."""
+        return where.file or self.file
 
 
 def child_path(parent: str, key: object) -> str:
@@ -169,7 +179,12 @@ def _all_documents(name: str, text: str, documents: list[Node], yaml: YAML) -> P
         walk.keys[child_path("", index)] = walk.values[child_path("", index)] = _position(document)
         data.append(walk.plain(document, child_path("", index)))
     return ParsedFile(
-        file=name, data=data, keys=walk.keys, values=walk.values, lines=tuple(text.splitlines())
+        file=name,
+        data=data,
+        keys=walk.keys,
+        values=walk.values,
+        lines=tuple(text.splitlines()),
+        tags=walk.tags,
     )
 
 
@@ -196,6 +211,7 @@ def _single_document(name: str, text: str, documents: list[Node], yaml: YAML) ->
         values=walk.values,
         lines=lines,
         shown=masked(text, present[0]),
+        tags=walk.tags,
     )
 
 
@@ -209,9 +225,18 @@ class _Walk:
     def __init__(self, yaml: YAML) -> None:
         self.keys: dict[str, Position] = {}
         self.values: dict[str, Position] = {}
+        self.tags: dict[str, str] = {}
         self._constructor = yaml.constructor
+        self._resolver = _Yaml12Resolver()
 
     def plain(self, node: Node, path: str) -> Any:
+        tag = PLAN_TAGS.get(str(node.tag))
+        if tag is not None:
+            self.tags[path] = tag
+            if isinstance(node, ScalarNode):  # read as if untagged: `!default 3` is the integer 3
+                plain = not node.style
+                implicit = self._resolver.resolve(ScalarNode, node.value, (plain, not plain))
+                node = ScalarNode(implicit, node.value, node.start_mark, node.end_mark, style=node.style)
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):

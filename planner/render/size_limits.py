@@ -39,7 +39,7 @@ def limit_diagnostics(plan: Plan, manifests: list[Manifest]) -> list[Diagnostic]
         origin = origins.get((kind, name), "")
         where = plan.source.position(origin)
         for problem in _problems(manifest):
-            found.append(Diagnostic(plan.source.file, where.line, where.column, origin, problem))
+            found.append(Diagnostic(plan.source.file_of(where), where.line, where.column, origin, problem))
     return found
 
 

@@ -51,6 +51,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "allowClusterScoped",
         "apiVersion",
         "configMaps",
+        "imports",  # kept: a Plan object's imports is refused in its status, not pruned away unseen
         "kind",
         "manifestFiles",
         "manifests",

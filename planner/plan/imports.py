@@ -1,0 +1,150 @@
+"""Imports: a plan file's `imports` read, recursively, and merged into it (merge.py has the rules).
+
+Each import is a path relative to the file naming it. Like `manifestFiles`, it may not lead outside a
+root, here the repository: the nearest directory above the top-level plan file (symlinks followed)
+that holds `.git`, else that file's directory, so `environments/prod/plan.yaml` may import
+`../../base.yaml` within its repository and a plan outside any repository imports only from beside it.
+Absolute paths are refused. Each fragment is read under the plan file's limits, checked against the
+plan schema with nothing required (`fragment_schema`), and may import others; a file importing itself,
+directly or not, is refused with the chain (`a.yaml → b.yaml → a.yaml`). At most `MAX_IMPORTED_FILES`
+files are read for one plan.
+
+A plan with neither `imports` nor a `!default`/`!remove` tag is returned as it was read. Otherwise the
+result is one ParsedFile named as the top-level file, whose positions say which file set each value
+(`Position.file`, "" for the top-level file) and whose `texts` hold the fragments' lines, so every later
+check reports a bad value in the file that set it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from planner.errors import Diagnostic
+from planner.plan.merge import Located, flatten, join, located, override, without
+from planner.plan.raw_manifests import leaves
+from planner.plan.schema_check import check_schema
+from planner.plan.source import ParsedFile, child_path, read_plan_file
+
+MAX_IMPORTED_FILES = 100
+IMPORTS = "imports"
+
+
+def resolve_imports(parsed: ParsedFile) -> ParsedFile | list[Diagnostic]:
+    """`parsed` with its imports merged in, or every problem found on the way."""
+    if not _imports_anything(parsed):
+        return parsed
+    problems = _entry_problems(parsed, fragment=False)
+    if problems:
+        return problems
+    top = Path(parsed.file)
+    reader = _Reader(root=repository_root(top))
+    tree = reader.resolve(parsed, "", chain=((Path(os.path.realpath(top)), parsed.file),))
+    if reader.problems:  # the merge names the top-level file "" in positions
+        return [d if d.file else replace(d, file=parsed.file) for d in reader.problems]
+    data, keys, values = flatten(tree)
+    return replace(parsed, data=data, keys=keys, values=values, tags={}, texts=reader.texts)
+
+
+def repository_root(plan_file: Path) -> Path:
+    """The directory imports stay in: the nearest one above `plan_file` (resolved) holding `.git`, else
+    the plan file's own directory."""
+    directory = Path(os.path.realpath(plan_file)).parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return directory
+
+
+def _imports_anything(parsed: ParsedFile) -> bool:
+    return (isinstance(parsed.data, dict) and IMPORTS in parsed.data) or bool(parsed.tags)
+
+
+def _entry_problems(parsed: ParsedFile, *, fragment: bool) -> list[Diagnostic]:
+    """Schema problems of a file about to be merged: a fragment against the fragment schema; the
+    top-level file only in its `imports` (everything else is checked once merged)."""
+    report = check_schema(parsed, fragment=True)
+    if fragment:
+        return report.diagnostics
+    return [d for d in report.diagnostics if d.path == IMPORTS or d.path.startswith(f"{IMPORTS}[")]
+
+
+@dataclass
+class _Reader:
+    root: Path
+    problems: list[Diagnostic] = field(default_factory=list)
+    texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    read: int = 0
+
+    def resolve(self, parsed: ParsedFile, name: str, *, chain: tuple[tuple[Path, str], ...]) -> Located:
+        """`parsed` (named `name` in positions) over its imports, merged."""
+        own = located(parsed, name)
+        imported = [
+            tree
+            for path, relative in _import_entries(parsed)
+            if (tree := self._fragment(parsed, path, relative, chain)) is not None
+        ]
+        own = without(own, IMPORTS)
+        if not imported:
+            return override(None, own, "", self.problems)
+        base = imported[0]
+        for later in imported[1:]:
+            base = join(base, later, own, "", self.problems)
+        return override(base, own, "", self.problems)
+
+    def _fragment(
+        self, parsed: ParsedFile, path: str, relative: str, chain: tuple[tuple[Path, str], ...]
+    ) -> Located | None:
+        target = self._target(parsed, path, relative)
+        if target is None:
+            return None
+        real = Path(os.path.realpath(target))
+        if any(real == earlier for earlier, _ in chain):
+            names = " → ".join([*(shown for _, shown in chain), str(target)])
+            self.problems.append(parsed.diagnostic(path, f"import cycle: {names}"))
+            return None
+        self.read += 1
+        if self.read > MAX_IMPORTED_FILES:
+            self.problems.append(
+                parsed.diagnostic(path, f"more than {MAX_IMPORTED_FILES} imported files: refused")
+            )
+            return None
+        fragment = read_plan_file(target)
+        if isinstance(fragment, Diagnostic):
+            self.problems.append(fragment)
+            return None
+        problems = _entry_problems(fragment, fragment=True)
+        if problems:
+            self.problems.extend(problems)
+            return None
+        self.texts[fragment.file] = fragment.lines
+        return self.resolve(fragment, fragment.file, chain=(*chain, (real, fragment.file)))
+
+    def _target(self, parsed: ParsedFile, path: str, relative: str) -> Path | None:
+        """The file `relative` names, or None with the problem told."""
+        if os.path.isabs(relative):
+            problem = f"{relative!r} is absolute: imports are named relative to the importing file"
+        else:
+            target = Path(
+                os.path.normpath(Path(parsed.file).parent / relative)
+            )  # `a/../b.yaml` shown as `b.yaml`
+            if leaves(target, self.root):
+                problem = f"{relative!r} leads outside the repository ({self.root}): refused"
+            elif not os.path.lexists(target):
+                problem = f"no such file: {relative!r} (relative to the importing file)"
+            else:
+                return target
+        self.problems.append(parsed.diagnostic(path, problem))
+        return None
+
+
+def _import_entries(parsed: ParsedFile) -> list[tuple[str, str]]:
+    """(path, relative file name) of each import of `parsed` (already schema-checked: strings)."""
+    entries: Any = parsed.data.get(IMPORTS) if isinstance(parsed.data, dict) else None
+    if not isinstance(entries, list):
+        return []
+    return [
+        (child_path(IMPORTS, index), entry) for index, entry in enumerate(entries) if isinstance(entry, str)
+    ]

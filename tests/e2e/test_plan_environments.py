@@ -1,0 +1,72 @@
+"""A plan with imports (#42) end to end: `planner validate` reports a bad inherited value in the file
+that set it, and `planner plan`/`apply` of an environment file importing a base put the merged objects
+in the embedded cluster, checked through kubectl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.conftest import Runner, write_plan
+
+BASE = """\
+configMaps:
+  - name: web-config
+    data: {LOG_LEVEL: info, DEBUG: "1"}
+workloads:
+  - name: web
+    image: nginx:1.27
+    replicas: 1
+  - name: worker
+    image: busybox:1.36
+    command: [sleep, "3600"]
+"""
+
+
+def environment(namespace: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {namespace}}}\n"
+        "imports: [../base.yaml]\n"
+        "configMaps:\n  - name: web-config\n    data:\n      LOG_LEVEL: warn\n      DEBUG: !remove\n"
+        "workloads:\n  - {name: web, replicas: 3}\n  - !remove {name: worker}\n"
+    )
+
+
+def repository(tmp_path: Path, base: str) -> Path:
+    (tmp_path / ".git").mkdir()
+    write_plan(tmp_path, base, name="base.yaml")
+    (tmp_path / "environments").mkdir()
+    return tmp_path / "environments"
+
+
+def test_validate_names_the_imported_file_that_set_a_bad_value(planner: Runner, tmp_path: Path) -> None:
+    directory = repository(tmp_path, BASE.replace("replicas: 1", "replicas: one"))
+    plan = write_plan(directory, environment("shop"), name="prod.yaml")
+    result = planner("validate", str(plan))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f'{tmp_path}/base.yaml:7:15: workloads[0].replicas: expected an integer, found string "one"' in (
+        result.stdout + result.stderr
+    )
+
+
+def test_plan_and_apply_put_the_merged_environment_in_the_cluster(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(repository(tmp_path, BASE), environment(namespace), name="prod.yaml")
+    validated = planner("validate", str(plan))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    planned = planner("plan", str(plan), "--detailed-exitcode")
+    assert planned.returncode == 2, planned.stdout + planned.stderr
+    assert f"  + create deployment/{namespace}/web" in planned.stdout.splitlines()
+    assert f"deployment/{namespace}/worker" not in planned.stdout
+    applied = planner("apply", str(plan), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    web = kubectl(
+        "get", "deployment", "web", "-n", namespace, "-o",
+        "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}",
+    )  # fmt: skip
+    assert web.stdout == "3 nginx:1.27", web.stdout + web.stderr
+    config = kubectl("get", "configmap", "web-config", "-n", namespace, "-o", "jsonpath={.data}")
+    assert config.stdout == '{"LOG_LEVEL":"warn"}', config.stdout + config.stderr
+    deployments = kubectl("get", "deployments", "-n", namespace, "-o", "name")
+    assert deployments.stdout.split() == ["deployment.apps/web"], deployments.stdout + deployments.stderr
