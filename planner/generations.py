@@ -19,6 +19,7 @@ import base64
 import binascii
 import dataclasses
 import gzip
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -86,6 +87,9 @@ class Generation:
     failed_tasks: tuple[str, ...] = ()
     message: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # sha256 of each input plan file's text as `sources` holds it (secret values masked), by name: kept
+    # when a record too large drops `sources`, so which input changed is still told.
+    inputs: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, float] = field(default_factory=dict)
     closure: tuple[Manifest, ...] = field(default=(), repr=False)
     hashes: Mapping[str, str] = field(default_factory=dict)
@@ -119,6 +123,7 @@ class Generation:
             "revision": self.revision,
             "rolledBackFrom": self.rolled_back_from,
             "sources": dict(self.sources),
+            "inputs": dict(self.inputs),
             "timeouts": dict(self.timeouts),
             "secretData": self.secret_data,
             "complete": self.complete,
@@ -144,6 +149,7 @@ class Generation:
             revision=document.get("revision") or None,
             rolled_back_from=document.get("rolledBackFrom"),
             sources={str(k): str(v) for k, v in (document.get("sources") or {}).items()},
+            inputs={str(k): str(v) for k, v in (document.get("inputs") or {}).items()},
             timeouts={str(k): float(v) for k, v in (document.get("timeouts") or {}).items()},
             secret_data=bool(document.get("secretData")),
             complete=bool(document.get("complete")),
@@ -160,6 +166,26 @@ class Generation:
 def closure_of(manifests: Iterable[Manifest], *, secret_data: bool) -> tuple[Manifest, ...]:
     """The rendered objects as a record keeps them: without Secrets' data unless `secret_data`."""
     return tuple(m if secret_data or not _is_secret(m) else _without_data(m) for m in manifests)
+
+
+def input_hashes(sources: Mapping[str, str]) -> dict[str, str]:
+    """`{file: sha256}` of each input plan file's recorded text (Nix's closure of a derivation's
+    inputs). The masked text is hashed, not the file: a hash of a file holding a short literal secret
+    would let it be guessed, so a change to such a value alone does not change its file's hash."""
+    return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in sources.items()}
+
+
+def changed_inputs(old: Generation, new: Generation) -> list[tuple[str, str]]:
+    """(file, how) for each input file whose hash differs between two generations: `added`,
+    `removed` or `changed`, by file name (none when either recorded no inputs)."""
+    if not old.inputs or not new.inputs:
+        return []
+    found = []
+    for name in sorted({*old.inputs, *new.inputs}):
+        before, after = old.inputs.get(name), new.inputs.get(name)
+        if before != after:
+            found.append((name, "added" if before is None else "removed" if after is None else "changed"))
+    return found
 
 
 def hashes_of(manifests: Iterable[Manifest]) -> dict[str, str]:

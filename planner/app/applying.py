@@ -261,7 +261,7 @@ class Applier:
             timeouts=rendered.timeouts,
             revision=(history.revision or recorded.revision)
             if recorded
-            else source_revision(source.file, history.revision),
+            else source_revision(source.file, history.revision, imported=source.imported),
             who=self.who,
             rolled_back_from=recorded.number if recorded else None,
         )

@@ -7,10 +7,11 @@ generation's whole record is one GET."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from planner.generations import (
     Listed,
     ObjectDelta,
     Who,
+    changed_inputs,
     changes_of,
     closure_of,
     diff_closures,
@@ -35,6 +37,7 @@ from planner.generations import (
     fitted,
     generation_of,
     hashes_of,
+    input_hashes,
     listed_of,
     record_manifest,
     record_name,
@@ -95,15 +98,16 @@ def who_for(target: Target) -> Who:
 
 
 def plan_sources(source: Source) -> dict[str, str]:
-    """The plan file as a record keeps it: the text the loader read, literal secret values masked
-    (nothing for a plan that did not come from a file)."""
-    return {source.file: source.shown} if source.shown is not None else {}
+    """The plan's input files as a record keeps them: the plan file, then each file it imported, as the
+    loader read them, literal secret values masked (nothing for a plan that did not come from a file)."""
+    return source.inputs
 
 
-def source_revision(file: str, given: str | None) -> str | None:
+def source_revision(file: str, given: str | None, *, imported: Iterable[str] = ()) -> str | None:
     """`--source-revision`, else `GIT_COMMIT`/`GITHUB_SHA`, else `git rev-parse HEAD` of the checkout
-    holding the plan file, `-dirty` appended (as `git describe --dirty` does) when the plan file differs
-    from HEAD (changed, staged or untracked); None when none is known."""
+    holding the plan file, `-dirty` appended (as `git describe --dirty` does) when the plan file or any
+    file it imported (`imported`: an environment's base, in the same repository) differs from HEAD
+    (changed, staged or untracked); None when none is known."""
     if given:
         return given
     for name in REVISION_ENVIRONMENT:
@@ -115,7 +119,8 @@ def source_revision(file: str, given: str | None) -> str | None:
     revision = _git(path.parent, "rev-parse", "HEAD")
     if not revision:
         return None
-    changed = _git(path.parent, "status", "--porcelain", "--untracked-files=all", "--", path.name)
+    inputs = [path.name, *(str(Path(other).resolve()) for other in imported)]
+    changed = _git(path.parent, "status", "--porcelain", "--untracked-files=all", "--", *inputs)
     return f"{revision}-dirty" if changed else revision
 
 
@@ -176,6 +181,7 @@ def record(
         revision=recording.revision,
         rolled_back_from=recording.rolled_back_from,
         sources=recording.sources,
+        inputs=input_hashes(recording.sources),
         timeouts=recording.timeouts,
         closure=closure_of(recording.manifests, secret_data=options.secret_data),
         hashes=hashes_of(recording.manifests),
@@ -332,6 +338,7 @@ class GenerationDiff:
     old: Generation
     new: Generation
     objects: list[ObjectDelta]
+    inputs: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (file, how) changed
 
 
 def diff_generations(plan: str, old: int, new: int, *, target: Target) -> GenerationDiff:
@@ -339,7 +346,12 @@ def diff_generations(plan: str, old: int, new: int, *, target: Target) -> Genera
     before = read_generation(client, ref.name, ref.namespace, old)
     after = read_generation(client, ref.name, ref.namespace, new)
     return GenerationDiff(
-        plan=ref.name, namespace=ref.namespace, old=before, new=after, objects=diff_closures(before, after)
+        plan=ref.name,
+        namespace=ref.namespace,
+        old=before,
+        new=after,
+        objects=diff_closures(before, after),
+        inputs=changed_inputs(before, after),
     )
 
 

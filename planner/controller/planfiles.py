@@ -1,7 +1,8 @@
 """Plan files as the controller's source of plans (`--plans PATH...`), keyed by their path.
 
 Every `--poll` the files are looked for again; one is read again only when its content, or that of a
-secret or manifest file it reads (`valueFrom.file`, `manifests:`), changed: a digest of them all. A new
+file it imports, or of a secret or manifest file it reads (`valueFrom.file`, `manifestFiles:`), changed:
+a digest of them all (`load.input_files`). A new
 or changed file that loads queues its reconcile and its pools; one that does not is said, counted as a
 failed reconcile and kept with its problem (the web view shows it); a file that went is forgotten.
 Each plan is reconciled as `planner reconcile` does (under its run lock, so a controller and a cron
@@ -32,14 +33,12 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import Informer, Informers
 from planner.plan import load_plans
 from planner.plan.input_limits import read_capped
-from planner.plan.load import find_plan_files
-from planner.plan.raw_manifests import manifest_files
-from planner.plan.secrets import secret_files
+from planner.plan.load import find_plan_files, input_files
 from planner.workqueue import WorkQueue
 
 
 def file_digest(path: Path, inputs: tuple[Path, ...]) -> str:
-    """sha256 over the plan file and each secret file it reads, each read as a plan file is (regular
+    """sha256 over the plan file and each file it reads (imports, secret and manifest files), each read as a plan file is (regular
     files only, never past the size limit, a FIFO never waited on). One that cannot be read counts as
     its error, so it is reported once, and its coming back (or another error) is a change too."""
     digest = hashlib.sha256()
@@ -96,7 +95,7 @@ class PlanFiles:
 
     def _read(self, name: str, path: Path, digest: str, inputs: tuple[Path, ...]) -> None:
         loaded = self._load(path, digest)
-        if loaded.inputs != inputs:  # the file names other secret files now: watch those
+        if loaded.inputs != inputs:  # the plan reads other files now: watch those
             loaded = dataclasses.replace(loaded, digest=file_digest(path, loaded.inputs))
         self.catalog.put(name, loaded)
         if loaded.problem:
@@ -107,7 +106,7 @@ class PlanFiles:
         self.queue.add(pools_key(name))
 
     def _load(self, path: Path, digest: str) -> KeptPlan:
-        inputs = secret_files(path) + manifest_files(path)
+        inputs = input_files(path)
         try:
             loaded = load_plans([path], secret_refs=secret_refs(self.target))
             (rendered,) = render_loaded(loaded, self.default_namespace)

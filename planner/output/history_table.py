@@ -125,6 +125,9 @@ def generation_text(generation: Generation) -> str:
             )
     lines += ["", "Closure:"]
     lines += [f"  {key}  {digits}" for key, digits in _masked_hashes(generation.hashes).items()]
+    if generation.inputs:
+        lines += ["", "Inputs:"]
+        lines += [f"  {path}  sha256:{digits}" for path, digits in generation.inputs.items()]
     for path, text in sorted(generation.sources.items()):
         lines += ["", f"Plan file {path}:", *(f"  {line}" for line in text.splitlines())]
     return "\n".join(lines) + "\n"
@@ -171,6 +174,7 @@ def _field_text(delta: ObjectDelta, field: FieldDelta, quote: str = "") -> str:
 def diff_text(compared: GenerationDiff) -> str:
     title = f"plan {compared.plan} (namespace {compared.namespace}): generation {compared.old.number} → {compared.new.number}"
     lines = [title]
+    lines += [f"  input {how}: {path}" for path, how in compared.inputs]
     for delta in compared.objects:
         lines += [f"  {line}" for line in _delta_lines(delta)]
     if not compared.objects:
@@ -184,6 +188,7 @@ def diff_json(compared: GenerationDiff) -> str:
         "namespace": compared.namespace,
         "from": compared.old.number,
         "to": compared.new.number,
+        "inputs": [{"file": path, "change": how} for path, how in compared.inputs],
         "objects": [
             {
                 "object": d.object,
@@ -205,6 +210,7 @@ def diff_markdown(compared: GenerationDiff) -> str:
         f"(namespace `{compared.namespace}`)",
         "",
     ]
+    lines += [f"Input {how}: `{path}`  " for path, how in compared.inputs] + ([""] if compared.inputs else [])
     if not compared.objects:
         return "\n".join([*lines, "No differences."]) + "\n"
     lines += ["| | object | fields |", "|---|---|---|"]

@@ -80,7 +80,12 @@ class _Builder:
             manifests=self.manifests,
             allow_cluster_scoped=data.get("allowClusterScoped", False),
             service_account_name=data.get("serviceAccountName"),
-            source=Source(file=self.parsed.file, positions=dict(self.parsed.keys), shown=self.parsed.shown),
+            source=Source(
+                file=self.parsed.file,
+                positions=dict(self.parsed.keys),
+                shown=self.parsed.shown,
+                imported=dict(self.parsed.imported),
+            ),
         )
 
     def workload(self, item: Data, path: str) -> Workload:

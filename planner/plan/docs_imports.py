@@ -65,6 +65,10 @@ The merged plan has one workload, `web`, with image `nginx:1.27` (from base.yaml
 - **Errors name the file that set the value**: the merged plan is checked as one plan file is, and a bad
   value inherited from a fragment is reported at that fragment's line and column. Each fragment is first
   checked on its own against the schema with nothing required.
+- **Every imported file is an input** of the plan, as the plan file is: a generation records each one's
+  text (secret values masked) and sha256 (`inputs`, history.md), `diff-generations` names the input file
+  that changed, the revision is `-dirty` when any of them differs from git's HEAD, and the controller's
+  `--plans` reads a plan again when a file it imports changes (or one it names comes to exist).
 - A **Plan object** cannot import (the cluster has no repository to read from): its `imports` is refused
   in its status; apply the merged plan instead.
 - Directories are walked for plan files by their `kind: Plan` or `apiVersion: planner.dev/…` line, so a

@@ -12,7 +12,9 @@ files are read for one plan.
 A plan with neither `imports` nor a `!default`/`!remove` tag is returned as it was read. Otherwise the
 result is one ParsedFile named as the top-level file, whose positions say which file set each value
 (`Position.file`, "" for the top-level file) and whose `texts` hold the fragments' lines, so every later
-check reports a bad value in the file that set it.
+check reports a bad value in the file that set it. `imported` holds each fragment's text with its literal
+secret values masked: with the top-level file's they are the plan's inputs, which a generation records
+and whoever watches a plan file watches (`load.input_files`).
 """
 
 from __future__ import annotations
@@ -34,18 +36,28 @@ IMPORTS = "imports"
 
 def resolve_imports(parsed: ParsedFile) -> ParsedFile | list[Diagnostic]:
     """`parsed` with its imports merged in, or every problem found on the way."""
+    return imports_and_files(parsed)[0]
+
+
+def imports_and_files(parsed: ParsedFile) -> tuple[ParsedFile | list[Diagnostic], tuple[Path, ...]]:
+    """`resolve_imports`, and every file the imports name, read or not: one that does not load, or does
+    not exist yet, is one whose change may make the plan load (whoever watches the plan watches it)."""
     if not _imports_anything(parsed):
-        return parsed
+        return parsed, ()
     problems = _entry_problems(parsed, fragment=False)
     if problems:
-        return problems
+        return problems, ()
     top = Path(parsed.file)
     reader = _Reader(root=repository_root(top))
     tree = reader.resolve(parsed, "", chain=((Path(os.path.realpath(top)), parsed.file),))
+    named = tuple(dict.fromkeys(reader.named))
     if reader.problems:  # the merge names the top-level file "" in positions
-        return [d if d.file else replace(d, file=parsed.file) for d in reader.problems]
+        return [d if d.file else replace(d, file=parsed.file) for d in reader.problems], named
     data, keys, values = flatten(tree)
-    return replace(parsed, data=data, keys=keys, values=values, tags={}, texts=reader.texts)
+    merged = replace(
+        parsed, data=data, keys=keys, values=values, tags={}, texts=reader.texts, imported=reader.shown
+    )
+    return merged, named
 
 
 def repository_root(plan_file: Path) -> Path:
@@ -76,6 +88,8 @@ class _Reader:
     root: Path
     problems: list[Diagnostic] = field(default_factory=list)
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    shown: dict[str, str] = field(default_factory=dict)  # each fragment's text, secret values masked
+    named: list[Path] = field(default_factory=list)  # every file an import names, inside the root
     read: int = 0
 
     def resolve(self, parsed: ParsedFile, name: str, *, chain: tuple[tuple[Path, str], ...]) -> Located:
@@ -120,22 +134,21 @@ class _Reader:
             self.problems.extend(problems)
             return None
         self.texts[fragment.file] = fragment.lines
+        self.shown[fragment.file] = fragment.shown
         return self.resolve(fragment, fragment.file, chain=(*chain, (real, fragment.file)))
 
     def _target(self, parsed: ParsedFile, path: str, relative: str) -> Path | None:
         """The file `relative` names, or None with the problem told."""
+        target = Path(os.path.normpath(Path(parsed.file).parent / relative))  # `a/../b.yaml` as `b.yaml`
         if os.path.isabs(relative):
             problem = f"{relative!r} is absolute: imports are named relative to the importing file"
+        elif leaves(target, self.root):
+            problem = f"{relative!r} leads outside the repository ({self.root}): refused"
         else:
-            target = Path(
-                os.path.normpath(Path(parsed.file).parent / relative)
-            )  # `a/../b.yaml` shown as `b.yaml`
-            if leaves(target, self.root):
-                problem = f"{relative!r} leads outside the repository ({self.root}): refused"
-            elif not os.path.lexists(target):
-                problem = f"no such file: {relative!r} (relative to the importing file)"
-            else:
+            self.named.append(target)
+            if os.path.lexists(target):
                 return target
+            problem = f"no such file: {relative!r} (relative to the importing file)"
         self.problems.append(parsed.diagnostic(path, problem))
         return None
 

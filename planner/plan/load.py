@@ -32,12 +32,17 @@ from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
-from planner.plan.imports import IMPORTS, resolve_imports
+from planner.plan.imports import IMPORTS, imports_and_files, resolve_imports
 from planner.plan.input_limits import read_capped
 from planner.plan.model import Plan
-from planner.plan.raw_manifests import manifest_diagnostics, raw_manifests, read_manifests
+from planner.plan.raw_manifests import (
+    manifest_diagnostics,
+    manifest_files_in,
+    raw_manifests,
+    read_manifests,
+)
 from planner.plan.schema_check import check_schema
-from planner.plan.secrets import SecretRefs, resolve_secrets
+from planner.plan.secrets import SecretRefs, resolve_secrets, secret_files_in
 from planner.plan.source import ParsedFile, parse_plan_text, plan_yaml, read_plan_file
 from planner.plan.validate import semantic_diagnostics
 
@@ -90,6 +95,19 @@ def load_plans(
     if problems:
         raise PlanError(problems)
     return LoadResult(plans=tuple(plan for plan, _ in plans), warnings=tuple(sorted(warnings)))
+
+
+def input_files(path: Path) -> tuple[Path, ...]:
+    """Every file besides itself that the plan file at `path` reads: the fragments it imports (also one
+    that does not load or does not exist yet: its change may make the plan load), then the secret and
+    manifest files of the merged plan (of the file alone when its imports do not merge). Whoever watches
+    a plan file for changes watches these too; none when the file cannot be read."""
+    parsed = read_plan_file(path)
+    if isinstance(parsed, Diagnostic):
+        return ()
+    merged, fragments = imports_and_files(parsed)
+    read = merged if isinstance(merged, ParsedFile) else parsed
+    return tuple(dict.fromkeys((*fragments, *secret_files_in(read), *manifest_files_in(read))))
 
 
 def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:

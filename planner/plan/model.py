@@ -289,6 +289,13 @@ class Source:
     file: str
     positions: Mapping[str, Position] = field(default_factory=dict)
     shown: str | None = None  # the file's text with literal secret values masked (None: not from a file)
+    imported: Mapping[str, str] = field(default_factory=dict)  # each imported file's text, masked alike
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """Every plan file that went into the plan (this one, then those it imported) by name, as its
+        text with literal secret values masked; none for a plan that did not come from a file."""
+        return {self.file: self.shown, **self.imported} if self.shown is not None else {}
 
     def position(self, path: str) -> Position:
         """The position of `path`, or of its nearest ancestor that has one."""

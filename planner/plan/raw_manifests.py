@@ -112,12 +112,16 @@ def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
 def manifest_files(path: Path) -> tuple[Path, ...]:
     """The manifest files the plan file at `path` reads now (those its `manifestFiles` match, inside
     its directory); none when it cannot be read. Whoever watches a plan file for changes watches these
-    too (a file a glob comes to match later is seen at the next full resync)."""
+    too (a file a glob comes to match later is seen at the next full resync; `load.input_files` also
+    reads its imports)."""
     parsed = read_plan_file(path)
-    plan = None if isinstance(parsed, Diagnostic) else root(parsed.data)
-    if plan is None or isinstance(parsed, Diagnostic):
-        return ()
-    return tuple(_files(parsed, plan, []))
+    return () if isinstance(parsed, Diagnostic) else manifest_files_in(parsed)
+
+
+def manifest_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
+    """`manifest_files` of a parsed plan (one merged from imports: each pattern beside its fragment)."""
+    plan = root(parsed.data)
+    return () if plan is None else tuple(_files(parsed, plan, []))
 
 
 def _whole(item: Any) -> bool:

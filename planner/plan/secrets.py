@@ -145,15 +145,19 @@ def secret_files(path: Path) -> tuple[Path, ...]:
     under its directory (so a read follows a symlink swapped since, as a mounted Secret volume's are);
     those that would leave the directory are left out, as the loader refuses them, and there are none
     when the file cannot be read as YAML (its problem is the loader's to tell). Whoever watches a plan
-    file for changes watches these too."""
+    file for changes watches these too (`load.input_files`, which also reads its imports)."""
     parsed = read_plan_file(path)
-    if isinstance(parsed, Diagnostic):
-        return ()
-    base = Path(parsed.file).parent
+    return () if isinstance(parsed, Diagnostic) else secret_files_in(parsed)
+
+
+def secret_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
+    """`secret_files` of a parsed plan: one merged from imports names each file beside the fragment
+    that set the value."""
     found: dict[Path, None] = {}
-    for _, value in _secret_values(parsed.data):
+    for path, value in _secret_values(parsed.data):
         source = value.get("valueFrom") if isinstance(value, dict) else None
         relative = source.get("file") if isinstance(source, dict) else None
+        base = Path(parsed.file_of(parsed.position(path))).parent
         if isinstance(relative, str) and not isinstance(_contained(relative, base), _Problem):
             found[base / relative] = None
     return tuple(found)

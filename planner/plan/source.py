@@ -73,6 +73,7 @@ class ParsedFile:
     shown: str = ""  # the text with its literal secret values masked, as a generation record keeps it
     tags: dict[str, str] = field(default_factory=dict)  # `default`/`remove` by path (`!default` in the text)
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # lines of imported files, by name
+    imported: dict[str, str] = field(default_factory=dict)  # each imported file's `shown` text, by name
 
     def position(self, path: str, *, at_value: bool = True) -> Position:
         """Where `path` is: its scalar value, else its key or item, else its nearest ancestor's."""

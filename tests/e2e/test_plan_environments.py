@@ -4,6 +4,7 @@ in the embedded cluster, checked through kubectl."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.e2e.conftest import Runner, write_plan
@@ -70,3 +71,20 @@ def test_plan_and_apply_put_the_merged_environment_in_the_cluster(
     assert config.stdout == '{"LOG_LEVEL":"warn"}', config.stdout + config.stderr
     deployments = kubectl("get", "deployments", "-n", namespace, "-o", "name")
     assert deployments.stdout.split() == ["deployment.apps/web"], deployments.stdout + deployments.stderr
+
+
+def test_a_generation_records_every_input_file_and_diff_generations_names_the_one_that_changed(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = write_plan(repository(tmp_path, BASE), environment(namespace), name="prod.yaml")
+    first = planner("apply", str(plan), "--no-wait")
+    assert first.returncode == 0, first.stdout + first.stderr
+    (tmp_path / "base.yaml").write_text(BASE.replace("nginx:1.27", "nginx:1.28"))  # only the fragment
+    second = planner("apply", str(plan), "--no-wait")
+    assert second.returncode == 0, second.stdout + second.stderr
+    shown = planner("history", str(plan), "--show", "2", "-o", "json")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert sorted(json.loads(shown.stdout)["inputs"]) == sorted([str(plan), str(tmp_path / "base.yaml")])
+    compared = planner("diff-generations", str(plan), "1", "2")
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert compared.stdout.splitlines()[1] == f"  input changed: {tmp_path / 'base.yaml'}", compared.stdout

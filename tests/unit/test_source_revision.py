@@ -58,3 +58,11 @@ def test_a_plan_object_records_no_commit_of_the_checkout_the_controller_runs_in(
     (directory / "plan").mkdir()  # where `plan/shop -n shop`, read as a path, would point
     monkeypatch.chdir(directory)
     assert source_revision("plan/shop -n shop", None) is None
+
+
+def test_a_changed_file_the_plan_imports_makes_the_revision_dirty(checkout: tuple[Path, str]) -> None:
+    directory, head = checkout
+    (directory / "other.yaml").write_text("kind: Plan\nchanged: true\n")  # imported by plan.yaml
+    plan = str(directory / "plan.yaml")
+    assert source_revision(plan, None) == head
+    assert source_revision(plan, None, imported=[str(directory / "other.yaml")]) == f"{head}-dirty"
