@@ -15,6 +15,7 @@ from planner.lazy import exports
 if TYPE_CHECKING:
     from planner.app.apply import apply_plans
     from planner.app.applying import ApplyOptions
+    from planner.app.building import build
     from planner.app.command_options import (
         apply_options,
         cluster_target,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "planner.app.apply": ["apply_plans"],
+    "planner.app.building": ["build"],
     "planner.app.applying": ["ApplyOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
@@ -109,6 +111,7 @@ __all__ = [
     "Target",
     "apply_options",
     "apply_plans",
+    "build",
     "check_data_loss",
     "claim_sandbox",
     "cluster_target",

@@ -1,4 +1,4 @@
-"""The commands on plan files: validate, render, plan, apply, reconcile."""
+"""The commands on plan files: validate, render, build, plan, apply, reconcile."""
 
 from __future__ import annotations
 
@@ -49,6 +49,18 @@ def render(plans: tuple[str, ...], output: str, target: app.Target, show_secrets
     """
     loaded, rendered = app.render_plans(plans, target=target)
     printers.results.rendered(loaded, rendered, output, show_secrets=show_secrets)
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@options.flag("--show-secrets", "Print secret values written literally in the plan (refused without it).")
+def build(file: str, show_secrets: bool) -> None:
+    """Print a plan file as the one Plan object it means: imports merged, every value merged in.
+
+    The output pipes into `kubectl apply -f -` for the controller. What a Plan object cannot hold is
+    refused, naming the entry: `valueFrom.env`/`valueFrom.file` secrets and `manifestFiles`.
+    """
+    printers.results.built(*app.build(file, show_secrets=show_secrets))
 
 
 @click.command("plan")

@@ -12,6 +12,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 COMMANDS = {
     "validate": "plan_commands:validate",
     "render": "plan_commands:render",
+    "build": "plan_commands:build",
     "plan": "plan_commands:plan_command",
     "apply": "plan_commands:apply_command",
     "reconcile": "plan_commands:reconcile_command",

@@ -43,6 +43,13 @@ def rendered(loaded: LoadResult, plans: Sequence[RenderedPlan], output: str, *, 
     manifests([manifest for each in plans for manifest in each.manifests], output, show_secrets=show_secrets)
 
 
+def built(loaded: LoadResult, plan_object: Manifest) -> None:
+    """`planner build`: the merged Plan object as one YAML document, for `kubectl apply -f -` (its
+    literal secret values were refused unless --show-secrets: nothing is masked here)."""
+    print_warnings(loaded.warnings)
+    _echo(to_yaml([plan_object], show_secrets=True))
+
+
 def manifests(found: Sequence[Manifest], output: str, *, show_secrets: bool = False) -> None:
     """Manifests ready for `kubectl apply -f -`, as YAML documents or a JSON List."""
     _echo((to_json if output == "json" else to_yaml)(found, show_secrets=show_secrets))

@@ -70,7 +70,7 @@ The merged plan has one workload, `web`, with image `nginx:1.27` (from base.yaml
   that changed, the revision is `-dirty` when any of them differs from git's HEAD, and the controller's
   `--plans` reads a plan again when a file it imports changes (or one it names comes to exist).
 - A **Plan object** cannot import (the cluster has no repository to read from): its `imports` is refused
-  in its status; apply the merged plan instead.
+  in its status; apply the merged plan instead: `planner build FILE | kubectl apply -f -` (cli.md).
 - Directories are walked for plan files by their `kind: Plan` or `apiVersion: planner.dev/…` line, so a
   fragment without those lines is never loaded as a plan of its own.
 """

@@ -77,6 +77,11 @@ class _Problem:
         return f"{path}.valueFrom.{self.suffix}"
 
 
+def literal_secret_paths(data: object) -> list[str]:
+    """The path of every secret value written literally (not `valueFrom`) in a plan's data."""
+    return [path for path, value in _secret_values(data) if not isinstance(value, dict)]
+
+
 def _secret_values(data: object) -> Iterator[tuple[str, object]]:
     plan = root(data)
     for location in SECRET_VALUE_MAPS:

@@ -10,6 +10,7 @@ import json
 import re
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -488,3 +489,34 @@ def test_every_example_plan_works_as_a_plan_object_as_it_is(
     assert listed[1].split()[:2] == [name, "True"], listed
     objects = get_json(kubectl, "plan", name, "-n", namespace)["status"]["inventory"]["objects"]
     assert objects, objects
+
+
+def test_planner_build_of_an_environment_pipes_into_kubectl_apply_and_becomes_ready(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """`planner build env.yaml | kubectl apply -f -` (#42): an environment importing a base becomes one
+    Plan object, which the server accepts and the controller makes Ready with the merged objects."""
+    install_crd(planner, kubectl)
+    made = kubectl("create", "secret", "generic", "db", "-n", namespace, "--from-literal=password=hunter2")
+    assert made.returncode == 0, made.stderr
+    (tmp_path / ".git").mkdir()
+    base = shop_plan(namespace).split("secrets:\n", 1)[1]
+    (tmp_path / "base.yaml").write_text("secrets:\n" + base)
+    (tmp_path / "prod.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: shop, namespace: {namespace}}}\n"
+        "imports: [base.yaml]\nworkloads:\n  - {name: shop-web, replicas: 2}\n"
+    )
+    built = planner("build", str(tmp_path / "prod.yaml"))
+    assert built.returncode == 0, built.stderr
+    assert "imports" not in built.stdout
+    checked = kubectl("apply", "--dry-run=server", "-f", "-", stdin=built.stdout)
+    assert checked.returncode == 0, checked.stderr
+    (tmp_path / "built.yaml").write_text(built.stdout)
+    validated = planner("validate", str(tmp_path / "built.yaml"))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    running = controllers("-n", namespace, "--interval", "1h")
+    assert kubectl("apply", "-f", "-", stdin=built.stdout).returncode == 0
+    ready = kubectl("wait", "--for=condition=Ready", "plan/shop", "-n", namespace, "--timeout=120s")
+    assert ready.returncode == 0, ready.stderr + running.output()
+    assert get_json(kubectl, "deployment", "shop-web", "-n", namespace)["spec"]["replicas"] == 2
