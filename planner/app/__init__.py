@@ -15,7 +15,7 @@ from planner.lazy import exports
 if TYPE_CHECKING:
     from planner.app.apply import apply_plans
     from planner.app.applying import ApplyOptions
-    from planner.app.building import build
+    from planner.app.building import build, explain
     from planner.app.command_options import (
         apply_options,
         cluster_target,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "planner.app.apply": ["apply_plans"],
-    "planner.app.building": ["build"],
+    "planner.app.building": ["build", "explain"],
     "planner.app.applying": ["ApplyOptions"],
     "planner.app.history": ["HistoryOptions", "diff_generations", "history_of", "show_generation"],
     "planner.app.locks": ["LockState", "lock_state", "unlock"],
@@ -117,6 +117,7 @@ __all__ = [
     "cluster_target",
     "delete_workload",
     "diff_generations",
+    "explain",
     "history_of",
     "inspect_workload",
     "lock_state",

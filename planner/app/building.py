@@ -9,7 +9,7 @@ from typing import Any
 from planner.app.rendering import validate
 from planner.errors import Diagnostic, PlanError
 from planner.plan import LoadResult
-from planner.plan.as_object import plan_object_of
+from planner.plan.as_object import explained_object_of, plan_object_of
 from planner.plan.source import read_plan_file
 
 
@@ -23,3 +23,18 @@ def build(file: str | Path, *, show_secrets: bool = False) -> tuple[LoadResult, 
     if isinstance(built, list):
         raise PlanError(built)
     return validate([file]), built
+
+
+def explain(
+    file: str | Path, *, show_secrets: bool = False
+) -> tuple[LoadResult, dict[str, Any], dict[str, str]]:
+    """`build --explain`: the merged Plan object of `file`, where each scalar value in it was set (by
+    path), and the load's warnings; literal secret values `***` unless `show_secrets`. Raises as
+    `build` does, except for literal secret values."""
+    parsed = read_plan_file(Path(file))
+    if isinstance(parsed, Diagnostic):
+        raise PlanError([parsed])
+    explained = explained_object_of(parsed, show_secrets=show_secrets)
+    if isinstance(explained, list):
+        raise PlanError(explained)
+    return validate([file]), *explained

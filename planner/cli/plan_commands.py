@@ -54,13 +54,20 @@ def render(plans: tuple[str, ...], output: str, target: app.Target, show_secrets
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @options.flag("--show-secrets", "Print secret values written literally in the plan (refused without it).")
-def build(file: str, show_secrets: bool) -> None:
+@options.flag(
+    "--explain",
+    "Follow each value with the file:LINE:COL that set it, as a comment (for reading; `***` secrets).",
+)
+def build(file: str, show_secrets: bool, explain: bool) -> None:
     """Print a plan file as the one Plan object it means: imports merged, every value merged in.
 
     The output pipes into `kubectl apply -f -` for the controller. What a Plan object cannot hold is
     refused, naming the entry: `valueFrom.env`/`valueFrom.file` secrets and `manifestFiles`.
     """
-    printers.results.built(*app.build(file, show_secrets=show_secrets))
+    if explain:
+        printers.results.explained(*app.explain(file, show_secrets=show_secrets))
+    else:
+        printers.results.built(*app.build(file, show_secrets=show_secrets))
 
 
 @click.command("plan")

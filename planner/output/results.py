@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from planner.app.history import GenerationDiff, History
 from planner.objects import Manifest
 from planner.output.event_lines import ApplyPrinter
+from planner.output.explained_yaml import explained_yaml
 from planner.output.graph_view import PICTURE_FORMATS, drawing, picture, to_mermaid
 from planner.output.history_table import (
     formatted_diff,
@@ -48,6 +49,13 @@ def built(loaded: LoadResult, plan_object: Manifest) -> None:
     literal secret values were refused unless --show-secrets: nothing is masked here)."""
     print_warnings(loaded.warnings)
     _echo(to_yaml([plan_object], show_secrets=True))
+
+
+def explained(loaded: LoadResult, plan_object: Manifest, origins: dict[str, str]) -> None:
+    """`planner build --explain`: the merged Plan object, each scalar value with the file, line and
+    column that set it as a trailing comment."""
+    print_warnings(loaded.warnings)
+    _echo(explained_yaml(plan_object, origins))
 
 
 def manifests(found: Sequence[Manifest], output: str, *, show_secrets: bool = False) -> None:

@@ -8,16 +8,24 @@ value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives)
 A secret value written literally would be printed: refused too, unless `show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
+
+`explained_object_of` (`planner build --explain`) gives the same object with, for each scalar value,
+the file, line and column that set it, the file named relative to the plan file's directory. The
+merge kept those positions (`Position.file`), so nothing is read again. Its output is for reading, not
+for the cluster: a literal secret value is shown as `***` (its value with --show-secrets) instead of
+refused.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from planner.errors import Diagnostic
 from planner.plan.imports import resolve_imports
 from planner.plan.secrets import literal_secret_paths, resolve_secrets, unread_secrets
-from planner.plan.source import ParsedFile
+from planner.plan.source import ParsedFile, child_path
 
 HEAD = ("apiVersion", "kind", "metadata")
 MANIFEST_FILES_REFUSED = (
@@ -30,16 +38,55 @@ LITERAL_SECRET_REFUSED = (
 )
 
 
+MASK = "***"
+
+
 def plan_object_of(parsed: ParsedFile, *, show_secrets: bool) -> dict[str, Any] | list[Diagnostic]:
     """The Plan object `parsed` means, its imports merged in; or every reason it cannot be one."""
     merged = resolve_imports(parsed)
     if isinstance(merged, list):
         return merged
+    return _object_of(merged, refuse_literals=not show_secrets)
+
+
+def explained_object_of(
+    parsed: ParsedFile, *, show_secrets: bool
+) -> tuple[dict[str, Any], dict[str, str]] | list[Diagnostic]:
+    """The Plan object `parsed` means and, by path (`workloads[0].image`), where each scalar value in it
+    was set (`../base/app.yaml:7:15`); literal secret values `***` unless `show_secrets`. Or every
+    reason it cannot be a Plan object, as `plan_object_of` says them."""
+    merged = resolve_imports(parsed)
+    if isinstance(merged, list):
+        return merged
+    built = _object_of(merged, refuse_literals=False)
+    if isinstance(built, list):
+        return built
+    if not show_secrets:
+        built = _masked(built, "", frozenset(literal_secret_paths(built)))
+    directory = Path(parsed.file).parent
+    origins = {
+        path: f"{os.path.relpath(merged.file_of(where), directory)}:{where.line}:{where.column}"
+        for path, where in merged.values.items()
+    }
+    return built, origins
+
+
+def _masked(data: Any, path: str, secrets: frozenset[str]) -> Any:
+    if path in secrets:
+        return MASK
+    if isinstance(data, dict):
+        return {key: _masked(value, child_path(path, key), secrets) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_masked(value, child_path(path, index), secrets) for index, value in enumerate(data)]
+    return data
+
+
+def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] | list[Diagnostic]:
     _, problems = resolve_secrets(merged, {}, refs=unread_secrets, local=False)
     data: dict[str, Any] = merged.data if isinstance(merged.data, dict) else {}
     if "manifestFiles" in data:
         problems.append(merged.diagnostic("manifestFiles", MANIFEST_FILES_REFUSED, at_value=False))
-    if not show_secrets:
+    if refuse_literals:
         problems += [merged.diagnostic(path, LITERAL_SECRET_REFUSED) for path in literal_secret_paths(data)]
     if problems:
         return sorted(problems)
