@@ -39,7 +39,9 @@ def planner(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 def test_validate_accepts_every_example_plan() -> None:
     result = planner("validate", "plans/")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
+    assert result.stdout.splitlines() == [  # plans/envs/base/app.yaml is a fragment: no plan, left alone
+        "plans/envs/production.yaml: plan shop-production is valid (2 workloads, 1 configMaps, 1 secrets)",
+        "plans/envs/staging.yaml: plan shop-staging is valid (2 workloads, 1 configMaps, 1 secrets)",
         "plans/pod-fidelity.yaml: plan fidelity is valid (1 workloads, 1 configMaps, 1 secrets)",
         "plans/sandboxes.yaml: plan devboxes is valid (4 sandboxes, 1 warmPools)",
         "plans/stateful-app.yaml: plan notes is valid (3 workloads, 1 secrets)",

@@ -88,3 +88,53 @@ def test_a_generation_records_every_input_file_and_diff_generations_names_the_on
     compared = planner("diff-generations", str(plan), "1", "2")
     assert compared.returncode == 0, compared.stdout + compared.stderr
     assert compared.stdout.splitlines()[1] == f"  input changed: {tmp_path / 'base.yaml'}", compared.stdout
+
+
+def test_the_example_environments_applied_side_by_side_differ_exactly_as_written(
+    planner: Runner, kubectl: Runner
+) -> None:
+    """plans/envs/ (#42 item 4): staging and production over one base, applied together, differ in the
+    cluster in exactly what each file sets (namespace, images, replicas, ingress host, autoscaler
+    bounds, Secret, a ConfigMap value) and agree on what they inherit."""
+    for namespace in ("shop-staging", "shop-production"):
+        created = kubectl("create", "namespace", namespace)
+        assert created.returncode == 0 or "AlreadyExists" in created.stderr, created.stderr
+    applied = planner("apply", "plans/envs/", "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+    def get(kind: str, name: str, namespace: str, jsonpath: str) -> str:
+        got = kubectl("get", kind, name, "-n", namespace, "-o", f"jsonpath={jsonpath}")
+        assert got.returncode == 0, got.stderr
+        return got.stdout
+
+    image = "{.spec.template.spec.containers[0].image}"
+    seen = {
+        namespace: (
+            get("deployment", "web", namespace, image),
+            get("deployment", "worker", namespace, f"{image} {{.spec.replicas}}"),
+            get("ingress", "web", namespace, "{.spec.rules[0].host} {.spec.tls[*].secretName}"),
+            get("hpa", "web", namespace, "{.spec.minReplicas} {.spec.maxReplicas}"),
+            get("hpa", "web", namespace, "{.spec.metrics[0].resource.target.averageUtilization}"),
+            get("configmap", "app-config", namespace, "{.data}"),
+            get("secret", "app-credentials", namespace, "{.data.api-key}"),
+        )
+        for namespace in ("shop-staging", "shop-production")
+    }
+    assert seen["shop-staging"] == (
+        "ghcr.io/acme/shop-web:1.5.0-rc.1",
+        "ghcr.io/acme/shop-worker:1.5.0-rc.1 1",
+        "staging.shop.example.com ",
+        "1 2",
+        "80",
+        '{"FEATURE_CHECKOUT":"enabled","LOG_LEVEL":"debug"}',
+        "c3RhZ2luZy1kZW1vLWtleQ==",  # staging-demo-key
+    )
+    assert seen["shop-production"] == (
+        "ghcr.io/acme/shop-web:1.4.2",
+        "ghcr.io/acme/shop-worker:1.4.2 3",
+        "shop.example.com shop-tls",
+        "3 10",
+        "70",
+        '{"FEATURE_CHECKOUT":"enabled","LOG_LEVEL":"info"}',
+        "cHJvZHVjdGlvbi1kZW1vLWtleQ==",  # production-demo-key
+    )
