@@ -26,7 +26,15 @@ def _only(result: LoadResult) -> Plan:
 
 def test_the_example_plans_load_without_errors_or_warnings() -> None:
     result = load_plans([PLANS])
-    assert [plan.name for plan in result.plans] == ["fidelity", "devboxes", "notes", "shop"]  # file order
+    # file order: plans/envs/ (the two environments over one base) sorts first
+    assert [plan.name for plan in result.plans] == [
+        "shop-production",
+        "shop-staging",
+        "fidelity",
+        "devboxes",
+        "notes",
+        "shop",
+    ]
     assert result.warnings == ()
 
 
