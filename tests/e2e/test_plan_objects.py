@@ -398,8 +398,19 @@ def test_workers_reconcile_plans_at_once_and_each_shard_only_its_own(
         lambda: (h := lease_holder(kubectl, namespace, "planner-controller-a")) not in shard_a and h,
         timeout=60,
     )
-    # Its first look at p2 over (a reconcile then would put back what is deleted by hand next).
+    # Its first look at p2 over, and p2 suspended (a reconcile would put back what is deleted by hand
+    # next, and one may come at any time: the objects' own watch events queue it); a deletion still prunes.
     eventually(lambda: leader in reporters(kubectl, namespace, "p2"), timeout=60)
+    suspend = kubectl(
+        "patch", "plan", "p2", "-n", namespace, "--type=merge", "-p", '{"reconcile":{"suspend":true}}'
+    )
+    assert suspend.returncode == 0, suspend.stderr
+    eventually(
+        lambda: (
+            conditions(get_json(kubectl, "plan", "p2", "-n", namespace))["Ready"]["reason"] == "Suspended"
+        ),
+        timeout=60,
+    )
     assert kubectl("delete", "deployment/p2-web", "configmap/p2-settings", "-n", namespace).returncode == 0
     for name in ("p1", "p2"):
         deleted = kubectl("delete", "plan", name, "-n", namespace, "--timeout=90s")
