@@ -15,7 +15,7 @@ hands work back through the small protocols here, never importing the stages tha
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from planner.kinds import KindInfo
@@ -152,8 +152,6 @@ class WorkloadKind(Generic[Spec]):
     also_read: tuple[KindInfo, ...] = ()  # read, not watched: a failed run's pods give its exit code
     runs: Runs | None = None  # a schedule's: each run followed on its own
     ready: Callable[[Manifest], str] | None = None  # `status`'s READY (`2/3`), and its rollout shown
-    address: Callable[[str, str], str] | None = None  # (name, namespace) -> a stable DNS name
-    doc: str = field(default="", repr=False)
 
     @property
     def watched(self) -> tuple[KindInfo, ...]:
