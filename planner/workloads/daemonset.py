@@ -161,16 +161,18 @@ def _stopped(daemon_set: Manifest) -> bool:
 
 
 def observe(daemon_set: Manifest | None, look: Look) -> Observation:
-    """Started: a pod is ready on some node; Exited "0": stopped and no pod left on any node; Deleted:
-    gone. Its pods' own starts and ends are its runs'."""
+    """Started: a pod is ready on some node and it is not stopped (stopped with pods left is stopping);
+    Exited "0": stopped and no pod left on any node; Deleted: gone. Its pods' own starts and ends are
+    its runs'."""
     if daemon_set is None:
         return gone(look.describe)
     uid = uid_of(daemon_set)
     ready, wanted = count(daemon_set, "numberReady"), count(daemon_set, "desiredNumberScheduled")
-    stopped = _stopped(daemon_set) and count(daemon_set, "currentNumberScheduled") == 0
+    stopping = _stopped(daemon_set)
+    stopped = stopping and count(daemon_set, "currentNumberScheduled") == 0
     return Observation(
         uid=uid,
-        started_uid=uid if ready > 0 else None,
+        started_uid=uid if ready > 0 and not stopping else None,
         started_message=f"ready {ready}/{wanted}",
         end=End(type="ContainerExited", message=EXIT_SUCCESS, uid=uid) if stopped else None,
     )

@@ -40,8 +40,10 @@ def _failed_at(rolled: Manifest) -> float | None:
 def replicas_observation(
     rolled: Manifest | None, look: Look, *, ready: str = "readyReplicas", wanted: int | None = None
 ) -> Observation:
-    """Started: `ready` > 0; Failed: ReplicaFailure or ProgressDeadlineExceeded; Exited "0": no replicas
-    wanted and none left; Deleted: gone. `wanted` is spec.replicas (default 1) unless given."""
+    """Started: `ready` > 0 of some wanted; Failed: ReplicaFailure or ProgressDeadlineExceeded; Exited
+    "0": no replicas wanted and none left; Deleted: gone. `wanted` is spec.replicas (default 1) unless
+    given. Scaled to zero with pods still running is stopping, not started: a monitor that begins while
+    a stop is under way reports only the exit."""
     if rolled is None:
         return gone(look.describe)
     uid = uid_of(rolled)
@@ -56,7 +58,7 @@ def replicas_observation(
     available = condition(rolled, "Available")
     return Observation(
         uid=uid,
-        started_uid=uid if ready_count > 0 else None,
+        started_uid=uid if ready_count > 0 and want > 0 else None,
         started_message=f"ready {ready_count}/{want}",
         started_at=seconds(available.get("lastTransitionTime")) if is_true(available) and available else None,
         end=end,

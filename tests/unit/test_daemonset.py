@@ -117,7 +117,7 @@ LOOK = Look(describe="daemonset shop/agent")
         ),
         (
             daemon_set(stopped=True, currentNumberScheduled=1, numberReady=1, desiredNumberScheduled=0),
-            Observation(uid="ds-uid", started_uid="ds-uid", started_message="ready 1/0"),
+            Observation(uid="ds-uid", started_message="ready 1/0"),
         ),
         (
             daemon_set(stopped=True, currentNumberScheduled=0),
@@ -133,7 +133,7 @@ LOOK = Look(describe="daemonset shop/agent")
     ids=[
         "created, no pod ready yet",
         "one node's pod ready: started",
-        "stopped, a pod still on its node: not ended yet",
+        "stopped, a pod still on its node: stopping, neither started nor ended",
         "stopped and no pod left: exited 0",
         "no eligible node is not an end: nothing was stopped",
         "gone: deleted",

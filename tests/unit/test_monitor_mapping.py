@@ -173,7 +173,7 @@ REPLICA_FAILURE = {
         ),
         (
             deployment(wanted=0, readyReplicas=1, replicas=1),
-            Observation(uid="dep-uid", started_uid="dep-uid", started_message="ready 1/0"),
+            Observation(uid="dep-uid", started_message="ready 1/0"),
         ),
         (None, Observation(end=End(type="ContainerDeleted", message="deployment is gone"))),
     ],
@@ -183,7 +183,7 @@ REPLICA_FAILURE = {
         "progress deadline exceeded fails it with the condition's message",
         "a replica failure fails it with the condition's message",
         "spec.replicas 0 and status.replicas 0 is an exit with 0",
-        "scaled to 0 while a pod still runs has not exited yet",
+        "scaled to 0 while a pod still runs is stopping: neither started nor exited",
         "a deployment that is gone was deleted",
     ],
 )
