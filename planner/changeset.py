@@ -34,6 +34,8 @@ class FieldChange:
     before: Any
     after: Any
     manager: str | None = None
+    # `file:line:column` of the plan value that set `after`, when one did (`planner.provenance`).
+    origin: str | None = None
 
     @property
     def is_takeover(self) -> bool:

@@ -44,6 +44,7 @@ from planner.live import LiveState, read_live
 from planner.monitor.pool_members import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
+from planner.provenance import with_origins
 from planner.render import render
 from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.state.applyset import digest_key, parent_ref
@@ -296,7 +297,7 @@ def plan_rendered(
         if restored:
             changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
         changeset = with_roll_reasons(dataclasses.replace(changeset, digest_key=new_key))
-        changeset = with_unready(changeset, time.time())
+        changeset = with_origins(with_unready(changeset, time.time()), each.plan)
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))

@@ -121,7 +121,8 @@ def field_line(change: Change, field: FieldChange) -> str:
         (MASK, MASK) if change.ref.kind == SECRET.kind else (_value(field.before), _value(field.after))
     )
     owner = f" (now owned by {field.manager})" if field.manager else ""
-    return f"{field.path}: {before} → {after}{owner}"
+    origin = f" (from {field.origin})" if field.origin else ""
+    return f"{field.path}: {before} → {after}{owner}{origin}"
 
 
 def is_new_run(path: str, before: Any, after: Any) -> bool:

@@ -95,6 +95,7 @@ def _fields_json(change: Change) -> list[dict[str, Any]]:
             "before": MASK if secret else f.before,
             "after": MASK if secret else f.after,
             **({"manager": f.manager} if f.manager else {}),
+            **({"origin": f.origin} if f.origin else {}),
         }
         for f in change.fields
     ]

@@ -42,7 +42,7 @@ from planner.plan.model import (
     Workload,
 )
 from planner.plan.raw import REF_FREE_SOURCES, VOLUME_SOURCES
-from planner.plan.source import ParsedFile, child_path
+from planner.plan.source import ParsedFile, child_path, plain_scalars
 from planner.plan.validate_pods import quantity_text
 
 Data = dict[str, Any]
@@ -85,6 +85,7 @@ class _Builder:
                 positions=dict(self.parsed.keys),
                 shown=self.parsed.shown,
                 imported=dict(self.parsed.imported),
+                scalars=plain_scalars(data),
             ),
         )
 

@@ -290,6 +290,9 @@ class Source:
     positions: Mapping[str, Position] = field(default_factory=dict)
     shown: str | None = None  # the file's text with literal secret values masked (None: not from a file)
     imported: Mapping[str, str] = field(default_factory=dict)  # each imported file's text, masked alike
+    # Every scalar the plan declares by its path, but for secret values (`plain_scalars`): what a
+    # changed field of a rendered object is traced back to (`planner.provenance`).
+    scalars: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def inputs(self) -> dict[str, str]:

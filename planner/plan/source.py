@@ -121,6 +121,31 @@ def child_path(parent: str, key: object) -> str:
     return f"{parent}.{key}" if parent else str(key)
 
 
+def plain_scalars(data: Any) -> dict[str, Any]:
+    """Every scalar of a plan's data by its path (`workloads[0].replicas`), leaving out secret values:
+    `secrets`, `secretEnv` maps and the `data`/`stringData` of an inline Secret manifest."""
+    found: dict[str, Any] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key != "secrets":
+                _collect(value, str(key), found)
+    return found
+
+
+def _collect(value: Any, path: str, found: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        secret_manifest = value.get("kind") == "Secret" and "apiVersion" in value
+        for key, child in value.items():
+            if key == "secretEnv" or (secret_manifest and key in ("data", "stringData")):
+                continue
+            _collect(child, child_path(path, key), found)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            _collect(child, child_path(path, index), found)
+    else:
+        found[path] = value
+
+
 def read_plan_file(path: Path) -> ParsedFile | Diagnostic:
     """The parsed file, or the one diagnostic that stopped parsing (a limit of `limits.py`, a syntax
     error, a second document…)."""

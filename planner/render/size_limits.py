@@ -19,11 +19,10 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from planner import workloads
 from planner.errors import Diagnostic
 from planner.objects import Manifest
-from planner.plan import names
 from planner.plan.model import Plan
+from planner.render.plan_entries import entry_paths
 
 MAX_DATA_BYTES = 1024 * 1024
 MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -32,7 +31,7 @@ MAX_OBJECT_BYTES = 1536 * 1024  # etcd's default --max-request-bytes; below the 
 
 def limit_diagnostics(plan: Plan, manifests: list[Manifest]) -> list[Diagnostic]:
     """One diagnostic per limit a rendered object passes, at the plan entry it comes from."""
-    origins = _origins(plan)
+    origins = entry_paths(plan)
     found: list[Diagnostic] = []
     for manifest in manifests:
         kind, name = manifest["kind"], manifest["metadata"]["name"]
@@ -85,32 +84,3 @@ def _metadata(manifest: Manifest) -> Iterator[Mapping[str, Any]]:
 
 def _annotation_bytes(annotations: Mapping[str, str]) -> int:
     return sum(len(key.encode()) + len(str(value).encode()) for key, value in annotations.items())
-
-
-def _origins(plan: Plan) -> dict[tuple[str, str], str]:
-    """(kind, name) of every rendered object → the path of the plan entry that renders it."""
-    origins: dict[tuple[str, str], str] = {}
-    for index, config_map in enumerate(plan.config_maps):
-        origins["ConfigMap", config_map.name] = f"configMaps[{index}]"
-    for index, secret in enumerate(plan.secrets):
-        origins["Secret", secret.name] = f"secrets[{index}]"
-    for index, sandbox in enumerate(plan.sandboxes):
-        here = f"sandboxes[{index}]"
-        origins["Pod", sandbox.name] = here
-        origins["Secret", names.sandbox_env_secret_name(sandbox.name)] = f"{here}.secretEnv"
-        origins["PersistentVolumeClaim", names.rootfs_pvc_name(sandbox.name, sandbox.rootfs.generation)] = (
-            here
-        )
-        origins["PersistentVolumeClaim", names.workspace_pvc_name(sandbox.name)] = here
-    for index, workload in enumerate(plan.workloads):
-        here = f"workloads[{index}]"
-        kind = workloads.named(workload.kind)
-        origins[kind.api.kind, workload.name] = here
-        origins["Service", names.service_name(workload.name)] = here
-        origins["Ingress", workload.name] = f"{here}.ingress"
-        if kind.service == "headless":
-            origins["Service", workload.name] = here
-        origins["HorizontalPodAutoscaler", workload.name] = here
-    for index, claim in enumerate(plan.volume_claims):
-        origins["PersistentVolumeClaim", claim.name] = f"volumeClaims[{index}]"
-    return origins

@@ -150,7 +150,7 @@ def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(
         f"  + create configmap/{namespace}/extra",
         f"  + create configmap/{namespace}/settings (deleted outside the plan; drift)",
         f"  ~ update deployment/{namespace}/web (changed outside the plan by kubectl; drift)",
-        "      .spec.replicas: 5 → 2 (now owned by kubectl)",
+        f"      .spec.replicas: 5 → 2 (now owned by kubectl) (from {plan}:10:5)",
         "Plan: 2 to create, 1 to update, 0 to replace, 0 to delete (2 drift, 1 pending).",
     ]
 
@@ -160,7 +160,7 @@ def test_check_names_drift_and_pending_changes_writes_nothing_and_exits_2(
         f"  pending   + create configmap/{namespace}/extra",
         f"  drift     + create configmap/{namespace}/settings (deleted outside the plan)",
         f"  drift     ~ update deployment/{namespace}/web (changed outside the plan by kubectl)",
-        "              .spec.replicas: 5 → 2 (now owned by kubectl)",
+        f"              .spec.replicas: 5 → 2 (now owned by kubectl) (from {plan}:10:5)",
     ], told.stdout
 
     fixed = planner("reconcile", str(plan.parent))

@@ -458,6 +458,7 @@ def test_the_public_api_is_exactly_all() -> None:
         "confighash",
         "identity",
         "size_limits",
+        "plan_entries",
         "raw_objects",
         "pods",
         "sandbox_objects",
