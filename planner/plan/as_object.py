@@ -4,8 +4,9 @@ The file is read and its imports merged (`imports.py`): the object holds every v
 `imports` and no `!default`/`!remove`, `apiVersion`, `kind` and `metadata` first and the rest in merged
 order. The object is for the controller, which reads neither files nor its own environment for a plan,
 so what a Plan object refuses is refused here, each at the entry of the file that wrote it: a secret
-value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives) and `manifestFiles`.
-A secret value written literally would be printed: refused too, unless `show_secrets` (as `render`
+value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives). The objects of
+`manifestFiles` are read (as the loader reads them, confined to the repository) and written under
+`manifests`, as `kustomize build` inlines its resources. A secret value written literally would be printed: refused too, unless `show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
 
@@ -24,14 +25,11 @@ from typing import Any
 
 from planner.errors import Diagnostic
 from planner.plan.imports import resolve_imports
+from planner.plan.raw_manifests import read_manifests
 from planner.plan.secrets import literal_secret_paths, resolve_secrets, unread_secrets
 from planner.plan.source import ParsedFile, child_path
 
 HEAD = ("apiVersion", "kind", "metadata")
-MANIFEST_FILES_REFUSED = (
-    "manifestFiles cannot be used in a Plan object: the controller reads no files for a plan; "
-    "write those manifests under `manifests:` instead"
-)
 LITERAL_SECRET_REFUSED = (
     "a literal secret value would be printed: pass --show-secrets to print it, or read it "
     "valueFrom.secretKeyRef (a Secret in the plan's namespace)"
@@ -71,6 +69,18 @@ def explained_object_of(
     return built, origins
 
 
+def _with_manifest_files_inlined(
+    merged: ParsedFile, data: dict[str, Any]
+) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """`data` with the objects its `manifestFiles` match appended to `manifests`, in the order the loader
+    reads them, and `manifestFiles` gone: the controller reads no files, so the object carries them."""
+    entries, problems = read_manifests(merged)
+    from_files = [entry.data for entry in entries if entry.parsed is not merged]
+    inlined = {key: value for key, value in data.items() if key != "manifestFiles"}
+    inlined["manifests"] = [*data.get("manifests", ()), *from_files]
+    return inlined, problems
+
+
 def _masked(data: Any, path: str, secrets: frozenset[str]) -> Any:
     if path in secrets:
         return MASK
@@ -85,7 +95,8 @@ def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] |
     _, problems = resolve_secrets(merged, {}, refs=unread_secrets, local=False)
     data: dict[str, Any] = merged.data if isinstance(merged.data, dict) else {}
     if "manifestFiles" in data:
-        problems.append(merged.diagnostic("manifestFiles", MANIFEST_FILES_REFUSED, at_value=False))
+        data, unread = _with_manifest_files_inlined(merged, data)
+        problems += unread
     if refuse_literals:
         problems += [merged.diagnostic(path, LITERAL_SECRET_REFUSED) for path in literal_secret_paths(data)]
     if problems:

@@ -78,8 +78,10 @@ class _Problem:
 
 
 def literal_secret_paths(data: object) -> list[str]:
-    """The path of every secret value written literally (not `valueFrom`) in a plan's data."""
-    return [path for path, value in _secret_values(data) if not isinstance(value, dict)]
+    """The path of every secret value written literally (not `valueFrom`) in a plan's data, inline
+    Secret manifests' included."""
+    literal = [path for path, value in _secret_values(data) if not isinstance(value, dict)]
+    return literal + list(_inline_manifest_secret_paths(data))
 
 
 def _secret_values(data: object) -> Iterator[tuple[str, object]]:
@@ -88,6 +90,15 @@ def _secret_values(data: object) -> Iterator[tuple[str, object]]:
         for values in _maps_at(plan, location):
             for key, value in values.data.items():
                 yield values.at(key), value
+
+
+def _inline_manifest_secret_paths(data: object) -> Iterator[str]:
+    """The values of each inline Secret manifest's `data` and `stringData`, which hold secrets too."""
+    plan = root(data)
+    for manifest in plan.items("manifests") if plan is not None else ():
+        if manifest.data.get("kind") == "Secret":
+            for values in filter(None, (manifest.child("data"), manifest.child("stringData"))):
+                yield from map(values.at, values.data)
 
 
 def _maps_at(node: Node | None, location: tuple[str, ...]) -> Iterator[Node]:

@@ -158,15 +158,40 @@ def test_a_literal_secret_is_printed_with_show_secrets_as_render_prints_it(repo:
     assert "    PASSWORD: hunter2\n" in out
 
 
-def test_manifest_files_are_refused_since_the_controller_reads_no_files_for_a_plan(repo: Path) -> None:
-    (repo / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n")
-    base = BASE + "manifestFiles: [extra.yaml]\n"
-    with pytest.raises(PlanError) as refused:
-        build(write(repo, base=base))
-    assert [str(d) for d in refused.value.diagnostics] == [
-        f"{repo}/base.yaml:16:1: manifestFiles: manifestFiles cannot be used in a Plan object: the controller "
-        "reads no files for a plan; write those manifests under `manifests:` instead"
+def test_manifest_files_are_inlined_under_manifests_since_the_controller_reads_no_files(repo: Path) -> None:
+    """As `kustomize build` inlines its resources: the objects of a fragment's `manifestFiles` (matched
+    beside the fragment) follow the inline manifests, in file order, and the object loads to the same
+    raw objects as the files."""
+    (repo / "extra.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {a: '1'}\n---\n"
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot}\n"
+    )
+    base = (
+        BASE
+        + "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: inline}}\nmanifestFiles: [extra.yaml]\n"
+    )
+    prod = write(repo, base=base)
+    _, built = build(prod)
+    assert "manifestFiles" not in built
+    assert built["manifests"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "inline"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}, "data": {"a": "1"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}},
     ]
+    (repo / "built.yaml").write_text(run("build", str(prod))[1])
+    again = load_plans([repo / "built.yaml"], environ={}, secret_refs=lambda *_: "x").plans[0]
+    original = load_plans([prod], environ={}, secret_refs=lambda *_: "x").plans[0]
+    assert [m.object for m in again.manifests] == [m.object for m in original.manifests]
+
+
+def test_a_literal_secret_in_a_manifest_file_is_refused_as_one_written_in_the_plan(repo: Path) -> None:
+    (repo / "token.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: t}\nstringData: {k: hunter2}\n"
+    )
+    with pytest.raises(PlanError) as refused:
+        build(write(repo, base=BASE + "manifestFiles: [token.yaml]\n"))
+    assert all("hunter2" not in str(d) for d in refused.value.diagnostics)
+    assert any("a literal secret value would be printed" in str(d) for d in refused.value.diagnostics)
 
 
 def test_a_plan_that_does_not_validate_is_not_built(repo: Path) -> None:

@@ -109,13 +109,22 @@ def test_explain_without_imports_names_the_plan_file_itself(tmp_path: Path) -> N
 
 
 def test_explain_refuses_what_build_refuses_except_literal_secrets(prod: Path) -> None:
-    (prod.parent.parent / "base" / "app.yaml").write_text(BASE + "manifestFiles: [extra.yaml]\n")
-    (prod.parent.parent / "base" / "extra.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
-    )
+    base = BASE + "secrets:\n  - name: token\n    data: {TOKEN: {valueFrom: {env: TOKEN}}}\n"
+    (prod.parent.parent / "base" / "app.yaml").write_text(base)
     with pytest.raises(PlanError) as refused:
         explain(prod)
     (said,) = map(str, refused.value.diagnostics)
     assert said.startswith(
-        f"{prod.parent.parent}/base/app.yaml:9:1: manifestFiles: manifestFiles cannot be used"
+        f"{prod.parent.parent}/base/app.yaml:11:37: secrets[0].data.TOKEN.valueFrom.env: valueFrom.env cannot be used"
+    ), said
+
+
+def test_explain_masks_an_inlined_manifest_files_secret(prod: Path) -> None:
+    (prod.parent.parent / "base" / "app.yaml").write_text(BASE + "manifestFiles: [token.yaml]\n")
+    (prod.parent.parent / "base" / "token.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: t}\nstringData: {k: swordfish}\n"
     )
+    _, built, _ = explain(prod)
+    assert built["manifests"] == [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "stringData": {"k": "***"}}
+    ]
