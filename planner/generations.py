@@ -29,6 +29,7 @@ from planner.canonical import Difference, format_path, render_differences
 from planner.changeset import Action, Change
 from planner.kinds import SECRET
 from planner.objects import ANNOTATION_HASH, Manifest, ObjectRef, metadata_of, ref_of, sandbox_of
+from planner.plan.model import RawManifest
 from planner.plan.names import rootfs_generation
 from planner.state.applyset import RunRecord, encode_run_record, run_records, short_hash
 
@@ -173,6 +174,21 @@ def input_hashes(sources: Mapping[str, str]) -> dict[str, str]:
     inputs). The masked text is hashed, not the file: a hash of a file holding a short literal secret
     would let it be guessed, so a change to such a value alone does not change its file's hash."""
     return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in sources.items()}
+
+
+def manifest_file_hashes(manifests: Iterable[RawManifest], plan_files: Set[str]) -> dict[str, str]:
+    """`{file: sha256}` of each manifest file the plan read (not the plan files in `plan_files`): of its
+    objects as JSON with sorted keys, a Secret's `data` and `stringData` left out for the reason
+    `input_hashes` masks them."""
+    by_file: dict[str, list[Manifest]] = {}
+    for manifest in manifests:
+        if manifest.file not in plan_files:
+            obj = dict(manifest.object)
+            by_file.setdefault(manifest.file, []).append(_without_data(obj) if _is_secret(obj) else obj)
+    return {
+        file: hashlib.sha256(json.dumps(objects, sort_keys=True).encode()).hexdigest()
+        for file, objects in by_file.items()
+    }
 
 
 def changed_inputs(old: Generation, new: Generation) -> list[tuple[str, str]]:

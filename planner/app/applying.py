@@ -16,6 +16,7 @@ from planner.app.history import (
     HistoryOptions,
     Recording,
     now,
+    plan_inputs,
     plan_sources,
     record,
     source_revision,
@@ -258,6 +259,7 @@ class Applier:
             namespace=planned.changeset.namespace,
             manifests=rendered.manifests,
             sources=recorded.sources if recorded else plan_sources(source),
+            inputs=recorded.inputs if recorded else plan_inputs(rendered.plan),
             timeouts=rendered.timeouts,
             revision=(history.revision or recorded.revision)
             if recorded

@@ -39,6 +39,7 @@ from planner.generations import (
     hashes_of,
     input_hashes,
     listed_of,
+    manifest_file_hashes,
     record_manifest,
     record_name,
     record_selector,
@@ -48,7 +49,7 @@ from planner.kinds import SECRET
 from planner.kube.client import METADATA_LIST_ACCEPT, KubeClient, resource_path
 from planner.live import get_or_none
 from planner.objects import Manifest, ObjectRef, metadata_of
-from planner.plan.model import Source
+from planner.plan.model import Plan, Source
 from planner.state.applyset import (
     CurrentGeneration,
     current_generation,
@@ -82,6 +83,7 @@ class Recording:
     namespace: str
     manifests: Sequence[Manifest]
     sources: Mapping[str, str]
+    inputs: Mapping[str, str]  # `{file: sha256}`: the sources' and the manifest files' (generations.py)
     timeouts: Mapping[str, float]
     revision: str | None
     who: Who
@@ -95,6 +97,13 @@ def now() -> str:
 def who_for(target: Target) -> Who:
     """The kubeconfig user of the chosen context ("" in-cluster) and this host's name."""
     return Who(user=target.user, host=socket.gethostname())
+
+
+def plan_inputs(plan: Plan) -> dict[str, str]:
+    """`{file: sha256}` of every file that went into `plan`: its plan files' masked texts, then the
+    manifest files it read."""
+    sources = plan_sources(plan.source)
+    return input_hashes(sources) | manifest_file_hashes(plan.manifests, set(sources))
 
 
 def plan_sources(source: Source) -> dict[str, str]:
@@ -181,7 +190,7 @@ def record(
         revision=recording.revision,
         rolled_back_from=recording.rolled_back_from,
         sources=recording.sources,
-        inputs=input_hashes(recording.sources),
+        inputs=recording.inputs,
         timeouts=recording.timeouts,
         closure=closure_of(recording.manifests, secret_data=options.secret_data),
         hashes=hashes_of(recording.manifests),
