@@ -58,16 +58,18 @@ docs: $(STAMP)
 # whatever happened. Exits non-zero when any step failed.
 DEMO_DATA := .planner/demo
 DEMO_ENV := KUBECONFIG=$(CURDIR)/$(DEMO_DATA)/kubeconfig
-DEMO_NAMESPACES := fidelity notes sandboxes shop
+DEMO_NAMESPACES := fidelity notes sandboxes shop shop-staging shop-production
+# The example plans, and the two environments over one base side by side (plans/envs/).
+DEMO_PLANS := plans/*.yaml plans/envs/
 
 demo: $(STAMP)
 	$(BIN)/planner validate plans/
 	$(BIN)/planner cluster reset --data $(DEMO_DATA)
 	$(BIN)/planner cluster up --memory --data $(DEMO_DATA)
 	@status=0; \
-	$(DEMO_ENV) $(BIN)/planner plan plans/*.yaml || status=1; \
-	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner apply plans/*.yaml || status=1; \
-	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner plan --detailed-exitcode plans/*.yaml || status=1; \
+	$(DEMO_ENV) $(BIN)/planner plan $(DEMO_PLANS) || status=1; \
+	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner apply $(DEMO_PLANS) || status=1; \
+	[ $$status -ne 0 ] || $(DEMO_ENV) $(BIN)/planner plan --detailed-exitcode $(DEMO_PLANS) || status=1; \
 	if command -v kubectl >/dev/null; then \
 	  for ns in $(DEMO_NAMESPACES); do \
 	    echo "--- kubectl get -n $$ns"; \

@@ -5,6 +5,7 @@ in the embedded cluster, checked through kubectl."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.e2e.conftest import Runner, write_plan
@@ -138,3 +139,69 @@ def test_the_example_environments_applied_side_by_side_differ_exactly_as_written
         '{"FEATURE_CHECKOUT":"enabled","LOG_LEVEL":"info"}',
         "cHJvZHVjdGlvbi1kZW1vLWtleQ==",  # production-demo-key
     )
+
+
+def test_a_base_change_shows_in_every_environment_of_one_markdown_plan_with_the_file_that_set_it(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """The pull-request flow of docs/gitops.md (#42 items 3-4): a change to the base is one
+    `plan -o markdown` comment with a section per environment, and each changed value names the file,
+    line and column that set it — the base for what both inherit, the environment for its own."""
+    envs = tmp_path / "envs"
+    shutil.copytree("plans/envs", envs)
+    (tmp_path / ".git").mkdir()
+    for env in ("staging", "production"):
+        text = (envs / f"{env}.yaml").read_text().replace(f"shop-{env}", f"{namespace}-{env}")
+        (envs / f"{env}.yaml").write_text(text)
+    applied = planner("apply", str(envs), "--no-wait")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    base = envs / "base" / "app.yaml"
+    base.write_text(base.read_text().replace("memory: 64Mi", "memory: 96Mi"))
+    staging = envs / "staging.yaml"
+    staging.write_text(staging.read_text().replace("{min: 1, max: 2}", "{min: 1, max: 4}"))
+
+    comment = planner("plan", str(envs), "-o", "markdown")
+    assert comment.returncode == 0, comment.stdout + comment.stderr
+    memory = '.spec.template.spec.containers[name=worker].resources.limits.memory: "64Mi" → "96Mi"'
+    for env in ("staging", "production"):
+        section = comment.stdout.split(f"{namespace}-{env}", 1)[1]
+        assert f"{memory} (from {base}:35:5)" in section, comment.stdout
+    assert f".spec.maxReplicas: 2 → 4 (from {staging}:22:25)" in comment.stdout, comment.stdout
+    assert comment.stdout.count("→ 4 (from") == 1, comment.stdout
+
+    planned = planner("plan", str(staging), "-o", "json")
+    records = [json.loads(line) for line in planned.stdout.splitlines()]
+    fields = [f for record in records if record["type"] == "Planned" for f in record.get("fields", ())]
+    assert {"path": ".spec.maxReplicas", "before": 2, "after": 4, "origin": f"{staging}:22:25"} in fields
+
+
+def test_a_manifest_file_is_an_input_of_the_generation_and_diff_generations_names_it(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """Nix's closure (#42 item 6) holds every file read, the manifest files too: a change to one alone
+    is named as the input that changed, and a change to a Secret value in one is not (its hash would
+    let the value be guessed; the generation's changes still say the Secret changed)."""
+    directory = repository(tmp_path, BASE + "manifestFiles: [extra.yaml]\n")
+    extra = tmp_path / "extra.yaml"
+    config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {a: '1'}\n"
+    secret = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {token: hunter2}\n"
+    extra.write_text(config + secret)
+    plan = write_plan(directory, environment(namespace), name="prod.yaml")
+    for text in (
+        config + secret,
+        config.replace("'1'", "'2'") + secret,
+        config.replace("'1'", "'2'") + secret.replace("hunter2", "hunter3"),
+    ):
+        extra.write_text(text)
+        applied = planner("apply", str(plan), "--no-wait")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+    shown = planner("history", str(plan), "--show", "3", "-o", "json")
+    assert sorted(json.loads(shown.stdout)["inputs"]) == sorted(
+        [str(plan), str(tmp_path / "base.yaml"), str(extra)]
+    )
+    assert "hunter" not in shown.stdout
+    compared = planner("diff-generations", str(plan), "1", "2")
+    assert f"  input changed: {extra}" in compared.stdout.splitlines(), compared.stdout
+    secret_only = planner("diff-generations", str(plan), "2", "3")
+    assert "input changed" not in secret_only.stdout, secret_only.stdout
+    assert "secret/" in secret_only.stdout.lower() and "hunter" not in secret_only.stdout, secret_only.stdout
