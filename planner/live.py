@@ -3,7 +3,8 @@
 Reading is cheap by construction: the ApplySet's parent Secret is read once; the scope it lists
 (`planner.state.applyset`), joined with what the new render adds, says where members can be; then one LIST per
 (kind, namespace) selected by the part-of label finds every member, one LIST of namespaces says which
-exist, and only a planned create costs a GET (to find a same-named object this plan does not own), and
+exist, and a few planned creates of a kind in a namespace cost a GET each (to find a same-named object
+this plan does not own; more cost one LIST of that kind there), and
 a StatefulSet the plan removes one LIST of the PVCs its claim templates made. So a no-op plan costs O(kinds × namespaces) requests, never O(objects).
 
 `read_parents` lists the ApplySet parents planner wrote in some namespaces, for the monitor's record of
@@ -177,16 +178,34 @@ def get_or_none(client: KubeClient, kind: KindInfo, namespace: str | None, name:
         return None
 
 
+FEW_PROBES = 3  # planned creates of one kind and namespace probed by name; more in one LIST
+
+
 def _foreign(
     client: KubeClient, kinds: Kinds, planned_creates: Iterable[Manifest]
 ) -> dict[ObjectRef, Manifest]:
-    found: dict[ObjectRef, Manifest] = {}
+    """Same-named objects without the plan's label where the plan would create: a GET each for a few
+    creates of a kind in a namespace, one (paged) LIST of that kind there for more, so a first plan of
+    10,000 objects costs a LIST per kind and namespace, not a request per object."""
+    by_place: dict[tuple[KindInfo, str | None], dict[ObjectRef, Manifest]] = {}
     for manifest in planned_creates:
         ref = ref_of(manifest)
-        live = get_or_none(client, kinds.for_manifest(manifest), ref.namespace, ref.name)
-        if live is not None:
-            found[ref] = live
+        by_place.setdefault((kinds.for_manifest(manifest), ref.namespace), {})[ref] = manifest
+    found: dict[ObjectRef, Manifest] = {}
+    for (kind, namespace), planned in by_place.items():
+        live = _listed(client, kind, namespace) if len(planned) > FEW_PROBES else None
+        if live is None:
+            live = [obj for ref in planned if (obj := get_or_none(client, kind, namespace, ref.name))]
+        found |= {ref_of(obj): obj for obj in live if ref_of(obj) in planned}
     return found
+
+
+def _listed(client: KubeClient, kind: KindInfo, namespace: str | None) -> list[Manifest] | None:
+    """Every object of `kind` in `namespace`; None when listing is forbidden (a GET may not be)."""
+    try:
+        return _list_served(client, kind, namespace, label_selector="")
+    except ForbiddenError:
+        return None
 
 
 def existing_namespaces(client: KubeClient, namespaces: set[str]) -> frozenset[str] | None:

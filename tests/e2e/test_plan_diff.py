@@ -328,3 +328,29 @@ def test_a_no_op_plan_costs_one_list_per_kind_and_namespace_plus_two_requests(
     kinds = ["configmaps", "deployments", "jobs", "persistentvolumeclaims", "pods", "secrets", "services"]
     assert member_lists == dict.fromkeys(kinds, 1)
     assert others <= 2
+
+
+def test_a_first_plan_of_many_objects_probes_for_foreign_ones_with_one_list_per_kind_not_a_get_each(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path, cluster: ClusterHandle
+) -> None:
+    """#45: a plan that would create 12 ConfigMaps finds the one already there without the plan's label
+    with one LIST of ConfigMaps beside the member LIST, not 12 GETs; a few creates still cost a GET each."""
+    made = kubectl("create", "configmap", "cm-3", "-n", namespace, "--from-literal=owner=someone")
+    assert made.returncode == 0, made.stderr
+    entries = "".join(f"  - {{name: cm-{i}, data: {{i: '{i}'}}}}\n" for i in range(12))
+    plan = write_plan(
+        tmp_path,
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: many, namespace: {namespace}}}\n"
+        f"configMaps:\n{entries}",
+    )
+    admin = SlimAdmin.of(cluster)
+    before = admin.request_counts()
+    result = planner("plan", str(plan))
+    after = admin.request_counts()
+    assert f"configmap/{namespace}/cm-3" in result.stdout + result.stderr, result.stdout + result.stderr
+    assert "cm-3 exists and is not managed by plan many" in result.stdout, result.stdout + result.stderr
+
+    def made_requests(verb: str) -> float:
+        return sum(n - before.get(key, 0) for key, n in after.items() if key[:2] == (verb, "configmaps"))
+
+    assert (made_requests("list"), made_requests("get")) == (2, 0)
