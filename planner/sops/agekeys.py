@@ -87,6 +87,7 @@ def environment_keys(environ: Mapping[str, str], *, platform: str = sys.platform
 
 
 def _from_environment(environ: Mapping[str, str], platform: str) -> AgeKeys:
+    """Every identity of every place sops reads, all together (sops reads them all, too)."""
     identities: list[pyrage.x25519.Identity] = []
     problems: list[str] = []
     looked_in: list[str] = []
@@ -94,19 +95,18 @@ def _from_environment(environ: Mapping[str, str], platform: str) -> AgeKeys:
         found, wrong = identities_in(environ[KEY_ENV], KEY_ENV, several_per_line=True)
         identities += found
         problems += wrong
-    looked_in.append(KEY_ENV)
-    files = (
-        [(f"{KEY_FILE_ENV} ({environ[KEY_FILE_ENV]})", Path(environ[KEY_FILE_ENV]), True)]
-        if (KEY_FILE_ENV in environ)
-        else []
-    )
-    looked_in += [KEY_FILE_ENV] if not files else []
+    looked_in.append(KEY_ENV if KEY_ENV in environ else f"{KEY_ENV} (unset)")
+    files = []
+    if KEY_FILE_ENV in environ:
+        files.append((f"{KEY_FILE_ENV} ({environ[KEY_FILE_ENV]})", Path(environ[KEY_FILE_ENV]), True))
+    else:
+        looked_in.append(f"{KEY_FILE_ENV} (unset)")
     default = user_config_dir(environ, platform)
     if default is not None:
         files.append((str(default / USER_CONFIG_PATH), default / USER_CONFIG_PATH, False))
     for name, path, required in files:
-        looked_in.append(name)
         found, wrong = _from_file(name, path, required=required)
+        looked_in.append(name if required or path.exists() else f"{name} (no such file)")
         identities += found
         problems += wrong
     hint = f"set {KEY_FILE_ENV} (a file of age identities) or {KEY_ENV}, as for sops"

@@ -27,8 +27,10 @@ def data_key(metadata: Metadata, keys: AgeKeys) -> bytes | Problem:
 
 def _no_key(metadata: Metadata, keys: AgeKeys) -> str:
     where = ", ".join(keys.looked_in)
-    if keys.identities:
-        found = f"none of the {len(keys.identities)} age keys found ({where}) is one of them"
+    count = len(keys.identities)
+    if count:
+        found = f"{'the age key' if count == 1 else f'none of the {count} age keys'} found ({where}) is "
+        found += "not one of them" if count == 1 else "one of them"
     else:
         found = f"no age key was found (looked in {where})"
     unread = f"; {'; '.join(keys.problems)}" if keys.problems else ""
