@@ -87,6 +87,8 @@ Rules:
   order and adds its own, so the values sops hashed are not there in sops's order. Each value is still
   bound to its key by AES-GCM, and whoever may change the object could write any value into it anyway.
   A Plan object cannot import files, and `planner build` refuses to merge a sealed fragment into one.
-- `validate` and `render` read no secret values (neither Secrets of the cluster nor age keys): an
-  encrypted value reads as empty there, and the file is not checked against its MAC.
+- `validate` reads no secret value (neither a Secret of the cluster nor an age key): an encrypted value
+  reads as empty there, and the file is not checked against its MAC, so a job without the key can
+  still check the plans. `render` decrypts as `plan` does, and masks the values unless
+  `--show-secrets`.
 """

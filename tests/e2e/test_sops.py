@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
 from tests.e2e.test_plan_objects import conditions, get_json, install_crd, wait_ready
+from tests.e2e.test_tenancy import tenant
 from tests.paths import REPO
 from tests.simulated import eventually
 
@@ -34,7 +36,7 @@ GZIP = b"\x1f\x8b"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ClusterHandle]:
-    with running_cluster(time_scale=0.1, simulate=True) as handle:
+    with running_cluster(time_scale=0.1, simulate=True, rbac=True) as handle:
         yield handle
 
 
@@ -185,3 +187,32 @@ def test_the_controller_decrypts_a_plan_object_with_its_decryption_secret_and_sh
         *cluster_texts(kubectl, namespace),
     ]
     assert leaks(texts) == []
+
+
+def test_the_key_secret_is_read_as_the_plans_service_account(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """A tenant decrypts only with keys its own RBAC lets it read: the Secret `decryption` names is read
+    as the Plan's ServiceAccount, never as the controller (the server's request log says who asked).
+    The object also differs from the file sops encrypted (a field added): no MAC holds a Plan object."""
+    install_crd(planner, kubectl)
+    user = tenant(kubectl, namespace)
+    made = kubectl(
+        "create", "secret", "generic", "sops-age", "-n", namespace,
+        f"--from-file=age.agekey={DATA / 'planner-test.agekey'}",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    admin = SlimAdmin.of(cluster)
+    admin.clear_requests()
+    controllers("-n", namespace, "--interval", "1h")
+    text = (
+        (DATA / "vault.sops.yaml")
+        .read_text()
+        .replace("\ndecryption:", "\nserviceAccountName: deployer\ndecryption:")
+    )
+    applied = kubectl("apply", "-n", namespace, "-f", "-", stdin=text)
+    assert applied.returncode == 0, applied.stderr
+    wait_ready(kubectl, namespace, "vault")
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    reads = [r for r in admin.requests() if (r["resource"], r["name"]) == ("secrets", "sops-age")]
+    assert reads and {r["user"] for r in reads} == {user}, reads
