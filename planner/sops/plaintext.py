@@ -87,7 +87,7 @@ def decrypt_tree(
             found[leaf.path] = plain
             digest.update(_mac_bytes(plain))
         elif not metadata.mac_only_encrypted:
-            digest.update(_go_bytes(leaf.value))
+            digest.update(go_bytes(leaf.value))
     if check_mac:
         problem = _mac_problem(digest.hexdigest().upper(), key, metadata)
         if problem is not None:
@@ -152,7 +152,7 @@ def _mac_bytes(plain: Plain) -> bytes:
             return plain.text.encode()
     if plain.type == "float":
         try:
-            return _go_float(float(plain.text)).encode()
+            return go_float(float(plain.text)).encode()
         except ValueError:
             return plain.text.encode()
     if plain.type == "bool":
@@ -160,18 +160,18 @@ def _mac_bytes(plain: Plain) -> bytes:
     return plain.text.encode()
 
 
-def _go_bytes(value: object) -> bytes:
+def go_bytes(value: object) -> bytes:
     """sops's `ToBytes` of an unencrypted scalar as Go's YAML reads it."""
     if isinstance(value, bool):
         return b"True" if value else b"False"
     if isinstance(value, int):
         return str(value).encode()
     if isinstance(value, float):
-        return _go_float(value).encode()
+        return go_float(value).encode()
     return str(value).encode()
 
 
-def _go_float(value: float) -> str:
+def go_float(value: float) -> str:
     """Go's `strconv.FormatFloat(value, 'f', -1, 64)`: the shortest digits that read back, no exponent."""
     if value != value:
         return "NaN"
