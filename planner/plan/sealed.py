@@ -65,7 +65,7 @@ OUTSIDE_SECRETS = (
     "shows every other value. Encrypt with --encrypted-regex '^(data|secretEnv)$', and keep ConfigMaps "
     "out of that file (a fragment holding only `secrets:` is the usual shape)"
 )
-NOT_A_STRING = "this encrypted value is a {type}, and secret values are strings: quote it before encrypting"
+NOT_A_STRING = "this encrypted value is of type {type}, and secret values are strings: quote it before encrypting"
 NO_METADATA = (
     "this value is SOPS-encrypted, but the file that sets it has no `sops:` metadata to decrypt it with "
     "(was it copied from another file?)"
@@ -116,29 +116,34 @@ def decrypt_sealed(
             )
             continue
         opened = _open(sealed, given, check_mac=check_mac)
-        if isinstance(opened, Diagnostic):
-            problems.append(opened)
+        if isinstance(opened, list):
+            problems += opened
         else:
             values.update(opened)
     return Unsealed(values, frozenset(sealed.file for sealed in parsed.sealed)), problems
 
 
-def _open(sealed: ParsedFile, keys: AgeKeys, *, check_mac: bool) -> dict[Where, str] | Diagnostic:
+def _open(sealed: ParsedFile, keys: AgeKeys, *, check_mac: bool) -> dict[Where, str] | list[Diagnostic]:
+    """The file's plaintexts by where they are written, or why it cannot be opened."""
     metadata = read_metadata(sealed.data.get(SOPS))
     if isinstance(metadata, Problem):
-        return _diagnostic(sealed, metadata)
-    outside = next(_outside_secrets(sealed, metadata), None)
-    if outside is not None:
+        return [_diagnostic(sealed, metadata)]
+    outside = list(_outside_secrets(sealed, metadata))
+    if outside:
         return outside
     key = data_key(metadata, keys)
     if isinstance(key, Problem):
-        return _diagnostic(sealed, key)
+        return [_diagnostic(sealed, key)]
     plain = decrypt_tree(sealed.data, key, metadata, check_mac=check_mac)
     if isinstance(plain, Problem):
-        return _diagnostic(sealed, plain)
-    for path, value in plain.items():
-        if value.type != "str":
-            return sealed.diagnostic(path, NOT_A_STRING.format(type=value.type))
+        return [_diagnostic(sealed, plain)]
+    typed = [
+        sealed.diagnostic(path, NOT_A_STRING.format(type=v.type))
+        for path, v in plain.items()
+        if v.type != "str"
+    ]
+    if typed:
+        return typed
     return {_where(sealed, path): value.text for path, value in plain.items()}
 
 

@@ -186,3 +186,11 @@ def test_build_refuses_to_merge_a_sealed_file_into_a_plan_object() -> None:
     built = plan_object_of(parsed, show_secrets=False)
     assert isinstance(built, list)
     assert [(d.file, d.path) for d in built] == [(str(DATA / "secrets.sops.yaml"), "sops")]
+
+
+def test_an_encrypted_value_that_is_no_string_is_refused_where_it_is() -> None:
+    (line,) = refusal(DATA / "typed.yaml", {"SOPS_AGE_KEY_FILE": str(KEY)})
+    assert line == (
+        f"{DATA / 'typed.sops.yaml'}:5:15: secrets[0].data.port: this encrypted value is of type int, and "
+        "secret values are strings: quote it before encrypting"
+    )
