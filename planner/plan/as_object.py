@@ -41,8 +41,8 @@ LITERAL_SECRET_REFUSED = (
 
 SEALED_REFUSED = (
     "a file with SOPS-encrypted values cannot be merged into a Plan object: its sops metadata covers "
-    "that file alone. A plan file that imports nothing is its Plan object already (kubectl apply -f it); "
-    "otherwise give the Plan a Git source, whose files the controller decrypts as they are"
+    "that file alone. A plan file that imports nothing is its Plan object already (kubectl apply -f it), "
+    "or let the controller read the files as they are (--plans)"
 )
 
 MASK = "***"
