@@ -3,8 +3,10 @@ encrypted (tests/data/sops/planner/vault.sops.yaml) applied by the CLI with the 
 `SOPS_AGE_KEY_FILE`, and the same file as a Plan object reconciled by the controller with the key from
 the Secret its `decryption` names. The target Secret holds the value (read through kubectl); every
 other channel is searched for it, in plain text, base64 and inside gzip: each command's output in
-every format, the saved plan, every other Secret (generation records, the ApplySet parent), every other
-object, the Events, the Plan's status, the controller's log, /metrics and the web pages."""
+every format (plan, apply, reconcile and its metrics file, history, diff-generations, render), the
+saved plan, every other Secret (generation records but the closure's copy of the target Secret, which
+a rollback re-applies; the ApplySet parent), every other object, the Events, the Plan's status, the
+controller's log, /metrics and the web pages."""
 
 from __future__ import annotations
 
@@ -136,6 +138,10 @@ def test_the_cli_applies_a_sops_encrypted_plan_and_no_output_spells_the_value(
     for output in ("text", "json", "markdown"):
         run("diff-generations", selector, "1", "2", "-o", output)
     run("render", str(plan), "-n", namespace)  # masked without --show-secrets
+    for output in ("text", "json"):
+        run("reconcile", str(plan), "-n", namespace, "-o", output, "--metrics-file", "reconcile.prom")
+    run("reconcile", str(plan), "-n", namespace, "--check")
+    outputs.append(("reconcile --metrics-file", (tmp_path / "reconcile.prom").read_text()))
 
     shown = planner("render", str(plan), "-n", namespace, "--show-secrets", cwd=tmp_path, env=env).stdout
     assert leaks([("render --show-secrets", shown)]) == ["render --show-secrets"]  # the search finds it
