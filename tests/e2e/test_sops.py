@@ -222,3 +222,23 @@ def test_the_key_secret_is_read_as_the_plans_service_account(
     assert target_value(kubectl, namespace) == PLAINTEXT
     reads = [r for r in admin.requests() if (r["resource"], r["name"]) == ("secrets", "sops-age")]
     assert reads and {r["user"] for r in reads} == {user}, reads
+
+
+def test_the_controller_reads_sealed_plan_files_with_the_key_where_sops_looks(
+    controllers: Start, kubectl: Runner, namespace: str, home: Path, tmp_path: Path
+) -> None:
+    """`planner controller --plans DIR` loads files as the command line does: here with the key in
+    sops's default place under the controller's HOME."""
+    keys = home / ".config" / "sops" / "age"
+    keys.mkdir(parents=True, exist_ok=True)
+    shutil.copy(DATA / "planner-test.agekey", keys / "keys.txt")
+    try:
+        plans = tmp_path / "plans"
+        plans.mkdir()
+        shutil.copy(DATA / "vault.sops.yaml", plans)
+        running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
+        eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
+        assert target_value(kubectl, namespace) == PLAINTEXT
+        assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+    finally:
+        (keys / "keys.txt").unlink()
