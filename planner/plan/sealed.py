@@ -65,7 +65,9 @@ OUTSIDE_SECRETS = (
     "shows every other value. Encrypt with --encrypted-regex '^(data|secretEnv)$', and keep ConfigMaps "
     "out of that file (a fragment holding only `secrets:` is the usual shape)"
 )
-NOT_A_STRING = "this encrypted value is of type {type}, and secret values are strings: quote it before encrypting"
+NOT_A_STRING = (
+    "this encrypted value is of type {type}, and secret values are strings: quote it before encrypting"
+)
 NO_METADATA = (
     "this value is SOPS-encrypted, but the file that sets it has no `sops:` metadata to decrypt it with "
     "(was it copied from another file?)"
