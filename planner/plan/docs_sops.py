@@ -73,7 +73,9 @@ Rules:
   a plain value where the rule wants an encrypted one, is refused at its line and column; the message
   never holds a value. Edit encrypted files with `sops FILE` (or `sops edit`).
 - **Keys**: age identities only (`AGE-SECRET-KEY-1…`); PGP, cloud KMS and Vault recipients are named in
-  messages but not used, and a file split among several key groups (Shamir) is refused. The command
+  messages but not used, and a file split among several key groups (Shamir) is refused. A rule regular
+  expression with a repeated group that repeats or branches inside (`(a+)+`) is refused too: Python's
+  matcher, unlike Go's, could take exponential time on it. The command
   line reads them where sops does, all together: `SOPS_AGE_KEY` (identities separated by blanks or
   lines), the file `SOPS_AGE_KEY_FILE` names, and `sops/age/keys.txt` under the user configuration
   directory (`$XDG_CONFIG_HOME`, else `~/.config`; `~/Library/Application Support` on macOS;

@@ -14,6 +14,7 @@ SOPS = "sops"
 DEFAULT_UNENCRYPTED_SUFFIX = "_unencrypted"
 RULES = ("unencrypted_suffix", "encrypted_suffix", "unencrypted_regex", "encrypted_regex")
 COMMENT_RULES = ("unencrypted_comment_regex", "encrypted_comment_regex")
+MAX_RULE_LENGTH = 1000
 OTHER_KEY_KINDS = {
     "pgp": ("fp", "PGP key"),
     "kms": ("arn", "AWS KMS key"),
@@ -152,7 +153,49 @@ def _rule(sops: Mapping[str, Any]) -> Rule | Problem:
             re.compile(value)
         except re.error as error:
             return Problem(f"{SOPS}.{given[0]}", f"not a regular expression planner can read: {error}")
+        if len(value) > MAX_RULE_LENGTH or _repeats_a_repetition(value):
+            return Problem(
+                f"{SOPS}.{given[0]}",
+                "a repeated group that itself repeats or branches (`(a+)+`, `(a|b)*`), or a pattern over "
+                f"{MAX_RULE_LENGTH} characters: Python's regular expressions, unlike Go's, can take "
+                "exponential time on such a pattern, so planner refuses it",
+            )
     return Rule(given[0], value)
+
+
+def _repeats_a_repetition(pattern: str) -> bool:
+    """Whether a group holding a quantifier or an alternation is itself quantified: the shape that
+    makes a backtracking matcher take exponential time. Escapes and character classes are skipped."""
+    groups: list[bool] = []  # per open group: whether it repeats or branches inside
+    index, inner = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _class_end(pattern, index)
+        elif char == "(":
+            groups.append(inner)
+            inner = False
+        elif char == ")" and groups:
+            repeated = pattern[index + 1 : index + 2] in ("*", "+", "{")
+            if repeated and inner:
+                return True
+            inner = groups.pop() or inner or repeated
+        elif char in "*+{|" or (char == "?" and pattern[index - 1 : index] not in ("(", "")):
+            inner = inner or char != "?"
+        index += 1
+    return False
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index of the `]` closing the character class opened at `start`."""
+    index = start + 1 + (pattern[start + 1 : start + 2] == "^")
+    index += pattern[index : index + 1] == "]"  # a leading `]` is a member
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index
 
 
 def _lastmodified(value: object) -> str | None:

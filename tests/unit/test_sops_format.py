@@ -83,10 +83,21 @@ def test_lastmodified_is_written_back_as_gos_rfc3339(written: str, formatted: st
         ({"encrypted_comment_regex": "sops:enc"}, "sops.encrypted_comment_regex", "not supported"),
         ({"encrypted_regex": "^a$", "unencrypted_suffix": "_u"}, "sops.encrypted_regex", "only one"),
         ({"encrypted_regex": "("}, "sops.encrypted_regex", "not a regular expression"),
+        ({"encrypted_regex": "^(a+)+$"}, "sops.encrypted_regex", "exponential time"),
+        ({"unencrypted_regex": "^(x|xx)*$"}, "sops.unencrypted_regex", "exponential time"),
         ({"lastmodified": "yesterday"}, "sops.lastmodified", "RFC 3339"),
         ({"mac": ""}, "sops.mac", "no MAC"),
     ],
-    ids=["Shamir key groups", "comment rules", "two rules", "a broken regex", "a bad time", "no MAC"],
+    ids=[
+        "Shamir key groups",
+        "comment rules",
+        "two rules",
+        "a broken regex",
+        "a repeated repetition",
+        "a repeated alternation",
+        "a bad time",
+        "no MAC",
+    ],
 )
 def test_metadata_sops_would_not_write_is_refused_at_its_key(
     extra: dict[str, object], path: str, words: str
@@ -129,3 +140,13 @@ def test_the_default_key_file_is_under_the_directory_sops_uses(
     environ: dict[str, str], platform: str, directory: str
 ) -> None:
     assert str(user_config_dir(environ, platform)) == directory
+
+
+@pytest.mark.parametrize(
+    "pattern", ["^(data|stringData)$", "^(data|secretEnv)$", ".*", "(ab)+", "[(+]+", r"\(a+\)+", "_secret$"]
+)
+def test_the_rules_sops_users_write_are_read(pattern: str) -> None:
+    metadata = read_metadata(
+        {"age": AGE, "lastmodified": "2024-11-12T13:33:42Z", "mac": MAC, "encrypted_regex": pattern}
+    )
+    assert not isinstance(metadata, Problem), metadata
