@@ -25,6 +25,7 @@ from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_pla
 from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
+from planner.controller.decryption import decryption_keys
 from planner.controller.finalizer import (
     FINALIZER,
     being_deleted,
@@ -48,6 +49,7 @@ from planner.plan.load import load_plan_object
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
+from planner.sops.agekeys import unread_keys
 
 Notice = Callable[[str], None]
 
@@ -156,7 +158,7 @@ class PlanReconciler:
             if isinstance(target, str):
                 raise PlannerError(target)
             (rendered,) = render_loaded(
-                load_plan_object(plan, secret_refs=unread_secrets), namespace_of(plan)
+                load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys), namespace_of(plan)
             )
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
@@ -228,7 +230,8 @@ class PlanReconciler:
         """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not
         load, or the controller's lockdown refuses what it renders."""
         namespace = namespace_of(plan)
-        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace))
+        keys = decryption_keys(plan, target, namespace)
+        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace), age_keys=keys)
         for warning in loaded.warnings:
             self.notice(str(warning))
         (rendered,) = render_loaded(loaded, namespace)

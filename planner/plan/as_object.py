@@ -4,9 +4,11 @@ The file is read and its imports merged (`imports.py`): the object holds every v
 `imports` and no `!default`/`!remove`, `apiVersion`, `kind` and `metadata` first and the rest in merged
 order. The object is for the controller, which reads neither files nor its own environment for a plan,
 so what a Plan object refuses is refused here, each at the entry of the file that wrote it: a secret
-value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives). The objects of
-`manifestFiles` are read (as the loader reads them, confined to the repository) and written under
-`manifests`, as `kustomize build` inlines its resources. A secret value written literally would be printed: refused too, unless `show_secrets` (as `render`
+value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), and a file with
+SOPS-encrypted values, whose metadata cannot cover a merged object. The objects of `manifestFiles` are
+read (as the loader reads them, confined to the repository) and written under `manifests`, as
+`kustomize build` inlines its resources. A secret value written literally would be printed: refused
+too, unless `show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
 
@@ -28,6 +30,7 @@ from planner.plan.imports import resolve_imports
 from planner.plan.raw_manifests import read_manifests
 from planner.plan.secrets import literal_secret_paths, resolve_secrets, unread_secrets
 from planner.plan.source import ParsedFile, child_path
+from planner.sops.metadata import SOPS
 
 HEAD = ("apiVersion", "kind", "metadata")
 LITERAL_SECRET_REFUSED = (
@@ -35,6 +38,11 @@ LITERAL_SECRET_REFUSED = (
     "valueFrom.secretKeyRef (a Secret in the plan's namespace)"
 )
 
+SEALED_REFUSED = (
+    "a file with SOPS-encrypted values cannot be merged into a Plan object: its sops metadata covers "
+    "that file alone. A plan file that imports nothing is its Plan object already (kubectl apply -f it), "
+    "or let the controller read the files as they are (--plans)"
+)
 
 MASK = "***"
 
@@ -92,6 +100,8 @@ def _masked(data: Any, path: str, secrets: frozenset[str]) -> Any:
 
 
 def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] | list[Diagnostic]:
+    if merged.sealed:
+        return [sealed.diagnostic(SOPS, SEALED_REFUSED, at_value=False) for sealed in merged.sealed]
     _, problems = resolve_secrets(merged, {}, refs=unread_secrets, local=False)
     data: dict[str, Any] = merged.data if isinstance(merged.data, dict) else {}
     if "manifestFiles" in data:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from planner.plan.docs_imports import IMPORTS_SECTION
+from planner.plan.docs_sops import SOPS_SECTION
 from planner.plan.schema import plan_schema
 
 Schema = dict[str, Any]
@@ -116,7 +117,9 @@ the plan is loaded:
   Plan object reconciled by `planner controller` may use: `env` and `file` would read the controller's
   own environment and files, and are refused there.
 
-No message ever contains a secret value, and `render` masks them unless asked (`--show-secrets`).
+A value written literally may also be encrypted with SOPS, in a file carrying sops's metadata: see
+[Secrets encrypted with SOPS](#secrets-encrypted-with-sops). No message ever contains a secret value,
+and `render` masks them unless asked (`--show-secrets`).
 
 ## Volume names
 
@@ -229,7 +232,7 @@ _LINKS = {pointer: title for title, _, pointer in SECTIONS}
 def generate() -> str:
     """The whole of docs/plan-format.md."""
     schema = plan_schema()
-    parts = [INTRO, IMPORTS_SECTION]
+    parts = [INTRO, IMPORTS_SECTION, SOPS_SECTION]
     for title, where, pointer in SECTIONS:
         parts.append(_section(title, where, pointer, _resolve(schema, pointer)))
     return "\n".join(parts)

@@ -28,6 +28,7 @@ from planner.errors import Diagnostic
 from planner.plan.merge import Located, flatten, join, located, override, without
 from planner.plan.raw_manifests import leaves
 from planner.plan.schema_check import check_schema
+from planner.plan.sealed import unseal
 from planner.plan.source import ParsedFile, child_path, read_plan_file
 
 MAX_IMPORTED_FILES = 100
@@ -41,7 +42,9 @@ def resolve_imports(parsed: ParsedFile) -> ParsedFile | list[Diagnostic]:
 
 def imports_and_files(parsed: ParsedFile) -> tuple[ParsedFile | list[Diagnostic], tuple[Path, ...]]:
     """`resolve_imports`, and every file the imports name, read or not: one that does not load, or does
-    not exist yet, is one whose change may make the plan load (whoever watches the plan watches it)."""
+    not exist yet, is one whose change may make the plan load (whoever watches the plan watches it).
+    Each file's `sops` metadata is taken off as it is read (`sealed.unseal`): it is no plan data."""
+    parsed = unseal(parsed)
     if not _imports_anything(parsed):
         return parsed, ()
     problems = _entry_problems(parsed, fragment=False)
@@ -55,7 +58,14 @@ def imports_and_files(parsed: ParsedFile) -> tuple[ParsedFile | list[Diagnostic]
         return [d if d.file else replace(d, file=parsed.file) for d in reader.problems], named
     data, keys, values = flatten(tree)
     merged = replace(
-        parsed, data=data, keys=keys, values=values, tags={}, texts=reader.texts, imported=reader.shown
+        parsed,
+        data=data,
+        keys=keys,
+        values=values,
+        tags={},
+        texts=reader.texts,
+        imported=reader.shown,
+        sealed=(*parsed.sealed, *reader.sealed),
     )
     return merged, named
 
@@ -90,6 +100,7 @@ class _Reader:
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     shown: dict[str, str] = field(default_factory=dict)  # each fragment's text, secret values masked
     named: list[Path] = field(default_factory=list)  # every file an import names, inside the root
+    sealed: list[ParsedFile] = field(default_factory=list)  # fragments with SOPS metadata, as read
     read: int = 0
 
     def resolve(self, parsed: ParsedFile, name: str, *, chain: tuple[tuple[Path, str], ...]) -> Located:
@@ -129,6 +140,8 @@ class _Reader:
         if isinstance(fragment, Diagnostic):
             self.problems.append(fragment)
             return None
+        fragment = unseal(fragment)
+        self.sealed += fragment.sealed
         problems = _entry_problems(fragment, fragment=True)
         if problems:
             self.problems.extend(problems)

@@ -42,9 +42,11 @@ from planner.plan.raw_manifests import (
     read_manifests,
 )
 from planner.plan.schema_check import check_schema
+from planner.plan.sealed import decrypt_sealed
 from planner.plan.secrets import SecretRefs, resolve_secrets, secret_files_in
 from planner.plan.source import ParsedFile, parse_plan_text, plan_yaml, read_plan_file
 from planner.plan.validate import semantic_diagnostics
+from planner.sops.agekeys import AgeKeys, KeySource, environment_keys
 
 PLAN_SUFFIXES = (".yaml", ".yml")
 SAYS_IT_IS_A_PLAN = re.compile(
@@ -56,6 +58,16 @@ NO_IMPORTS_IN_OBJECTS = (
     "a Plan object cannot import files (the cluster has no repository to read them from): "
     "write the merged plan into the object instead"
 )
+
+
+def no_object_keys() -> AgeKeys:
+    """A Plan object without `decryption`: no keys, and how to give them."""
+    return AgeKeys(
+        (),
+        ("the Plan's decryption (none)",),
+        hint="name a Secret of the Plan's namespace holding the age key (a key ending in .agekey) in "
+        "decryption: {provider: sops, secretRef: {name: SECRET}}",
+    )
 
 
 @dataclass(frozen=True)
@@ -70,23 +82,28 @@ def load_plans(
     environ: Mapping[str, str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     secret_refs: SecretRefs | None = None,
+    age_keys: KeySource | None = None,
 ) -> LoadResult:
     """Load every plan in `paths` (files, or directories meaning the plan files under them, as
     `find_plan_files` finds them).
 
     `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ),
     `secret_refs` reads `{valueFrom: {secretKeyRef: ...}}` (none: such a value is an error);
+    `age_keys` opens SOPS-encrypted files (default: the age keys where sops looks for them, in
+    `environ`; `unread_keys` for a check that reads no secret values);
     `progress(done, total)` hears of each file loaded. Raises PlanError with every error diagnostic
     when any file has one.
     """
     files, problems = _plan_files(paths)
+    given = os.environ if environ is None else environ
+    keys = environment_keys(given) if age_keys is None else age_keys
     plans: list[tuple[Plan, ParsedFile]] = []
     warnings: list[Diagnostic] = []
     for loaded, file in enumerate(files):
         if progress is not None:
             progress(loaded, len(files))
         parsed = read_plan_file(file)
-        plan, found = _load_parsed(parsed, os.environ if environ is None else environ, secret_refs)
+        plan, found = _load_parsed(parsed, given, secret_refs, keys)
         problems.extend(found_error for found_error in found if found_error.severity == "error")
         warnings.extend(found_warning for found_warning in found if found_warning.severity == "warning")
         if plan is not None:
@@ -188,14 +205,18 @@ def plan_object_text(obj: Mapping[str, object]) -> str:
     return text.getvalue()
 
 
-def load_plan_object(obj: Mapping[str, object], *, secret_refs: SecretRefs) -> LoadResult:
+def load_plan_object(
+    obj: Mapping[str, object], *, secret_refs: SecretRefs, age_keys: KeySource | None = None
+) -> LoadResult:
     """A Plan object from the API, checked and built as a file is (`secret_refs` reads its secretKeyRefs
-    in its namespace; `env` and `file` values are refused). Raises PlanError with every problem."""
+    in its namespace, `age_keys` gives the keys its `decryption` names; `env` and `file` values are
+    refused). Raises PlanError with every problem."""
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     name = plan_object_source(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
     parsed = parse_plan_text(name, plan_object_text(obj))
-    plan, found = _load_parsed(parsed, {}, secret_refs, local=False)
+    keys = no_object_keys if age_keys is None else age_keys
+    plan, found = _load_parsed(parsed, {}, secret_refs, keys, local=False)
     problems = [each for each in found if each.severity == "error"]
     if problems or plan is None:
         raise PlanError(problems)
@@ -207,6 +228,7 @@ def _load_parsed(
     parsed: ParsedFile | Diagnostic,
     environ: Mapping[str, str],
     secret_refs: SecretRefs | None,
+    age_keys: KeySource,
     *,
     local: bool = True,
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
@@ -221,7 +243,13 @@ def _load_parsed(
     schema = check_schema(parsed)
     found, broken = list(schema.diagnostics), schema.broken
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
-    secrets, secret_problems = resolve_secrets(parsed, environ, refs=secret_refs, local=local)
+    # A file's MAC covers it as sops wrote it; a Plan object's fields come back in the API server's order.
+    unsealed, sealed_problems = decrypt_sealed(parsed, age_keys, check_mac=local)
+    if sealed_problems:  # nothing is read from the cluster for a plan that cannot be decrypted
+        return None, found + sealed_problems
+    secrets, secret_problems = resolve_secrets(
+        parsed, environ, refs=secret_refs, local=local, unsealed=unsealed
+    )
     found += [item for item in secret_problems if not _inside(item.path, broken)]
     entries, manifest_problems = read_manifests(parsed)
     found += manifest_problems

@@ -18,6 +18,8 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from planner.sops.plaintext import is_encrypted
+
 MASK = "***"
 # Where a plan holds secret values: the maps under these keys (`*`: every item of a list). The loader
 # resolves them (`planner.plan.secrets`) and masks the ones written literally in the text it keeps.
@@ -109,7 +111,11 @@ def literal_secret_paths(document: Mapping[str, Any]) -> list[str]:
     found = []
     for location in SECRET_VALUE_MAPS:
         for path, values in _dict_maps_at(document, location, ""):
-            found += [f"{path}.{key}" for key, value in values.items() if isinstance(value, str)]
+            found += [
+                f"{path}.{key}"
+                for key, value in values.items()
+                if isinstance(value, str) and not is_encrypted(value)
+            ]
     for index, item in enumerate(document.get("manifests") or []):
         if isinstance(item, Mapping) and item.get("kind") == "Secret":
             for field in ("data", "stringData"):

@@ -21,7 +21,9 @@ from pathlib import Path
 from planner.errors import Diagnostic
 from planner.plan.raw import Node, root
 from planner.plan.redact import SECRET_VALUE_MAPS
+from planner.plan.sealed import Unsealed
 from planner.plan.source import ParsedFile, read_plan_file
+from planner.sops.plaintext import is_encrypted
 
 # `(namespace, name, key)` -> the value of `key` of the Secret `name` in `namespace` (None: the plan's
 # default namespace); raises LookupError saying what is missing (the Secret, the key), never the value.
@@ -48,9 +50,11 @@ def resolve_secrets(
     *,
     refs: SecretRefs | None = None,
     local: bool = True,
+    unsealed: Unsealed | None = None,
 ) -> tuple[dict[str, str], list[Diagnostic]]:
     """Every secret value of the plan by its path (`secrets[0].data.password`), and the problems found.
-    `local=False` (a Plan object) refuses `env` and `file`."""
+    `local=False` (a Plan object) refuses `env` and `file`; a SOPS-encrypted value is taken from
+    `unsealed` (`sealed.decrypt_sealed`)."""
     resolved: dict[str, str] = {}
     problems: list[Diagnostic] = []
     metadata = parsed.data.get("metadata") if isinstance(parsed.data, dict) else None
@@ -59,6 +63,13 @@ def resolve_secrets(
         Path(parsed.file).parent, environ, refs, namespace if isinstance(namespace, str) else None, local
     )
     for path, value in _secret_values(parsed.data):
+        if is_encrypted(value):
+            decrypted = (unsealed or Unsealed()).value_at(parsed, path)
+            if isinstance(decrypted, Diagnostic):
+                problems.append(decrypted)
+            elif decrypted is not None:
+                resolved[path] = decrypted
+            continue
         here = Path(parsed.file_of(parsed.position(path))).parent  # an imported fragment's: its own
         outcome = _resolve(value, replace(sources, base=here))
         if isinstance(outcome, _Problem):
@@ -78,9 +89,13 @@ class _Problem:
 
 
 def literal_secret_paths(data: object) -> list[str]:
-    """The path of every secret value written literally (not `valueFrom`) in a plan's data, inline
-    Secret manifests' included."""
-    literal = [path for path, value in _secret_values(data) if not isinstance(value, dict)]
+    """The path of every secret value written literally (not `valueFrom`, not SOPS-encrypted) in a
+    plan's data, inline Secret manifests' included."""
+    literal = [
+        path
+        for path, value in _secret_values(data)
+        if not isinstance(value, dict) and not is_encrypted(value)
+    ]
     return literal + list(_inline_manifest_secret_paths(data))
 
 

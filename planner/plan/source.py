@@ -74,6 +74,8 @@ class ParsedFile:
     tags: dict[str, str] = field(default_factory=dict)  # `default`/`remove` by path (`!default` in the text)
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # lines of imported files, by name
     imported: dict[str, str] = field(default_factory=dict)  # each imported file's `shown` text, by name
+    # Each file of the plan (this one, its imports) that carried SOPS metadata, as read (`sealed.py`).
+    sealed: tuple[ParsedFile, ...] = ()
 
     def position(self, path: str, *, at_value: bool = True) -> Position:
         """Where `path` is: its scalar value, else its key or item, else its nearest ancestor's."""

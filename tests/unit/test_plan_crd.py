@@ -51,6 +51,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "allowClusterScoped",
         "apiVersion",
         "configMaps",
+        "decryption",
         "imports",  # kept: a Plan object's imports is refused in its status, not pruned away unseen
         "kind",
         "manifestFiles",
@@ -61,6 +62,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "sandboxes",
         "secrets",
         "serviceAccountName",
+        "sops",  # a Plan object's own SOPS metadata: kept whole for the controller to decrypt with
         "status",
         "volumeClaims",
         "warmPools",
