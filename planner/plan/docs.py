@@ -200,6 +200,29 @@ manifestFiles: [crds/*.yaml]      # a CRD, and a Widget custom resource of it
   and RBAC before workloads, ConfigMaps, Secrets and claims before the workloads that use them, and a
   custom resource after its CRD is Established. `planner.dev/depends-on` on a manifest (workload or
   sandbox names, `Kind/name` of manifests) and `Kind/name` in a workload's `dependsOn` add edges.
+
+### Kustomize directories
+
+A base and its overlays as a team already keeps them: each `kustomize` entry names a directory (holding
+a `kustomization.yaml`) relative to the plan file, which Kustomize itself renders when the plan loads —
+`kustomize build DIR` when the `kustomize` binary is on PATH, else `kubectl kustomize DIR`. Every
+object it renders is handled as a document of `manifestFiles` is, by the rules above: a member of the
+ApplySet, diffed, ordered by kind, waited for and pruned when the overlay stops rendering it.
+
+```yaml
+kustomize:
+  - path: k8s/overlays/prod       # resources: [../../base, ...], patches, generators...
+```
+
+- A directory that does not render is a plan error at its `path` (the plan file's line and column)
+  with Kustomize's own message, before anything is read from or written to the cluster.
+- The directory, and every directory its kustomizations reach through `resources`, `bases` and
+  `components`, must be inside the repository (the nearest directory above the plan file holding
+  `.git`); a remote base (a URL, `github.com/...`) is refused: the plan's objects come from its
+  repository alone. Their files are inputs of the plan, which the controller watches.
+- A problem in a rendered object (a duplicate, a cluster-scoped kind without `allowClusterScoped`) is
+  reported at its line in Kustomize's output, named `DIR (kustomize output)`.
+- Not in a Plan object (`planner build` refuses it too): the controller reads no files for one.
 """
 
 # (title, where the object appears, JSON pointer into the schema)

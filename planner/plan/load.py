@@ -34,6 +34,7 @@ from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
 from planner.plan.imports import IMPORTS, imports_and_files, resolve_imports
 from planner.plan.input_limits import read_capped
+from planner.plan.kustomized import KUSTOMIZE, kustomize_files_in, kustomized_documents
 from planner.plan.model import Plan
 from planner.plan.raw_manifests import (
     manifest_diagnostics,
@@ -55,6 +56,10 @@ SAYS_IT_IS_A_PLAN = re.compile(
 NO_IMPORTS_IN_OBJECTS = (
     "a Plan object cannot import files (the cluster has no repository to read them from): "
     "write the merged plan into the object instead"
+)
+NO_KUSTOMIZE_IN_OBJECTS = (
+    "a Plan object cannot name Kustomize directories (the cluster has no repository to read them from): "
+    "render them into `manifests` instead"
 )
 
 
@@ -100,14 +105,16 @@ def load_plans(
 def input_files(path: Path) -> tuple[Path, ...]:
     """Every file besides itself that the plan file at `path` reads: the fragments it imports (also one
     that does not load or does not exist yet: its change may make the plan load), then the secret and
-    manifest files of the merged plan (of the file alone when its imports do not merge). Whoever watches
-    a plan file for changes watches these too; none when the file cannot be read."""
+    manifest files and the files of the Kustomize directories of the merged plan (of the file alone when
+    its imports do not merge). Whoever watches a plan file for changes watches these too; none when the
+    file cannot be read."""
     parsed = read_plan_file(path)
     if isinstance(parsed, Diagnostic):
         return ()
     merged, fragments = imports_and_files(parsed)
     read = merged if isinstance(merged, ParsedFile) else parsed
-    return tuple(dict.fromkeys((*fragments, *secret_files_in(read), *manifest_files_in(read))))
+    inputs = (*fragments, *secret_files_in(read), *manifest_files_in(read), *kustomize_files_in(read))
+    return tuple(dict.fromkeys(inputs))
 
 
 def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -212,8 +219,11 @@ def _load_parsed(
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
-    if not local and isinstance(parsed.data, dict) and IMPORTS in parsed.data:
-        return None, [parsed.diagnostic(IMPORTS, NO_IMPORTS_IN_OBJECTS, at_value=False)]
+    if not local and isinstance(parsed.data, dict):
+        refused = ((IMPORTS, NO_IMPORTS_IN_OBJECTS), (KUSTOMIZE, NO_KUSTOMIZE_IN_OBJECTS))
+        found = [parsed.diagnostic(key, why, at_value=False) for key, why in refused if key in parsed.data]
+        if found:
+            return None, found
     merged = resolve_imports(parsed)
     if isinstance(merged, list):
         return None, merged
@@ -223,7 +233,7 @@ def _load_parsed(
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
     secrets, secret_problems = resolve_secrets(parsed, environ, refs=secret_refs, local=local)
     found += [item for item in secret_problems if not _inside(item.path, broken)]
-    entries, manifest_problems = read_manifests(parsed)
+    entries, manifest_problems = read_manifests(parsed, kustomized_documents)
     found += manifest_problems
     found += [item for item in manifest_diagnostics(parsed, entries) if not _inside(item.path, broken)]
     if any(diagnostic.severity == "error" for diagnostic in found):

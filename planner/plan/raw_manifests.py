@@ -21,7 +21,7 @@ cycle.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -86,9 +86,12 @@ class Entry:
         return [item.strip() for item in str(value).split(",") if item.strip()] if value else []
 
 
-def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
-    """The plan's raw objects (inline first, then each file's in order) and the problems of reading
-    them; an object with a problem is left out."""
+def read_manifests(
+    parsed: ParsedFile, rendered: Callable[[ParsedFile, Node, list[Diagnostic]], Iterable[ParsedFile]]
+) -> tuple[list[Entry], list[Diagnostic]]:
+    """The plan's raw objects (inline first, then each file's in order, then those `rendered` gives:
+    the documents of its Kustomize directories) and the problems of reading them; an object with a
+    problem is left out."""
     plan = root(parsed.data)
     if plan is None:
         return [], []
@@ -99,14 +102,20 @@ def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
         if isinstance(documents, Diagnostic):
             problems.append(documents)
             continue
-        report = check_schema(documents, definition="manifest")
-        problems += report.diagnostics
-        bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
-        for index, item in enumerate(documents.data):
-            path = child_path("", index)
-            if path not in bad and _whole(item):
-                entries.append(Entry(documents, path, item))
+        entries += _document_entries(documents, problems)
+    for documents in rendered(parsed, plan, problems):
+        entries += _document_entries(documents, problems)
     return entries, problems
+
+
+def _document_entries(documents: ParsedFile, problems: list[Diagnostic]) -> Iterator[Entry]:
+    report = check_schema(documents, definition="manifest")
+    problems += report.diagnostics
+    bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
+    for index, item in enumerate(documents.data):
+        path = child_path("", index)
+        if path not in bad and _whole(item):
+            yield Entry(documents, path, item)
 
 
 def manifest_files(path: Path) -> tuple[Path, ...]:
