@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -12,7 +14,9 @@ from planner.errors import ForbiddenError, NotFoundError, PlannerError
 from planner.kinds import NAMESPACE, SECRET
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
+from planner.kube.discovery import served_api_versions
 from planner.objects import metadata_of
+from planner.plan.helm_engine import Capabilities
 from planner.plan.secrets import SecretRefs
 from planner.savedplan import ClusterIdentity
 
@@ -110,3 +114,15 @@ def secret_refs(target: Target, namespace: str | None = None) -> SecretRefs:
             ) from None
 
     return read
+
+
+def chart_capabilities(target: Target) -> Callable[[], Capabilities]:
+    """What the target cluster serves, for Helm's `.Capabilities`: asked once, on first use (only a plan
+    with charts asks), from its discovery."""
+
+    @functools.cache
+    def ask() -> Capabilities:
+        version, api_versions = served_api_versions(target.client)
+        return Capabilities(kube_version=version or None, api_versions=api_versions)
+
+    return ask
