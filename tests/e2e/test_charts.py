@@ -47,7 +47,9 @@ def get_json(kubectl: Runner, *args: str) -> dict[str, object]:
 
 def upgrade_chart(chart: Path) -> None:
     """Version 1.1.0: another greeting, and no Service."""
-    (chart / "Chart.yaml").write_text((chart / "Chart.yaml").read_text().replace("version: 1.0.0", "version: 1.1.0"))
+    (chart / "Chart.yaml").write_text(
+        (chart / "Chart.yaml").read_text().replace("version: 1.0.0", "version: 1.1.0")
+    )
     (chart / "values.yaml").write_text((chart / "values.yaml").read_text().replace("hello", "bonjour"))
     (chart / "templates" / "service.yaml").unlink()
 
@@ -61,8 +63,12 @@ def test_a_chart_applies_in_hook_order_upgrades_prunes_and_rolls_back(
     graph = planner("plan", str(plan), "--graph")
     assert graph.returncode == 0, graph.stdout + graph.stderr
     tasks = [line.split(" <- ")[0].split(" [")[0].strip() for line in graph.stdout.splitlines()]
-    assert tasks.index(f"wait-ready job/{namespace}/web-migrate") < tasks.index(f"create deployment/{namespace}/web")
-    assert tasks.index(f"wait-ready deployment/{namespace}/web") < tasks.index(f"create deployment/{namespace}/client")
+    assert tasks.index(f"wait-ready job/{namespace}/web-migrate") < tasks.index(
+        f"create deployment/{namespace}/web"
+    )
+    assert tasks.index(f"wait-ready deployment/{namespace}/web") < tasks.index(
+        f"create deployment/{namespace}/client"
+    )
     assert "web-test-connection" not in graph.stdout  # the test hook is never run
 
     applied = planner("apply", str(plan), "--timeout", "90s")
@@ -82,7 +88,10 @@ def test_a_chart_applies_in_hook_order_upgrades_prunes_and_rolls_back(
     upgrade_chart(tmp_path / "charts" / "web")
     stale = planner("plan", str(plan))
     assert stale.returncode == 1
-    assert f"{plan}:6:" in stale.stderr and "is web 1.1.0, not the version 1.0.0 the plan expects" in stale.stderr
+    assert (
+        f"{plan}:6:" in stale.stderr
+        and "is web 1.1.0, not the version 1.0.0 the plan expects" in stale.stderr
+    )
     write_plan(tmp_path, plan_text(namespace, "1.1.0"))
     upgraded = planner("apply", str(plan), "--timeout", "90s")
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
