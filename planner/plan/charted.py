@@ -156,25 +156,19 @@ def _documents(
     parsed: ParsedFile, item: Node, rendered: RenderedChart, namespace: str | None
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
     name, chart = str(item.text("name")), str(item.text("chart"))
-    with_crds = item.data.get("includeCRDs", True)
-    crds = [(f"crds/{file}", text) for file, text in rendered.crds] if with_crds else []
     kept: list[tuple[str, str]] = []
     tests: list[str] = []
     problems: list[Diagnostic] = []
-    for source, text in [*crds, *rendered.templates]:
-        for document in _SEPARATOR.split(text):
-            head = _head(document)
-            if head is None:
-                continue
-            hooks = _hooks(head)
-            if hooks & TESTS:
-                tests.append(_handle(head))
-                continue
-            problem = _unsupported(head, hooks)
-            if problem is not None:
-                problems.append(parsed.diagnostic(item.at("chart"), f"chart {name!r}: {problem}"))
-                continue
-            kept.append((source, f"# Source: {source}\n{document.strip()}\n"))
+    for source, document, head in split_rendered(rendered, include_crds=item.data.get("includeCRDs", True)):
+        hooks = _hooks(head)
+        if hooks & TESTS:
+            tests.append(_handle(head))
+            continue
+        problem = _unsupported(head, hooks)
+        if problem is not None:
+            problems.append(parsed.diagnostic(item.at("chart"), f"chart {name!r}: {problem}"))
+            continue
+        kept.append((source, f"# Source: {source}\n{document}\n"))
     if problems:
         return problems
     output = "---\n".join(text for _, text in kept)
@@ -198,6 +192,19 @@ def _documents(
             )
         )
     return documents, ChartRelease(name, chart, rendered.name, rendered.version), warnings
+
+
+def split_rendered(
+    rendered: RenderedChart, *, include_crds: bool
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """The objects of a rendered chart as `helm template` prints them, in its order of files: (file, the
+    document's text, its data), the crds/ files first when included, empty documents left out."""
+    crds = [(f"crds/{file}", text) for file, text in rendered.crds] if include_crds else []
+    for source, text in [*crds, *rendered.templates]:
+        for document in _SEPARATOR.split(text):
+            head = _head(document)
+            if head is not None:
+                yield source, document.strip(), head
 
 
 def _head(document: str) -> dict[str, Any] | None:
