@@ -98,3 +98,18 @@ def test_a_chart_applies_in_hook_order_upgrades_prunes_and_rolls_back(
     assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "bonjour"  # type: ignore[index]
     gone = kubectl("get", "service", "web", "-n", namespace)
     assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+    # History names each generation's chart version; rollback applies the first version's objects again.
+    listed = planner("history", "charted", "-n", namespace, "-o", "json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    charts = [g["charts"] for g in json.loads(listed.stdout)["generations"]]
+    assert charts == [{"web": "web-1.0.0"}, {"web": "web-1.1.0"}]
+    table = planner("history", "charted", "-n", namespace)
+    assert table.stdout.splitlines()[0].split()[-1] == "CHARTS" and "web=web-1.1.0" in table.stdout
+
+    back = planner("rollback", "charted", "-n", namespace, "--to", "1", "--timeout", "90s")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert get_json(kubectl, "service", "web", "-n", namespace)["spec"]["ports"][0]["port"] == 80  # type: ignore[index]
+    assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
+    after = json.loads(planner("history", "charted", "-n", namespace, "-o", "json").stdout)["generations"][-1]
+    assert (after["rolledBackFrom"], after["charts"]) == (1, {"web": "web-1.0.0"})
