@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from planner.errors import ForbiddenError, NotFoundError, PlannerError
+from planner.errors import ForbiddenError, NoClusterError, NotFoundError, PlannerError
 from planner.kinds import NAMESPACE, SECRET
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
@@ -118,11 +118,16 @@ def secret_refs(target: Target, namespace: str | None = None) -> SecretRefs:
 
 def chart_capabilities(target: Target) -> Callable[[], Capabilities]:
     """What the target cluster serves, for Helm's `.Capabilities`: asked once, on first use (only a plan
-    with charts asks), from its discovery."""
+    with charts asks), from its discovery. With no cluster configured at all (`planner render` on a
+    machine without a kubeconfig), Helm's defaults, as `helm template` without a cluster."""
 
     @functools.cache
     def ask() -> Capabilities:
-        version, api_versions = served_api_versions(target.client)
+        try:
+            client = target.client
+        except NoClusterError:
+            return Capabilities()
+        version, api_versions = served_api_versions(client)
         return Capabilities(kube_version=version or None, api_versions=api_versions)
 
     return ask

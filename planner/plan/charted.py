@@ -18,7 +18,8 @@ replaced), are plan errors naming the object: planner keeps every object a plan 
 it has no moment to run them, and never drops one silently.
 
 Confinement follows `kustomize`: the chart and the values files are relative to the file naming them,
-absolute paths are refused, and nothing may lead out of the repository.
+absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
+repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ruamel.yaml.error import YAMLError
 
 from planner.errors import Diagnostic
 from planner.kinds import declared_kinds, group_of, known
+from planner.plan.chart_repository import fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
 from planner.plan.imports import repository_root
 from planner.plan.input_limits import read_text
@@ -95,7 +97,7 @@ def chart_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
     files: list[Path] = []
     for item in plan.items(CHARTS):
         base = _base(parsed, item)
-        chart = item.text("chart")
+        chart = item.text("chart") if item.text("repo") is None else None  # a repository's: not a file here
         if chart is not None and _confined(base / chart, chart, real_root, "chart") is None:
             files += [base / chart] if (base / chart).is_file() else sorted(_files_under(base / chart))
         for _, written in item.strings("valuesFiles"):
@@ -116,26 +118,16 @@ def _base(parsed: ParsedFile, item: Node) -> Path:
 def _one_chart(
     parsed: ParsedFile, item: Node, real_root: Path, plan_namespace: str, capabilities: Capabilities
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
-    name, chart = str(item.text("name")), str(item.text("chart"))
-    if item.text("repo") is not None:
-        return [
-            parsed.diagnostic(
-                item.at("repo"),
-                "charts from a chart repository are not supported yet: keep the chart (a directory or "
-                "its .tgz) in the repository beside the plan and name it in `chart`",
-            )
-        ]
+    name = str(item.text("name"))
     base = _base(parsed, item)
-    problem = _confined(base / chart, chart, real_root, "chart")
-    if problem is not None:
-        return [parsed.diagnostic(item.at("chart"), problem)]
+    path = _chart_path(parsed, item, base, real_root)
+    if isinstance(path, Diagnostic):
+        return [path]
     values = _values(parsed, item, base, real_root)
     if isinstance(values, Diagnostic):
         return [values]
     namespace = item.text("namespace") or plan_namespace
-    rendered = render_chart(
-        base / chart, release=name, namespace=namespace, values=values, capabilities=capabilities
-    )
+    rendered = render_chart(path, release=name, namespace=namespace, values=values, capabilities=capabilities)
     if isinstance(rendered, ChartFailure):
         return [
             parsed.diagnostic(item.at("chart"), f"Helm could not render chart {name!r}: {rendered.message}")
@@ -150,6 +142,21 @@ def _one_chart(
             )
         ]
     return _documents(parsed, item, rendered, namespace if namespace != plan_namespace else None)
+
+
+def _chart_path(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> Path | Diagnostic:
+    """The chart's directory or archive: beside the plan, or fetched from its repository (a pinned
+    version, cached by digest: `chart_repository`)."""
+    chart, repo, version = str(item.text("chart")), item.text("repo"), item.text("version")
+    if repo is None:
+        problem = _confined(base / chart, chart, real_root, "chart")
+        return base / chart if problem is None else parsed.diagnostic(item.at("chart"), problem)
+    if version is None:
+        return parsed.diagnostic(
+            item.path, "a chart from a repository needs its `version`: pin the one to apply"
+        )
+    fetched = fetch_chart(repo, chart, version)
+    return fetched if isinstance(fetched, Path) else parsed.diagnostic(item.at("repo"), fetched)
 
 
 def _documents(

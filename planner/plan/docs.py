@@ -259,8 +259,11 @@ workloads:
 - A chart that does not render (a `required` value missing, a template error) is a plan error at its
   entry with Helm's message, before anything is read from or written to the cluster.
 - The chart and the values files are relative to the plan file and may not leave the repository;
-  their files are inputs of the plan, which the controller watches. `repo:` (a chart repository) is
-  not supported yet and refused.
+  their files are inputs of the plan, which the controller watches.
+- `repo: https://charts.example.com` with `chart: web` and `version: 1.2.0` takes the chart from an HTTP
+  chart repository: its `index.yaml` is read on each load, the archive is checked against the index's
+  sha256 digest and cached by it (`$PLANNER_CACHE_DIR`, else `~/.cache/planner`), and a version whose
+  digest changes under the same number is refused. No credentials or OCI registries yet.
 - Without a cluster (`planner render`), `.Capabilities` are Helm's defaults.
 """
 

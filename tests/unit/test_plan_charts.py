@@ -234,8 +234,7 @@ def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
         "change `version` to upgrade (or downgrade) it",
         f"plan.yaml:7:22: charts[1].chart: '../elsewhere' leads outside the repository ({repo}): refused",
         "plan.yaml:8:22: charts[2].chart: no such chart: 'charts/none' (relative to the plan file's directory)",
-        "plan.yaml:9:33: charts[3].repo: charts from a chart repository are not supported yet: keep the "
-        "chart (a directory or its .tgz) in the repository beside the plan and name it in `chart`",
+        "plan.yaml:9:5: charts[3]: a chart from a repository needs its `version`: pin the one to apply",
         "plan.yaml:10:48: charts[4].valuesFiles[0]: no such values file: 'missing.yaml' (relative to the "
         "plan file's directory)",
     ]
