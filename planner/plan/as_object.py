@@ -4,8 +4,8 @@ The file is read and its imports merged (`imports.py`): the object holds every v
 `imports` and no `!default`/`!remove`, `apiVersion`, `kind` and `metadata` first and the rest in merged
 order. The object is for the controller, which reads neither files nor its own environment for a plan,
 so what a Plan object refuses is refused here, each at the entry of the file that wrote it: a secret
-value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), `manifestFiles` and
-`kustomize`.
+value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), `manifestFiles`,
+`kustomize` and `charts`.
 A secret value written literally would be printed: refused too, unless `show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
@@ -36,6 +36,10 @@ MANIFEST_FILES_REFUSED = (
 KUSTOMIZE_REFUSED = (
     "kustomize cannot be used in a Plan object: the controller reads no files for a plan; "
     "render the directories into `manifests:` instead"
+)
+CHARTS_REFUSED = (
+    "charts cannot be used in a Plan object: the controller reads no files for a plan; "
+    "render the charts into `manifests:` instead"
 )
 LITERAL_SECRET_REFUSED = (
     "a literal secret value would be printed: pass --show-secrets to print it, or read it "
@@ -93,6 +97,8 @@ def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] |
         problems.append(merged.diagnostic("manifestFiles", MANIFEST_FILES_REFUSED, at_value=False))
     if "kustomize" in data:
         problems.append(merged.diagnostic("kustomize", KUSTOMIZE_REFUSED, at_value=False))
+    if "charts" in data:
+        problems.append(merged.diagnostic("charts", CHARTS_REFUSED, at_value=False))
     if refuse_literals:
         problems += [merged.diagnostic(path, LITERAL_SECRET_REFUSED) for path in literal_secret_paths(data)]
     if problems:

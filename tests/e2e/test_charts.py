@@ -57,6 +57,12 @@ def upgrade_chart(chart: Path) -> None:
 def test_a_chart_applies_in_hook_order_upgrades_prunes_and_rolls_back(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
+    check_chart_lifecycle(planner, kubectl, namespace, tmp_path)
+
+
+def check_chart_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """Plan, apply, a second plan with nothing to do, an upgrade that prunes, history and rollback (the
+    real tier runs it too)."""
     shutil.copytree(CHART, tmp_path / "charts" / "web")
     plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
 

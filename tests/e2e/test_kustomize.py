@@ -35,6 +35,11 @@ def get_json(kubectl: Runner, *args: str) -> dict[str, object]:
 def test_an_overlay_applies_as_plan_members_and_an_object_it_drops_is_pruned(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
+    check_overlay_lifecycle(planner, kubectl, namespace, tmp_path)
+
+
+def check_overlay_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """Plan, apply, a second plan with nothing to do, and a prune (the real tier runs it too)."""
     shutil.copytree(DATA, tmp_path / "k8s")
     plan = write_plan(
         tmp_path,
