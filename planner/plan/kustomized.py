@@ -42,7 +42,9 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 REFERENCE_FIELDS = ("resources", "bases", "components")
 MAX_DIRECTORIES = 200
 BUILD_TIMEOUT_SECONDS = 120
-_REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*://|git::|git@|(github|gitlab|bitbucket)\.(com|org)/)", re.IGNORECASE)
+_REMOTE = re.compile(
+    r"^([a-z][a-z0-9+.-]*://|git::|git@|(github|gitlab|bitbucket)\.(com|org)/)", re.IGNORECASE
+)
 _KUBECTL_ERROR = re.compile(r'err="(?P<message>(?:[^"\\]|\\.)*)"')
 
 
