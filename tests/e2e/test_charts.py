@@ -99,6 +99,12 @@ def check_chart_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_
         and "is web 1.1.0, not the version 1.0.0 the plan expects" in stale.stderr
     )
     write_plan(tmp_path, plan_text(namespace, "1.1.0"))
+    shown = planner("plan", str(plan))  # what the new chart version does, object by object
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"~ update configmap/{namespace}/web-settings" in shown.stdout
+    assert f"- delete service/{namespace}/web" in shown.stdout
+    assert '.data.greeting: "hello" → "bonjour"' in shown.stdout
+    assert '.metadata.labels["helm.sh/chart"]: "web-1.0.0" → "web-1.1.0"' in shown.stdout
     upgraded = planner("apply", str(plan), "--timeout", "90s")
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
     assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "bonjour"  # type: ignore[index]
