@@ -72,10 +72,19 @@ def chart_documents(
     metadata = plan.child("metadata")
     plan_namespace = (metadata.text("namespace") if metadata else None) or "default"
     real_root = Path(os.path.realpath(repository_root(Path(parsed.file))))
+    seen: set[str] = set()
     for item in plan.items(CHARTS):
         name, chart = item.text("name"), item.text("chart")
         if name is None or chart is None:
             continue  # the schema check reports it
+        if name in seen:
+            problems.append(
+                parsed.diagnostic(
+                    item.at("name"), f"a second chart named {name!r}: release names are unique in a plan"
+                )
+            )
+            continue
+        seen.add(name)
         found = _one_chart(parsed, item, real_root, plan_namespace, capabilities)
         if isinstance(found, list):
             problems += found

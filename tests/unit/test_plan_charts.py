@@ -227,7 +227,8 @@ def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
         "  - {name: b, chart: ../elsewhere}\n"
         "  - {name: c, chart: charts/none}\n"
         "  - {name: d, chart: web, repo: 'https://charts.example.com'}\n"
-        "  - {name: e, chart: charts/web, valuesFiles: [missing.yaml]}\n",
+        "  - {name: e, chart: charts/web, valuesFiles: [missing.yaml]}\n"
+        "  - {name: e, chart: charts/web}\n",
     )
     assert found == [
         "plan.yaml:6:43: charts[0].version: chart 'a' is web 1.0.0, not the version 2.0.0 the plan expects: "
@@ -237,6 +238,7 @@ def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
         "plan.yaml:9:5: charts[3]: a chart from a repository needs its `version`: pin the one to apply",
         "plan.yaml:10:48: charts[4].valuesFiles[0]: no such values file: 'missing.yaml' (relative to the "
         "plan file's directory)",
+        "plan.yaml:11:12: charts[5].name: a second chart named 'e': release names are unique in a plan",
     ]
 
 
