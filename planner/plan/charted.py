@@ -70,7 +70,7 @@ def chart_documents(
     """The rendered documents of each chart entry, in order; problems go to `problems` at the entry."""
     output = ChartOutput([], [])
     metadata = plan.child("metadata")
-    plan_namespace = (metadata.text("namespace") if metadata else None) or "default"
+    plan_namespace = (metadata.text("namespace") if metadata else None) or ""
     real_root = Path(os.path.realpath(repository_root(Path(parsed.file))))
     seen: set[str] = set()
     for item in plan.items(CHARTS):
@@ -85,6 +85,15 @@ def chart_documents(
             )
             continue
         seen.add(name)
+        if not plan_namespace and not item.text("namespace"):
+            problems.append(
+                parsed.diagnostic(
+                    item.at("name"),
+                    f"chart {name!r} needs a namespace (its .Release.Namespace): set `namespace` on it, or "
+                    "the plan's metadata.namespace",
+                )
+            )
+            continue
         found = _one_chart(parsed, item, real_root, plan_namespace, capabilities)
         if isinstance(found, list):
             problems += found

@@ -191,6 +191,20 @@ def test_a_release_namespace_places_the_charts_namespaced_objects_only(repo: Pat
     }
 
 
+def test_a_chart_in_a_plan_without_a_namespace_must_name_its_own(repo: Path) -> None:
+    (repo / "plan.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\nallowClusterScoped: true\n"
+        "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
+        "  - {name: api, chart: charts/web, skipTests: true, namespace: api}\n"
+    )
+    with pytest.raises(PlanError) as raised:
+        load_plans([repo / "plan.yaml"])
+    assert [str(d).replace(f"{repo}/", "") for d in raised.value.diagnostics] == [
+        "plan.yaml:6:12: charts[0].name: chart 'web' needs a namespace (its .Release.Namespace): set "
+        "`namespace` on it, or the plan's metadata.namespace"
+    ]
+
+
 def test_a_workload_may_depend_on_a_chart_but_not_on_one_the_plan_lacks(repo: Path) -> None:
     chart = "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
     plan = load(
