@@ -43,6 +43,7 @@ ANNOTATION_REVISION = "planner.dev/revision"
 ANNOTATION_WHO = "planner.dev/who"
 ANNOTATION_CHANGES = "planner.dev/changes"
 ANNOTATION_ROLLED_BACK_FROM = "planner.dev/rolled-back-from"
+ANNOTATION_CHARTS = "planner.dev/charts"
 # The API refuses a Secret whose data exceeds 1 MiB; the rest of the object (metadata) needs room too.
 MAX_ENCODED_BYTES = 1_000_000
 DEFAULT_HISTORY_MAX = 10
@@ -98,6 +99,8 @@ class Generation:
     # The runs of the closure's Jobs that had run when the apply ended, as the parent recorded them
     # (run-key → `applyset.encode_run_record`): a rollback does not run them again.
     runs: Mapping[str, str] = field(default_factory=dict)
+    # The plan's Helm charts: release name → `<chart>-<version>` (Helm's own spelling, `web-1.2.0`).
+    charts: Mapping[str, str] = field(default_factory=dict)
     secret_data: bool = True
     complete: bool = True
 
@@ -132,6 +135,7 @@ class Generation:
             "closure": list(self.closure),
             "changes": list(self.changes),
             "runs": dict(self.runs),
+            "charts": dict(self.charts),
         }
 
     @classmethod
@@ -158,6 +162,7 @@ class Generation:
             closure=tuple(document.get("closure") or ()),
             changes=tuple(document.get("changes") or ()),
             runs={str(k): str(v) for k, v in (document.get("runs") or {}).items()},
+            charts={str(k): str(v) for k, v in (document.get("charts") or {}).items()},
         )
 
 
@@ -300,6 +305,8 @@ def record_manifest(generation: Generation, encoded: str) -> Manifest:
         annotations[ANNOTATION_REVISION] = generation.revision
     if generation.rolled_back_from is not None:
         annotations[ANNOTATION_ROLLED_BACK_FROM] = str(generation.rolled_back_from)
+    if generation.charts:
+        annotations[ANNOTATION_CHARTS] = charts_text(generation.charts)
     return {
         "apiVersion": SECRET.api_version,
         "kind": SECRET.kind,
@@ -344,6 +351,12 @@ class Listed:
     who: str
     changes: str
     rolled_back_from: int | None
+    charts: str = ""  # `web=web-1.2.0,api=api-0.3.1`: each chart's release and version
+
+
+def charts_text(charts: Mapping[str, str]) -> str:
+    """The charts of a generation as its record's annotation and `planner history` spell them."""
+    return ",".join(f"{release}={version}" for release, version in sorted(charts.items()))
 
 
 def listed_of(secret: Manifest) -> Listed | None:
@@ -362,6 +375,7 @@ def listed_of(secret: Manifest) -> Listed | None:
         who=str(annotations.get(ANNOTATION_WHO) or ""),
         changes=str(annotations.get(ANNOTATION_CHANGES) or ""),
         rolled_back_from=int(back) if back.isdigit() else None,
+        charts=str(annotations.get(ANNOTATION_CHARTS) or ""),
     )
 
 

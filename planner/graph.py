@@ -38,6 +38,7 @@ from planner.kinds import (
 )
 from planner.objects import (
     ANNOTATION_DEPENDS_ON,
+    ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
     Manifest,
     ObjectRef,
@@ -429,7 +430,8 @@ class _Builder:
         return delete_id
 
     def add_write(self, change: Change, runtime_id: str | None, *, after: str | None) -> str:
-        """create (+ record-run for a Job) or apply; returns the write."""
+        """create (+ record-run for a workload's Job, which carries a run-key) or apply; returns the
+        write. A Job of raw manifests or a chart has no run-key: nothing to record."""
         ref = change.ref
         action: TaskAction = "apply" if change.action == "update" else "create"
         namespace_task = self.namespace_tasks.get(ref.namespace or "")
@@ -438,7 +440,7 @@ class _Builder:
             manifest = _as_created(manifest, change.live)
         write = _Node(action=action, ref=ref, manifest=manifest, runtime_id=runtime_id)
         write_id = self.add(write, after, self.parent_id, namespace_task)
-        if action == "create" and ref.kind == JOB.kind:
+        if action == "create" and ref.kind == JOB.kind and ANNOTATION_RUN_KEY in annotations_of(manifest):
             self.add(_Node(action="record-run", ref=ref, runtime_id=runtime_id), write_id)
         return write_id
 

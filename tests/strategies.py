@@ -5,8 +5,8 @@ values drawn to fit its type, enum, pattern and bounds, so the strategy follows 
 The few rules the schema cannot state (DESIGN §3 names, references without cycles, kind-specific fields,
 pod rules) are then applied by `_make_valid`, which renames, drops or fills in only what those rules
 require. Secret values may refer to `SECRET_ENV` and `SECRET_FILES`; `write_document` and
-`load_document` set those up (and the manifest file `manifestFiles` names), so a property test can load
-any generated document.
+`load_document` set those up (and the manifest file `manifestFiles` names, and the Kustomize
+directory `kustomize` names), so a property test can load any generated document.
 
 `schema_locations()` and `locations_in()` name every property by its place in the schema
 (`#probe.httpGet.port`, `workloads[]`): the unit test proves the strategy reaches each one.
@@ -88,10 +88,15 @@ _MANIFEST = st.builds(
     _DNS,
     st.booleans(),
 )
-MANIFEST_FILES = {"manifests.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-a-file}\n"}
+MANIFEST_FILES = {
+    "manifests.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-a-file}\n",
+    "kustomized/kustomization.yaml": "resources: [settings.yaml]\n",
+    "kustomized/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-kustomize}\n",
+}
 _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#manifest": _MANIFEST,
-    "#.manifestFiles": st.just(list(MANIFEST_FILES)),
+    "#.manifestFiles": st.just(["manifests.yaml"]),
+    "#.kustomize": st.sampled_from([[], [{"path": "kustomized"}]]),  # each one runs `kubectl kustomize`
     "#workload.dependsOn": st.just([]),  # references are drawn by `_valid_references`
     "#workload.image": _IMAGE,
     "#container.image": _IMAGE,
@@ -172,8 +177,9 @@ def _array(node: Schema, location: str) -> SearchStrategy[Any]:
 
 
 # Properties a generated plan leaves out: it is one file (test_plan_imports imports whole generated plans),
-# and not one sops encrypted (its `sops` map is sops's to write: tests/unit/test_sops_files.py).
-NOT_GENERATED = frozenset({"#.imports", "#.sops"})
+# not one sops encrypted (its `sops` map is sops's to write: tests/unit/test_sops_files.py), and without
+# charts (they run Helm for each example and have their own tests: test_plan_charts.py).
+NOT_GENERATED = frozenset({"#.imports", "#.sops", "#.charts"})
 
 
 def _object(node: Schema, location: str) -> SearchStrategy[Any]:
@@ -393,6 +399,7 @@ def _valid_references(document: dict[str, Any], draw: DrawFn) -> None:
 def write_document(document: dict[str, Any], directory: Path) -> Path:
     """Write `document` as `plan.yaml` in `directory`, with the secret files it may refer to."""
     for name, content in {**SECRET_FILES, **MANIFEST_FILES}.items():
+        (directory / name).parent.mkdir(exist_ok=True)
         (directory / name).write_text(content, encoding="utf-8")
     path = directory / "plan.yaml"
     with path.open("w", encoding="utf-8") as stream:
@@ -422,7 +429,7 @@ def schema_locations() -> set[str]:
     found = set(_properties(schema, "#"))
     for name, definition in schema["definitions"].items():
         found |= set(_properties(definition, f"#{name}"))
-    return found - NOT_GENERATED
+    return {location for location in found if location.partition("[]")[0] not in NOT_GENERATED}
 
 
 def _properties(node: Schema, location: str) -> Iterator[str]:

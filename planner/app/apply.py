@@ -33,7 +33,7 @@ from planner.app.planning import (
     recorded_plan,
 )
 from planner.app.rendering import render_loaded
-from planner.app.target import Target, secret_refs
+from planner.app.target import Target, chart_capabilities, secret_refs
 from planner.app.watching import (
     MonitorOptions,
     MonitorResult,
@@ -182,7 +182,12 @@ def apply(
     (so `apply --watch` can hand them to the monitor); otherwise they stop here."""
     progress = PhaseProgress(notice)
     # A broken plan is reported as such before any cluster is looked for.
-    loaded = load_plans(paths, progress=progress.of("loading plan files"), secret_refs=secret_refs(target))
+    loaded = load_plans(
+        paths,
+        progress=progress.of("loading plan files"),
+        secret_refs=secret_refs(target),
+        capabilities=chart_capabilities(target),
+    )
     client = target.client
     # Every check that asks the cluster comes before the run's first write (the lock namespaces).
     rendered = checked_before_writing(client, render_loaded(loaded, target.default_namespace()))

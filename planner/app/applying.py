@@ -266,6 +266,9 @@ class Applier:
             else source_revision(source.file, history.revision, imported=source.imported),
             who=self.who,
             rolled_back_from=recorded.number if recorded else None,
+            charts=recorded.charts
+            if recorded
+            else {chart.name: f"{chart.chart_name}-{chart.version}" for chart in rendered.plan.charts},
         )
         made = record(
             writer, recording, changeset=planned.changeset, result=result, started=started, options=history

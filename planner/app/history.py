@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -88,6 +88,7 @@ class Recording:
     revision: str | None
     who: Who
     rolled_back_from: int | None = None
+    charts: Mapping[str, str] = field(default_factory=dict)  # release → `<chart>-<version>`
 
 
 def now() -> str:
@@ -196,6 +197,7 @@ def record(
         hashes=hashes_of(recording.manifests),
         changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
         runs=runs,
+        charts=recording.charts,
         secret_data=options.secret_data,
     )
     generation, encoded = fitted(generation)

@@ -24,7 +24,7 @@ from planner.app.references import (
     with_roll_reasons,
 )
 from planner.app.rendering import RenderedPlan, render_loaded
-from planner.app.target import Target, secret_refs
+from planner.app.target import Target, chart_capabilities, secret_refs
 from planner.dataloss import refuse_data_loss
 from planner.diff import ChangeSet, diff, server_predicted
 from planner.errors import (
@@ -65,7 +65,7 @@ def recorded_plan(generation: Generation) -> RenderedPlan:
 
 def render_plans(paths: Sequence[str | Path], *, target: Target) -> tuple[LoadResult, list[RenderedPlan]]:
     """Load plans and render each against the runtime's default namespace (docs/design.md §3)."""
-    loaded = load_plans(paths, secret_refs=secret_refs(target))
+    loaded = load_plans(paths, secret_refs=secret_refs(target), capabilities=chart_capabilities(target))
     return loaded, render_loaded(loaded, target.default_namespace())
 
 

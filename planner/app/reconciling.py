@@ -34,13 +34,14 @@ from planner.app.planning import (
     plan_rendered,
 )
 from planner.app.rendering import RenderedPlan, render_loaded
-from planner.app.target import Target, secret_refs
+from planner.app.target import Target, chart_capabilities, secret_refs
 from planner.diff import ChangeSet
 from planner.errors import LockHeldError, PlannerError
 from planner.events import Event
 from planner.execute import INTERRUPTED, ExecutionResult
 from planner.kube.informer import Informers
 from planner.plan import load_plans
+from planner.plan.helm_engine import Capabilities
 from planner.plan.load import find_plan_files
 from planner.plan.secrets import SecretRefs
 from planner.state.runlock import Notice, holding
@@ -274,9 +275,15 @@ class _Prepared:
     failed: PlanOutcome | None
 
 
-def _prepare(file: Path, default_namespace: str, notice: Notice, refs: SecretRefs) -> _Prepared:
+def _prepare(
+    file: Path,
+    default_namespace: str,
+    notice: Notice,
+    refs: SecretRefs,
+    capabilities: Callable[[], Capabilities],
+) -> _Prepared:
     try:
-        loaded = load_plans([file], secret_refs=refs)
+        loaded = load_plans([file], secret_refs=refs, capabilities=capabilities)
     except PlannerError as broken:
         outcome = PlanOutcome(
             file=str(file), plan="", namespace="", result="failed", message=str(broken), finished=time.time()
@@ -336,7 +343,10 @@ def reconcile(
         )
     default_namespace = target.default_namespace()
     refs = secret_refs(target)
-    prepared = _without_duplicates([_prepare(file, default_namespace, notice, refs) for file in files])
+    capabilities = chart_capabilities(target)
+    prepared = _without_duplicates(
+        [_prepare(file, default_namespace, notice, refs, capabilities) for file in files]
+    )
     outcomes: list[PlanOutcome | None] = [each.failed for each in prepared]
     for outcome in outcomes:
         if outcome is not None:

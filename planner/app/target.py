@@ -5,14 +5,18 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from planner.errors import ForbiddenError, NotFoundError, PlannerError
+from planner.errors import ForbiddenError, NoClusterError, NotFoundError, PlannerError
 from planner.kinds import NAMESPACE, SECRET
 from planner.kube.client import ClientOptions, KubeClient, resource_path
 from planner.kube.config import choose_context, default_namespace
+from planner.kube.discovery import served_api_versions
 from planner.objects import metadata_of
+from planner.plan.helm_engine import Capabilities
 from planner.plan.secrets import SecretRefs
 from planner.savedplan import ClusterIdentity
 
@@ -110,3 +114,20 @@ def secret_refs(target: Target, namespace: str | None = None) -> SecretRefs:
             ) from None
 
     return read
+
+
+def chart_capabilities(target: Target) -> Callable[[], Capabilities]:
+    """What the target cluster serves, for Helm's `.Capabilities`: asked once, on first use (only a plan
+    with charts asks), from its discovery. With no cluster configured at all (`planner render` on a
+    machine without a kubeconfig), Helm's defaults, as `helm template` without a cluster."""
+
+    @functools.cache
+    def ask() -> Capabilities:
+        try:
+            client = target.client
+        except NoClusterError:
+            return Capabilities()
+        version, api_versions = served_api_versions(client)
+        return Capabilities(kube_version=version or None, api_versions=api_versions)
+
+    return ask

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
 from planner.app.rendering import RenderedPlan, render_loaded
-from planner.app.target import Target, secret_refs
+from planner.app.target import Target, chart_capabilities, secret_refs
 from planner.controller.catalog import KeptPlan, PlanCatalog, Report
 from planner.controller.health import Heartbeat
 from planner.controller.prometheus import ControllerMetrics
@@ -108,7 +108,9 @@ class PlanFiles:
     def _load(self, path: Path, digest: str) -> KeptPlan:
         inputs = input_files(path)
         try:
-            loaded = load_plans([path], secret_refs=secret_refs(self.target))
+            loaded = load_plans(
+                [path], secret_refs=secret_refs(self.target), capabilities=chart_capabilities(self.target)
+            )
             (rendered,) = render_loaded(loaded, self.default_namespace)
         except (PlannerError, ValueError) as broken:
             return KeptPlan(rendered=None, problem=str(broken), digest=digest, inputs=inputs)

@@ -101,3 +101,23 @@ class Kinds:
         with cache.lock:
             cache.documents[path] = document
         return document
+
+
+def served_api_versions(client: KubeClient) -> tuple[str, tuple[str, ...]]:
+    """The cluster's version (`v1.28.7`) and every API version it serves, each group-version and each
+    `group/version/Kind` of it, as Helm's `.Capabilities` lists them for `helm install` (and
+    `helm template --kube-version/--api-versions` take them). One GET per group-version."""
+    version = str(client.request("GET", "/version", verb="discover").get("gitVersion", ""))
+    kinds = Kinds(client)
+    core = kinds._document(CORE_PATH.rpartition("/")[0], fresh=False) or {}
+    group_versions = [str(each) for each in core.get("versions") or []]
+    groups = kinds._document("/apis", fresh=False) or {}
+    for group in groups.get("groups") or []:
+        group_versions += [str(each["groupVersion"]) for each in group.get("versions") or []]
+    served: list[str] = []
+    for group_version in group_versions:
+        path = CORE_PATH if group_version == "v1" else f"/apis/{group_version}"
+        document = kinds._document(path, fresh=False) or {}
+        resources = [each for each in document.get("resources") or [] if "/" not in str(each.get("name", ""))]
+        served += [group_version, *sorted({f"{group_version}/{each['kind']}" for each in resources})]
+    return version, tuple(served)

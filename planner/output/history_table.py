@@ -15,7 +15,7 @@ from typing import Any
 
 from planner.app.history import GenerationDiff, History
 from planner.app.rollingback import RollbackResult
-from planner.generations import FieldDelta, Generation, Listed, ObjectDelta
+from planner.generations import FieldDelta, Generation, Listed, ObjectDelta, charts_text
 from planner.output.changes import is_new_run, new_run
 from planner.output.lines import aligned
 from planner.output.masking import MASK, mask_manifest
@@ -32,8 +32,12 @@ def _changes_cell(listed: Listed) -> str:
     return back + (listed.changes or "-")
 
 
-def _row(listed: Listed, current: int | None) -> tuple[str, ...]:
+def _row(listed: Listed, current: int | None, *, charts: bool) -> tuple[str, ...]:
     marker = "*" if listed.number == current else ""
+    return (*_cells(listed, marker), *((listed.charts or "-",) if charts else ()))
+
+
+def _cells(listed: Listed, marker: str) -> tuple[str, ...]:
     return (
         f"{listed.number}{marker}",
         listed.started or "-",
@@ -48,7 +52,9 @@ def history_text(shown: History) -> str:
     if not shown.generations:
         return f"plan {shown.plan} has no recorded generations in namespace {shown.namespace}\n"
     current = shown.current.number if shown.current else None
-    lines = aligned([HISTORY_COLUMNS, *(_row(g, current) for g in shown.generations)])
+    charts = any(g.charts for g in shown.generations)  # a CHARTS column only for a plan that has had charts
+    header = (*HISTORY_COLUMNS, *(("CHARTS",) if charts else ()))
+    lines = aligned([header, *(_row(g, current, charts=charts) for g in shown.generations)])
     if current is not None:
         lines.append(f"cluster is at generation {current} of plan {shown.plan} (namespace {shown.namespace})")
     return "\n".join(line.rstrip() for line in lines) + "\n"
@@ -69,6 +75,7 @@ def history_json(shown: History) -> str:
                 "who": g.who or None,
                 "changes": g.changes,
                 "rolledBackFrom": g.rolled_back_from,
+                "charts": dict(part.split("=", 1) for part in g.charts.split(",") if "=" in part),
             }
             for g in shown.generations
         ],
@@ -101,6 +108,8 @@ def _facts(generation: Generation) -> list[tuple[str, str]]:
         ("Who", str(generation.who)),
         ("Revision", generation.revision or "-"),
     ]
+    if generation.charts:
+        facts.append(("Charts", charts_text(generation.charts)))
     if generation.rolled_back_from is not None:
         facts.append(("Rolled back to", f"generation {generation.rolled_back_from}"))
     if generation.failed_tasks:

@@ -4,11 +4,12 @@ The file is read and its imports merged (`imports.py`): the object holds every v
 `imports` and no `!default`/`!remove`, `apiVersion`, `kind` and `metadata` first and the rest in merged
 order. The object is for the controller, which reads neither files nor its own environment for a plan,
 so what a Plan object refuses is refused here, each at the entry of the file that wrote it: a secret
-value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), and a file with
-SOPS-encrypted values, whose metadata cannot cover a merged object. The objects of `manifestFiles` are
-read (as the loader reads them, confined to the repository) and written under `manifests`, as
-`kustomize build` inlines its resources. A secret value written literally would be printed: refused
-too, unless `show_secrets` (as `render`
+value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), a file with
+SOPS-encrypted values, whose metadata cannot cover a merged object, and `kustomize` and `charts` (which
+the controller would render with tools it may not have). The objects of `manifestFiles` are read (as
+the loader reads them, confined to the repository) and written under `manifests`, as `kustomize build`
+inlines its resources. A secret value written literally would be printed: refused too, unless
+`show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
 
@@ -33,6 +34,14 @@ from planner.plan.source import ParsedFile, child_path
 from planner.sops.metadata import SOPS
 
 HEAD = ("apiVersion", "kind", "metadata")
+KUSTOMIZE_REFUSED = (
+    "kustomize cannot be used in a Plan object: the controller reads no files for a plan; "
+    "render the directories into `manifests:` instead"
+)
+CHARTS_REFUSED = (
+    "charts cannot be used in a Plan object: the controller reads no files for a plan; "
+    "render the charts into `manifests:` instead"
+)
 LITERAL_SECRET_REFUSED = (
     "a literal secret value would be printed: pass --show-secrets to print it, or read it "
     "valueFrom.secretKeyRef (a Secret in the plan's namespace)"
@@ -82,7 +91,7 @@ def _with_manifest_files_inlined(
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """`data` with the objects its `manifestFiles` match appended to `manifests`, in the order the loader
     reads them, and `manifestFiles` gone: the controller reads no files, so the object carries them."""
-    entries, problems = read_manifests(merged)
+    entries, problems = read_manifests(merged, lambda *_: ())  # kustomize and charts are refused
     from_files = [entry.data for entry in entries if entry.parsed is not merged]
     inlined = {key: value for key, value in data.items() if key != "manifestFiles"}
     inlined["manifests"] = [*data.get("manifests", ()), *from_files]
@@ -107,6 +116,10 @@ def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] |
     if "manifestFiles" in data:
         data, unread = _with_manifest_files_inlined(merged, data)
         problems += unread
+    if "kustomize" in data:
+        problems.append(merged.diagnostic("kustomize", KUSTOMIZE_REFUSED, at_value=False))
+    if "charts" in data:
+        problems.append(merged.diagnostic("charts", CHARTS_REFUSED, at_value=False))
     if refuse_literals:
         problems += [merged.diagnostic(path, LITERAL_SECRET_REFUSED) for path in literal_secret_paths(data)]
     if problems:

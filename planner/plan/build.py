@@ -16,6 +16,7 @@ from planner.plan import names
 from planner.plan.durations import parse_duration
 from planner.plan.model import (
     Autoscale,
+    ChartRelease,
     Claim,
     ConfigMap,
     Container,
@@ -50,11 +51,16 @@ Data = dict[str, Any]
 
 class _Builder:
     def __init__(
-        self, parsed: ParsedFile, secrets: Mapping[str, str], manifests: tuple[RawManifest, ...]
+        self,
+        parsed: ParsedFile,
+        secrets: Mapping[str, str],
+        manifests: tuple[RawManifest, ...],
+        charts: tuple[ChartRelease, ...],
     ) -> None:
         self.parsed = parsed
         self.secrets = secrets
         self.manifests = manifests
+        self.charts = charts
 
     def plan(self) -> Plan:
         data: Data = self.parsed.data
@@ -78,6 +84,7 @@ class _Builder:
                 self.volume_claim(item, path) for path, item in _entries(data, "volumeClaims")
             ),
             manifests=self.manifests,
+            charts=self.charts,
             allow_cluster_scoped=data.get("allowClusterScoped", False),
             service_account_name=data.get("serviceAccountName"),
             source=Source(
@@ -217,11 +224,16 @@ class _Builder:
 
 
 def build_plan(
-    parsed: ParsedFile, secrets: Mapping[str, str], *, manifests: tuple[RawManifest, ...] = ()
+    parsed: ParsedFile,
+    secrets: Mapping[str, str],
+    *,
+    manifests: tuple[RawManifest, ...] = (),
+    charts: tuple[ChartRelease, ...] = (),
 ) -> Plan:
     """The model of a plan document that passed every check; `secrets` maps value paths to values,
-    `manifests` are its raw objects (`planner.plan.raw_manifests`)."""
-    return _Builder(parsed, secrets, manifests).plan()
+    `manifests` are its raw objects (`planner.plan.raw_manifests`), `charts` the charts that rendered
+    some of them."""
+    return _Builder(parsed, secrets, manifests, charts).plan()
 
 
 def _entries(data: Data, key: str) -> list[tuple[str, Data]]:

@@ -203,6 +203,71 @@ manifestFiles: [crds/*.yaml]      # a CRD, and a Widget custom resource of it
   and RBAC before workloads, ConfigMaps, Secrets and claims before the workloads that use them, and a
   custom resource after its CRD is Established. `planner.dev/depends-on` on a manifest (workload or
   sandbox names, `Kind/name` of manifests) and `Kind/name` in a workload's `dependsOn` add edges.
+
+### Kustomize directories
+
+A base and its overlays as a team already keeps them: each `kustomize` entry names a directory (holding
+a `kustomization.yaml`) relative to the plan file, which Kustomize itself renders when the plan loads —
+`kustomize build DIR` when the `kustomize` binary is on PATH, else `kubectl kustomize DIR`. Every
+object it renders is handled as a document of `manifestFiles` is, by the rules above: a member of the
+ApplySet, diffed, ordered by kind, waited for and pruned when the overlay stops rendering it.
+
+```yaml
+kustomize:
+  - path: k8s/overlays/prod       # resources: [../../base, ...], patches, generators...
+```
+
+- A directory that does not render is a plan error at its `path` (the plan file's line and column)
+  with Kustomize's own message, before anything is read from or written to the cluster.
+- The directory, and every directory its kustomizations reach through `resources`, `bases` and
+  `components`, must be inside the repository (the nearest directory above the plan file holding
+  `.git`); a remote base (a URL, `github.com/...`) is refused: the plan's objects come from its
+  repository alone. Their files are inputs of the plan, which the controller watches.
+- A problem in a rendered object (a duplicate, a cluster-scoped kind without `allowClusterScoped`) is
+  reported at its line in Kustomize's output, named `DIR (kustomize output)`.
+- Not in a Plan object (`planner build` refuses it too): the controller reads no files for one.
+
+### Helm charts
+
+A chart a team already uses, as one release: each `charts` entry names a chart directory or `.tgz`
+beside the plan, which Helm's own engine (Helm v4 as a library: `pip install 'planner[charts]'`)
+renders when the plan loads, as `helm template` would, with `.Capabilities` (Kubernetes version, API
+versions) from the target cluster. Every object it renders is then handled as a document of
+`manifestFiles` is: a member of the ApplySet, diffed (so `plan` shows what a version or values change
+does to each object), ordered by kind (CRDs first, a custom resource after its CRD is Established),
+waited for, pruned when the chart stops rendering it, and recorded in generations with the chart's
+version (`planner history`; `planner rollback` brings an earlier version's objects back).
+
+```yaml
+allowClusterScoped: true          # the chart's crds/ hold a CustomResourceDefinition
+charts:
+  - name: web                     # the release: .Release.Name
+    chart: charts/web             # or charts/web-1.2.0.tgz
+    version: 1.2.0                # must be what Chart.yaml says: an upgrade is a change of this line
+    valuesFiles: [values/prod.yaml]
+    values: {replicaCount: 3}     # over valuesFiles, over the chart's values.yaml
+workloads:
+  - name: smoke
+    image: curlimages/curl:8.8.0
+    dependsOn: [chart/web]        # after every object of the chart is ready
+```
+
+- Hooks: `pre-install`/`pre-upgrade` objects (a migration Job) are applied and waited for (a Job until
+  complete) before the chart's other objects, `post-install`/`post-upgrade` ones after all of them, a
+  lower `helm.sh/hook-weight` first within a phase. A hook runs again when its rendered object changes
+  (`before-hook-creation`: it is replaced), not on every apply.
+- Not honoured, so plan errors naming the object: delete and rollback hooks, and a
+  `helm.sh/hook-delete-policy` other than `before-hook-creation`. `test` hooks are left out (planner
+  never runs them) with a warning, unless `skipTests: true`.
+- A chart that does not render (a `required` value missing, a template error) is a plan error at its
+  entry with Helm's message, before anything is read from or written to the cluster.
+- The chart and the values files are relative to the plan file and may not leave the repository;
+  their files are inputs of the plan, which the controller watches.
+- `repo: https://charts.example.com` with `chart: web` and `version: 1.2.0` takes the chart from an HTTP
+  chart repository: its `index.yaml` is read on each load, the archive is checked against the index's
+  sha256 digest and cached by it (`$PLANNER_CACHE_DIR`, else `~/.cache/planner`), and a version whose
+  digest changes under the same number is refused. No credentials or OCI registries yet.
+- Without a cluster (`planner render`), `.Capabilities` are Helm's defaults.
 """
 
 # (title, where the object appears, JSON pointer into the schema)

@@ -32,9 +32,13 @@ from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
+from planner.plan.charted import CHARTS, chart_documents, chart_files_in
+from planner.plan.helm_engine import Capabilities
 from planner.plan.imports import IMPORTS, imports_and_files, resolve_imports
 from planner.plan.input_limits import read_capped
-from planner.plan.model import Plan
+from planner.plan.kustomized import KUSTOMIZE, kustomize_files_in, kustomized_documents
+from planner.plan.model import ChartRelease, Plan
+from planner.plan.raw import Node
 from planner.plan.raw_manifests import (
     manifest_diagnostics,
     manifest_files_in,
@@ -57,6 +61,14 @@ SAYS_IT_IS_A_PLAN = re.compile(
 NO_IMPORTS_IN_OBJECTS = (
     "a Plan object cannot import files (the cluster has no repository to read them from): "
     "write the merged plan into the object instead"
+)
+NO_KUSTOMIZE_IN_OBJECTS = (
+    "a Plan object cannot name Kustomize directories (the cluster has no repository to read them from): "
+    "render them into `manifests` instead"
+)
+NO_CHARTS_IN_OBJECTS = (
+    "a Plan object cannot name charts (the cluster has no repository to read them from): "
+    "render them into `manifests` instead"
 )
 
 
@@ -83,6 +95,7 @@ def load_plans(
     progress: Callable[[int, int], None] | None = None,
     secret_refs: SecretRefs | None = None,
     age_keys: KeySource | None = None,
+    capabilities: Callable[[], Capabilities] = Capabilities,
 ) -> LoadResult:
     """Load every plan in `paths` (files, or directories meaning the plan files under them, as
     `find_plan_files` finds them).
@@ -91,6 +104,8 @@ def load_plans(
     `secret_refs` reads `{valueFrom: {secretKeyRef: ...}}` (none: such a value is an error);
     `age_keys` opens SOPS-encrypted files (default: the age keys where sops looks for them, in
     `environ`; `unread_keys` for a check that reads no secret values);
+    `capabilities` says what the target cluster serves, for Helm's `.Capabilities` (asked only when a
+    plan has charts; the default: Helm's own defaults, as `helm template` without a cluster);
     `progress(done, total)` hears of each file loaded. Raises PlanError with every error diagnostic
     when any file has one.
     """
@@ -103,7 +118,7 @@ def load_plans(
         if progress is not None:
             progress(loaded, len(files))
         parsed = read_plan_file(file)
-        plan, found = _load_parsed(parsed, given, secret_refs, keys)
+        plan, found = _load_parsed(parsed, given, secret_refs, keys, capabilities=capabilities)
         problems.extend(found_error for found_error in found if found_error.severity == "error")
         warnings.extend(found_warning for found_warning in found if found_warning.severity == "warning")
         if plan is not None:
@@ -117,14 +132,23 @@ def load_plans(
 def input_files(path: Path) -> tuple[Path, ...]:
     """Every file besides itself that the plan file at `path` reads: the fragments it imports (also one
     that does not load or does not exist yet: its change may make the plan load), then the secret and
-    manifest files of the merged plan (of the file alone when its imports do not merge). Whoever watches
-    a plan file for changes watches these too; none when the file cannot be read."""
+    manifest files, the files of the Kustomize directories and the charts and values files of the
+    merged plan (of the file alone when
+    its imports do not merge). Whoever watches a plan file for changes watches these too; none when the
+    file cannot be read."""
     parsed = read_plan_file(path)
     if isinstance(parsed, Diagnostic):
         return ()
     merged, fragments = imports_and_files(parsed)
     read = merged if isinstance(merged, ParsedFile) else parsed
-    return tuple(dict.fromkeys((*fragments, *secret_files_in(read), *manifest_files_in(read))))
+    inputs = (
+        *fragments,
+        *secret_files_in(read),
+        *manifest_files_in(read),
+        *kustomize_files_in(read),
+        *chart_files_in(read),
+    )
+    return tuple(dict.fromkeys(inputs))
 
 
 def find_plan_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -231,11 +255,19 @@ def _load_parsed(
     age_keys: KeySource,
     *,
     local: bool = True,
+    capabilities: Callable[[], Capabilities] = Capabilities,
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
-    if not local and isinstance(parsed.data, dict) and IMPORTS in parsed.data:
-        return None, [parsed.diagnostic(IMPORTS, NO_IMPORTS_IN_OBJECTS, at_value=False)]
+    if not local and isinstance(parsed.data, dict):
+        refused = (
+            (IMPORTS, NO_IMPORTS_IN_OBJECTS),
+            (KUSTOMIZE, NO_KUSTOMIZE_IN_OBJECTS),
+            (CHARTS, NO_CHARTS_IN_OBJECTS),
+        )
+        found = [parsed.diagnostic(key, why, at_value=False) for key, why in refused if key in parsed.data]
+        if found:
+            return None, found
     merged = resolve_imports(parsed)
     if isinstance(merged, list):
         return None, merged
@@ -251,12 +283,24 @@ def _load_parsed(
         parsed, environ, refs=secret_refs, local=local, unsealed=unsealed
     )
     found += [item for item in secret_problems if not _inside(item.path, broken)]
-    entries, manifest_problems = read_manifests(parsed)
+    charts: list[ChartRelease] = []
+
+    def rendered(
+        parsed: ParsedFile, plan: Node, problems: list[Diagnostic]
+    ) -> Iterator[tuple[ParsedFile, str]]:
+        yield from ((documents, "") for documents in kustomized_documents(parsed, plan, problems))
+        if plan.data.get(CHARTS):
+            output = chart_documents(parsed, plan, problems, capabilities())
+            charts.extend(output.releases)
+            yield from output.documents
+
+    entries, manifest_problems = read_manifests(parsed, rendered)
     found += manifest_problems
     found += [item for item in manifest_diagnostics(parsed, entries) if not _inside(item.path, broken)]
     if any(diagnostic.severity == "error" for diagnostic in found):
         return None, found
-    return (build_plan(parsed, secrets, manifests=raw_manifests(entries)), parsed), found
+    built = build_plan(parsed, secrets, manifests=raw_manifests(entries), charts=tuple(charts))
+    return (built, parsed), found
 
 
 def _inside(path: str, broken: frozenset[str]) -> bool:

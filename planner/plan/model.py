@@ -259,6 +259,7 @@ class RawManifest:
     path: str  # its path there: `manifests[0]`, or `[2]` for a manifest file's third document
     position: Position
     depends_on: tuple[str, ...] = ()  # its `planner.dev/depends-on` annotation, split
+    origin: str = ""  # `chart/<name>` for an object a chart of the plan renders, else ""
 
     @property
     def api_version(self) -> str:
@@ -280,6 +281,17 @@ class RawManifest:
     def handle(self) -> str:
         """How `dependsOn` names it: `Kind/name`."""
         return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class ChartRelease:
+    """A chart of the plan as it rendered, as generations record it: the release name, the chart as
+    the plan names it (a path), and the name and version its Chart.yaml gives."""
+
+    name: str
+    chart: str
+    chart_name: str
+    version: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -326,6 +338,7 @@ class Plan:
     secrets: tuple[Secret, ...] = ()
     volume_claims: tuple[VolumeClaim, ...] = ()
     manifests: tuple[RawManifest, ...] = ()
+    charts: tuple[ChartRelease, ...] = ()  # the charts whose objects are among `manifests`
     allow_cluster_scoped: bool = False
     service_account_name: str | None = None  # the controller reconciles a Plan object as this account
     source: Source = field(default_factory=lambda: Source(file="<memory>"), compare=False)
@@ -343,6 +356,15 @@ class Plan:
     def declared_kinds(self) -> Mapping[tuple[str, str], KindInfo]:
         """The kinds the plan's own CustomResourceDefinitions declare, by (group, kind)."""
         return {(info.group, info.kind): info for info in declared_kinds(m.object for m in self.manifests)}
+
+    @cached_property
+    def chart_members(self) -> Mapping[str, tuple[RawManifest, ...]]:
+        """The raw manifests each chart renders, by `chart/<name>` (the spelling `dependsOn` uses)."""
+        found: dict[str, list[RawManifest]] = {f"chart/{chart.name}": [] for chart in self.charts}
+        for raw in self.manifests:
+            if raw.origin:
+                found.setdefault(raw.origin, []).append(raw)
+        return {origin: tuple(members) for origin, members in found.items()}
 
     @cached_property
     def manifests_by_handle(self) -> Mapping[str, RawManifest]:

@@ -21,7 +21,7 @@ cycle.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ class Entry:
     parsed: ParsedFile
     path: str
     data: dict[str, Any]
+    origin: str = ""  # `chart/<name>` for a chart's object
 
     def at(self, key: str) -> str:
         return child_path(self.path, key)
@@ -86,9 +87,13 @@ class Entry:
         return [item.strip() for item in str(value).split(",") if item.strip()] if value else []
 
 
-def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
-    """The plan's raw objects (inline first, then each file's in order) and the problems of reading
-    them; an object with a problem is left out."""
+Rendered = Callable[[ParsedFile, Node, list[Diagnostic]], Iterable[tuple[ParsedFile, str]]]
+
+
+def read_manifests(parsed: ParsedFile, rendered: Rendered) -> tuple[list[Entry], list[Diagnostic]]:
+    """The plan's raw objects (inline first, then each file's in order, then those `rendered` gives:
+    the documents of its Kustomize directories and charts, each with its origin) and the problems of
+    reading them; an object with a problem is left out."""
     plan = root(parsed.data)
     if plan is None:
         return [], []
@@ -99,14 +104,20 @@ def read_manifests(parsed: ParsedFile) -> tuple[list[Entry], list[Diagnostic]]:
         if isinstance(documents, Diagnostic):
             problems.append(documents)
             continue
-        report = check_schema(documents, definition="manifest")
-        problems += report.diagnostics
-        bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
-        for index, item in enumerate(documents.data):
-            path = child_path("", index)
-            if path not in bad and _whole(item):
-                entries.append(Entry(documents, path, item))
+        entries += _document_entries(documents, problems)
+    for documents, origin in rendered(parsed, plan, problems):
+        entries += _document_entries(documents, problems, origin)
     return entries, problems
+
+
+def _document_entries(documents: ParsedFile, problems: list[Diagnostic], origin: str = "") -> Iterator[Entry]:
+    report = check_schema(documents, definition="manifest")
+    problems += report.diagnostics
+    bad = {diagnostic.path.partition(".")[0] for diagnostic in report.diagnostics}
+    for index, item in enumerate(documents.data):
+        path = child_path("", index)
+        if path not in bad and _whole(item):
+            yield Entry(documents, path, item, origin)
 
 
 def manifest_files(path: Path) -> tuple[Path, ...]:
@@ -189,7 +200,7 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
     allowed = plan.data.get("allowClusterScoped") is True
     declared = {(info.group, info.kind): info for info in declared_kinds(entry.data for entry in entries)}
     rendered = {(o.kind, o.namespace, o.name): o for o in rendered_objects(plan)}
-    handles = {entry.handle for entry in entries}
+    handles = {entry.handle for entry in entries} | {entry.origin for entry in entries if entry.origin}
     runnables = {
         name
         for section in ("workloads", "sandboxes")
@@ -233,8 +244,8 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
             if target not in handles and target not in runnables:
                 yield entry.diagnostic(
                     f"metadata.annotations.{DEPENDS_ON}",
-                    f'unknown dependency "{target}": expected a workload or sandbox of this plan, or a '
-                    "manifest as Kind/name",
+                    f'unknown dependency "{target}": expected a workload or sandbox of this plan, a '
+                    "manifest as Kind/name, or a chart as chart/<name>",
                 )
             elif target == entry.handle:
                 yield entry.diagnostic(
@@ -263,6 +274,8 @@ def _cycles_through_manifests(plan: Node, entries: list[Entry]) -> Iterator[Diag
     by_handle: dict[str, Entry] = {}
     for entry in entries:
         by_handle.setdefault(entry.handle, entry)
+        if entry.origin:
+            graph.add_edge(entry.origin, entry.handle)  # depending on a chart is depending on each member
         for target in entry.depends_on():
             graph.add_edge(entry.handle, target)
     for group in nx.strongly_connected_components(graph):
@@ -333,4 +346,5 @@ def _raw_manifest(entry: Entry, where: Position) -> RawManifest:
         path=entry.path,
         position=replace(where, file=""),
         depends_on=tuple(entry.depends_on()),
+        origin=entry.origin,
     )

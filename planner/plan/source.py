@@ -178,6 +178,12 @@ def read_documents(path: Path) -> ParsedFile | Diagnostic:
     text = read_text(path, what="manifest file")
     if isinstance(text, Diagnostic):
         return text
+    return parse_documents(name, text)
+
+
+def parse_documents(name: str, text: str) -> ParsedFile | Diagnostic:
+    """`text` read as `read_documents` reads a file named `name` (the output of a renderer, such as
+    `kubectl kustomize`, which has no file of its own)."""
     try:
         return _parse(name, text, pure=False, documents=True)
     except MarkedYAMLError:

@@ -148,10 +148,22 @@ def primary_ref(plan: Plan, name: str, default_namespace: str) -> str:
     raise KeyError(f"plan {plan.name} has no workload or sandbox named {name!r}")
 
 
+def dependency_refs(plan: Plan, name: str, default_namespace: str) -> list[str]:
+    """The depends-on references a dependency names: a chart (`chart/<name>`) means each object it
+    renders; anything else its primary object (`primary_ref`)."""
+    members = plan.chart_members.get(name)
+    if members is None:
+        return [primary_ref(plan, name, default_namespace)]
+    return [
+        depends_on_ref(raw_kind(plan, raw), raw_namespace(plan, raw, default_namespace) or "", raw.name)
+        for raw in members
+    ]
+
+
 def depends_on_annotation(plan: Plan, depends_on: Iterable[str], default_namespace: str) -> dict[str, str]:
     """`config.kubernetes.io/depends-on` for a dependent's primary object; nothing when it has no
     dependencies."""
-    refs = [primary_ref(plan, target, default_namespace) for target in depends_on]
+    refs = [ref for target in depends_on for ref in dependency_refs(plan, target, default_namespace)]
     return {ANNOTATION_DEPENDS_ON: depends_on_value(refs)} if refs else {}
 
 

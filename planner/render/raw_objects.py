@@ -13,14 +13,14 @@ from __future__ import annotations
 from planner.objects import ANNOTATION_DEPENDS_ON, Manifest, json_copy
 from planner.plan.model import Plan, RawManifest
 from planner.plan.raw_manifests import DEPENDS_ON
-from planner.render.identity import Stamp, depends_on_value, primary_ref, raw_namespace
+from planner.render.identity import Stamp, dependency_refs, depends_on_value, raw_namespace
 
 
 def render_manifest(raw: RawManifest, *, plan: Plan, stamp: Stamp, default_namespace: str) -> Manifest:
     obj: Manifest = {k: json_copy(v) for k, v in raw.object.items() if k != "status"}  # the server's
     written = obj["metadata"]
     annotations = {k: str(v) for k, v in (written.get("annotations") or {}).items() if k != DEPENDS_ON}
-    refs = [primary_ref(plan, target, default_namespace) for target in raw.depends_on]
+    refs = [ref for target in raw.depends_on for ref in dependency_refs(plan, target, default_namespace)]
     if refs:
         already = [ref for ref in annotations.get(ANNOTATION_DEPENDS_ON, "").split(",") if ref.strip()]
         annotations[ANNOTATION_DEPENDS_ON] = depends_on_value([*already, *refs])

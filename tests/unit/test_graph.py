@@ -14,7 +14,7 @@ import pytest
 
 from planner.diff import Action, Change, ChangeSet, Transition
 from planner.graph import GraphError, parse_depends_on, solve
-from planner.objects import ObjectRef
+from planner.objects import ANNOTATION_RUN_KEY, ObjectRef
 from planner.state.applyset import ParentRecord, RunRecord
 
 Manifest = dict[str, Any]
@@ -425,6 +425,7 @@ def test_sandbox_order(changes: ChangeSet, expected: str) -> None:
 def test_a_workload_in_another_namespace_waits_for_that_namespace_and_for_the_parent() -> None:
     other = ObjectRef(group="", kind="Namespace", namespace=None, name="batch")
     report = manifest("Job", "report", "batch", owner="report")
+    report["metadata"].setdefault("annotations", {})[ANNOTATION_RUN_KEY] = "0123abcd"  # a workload's Job
     changes = changeset(
         SHOP,
         SHOP,

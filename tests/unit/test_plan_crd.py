@@ -50,10 +50,12 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
     assert sorted(SCHEMA["properties"]) == [
         "allowClusterScoped",
         "apiVersion",
+        "charts",  # kept, as manifestFiles is: refused by the loader, with a message, not pruned away unseen
         "configMaps",
         "decryption",
         "imports",  # kept: a Plan object's imports is refused in its status, not pruned away unseen
         "kind",
+        "kustomize",
         "manifestFiles",
         "manifests",
         "metadata",
@@ -110,7 +112,8 @@ def test_a_unique_list_of_names_is_a_set() -> None:
         "type": "array",
         "items": {
             "type": "string",
-            "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Z][A-Za-z0-9]*/[a-z0-9]([-.a-z0-9]*[a-z0-9])?)$",
+            "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Z][A-Za-z0-9]*/[a-z0-9]([-.a-z0-9]*[a-z0-9])?"
+            "|chart/[a-z0-9]([-a-z0-9]*[a-z0-9])?)$",
         },
         "x-kubernetes-list-type": "set",
     }

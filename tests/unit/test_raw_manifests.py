@@ -151,7 +151,7 @@ manifestFiles: [more.yaml]
         "plan.yaml:8:48: manifests[1].kind: ClusterRole is cluster-scoped: set `allowClusterScoped: true` "
         "on the plan to manage cluster-scoped objects (apply then also prunes them)",
         "plan.yaml:13:21: manifests[2].metadata.annotations.planner.dev/depends-on: unknown dependency "
-        '"Secret/nothing": expected a workload or sandbox of this plan, or a manifest as Kind/name',
+        '"Secret/nothing": expected a workload or sandbox of this plan, a manifest as Kind/name, or a chart as chart/<name>',
     ]
 
 
@@ -265,7 +265,6 @@ def test_kind_order_puts_crds_then_rbac_before_workloads_and_a_custom_resource_a
         "wait-ready customresourcedefinition/widgets.example.com <- create customresourcedefinition/widgets.example.com\n"
         "create serviceaccount/shop/runner <- create customresourcedefinition/widgets.example.com\n"
         "create job/shop/migrate <- create serviceaccount/shop/runner\n"
-        "record-run job/shop/migrate <- create job/shop/migrate\n"
         "wait-ready job/shop/migrate <- create job/shop/migrate\n"
         "create poddisruptionbudget/shop/web <- wait-ready job/shop/migrate\n"
         "wait-ready poddisruptionbudget/shop/web <- create poddisruptionbudget/shop/web\n"

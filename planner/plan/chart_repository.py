@@ -1,0 +1,133 @@
+"""Charts from an HTTP(S) chart repository (`repo:`): the `.tgz` of one pinned version, fetched through
+the repository's `index.yaml` and kept in a cache by its digest.
+
+Each load reads the index (a published chart must be findable now), finds the entry of `chart` at
+`version` and its `digest` (sha256 of the archive, as `helm repo index` writes it). The archive is
+read from the cache when one with that digest is there, else downloaded from the entry's first URL
+(relative to the repository, or absolute), checked against the digest and cached under it. The cache
+also remembers which digest each (repository, chart, version) had: a version whose digest changes
+later is refused, since a published version that changes under the same number is either a mistake or
+an attack, and a plan pinned to it must not silently apply something else. Where the cache lives:
+`$PLANNER_CACHE_DIR`, else `$XDG_CACHE_HOME/planner`, else `~/.cache/planner`, under `charts/`.
+
+No credentials yet (a repository that needs them answers 401/403, which is reported), and no OCI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+MAX_INDEX_BYTES = 32 * 1024 * 1024
+MAX_CHART_BYTES = 32 * 1024 * 1024
+TIMEOUT_SECONDS = 30
+SEEN = "digests.json"
+
+
+def cache_directory() -> Path:
+    base = os.environ.get("PLANNER_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base else Path.home() / ".cache"
+    return (root if os.environ.get("PLANNER_CACHE_DIR") else root / "planner") / "charts"
+
+
+def fetch_chart(repo: str, chart: str, version: str) -> Path | str:
+    """The cached archive of `chart` at `version` in `repo`, or why it cannot be had."""
+    base = repo.rstrip("/") + "/"
+    index = _download(urllib.parse.urljoin(base, "index.yaml"), MAX_INDEX_BYTES)
+    if isinstance(index, str):
+        return f"cannot read the repository's index: {index}"
+    entry = _entry(index, chart, version)
+    if isinstance(entry, str):
+        return entry
+    digest, url = entry
+    cache = cache_directory()
+    problem = _remember(cache, f"{base}{chart}@{version}", digest)
+    if problem is not None:
+        return problem
+    archive = cache / f"sha256-{digest}.tgz"
+    if archive.is_file() and _sha256(archive.read_bytes()) == digest:
+        return archive
+    data = _download(urllib.parse.urljoin(base, url), MAX_CHART_BYTES)
+    if isinstance(data, str):
+        return f"cannot download {chart} {version}: {data}"
+    if _sha256(data) != digest:
+        return (
+            f"{chart} {version} downloaded from {urllib.parse.urljoin(base, url)} has digest sha256:{_sha256(data)}, "
+            f"not the sha256:{digest} the index gives: refused"
+        )
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_suffix(".partial")
+    partial.write_bytes(data)
+    partial.replace(archive)
+    return archive
+
+
+def _entry(index: bytes, chart: str, version: str) -> tuple[str, str] | str:
+    try:
+        data = YAML(typ="safe").load(index.decode("utf-8", "replace"))
+    except YAMLError as error:
+        return f"the repository's index.yaml is not YAML: {str(error).splitlines()[0]}"
+    entries: Any = data.get("entries") if isinstance(data, dict) else None
+    versions = entries.get(chart) if isinstance(entries, dict) else None
+    if not isinstance(versions, list) or not versions:
+        return f"the repository has no chart {chart!r}"
+    found = next((v for v in versions if isinstance(v, dict) and str(v.get("version")) == version), None)
+    if found is None:
+        known = ", ".join(str(v.get("version")) for v in versions[:10] if isinstance(v, dict))
+        return f"the repository has no version {version} of {chart!r} (it has {known})"
+    digest = str(found.get("digest") or "").removeprefix("sha256:")
+    urls = found.get("urls")
+    if len(digest) != 64 or not isinstance(urls, list) or not urls:
+        return f"the index entry of {chart} {version} has no sha256 digest or no URL: refused"
+    return digest, str(urls[0])
+
+
+def _remember(cache: Path, key: str, digest: str) -> str | None:
+    """Record the digest `key` has; refuse one that differs from the digest recorded before."""
+    seen_file = cache / SEEN
+    try:
+        seen = json.loads(seen_file.read_text()) if seen_file.is_file() else {}
+    except (OSError, ValueError):
+        seen = {}
+    earlier = seen.get(key)
+    if earlier is not None and earlier != digest:
+        return (
+            f"{key} now has digest sha256:{digest}, but had sha256:{earlier} before: a published chart "
+            "version must not change; refused (if the change is known and trusted, remove its line from "
+            f"{seen_file})"
+        )
+    if earlier is None:
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = seen_file.with_suffix(".partial")
+        partial.write_text(json.dumps({**seen, key: digest}, indent=1, sort_keys=True))
+        partial.replace(seen_file)
+    return None
+
+
+def _download(url: str, limit: int) -> bytes | str:
+    if urllib.parse.urlparse(url).scheme not in ("http", "https"):
+        return f"{url}: only http and https are read"
+    request = urllib.request.Request(url, headers={"User-Agent": "planner"})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+            data: bytes = response.read(limit + 1)
+    except urllib.error.HTTPError as error:
+        return f"{url}: HTTP {error.code} {error.reason}"
+    except (urllib.error.URLError, OSError) as error:
+        return f"{url}: {getattr(error, 'reason', error)}"
+    if len(data) > limit:
+        return f"{url}: over {limit:,} bytes"
+    return data
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,367 @@
+"""Helm charts (`charts:`): the objects a chart renders, read as the documents of a manifest file are,
+so they join the plan as `manifestFiles` objects do (checks, ApplySet membership, diff, ordering, wait,
+prune, generations), each knowing its chart (`RawManifest.origin`, `chart/<name>`).
+
+Helm renders (`helm_engine`, the one seam to it), while the plan loads, as `helm template` would: the
+chart's `crds/` files first (unless `includeCRDs: false`), then its templates in path order, split on
+Helm's document separator, NOTES.txt left out. A chart that does not render, or whose Chart.yaml names
+another `version` than the plan expects, is a plan error at the entry, before anything is written.
+
+Hooks become edges of the plan's graph, the part of a Helm release planner can honour the same way:
+`pre-install`/`pre-upgrade` objects are dependencies of the chart's other objects (a Job among them is
+waited for until complete), `post-install`/`post-upgrade` ones depend on all of them, and within a
+phase a lower `helm.sh/hook-weight` goes first. An object that is both (a hook Job's ServiceAccount)
+goes first. `test` hooks are never run (`helm test` runs them): left out, with a warning unless the
+entry says `skipTests`. Delete and rollback hooks, and delete policies other than
+`before-hook-creation` (which is what planner does to a hook whose rendered object changed: it is
+replaced), are plan errors naming the object: planner keeps every object a plan renders as a member, so
+it has no moment to run them, and never drops one silently.
+
+Confinement follows `kustomize`: the chart and the values files are relative to the file naming them,
+absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
+repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from planner.errors import Diagnostic
+from planner.kinds import declared_kinds, group_of, known
+from planner.plan.chart_repository import fetch_chart
+from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
+from planner.plan.imports import repository_root
+from planner.plan.input_limits import read_text
+from planner.plan.model import ChartRelease
+from planner.plan.raw import Node, root
+from planner.plan.raw_manifests import DEPENDS_ON, leaves
+from planner.plan.source import ParsedFile, parse_documents
+
+CHARTS = "charts"
+HOOK = "helm.sh/hook"
+HOOK_WEIGHT = "helm.sh/hook-weight"
+HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
+BEFORE = frozenset({"pre-install", "pre-upgrade"})
+AFTER = frozenset({"post-install", "post-upgrade"})
+TESTS = frozenset({"test", "test-success", "test-failure"})
+DELETE_POLICIES = frozenset({"before-hook-creation"})
+_SEPARATOR = re.compile(r"(?:^|\s*\n)---\s*")  # Helm's own (releaseutil.SplitManifests)
+
+
+@dataclass
+class ChartOutput:
+    """The charts of one plan as they rendered: their documents (with each one's origin) and releases."""
+
+    documents: list[tuple[ParsedFile, str]]
+    releases: list[ChartRelease]
+
+
+def chart_documents(
+    parsed: ParsedFile, plan: Node, problems: list[Diagnostic], capabilities: Capabilities
+) -> ChartOutput:
+    """The rendered documents of each chart entry, in order; problems go to `problems` at the entry."""
+    output = ChartOutput([], [])
+    metadata = plan.child("metadata")
+    plan_namespace = (metadata.text("namespace") if metadata else None) or ""
+    real_root = Path(os.path.realpath(repository_root(Path(parsed.file))))
+    seen: set[str] = set()
+    for item in plan.items(CHARTS):
+        name, chart = item.text("name"), item.text("chart")
+        if name is None or chart is None:
+            continue  # the schema check reports it
+        if name in seen:
+            problems.append(
+                parsed.diagnostic(
+                    item.at("name"), f"a second chart named {name!r}: release names are unique in a plan"
+                )
+            )
+            continue
+        seen.add(name)
+        if not plan_namespace and not item.text("namespace"):
+            problems.append(
+                parsed.diagnostic(
+                    item.at("name"),
+                    f"chart {name!r} needs a namespace (its .Release.Namespace): set `namespace` on it, or "
+                    "the plan's metadata.namespace",
+                )
+            )
+            continue
+        found = _one_chart(parsed, item, real_root, plan_namespace, capabilities)
+        if isinstance(found, list):
+            problems += found
+            continue
+        documents, release, warnings = found
+        problems += warnings
+        output.documents.append((documents, f"chart/{name}"))
+        output.releases.append(release)
+    return output
+
+
+def chart_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
+    """The files the chart entries of a parsed plan read (each chart's files, its values files): those
+    whose change may change what it renders."""
+    plan = root(parsed.data)
+    if plan is None:
+        return ()
+    real_root = Path(os.path.realpath(repository_root(Path(parsed.file))))
+    files: list[Path] = []
+    for item in plan.items(CHARTS):
+        base = _base(parsed, item)
+        chart = item.text("chart") if item.text("repo") is None else None  # a repository's: not a file here
+        if chart is not None and _confined(base / chart, chart, real_root, "chart") is None:
+            files += [base / chart] if (base / chart).is_file() else sorted(_files_under(base / chart))
+        for _, written in item.strings("valuesFiles"):
+            if _confined(base / written, written, real_root, "values file") is None:
+                files.append(base / written)
+    return tuple(files)
+
+
+def _files_under(directory: Path) -> Iterator[Path]:
+    for folder, _, names in os.walk(directory):
+        yield from (Path(folder) / name for name in sorted(names))
+
+
+def _base(parsed: ParsedFile, item: Node) -> Path:
+    return Path(parsed.file_of(parsed.position(item.path))).parent  # an imported fragment's: its own
+
+
+def _one_chart(
+    parsed: ParsedFile, item: Node, real_root: Path, plan_namespace: str, capabilities: Capabilities
+) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
+    name = str(item.text("name"))
+    base = _base(parsed, item)
+    path = _chart_path(parsed, item, base, real_root)
+    if isinstance(path, Diagnostic):
+        return [path]
+    values = _values(parsed, item, base, real_root)
+    if isinstance(values, Diagnostic):
+        return [values]
+    namespace = item.text("namespace") or plan_namespace
+    rendered = render_chart(path, release=name, namespace=namespace, values=values, capabilities=capabilities)
+    if isinstance(rendered, ChartFailure):
+        return [
+            parsed.diagnostic(item.at("chart"), f"Helm could not render chart {name!r}: {rendered.message}")
+        ]
+    expected = item.text("version")
+    if expected is not None and expected != rendered.version:
+        return [
+            parsed.diagnostic(
+                item.at("version"),
+                f"chart {name!r} is {rendered.name} {rendered.version}, not the version {expected} the plan "
+                "expects: change `version` to upgrade (or downgrade) it",
+            )
+        ]
+    return _documents(parsed, item, rendered, namespace if namespace != plan_namespace else None)
+
+
+def _chart_path(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> Path | Diagnostic:
+    """The chart's directory or archive: beside the plan, or fetched from its repository (a pinned
+    version, cached by digest: `chart_repository`)."""
+    chart, repo, version = str(item.text("chart")), item.text("repo"), item.text("version")
+    if repo is None:
+        problem = _confined(base / chart, chart, real_root, "chart")
+        return base / chart if problem is None else parsed.diagnostic(item.at("chart"), problem)
+    if version is None:
+        return parsed.diagnostic(
+            item.path, "a chart from a repository needs its `version`: pin the one to apply"
+        )
+    fetched = fetch_chart(repo, chart, version)
+    return fetched if isinstance(fetched, Path) else parsed.diagnostic(item.at("repo"), fetched)
+
+
+def _documents(
+    parsed: ParsedFile, item: Node, rendered: RenderedChart, namespace: str | None
+) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
+    name, chart = str(item.text("name")), str(item.text("chart"))
+    kept: list[tuple[str, str]] = []
+    tests: list[str] = []
+    problems: list[Diagnostic] = []
+    for source, document, head in split_rendered(rendered, include_crds=item.data.get("includeCRDs", True)):
+        hooks = _hooks(head)
+        if hooks & TESTS:
+            tests.append(_handle(head))
+            continue
+        problem = _unsupported(head, hooks)
+        if problem is not None:
+            problems.append(parsed.diagnostic(item.at("chart"), f"chart {name!r}: {problem}"))
+            continue
+        kept.append((source, f"# Source: {source}\n{document}\n"))
+    if problems:
+        return problems
+    output = "---\n".join(text for _, text in kept)
+    documents = parse_documents(f"{chart} (chart {name}: Helm's output)", output)
+    if isinstance(documents, Diagnostic):
+        message = f"chart {name!r} rendered unreadable YAML: {documents.message}"
+        return [parsed.diagnostic(item.at("chart"), message)]
+    objects = [document for document in documents.data if isinstance(document, dict)]
+    # crds/ files come first, before the hooks too, as Helm installs them (the kind order keeps them first)
+    _order_hooks(objects[sum(1 for source, _ in kept if source.startswith("crds/")) :])
+    if namespace is not None:
+        _place(objects, namespace)
+    warnings = []
+    if tests and not item.data.get("skipTests", False):
+        warnings.append(
+            parsed.diagnostic(
+                item.at("name"),
+                f"chart {name!r}: its test hooks ({', '.join(tests)}) are left out: planner never runs "
+                "them (`helm test` does); `skipTests: true` says so quietly",
+                warning=True,
+            )
+        )
+    return documents, ChartRelease(name, chart, rendered.name, rendered.version), warnings
+
+
+def split_rendered(
+    rendered: RenderedChart, *, include_crds: bool
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """The objects of a rendered chart as `helm template` prints them, in its order of files: (file, the
+    document's text, its data), the crds/ files first when included, empty documents left out."""
+    crds = [(f"crds/{file}", text) for file, text in rendered.crds] if include_crds else []
+    for source, text in [*crds, *rendered.templates]:
+        for document in _SEPARATOR.split(text):
+            head = _head(document)
+            if head is not None:
+                yield source, document.strip(), head
+
+
+def _head(document: str) -> dict[str, Any] | None:
+    """A document's data when it holds an object (a document of comments only, or empty, is none)."""
+    if not document.strip():
+        return None
+    try:
+        data = YAML(typ="safe").load(document)
+    except YAMLError:
+        return {"kind": "", "metadata": {}}  # kept: parsing the whole output reports where it is broken
+    return data if isinstance(data, dict) else None
+
+
+def _hooks(head: Mapping[str, Any]) -> frozenset[str]:
+    value = _annotations(head).get(HOOK)
+    return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()
+
+
+def _annotations(head: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = head.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else {}
+
+
+def _handle(head: Mapping[str, Any]) -> str:
+    metadata = head.get("metadata")
+    return f"{head.get('kind')}/{metadata.get('name') if isinstance(metadata, dict) else None}"
+
+
+def _unsupported(head: Mapping[str, Any], hooks: frozenset[str]) -> str | None:
+    if not hooks:
+        return None
+    others = sorted(hooks - BEFORE - AFTER)
+    if others:
+        return (
+            f"{_handle(head)} is a {', '.join(others)} hook, which planner cannot run: it runs only the "
+            "pre/post-install and pre/post-upgrade hooks, as part of an apply"
+        )
+    value = _annotations(head).get(HOOK_DELETE_POLICY)
+    policies = {part.strip() for part in str(value).split(",") if part.strip()} if value else set()
+    unsupported = sorted(policies - DELETE_POLICIES)
+    if unsupported:
+        return (
+            f"{_handle(head)} has {HOOK_DELETE_POLICY} {', '.join(unsupported)}, which planner does not "
+            "honour: a hook stays a member of the plan (deleted, the next apply would create it again); "
+            "only before-hook-creation is supported (a changed hook is replaced)"
+        )
+    return None
+
+
+def _order_hooks(objects: list[dict[str, Any]]) -> None:
+    """Hooks as edges (`planner.dev/depends-on`): pre hooks by weight, then the chart's other objects,
+    then post hooks by weight."""
+    phases: dict[str, list[tuple[int, str, dict[str, Any]]]] = {"pre": [], "main": [], "post": []}
+    for obj in objects:
+        hooks = _hooks(obj)
+        phase = "pre" if hooks & BEFORE else "post" if hooks & AFTER else "main"
+        phases[phase].append((_weight(obj), _handle(obj), obj))
+    earlier: list[str] = []
+    for phase in ("pre", "main", "post"):
+        members = phases[phase]
+        for weight, handle, obj in members:
+            before = [other for w, other, _ in members if w < weight] if phase != "main" else []
+            _depend(obj, [target for target in [*earlier, *before] if target != handle])
+        earlier += [handle for _, handle, _ in members]
+
+
+def _weight(obj: Mapping[str, Any]) -> int:
+    try:
+        return int(str(_annotations(obj).get(HOOK_WEIGHT, 0)))
+    except ValueError:
+        return 0
+
+
+def _depend(obj: dict[str, Any], targets: list[str]) -> None:
+    if not targets:
+        return
+    annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+    already = [part.strip() for part in str(annotations.get(DEPENDS_ON, "")).split(",") if part.strip()]
+    annotations[DEPENDS_ON] = ",".join(dict.fromkeys([*already, *targets]))
+
+
+def _place(objects: list[dict[str, Any]], namespace: str) -> None:
+    """The release namespace on each namespaced object that names none (a kind neither planner nor the
+    chart's CRDs know is taken as namespaced, as the plan's manifests are)."""
+    declared = {(info.group, info.kind): info for info in declared_kinds(objects)}
+    for obj in objects:
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict) or metadata.get("namespace"):
+            continue
+        key = (group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind", "")))
+        info = known(*key) or declared.get(key)
+        if info is None or info.namespaced:
+            metadata["namespace"] = namespace
+
+
+def _values(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> dict[str, Any] | Diagnostic:
+    """`valuesFiles` in order, then `values`, merged as Helm merges `-f` files."""
+    merged: dict[str, Any] = {}
+    for path, written in item.strings("valuesFiles"):
+        problem = _confined(base / written, written, real_root, "values file")
+        text = read_text(base / written, what="values file") if problem is None else None
+        if isinstance(text, Diagnostic):
+            problem = f"{written!r}: {text.message}"
+        if problem is not None or text is None:
+            return parsed.diagnostic(path, problem or "unreadable")
+        try:
+            data = YAML(typ="safe").load(text)
+        except YAMLError as error:
+            return parsed.diagnostic(path, f"{written!r} is not YAML: {error}".replace("\n", " "))
+        if data is not None and not isinstance(data, dict):
+            return parsed.diagnostic(path, f"{written!r} holds no mapping of values")
+        merged = _merge(merged, data or {})
+    values = item.data.get("values")
+    return _merge(merged, values) if isinstance(values, dict) else merged
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        earlier = merged.get(key)
+        merged[key] = (
+            _merge(earlier, value) if isinstance(earlier, dict) and isinstance(value, dict) else value
+        )
+    return merged
+
+
+def _confined(target: Path, written: str, real_root: Path, what: str) -> str | None:
+    if os.path.isabs(written):
+        return f"{written!r} is absolute: a {what} is named relative to the plan file's directory"
+    if leaves(target, real_root):
+        return f"{written!r} leads outside the repository ({real_root}): refused"
+    if not target.exists():
+        return f"no such {what}: {written!r} (relative to the plan file's directory)"
+    return None

@@ -1,0 +1,134 @@
+"""Charts from an HTTP chart repository served by a real web server (lighttpd, Debian's package, which
+.ci/run installs when missing): `planner render` fetches a pinned version through `index.yaml`, caches
+it by digest (a second render reads the cache, not the server's archive), refuses an archive that does
+not match the index's digest, and refuses a version whose digest changed after it was first seen. No
+cluster is needed: render reads none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import clirun
+
+CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
+LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A directory served by lighttpd on a free loopback port, and its URL."""
+    if not os.path.exists(LIGHTTPD):
+        pytest.fail("lighttpd is not installed (.ci/run installs it): apt-get install lighttpd")
+    root = tmp_path / "site"
+    root.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "lighttpd.conf"
+    config.write_text(
+        f'server.document-root = "{root}"\nserver.bind = "127.0.0.1"\nserver.port = {port}\n'
+        f'server.errorlog = "{tmp_path / "error.log"}"\n'
+        'mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")\n'
+    )
+    server = subprocess.Popen([LIGHTTPD, "-D", "-f", str(config)], stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            with socket.socket() as client:
+                if client.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield root, f"http://127.0.0.1:{port}/charts"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def publish(site: Path, chart: Path, *, greeting: str = "hello", digest: str | None = None) -> str:
+    """The chart packaged as web-1.0.0.tgz under site/charts with an index.yaml naming it; its digest."""
+    source = site.parent / "source" / "web"
+    shutil.rmtree(source.parent, ignore_errors=True)
+    shutil.copytree(chart, source)
+    (source / "values.yaml").write_text((source / "values.yaml").read_text().replace("hello", greeting))
+    (site / "charts").mkdir(exist_ok=True)
+    archive = site / "charts" / "web-1.0.0.tgz"
+    with tarfile.open(archive, "w:gz") as packed:
+        packed.add(source, arcname="web")
+    actual = hashlib.sha256(archive.read_bytes()).hexdigest()
+    (site / "charts" / "index.yaml").write_text(
+        "apiVersion: v1\nentries:\n  web:\n"
+        f"    - {{name: web, version: 1.0.0, digest: {digest or actual}, urls: [web-1.0.0.tgz]}}\n"
+    )
+    return actual
+
+
+def render(plan: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PLANNER_CACHE_DIR": str(cache)}
+    return clirun.run(["render", "-n", "shop", str(plan)], cwd=plan.parent, env=environment)
+
+
+def test_a_pinned_chart_is_fetched_through_the_index_cached_by_digest_and_never_changes_silently(
+    site: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, url = site
+    digest = publish(root, CHART)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop, namespace: shop}\n"
+        f"allowClusterScoped: true\ncharts:\n  - {{name: web, chart: web, version: 1.0.0, repo: '{url}', skipTests: true}}\n"
+    )
+    cache = tmp_path / "cache"
+
+    first = render(plan, cache)
+    assert first.returncode == 0, first.stderr
+    assert "greeting: hello" in first.stdout and "kind: Gizmo" in first.stdout
+    assert (cache / "charts" / f"sha256-{digest}.tgz").is_file()
+
+    # The index still names the same digest: the cached archive is used, whatever the server now holds.
+    (root / "charts" / "web-1.0.0.tgz").write_bytes(b"not a chart")
+    again = render(plan, cache)
+    assert again.returncode == 0, again.stderr
+    assert "greeting: hello" in again.stdout
+
+    # An archive that does not match its index entry is refused (a fresh cache must download it).
+    publish(root, CHART, greeting="tampered", digest="f" * 64)
+    mismatch = render(plan, tmp_path / "fresh")
+    assert mismatch.returncode == 1
+    assert f"{plan}:6:" in mismatch.stderr and "not the sha256:" + "f" * 64 in mismatch.stderr
+
+    # Republished under the same version with other content: refused, where the old digest was seen.
+    changed = publish(root, CHART, greeting="bonjour")
+    refused = render(plan, cache)
+    assert refused.returncode == 1
+    assert f"now has digest sha256:{changed}, but had sha256:{digest} before" in refused.stderr
+    assert "bonjour" not in refused.stdout
+
+
+def test_a_version_the_repository_lacks_and_an_unreachable_repository_are_plan_errors(
+    site: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, url = site
+    publish(root, CHART)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop, namespace: shop}\ncharts:\n"
+        f"  - {{name: web, chart: web, version: 9.9.9, repo: '{url}'}}\n"
+        f"  - {{name: api, chart: web, version: 1.0.0, repo: '{url}/missing'}}\n"
+    )
+    found = render(plan, tmp_path / "cache")
+    assert found.returncode == 1
+    assert found.stderr.splitlines()[-2:] == [
+        f"{plan}:5:51: charts[0].repo: the repository has no version 9.9.9 of 'web' (it has 1.0.0)",
+        f"{plan}:6:51: charts[1].repo: cannot read the repository's index: {url}/missing/index.yaml: "
+        "HTTP 404 Not Found",
+    ]

@@ -1,0 +1,127 @@
+"""Helm charts end to end on the embedded cluster: the hand-made chart tests/data/charts/web (a CRD and a
+custom resource of it, a Deployment with a values-driven replica count, a Service, a ConfigMap that
+prints `.Capabilities.KubeVersion`, a pre-install Job hook and a test hook) planned, applied in hook
+order, upgraded to a new chart version that drops the Service (pruned), and rolled back to the first
+version. Everything is checked through kubectl.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planner.slim.cluster import ClusterHandle, running_cluster
+from tests.e2e.conftest import Runner, write_plan
+
+CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.2, simulate=True) as handle:  # Deployments ready, Jobs complete
+        yield handle
+
+
+def plan_text(namespace: str, version: str) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: charted, namespace: {namespace}}}\n"
+        "allowClusterScoped: true\n"
+        "charts:\n"
+        f"  - {{name: web, chart: charts/web, version: {version}, values: {{replicaCount: 2}}, skipTests: true}}\n"
+        "workloads:\n"
+        "  - {name: client, image: 'busybox:1.36', dependsOn: [chart/web]}\n"
+    )
+
+
+def get_json(kubectl: Runner, *args: str) -> dict[str, object]:
+    result = kubectl("get", *args, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    found: dict[str, object] = json.loads(result.stdout)
+    return found
+
+
+def upgrade_chart(chart: Path) -> None:
+    """Version 1.1.0: another greeting, and no Service."""
+    (chart / "Chart.yaml").write_text(
+        (chart / "Chart.yaml").read_text().replace("version: 1.0.0", "version: 1.1.0")
+    )
+    (chart / "values.yaml").write_text((chart / "values.yaml").read_text().replace("hello", "bonjour"))
+    (chart / "templates" / "service.yaml").unlink()
+
+
+def test_a_chart_applies_in_hook_order_upgrades_prunes_and_rolls_back(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    check_chart_lifecycle(planner, kubectl, namespace, tmp_path)
+
+
+def check_chart_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """Plan, apply, a second plan with nothing to do, an upgrade that prunes, history and rollback (the
+    real tier runs it too)."""
+    shutil.copytree(CHART, tmp_path / "charts" / "web")
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+
+    graph = planner("plan", str(plan), "--graph")
+    assert graph.returncode == 0, graph.stdout + graph.stderr
+    tasks = [line.split(" <- ")[0].split(" [")[0].strip() for line in graph.stdout.splitlines()]
+    assert tasks.index(f"wait-ready job/{namespace}/web-migrate") < tasks.index(
+        f"create deployment/{namespace}/web"
+    )
+    assert tasks.index(f"wait-ready deployment/{namespace}/web") < tasks.index(
+        f"create deployment/{namespace}/client"
+    )
+    assert "web-test-connection" not in graph.stdout  # the test hook is never run
+
+    applied = planner("apply", str(plan), "--timeout", "90s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
+    settings = get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]
+    version = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]["gitVersion"]
+    assert settings == {"greeting": "hello", "kubeVersion": version}  # .Capabilities from the cluster
+    assert get_json(kubectl, "gizmo", "web", "-n", namespace)["spec"] == {"size": 2}
+    job = get_json(kubectl, "job", "web-migrate", "-n", namespace)
+    assert job["status"]["succeeded"] == 1  # type: ignore[index]
+    assert kubectl("get", "pod", "web-test-connection", "-n", namespace).returncode != 0
+
+    again = planner("plan", str(plan), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    upgrade_chart(tmp_path / "charts" / "web")
+    stale = planner("plan", str(plan))
+    assert stale.returncode == 1
+    assert (
+        f"{plan}:6:" in stale.stderr
+        and "is web 1.1.0, not the version 1.0.0 the plan expects" in stale.stderr
+    )
+    write_plan(tmp_path, plan_text(namespace, "1.1.0"))
+    shown = planner("plan", str(plan))  # what the new chart version does, object by object
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"~ update configmap/{namespace}/web-settings" in shown.stdout
+    assert f"- delete service/{namespace}/web" in shown.stdout
+    assert '.data.greeting: "hello" → "bonjour"' in shown.stdout
+    assert '.metadata.labels["helm.sh/chart"]: "web-1.0.0" → "web-1.1.0"' in shown.stdout
+    upgraded = planner("apply", str(plan), "--timeout", "90s")
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "bonjour"  # type: ignore[index]
+    gone = kubectl("get", "service", "web", "-n", namespace)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+    # History names each generation's chart version; rollback applies the first version's objects again.
+    listed = planner("history", "charted", "-n", namespace, "-o", "json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    charts = [g["charts"] for g in json.loads(listed.stdout)["generations"]]
+    assert charts == [{"web": "web-1.0.0"}, {"web": "web-1.1.0"}]
+    table = planner("history", "charted", "-n", namespace)
+    assert table.stdout.splitlines()[0].split()[-1] == "CHARTS" and "web=web-1.1.0" in table.stdout
+
+    back = planner("rollback", "charted", "-n", namespace, "--to", "1", "--timeout", "90s")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert get_json(kubectl, "service", "web", "-n", namespace)["spec"]["ports"][0]["port"] == 80  # type: ignore[index]
+    assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
+    after = json.loads(planner("history", "charted", "-n", namespace, "-o", "json").stdout)["generations"][-1]
+    assert (after["rolledBackFrom"], after["charts"]) == (1, {"web": "web-1.0.0"})

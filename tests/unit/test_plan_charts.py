@@ -1,0 +1,299 @@
+"""Helm charts in a plan: Helm's engine renders three public charts exactly as the real `helm template`
+did (tests/data/charts/public, with their licences), and the hand-made chart tests/data/charts/web
+loads into raw manifests with hooks as dependency edges, values from the plan and values files,
+`.Capabilities` as given, its release namespace, and every bad entry a plan error at the plan file's
+line and column. Expected values are written by hand."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from planner.errors import PlanError
+from planner.plan import Plan, load_plans
+from planner.plan.charted import split_rendered
+from planner.plan.helm_engine import Capabilities, RenderedChart, render_chart
+from planner.plan.load import input_files, load_plan_object
+from planner.plan.model import ChartRelease
+from planner.plan.raw_manifests import DEPENDS_ON
+
+DATA = Path(__file__).parent.parent / "data" / "charts"
+HEAD = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop, namespace: shop}\nallowClusterScoped: true\n"
+HELM_SEPARATOR = re.compile(r"(?:^|\s*\n)---\s*")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(DATA / "web", tmp_path / "charts" / "web")
+    return tmp_path
+
+
+def load(directory: Path, text: str, capabilities: Capabilities | None = None) -> Plan:
+    (directory / "plan.yaml").write_text(HEAD + text)
+    found = load_plans([directory / "plan.yaml"], capabilities=lambda: capabilities or Capabilities())
+    return found.plans[0]
+
+
+def errors(directory: Path, text: str) -> list[str]:
+    with pytest.raises(PlanError) as raised:
+        load(directory, text)
+    return [str(d).replace(f"{directory}/", "") for d in raised.value.diagnostics]
+
+
+def annotations(plan: Plan, handle: str) -> dict[str, Any]:
+    found: dict[str, Any] = plan.manifests_by_handle[handle].object["metadata"].get("annotations") or {}
+    return found
+
+
+# --- fidelity: Helm's engine against the real `helm template` -------------------------------------------
+
+
+def helm_template_documents(text: str) -> list[tuple[str, str]]:
+    """(file, document) of `helm template` output: its `# Source:` line and the document after it; a
+    document of comments only (no object) is left out, as it is no object to apply."""
+    found = []
+    for piece in HELM_SEPARATOR.split(text):
+        source, _, document = piece.partition("\n")
+        if piece.strip() and YAML(typ="safe").load(document) is not None:
+            found.append((source.removeprefix("# Source: "), document.strip()))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    ("chart", "values"),
+    [("ingress-nginx", {}), ("cert-manager", {"crds": {"enabled": True}}), ("kube-state-metrics", {})],
+    ids=["a chart with hooks", "a chart with CRDs", "a plain chart with helpers"],
+)
+def test_helms_engine_renders_public_charts_byte_for_byte_as_helm_template_did(
+    chart: str, values: dict[str, Any]
+) -> None:
+    public = DATA / "public"
+    rendered = render_chart(
+        public / chart,
+        release="fidelity",
+        namespace="fidelity",
+        values=values,
+        capabilities=Capabilities(kube_version="v1.28.7"),
+    )
+    assert isinstance(rendered, RenderedChart), rendered
+    ours = sorted((source, document) for source, document, _ in split_rendered(rendered, include_crds=True))
+    assert ours == helm_template_documents((public / f"{chart}.helm-template.yaml").read_text())
+
+
+def test_capabilities_are_the_clusters_as_helm_template_kube_version_and_api_versions_give_them(
+    tmp_path: Path,
+) -> None:
+    chart = tmp_path / "probe"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: probe\nversion: 0.1.0\n")
+    (chart / "templates" / "caps.yaml").write_text(
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: caps}\n"
+        'data: {kube: "{{ .Capabilities.KubeVersion.Version }}", '
+        'widget: "{{ .Capabilities.APIVersions.Has "example.com/v1/Widget" }}"}\n'
+    )
+    given = Capabilities(kube_version="v1.28.7", api_versions=("example.com/v1", "example.com/v1/Widget"))
+    rendered = render_chart(chart, release="r", namespace="n", values={}, capabilities=given)
+    assert isinstance(rendered, RenderedChart)
+    [(_, _, caps)] = split_rendered(rendered, include_crds=True)
+    assert caps["data"] == {"kube": "v1.28.7", "widget": "true"}
+
+
+# --- a chart in a plan -------------------------------------------------------------------------------------
+
+
+def test_a_charts_objects_join_the_plan_with_hooks_as_edges_and_its_tests_left_out(repo: Path) -> None:
+    plan = load(
+        repo,
+        "charts:\n  - {name: web, chart: charts/web, version: 1.0.0, values: {replicaCount: 3}, skipTests: true}\n",
+        Capabilities(kube_version="v1.28.7"),
+    )
+    assert [raw.handle for raw in plan.manifests] == [
+        "CustomResourceDefinition/gizmos.charts.example.com",
+        "ConfigMap/web-settings",
+        "Deployment/web",
+        "Gizmo/web",
+        "Job/web-migrate",
+        "Service/web",
+    ]
+    assert {raw.origin for raw in plan.manifests} == {"chart/web"}
+    assert plan.charts == (ChartRelease(name="web", chart="charts/web", chart_name="web", version="1.0.0"),)
+    # The pre-install Job goes before the chart's other objects; the crds/ CRD before the hooks too.
+    for handle in ("ConfigMap/web-settings", "Deployment/web", "Gizmo/web", "Service/web"):
+        assert annotations(plan, handle)[DEPENDS_ON] == "Job/web-migrate"
+    assert DEPENDS_ON not in annotations(plan, "Job/web-migrate")
+    assert DEPENDS_ON not in annotations(plan, "CustomResourceDefinition/gizmos.charts.example.com")
+    assert plan.manifests_by_handle["Deployment/web"].object["spec"]["replicas"] == 3
+    data = plan.manifests_by_handle["ConfigMap/web-settings"].object["data"]
+    assert data == {"greeting": "hello", "kubeVersion": "v1.28.7"}
+    assert plan.manifests[0].file == "charts/web (chart web: Helm's output)"
+
+
+def test_post_hooks_follow_every_other_object_and_weights_order_hooks_of_a_phase(repo: Path) -> None:
+    templates = repo / "charts" / "web" / "templates"
+    (templates / "tests").joinpath("connection.yaml").unlink()
+    for name, hook, weight in (("first", "pre-install", -5), ("notify", "post-install,post-upgrade", 0)):
+        (templates / f"{name}.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n"
+            f'    "helm.sh/hook": {hook}\n    "helm.sh/hook-weight": "{weight}"\n'
+        )
+    plan = load(repo, "charts:\n  - {name: web, chart: charts/web}\n")
+    assert annotations(plan, "Job/web-migrate")[DEPENDS_ON] == "ConfigMap/first"  # weight -5 before -1
+    assert annotations(plan, "Service/web")[DEPENDS_ON] == "ConfigMap/first,Job/web-migrate"
+    assert annotations(plan, "ConfigMap/notify")[DEPENDS_ON] == (
+        "ConfigMap/first,Job/web-migrate,ConfigMap/web-settings,Deployment/web,Gizmo/web,Service/web"
+    )
+
+
+def test_test_hooks_are_left_out_with_a_warning_unless_skip_tests(repo: Path) -> None:
+    (repo / "plan.yaml").write_text(HEAD + "charts:\n  - {name: web, chart: charts/web}\n")
+    loaded = load_plans([repo / "plan.yaml"])
+    assert "Pod/web-test-connection" not in loaded.plans[0].manifests_by_handle
+    assert [str(w).replace(f"{repo}/", "") for w in loaded.warnings] == [
+        "plan.yaml:6:12: charts[0].name: warning: chart 'web': its test hooks (Pod/web-test-connection) are "
+        "left out: planner never runs them (`helm test` does); `skipTests: true` says so quietly"
+    ]
+
+
+def test_values_files_merge_in_order_under_the_plans_values_and_a_tgz_chart_loads(repo: Path) -> None:
+    (repo / "values").mkdir()
+    (repo / "values" / "base.yaml").write_text("greeting: hi\nreplicaCount: 4\n")
+    (repo / "values" / "prod.yaml").write_text("greeting: salut\n")
+    with tarfile.open(repo / "charts" / "web-1.0.0.tgz", "w:gz") as archive:
+        archive.add(repo / "charts" / "web", arcname="web")
+    plan = load(
+        repo,
+        "charts:\n  - name: web\n    chart: charts/web-1.0.0.tgz\n    skipTests: true\n"
+        "    valuesFiles: [values/base.yaml, values/prod.yaml]\n    values: {replicaCount: 5}\n",
+    )
+    assert plan.manifests_by_handle["ConfigMap/web-settings"].object["data"]["greeting"] == "salut"
+    assert plan.manifests_by_handle["Deployment/web"].object["spec"]["replicas"] == 5
+    names = [str(path.relative_to(repo)) for path in input_files(repo / "plan.yaml")]
+    assert names == ["charts/web-1.0.0.tgz", "values/base.yaml", "values/prod.yaml"]
+
+
+def test_a_release_namespace_places_the_charts_namespaced_objects_only(repo: Path) -> None:
+    plan = load(repo, "charts:\n  - {name: web, chart: charts/web, namespace: edge, skipTests: true}\n")
+    namespaces = {raw.handle: raw.namespace for raw in plan.manifests}
+    assert namespaces == {
+        "CustomResourceDefinition/gizmos.charts.example.com": None,
+        "ConfigMap/web-settings": "edge",
+        "Deployment/web": "edge",
+        "Gizmo/web": "edge",  # the chart's own CRD says it is namespaced
+        "Job/web-migrate": "edge",
+        "Service/web": "edge",
+    }
+
+
+def test_a_chart_in_a_plan_without_a_namespace_must_name_its_own(repo: Path) -> None:
+    (repo / "plan.yaml").write_text(
+        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\nallowClusterScoped: true\n"
+        "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
+        "  - {name: api, chart: charts/web, skipTests: true, namespace: api}\n"
+    )
+    with pytest.raises(PlanError) as raised:
+        load_plans([repo / "plan.yaml"])
+    assert [str(d).replace(f"{repo}/", "") for d in raised.value.diagnostics] == [
+        "plan.yaml:6:12: charts[0].name: chart 'web' needs a namespace (its .Release.Namespace): set "
+        "`namespace` on it, or the plan's metadata.namespace"
+    ]
+
+
+def test_a_workload_may_depend_on_a_chart_but_not_on_one_the_plan_lacks(repo: Path) -> None:
+    chart = "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
+    plan = load(
+        repo, chart + "workloads:\n  - {name: client, image: 'busybox:1.36', dependsOn: [chart/web]}\n"
+    )
+    assert plan.workloads[0].depends_on == ("chart/web",)
+    found = errors(
+        repo, chart + "workloads:\n  - {name: client, image: 'busybox:1.36', dependsOn: [chart/api]}\n"
+    )
+    assert len(found) == 1 and found[0].startswith(
+        'plan.yaml:8:55: workloads[0].dependsOn[0]: unknown dependsOn target "chart/api"'
+    )
+
+
+def test_a_chart_that_fails_to_render_is_an_error_at_its_entry_with_helms_message(repo: Path) -> None:
+    template = repo / "charts" / "web" / "templates" / "deployment.yaml"
+    template.write_text(
+        template.read_text().replace(
+            "{{ .Values.image }}", '{{ required "image is required" .Values.image }}'
+        )
+    )
+    found = errors(repo, "charts:\n  - name: web\n    chart: charts/web\n    values: {image: null}\n")
+    assert found == [
+        "plan.yaml:7:12: charts[0].chart: Helm could not render chart 'web': execution error at "
+        "(web/templates/deployment.yaml:19:20): image is required"
+    ]
+
+
+def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
+    found = errors(
+        repo,
+        "charts:\n"
+        "  - {name: a, chart: charts/web, version: 2.0.0}\n"
+        "  - {name: b, chart: ../elsewhere}\n"
+        "  - {name: c, chart: charts/none}\n"
+        "  - {name: d, chart: web, repo: 'https://charts.example.com'}\n"
+        "  - {name: e, chart: charts/web, valuesFiles: [missing.yaml]}\n"
+        "  - {name: e, chart: charts/web}\n",
+    )
+    assert found == [
+        "plan.yaml:6:43: charts[0].version: chart 'a' is web 1.0.0, not the version 2.0.0 the plan expects: "
+        "change `version` to upgrade (or downgrade) it",
+        f"plan.yaml:7:22: charts[1].chart: '../elsewhere' leads outside the repository ({repo}): refused",
+        "plan.yaml:8:22: charts[2].chart: no such chart: 'charts/none' (relative to the plan file's directory)",
+        "plan.yaml:9:5: charts[3]: a chart from a repository needs its `version`: pin the one to apply",
+        "plan.yaml:10:48: charts[4].valuesFiles[0]: no such values file: 'missing.yaml' (relative to the "
+        "plan file's directory)",
+        "plan.yaml:11:12: charts[5].name: a second chart named 'e': release names are unique in a plan",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("annotations_text", "message"),
+    [
+        (
+            '"helm.sh/hook": pre-delete',
+            "ConfigMap/extra is a pre-delete hook, which planner cannot run: it runs only the "
+            "pre/post-install and pre/post-upgrade hooks, as part of an apply",
+        ),
+        (
+            '"helm.sh/hook": post-install\n    "helm.sh/hook-delete-policy": hook-succeeded',
+            "ConfigMap/extra has helm.sh/hook-delete-policy hook-succeeded, which planner does not honour: a "
+            "hook stays a member of the plan (deleted, the next apply would create it again); only "
+            "before-hook-creation is supported (a changed hook is replaced)",
+        ),
+    ],
+    ids=["a delete hook", "a delete policy other than before-hook-creation"],
+)
+def test_what_planner_cannot_honour_of_a_hook_is_a_plan_error_naming_it(
+    repo: Path, annotations_text: str, message: str
+) -> None:
+    (repo / "charts" / "web" / "templates" / "extra.yaml").write_text(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  annotations:\n    {annotations_text}\n"
+    )
+    assert errors(repo, "charts:\n  - {name: web, chart: charts/web}\n") == [
+        f"plan.yaml:6:24: charts[0].chart: chart 'web': {message}"
+    ]
+
+
+def test_a_plan_object_cannot_name_charts() -> None:
+    obj = {
+        "apiVersion": "planner.dev/v1",
+        "kind": "Plan",
+        "metadata": {"name": "shop", "namespace": "shop"},
+        "charts": [{"name": "web", "chart": "charts/web"}],
+    }
+    with pytest.raises(PlanError) as raised:
+        load_plan_object(obj, secret_refs=lambda *_: "")
+    assert [d.message for d in raised.value.diagnostics] == [
+        "a Plan object cannot name charts (the cluster has no repository to read them from): "
+        "render them into `manifests` instead"
+    ]
