@@ -1,7 +1,8 @@
 """Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
 `--plans`: the Plans its watch sees (`planwatch`), keyed `NAMESPACE/NAME`, each reconciled when it asks
-for it (`reconciler`), again at the controller's `--interval` or its own `reconcile.interval`; its
-warm pool members written as whom the Plan is reconciled (`tenancy`).
+for it (`reconciler`), when one of its objects drifts (`driftwatch`), again at the controller's
+`--interval` or its own `reconcile.interval`; its warm pool members written as whom the Plan is
+reconciled (`tenancy`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from planner.app.rendering import RenderedPlan
 from planner.app.target import Target
 from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
+from planner.controller.driftwatch import DriftWatch
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.reconciler import PlanReconciler
@@ -47,6 +49,9 @@ class PlanObjects:
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.watch: PlanWatch | None = None
         self.reconciler: PlanReconciler | None = None
+        self.drift = DriftWatch(
+            informers, queue=lambda key, delay: queue.add_after(plan_key(key), delay), notice=notice
+        )
 
     def start(self) -> None:
         """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
@@ -65,8 +70,15 @@ class PlanObjects:
             recorder=self.recorder,
             notice=self.notice,
             stop=self.stop,
+            drift=self.drift,
+            drift_correction=self.options.drift_correction,
         )
-        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.catalog.forget)
+        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.forget)
+
+    def forget(self, key: str) -> None:
+        """The Plan is gone: its outcomes, and its objects' drift watch."""
+        self.catalog.forget(key)
+        self.drift.untrack(key)
 
     def poll(self) -> None:
         """Nothing to poll: the watch queues the Plans."""
