@@ -87,9 +87,10 @@ def drifted_fields(declared_object: DeclaredObject, live: Manifest) -> tuple[Dri
     planner applied them, each with its writer; none when planner did not apply this object (no apply
     entry of planner's: another's object, or one served without managedFields), or applied another
     rendering of it (its hash annotation differs: a reconcile is under way, or another planner run)."""
+    if str(annotations_of(live).get(ANNOTATION_HASH, "")) != declared_object.hash:
+        return ()
     entries = managed_entries(live)
-    applied = any(e.manager == FIELD_MANAGER and e.operation == "Apply" for e in entries)
-    if not applied or str(annotations_of(live).get(ANNOTATION_HASH, "")) != declared_object.hash:
+    if not any(e.manager == FIELD_MANAGER and e.operation == "Apply" for e in entries):
         return ()
     found: list[DriftedField] = []
     for difference in differences(declared_object.fields, live):
