@@ -29,7 +29,8 @@ def cluster() -> Iterator[ClusterHandle]:
 
 
 def drift_plan(namespace: str, *, reconcile: str = "") -> str:
-    """`web` (2 replicas, declared) and `auto` (autoscaled: its replicas are the autoscaler's)."""
+    """`web` (2 replicas, declared) and `auto` (autoscaled: its replicas are the autoscaler's, which
+    scales it to its max, its pods' simulated CPU use being 4 times its target)."""
     return (
         "apiVersion: planner.dev/v1\n"
         "kind: Plan\n"
@@ -37,7 +38,8 @@ def drift_plan(namespace: str, *, reconcile: str = "") -> str:
         "workloads:\n"
         f"  - {{name: web, image: {IMAGE}, port: 8080, replicas: 2}}\n"
         f"  - {{name: auto, image: {IMAGE}, port: 8080, cpu: 100m, "
-        "autoscale: {min: 1, max: 4, cpuUtilization: 50}}\n"
+        "autoscale: {min: 1, max: 3, cpuUtilization: 50}, "
+        'podAnnotations: {sim.planner.dev/cpu-utilization: "200"}}\n'
         + (f"reconcile: {reconcile}\n" if reconcile else "")
     )
 
@@ -94,11 +96,13 @@ def test_a_foreign_scale_and_set_image_are_reverted_by_the_watch_and_said_with_t
     assert [(f["object"], f["path"]) for f in last] == [(f"deployment/{namespace}/web", field)], last
     assert last[0]["writer"].startswith("kubectl"), last
 
-    # The autoscaled workload's replicas are its autoscaler's: a scale of them is no drift. Ordered
-    # after it on the same watch, a set image of that workload is reverted, and only the image said.
-    run_ok(kubectl, "scale", "deployment/auto", "-n", namespace, "--replicas=3")
+    # The autoscaled workload's replicas are its HorizontalPodAutoscaler's: its scale to 3 is no drift.
+    # Ordered after it on the same watch, a set image of that workload is reverted, and only the image
+    # said; the autoscaler's replicas stay.
+    eventually(lambda: replicas_of(kubectl, namespace, "auto") == 3, timeout=60)
     run_ok(kubectl, "set", "image", "deployment/auto", "-n", namespace, "auto=ghcr.io/acme/other:9")
     eventually(lambda: image_of(kubectl, namespace, "auto") == IMAGE, timeout=60)
+    assert replicas_of(kubectl, namespace, "auto") == 3
     auto = f"deployment/{namespace}/auto"
     last = get_json(kubectl, "plan", "shop", "-n", namespace)["status"]["lastDrift"]["fields"]
     assert [(f["object"], f["path"]) for f in last] == [
