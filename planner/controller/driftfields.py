@@ -111,6 +111,20 @@ def drifted_fields(declared_object: DeclaredObject, live: Manifest) -> tuple[Dri
     return tuple(found)
 
 
+def unlike_applied(declared_object: DeclaredObject, cached: Manifest | None) -> str | None:
+    """How a cached object (no managedFields) differs from what planner applied: missing, of another
+    rendering, or a declared field holding another value (create-only fields aside); None when it is
+    as applied."""
+    if cached is None:
+        return f"{declared_object.ref} is not in the watch cache"
+    if str(annotations_of(cached).get(ANNOTATION_HASH, "")) != declared_object.hash:
+        return f"{declared_object.ref} holds another rendering"
+    for difference in differences(declared_object.fields, cached):
+        if difference.path != _HASH_PATH and not _create_only(difference.path, declared_object.create_only):
+            return f"{declared_object.ref} {format_path(difference.path)} differs"
+    return None
+
+
 def latest_writer(entries: Sequence[ManagedEntry]) -> str:
     """The manager of the newest write to the object's spec or metadata (not its status), planner's
     own aside: who removed a field, which then nobody owns."""

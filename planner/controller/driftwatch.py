@@ -9,6 +9,10 @@ what drifted and who wrote it), and the Plan is queued after the delay `driftpol
 rate limit, and the back-off of a field in conflict). The deletion of a tracked object is drift too
 (its path `(deleted)`), unless the Plan's own reconcile is under way (a replace, a prune).
 
+The same tracking serves a Plan's periodic reconcile from the caches (`unserved`): while nothing of it
+has drifted, every object is in its watch cache as applied and ready, and its last full reconcile is
+more recent than `full_resync`, the periodic pass makes no request.
+
 The kinds watched are those planner renders and the controller's role watches anyway for readiness
 (ConfigMaps, Secrets, Services, Deployments, StatefulSets, HorizontalPodAutoscalers, Jobs, CronJobs,
 Ingresses), and any other kind whose informer a reconcile's wait has started. Sandboxes' Pods and PVCs
@@ -28,6 +32,7 @@ from planner.controller.driftfields import (
     DriftedField,
     declared_object,
     drifted_fields,
+    unlike_applied,
 )
 from planner.controller.driftpolicy import Conflict, DriftPolicy, DriftTimings, FieldKey
 from planner.controller.planref import source_name
@@ -46,6 +51,8 @@ from planner.kinds import (
 )
 from planner.kube.informer import EventType, Informers
 from planner.objects import Manifest, ObjectRef, ref_of
+from planner.unready import awaited
+from planner.wait.readiness import ReadinessContext, readiness
 
 WATCHED = frozenset(
     kind.group_kind
@@ -73,15 +80,19 @@ class DriftWatch:
         queue: Queue,
         notice: Callable[[str], None],
         timings: DriftTimings | None = None,
+        full_resync: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.informers, self.queue, self.notice, self.clock = informers, queue, notice, clock
         self.policy = DriftPolicy(timings)
+        self.full_resync = full_resync
+        self._full: dict[str, float] = {}  # when each Plan's last full reconcile started
         self._lock = threading.Lock()
         self._declared: dict[ObjectRef, tuple[str, DeclaredObject]] = {}
         self._refs: dict[str, set[ObjectRef]] = {}  # by Plan key
         self._pending: dict[str, dict[FieldKey, DriftedField]] = {}
         self._in_flight: set[str] = set()
+        self._partial: set[str] = set()  # Plans with objects of kinds not watched
         self._subscribed: set[str] = set()  # group kinds
 
     def track(self, key: str, manifests: Sequence[Manifest]) -> None:
@@ -98,6 +109,10 @@ class DriftWatch:
         with self._lock:
             self._drop_refs(key)
             self._refs[key] = set(declared)
+            if len(declared) < len(manifests):
+                self._partial.add(key)
+            else:
+                self._partial.discard(key)
             for ref, each in declared.items():
                 self._declared[ref] = (key, each)
         for kind in kinds.values():
@@ -111,12 +126,15 @@ class DriftWatch:
             self._refs.pop(key, None)
             self._pending.pop(key, None)
             self._in_flight.discard(key)
+            self._partial.discard(key)
+            self._full.pop(key, None)
             self.policy.forget(key)
 
     def take(self, key: str) -> tuple[DriftedField, ...]:
         """The drift seen since the Plan's last reconcile, for the one starting now to answer."""
         with self._lock:
             self._in_flight.add(key)
+            self._full[key] = self.clock()
             self.policy.started(key, self.clock())
             return tuple(sorted(self._pending.pop(key, {}).values()))
 
@@ -129,6 +147,37 @@ class DriftWatch:
     def conflicts(self, key: str) -> list[Conflict]:
         with self._lock:
             return self.policy.conflicts(key, self.clock())
+
+    def unserved(self, key: str) -> str | None:
+        """Why the Plan's periodic reconcile cannot be served from the watch caches (None: it can): it is
+        not tracked, drifted, is due its full reconcile, or one of its objects is not in its cache as
+        applied and ready."""
+        with self._lock:
+            if key not in self._refs:
+                return "its objects are not watched"
+            if self._pending.get(key) or key in self._in_flight:
+                return "drift seen"
+            if self.clock() - self._full.get(key, -float("inf")) >= self.full_resync:
+                return "its full reconcile is due (--full-resync)"
+            if key in self._partial:
+                return "some of its objects are of kinds not watched"
+            objects = [
+                found[1] for ref in self._refs[key] if (found := self._declared.get(ref)) and found[0] == key
+            ]
+        now = time.time()
+        for declared in objects:
+            kind = known(declared.ref.group, declared.ref.kind)
+            informer = self.informers.get(kind) if kind is not None else None
+            if informer is None or not informer.synced or informer.failed:
+                return f"{declared.ref}: no synced watch cache"
+            cached = informer.get(declared.ref.namespace, declared.ref.name)
+            why = unlike_applied(declared, cached)
+            if why is None and awaited(declared.ref):
+                verdict = readiness(cached, ReadinessContext(now=now))
+                why = None if verdict.status == "Current" else f"{declared.ref} is not ready"
+            if why is not None:
+                return why
+        return None
 
     def _watchable(self, kind: KindInfo) -> bool:
         return kind.group_kind in WATCHED or self.informers.get(kind) is not None

@@ -272,6 +272,26 @@ class PlanReconciler:
             self.recorder.on_plan(plan, CONFLICT_EVENT, said)
         return said
 
+    def unserved(self, key: str) -> str | None:
+        """Why the Plan's periodic reconcile must be a full one (None: the watch caches answer it, with
+        no request): it asks for a reconcile or is not Ready, is suspended, waits for dependencies,
+        reads Secrets or another source at each reconcile, or the drift watch says (`DriftWatch.unserved`)."""
+        plan = self.watch.get(key)
+        if self.drift is None or plan is None or being_deleted(plan):
+            return "not watched"
+        section = reconcile_section(plan)
+        if (
+            section.suspend
+            or section.depends_on
+            or (section.drift_correction or self.drift_correction) != "immediate"
+        ):
+            return "its reconcile section asks for more"
+        if planstatus.wants_reconcile(plan) or not planstatus.is_ready(plan):
+            return "not Ready at its generation"
+        if "source" in plan or _reads_secrets(plan):
+            return "it reads Secrets or a source at each reconcile"
+        return self.drift.unserved(key)
+
     def untrack(self, key: str) -> None:
         if self.drift is not None:
             self.drift.untrack(key)
@@ -304,3 +324,12 @@ def describe(drifted: tuple[DriftedField, ...], most: int = 10) -> str:
     """`deployment/shop/web .spec.replicas (written by kubectl), …`, the first `most` and how many more."""
     shown = ", ".join(each.describe() for each in drifted[:most])
     return shown + (f" and {len(drifted) - most} more" if len(drifted) > most else "")
+
+
+def _reads_secrets(value: object) -> bool:
+    """Whether a Plan (or a part of it) has a `secretKeyRef` (its values are read at each reconcile)."""
+    if isinstance(value, dict):
+        return "secretKeyRef" in value or any(_reads_secrets(child) for child in value.values())
+    if isinstance(value, list):
+        return any(_reads_secrets(child) for child in value)
+    return False

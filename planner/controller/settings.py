@@ -40,6 +40,7 @@ class ControllerOptions:
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
     tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
     drift_correction: DriftCorrection = "immediate"  # a Plan's, unless its reconcile.driftCorrection says
+    full_resync: float = 3600.0  # a Plan's periodic reconcile is a full one at least this often
 
 
 def controller_options(
@@ -63,6 +64,7 @@ def controller_options(
     no_cross_namespace_refs: bool = False,
     cluster_scoped_namespaces: str = "",
     drift_correction: DriftCorrection = "immediate",
+    full_resync: float = 3600.0,
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
@@ -102,6 +104,7 @@ def controller_options(
             cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
         ),
         drift_correction=drift_correction,
+        full_resync=full_resync,
     )
 
 

@@ -13,7 +13,6 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 from planner.objects import Manifest
 from planner.output.masking import mask_manifest
 
-
 # Strings YAML 1.1 reads as booleans. ruamel writes YAML 1.2, where they are plain strings, but kubectl
 # reads YAML 1.1: `off` unquoted would reach the API server as false.
 _YAML11_BOOLEANS = frozenset({"y", "yes", "n", "no", "on", "off"})

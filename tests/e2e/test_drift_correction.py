@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
+from planner.testing.slimadmin import SlimAdmin
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
 from tests.e2e.test_plan_objects import events_of_plan, get_json, install_crd, wait_ready
@@ -168,3 +169,33 @@ def test_a_writer_that_fights_back_is_a_conflict_and_its_corrections_back_off(
     # 8 s at back-offs of 5 s, 10 s, ...: at most 2 more corrections; an endless loop makes dozens.
     assert later - corrected <= 2, (corrected, later, running.output())
     assert len(writes) >= later - 1  # each correction but the last was fought back
+
+
+def test_a_periodic_reconcile_of_an_unchanged_healthy_plan_makes_no_request(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """Served from the watch caches the drift watch keeps: a reconcile every second (`--interval 1s`),
+    and not one request in the Plan's namespace but the watches, until the full reconcile of
+    `--full-resync` (1h by default)."""
+    install_crd(planner, kubectl)
+    running = controllers("-n", namespace, "--interval", "1s")
+    run_ok(kubectl, "apply", "-f", "-", stdin=drift_plan(namespace))
+    wait_ready(kubectl, namespace, "shop")
+    served = "plan shop: unchanged: the cluster matches plan shop (from the watch caches)"
+    eventually(lambda: served in running.output(), timeout=60)
+    admin = SlimAdmin.of(cluster)
+    admin.clear_requests()
+    before = running.output().count(served)
+    eventually(lambda: running.output().count(served) >= before + 3, timeout=60)
+    made = [
+        (e["verb"], e["resource"], e["name"])
+        for e in admin.requests()
+        if e["namespace"] == namespace and e["verb"] != "watch"
+    ]
+    assert made == [], made
+
+    # A drift is still corrected at once, by a full reconcile, and the passes after it are served again.
+    run_ok(kubectl, "set", "image", "deployment/web", "-n", namespace, "web=ghcr.io/acme/other:9")
+    eventually(lambda: image_of(kubectl, namespace, "web") == IMAGE, timeout=60)
+    after = running.output().count(served)
+    eventually(lambda: running.output().count(served) > after, timeout=60)
