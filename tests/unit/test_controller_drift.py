@@ -13,6 +13,7 @@ from planner.controller.driftfields import (
     corrected_fields,
     declared_object,
     drifted_fields,
+    unlike_applied,
 )
 from planner.controller.driftpolicy import Conflict, DriftPolicy, DriftTimings
 from planner.objects import ObjectRef
@@ -182,6 +183,26 @@ def test_a_removed_field_names_the_latest_foreign_writer() -> None:
     del edited["spec"]["template"]["spec"]["containers"][0]["env"]
     found = drifted_fields(declared_object(desired()), edited)
     assert found == (DriftedField(WEB, ".spec.template.spec.containers[name=web].env", "kubectl-edit"),)
+
+
+def test_a_cached_object_is_as_applied_unless_missing_of_another_rendering_or_a_declared_field_differs() -> (
+    None
+):
+    """The watch cache holds objects without managedFields: values alone decide."""
+    declared = declared_object(desired())
+    cached = live()
+    del cached["metadata"]["managedFields"]
+    assert unlike_applied(declared, cached) is None
+    assert unlike_applied(declared, None) == "deployment/shop/web is not in the watch cache"
+    other = copy.deepcopy(cached)
+    other["metadata"]["annotations"]["planner.dev/hash"] = "h2"
+    assert unlike_applied(declared, other) == "deployment/shop/web holds another rendering"
+    scaled = copy.deepcopy(cached)
+    scaled["spec"]["replicas"] = 5
+    assert unlike_applied(declared, scaled) == "deployment/shop/web .spec.replicas differs"
+    autoscaled = desired(**{"planner.dev/create-only": "spec.replicas"})
+    scaled["metadata"]["annotations"]["planner.dev/create-only"] = "spec.replicas"
+    assert unlike_applied(declared_object(autoscaled), scaled) is None
 
 
 # --- what a reconcile corrected ------------------------------------------------------------------
