@@ -63,20 +63,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     help="Reconcile only the Plan objects labelled planner.dev/shard=KEY (its own Lease "
     "`planner-controller-KEY`); without it, only those without that label.",
 )
-@click.option(
-    "--drift-correction",
-    type=click.Choice(["immediate", "interval", "off"]),
-    default="immediate",
-    show_default=True,
-    help="When a Plan object's drift (someone else's change to a field it declares) is undone, unless "
-    "its reconcile.driftCorrection says: at once, as the watch sees it; at its next reconcile; never.",
-)
-@options.duration(
-    "--full-resync",
-    default="1h",
-    help="A Plan object's periodic reconcile is answered from the watch caches, with no request, while "
-    "they show it applied and healthy; a full reconcile (reading the cluster) at least this often.",
-)
+@options.drift_watch
 @options.tenancy
 @options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
 @options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")
