@@ -43,7 +43,7 @@ from planner.objects import (
 
 PLANNER_MANAGERS = frozenset({FIELD_MANAGER, LIFECYCLE_MANAGER})
 UNKNOWN_WRITER = "unknown"
-DELETED_PATH = "(deleted)"  # the "field" of an object someone deleted
+DELETED_PATH = "(deleted)"  # the "field" of an object someone deleted (who did, the watch cannot say)
 _IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 
@@ -58,6 +58,8 @@ class DriftedField:
     writer: str
 
     def describe(self) -> str:
+        if self.path == DELETED_PATH and self.writer == UNKNOWN_WRITER:
+            return f"{self.object} {DELETED_PATH}"
         return f"{self.object} {self.path} (written by {self.writer})"
 
 

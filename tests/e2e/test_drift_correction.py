@@ -112,6 +112,20 @@ def test_a_foreign_scale_and_set_image_are_reverted_by_the_watch_and_said_with_t
     assert f"{auto} .spec.replicas" not in running.output()
     assert not any(f"{auto} .spec.replicas" in m for m in drift_events(kubectl, namespace))
 
+    # A deleted object is drift too: made again.
+    uid = deployment(kubectl, namespace, "web")["metadata"]["uid"]
+    run_ok(kubectl, "delete", "deployment/web", "-n", namespace, "--wait=false")
+
+    def made_again() -> bool:
+        found = kubectl("get", "deployment", "web", "-n", namespace, "-o", "jsonpath={.metadata.uid}")
+        return found.returncode == 0 and found.stdout not in ("", uid)
+
+    eventually(made_again, timeout=60)
+    eventually(
+        lambda: any(f"deployment/{namespace}/web (deleted)" in m for m in drift_events(kubectl, namespace)),
+        timeout=30,
+    )
+
 
 def test_interval_leaves_drift_to_the_next_reconcile_and_off_leaves_it_for_good(
     controllers: Start, planner: Runner, kubectl: Runner, namespace: str
