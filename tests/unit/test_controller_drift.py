@@ -234,6 +234,12 @@ def test_corrected_fields_name_the_diffs_manager_else_the_watchs_writer() -> Non
         DriftedField(WEB, IMAGE, "kubectl-edit"),
     )
     assert corrected_fields(None, seen) == ()
+    said = [each.describe() for each in corrected_fields(changeset, seen)]
+    assert said == [
+        "deployment/shop/api (deleted)",
+        "deployment/shop/web .spec.replicas (written by kubectl)",
+        f"deployment/shop/web {IMAGE} (written by kubectl-edit)",
+    ]
 
 
 # --- when the correction runs --------------------------------------------------------------------
