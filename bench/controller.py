@@ -1,7 +1,7 @@
 """`planner controller` at scale, from Plan objects (the default) or from plan files (`--files`).
 
-    .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--changes 20] [--idle 60]
-        [--scenarios c1,c8,shards]
+    .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--changes 20] [--drifts 20]
+        [--idle 60] [--scenarios c1,c8,shards]
     .venv/bin/python bench/controller.py --files [--plans 100] [--workloads 10] [--pool 50] [--idle 60]
 
 **Plan objects.** For each scenario, a fresh simulated in-memory cluster
@@ -17,7 +17,10 @@ and half. Printed per scenario:
    first; the controllers are the only clients meanwhile);
 3. CHANGES changes, one after another, each a new image for one Plan's workloads: p50 and p99 of the
    seconds from the change's write to that Plan's status Ready at the new `observedGeneration` (the
-   apply waits for the rollout, so Ready means the new Pods are ready).
+   apply waits for the rollout, so Ready means the new Pods are ready);
+4. DRIFTS drifts, one after another, each a foreign write (a JSON patch, field manager `bench-drift`)
+   of the image of one Plan's first Deployment: p50 and p99 of the seconds from the write until the
+   Deployment holds the Plan's image again (the controller's watch corrects it; `--interval 1h`).
 
 **Plan files** (`--files`): one controller (`--interval 5m --resync 30s --poll 2s --qps 200`) on PLANS
 plan files plus a warm pool of POOL; the first start (plans applied, pool Ready), idle CPU and requests,
@@ -296,6 +299,14 @@ def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
                     f"max {max(latencies):.2f}s",
                     flush=True,
                 )
+            drifts = [drift_to_corrected(cluster, args, round_) for round_ in range(args.drifts)]
+            if drifts:
+                print(
+                    f"[{scenario}] {len(drifts)} drifts, foreign write -> corrected: "
+                    f"p50 {percentile(drifts, 50):.2f}s, p99 {percentile(drifts, 99):.2f}s, "
+                    f"max {max(drifts):.2f}s",
+                    flush=True,
+                )
         finally:
             for process in processes:
                 process.terminate()
@@ -319,6 +330,25 @@ def change_to_ready(cluster: ClusterHandle, args: argparse.Namespace, round_: in
     return time.monotonic() - started
 
 
+def drift_to_corrected(cluster: ClusterHandle, args: argparse.Namespace, round_: int) -> float:
+    """Seconds from a foreign write of one Deployment's image to the controller writing the Plan's back."""
+    name = f"p{(round_ * 53 + 11) % args.plans:04d}"
+    path = f"/apis/apps/v1/namespaces/{name}/deployments/w00"
+
+    def image() -> str:
+        return str(get(cluster, path)["spec"]["template"]["spec"]["containers"][0]["image"])
+
+    planned = image()
+    patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": f"drift:{round_}"}]
+    started = time.monotonic()
+    send(cluster, "PATCH", f"{path}?fieldManager=bench-drift", patch, "application/json-patch+json")
+    while image() != planned:
+        if time.monotonic() - started > 600:
+            raise SystemExit(f"{name}/w00's drift not corrected after 600s")
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
 def percentile(values: list[float], nth: int) -> float:
     """The nearest-rank percentile."""
     ordered = sorted(values)
@@ -335,6 +365,7 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=50, help="--files: the warm pool's size")
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--changes", type=int, default=20, help="Plan objects: changes timed to Ready")
+    parser.add_argument("--drifts", type=int, default=20, help="Plan objects: drifts timed to corrected")
     parser.add_argument(
         "--interval",
         default="1h",

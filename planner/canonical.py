@@ -342,6 +342,7 @@ class ManagedEntry:
     operation: str
     subresource: str
     fields: Mapping[str, Any]
+    time: str = ""  # when the manager last changed the object (RFC 3339, to the second)
 
 
 def managed_entries(live: Mapping[str, Any]) -> list[ManagedEntry]:
@@ -353,6 +354,7 @@ def managed_entries(live: Mapping[str, Any]) -> list[ManagedEntry]:
             operation=str(e.get("operation", "")),
             subresource=str(e.get("subresource", "")),
             fields=e.get("fieldsV1") or {},
+            time=str(e.get("time") or ""),
         )
         for e in entries
         if isinstance(e, dict) and e.get("fieldsType", "FieldsV1") == "FieldsV1"

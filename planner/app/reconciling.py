@@ -54,12 +54,14 @@ SIGNAL_POLL_SECONDS = 0.2
 class ReconcileOptions:
     """`apply` is what each plan is applied with (its lock options included); `check` writes nothing;
     `parallel_plans` is how many plans run at once; `prune=False` keeps what left the plan (a Plan
-    object's `reconcile.prune`)."""
+    object's `reconcile.prune`); `correct_drift=False` leaves drifted objects as they are (a Plan
+    object's `reconcile.driftCorrection: off`)."""
 
     apply: ApplyOptions = dataclasses.field(default_factory=ApplyOptions)
     check: bool = False
     parallel_plans: int = 4
     prune: bool = True
+    correct_drift: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,6 +183,9 @@ def _apply(
         )
         if not options.prune:
             planned = _without_prune(planned)
+        left = 0 if options.correct_drift else len(planned.changeset.caused_by("drift"))
+        if left:
+            planned = _without_drift(planned)
 
         def stopped() -> str | None:
             return locks.lost() or (INTERRUPTED if stop is not None and stop.is_set() else None)
@@ -196,12 +201,13 @@ def _apply(
         return done("failed", changeset, lost, generation)
     if not applied.result.ok:
         return done("failed", changeset, _failure_message(applied.result), generation)
+    kept = f"; {objects_phrase(left)} drifted, left as found (driftCorrection: off)" if left else ""
     if not changeset.has_changes:
-        message = f"the cluster matches plan {changeset.plan}"
+        message = f"the cluster matches plan {changeset.plan}" if not left else "nothing written"
         if changeset.unready:
             message += f" (waited for {objects_phrase(len(changeset.unready))} to become ready)"
-        return done("unchanged", changeset, message)
-    return done("applied", changeset, _applied_message(planned), generation)
+        return done("unchanged", changeset, message + kept)
+    return done("applied", changeset, _applied_message(planned) + kept, generation)
 
 
 def _without_prune(planned: PlannedChanges) -> PlannedChanges:
@@ -210,6 +216,17 @@ def _without_prune(planned: PlannedChanges) -> PlannedChanges:
     kept = tuple(
         dataclasses.replace(change, action="noop", reason="kept: reconcile.prune is false", drift=False)
         if change.action == "delete" and change.desired is None
+        else change
+        for change in planned.changeset.changes
+    )
+    return dataclasses.replace(planned, changeset=dataclasses.replace(planned.changeset, changes=kept))
+
+
+def _without_drift(planned: PlannedChanges) -> PlannedChanges:
+    """Each change that is only drift kept as it is found: nothing written for it."""
+    kept = tuple(
+        dataclasses.replace(change, action="noop", reason="left: driftCorrection is off", drift=False)
+        if change.cause == "drift"
         else change
         for change in planned.changeset.changes
     )

@@ -63,6 +63,7 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     help="Reconcile only the Plan objects labelled planner.dev/shard=KEY (its own Lease "
     "`planner-controller-KEY`); without it, only those without that label.",
 )
+@options.drift_watch
 @options.tenancy
 @options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
 @options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")

@@ -208,6 +208,26 @@ tenancy = stacked(
     ),
 )
 
+# `planner controller`'s watch of the objects Plan objects own (docs/controller.md, "Drift correction").
+drift_watch = stacked(
+    click.option(
+        "--drift-correction",
+        type=click.Choice(["immediate", "interval", "off"]),
+        default="immediate",
+        show_default=True,
+        help="When a Plan object's drift (someone else's change to a field it declares) is undone, "
+        "unless its reconcile.driftCorrection says: at once, as the watch sees it; at its next "
+        "reconcile; never.",
+    ),
+    duration(
+        "--full-resync",
+        default="1h",
+        help="A Plan object's periodic reconcile is answered from the watch caches, with no request, "
+        "while they show it applied and healthy; a full reconcile (reading the cluster) at least this "
+        "often.",
+    ),
+)
+
 allow_data_loss = flag("--allow-data-loss", "Allow replacing or deleting PVCs and Namespaces.")
 adopt = flag("--adopt", "Take over same-named objects this plan does not own yet.")
 rerun = click.option(

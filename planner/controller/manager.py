@@ -39,7 +39,7 @@ from planner.controller.settings import ControllerOptions
 from planner.controller.sharding import lease_name
 from planner.controller.warmpools import PoolKeeper
 from planner.controller.web import WebView
-from planner.controller.workers import REAP, Workers, plan_key, pools_key
+from planner.controller.workers import REAP, Workers, periodic_key, plan_key, pools_key
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers, Scope
 from planner.workqueue import WorkQueue
@@ -85,7 +85,12 @@ class Controller:
         self.workers = Workers(
             self.queue,
             count=options.concurrent,
-            handlers={"plan": self._reconcile, "pools": self.pools.maintain, REAP: lambda _: reaper.reap()},
+            handlers={
+                "plan": self._reconcile,
+                "periodic": self._reconcile_periodic,
+                "pools": self.pools.maintain,
+                REAP: lambda _: reaper.reap(),
+            },
             leading=self.leading,
             stopping=self.stopping,
             notice=notice,
@@ -222,7 +227,7 @@ class Controller:
 
     def _queue_plans(self, *, periodic: bool = False) -> None:
         for key in self.source.plan_keys(periodic=periodic):
-            self.queue.add(plan_key(key))
+            self.queue.add(periodic_key(key) if periodic else plan_key(key))
 
     def _queue_pools(self) -> None:
         for key in self.catalog.kept_keys():
@@ -231,6 +236,10 @@ class Controller:
     def _reconcile(self, key: str) -> bool:
         with self.catalog.plan_lock(key):
             return self.source.reconcile(key)
+
+    def _reconcile_periodic(self, key: str) -> bool:
+        with self.catalog.plan_lock(key):
+            return self.source.reconcile_periodic(key)
 
     def _report(self, key: str, name: str, outcome: PlanOutcome) -> None:
         self.catalog.record(key, outcome)

@@ -138,6 +138,10 @@ class PlanFiles:
             self.recorder.on_applyset(outcome)
         return outcome.result not in ("failed", "locked")
 
+    def reconcile_periodic(self, key: str) -> bool:
+        """A plan file's periodic reconcile is a full one."""
+        return self.reconcile(key)
+
     def loaded(self, key: str) -> bool:
         return self.catalog.rendered(key) is not None
 

@@ -1,17 +1,21 @@
 """Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
 `--plans`: the Plans its watch sees (`planwatch`), keyed `NAMESPACE/NAME`, each reconciled when it asks
-for it (`reconciler`), again at the controller's `--interval` or its own `reconcile.interval`; its
-warm pool members written as whom the Plan is reconciled (`tenancy`).
+for it (`reconciler`), when one of its objects drifts (`driftwatch`), again at the controller's
+`--interval` or its own `reconcile.interval`; its warm pool members written as whom the Plan is
+reconciled (`tenancy`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
+from planner.app.reconciling import PlanOutcome
 from planner.app.rendering import RenderedPlan
 from planner.app.target import Target
 from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
+from planner.controller.driftwatch import DriftWatch
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.reconciler import PlanReconciler
@@ -19,7 +23,7 @@ from planner.controller.recorder import EventRecorder
 from planner.controller.settings import ControllerOptions
 from planner.controller.tenancy import service_account_user
 from planner.controller.viewmodels import Known
-from planner.controller.workers import plan_key, pools_key
+from planner.controller.workers import periodic_key, plan_key, pools_key
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informer, Informers
 from planner.objects import Manifest
@@ -47,6 +51,12 @@ class PlanObjects:
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.watch: PlanWatch | None = None
         self.reconciler: PlanReconciler | None = None
+        self.drift = DriftWatch(
+            informers,
+            queue=lambda key, delay: queue.add_after(plan_key(key), delay),
+            notice=notice,
+            full_resync=options.full_resync,
+        )
 
     def start(self) -> None:
         """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
@@ -65,8 +75,15 @@ class PlanObjects:
             recorder=self.recorder,
             notice=self.notice,
             stop=self.stop,
+            drift=self.drift,
+            drift_correction=self.options.drift_correction,
         )
-        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.catalog.forget)
+        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.forget)
+
+    def forget(self, key: str) -> None:
+        """The Plan is gone: its outcomes, and its objects' drift watch."""
+        self.catalog.forget(key)
+        self.drift.untrack(key)
 
     def poll(self) -> None:
         """Nothing to poll: the watch queues the Plans."""
@@ -85,10 +102,32 @@ class PlanObjects:
             self.catalog.put(key, KeptPlan(rendered=done.rendered))
             self.queue.add(pools_key(key))
         if done.again_after is not None:  # its own reconcile.interval
-            self.queue.add_after(plan_key(key), done.again_after)
+            self.queue.add_after(periodic_key(key), done.again_after)
         if done.outcome is not None:
             self.report(key, source_name(key), done.outcome)
         return not done.retry
+
+    def reconcile_periodic(self, key: str) -> bool:
+        """The Plan's periodic reconcile: from the watch caches, with no request, while they show it as
+        applied and healthy (`PlanReconciler.unserved`); else a full reconcile."""
+        assert self.reconciler is not None
+        rendered = self.catalog.rendered(key)
+        if rendered is None or self.reconciler.unserved(key) is not None:
+            return self.reconcile(key)
+        outcome = PlanOutcome(
+            file=rendered.plan.source.file,
+            plan=rendered.plan.name,
+            namespace=rendered.namespace,
+            result="unchanged",
+            message=f"the cluster matches plan {rendered.plan.name} (from the watch caches)",
+            finished=time.time(),
+        )
+        plan = self.watch.get(key) if self.watch is not None else None
+        again = reconcile_section(plan).interval if plan is not None else None
+        if again is not None:
+            self.queue.add_after(periodic_key(key), again)
+        self.report(key, source_name(key), outcome)
+        return True
 
     def loaded(self, key: str) -> bool:
         """Whether the Plan rendered, or is suspended (nothing to render)."""

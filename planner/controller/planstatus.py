@@ -1,9 +1,10 @@
 """A Plan object's status, as kstatus and Flux define it: what the controller writes to the status
 subresource after each step of a reconcile (docs/controller.md, "Plan objects").
 
-Three conditions: `Ready` (True once a generation is reconciled and converged; False with the reason it
-failed; Unknown while in progress), and `Reconciling` and `Stalled`, present only while True (kstatus'
-"abnormal-true" conditions). Each condition carries the `observedGeneration` it speaks for, so `kubectl
+Four conditions: `Ready` (True once a generation is reconciled and converged; False with the reason it
+failed; Unknown while in progress), and `Reconciling`, `Stalled` and `DriftConflict` (another writer
+writes back a field after each correction), present only while True (kstatus' "abnormal-true"
+conditions). Each condition carries the `observedGeneration` it speaks for, so `kubectl
 wait --for=condition=Ready` waits for the generation it was given, not a previous one's Ready. A
 condition's `lastTransitionTime` changes only when its status does. The functions are pure;
 `StatusWriter` sends what they return to the status subresource as a merge patch.
@@ -17,12 +18,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from planner.app.reconciling import PlanOutcome
+from planner.controller.driftfields import DriftedField
 from planner.controller.planref import object_key, patch_plan, plan_path, source_name
 from planner.errors import ApiError, UnreachableError
 from planner.kube.client import KubeClient
 from planner.objects import Manifest, annotations_of, metadata_of
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
+DRIFT_CONFLICT, FIGHTING_WRITER = "DriftConflict", "FightingWriter"
 SUCCEEDED, FAILED = "ReconciliationSucceeded", "ReconciliationFailed"
 DEPENDENCY_NOT_READY, PROGRESSING = "DependencyNotReady", "Progressing"
 PRUNE_FAILED = "PruneFailed"
@@ -39,7 +42,8 @@ class Attempt:
     """One reconcile of a Plan object's `generation` and how it ended. `ready`/`reason`/`message` become
     the Ready condition; `stalled` says retrying cannot help until the Plan changes (it does not load);
     `applied` is what the reconcile converged (None: it did not), with planner's generation number
-    when it recorded one."""
+    when it recorded one. `drifted` is what drift it corrected (or found), with who wrote it;
+    `conflict` says which fields another writer keeps writing back (empty: none)."""
 
     generation: int
     revision: str
@@ -50,6 +54,8 @@ class Attempt:
     stalled: bool = False
     applied: Applied | None = None
     error: str = ""
+    drifted: tuple[DriftedField, ...] = ()
+    conflict: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,6 +160,10 @@ def finished(previous: Mapping[str, Any], attempt: Attempt, now: str) -> Status:
         conditions.append(
             _condition(previous, STALLED, "True", attempt.reason, attempt.message, generation, now)
         )
+    if attempt.conflict:
+        conditions.append(
+            _condition(previous, DRIFT_CONFLICT, "True", FIGHTING_WRITER, attempt.conflict, generation, now)
+        )
     status: Status = {
         **_kept(previous),
         "observedGeneration": generation,
@@ -162,6 +172,13 @@ def finished(previous: Mapping[str, Any], attempt: Attempt, now: str) -> Status:
         "lastError": attempt.error,
         "conditions": conditions,
     }
+    if attempt.drifted:
+        status["lastDrift"] = {
+            "time": now,
+            "fields": [
+                {"object": each.object, "path": each.path, "writer": each.writer} for each in attempt.drifted
+            ],
+        }
     applied = attempt.applied
     if applied is not None:
         if applied.planner_generation is not None:
@@ -230,6 +247,7 @@ _KEPT = (
     "lastHandledReconcileAt",
     "lastError",
     "inventory",
+    "lastDrift",
 )
 
 

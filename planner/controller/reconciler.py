@@ -10,8 +10,9 @@ Every request for the Plan is made as whom `tenancy` says, and what its lockdown
 
 The plan's `reconcile:` section steers it: `suspend` (nothing is done), `dependsOn` (wait, Ready False
 `DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
-`timeout`, `allowDataLoss`, `interval` (the controller requeues it). A Plan being deleted is pruned
-(`finalizer`).
+`timeout`, `allowDataLoss`, `interval` (the controller requeues it), `driftCorrection` (`immediate`: its
+objects are tracked by the drift watch, `driftwatch`, which queues it when one drifts; `off`: drift is
+left). A Plan being deleted is pruned (`finalizer`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from planner.app.rendering import RenderedPlan, render_loaded
 from planner.app.target import Target, secret_refs
 from planner.controller import planstatus
 from planner.controller.decryption import decryption_keys
+from planner.controller.driftfields import DriftedField, corrected_fields
+from planner.controller.driftwatch import DriftWatch
 from planner.controller.finalizer import (
     FINALIZER,
     being_deleted,
@@ -35,9 +38,9 @@ from planner.controller.finalizer import (
     set_finalizer,
     trim_history,
 )
-from planner.controller.planref import namespace_of, source_name
+from planner.controller.planref import namespace_of, object_key, source_name
 from planner.controller.planwatch import PlanWatch
-from planner.controller.recorder import FAILED_EVENT, EventRecorder, event_reason
+from planner.controller.recorder import CONFLICT_EVENT, FAILED_EVENT, EventRecorder, event_reason
 from planner.controller.settings import plan_reconcile_options
 from planner.controller.tenancy import Tenancy, service_account_user
 from planner.errors import ApiError, NotFoundError, PlannerError
@@ -46,7 +49,7 @@ from planner.kube.client import resource_path
 from planner.kube.informer import Informers
 from planner.objects import Manifest, annotations_of
 from planner.plan.load import load_plan_object
-from planner.plan.reconcile_section import ReconcileSection, reconcile_section
+from planner.plan.reconcile_section import DriftCorrection, ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
 from planner.sops.agekeys import unread_keys
@@ -77,10 +80,13 @@ class PlanReconciler:
         recorder: EventRecorder,
         notice: Notice,
         stop: threading.Event,
+        drift: DriftWatch | None = None,
+        drift_correction: DriftCorrection = "immediate",
     ) -> None:
         self.target, self.client, self.watch, self.informers = target, target.client, watch, informers
         self.options, self.tenancy, self.recorder, self.notice = options, tenancy, recorder, notice
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
+        self.drift, self.drift_correction = drift, drift_correction  # the watch; the controller's default
         self.status = planstatus.StatusWriter(self.client, cached=watch.get, notice=notice)
 
     def reconcile(self, key: str) -> Reconciled:
@@ -88,11 +94,14 @@ class PlanReconciler:
         while a dependency is not Ready; else applied."""
         plan = self.watch.get(key)
         if plan is None:
+            self.untrack(key)
             return Reconciled(None, retry=False)
         section = reconcile_section(plan)
         if being_deleted(plan):
+            self.untrack(key)
             return self.finalize(plan, section)
         if section.suspend:
+            self.untrack(key)
             self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
             self.status.write_if_changed(plan, planstatus.suspended(plan, planstatus.now()))
             return Reconciled(None, retry=False)
@@ -122,6 +131,7 @@ class PlanReconciler:
         try:
             rendered = self._render(plan, target)
         except PlannerError as broken:
+            self.untrack(object_key(plan))
             message = str(broken)
             stalled = attempt(
                 ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
@@ -135,15 +145,24 @@ class PlanReconciler:
             plan = self.status.write(plan, planstatus.progressing(plan, planstatus.now())) or plan
         if not has_finalizer(plan):
             set_finalizer(self.client, plan, present=True, notice=self.notice)
-        outcome = self._reconcile(
-            rendered, target, plan_reconcile_options(self.options, section, revision=revision)
+        correction = section.drift_correction or self.drift_correction
+        seen = self.track(object_key(plan), rendered.manifests, correction)
+        options = plan_reconcile_options(
+            self.options, section, revision=revision, drift_correction=correction
         )
+        outcome = self._reconcile(rendered, target, options)
+        drifted = corrected_fields(outcome.changeset, seen) if outcome.result == "applied" else ()
+        conflict = self.conflicts(plan, drifted)
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
+        described = f"; drifted: {describe(drifted)}" if drifted else ""
         self.finish(
             plan,
-            planstatus.verdict(attempt, rendered.manifests, outcome),
+            planstatus.verdict(
+                functools.partial(attempt, drifted=drifted, conflict=conflict), rendered.manifests, outcome
+            ),
             reason=event_reason(outcome.result, outcome.drift),
+            event=outcome.message + described,
         )
         return Reconciled(
             rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
@@ -221,10 +240,63 @@ class PlanReconciler:
         self.recorder.on_plan(plan, FAILED_EVENT, message)
         return Reconciled(None, retry=True, outcome=outcome)
 
-    def finish(self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str]) -> None:
-        """Write the attempt's status, then tell it by an Event on the Plan."""
+    def finish(
+        self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str], event: str = ""
+    ) -> None:
+        """Write the attempt's status, then tell it by an Event on the Plan (`event`, else its message)."""
         self.status.finish(plan, attempt)
-        self.recorder.on_plan(plan, reason, attempt.message)
+        self.recorder.on_plan(plan, reason, event or attempt.message)
+
+    # --- drift correction (driftwatch) ---
+
+    def track(
+        self, key: str, manifests: list[Manifest] | tuple[Manifest, ...], correction: DriftCorrection
+    ) -> tuple[DriftedField, ...]:
+        """Before the Plan's reconcile: its objects watched for drift (when corrected at once), and the
+        drift the watch saw since its last reconcile, which this one answers."""
+        if self.drift is None:
+            return ()
+        if correction != "immediate":
+            self.drift.untrack(key)
+            return ()
+        self.drift.track(key, manifests)
+        return self.drift.take(key)
+
+    def conflicts(self, plan: Manifest, drifted: tuple[DriftedField, ...]) -> str:
+        """After the Plan's reconcile, which corrected `drifted`: the fields another writer keeps writing
+        back, said by a Warning Event when this reconcile corrected one of them (empty: none)."""
+        if self.drift is None:
+            return ""
+        conflicts = self.drift.corrected(object_key(plan), drifted)
+        said = "; ".join(conflict.describe() for conflict in conflicts)
+        fought = {(each.object, each.path) for each in drifted}
+        if any((c.field.object, c.field.path) in fought for c in conflicts):
+            self.recorder.on_plan(plan, CONFLICT_EVENT, said)
+        return said
+
+    def unserved(self, key: str) -> str | None:
+        """Why the Plan's periodic reconcile must be a full one (None: the watch caches answer it, with
+        no request): it asks for a reconcile or is not Ready, is suspended, waits for dependencies,
+        reads Secrets or another source at each reconcile, or the drift watch says (`DriftWatch.unserved`)."""
+        plan = self.watch.get(key)
+        if self.drift is None or plan is None or being_deleted(plan):
+            return "not watched"
+        section = reconcile_section(plan)
+        if (
+            section.suspend
+            or section.depends_on
+            or (section.drift_correction or self.drift_correction) != "immediate"
+        ):
+            return "its reconcile section asks for more"
+        if planstatus.wants_reconcile(plan) or not planstatus.is_ready(plan):
+            return "not Ready at its generation"
+        if "source" in plan or _reads_secrets(plan):
+            return "it reads Secrets or a source at each reconcile"
+        return self.drift.unserved(key)
+
+    def untrack(self, key: str) -> None:
+        if self.drift is not None:
+            self.drift.untrack(key)
 
     def _render(self, plan: Manifest, target: Target) -> RenderedPlan:
         """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not
@@ -249,3 +321,18 @@ class PlanReconciler:
             stop=self.stop,
             informers=self.informers,
         )
+
+
+def describe(drifted: tuple[DriftedField, ...], most: int = 10) -> str:
+    """`deployment/shop/web .spec.replicas (written by kubectl), …`, the first `most` and how many more."""
+    shown = ", ".join(each.describe() for each in drifted[:most])
+    return shown + (f" and {len(drifted) - most} more" if len(drifted) > most else "")
+
+
+def _reads_secrets(value: object) -> bool:
+    """Whether a Plan (or a part of it) has a `secretKeyRef` (its values are read at each reconcile)."""
+    if isinstance(value, dict):
+        return "secretKeyRef" in value or any(_reads_secrets(child) for child in value.values())
+    if isinstance(value, list):
+        return any(_reads_secrets(child) for child in value)
+    return False

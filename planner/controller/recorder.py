@@ -1,6 +1,6 @@
 """The Events the controller records about a reconcile (`Reconciled`, `DriftCorrected`,
-`ReconcileFailed`), on whatever stands for the plan: a Plan object, or a plan file's ApplySet parent
-Secret. `kubectl describe` of that object lists them. An Event is never worth a retry: one that cannot
+`ReconcileFailed`, `DriftConflict`), on whatever stands for the plan: a Plan object, or a plan file's
+ApplySet parent Secret. `kubectl describe` of that object lists them. An Event is never worth a retry: one that cannot
 be created is said, and the reconcile goes on."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from planner.state.runlock import micro_time
 
 COMPONENT = "planner-controller"
 FAILED_EVENT = ("ReconcileFailed", "Warning")  # reason and type
+CONFLICT_EVENT = ("DriftConflict", "Warning")  # another writer writes back what drift correction undid
 
 
 def event_reason(result: str, drift: int) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from planner.controller.leader import ElectionTimings
 from planner.controller.sharding import is_shard_key
 from planner.controller.tenancy import Tenancy
 from planner.errors import UsageError
-from planner.plan.reconcile_section import ReconcileSection
+from planner.plan.reconcile_section import DriftCorrection, ReconcileSection
 
 PLAN_OBJECT_CONSENT = "set reconcile.allowDataLoss: true in the Plan"
 
@@ -39,6 +39,8 @@ class ControllerOptions:
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
     tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
+    drift_correction: DriftCorrection = "immediate"  # a Plan's, unless its reconcile.driftCorrection says
+    full_resync: float = 3600.0  # a Plan's periodic reconcile is a full one at least this often
 
 
 def controller_options(
@@ -61,6 +63,8 @@ def controller_options(
     default_service_account: str | None = None,
     no_cross_namespace_refs: bool = False,
     cluster_scoped_namespaces: str = "",
+    drift_correction: DriftCorrection = "immediate",
+    full_resync: float = 3600.0,
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
@@ -99,6 +103,8 @@ def controller_options(
             no_cross_namespace_refs=no_cross_namespace_refs,
             cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
         ),
+        drift_correction=drift_correction,
+        full_resync=full_resync,
     )
 
 
@@ -109,8 +115,10 @@ def plan_reconcile_options(
     revision: str,
     prune: bool | None = None,
     allow_empty: bool = False,
+    drift_correction: DriftCorrection = "immediate",
 ) -> ReconcileOptions:
-    """The controller's reconcile options as the Plan's `reconcile:` section and revision amend them."""
+    """The controller's reconcile options as the Plan's `reconcile:` section and revision amend them;
+    `drift_correction` is the Plan's (its section's, else the controller's)."""
     applying = options.apply
     planning = dataclasses.replace(
         applying.plan,
@@ -124,4 +132,9 @@ def plan_reconcile_options(
         timeout=section.timeout if section.timeout is not None else applying.timeout,
         history=dataclasses.replace(applying.history, revision=revision or None),
     )
-    return dataclasses.replace(options, apply=applying, prune=section.prune if prune is None else prune)
+    return dataclasses.replace(
+        options,
+        apply=applying,
+        prune=section.prune if prune is None else prune,
+        correct_drift=drift_correction != "off",
+    )

@@ -4,7 +4,8 @@ Three kinds of key go through one rate-limited work queue (`planner.workqueue`),
 workers; the queue never hands a key to two workers at once, so different plans reconcile in parallel
 and one plan never twice at once (and its run lock keeps other processes out):
 
-- `plan:<key>` reconciles the plan as `planner reconcile` does (`planfiles`, `planobjects`).
+- `plan:<key>` reconciles the plan as `planner reconcile` does (`planfiles`, `planobjects`);
+  `periodic:<key>` is its periodic reconcile, which a Plan object's watch caches may answer.
 - `pools:<key>` brings each of the plan's warm pools to its size (`warmpools`).
 - `reap` pauses the idle sandboxes of the plans' namespaces (`reaper`).
 
@@ -28,6 +29,12 @@ Handler = Callable[[str], bool]  # a kind of key's work, given the key's plan; F
 
 def plan_key(plan: str) -> str:
     return f"plan:{plan}"
+
+
+def periodic_key(plan: str) -> str:
+    """The plan's periodic reconcile (`--interval`, its own `reconcile.interval`): one a Plan object's
+    watch caches may answer without a request."""
+    return f"periodic:{plan}"
 
 
 def pools_key(plan: str) -> str:

@@ -83,6 +83,7 @@ class Informer:
         self.changed = threading.Condition(threading.RLock())
         self._objects: dict[str, dict[str, Manifest]] = {}  # by namespace ("" if none), then name
         self._subscribers: list[Subscriber] = []
+        self._raw_subscribers: list[Subscriber] = []  # theirs keep the managedFields (watch events only)
         self._on_sync: list[Callable[[], None]] = []
         self._synced = False
         self._failure: PlannerError | None = None
@@ -180,13 +181,20 @@ class Informer:
     def resource_version(self) -> str:
         return self._resource_version
 
-    def subscribe(self, subscriber: Subscriber, *, replay: bool = False) -> Callable[[], None]:
+    def subscribe(
+        self, subscriber: Subscriber, *, replay: bool = False, managed_fields: bool = False
+    ) -> Callable[[], None]:
         """Call `subscriber(event type, object)` for every change from now on (from the informer's
         thread); returns the function that unsubscribes. With `replay`, as client-go's handlers, it
         first hears an ADDED for each object already cached (a cache that has not listed yet will
-        announce its first list so): each object once, before any later change of it."""
+        announce its first list so): each object once, before any later change of it. With
+        `managed_fields`, a watch event's object comes with its managedFields, which the cache drops
+        (the controller's drift watch names who wrote a field); a list's objects come without."""
         with self.changed:
-            self._subscribers.append(subscriber)
+            if managed_fields:
+                self._raw_subscribers.append(subscriber)
+            else:
+                self._subscribers.append(subscriber)
             if replay and self._synced and self._failure is None:
                 for space in self._objects.values():
                     for obj in space.values():
@@ -194,8 +202,9 @@ class Informer:
 
         def unsubscribe() -> None:
             with self.changed:
-                if subscriber in self._subscribers:
-                    self._subscribers.remove(subscriber)
+                for subscribers in (self._subscribers, self._raw_subscribers):
+                    if subscriber in subscribers:
+                        subscribers.remove(subscriber)
 
         return unsubscribe
 
@@ -340,11 +349,11 @@ class Informer:
                 raise _Expired()
             raise api_error(int(obj.get("code") or 500), obj)
         elif kind in ("ADDED", "MODIFIED", "DELETED"):
-            self._apply_event(kind, self._complete(obj))
+            self._apply_event(kind, self._complete(obj), metadata_of(obj).get("managedFields"))
         else:
             log.warning("%s: ignoring a watch event of unknown type %r", self.describe(), kind)
 
-    def _apply_event(self, kind: EventType, obj: Manifest) -> None:
+    def _apply_event(self, kind: EventType, obj: Manifest, managed: object = None) -> None:
         self._resource_version = _resource_version(obj) or self._resource_version
         if not self._in_scope(obj):
             return
@@ -358,17 +367,23 @@ class Informer:
             else:
                 self._objects.setdefault(namespace, {})[name] = obj
             self.changed.notify_all()
-        self._publish([(kind, obj)])
+        self._publish([(kind, obj)], managed)
 
-    def _publish(self, events: list[tuple[EventType, Manifest]]) -> None:
+    def _publish(self, events: list[tuple[EventType, Manifest]], managed: object = None) -> None:
         with self.changed:
-            subscribers = list(self._subscribers)
+            subscribers, raw = list(self._subscribers), list(self._raw_subscribers)
         for kind, obj in events:
-            for subscriber in subscribers:
-                try:
-                    subscriber(kind, obj)
-                except Exception:  # one broken subscriber must not stop the cache
-                    log.exception("%s: a subscriber failed on %s", self.describe(), kind)
+            self._tell(subscribers, kind, obj)
+            if raw:
+                with_managed = {**obj, "metadata": {**metadata_of(obj), "managedFields": managed}}
+                self._tell(raw, kind, with_managed if managed else obj)
+
+    def _tell(self, subscribers: list[Subscriber], kind: EventType, obj: Manifest) -> None:
+        for subscriber in subscribers:
+            try:
+                subscriber(kind, obj)
+            except Exception:  # one broken subscriber must not stop the cache
+                log.exception("%s: a subscriber failed on %s", self.describe(), kind)
 
 
 @dataclass(frozen=True)

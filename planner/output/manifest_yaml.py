@@ -8,20 +8,31 @@ from collections.abc import Iterable
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.scalarstring import LiteralScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
 from planner.objects import Manifest
 from planner.output.masking import mask_manifest
 
+# Strings YAML 1.1 reads as booleans. ruamel writes YAML 1.2, where they are plain strings, but kubectl
+# reads YAML 1.1: `off` unquoted would reach the API server as false.
+_YAML11_BOOLEANS = frozenset({"y", "yes", "n", "no", "on", "off"})
+
 
 def _literal_blocks(value: Any) -> Any:
-    """Multi-line strings as YAML literal blocks, so a config file in a ConfigMap stays readable."""
+    """Multi-line strings as YAML literal blocks, so a config file in a ConfigMap stays readable; YAML
+    1.1's booleans spelt as strings quoted, so kubectl reads them as strings."""
     if isinstance(value, dict):
-        return {key: _literal_blocks(item) for key, item in value.items()}
+        return {_unambiguous(key): _literal_blocks(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_literal_blocks(item) for item in value]
     if isinstance(value, str) and "\n" in value:
         return LiteralScalarString(value)
+    return _unambiguous(value)
+
+
+def _unambiguous(value: Any) -> Any:
+    if isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
+        return DoubleQuotedScalarString(value)
     return value
 
 

@@ -107,6 +107,7 @@ def _condition() -> Schema:
 def status_schema() -> Schema:
     """What the controller reports on a Plan (docs/controller.md), as kstatus and Flux define it."""
     count = {"type": "integer", "format": "int64"}
+    text = {"type": "string"}
     return {
         "description": "Written by planner controller: never part of a plan file.",
         "type": "object",
@@ -123,6 +124,20 @@ def status_schema() -> Schema:
             "lastAttemptedRevision": {"type": "string"},
             "lastHandledReconcileAt": {"type": "string"},
             "lastError": {"type": "string"},
+            "lastDrift": {
+                "description": "The drift the last reconcile that found some corrected (or left).",
+                "type": "object",
+                "properties": {
+                    "time": {"type": "string", "format": "date-time"},
+                    "fields": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"object": text, "path": text, "writer": text},
+                        },
+                    },
+                },
+            },
             "inventory": {
                 "type": "object",
                 "properties": {

@@ -1,5 +1,5 @@
 """A plan's top-level `reconcile:` section: how `planner controller` reconciles it as a Plan object
-(suspend, interval, prune, timeout, dependsOn, allowDataLoss; docs/controller.md). The one-shot commands
+(suspend, interval, prune, timeout, dependsOn, allowDataLoss, driftCorrection; docs/controller.md). The one-shot commands
 ignore it. Read from the plan's data once the schema has judged it; a value of the wrong type (a Plan
 being deleted that no longer loads) reads as its default."""
 
@@ -7,9 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from planner.plan.durations import parse_duration
+
+DriftCorrection = Literal["immediate", "interval", "off"]
+DRIFT_CORRECTIONS: dict[str, DriftCorrection] = {
+    "immediate": "immediate",
+    "interval": "interval",
+    "off": "off",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,6 +27,7 @@ class ReconcileSection:
     timeout: float | None = None  # seconds; None: the controller's --timeout
     depends_on: tuple[str, ...] = ()
     allow_data_loss: bool = False
+    drift_correction: DriftCorrection | None = None  # None: the controller's --drift-correction
 
 
 def reconcile_section(plan: Mapping[str, Any]) -> ReconcileSection:
@@ -38,6 +46,7 @@ def reconcile_section(plan: Mapping[str, Any]) -> ReconcileSection:
             if isinstance(each, Mapping) and isinstance(each.get("name"), str)
         ),
         allow_data_loss=section.get("allowDataLoss") is True,
+        drift_correction=DRIFT_CORRECTIONS.get(str(section.get("driftCorrection"))),
     )
 
 

@@ -285,8 +285,12 @@ def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_kee
     assert "plan/app -n " + namespace + ": suspended" in running.output()
     assert mode(kubectl, namespace, "app") == "x"
 
-    # Resumed, then asked with `reconcile --now`: the drift is corrected at once, and said so.
-    resumed = knob_plan(namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: false}")
+    # Resumed, then asked with `reconcile --now`: the drift is corrected at once, and said so (drift
+    # correction at its interval, so only the request corrects it: test_drift_correction.py has the
+    # watch's own).
+    resumed = knob_plan(
+        namespace, "app", reconcile="{dependsOn: [{name: db}], suspend: false, driftCorrection: interval}"
+    )
     assert kubectl("apply", "-f", "-", stdin=resumed).returncode == 0
     wait_ready(kubectl, namespace, "app")
     drift(kubectl, namespace, "app")

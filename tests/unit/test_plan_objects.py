@@ -3,6 +3,7 @@ Secrets), and the status the controller writes for them, as kstatus reads it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from planner.app.applying import ApplyOptions
 from planner.app.reconciling import ReconcileOptions
 from planner.controller import planstatus
+from planner.controller.driftfields import DriftedField
 from planner.controller.settings import plan_reconcile_options
 from planner.errors import PlanError
 from planner.plan import load_plans
@@ -177,6 +179,27 @@ def test_status_progressing_then_succeeded_then_failed() -> None:
     assert again["conditions"][0]["lastTransitionTime"] == "2026-12-02T01:09:00Z"  # no transition since
 
 
+def test_a_status_says_what_drifted_who_wrote_it_and_a_conflict_while_there_is_one() -> None:
+    replicas = DriftedField("deployment/shop/web", ".spec.replicas", "kubectl")
+    conflict = "deployment/shop/web .spec.replicas: written back by kubectl after each correction"
+    attempt = planstatus.Attempt(
+        generation=3, revision="", requested_at="", ready="True", reason="ReconciliationSucceeded",
+        message="converged", drifted=(replicas,), conflict=conflict,
+    )  # fmt: skip
+    fought = planstatus.finished({"observedGeneration": 3}, attempt, T0)
+    assert fought["lastDrift"] == {
+        "time": T0,
+        "fields": [{"object": "deployment/shop/web", "path": ".spec.replicas", "writer": "kubectl"}],
+    }
+    assert fought["conditions"][1] == {
+        "type": "DriftConflict", "status": "True", "reason": "FightingWriter", "message": conflict,
+        "observedGeneration": 3, "lastTransitionTime": T0,
+    }  # fmt: skip
+    calm = planstatus.finished(fought, dataclasses.replace(attempt, drifted=(), conflict=""), T1)
+    assert calm["lastDrift"] == fought["lastDrift"]  # the last drift stays said
+    assert [c["type"] for c in calm["conditions"]] == ["Ready"]
+
+
 def test_the_reconcile_section_reads_with_its_defaults() -> None:
     assert reconcile_section({}) == ReconcileSection(
         suspend=False, interval=None, prune=True, timeout=None, depends_on=(), allow_data_loss=False
@@ -188,6 +211,7 @@ def test_the_reconcile_section_reads_with_its_defaults() -> None:
         "timeout": "500ms",
         "dependsOn": [{"name": "db"}, {"name": "cache"}],
         "allowDataLoss": True,
+        "driftCorrection": "off",
     }
     assert reconcile_section({"reconcile": section}) == ReconcileSection(
         suspend=True,
@@ -196,7 +220,9 @@ def test_the_reconcile_section_reads_with_its_defaults() -> None:
         timeout=0.5,
         depends_on=("db", "cache"),
         allow_data_loss=True,
+        drift_correction="off",
     )
+    assert reconcile_section({"reconcile": {"driftCorrection": False}}).drift_correction is None
 
 
 def test_a_bad_reconcile_section_is_a_diagnostic_at_its_line_and_column(
@@ -232,6 +258,9 @@ def test_a_plans_reconcile_section_amends_the_controllers_options() -> None:
     assert plain.apply.plan.allow_data_loss is False
     pruning = plan_reconcile_options(given, section, revision="", prune=True, allow_empty=True)
     assert (pruning.prune, pruning.apply.plan.allow_empty) == (True, True)
+    assert plain.correct_drift is True
+    assert plan_reconcile_options(given, section, revision="", drift_correction="interval").correct_drift
+    assert not plan_reconcile_options(given, section, revision="", drift_correction="off").correct_drift
 
 
 def test_a_status_is_written_as_the_merge_patch_that_removes_what_it_no_longer_has() -> None:
