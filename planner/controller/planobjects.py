@@ -1,7 +1,8 @@
 """Plan objects (`plans.planner.dev/v1`) as the controller's source of plans, when it runs without
 `--plans`: the Plans its watch sees (`planwatch`), keyed `NAMESPACE/NAME`, each reconciled when it asks
 for it (`reconciler`), again at the controller's `--interval` or its own `reconcile.interval`; its
-warm pool members written as whom the Plan is reconciled (`tenancy`).
+warm pool members written as whom the Plan is reconciled (`tenancy`). The Git sources of those that
+have one are shared by all of them (`gitsources`), and a source's change queues its Plans.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from planner.app.rendering import RenderedPlan
 from planner.app.target import Target
 from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
+from planner.controller.gitsources import GitSources
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.reconciler import PlanReconciler
@@ -47,6 +49,7 @@ class PlanObjects:
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.watch: PlanWatch | None = None
         self.reconciler: PlanReconciler | None = None
+        self.sources = GitSources(queue_plans=self._queue_plans, notice=notice, paused=stop)
 
     def start(self) -> None:
         """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""
@@ -63,10 +66,20 @@ class PlanObjects:
             options=self.options.reconcile,
             tenancy=self.options.tenancy,
             recorder=self.recorder,
+            sources=self.sources,
             notice=self.notice,
             stop=self.stop,
         )
-        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.catalog.forget)
+        self.sources.start()
+        self.watch.follow(lambda key: self.queue.add(plan_key(key)), self._forget)
+
+    def _forget(self, key: str) -> None:
+        self.catalog.forget(key)
+        self.sources.forget(key)
+
+    def _queue_plans(self, keys: list[str]) -> None:
+        for key in keys:
+            self.queue.add(plan_key(key))
 
     def poll(self) -> None:
         """Nothing to poll: the watch queues the Plans."""

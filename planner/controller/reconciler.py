@@ -12,10 +12,18 @@ The plan's `reconcile:` section steers it: `suspend` (nothing is done), `depends
 `DependencyNotReady`, until those Plans are Ready; a dependency's change queues its dependents), `prune`,
 `timeout`, `allowDataLoss`, `interval` (the controller requeues it). A Plan being deleted is pruned
 (`finalizer`).
+
+A Plan with a Git source (`source.git`) is loaded from the commit its source gives now
+(`gitsources`: fetched at most once per interval for every Plan on it), and that commit's revision
+(`main@sha1:…`) is the one recorded, in its status and Events and with its generation: each reconcile
+applies exactly one commit. When the fetch or that commit's plan fails, nothing is written: its
+`SourceReady` and `Ready` conditions say why, and the commit applied last stays; the source's next
+change queues the Plan again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
@@ -34,20 +42,23 @@ from planner.controller.finalizer import (
     set_finalizer,
     trim_history,
 )
-from planner.controller.planref import namespace_of, source_name
+from planner.controller.gitsources import GitSources
+from planner.controller.planref import namespace_of, object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.recorder import FAILED_EVENT, EventRecorder, event_reason
 from planner.controller.settings import plan_reconcile_options
 from planner.controller.tenancy import Tenancy, service_account_user
-from planner.errors import ApiError, NotFoundError, PlannerError
+from planner.errors import ApiError, NotFoundError, PlannerError, SourceError
 from planner.kinds import SERVICE_ACCOUNT
 from planner.kube.client import resource_path
 from planner.kube.informer import Informers
-from planner.objects import Manifest, annotations_of
-from planner.plan.load import load_plan_object
+from planner.objects import Manifest, annotations_of, metadata_of
+from planner.plan.git_source import GitSource, beside_source, git_source, path_problem
+from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
-from planner.plan.secrets import unread_secrets
+from planner.plan.secrets import SecretRefs, unread_secrets
+from planner.sources.reasons import PATH_NOT_FOUND, PLAN_INVALID
 
 Notice = Callable[[str], None]
 
@@ -73,11 +84,13 @@ class PlanReconciler:
         options: ReconcileOptions,
         tenancy: Tenancy,
         recorder: EventRecorder,
+        sources: GitSources,
         notice: Notice,
         stop: threading.Event,
     ) -> None:
         self.target, self.client, self.watch, self.informers = target, target.client, watch, informers
         self.options, self.tenancy, self.recorder, self.notice = options, tenancy, recorder, notice
+        self.sources = sources
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.status = planstatus.StatusWriter(self.client, cached=watch.get, notice=notice)
 
@@ -117,8 +130,18 @@ class PlanReconciler:
             failed = attempt(ready="False", reason=planstatus.FAILED, message=target, error=target)
             self.finish(plan, failed, reason=FAILED_EVENT)
             return Reconciled(None, retry=True)
+        source = git_source(plan)
+        fetched: planstatus.SourceState | None = None
         try:
-            rendered = self._render(plan, target)
+            if source is None:
+                rendered = self._render(plan, target)
+            else:
+                revision, rendered = self._render_source(plan, source, target)
+                attempt = functools.partial(attempt, revision=revision)
+                fetched = planstatus.SourceState("True", planstatus.SOURCE_SUCCEEDED, f"fetched {revision}")
+        except SourceError as failed:
+            self.finish(plan, self.source_failed(plan, attempt, failed), reason=FAILED_EVENT)
+            return Reconciled(None, retry=False)
         except PlannerError as broken:
             message = str(broken)
             stalled = attempt(
@@ -126,6 +149,7 @@ class PlanReconciler:
             )
             self.finish(plan, stalled, reason=FAILED_EVENT)
             return Reconciled(None, retry=False)
+        attempt = functools.partial(attempt, source=fetched)
         # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
         # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
         if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
@@ -138,11 +162,10 @@ class PlanReconciler:
         )
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
-        self.finish(
-            plan,
-            planstatus.verdict(attempt, rendered.manifests, outcome),
-            reason=event_reason(outcome.result, outcome.drift),
-        )
+        verdict = planstatus.verdict(attempt, rendered.manifests, outcome)
+        if source is not None:  # its Events and Ready name the commit applied
+            verdict = dataclasses.replace(verdict, message=f"{revision}: {verdict.message}")
+        self.finish(plan, verdict, reason=event_reason(outcome.result, outcome.drift))
         return Reconciled(
             rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
         )
@@ -155,9 +178,13 @@ class PlanReconciler:
         try:
             if isinstance(target, str):
                 raise PlannerError(target)
-            (rendered,) = render_loaded(
-                load_plan_object(plan, secret_refs=unread_secrets), namespace_of(plan)
+            source = git_source(plan)
+            loaded = (
+                load_plan_object(plan, secret_refs=unread_secrets)
+                if source is None
+                else self._load_source(plan, source, target, unread_secrets)[1]
             )
+            (rendered,) = render_loaded(loaded, namespace_of(plan))
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
             return self.prune_failed(plan, message, None)
@@ -224,11 +251,84 @@ class PlanReconciler:
         self.status.finish(plan, attempt)
         self.recorder.on_plan(plan, reason, attempt.message)
 
+    def source_failed(
+        self, plan: Manifest, attempt: Callable[..., planstatus.Attempt], failed: SourceError
+    ) -> planstatus.Attempt:
+        """The attempt of a Plan whose source gave no plan: nothing written; Ready and SourceReady
+        False say why, and which commit stays applied. Not stalled: the source's next change (or its
+        next fetch) queues the Plan again."""
+        status = plan.get("status") or {}
+        kept = status.get("lastAppliedRevision")
+        message = f"{failed}; {f'{kept} stays applied' if kept else 'nothing applied yet'}"
+        state = planstatus.SourceState("False", failed.reason, message)
+        attempted = failed.revision  # the commit whose plan failed; none when the fetch did
+        return attempt(
+            ready="False",
+            reason=failed.reason,
+            message=message,
+            error=message,
+            source=state,
+            revision=attempted or str(status.get("lastAttemptedRevision") or ""),
+        )
+
+    def _render_source(self, plan: Manifest, source: GitSource, target: Target) -> tuple[str, RenderedPlan]:
+        """The revision the Plan's Git source gives now and its plan rendered; SourceError when either
+        fails (the plan invalid at that commit is PlanInvalid, with every problem)."""
+        namespace = namespace_of(plan)
+        revision, loaded = self._load_source(plan, source, target, secret_refs(target, namespace))
+        try:
+            return revision, self._rendered(loaded, namespace)
+        except PlannerError as broken:
+            raise SourceError(PLAN_INVALID, f"at {revision}: {broken}", revision=revision) from None
+
+    def _load_source(
+        self, plan: Manifest, source: GitSource, target: Target, refs: SecretRefs
+    ) -> tuple[str, LoadResult]:
+        beside = beside_source(plan)
+        if beside:
+            raise PlannerError(
+                f"{', '.join(beside)}: a Plan with a source holds no plan of its own (its plan is "
+                f"{source.path} in {source.url}): move them into that file"
+            )
+        problem = path_problem(source.path)
+        if problem:
+            raise PlannerError(problem)
+        namespace = namespace_of(plan)
+        annotations = annotations_of(plan)
+        asked = str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, ""))
+        handled = (plan.get("status") or {}).get("lastHandledReconcileAt", "")
+        checkout = self.sources.checkout(
+            object_key(plan), source, target, namespace, refresh=bool(asked) and asked != handled
+        )
+        if not (checkout.root / source.path).is_file():
+            raise SourceError(
+                PATH_NOT_FOUND,
+                f"at {checkout.revision}: no file {source.path} in the repository",
+                revision=checkout.revision,
+            )
+        named = plan.get("serviceAccountName")
+        try:
+            loaded = load_checkout_plan(
+                checkout.root,
+                source.path,
+                name=str(metadata_of(plan).get("name", "")),
+                namespace=namespace,
+                service_account=named if isinstance(named, str) else None,
+                secret_refs=refs,
+            )
+        except PlannerError as broken:
+            raise SourceError(
+                PLAN_INVALID, f"at {checkout.revision}: {broken}", revision=checkout.revision
+            ) from None
+        return checkout.revision, loaded
+
     def _render(self, plan: Manifest, target: Target) -> RenderedPlan:
         """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not
         load, or the controller's lockdown refuses what it renders."""
         namespace = namespace_of(plan)
-        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace))
+        return self._rendered(load_plan_object(plan, secret_refs=secret_refs(target, namespace)), namespace)
+
+    def _rendered(self, loaded: LoadResult, namespace: str) -> RenderedPlan:
         for warning in loaded.warnings:
             self.notice(str(warning))
         (rendered,) = render_loaded(loaded, namespace)

@@ -18,7 +18,11 @@ diagnostic with its path — while the others load; no file is read past the siz
 
 A Plan object from the API (`load_plan_object`) is written out as YAML — its plan fields, `metadata`
 cut to name and namespace, no `status` — and goes through the same steps as a file named
-`plan/NAME -n NS`, its secrets only from Secrets in its namespace.
+`plan/NAME -n NS`, its secrets only from Secrets in its namespace. The plan of a Plan object with a Git
+source (`load_checkout_plan`) is a file of the fetched tree, loaded as a file is — imports and
+manifest files inside the repository — but with the object's name and namespace and, as any Plan
+object, secrets only from its namespace's Secrets; it is named in diagnostics by its path in the
+repository.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
+from planner.plan.git_source import SOURCE, SOURCE_IN_FILE
 from planner.plan.imports import IMPORTS, imports_and_files, resolve_imports
 from planner.plan.input_limits import read_capped
 from planner.plan.model import Plan
@@ -203,17 +208,59 @@ def load_plan_object(obj: Mapping[str, object], *, secret_refs: SecretRefs) -> L
     return LoadResult(plans=(plan[0],), warnings=warnings)
 
 
+def load_checkout_plan(
+    root: Path,
+    path: str,
+    *,
+    name: str,
+    namespace: str,
+    service_account: str | None,
+    secret_refs: SecretRefs,
+) -> LoadResult:
+    """The plan file at `path` in a fetched Git source's tree `root`, as the Plan object `name` in
+    `namespace` reconciled as `service_account` (the object's say, not the file's): its secretKeyRefs
+    read by `secret_refs`, `env` and `file` values refused. Raises PlanError with every problem, each
+    file named by its path in the repository."""
+    parsed = read_plan_file(root / path)
+    plan, found = _load_parsed(parsed, {}, secret_refs, local=False, checkout=True)
+    prefix = f"{root}/"
+    problems = [replace(d, file=d.file.removeprefix(prefix)) for d in found if d.severity == "error"]
+    if problems or plan is None:
+        raise PlanError(problems)
+    loaded, _ = plan
+    source = loaded.source
+    renamed = replace(
+        source,
+        file=source.file.removeprefix(prefix),
+        imported={file.removeprefix(prefix): text for file, text in source.imported.items()},
+    )
+    warnings = tuple(
+        sorted(replace(d, file=d.file.removeprefix(prefix)) for d in found if d.severity == "warning")
+    )
+    return LoadResult(
+        plans=(
+            replace(
+                loaded, name=name, namespace=namespace, service_account_name=service_account, source=renamed
+            ),
+        ),
+        warnings=warnings,
+    )
+
+
 def _load_parsed(
     parsed: ParsedFile | Diagnostic,
     environ: Mapping[str, str],
     secret_refs: SecretRefs | None,
     *,
     local: bool = True,
+    checkout: bool = False,
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
-    if not local and isinstance(parsed.data, dict) and IMPORTS in parsed.data:
+    if not local and not checkout and isinstance(parsed.data, dict) and IMPORTS in parsed.data:
         return None, [parsed.diagnostic(IMPORTS, NO_IMPORTS_IN_OBJECTS, at_value=False)]
+    if (local or checkout) and isinstance(parsed.data, dict) and SOURCE in parsed.data:
+        return None, [parsed.diagnostic(SOURCE, SOURCE_IN_FILE, at_value=False)]
     merged = resolve_imports(parsed)
     if isinstance(merged, list):
         return None, merged

@@ -1,0 +1,165 @@
+"""One fetch of a Git source with dulwich: the commit its ref names now, checked out as a plain tree.
+
+dulwich speaks Git's protocols in pure Python (docs/architecture.md says why it and not libgit2): one
+upload-pack conversation per fetch, in which the advertised refs choose what is wanted (`gitref`), so
+resolving the ref and fetching it is one connection (git://) or one GET and one POST (smart HTTP). The
+fetch is shallow (depth 1) but for a ref that is a commit, which no server advertises: every branch's
+history is fetched and the commit must be in it.
+
+Each source (URL, ref, credentials) keeps a bare repository under its own directory, so a later fetch
+transfers only what is new; each commit's tree is written once to `checkouts/<commit>/` beside it, with
+a `.git` file that marks the repository's root for the loader (imports may not leave it). Symbolic
+links and submodules are not written: nothing in a checkout leads outside it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dulwich.client import HTTPUnauthorized, get_transport_and_path
+from dulwich.config import ConfigDict
+from dulwich.object_store import iter_tree_contents
+from dulwich.objects import Commit, ObjectID, Tag
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from planner.errors import SourceError
+from planner.plan.git_source import GitSource
+from planner.sources.gitref import HEADS, Wanted, revision, wanted
+from planner.sources.reasons import (
+    AUTHENTICATION_FAILED,
+    FETCH_FAILED,
+    REF_NOT_FOUND,
+    without_credentials,
+)
+
+HTTP_TIMEOUT = 30.0  # seconds per HTTP request: a stalled server fails the fetch, not the reconcile
+GITLINK = 0o160000
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """HTTP basic auth from the source's Secret (`username`, `password`: a token goes in `password`)."""
+
+    username: str = ""
+    password: str = ""
+
+    def __repr__(self) -> str:  # never shown, even in a traceback's locals
+        return "Credentials(***)"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A fetched commit: its revision (`main@sha1:…`), the commit, and the directory its tree is in."""
+
+    revision: str
+    commit: str
+    root: Path
+
+
+def fetch(source: GitSource, credentials: Credentials, store: Path) -> Checkout:
+    """The commit `source.ref` names now, fetched into `store` and checked out; SourceError (with a
+    message free of credentials) when it cannot be."""
+    store.mkdir(parents=True, exist_ok=True)
+    bare = store / "repository.git"
+    repo = Repo(str(bare)) if bare.exists() else Repo.init_bare(str(bare), mkdir=True)
+    try:
+        chosen, commit = _fetched(source, credentials, repo)
+        root = _checked_out(repo, commit, store / "checkouts")
+    finally:
+        repo.close()
+    return Checkout(revision(chosen.name, commit), commit, root)
+
+
+def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[Wanted, str]:
+    config = ConfigDict()
+    config.set((b"http",), b"timeout", str(HTTP_TIMEOUT).encode())
+    secrets = (credentials.username, credentials.password)
+    chosen: list[Wanted] = []
+
+    def determine_wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        advertised = {name.decode(): sha.decode() for name, sha in refs.items() if sha}
+        found = wanted(source.ref, advertised)
+        chosen.append(found)
+        if source.ref.commit is not None:  # no server advertises it: every branch's history
+            return [ObjectID(sha.encode()) for name, sha in advertised.items() if name.startswith(HEADS)]
+        wanted_id = ObjectID(found.advertised.encode())
+        return [] if wanted_id in repo.object_store else [wanted_id]
+
+    try:
+        client, path = get_transport_and_path(
+            source.url,
+            config=config,
+            username=credentials.username or None,
+            password=credentials.password or None,
+        )
+        client.fetch(path, repo, determine_wants=determine_wants, depth=None if source.ref.commit else 1)
+    except SourceError:
+        raise
+    except HTTPUnauthorized:
+        raise SourceError(
+            AUTHENTICATION_FAILED,
+            f"{without_credentials(source.url)}: authentication refused"
+            + (" (credentials from the Secret in secretRef)" if credentials.password else " (no secretRef)"),
+        ) from None
+    except Exception as failure:
+        said = without_credentials(f"{type(failure).__name__}: {failure}", secrets)
+        raise SourceError(FETCH_FAILED, f"{without_credentials(source.url)}: fetch failed: {said}") from None
+    return chosen[0], _commit(repo, chosen[0], source)
+
+
+def _commit(repo: Repo, chosen: Wanted, source: GitSource) -> str:
+    """The commit fetched: an annotated tag peeled to what it points at."""
+    sha = ObjectID(chosen.advertised.encode())
+    if sha not in repo.object_store:
+        raise SourceError(REF_NOT_FOUND, f"{source.ref.describe()}: not on any branch of the repository")
+    found: Any = repo[sha]
+    while isinstance(found, Tag):
+        found = repo[found.object[1]]
+    if not isinstance(found, Commit):
+        raise SourceError(REF_NOT_FOUND, f"{source.ref.describe()}: names no commit")
+    return str(found.id.decode())
+
+
+def _checked_out(repo: Repo, commit: str, checkouts: Path) -> Path:
+    """The commit's tree under `checkouts/<commit>`, written once (atomically, by a rename)."""
+    root = checkouts / commit
+    if root.is_dir():
+        return root
+    checkouts.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{commit}-", dir=checkouts))
+    try:
+        tree = repo[commit.encode()]
+        assert isinstance(tree, Commit)
+        _write_tree(repo, tree.tree, partial)
+        (partial / ".git").write_text("planner: the root of a fetched Git source\n")
+        os.rename(partial, root)
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+        if not root.is_dir():  # not a concurrent writer's rename that won
+            raise
+    return root
+
+
+def _write_tree(repo: Repo, tree: ObjectID, into: Path) -> None:
+    for entry in iter_tree_contents(repo.object_store, tree):
+        if entry.path is None or entry.mode is None or entry.sha is None:
+            continue
+        if stat.S_ISLNK(entry.mode) or entry.mode == GITLINK:
+            continue
+        parts = entry.path.decode("utf-8", "replace").split("/")
+        if any(part in ("", ".", "..", ".git") for part in parts):
+            continue
+        target = into.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        blob: Any = repo[entry.sha]
+        target.write_bytes(blob.as_raw_string())
+        if entry.mode & 0o111:
+            target.chmod(0o755)
