@@ -56,7 +56,7 @@ class UsageError(PlannerError):
 
 class SourceError(PlannerError):
     """A Plan's Git source could not give its plan: `reason` is the `SourceReady` condition's reason
-    (planner.sources.reasons), the message never holds a credential."""
+    (planner.sources.failures), the message never holds a credential."""
 
     def __init__(self, reason: str, message: str, *, revision: str = "") -> None:
         super().__init__(message)

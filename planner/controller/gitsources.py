@@ -27,8 +27,8 @@ from planner.kinds import SECRET
 from planner.kube.client import resource_path
 from planner.plan.git_source import GitSource
 from planner.sources.artifacts import SourceCache
+from planner.sources.failures import CREDENTIALS_INVALID
 from planner.sources.gitfetch import Checkout, Credentials
-from planner.sources.reasons import CREDENTIALS_INVALID
 
 REFRESH_EVERY = 0.5  # seconds between looks at which sources are due
 

@@ -58,7 +58,7 @@ from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
 from planner.plan.reconcile_section import ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import SecretRefs, unread_secrets
-from planner.sources.reasons import PATH_NOT_FOUND, PLAN_INVALID
+from planner.sources.failures import PATH_NOT_FOUND, PLAN_INVALID
 
 Notice = Callable[[str], None]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from dulwich.client import HTTPUnauthorized, get_transport_and_path
 from dulwich.config import ConfigDict
+from dulwich.errors import NotGitRepository
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Commit, ObjectID, Tag
 from dulwich.refs import Ref
@@ -32,13 +33,13 @@ from dulwich.repo import Repo
 
 from planner.errors import SourceError
 from planner.plan.git_source import GitSource
-from planner.sources.gitref import HEADS, Wanted, revision, wanted
-from planner.sources.reasons import (
+from planner.sources.failures import (
     AUTHENTICATION_FAILED,
     FETCH_FAILED,
     REF_NOT_FOUND,
     without_credentials,
 )
+from planner.sources.gitref import HEADS, Wanted, revision, wanted
 
 HTTP_TIMEOUT = 30.0  # seconds per HTTP request: a stalled server fails the fetch, not the reconcile
 GITLINK = 0o160000

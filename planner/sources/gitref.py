@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from planner.errors import SourceError
 from planner.plan.git_source import GitRef
-from planner.sources.reasons import REF_NOT_FOUND
+from planner.sources.failures import REF_NOT_FOUND
 from planner.sources.semver import highest
 
 HEADS, TAGS, PEELED = "refs/heads/", "refs/tags/", "^{}"
