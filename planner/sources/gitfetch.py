@@ -110,7 +110,11 @@ def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[W
             f"{without_credentials(source.url)}: authentication refused"
             + (" (credentials from the Secret in secretRef)" if credentials.password else " (no secretRef)"),
         ) from None
-    except Exception as failure:
+    except NotGitRepository:
+        raise SourceError(
+            FETCH_FAILED, f"{without_credentials(source.url)}: no Git repository there"
+        ) from None
+    except Exception as failure:  # the network, the server and the protocol fail in many ways
         said = without_credentials(f"{type(failure).__name__}: {failure}", secrets)
         raise SourceError(FETCH_FAILED, f"{without_credentials(source.url)}: fetch failed: {said}") from None
     return chosen[0], _commit(repo, chosen[0], source)
