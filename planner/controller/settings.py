@@ -39,6 +39,7 @@ class ControllerOptions:
     timings: ElectionTimings = dataclasses.field(default_factory=ElectionTimings)
     reconcile: ReconcileOptions = dataclasses.field(default_factory=ReconcileOptions)
     tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
+    hooks_secret: str | None = None  # the webhook receiver's Secret (None: no receiver)
 
 
 def controller_options(
@@ -61,12 +62,17 @@ def controller_options(
     default_service_account: str | None = None,
     no_cross_namespace_refs: bool = False,
     cluster_scoped_namespaces: str = "",
+    hooks_secret: str | None = None,
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
         raise UsageError("--renew-deadline must be shorter than --lease-duration")
     if shard is not None and plans:
         raise UsageError("--shard selects Plan objects; it cannot be used with --plans")
+    if hooks_secret and plans:
+        raise UsageError(
+            "--hooks-secret asks Plan objects' Git sources to fetch; it cannot be used with --plans"
+        )
     if shard is not None and not is_shard_key(shard):
         raise UsageError(
             f"--shard {shard!r}: a shard key is at most 40 lowercase letters, digits and '-', starting and "
@@ -99,6 +105,7 @@ def controller_options(
             no_cross_namespace_refs=no_cross_namespace_refs,
             cluster_scoped_namespaces=frozenset(n for n in cluster_scoped_namespaces.split(",") if n),
         ),
+        hooks_secret=hooks_secret or None,
     )
 
 

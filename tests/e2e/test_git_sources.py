@@ -6,7 +6,11 @@ the servers' own logs.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,7 +160,18 @@ def test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the
     assert replicas(kubectl, namespace) == 1
 
 
-def test_one_fetch_serves_every_plan_on_the_repository(
+def post_hook(address: str, name: str, body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(
+        f"http://{address}/hooks/{name}", data=body, headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as refused:
+        return int(refused.code)
+
+
+def test_one_fetch_serves_every_plan_on_the_repository_and_a_signed_push_hook_fetches_it_again(
     controllers: Start, planner: Runner, kubectl: Runner, namespace: str, daemon: Served, tmp_path: Path
 ) -> None:
     install_crd(planner, kubectl)
@@ -170,12 +185,36 @@ def test_one_fetch_serves_every_plan_on_the_repository(
         for n in range(4)
     )
     assert kubectl("apply", "-f", "-", stdin=plans).returncode == 0
-    controllers("-n", namespace, "--interval", "1h")
+    token = "hook-token-1"
+    made = kubectl("create", "secret", "generic", "hooks", "-n", namespace, f"--from-literal=deploy={token}")
+    assert made.returncode == 0, made.stderr
+    running = controllers("-n", namespace, "--interval", "1h", "--hooks-secret", "hooks")
     for n in range(4):
         applied(kubectl, namespace, f"shop-{n}", f"main@sha1:{commit}")
     # Four Plans on one repository, URL, ref and credentials: one fetch between them (the daemon's log
     # counts every upload-pack connection, across every test of the module: hence the difference).
     assert upload_packs(daemon) - before == 1
+
+    # A push, told by webhooks: unsigned, wrongly signed, for no such hook: 401, nothing fetched.
+    pushed = work.commit(
+        {f"plans/shop-{n}.yaml": shop_file(2, f"web-{n}", settings=False) for n in range(4)}, "two"
+    )
+    body = json.dumps({"ref": "refs/heads/main", "repository": {"clone_url": daemon.url(name)}}).encode()
+    signature = "sha256=" + hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
+    wrong = "sha256=" + hmac.new(b"guess", body, hashlib.sha256).hexdigest()
+    github = {"Content-Type": "application/json", "X-GitHub-Event": "push"}
+    assert post_hook(running.address, "deploy", body, github) == 401
+    assert post_hook(running.address, "deploy", body, {**github, "X-Hub-Signature-256": wrong}) == 401
+    assert post_hook(running.address, "other", body, {**github, "X-Hub-Signature-256": signature}) == 401
+    assert post_hook(running.address, "deploy", body, {"X-Gitlab-Token": "guess"}) == 401
+    assert upload_packs(daemon) - before == 1
+
+    # Signed: one fetch, and every Plan on the repository applies the pushed commit (their interval is 1h).
+    assert post_hook(running.address, "deploy", body, {**github, "X-Hub-Signature-256": signature}) == 202
+    for n in range(4):
+        applied(kubectl, namespace, f"shop-{n}", f"main@sha1:{pushed}")
+    assert upload_packs(daemon) - before == 2
+    assert post_hook(running.address, "deploy", body, {"X-Gitlab-Token": token}) == 202  # GitLab's way
 
 
 def test_over_http_refused_credentials_say_so_without_showing_them_and_good_ones_apply(
