@@ -61,6 +61,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "sandboxes",
         "secrets",
         "serviceAccountName",
+        "source",
         "status",
         "volumeClaims",
         "warmPools",
