@@ -43,6 +43,7 @@ from planner.sources.gitref import HEADS, Wanted, revision, wanted
 
 HTTP_TIMEOUT = 30.0  # seconds per HTTP request: a stalled server fails the fetch, not the reconcile
 GITLINK = 0o160000
+KEPT_CHECKOUTS = 3  # the newest trees kept per source: a reconcile still reading an older one finds it
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def fetch(source: GitSource, credentials: Credentials, store: Path) -> Checkout:
         root = _checked_out(repo, commit, store / "checkouts")
     finally:
         repo.close()
+    _drop_old_checkouts(store / "checkouts", keep=root)
     return Checkout(revision(chosen.name, commit), commit, root)
 
 
@@ -137,6 +139,7 @@ def _checked_out(repo: Repo, commit: str, checkouts: Path) -> Path:
     """The commit's tree under `checkouts/<commit>`, written once (atomically, by a rename)."""
     root = checkouts / commit
     if root.is_dir():
+        os.utime(root)  # the newest again (a force-push back to it)
         return root
     checkouts.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{commit}-", dir=checkouts))
@@ -151,6 +154,18 @@ def _checked_out(repo: Repo, commit: str, checkouts: Path) -> Path:
         if not root.is_dir():  # not a concurrent writer's rename that won
             raise
     return root
+
+
+def _drop_old_checkouts(checkouts: Path, *, keep: Path) -> None:
+    """All but the newest `KEPT_CHECKOUTS` trees (and `keep`, the one just fetched) deleted."""
+    trees = sorted(
+        (tree for tree in checkouts.iterdir() if tree.is_dir() and not tree.name.startswith(".")),
+        key=lambda tree: tree.stat().st_mtime,
+        reverse=True,
+    )
+    for old in trees[KEPT_CHECKOUTS:]:
+        if old != keep:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _write_tree(repo: Repo, tree: ObjectID, into: Path) -> None:

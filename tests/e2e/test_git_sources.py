@@ -135,6 +135,22 @@ def test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the
     applied(kubectl, namespace, "shop", f"main@sha1:{second}")
     assert replicas(kubectl, namespace) == 2
 
+    # Rollback to the first commit's generation, although the branch moved on; suspended, the Plan
+    # keeps it; resumed, the controller applies the branch's head again (docs/gitops.md, "Rolling back").
+    suspend = '{"reconcile": {"suspend": true}}'
+    assert kubectl("patch", "plan", "shop", "-n", namespace, "--type=merge", "-p", suspend).returncode == 0
+    eventually(
+        lambda: (
+            conditions(get_json(kubectl, "plan", "shop", "-n", namespace))["Ready"]["reason"] == "Suspended"
+        )
+    )
+    rolled = planner("rollback", "shop", "-n", namespace, "--to", "1")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+    assert replicas(kubectl, namespace) == 1
+    resume = '{"reconcile": {"suspend": false}}'
+    assert kubectl("patch", "plan", "shop", "-n", namespace, "--type=merge", "-p", resume).returncode == 0
+    eventually(lambda: replicas(kubectl, namespace) == 2, timeout=60, interval=0.2)
+
     # A commit whose plan is invalid: nothing written, SourceReady False says where, the last good stays.
     bad = work.commit({"plans/shop.yaml": shop_file(2).replace("replicas: 2", "replicas: two")}, "broken")
 
