@@ -1,5 +1,6 @@
-"""Real Git servers for the Git-source tests, on free loopback ports: `git daemon` (git://) and Git's
-smart HTTP (`git http-backend`) behind lighttpd with basic auth. Each serves the bare repositories
+"""Real Git servers for the Git-source tests, on free loopback ports: `git daemon` (git://), Git's
+smart HTTP (`git http-backend`) behind lighttpd with basic auth, and OpenSSH's sshd (ssh://, a key
+pair of its own and one for the client). Each serves the bare repositories
 under its own directory and logs every request, so a test counts fetches from the server's side. A
 `WorkTree` makes commits with the git command and pushes them (force-pushes too) straight into the
 bare repository the servers serve.
@@ -7,6 +8,8 @@ bare repository the servers serve.
 
 from __future__ import annotations
 
+import getpass
+import os
 import shutil
 import socket
 import subprocess
@@ -162,6 +165,54 @@ auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "
     )
     try:
         yield Served(base, f"http://127.0.0.1:{port}/git", log)
+    finally:
+        _stopped(process)
+
+
+@dataclass
+class SshServed(Served):
+    """sshd, and what a client needs: its private key and a `known_hosts` naming the server's key."""
+
+    identity: str
+    known_hosts: str
+
+
+def _key_pair(path: Path) -> tuple[str, str]:
+    done = subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "planner-tests", "-f", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return path.read_text(), path.with_suffix(".pub").read_text()
+
+
+@contextmanager
+def ssh_server(root: Path) -> Iterator[SshServed]:
+    """OpenSSH's sshd on a free loopback port, logging in this process's user with a key of its own
+    (no password, no PAM), so `git-upload-pack` runs for ssh://USER@127.0.0.1:PORT/<path>.git."""
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not Path(sshd).exists() or shutil.which("ssh") is None:
+        pytest.skip("sshd or ssh missing (.ci/run installs openssh-server)")
+    base = root / "repos"
+    base.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+    _, host_public = _key_pair(root / "host_key")
+    identity, client_public = _key_pair(root / "client_key")
+    (root / "authorized_keys").write_text(client_public)
+    port, log = free_port(), root / "sshd.log"
+    (root / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root / 'host_key'}\n"
+        f"AuthorizedKeysFile {root / 'authorized_keys'}\nPidFile {root / 'sshd.pid'}\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+        "PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nLogLevel VERBOSE\n"
+    )
+    process = _started([sshd, "-D", "-e", "-f", str(root / "sshd_config")], log, port, root)
+    known_hosts = f"[127.0.0.1]:{port} {' '.join(host_public.split()[:2])}\n"
+    try:
+        yield SshServed(base, f"ssh://{getpass.getuser()}@127.0.0.1:{port}{base}", log, identity, known_hosts)
     finally:
         _stopped(process)
 

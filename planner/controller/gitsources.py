@@ -59,7 +59,7 @@ class GitSources:
     ) -> Checkout:
         """The commit the Plan `key`'s source gives now (fetched at most once per interval for all its
         Plans, or now when `refresh`); SourceError when its credentials or the fetch fail."""
-        credentials = read_credentials(target, namespace, source.secret_name)
+        credentials = read_credentials(target, namespace, source)
         return self.cache.get(key, source, credentials, refresh=refresh)
 
     def forget(self, key: str) -> None:
@@ -87,26 +87,39 @@ class GitSources:
         return users
 
 
-def read_credentials(target: Target, namespace: str, secret_name: str | None) -> Credentials:
-    """`username` and `password` from the Secret `secret_name` (none: no credentials); SourceError
-    (CredentialsInvalid) when it cannot be read. Values are never shown."""
-    if secret_name is None:
+def read_credentials(target: Target, namespace: str, source: GitSource) -> Credentials:
+    """The credentials from the Secret `source.secretRef` names (none: no credentials): `username` and
+    `password` for HTTP, `identity` and `known_hosts` for SSH; SourceError (CredentialsInvalid) when
+    they cannot be read. Values are never shown."""
+    ssh = source.url.startswith("ssh://")
+    if source.secret_name is None:
+        if ssh:
+            raise SourceError(
+                CREDENTIALS_INVALID, "an ssh:// source needs a secretRef (identity, known_hosts)"
+            )
         return Credentials()
-    where = f"Secret {secret_name!r} (source.git.secretRef) in namespace {namespace}"
+    where = f"Secret {source.secret_name!r} (source.git.secretRef) in namespace {namespace}"
     try:
-        secret = target.client.request("GET", resource_path(SECRET, namespace, secret_name), verb="get")
+        secret = target.client.request(
+            "GET", resource_path(SECRET, namespace, source.secret_name), verb="get"
+        )
     except NotFoundError:
         raise SourceError(CREDENTIALS_INVALID, f"{where} not found") from None
     except (ApiError, UnreachableError) as failure:
         raise SourceError(CREDENTIALS_INVALID, f"{where} could not be read: {failure}") from None
     data = secret.get("data") or {}
+    keys = ("identity", "known_hosts") if ssh else ("username", "password")
     try:
-        values = {
-            key: base64.b64decode(data.get(key) or "", validate=True).decode()
-            for key in ("username", "password")
-        }
+        values = {key: base64.b64decode(data.get(key) or "", validate=True).decode() for key in keys}
     except (binascii.Error, UnicodeDecodeError, TypeError):
-        raise SourceError(CREDENTIALS_INVALID, f"{where}: username or password is not UTF-8 text") from None
+        raise SourceError(CREDENTIALS_INVALID, f"{where}: {' or '.join(keys)} is not UTF-8 text") from None
+    if ssh:
+        missing = [key for key in keys if not values[key]]
+        if missing:
+            raise SourceError(
+                CREDENTIALS_INVALID, f"{where} has no key {', '.join(missing)} (an ssh:// source)"
+            )
+        return Credentials(identity=values["identity"], known_hosts=values["known_hosts"])
     if not values["password"]:
         raise SourceError(CREDENTIALS_INVALID, f"{where} has no key 'password' (a token goes there)")
     return Credentials(username=values["username"] or "git", password=values["password"])

@@ -29,7 +29,8 @@ Fetcher = Callable[[GitSource, Credentials, Path], Checkout]
 def source_key(source: GitSource, credentials: Credentials) -> str:
     """The cache key of (URL, ref, credentials): a digest, so neither the key nor a directory named
     after it reveals a credential."""
-    text = "\0".join((source.url, source.ref.describe(), credentials.username, credentials.password)).encode()
+    secret = (credentials.username, credentials.password, credentials.identity, credentials.known_hosts)
+    text = "\0".join((source.url, source.ref.describe(), *secret)).encode()
     return hashlib.sha256(text).hexdigest()[:32]
 
 

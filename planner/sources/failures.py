@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 
 AUTHENTICATION_FAILED = "AuthenticationFailed"
+HOST_KEY_REFUSED = "HostKeyRefused"
 FETCH_FAILED = "GitOperationFailed"
 REF_NOT_FOUND = "RefNotFound"
 PATH_NOT_FOUND = "PathNotFound"

@@ -1,6 +1,6 @@
 """One fetch of a Git source with dulwich: the commit its ref names now, checked out as a plain tree.
 
-dulwich speaks Git's protocols in pure Python (docs/architecture.md says why it and not libgit2): one
+dulwich speaks Git's protocols in pure Python (docs/architecture.md says why it and not libgit2; over SSH it runs the `ssh` command): one
 upload-pack conversation per fetch, in which the advertised refs choose what is wanted (`gitref`), so
 resolving the ref and fetching it is one connection (git://) or one GET and one POST (smart HTTP). The
 fetch is shallow (depth 1) but for a ref that is a commit, which no server advertises: every branch's
@@ -10,15 +10,21 @@ Each source (URL, ref, credentials) keeps a bare repository under its own direct
 transfers only what is new; each commit's tree is written once to `checkouts/<commit>/` beside it, with
 a `.git` file that marks the repository's root for the loader (imports may not leave it). Symbolic
 links and submodules are not written: nothing in a checkout leads outside it.
+
+Over SSH, dulwich runs the `ssh` command with the Secret's private key and `known_hosts` written to a
+private directory for the one fetch, and nothing else of the machine's configuration (`-F /dev/null`,
+no agent, `StrictHostKeyChecking=yes`): a host whose key is not in `known_hosts` is refused.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +42,7 @@ from planner.plan.git_source import GitSource
 from planner.sources.failures import (
     AUTHENTICATION_FAILED,
     FETCH_FAILED,
+    HOST_KEY_REFUSED,
     REF_NOT_FOUND,
     without_credentials,
 )
@@ -48,10 +55,13 @@ KEPT_CHECKOUTS = 3  # the newest trees kept per source: a reconcile still readin
 
 @dataclass(frozen=True)
 class Credentials:
-    """HTTP basic auth from the source's Secret (`username`, `password`: a token goes in `password`)."""
+    """From the source's Secret: HTTP basic auth (`username`, `password`: a token goes in
+    `password`), or for SSH a private key (`identity`) and the host keys it accepts (`known_hosts`)."""
 
     username: str = ""
     password: str = ""
+    identity: str = ""
+    known_hosts: str = ""
 
     def __repr__(self) -> str:  # never shown, even in a traceback's locals
         return "Credentials(***)"
@@ -97,13 +107,15 @@ def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[W
         return [] if wanted_id in repo.object_store else [wanted_id]
 
     try:
-        client, path = get_transport_and_path(
-            source.url,
-            config=config,
-            username=credentials.username or None,
-            password=credentials.password or None,
-        )
-        client.fetch(path, repo, determine_wants=determine_wants, depth=None if source.ref.commit else 1)
+        with _ssh_command(source.url, credentials) as ssh_command:
+            client, path = get_transport_and_path(
+                source.url,
+                config=config,
+                username=credentials.username or None,
+                password=credentials.password or None,
+                ssh_command=ssh_command,
+            )
+            client.fetch(path, repo, determine_wants=determine_wants, depth=None if source.ref.commit else 1)
     except SourceError:
         raise
     except HTTPUnauthorized:
@@ -118,8 +130,42 @@ def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[W
         ) from None
     except Exception as failure:  # the network, the server and the protocol fail in many ways
         said = without_credentials(f"{type(failure).__name__}: {failure}", secrets)
+        if "Host key verification failed" in said:
+            raise SourceError(
+                HOST_KEY_REFUSED,
+                f"{without_credentials(source.url)}: the server's host key is not in the Secret's known_hosts",
+            ) from None
+        if "Permission denied" in said:
+            raise SourceError(
+                AUTHENTICATION_FAILED, f"{without_credentials(source.url)}: the server refused the identity"
+            ) from None
         raise SourceError(FETCH_FAILED, f"{without_credentials(source.url)}: fetch failed: {said}") from None
     return chosen[0], _commit(repo, chosen[0], source)
+
+
+@contextmanager
+def _ssh_command(url: str, credentials: Credentials) -> Iterator[str | None]:
+    """For an ssh:// URL, the ssh command dulwich runs: the Secret's key and known hosts only, written
+    to a directory only this process may read, deleted after the fetch. None for other URLs."""
+    if not url.startswith("ssh://"):
+        yield None
+        return
+    private = Path(tempfile.mkdtemp(prefix="planner-ssh-"))
+    try:
+        identity, known = private / "identity", private / "known_hosts"
+        for file, text in ((identity, credentials.identity), (known, credentials.known_hosts)):
+            file.touch(mode=0o600)
+            file.write_text(text if text.endswith("\n") else text + "\n")
+        yield shlex.join(
+            [
+                "ssh", "-F", "/dev/null", "-i", str(identity), "-o", "IdentitiesOnly=yes",
+                "-o", "IdentityAgent=none", "-o", f"UserKnownHostsFile={known}",
+                "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
+                "-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(HTTP_TIMEOUT)}",
+            ]
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _commit(repo: Repo, chosen: Wanted, source: GitSource) -> str:

@@ -20,7 +20,15 @@ from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
 from tests.e2e.test_plan_objects import conditions, get_json, install_crd, plan_events
-from tests.gitservers import Served, WorkTree, git_daemon, http_backend, new_repository, upload_packs
+from tests.gitservers import (
+    Served,
+    WorkTree,
+    git_daemon,
+    http_backend,
+    new_repository,
+    ssh_server,
+    upload_packs,
+)
 from tests.simulated import eventually
 
 __all__ = ["controllers"]  # the fixture, shared with test_controller
@@ -273,3 +281,40 @@ def test_over_http_refused_credentials_say_so_without_showing_them_and_good_ones
         applied(kubectl, namespace, "shop", f"main@sha1:{commit}")
         assert replicas(kubectl, namespace) == 1
         assert "s3cret-token" not in running.output()
+
+
+def test_over_ssh_a_known_host_is_fetched_with_the_secrets_key_and_an_unknown_host_key_is_refused(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    install_crd(planner, kubectl)
+    with ssh_server(tmp_path / "ssh") as served:
+        work = repository(served, tmp_path, "shop")
+        commit = work.commit({"plans/shop.yaml": shop_file(1), "common/settings.yaml": SETTINGS}, "one")
+        stranger = served.known_hosts.split()[0] + " ssh-ed25519 " + STRANGER_KEY + "\n"
+        for name, known_hosts in (("repo", served.known_hosts), ("stranger", stranger)):
+            made = kubectl(
+                "create", "secret", "generic", name, "-n", namespace,
+                f"--from-literal=identity={served.identity}", f"--from-literal=known_hosts={known_hosts}",
+            )  # fmt: skip
+            assert made.returncode == 0, made.stderr
+        running = controllers("-n", namespace, "--interval", "1h")
+        texts = [
+            git_plan(namespace, "shop", served.url("shop"), secret="repo"),
+            git_plan(namespace, "other", served.url("shop"), secret="stranger", path="plans/none.yaml"),
+        ]
+        assert kubectl("apply", "-f", "-", stdin="---\n".join(texts)).returncode == 0
+
+        applied(kubectl, namespace, "shop", f"main@sha1:{commit}")
+        assert replicas(kubectl, namespace) == 1
+
+        def refused() -> dict[str, object] | None:
+            found = get_json(kubectl, "plan", "other", "-n", namespace)
+            return found if conditions(found).get("SourceReady", {}).get("status") == "False" else None
+
+        source = conditions(eventually(refused, timeout=60, interval=0.2))["SourceReady"]
+        assert source["reason"] == "HostKeyRefused", source
+        assert "PRIVATE KEY" not in running.output() + json.dumps(source)
+
+
+# An ed25519 public key no server here has (made once with ssh-keygen, its private half thrown away).
+STRANGER_KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIHgRs/V6o1rrMdyVwVfemhftK/ZKkWkAvtqfIn2yT3Xx"
