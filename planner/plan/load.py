@@ -224,7 +224,12 @@ def load_checkout_plan(
     parsed = read_plan_file(root / path)
     plan, found = _load_parsed(parsed, {}, secret_refs, local=False, checkout=True)
     prefix = f"{root}/"
-    problems = [replace(d, file=d.file.removeprefix(prefix)) for d in found if d.severity == "error"]
+
+    def in_repository(found: Diagnostic) -> Diagnostic:  # the checkout's place is the controller's own
+        message = found.message.replace(prefix, "").replace(str(root), "<repository>")
+        return replace(found, file=found.file.removeprefix(prefix), message=message)
+
+    problems = [in_repository(d) for d in found if d.severity == "error"]
     if problems or plan is None:
         raise PlanError(problems)
     loaded, _ = plan
@@ -234,9 +239,7 @@ def load_checkout_plan(
         file=source.file.removeprefix(prefix),
         imported={file.removeprefix(prefix): text for file, text in source.imported.items()},
     )
-    warnings = tuple(
-        sorted(replace(d, file=d.file.removeprefix(prefix)) for d in found if d.severity == "warning")
-    )
+    warnings = tuple(sorted(in_repository(d) for d in found if d.severity == "warning"))
     return LoadResult(
         plans=(
             replace(

@@ -12,6 +12,8 @@ use it (`users_of`). Credentials are keyed by a digest and never shown.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -22,16 +24,17 @@ from planner.errors import SourceError
 from planner.plan.git_source import GitSource
 from planner.sources.gitfetch import Checkout, Credentials, fetch
 
+_KEY = secrets.token_bytes(32)  # keyed per process: a key seen (a directory's name) cannot test a guess
 MIN_INTERVAL = 1.0  # seconds: no source is fetched more often, whatever its interval says
 Fetcher = Callable[[GitSource, Credentials, Path], Checkout]
 
 
 def source_key(source: GitSource, credentials: Credentials) -> str:
-    """The cache key of (URL, ref, credentials): a digest, so neither the key nor a directory named
-    after it reveals a credential."""
+    """The cache key of (URL, ref, credentials): a keyed digest, so neither the key nor a directory
+    named after it reveals a credential, or lets one be guessed."""
     secret = (credentials.username, credentials.password, credentials.identity, credentials.known_hosts)
     text = "\0".join((source.url, source.ref.describe(), *secret)).encode()
-    return hashlib.sha256(text).hexdigest()[:32]
+    return hmac.new(_KEY, text, hashlib.sha256).hexdigest()[:32]
 
 
 def same_repository(url: str, other: str) -> bool:
@@ -79,7 +82,10 @@ class SourceCache:
         key = source_key(source, credentials)
         entry = self._entry(key, source, credentials)
         with self._mutex:
+            before = self._users.get(user)
             self._users[user] = key
+            if before is not None and before != key and before not in self._users.values():
+                self._entries.pop(before, None)  # its last Plan moved to another source
         with entry.lock:
             outcome = entry.outcome
             if refresh or outcome is None or self.clock() - outcome.at >= self._interval(entry):

@@ -143,6 +143,7 @@ def test_a_fetched_plan_may_not_import_from_outside_the_repository_nor_name_a_so
             )
         (problem,) = raised.value.diagnostics
         assert problem.file == path and said in str(problem), str(problem)
+        assert str(tmp_path) not in str(problem)  # where the controller keeps checkouts is its own
 
 
 SOURCED = (
