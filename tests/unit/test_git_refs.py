@@ -4,14 +4,18 @@
 
 from __future__ import annotations
 
+import jsonschema
 import pytest
+from ruamel.yaml import YAML
 
 from planner.errors import SourceError
 from planner.plan.git_source import GitRef, GitSource, beside_source, git_source, path_problem
+from planner.plan.schema import plan_schema
 from planner.sources.artifacts import same_repository
 from planner.sources.failures import REF_NOT_FOUND, without_credentials
 from planner.sources.gitref import commit_of, revision, wanted
 from planner.sources.semver import highest
+from tests.paths import REPO
 
 A, B, C, T = "a" * 40, "b" * 40, "c" * 40, "d" * 40
 ADVERTISED = {
@@ -131,3 +135,17 @@ def test_messages_lose_credentials_and_urls_compare_without_them() -> None:
     assert same_repository("https://GitHub.com/acme/deploy.git", "https://github.com/acme/deploy/")
     assert same_repository("git://example.com/deploy", "https://token@example.com/deploy.git")
     assert not same_repository("https://github.com/acme/deploy", "https://github.com/acme/other")
+
+
+def test_the_documented_plans_with_a_git_source_are_valid_plan_objects() -> None:
+    """deploy/plans/git-source.yaml and docs/gitops.md's example pass the schema and read as sources."""
+    yaml = YAML(typ="safe")
+    deployed = next(iter(yaml.load_all((REPO / "deploy" / "plans" / "git-source.yaml").read_text())))
+    text = (REPO / "docs" / "gitops.md").read_text()
+    documented = yaml.load(text.split("```yaml\napiVersion: planner.dev/v1\n", 1)[1].split("```", 1)[0])
+    documented = {"apiVersion": "planner.dev/v1", **documented}
+    for plan in (deployed, documented):
+        jsonschema.validate(plan, plan_schema())
+        found = git_source(plan)
+        assert found is not None and found.path == "plans/shop.yaml" and found.secret_name == "deploy-repo"
+        assert beside_source(plan) == []
