@@ -40,12 +40,13 @@ class GitSources:
         queue_plans: Callable[[list[str]], None],
         notice: Callable[[str], None],
         paused: threading.Event,
+        on_fetch: Callable[[bool], None] = lambda ok: None,
         root: Path | None = None,
     ) -> None:
         self.root = root or Path(tempfile.mkdtemp(prefix="planner-sources-"))
         if root is None:
             atexit.register(shutil.rmtree, self.root, True)
-        self.cache = SourceCache(self.root)
+        self.cache = SourceCache(self.root, on_fetch=on_fetch)
         self.queue_plans, self.notice = queue_plans, notice
         self.paused = paused  # set while this replica does not lead, or is shutting down: no fetch
         self._thread: threading.Thread | None = None

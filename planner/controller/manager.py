@@ -142,6 +142,7 @@ class Controller:
             report=self._report,
             notice=self.notice,
             stop=self.run_stop,
+            on_fetch=self.metrics.count_fetch,
         )
 
     def _hooks(self, namespace: str) -> Hook | None:

@@ -43,13 +43,16 @@ class PlanObjects:
         report: Report,
         notice: Callable[[str], None],
         stop: threading.Event,
+        on_fetch: Callable[[bool], None] = lambda ok: None,
     ) -> None:
         self.target, self.catalog, self.queue, self.informers = target, catalog, queue, informers
         self.options, self.recorder, self.report, self.notice = options, recorder, report, notice
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.watch: PlanWatch | None = None
         self.reconciler: PlanReconciler | None = None
-        self.sources = GitSources(queue_plans=self._queue_plans, notice=notice, paused=stop)
+        self.sources = GitSources(
+            queue_plans=self._queue_plans, notice=notice, paused=stop, on_fetch=on_fetch
+        )
 
     def start(self) -> None:
         """Watch the Plan objects: each that asks for a reconcile is queued; a deleted one forgotten."""

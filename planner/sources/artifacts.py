@@ -66,9 +66,14 @@ class _Entry:
 
 class SourceCache:
     def __init__(
-        self, root: Path, *, fetcher: Fetcher = fetch, clock: Callable[[], float] = time.monotonic
+        self,
+        root: Path,
+        *,
+        fetcher: Fetcher = fetch,
+        clock: Callable[[], float] = time.monotonic,
+        on_fetch: Callable[[bool], None] = lambda ok: None,
     ) -> None:
-        self.root, self.fetcher, self.clock = root, fetcher, clock
+        self.root, self.fetcher, self.clock, self.on_fetch = root, fetcher, clock, on_fetch
         self._mutex = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._users: dict[str, str] = {}  # a Plan's key → its source's key
@@ -150,6 +155,7 @@ class SourceCache:
             entry.outcome = Outcome(checkout, None, self.clock())
         except SourceError as failure:
             entry.outcome = Outcome(None, failure, self.clock())
+        self.on_fetch(entry.outcome.checkout is not None)
         return entry.outcome
 
     @staticmethod

@@ -238,6 +238,8 @@ def test_one_fetch_serves_every_plan_on_the_repository_and_a_signed_push_hook_fe
     for n in range(4):
         applied(kubectl, namespace, f"shop-{n}", f"main@sha1:{pushed}")
     assert upload_packs(daemon) - before == 2
+    with urllib.request.urlopen(f"http://{running.address}/metrics", timeout=30) as reply:
+        assert 'planner_source_fetches_total{result="ok"} 2.0' in reply.read().decode()
     assert post_hook(running.address, "deploy", body, {"X-Gitlab-Token": token}) == 202  # GitLab's way
 
 
