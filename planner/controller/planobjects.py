@@ -91,13 +91,13 @@ class PlanObjects:
         return self.watch.keys(periodic=periodic) if self.watch is not None else []
 
     def reconcile(self, key: str) -> bool:
-        """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it; False to
-        retry it after its backoff."""
+        """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it (but the
+        last good one of a Plan whose Git source failed); False to retry it after its backoff."""
         assert self.reconciler is not None
         done = self.reconciler.reconcile(key)
-        if done.rendered is None:
+        if done.rendered is None and not done.keep:
             self.catalog.drop(key)
-        else:
+        elif done.rendered is not None:
             self.catalog.put(key, KeptPlan(rendered=done.rendered))
             self.queue.add(pools_key(key))
         if done.again_after is not None:  # its own reconcile.interval

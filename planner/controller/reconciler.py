@@ -72,6 +72,7 @@ class Reconciled:
     retry: bool
     outcome: PlanOutcome | None = None
     again_after: float | None = None
+    keep: bool = False  # its source failed: the rendering kept (its pools kept) is the last good one
 
 
 class PlanReconciler:
@@ -141,7 +142,7 @@ class PlanReconciler:
                 fetched = planstatus.SourceState("True", planstatus.SOURCE_SUCCEEDED, f"fetched {revision}")
         except SourceError as failed:
             self.finish(plan, self.source_failed(plan, attempt, failed), reason=FAILED_EVENT)
-            return Reconciled(None, retry=False)
+            return Reconciled(None, retry=False, keep=True)
         except PlannerError as broken:
             message = str(broken)
             stalled = attempt(
