@@ -18,6 +18,7 @@
     ├── PlanFilesMissingError       a saved plan's files are neither where apply runs nor where plan ran
     ├── StalePlanError              a saved plan's objects moved since it was made
     ├── CacheSyncError              an informer cache could not list or watch its kind
+    ├── SourceError                 a Plan's Git source could not give its plan (`reason` says why)
     └── ApiError                    the API server answered with an error status
         ├── BadRequestError 400, UnauthorizedError 401, ForbiddenError 403, NotFoundError 404,
         ├── ConflictError 409 (AlreadyExistsError when reason is AlreadyExists), GoneError 410,
@@ -51,6 +52,16 @@ class PlannerError(Exception):
 
 class UsageError(PlannerError):
     pass
+
+
+class SourceError(PlannerError):
+    """A Plan's Git source could not give its plan: `reason` is the `SourceReady` condition's reason
+    (planner.sources.failures), the message never holds a credential."""
+
+    def __init__(self, reason: str, message: str, *, revision: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.revision = revision  # the commit whose plan failed (""; the fetch failed)
 
 
 @dataclass(frozen=True, order=True)

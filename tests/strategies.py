@@ -177,9 +177,10 @@ def _array(node: Schema, location: str) -> SearchStrategy[Any]:
 
 
 # Properties a generated plan leaves out: it is one file (test_plan_imports imports whole generated plans),
-# not one sops encrypted (its `sops` map is sops's to write: tests/unit/test_sops_files.py), and without
-# charts (they run Helm for each example and have their own tests: test_plan_charts.py).
-NOT_GENERATED = frozenset({"#.imports", "#.sops", "#.charts"})
+# not one sops encrypted (its `sops` map is sops's to write: tests/unit/test_sops_files.py), without
+# charts (they run Helm for each example and have their own tests: test_plan_charts.py), and without a
+# source (only a Plan object in the cluster names one; a plan file with one is refused).
+NOT_GENERATED = frozenset({"#.imports", "#.sops", "#.charts", "#.source"})
 
 
 def _object(node: Schema, location: str) -> SearchStrategy[Any]:
@@ -429,7 +430,13 @@ def schema_locations() -> set[str]:
     found = set(_properties(schema, "#"))
     for name, definition in schema["definitions"].items():
         found |= set(_properties(definition, f"#{name}"))
-    return {location for location in found if location.partition("[]")[0] not in NOT_GENERATED}
+    return {
+        each
+        for each in found
+        if not any(
+            (base := each.partition("[]")[0]) == skip or base.startswith(f"{skip}.") for skip in NOT_GENERATED
+        )
+    }
 
 
 def _properties(node: Schema, location: str) -> Iterator[str]:

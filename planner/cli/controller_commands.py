@@ -64,6 +64,13 @@ from planner.cli.running import exit_with, notice, stop_on_signals
     "`planner-controller-KEY`); without it, only those without that label.",
 )
 @options.drift_watch
+@click.option(
+    "--hooks-secret",
+    metavar="SECRET",
+    help="Receive Git hosts' push webhooks at POST /hooks/NAME on the --listen address, each verified "
+    "with the key NAME of this Secret in the controller's namespace (GitHub's X-Hub-Signature-256, "
+    "GitLab's X-Gitlab-Token): the Plans on the pushed repository fetch it now. Off without it.",
+)
 @options.tenancy
 @options.flag("--once", "One pass (reconcile, pools, reaper), no server; exit 1 if any failed.")
 @options.flag("--allow-data-loss", "Allow reconciles to replace or delete PVCs and Namespaces.")

@@ -6,7 +6,9 @@ replica leads or stands by healthily, and 503 from the moment shutdown begins (`
 `/metrics` is the Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
 none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`) —
 on the same address, or given `web_listen` there and only there (a Deployment keeps the pages on the
-pod's loopback, for `kubectl port-forward`, while the kubelet probes the pod's address).
+pod's loopback, for `kubectl port-forward`, while the kubelet probes the pod's address). Given `hooks`
+(`--hooks-secret`), `POST /hooks/<name>` on the probes' address is the webhook receiver (`hooks`): its
+body, at most `MAX_HOOK_BYTES`, is read within `READ_TIMEOUT` and handed over on a thread.
 
 A kubelet's probe must be answered whatever else connects: the server is asyncio (an idle or
 half-sent connection holds no thread), a request head must arrive within `READ_TIMEOUT`, and at most
@@ -21,7 +23,7 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -30,11 +32,14 @@ from planner.kube.informer import Informer
 
 Probe = Callable[[], tuple[bool, str]]  # (ok, a sentence saying why)
 Pages = Callable[[str], str | None]  # a path's HTML page; None: no such page
+Hook = Callable[[str, Mapping[str, str], bytes], tuple[int, str]]  # name, headers (lowercase), body
 
 READ_TIMEOUT = 5.0
 WRITE_TIMEOUT = 5.0
 MAX_CONNECTIONS = 256
 MAX_HEAD_BYTES = 8192
+MAX_HOOK_BYTES = 4 * 1024 * 1024  # a push event's JSON; GitHub's are far smaller for a few commits
+HOOKS = "/hooks/"
 _TEXT = "text/plain; charset=utf-8"
 _HTML = "text/html; charset=utf-8"
 # Every answer: no script, style only inline, nothing framed or sniffed (the pages are plain HTML from
@@ -47,9 +52,12 @@ _HARDENING = (
 )
 _REASONS = {
     200: "OK",
+    202: "Accepted",
     400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
+    413: "Content Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }
@@ -124,8 +132,10 @@ class HealthServer:
         registry: CollectorRegistry,
         pages: Pages | None = None,
         web_listen: str | None = None,
+        hooks: Hook | None = None,
     ) -> None:
         self._routes = {"/healthz": healthz, "/readyz": readyz}
+        self._hooks = hooks
         self._registry = registry
         self._pages = pages
         self._page_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-view")
@@ -187,7 +197,8 @@ class HealthServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
             self._waiting.pop(writer, None)
-            writer.write(await self._answer(head, probes=probes, pages=pages))
+            hook = await self._hook(head, reader) if probes and self._hooks is not None else None
+            writer.write(hook or await self._answer(head, probes=probes, pages=pages))
             await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT)
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass  # gone, too slow or too long: nothing is owed
@@ -195,6 +206,27 @@ class HealthServer:
             self._waiting.pop(writer, None)
             self._open.discard(writer)
             writer.close()
+
+    async def _hook(self, head: bytes, reader: asyncio.StreamReader) -> bytes | None:
+        """The answer to `POST /hooks/<name>` (None: the request is not one)."""
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, *_ = [*lines[0].split(" "), "", ""]
+        if method != "POST" or not path.startswith(HOOKS) or self._hooks is None:
+            return None
+        headers = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (line.partition(":") for line in lines[1:] if ":" in line)
+        }
+        try:
+            length = int(headers.get("content-length", "0"))
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_HOOK_BYTES:
+            return _response(413, b"the body is missing its length or too large\n", _TEXT)
+        body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT)
+        name = path.split("?", 1)[0].removeprefix(HOOKS)
+        status, text = await self._loop.run_in_executor(self._page_builder, self._hooks, name, headers, body)
+        return _response(status, text.encode(), _TEXT)
 
     async def _answer(self, head: bytes, *, probes: bool, pages: bool) -> bytes:
         method, path, *_ = [*head.split(b"\r\n", 1)[0].decode("latin-1").split(" "), "", ""]
@@ -223,6 +255,14 @@ class HealthServer:
         if page is None:
             return 404, b"not found\n", _TEXT
         return 200, page.encode(), _HTML
+
+
+def _response(status: int, body: bytes, content_type: str) -> bytes:
+    header = (
+        f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n{_HARDENING}"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return header.encode() + body
 
 
 def _address(server: asyncio.Server) -> str:

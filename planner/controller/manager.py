@@ -27,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from planner.app.reconciling import PlanOutcome
 from planner.app.target import Target
 from planner.controller.catalog import PlanCatalog
-from planner.controller.health import HealthServer, Heartbeat, Probes
+from planner.controller.health import HealthServer, Heartbeat, Hook, Probes
+from planner.controller.hooks import Hooks
 from planner.controller.leader import LeaderElector
 from planner.controller.planfiles import PlanFiles
 from planner.controller.planobjects import PlanObjects
@@ -112,6 +113,7 @@ class Controller:
             timeout=options.reconcile.apply.timeout,
             notice=notice,
         )
+        self.hooks = self._hooks(default_namespace)
         self.health: HealthServer | None = None
         # Without an election it leads from the start, and its sources queue every plan themselves (the
         # Plan informer's first list, the first scan of --plans, the first resync): no second pass.
@@ -145,7 +147,21 @@ class Controller:
             report=self._report,
             notice=self.notice,
             stop=self.run_stop,
+            on_fetch=self.metrics.count_fetch,
         )
+
+    def _hooks(self, namespace: str) -> Hook | None:
+        """The webhook receiver (`--hooks-secret`), in the controller's namespace."""
+        if not self.options.hooks_secret or not isinstance(self.source, PlanObjects):
+            return None
+        hooks = Hooks(
+            self.client,
+            namespace=self.options.lease_namespace or namespace,
+            secret_name=self.options.hooks_secret,
+            fetch_now=self.source.sources.fetch_now,
+            notice=self.notice,
+        )
+        return hooks.answer
 
     def leading(self) -> bool:
         return self.elector is None or self.elector.leading()
@@ -161,6 +177,7 @@ class Controller:
             registry=self.metrics.registry,
             pages=self.web.page,
             web_listen=self.options.web_listen,
+            hooks=self.hooks,
         ).start()
         web = "" if self.options.web_listen is None else f" on {self.health.web_address}"
         self.notice(

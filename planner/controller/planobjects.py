@@ -2,7 +2,8 @@
 `--plans`: the Plans its watch sees (`planwatch`), keyed `NAMESPACE/NAME`, each reconciled when it asks
 for it (`reconciler`), when one of its objects drifts (`driftwatch`), again at the controller's
 `--interval` or its own `reconcile.interval`; its warm pool members written as whom the Plan is
-reconciled (`tenancy`).
+reconciled (`tenancy`). The Git sources of those that have one are shared by all of them
+(`gitsources`), and a source's change queues its Plans.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from planner.app.rendering import RenderedPlan
 from planner.app.target import Target
 from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
 from planner.controller.driftwatch import DriftWatch
+from planner.controller.gitsources import GitSources
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.reconciler import PlanReconciler
@@ -45,6 +47,7 @@ class PlanObjects:
         report: Report,
         notice: Callable[[str], None],
         stop: threading.Event,
+        on_fetch: Callable[[bool], None] = lambda ok: None,
     ) -> None:
         self.target, self.catalog, self.queue, self.informers = target, catalog, queue, informers
         self.options, self.recorder, self.report, self.notice = options, recorder, report, notice
@@ -56,6 +59,9 @@ class PlanObjects:
             queue=lambda key, delay: queue.add_after(plan_key(key), delay),
             notice=notice,
             full_resync=options.full_resync,
+        )
+        self.sources = GitSources(
+            queue_plans=self._queue_plans, notice=notice, paused=stop, on_fetch=on_fetch
         )
 
     def start(self) -> None:
@@ -73,17 +79,24 @@ class PlanObjects:
             options=self.options.reconcile,
             tenancy=self.options.tenancy,
             recorder=self.recorder,
+            sources=self.sources,
             notice=self.notice,
             stop=self.stop,
             drift=self.drift,
             drift_correction=self.options.drift_correction,
         )
+        self.sources.start()
         self.watch.follow(lambda key: self.queue.add(plan_key(key)), self.forget)
 
     def forget(self, key: str) -> None:
-        """The Plan is gone: its outcomes, and its objects' drift watch."""
+        """The Plan is gone: its outcomes, its objects' drift watch and its share of a Git source."""
         self.catalog.forget(key)
         self.drift.untrack(key)
+        self.sources.forget(key)
+
+    def _queue_plans(self, keys: list[str]) -> None:
+        for key in keys:
+            self.queue.add(plan_key(key))
 
     def poll(self) -> None:
         """Nothing to poll: the watch queues the Plans."""
@@ -92,13 +105,13 @@ class PlanObjects:
         return self.watch.keys(periodic=periodic) if self.watch is not None else []
 
     def reconcile(self, key: str) -> bool:
-        """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it; False to
-        retry it after its backoff."""
+        """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it (but the
+        last good one of a Plan whose Git source failed); False to retry it after its backoff."""
         assert self.reconciler is not None
         done = self.reconciler.reconcile(key)
-        if done.rendered is None:
+        if done.rendered is None and not done.keep:
             self.catalog.drop(key)
-        else:
+        elif done.rendered is not None:
             self.catalog.put(key, KeptPlan(rendered=done.rendered))
             self.queue.add(pools_key(key))
         if done.again_after is not None:  # its own reconcile.interval

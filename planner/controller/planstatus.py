@@ -4,7 +4,9 @@ subresource after each step of a reconcile (docs/controller.md, "Plan objects").
 Four conditions: `Ready` (True once a generation is reconciled and converged; False with the reason it
 failed; Unknown while in progress), and `Reconciling`, `Stalled` and `DriftConflict` (another writer
 writes back a field after each correction), present only while True (kstatus' "abnormal-true"
-conditions). Each condition carries the `observedGeneration` it speaks for, so `kubectl
+conditions); a Plan with a Git source also has `SourceReady` (True with the revision fetched, else
+False with why it could not be: unreachable, authentication refused, ref or path gone, plan invalid at
+that commit), kept as it was by every status that does not fetch. Each condition carries the `observedGeneration` it speaks for, so `kubectl
 wait --for=condition=Ready` waits for the generation it was given, not a previous one's Ready. A
 condition's `lastTransitionTime` changes only when its status does. The functions are pure;
 `StatusWriter` sends what they return to the status subresource as a merge patch.
@@ -23,6 +25,7 @@ from planner.controller.planref import object_key, patch_plan, plan_path, source
 from planner.errors import ApiError, UnreachableError
 from planner.kube.client import KubeClient
 from planner.objects import Manifest, annotations_of, metadata_of
+from planner.plan.git_source import SOURCE
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
 DRIFT_CONFLICT, FIGHTING_WRITER = "DriftConflict", "FightingWriter"
@@ -30,6 +33,7 @@ SUCCEEDED, FAILED = "ReconciliationSucceeded", "ReconciliationFailed"
 DEPENDENCY_NOT_READY, PROGRESSING = "DependencyNotReady", "Progressing"
 PRUNE_FAILED = "PruneFailed"
 SUSPENDED = "Suspended"
+SOURCE_READY, SOURCE_SUCCEEDED = "SourceReady", "Succeeded"
 ANNOTATION_REVISION = "planner.dev/revision"
 ANNOTATION_REQUESTED_AT = "reconcile.planner.dev/requestedAt"
 
@@ -56,6 +60,16 @@ class Attempt:
     error: str = ""
     drifted: tuple[DriftedField, ...] = ()
     conflict: str = ""
+    source: SourceState | None = None  # a Git source's fetch and load (None: no source)
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The `SourceReady` condition: `ready` with its reason and message."""
+
+    ready: Truth
+    reason: str
+    message: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +99,10 @@ def wants_reconcile(plan: Manifest) -> bool:
     )
     return (
         handled != generation_of(plan)
-        or annotations.get(ANNOTATION_REVISION, "") != status.get("lastAttemptedRevision", "")
+        or (
+            SOURCE not in plan  # a Git source's revision is the fetch's, not the annotation's
+            and annotations.get(ANNOTATION_REVISION, "") != status.get("lastAttemptedRevision", "")
+        )
         or annotations.get(ANNOTATION_REQUESTED_AT, "") != status.get("lastHandledReconcileAt", "")
         or condition(status, READY) is None
     )
@@ -124,7 +141,10 @@ def suspended(plan: Manifest, now: str) -> Status:
     spoken_for = int(ready.get("observedGeneration") or 0)
     return {
         **_kept(previous),
-        "conditions": [_condition(previous, READY, truth, SUSPENDED, message, spoken_for, now)],
+        "conditions": [
+            _condition(previous, READY, truth, SUSPENDED, message, spoken_for, now),
+            *_source_kept(previous),
+        ],
     }
 
 
@@ -146,6 +166,7 @@ def _reconciling(plan: Manifest, now: str, *, ready: Truth, reason: str, message
     conditions = [
         _condition(previous, READY, ready, reason, message, generation, now),
         _condition(previous, RECONCILING, "True", reason, message, generation, now),
+        *_source_kept(previous),
     ]
     return {**_kept(previous), "conditions": conditions}
 
@@ -164,6 +185,13 @@ def finished(previous: Mapping[str, Any], attempt: Attempt, now: str) -> Status:
         conditions.append(
             _condition(previous, DRIFT_CONFLICT, "True", FIGHTING_WRITER, attempt.conflict, generation, now)
         )
+    source = attempt.source
+    if source is not None:
+        conditions.append(
+            _condition(previous, SOURCE_READY, source.ready, source.reason, source.message, generation, now)
+        )
+    else:
+        conditions += _source_kept(previous)
     status: Status = {
         **_kept(previous),
         "observedGeneration": generation,
@@ -249,6 +277,12 @@ _KEPT = (
     "inventory",
     "lastDrift",
 )
+
+
+def _source_kept(previous: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The previous `SourceReady` condition, as it was (a status that did not fetch says nothing new)."""
+    found = condition(previous, SOURCE_READY)
+    return [dict(found)] if found is not None else []
 
 
 def _kept(previous: Mapping[str, Any]) -> Status:

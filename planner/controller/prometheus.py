@@ -98,6 +98,15 @@ class ControllerMetrics:
             "planner_leader", "1 while this replica leads.", ["identity"], registry=self.registry
         )
         self.reaped = Counter("planner_reaped", "Sandboxes paused for idleness.", registry=self.registry)
+        self.source_fetches = Counter(
+            "planner_source_fetches",
+            "Git source fetches by result (one per source and interval, however many Plans use it).",
+            ["result"],
+            registry=self.registry,
+        )
+
+    def count_fetch(self, ok: bool) -> None:
+        self.source_fetches.labels(result="ok" if ok else "failed").inc()
 
     def count(self, outcome: PlanOutcome) -> None:
         """A plan's reconcile: its result and how long it took."""

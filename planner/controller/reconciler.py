@@ -13,10 +13,18 @@ The plan's `reconcile:` section steers it: `suspend` (nothing is done), `depends
 `timeout`, `allowDataLoss`, `interval` (the controller requeues it), `driftCorrection` (`immediate`: its
 objects are tracked by the drift watch, `driftwatch`, which queues it when one drifts; `off`: drift is
 left). A Plan being deleted is pruned (`finalizer`).
+
+A Plan with a Git source (`source.git`) is loaded from the commit its source gives now
+(`gitsources`: fetched at most once per interval for every Plan on it), and that commit's revision
+(`main@sha1:…`) is the one recorded, in its status and Events and with its generation: each reconcile
+applies exactly one commit. When the fetch or that commit's plan fails, nothing is written: its
+`SourceReady` and `Ready` conditions say why, and the commit applied last stays; the source's next
+change queues the Plan again. Its SOPS-encrypted files are opened with the keys its `decryption` names.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
@@ -38,21 +46,24 @@ from planner.controller.finalizer import (
     set_finalizer,
     trim_history,
 )
+from planner.controller.gitsources import GitSources
 from planner.controller.planref import namespace_of, object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.recorder import CONFLICT_EVENT, FAILED_EVENT, EventRecorder, event_reason
 from planner.controller.settings import plan_reconcile_options
 from planner.controller.tenancy import Tenancy, service_account_user
-from planner.errors import ApiError, NotFoundError, PlannerError
+from planner.errors import ApiError, NotFoundError, PlannerError, SourceError
 from planner.kinds import SERVICE_ACCOUNT
 from planner.kube.client import resource_path
 from planner.kube.informer import Informers
-from planner.objects import Manifest, annotations_of
-from planner.plan.load import load_plan_object
+from planner.objects import Manifest, annotations_of, metadata_of
+from planner.plan.git_source import GitSource, beside_source, git_source, path_problem
+from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
 from planner.plan.reconcile_section import DriftCorrection, ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
-from planner.plan.secrets import unread_secrets
-from planner.sops.agekeys import unread_keys
+from planner.plan.secrets import SecretRefs, unread_secrets
+from planner.sops.agekeys import KeySource, unread_keys
+from planner.sources.failures import PATH_NOT_FOUND, PLAN_INVALID
 
 Notice = Callable[[str], None]
 
@@ -66,6 +77,7 @@ class Reconciled:
     retry: bool
     outcome: PlanOutcome | None = None
     again_after: float | None = None
+    keep: bool = False  # its source failed: the rendering kept (its pools kept) is the last good one
 
 
 class PlanReconciler:
@@ -78,6 +90,7 @@ class PlanReconciler:
         options: ReconcileOptions,
         tenancy: Tenancy,
         recorder: EventRecorder,
+        sources: GitSources,
         notice: Notice,
         stop: threading.Event,
         drift: DriftWatch | None = None,
@@ -85,6 +98,7 @@ class PlanReconciler:
     ) -> None:
         self.target, self.client, self.watch, self.informers = target, target.client, watch, informers
         self.options, self.tenancy, self.recorder, self.notice = options, tenancy, recorder, notice
+        self.sources = sources
         self.stop = stop  # the reconcile in flight stops at it (shutdown, lost leadership)
         self.drift, self.drift_correction = drift, drift_correction  # the watch; the controller's default
         self.status = planstatus.StatusWriter(self.client, cached=watch.get, notice=notice)
@@ -128,8 +142,18 @@ class PlanReconciler:
             failed = attempt(ready="False", reason=planstatus.FAILED, message=target, error=target)
             self.finish(plan, failed, reason=FAILED_EVENT)
             return Reconciled(None, retry=True)
+        source = git_source(plan)
+        fetched: planstatus.SourceState | None = None
         try:
-            rendered = self._render(plan, target)
+            if source is None:
+                rendered = self._render(plan, target)
+            else:
+                revision, rendered = self._render_source(plan, source, target)
+                attempt = functools.partial(attempt, revision=revision)
+                fetched = planstatus.SourceState("True", planstatus.SOURCE_SUCCEEDED, f"fetched {revision}")
+        except SourceError as failed:
+            self.finish(plan, self.source_failed(plan, attempt, failed), reason=FAILED_EVENT)
+            return Reconciled(None, retry=False, keep=True)
         except PlannerError as broken:
             self.untrack(object_key(plan))
             message = str(broken)
@@ -138,6 +162,7 @@ class PlanReconciler:
             )
             self.finish(plan, stalled, reason=FAILED_EVENT)
             return Reconciled(None, retry=False)
+        attempt = functools.partial(attempt, source=fetched)
         # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
         # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
         if planstatus.generation_of(plan) != (plan.get("status") or {}).get("observedGeneration"):
@@ -155,14 +180,17 @@ class PlanReconciler:
         conflict = self.conflicts(plan, drifted)
         if outcome.result == "locked":
             return Reconciled(rendered, retry=True, outcome=outcome)
+        verdict = planstatus.verdict(
+            functools.partial(attempt, drifted=drifted, conflict=conflict), rendered.manifests, outcome
+        )
+        named = f"{revision}: " if source is not None else ""  # its Events and Ready name the commit applied
+        verdict = dataclasses.replace(verdict, message=named + verdict.message)
         described = f"; drifted: {describe(drifted)}" if drifted else ""
         self.finish(
             plan,
-            planstatus.verdict(
-                functools.partial(attempt, drifted=drifted, conflict=conflict), rendered.manifests, outcome
-            ),
+            verdict,
             reason=event_reason(outcome.result, outcome.drift),
-            event=outcome.message + described,
+            event=named + outcome.message + described,
         )
         return Reconciled(
             rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
@@ -176,9 +204,13 @@ class PlanReconciler:
         try:
             if isinstance(target, str):
                 raise PlannerError(target)
-            (rendered,) = render_loaded(
-                load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys), namespace_of(plan)
+            source = git_source(plan)
+            loaded = (
+                load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys)
+                if source is None
+                else self._load_source(plan, source, target, unread_secrets, unread_keys)[1]
             )
+            (rendered,) = render_loaded(loaded, namespace_of(plan))
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
             return self.prune_failed(plan, message, None)
@@ -298,12 +330,88 @@ class PlanReconciler:
         if self.drift is not None:
             self.drift.untrack(key)
 
+    def source_failed(
+        self, plan: Manifest, attempt: Callable[..., planstatus.Attempt], failed: SourceError
+    ) -> planstatus.Attempt:
+        """The attempt of a Plan whose source gave no plan: nothing written; Ready and SourceReady
+        False say why, and which commit stays applied. Not stalled: the source's next change (or its
+        next fetch) queues the Plan again."""
+        status = plan.get("status") or {}
+        kept = status.get("lastAppliedRevision")
+        message = f"{failed}; {f'{kept} stays applied' if kept else 'nothing applied yet'}"
+        state = planstatus.SourceState("False", failed.reason, message)
+        attempted = failed.revision  # the commit whose plan failed; none when the fetch did
+        return attempt(
+            ready="False",
+            reason=failed.reason,
+            message=message,
+            error=message,
+            source=state,
+            revision=attempted or str(status.get("lastAttemptedRevision") or ""),
+        )
+
+    def _render_source(self, plan: Manifest, source: GitSource, target: Target) -> tuple[str, RenderedPlan]:
+        """The revision the Plan's Git source gives now and its plan rendered; SourceError when either
+        fails (the plan invalid at that commit is PlanInvalid, with every problem)."""
+        namespace = namespace_of(plan)
+        keys = decryption_keys(plan, target, namespace)
+        revision, loaded = self._load_source(plan, source, target, secret_refs(target, namespace), keys)
+        try:
+            return revision, self._rendered(loaded, namespace)
+        except PlannerError as broken:
+            raise SourceError(PLAN_INVALID, f"at {revision}: {broken}", revision=revision) from None
+
+    def _load_source(
+        self, plan: Manifest, source: GitSource, target: Target, refs: SecretRefs, keys: KeySource
+    ) -> tuple[str, LoadResult]:
+        beside = beside_source(plan)
+        if beside:
+            raise PlannerError(
+                f"{', '.join(beside)}: a Plan with a source holds no plan of its own (its plan is "
+                f"{source.path} in {source.url}): move them into that file"
+            )
+        problem = path_problem(source.path)
+        if problem:
+            raise PlannerError(problem)
+        namespace = namespace_of(plan)
+        annotations = annotations_of(plan)
+        asked = str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, ""))
+        handled = (plan.get("status") or {}).get("lastHandledReconcileAt", "")
+        checkout = self.sources.checkout(
+            object_key(plan), source, target, namespace, refresh=bool(asked) and asked != handled
+        )
+        if not (checkout.root / source.path).is_file():
+            raise SourceError(
+                PATH_NOT_FOUND,
+                f"at {checkout.revision}: no file {source.path} in the repository",
+                revision=checkout.revision,
+            )
+        named = plan.get("serviceAccountName")
+        try:
+            loaded = load_checkout_plan(
+                checkout.root,
+                source.path,
+                name=str(metadata_of(plan).get("name", "")),
+                namespace=namespace,
+                service_account=named if isinstance(named, str) else None,
+                secret_refs=refs,
+                age_keys=keys,
+            )
+        except PlannerError as broken:
+            raise SourceError(
+                PLAN_INVALID, f"at {checkout.revision}: {broken}", revision=checkout.revision
+            ) from None
+        return checkout.revision, loaded
+
     def _render(self, plan: Manifest, target: Target) -> RenderedPlan:
         """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not
         load, or the controller's lockdown refuses what it renders."""
         namespace = namespace_of(plan)
         keys = decryption_keys(plan, target, namespace)
         loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace), age_keys=keys)
+        return self._rendered(loaded, namespace)
+
+    def _rendered(self, loaded: LoadResult, namespace: str) -> RenderedPlan:
         for warning in loaded.warnings:
             self.notice(str(warning))
         (rendered,) = render_loaded(loaded, namespace)

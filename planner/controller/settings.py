@@ -41,6 +41,7 @@ class ControllerOptions:
     tenancy: Tenancy = dataclasses.field(default_factory=Tenancy)  # as whom Plan objects reconcile
     drift_correction: DriftCorrection = "immediate"  # a Plan's, unless its reconcile.driftCorrection says
     full_resync: float = 3600.0  # a Plan's periodic reconcile is a full one at least this often
+    hooks_secret: str | None = None  # the webhook receiver's Secret (None: no receiver)
 
 
 def controller_options(
@@ -65,12 +66,17 @@ def controller_options(
     cluster_scoped_namespaces: str = "",
     drift_correction: DriftCorrection = "immediate",
     full_resync: float = 3600.0,
+    hooks_secret: str | None = None,
     **apply_flags: Any,
 ) -> ControllerOptions:
     if not renew_deadline < lease_duration:
         raise UsageError("--renew-deadline must be shorter than --lease-duration")
     if shard is not None and plans:
         raise UsageError("--shard selects Plan objects; it cannot be used with --plans")
+    if hooks_secret and plans:
+        raise UsageError(
+            "--hooks-secret asks Plan objects' Git sources to fetch; it cannot be used with --plans"
+        )
     if shard is not None and not is_shard_key(shard):
         raise UsageError(
             f"--shard {shard!r}: a shard key is at most 40 lowercase letters, digits and '-', starting and "
@@ -105,6 +111,7 @@ def controller_options(
         ),
         drift_correction=drift_correction,
         full_resync=full_resync,
+        hooks_secret=hooks_secret or None,
     )
 
 

@@ -18,7 +18,11 @@ diagnostic with its path — while the others load; no file is read past the siz
 
 A Plan object from the API (`load_plan_object`) is written out as YAML — its plan fields, `metadata`
 cut to name and namespace, no `status` — and goes through the same steps as a file named
-`plan/NAME -n NS`, its secrets only from Secrets in its namespace.
+`plan/NAME -n NS`, its secrets only from Secrets in its namespace. The plan of a Plan object with a Git
+source (`load_checkout_plan`) is a file of the fetched tree, loaded as a file is — imports and
+manifest files inside the repository — but with the object's name and namespace and, as any Plan
+object, secrets only from its namespace's Secrets; it is named in diagnostics by its path in the
+repository.
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from planner.errors import Diagnostic, PlanError
 from planner.plan.build import build_plan
 from planner.plan.charted import CHARTS, chart_documents, chart_files_in
+from planner.plan.git_source import SOURCE, SOURCE_IN_FILE
 from planner.plan.helm_engine import Capabilities
 from planner.plan.imports import IMPORTS, imports_and_files, resolve_imports
 from planner.plan.input_limits import read_capped
@@ -248,6 +253,50 @@ def load_plan_object(
     return LoadResult(plans=(plan[0],), warnings=warnings)
 
 
+def load_checkout_plan(
+    root: Path,
+    path: str,
+    *,
+    name: str,
+    namespace: str,
+    service_account: str | None,
+    secret_refs: SecretRefs,
+    age_keys: KeySource = no_object_keys,
+) -> LoadResult:
+    """The plan file at `path` in a fetched Git source's tree `root`, as the Plan object `name` in
+    `namespace` reconciled as `service_account` (the object's say, not the file's): its secretKeyRefs
+    read by `secret_refs`, its SOPS-encrypted files opened with `age_keys` (their MACs checked: they
+    are files as sops wrote them), `env` and `file` values refused. Raises PlanError with every
+    problem, each file named by its path in the repository."""
+    parsed = read_plan_file(root / path)
+    plan, found = _load_parsed(parsed, {}, secret_refs, age_keys, local=False, checkout=True)
+    prefix = f"{root}/"
+
+    def in_repository(found: Diagnostic) -> Diagnostic:  # the checkout's place is the controller's own
+        message = found.message.replace(prefix, "").replace(str(root), "<repository>")
+        return replace(found, file=found.file.removeprefix(prefix), message=message)
+
+    problems = [in_repository(d) for d in found if d.severity == "error"]
+    if problems or plan is None:
+        raise PlanError(problems)
+    loaded, _ = plan
+    source = loaded.source
+    renamed = replace(
+        source,
+        file=source.file.removeprefix(prefix),
+        imported={file.removeprefix(prefix): text for file, text in source.imported.items()},
+    )
+    warnings = tuple(sorted(in_repository(d) for d in found if d.severity == "warning"))
+    return LoadResult(
+        plans=(
+            replace(
+                loaded, name=name, namespace=namespace, service_account_name=service_account, source=renamed
+            ),
+        ),
+        warnings=warnings,
+    )
+
+
 def _load_parsed(
     parsed: ParsedFile | Diagnostic,
     environ: Mapping[str, str],
@@ -256,10 +305,11 @@ def _load_parsed(
     *,
     local: bool = True,
     capabilities: Callable[[], Capabilities] = Capabilities,
+    checkout: bool = False,
 ) -> tuple[tuple[Plan, ParsedFile] | None, list[Diagnostic]]:
     if isinstance(parsed, Diagnostic):
         return None, [parsed]
-    if not local and isinstance(parsed.data, dict):
+    if not local and not checkout and isinstance(parsed.data, dict):
         refused = (
             (IMPORTS, NO_IMPORTS_IN_OBJECTS),
             (KUSTOMIZE, NO_KUSTOMIZE_IN_OBJECTS),
@@ -268,6 +318,8 @@ def _load_parsed(
         found = [parsed.diagnostic(key, why, at_value=False) for key, why in refused if key in parsed.data]
         if found:
             return None, found
+    if (local or checkout) and isinstance(parsed.data, dict) and SOURCE in parsed.data:
+        return None, [parsed.diagnostic(SOURCE, SOURCE_IN_FILE, at_value=False)]
     merged = resolve_imports(parsed)
     if isinstance(merged, list):
         return None, merged
@@ -276,7 +328,7 @@ def _load_parsed(
     found, broken = list(schema.diagnostics), schema.broken
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
     # A file's MAC covers it as sops wrote it; a Plan object's fields come back in the API server's order.
-    unsealed, sealed_problems = decrypt_sealed(parsed, age_keys, check_mac=local)
+    unsealed, sealed_problems = decrypt_sealed(parsed, age_keys, check_mac=local or checkout)
     if sealed_problems:  # nothing is read from the cluster for a plan that cannot be decrypted
         return None, found + sealed_problems
     secrets, secret_problems = resolve_secrets(

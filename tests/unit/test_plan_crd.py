@@ -65,6 +65,7 @@ def test_the_root_leaves_metadata_to_the_api_server_and_adds_status() -> None:
         "secrets",
         "serviceAccountName",
         "sops",  # a Plan object's own SOPS metadata: kept whole for the controller to decrypt with
+        "source",
         "status",
         "volumeClaims",
         "warmPools",
