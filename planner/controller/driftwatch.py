@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+from planner import workloads
 from planner.controller.driftfields import (
     DELETED_PATH,
     UNKNOWN_WRITER,
@@ -38,14 +39,10 @@ from planner.controller.driftpolicy import Conflict, DriftPolicy, DriftTimings, 
 from planner.controller.planref import source_name
 from planner.kinds import (
     CONFIG_MAP,
-    CRON_JOB,
-    DEPLOYMENT,
     HORIZONTAL_POD_AUTOSCALER,
     INGRESS,
-    JOB,
     SECRET,
     SERVICE,
-    STATEFUL_SET,
     KindInfo,
     known,
 )
@@ -54,18 +51,17 @@ from planner.objects import Manifest, ObjectRef, ref_of
 from planner.unready import awaited
 from planner.wait.readiness import ReadinessContext, readiness
 
+# The kinds the controller's role may watch (deploy/rbac.yaml): every workload kind's and the objects
+# rendered beside them.
 WATCHED = frozenset(
     kind.group_kind
     for kind in (
         CONFIG_MAP,
         SECRET,
         SERVICE,
-        DEPLOYMENT,
-        STATEFUL_SET,
         HORIZONTAL_POD_AUTOSCALER,
-        JOB,
-        CRON_JOB,
         INGRESS,
+        *(workload.api for workload in workloads.KINDS),
     )
 )
 

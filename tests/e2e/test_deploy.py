@@ -157,6 +157,7 @@ def scenario_plan(namespace: str, *, full: bool) -> str:
             "  - {name: web, image: nginx:1.27, port: 80, expose: true, ingress: {host: shop.example.com},"
             " autoscale: {min: 1, max: 2}}\n"
             "  - {name: db, kind: statefulset, image: postgres:16, replicas: 1}\n"
+            "  - {name: agent, kind: daemonset, image: busybox:1, command: [sleep, '3600']}\n"
             '  - {name: migrate, kind: job, image: busybox:1, command: ["true"]}\n'
             "  - {name: nightly, kind: cronjob, image: busybox:1, schedule: '@yearly'}\n"
             "sandboxes:\n"
