@@ -41,6 +41,7 @@ RECOVERY_ONLY = {
         ("", "pods"),
         ("apps", "deployments"),
         ("apps", "statefulsets"),
+        ("apps", "daemonsets"),
         ("autoscaling", "horizontalpodautoscalers"),
         ("batch", "jobs"),
         ("batch", "cronjobs"),

@@ -198,14 +198,24 @@ def test_a_periodic_reconcile_of_an_unchanged_healthy_plan_makes_no_request(
     served = "plan shop: unchanged: the cluster matches plan shop (from the watch caches)"
     eventually(lambda: served in running.output(), timeout=60)
     admin = SlimAdmin.of(cluster)
-    admin.clear_requests()
-    before = running.output().count(served)
-    eventually(lambda: running.output().count(served) >= before + 3, timeout=60)
-    made = [
-        (e["verb"], e["resource"], e["name"])
-        for e in admin.requests()
-        if e["namespace"] == namespace and e["verb"] != "watch"
-    ]
+
+    def three_passes() -> list[tuple[str, str, str]]:
+        """The requests in the Plan's namespace, but watches, while three passes were served."""
+        admin.clear_requests()
+        before = running.output().count(served)
+        eventually(lambda: running.output().count(served) >= before + 3, timeout=60)
+        return [
+            (e["verb"], e["resource"], e["name"])
+            for e in admin.requests()
+            if e["namespace"] == namespace and e["verb"] != "watch"
+        ]
+
+    # A pass the caches cannot answer (an object not ready for a moment on a loaded machine) is a full
+    # reconcile and makes requests, rightly; three served passes in a row make none.
+    made = three_passes()
+    for _ in range(4):
+        if made:
+            made = three_passes()
     assert made == [], made
 
     # A drift is still corrected at once, by a full reconcile, and the passes after it are served again.

@@ -1,7 +1,9 @@
 """A Plan with a Git source on a real control plane: kube-apiserver v1.28.7 accepts it under strict field
 validation (the CRD's `source` schema), the controller fetches the repository over smart HTTP with basic
 auth (`git http-backend` behind lighttpd), applies each pushed commit and reports it, and deleting the
-Plan prunes what the fetched plan made (its finalizer loads the plan through the source too).
+Plan prunes what the fetched plan made (its finalizer loads the plan through the source too); over
+git://, a bad commit is not applied, a force-push back applies the earlier plan, and a rollback holds
+while the Plan is suspended.
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.e2e.test_controller import Start, controllers
-from tests.e2e.test_git_sources import SETTINGS, applied, git_plan, replicas, shop_file
+from tests.e2e.test_git_sources import SETTINGS, applied, daemon, git_plan, replicas, shop_file
+from tests.e2e.test_git_sources import (
+    test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the_earlier_plan as pushes,
+)
+from tests.gitservers import Served
 from tests.e2e.test_plan_objects import install_crd
 from tests.gitservers import http_backend, new_repository
 from tests.real.conftest import Runner
 
-__all__ = ["controllers"]  # the fixture, shared with the e2e tier
+__all__ = ["controllers", "daemon"]  # the fixtures, shared with the e2e tier
 
 
 def test_a_pushed_commit_is_applied_and_reported_and_deleting_the_plan_prunes_it(
@@ -45,3 +51,11 @@ def test_a_pushed_commit_is_applied_and_reported_and_deleting_the_plan_prunes_it
         assert deleted.returncode == 0, deleted.stderr + running.output()
         assert kubectl("get", "deployment", "web", "-n", namespace).returncode != 0
         assert kubectl("get", "configmap", "settings", "-n", namespace).returncode != 0
+
+
+def test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the_earlier_plan(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, daemon: Served, tmp_path: Path
+) -> None:
+    """Over git:// (`git daemon`): the e2e twin's pushes, a commit whose plan is invalid left
+    unapplied with SourceReady False, a force-push back, and a rollback while suspended."""
+    pushes(controllers, planner, kubectl, namespace, daemon, tmp_path)
