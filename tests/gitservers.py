@@ -70,7 +70,7 @@ def ssh_key(directory: Path, name: str) -> Path:
 @contextmanager
 def gpg_signer(user: str) -> Iterator[tuple[Signer, str, str]]:
     """A new OpenPGP key for `user` in a keyring of its own (a temporary GNUPGHOME, never the user's):
-    the signer, the key's fingerprint and its armored public key. The agent gpg started is stopped."""
+    the signer, the key's fingerprint and its armored public key. The daemons gpg started are stopped."""
     home = Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
     env = {"GNUPGHOME": str(home), "PATH": "/usr/bin:/bin"}
 
@@ -90,7 +90,7 @@ def gpg_signer(user: str) -> Iterator[tuple[Signer, str, str]]:
         signer = Signer(("-c", f"user.signingkey={fingerprint}"), env)
         yield signer, fingerprint, gpg("--export", "--armor", fingerprint)
     finally:
-        subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env, capture_output=True, check=False)
+        subprocess.run(["gpgconf", "--kill", "all"], env=env, capture_output=True, check=False)
         shutil.rmtree(home, ignore_errors=True)
 
 
