@@ -421,11 +421,9 @@ class PlanReconciler:
     def _verified_signer(checkout: Checkout, source: GitSource, target: Target, namespace: str) -> str:
         """Who signed the commit among the keys `verify` trusts ("" without `verify`); SourceError when
         it is refused: then nothing of it is read, let alone applied."""
-        keys = read_trusted_keys(target, namespace, source)
-        if keys is None:
-            return ""
         try:
-            return verified_signer(checkout.signed, keys)
+            keys = read_trusted_keys(target, namespace, source)
+            return "" if keys is None else verified_signer(checkout.signed, keys)
         except SourceError as refused:
             raise SourceError(refused.reason, str(refused), revision=checkout.revision) from None
 
