@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,10 +35,63 @@ GIT_ENV = {
 }
 
 
-def git(*args: str, cwd: Path) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=False)
+def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**GIT_ENV, **(env or {})}, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+@dataclass(frozen=True)
+class Signer:
+    """How the git command signs a commit: its `-c` options and environment (`GNUPGHOME` for gpg)."""
+
+    options: tuple[str, ...]
+    env: dict[str, str]
+
+
+def ssh_signer(key: Path) -> Signer:
+    """Sign with the SSH private key `key` (git runs `ssh-keygen -Y sign`)."""
+    return Signer(("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}"), {})
+
+
+def ssh_key(directory: Path, name: str) -> Path:
+    """A new ed25519 key pair `directory/name` (and `.pub`), without a passphrase."""
+    made = subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(directory / name)],
+        capture_output=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    return directory / name
+
+
+@contextmanager
+def gpg_signer(user: str) -> Iterator[tuple[Signer, str, str]]:
+    """A new OpenPGP key for `user` in a keyring of its own (a temporary GNUPGHOME, never the user's):
+    the signer, the key's fingerprint and its armored public key. The daemons gpg started are stopped."""
+    home = Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
+    env = {"GNUPGHOME": str(home), "PATH": "/usr/bin:/bin"}
+
+    def gpg(*args: str) -> str:
+        done = subprocess.run(["gpg", "--batch", *args], env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        home.chmod(0o700)
+        gpg("--passphrase", "", "--quick-gen-key", user, "ed25519", "sign", "never")
+        fingerprint = next(
+            line.split(":")[9]
+            for line in gpg("--with-colons", "--list-keys").splitlines()
+            if line.startswith("fpr:")
+        )
+        signer = Signer(("-c", f"user.signingkey={fingerprint}"), env)
+        yield signer, fingerprint, gpg("--export", "--armor", fingerprint)
+    finally:
+        subprocess.run(["gpgconf", "--kill", "all"], env=env, capture_output=True, check=False)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def free_port() -> int:
@@ -53,14 +107,17 @@ class WorkTree:
     path: Path
     bare: Path
 
-    def commit(self, files: dict[str, str], message: str) -> str:
-        """Write `files` (path → text), commit them, push `main`; the new commit."""
+    def commit(self, files: dict[str, str], message: str, *, signer: Signer | None = None) -> str:
+        """Write `files` (path → text), commit them (signed by `signer`), push `main`; the new commit."""
         for name, text in files.items():
             target = self.path / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
         git("add", "-A", cwd=self.path)
-        git("commit", "-q", "-m", message, cwd=self.path)
+        if signer is None:
+            git("commit", "-q", "-m", message, cwd=self.path)
+        else:
+            git(*signer.options, "commit", "-q", "-S", "-m", message, cwd=self.path, env=signer.env)
         git("push", "-q", "origin", "main", cwd=self.path)
         return git("rev-parse", "HEAD", cwd=self.path)
 

@@ -6,7 +6,9 @@ fetch per interval. A webhook (`hooks`) asks for the sources of one repository n
 
 The credentials are read from the Secret `secretRef` names, in the Plan's namespace, as whom the Plan
 is reconciled (its ServiceAccount), so a tenant reads no Secret its account may not: `username` and
-`password` (a token goes in `password`), as Flux reads them.
+`password` (a token goes in `password`), as Flux reads them. So are the public keys a `verify` section
+trusts (`read_trusted_keys`): a commit is verified for each Plan against its own Secret, after the
+shared fetch.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from planner.kinds import SECRET
 from planner.kube.client import resource_path
 from planner.plan.git_source import GitSource
 from planner.sources.artifacts import SourceCache
-from planner.sources.failures import CREDENTIALS_INVALID
+from planner.sources.failures import CREDENTIALS_INVALID, VERIFICATION_ERROR
 from planner.sources.gitfetch import Checkout, Credentials
+from planner.sources.signatures import TrustedKeys, trusted_keys
 
 REFRESH_EVERY = 0.5  # seconds between looks at which sources are due
 
@@ -86,6 +89,29 @@ class GitSources:
         if self.cache.refresh(source):
             self.queue_plans(users)
         return users
+
+
+def read_trusted_keys(target: Target, namespace: str, source: GitSource) -> TrustedKeys | None:
+    """The public keys of the Secret `source.verify.secretRef` names (None: no verification), read as
+    whom the Plan is reconciled; SourceError (VerificationError) when it cannot be read or holds none."""
+    if source.verify_secret is None:
+        return None
+    where = f"Secret {source.verify_secret!r} (source.git.verify.secretRef) in namespace {namespace}"
+    try:
+        secret = target.client.request(
+            "GET", resource_path(SECRET, namespace, source.verify_secret), verb="get"
+        )
+    except NotFoundError:
+        raise SourceError(VERIFICATION_ERROR, f"{where} not found") from None
+    except (ApiError, UnreachableError) as failure:
+        raise SourceError(VERIFICATION_ERROR, f"{where} could not be read: {failure}") from None
+    data: dict[str, str] = {}
+    for entry, encoded in (secret.get("data") or {}).items():
+        try:
+            data[entry] = base64.b64decode(encoded or "", validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError, TypeError):
+            raise SourceError(VERIFICATION_ERROR, f"{where}: entry {entry} is not UTF-8 text") from None
+    return trusted_keys(data, where)
 
 
 def read_credentials(target: Target, namespace: str, source: GitSource) -> Credentials:

@@ -19,7 +19,9 @@ A Plan with a Git source (`source.git`) is loaded from the commit its source giv
 (`main@sha1:…`) is the one recorded, in its status and Events and with its generation: each reconcile
 applies exactly one commit. When the fetch or that commit's plan fails, nothing is written: its
 `SourceReady` and `Ready` conditions say why, and the commit applied last stays; the source's next
-change queues the Plan again. Its SOPS-encrypted files are opened with the keys its `decryption` names.
+change queues the Plan again. With `source.git.verify`, a commit not signed by a key in its Secret is
+refused the same way, before its plan is read. Its SOPS-encrypted files are opened with the keys its
+`decryption` names.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from planner.controller.finalizer import (
     set_finalizer,
     trim_history,
 )
-from planner.controller.gitsources import GitSources
+from planner.controller.gitsources import GitSources, read_trusted_keys
 from planner.controller.planref import namespace_of, object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.recorder import CONFLICT_EVENT, FAILED_EVENT, EventRecorder, event_reason
@@ -64,6 +66,8 @@ from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import SecretRefs, unread_secrets
 from planner.sops.agekeys import KeySource, unread_keys
 from planner.sources.failures import PATH_NOT_FOUND, PLAN_INVALID
+from planner.sources.gitfetch import Checkout
+from planner.sources.signatures import verified_signer
 
 Notice = Callable[[str], None]
 
@@ -148,9 +152,12 @@ class PlanReconciler:
             if source is None:
                 rendered = self._render(plan, target)
             else:
-                revision, rendered = self._render_source(plan, source, target)
+                revision, rendered, signer = self._render_source(plan, source, target)
                 attempt = functools.partial(attempt, revision=revision)
-                fetched = planstatus.SourceState("True", planstatus.SOURCE_SUCCEEDED, f"fetched {revision}")
+                signed = f", signed by {signer}" if signer else ""
+                fetched = planstatus.SourceState(
+                    "True", planstatus.SOURCE_SUCCEEDED, f"fetched {revision}{signed}"
+                )
         except SourceError as failed:
             self.finish(plan, self.source_failed(plan, attempt, failed), reason=FAILED_EVENT)
             return Reconciled(None, retry=False, keep=True)
@@ -350,20 +357,26 @@ class PlanReconciler:
             revision=attempted or str(status.get("lastAttemptedRevision") or ""),
         )
 
-    def _render_source(self, plan: Manifest, source: GitSource, target: Target) -> tuple[str, RenderedPlan]:
-        """The revision the Plan's Git source gives now and its plan rendered; SourceError when either
-        fails (the plan invalid at that commit is PlanInvalid, with every problem)."""
+    def _render_source(
+        self, plan: Manifest, source: GitSource, target: Target
+    ) -> tuple[str, RenderedPlan, str]:
+        """The revision the Plan's Git source gives now, its plan rendered and who signed it ("" when
+        not verified); SourceError when any fails (the plan invalid at that commit is PlanInvalid, with
+        every problem)."""
         namespace = namespace_of(plan)
         keys = decryption_keys(plan, target, namespace)
-        revision, loaded = self._load_source(plan, source, target, secret_refs(target, namespace), keys)
+        revision, loaded, signer = self._load_source(
+            plan, source, target, secret_refs(target, namespace), keys
+        )
         try:
-            return revision, self._rendered(loaded, namespace)
+            return revision, self._rendered(loaded, namespace), signer
         except PlannerError as broken:
             raise SourceError(PLAN_INVALID, f"at {revision}: {broken}", revision=revision) from None
 
     def _load_source(
         self, plan: Manifest, source: GitSource, target: Target, refs: SecretRefs, keys: KeySource
-    ) -> tuple[str, LoadResult]:
+    ) -> tuple[str, LoadResult, str]:
+        """The revision, the plan loaded from that commit and who signed it (with `verify`; else "")."""
         beside = beside_source(plan)
         if beside:
             raise PlannerError(
@@ -380,6 +393,7 @@ class PlanReconciler:
         checkout = self.sources.checkout(
             object_key(plan), source, target, namespace, refresh=bool(asked) and asked != handled
         )
+        signer = self._verified_signer(checkout, source, target, namespace)
         if not (checkout.root / source.path).is_file():
             raise SourceError(
                 PATH_NOT_FOUND,
@@ -401,7 +415,17 @@ class PlanReconciler:
             raise SourceError(
                 PLAN_INVALID, f"at {checkout.revision}: {broken}", revision=checkout.revision
             ) from None
-        return checkout.revision, loaded
+        return checkout.revision, loaded, signer
+
+    @staticmethod
+    def _verified_signer(checkout: Checkout, source: GitSource, target: Target, namespace: str) -> str:
+        """Who signed the commit among the keys `verify` trusts ("" without `verify`); SourceError when
+        it is refused: then nothing of it is read, let alone applied."""
+        try:
+            keys = read_trusted_keys(target, namespace, source)
+            return "" if keys is None else verified_signer(checkout.signed, keys)
+        except SourceError as refused:
+            raise SourceError(refused.reason, str(refused), revision=checkout.revision) from None
 
     def _render(self, plan: Manifest, target: Target) -> RenderedPlan:
         """The Plan loaded (secret values read as `target`) and rendered; PlannerError when it does not

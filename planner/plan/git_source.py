@@ -50,6 +50,7 @@ class GitSource:
     path: str  # normalised, relative to the repository's root
     secret_name: str | None = None
     interval: float = DEFAULT_INTERVAL
+    verify_secret: str | None = None  # `verify.secretRef`: only commits signed by its keys are applied
 
 
 def git_source(plan: Mapping[str, Any]) -> GitSource | None:
@@ -61,12 +62,15 @@ def git_source(plan: Mapping[str, Any]) -> GitSource | None:
     ref = git.get("ref")
     secret = git.get("secretRef")
     interval = git.get("interval")
+    verify = git.get("verify")
+    trusted = verify.get("secretRef") if isinstance(verify, Mapping) else None
     return GitSource(
         url=str(git.get("url", "")),
         ref=_ref(ref if isinstance(ref, Mapping) else {}),
         path=str(git.get("path", "")),
         secret_name=str(secret["name"]) if isinstance(secret, Mapping) and "name" in secret else None,
         interval=parse_duration(interval) if isinstance(interval, str) else DEFAULT_INTERVAL,
+        verify_secret=str(trusted["name"]) if isinstance(trusted, Mapping) and "name" in trusted else None,
     )
 
 

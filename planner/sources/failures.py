@@ -14,6 +14,8 @@ REF_NOT_FOUND = "RefNotFound"
 PATH_NOT_FOUND = "PathNotFound"
 PLAN_INVALID = "PlanInvalid"
 CREDENTIALS_INVALID = "CredentialsInvalid"
+INVALID_SIGNATURE = "InvalidCommitSignature"  # Flux's: unsigned, not verifying, or by another key
+VERIFICATION_ERROR = "VerificationError"  # Flux's: the verification Secret is missing or unreadable
 
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 

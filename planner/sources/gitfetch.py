@@ -47,6 +47,7 @@ from planner.sources.failures import (
     without_credentials,
 )
 from planner.sources.gitref import HEADS, Wanted, revision, wanted
+from planner.sources.signatures import SignedCommit, signed_commit
 
 HTTP_TIMEOUT = 30.0  # seconds per HTTP request: a stalled server fails the fetch, not the reconcile
 GITLINK = 0o160000
@@ -69,11 +70,13 @@ class Credentials:
 
 @dataclass(frozen=True)
 class Checkout:
-    """A fetched commit: its revision (`main@sha1:…`), the commit, and the directory its tree is in."""
+    """A fetched commit: its revision (`main@sha1:…`), the commit, the directory its tree is in, and
+    what its signature covers (for `source.git.verify`)."""
 
     revision: str
     commit: str
     root: Path
+    signed: SignedCommit
 
 
 def fetch(source: GitSource, credentials: Credentials, store: Path) -> Checkout:
@@ -85,10 +88,13 @@ def fetch(source: GitSource, credentials: Credentials, store: Path) -> Checkout:
     try:
         chosen, commit = _fetched(source, credentials, repo)
         root = _checked_out(repo, commit, store / "checkouts")
+        found = repo[commit.encode()]
+        assert isinstance(found, Commit)
+        signed = signed_commit(found)
     finally:
         repo.close()
     _drop_old_checkouts(store / "checkouts", keep=root)
-    return Checkout(revision(chosen.name, commit), commit, root)
+    return Checkout(revision(chosen.name, commit), commit, root, signed)
 
 
 def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[Wanted, str]:

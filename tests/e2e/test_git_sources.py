@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +27,9 @@ from tests.gitservers import (
     git_daemon,
     http_backend,
     new_repository,
+    ssh_key,
     ssh_server,
+    ssh_signer,
     upload_packs,
 )
 from tests.simulated import eventually
@@ -73,8 +76,10 @@ def git_plan(
     interval: str = "1s",
     secret: str = "",
     path: str = "plans/shop.yaml",
+    verify: str = "",
 ) -> str:
     secret_ref = f"    secretRef: {{name: {secret}}}\n" if secret else ""
+    verified = f"    verify: {{mode: HEAD, secretRef: {{name: {verify}}}}}\n" if verify else ""
     return (
         "apiVersion: planner.dev/v1\n"
         "kind: Plan\n"
@@ -86,6 +91,7 @@ def git_plan(
         f"    path: {path}\n"
         f"    interval: {interval}\n"
         f"{secret_ref}"
+        f"{verified}"
     )
 
 
@@ -181,6 +187,51 @@ def test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the
     work.force_push(first)
     plan = applied(kubectl, namespace, "shop", f"main@sha1:{first}")
     assert conditions(plan)["SourceReady"]["status"] == "True"
+    assert replicas(kubectl, namespace) == 1
+
+
+def test_with_verify_a_signed_commit_is_applied_and_an_unsigned_one_pushed_on_top_is_refused(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, daemon: Served, tmp_path: Path
+) -> None:
+    install_crd(planner, kubectl)
+    alice = ssh_key(tmp_path, "alice")
+    listed = subprocess.run(
+        ["ssh-keygen", "-l", "-f", f"{alice}.pub"], capture_output=True, text=True, check=True
+    )
+    alice_fingerprint = listed.stdout.split()[1]
+    trusted = kubectl(
+        "create", "secret", "generic", "signers", "-n", namespace, f"--from-file=alice.pub={alice}.pub"
+    )  # fmt: skip
+    assert trusted.returncode == 0, trusted.stderr
+    work = repository(daemon, tmp_path, f"signed-{namespace}")
+    files = {"plans/shop.yaml": shop_file(1), "common/settings.yaml": SETTINGS}
+    signed = work.commit(files, "one replica, signed", signer=ssh_signer(alice))
+    controllers("-n", namespace, "--interval", "1h")
+    plan_text = git_plan(namespace, "shop", daemon.url(f"signed-{namespace}"), verify="signers")
+    assert kubectl("apply", "-f", "-", stdin=plan_text).returncode == 0
+
+    plan = applied(kubectl, namespace, "shop", f"main@sha1:{signed}")
+    assert conditions(plan)["SourceReady"]["message"] == (
+        f"fetched main@sha1:{signed}, signed by ssh key {alice_fingerprint} (entry alice.pub)"
+    )
+    assert replicas(kubectl, namespace) == 1
+
+    # An unsigned commit on top: refused before its plan is read; the signed one stays applied.
+    unsigned = work.commit({"plans/shop.yaml": shop_file(2)}, "two replicas, unsigned")
+
+    def refused() -> dict[str, object] | None:
+        found = get_json(kubectl, "plan", "shop", "-n", namespace)
+        source = conditions(found).get("SourceReady", {})
+        return found if source.get("status") == "False" and unsigned in str(source.get("message")) else None
+
+    plan = eventually(refused, timeout=60, interval=0.2)
+    source, ready = conditions(plan)["SourceReady"], conditions(plan)["Ready"]
+    assert source["reason"] == ready["reason"] == "InvalidCommitSignature"
+    assert source["message"] == (
+        f"commit {unsigned} refused: it is not signed; main@sha1:{signed} stays applied"
+    )
+    assert plan["status"]["lastAttemptedRevision"] == f"main@sha1:{unsigned}"  # type: ignore[index]
+    assert plan["status"]["lastAppliedRevision"] == f"main@sha1:{signed}"  # type: ignore[index]
     assert replicas(kubectl, namespace) == 1
 
 

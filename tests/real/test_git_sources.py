@@ -1,9 +1,9 @@
 """A Plan with a Git source on a real control plane: kube-apiserver v1.28.7 accepts it under strict field
 validation (the CRD's `source` schema), the controller fetches the repository over smart HTTP with basic
-auth (`git http-backend` behind lighttpd), applies each pushed commit and reports it, and deleting the
-Plan prunes what the fetched plan made (its finalizer loads the plan through the source too); over
-git://, a bad commit is not applied, a force-push back applies the earlier plan, and a rollback holds
-while the Plan is suspended.
+auth (`git http-backend` behind lighttpd), applies each pushed commit once its SSH signature verifies
+against the `verify` Secret's key and reports it, and deleting the Plan prunes what the fetched plan made
+(its finalizer loads, and verifies, the plan through the source too); over git://, a bad commit is not
+applied, a force-push back applies the earlier plan, and a rollback holds while the Plan is suspended.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from tests.e2e.test_git_sources import SETTINGS, applied, daemon, git_plan, repl
 from tests.e2e.test_git_sources import (
     test_a_push_is_applied_a_bad_commit_is_not_and_a_force_push_back_applies_the_earlier_plan as pushes,
 )
-from tests.gitservers import Served
-from tests.e2e.test_plan_objects import install_crd
-from tests.gitservers import http_backend, new_repository
+from tests.e2e.test_plan_objects import conditions, install_crd
+from tests.gitservers import Served, http_backend, new_repository, ssh_key, ssh_signer
 from tests.real.conftest import Runner
 
 __all__ = ["controllers", "daemon"]  # the fixtures, shared with the e2e tier
@@ -29,21 +28,28 @@ def test_a_pushed_commit_is_applied_and_reported_and_deleting_the_plan_prunes_it
     install_crd(planner, kubectl)
     with http_backend(tmp_path / "http", username="deployer", password="read-token") as served:
         work = new_repository(served.base, "shop", tmp_path / "work")
-        first = work.commit({"plans/shop.yaml": shop_file(1), "common/settings.yaml": SETTINGS}, "one")
+        signer = ssh_signer(ssh_key(tmp_path, "alice"))
+        files = {"plans/shop.yaml": shop_file(1), "common/settings.yaml": SETTINGS}
+        first = work.commit(files, "one", signer=signer)
+        trusted = kubectl(
+            "create", "secret", "generic", "signers", "-n", namespace, f"--from-file={tmp_path / 'alice.pub'}"
+        )  # fmt: skip
+        assert trusted.returncode == 0, trusted.stderr
         made = kubectl(
             "create", "secret", "generic", "repo", "-n", namespace,
             "--from-literal=username=deployer", "--from-literal=password=read-token",
         )  # fmt: skip
         assert made.returncode == 0, made.stderr
-        text = git_plan(namespace, "shop", served.url("shop"), secret="repo")
+        text = git_plan(namespace, "shop", served.url("shop"), secret="repo", verify="signers")
         strict = kubectl("apply", "--dry-run=server", "--validate=strict", "-f", "-", stdin=text)
         assert strict.returncode == 0, strict.stderr
         running = controllers("-n", namespace, "--interval", "1h")
         assert kubectl("apply", "-f", "-", stdin=text).returncode == 0
 
-        applied(kubectl, namespace, "shop", f"main@sha1:{first}")
+        plan = applied(kubectl, namespace, "shop", f"main@sha1:{first}")
+        assert "signed by ssh key SHA256:" in conditions(plan)["SourceReady"]["message"]
         assert replicas(kubectl, namespace) == 1
-        second = work.commit({"plans/shop.yaml": shop_file(2)}, "two replicas")
+        second = work.commit({"plans/shop.yaml": shop_file(2)}, "two replicas", signer=signer)
         applied(kubectl, namespace, "shop", f"main@sha1:{second}")
         assert replicas(kubectl, namespace) == 2
 

@@ -18,6 +18,7 @@ from planner.plan.secrets import unread_secrets
 from planner.sources.artifacts import SourceCache, source_key
 from planner.sources.failures import FETCH_FAILED
 from planner.sources.gitfetch import Checkout, Credentials
+from planner.sources.signatures import SignedCommit
 
 SOURCE = GitSource(
     url="git://example.com/deploy.git", ref=GitRef(branch="main"), path="plan.yaml", interval=60
@@ -45,7 +46,9 @@ class Server:
         self.fetched += 1
         if self.down:
             raise SourceError(FETCH_FAILED, "unreachable")
-        return Checkout(f"main@sha1:{self.head}", self.head, store / self.head)
+        return Checkout(
+            f"main@sha1:{self.head}", self.head, store / self.head, SignedCommit(self.head, b"", b"", 0)
+        )
 
 
 def test_every_plan_on_one_source_shares_one_fetch_per_interval(tmp_path: Path) -> None:
