@@ -180,6 +180,7 @@ def _apply(
             probe_foreign=False,
             created_by_run=made,
             references_checked=True,
+            locked=True,
         )
         if not options.prune:
             planned = _without_prune(planned)
