@@ -1,8 +1,10 @@
 """The executor's writes against a real cluster (docs/design.md §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
-A create is a POST (the only atomic create-if-absent, so a foreign object is never taken over) and one
-guarded JSON patch that leaves planner's `Apply` entry owning exactly the declared fields; an update is
+A create is a server-side apply that only creates (a resourceVersion no object has: an existing one
+fails it with 409 before anything is written, so a foreign object is never taken over), one request;
+a recorded Job, which holds the run-record finalizer outside planner's fields, is a POST and one
+guarded JSON patch that leaves planner's `Apply` entry owning exactly the declared fields. An update is
 a server-side apply with force. The parent is written as `planner.state.applyset` computes it, under a
 resourceVersion precondition, read again on a conflict, and keeps planner's reserved data entries.
 `PLANNER_TEST_CRASH_AT` (tests only) kills the process at a named point. Every write reports the
