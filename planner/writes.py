@@ -319,7 +319,10 @@ class KubeWriter:
 
         remembered = self._parents.get(ref) if read is None else None
         if remembered is not None and is_parent(ref, remembered):
-            return self._precondition_loop(ref, marked)
+            try:
+                return self._precondition_loop(ref, marked)
+            except PlannerError:  # gone or replaced since: judged on a fresh read, as without a copy
+                pass
         live = read if read is not None else self._get(SECRET, ref)
         if live is None or not is_parent(ref, live):
             return None
