@@ -64,11 +64,19 @@ class LiveState:
 
 
 def read_live(
-    client: KubeClient, *, desired: Sequence[Manifest], plan: str, namespace: str, probe_foreign: bool = True
+    client: KubeClient,
+    *,
+    desired: Sequence[Manifest],
+    plan: str,
+    namespace: str,
+    probe_foreign: bool = True,
+    known_namespaces: frozenset[str] = frozenset(),
 ) -> LiveState:
     """The plan's live objects: parent, members in scope, existing namespaces, and (with `probe_foreign`)
     same-named objects the plan does not own, one GET per planned create. `apply` skips the probes: its
-    POST meets such an object as a 409 and refuses it there, one request instead of two."""
+    create meets such an object as a 409 and refuses it there, one request instead of two.
+    `known_namespaces` exist for certain (a held run lock's Lease lives in its plan's namespace): when
+    they are all the plan's, namespaces are not listed."""
     found = get_or_none(client, SECRET, namespace, plan)
     at_parent = parent_ref(plan, namespace)
     parent = found if found is None or is_parent(at_parent, found) else None
@@ -91,7 +99,9 @@ def read_live(
         members=members,
         parent=parent,
         foreign=foreign,
-        namespaces=existing_namespaces(client, namespaces),
+        namespaces=frozenset(namespaces)
+        if namespaces <= known_namespaces
+        else existing_namespaces(client, namespaces),
         claims=claims,
     )
 

@@ -1,8 +1,10 @@
 """The executor's writes against a real cluster (docs/design.md §3): creates, server-side applies, deletes,
 Namespaces, and the ApplySet parent Secret with its run record.
 
-A create is a POST (the only atomic create-if-absent, so a foreign object is never taken over) and one
-guarded JSON patch that leaves planner's `Apply` entry owning exactly the declared fields; an update is
+A create is a server-side apply that only creates (a resourceVersion no object has: an existing one
+fails it with 409 before anything is written, so a foreign object is never taken over), one request;
+a recorded Job, which holds the run-record finalizer outside planner's fields, is a POST and one
+guarded JSON patch that leaves planner's `Apply` entry owning exactly the declared fields. An update is
 a server-side apply with force. The parent is written as `planner.state.applyset` computes it, under a
 resourceVersion precondition, read again on a conflict, and keeps planner's reserved data entries.
 `PLANNER_TEST_CRASH_AT` (tests only) kills the process at a named point. Every write reports the
@@ -72,6 +74,9 @@ from planner.state.applyset import (
 
 JSON_PATCH = "application/json-patch+json"
 PRECONDITION_ATTEMPTS = 8
+# etcd's first write is at revision 2, so no object is ever at 1 (the embedded cluster's first object,
+# a bootstrap Namespace, is; planner never creates one by apply)
+CREATE_ONLY_VERSION = "1"
 CRASH_ENV = "PLANNER_TEST_CRASH_AT"
 
 
@@ -151,18 +156,31 @@ class KubeWriter:
 
     def create(self, manifest: Manifest) -> Manifest:
         kind, ref = self.kinds.for_manifest(manifest), ref_of(manifest)
+        held = with_run_finalizer(manifest)
         try:
-            created = _create_as_planner(self.client, kind, ref.namespace, with_run_finalizer(manifest))
-        except AlreadyExistsError:
+            if held is manifest:
+                done = self._recorded(self._apply_creating(kind, manifest))
+            else:  # the run-record finalizer must stay outside planner's `Apply` entry
+                created = _create_as_planner(self.client, kind, ref.namespace, held)
+                owned = self._create_entry_as_applied(kind, ref, manifest, created)
+                done = self._recorded(owned or self._applied_after_create(kind, ref, manifest))
+        except ConflictError:  # AlreadyExists, or the create-only apply's precondition: it exists
             existing = self._get(kind, ref)
             if existing is None:  # deleted in between: try once more from the top
                 return self.create(manifest)
             self._check_owned(manifest, existing)
             return self._recorded(existing)
-        owned = self._create_entry_as_applied(kind, ref, manifest, created)
-        done = self._recorded(owned or self._applied_after_create(kind, ref, manifest))
         self._counted("after-writes")
         return done
+
+    def _apply_creating(self, kind: KindInfo, manifest: Manifest) -> Manifest:
+        """A server-side apply that only creates: it carries a resourceVersion no object has, so an
+        existing object fails the precondition with 409 before anything is written (a foreign one is
+        never taken over), while the apiserver's create through its update path ignores it."""
+        metadata = {**metadata_of(manifest), "resourceVersion": CREATE_ONLY_VERSION}
+        return self.client.server_side_apply(
+            kind, {**manifest, "metadata": metadata}, field_manager=FIELD_MANAGER, force=False
+        )
 
     def apply(self, manifest: Manifest) -> Manifest:
         applied = self._apply(manifest)
@@ -274,17 +292,41 @@ class KubeWriter:
         except NotFoundError:
             return
 
+    def parent(self, ref: ObjectRef) -> Manifest | None:
+        """The parent as this writer last wrote or was told of it (the run lock makes it the only
+        writer), else as read now."""
+        if ref not in self._parents:
+            self._parents[ref] = self._get(SECRET, ref)
+        return self._parents[ref]
+
     def mark_generation(
-        self, ref: ObjectRef, generation: CurrentGeneration, *, read: Manifest | None = None
+        self,
+        ref: ObjectRef,
+        generation: CurrentGeneration,
+        *,
+        read: Manifest | None = None,
+        settling: Callable[[Manifest], Manifest] | None = None,
     ) -> Manifest | None:
-        """Name `generation` as the plan's current one on its parent; None when there is no parent (or a
-        Secret at its place that is not the plan's parent: an ownership conflict the apply reported).
-        `read`: the parent as the caller read it since its last write (a newer one fails the write's
-        precondition, and is read then)."""
+        """Name `generation` as the plan's current one on its parent, after `settling` it when given
+        (one write for both); None when there is no parent (or a Secret at its place that is not the
+        plan's parent: an ownership conflict the apply reported). `read`: the parent as the caller read
+        it since its last write, else the copy this writer remembers, else a fresh read (a newer one
+        fails the write's precondition, and is read then)."""
+
+        def marked(live: Manifest | None) -> Manifest:
+            settled = settling(live) if settling is not None and live is not None else live
+            return with_generation(ref, settled, generation)
+
+        remembered = self._parents.get(ref) if read is None else None
+        if remembered is not None and is_parent(ref, remembered):
+            try:
+                return self._precondition_loop(ref, marked)
+            except PlannerError:  # gone or replaced since: judged on a fresh read, as without a copy
+                pass
         live = read if read is not None else self._get(SECRET, ref)
         if live is None or not is_parent(ref, live):
             return None
-        return self._precondition_loop(ref, lambda live: with_generation(ref, live, generation), read=live)
+        return self._precondition_loop(ref, marked, read=live)
 
     def record_run(self, parent: ObjectRef, job: Manifest) -> Manifest:
         record = run_record_of(job)

@@ -206,6 +206,7 @@ def apply(
             created_by_run=made,
             progress=progress.of("reading the cluster"),
             references_checked=True,
+            locked=True,
         )
         run = Applier.for_target(
             target,

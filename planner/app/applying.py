@@ -39,7 +39,7 @@ from planner.kinds import JOB, PERSISTENT_VOLUME_CLAIM, POD
 from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import existing_namespaces
-from planner.objects import Manifest, ref_of
+from planner.objects import Manifest, ObjectRef, ref_of
 from planner.state.applyset import (
     AppliedClosure,
     CurrentGeneration,
@@ -50,6 +50,7 @@ from planner.state.applyset import (
     narrowed,
     parent_ref,
     run_keys_of,
+    settled_parent,
 )
 from planner.state.runlock import LockOptions, Notice
 from planner.wait.evidence import Evidence
@@ -211,12 +212,12 @@ class Applier:
             A failure here is the command's, raised once every plan has ended."""
             each = planned[index]
             try:
-                if result.ok and not (self.stop and self.stop()):
-                    settle(writer, each)
-                    if not each.changeset.has_changes and not no_wait:
-                        converged_since(writer, each)
-                if each.changeset.has_changes:
-                    self.record(writer, each, result, started)
+                settling = settlement(each) if result.ok and not (self.stop and self.stop()) else None
+                recorded = each.changeset.has_changes and self.record(writer, each, result, started, settling)
+                if settling is not None and not recorded:
+                    writer.settle_parent(each.parent_ref, settling.scope, settling.applied)
+                if result.ok and not each.changeset.has_changes and not no_wait:
+                    converged_since(writer, each)
             except Exception as failure:  # re-raised below, once no other plan is left half-run
                 failures.append(failure)
 
@@ -248,9 +249,15 @@ class Applier:
         return applied
 
     def record(
-        self, writer: KubeWriter, planned: PlannedChanges, result: ExecutionResult, started: str
-    ) -> None:
-        """Record the plan's apply as its next generation (see `planner.app.history.record`)."""
+        self,
+        writer: KubeWriter,
+        planned: PlannedChanges,
+        result: ExecutionResult,
+        started: str,
+        settling: Settlement | None,
+    ) -> bool:
+        """Record the plan's apply as its next generation (see `planner.app.history.record`), settling
+        its parent in the same write when given: whether it recorded one."""
         rendered, history = planned.rendered, self.options.history
         source = rendered.plan.source
         recorded = rendered.recorded
@@ -271,10 +278,17 @@ class Applier:
             else {chart.name: f"{chart.chart_name}-{chart.version}" for chart in rendered.plan.charts},
         )
         made = record(
-            writer, recording, changeset=planned.changeset, result=result, started=started, options=history
+            writer,
+            recording,
+            changeset=planned.changeset,
+            result=result,
+            started=started,
+            options=history,
+            settling=settling.body if settling is not None else None,
         )
         if made is not None:
             self.recorded.append(made)
+        return made is not None
 
     def run_recorder(
         self, writer: KubeWriter, planned: Sequence[PlannedChanges], executions: Sequence[ExecutionPlan]
@@ -312,10 +326,23 @@ def remaining_scope(planned: PlannedChanges) -> Scope:
     return Scope.of([ref_of(m) for m in planned.rendered.manifests] + kept)
 
 
-def settle(writer: KubeWriter, planned: PlannedChanges) -> None:
+@dataclass(frozen=True)
+class Settlement:
+    """What a converged apply records on its parent: the applied closure, and the scope it narrows to
+    (None: it keeps what it lists)."""
+
+    ref: ObjectRef
+    scope: Scope | None
+    applied: AppliedClosure
+
+    def body(self, live: Manifest) -> Manifest:
+        return settled_parent(self.ref, live, scope=self.scope, applied=self.applied)
+
+
+def settlement(planned: PlannedChanges) -> Settlement | None:
     """After a converged apply: record the closure as applied and narrow the parent to what remains
-    when it lists more, in one write — and none when the parent already records this closure and fits
-    (a no-op apply), or when nothing was written and there is no parent to record in."""
+    when it lists more — nothing when the parent already records this closure and fits (a no-op
+    apply), or when nothing was written and there is no parent to record in."""
     changeset = planned.changeset
     parent = planned.live.parent
     written = Scope.of(c.ref for c in changeset.changes if c.action != "noop")
@@ -324,10 +351,10 @@ def settle(writer: KubeWriter, planned: PlannedChanges) -> None:
     )
     applied = AppliedClosure.of(planned.rendered.manifests)
     if parent is None and not changeset.has_changes:
-        return
+        return None
     if scope is None and applied_closure(parent) == applied:
-        return
-    writer.settle_parent(parent_ref(changeset.plan, changeset.namespace), scope, applied)
+        return None
+    return Settlement(parent_ref(changeset.plan, changeset.namespace), scope, applied)
 
 
 def converged_since(writer: KubeWriter, planned: PlannedChanges) -> None:

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import socket
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -158,16 +158,19 @@ def record(
     result: ExecutionResult,
     started: str,
     options: HistoryOptions,
+    settling: Callable[[Manifest], Manifest] | None = None,
 ) -> Generation | None:
-    """Record the apply as the plan's next generation, name it on the parent, prune past `keep`.
-    Only for an apply that set out to write something and wrote something: a run stopped before its
-    first write (its lock lost, Ctrl-C) records nothing it did not do. The caller holds the plan's run
-    lock."""
+    """Record the apply as the plan's next generation, name it on the parent (settling the parent in
+    the same write when `settling` is given), prune past `keep`. Only for an apply that set out to
+    write something and wrote something: a run stopped before its first write (its lock lost, Ctrl-C)
+    records nothing it did not do; None then, and nothing was settled. The caller holds the plan's run
+    lock, so the parent is as its writer last wrote it."""
     if not result.ok and not _written(result, writer):
         return None
     client = writer.client
+    ref = parent_ref(recording.plan, recording.namespace)
     listed = list_generations(client, recording.plan, recording.namespace)
-    parent = get_or_none(client, SECRET, recording.namespace, recording.plan)
+    parent = writer.parent(ref)
     known = current_generation(parent)
     closure_runs = run_keys_of(recording.manifests)
     runs = {
@@ -203,8 +206,7 @@ def record(
     generation, encoded = fitted(generation)
     if writer.record_generation(record_manifest(generation, encoded)) is None:
         return None
-    ref = parent_ref(recording.plan, recording.namespace)
-    writer.mark_generation(ref, CurrentGeneration(number, generation.result), read=parent)
+    writer.mark_generation(ref, CurrentGeneration(number, generation.result), settling=settling)
     for old in expired([g.number for g in listed] + [number], options.keep):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation

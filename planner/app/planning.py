@@ -248,6 +248,7 @@ def plan_rendered(
     created_by_run: frozenset[str] = frozenset(),
     progress: Callable[[int, int], None] | None = None,
     references_checked: bool = False,
+    locked: bool = False,
 ) -> list[PlannedChanges]:
     """Read the live objects of each rendered plan and diff them (`progress(done, total)` hears of each
     plan before it is read). Writes nothing. Without
@@ -257,7 +258,8 @@ def plan_rendered(
     creates them as it would have — and matches a saved plan made before. A recorded closure
     (`rollback`) is diffed with the runs its generation recorded counted as ran (the parent task then
     records them again), so its Jobs that ran then do not run again — also when the parent, and the
-    runs it recorded, were deleted."""
+    runs it recorded, were deleted. `locked`: the caller holds each plan's run lock, whose Lease lives
+    in the plan's namespace, so that namespace exists and is not listed."""
     results: list[PlannedChanges] = []
     for each in rendered:
         if progress is not None:
@@ -270,6 +272,7 @@ def plan_rendered(
             plan=each.plan.name,
             namespace=namespace,
             probe_foreign=probe_foreign,
+            known_namespaces=frozenset({namespace}) if locked else frozenset(),
         )
         if live.namespaces is not None and created_by_run:
             live = dataclasses.replace(live, namespaces=live.namespaces - created_by_run)

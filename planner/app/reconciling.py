@@ -55,13 +55,15 @@ class ReconcileOptions:
     """`apply` is what each plan is applied with (its lock options included); `check` writes nothing;
     `parallel_plans` is how many plans run at once; `prune=False` keeps what left the plan (a Plan
     object's `reconcile.prune`); `correct_drift=False` leaves drifted objects as they are (a Plan
-    object's `reconcile.driftCorrection: off`)."""
+    object's `reconcile.driftCorrection: off`); `namespace_exists`: the plan's namespace holds the
+    plan itself (a Plan object), so its run lock's namespace is neither listed nor created."""
 
     apply: ApplyOptions = dataclasses.field(default_factory=ApplyOptions)
     check: bool = False
     parallel_plans: int = 4
     prune: bool = True
     correct_drift: bool = True
+    namespace_exists: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,7 +173,7 @@ def _apply(
     applying = options.apply
     (rendered,) = checked_before_writing(client, [rendered])  # nothing is written for a broken plan
     keys = [(rendered.plan.name, rendered.namespace)]
-    made = create_lock_namespaces(client, keys, notice)
+    made = frozenset() if options.namespace_exists else create_lock_namespaces(client, keys, notice)
     with holding(client, keys, options=applying.lock, notice=notice, stop=stop) as locks:
         (planned,) = plan_rendered(
             [rendered],
@@ -180,6 +182,7 @@ def _apply(
             probe_foreign=False,
             created_by_run=made,
             references_checked=True,
+            locked=True,
         )
         if not options.prune:
             planned = _without_prune(planned)

@@ -144,4 +144,5 @@ def plan_reconcile_options(
         apply=applying,
         prune=section.prune if prune is None else prune,
         correct_drift=drift_correction != "off",
+        namespace_exists=True,
     )

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from planner.errors import OwnershipError
-from planner.kinds import CONFIG_MAP, for_manifest
+from planner.kinds import JOB, for_manifest
 from planner.kube.client import KubeClient, resource_path
 from planner.objects import ObjectRef, ref_of
 from planner.plan import load_plans
 from planner.render import render
 from planner.slim.cluster import ClusterHandle
-from planner.state.applyset import APPLIED_KEY, AppliedClosure, ParentRecord, applied_closure
+from planner.state.applyset import APPLIED_KEY, AppliedClosure, ParentRecord, applied_closure, is_recorded_job
 from planner.writes import KubeWriter
 from tests.e2e.conftest import http, put_retrying
 from tests.paths import REPO
@@ -77,6 +77,30 @@ def deployment(namespace: str, *, replicas: int | None = None, image: str = "ngi
     }
 
 
+def recorded_job(namespace: str, *, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A Job planner records the run of: created by POST, holding the run-record finalizer outside
+    planner's `Apply` entry (every other create is a create-only server-side apply)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "migrate",
+            "namespace": namespace,
+            "labels": {PART_OF: PLAN_ID, **(labels or {})},
+            "annotations": {"planner.dev/plan": "shop", "planner.dev/run-key": "migrate-1"},
+        },
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "busybox:1.36"}]}
+            }
+        },
+    }
+
+
+def job_path(namespace: str) -> str:
+    return f"/apis/batch/v1/namespaces/{namespace}/jobs/migrate"
+
+
 def get(cluster: ClusterHandle, path: str) -> Any:
     status, body = http(cluster, "GET", path)
     assert status == 200, body
@@ -102,9 +126,11 @@ EXAMPLE_PLANS = ["web-stack.yaml", "pod-fidelity.yaml", "sandboxes.yaml"]
 
 
 @pytest.mark.parametrize("plan_file", EXAMPLE_PLANS)
-def test_a_create_records_exactly_the_fields_an_apply_create_records_in_two_requests(
+def test_a_create_records_exactly_the_fields_an_apply_create_records_in_one_request(
     cluster: ClusterHandle, client: KubeClient, writer: KubeWriter, plan_file: str, namespace: str
 ) -> None:
+    """One create-only apply; two requests for a recorded Job (a POST holding the run-record
+    finalizer, and the patch that makes its entry planner's `Apply` one)."""
     other = f"{namespace}-apply"
     status, body = http(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})
     assert status == 201, body
@@ -115,7 +141,7 @@ def test_a_create_records_exactly_the_fields_an_apply_create_records_in_two_requ
         theirs = {**manifest, "metadata": {**manifest["metadata"], "namespace": other}}
         before = client.log.total
         created = writer.create(mine)
-        assert client.log.total - before == 2, ref_of(mine)
+        assert client.log.total - before == (2 if is_recorded_job(mine) else 1), ref_of(mine)
         applied = client.server_side_apply(for_manifest(theirs), theirs, field_manager="planner", force=True)
         assert fields_of(created) == fields_of(applied), ref_of(mine)
         kind = for_manifest(mine)
@@ -137,42 +163,43 @@ def interfering(cluster: ClusterHandle, client: KubeClient, write: Any) -> Any:
     return request
 
 
-def test_a_status_write_between_the_post_and_its_patch_leaves_the_create_at_two_requests(
+def test_a_status_write_between_a_jobs_post_and_its_patch_leaves_the_create_at_two_requests(
     cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/api"
+    path = job_path(namespace)
 
     def controller_reports_status(created: dict[str, Any]) -> None:
         # a manager sorting after `planner`, so its entry never moves planner's, whatever the second
         status_path = f"{path}/status?fieldManager=status-writer"
-        status, body = http(cluster, "PUT", status_path, {**created, "status": {"replicas": 1}})
+        status, body = http(cluster, "PUT", status_path, {**created, "status": {"active": 1}})
         assert status == 200, body
 
     monkeypatch.setattr(client, "request", interfering(cluster, client, controller_reports_status))
-    KubeWriter(client).create(deployment(namespace))
+    KubeWriter(client).create(recorded_job(namespace))
     assert client.log.by_verb == {"create": 1, "patch": 1}
     live = get(cluster, path)
-    assert live["status"] == {"replicas": 1}
+    assert live["status"] == {"active": 1}
     assert [(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]] == [
         ("planner", "Apply"),
         ("status-writer", "Update"),
     ]
+    assert live["metadata"]["finalizers"] == ["planner.dev/run-record"]
 
 
-def test_a_write_that_moves_the_create_entry_down_costs_a_second_patch_there_not_a_read_or_an_apply(
+def test_a_write_that_moves_a_jobs_create_entry_down_costs_a_second_patch_there_not_a_read_or_an_apply(
     cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+    path = job_path(namespace)
 
     other = KubeClient.from_config(kubeconfig=str(cluster.kubeconfig), context=None)
 
     def another_tool_applies_a_label(created: dict[str, Any]) -> None:  # an Apply entry sorts first
-        metadata = {"name": "settings", "namespace": namespace, "labels": {"team": "shop"}}
-        label = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
-        other.server_side_apply(CONFIG_MAP, label, field_manager="labeller", force=False)
+        metadata = {"name": "migrate", "namespace": namespace, "labels": {"team": "shop"}}
+        label = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata}
+        other.server_side_apply(JOB, label, field_manager="labeller", force=False)
 
     monkeypatch.setattr(client, "request", interfering(cluster, client, another_tool_applies_a_label))
-    KubeWriter(client).create(config_map(namespace, labels={"tier": "web"}))
+    KubeWriter(client).create(recorded_job(namespace, labels={"tier": "web"}))
     assert client.log.by_verb == {"create": 1, "patch": 2}
     live = get(cluster, path)
     assert [(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]] == [
@@ -182,19 +209,19 @@ def test_a_write_that_moves_the_create_entry_down_costs_a_second_patch_there_not
     assert live["metadata"]["labels"] == {PART_OF: PLAN_ID, "tier": "web", "team": "shop"}
 
 
-def test_a_create_whose_entry_changed_before_its_patch_falls_back_to_apply_and_keeps_the_other_writer(
+def test_a_jobs_create_whose_entry_changed_before_its_patch_falls_back_to_apply_and_keeps_the_other_writer(
     cluster: ClusterHandle, client: KubeClient, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+    path = job_path(namespace)
 
     def someone_edits_it(created: dict[str, Any]) -> None:
-        labels = {**created["metadata"]["labels"], "team": "shop"}
-        edited = {**created, "metadata": {**created["metadata"], "labels": labels}, "data": {"mode": "slow"}}
+        labels = {**created["metadata"]["labels"], "team": "shop", "tier": "batch"}
+        edited = {**created, "metadata": {**created["metadata"], "labels": labels}}
         status, body = http(cluster, "PUT", path, edited)
         assert status == 200, body
 
     monkeypatch.setattr(client, "request", interfering(cluster, client, someone_edits_it))
-    KubeWriter(client).create(config_map(namespace, labels={"tier": "web"}))
+    KubeWriter(client).create(recorded_job(namespace, labels={"tier": "web"}))
     # the patch refused at the entry's place and the next, a read showing planner's entry lost a
     # field, the apply and the removal
     assert client.log.by_verb == {"create": 1, "patch": 3, "get": 1, "apply": 1}
@@ -204,7 +231,22 @@ def test_a_create_whose_entry_changed_before_its_patch_falls_back_to_apply_and_k
         ("planner", "Apply"),
     ]
     assert live["metadata"]["labels"] == {PART_OF: PLAN_ID, "tier": "web", "team": "shop"}
-    assert live["data"] == {"mode": "fast"}
+
+
+def test_a_create_meeting_an_object_made_since_the_read_fails_its_precondition_and_writes_nothing(
+    cluster: ClusterHandle, client: KubeClient, namespace: str
+) -> None:
+    """The create-only apply: an object that exists answers 409 before anything is written, also one
+    this plan's labels would otherwise let an apply take over silently (it is read, then judged)."""
+    foreign = {"metadata": {"name": "settings"}, "data": {"mode": "theirs"}}
+    status, created = http(cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", foreign)
+    assert status == 201, created
+    with pytest.raises(OwnershipError):
+        KubeWriter(client).create(config_map(namespace))
+    assert client.log.by_verb == {"apply": 1, "get": 1}
+    live = get(cluster, f"/api/v1/namespaces/{namespace}/configmaps/settings")
+    assert live["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert [e["manager"] for e in live["metadata"]["managedFields"]] == ["Python-urllib"]
 
 
 def test_a_create_that_meets_this_plans_own_object_returns_it_unchanged(
