@@ -125,3 +125,32 @@ def check_chart_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_
     assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
     after = json.loads(planner("history", "charted", "-n", namespace, "-o", "json").stdout)["generations"][-1]
     assert (after["rolledBackFrom"], after["charts"]) == (1, {"web": "web-1.0.0"})
+
+
+def test_a_hook_job_deleted_on_success_is_gone_after_apply_and_not_created_again(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    chart = tmp_path / "charts" / "web"
+    shutil.copytree(CHART, chart)
+    job = chart / "templates" / "migrate-job.yaml"
+    job.write_text(job.read_text().replace("before-hook-creation", "before-hook-creation,hook-succeeded"))
+    shutil.rmtree(chart / "crds")  # the lifecycle test's plan owns the (cluster-scoped) CRD
+    (chart / "templates" / "gizmo.yaml").unlink()
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+
+    graph = planner("plan", str(plan), "--graph")
+    assert graph.returncode == 0, graph.stdout + graph.stderr
+    assert (
+        f"delete-hook job/{namespace}/web-migrate <- wait-ready job/{namespace}/web-migrate" in graph.stdout
+    )
+
+    applied = planner("apply", str(plan), "--timeout", "90s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    gone = kubectl("get", "job", "web-migrate", "-n", namespace)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
+    assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
+
+    again = planner("plan", str(plan), "--detailed-exitcode")  # its run is recorded: no drift to re-create
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already ran" in again.stdout
