@@ -24,6 +24,9 @@ next plan from creating the deleted Job again. On other hook objects (a hook Job
 RBAC) those two policies are not acted on: they stay members, which a later run of the Job needs; on a
 Pod, which has no run-key, they are a plan error.
 
+Values: `valuesFiles` in order, then `values`, then `secretValues` (the loader resolved its leaves, as
+it does `secrets[].data`, and masks the literal ones in the text a generation keeps: `redact`).
+
 Confinement follows `kustomize`: the chart and the values files are relative to the file naming them,
 absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
 repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`).
@@ -55,6 +58,7 @@ from planner.plan.raw_manifests import DEPENDS_ON, leaves
 from planner.plan.source import ParsedFile, parse_documents
 
 CHARTS = "charts"
+SECRET_VALUES = "secretValues"
 HOOK = "helm.sh/hook"
 HOOK_WEIGHT = "helm.sh/hook-weight"
 BEFORE = frozenset({"pre-install", "pre-upgrade"})
@@ -74,9 +78,14 @@ class ChartOutput:
 
 
 def chart_documents(
-    parsed: ParsedFile, plan: Node, problems: list[Diagnostic], capabilities: Capabilities
+    parsed: ParsedFile,
+    plan: Node,
+    problems: list[Diagnostic],
+    capabilities: Capabilities,
+    secrets: Mapping[str, str] | None = None,
 ) -> ChartOutput:
-    """The rendered documents of each chart entry, in order; problems go to `problems` at the entry."""
+    """The rendered documents of each chart entry, in order; problems go to `problems` at the entry.
+    `secrets` holds the resolved secret values by path, the leaves of each entry's `secretValues`."""
     output = ChartOutput([], [])
     metadata = plan.child("metadata")
     plan_namespace = (metadata.text("namespace") if metadata else None) or ""
@@ -103,7 +112,7 @@ def chart_documents(
                 )
             )
             continue
-        found = _one_chart(parsed, item, real_root, plan_namespace, capabilities)
+        found = _one_chart(parsed, item, real_root, plan_namespace, capabilities, secrets or {})
         if isinstance(found, list):
             problems += found
             continue
@@ -143,7 +152,12 @@ def _base(parsed: ParsedFile, item: Node) -> Path:
 
 
 def _one_chart(
-    parsed: ParsedFile, item: Node, real_root: Path, plan_namespace: str, capabilities: Capabilities
+    parsed: ParsedFile,
+    item: Node,
+    real_root: Path,
+    plan_namespace: str,
+    capabilities: Capabilities,
+    secrets: Mapping[str, str],
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
     name = str(item.text("name"))
     base = _base(parsed, item)
@@ -153,6 +167,9 @@ def _one_chart(
     values = _values(parsed, item, base, real_root)
     if isinstance(values, Diagnostic):
         return [values]
+    secret_values = item.child(SECRET_VALUES)
+    if secret_values is not None:
+        values = _merge(values, _resolved_tree(secret_values, secrets))
     namespace = item.text("namespace") or plan_namespace
     rendered = render_chart(path, release=name, namespace=namespace, values=values, capabilities=capabilities)
     if isinstance(rendered, ChartFailure):
@@ -382,6 +399,18 @@ def _values(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> dict
         merged = _merge(merged, data or {})
     values = item.data.get("values")
     return _merge(merged, values) if isinstance(values, dict) else merged
+
+
+def _resolved_tree(tree: Node, secrets: Mapping[str, str]) -> dict[str, Any]:
+    """A `secretValues` tree with each leaf its resolved value (a leaf that did not resolve is left out:
+    its problem is reported where it is written)."""
+    resolved: dict[str, Any] = {}
+    for key, value in tree.data.items():
+        if isinstance(value, dict) and "valueFrom" not in value:
+            resolved[key] = _resolved_tree(Node(tree.at(key), value), secrets)
+        elif tree.at(key) in secrets:
+            resolved[key] = secrets[tree.at(key)]
+    return resolved
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -267,6 +267,24 @@ workloads:
 - Not honoured, so plan errors naming the object: delete and rollback hooks, and a delete policy Helm
   does not have. `test` hooks are left out (planner never runs them) with a warning, unless
   `skipTests: true`.
+- Secrets for a chart go under `secretValues`, not `values`: a tree like `values` whose leaves are
+  secret values (a string, or `{valueFrom: {env: VAR}}`, `{valueFrom: {file: PATH}}`,
+  `{valueFrom: {secretKeyRef: {name, key}}}` as under `secrets[].data`), merged over `values` when the
+  chart renders. A literal leaf is masked (`***`) in the copy of the plan file each generation keeps
+  (`planner history --show`); a `valueFrom` keeps the value out of the file. What is under `values` and
+  in `valuesFiles` is recorded as written. Once rendered, a value is as secret as the object the chart
+  puts it in: masked in a Secret's `data`/`stringData` in `plan` and `apply` output, shown in a
+  ConfigMap or a container's `env`.
+
+  ```yaml
+  charts:
+    - name: db
+      chart: charts/postgres
+      values: {auth: {username: app}}
+      secretValues:
+        auth:
+          password: {valueFrom: {env: DB_PASSWORD}}
+  ```
 - A chart that does not render (a `required` value missing, a template error) is a plan error at its
   entry with Helm's message, before anything is read from or written to the cluster.
 - The chart and the values files are relative to the plan file and may not leave the repository;

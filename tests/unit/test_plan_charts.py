@@ -350,3 +350,37 @@ def test_public_charts_with_hooks_deleted_after_their_run_load_with_default_valu
     for found in hooks.values():
         assert "hook-succeeded" in found["helm.sh/hook-delete-policy"]
         assert re.fullmatch(r"[0-9a-f]{64}", found[ANNOTATION_RUN_KEY])
+
+
+def test_secret_values_merge_over_values_from_the_environment_or_literally_and_are_masked_in_the_kept_text(
+    repo: Path,
+) -> None:
+    (repo / "plan.yaml").write_text(
+        HEAD
+        + "charts:\n"
+        + "  - name: web\n"
+        + "    chart: charts/web\n"
+        + "    skipTests: true\n"
+        + "    values: {greeting: shown, extra: {user: app}}\n"
+        + "    secretValues:\n"
+        + "      greeting: {valueFrom: {env: GREETING}}\n"
+        + "      extra: {password: hunter2-literal}\n"
+    )
+    found = load_plans([repo / "plan.yaml"], environ={"GREETING": "s3cret-from-env"})
+    plan = found.plans[0]
+    data = plan.manifests_by_handle["ConfigMap/web-settings"].object["data"]
+    assert data["greeting"] == "s3cret-from-env"  # secretValues over values
+    (kept,) = plan.source.inputs.values()
+    assert "hunter2-literal" not in kept and "s3cret-from-env" not in kept
+    assert 'extra: {password: "***"}' in kept and "greeting: {valueFrom: {env: GREETING}}" in kept
+    assert "hunter2-literal" not in str(plan.source.scalars)
+
+
+def test_a_secret_value_that_does_not_resolve_is_an_error_at_its_valuefrom(repo: Path) -> None:
+    text = "charts:\n  - name: web\n    chart: charts/web\n    secretValues: {greeting: {valueFrom: {env: UNSET_VAR}}}\n"
+    (repo / "plan.yaml").write_text(HEAD + text)
+    with pytest.raises(PlanError) as raised:
+        load_plans([repo / "plan.yaml"], environ={})
+    assert [str(d).replace(f"{repo}/", "") for d in raised.value.diagnostics] == [
+        "plan.yaml:8:48: charts[0].secretValues.greeting.valueFrom.env: environment variable UNSET_VAR is not set"
+    ]
