@@ -76,6 +76,9 @@ def resolve_secrets(
             problems.append(parsed.diagnostic(outcome.path_in(path), outcome.message))
         elif outcome is not None:
             resolved[path] = outcome
+        elif isinstance(value, dict):  # a chart's secretValues leaf the schema cannot tell from a tree
+            message = "expected exactly one of env, file or secretKeyRef {name, key}"
+            problems.append(parsed.diagnostic(f"{path}.valueFrom", message))
     return resolved, problems
 
 

@@ -384,3 +384,11 @@ def test_a_secret_value_that_does_not_resolve_is_an_error_at_its_valuefrom(repo:
     assert [str(d).replace(f"{repo}/", "") for d in raised.value.diagnostics] == [
         "plan.yaml:8:48: charts[0].secretValues.greeting.valueFrom.env: environment variable UNSET_VAR is not set"
     ]
+
+
+def test_a_secret_value_reference_of_no_known_form_is_an_error(repo: Path) -> None:
+    text = "charts:\n  - name: web\n    chart: charts/web\n    secretValues: {greeting: {valueFrom: {vault: x}}}\n"
+    assert errors(repo, text) == [
+        "plan.yaml:8:31: charts[0].secretValues.greeting.valueFrom: expected exactly one of env, file or "
+        "secretKeyRef {name, key}"
+    ]
