@@ -258,8 +258,8 @@ workloads:
   a run-key (`planner.dev/run-key`) over the whole Job as Helm rendered it, so it runs again when any of
   it changes (the old Job is replaced first: `before-hook-creation`), not on every apply.
 - `helm.sh/hook-delete-policy`: `hook-succeeded` deletes a hook Job once it succeeded (`plan --graph`
-  shows a `delete-hook` task after its wait), `hook-failed` once it failed (the apply still fails, and
-  the chart's objects after it are still skipped); otherwise, and with `--no-wait`, the Job is kept. Its
+  shows a `delete-hook` task after its wait), `hook-failed` once it failed (the apply still fails, the
+  chart's objects after it are still skipped, and the next apply runs it again); otherwise, and with `--no-wait`, the Job is kept. Its
   run is recorded in the plan's ApplySet parent, so a later plan shows the missing Job as `already
   ran`, not as drift to create again. On a hook that is not a Job (a hook Job's ServiceAccount or Role)
   these two policies are not acted on: it stays, as a member of the plan; on a hook Pod they are a plan
