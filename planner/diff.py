@@ -50,6 +50,7 @@ from planner.objects import (
     ANNOTATION_POD_SPEC,
     ANNOTATION_RUN_KEY,
     FIELD_MANAGER,
+    HOOK_DELETE_POLICY,
     Manifest,
     ObjectRef,
     annotations_of,
@@ -96,6 +97,7 @@ KEEP_ANNOTATIONS: Mapping[str, str] = {
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
 UNRECORDED = "its run is not recorded yet; apply records it"
+RUNS_AGAIN = "its last run failed (hook-failed deleted it): it runs again"
 # The hash decides update or not; listing it as a changed field on every update would only be noise.
 _HASH_PATH: Path = ("metadata", "annotations", ANNOTATION_HASH)
 _IDENTITY_KEYS = frozenset({"apiVersion", "kind"})
@@ -377,6 +379,10 @@ class _Differ:
 
     def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
         owner = owner_of(desired)
+        if ref.kind == JOB.kind and self.failed_and_deleted(desired):
+            return Change(
+                ref=ref, action="create", desired=desired, live=None, reason=RUNS_AGAIN, owner=owner
+            )
         reason = self.ran(desired) if ref.kind == JOB.kind else None
         if reason is not None:
             if ref.name in self.rerun:
@@ -396,6 +402,19 @@ class _Differ:
                 ref=ref, action="create", desired=desired, live=None, reason=reason, drift=True, owner=owner
             )
         return Change(ref=ref, action="create", desired=desired, live=None, owner=owner)
+
+    def failed_and_deleted(self, job: Manifest) -> bool:
+        """Whether the Job is a chart's hook whose recorded run failed and that its `hook-failed` policy
+        deleted: it runs again, as Helm runs a failed hook again on the next upgrade (a failed Job that
+        stays is waited for again, and fails the apply again, until it is fixed or re-run)."""
+        policies = str(annotations_of(job).get(HOOK_DELETE_POLICY) or "").split(",")
+        record = self.records.get(str(annotations_of(job).get(ANNOTATION_RUN_KEY, "")))
+        outcome = record.outcome if record is not None else None
+        return (
+            "hook-failed" in (p.strip() for p in policies)
+            and outcome is not None
+            and outcome.result == "failed"
+        )
 
     def unrecorded(self, changes: Iterable[Change]) -> tuple[RunRecord, ...]:
         """The runs of live Jobs that keep their run-key but that the parent does not record as ran."""

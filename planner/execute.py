@@ -65,8 +65,8 @@ from planner.events import (
     Summary,
     Waiting,
 )
-from planner.graph import ExecutionPlan, GraphError, Task, task_id
-from planner.objects import Manifest, ObjectRef
+from planner.graph import HOOK_FAILED, HOOK_SUCCEEDED, ExecutionPlan, GraphError, Task, task_id
+from planner.objects import HOOK_DELETE_POLICY, Manifest, ObjectRef
 from planner.plan.durations import format_duration
 from planner.state.applyset import ParentRecord
 from planner.wait.readiness import Readiness
@@ -298,6 +298,11 @@ class _Execution:
         heapq.heappush(runnable, (self.index[task.id], task.id))
 
     def start_write(self, pool: ThreadPoolExecutor, task: Task) -> None:
+        kept = self.hook_kept(task) if task.action == "delete-hook" else None
+        if kept is not None:
+            self.emit(Applied, task, kept, action=task.action)
+            self.settle(task, TaskOutcome(task=task.id, ref=task.ref, status="done", message=kept))
+            return
         self.emit(Applying, task, task.action, action=task.action)
         self.writing.add(task.id)
         pool.submit(self.perform, task)
@@ -330,6 +335,17 @@ class _Execution:
             del self.waiting[task.id]
             self.finish(task, _failure(error))
 
+    def hook_kept(self, task: Task) -> str | None:
+        """Why a `delete-hook` task leaves its Job as it is — its run ended in a way its policies do not
+        name, or was not waited for — or None to delete it."""
+        waited = self.outcomes.get(task_id("wait-ready", task.ref))
+        if waited is not None and waited.status == "not-waited":
+            return "kept: its run was not waited for"
+        failed = waited is not None and waited.status == "failed"
+        if (HOOK_FAILED if failed else HOOK_SUCCEEDED) in task.policies:
+            return None
+        return f"kept: its run {'failed' if failed else 'succeeded'} ({HOOK_DELETE_POLICY} {','.join(task.policies)})"
+
     def progressed(self, task: Task, verdict: Readiness) -> None:
         """A pending wait's news: another Waiting event, with what holds it up."""
         if task.id not in self.waiting or verdict.reason is None:
@@ -346,11 +362,11 @@ class _Execution:
             self.outcomes[task.id] = TaskOutcome(
                 task=task.id, ref=task.ref, status="failed", message=finished.message
             )
-            self.skip_dependents(task)
+            self.skip_dependents(task, spared=self.spared_by(task))
             return
         if task.action == "wait-ready":
             self.emit(Ready, task, finished.message)
-        elif task.action in ("delete", "wait-gone"):
+        elif task.action in ("delete", "wait-gone", "delete-hook"):
             self.emit(Deleted, task, finished.message)
         else:
             self.emit(Applied, task, finished.message, action=task.action)
@@ -363,8 +379,21 @@ class _Execution:
             if self.waiting_on[successor] == 0 and successor not in self.outcomes:
                 self.make_runnable(self.tasks[successor])
 
-    def skip_dependents(self, failed: Task) -> None:
-        pending = list(self.successors[failed.id])
+    def spared_by(self, failed: Task) -> frozenset[str]:
+        """The `delete-hook` tasks a failed wait still starts, because their policy is `hook-failed`."""
+        spared = frozenset(
+            successor
+            for successor in self.successors[failed.id]
+            if self.tasks[successor].action == "delete-hook" and HOOK_FAILED in self.tasks[successor].policies
+        )
+        for successor in spared:
+            self.waiting_on[successor] -= 1
+            if self.waiting_on[successor] == 0:
+                self.make_runnable(self.tasks[successor])
+        return spared
+
+    def skip_dependents(self, failed: Task, *, spared: frozenset[str] = frozenset()) -> None:
+        pending = [successor for successor in self.successors[failed.id] if successor not in spared]
         while pending:
             dependent = self.tasks[pending.pop()]
             if dependent.id in self.outcomes:
@@ -438,6 +467,11 @@ class _Execution:
         elif task.action == "delete":
             self.writer.delete(task.ref, propagation=task.propagation or "Foreground")
             return _Finished(status="done", message="deletion requested")
+        elif task.action == "delete-hook":  # as Helm deletes a hook: its pods go after it
+            self.writer.delete(task.ref, propagation="Background")
+            return _Finished(
+                status="done", message=f"hook deleted ({HOOK_DELETE_POLICY} {','.join(task.policies)})"
+            )
         elif task.action == "record-run":
             job = self.written[task_id("create", task.ref)]
             written = self.writer.record_run(self.plan.parent_ref, job)

@@ -1,7 +1,8 @@
 """ChangeSet -> ExecutionPlan: the ordered, inspectable task list that `apply` runs (docs/design.md §4).
 
 Like cli-utils' solver it decides what runs after what, and the executor runs it. Each change becomes
-a few tasks on one object (`create`, `apply`, `delete`, `wait-gone`, `wait-ready`, `record-run`);
+a few tasks on one object (`create`, `apply`, `delete`, `wait-gone`, `wait-ready`, `record-run`, and
+`delete-hook` after the wait of a chart's hook Job whose Helm delete policy asks for it);
 `ensure` creates a missing namespace before the `parent` write and everything in it; ConfigMaps,
 Secrets and PVCs come before what mounts them, `depends-on` targets' readiness before their
 dependents, prunes last; an unchanged object that is not ready (`Change.unready`) gets a
@@ -40,6 +41,7 @@ from planner.objects import (
     ANNOTATION_DEPENDS_ON,
     ANNOTATION_RUN_KEY,
     ANNOTATION_RUNTIME_ID,
+    HOOK_DELETE_POLICY,
     Manifest,
     ObjectRef,
     annotations_of,
@@ -54,7 +56,9 @@ from planner.render.identity import with_hash
 from planner.state.applyset import LABEL_PART_OF, ParentRecord, parent_ref, pending_runs
 from planner.unready import awaited
 
-TaskAction = Literal["ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready"]
+TaskAction = Literal[
+    "ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready", "delete-hook"
+]
 STEPS: tuple[TaskAction, ...] = (
     "ensure",
     "parent",
@@ -64,7 +68,12 @@ STEPS: tuple[TaskAction, ...] = (
     "apply",
     "record-run",
     "wait-ready",
+    "delete-hook",
 )
+# Helm's delete policies a `delete-hook` task acts on: after its Job's wait succeeded, or failed.
+HOOK_SUCCEEDED = "hook-succeeded"
+HOOK_FAILED = "hook-failed"
+AFTER_RUN_POLICIES = frozenset({HOOK_SUCCEEDED, HOOK_FAILED})
 WAITS: frozenset[TaskAction] = frozenset({"wait-ready", "wait-gone"})
 # Kind order when nothing else is said, as kubectl and kapp apply a directory: CustomResourceDefinitions
 # before everything, service accounts and RBAC (and cluster policy) before the workloads that run as
@@ -96,7 +105,8 @@ class GraphError(PlannerError):
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One step on one object. `manifest` is what `create`/`apply` writes; `parent` is set on the
-    `parent` task; `timeout` (seconds) is how long a wait may take (None: no limit)."""
+    `parent` task; `timeout` (seconds) is how long a wait may take (None: no limit); `policies` are
+    the Helm delete policies a `delete-hook` task acts on (`hook-succeeded`, `hook-failed`)."""
 
     id: str
     action: TaskAction
@@ -107,6 +117,7 @@ class Task:
     parent: ParentRecord | None = None
     propagation: str | None = None
     runtime_id: str | None = None
+    policies: tuple[str, ...] = ()
 
     @property
     def is_wait(self) -> bool:
@@ -300,6 +311,7 @@ class _Node:
     propagation: str | None = None
     runtime_id: str | None = None
     prune: bool = False
+    policies: tuple[str, ...] = ()
 
 
 @dataclass
@@ -413,7 +425,21 @@ class _Builder:
             handles.first = handles.first or handles.write
             if awaited(ref):
                 handles.ready = self.add_ready(ref, change, handles.write)
+                self.add_hook_delete(change, handles.ready)
         self.handles[ref] = handles
+
+    def add_hook_delete(self, change: Change, ready: str) -> None:
+        """A chart's hook Job that runs now (created, or replaced for a new run-key) and whose Helm delete
+        policy says `hook-succeeded` or `hook-failed`: deleted after its wait, as the run ended. Its run
+        is recorded (`record-run`), so the next plan finds it ran rather than missing."""
+        desired = change.desired
+        if change.ref.kind != JOB.kind or ANNOTATION_RUN_KEY not in annotations_of(desired):
+            return
+        value = str(annotations_of(desired).get(HOOK_DELETE_POLICY) or "")
+        policies = tuple(sorted({p.strip() for p in value.split(",")} & AFTER_RUN_POLICIES))
+        if policies:
+            node = _Node(action="delete-hook", ref=change.ref, runtime_id=None, policies=policies)
+            self.add(node, ready)
 
     def add_removal(self, change: Change, runtime_id: str | None) -> str:
         """delete → wait-gone; returns the delete."""
@@ -594,6 +620,7 @@ class _Builder:
             parent=node.parent,
             propagation=node.propagation,
             runtime_id=node.runtime_id,
+            policies=node.policies,
         )
 
 

@@ -41,6 +41,9 @@ ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
 # Fields of this one object that are sent on create only, comma-separated dotted paths: an autoscaled
 # workload's `spec.replicas`, which its HorizontalPodAutoscaler owns once the workload exists.
 ANNOTATION_CREATE_ONLY = "planner.dev/create-only"
+# Helm's delete policy of a chart's hook (plan/charted.py): a hook Job with `hook-succeeded` or
+# `hook-failed` gets a `delete-hook` task after its wait (graph.py).
+HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
 
 # Sandboxes beside a plan: warm-pool members (not ApplySet members, so prune never sees them) and the
 # activity the idle reaper reads, all kept on the workspace PVC (the pool labels on every object).

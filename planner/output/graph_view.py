@@ -76,6 +76,8 @@ def _style(task: Task, change: Change | None) -> str:
         return "unchanged"
     if task.is_wait:
         return "wait"
+    if task.action == "delete-hook":
+        return "delete"
     if change.action == "delete":
         return "delete" if change.transition else "prune"
     if change.action == "replace":

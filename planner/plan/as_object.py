@@ -5,10 +5,10 @@ The file is read and its imports merged (`imports.py`): the object holds every v
 order. The object is for the controller, which reads neither files nor its own environment for a plan,
 so what a Plan object refuses is refused here, each at the entry of the file that wrote it: a secret
 value `valueFrom.env` or `valueFrom.file` (the message `load_plan_object` gives), a file with
-SOPS-encrypted values, whose metadata cannot cover a merged object, and `kustomize` and `charts` (which
-the controller would render with tools it may not have). The objects of `manifestFiles` are read (as
-the loader reads them, confined to the repository) and written under `manifests`, as `kustomize build`
-inlines its resources. A secret value written literally would be printed: refused too, unless
+SOPS-encrypted values, whose metadata cannot cover a merged object, and `charts` (which the controller
+would render with an engine it may not have). The objects of `manifestFiles` are read (as the loader
+reads them, confined to the repository), and those each `kustomize` directory renders (`kustomized`,
+with Kustomize itself), and written under `manifests`, as `kustomize build` inlines its resources. A secret value written literally would be printed: refused too, unless
 `show_secrets` (as `render`
 prints them only with `--show-secrets`); `valueFrom.secretKeyRef` is kept as it is, read by the
 controller from the plan's namespace.
@@ -23,21 +23,21 @@ refused.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from planner.errors import Diagnostic
 from planner.plan.imports import resolve_imports
+from planner.plan.kustomized import KUSTOMIZE, kustomized_documents
+from planner.plan.raw import Node
 from planner.plan.raw_manifests import read_manifests
 from planner.plan.secrets import literal_secret_paths, resolve_secrets, unread_secrets
 from planner.plan.source import ParsedFile, child_path
 from planner.sops.metadata import SOPS
 
 HEAD = ("apiVersion", "kind", "metadata")
-KUSTOMIZE_REFUSED = (
-    "kustomize cannot be used in a Plan object: the controller reads no files for a plan; "
-    "render the directories into `manifests:` instead"
-)
+INLINED = ("manifestFiles", KUSTOMIZE)  # read here, their objects written under `manifests`
 CHARTS_REFUSED = (
     "charts cannot be used in a Plan object: the controller reads no files for a plan; "
     "render the charts into `manifests:` instead"
@@ -86,14 +86,19 @@ def explained_object_of(
     return built, origins
 
 
-def _with_manifest_files_inlined(
-    merged: ParsedFile, data: dict[str, Any]
-) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """`data` with the objects its `manifestFiles` match appended to `manifests`, in the order the loader
-    reads them, and `manifestFiles` gone: the controller reads no files, so the object carries them."""
-    entries, problems = read_manifests(merged, lambda *_: ())  # kustomize and charts are refused
+def _with_files_inlined(merged: ParsedFile, data: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """`data` with the objects its `manifestFiles` match and its `kustomize` directories render appended
+    to `manifests`, in the order the loader reads them, and both keys gone: the controller reads no
+    files, so the object carries them (charts are refused)."""
+
+    def rendered(
+        parsed: ParsedFile, plan: Node, problems: list[Diagnostic]
+    ) -> Iterator[tuple[ParsedFile, str]]:
+        yield from ((documents, "") for documents in kustomized_documents(parsed, plan, problems))
+
+    entries, problems = read_manifests(merged, rendered)
     from_files = [entry.data for entry in entries if entry.parsed is not merged]
-    inlined = {key: value for key, value in data.items() if key != "manifestFiles"}
+    inlined = {key: value for key, value in data.items() if key not in INLINED}
     inlined["manifests"] = [*data.get("manifests", ()), *from_files]
     return inlined, problems
 
@@ -113,11 +118,9 @@ def _object_of(merged: ParsedFile, *, refuse_literals: bool) -> dict[str, Any] |
         return [sealed.diagnostic(SOPS, SEALED_REFUSED, at_value=False) for sealed in merged.sealed]
     _, problems = resolve_secrets(merged, {}, refs=unread_secrets, local=False)
     data: dict[str, Any] = merged.data if isinstance(merged.data, dict) else {}
-    if "manifestFiles" in data:
-        data, unread = _with_manifest_files_inlined(merged, data)
+    if any(key in data for key in INLINED):
+        data, unread = _with_files_inlined(merged, data)
         problems += unread
-    if "kustomize" in data:
-        problems.append(merged.diagnostic("kustomize", KUSTOMIZE_REFUSED, at_value=False))
     if "charts" in data:
         problems.append(merged.diagnostic("charts", CHARTS_REFUSED, at_value=False))
     if refuse_literals:

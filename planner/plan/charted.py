@@ -12,10 +12,20 @@ Hooks become edges of the plan's graph, the part of a Helm release planner can h
 waited for until complete), `post-install`/`post-upgrade` ones depend on all of them, and within a
 phase a lower `helm.sh/hook-weight` goes first. An object that is both (a hook Job's ServiceAccount)
 goes first. `test` hooks are never run (`helm test` runs them): left out, with a warning unless the
-entry says `skipTests`. Delete and rollback hooks, and delete policies other than
-`before-hook-creation` (which is what planner does to a hook whose rendered object changed: it is
-replaced), are plan errors naming the object: planner keeps every object a plan renders as a member, so
-it has no moment to run them, and never drops one silently.
+entry says `skipTests`. Delete and rollback hooks are plan errors naming the object: planner keeps every
+object a plan renders as a member, so it has no moment to run them, and never drops one silently.
+
+A hook Job runs once per rendered form, as a workload's Job runs once per run-key: it carries a run-key
+(`planner.dev/run-key`) over the whole object as Helm rendered it, so it runs again when any of it
+changes, not on every apply. Its delete policies: `before-hook-creation` (Helm's default) is what a
+changed run-key does anyway (the old Job is replaced); `hook-succeeded`/`hook-failed` become a
+`delete-hook` task after its wait (`planner.graph`), and the run recorded under its run-key keeps the
+next plan from creating the deleted Job again. On other hook objects (a hook Job's ServiceAccount and
+RBAC) those two policies are not acted on: they stay members, which a later run of the Job needs; on a
+Pod, which has no run-key, they are a plan error.
+
+Values: `valuesFiles` in order, then `values`, then `secretValues` (the loader resolved its leaves, as
+it does `secrets[].data`, and masks the literal ones in the text a generation keeps: `redact`).
 
 Confinement follows `kustomize`: the chart and the values files are relative to the file naming them,
 absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
@@ -24,6 +34,7 @@ repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -36,6 +47,7 @@ from ruamel.yaml.error import YAMLError
 
 from planner.errors import Diagnostic
 from planner.kinds import declared_kinds, group_of, known
+from planner.objects import ANNOTATION_RUN_KEY, HOOK_DELETE_POLICY, canonical_json
 from planner.plan.chart_repository import fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
 from planner.plan.imports import repository_root
@@ -46,13 +58,14 @@ from planner.plan.raw_manifests import DEPENDS_ON, leaves
 from planner.plan.source import ParsedFile, parse_documents
 
 CHARTS = "charts"
+SECRET_VALUES = "secretValues"
 HOOK = "helm.sh/hook"
 HOOK_WEIGHT = "helm.sh/hook-weight"
-HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
 BEFORE = frozenset({"pre-install", "pre-upgrade"})
 AFTER = frozenset({"post-install", "post-upgrade"})
 TESTS = frozenset({"test", "test-success", "test-failure"})
-DELETE_POLICIES = frozenset({"before-hook-creation"})
+DELETE_POLICIES = frozenset({"before-hook-creation", "hook-succeeded", "hook-failed"})
+AFTER_RUN_POLICIES = frozenset({"hook-succeeded", "hook-failed"})
 _SEPARATOR = re.compile(r"(?:^|\s*\n)---\s*")  # Helm's own (releaseutil.SplitManifests)
 
 
@@ -65,9 +78,14 @@ class ChartOutput:
 
 
 def chart_documents(
-    parsed: ParsedFile, plan: Node, problems: list[Diagnostic], capabilities: Capabilities
+    parsed: ParsedFile,
+    plan: Node,
+    problems: list[Diagnostic],
+    capabilities: Capabilities,
+    secrets: Mapping[str, str] | None = None,
 ) -> ChartOutput:
-    """The rendered documents of each chart entry, in order; problems go to `problems` at the entry."""
+    """The rendered documents of each chart entry, in order; problems go to `problems` at the entry.
+    `secrets` holds the resolved secret values by path, the leaves of each entry's `secretValues`."""
     output = ChartOutput([], [])
     metadata = plan.child("metadata")
     plan_namespace = (metadata.text("namespace") if metadata else None) or ""
@@ -94,7 +112,7 @@ def chart_documents(
                 )
             )
             continue
-        found = _one_chart(parsed, item, real_root, plan_namespace, capabilities)
+        found = _one_chart(parsed, item, real_root, plan_namespace, capabilities, secrets or {})
         if isinstance(found, list):
             problems += found
             continue
@@ -134,7 +152,12 @@ def _base(parsed: ParsedFile, item: Node) -> Path:
 
 
 def _one_chart(
-    parsed: ParsedFile, item: Node, real_root: Path, plan_namespace: str, capabilities: Capabilities
+    parsed: ParsedFile,
+    item: Node,
+    real_root: Path,
+    plan_namespace: str,
+    capabilities: Capabilities,
+    secrets: Mapping[str, str],
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
     name = str(item.text("name"))
     base = _base(parsed, item)
@@ -144,6 +167,9 @@ def _one_chart(
     values = _values(parsed, item, base, real_root)
     if isinstance(values, Diagnostic):
         return [values]
+    secret_values = item.child(SECRET_VALUES)
+    if secret_values is not None:
+        values = _merge(values, _resolved_tree(secret_values, secrets))
     namespace = item.text("namespace") or plan_namespace
     rendered = render_chart(path, release=name, namespace=namespace, values=values, capabilities=capabilities)
     if isinstance(rendered, ChartFailure):
@@ -202,6 +228,7 @@ def _documents(
         message = f"chart {name!r} rendered unreadable YAML: {documents.message}"
         return [parsed.diagnostic(item.at("chart"), message)]
     objects = [document for document in documents.data if isinstance(document, dict)]
+    _key_runs(objects)
     # crds/ files come first, before the hooks too, as Helm installs them (the kind order keeps them first)
     _order_hooks(objects[sum(1 for source, _ in kept if source.startswith("crds/")) :])
     if namespace is not None:
@@ -268,16 +295,43 @@ def _unsupported(head: Mapping[str, Any], hooks: frozenset[str]) -> str | None:
             f"{_handle(head)} is a {', '.join(others)} hook, which planner cannot run: it runs only the "
             "pre/post-install and pre/post-upgrade hooks, as part of an apply"
         )
-    value = _annotations(head).get(HOOK_DELETE_POLICY)
-    policies = {part.strip() for part in str(value).split(",") if part.strip()} if value else set()
+    policies = delete_policies(head)
     unsupported = sorted(policies - DELETE_POLICIES)
     if unsupported:
         return (
             f"{_handle(head)} has {HOOK_DELETE_POLICY} {', '.join(unsupported)}, which planner does not "
-            "honour: a hook stays a member of the plan (deleted, the next apply would create it again); "
-            "only before-hook-creation is supported (a changed hook is replaced)"
+            f"know: it honours {', '.join(sorted(DELETE_POLICIES))}"
+        )
+    if head.get("kind") == "Pod" and policies & AFTER_RUN_POLICIES:
+        return (
+            f"{_handle(head)} has {HOOK_DELETE_POLICY} {', '.join(sorted(policies & AFTER_RUN_POLICIES))}, "
+            "which planner honours on a Job only (a Job's run is recorded, so the deleted Job is not "
+            "created again): make the hook a Job"
         )
     return None
+
+
+def delete_policies(head: Mapping[str, Any]) -> frozenset[str]:
+    value = _annotations(head).get(HOOK_DELETE_POLICY)
+    return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()
+
+
+def _key_runs(objects: list[dict[str, Any]]) -> None:
+    """Each hook Job's run-key: a hash of the Job as Helm rendered it, so it runs again when (and only
+    when) any of it changes."""
+    for obj in objects:
+        if obj.get("kind") == "Job" and _hooks(obj):
+            key = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+            _writable_annotations(obj)[ANNOTATION_RUN_KEY] = key
+
+
+def _writable_annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's annotations to add to; a template's empty `annotations:` (null) becomes a mapping."""
+    metadata = obj.setdefault("metadata", {})
+    if not isinstance(metadata.get("annotations"), dict):
+        metadata["annotations"] = {}
+    annotations: dict[str, Any] = metadata["annotations"]
+    return annotations
 
 
 def _order_hooks(objects: list[dict[str, Any]]) -> None:
@@ -307,7 +361,7 @@ def _weight(obj: Mapping[str, Any]) -> int:
 def _depend(obj: dict[str, Any], targets: list[str]) -> None:
     if not targets:
         return
-    annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations = _writable_annotations(obj)
     already = [part.strip() for part in str(annotations.get(DEPENDS_ON, "")).split(",") if part.strip()]
     annotations[DEPENDS_ON] = ",".join(dict.fromkeys([*already, *targets]))
 
@@ -345,6 +399,18 @@ def _values(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> dict
         merged = _merge(merged, data or {})
     values = item.data.get("values")
     return _merge(merged, values) if isinstance(values, dict) else merged
+
+
+def _resolved_tree(tree: Node, secrets: Mapping[str, str]) -> dict[str, Any]:
+    """A `secretValues` tree with each leaf its resolved value (a leaf that did not resolve is left out:
+    its problem is reported where it is written)."""
+    resolved: dict[str, Any] = {}
+    for key, value in tree.data.items():
+        if isinstance(value, dict) and "valueFrom" not in value:
+            resolved[key] = _resolved_tree(Node(tree.at(key), value), secrets)
+        elif tree.at(key) in secrets:
+            resolved[key] = secrets[tree.at(key)]
+    return resolved
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

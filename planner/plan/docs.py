@@ -254,11 +254,37 @@ workloads:
 
 - Hooks: `pre-install`/`pre-upgrade` objects (a migration Job) are applied and waited for (a Job until
   complete) before the chart's other objects, `post-install`/`post-upgrade` ones after all of them, a
-  lower `helm.sh/hook-weight` first within a phase. A hook runs again when its rendered object changes
-  (`before-hook-creation`: it is replaced), not on every apply.
-- Not honoured, so plan errors naming the object: delete and rollback hooks, and a
-  `helm.sh/hook-delete-policy` other than `before-hook-creation`. `test` hooks are left out (planner
-  never runs them) with a warning, unless `skipTests: true`.
+  lower `helm.sh/hook-weight` first within a phase. A hook Job runs once per rendered form: it carries
+  a run-key (`planner.dev/run-key`) over the whole Job as Helm rendered it, so it runs again when any of
+  it changes (the old Job is replaced first: `before-hook-creation`), not on every apply.
+- `helm.sh/hook-delete-policy`: `hook-succeeded` deletes a hook Job once it succeeded (`plan --graph`
+  shows a `delete-hook` task after its wait), `hook-failed` once it failed (the apply still fails, the
+  chart's objects after it are still skipped, and the next apply runs it again); otherwise, and with `--no-wait`, the Job is kept. Its
+  run is recorded in the plan's ApplySet parent, so a later plan shows the missing Job as `already
+  ran`, not as drift to create again. On a hook that is not a Job (a hook Job's ServiceAccount or Role)
+  these two policies are not acted on: it stays, as a member of the plan; on a hook Pod they are a plan
+  error.
+- Not honoured, so plan errors naming the object: delete and rollback hooks, and a delete policy Helm
+  does not have. `test` hooks are left out (planner never runs them) with a warning, unless
+  `skipTests: true`.
+- Secrets for a chart go under `secretValues`, not `values`: a tree like `values` whose leaves are
+  secret values (a string, or `{valueFrom: {env: VAR}}`, `{valueFrom: {file: PATH}}`,
+  `{valueFrom: {secretKeyRef: {name, key}}}` as under `secrets[].data`), merged over `values` when the
+  chart renders. A literal leaf is masked (`***`) in the copy of the plan file each generation keeps
+  (`planner history --show`); a `valueFrom` keeps the value out of the file. What is under `values` and
+  in `valuesFiles` is recorded as written. Once rendered, a value is as secret as the object the chart
+  puts it in: masked in a Secret's `data`/`stringData` in `plan` and `apply` output, shown in a
+  ConfigMap or a container's `env`.
+
+  ```yaml
+  charts:
+    - name: db
+      chart: charts/postgres
+      values: {auth: {username: app}}
+      secretValues:
+        auth:
+          password: {valueFrom: {env: DB_PASSWORD}}
+  ```
 - A chart that does not render (a `required` value missing, a template error) is a plan error at its
   entry with Helm's message, before anything is read from or written to the cluster.
 - The chart and the values files are relative to the plan file and may not leave the repository;

@@ -342,7 +342,7 @@ def _load_parsed(
     ) -> Iterator[tuple[ParsedFile, str]]:
         yield from ((documents, "") for documents in kustomized_documents(parsed, plan, problems))
         if plan.data.get(CHARTS):
-            output = chart_documents(parsed, plan, problems, capabilities())
+            output = chart_documents(parsed, plan, problems, capabilities(), secrets)
             charts.extend(output.releases)
             yield from output.documents
 

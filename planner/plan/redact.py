@@ -2,7 +2,8 @@
 
 A generation record keeps the plan files an apply rendered, for people to read (`planner history
 --show`); a value given literally under `secrets[].data`, `sandboxes[].secretEnv`,
-`warmPools[].template.secretEnv` or in the `data`/`stringData` of an inline Secret manifest must not be
+`warmPools[].template.secretEnv`, anywhere under a chart's `secretValues`, or in the
+`data`/`stringData` of an inline Secret manifest must not be
 among what they read. The loader masks them while it reads
 the file (`ParsedFile.shown`), from the node graph it composed anyway: each such scalar is replaced
 where it is written, so everything else — comments, order, layout — stays as the author wrote it, and
@@ -28,6 +29,8 @@ SECRET_VALUE_MAPS: tuple[tuple[str, ...], ...] = (
     ("sandboxes", "*", "secretEnv"),
     ("warmPools", "*", "template", "secretEnv"),
 )
+# Trees of secret values (nested maps, as Helm values are): every leaf under these is one.
+SECRET_VALUE_TREES: tuple[tuple[str, ...], ...] = (("charts", "*", "secretValues"),)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -59,6 +62,17 @@ def _secret_scalars(document: MappingNode) -> Iterator[ScalarNode]:
             for _, value in _pairs(values):
                 if isinstance(value, ScalarNode):
                     yield value
+    for location in SECRET_VALUE_TREES:
+        for tree in _maps_at(document, location):
+            yield from _tree_scalars(tree)
+
+
+def _tree_scalars(tree: MappingNode) -> Iterator[ScalarNode]:
+    for _, value in _pairs(tree):
+        if isinstance(value, ScalarNode):
+            yield value
+        elif isinstance(value, MappingNode) and _value(value, "valueFrom") is None:
+            yield from _tree_scalars(value)
 
 
 def _raw_secret_maps(document: MappingNode) -> Iterator[tuple[str, ...]]:

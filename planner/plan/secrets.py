@@ -20,7 +20,7 @@ from pathlib import Path
 
 from planner.errors import Diagnostic
 from planner.plan.raw import Node, root
-from planner.plan.redact import SECRET_VALUE_MAPS
+from planner.plan.redact import SECRET_VALUE_MAPS, SECRET_VALUE_TREES
 from planner.plan.sealed import Unsealed
 from planner.plan.source import ParsedFile, read_plan_file
 from planner.sops.plaintext import is_encrypted
@@ -76,6 +76,9 @@ def resolve_secrets(
             problems.append(parsed.diagnostic(outcome.path_in(path), outcome.message))
         elif outcome is not None:
             resolved[path] = outcome
+        elif isinstance(value, dict):  # a chart's secretValues leaf the schema cannot tell from a tree
+            message = "expected exactly one of env, file or secretKeyRef {name, key}"
+            problems.append(parsed.diagnostic(f"{path}.valueFrom", message))
     return resolved, problems
 
 
@@ -105,6 +108,19 @@ def _secret_values(data: object) -> Iterator[tuple[str, object]]:
         for values in _maps_at(plan, location):
             for key, value in values.data.items():
                 yield values.at(key), value
+    for location in SECRET_VALUE_TREES:
+        for tree in _maps_at(plan, location):
+            yield from _tree_values(tree)
+
+
+def _tree_values(tree: Node) -> Iterator[tuple[str, object]]:
+    """The leaves of a tree of secret values (a chart's `secretValues`): every value that is not a
+    mapping, or is a `valueFrom` reference."""
+    for key, value in tree.data.items():
+        if isinstance(value, dict) and "valueFrom" not in value:
+            yield from _tree_values(Node(tree.at(key), value))
+        else:
+            yield tree.at(key), value
 
 
 def _inline_manifest_secret_paths(data: object) -> Iterator[str]:

@@ -125,7 +125,8 @@ def child_path(parent: str, key: object) -> str:
 
 def plain_scalars(data: Any) -> dict[str, Any]:
     """Every scalar of a plan's data by its path (`workloads[0].replicas`), leaving out secret values:
-    `secrets`, `secretEnv` maps and the `data`/`stringData` of an inline Secret manifest."""
+    `secrets`, `secretEnv` maps, charts' `secretValues` and the `data`/`stringData` of an inline Secret
+    manifest."""
     found: dict[str, Any] = {}
     if isinstance(data, dict):
         for key, value in data.items():
@@ -138,7 +139,7 @@ def _collect(value: Any, path: str, found: dict[str, Any]) -> None:
     if isinstance(value, dict):
         secret_manifest = value.get("kind") == "Secret" and "apiVersion" in value
         for key, child in value.items():
-            if key == "secretEnv" or (secret_manifest and key in ("data", "stringData")):
+            if key in ("secretEnv", "secretValues") or (secret_manifest and key in ("data", "stringData")):
                 continue
             _collect(child, child_path(path, key), found)
     elif isinstance(value, list):

@@ -7,6 +7,7 @@ version. Everything is checked through kubectl.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from collections.abc import Iterator
@@ -125,3 +126,71 @@ def check_chart_lifecycle(planner: Runner, kubectl: Runner, namespace: str, tmp_
     assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
     after = json.loads(planner("history", "charted", "-n", namespace, "-o", "json").stdout)["generations"][-1]
     assert (after["rolledBackFrom"], after["charts"]) == (1, {"web": "web-1.0.0"})
+
+
+def test_a_hook_job_deleted_on_success_is_gone_after_apply_and_not_created_again(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    chart = tmp_path / "charts" / "web"
+    shutil.copytree(CHART, chart)
+    job = chart / "templates" / "migrate-job.yaml"
+    job.write_text(job.read_text().replace("before-hook-creation", "before-hook-creation,hook-succeeded"))
+    shutil.rmtree(chart / "crds")  # the lifecycle test's plan owns the (cluster-scoped) CRD
+    (chart / "templates" / "gizmo.yaml").unlink()
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+
+    graph = planner("plan", str(plan), "--graph")
+    assert graph.returncode == 0, graph.stdout + graph.stderr
+    assert (
+        f"delete-hook job/{namespace}/web-migrate <- wait-ready job/{namespace}/web-migrate" in graph.stdout
+    )
+
+    applied = planner("apply", str(plan), "--timeout", "90s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    gone = kubectl("get", "job", "web-migrate", "-n", namespace)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)["spec"]["replicas"] == 2  # type: ignore[index]
+    assert get_json(kubectl, "configmap", "web-settings", "-n", namespace)["data"]["greeting"] == "hello"  # type: ignore[index]
+
+    again = planner("plan", str(plan), "--detailed-exitcode")  # its run is recorded: no drift to re-create
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already ran" in again.stdout
+
+
+def test_a_charts_secret_values_reach_the_chart_but_no_output_or_recorded_plan(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    chart = tmp_path / "charts" / "vault"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: vault\nversion: 0.1.0\n")
+    (chart / "templates" / "secret.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: {{ .Release.Name }}-auth}\n"
+        "stringData: {password: {{ .Values.auth.password | quote }}, token: {{ .Values.auth.token | quote }}}\n"
+    )
+    plan = write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: vaulted, namespace: {namespace}}}\n"
+        "charts:\n"
+        "  - name: db\n"
+        "    chart: charts/vault\n"
+        "    values: {auth: {user: app}}\n"
+        "    secretValues:\n"
+        "      auth: {password: literal-pw-1234, token: {valueFrom: {env: DB_TOKEN}}}\n",
+    )
+    env = {"DB_TOKEN": "env-token-5678"}
+    outputs = [
+        planner("plan", str(plan), env=env),
+        planner("apply", str(plan), "--timeout", "60s", env=env),
+        planner("history", "vaulted", "-n", namespace, "--show", "1"),
+        planner("history", "vaulted", "-n", namespace, "--show", "1", "-o", "json"),
+        planner("history", "vaulted", "-n", namespace, "-o", "json"),
+    ]
+    for result in outputs:
+        assert result.returncode == 0, result.stdout + result.stderr
+        for secret in ("literal-pw-1234", "env-token-5678"):
+            assert secret not in result.stdout + result.stderr
+    assert 'password: "***"' in outputs[2].stdout and "{valueFrom: {env: DB_TOKEN}}" in outputs[2].stdout
+    data = get_json(kubectl, "secret", "db-auth", "-n", namespace)["data"]
+    decoded = {key: base64.b64decode(value).decode() for key, value in data.items()}  # type: ignore[union-attr]
+    assert decoded == {"password": "literal-pw-1234", "token": "env-token-5678"}

@@ -214,3 +214,32 @@ def test_a_secret_with_the_parents_name_that_is_not_the_parent_is_an_ownership_c
         f"secret {NAMESPACE}/{PLAN} exists and is not the ApplySet parent of plan {PLAN}; "
         "rename the plan or move that secret",
     )
+
+
+def hook(policy: str) -> Manifest:
+    annotations = {**MIGRATE["metadata"]["annotations"], "helm.sh/hook-delete-policy": policy}
+    return {**MIGRATE, "metadata": {**MIGRATE["metadata"], "annotations": annotations}}
+
+
+@pytest.mark.parametrize(
+    ("policy", "result", "expected"),
+    [
+        ("hook-succeeded", "succeeded", ("noop", "already-ran")),
+        ("hook-failed", "succeeded", ("noop", "already-ran")),
+        ("hook-failed", "failed", ("create", None)),
+    ],
+    ids=[
+        "deleted after it succeeded: already ran",
+        "succeeded, hook-failed only: already ran",
+        "failed and deleted by hook-failed: runs again",
+    ],
+)
+def test_a_chart_hook_job_deleted_after_its_run_runs_again_only_when_that_run_failed(
+    policy: str, result: str, expected: tuple[str, str | None]
+) -> None:
+    record = (MIGRATE_KEY, {**RAN[1], "outcome": {"result": result}})
+    changeset = diff([hook(policy)], live_state(parent=parent_with(record)), plan=PLAN, namespace=NAMESPACE)
+    [(action, ref, transition, reason)] = outline(changeset)
+    assert (action, transition) == expected and ref == "job/shop/migrate"
+    if action == "create":
+        assert reason == "its last run failed (hook-failed deleted it): it runs again"

@@ -5,6 +5,7 @@ Plans are written as the text `ExecutionPlan.as_text()` prints, so each test sho
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -755,3 +756,61 @@ def test_runs_on_one_thread_reuse_its_write_pool_and_a_forked_child_starts_its_o
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
     assert waited[0] == child and os.waitstatus_to_exitcode(waited[1]) == 0, "the child's run never ended"
+
+
+# --- a chart's hook Job deleted after its run, as its Helm delete policy says ---
+
+HOOK_RUN = """
+parent secret/shop/shop
+create job/shop/hook <- parent secret/shop/shop
+wait-ready job/shop/hook <- create job/shop/hook
+create deployment/shop/web <- wait-ready job/shop/hook
+delete-hook job/shop/hook <- wait-ready job/shop/hook
+"""
+
+
+def hook_plan(*policies: str) -> ExecutionPlan:
+    plan = plan_from(HOOK_RUN)
+    tasks = tuple(
+        dataclasses.replace(task, policies=policies) if task.action == "delete-hook" else task
+        for task in plan.tasks
+    )
+    return dataclasses.replace(plan, tasks=tasks)
+
+
+@pytest.mark.parametrize(
+    ("policies", "failed", "deleted", "outcomes"),
+    [
+        (("hook-succeeded",), False, True, {"create deployment/shop/web": "done"}),
+        (("hook-failed",), False, False, {"create deployment/shop/web": "done"}),
+        (("hook-succeeded",), True, False, {"create deployment/shop/web": "skipped"}),
+        (("hook-failed",), True, True, {"create deployment/shop/web": "skipped"}),
+    ],
+    ids=[
+        "succeeded, deleted on success",
+        "succeeded, kept: deleted on failure only",
+        "failed, kept: deleted on success only",
+        "failed, deleted on failure, and the chart's objects still skipped",
+    ],
+)
+def test_a_hook_job_is_deleted_after_its_run_only_when_its_policy_names_how_the_run_ended(
+    policies: tuple[str, ...], failed: bool, deleted: bool, outcomes: dict[str, str]
+) -> None:
+    harness = Harness()
+    if failed:
+        harness.status.script["ready job/shop/hook"] = JOB_FAILED
+    result = harness.run(hook_plan(*policies))
+    assert ("delete job/shop/hook (Background)" in harness.writer.calls) == deleted
+    statuses = {o.task: o.status for o in result.outcomes}
+    assert statuses["delete-hook job/shop/hook"] == ("skipped" if failed and not deleted else "done")
+    assert {task: statuses[task] for task in outcomes} == outcomes
+    assert result.ok == (not failed)
+
+
+def test_a_hook_job_not_waited_for_is_kept() -> None:
+    harness = Harness()
+    result = harness.run(hook_plan("hook-succeeded"), no_wait=True)
+    assert result.ok
+    assert not [call for call in harness.writer.calls if call.startswith("delete")]
+    kept = {o.task: o.message for o in result.outcomes}["delete-hook job/shop/hook"]
+    assert kept == "kept: its run was not waited for"

@@ -582,3 +582,85 @@ apply configmap/shop/web-config <- parent secret/shop/shop
 def test_no_wait_leaves_out_the_wait_for_an_unchanged_object_that_is_not_ready() -> None:
     unready = dataclasses.replace(change("noop", WEB), unready="available 0/2")
     assert solve(changeset(SHOP, SHOP, unready), wait=False).as_text() == ""
+
+
+# --- a chart's hook Job with a Helm delete policy ---
+
+
+def hook_job(policy: str) -> Manifest:
+    annotations = {ANNOTATION_RUN_KEY: "runkey-hook-1", "helm.sh/hook-delete-policy": policy}
+    return manifest(
+        "Job", "web-migrate", SHOP, annotations=annotations, spec={"template": {"spec": pod_spec()}}
+    )
+
+
+def test_a_hook_job_deleted_on_success_is_deleted_after_its_wait_and_its_run_is_recorded() -> None:
+    web = manifest(
+        "Deployment",
+        "web",
+        SHOP,
+        spec={"template": {"spec": pod_spec()}},
+        **depends("batch/namespaces/shop/Job/web-migrate"),
+    )
+    changes = changeset(
+        "charted",
+        SHOP,
+        change("create", hook_job("before-hook-creation,hook-succeeded")),
+        change("create", web),
+    )
+    assert solve(changes).as_text() == (
+        "parent secret/shop/charted\n"
+        "create job/shop/web-migrate <- parent secret/shop/charted\n"
+        "record-run job/shop/web-migrate <- create job/shop/web-migrate\n"
+        "wait-ready job/shop/web-migrate <- create job/shop/web-migrate\n"
+        "create deployment/shop/web <- wait-ready job/shop/web-migrate\n"
+        "wait-ready deployment/shop/web <- create deployment/shop/web\n"
+        "delete-hook job/shop/web-migrate <- wait-ready job/shop/web-migrate\n"
+    )
+    assert solve(changes).task("delete-hook job/shop/web-migrate").policies == ("hook-succeeded",)
+
+
+def test_a_replaced_hook_job_is_deleted_first_then_created_run_and_deleted_again() -> None:
+    job = hook_job("hook-failed,hook-succeeded")
+    old = {**job, "metadata": {**job["metadata"], "annotations": {ANNOTATION_RUN_KEY: "runkey-hook-0"}}}
+    plan = solve(changeset("charted", SHOP, change("replace", job, live=old)))
+    assert plan.as_text() == (
+        "parent secret/shop/charted\n"
+        "delete job/shop/web-migrate <- parent secret/shop/charted\n"
+        "wait-gone job/shop/web-migrate <- delete job/shop/web-migrate\n"
+        "create job/shop/web-migrate <- wait-gone job/shop/web-migrate\n"
+        "record-run job/shop/web-migrate <- create job/shop/web-migrate\n"
+        "wait-ready job/shop/web-migrate <- create job/shop/web-migrate\n"
+        "delete-hook job/shop/web-migrate <- wait-ready job/shop/web-migrate\n"
+    )
+    assert plan.task("delete-hook job/shop/web-migrate").policies == ("hook-failed", "hook-succeeded")
+
+
+@pytest.mark.parametrize(
+    ("policy", "annotations"),
+    [
+        ("before-hook-creation", {ANNOTATION_RUN_KEY: "runkey-hook-1"}),
+        ("hook-succeeded", {}),  # no run-key: not a chart's hook Job, nothing records its run
+    ],
+    ids=["no policy that deletes after the run", "a Job without a run-key"],
+)
+def test_no_delete_hook_task_without_a_policy_for_it_or_a_run_key(policy: str, annotations: Manifest) -> None:
+    job = manifest(
+        "Job",
+        "web-migrate",
+        SHOP,
+        annotations={**annotations, "helm.sh/hook-delete-policy": policy},
+        spec={"template": {"spec": pod_spec()}},
+    )
+    assert "delete-hook" not in solve(changeset("charted", SHOP, change("create", job))).as_text()
+
+
+def test_a_hook_job_that_already_ran_gets_no_task() -> None:
+    ran = Change(
+        ref=ref_of(hook_job("hook-succeeded")),
+        action="noop",
+        desired=hook_job("hook-succeeded"),
+        live=None,
+        transition="already-ran",
+    )
+    assert solve(changeset("charted", SHOP, ran)).as_text() == ""

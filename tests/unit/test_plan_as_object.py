@@ -200,3 +200,41 @@ def test_a_plan_that_does_not_validate_is_not_built(repo: Path) -> None:
     assert f'{repo}/base.yaml:11:15: workloads[0].replicas: expected an integer, found string "one"' in [
         str(d) for d in refused.value.diagnostics
     ]
+
+
+def test_kustomize_directories_are_rendered_and_inlined_under_manifests(repo: Path) -> None:
+    """As `manifestFiles`: the objects Kustomize renders (here one ConfigMap from a generator, with its
+    hash suffix) follow the inline manifests, `kustomize` is gone, and the object loads to the same raw
+    objects as the file."""
+    kustomization = repo / "k8s"
+    kustomization.mkdir()
+    (kustomization / "kustomization.yaml").write_text(
+        "resources: [service.yaml]\nconfigMapGenerator:\n  - {name: settings, literals: [MODE=prod]}\n"
+    )
+    (kustomization / "service.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+    )
+    base = BASE + "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: inline}}\n"
+    base += "kustomize:\n  - path: k8s\n"
+    prod = write(repo, base=base)
+    _, built = build(prod)
+    assert "kustomize" not in built
+    assert built["manifests"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "inline"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings-2h42td9ggm"},
+            "data": {"MODE": "prod"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"ports": [{"port": 80}]},
+        },
+    ]
+    (repo / "built.yaml").write_text(run("build", str(prod))[1])
+    again = load_plans([repo / "built.yaml"], environ={}, secret_refs=lambda *_: "x").plans[0]
+    original = load_plans([prod], environ={}, secret_refs=lambda *_: "x").plans[0]
+    assert [m.object for m in again.manifests] == [m.object for m in original.manifests]

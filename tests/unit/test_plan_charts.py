@@ -16,6 +16,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from planner.errors import PlanError
+from planner.objects import ANNOTATION_RUN_KEY
 from planner.plan import Plan, load_plans
 from planner.plan.charted import split_rendered
 from planner.plan.helm_engine import Capabilities, RenderedChart, render_chart
@@ -265,13 +266,12 @@ def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
             "pre/post-install and pre/post-upgrade hooks, as part of an apply",
         ),
         (
-            '"helm.sh/hook": post-install\n    "helm.sh/hook-delete-policy": hook-succeeded',
-            "ConfigMap/extra has helm.sh/hook-delete-policy hook-succeeded, which planner does not honour: a "
-            "hook stays a member of the plan (deleted, the next apply would create it again); only "
-            "before-hook-creation is supported (a changed hook is replaced)",
+            '"helm.sh/hook": post-install\n    "helm.sh/hook-delete-policy": hook-never',
+            "ConfigMap/extra has helm.sh/hook-delete-policy hook-never, which planner does not know: it "
+            "honours before-hook-creation, hook-failed, hook-succeeded",
         ),
     ],
-    ids=["a delete hook", "a delete policy other than before-hook-creation"],
+    ids=["a delete hook", "a delete policy Helm does not have"],
 )
 def test_what_planner_cannot_honour_of_a_hook_is_a_plan_error_naming_it(
     repo: Path, annotations_text: str, message: str
@@ -296,4 +296,99 @@ def test_a_plan_object_cannot_name_charts() -> None:
     assert [d.message for d in raised.value.diagnostics] == [
         "a Plan object cannot name charts (the cluster has no repository to read them from): "
         "render them into `manifests` instead"
+    ]
+
+
+def test_a_pod_hook_deleted_after_its_run_is_a_plan_error_naming_it(repo: Path) -> None:
+    (repo / "charts" / "web" / "templates" / "probe.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: probe\n  annotations:\n"
+        '    "helm.sh/hook": pre-install\n    "helm.sh/hook-delete-policy": hook-succeeded\n'
+        "spec: {containers: [{name: probe, image: 'busybox:1.36'}]}\n"
+    )
+    assert errors(repo, "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n") == [
+        "plan.yaml:6:24: charts[0].chart: chart 'web': Pod/probe has helm.sh/hook-delete-policy "
+        "hook-succeeded, which planner honours on a Job only (a Job's run is recorded, so the deleted Job "
+        "is not created again): make the hook a Job"
+    ]
+
+
+def test_a_hook_job_carries_a_run_key_of_its_whole_rendered_object(repo: Path) -> None:
+    entry = "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
+    first = annotations(load(repo, entry), "Job/web-migrate")[ANNOTATION_RUN_KEY]
+    assert re.fullmatch(r"[0-9a-f]{64}", first)
+    assert ANNOTATION_RUN_KEY not in annotations(load(repo, entry), "Deployment/web")  # not a hook
+    again = annotations(load(repo, entry), "Job/web-migrate")[ANNOTATION_RUN_KEY]
+    assert again == first  # the same rendering, the same run: it does not run again
+    job = repo / "charts" / "web" / "templates" / "migrate-job.yaml"
+    job.write_text(job.read_text().replace('"-1"', '"-2"'))  # only an annotation of the Job changes
+    assert annotations(load(repo, entry), "Job/web-migrate")[ANNOTATION_RUN_KEY] != first
+
+
+@pytest.mark.parametrize("chart", ["ingress-nginx", "cert-manager"])
+def test_public_charts_with_hooks_deleted_after_their_run_load_with_default_values(
+    repo: Path, chart: str
+) -> None:
+    shutil.copytree(DATA / "public" / chart, repo / "charts" / chart)
+    plan = load(
+        repo,
+        f"charts:\n  - {{name: fidelity, chart: charts/{chart}}}\n",
+        Capabilities(kube_version="v1.28.7"),
+    )
+    hooks = {
+        raw.handle: annotations(plan, raw.handle)
+        for raw in plan.manifests
+        if raw.kind == "Job" and "helm.sh/hook" in annotations(plan, raw.handle)
+    }
+    expected = {
+        "ingress-nginx": {
+            "Job/fidelity-ingress-nginx-admission-create",
+            "Job/fidelity-ingress-nginx-admission-patch",
+        },
+        "cert-manager": {"Job/fidelity-cert-manager-startupapicheck"},
+    }[chart]
+    assert set(hooks) == expected
+    for found in hooks.values():
+        assert "hook-succeeded" in found["helm.sh/hook-delete-policy"]
+        assert re.fullmatch(r"[0-9a-f]{64}", found[ANNOTATION_RUN_KEY])
+
+
+def test_secret_values_merge_over_values_from_the_environment_or_literally_and_are_masked_in_the_kept_text(
+    repo: Path,
+) -> None:
+    (repo / "plan.yaml").write_text(
+        HEAD
+        + "charts:\n"
+        + "  - name: web\n"
+        + "    chart: charts/web\n"
+        + "    skipTests: true\n"
+        + "    values: {greeting: shown, extra: {user: app}}\n"
+        + "    secretValues:\n"
+        + "      greeting: {valueFrom: {env: GREETING}}\n"
+        + "      extra: {password: hunter2-literal}\n"
+    )
+    found = load_plans([repo / "plan.yaml"], environ={"GREETING": "s3cret-from-env"})
+    plan = found.plans[0]
+    data = plan.manifests_by_handle["ConfigMap/web-settings"].object["data"]
+    assert data["greeting"] == "s3cret-from-env"  # secretValues over values
+    (kept,) = plan.source.inputs.values()
+    assert "hunter2-literal" not in kept and "s3cret-from-env" not in kept
+    assert 'extra: {password: "***"}' in kept and "greeting: {valueFrom: {env: GREETING}}" in kept
+    assert "hunter2-literal" not in str(plan.source.scalars)
+
+
+def test_a_secret_value_that_does_not_resolve_is_an_error_at_its_valuefrom(repo: Path) -> None:
+    text = "charts:\n  - name: web\n    chart: charts/web\n    secretValues: {greeting: {valueFrom: {env: UNSET_VAR}}}\n"
+    (repo / "plan.yaml").write_text(HEAD + text)
+    with pytest.raises(PlanError) as raised:
+        load_plans([repo / "plan.yaml"], environ={})
+    assert [str(d).replace(f"{repo}/", "") for d in raised.value.diagnostics] == [
+        "plan.yaml:8:48: charts[0].secretValues.greeting.valueFrom.env: environment variable UNSET_VAR is not set"
+    ]
+
+
+def test_a_secret_value_reference_of_no_known_form_is_an_error(repo: Path) -> None:
+    text = "charts:\n  - name: web\n    chart: charts/web\n    secretValues: {greeting: {valueFrom: {vault: x}}}\n"
+    assert errors(repo, text) == [
+        "plan.yaml:8:31: charts[0].secretValues.greeting.valueFrom: expected exactly one of env, file or "
+        "secretKeyRef {name, key}"
     ]
