@@ -167,6 +167,8 @@ def _files(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> Iterat
 
 
 def _matches(base: Path, real_base: Path, pattern: str) -> tuple[list[Path], str | None]:
+    if "\x00" in pattern:  # no file name holds one; the OS calls refuse it with a ValueError
+        return [], f"{pattern!r} holds a NUL character: no file is named so"
     if os.path.isabs(pattern):
         return [], f"{pattern!r} is absolute: manifest files are named relative to the plan file's directory"
     literal = not (_GLOB_CHARACTERS & set(pattern))

@@ -282,7 +282,10 @@ class _Walk:
         if node.tag == _STR_TAG:  # most scalars: the constructor would return the text as it is
             return node.value
         try:
-            return _plain_scalar(self._constructor.construct_object(node, deep=True))
+            value = _plain_scalar(self._constructor.construct_object(node, deep=True))
+            if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+                raise ValueError("an integer too large to print")  # 0x… of thousands of digits
+            return value
         except (ValueError, TypeError, ArithmeticError, LookupError) as error:  # `!!int` of 5,000 digits
             tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
             raise MarkedYAMLError(
@@ -328,6 +331,11 @@ def _merged_pairs(node: MappingNode) -> list[tuple[Node, Node]]:
                     names.add(k.value)
                     merged.append((k, v))
     return merged + own
+
+
+# Python prints no integer of more than 4,300 decimal digits (sys.get_int_max_str_digits), which a hex,
+# octal or binary YAML integer can exceed; no plan value comes near.
+_MAX_INT_BITS = 14_000
 
 
 def _plain_scalar(node: Any) -> Any:

@@ -92,6 +92,11 @@ CASES: list[tuple[str, bytes, str]] = [
         "{f}:4:8: invalid YAML: cannot read this !!int value",
     ),
     (
+        "a hex integer over Python's 4,300 printable digits is a YAML error at the value",
+        HEAD + b"extra: 0x" + b"f" * 4000 + b"\n",
+        "{f}:4:8: invalid YAML: cannot read this !!int value",
+    ),
+    (
         "an explicitly tagged empty integer is a YAML error at the value",
         HEAD + b"extra: !!int\n",
         "{f}:4:8: invalid YAML: cannot read this !!int value",

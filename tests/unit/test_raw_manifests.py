@@ -123,6 +123,15 @@ def test_manifest_files_stay_inside_the_plan_directory_and_must_exist(tmp_path: 
     ]
 
 
+def test_a_manifest_file_pattern_with_a_nul_character_is_a_plan_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "plan.yaml").write_text(HEAD + 'manifestFiles: ["a\\0b.yaml"]\n')
+    with pytest.raises(PlanError) as raised:
+        load_plans([tmp_path / "plan.yaml"])
+    assert [str(d).replace(f"{tmp_path}/", "") for d in raised.value.diagnostics] == [
+        "plan.yaml:4:17: manifestFiles[0]: 'a\\x00b.yaml' holds a NUL character: no file is named so"
+    ]
+
+
 def test_scope_collisions_and_dependencies_are_checked_at_their_positions(tmp_path: Path) -> None:
     text = """\
 workloads:
