@@ -67,26 +67,37 @@ class _Starter:
         self.thread = threading.Thread(target=self._run, name="real-control-plane", daemon=True)
 
     def _run(self) -> None:
+        """Serve the plane until stopped. A port another process took between its pick and its bind
+        (`address already in use`, seen under a loaded CI machine) is a new start on new ports."""
+        try:
+            for attempt in range(3):
+                try:
+                    self._serve(self.directory / ("plane" if attempt == 0 else f"plane-{attempt}"))
+                    return
+                except Exception as failed:
+                    if "address already in use" not in str(failed) or attempt == 2:
+                        raise
+        except BaseException:
+            (self.directory / "failed.txt").write_text(traceback.format_exc())
+
+    def _serve(self, directory: Path) -> None:
         from kubernetes import config
 
         from planner.testing.controlplane import running_control_plane
         from planner.testing.simnodes import running_node_agent
 
-        try:
-            with running_control_plane(BINARIES, directory=self.directory / "plane") as plane:
-                api = config.new_client_from_config(str(plane.kubeconfig))
-                with running_node_agent(api, nodes=2):
-                    ready = {
-                        "url": plane.url,
-                        "kubeconfig": str(plane.kubeconfig),
-                        "ca": str(plane.ca),
-                        "audit_log": str(plane.audit_log),
-                        "startup_seconds": round(plane.startup_seconds, 2),
-                    }
-                    (self.directory / "ready.json").write_text(json.dumps(ready))
-                    self.stop.wait()
-        except BaseException:
-            (self.directory / "failed.txt").write_text(traceback.format_exc())
+        with running_control_plane(BINARIES, directory=directory) as plane:
+            api = config.new_client_from_config(str(plane.kubeconfig))
+            with running_node_agent(api, nodes=2):
+                ready = {
+                    "url": plane.url,
+                    "kubeconfig": str(plane.kubeconfig),
+                    "ca": str(plane.ca),
+                    "audit_log": str(plane.audit_log),
+                    "startup_seconds": round(plane.startup_seconds, 2),
+                }
+                (self.directory / "ready.json").write_text(json.dumps(ready))
+                self.stop.wait()
 
     def close(self) -> None:
         self.stop.set()

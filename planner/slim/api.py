@@ -29,7 +29,7 @@ simulation's controllers remove: a bare API server would otherwise never finish 
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from planner.slim import accounting, admission, patch, status_errors, subresources, validators
@@ -269,8 +269,11 @@ class Api:
         options: WriteOptions = DEFAULT_WRITE_OPTIONS,
         *,
         subresource: str | None = None,
+        may_create: Callable[[], None] = lambda: None,
     ) -> tuple[Obj, bool]:
-        """PATCH; the flag says whether the object was created (server-side apply on a missing object)."""
+        """PATCH; the flag says whether the object was created (server-side apply on a missing object).
+        `may_create` raises when the caller may not create it: a real apiserver authorizes an apply that
+        creates as a `create` too (its patch handler's createValidation)."""
         patcher = patch.patcher_for(content_type, rt)
         old = self.store.get(resource_key(rt), scope(rt, namespace), name)
         ctx = patch.PatchContext(
@@ -284,6 +287,7 @@ class Api:
         )
         operation = "Apply" if patch.is_apply(content_type) else "Update"
         if old is None and patch.creates_when_missing(content_type) and subresource is None:
+            may_create()
             skeleton: Obj = {"apiVersion": rt.group_version, "kind": rt.kind, "metadata": {"name": name}}
             applied = patcher(skeleton, body, ctx)
             uid = metadata(applied).get("uid")

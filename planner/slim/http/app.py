@@ -494,8 +494,20 @@ async def _patch(request: web.Request, api: Api, route: Route) -> web.StreamResp
         return respond(request, scaled, 200, options.warnings)
     if route.subresource not in (None, "status", "approval"):
         raise method_not_allowed()
+    auth, user, creating = (
+        request.app[AUTH_KEY],
+        user_of(request),
+        replace(of_request(request), verb="create"),
+    )
     patched, created = api.patch_or_create(
-        rt, route.namespace or "", route.name, raw, content_type, options, subresource=_status_like(route)
+        rt,
+        route.namespace or "",
+        route.name,
+        raw,
+        content_type,
+        options,
+        subresource=_status_like(route),
+        may_create=lambda: auth.check(user, creating),
     )
     return respond(request, patched, 201 if created else 200, options.warnings)
 
