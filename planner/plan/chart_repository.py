@@ -10,17 +10,24 @@ later is refused, since a published version that changes under the same number i
 an attack, and a plan pinned to it must not silently apply something else. Where the cache lives:
 `$PLANNER_CACHE_DIR`, else `$XDG_CACHE_HOME/planner`, else `~/.cache/planner`, under `charts/`.
 
-No credentials yet (a repository that needs them answers 401/403, which is reported), and no OCI.
+Credentials (`credentials`, resolved by the loader as every secret value is) are sent as HTTP basic
+auth only to the repository's own origin (scheme, host and port, as Helm does without
+`--pass-credentials`): an archive URL in the index on another host gets none, and a redirect carries
+none (urllib drops an unredirected header), so a repository cannot hand them to a third party. A
+repository URL holding credentials itself (`https://user:pass@host`) is refused, since it would be
+printed wherever the URL is. No OCI registries yet.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +38,29 @@ MAX_INDEX_BYTES = 32 * 1024 * 1024
 MAX_CHART_BYTES = 32 * 1024 * 1024
 TIMEOUT_SECONDS = 30
 SEEN = "digests.json"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A chart repository's basic-auth username and password (never in a repr, so never in a message)."""
+
+    username: str
+    password: str = field(repr=False)
+
+    def header(self) -> str:
+        token = base64.b64encode(f"{self.username}:{self.password}".encode()).decode("ascii")
+        return f"Basic {token}"
+
+
+def same_origin(repo: str, url: str) -> bool:
+    """Whether `url` is on the repository's own scheme, host and port: the only place its credentials go."""
+    a, b = urllib.parse.urlsplit(repo), urllib.parse.urlsplit(url)
+    try:
+        ports = (a.port or DEFAULT_PORTS.get(a.scheme), b.port or DEFAULT_PORTS.get(b.scheme))
+    except ValueError:  # a port that is not a number
+        return False
+    return a.scheme.lower() == b.scheme.lower() and a.hostname == b.hostname and ports[0] == ports[1]
 
 
 def cache_directory() -> Path:
@@ -39,10 +69,13 @@ def cache_directory() -> Path:
     return (root if os.environ.get("PLANNER_CACHE_DIR") else root / "planner") / "charts"
 
 
-def fetch_chart(repo: str, chart: str, version: str) -> Path | str:
+def fetch_chart(repo: str, chart: str, version: str, credentials: Credentials | None = None) -> Path | str:
     """The cached archive of `chart` at `version` in `repo`, or why it cannot be had."""
+    parts = urllib.parse.urlsplit(repo)
+    if parts.username is not None or parts.password is not None:
+        return "a repository URL must not hold credentials (user:password@): give them in `credentials`"
     base = repo.rstrip("/") + "/"
-    index = _download(urllib.parse.urljoin(base, "index.yaml"), MAX_INDEX_BYTES)
+    index = _download(urllib.parse.urljoin(base, "index.yaml"), MAX_INDEX_BYTES, base, credentials)
     if isinstance(index, str):
         return f"cannot read the repository's index: {index}"
     entry = _entry(index, chart, version)
@@ -56,7 +89,7 @@ def fetch_chart(repo: str, chart: str, version: str) -> Path | str:
     archive = cache / f"sha256-{digest}.tgz"
     if archive.is_file() and _sha256(archive.read_bytes()) == digest:
         return archive
-    data = _download(urllib.parse.urljoin(base, url), MAX_CHART_BYTES)
+    data = _download(urllib.parse.urljoin(base, url), MAX_CHART_BYTES, base, credentials)
     if isinstance(data, str):
         return f"cannot download {chart} {version}: {data}"
     if _sha256(data) != digest:
@@ -113,20 +146,30 @@ def _remember(cache: Path, key: str, digest: str) -> str | None:
     return None
 
 
-def _download(url: str, limit: int) -> bytes | str:
+def _download(url: str, limit: int, repo: str, credentials: Credentials | None) -> bytes | str:
     if urllib.parse.urlparse(url).scheme not in ("http", "https"):
         return f"{url}: only http and https are read"
     request = urllib.request.Request(url, headers={"User-Agent": "planner"})
+    if credentials is not None and same_origin(repo, url):
+        request.add_unredirected_header("Authorization", credentials.header())
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
             data: bytes = response.read(limit + 1)
     except urllib.error.HTTPError as error:
-        return f"{url}: HTTP {error.code} {error.reason}"
+        return f"{url}: HTTP {error.code} {error.reason}{_refused(error.code, credentials)}"
     except (urllib.error.URLError, OSError) as error:
         return f"{url}: {getattr(error, 'reason', error)}"
     if len(data) > limit:
         return f"{url}: over {limit:,} bytes"
     return data
+
+
+def _refused(code: int, credentials: Credentials | None) -> str:
+    if code not in (401, 403):
+        return ""
+    if credentials is None:
+        return " (the repository requires authentication: give its `credentials`)"
+    return " (the repository refused the `credentials` given)"
 
 
 def _sha256(data: bytes) -> str:

@@ -29,7 +29,9 @@ it does `secrets[].data`, and masks the literal ones in the text a generation ke
 
 Confinement follows `kustomize`: the chart and the values files are relative to the file naming them,
 absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
-repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`).
+repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`), with the
+entry's `credentials` when it has them (resolved by the loader as every secret value is: from the
+environment or a file for the CLI, from a Secret as the tenant for a Plan object).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -48,7 +50,7 @@ from ruamel.yaml.error import YAMLError
 from planner.errors import Diagnostic
 from planner.kinds import declared_kinds, group_of, known
 from planner.objects import ANNOTATION_RUN_KEY, HOOK_DELETE_POLICY, canonical_json
-from planner.plan.chart_repository import fetch_chart
+from planner.plan.chart_repository import Credentials, fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
 from planner.plan.imports import repository_root
 from planner.plan.input_limits import read_text
@@ -161,7 +163,12 @@ def _one_chart(
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
     name = str(item.text("name"))
     base = _base(parsed, item)
-    path = _chart_path(parsed, item, base, real_root)
+    credentials = _credentials(item, secrets)
+    if credentials is False:
+        return []  # a value that did not resolve is reported where it is written; nothing is fetched
+    path = _chart_path(
+        parsed, item, base, real_root, credentials if isinstance(credentials, Credentials) else None
+    )
     if isinstance(path, Diagnostic):
         return [path]
     values = _values(parsed, item, base, real_root)
@@ -188,10 +195,26 @@ def _one_chart(
     return _documents(parsed, item, rendered, namespace if namespace != plan_namespace else None)
 
 
-def _chart_path(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> Path | Diagnostic:
+def _credentials(item: Node, secrets: Mapping[str, str]) -> Credentials | Literal[False] | None:
+    """The entry's repository credentials as the loader resolved them (None: it has none; False: one of
+    them did not resolve)."""
+    given = item.child("credentials")
+    if given is None:
+        return None
+    username, password = secrets.get(given.at("username")), secrets.get(given.at("password"))
+    return False if username is None or password is None else Credentials(username, password)
+
+
+def _chart_path(
+    parsed: ParsedFile, item: Node, base: Path, real_root: Path, credentials: Credentials | None
+) -> Path | Diagnostic:
     """The chart's directory or archive: beside the plan, or fetched from its repository (a pinned
     version, cached by digest: `chart_repository`)."""
     chart, repo, version = str(item.text("chart")), item.text("repo"), item.text("version")
+    if repo is None and item.child("credentials") is not None:
+        return parsed.diagnostic(
+            item.at("credentials"), "`credentials` are for a chart repository: set `repo`"
+        )
     if repo is None:
         problem = _confined(base / chart, chart, real_root, "chart")
         return base / chart if problem is None else parsed.diagnostic(item.at("chart"), problem)
@@ -199,7 +222,7 @@ def _chart_path(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> 
         return parsed.diagnostic(
             item.path, "a chart from a repository needs its `version`: pin the one to apply"
         )
-    fetched = fetch_chart(repo, chart, version)
+    fetched = fetch_chart(repo, chart, version, credentials)
     return fetched if isinstance(fetched, Path) else parsed.diagnostic(item.at("repo"), fetched)
 
 

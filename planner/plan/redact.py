@@ -28,6 +28,7 @@ SECRET_VALUE_MAPS: tuple[tuple[str, ...], ...] = (
     ("secrets", "*", "data"),
     ("sandboxes", "*", "secretEnv"),
     ("warmPools", "*", "template", "secretEnv"),
+    ("charts", "*", "credentials"),
 )
 # Trees of secret values (nested maps, as Helm values are): every leaf under these is one.
 SECRET_VALUE_TREES: tuple[tuple[str, ...], ...] = (("charts", "*", "secretValues"),)

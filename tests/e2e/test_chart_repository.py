@@ -1,13 +1,17 @@
 """Charts from an HTTP chart repository served by a real web server (lighttpd, Debian's package, which
 .ci/run installs when missing): `planner render` fetches a pinned version through `index.yaml`, caches
 it by digest (a second render reads the cache, not the server's archive), refuses an archive that does
-not match the index's digest, and refuses a version whose digest changed after it was first seen. No
-cluster is needed: render reads none.
+not match the index's digest, and refuses a version whose digest changed after it was first seen (no
+cluster: render reads none). A repository behind basic auth: without credentials a plan error naming it
+and the 401, nothing written; with `credentials` from the environment it plans and applies (checked
+through kubectl), and the password shows in no output, saved plan, generation or object.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -19,15 +23,36 @@ from pathlib import Path
 
 import pytest
 
+from planner.slim.cluster import ClusterHandle, running_cluster
 from tests import clirun
+from tests.e2e.conftest import Runner, current_rv
 
 CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 
 
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ClusterHandle]:
+    with running_cluster(time_scale=0.2, simulate=True) as handle:  # Deployments ready, Jobs complete
+        yield handle
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A directory served by lighttpd on a free loopback port, and its URL."""
+    yield from _served(tmp_path, users=None)
+
+
+@pytest.fixture
+def private_site(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """As `site`, every file behind basic auth (user `charts`, password `PASSWORD`)."""
+    yield from _served(tmp_path, users=f"charts:{PASSWORD}\n")
+
+
+PASSWORD = "s3cret-Zq8-chart-repo"
+
+
+def _served(tmp_path: Path, users: str | None) -> Iterator[tuple[Path, str]]:
     if not os.path.exists(LIGHTTPD):
         pytest.fail("lighttpd is not installed (.ci/run installs it): apt-get install lighttpd")
     root = tmp_path / "site"
@@ -41,6 +66,14 @@ def site(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         f'server.errorlog = "{tmp_path / "error.log"}"\n'
         'mimetype.assign = (".yaml" => "text/yaml", ".tgz" => "application/gzip")\n'
     )
+    if users is not None:
+        (tmp_path / "users").write_text(users)
+        with config.open("a") as appended:
+            appended.write(
+                'server.modules += ("mod_auth", "mod_authn_file")\nauth.backend = "plain"\n'
+                f'auth.backend.plain.userfile = "{tmp_path / "users"}"\n'
+                'auth.require = ("/" => ("method" => "basic", "realm" => "charts", "require" => "valid-user"))\n'
+            )
     server = subprocess.Popen([LIGHTTPD, "-D", "-f", str(config)], stderr=subprocess.PIPE)
     try:
         for _ in range(200):
@@ -132,3 +165,65 @@ def test_a_version_the_repository_lacks_and_an_unreachable_repository_are_plan_e
         f"{plan}:6:51: charts[1].repo: cannot read the repository's index: {url}/missing/index.yaml: "
         "HTTP 404 Not Found",
     ]
+
+
+def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_and_never_shows_them(
+    private_site: tuple[Path, str],
+    tmp_path: Path,
+    planner: Runner,
+    kubectl: Runner,
+    cluster: ClusterHandle,
+    namespace: str,
+) -> None:
+    root, url = private_site
+    publish(root, CHART)
+    plan = tmp_path / "plan.yaml"
+    head = (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: private, namespace: {namespace}}}\nallowClusterScoped: true\n"
+        "charts:\n"
+        f"  - name: web\n    chart: web\n    version: 1.0.0\n    repo: '{url}'\n    skipTests: true\n"
+    )
+    plan.write_text(head)
+    environment = {"PLANNER_CACHE_DIR": str(tmp_path / "cache")}
+
+    before = current_rv(cluster)
+    refused = planner("apply", str(plan), "--timeout", "90s", env=environment)
+    assert refused.returncode == 1
+    assert f"{plan}:9:11: charts[0].repo: cannot read the repository's index: {url}/index.yaml: HTTP 401" in (
+        refused.stderr
+    )
+    assert "requires authentication" in refused.stderr and "Traceback" not in refused.stderr
+    assert current_rv(cluster) == before  # nothing written
+
+    plan.write_text(
+        head + "    credentials:\n      username: {valueFrom: {env: CHARTS_USERNAME}}\n"
+        "      password: {valueFrom: {env: CHARTS_PASSWORD}}\n"
+    )
+    wrong = planner(
+        "plan", str(plan), env={**environment, "CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": "nope"}
+    )
+    assert wrong.returncode == 1 and "refused the `credentials` given" in wrong.stderr
+
+    environment |= {"CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": PASSWORD}
+    saved = tmp_path / "saved.plan"
+    outputs = [planner("plan", str(plan), "--out", str(saved), env=environment)]
+    assert outputs[-1].returncode == 0, outputs[-1].stderr
+    outputs.append(planner("apply", str(saved), "--timeout", "90s", env=environment))
+    assert outputs[-1].returncode == 0, outputs[-1].stderr
+    outputs.append(planner("history", str(plan), "--show", "1", env=environment))
+    assert outputs[-1].returncode == 0, outputs[-1].stderr
+
+    deployment = json.loads(kubectl("get", "deployment", "web", "-n", namespace, "-o", "json").stdout)
+    assert deployment["spec"]["replicas"] == 1  # the chart's default
+    settings = json.loads(kubectl("get", "configmap", "web-settings", "-n", namespace, "-o", "json").stdout)
+    assert settings["data"]["greeting"] == "hello"
+    everything = kubectl("get", "configmaps,secrets", "-A", "-o", "json").stdout
+    encoded = base64.b64encode(PASSWORD.encode()).decode()
+    for text in [
+        *(o.stdout + o.stderr for o in outputs),
+        wrong.stderr,
+        saved.read_text(errors="replace"),
+        everything,
+    ]:
+        assert PASSWORD not in text and encoded not in text
