@@ -292,7 +292,23 @@ workloads:
 - `repo: https://charts.example.com` with `chart: web` and `version: 1.2.0` takes the chart from an HTTP
   chart repository: its `index.yaml` is read on each load, the archive is checked against the index's
   sha256 digest and cached by it (`$PLANNER_CACHE_DIR`, else `~/.cache/planner`), and a version whose
-  digest changes under the same number is refused. No credentials or OCI registries yet.
+  digest changes under the same number is refused. No OCI registries yet. A repository behind a login
+  takes `credentials` (HTTP basic auth), sent only to the repository's own scheme, host and port (an
+  archive the index places elsewhere is fetched without them, as Helm does without
+  `--pass-credentials`), never printed or saved:
+  ```yaml
+  charts:
+    - name: web
+      chart: web
+      version: 1.2.0
+      repo: https://charts.example.com
+      credentials:                      # from the CLI: the environment (or a file)
+        username: {valueFrom: {env: CHARTS_USERNAME}}
+        password: {valueFrom: {env: CHARTS_PASSWORD}}
+      # in a Plan object the controller reconciles: a Secret in its namespace with the keys
+      # `username` and `password`, read as the plan's ServiceAccount
+      # credentials: {secretRef: {name: chart-repo}}
+  ```
 - Without a cluster (`planner render`), `.Capabilities` are Helm's defaults.
 """
 

@@ -1,5 +1,6 @@
 """Resolving secret values: plain strings, `{valueFrom: {env: VAR}}`, `{valueFrom: {file: PATH}}` and
-`{valueFrom: {secretKeyRef: {name, key}}}`.
+`{valueFrom: {secretKeyRef: {name, key}}}`; and a chart repository's `credentials.secretRef` (the
+`username` and `password` keys of one Secret, read the same way).
 
 Values are read once, at load, so every later stage (render, diff, saved plans) works from the same
 bytes. A file path is relative to the plan file's directory and must stay inside it after symlinks are
@@ -28,6 +29,9 @@ from planner.sops.plaintext import is_encrypted
 # `(namespace, name, key)` -> the value of `key` of the Secret `name` in `namespace` (None: the plan's
 # default namespace); raises LookupError saying what is missing (the Secret, the key), never the value.
 SecretRefs = Callable[[str | None, str, str], str]
+CHART_CREDENTIALS = ("charts", "*", "credentials")
+SECRET_REF = "secretRef"
+SECRET_REF_KEYS = ("username", "password")  # the keys of the Secret a chart's `credentials.secretRef` names
 
 
 def unread_secrets(namespace: str | None, name: str, key: str) -> str:
@@ -79,7 +83,28 @@ def resolve_secrets(
         elif isinstance(value, dict):  # a chart's secretValues leaf the schema cannot tell from a tree
             message = "expected exactly one of env, file or secretKeyRef {name, key}"
             problems.append(parsed.diagnostic(f"{path}.valueFrom", message))
+    problems += _credentials_from_secrets(parsed, sources, resolved)
     return resolved, problems
+
+
+def _credentials_from_secrets(
+    parsed: ParsedFile, sources: _Sources, resolved: dict[str, str]
+) -> list[Diagnostic]:
+    """Each chart's `credentials.secretRef` (Flux's form): the `username` and `password` keys of the
+    Secret it names, put where written credentials would be (`charts[0].credentials.password`)."""
+    problems = []
+    for credentials in _maps_at(root(parsed.data), CHART_CREDENTIALS):
+        reference = credentials.child(SECRET_REF)
+        name = reference.text("name") if reference is not None else None
+        if reference is None or name is None:
+            continue  # none, or the schema check reports it
+        for key in SECRET_REF_KEYS:
+            outcome = _from_secret(name, key, sources)
+            if isinstance(outcome, _Problem):
+                problems.append(parsed.diagnostic(reference.at("name"), outcome.message))
+                break
+            resolved[credentials.at(key)] = outcome
+    return problems
 
 
 @dataclass(frozen=True)
@@ -107,6 +132,8 @@ def _secret_values(data: object) -> Iterator[tuple[str, object]]:
     for location in SECRET_VALUE_MAPS:
         for values in _maps_at(plan, location):
             for key, value in values.data.items():
+                if location == CHART_CREDENTIALS and key == SECRET_REF:
+                    continue  # names a Secret, not a value: `_credentials_from_secrets`
                 yield values.at(key), value
     for location in SECRET_VALUE_TREES:
         for tree in _maps_at(plan, location):

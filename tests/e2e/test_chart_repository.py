@@ -227,3 +227,20 @@ def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_a
         everything,
     ]:
         assert PASSWORD not in text and encoded not in text
+
+    # Flux's form, as a Plan object the controller reconciles uses it: the keys of a Secret in the
+    # plan's namespace, read from the cluster (the CLI reads it as its kubeconfig's user).
+    plan.write_text(head + "    credentials: {secretRef: {name: chart-repo}}\n")
+    missing = planner("plan", str(plan), env=environment)
+    assert missing.returncode == 1
+    assert missing.stderr.splitlines() == [
+        f'{plan}:11:37: charts[0].credentials.secretRef.name: Secret "chart-repo" not found in namespace {namespace}'
+    ]
+    created = kubectl(
+        "create", "secret", "generic", "chart-repo", "-n", namespace,
+        "--from-literal=username=charts", f"--from-literal=password={PASSWORD}",
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    by_secret = planner("plan", str(plan), env={"PLANNER_CACHE_DIR": str(tmp_path / "cache")})
+    assert by_secret.returncode == 0, by_secret.stderr
+    assert PASSWORD not in by_secret.stdout + by_secret.stderr
