@@ -26,6 +26,12 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests import clirun
 from tests.e2e.conftest import Runner, current_rv
+from tests.e2e.test_controller import Start, controllers
+from tests.e2e.test_git_sources import applied, git_plan
+from tests.e2e.test_plan_objects import install_crd
+from tests.gitservers import git_daemon, new_repository
+
+__all__ = ["controllers"]  # the fixture, shared with test_controller
 
 CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
@@ -244,3 +250,47 @@ def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_a
     by_secret = planner("plan", str(plan), env={"PLANNER_CACHE_DIR": str(tmp_path / "cache")})
     assert by_secret.returncode == 0, by_secret.stderr
     assert PASSWORD not in by_secret.stdout + by_secret.stderr
+
+
+def test_a_plan_object_from_git_reads_the_repository_credentials_from_its_secret(
+    private_site: tuple[Path, str],
+    tmp_path: Path,
+    planner: Runner,
+    kubectl: Runner,
+    namespace: str,
+    controllers: Start,
+) -> None:
+    root, url = private_site
+    chart = tmp_path / "small"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("greeting: hello\n")
+    (chart / "templates" / "settings.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-settings}\ndata: {greeting: {{ .Values.greeting }}}\n"
+    )
+    publish(root, chart)
+    install_crd(planner, kubectl)
+    with git_daemon(tmp_path / "git") as daemon:
+        work = new_repository(daemon.base, "shop", tmp_path / "work")
+        revision = work.commit(
+            {
+                "plans/shop.yaml": "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\ncharts:\n"
+                f"  - {{name: web, chart: web, version: 1.0.0, repo: '{url}', namespace: {namespace},"
+                " credentials: {secretRef: {name: chart-repo}}}\n"
+            },
+            "a chart from a private repository",
+        )
+        created = kubectl(
+            "create", "secret", "generic", "chart-repo", "-n", namespace,
+            "--from-literal=username=charts", f"--from-literal=password={PASSWORD}",
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        controllers("-n", namespace, "--interval", "1h")
+        stored = kubectl("apply", "-f", "-", stdin=git_plan(namespace, "shop", daemon.url("shop")))
+        assert stored.returncode == 0, stored.stderr
+        applied(kubectl, namespace, "shop", f"main@sha1:{revision}")
+    settings = json.loads(kubectl("get", "configmap", "web-settings", "-n", namespace, "-o", "json").stdout)
+    assert settings["data"] == {"greeting": "hello"}
+    status = kubectl("get", "plan", "shop", "-n", namespace, "-o", "yaml").stdout
+    events = kubectl("get", "events", "-n", namespace, "-o", "yaml").stdout
+    assert PASSWORD not in status + events
