@@ -387,3 +387,24 @@ def test_a_record_counts_what_was_written_and_what_an_unrecorded_run_wrote() -> 
         ("changed-by-a-killed-run", "update", "written by an earlier run that recorded no generation"),
     ]
     assert [c.action for c in written_changes(planned[2:4], set(), None)] == ["create", "create"]
+
+
+def test_a_chart_repositorys_literal_credentials_are_masked_and_its_secret_ref_is_kept(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "kind: Plan\n"
+        "charts:\n"
+        "  - name: web\n"
+        "    credentials: {username: charts, password: hunter2}\n"
+        "  - name: api\n"
+        "    credentials: {secretRef: {name: chart-repo}}\n"
+    )
+    assert shown(text, tmp_path) == (
+        "kind: Plan\n"
+        "charts:\n"
+        "  - name: web\n"
+        '    credentials: {username: "***", password: "***"}\n'
+        "  - name: api\n"
+        "    credentials: {secretRef: {name: chart-repo}}\n"
+    )
