@@ -168,15 +168,16 @@ def _missing_fields(error: ValidationError, path: str, parsed: ParsedFile) -> It
 
 def _one_of(error: ValidationError, path: str, parsed: ParsedFile) -> Iterator[Diagnostic]:
     branches: Sequence[dict[str, Any]] = error.validator_value
-    choices = [branch["required"][0] for branch in branches if "required" in branch]
+    choices = [" with ".join(branch["required"]) for branch in branches if "required" in branch]
     if len(choices) == len(branches):
-        yield parsed.diagnostic(path, _exactly_one(choices, error.instance), at_value=False)
+        keys = [key for branch in branches for key in branch["required"]]
+        yield parsed.diagnostic(path, _exactly_one(choices, keys, error.instance), at_value=False)
     else:
         yield from _secret_value(error, path, parsed)
 
 
-def _exactly_one(choices: list[str], instance: Any) -> str:
-    present = [choice for choice in choices if isinstance(instance, dict) and choice in instance]
+def _exactly_one(choices: list[str], keys: list[str], instance: Any) -> str:
+    present = [key for key in keys if isinstance(instance, dict) and key in instance]
     found = " and ".join(present) if present else "none"
     return f"expected exactly one of {', '.join(choices)}, found {found}"
 

@@ -392,3 +392,20 @@ def test_a_secret_value_reference_of_no_known_form_is_an_error(repo: Path) -> No
         "plan.yaml:8:31: charts[0].secretValues.greeting.valueFrom: expected exactly one of env, file or "
         "secretKeyRef {name, key}"
     ]
+
+
+def test_chart_credentials_need_a_repository_one_form_and_no_password_in_the_url(repo: Path) -> None:
+    url = "http://127.0.0.1:1/charts"  # never reached: each entry is refused before a fetch
+    assert errors(
+        repo,
+        "charts:\n"
+        "  - {name: web, chart: charts/web, credentials: {username: a, password: b}}\n"
+        f"  - {{name: api, chart: web, version: 1.0.0, repo: '{url}', credentials: {{username: a}}}}\n"
+        "  - {name: db, chart: web, version: 1.0.0, repo: 'http://u:hunter2@127.0.0.1:1/charts'}\n",
+    ) == [
+        "plan.yaml:6:36: charts[0].credentials: `credentials` are for a chart repository: set `repo`",
+        "plan.yaml:7:80: charts[1].credentials: expected exactly one of username with password, secretRef, "
+        "found username",
+        "plan.yaml:8:50: charts[2].repo: a repository URL must not hold credentials (user:password@): give "
+        "them in `credentials`",
+    ]
