@@ -27,6 +27,7 @@ from planner.app.target import Target
 from planner.errors import ApiError, NotFoundError, SourceError, UnreachableError
 from planner.kinds import SECRET
 from planner.kube.client import resource_path
+from planner.objects import Manifest
 from planner.plan.git_source import GitSource
 from planner.sources.artifacts import SourceCache
 from planner.sources.failures import CREDENTIALS_INVALID, VERIFICATION_ERROR
@@ -97,14 +98,7 @@ def read_trusted_keys(target: Target, namespace: str, source: GitSource) -> Trus
     if source.verify_secret is None:
         return None
     where = f"Secret {source.verify_secret!r} (source.git.verify.secretRef) in namespace {namespace}"
-    try:
-        secret = target.client.request(
-            "GET", resource_path(SECRET, namespace, source.verify_secret), verb="get"
-        )
-    except NotFoundError:
-        raise SourceError(VERIFICATION_ERROR, f"{where} not found") from None
-    except (ApiError, UnreachableError) as failure:
-        raise SourceError(VERIFICATION_ERROR, f"{where} could not be read: {failure}") from None
+    secret = _read_secret(target, namespace, source.verify_secret, where, VERIFICATION_ERROR)
     data: dict[str, str] = {}
     for entry, encoded in (secret.get("data") or {}).items():
         try:
@@ -112,6 +106,17 @@ def read_trusted_keys(target: Target, namespace: str, source: GitSource) -> Trus
         except (binascii.Error, UnicodeDecodeError, TypeError):
             raise SourceError(VERIFICATION_ERROR, f"{where}: entry {entry} is not UTF-8 text") from None
     return trusted_keys(data, where)
+
+
+def _read_secret(target: Target, namespace: str, name: str, where: str, reason: str) -> Manifest:
+    """The Secret `name`, read as `target`; SourceError with `reason` when it is missing or unreadable."""
+    try:
+        secret: Manifest = target.client.request("GET", resource_path(SECRET, namespace, name), verb="get")
+    except NotFoundError:
+        raise SourceError(reason, f"{where} not found") from None
+    except (ApiError, UnreachableError) as failure:
+        raise SourceError(reason, f"{where} could not be read: {failure}") from None
+    return secret
 
 
 def read_credentials(target: Target, namespace: str, source: GitSource) -> Credentials:
@@ -126,15 +131,7 @@ def read_credentials(target: Target, namespace: str, source: GitSource) -> Crede
             )
         return Credentials()
     where = f"Secret {source.secret_name!r} (source.git.secretRef) in namespace {namespace}"
-    try:
-        secret = target.client.request(
-            "GET", resource_path(SECRET, namespace, source.secret_name), verb="get"
-        )
-    except NotFoundError:
-        raise SourceError(CREDENTIALS_INVALID, f"{where} not found") from None
-    except (ApiError, UnreachableError) as failure:
-        raise SourceError(CREDENTIALS_INVALID, f"{where} could not be read: {failure}") from None
-    data = secret.get("data") or {}
+    data = _read_secret(target, namespace, source.secret_name, where, CREDENTIALS_INVALID).get("data") or {}
     keys = ("identity", "known_hosts") if ssh else ("username", "password")
     try:
         values = {key: base64.b64decode(data.get(key) or "", validate=True).decode() for key in keys}
