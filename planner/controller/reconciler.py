@@ -54,8 +54,8 @@ from planner.controller.planwatch import PlanWatch
 from planner.controller.recorder import CONFLICT_EVENT, FAILED_EVENT, EventRecorder, event_reason
 from planner.controller.settings import plan_reconcile_options
 from planner.controller.tenancy import Tenancy, service_account_user
-from planner.errors import ApiError, NotFoundError, PlannerError, SourceError
-from planner.kinds import SERVICE_ACCOUNT
+from planner.errors import ApiError, NotFoundError, PlannerError, SourceError, UnreachableError
+from planner.kinds import NAMESPACE, SERVICE_ACCOUNT
 from planner.kube.client import resource_path
 from planner.kube.informer import Informers
 from planner.objects import Manifest, annotations_of, metadata_of
@@ -274,10 +274,27 @@ class PlanReconciler:
 
     def prune_failed(self, plan: Manifest, message: str, outcome: PlanOutcome | None) -> Reconciled:
         """A deleted Plan's prune did not finish: its finalizer stays, its Ready condition and a Warning
-        Event say why, and it is tried again."""
+        Event say why, and it is tried again. Unless its namespace is being deleted: its ServiceAccount
+        and that account's bindings go with the namespace, so the prune would fail for ever and hold the
+        namespace; what the Plan made there goes with it, and the finalizer is removed, saying so."""
+        if self._namespace_terminating(plan):
+            self.notice(
+                f"{source_name(object_key(plan))}: {message}; its namespace is being deleted, so the finalizer "
+                "is removed: what it made in that namespace goes with it, anything elsewhere is left"
+            )
+            removed = set_finalizer(self.client, plan, present=False, notice=self.notice)
+            return Reconciled(None, retry=not removed, outcome=outcome)
         self.status.write(plan, planstatus.prune_failed(plan, planstatus.now(), message))
         self.recorder.on_plan(plan, FAILED_EVENT, message)
         return Reconciled(None, retry=True, outcome=outcome)
+
+    def _namespace_terminating(self, plan: Manifest) -> bool:
+        """Whether the Plan's namespace is being deleted, as the controller reads it."""
+        try:
+            found = self.client.request("GET", resource_path(NAMESPACE, None, namespace_of(plan)), verb="get")
+        except (ApiError, UnreachableError):
+            return False
+        return bool(metadata_of(found).get("deletionTimestamp"))
 
     def finish(
         self, plan: Manifest, attempt: planstatus.Attempt, *, reason: tuple[str, str], event: str = ""

@@ -200,3 +200,23 @@ def test_a_plan_cannot_overwrite_or_squat_on_another_namespaces_objects(
     assert "planner's run locks" in squat_ready["message"], squat_ready
     assert get_json(kubectl, "configmap", "settings", "-n", other)["data"] == {"owner": "team-b"}
     assert kubectl("get", "lease", "planner-lock-b", "-n", other).returncode != 0
+
+
+def test_deleting_a_tenants_namespace_lets_it_go_though_its_plan_cannot_prune(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """The namespace's deletion takes the tenant's ServiceAccount and binding with it, so the Plan's
+    prune, made as that account, is refused for good; the finalizer must not hold the namespace for
+    ever. Here the Plan also names another namespace its account may not reach, so it never applied."""
+    install_crd(planner, kubectl)
+    tenant(kubectl, namespace)
+    reach = (
+        OWN + "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: default}}\n"
+    )
+    controllers("-n", namespace, "--interval", "1h")
+    assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "reach", reach)).returncode == 0
+    assert "forbidden" in refused(kubectl, namespace, "reach")["message"]
+    deleted = kubectl("delete", "namespace", namespace, "--timeout=60s")
+    assert deleted.returncode == 0, deleted.stderr
+    assert kubectl("get", "namespace", namespace).returncode != 0
+    assert kubectl("get", "configmap", "x", "-n", "default").returncode != 0
