@@ -148,7 +148,7 @@ class Served:
         return f"{self.prefix}/{name}.git"
 
 
-def _started(command: list[str], log: Path, port: int, cwd: Path) -> subprocess.Popen[bytes]:
+def started_server(command: list[str], log: Path, port: int, cwd: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as stream:
         process = subprocess.Popen(command, cwd=cwd, stdout=stream, stderr=subprocess.STDOUT)
 
@@ -161,7 +161,7 @@ def _started(command: list[str], log: Path, port: int, cwd: Path) -> subprocess.
     return process
 
 
-def _stopped(process: subprocess.Popen[bytes]) -> None:
+def stopped_server(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
         process.wait(timeout=10)
@@ -181,11 +181,11 @@ def git_daemon(root: Path) -> Iterator[Served]:
         "git", "daemon", "--reuseaddr", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
         f"--port={port}", "--verbose", "--informative-errors", str(base),
     ]  # fmt: skip
-    process = _started(command, log, port, root)
+    process = started_server(command, log, port, root)
     try:
         yield Served(base, f"git://127.0.0.1:{port}", log)
     finally:
-        _stopped(process)
+        stopped_server(process)
 
 
 @contextmanager
@@ -217,13 +217,13 @@ auth.backend.plain.userfile = "{root / "users"}"
 auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
 """
     )
-    process = _started(
+    process = started_server(
         ["lighttpd", "-D", "-f", str(root / "lighttpd.conf")], root / "lighttpd.out", port, root
     )
     try:
         yield Served(base, f"http://127.0.0.1:{port}/git", log)
     finally:
-        _stopped(process)
+        stopped_server(process)
 
 
 @dataclass
@@ -266,12 +266,12 @@ def ssh_server(root: Path) -> Iterator[SshServed]:
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
         "PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nLogLevel VERBOSE\n"
     )
-    process = _started([sshd, "-D", "-e", "-f", str(root / "sshd_config")], log, port, root)
+    process = started_server([sshd, "-D", "-e", "-f", str(root / "sshd_config")], log, port, root)
     known_hosts = f"[127.0.0.1]:{port} {' '.join(host_public.split()[:2])}\n"
     try:
         yield SshServed(base, f"ssh://{getpass.getuser()}@127.0.0.1:{port}{base}", log, identity, known_hosts)
     finally:
-        _stopped(process)
+        stopped_server(process)
 
 
 def upload_packs(served: Served) -> int:

@@ -15,7 +15,8 @@ auth only to the repository's own origin (scheme, host and port, as Helm does wi
 `--pass-credentials`): an archive URL in the index on another host gets none, and a redirect carries
 none (urllib drops an unredirected header), so a repository cannot hand them to a third party. A
 repository URL holding credentials itself (`https://user:pass@host`) is refused, since it would be
-printed wherever the URL is. No OCI registries yet.
+printed wherever the URL is. OCI registries (`oci_registry`) share this module's cache, digest record
+and HTTP reads.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,22 +84,34 @@ def fetch_chart(repo: str, chart: str, version: str, credentials: Credentials | 
     if isinstance(entry, str):
         return entry
     digest, url = entry
-    cache = cache_directory()
-    problem = _remember(cache, f"{base}{chart}@{version}", digest)
+    problem = remember_digest(f"{base}{chart}@{version}", digest)
     if problem is not None:
         return problem
-    archive = cache / f"sha256-{digest}.tgz"
+    location = urllib.parse.urljoin(base, url)
+    return cached_archive(
+        digest,
+        lambda: _download(location, MAX_CHART_BYTES, base, credentials),
+        f"{chart} {version}",
+        location,
+        "the index gives",
+    )
+
+
+def cached_archive(
+    digest: str, download: Callable[[], bytes | str], name: str, location: str, whose: str
+) -> Path | str:
+    """The chart archive whose sha256 is `digest`: from the cache when there, else `download`ed (chart
+    `name` from `location`), checked against the digest and cached under it. `whose` says, in a
+    refusal, where the digest came from ("the index gives")."""
+    archive = cache_directory() / f"sha256-{digest}.tgz"
     if archive.is_file() and _sha256(archive.read_bytes()) == digest:
         return archive
-    data = _download(urllib.parse.urljoin(base, url), MAX_CHART_BYTES, base, credentials)
+    data = download()
     if isinstance(data, str):
-        return f"cannot download {chart} {version}: {data}"
+        return f"cannot download {name}: {data}"
     if _sha256(data) != digest:
-        return (
-            f"{chart} {version} downloaded from {urllib.parse.urljoin(base, url)} has digest sha256:{_sha256(data)}, "
-            f"not the sha256:{digest} the index gives: refused"
-        )
-    cache.mkdir(parents=True, exist_ok=True)
+        return f"{name} downloaded from {location} has digest sha256:{_sha256(data)}, not the sha256:{digest} {whose}: refused"
+    archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(".partial")
     partial.write_bytes(data)
     partial.replace(archive)
@@ -124,8 +138,10 @@ def _entry(index: bytes, chart: str, version: str) -> tuple[str, str] | str:
     return digest, str(urls[0])
 
 
-def _remember(cache: Path, key: str, digest: str) -> str | None:
-    """Record the digest `key` has; refuse one that differs from the digest recorded before."""
+def remember_digest(key: str, digest: str) -> str | None:
+    """Record the digest `key` (a chart version where it is published) has; refuse one that differs
+    from the digest recorded before."""
+    cache = cache_directory()
     seen_file = cache / SEEN
     try:
         seen = json.loads(seen_file.read_text()) if seen_file.is_file() else {}
@@ -147,16 +163,32 @@ def _remember(cache: Path, key: str, digest: str) -> str | None:
 
 
 def _download(url: str, limit: int, repo: str, credentials: Credentials | None) -> bytes | str:
+    authorization = credentials.header() if credentials is not None and same_origin(repo, url) else None
+    got = http_get(url, limit, authorization=authorization)
+    if isinstance(got, urllib.error.HTTPError):
+        return f"{url}: HTTP {got.code} {got.reason}{refused_hint(got.code, credentials)}"
+    return got
+
+
+def http_get(
+    url: str, limit: int, *, authorization: str | None = None, accept: str | None = None
+) -> bytes | urllib.error.HTTPError | str:
+    """The body of `url` (at most `limit` bytes), the HTTP error answered (its code and headers, a
+    challenge among them), or why nothing was read. `authorization` goes as an unredirected header: the
+    caller has checked the URL's origin, and a redirect carries none."""
     if urllib.parse.urlparse(url).scheme not in ("http", "https"):
         return f"{url}: only http and https are read"
     request = urllib.request.Request(url, headers={"User-Agent": "planner"})
-    if credentials is not None and same_origin(repo, url):
-        request.add_unredirected_header("Authorization", credentials.header())
+    if accept is not None:
+        request.add_header("Accept", accept)
+    if authorization is not None:
+        request.add_unredirected_header("Authorization", authorization)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
             data: bytes = response.read(limit + 1)
     except urllib.error.HTTPError as error:
-        return f"{url}: HTTP {error.code} {error.reason}{_refused(error.code, credentials)}"
+        error.close()
+        return error
     except (urllib.error.URLError, OSError) as error:
         return f"{url}: {getattr(error, 'reason', error)}"
     if len(data) > limit:
@@ -164,12 +196,12 @@ def _download(url: str, limit: int, repo: str, credentials: Credentials | None) 
     return data
 
 
-def _refused(code: int, credentials: Credentials | None) -> str:
+def refused_hint(code: int, credentials: Credentials | None, where: str = "repository") -> str:
     if code not in (401, 403):
         return ""
     if credentials is None:
-        return " (the repository requires authentication: give its `credentials`)"
-    return " (the repository refused the `credentials` given)"
+        return f" (the {where} requires authentication: give its `credentials`)"
+    return f" (the {where} refused the `credentials` given)"
 
 
 def _sha256(data: bytes) -> str:

@@ -31,7 +31,9 @@ Confinement follows `kustomize`: the chart and the values files are relative to 
 absolute paths are refused, and nothing may lead out of the repository. A chart from an HTTP chart
 repository (`repo:`, a pinned `version`) is fetched and cached by digest (`chart_repository`), with the
 entry's `credentials` when it has them (resolved by the loader as every secret value is: from the
-environment or a file for the CLI, from a Secret as the tenant for a Plan object).
+environment or a file for the CLI, from a Secret as the tenant for a Plan object); a chart in an OCI
+registry (`chart: oci://…`) likewise, through the OCI distribution API (`oci_registry`), into the same
+cache.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, 
 from planner.plan.imports import repository_root
 from planner.plan.input_limits import read_text
 from planner.plan.model import ChartRelease
+from planner.plan.oci_registry import fetch_oci_chart, is_oci
 from planner.plan.raw import Node, root
 from planner.plan.raw_manifests import DEPENDS_ON, leaves
 from planner.plan.source import ParsedFile, parse_documents
@@ -135,13 +138,19 @@ def chart_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
     files: list[Path] = []
     for item in plan.items(CHARTS):
         base = _base(parsed, item)
-        chart = item.text("chart") if item.text("repo") is None else None  # a repository's: not a file here
+        chart = _local(item)
         if chart is not None and _confined(base / chart, chart, real_root, "chart") is None:
             files += [base / chart] if (base / chart).is_file() else sorted(_files_under(base / chart))
         for _, written in item.strings("valuesFiles"):
             if _confined(base / written, written, real_root, "values file") is None:
                 files.append(base / written)
     return tuple(files)
+
+
+def _local(item: Node) -> str | None:
+    """The entry's chart when it is a path beside the plan (not a chart repository's or registry's)."""
+    chart = item.text("chart")
+    return None if chart is None or item.text("repo") is not None or is_oci(chart) else chart
 
 
 def _files_under(directory: Path) -> Iterator[Path]:
@@ -208,21 +217,28 @@ def _credentials(item: Node, secrets: Mapping[str, str]) -> Credentials | Litera
 def _chart_path(
     parsed: ParsedFile, item: Node, base: Path, real_root: Path, credentials: Credentials | None
 ) -> Path | Diagnostic:
-    """The chart's directory or archive: beside the plan, or fetched from its repository (a pinned
-    version, cached by digest: `chart_repository`)."""
+    """The chart's directory or archive: beside the plan, or fetched from its repository or OCI registry
+    (a pinned version, cached by digest: `chart_repository`, `oci_registry`)."""
     chart, repo, version = str(item.text("chart")), item.text("repo"), item.text("version")
-    if repo is None and item.child("credentials") is not None:
+    if repo is not None and is_oci(chart):
         return parsed.diagnostic(
-            item.at("credentials"), "`credentials` are for a chart repository: set `repo`"
+            item.at("repo"), "an oci:// chart names its registry itself: leave out `repo`"
         )
-    if repo is None:
+    if _local(item) is not None and item.child("credentials") is not None:
+        return parsed.diagnostic(
+            item.at("credentials"),
+            "`credentials` are for a chart repository or an OCI registry: set `repo`, or an oci:// `chart`",
+        )
+    if _local(item) is not None:
         problem = _confined(base / chart, chart, real_root, "chart")
         return base / chart if problem is None else parsed.diagnostic(item.at("chart"), problem)
     if version is None:
-        return parsed.diagnostic(
-            item.path, "a chart from a repository needs its `version`: pin the one to apply"
-        )
-    fetched = fetch_chart(repo, chart, version, credentials)
+        where = "an OCI registry" if is_oci(chart) else "a repository"
+        return parsed.diagnostic(item.path, f"a chart from {where} needs its `version`: pin the one to apply")
+    if is_oci(chart):
+        fetched = fetch_oci_chart(chart, version, credentials)
+        return fetched if isinstance(fetched, Path) else parsed.diagnostic(item.at("chart"), fetched)
+    fetched = fetch_chart(str(repo), chart, version, credentials)
     return fetched if isinstance(fetched, Path) else parsed.diagnostic(item.at("repo"), fetched)
 
 

@@ -22,6 +22,7 @@ from planner.plan.charted import split_rendered
 from planner.plan.helm_engine import Capabilities, RenderedChart, render_chart
 from planner.plan.load import input_files, load_plan_object
 from planner.plan.model import ChartRelease
+from planner.plan.oci_registry import Reference, parse_reference
 from planner.plan.raw_manifests import DEPENDS_ON
 
 DATA = Path(__file__).parent.parent / "data" / "charts"
@@ -403,9 +404,55 @@ def test_chart_credentials_need_a_repository_one_form_and_no_password_in_the_url
         f"  - {{name: api, chart: web, version: 1.0.0, repo: '{url}', credentials: {{username: a}}}}\n"
         "  - {name: db, chart: web, version: 1.0.0, repo: 'http://u:hunter2@127.0.0.1:1/charts'}\n",
     ) == [
-        "plan.yaml:6:36: charts[0].credentials: `credentials` are for a chart repository: set `repo`",
+        "plan.yaml:6:36: charts[0].credentials: `credentials` are for a chart repository or an OCI registry: "
+        "set `repo`, or an oci:// `chart`",
         "plan.yaml:7:80: charts[1].credentials: expected exactly one of username with password, secretRef, "
         "found username",
         "plan.yaml:8:50: charts[2].repo: a repository URL must not hold credentials (user:password@): give "
         "them in `credentials`",
     ]
+
+
+def test_oci_chart_entries_are_checked_before_any_fetch_and_an_unreachable_registry_is_a_plan_error(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANNER_CACHE_DIR", str(tmp_path / "cache"))
+    registry = "oci://127.0.0.1:1/charts"  # nothing listens on port 1: a fetch is refused at once
+    found = errors(
+        repo,
+        "charts:\n"
+        f"  - {{name: a, chart: '{registry}/web'}}\n"
+        f"  - {{name: b, chart: '{registry}/web', version: 1.0.0, repo: 'https://charts.example.com'}}\n"
+        f"  - {{name: c, chart: '{registry}/web:1.0.0', version: 1.0.0}}\n"
+        "  - {name: d, chart: 'oci://u:hunter2@127.0.0.1:1/charts/web', version: 1.0.0}\n"
+        f"  - {{name: e, chart: '{registry}/Web', version: 1.0.0}}\n"
+        f"  - {{name: f, chart: '{registry}/web', version: 1.0.0+build.1}}\n",
+    )
+    assert found == [
+        "plan.yaml:6:5: charts[0]: a chart from an OCI registry needs its `version`: pin the one to apply",
+        "plan.yaml:7:76: charts[1].repo: an oci:// chart names its registry itself: leave out `repo`",
+        f"plan.yaml:8:22: charts[2].chart: '{registry}/web:1.0.0' names a tag or digest: the chart's "
+        "version goes in `version`",
+        "plan.yaml:9:22: charts[3].chart: an oci:// reference must not hold credentials (user:password@): "
+        "give them in `credentials`",
+        f"plan.yaml:10:22: charts[4].chart: '{registry}/Web': 'charts/Web' is no repository name "
+        "(lowercase path components)",
+        f"plan.yaml:11:22: charts[5].chart: cannot read the manifest of {registry}/web 1.0.0+build.1: "
+        "http://127.0.0.1:1/v2/charts/web/manifests/1.0.0_build.1: [Errno 111] Connection refused",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("chart", "registry", "repository"),
+    [
+        ("oci://ghcr.io/org/charts/web", "https://ghcr.io", "org/charts/web"),
+        ("oci://registry.example.com:5443/web/", "https://registry.example.com:5443", "web"),
+        ("oci://localhost:5000/a/b-c_d.e", "http://localhost:5000", "a/b-c_d.e"),
+        ("oci://127.0.0.2:5000/web", "http://127.0.0.2:5000", "web"),
+        ("oci://[::1]:5000/web", "http://[::1]:5000", "web"),
+    ],
+)
+def test_an_oci_reference_names_its_registry_over_https_except_on_a_loopback_host(
+    chart: str, registry: str, repository: str
+) -> None:
+    assert parse_reference(chart) == Reference(registry, repository)
