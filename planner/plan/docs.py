@@ -292,7 +292,7 @@ workloads:
 - `repo: https://charts.example.com` with `chart: web` and `version: 1.2.0` takes the chart from an HTTP
   chart repository: its `index.yaml` is read on each load, the archive is checked against the index's
   sha256 digest and cached by it (`$PLANNER_CACHE_DIR`, else `~/.cache/planner`), and a version whose
-  digest changes under the same number is refused. No OCI registries yet. A repository behind a login
+  digest changes under the same number is refused. A repository behind a login
   takes `credentials` (HTTP basic auth), sent only to the repository's own scheme, host and port (an
   archive the index places elsewhere is fetched without them, as Helm does without
   `--pass-credentials`), never printed or saved:
@@ -309,6 +309,13 @@ workloads:
       # `username` and `password`, read as the plan's ServiceAccount
       # credentials: {secretRef: {name: chart-repo}}
   ```
+- `chart: oci://ghcr.io/example/charts/web` with `version: 1.2.0` takes the chart from an OCI registry,
+  as `helm pull oci://…` does (the version is the tag). The manifest's digest is recorded, and the tag
+  later naming another manifest is refused; the chart layer is checked against its digest and cached
+  by it, beside the repositories' charts. `credentials` work as for a repository: basic auth, or the
+  bearer-token flow the registry's challenge asks for (the login goes to its token service only when
+  that is on the registry's own origin). HTTPS, except on a loopback host (plain HTTP, as Docker treats
+  a local registry).
 - Without a cluster (`planner render`), `.Capabilities` are Helm's defaults.
 """
 
