@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from planner.app.reconciling import PlanOutcome, ReconcileOptions, reconcile_plan
 from planner.app.rendering import RenderedPlan, render_loaded
-from planner.app.target import Target, secret_refs
+from planner.app.target import Target, chart_capabilities, secret_refs
 from planner.controller import planstatus
 from planner.controller.decryption import decryption_keys
 from planner.controller.driftfields import DriftedField, corrected_fields
@@ -427,6 +427,7 @@ class PlanReconciler:
                 service_account=named if isinstance(named, str) else None,
                 secret_refs=refs,
                 age_keys=keys,
+                capabilities=chart_capabilities(target),  # as the tenant sees the cluster's discovery
             )
         except PlannerError as broken:
             raise SourceError(

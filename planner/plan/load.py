@@ -262,14 +262,18 @@ def load_checkout_plan(
     service_account: str | None,
     secret_refs: SecretRefs,
     age_keys: KeySource = no_object_keys,
+    capabilities: Callable[[], Capabilities] = Capabilities,
 ) -> LoadResult:
     """The plan file at `path` in a fetched Git source's tree `root`, as the Plan object `name` in
     `namespace` reconciled as `service_account` (the object's say, not the file's): its secretKeyRefs
     read by `secret_refs`, its SOPS-encrypted files opened with `age_keys` (their MACs checked: they
-    are files as sops wrote them), `env` and `file` values refused. Raises PlanError with every
-    problem, each file named by its path in the repository."""
+    are files as sops wrote them), `env` and `file` values refused; its charts rendered with the
+    `.Capabilities` that `capabilities` gives (asked only when it has charts), as `load_plans`'s.
+    Raises PlanError with every problem, each file named by its path in the repository."""
     parsed = read_plan_file(root / path)
-    plan, found = _load_parsed(parsed, {}, secret_refs, age_keys, local=False, checkout=True)
+    plan, found = _load_parsed(
+        parsed, {}, secret_refs, age_keys, local=False, checkout=True, capabilities=capabilities
+    )
     prefix = f"{root}/"
 
     def in_repository(found: Diagnostic) -> Diagnostic:  # the checkout's place is the controller's own

@@ -371,3 +371,31 @@ def test_over_ssh_a_known_host_is_fetched_with_the_secrets_key_and_an_unknown_ho
 
 # An ed25519 public key no server here has (made once with ssh-keygen, its private half thrown away).
 STRANGER_KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIHgRs/V6o1rrMdyVwVfemhftK/ZKkWkAvtqfIn2yT3Xx"
+
+
+def test_a_chart_in_a_git_source_renders_with_the_clusters_capabilities(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, daemon: Served, tmp_path: Path
+) -> None:
+    """Helm's defaults (`helm template` without a cluster: KubeVersion v1.36.0, no planner.dev API)
+    would print other values than the embedded cluster's discovery gives."""
+    install_crd(planner, kubectl)
+    work = repository(daemon, tmp_path, f"probe-{namespace}")
+    revision = work.commit(
+        {
+            "charts/probe/Chart.yaml": "apiVersion: v2\nname: probe\nversion: 1.0.0\n",
+            "charts/probe/templates/seen.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seen}\n"
+            "data:\n  kubeVersion: {{ .Capabilities.KubeVersion.Version | quote }}\n"
+            '  servesPlans: {{ .Capabilities.APIVersions.Has "planner.dev/v1/Plan" | quote }}\n',
+            "plans/shop.yaml": "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: ignored}\ncharts:\n"
+            f"  - {{name: probe, chart: ../charts/probe, namespace: {namespace}}}\n",
+        },
+        "a chart that prints what it sees of the cluster",
+    )
+    controllers("-n", namespace, "--interval", "1h")
+    url = daemon.url(f"probe-{namespace}")
+    assert kubectl("apply", "-f", "-", stdin=git_plan(namespace, "probe", url)).returncode == 0
+    applied(kubectl, namespace, "probe", f"main@sha1:{revision}")
+    version = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]["gitVersion"]
+    assert version != "v1.36.0"
+    seen = get_json(kubectl, "configmap", "seen", "-n", namespace)["data"]
+    assert seen == {"kubeVersion": version, "servesPlans": "true"}
