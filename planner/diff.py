@@ -370,12 +370,14 @@ class _Differ:
             owner=owner,
         )
 
-    def ran(self, job: Manifest) -> str | None:
-        """How the Job's run-key already ran (the reason of an `already-ran` no-op); None if it did not."""
-        record = self.records.get(str(annotations_of(job).get(ANNOTATION_RUN_KEY, "")))
+    def ran(self, desired: Manifest) -> str | None:
+        """How the run-key of a Job (or of a chart hook run once per run-key) already ran (the reason of
+        an `already-ran` no-op); None if it did not, or it has none."""
+        record = self.records.get(str(annotations_of(desired).get(ANNOTATION_RUN_KEY, "")))
         if record is None or not record.ran:
             return None
-        return f"run-key already ran as job {record.namespace}/{record.name} (uid {record.uid})"
+        what = str(desired.get("kind", "")).lower()
+        return f"run-key already ran as {what} {record.namespace}/{record.name} (uid {record.uid})"
 
     def absent(self, ref: ObjectRef, desired: Manifest) -> Change:
         owner = owner_of(desired)
@@ -383,9 +385,9 @@ class _Differ:
             return Change(
                 ref=ref, action="create", desired=desired, live=None, reason=RUNS_AGAIN, owner=owner
             )
-        reason = self.ran(desired) if ref.kind == JOB.kind else None
+        reason = self.ran(desired)
         if reason is not None:
-            if ref.name in self.rerun:
+            if ref.kind == JOB.kind and ref.name in self.rerun:
                 return Change(ref=ref, action="create", desired=desired, live=None, reason="rerun requested")
             return Change(
                 ref=ref,

@@ -336,10 +336,12 @@ class _Execution:
             self.finish(task, _failure(error))
 
     def hook_kept(self, task: Task) -> str | None:
-        """Why a `delete-hook` task leaves its Job as it is — its run ended in a way its policies do not
-        name, or was not waited for — or None to delete it."""
+        """Why a `delete-hook` task leaves its hook as it is — its run ended in a way its policies do not
+        name, or was not waited for (nor, for another hook object, the hook Jobs of its phase) — or None
+        to delete it."""
         waited = self.outcomes.get(task_id("wait-ready", task.ref))
-        if waited is not None and waited.status == "not-waited":
+        waits = (self.outcomes.get(p) for p in task.predecessors if self.tasks[p].action == "wait-ready")
+        if any(each is not None and each.status == "not-waited" for each in waits):
             return "kept: its run was not waited for"
         failed = waited is not None and waited.status == "failed"
         if (HOOK_FAILED if failed else HOOK_SUCCEEDED) in task.policies:
@@ -473,8 +475,8 @@ class _Execution:
                 status="done", message=f"hook deleted ({HOOK_DELETE_POLICY} {','.join(task.policies)})"
             )
         elif task.action == "record-run":
-            job = self.written[task_id("create", task.ref)]
-            written = self.writer.record_run(self.plan.parent_ref, job)
+            ran = self.written.get(task_id("create", task.ref)) or self.written[task_id("apply", task.ref)]
+            written = self.writer.record_run(self.plan.parent_ref, ran)
         else:
             return _Finished(status="failed", message=f"task {task.id} has nothing to write")
         return _Finished(status="done", message=_DONE_MESSAGES[task.action], written=written)

@@ -2,7 +2,8 @@
 
 Like cli-utils' solver it decides what runs after what, and the executor runs it. Each change becomes
 a few tasks on one object (`create`, `apply`, `delete`, `wait-gone`, `wait-ready`, `record-run`, and
-`delete-hook` after the wait of a chart's hook Job whose Helm delete policy asks for it);
+`delete-hook` after the wait of a chart's hook Job whose Helm delete policy asks for it, or of the hook
+Jobs of the phase of another hook object that `hook-succeeded` deletes);
 `ensure` creates a missing namespace before the `parent` write and everything in it; ConfigMaps,
 Secrets and PVCs come before what mounts them, `depends-on` targets' readiness before their
 dependents, prunes last; an unchanged object that is not ready (`Change.unready`) gets a
@@ -45,6 +46,8 @@ from planner.objects import (
     Manifest,
     ObjectRef,
     annotations_of,
+    hook_delete_policies,
+    hook_phase,
     labels_of,
     metadata_of,
     ref_of,
@@ -375,6 +378,7 @@ class _Builder:
             self.add_parent_and_namespaces(active)
             for change in active.values():
                 self.add_change(change)
+            self.add_other_hook_deletes(active)
             self.add_use_edges(active)
             self.add_release_edges(active)
             self.add_dependency_edges(active)
@@ -440,6 +444,27 @@ class _Builder:
         if policies:
             node = _Node(action="delete-hook", ref=change.ref, runtime_id=None, policies=policies)
             self.add(node, ready)
+
+    def add_other_hook_deletes(self, active: Mapping[ObjectRef, Change]) -> None:
+        """A chart's hook object other than a Job (a ConfigMap, a hook Job's ServiceAccount), written
+        now for its run-key, whose Helm delete policy says `hook-succeeded`: it succeeded once written,
+        so its run is recorded and it is deleted — after the hook Jobs of its phase that run now, as Helm
+        deletes a phase's succeeded hooks once every hook of it succeeded."""
+        for ref, change in active.items():
+            desired, write = change.desired, self.handles[ref].write if ref in self.handles else None
+            if ref.kind == JOB.kind or write is None or ANNOTATION_RUN_KEY not in annotations_of(desired):
+                continue
+            if HOOK_SUCCEEDED not in hook_delete_policies(desired):
+                continue
+            phase = hook_phase(desired)
+            jobs = [
+                self.handles[other].ready
+                for other, run in active.items()
+                if other.kind == JOB.kind and other in self.handles and hook_phase(run.desired) == phase
+            ]
+            record = self.add(_Node(action="record-run", ref=ref), write)
+            node = _Node(action="delete-hook", ref=ref, runtime_id=None, policies=(HOOK_SUCCEEDED,))
+            self.add(node, record, *jobs)
 
     def add_removal(self, change: Change, runtime_id: str | None) -> str:
         """delete → wait-gone; returns the delete."""

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from planner.kinds import NAMESPACE, STATEFUL_SET, KindInfo, by_kind
 
@@ -42,8 +42,13 @@ ANNOTATION_DEPENDS_ON = "config.kubernetes.io/depends-on"
 # workload's `spec.replicas`, which its HorizontalPodAutoscaler owns once the workload exists.
 ANNOTATION_CREATE_ONLY = "planner.dev/create-only"
 # Helm's delete policy of a chart's hook (plan/charted.py): a hook Job with `hook-succeeded` or
-# `hook-failed` gets a `delete-hook` task after its wait (graph.py).
+# `hook-failed` gets a `delete-hook` task after its wait, another hook object with `hook-succeeded` one
+# after its phase's hook Jobs ran (graph.py).
 HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
+# Helm's hook annotation, and the hooks planner runs: before the chart's other objects, or after them.
+HOOK = "helm.sh/hook"
+HOOKS_BEFORE = frozenset({"pre-install", "pre-upgrade"})
+HOOKS_AFTER = frozenset({"post-install", "post-upgrade"})
 
 # Sandboxes beside a plan: warm-pool members (not ApplySet members, so prune never sees them) and the
 # activity the idle reaper reads, all kept on the workspace PVC (the pool labels on every object).
@@ -274,3 +279,17 @@ def present(**fields: Any) -> dict[str, Any]:
     """The keyword arguments that carry a value: None and empty strings, lists and maps are dropped
     (0 and False are values and stay)."""
     return {key: value for key, value in fields.items() if value is not None and value not in ("", [], {})}
+
+
+def hook_phase(obj: Mapping[str, Any] | None) -> Literal["pre", "post"] | None:
+    """Whether a chart's object is a hook run before the chart's other objects (`pre`), after them
+    (`post`), or no such hook (None)."""
+    value = annotations_of(obj).get(HOOK)
+    hooks = {part.strip() for part in str(value).split(",")} if value else set()
+    return "pre" if hooks & HOOKS_BEFORE else "post" if hooks & HOOKS_AFTER else None
+
+
+def hook_delete_policies(obj: Mapping[str, Any] | None) -> frozenset[str]:
+    """A chart's hook object's Helm delete policies (`helm.sh/hook-delete-policy`, comma-separated)."""
+    value = annotations_of(obj).get(HOOK_DELETE_POLICY)
+    return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()

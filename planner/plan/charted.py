@@ -20,9 +20,12 @@ A hook Job runs once per rendered form, as a workload's Job runs once per run-ke
 changes, not on every apply. Its delete policies: `before-hook-creation` (Helm's default) is what a
 changed run-key does anyway (the old Job is replaced); `hook-succeeded`/`hook-failed` become a
 `delete-hook` task after its wait (`planner.graph`), and the run recorded under its run-key keeps the
-next plan from creating the deleted Job again. On other hook objects (a hook Job's ServiceAccount and
-RBAC) those two policies are not acted on: they stay members, which a later run of the Job needs; on a
-Pod, which has no run-key, they are a plan error.
+next plan from creating the deleted Job again. Another hook object (a hook Job's ServiceAccount and
+RBAC, a ConfigMap) "succeeds" once created, as in Helm: `hook-succeeded` deletes it after its phase's
+hook Jobs ran (Helm deletes a phase's succeeded hooks once all of it succeeded), and `hook-failed` never
+applies. It runs once per rendered form too: its run-key covers itself and its phase's Job run-keys,
+so it is created again (and deleted again) when it changes or a Job of its phase runs again, which may
+need it. On a Pod, whose run would have to be waited for, those policies are a plan error.
 
 Values: `valuesFiles` in order, then `values`, then `secretValues` (the loader resolved its leaves, as
 it does `secrets[].data`, and masks the literal ones in the text a generation keeps: `redact`).
@@ -51,7 +54,16 @@ from ruamel.yaml.error import YAMLError
 
 from planner.errors import Diagnostic
 from planner.kinds import declared_kinds, group_of, known
-from planner.objects import ANNOTATION_RUN_KEY, HOOK_DELETE_POLICY, canonical_json
+from planner.objects import (
+    ANNOTATION_RUN_KEY,
+    HOOK,
+    HOOK_DELETE_POLICY,
+    HOOKS_AFTER,
+    HOOKS_BEFORE,
+    canonical_json,
+    hook_delete_policies,
+    hook_phase,
+)
 from planner.plan.chart_repository import Credentials, fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
 from planner.plan.imports import repository_root
@@ -64,13 +76,11 @@ from planner.plan.source import ParsedFile, parse_documents
 
 CHARTS = "charts"
 SECRET_VALUES = "secretValues"
-HOOK = "helm.sh/hook"
 HOOK_WEIGHT = "helm.sh/hook-weight"
-BEFORE = frozenset({"pre-install", "pre-upgrade"})
-AFTER = frozenset({"post-install", "post-upgrade"})
 TESTS = frozenset({"test", "test-success", "test-failure"})
 DELETE_POLICIES = frozenset({"before-hook-creation", "hook-succeeded", "hook-failed"})
-AFTER_RUN_POLICIES = frozenset({"hook-succeeded", "hook-failed"})
+HOOK_SUCCEEDED = "hook-succeeded"
+AFTER_RUN_POLICIES = frozenset({HOOK_SUCCEEDED, "hook-failed"})
 _SEPARATOR = re.compile(r"(?:^|\s*\n)---\s*")  # Helm's own (releaseutil.SplitManifests)
 
 
@@ -328,13 +338,13 @@ def _handle(head: Mapping[str, Any]) -> str:
 def _unsupported(head: Mapping[str, Any], hooks: frozenset[str]) -> str | None:
     if not hooks:
         return None
-    others = sorted(hooks - BEFORE - AFTER)
+    others = sorted(hooks - HOOKS_BEFORE - HOOKS_AFTER)
     if others:
         return (
             f"{_handle(head)} is a {', '.join(others)} hook, which planner cannot run: it runs only the "
             "pre/post-install and pre/post-upgrade hooks, as part of an apply"
         )
-    policies = delete_policies(head)
+    policies = hook_delete_policies(head)
     unsupported = sorted(policies - DELETE_POLICIES)
     if unsupported:
         return (
@@ -344,24 +354,27 @@ def _unsupported(head: Mapping[str, Any], hooks: frozenset[str]) -> str | None:
     if head.get("kind") == "Pod" and policies & AFTER_RUN_POLICIES:
         return (
             f"{_handle(head)} has {HOOK_DELETE_POLICY} {', '.join(sorted(policies & AFTER_RUN_POLICIES))}, "
-            "which planner honours on a Job only (a Job's run is recorded, so the deleted Job is not "
-            "created again): make the hook a Job"
+            "which planner cannot honour on a Pod (its run would have to be waited for and recorded, as a "
+            "Job's is, so that the deleted Pod is not created again): make the hook a Job"
         )
     return None
 
 
-def delete_policies(head: Mapping[str, Any]) -> frozenset[str]:
-    value = _annotations(head).get(HOOK_DELETE_POLICY)
-    return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()
-
-
 def _key_runs(objects: list[dict[str, Any]]) -> None:
     """Each hook Job's run-key: a hash of the Job as Helm rendered it, so it runs again when (and only
-    when) any of it changes."""
+    when) any of it changes. Each other hook object that `hook-succeeded` deletes gets one too: a hash
+    of itself and of its phase's hook Job run-keys, so it is created again whenever it changes or a Job
+    of its phase runs again (which may need it: a hook Job's ServiceAccount), and not on every apply."""
+    jobs: dict[str | None, list[str]] = {}
     for obj in objects:
         if obj.get("kind") == "Job" and _hooks(obj):
             key = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
             _writable_annotations(obj)[ANNOTATION_RUN_KEY] = key
+            jobs.setdefault(hook_phase(obj), []).append(key)
+    for obj in objects:
+        if obj.get("kind") != "Job" and HOOK_SUCCEEDED in hook_delete_policies(obj) and hook_phase(obj):
+            keyed = canonical_json({"object": obj, "jobs": sorted(jobs.get(hook_phase(obj), []))})
+            _writable_annotations(obj)[ANNOTATION_RUN_KEY] = hashlib.sha256(keyed.encode("utf-8")).hexdigest()
 
 
 def _writable_annotations(obj: dict[str, Any]) -> dict[str, Any]:
@@ -378,8 +391,7 @@ def _order_hooks(objects: list[dict[str, Any]]) -> None:
     then post hooks by weight."""
     phases: dict[str, list[tuple[int, str, dict[str, Any]]]] = {"pre": [], "main": [], "post": []}
     for obj in objects:
-        hooks = _hooks(obj)
-        phase = "pre" if hooks & BEFORE else "post" if hooks & AFTER else "main"
+        phase = hook_phase(obj) or "main"
         phases[phase].append((_weight(obj), _handle(obj), obj))
     earlier: list[str] = []
     for phase in ("pre", "main", "post"):

@@ -261,9 +261,12 @@ workloads:
   shows a `delete-hook` task after its wait), `hook-failed` once it failed (the apply still fails, the
   chart's objects after it are still skipped, and the next apply runs it again); otherwise, and with `--no-wait`, the Job is kept. Its
   run is recorded in the plan's ApplySet parent, so a later plan shows the missing Job as `already
-  ran`, not as drift to create again. On a hook that is not a Job (a hook Job's ServiceAccount or Role)
-  these two policies are not acted on: it stays, as a member of the plan; on a hook Pod they are a plan
-  error.
+  ran`, not as drift to create again. A hook that is not a Job (a hook Job's ServiceAccount or Role, a
+  ConfigMap) succeeds once created, as in Helm: `hook-succeeded` deletes it after the hook Jobs of its
+  phase ran (Helm deletes a phase's hooks once all of it succeeded), and `hook-failed` keeps it. It too
+  runs once per rendered form — its run-key covers itself and its phase's Jobs, so it is created (and
+  deleted) again when it changes or a Job of its phase runs again — and its run is recorded the same
+  way. On a hook Pod these two policies are a plan error.
 - Not honoured, so plan errors naming the object: delete and rollback hooks, and a delete policy Helm
   does not have. `test` hooks are left out (planner never runs them) with a warning, unless
   `skipTests: true`.

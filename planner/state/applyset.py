@@ -381,8 +381,8 @@ def run_records(parent: Manifest | None) -> dict[str, RunRecord]:
 
 
 def run_keys_of(closure: Iterable[Manifest]) -> set[str]:
-    """The run-keys the closure's Jobs carry."""
-    keys = (annotations_of(m).get(ANNOTATION_RUN_KEY) for m in closure if m.get("kind") == JOB.kind)
+    """The run-keys the closure's Jobs (and chart hooks that run once per run-key) carry."""
+    keys = (annotations_of(m).get(ANNOTATION_RUN_KEY) for m in closure)
     return {str(key) for key in keys if key}
 
 
@@ -416,10 +416,10 @@ def _run_of(job: Manifest, *, uid: str) -> RunRecord:
 
 
 def pending_runs(created: Iterable[Manifest]) -> list[RunRecord]:
-    """The pending records of the Jobs among `created` (rendered manifests about to be created, so no
-    uid yet) that carry a run-key."""
-    jobs = (m for m in created if m.get("kind") == JOB.kind and annotations_of(m).get(ANNOTATION_RUN_KEY))
-    return [_run_of(job, uid="") for job in jobs]
+    """The pending records of the objects among `created` (rendered manifests about to be created, so
+    no uid yet) that carry a run-key: Jobs, and chart hooks that run once per run-key."""
+    runs = (m for m in created if annotations_of(m).get(ANNOTATION_RUN_KEY))
+    return [_run_of(run, uid="") for run in runs]
 
 
 def run_record_of(job: Manifest) -> RunRecord:

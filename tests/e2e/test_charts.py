@@ -157,6 +157,64 @@ def test_a_hook_job_deleted_on_success_is_gone_after_apply_and_not_created_again
     assert "already ran" in again.stdout
 
 
+def test_another_hook_deleted_on_success_is_gone_after_its_phases_job_ran_and_comes_back_with_a_new_run(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    chart = tmp_path / "charts" / "web"
+    shutil.copytree(CHART, chart)
+    shutil.rmtree(chart / "crds")  # the lifecycle test's plan owns the (cluster-scoped) CRD
+    (chart / "templates" / "gizmo.yaml").unlink()
+    (chart / "templates" / "migrator.yaml").write_text(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: migrator\n  annotations:\n"
+        '    "helm.sh/hook": pre-install,pre-upgrade\n    "helm.sh/hook-weight": "-5"\n'
+        '    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded\n'
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: migration-notes\n  annotations:\n"
+        '    "helm.sh/hook": pre-install\n    "helm.sh/hook-delete-policy": hook-failed\n'
+        "data: {kept: 'yes'}\n"
+    )
+    job = chart / "templates" / "migrate-job.yaml"
+    job.write_text(
+        job.read_text().replace(
+            "      restartPolicy: Never", "      serviceAccountName: migrator\n      restartPolicy: Never"
+        )
+    )
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+
+    graph = planner("plan", str(plan), "--graph")
+    assert graph.returncode == 0, graph.stdout + graph.stderr
+    assert (
+        f"delete-hook serviceaccount/{namespace}/migrator <- record-run serviceaccount/{namespace}/migrator, "
+        f"wait-ready job/{namespace}/web-migrate" in graph.stdout
+    )
+
+    applied = planner("apply", str(plan), "--timeout", "90s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    gone = kubectl("get", "serviceaccount", "migrator", "-n", namespace)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    ran = get_json(kubectl, "job", "web-migrate", "-n", namespace)
+    assert ran["spec"]["template"]["spec"]["serviceAccountName"] == "migrator"  # type: ignore[index]
+    assert get_json(kubectl, "configmap", "migration-notes", "-n", namespace)["data"] == {"kept": "yes"}
+
+    again = planner("plan", str(plan), "--detailed-exitcode")  # its run is recorded: nothing to re-create
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already ran" in again.stdout
+
+    # The phase's Job changes, so it runs again, and the account it runs as is created (and deleted) again.
+    job.write_text(job.read_text().replace("busybox:1.36", "busybox:1.37"))
+    rerun = planner("apply", str(plan), "--timeout", "90s")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"serviceaccount/{namespace}/migrator: created" in rerun.stdout
+    assert (
+        f"serviceaccount/{namespace}/migrator: hook deleted (helm.sh/hook-delete-policy hook-succeeded)"
+        in (rerun.stdout)
+    )
+    assert kubectl("get", "serviceaccount", "migrator", "-n", namespace).returncode != 0
+    image = get_json(kubectl, "job", "web-migrate", "-n", namespace)["spec"]["template"]["spec"][
+        "containers"
+    ][0]  # type: ignore[index]
+    assert image["image"] == "busybox:1.37"  # type: ignore[index]
+
+
 def test_a_charts_secret_values_reach_the_chart_but_no_output_or_recorded_plan(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:

@@ -243,3 +243,40 @@ def test_a_chart_hook_job_deleted_after_its_run_runs_again_only_when_that_run_fa
     assert (action, transition) == expected and ref == "job/shop/migrate"
     if action == "create":
         assert reason == "its last run failed (hook-failed deleted it): it runs again"
+
+
+HOOK_ACCOUNT = {
+    "apiVersion": "v1",
+    "kind": "ServiceAccount",
+    "metadata": {
+        "name": "migrator",
+        "namespace": "shop",
+        "annotations": {
+            "helm.sh/hook": "pre-install",
+            "helm.sh/hook-delete-policy": "hook-succeeded",
+            RUN_KEY: "a" * 64,
+        },
+    },
+}
+
+
+def test_a_charts_other_hook_whose_run_key_ran_and_that_its_policy_deleted_is_already_ran() -> None:
+    ran = ("a" * 64, {"namespace": "shop", "name": "migrator", "uid": "5e1f-02"})
+
+    changeset = diff([HOOK_ACCOUNT], live_state(parent=parent_with(ran)), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [
+        (
+            "noop",
+            "serviceaccount/shop/migrator",
+            "already-ran",
+            "run-key already ran as serviceaccount shop/migrator (uid 5e1f-02)",
+        )
+    ]
+    assert run_keys_of([HOOK_ACCOUNT]) == {"a" * 64}  # its record is kept in the parent with the Jobs'
+
+
+def test_a_charts_other_hook_whose_run_key_did_not_run_is_created() -> None:
+    changeset = diff([HOOK_ACCOUNT], live_state(parent=parent_with(RAN)), plan=PLAN, namespace=NAMESPACE)
+
+    assert outline(changeset) == [("create", "serviceaccount/shop/migrator", None, "")]

@@ -655,6 +655,50 @@ def test_no_delete_hook_task_without_a_policy_for_it_or_a_run_key(policy: str, a
     assert "delete-hook" not in solve(changeset("charted", SHOP, change("create", job))).as_text()
 
 
+def hook(kind: str, name: str, phase: str, policy: str, *needs: str, run_key: str | None = None) -> Manifest:
+    annotations = {"helm.sh/hook": phase, "helm.sh/hook-delete-policy": policy}
+    annotations |= {ANNOTATION_RUN_KEY: run_key} if run_key else {}
+    annotations |= depends(*needs)["annotations"] if needs else {}
+    spec = {"spec": {"template": {"spec": pod_spec()}}} if kind == "Job" else {}
+    return manifest(kind, name, SHOP, annotations=annotations, **spec)
+
+
+def test_another_hook_deleted_on_success_is_recorded_and_deleted_once_its_phases_hook_jobs_ran() -> None:
+    account = hook("ServiceAccount", "migrator", "pre-install", "hook-succeeded", run_key="runkey-sa-1")
+    job = hook(
+        "Job", "migrate", "pre-install", "before-hook-creation", "/namespaces/shop/ServiceAccount/migrator",
+        run_key="runkey-migrate-1",
+    )  # fmt: skip
+    later = hook("ConfigMap", "announce", "post-install", "hook-succeeded", run_key="runkey-cm-1")
+    kept = hook("ConfigMap", "kept", "post-install", "hook-failed")
+    changes = changeset("charted", SHOP, *(change("create", obj) for obj in (account, job, later, kept)))
+    assert solve(changes).as_text() == (
+        "parent secret/shop/charted\n"
+        "create configmap/shop/announce <- parent secret/shop/charted\n"
+        "record-run configmap/shop/announce <- create configmap/shop/announce\n"
+        "delete-hook configmap/shop/announce <- record-run configmap/shop/announce\n"
+        "create configmap/shop/kept <- parent secret/shop/charted\n"
+        "create serviceaccount/shop/migrator <- parent secret/shop/charted\n"
+        "record-run serviceaccount/shop/migrator <- create serviceaccount/shop/migrator\n"
+        "wait-ready serviceaccount/shop/migrator <- create serviceaccount/shop/migrator\n"
+        "create job/shop/migrate <- wait-ready serviceaccount/shop/migrator\n"
+        "record-run job/shop/migrate <- create job/shop/migrate\n"
+        "wait-ready job/shop/migrate <- create job/shop/migrate\n"
+        "delete-hook serviceaccount/shop/migrator <- record-run serviceaccount/shop/migrator, "
+        "wait-ready job/shop/migrate\n"
+    )
+    assert solve(changes).task("delete-hook serviceaccount/shop/migrator").policies == ("hook-succeeded",)
+
+
+def test_another_hook_that_already_ran_gets_no_task_and_is_no_dependency_to_wait_for() -> None:
+    account = hook("ServiceAccount", "migrator", "pre-install", "hook-succeeded", run_key="runkey-sa-1")
+    ran = Change(ref=ref_of(account), action="noop", desired=account, live=None, transition="already-ran")
+    web = manifest("ConfigMap", "web", SHOP, **depends("/namespaces/shop/ServiceAccount/migrator"))
+    assert solve(changeset("charted", SHOP, ran, change("create", web))).as_text() == (
+        "parent secret/shop/charted\ncreate configmap/shop/web <- parent secret/shop/charted\n"
+    )
+
+
 def test_a_hook_job_that_already_ran_gets_no_task() -> None:
     ran = Change(
         ref=ref_of(hook_job("hook-succeeded")),

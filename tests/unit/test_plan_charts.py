@@ -308,8 +308,8 @@ def test_a_pod_hook_deleted_after_its_run_is_a_plan_error_naming_it(repo: Path) 
     )
     assert errors(repo, "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n") == [
         "plan.yaml:6:24: charts[0].chart: chart 'web': Pod/probe has helm.sh/hook-delete-policy "
-        "hook-succeeded, which planner honours on a Job only (a Job's run is recorded, so the deleted Job "
-        "is not created again): make the hook a Job"
+        "hook-succeeded, which planner cannot honour on a Pod (its run would have to be waited for and "
+        "recorded, as a Job's is, so that the deleted Pod is not created again): make the hook a Job"
     ]
 
 
@@ -323,6 +323,41 @@ def test_a_hook_job_carries_a_run_key_of_its_whole_rendered_object(repo: Path) -
     job = repo / "charts" / "web" / "templates" / "migrate-job.yaml"
     job.write_text(job.read_text().replace('"-1"', '"-2"'))  # only an annotation of the Job changes
     assert annotations(load(repo, entry), "Job/web-migrate")[ANNOTATION_RUN_KEY] != first
+
+
+def test_another_hook_deleted_on_success_runs_once_per_rendering_of_itself_and_its_phases_jobs(
+    repo: Path,
+) -> None:
+    templates = repo / "charts" / "web" / "templates"
+    (templates / "hook-account.yaml").write_text(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: migrator\n  annotations:\n"
+        '    "helm.sh/hook": pre-install\n    "helm.sh/hook-weight": "-5"\n'
+        '    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded\n'
+    )
+    (templates / "hook-kept.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations:\n"
+        '    "helm.sh/hook": post-install\n    "helm.sh/hook-delete-policy": hook-failed\n'
+    )
+    entry = "charts:\n  - {name: web, chart: charts/web, skipTests: true}\n"
+    first = load(repo, entry)
+    account = annotations(first, "ServiceAccount/migrator")[ANNOTATION_RUN_KEY]
+    assert re.fullmatch(r"[0-9a-f]{64}", account)
+    assert ANNOTATION_RUN_KEY not in annotations(first, "ConfigMap/kept")  # hook-failed: never deleted
+
+    job = templates / "migrate-job.yaml"
+    job.write_text(job.read_text().replace("busybox:1.36", "busybox:1.37"))  # the phase's Job runs again
+    second = load(repo, entry)
+    assert annotations(second, "ServiceAccount/migrator")[ANNOTATION_RUN_KEY] != account
+
+    account_file = templates / "hook-account.yaml"
+    account_file.write_text(account_file.read_text() + "automountServiceAccountToken: false\n")
+    third = load(repo, entry)
+    assert annotations(third, "ServiceAccount/migrator")[ANNOTATION_RUN_KEY] not in (
+        account,
+        annotations(second, "ServiceAccount/migrator")[ANNOTATION_RUN_KEY],
+    )
+    job_key = annotations(second, "Job/web-migrate")[ANNOTATION_RUN_KEY]
+    assert annotations(third, "Job/web-migrate")[ANNOTATION_RUN_KEY] == job_key  # only the account changed
 
 
 @pytest.mark.parametrize("chart", ["ingress-nginx", "cert-manager"])
