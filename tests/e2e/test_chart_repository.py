@@ -206,17 +206,8 @@ def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_a
         head + "    credentials:\n      username: {valueFrom: {env: CHARTS_USERNAME}}\n"
         "      password: {valueFrom: {env: CHARTS_PASSWORD}}\n"
     )
-    wrong = planner(
-        "plan", str(plan), env={**environment, "CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": "nope"}
-    )
-    assert wrong.returncode == 1 and "refused the `credentials` given" in wrong.stderr
-
+    outputs, saved = applied_with_credentials(planner, plan, environment, PASSWORD, "repository")
     environment |= {"CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": PASSWORD}
-    saved = tmp_path / "saved.plan"
-    outputs = [planner("plan", str(plan), "--out", str(saved), env=environment)]
-    assert outputs[-1].returncode == 0, outputs[-1].stderr
-    outputs.append(planner("apply", str(saved), "--timeout", "90s", env=environment))
-    assert outputs[-1].returncode == 0, outputs[-1].stderr
     outputs.append(planner("history", str(plan), "--show", "1", env=environment))
     assert outputs[-1].returncode == 0, outputs[-1].stderr
 
@@ -224,15 +215,9 @@ def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_a
     assert deployment["spec"]["replicas"] == 1  # the chart's default
     settings = json.loads(kubectl("get", "configmap", "web-settings", "-n", namespace, "-o", "json").stdout)
     assert settings["data"]["greeting"] == "hello"
-    everything = kubectl("get", "configmaps,secrets", "-A", "-o", "json").stdout
-    encoded = base64.b64encode(PASSWORD.encode()).decode()
-    for text in [
-        *(o.stdout + o.stderr for o in outputs),
-        wrong.stderr,
-        saved.read_text(errors="replace"),
-        everything,
-    ]:
-        assert PASSWORD not in text and encoded not in text
+    never_shown(
+        PASSWORD, kubectl, [*(o.stdout + o.stderr for o in outputs), saved.read_text(errors="replace")]
+    )
 
     # Flux's form, as a Plan object the controller reconciles uses it: the keys of a Secret in the
     # plan's namespace, read from the cluster (the CLI reads it as its kubeconfig's user).
@@ -250,6 +235,34 @@ def test_a_repository_behind_basic_auth_needs_credentials_from_the_environment_a
     by_secret = planner("plan", str(plan), env={"PLANNER_CACHE_DIR": str(tmp_path / "cache")})
     assert by_secret.returncode == 0, by_secret.stderr
     assert PASSWORD not in by_secret.stdout + by_secret.stderr
+
+
+def applied_with_credentials(
+    planner: Runner, plan: Path, environment: dict[str, str], password: str, where: str
+) -> tuple[list[subprocess.CompletedProcess[str]], Path]:
+    """The plan, whose credentials are `{valueFrom: {env: CHARTS_USERNAME}}` and `CHARTS_PASSWORD`,
+    refused by the `where` ("repository", "registry") with a wrong password, then planned into a saved
+    plan and applied as user `charts` with `password`: every output (the refusal first) and the saved
+    plan."""
+    wrong = planner(
+        "plan", str(plan), env={**environment, "CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": "no"}
+    )
+    assert wrong.returncode == 1 and f"(the {where} refused the `credentials` given)" in wrong.stderr
+    environment = {**environment, "CHARTS_USERNAME": "charts", "CHARTS_PASSWORD": password}
+    saved = plan.parent / "saved.plan"
+    outputs = [wrong, planner("plan", str(plan), "--out", str(saved), env=environment)]
+    assert outputs[-1].returncode == 0, outputs[-1].stderr
+    outputs.append(planner("apply", str(saved), "--timeout", "90s", env=environment))
+    assert outputs[-1].returncode == 0, outputs[-1].stderr
+    return outputs, saved
+
+
+def never_shown(password: str, kubectl: Runner, texts: list[str]) -> None:
+    """`password`, plain or base64, is in none of `texts` nor in any ConfigMap or Secret of the cluster."""
+    everything = kubectl("get", "configmaps,secrets", "-A", "-o", "json").stdout
+    encoded = base64.b64encode(password.encode()).decode()
+    for text in [*texts, everything]:
+        assert password not in text and encoded not in text
 
 
 def test_a_plan_object_from_git_reads_the_repository_credentials_from_its_secret(
