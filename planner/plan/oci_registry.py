@@ -189,7 +189,7 @@ class _Session:
     def _hint(self, code: int) -> str:
         if code == 404:
             return " (no such repository or tag in the registry)"
-        return refused_hint(code, self.credentials, "registry") + self.note
+        return self.note or refused_hint(code, self.credentials, "registry")
 
     def _answer(self, challenge: str) -> str | _Problem | None:
         """The Authorization header that answers `challenge` (None: nothing to answer with), or why the

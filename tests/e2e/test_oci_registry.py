@@ -4,11 +4,15 @@ A plan naming `oci://…` at a pinned version plans and applies on the embedded 
 kubectl), the chart cached by its layer's digest; the same tag pushed again with other content is
 refused with nothing written; a tag the registry lacks is a plan error. Behind htpasswd basic auth: no
 credentials is a plan error naming the 401, wrong ones are refused, right ones from the environment
-apply, and the password shows in no output, saved plan or object.
+apply, and the password shows in no output, saved plan or object. In token mode (the registry trusting
+the JWTs of a token service in the test, tests/registries.py): a public chart is pulled with a token
+asked for anonymously, and a realm on another origin never gets the credentials; behind one origin
+(lighttpd proxying the registry and the token service) it gets them, and a private chart renders.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -21,8 +25,9 @@ import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
-from tests.e2e.test_chart_repository import applied_with_credentials, never_shown
-from tests.registries import Registry, oci_registry
+from tests.e2e.test_chart_repository import applied_with_credentials, never_shown, render
+from tests.gitservers import free_port
+from tests.registries import Registry, oci_registry, same_origin_proxy, token_service
 
 CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
 PASSWORD = "s3cret-Oq7-registry"
@@ -138,3 +143,78 @@ def test_a_registry_behind_basic_auth_needs_credentials_and_never_shows_them(
     never_shown(
         PASSWORD, kubectl, [*(o.stdout + o.stderr for o in outputs), saved.read_text(errors="replace")]
     )
+
+
+def test_a_token_service_on_another_origin_serves_public_charts_and_is_never_sent_the_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHARTS_USERNAME", "charts")
+    monkeypatch.setenv("CHARTS_PASSWORD", PASSWORD)
+    plan, cache = tmp_path / "plan.yaml", tmp_path / "cache"
+    with (
+        token_service(tmp_path / "tokens", user=("charts", PASSWORD)) as tokens,
+        oci_registry(tmp_path / "registry", tokens=tokens) as registry,
+    ):
+        archive = packaged(tmp_path, "hello", crds=False)
+        registry.push_chart("public/web", "1.0.0", archive)
+        registry.push_chart("private/web", "1.0.0", archive)
+
+        write_plan(plan, "shop", registry, "1.0.0")
+        plan.write_text(plan.read_text().replace("charts/web", "public/web"))
+        public = render(plan, cache)
+        assert public.returncode == 0, public.stderr
+        assert "greeting: hello" in public.stdout
+        assert tokens.authorizations == [None]  # one token, asked for anonymously, for every request
+
+        credentials = (
+            "    credentials:\n      username: {valueFrom: {env: CHARTS_USERNAME}}\n"
+            "      password: {valueFrom: {env: CHARTS_PASSWORD}}\n"
+        )
+        write_plan(plan, "shop", registry, "1.0.0", credentials)
+        plan.write_text(plan.read_text().replace("charts/web", "private/web"))
+        private = render(plan, cache)
+    assert private.returncode == 1
+    assert private.stderr.splitlines()[-1] == (
+        f"{plan}:7:12: charts[0].chart: cannot read the manifest of {registry.reference('private/web')} 1.0.0: "
+        f"{tokens.realm}: HTTP 401 Unauthorized (its token service {tokens.realm} is not on the registry's "
+        "own origin, so the credentials were not sent to it)"
+    )
+    assert tokens.authorizations == [None, None]
+    assert PASSWORD not in private.stdout + private.stderr
+
+
+def test_a_token_service_on_the_registrys_origin_is_sent_the_credentials_for_a_private_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHARTS_USERNAME", "charts")
+    plan, cache, port = tmp_path / "plan.yaml", tmp_path / "cache", free_port()
+    with (
+        token_service(tmp_path / "tokens", user=("charts", PASSWORD)) as tokens,
+        oci_registry(
+            tmp_path / "registry", tokens=tokens, realm=f"http://127.0.0.1:{port}/token"
+        ) as registry,
+        same_origin_proxy(tmp_path / "proxy", {"/v2/": registry.port, "/token": tokens.port}, port) as origin,
+    ):
+        registry.push_chart("private/web", "1.0.0", packaged(tmp_path, "hello", crds=False))
+        credentials = (
+            "    credentials:\n      username: {valueFrom: {env: CHARTS_USERNAME}}\n"
+            "      password: {valueFrom: {env: CHARTS_PASSWORD}}\n"
+        )
+        write_plan(plan, "shop", registry, "1.0.0", credentials)
+        plan.write_text(plan.read_text().replace(f"{registry.host}/charts/web", f"{origin}/private/web"))
+
+        monkeypatch.setenv("CHARTS_PASSWORD", "not-it")
+        wrong = render(plan, cache)
+        assert wrong.returncode == 1
+        assert wrong.stderr.splitlines()[-1] == (
+            f"{plan}:7:12: charts[0].chart: cannot read the manifest of oci://{origin}/private/web 1.0.0: "
+            f"http://{origin}/token: HTTP 401 Unauthorized (the registry refused the `credentials` given)"
+        )
+
+        monkeypatch.setenv("CHARTS_PASSWORD", PASSWORD)
+        private = render(plan, cache)
+        assert private.returncode == 0, private.stderr
+        assert "greeting: hello" in private.stdout
+    basic = "Basic " + base64.b64encode(f"charts:{PASSWORD}".encode()).decode()
+    assert tokens.authorizations[-1] == basic  # the token service on the registry's origin got them
+    assert PASSWORD not in wrong.stderr + private.stdout + private.stderr
