@@ -7,7 +7,9 @@ credentials is a plan error naming the 401, wrong ones are refused, right ones f
 apply, and the password shows in no output, saved plan or object. In token mode (the registry trusting
 the JWTs of a token service in the test, tests/registries.py): a public chart is pulled with a token
 asked for anonymously, and a realm on another origin never gets the credentials; behind one origin
-(lighttpd proxying the registry and the token service) it gets them, and a private chart renders.
+(lighttpd proxying the registry and the token service) it gets them, and a private chart renders. A
+Plan object from Git reads the registry's credentials from a Secret (`secretRef`) and the controller
+applies the chart.
 """
 
 from __future__ import annotations
@@ -26,8 +28,13 @@ import pytest
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
 from tests.e2e.test_chart_repository import applied_with_credentials, never_shown, render
-from tests.gitservers import free_port
+from tests.e2e.test_controller import Start, controllers
+from tests.e2e.test_git_sources import applied, git_plan
+from tests.e2e.test_plan_objects import install_crd
+from tests.gitservers import free_port, git_daemon, new_repository
 from tests.registries import Registry, oci_registry, same_origin_proxy, token_service
+
+__all__ = ["controllers"]  # the fixture, shared with test_controller
 
 CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
 PASSWORD = "s3cret-Oq7-registry"
@@ -218,3 +225,36 @@ def test_a_token_service_on_the_registrys_origin_is_sent_the_credentials_for_a_p
     basic = "Basic " + base64.b64encode(f"charts:{PASSWORD}".encode()).decode()
     assert tokens.authorizations[-1] == basic  # the token service on the registry's origin got them
     assert PASSWORD not in wrong.stderr + private.stdout + private.stderr
+
+
+def test_a_plan_object_from_git_reads_the_registry_credentials_from_its_secret(
+    tmp_path: Path, planner: Runner, kubectl: Runner, namespace: str, controllers: Start
+) -> None:
+    install_crd(planner, kubectl)
+    with (
+        oci_registry(tmp_path / "registry", user=("charts", PASSWORD)) as registry,
+        git_daemon(tmp_path / "git") as daemon,
+    ):
+        registry.push_chart("charts/web", "1.0.0", packaged(tmp_path, "hello", crds=False))
+        work = new_repository(daemon.base, "shop", tmp_path / "work")
+        revision = work.commit(
+            {
+                "plans/shop.yaml": "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\ncharts:\n"
+                f"  - {{name: web, chart: '{registry.reference('charts/web')}', version: 1.0.0, "
+                f"namespace: {namespace}, skipTests: true, credentials: {{secretRef: {{name: chart-registry}}}}}}\n"
+            },
+            "a chart from a private registry",
+        )
+        created = kubectl(
+            "create", "secret", "generic", "chart-registry", "-n", namespace,
+            "--from-literal=username=charts", f"--from-literal=password={PASSWORD}",
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        controllers("-n", namespace, "--interval", "1h")
+        stored = kubectl("apply", "-f", "-", stdin=git_plan(namespace, "shop", daemon.url("shop")))
+        assert stored.returncode == 0, stored.stderr
+        applied(kubectl, namespace, "shop", f"main@sha1:{revision}")
+    assert settings(kubectl, namespace)["greeting"] == "hello"
+    status = kubectl("get", "plan", "shop", "-n", namespace, "-o", "yaml").stdout
+    events = kubectl("get", "events", "-n", namespace, "-o", "yaml").stdout
+    assert PASSWORD not in status + events
