@@ -814,3 +814,44 @@ def test_a_hook_job_not_waited_for_is_kept() -> None:
     assert not [call for call in harness.writer.calls if call.startswith("delete")]
     kept = {o.task: o.message for o in result.outcomes}["delete-hook job/shop/hook"]
     assert kept == "kept: its run was not waited for"
+
+
+# --- a chart's other hook (not a Job) deleted once its phase's hook Jobs ran ---
+
+OTHER_HOOK_RUN = """
+parent secret/shop/shop
+apply serviceaccount/shop/migrator <- parent secret/shop/shop
+record-run serviceaccount/shop/migrator <- apply serviceaccount/shop/migrator
+create job/shop/hook <- apply serviceaccount/shop/migrator
+wait-ready job/shop/hook <- create job/shop/hook
+delete-hook serviceaccount/shop/migrator <- record-run serviceaccount/shop/migrator, wait-ready job/shop/hook
+"""
+
+
+def other_hook_plan() -> ExecutionPlan:
+    plan = plan_from(OTHER_HOOK_RUN)
+    tasks = tuple(
+        dataclasses.replace(task, policies=("hook-succeeded",)) if task.action == "delete-hook" else task
+        for task in plan.tasks
+    )
+    return dataclasses.replace(plan, tasks=tasks)
+
+
+@pytest.mark.parametrize(
+    ("failed", "no_wait", "deleted", "status"),
+    [(False, False, True, "done"), (True, False, False, "skipped"), (False, True, False, "done")],
+    ids=["the Job succeeded: deleted", "the Job failed: kept, as Helm keeps it", "not waited for: kept"],
+)
+def test_another_hook_is_recorded_as_written_and_deleted_only_after_its_phases_job_succeeded(
+    failed: bool, no_wait: bool, deleted: bool, status: str
+) -> None:
+    harness = Harness()
+    if failed:
+        harness.status.script["ready job/shop/hook"] = JOB_FAILED
+    result = harness.run(other_hook_plan(), no_wait=no_wait)
+    assert "record-run serviceaccount/shop/migrator uid=None in secret/shop/shop" in harness.writer.calls
+    assert ("delete serviceaccount/shop/migrator (Background)" in harness.writer.calls) == deleted
+    outcomes = {o.task: (o.status, o.message) for o in result.outcomes}
+    assert outcomes["delete-hook serviceaccount/shop/migrator"][0] == status
+    if no_wait:
+        assert outcomes["delete-hook serviceaccount/shop/migrator"][1] == "kept: its run was not waited for"

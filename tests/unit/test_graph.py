@@ -690,6 +690,18 @@ def test_another_hook_deleted_on_success_is_recorded_and_deleted_once_its_phases
     assert solve(changes).task("delete-hook serviceaccount/shop/migrator").policies == ("hook-succeeded",)
 
 
+def test_another_hook_kept_live_by_an_earlier_planner_is_applied_recorded_and_deleted() -> None:
+    account = hook("ServiceAccount", "migrator", "pre-install", "hook-succeeded", run_key="runkey-sa-1")
+    before = {**account, "metadata": {**account["metadata"], "annotations": {}}}  # no run-key yet
+    assert solve(changeset("charted", SHOP, change("update", account, live=before))).as_text() == (
+        "parent secret/shop/charted\n"
+        "apply serviceaccount/shop/migrator <- parent secret/shop/charted\n"
+        "record-run serviceaccount/shop/migrator <- apply serviceaccount/shop/migrator\n"
+        "wait-ready serviceaccount/shop/migrator <- apply serviceaccount/shop/migrator\n"
+        "delete-hook serviceaccount/shop/migrator <- record-run serviceaccount/shop/migrator\n"
+    )
+
+
 def test_another_hook_that_already_ran_gets_no_task_and_is_no_dependency_to_wait_for() -> None:
     account = hook("ServiceAccount", "migrator", "pre-install", "hook-succeeded", run_key="runkey-sa-1")
     ran = Change(ref=ref_of(account), action="noop", desired=account, live=None, transition="already-ran")
