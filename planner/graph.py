@@ -378,7 +378,6 @@ class _Builder:
             self.add_parent_and_namespaces(active)
             for change in active.values():
                 self.add_change(change)
-            self.add_other_hook_deletes(active)
             self.add_use_edges(active)
             self.add_release_edges(active)
             self.add_dependency_edges(active)
@@ -386,6 +385,7 @@ class _Builder:
             self.add_rebase_edges(active)
             self.add_kind_order_edges(active)
             self.add_custom_resource_edges(active)
+            self.add_other_hook_deletes(active)  # last: after every wait the edges above added
         if not self.wait:
             self.drop_terminal_waits()
         self.add_prune_edges()
@@ -464,7 +464,7 @@ class _Builder:
             ]
             record = self.add(_Node(action="record-run", ref=ref), write)
             node = _Node(action="delete-hook", ref=ref, runtime_id=None, policies=(HOOK_SUCCEEDED,))
-            self.add(node, record, *jobs)
+            self.add(node, record, self.handles[ref].ready, *jobs)  # its own wait, when it has one, too
 
     def add_removal(self, change: Change, runtime_id: str | None) -> str:
         """delete → wait-gone; returns the delete."""

@@ -698,7 +698,8 @@ def test_another_hook_kept_live_by_an_earlier_planner_is_applied_recorded_and_de
         "apply serviceaccount/shop/migrator <- parent secret/shop/charted\n"
         "record-run serviceaccount/shop/migrator <- apply serviceaccount/shop/migrator\n"
         "wait-ready serviceaccount/shop/migrator <- apply serviceaccount/shop/migrator\n"
-        "delete-hook serviceaccount/shop/migrator <- record-run serviceaccount/shop/migrator\n"
+        "delete-hook serviceaccount/shop/migrator <- record-run serviceaccount/shop/migrator, "
+        "wait-ready serviceaccount/shop/migrator\n"
     )
 
 
