@@ -1,6 +1,6 @@
 """A Helm chart and a Kustomize overlay on a real kube-apiserver v1.28.7, as the e2e tier runs them on
-the embedded cluster (tests/e2e/test_charts.py, tests/e2e/test_kustomize.py): hooks in order, the
-cluster's own `.Capabilities`, an upgrade that prunes, history and rollback; an overlay applied and an
+the embedded cluster (tests/e2e/test_charts.py, tests/e2e/test_kustomize.py): hooks in order (a hook that
+is no Job deleted after its phase ran), the cluster's own `.Capabilities`, an upgrade that prunes, history and rollback; an overlay applied and an
 object it drops pruned. Checked through kubectl.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_charts import check_chart_lifecycle
+from tests.e2e.test_charts import check_chart_lifecycle, check_other_hook_deleted
 from tests.e2e.test_kustomize import check_overlay_lifecycle
 from tests.real.conftest import Runner
 
@@ -17,6 +17,12 @@ def test_a_chart_applies_upgrades_prunes_and_rolls_back_on_a_real_api_server(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
     check_chart_lifecycle(planner, kubectl, namespace, tmp_path)
+
+
+def test_a_hook_that_is_no_job_is_deleted_after_its_phase_ran_on_a_real_api_server(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    check_other_hook_deleted(planner, kubectl, namespace, tmp_path)
 
 
 def test_a_kustomize_overlay_applies_and_prunes_on_a_real_api_server(
