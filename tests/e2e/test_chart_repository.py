@@ -283,27 +283,37 @@ def test_a_plan_object_from_git_reads_the_repository_credentials_from_its_secret
     )
     publish(root, chart)
     install_crd(planner, kubectl)
+    entry = f"{{name: web, chart: web, version: 1.0.0, repo: '{url}', namespace: {namespace}}}"
+    reconciled_from_git(tmp_path, kubectl, controllers, namespace, entry, PASSWORD)
+    settings = json.loads(kubectl("get", "configmap", "web-settings", "-n", namespace, "-o", "json").stdout)
+    assert settings["data"] == {"greeting": "hello"}
+
+
+def reconciled_from_git(
+    tmp_path: Path, kubectl: Runner, controllers: Start, namespace: str, entry: str, password: str
+) -> None:
+    """The chart `entry` (a flow mapping, without credentials) in a plan file in Git, reconciled by the
+    controller as the Plan object `shop`, its credentials `{secretRef: {name: chart-login}}`, a Secret
+    of user `charts` with `password`: once applied, the password is in neither its status nor Events."""
     with git_daemon(tmp_path / "git") as daemon:
         work = new_repository(daemon.base, "shop", tmp_path / "work")
+        with_credentials = entry[:-1] + ", credentials: {secretRef: {name: chart-login}}}"
         revision = work.commit(
             {
                 "plans/shop.yaml": "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\ncharts:\n"
-                f"  - {{name: web, chart: web, version: 1.0.0, repo: '{url}', namespace: {namespace},"
-                " credentials: {secretRef: {name: chart-repo}}}\n"
+                f"  - {with_credentials}\n"
             },
-            "a chart from a private repository",
+            "a chart behind a login",
         )
         created = kubectl(
-            "create", "secret", "generic", "chart-repo", "-n", namespace,
-            "--from-literal=username=charts", f"--from-literal=password={PASSWORD}",
+            "create", "secret", "generic", "chart-login", "-n", namespace,
+            "--from-literal=username=charts", f"--from-literal=password={password}",
         )  # fmt: skip
         assert created.returncode == 0, created.stderr
         controllers("-n", namespace, "--interval", "1h")
         stored = kubectl("apply", "-f", "-", stdin=git_plan(namespace, "shop", daemon.url("shop")))
         assert stored.returncode == 0, stored.stderr
         applied(kubectl, namespace, "shop", f"main@sha1:{revision}")
-    settings = json.loads(kubectl("get", "configmap", "web-settings", "-n", namespace, "-o", "json").stdout)
-    assert settings["data"] == {"greeting": "hello"}
     status = kubectl("get", "plan", "shop", "-n", namespace, "-o", "yaml").stdout
     events = kubectl("get", "events", "-n", namespace, "-o", "yaml").stdout
-    assert PASSWORD not in status + events
+    assert password not in status + events

@@ -27,11 +27,15 @@ import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner
-from tests.e2e.test_chart_repository import applied_with_credentials, never_shown, render
+from tests.e2e.test_chart_repository import (
+    applied_with_credentials,
+    never_shown,
+    reconciled_from_git,
+    render,
+)
 from tests.e2e.test_controller import Start, controllers
-from tests.e2e.test_git_sources import applied, git_plan
 from tests.e2e.test_plan_objects import install_crd
-from tests.gitservers import free_port, git_daemon, new_repository
+from tests.gitservers import free_port
 from tests.registries import Registry, oci_registry, same_origin_proxy, token_service
 
 __all__ = ["controllers"]  # the fixture, shared with test_controller
@@ -231,30 +235,11 @@ def test_a_plan_object_from_git_reads_the_registry_credentials_from_its_secret(
     tmp_path: Path, planner: Runner, kubectl: Runner, namespace: str, controllers: Start
 ) -> None:
     install_crd(planner, kubectl)
-    with (
-        oci_registry(tmp_path / "registry", user=("charts", PASSWORD)) as registry,
-        git_daemon(tmp_path / "git") as daemon,
-    ):
+    with oci_registry(tmp_path / "registry", user=("charts", PASSWORD)) as registry:
         registry.push_chart("charts/web", "1.0.0", packaged(tmp_path, "hello", crds=False))
-        work = new_repository(daemon.base, "shop", tmp_path / "work")
-        revision = work.commit(
-            {
-                "plans/shop.yaml": "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\ncharts:\n"
-                f"  - {{name: web, chart: '{registry.reference('charts/web')}', version: 1.0.0, "
-                f"namespace: {namespace}, skipTests: true, credentials: {{secretRef: {{name: chart-registry}}}}}}\n"
-            },
-            "a chart from a private registry",
+        entry = (
+            f"{{name: web, chart: '{registry.reference('charts/web')}', version: 1.0.0, "
+            f"namespace: {namespace}, skipTests: true}}"
         )
-        created = kubectl(
-            "create", "secret", "generic", "chart-registry", "-n", namespace,
-            "--from-literal=username=charts", f"--from-literal=password={PASSWORD}",
-        )  # fmt: skip
-        assert created.returncode == 0, created.stderr
-        controllers("-n", namespace, "--interval", "1h")
-        stored = kubectl("apply", "-f", "-", stdin=git_plan(namespace, "shop", daemon.url("shop")))
-        assert stored.returncode == 0, stored.stderr
-        applied(kubectl, namespace, "shop", f"main@sha1:{revision}")
+        reconciled_from_git(tmp_path, kubectl, controllers, namespace, entry, PASSWORD)
     assert settings(kubectl, namespace)["greeting"] == "hello"
-    status = kubectl("get", "plan", "shop", "-n", namespace, "-o", "yaml").stdout
-    events = kubectl("get", "events", "-n", namespace, "-o", "yaml").stdout
-    assert PASSWORD not in status + events
