@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from planner.errors import SourceError
-from planner.plan.git_source import GitSource
+from planner.plan.git_source import GitSource, scp_like
 from planner.sources.gitfetch import Checkout, Credentials, fetch
 
 _KEY = secrets.token_bytes(32)  # keyed per process: a key seen (a directory's name) cannot test a guess
@@ -44,6 +44,9 @@ def same_repository(url: str, other: str) -> bool:
 
 
 def _bare(url: str) -> str:
+    if scp_like(url):  # `git@host:acme/deploy.git` is `ssh://git@host/acme/deploy.git`
+        host, _, path = url.rsplit("@", 1)[-1].partition(":")
+        return f"{host.lower()}/{path.strip('/').removesuffix('.git')}"
     rest = url.split("://", 1)[-1].rsplit("@", 1)[-1] if "://" in url else url
     host, _, path = rest.partition("/")
     return f"{host.lower()}/{path.rstrip('/').removesuffix('.git')}"
