@@ -164,6 +164,8 @@ def value_changes(before: Any, after: Any, origins: Mapping[str, str], path: str
 
 def _same(before: Any, after: Any) -> bool:
     """Equal as YAML reads them: `1`, `1.0` and `true` are three values."""
+    if before is _ABSENT or after is _ABSENT:
+        return before is after
     return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
 
 
