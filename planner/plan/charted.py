@@ -446,7 +446,7 @@ def _values_file(base: Path, written: str, real_root: Path) -> tuple[dict[str, A
         return f"{written!r} is not YAML: {error}".replace("\n", " ")
     if data is not None and not isinstance(data, dict):
         return f"{written!r} holds no mapping of values"
-    return data or {}, _file_origins(str(base / written), text)
+    return data or {}, _file_origins(os.path.normpath(base / written), text)
 
 
 def value_path(parent: str, key: object) -> str:

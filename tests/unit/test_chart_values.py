@@ -135,10 +135,10 @@ def test_a_charts_values_merge_an_environment_over_its_base_with_the_file_that_s
         ".extra.hosts": f"{envs}/prod.yaml:10:15",
         ".extra.hosts[0]": f"{envs}/prod.yaml:10:23",
         ".extra.hosts[1]": f"{envs}/prod.yaml:10:38",
-        ".greeting": f"{envs}/../values/web.yaml:1:11",
+        ".greeting": f"{repo}/values/web.yaml:1:11",
         ".image": f"{envs}/base.yaml:8:14",
-        ".labels": f"{envs}/../values/web.yaml:2:1",
-        ".labels.team": f"{envs}/../values/web.yaml:3:9",
+        ".labels": f"{repo}/values/web.yaml:2:1",
+        ".labels.team": f"{repo}/values/web.yaml:3:9",
         ".replicaCount": f"{envs}/prod.yaml:9:21",
     }
     assert chart.secrets == {".auth.password": "pw-1234"}
