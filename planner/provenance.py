@@ -17,7 +17,7 @@ import hmac
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,19 +102,32 @@ def last_key(path: str) -> str:
 _ABSENT = object()
 
 
-def recorded_charts(charts: Iterable[ChartRelease], key: bytes | None) -> dict[str, dict[str, Any]]:
+def recorded_charts(changeset: ChangeSet, plan: Plan, key: bytes | None) -> dict[str, dict[str, Any]]:
     """The charts' inputs as a generation records them, by release: the version, the values as given
-    (`secretValues` left out), and a digest of each secret value keyed with the plan's digest key (kept
-    in its ApplySet parent, never beside the record's digests), which tells a changed secret value and
-    nothing else: an unkeyed hash of a short value would let it be guessed. Without a key, none."""
+    (`secretValues` left out), the objects it renders (so a later plan knows which of its deletes are
+    the chart's), and a digest of each secret value keyed with the plan's digest key (kept in its
+    ApplySet parent, never beside the record's digests), which tells a changed secret value and nothing
+    else: an unkeyed hash of a short value would let it be guessed. Without a key, no digests."""
     return {
         chart.name: {
             "version": chart.version,
             "values": dict(chart.values),
+            "objects": sorted(str(c.ref) for c in _members(changeset, plan, chart)),
             **({"secretDigests": secret_digests(chart.secrets, key)} if key is not None else {}),
         }
-        for chart in charts
+        for chart in plan.charts
     }
+
+
+def _members(changeset: ChangeSet, plan: Plan, chart: ChartRelease) -> list[Change]:
+    """The changes (no-ops too) of the objects the chart renders now."""
+    raws = plan.chart_members.get(f"chart/{chart.name}", ())
+    refs = {_ref_key(raw.object, changeset.namespace) for raw in raws}
+    return [
+        c
+        for c in changeset.changes
+        if c.desired is not None and _ref_key(c.desired, changeset.namespace) in refs
+    ]
 
 
 def secret_digests(secrets: Mapping[str, str], key: bytes) -> dict[str, str]:
@@ -197,13 +210,11 @@ def with_chart_changes(
         return changeset
     found = []
     for chart in plan.charts:
-        handle = f"chart/{chart.name}"
-        refs = {_ref_key(raw.object, changeset.namespace) for raw in plan.chart_members.get(handle, ())}
-        changed = tuple(
-            c
-            for c in changeset.changes
-            if c.action != "noop" and _ref_key(c.desired, changeset.namespace) in refs
-        )
+        inputs = applied.inputs.get(chart.name) or {}
+        dropped = frozenset(inputs.get("objects") or ())  # those a delete here takes out of the chart
+        rendered = [c for c in _members(changeset, plan, chart) if c.action != "noop"]
+        deleted = [c for c in changeset.changes if c.action == "delete" and str(c.ref) in dropped]
+        changed = (*rendered, *deleted)
         change = _chart_change(chart, applied, key, changed)
         if (
             change.version_before != change.version_after

@@ -280,7 +280,7 @@ class Applier:
             else {chart.name: f"{chart.chart_name}-{chart.version}" for chart in rendered.plan.charts},
             chart_inputs=recorded.chart_inputs
             if recorded
-            else recorded_charts(rendered.plan.charts, plan_digest_key(planned)),
+            else recorded_charts(planned.changeset, rendered.plan, plan_digest_key(planned)),
         )
         made = record(
             writer,

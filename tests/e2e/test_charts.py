@@ -211,11 +211,18 @@ charts:
 """
 
 
+def copy_without_crd(destination: Path) -> None:
+    """The web chart without its CRD and custom resource: a cluster-scoped CRD is one per cluster, and
+    other tests of the module's cluster apply it from plans of their own."""
+    shutil.copytree(CHART, destination)
+    shutil.rmtree(destination / "crds")
+    (destination / "templates" / "gizmo.yaml").unlink()
+
+
 def environment_plan(namespace: str, replicas: int) -> str:
     return (
         "apiVersion: planner.dev/v1\nkind: Plan\n"
         f"metadata: {{name: valued, namespace: {namespace}}}\n"
-        "allowClusterScoped: true\n"
         "imports: [base.yaml]\n"
         "charts:\n"
         "  - name: web\n"
@@ -238,7 +245,7 @@ def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_ori
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
     (tmp_path / ".git").mkdir()
-    shutil.copytree(CHART, tmp_path / "charts" / "web")
+    copy_without_crd(tmp_path / "charts" / "web")
     (tmp_path / "values").mkdir()
     (tmp_path / "values" / "web.yaml").write_text("greeting: hello\n")
     (tmp_path / "envs").mkdir()
@@ -265,16 +272,16 @@ def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_ori
         assert "first-pw-1234" not in result.stdout + result.stderr
         assert "second-pw-5678" not in result.stdout + result.stderr
     greeting = 'values .greeting: "hello" → "salut" (from values/web.yaml:1:11)'
-    replicas = "values .replicaCount: 1 → 3 (from envs/prod.yaml:9:21)"
+    replicas = "values .replicaCount: 1 → 3 (from envs/prod.yaml:8:21)"
     secret = "secretValues .auth.password: changed (value not shown)"
-    changed = [f"configmap/{namespace}/web-settings", f"deployment/{namespace}/web", f"gizmo/{namespace}/web"]
+    changed = [f"configmap/{namespace}/web-settings", f"deployment/{namespace}/web"]
     assert (
         "  chart/web: values changed\n"
         f"      {greeting}\n      {replicas}\n      {secret}\n"
-        "      changes 3 objects:\n" + "".join(f"        ~ {ref}\n" for ref in changed)
+        "      changes 2 objects:\n" + "".join(f"        ~ {ref}\n" for ref in changed)
     ) in text.stdout
     assert (
-        f"- `chart/web: values changed`; changes 3 objects: {', '.join(f'`{ref}`' for ref in changed)}\n"
+        f"- `chart/web: values changed`; changes 2 objects: {', '.join(f'`{ref}`' for ref in changed)}\n"
         f"  - `{greeting}`\n  - `{replicas}`\n  - `{secret}`\n"
     ) in markdown.stdout
     schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
@@ -284,9 +291,40 @@ def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_ori
     (chart,) = records[-1]["charts"]
     assert chart["values"] == [
         {"path": ".greeting", "before": "hello", "after": "salut", "origin": "values/web.yaml:1:11"},
-        {"path": ".replicaCount", "before": 1, "after": 3, "origin": "envs/prod.yaml:9:21"},
+        {"path": ".replicaCount", "before": 1, "after": 3, "origin": "envs/prod.yaml:8:21"},
         {"path": ".auth.password", "before": "***", "after": "***", "secret": True},
     ]
     assert chart["objects"] == changed
     deployment = get_json(kubectl, "deployment", "web", "-n", namespace)
     assert deployment["spec"]["replicas"] == 1  # type: ignore[index]  # plan wrote nothing
+
+
+def test_a_generation_recorded_without_chart_values_still_shows_the_version_change_and_its_objects(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    copy_without_crd(tmp_path / "charts" / "web")
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+    applied = planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    # As an earlier planner recorded it: no `chartInputs` (written back through kubectl, by hand).
+    record = get_json(kubectl, "secret", "planner.charted.g1", "-n", namespace)
+    document = recorded_generation(kubectl, namespace, "planner.charted.g1")
+    del document["chartInputs"]
+    packed = gzip.compress(json.dumps(document).encode(), mtime=0)
+    record["data"] = {"generation": base64.b64encode(packed).decode()}
+    replaced = kubectl("replace", "-f", "-", stdin=json.dumps(record))
+    assert replaced.returncode == 0, replaced.stderr
+
+    upgrade_chart(tmp_path / "charts" / "web")
+    write_plan(tmp_path, plan_text(namespace, "1.1.0"))
+    text = planner("plan", str(plan))
+    assert text.returncode == 0, text.stdout + text.stderr
+    lines = text.stdout.splitlines()
+    at = lines.index("  chart/web: version 1.0.0 → 1.1.0")
+    assert lines[at + 1 : at + 5] == [
+        "      values of the applied generation not recorded",
+        "      changes 2 objects:",
+        f"        ~ configmap/{namespace}/web-settings",
+        f"        ~ deployment/{namespace}/web",
+    ]  # the Service it prunes is not known as the chart's: that generation recorded no chart objects
+    assert f"  - delete service/{namespace}/web (no longer in the plan)" in lines

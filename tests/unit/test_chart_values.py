@@ -6,6 +6,7 @@ written by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -160,14 +161,18 @@ SETTINGS = member("ConfigMap", "web-settings")
 OTHER = member("ConfigMap", "not-the-charts")
 
 
-def changes(plan: Plan, applied: AppliedCharts | None, key: bytes | None = KEY) -> tuple[ChartChange, ...]:
-    changeset = ChangeSet(plan="shop", namespace="shop", changes=(DEPLOYMENT, SETTINGS, OTHER))
-    return with_chart_changes(changeset, plan, applied, key).charts
+CHANGESET = ChangeSet(plan="shop", namespace="shop", changes=(DEPLOYMENT, SETTINGS, OTHER))
+
+
+def changes(
+    plan: Plan, applied: AppliedCharts | None, changeset: ChangeSet = CHANGESET
+) -> tuple[ChartChange, ...]:
+    return with_chart_changes(changeset, plan, applied, KEY).charts
 
 
 def test_a_values_change_names_its_origin_and_the_objects_the_chart_changed(repo: Path) -> None:
     plan = load(repo)
-    recorded = recorded_charts(plan.charts, KEY)
+    recorded = recorded_charts(CHANGESET, plan, KEY)
     recorded["web"]["values"] = {**recorded["web"]["values"], "replicaCount": 1, "gone": "x"}
     recorded["web"]["version"] = "0.9.0"
     (change,) = changes(plan, AppliedCharts(charts={"web": "web-0.9.0"}, inputs=recorded))
@@ -183,16 +188,32 @@ def test_a_values_change_names_its_origin_and_the_objects_the_chart_changed(repo
     )
 
 
+def test_a_generation_records_the_charts_objects_so_a_later_delete_of_one_is_listed_under_it(
+    repo: Path,
+) -> None:
+    plan = load(repo)
+    recorded = recorded_charts(CHANGESET, plan, KEY)
+    assert recorded["web"]["objects"] == ["configmap/shop/web-settings", "deployment/shop/web"]  # not OTHER
+    recorded["web"]["objects"] += ["service/shop/web"]
+    recorded["web"]["values"] = {**recorded["web"]["values"], "replicaCount": 1}
+    gone = ObjectRef(group="", kind="Service", namespace="shop", name="web")
+    deleted = Change(ref=gone, action="delete", desired=None, live={})
+    unrelated = Change(ref=dataclasses.replace(gone, name="other"), action="delete", desired=None, live={})
+    changeset = dataclasses.replace(CHANGESET, changes=(DEPLOYMENT, deleted, unrelated))
+    (change,) = changes(plan, AppliedCharts(charts={"web": "web-1.0.0"}, inputs=recorded), changeset)
+    assert [str(c.ref) for c in change.objects] == ["deployment/shop/web", "service/shop/web"]
+
+
 def test_unchanged_inputs_show_no_chart_and_nothing_shows_before_the_first_apply(repo: Path) -> None:
     plan = load(repo)
-    applied = AppliedCharts(charts={"web": "web-1.0.0"}, inputs=recorded_charts(plan.charts, KEY))
+    applied = AppliedCharts(charts={"web": "web-1.0.0"}, inputs=recorded_charts(CHANGESET, plan, KEY))
     assert changes(plan, applied) == ()
     assert changes(plan, None) == ()
 
 
 def test_a_secret_value_is_recorded_only_as_a_keyed_digest_and_shown_only_as_changed(repo: Path) -> None:
     plan = load(repo)
-    recorded = recorded_charts(plan.charts, KEY)
+    recorded = recorded_charts(CHANGESET, plan, KEY)
     assert "pw-1234" not in json.dumps(recorded)
     digest = recorded["web"]["secretDigests"][".auth.password"]
     assert digest not in (
@@ -200,7 +221,11 @@ def test_a_secret_value_is_recorded_only_as_a_keyed_digest_and_shown_only_as_cha
         hashlib.sha256(b".auth.password\0pw-1234").hexdigest(),
     )
     assert secret_digests({".auth.password": "pw-1234"}, b"o" * 32)[".auth.password"] != digest
-    assert recorded_charts(plan.charts, None)["web"].keys() == {"version", "values"}  # no key: no digest
+    assert recorded_charts(CHANGESET, plan, None)["web"].keys() == {
+        "version",
+        "values",
+        "objects",
+    }  # no digest
 
     recorded["web"]["secretDigests"] = secret_digests({".auth.password": "pw-0000", ".auth.old": "x"}, KEY)
     (change,) = changes(plan, AppliedCharts(charts={"web": "web-1.0.0"}, inputs=recorded))
