@@ -211,6 +211,14 @@ charts:
 """
 
 
+RENDERED_WITHOUT_CRD = [
+    ("configmap", "web-settings"),
+    ("deployment", "web"),
+    ("job", "web-migrate"),
+    ("service", "web"),
+]
+
+
 def copy_without_crd(destination: Path) -> None:
     """The web chart without its CRD and custom resource: a cluster-scoped CRD is one per cluster, and
     other tests of the module's cluster apply it from plans of their own."""
@@ -259,6 +267,13 @@ def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_ori
     assert record["chartInputs"]["web"]["values"] == {"greeting": "hello", "replicaCount": 1}
     assert list(record["chartInputs"]["web"]["secretDigests"]) == [".auth.password"]
     assert "first-pw-1234" not in json.dumps(record)
+    shown = planner("history", "valued", "-n", namespace, "--show", "1", "-o", "json")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert json.loads(shown.stdout)["chartInputs"]["web"] == {
+        "version": "1.0.0",
+        "values": {"greeting": "hello", "replicaCount": 1},
+        "objects": [f"{kind}/{namespace}/{name}" for kind, name in RENDERED_WITHOUT_CRD],
+    }  # the digests stay in the record: printed, they could only end up in a log
 
     write_plan(tmp_path / "envs", environment_plan(namespace, 3), name="prod.yaml")
     (tmp_path / "values" / "web.yaml").write_text("greeting: salut\n")
