@@ -252,6 +252,13 @@ def recorded_generation(kubectl: Runner, namespace: str, name: str) -> dict[str,
 def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_origin_and_objects(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
+    check_chart_values(planner, kubectl, namespace, tmp_path)
+
+
+def check_chart_values(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """Apply, then change a value in an environment file, one in a values file and a secret value: `plan`
+    in its three formats shows each with its origin (the secret only as changed) and the chart's changed
+    objects (the real tier runs it too)."""
     (tmp_path / ".git").mkdir()
     copy_without_crd(tmp_path / "charts" / "web")
     (tmp_path / "values").mkdir()
