@@ -98,7 +98,8 @@ class ValueChange:
 @dataclass(frozen=True, kw_only=True)
 class ChartChange:
     """A chart of the plan whose inputs changed since the applied generation (`planner.provenance`):
-    its version, its values, and the objects it renders that the plan changes. `recorded` is False for a
+    its version, its values, and the objects it renders that the plan changes (and those it rendered
+    then that the plan deletes). `recorded` is False for a
     generation recorded before charts' values were (then `values` is empty: nothing to compare)."""
 
     name: str
@@ -133,7 +134,7 @@ class ChangeSet:
     # yet: the parent write keeps it, so the next plan digests with the same key. Never printed.
     digest_key: bytes | None = field(default=None, repr=False)
     # The charts whose version or values changed since the applied generation, each with the objects
-    # it changed (`planner.provenance.chart_changes`).
+    # it changed (`planner.provenance.with_chart_changes`).
     charts: tuple[ChartChange, ...] = ()
 
     @property

@@ -7,6 +7,12 @@ the scalars the entry declares whose value is the field's new value, of the same
 match, the one with the field's own key name wins (`replicas` for `.spec.replicas`); when that still
 leaves more than one, or none, the field gets no origin — a guess would mislead. Secret values are
 never traced (the plan keeps no scalar of them).
+
+A chart's values are traced at the chart instead (`with_chart_changes`): its values as given (with
+the file, line and column of each, `planner.plan.charted`) are compared leaf by leaf with those the
+applied generation recorded (`recorded_charts`), and each chart whose version or values changed is
+told with the objects it changed. Its secret values are recorded and compared only as digests keyed
+with the plan's digest key, so a change shows without anything that lets a value be guessed.
 """
 
 from __future__ import annotations
