@@ -83,6 +83,38 @@ class Change:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ValueChange:
+    """One chart value that differs from what the applied generation recorded: `path` like
+    `.controller.replicaCount`; `before` None when it was not set, `after` None when it no longer is. A
+    `secret` one (of `secretValues`) holds neither value: only that it changed."""
+
+    path: str
+    before: Any
+    after: Any
+    origin: str | None = None  # `file:line:column` that set `after` (the plan, an environment, a values file)
+    secret: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChartChange:
+    """A chart of the plan whose inputs changed since the applied generation (`planner.provenance`):
+    its version, its values, and the objects it renders that the plan changes (and those it rendered
+    then that the plan deletes). `recorded` is False for a
+    generation recorded before charts' values were (then `values` is empty: nothing to compare)."""
+
+    name: str
+    version_before: str | None  # None: the applied generation had no such chart (it is new)
+    version_after: str
+    values: tuple[ValueChange, ...] = ()
+    recorded: bool = True
+    objects: tuple[Change, ...] = field(default=(), repr=False)
+
+    @property
+    def handle(self) -> str:
+        return f"chart/{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChangeSet:
     plan: str
     namespace: str
@@ -101,6 +133,9 @@ class ChangeSet:
     # The digest key the closure's config-hash annotations were made with, when the parent holds none
     # yet: the parent write keeps it, so the next plan digests with the same key. Never printed.
     digest_key: bytes | None = field(default=None, repr=False)
+    # The charts whose version or values changed since the applied generation, each with the objects
+    # it changed (`planner.provenance.with_chart_changes`).
+    charts: tuple[ChartChange, ...] = ()
 
     @property
     def has_changes(self) -> bool:

@@ -101,6 +101,9 @@ class Generation:
     runs: Mapping[str, str] = field(default_factory=dict)
     # The plan's Helm charts: release name → `<chart>-<version>` (Helm's own spelling, `web-1.2.0`).
     charts: Mapping[str, str] = field(default_factory=dict)
+    # Each chart's inputs by release (`planner.provenance.recorded_charts`): version, values as given,
+    # keyed digests of its secret values; what the next `plan` compares a chart's values with.
+    chart_inputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     secret_data: bool = True
     complete: bool = True
 
@@ -136,6 +139,7 @@ class Generation:
             "changes": list(self.changes),
             "runs": dict(self.runs),
             "charts": dict(self.charts),
+            "chartInputs": dict(self.chart_inputs),
         }
 
     @classmethod
@@ -163,6 +167,9 @@ class Generation:
             changes=tuple(document.get("changes") or ()),
             runs={str(k): str(v) for k, v in (document.get("runs") or {}).items()},
             charts={str(k): str(v) for k, v in (document.get("charts") or {}).items()},
+            chart_inputs={
+                str(k): v for k, v in (document.get("chartInputs") or {}).items() if isinstance(v, dict)
+            },
         )
 
 

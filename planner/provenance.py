@@ -7,18 +7,29 @@ the scalars the entry declares whose value is the field's new value, of the same
 match, the one with the field's own key name wins (`replicas` for `.spec.replicas`); when that still
 leaves more than one, or none, the field gets no origin — a guess would mislead. Secret values are
 never traced (the plan keeps no scalar of them).
+
+A chart's values are traced at the chart instead (`with_chart_changes`): its values as given (with
+the file, line and column of each, `planner.plan.charted`) are compared leaf by leaf with those the
+applied generation recorded (`recorded_charts`), and each chart whose version or values changed is
+told with the objects it changed. Its secret values are recorded and compared only as digests keyed
+with the plan's digest key, so a change shows without anything that lets a value be guessed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
+import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from planner.changeset import Change, ChangeSet, FieldChange
-from planner.plan.model import Plan, Source
+from planner.changeset import Change, ChangeSet, ChartChange, FieldChange, ValueChange
+from planner.plan.charted import value_path
+from planner.plan.model import ChartRelease, Plan, Source
 from planner.render.plan_entries import entry_paths
 
 _ENTRY = re.compile(r"^[A-Za-z]+\[\d+\]")
@@ -90,3 +101,170 @@ def last_key(path: str) -> str:
     if path.endswith('"]'):
         return path[path.rfind('["') + 2 : -2]
     return _TRAILING_ITEMS.sub("", path).rsplit(".", 1)[-1]
+
+
+# --- charts: what changed in a chart's inputs since the applied generation ------------------------------
+
+_ABSENT = object()
+
+
+def recorded_charts(changeset: ChangeSet, plan: Plan, key: bytes | None) -> dict[str, dict[str, Any]]:
+    """The charts' inputs as a generation records them, by release: the version, the values as given
+    (`secretValues` left out), the objects it renders (so a later plan knows which of its deletes are
+    the chart's), and a digest of each secret value keyed with the plan's digest key (kept in its
+    ApplySet parent, never beside the record's digests), which tells a changed secret value and nothing
+    else: an unkeyed hash of a short value would let it be guessed. Without a key, no digests."""
+    return {
+        chart.name: {
+            "version": chart.version,
+            "values": dict(chart.values),
+            "objects": sorted(str(c.ref) for c in _members(changeset, plan, chart)),
+            **({"secretDigests": secret_digests(chart.secrets, key)} if key is not None else {}),
+        }
+        for chart in plan.charts
+    }
+
+
+def _members(changeset: ChangeSet, plan: Plan, chart: ChartRelease) -> list[Change]:
+    """The changes (no-ops too) of the objects the chart renders now."""
+    raws = plan.chart_members.get(f"chart/{chart.name}", ())
+    refs = {_ref_key(raw.object, changeset.namespace) for raw in raws}
+    return [
+        c
+        for c in changeset.changes
+        if c.desired is not None and _ref_key(c.desired, changeset.namespace) in refs
+    ]
+
+
+def secret_digests(secrets: Mapping[str, str], key: bytes) -> dict[str, str]:
+    """HMAC-SHA256 of each secret value under `key`, by value path (the path is in the message, so two
+    equal values at two paths do not show as equal)."""
+    return {
+        path: hmac.new(key, f"{path}\0{value}".encode(), hashlib.sha256).hexdigest()
+        for path, value in sorted(secrets.items())
+    }
+
+
+def value_changes(before: Any, after: Any, origins: Mapping[str, str], path: str = "") -> list[ValueChange]:
+    """Each value that differs between two values trees, leaf by leaf (maps by key, lists by index; a
+    key or item only one side has is added or removed whole), in the order of `after` then what it
+    dropped, with the origin of each new value from `origins` (by value path)."""
+    if _same(before, after):
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = [*after, *(key for key in before if key not in after)]
+        return [
+            change
+            for key in keys
+            for change in value_changes(
+                before.get(key, _ABSENT), after.get(key, _ABSENT), origins, value_path(path, key)
+            )
+        ]
+    if isinstance(before, list) and isinstance(after, list):
+        return [
+            change
+            for index in range(max(len(before), len(after)))
+            for change in value_changes(
+                before[index] if index < len(before) else _ABSENT,
+                after[index] if index < len(after) else _ABSENT,
+                origins,
+                value_path(path, index),
+            )
+        ]
+    return [
+        ValueChange(
+            path=path,
+            before=None if before is _ABSENT else before,
+            after=None if after is _ABSENT else after,
+            origin=origins.get(path) if after is not _ABSENT else None,
+        )
+    ]
+
+
+def _same(before: Any, after: Any) -> bool:
+    """Equal as YAML reads them: `1`, `1.0` and `true` are three values."""
+    if before is _ABSENT or after is _ABSENT:
+        return before is after
+    return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
+
+
+def secret_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[ValueChange]:
+    """Each secret value whose digest differs, was added or removed: only that it changed."""
+    return [
+        ValueChange(path=path, before=None, after=None, secret=True)
+        for path in sorted({*before, *after})
+        if before.get(path) != after.get(path)
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppliedCharts:
+    """The charts of the generation the cluster is at: `charts` (release → `<chart>-<version>`, always
+    recorded) and `inputs` (`recorded_charts`' form; empty in a generation recorded before it was)."""
+
+    charts: Mapping[str, str]
+    inputs: Mapping[str, Mapping[str, Any]]
+
+
+def with_chart_changes(
+    changeset: ChangeSet, plan: Plan, applied: AppliedCharts | None, key: bytes | None
+) -> ChangeSet:
+    """`changeset` with each chart whose version or values changed since the `applied` generation (none
+    before the first), and each chart of a generation that did not record values whose objects change,
+    listing the objects it changed; `key` digests its secret values as `recorded_charts` did."""
+    if applied is None or not plan.charts:
+        return changeset
+    found = []
+    for chart in plan.charts:
+        inputs = applied.inputs.get(chart.name) or {}
+        dropped = frozenset(inputs.get("objects") or ())  # those a delete here takes out of the chart
+        rendered = [c for c in _members(changeset, plan, chart) if c.action != "noop"]
+        deleted = [c for c in changeset.changes if c.action == "delete" and str(c.ref) in dropped]
+        changed = (*rendered, *deleted)
+        change = _chart_change(chart, applied, key, changed)
+        if (
+            change.version_before != change.version_after
+            or change.values
+            or (changed and not change.recorded)
+        ):
+            found.append(change)
+    return dataclasses.replace(changeset, charts=tuple(found))
+
+
+def _chart_change(
+    chart: ChartRelease, applied: AppliedCharts, key: bytes | None, changed: tuple[Change, ...]
+) -> ChartChange:
+    inputs = applied.inputs.get(chart.name)
+    if inputs is None:
+        spelled = applied.charts.get(chart.name)
+        before = spelled.removeprefix(f"{chart.chart_name}-") if spelled is not None else None
+        recorded = spelled is None  # a chart new in this plan has nothing to compare with
+        return ChartChange(
+            name=chart.name,
+            version_before=before,
+            version_after=chart.version,
+            recorded=recorded,
+            objects=changed,
+        )
+    values = value_changes(inputs.get("values") or {}, dict(chart.values), chart.origins)
+    old_digests = inputs.get("secretDigests")
+    if key is not None and isinstance(old_digests, dict):
+        values += secret_changes(old_digests, secret_digests(chart.secrets, key))
+    return ChartChange(
+        name=chart.name,
+        version_before=str(inputs.get("version")),
+        version_after=chart.version,
+        values=tuple(values),
+        objects=changed,
+    )
+
+
+def _ref_key(manifest: Mapping[str, Any] | None, namespace: str) -> tuple[str, str, str, str]:
+    """An object's identity with the plan's namespace for one that names none (as it is rendered)."""
+    metadata = (manifest or {}).get("metadata") or {}
+    return (
+        str((manifest or {}).get("apiVersion", "")).rpartition("/")[0],
+        str((manifest or {}).get("kind", "")),
+        str(metadata.get("namespace") or namespace),
+        str(metadata.get("name", "")),
+    )

@@ -28,6 +28,7 @@ from planner.app.planning import (
     PlanOptions,
     check_data_loss,
     execution_plan,
+    plan_digest_key,
 )
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
@@ -40,6 +41,7 @@ from planner.kube.client import KubeClient
 from planner.kube.informer import Informers
 from planner.live import existing_namespaces
 from planner.objects import Manifest, ObjectRef, ref_of
+from planner.provenance import recorded_charts
 from planner.state.applyset import (
     AppliedClosure,
     CurrentGeneration,
@@ -276,6 +278,9 @@ class Applier:
             charts=recorded.charts
             if recorded
             else {chart.name: f"{chart.chart_name}-{chart.version}" for chart in rendered.plan.charts},
+            chart_inputs=recorded.chart_inputs
+            if recorded
+            else recorded_charts(planned.changeset, rendered.plan, plan_digest_key(planned)),
         )
         made = record(
             writer,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from planner.app.selector import selected_plan
 from planner.app.target import Target
@@ -89,6 +90,9 @@ class Recording:
     who: Who
     rolled_back_from: int | None = None
     charts: Mapping[str, str] = field(default_factory=dict)  # release → `<chart>-<version>`
+    chart_inputs: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=dict
+    )  # `provenance.recorded_charts`
 
 
 def now() -> str:
@@ -201,6 +205,7 @@ def record(
         changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
         runs=runs,
         charts=recording.charts,
+        chart_inputs=recording.chart_inputs,
         secret_data=options.secret_data,
     )
     generation, encoded = fitted(generation)

@@ -35,22 +35,22 @@ from planner.errors import (
     PlanError,
     PlannerError,
 )
-from planner.generations import Generation, parent_with_runs, recorded_runs
+from planner.generations import Generation, generation_of, parent_with_runs, record_name, recorded_runs
 from planner.graph import ExecutionPlan, solve
-from planner.kinds import NAMESPACE, declared_kinds
+from planner.kinds import NAMESPACE, SECRET, declared_kinds
 from planner.kube.client import KubeClient
 from planner.kube.discovery import Kinds
-from planner.live import LiveState, read_live
+from planner.live import LiveState, get_or_none, read_live
 from planner.monitor.pool_members import PoolStatus, pool_status
 from planner.objects import FIELD_MANAGER, ObjectRef
 from planner.plan import LoadResult, Plan, Source, load_plans
-from planner.provenance import with_origins
+from planner.provenance import AppliedCharts, with_chart_changes, with_origins
 from planner.render import render
 from planner.savedplan import needs_key, saved_plan, write_saved_plans
 from planner.state.applyset import digest_key, parent_ref
 from planner.state.runlock import Holder, read_holder
 from planner.unready import with_unready
-from planner.writes import KubeWriter
+from planner.writes import KubeWriter, new_digest_key
 
 DEFAULT_APPLY_TIMEOUT = 300.0
 
@@ -299,12 +299,42 @@ def plan_rendered(
         )
         if restored:
             changeset = dataclasses.replace(changeset, unrecorded=changeset.unrecorded + restored)
+        if new_key is None and digest_key(live.parent) is None and _has_chart_secrets(each.plan):
+            new_key = new_digest_key()  # the parent write keeps it: the record's secret digests need it
         changeset = with_roll_reasons(dataclasses.replace(changeset, digest_key=new_key))
         changeset = with_origins(with_unready(changeset, time.time()), each.plan)
+        applied = applied_charts(client, changeset) if each.plan.charts else None
+        key = new_key or digest_key(live.parent)
+        changeset = with_chart_changes(changeset, each.plan, applied, key)
         if options.server_dry_run:
             changeset = server_dry_run(client, changeset)
         results.append(PlannedChanges(each, live, changeset))
     return results
+
+
+def _has_chart_secrets(plan: Plan) -> bool:
+    return any(chart.secrets for chart in plan.charts)
+
+
+def plan_digest_key(planned: PlannedChanges) -> bytes | None:
+    """The digest key the plan's parent holds once applied: its own, or the new one the apply writes."""
+    return planned.changeset.digest_key or digest_key(planned.live.parent)
+
+
+def applied_charts(client: KubeClient, changeset: ChangeSet) -> AppliedCharts | None:
+    """The charts of the generation the cluster is at, as its record keeps them; None when none is
+    recorded, or its record cannot be read (then no chart change is told: the object changes still are)."""
+    at = changeset.generation
+    if at is None:
+        return None
+    try:
+        secret = get_or_none(client, SECRET, changeset.namespace, record_name(changeset.plan, at.number))
+    except ForbiddenError:
+        return None
+    generation = generation_of(secret) if secret is not None else None
+    if generation is None:
+        return None
+    return AppliedCharts(charts=generation.charts, inputs=generation.chart_inputs)
 
 
 def checked_before_writing(client: KubeClient, rendered: Sequence[RenderedPlan]) -> list[RenderedPlan]:

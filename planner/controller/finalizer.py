@@ -12,7 +12,8 @@ import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 
-from planner.app.history import trim_generations
+from planner.app.history import current, read_generation, trim_generations
+from planner.app.planning import recorded_plan
 from planner.app.reconciling import ReconcileOptions
 from planner.app.rendering import RenderedPlan
 from planner.controller.planref import object_key, patch_plan, plan_path, source_name
@@ -78,6 +79,17 @@ def left_standing(rendered: RenderedPlan, *, allow_data_loss: bool) -> RenderedP
     Namespaces only (so they are kept)."""
     kept = tuple(m for m in rendered.manifests if m.get("kind") in KEPT_KINDS)
     return dataclasses.replace(rendered, manifests=() if allow_data_loss else kept, fixed=True)
+
+
+def last_applied(client: KubeClient, plan: str, namespace: str) -> RenderedPlan | None:
+    """What the Plan applied last, as its current generation recorded it, for a prune that cannot read
+    the Plan's source (an unsigned head, a fetch failing, the file gone): what stands in the cluster is
+    what that generation wrote. None when no generation is recorded."""
+    named = current(client, plan, namespace)
+    if named is None:
+        return None
+    generation = read_generation(client, plan, namespace, named.number)
+    return dataclasses.replace(recorded_plan(generation), recorded=None)  # a prune, not a rollback
 
 
 def trim_history(

@@ -123,12 +123,10 @@ def read_credentials(target: Target, namespace: str, source: GitSource) -> Crede
     """The credentials from the Secret `source.secretRef` names (none: no credentials): `username` and
     `password` for HTTP, `identity` and `known_hosts` for SSH; SourceError (CredentialsInvalid) when
     they cannot be read. Values are never shown."""
-    ssh = source.url.startswith("ssh://")
+    ssh = source.over_ssh
     if source.secret_name is None:
         if ssh:
-            raise SourceError(
-                CREDENTIALS_INVALID, "an ssh:// source needs a secretRef (identity, known_hosts)"
-            )
+            raise SourceError(CREDENTIALS_INVALID, "an SSH source needs a secretRef (identity, known_hosts)")
         return Credentials()
     where = f"Secret {source.secret_name!r} (source.git.secretRef) in namespace {namespace}"
     data = _read_secret(target, namespace, source.secret_name, where, CREDENTIALS_INVALID).get("data") or {}
@@ -140,9 +138,7 @@ def read_credentials(target: Target, namespace: str, source: GitSource) -> Crede
     if ssh:
         missing = [key for key in keys if not values[key]]
         if missing:
-            raise SourceError(
-                CREDENTIALS_INVALID, f"{where} has no key {', '.join(missing)} (an ssh:// source)"
-            )
+            raise SourceError(CREDENTIALS_INVALID, f"{where} has no key {', '.join(missing)} (an SSH source)")
         return Credentials(identity=values["identity"], known_hosts=values["known_hosts"])
     if not values["password"]:
         raise SourceError(CREDENTIALS_INVALID, f"{where} has no key 'password' (a token goes there)")

@@ -43,6 +43,7 @@ from planner.controller.finalizer import (
     FINALIZER,
     being_deleted,
     has_finalizer,
+    last_applied,
     left_standing,
     pruned_message,
     set_finalizer,
@@ -211,13 +212,7 @@ class PlanReconciler:
         try:
             if isinstance(target, str):
                 raise PlannerError(target)
-            source = git_source(plan)
-            loaded = (
-                load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys)
-                if source is None
-                else self._load_source(plan, source, target, unread_secrets, unread_keys)[1]
-            )
-            (rendered,) = render_loaded(loaded, namespace_of(plan))
+            rendered = self._rendered_for_prune(plan, target)
         except PlannerError as broken:
             message = f"cannot prune its objects: {broken} (remove the finalizer {FINALIZER} to leave them)"
             return self.prune_failed(plan, message, None)
@@ -238,6 +233,27 @@ class PlanReconciler:
         self.recorder.on_plan(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
         removed = set_finalizer(self.client, plan, present=False, notice=self.notice)
         return Reconciled(None, retry=not removed, outcome=outcome)
+
+    def _rendered_for_prune(self, plan: Manifest, target: Target) -> RenderedPlan:
+        """The plan whose PVCs and Namespaces the prune keeps: the Plan's own, or its source's now; else,
+        when the source cannot be read or is refused, the generation it applied last."""
+        source = git_source(plan)
+        if source is None:
+            loaded = load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys)
+        else:
+            try:
+                loaded = self._load_source(plan, source, target, unread_secrets, unread_keys)[1]
+            except SourceError as failed:
+                name, namespace = str(metadata_of(plan).get("name", "")), namespace_of(plan)
+                recorded = last_applied(target.client, name, namespace)
+                if recorded is None:
+                    raise PlannerError(f"{failed}; and no generation of it is recorded to prune by") from None
+                self.notice(
+                    f"{source_name(object_key(plan))}: {failed}; pruned by the generation it applied last"
+                )
+                return recorded
+        (rendered,) = render_loaded(loaded, namespace_of(plan))
+        return rendered
 
     def acting_as(self, plan: Manifest) -> Target | str:
         """The target every request for this Plan goes through: as its ServiceAccount (its own, else the

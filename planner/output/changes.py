@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from planner.changeset import ChartChange, ValueChange
 from planner.dataloss import destroys_data, losses, needs_consent, refused
 from planner.diff import Change, ChangeSet, FieldChange
 from planner.kinds import SECRET
@@ -166,3 +167,38 @@ def generation_line(changeset: ChangeSet) -> str | None:
         return None
     result = f" ({at.result})" if at.result else ""
     return f"cluster is at generation {at.number} of plan {changeset.plan}{result}"
+
+
+NOT_RECORDED = "values of the applied generation not recorded"
+
+
+def chart_headline(chart: ChartChange) -> str:
+    """`chart/web: version 1.0.0 → 1.1.0`, `chart/web: values changed`, `chart/web: added (version 1.0.0)`,
+    or, for a generation that recorded no values, that they were not."""
+    if chart.version_before is None:
+        return f"{chart.handle}: added (version {chart.version_after})"
+    if chart.version_before != chart.version_after:
+        return f"{chart.handle}: version {chart.version_before} → {chart.version_after}"
+    return f"{chart.handle}: {'values changed' if chart.values else NOT_RECORDED}"
+
+
+def chart_details(chart: ChartChange) -> list[str]:
+    """What a chart's headline leaves out: a line per changed value (a secret one says only that it
+    changed), whether the applied generation recorded values (when the headline does not say)."""
+    found = [value_line(value) for value in chart.values]
+    if not chart.recorded and not chart_headline(chart).endswith(NOT_RECORDED):
+        found.append(NOT_RECORDED)
+    return found
+
+
+def value_line(value: ValueChange) -> str:
+    """`values .replicaCount: 1 → 3 (from envs/prod.yaml:12:7)`; `secretValues .auth.password: changed`."""
+    if value.secret:
+        return f"secretValues {value.path}: changed (value not shown)"
+    origin = f" (from {value.origin})" if value.origin else ""
+    return f"values {value.path}: {_value(value.before)} → {_value(value.after)}{origin}"
+
+
+def chart_objects(chart: ChartChange) -> str:
+    """`changes 2 objects`: how many of the objects the chart renders the plan changes."""
+    return f"changes {objects(len(chart.objects))}" if chart.objects else "changes no object"

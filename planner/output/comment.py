@@ -46,6 +46,9 @@ from planner.output.changes import (
     DESTROYS_DATA,
     SYMBOLS,
     VERBS,
+    chart_details,
+    chart_headline,
+    chart_objects,
     data_loss_consent,
     field_line,
     generation_line,
@@ -124,7 +127,30 @@ class _Plan:
         heading = f"### planner plan `{changeset.plan}` (namespace `{changeset.namespace}`)"
         at = generation_line(changeset)
         generation = ("", f"*{at}*") if at else ()
-        return (heading, *generation, "", f"**{summary_line(changeset)}**", *self.pool_lines)
+        return (
+            heading,
+            *generation,
+            "",
+            f"**{summary_line(changeset)}**",
+            *self.pool_lines,
+            *self.chart_lines,
+        )
+
+    @property
+    def chart_lines(self) -> Lines:
+        """A list item per chart whose inputs changed, its changed values nested, and the objects it
+        changed."""
+        charts = self.changeset.charts
+        if not charts:
+            return ()
+        lines = ["", "**Charts whose inputs changed:**", ""]
+        for chart in charts:
+            changed = ", ".join(f"`{c.ref}`" for c in chart.objects)
+            lines.append(
+                f"- {_code(chart_headline(chart))}; {chart_objects(chart)}{': ' if changed else ''}{changed}"
+            )
+            lines += [f"  - {_code(line)}" for line in chart_details(chart)]
+        return tuple(lines)
 
     @property
     def pool_lines(self) -> Lines:
@@ -194,6 +220,13 @@ def _details(change: Change) -> Lines:
         f"{SYMBOLS[change.action]} {change.ref}",
         *(f"    {field_line(change, f)}" for f in change.fields),
     )
+
+
+def _code(text: str) -> str:
+    """`text` as inline code, delimited by more backticks than any run in it."""
+    fence = "`" * (_backtick_run([text]) + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
 
 
 def _folded(summary: str, lines: Sequence[str], info: str) -> Lines:

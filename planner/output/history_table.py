@@ -147,6 +147,11 @@ def generation_json(generation: Generation) -> str:
     document["closure"] = [mask_manifest(m) for m in generation.closure]
     document["hashes"] = _masked_hashes(generation.hashes)
     document.pop("runs", None)
+    # Keyed digests of secret chart values: of no use to a reader, so not printed where logs keep them.
+    document["chartInputs"] = {
+        release: {key: value for key, value in inputs.items() if key != "secretDigests"}
+        for release, inputs in generation.chart_inputs.items()
+    }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

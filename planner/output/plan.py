@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from planner.changeset import ValueChange
 from planner.dataloss import destroys_data, losses
 from planner.diff import Change, ChangeSet
 from planner.kinds import SECRET
@@ -31,6 +32,9 @@ from planner.output.changes import (
     DESTROYS_DATA,
     SYMBOLS,
     cause_counts,
+    chart_details,
+    chart_headline,
+    chart_objects,
     counts,
     data_loss_consent,
     field_line,
@@ -63,6 +67,8 @@ def to_text(changeset: ChangeSet, *, colour: bool = False, pools: Sequence[PoolS
     console.print(f"Plan {changeset.plan} (namespace {changeset.namespace})", markup=False)
     if at := generation_line(changeset):
         console.print(f"  {at}", markup=False)
+    for line in _chart_lines(changeset):
+        console.print(line, markup=False)
     if consent := data_loss_consent([changeset]):
         lost = objects(len(losses(changeset)))
         warning = f"this plan destroys data ({lost} marked {DESTROYS_DATA} below); {consent}"
@@ -79,6 +85,40 @@ def to_text(changeset: ChangeSet, *, colour: bool = False, pools: Sequence[PoolS
     for pool in pools:
         console.print(pool_line(pool), markup=False)
     return buffer.getvalue()
+
+
+def _chart_lines(changeset: ChangeSet) -> Iterator[str]:
+    """Each chart whose inputs changed, what changed, and the objects it changed."""
+    for chart in changeset.charts:
+        yield f"  {chart_headline(chart)}"
+        yield from (f"      {line}" for line in chart_details(chart))
+        yield f"      {chart_objects(chart)}{':' if chart.objects else ''}"
+        yield from (f"        {SYMBOLS[c.action]} {c.ref}" for c in chart.objects)
+
+
+def _charts_json(changeset: ChangeSet) -> list[dict[str, Any]]:
+    return [
+        {
+            "chart": chart.handle,
+            "version": {"before": chart.version_before, "after": chart.version_after},
+            "recorded": chart.recorded,
+            "values": [_value_json(value) for value in chart.values],
+            "objects": [str(change.ref) for change in chart.objects],
+            "message": chart_headline(chart),
+        }
+        for chart in changeset.charts
+    ]
+
+
+def _value_json(value: ValueChange) -> dict[str, Any]:
+    if value.secret:
+        return {"path": value.path, "before": MASK, "after": MASK, "secret": True}
+    return {
+        "path": value.path,
+        "before": value.before,
+        "after": value.after,
+        **({"origin": value.origin} if value.origin else {}),
+    }
 
 
 def _unattached_conflicts(changeset: ChangeSet) -> list[str]:
@@ -139,7 +179,7 @@ def planned_records(
     summary |= counts(changeset) | cause_counts(changeset) | {"unready": len(changeset.unready)}
     summary |= {"conflicts": list(changeset.conflicts)}
     summary |= {"destroys_data": len(losses(changeset)), "allow_data_loss": changeset.allow_data_loss}
-    summary |= {"warmPools": [pool_record(pool) for pool in pools]}
+    summary |= {"warmPools": [pool_record(pool) for pool in pools], "charts": _charts_json(changeset)}
     records.append(summary | {"message": summary_line(changeset)})
     return records
 

@@ -41,10 +41,12 @@ cache.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -72,7 +74,7 @@ from planner.plan.model import ChartRelease
 from planner.plan.oci_registry import fetch_oci_chart, is_oci
 from planner.plan.raw import Node, root
 from planner.plan.raw_manifests import DEPENDS_ON, leaves
-from planner.plan.source import ParsedFile, parse_documents
+from planner.plan.source import ParsedFile, child_path, parse_documents
 
 CHARTS = "charts"
 SECRET_VALUES = "secretValues"
@@ -81,6 +83,7 @@ TESTS = frozenset({"test", "test-success", "test-failure"})
 DELETE_POLICIES = frozenset({"before-hook-creation", "hook-succeeded", "hook-failed"})
 HOOK_SUCCEEDED = "hook-succeeded"
 AFTER_RUN_POLICIES = frozenset({HOOK_SUCCEEDED, "hook-failed"})
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _SEPARATOR = re.compile(r"(?:^|\s*\n)---\s*")  # Helm's own (releaseutil.SplitManifests)
 
 
@@ -190,12 +193,13 @@ def _one_chart(
     )
     if isinstance(path, Diagnostic):
         return [path]
-    values = _values(parsed, item, base, real_root)
-    if isinstance(values, Diagnostic):
-        return [values]
+    given = _values(parsed, item, base, real_root)
+    if isinstance(given, Diagnostic):
+        return [given]
+    plain, origins = given
     secret_values = item.child(SECRET_VALUES)
-    if secret_values is not None:
-        values = _merge(values, _resolved_tree(secret_values, secrets))
+    hidden = _resolved_tree(secret_values, secrets) if secret_values is not None else {}
+    values = _merge(plain, hidden)
     namespace = item.text("namespace") or plan_namespace
     rendered = render_chart(path, release=name, namespace=namespace, values=values, capabilities=capabilities)
     if isinstance(rendered, ChartFailure):
@@ -211,7 +215,14 @@ def _one_chart(
                 "expects: change `version` to upgrade (or downgrade) it",
             )
         ]
-    return _documents(parsed, item, rendered, namespace if namespace != plan_namespace else None)
+    found = _documents(parsed, item, rendered, namespace if namespace != plan_namespace else None)
+    if isinstance(found, list):
+        return found
+    documents, release, warnings = found
+    release = dataclasses.replace(
+        release, values=plain, origins=origins, secrets=dict(value_leaves(hidden)) if hidden else {}
+    )
+    return documents, release, warnings
 
 
 def _credentials(item: Node, secrets: Mapping[str, str]) -> Credentials | Literal[False] | None:
@@ -431,25 +442,81 @@ def _place(objects: list[dict[str, Any]], namespace: str) -> None:
             metadata["namespace"] = namespace
 
 
-def _values(parsed: ParsedFile, item: Node, base: Path, real_root: Path) -> dict[str, Any] | Diagnostic:
-    """`valuesFiles` in order, then `values`, merged as Helm merges `-f` files."""
+def _values(
+    parsed: ParsedFile, item: Node, base: Path, real_root: Path
+) -> tuple[dict[str, Any], dict[str, str]] | Diagnostic:
+    """`valuesFiles` in order, then `values`, merged as Helm merges `-f` files; and the `file:line:column`
+    that set each value, by value path (a later file's, or `values`, wins as its value does)."""
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for path, written in item.strings("valuesFiles"):
-        problem = _confined(base / written, written, real_root, "values file")
-        text = read_text(base / written, what="values file") if problem is None else None
-        if isinstance(text, Diagnostic):
-            problem = f"{written!r}: {text.message}"
-        if problem is not None or text is None:
-            return parsed.diagnostic(path, problem or "unreadable")
-        try:
-            data = YAML(typ="safe").load(text)
-        except YAMLError as error:
-            return parsed.diagnostic(path, f"{written!r} is not YAML: {error}".replace("\n", " "))
-        if data is not None and not isinstance(data, dict):
-            return parsed.diagnostic(path, f"{written!r} holds no mapping of values")
-        merged = _merge(merged, data or {})
+        read = _values_file(base, written, real_root)
+        if isinstance(read, str):
+            return parsed.diagnostic(path, read)
+        merged, origins = _merge(merged, read[0]), origins | read[1]
     values = item.data.get("values")
-    return _merge(merged, values) if isinstance(values, dict) else merged
+    if not isinstance(values, dict):
+        return merged, origins
+    return _merge(merged, values), origins | _origins(parsed, values, "", item.at("values"))
+
+
+def _values_file(base: Path, written: str, real_root: Path) -> tuple[dict[str, Any], dict[str, str]] | str:
+    """A values file's values and where each is written, or what is wrong with it."""
+    problem = _confined(base / written, written, real_root, "values file")
+    if problem is not None:
+        return problem
+    text = read_text(base / written, what="values file")
+    if isinstance(text, Diagnostic):
+        return f"{written!r}: {text.message}"
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as error:
+        return f"{written!r} is not YAML: {error}".replace("\n", " ")
+    if data is not None and not isinstance(data, dict):
+        return f"{written!r} holds no mapping of values"
+    return data or {}, _file_origins(os.path.normpath(base / written), text)
+
+
+def value_path(parent: str, key: object) -> str:
+    """A value's path as `plan` names it: `.controller.replicaCount`, `.tolerations[0]`, `["a.b"]`."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    text = str(key)
+    return f"{parent}.{text}" if _PLAIN_KEY.fullmatch(text) else f"{parent}[{json.dumps(text)}]"
+
+
+def value_leaves(values: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(value path, scalar) of every leaf of a values tree; an empty map or list is a leaf of its own."""
+    if isinstance(values, dict) and values:
+        for key, value in values.items():
+            yield from value_leaves(value, value_path(path, key))
+    elif isinstance(values, list) and values:
+        for index, value in enumerate(values):
+            yield from value_leaves(value, value_path(path, index))
+    else:
+        yield path, values
+
+
+def _file_origins(name: str, text: str) -> dict[str, str]:
+    """Where each value of a values file is written (none when it does not parse as a plan file would:
+    Helm's reading of it decides what it holds)."""
+    parsed = parse_documents(name, text)
+    if isinstance(parsed, Diagnostic) or not parsed.data or not isinstance(parsed.data[0], dict):
+        return {}
+    return _origins(parsed, parsed.data[0], "", "[0]")
+
+
+def _origins(parsed: ParsedFile, values: Any, path: str, at: str) -> dict[str, str]:
+    """`file:line:column` of every node of a values tree by value path (`path`); `at` is the node's
+    path in `parsed`."""
+    where = parsed.position(at)
+    found = {path: f"{parsed.file_of(where)}:{where.line}:{where.column}"} if path else {}
+    children: Iterable[tuple[Any, Any]] = (
+        values.items() if isinstance(values, dict) else enumerate(values) if isinstance(values, list) else ()
+    )
+    for key, value in children:
+        found |= _origins(parsed, value, value_path(path, key), child_path(at, key))
+    return found
 
 
 def _resolved_tree(tree: Node, secrets: Mapping[str, str]) -> dict[str, Any]:

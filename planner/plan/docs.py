@@ -288,6 +288,24 @@ workloads:
         auth:
           password: {valueFrom: {env: DB_PASSWORD}}
   ```
+- Values with provenance: `plan` compares a chart's version, values (`valuesFiles`, then `values`) and
+  secret values with what the generation the cluster is at recorded, and shows each chart whose inputs
+  changed before the object changes, with the file, line and column that set each new value (the
+  plan, an environment file of a composed plan, or a values file) and the objects it changed:
+
+  ```
+    chart/web: version 1.2.0 → 1.3.0
+        values .replicaCount: 1 → 3 (from plans/envs/prod.yaml:12:7)
+        secretValues .auth.password: changed (value not shown)
+        changes 2 objects:
+          ~ deployment/shop/web
+          ~ configmap/shop/web-settings
+  ```
+
+  A generation keeps a chart's `values` as given, and of `secretValues` only a digest of each leaf
+  keyed with the plan's digest key (HMAC-SHA256, the key kept in the plan's ApplySet parent), which
+  tells that a secret value changed and nothing else. With `imports`, `charts` merge by `name` and a
+  chart's `values` key by key, so an environment sets its own values over a base's chart.
 - A chart that does not render (a `required` value missing, a template error) is a plan error at its
   entry with Helm's message, before anything is read from or written to the cluster.
 - The chart and the values files are relative to the plan file and may not leave the repository;

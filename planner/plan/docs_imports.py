@@ -45,7 +45,8 @@ The merged plan has one workload, `web`, with image `nginx:1.27` (from base.yaml
   for one plan. A fragment's own `manifestFiles` and `valueFrom.file` are relative to the fragment.
 - **Mappings** merge key by key (`env`, `labels`, `metadata`, a workload itself).
 - **Lists of named things** merge entry by entry: `workloads`, `sandboxes`, `warmPools`, `configMaps`,
-  `secrets`, `volumeClaims` and a workload's `sidecars` and `initContainers` by `name`; `manifests` by
+  `secrets`, `volumeClaims`, `charts` (a chart's `values` merge key by key, as an environment sets its
+  own over a base) and a workload's `sidecars` and `initContainers` by `name`; `manifests` by
   apiVersion, kind, `metadata.namespace` and `metadata.name`. Inherited entries keep their order; new
   ones follow them. **Every other list** (`command`, `volumes`, `dependsOn`, `imports`…) **and every
   scalar is replaced** as a whole.

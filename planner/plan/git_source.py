@@ -52,6 +52,17 @@ class GitSource:
     interval: float = DEFAULT_INTERVAL
     verify_secret: str | None = None  # `verify.secretRef`: only commits signed by its keys are applied
 
+    @property
+    def over_ssh(self) -> bool:
+        """`ssh://…`, or Git's scp-like `[user@]host:path` (`git@github.com:acme/deploy.git`)."""
+        return self.url.startswith("ssh://") or scp_like(self.url)
+
+
+def scp_like(url: str) -> bool:
+    """Git's short SSH form `[user@]host:path`: no scheme, and a `:` before any `/`."""
+    head, colon, path = url.partition(":")
+    return bool(colon) and bool(head) and "/" not in head and not path.startswith("//")
+
 
 def git_source(plan: Mapping[str, Any]) -> GitSource | None:
     """The Plan object's Git source, or None when it holds its plan inline."""

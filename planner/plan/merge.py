@@ -5,7 +5,8 @@ The rules (docs/plan-format.md, "Imports", tells them with examples):
 
 - Mappings merge key by key.
 - Lists of named things merge entry by entry: `workloads`, `sandboxes`, `warmPools`, `configMaps`,
-  `secrets`, `volumeClaims` and a workload's `sidecars` and `initContainers` by `name`; `manifests` by
+  `secrets`, `volumeClaims`, `charts` (a chart's `values` merge key by key, as an environment sets its
+  own over a base) and a workload's `sidecars` and `initContainers` by `name`; `manifests` by
   apiVersion, kind, `metadata.namespace` and `metadata.name`. An inherited entry keeps its place, a new
   one comes after the inherited ones. Every other list, and every scalar, is replaced as a whole.
 - The importing file wins over everything it imports.
@@ -41,6 +42,7 @@ NAMED_BY_NAME = frozenset(
         "configMaps",
         "secrets",
         "volumeClaims",
+        "charts",
         "workloads[].sidecars",
         "workloads[].initContainers",
     }

@@ -292,6 +292,13 @@ class ChartRelease:
     chart: str
     chart_name: str
     version: str
+    # Its values as given (`valuesFiles`, then `values`), `secretValues` left out; `origins` holds the
+    # `file:line:column` that set each of them, by value path (`.controller.replicaCount`).
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # Each resolved `secretValues` leaf by value path: what tells a changed secret value (through a keyed
+    # digest, `planner.provenance.secret_digests`); never shown, never recorded as it is.
+    secrets: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)

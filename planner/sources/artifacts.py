@@ -6,7 +6,8 @@ answers from it until the interval has passed (a failure is kept as long, so a t
 unreachable server make one attempt per interval, not a thousand). A per-entry lock makes the Plans
 that ask at once wait for the one fetch in flight. `due` names the entries whose interval has passed;
 `refresh` fetches one again and says whether its outcome changed, so the caller queues the Plans that
-use it (`users_of`). Credentials are keyed by a digest and never shown.
+use it (`users_of`). Credentials are keyed by a digest and never shown. An entry no Plan uses any more
+(deleted, or moved to other credentials or another ref) is dropped with its files.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from planner.errors import SourceError
-from planner.plan.git_source import GitSource
+from planner.plan.git_source import GitSource, scp_like
 from planner.sources.gitfetch import Checkout, Credentials, fetch
 
 _KEY = secrets.token_bytes(32)  # keyed per process: a key seen (a directory's name) cannot test a guess
@@ -44,6 +46,9 @@ def same_repository(url: str, other: str) -> bool:
 
 
 def _bare(url: str) -> str:
+    if scp_like(url):  # `git@host:acme/deploy.git` is `ssh://git@host/acme/deploy.git`
+        host, _, path = url.rsplit("@", 1)[-1].partition(":")
+        return f"{host.lower()}/{path.strip('/').removesuffix('.git')}"
     rest = url.split("://", 1)[-1].rsplit("@", 1)[-1] if "://" in url else url
     host, _, path = rest.partition("/")
     return f"{host.lower()}/{path.rstrip('/').removesuffix('.git')}"
@@ -85,12 +90,11 @@ class SourceCache:
         """The checkout `source` gives now, fetched when the entry has none younger than its interval
         (or `refresh`); `user` (a Plan's key) is recorded as using it. Raises its SourceError."""
         key = source_key(source, credentials)
-        entry = self._entry(key, source, credentials)
         with self._mutex:
-            before = self._users.get(user)
+            entry = self._entry(key, source, credentials)
             self._users[user] = key
-            if before is not None and before != key and before not in self._users.values():
-                self._entries.pop(before, None)  # its last Plan moved to another source
+            unused = self._unused()  # its last Plan moved to another source (new credentials, a ref)
+        self._remove(unused)
         with entry.lock:
             outcome = entry.outcome
             if refresh or outcome is None or self.clock() - outcome.at >= self._interval(entry):
@@ -101,11 +105,34 @@ class SourceCache:
         return outcome.checkout
 
     def release(self, user: str) -> None:
-        """`user` no longer uses a source; an entry nobody uses is dropped."""
+        """`user` no longer uses a source; an entry nobody uses is dropped, its files with it."""
         with self._mutex:
             self._users.pop(user, None)
-            for key in set(self._entries) - set(self._users.values()):
-                del self._entries[key]
+            unused = self._unused()
+        self._remove(unused)
+
+    def _unused(self) -> dict[str, _Entry]:
+        """Take out the entries no Plan uses (the caller holds the mutex)."""
+        return {key: self._entries.pop(key) for key in set(self._entries) - set(self._users.values())}
+
+    def _remove(self, unused: Mapping[str, _Entry]) -> None:
+        """Delete dropped entries' repositories and checkouts, each once a fetch of it in flight ends."""
+        for key, entry in unused.items():
+            with entry.lock:
+                trash = self._set_aside(key)
+            if trash is not None:
+                shutil.rmtree(trash, ignore_errors=True)
+
+    def _set_aside(self, key: str) -> Path | None:
+        """Move a dropped entry's directory out of the way; not when a Plan has asked for the same
+        source again since (its new entry fetches there)."""
+        directory = self.root / key
+        with self._mutex:
+            if key in self._entries or not directory.exists():
+                return None
+            trash = self.root / f".removed-{key}-{secrets.token_hex(4)}"
+            directory.rename(trash)
+            return trash
 
     def users_of(self, key: str) -> list[str]:
         with self._mutex:
@@ -139,13 +166,13 @@ class SourceCache:
         return _said(before) != _said(after)
 
     def _entry(self, key: str, source: GitSource, credentials: Credentials) -> _Entry:
-        with self._mutex:
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._entries[key] = _Entry(source, credentials)
-            elif source.interval < entry.source.interval:  # the shortest interval any Plan asks
-                entry.source = replace(entry.source, interval=source.interval)
-            return entry
+        """The entry for `key`, made when new (the caller holds the mutex)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry(source, credentials)
+        elif source.interval < entry.source.interval:  # the shortest interval any Plan asks
+            entry.source = replace(entry.source, interval=source.interval)
+        return entry
 
     def _fetch(self, key: str, entry: _Entry) -> Outcome:
         with self._mutex:

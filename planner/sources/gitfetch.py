@@ -113,7 +113,7 @@ def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[W
         return [] if wanted_id in repo.object_store else [wanted_id]
 
     try:
-        with _ssh_command(source.url, credentials) as ssh_command:
+        with _ssh_command(source, credentials) as ssh_command:
             client, path = get_transport_and_path(
                 source.url,
                 config=config,
@@ -150,10 +150,10 @@ def _fetched(source: GitSource, credentials: Credentials, repo: Repo) -> tuple[W
 
 
 @contextmanager
-def _ssh_command(url: str, credentials: Credentials) -> Iterator[str | None]:
-    """For an ssh:// URL, the ssh command dulwich runs: the Secret's key and known hosts only, written
+def _ssh_command(source: GitSource, credentials: Credentials) -> Iterator[str | None]:
+    """For an SSH URL, the ssh command dulwich runs: the Secret's key and known hosts only, written
     to a directory only this process may read, deleted after the fetch. None for other URLs."""
-    if not url.startswith("ssh://"):
+    if not source.over_ssh:
         yield None
         return
     private = Path(tempfile.mkdtemp(prefix="planner-ssh-"))

@@ -8,15 +8,19 @@ version. Everything is checked through kubectl.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
 from planner.slim.cluster import ClusterHandle, running_cluster
 from tests.e2e.conftest import Runner, write_plan
+from tests.paths import REPO
 
 CHART = Path(__file__).parent.parent / "data" / "charts" / "web"
 
@@ -259,3 +263,155 @@ def test_a_charts_secret_values_reach_the_chart_but_no_output_or_recorded_plan(
     data = get_json(kubectl, "secret", "db-auth", "-n", namespace)["data"]
     decoded = {key: base64.b64decode(value).decode() for key, value in data.items()}  # type: ignore[union-attr]
     assert decoded == {"password": "literal-pw-1234", "token": "env-token-5678"}
+
+
+ENVIRONMENT_BASE = """\
+charts:
+  - name: web
+    chart: ../charts/web
+    version: 1.0.0
+    skipTests: true
+    valuesFiles: [../values/web.yaml]
+    values: {replicaCount: 1}
+"""
+
+
+RENDERED_WITHOUT_CRD = [
+    ("configmap", "web-settings"),
+    ("deployment", "web"),
+    ("job", "web-migrate"),
+    ("service", "web"),
+]
+
+
+def copy_without_crd(destination: Path) -> None:
+    """The web chart without its CRD and custom resource: a cluster-scoped CRD is one per cluster, and
+    other tests of the module's cluster apply it from plans of their own."""
+    shutil.copytree(CHART, destination)
+    shutil.rmtree(destination / "crds")
+    (destination / "templates" / "gizmo.yaml").unlink()
+
+
+def environment_plan(namespace: str, replicas: int) -> str:
+    return (
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: valued, namespace: {namespace}}}\n"
+        "imports: [base.yaml]\n"
+        "charts:\n"
+        "  - name: web\n"
+        "    values:\n"
+        f"      replicaCount: {replicas}\n"
+        "    secretValues:\n"
+        "      auth: {password: {valueFrom: {env: WEB_PASSWORD}}}\n"
+    )
+
+
+def recorded_generation(kubectl: Runner, namespace: str, name: str) -> dict[str, Any]:
+    """A generation record as the cluster holds it, decoded by hand (base64 of gzip of JSON)."""
+    record = get_json(kubectl, "secret", name, "-n", namespace)
+    encoded = record["data"]["generation"]  # type: ignore[index]
+    document: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(encoded)))
+    return document
+
+
+def test_a_chart_value_changed_in_an_environment_file_shows_in_plan_with_its_origin_and_objects(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    check_chart_values(planner, kubectl, namespace, tmp_path)
+
+
+def check_chart_values(planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path) -> None:
+    """Apply, then change a value in an environment file, one in a values file and a secret value: `plan`
+    in its three formats shows each with its origin (the secret only as changed) and the chart's changed
+    objects (the real tier runs it too)."""
+    (tmp_path / ".git").mkdir()
+    copy_without_crd(tmp_path / "charts" / "web")
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "web.yaml").write_text("greeting: hello\n")
+    (tmp_path / "envs").mkdir()
+    write_plan(tmp_path / "envs", ENVIRONMENT_BASE, name="base.yaml")
+    write_plan(tmp_path / "envs", environment_plan(namespace, 1), name="prod.yaml")
+    first = {"WEB_PASSWORD": "first-pw-1234"}
+    applied = planner("apply", "envs/prod.yaml", "--timeout", "60s", cwd=tmp_path, env=first)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    record = recorded_generation(kubectl, namespace, "planner.valued.g1")
+    assert record["chartInputs"]["web"]["version"] == "1.0.0"
+    assert record["chartInputs"]["web"]["values"] == {"greeting": "hello", "replicaCount": 1}
+    assert list(record["chartInputs"]["web"]["secretDigests"]) == [".auth.password"]
+    assert "first-pw-1234" not in json.dumps(record)
+    shown = planner("history", "valued", "-n", namespace, "--show", "1", "-o", "json")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert json.loads(shown.stdout)["chartInputs"]["web"] == {
+        "version": "1.0.0",
+        "values": {"greeting": "hello", "replicaCount": 1},
+        "objects": [f"{kind}/{namespace}/{name}" for kind, name in RENDERED_WITHOUT_CRD],
+    }  # the digests stay in the record: printed, they could only end up in a log
+
+    write_plan(tmp_path / "envs", environment_plan(namespace, 3), name="prod.yaml")
+    (tmp_path / "values" / "web.yaml").write_text("greeting: salut\n")
+    second = {"WEB_PASSWORD": "second-pw-5678"}
+    text, markdown, lines = (
+        planner("plan", "envs/prod.yaml", *output, cwd=tmp_path, env=second)
+        for output in ((), ("-o", "markdown"), ("-o", "json"))
+    )
+    for result in (text, markdown, lines):
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "first-pw-1234" not in result.stdout + result.stderr
+        assert "second-pw-5678" not in result.stdout + result.stderr
+    greeting = 'values .greeting: "hello" → "salut" (from values/web.yaml:1:11)'
+    replicas = "values .replicaCount: 1 → 3 (from envs/prod.yaml:8:21)"
+    secret = "secretValues .auth.password: changed (value not shown)"
+    changed = [f"configmap/{namespace}/web-settings", f"deployment/{namespace}/web"]
+    assert (
+        "  chart/web: values changed\n"
+        f"      {greeting}\n      {replicas}\n      {secret}\n"
+        "      changes 2 objects:\n" + "".join(f"        ~ {ref}\n" for ref in changed)
+    ) in text.stdout
+    assert (
+        f"- `chart/web: values changed`; changes 2 objects: {', '.join(f'`{ref}`' for ref in changed)}\n"
+        f"  - `{greeting}`\n  - `{replicas}`\n  - `{secret}`\n"
+    ) in markdown.stdout
+    schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    for each in records:
+        jsonschema.validate(each, schema)
+    (chart,) = records[-1]["charts"]
+    assert chart["values"] == [
+        {"path": ".greeting", "before": "hello", "after": "salut", "origin": "values/web.yaml:1:11"},
+        {"path": ".replicaCount", "before": 1, "after": 3, "origin": "envs/prod.yaml:8:21"},
+        {"path": ".auth.password", "before": "***", "after": "***", "secret": True},
+    ]
+    assert chart["objects"] == changed
+    deployment = get_json(kubectl, "deployment", "web", "-n", namespace)
+    assert deployment["spec"]["replicas"] == 1  # type: ignore[index]  # plan wrote nothing
+
+
+def test_a_generation_recorded_without_chart_values_still_shows_the_version_change_and_its_objects(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    copy_without_crd(tmp_path / "charts" / "web")
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+    applied = planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    # As an earlier planner recorded it: no `chartInputs` (written back through kubectl, by hand).
+    record = get_json(kubectl, "secret", "planner.charted.g1", "-n", namespace)
+    document = recorded_generation(kubectl, namespace, "planner.charted.g1")
+    del document["chartInputs"]
+    packed = gzip.compress(json.dumps(document).encode(), mtime=0)
+    record["data"] = {"generation": base64.b64encode(packed).decode()}
+    replaced = kubectl("replace", "-f", "-", stdin=json.dumps(record))
+    assert replaced.returncode == 0, replaced.stderr
+
+    upgrade_chart(tmp_path / "charts" / "web")
+    write_plan(tmp_path, plan_text(namespace, "1.1.0"))
+    text = planner("plan", str(plan))
+    assert text.returncode == 0, text.stdout + text.stderr
+    lines = text.stdout.splitlines()
+    at = lines.index("  chart/web: version 1.0.0 → 1.1.0")
+    assert lines[at + 1 : at + 5] == [
+        "      values of the applied generation not recorded",
+        "      changes 2 objects:",
+        f"        ~ configmap/{namespace}/web-settings",
+        f"        ~ deployment/{namespace}/web",
+    ]  # the Service it prunes is not known as the chart's: that generation recorded no chart objects
+    assert f"  - delete service/{namespace}/web (no longer in the plan)" in lines

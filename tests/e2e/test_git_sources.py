@@ -234,6 +234,12 @@ def test_with_verify_a_signed_commit_is_applied_and_an_unsigned_one_pushed_on_to
     assert plan["status"]["lastAppliedRevision"] == f"main@sha1:{signed}"  # type: ignore[index]
     assert replicas(kubectl, namespace) == 1
 
+    # Deleted while its head is refused: pruned by the generation it applied last, not held for ever.
+    deleted = kubectl("delete", "plan", "shop", "-n", namespace, "--timeout=60s")
+    assert deleted.returncode == 0, deleted.stderr
+    assert kubectl("get", "deployment", "web", "-n", namespace).returncode != 0
+    assert kubectl("get", "configmap", "settings", "-n", namespace).returncode != 0
+
 
 def post_hook(address: str, name: str, body: bytes, headers: dict[str, str]) -> int:
     request = urllib.request.Request(

@@ -120,3 +120,32 @@ def test_a_multi_tenant_controller_needs_only_its_own_role_on_a_real_api_server(
     }
     assert writes <= {"plans", "events", "leases"}, writes
     assert impersonated(cluster, user, controller_user), "nothing was done as the tenant"
+
+
+def test_deleting_a_tenants_namespace_on_a_real_api_server_lets_it_go(
+    cluster: RealCluster, planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """A namespace's deletion takes the tenant's ServiceAccount and binding with the Plan; the real
+    namespace controller happens to delete the Plan first, so here the binding is taken away before the
+    namespace is deleted: the Plan's prune, made as that account, is then refused for good, and the
+    controller must release its finalizer, or the namespace stays Terminating for ever."""
+    assert kubectl("apply", "-k", str(DEPLOY)).returncode == 0
+    kubectl("scale", "deployment", "planner-controller", "-n", "planner-system", "--replicas=0")
+    install_crd(planner, kubectl)
+    tenant(kubectl, namespace)
+    reach = (
+        OWN + "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: default}}\n"
+    )
+    kubeconfig = token_kubeconfig(cluster, "planner-system", "planner-controller", tmp_path / "kubeconfig")
+    process, log = start_controller(tmp_path, kubeconfig, None, "-n", namespace, "--interval", "1h")
+    try:
+        assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "reach", reach)).returncode == 0
+        assert "forbidden" in refused(kubectl, namespace, "reach")["message"], log.read_text()
+        assert kubectl("delete", "rolebinding", "deployer", "-n", namespace).returncode == 0
+        deleted = kubectl("delete", "namespace", namespace, "--timeout=90s")
+        assert deleted.returncode == 0, deleted.stderr + log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    assert kubectl("get", "namespace", namespace).returncode != 0
+    assert kubectl("get", "configmap", "x", "-n", "default").returncode != 0

@@ -149,3 +149,49 @@ def test_the_documented_plans_with_a_git_source_are_valid_plan_objects() -> None
         found = git_source(plan)
         assert found is not None and found.path == "plans/shop.yaml" and found.secret_name == "deploy-repo"
         assert beside_source(plan) == []
+
+
+def _with_url(url: str) -> dict[str, object]:
+    return {
+        "apiVersion": "planner.dev/v1",
+        "kind": "Plan",
+        "metadata": {"name": "shop", "namespace": "shop"},
+        "source": {"git": {"url": url, "path": "plans/shop.yaml"}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "over_ssh"),
+    [
+        ("https://github.com/acme/deploy.git", False),
+        ("git://example.com/deploy.git", False),
+        ("ssh://git@github.com/acme/deploy.git", True),
+        ("git@github.com:acme/deploy.git", True),  # Git's scp-like form, as Argo CD takes it
+        ("gitea.internal:/srv/git/deploy.git", True),
+    ],
+)
+def test_a_source_url_is_ssh_in_either_form_and_valid(url: str, over_ssh: bool) -> None:
+    jsonschema.validate(_with_url(url), plan_schema())
+    found = git_source(_with_url(url))
+    assert found is not None and found.over_ssh is over_ssh
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://alice:tok3n@github.com/acme/deploy.git",
+        "alice:tok3n@github.com:acme/deploy.git",
+        "git@host://x",
+    ],
+    ids=["password in an https URL", "password in the short SSH form", "a scheme's slashes after the host"],
+)
+def test_a_source_url_with_a_password_or_a_mangled_scheme_is_refused(url: str) -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(_with_url(url), plan_schema())
+
+
+def test_the_short_ssh_form_names_the_same_repository_as_its_other_urls() -> None:
+    """A webhook's `clone_url` (https) finds Plans that fetch `git@github.com:acme/deploy.git`."""
+    assert same_repository("git@github.com:acme/deploy.git", "https://github.com/acme/deploy")
+    assert same_repository("git@GitHub.com:acme/deploy.git", "ssh://git@github.com/acme/deploy.git")
+    assert not same_repository("git@github.com:acme/deploy.git", "https://github.com/acme/other")

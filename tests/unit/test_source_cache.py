@@ -153,3 +153,34 @@ SOURCED = (
     "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: x}\n"
     "source: {git: {url: 'git://example.com/x.git', path: p.yaml}}\n"
 )
+
+
+class Writer(Server):
+    """Fetches into `store` for real: the files a dropped entry must take with it."""
+
+    def __call__(self, source: GitSource, credentials: Credentials, store: Path) -> Checkout:
+        checkout = super().__call__(source, credentials, store)
+        checkout.root.mkdir(parents=True, exist_ok=True)
+        (checkout.root / "plan.yaml").write_text("workloads: []\n")
+        return checkout
+
+
+def test_a_source_no_plan_uses_any_more_leaves_no_files_behind(tmp_path: Path) -> None:
+    cache = SourceCache(tmp_path, fetcher=Writer(), clock=Clock())
+    rotated = Credentials(username="git", password="new")
+    kept = cache.get("ns/a", SOURCE, Credentials())
+    cache.get("ns/b", SOURCE, Credentials())
+    cache.release("ns/a")
+    assert kept.root.exists()  # ns/b still uses it
+    moved = cache.get("ns/b", SOURCE, rotated)  # its Secret rotated: another entry, the old one unused
+    assert not kept.root.exists() and moved.root.exists()
+    cache.release("ns/b")
+    assert [path.name for path in tmp_path.iterdir()] == []
+
+
+def test_a_source_asked_for_again_keeps_the_files_its_new_entry_fetched(tmp_path: Path) -> None:
+    cache = SourceCache(tmp_path, fetcher=Writer(), clock=Clock())
+    cache.get("ns/a", SOURCE, Credentials())
+    cache.release("ns/a")
+    again = cache.get("ns/a", SOURCE, Credentials())
+    assert (again.root / "plan.yaml").read_text() == "workloads: []\n"
