@@ -309,7 +309,8 @@ class Applier:
             waiting = [
                 job for job in each.live.members.values() if is_recorded_job(job) and holds_run_finalizer(job)
             ]
-            recorder.expect(execution.parent_ref, run_keys_of([*created, *waiting]))
+            ran = [job for job in [*created, *waiting] if is_recorded_job(job)]  # Jobs' outcomes, no hook's
+            recorder.expect(execution.parent_ref, run_keys_of(ran))
             held += waiting
         jobs = self.informers.get(JOB)
         if jobs is not None and recorder.expecting:
