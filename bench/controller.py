@@ -1,15 +1,19 @@
 """`planner controller` at scale, from Plan objects (the default) or from plan files (`--files`).
 
     .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--changes 20] [--drifts 20]
-        [--idle 60] [--scenarios c1,c8,shards]
+        [--idle 60] [--scenarios c1,c8,shards,1x8,4x8] [--create-threads 16] [--real [--nodes 4]]
     .venv/bin/python bench/controller.py --files [--plans 100] [--workloads 10] [--pool 50] [--idle 60]
 
 **Plan objects.** For each scenario, a fresh simulated in-memory cluster
-(`running_cluster(simulate=True, resync_seconds=60)`) gets the Plan CRD and PLANS Plans of WORKLOADS
-Deployments each (one namespace per Plan), then the controller(s) start as subprocesses (`--interval
-1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`). Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`,
-`shards` two controllers `--shard a`/`--shard b` with `--concurrent 4` each, the Plans labelled half
-and half. Printed per scenario:
+(`running_cluster(simulate=True, resync_seconds=60)`), or with `--real` a real v1.28.7 control plane
+(`planner.testing.controlplane`, the binaries in ../shared/k8s-bin) with `--nodes` simulated nodes, gets
+the Plan CRD and PLANS Plans of WORKLOADS Deployments each (one namespace per Plan; `--create-threads`
+creates at once, over keep-alive connections), then the controller(s) start as subprocesses (`--interval
+1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`).
+Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`, `shards` two
+controllers `--shard a`/`--shard b` with `--concurrent 4` each; `SxW` (`1x8`, `4x8`) S shards of W
+workers each (one unlabelled controller for S = 1; else `--shard s0` … and the Plans labelled round
+robin). Printed per scenario:
 
 1. first convergence: seconds from the controllers' start until every Plan is Ready at generation 1;
 2. idle, over `--idle` seconds: the controllers' CPU (utime + stime from /proc) as a percentage of one
@@ -20,7 +24,11 @@ and half. Printed per scenario:
    apply waits for the rollout, so Ready means the new Pods are ready);
 4. DRIFTS drifts, one after another, each a foreign write (a JSON patch, field manager `bench-drift`)
    of the image of one Plan's first Deployment: p50 and p99 of the seconds from the write until the
-   Deployment holds the Plan's image again (the controller's watch corrects it; `--interval 1h`).
+   Deployment holds the Plan's image again (the controller's watch corrects it; `--interval 1h`);
+5. after the first convergence and at the end, each controller's resident memory (VmRSS, and its peak
+   VmHWM, from /proc/PID/status) and that divided by its shard's Plans, and the embedded server's.
+
+On the real control plane the requests are not counted (n/a), nor the server's CPU.
 
 **Plan files** (`--files`): one controller (`--interval 5m --resync 30s --poll 2s --qps 200`) on PLANS
 plan files plus a warm pool of POOL; the first start (plans applied, pool Ready), idle CPU and requests,

@@ -33,7 +33,9 @@ class OneInformer:
 
 
 def plan(namespace: str, name: str, *, ready: bool, depends_on: tuple[str, ...] = ()) -> Manifest:
-    status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False", "observedGeneration": 1}]}
+    status = {
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "observedGeneration": 1}]
+    }
     return {
         "apiVersion": "planner.dev/v1",
         "kind": "Plan",
