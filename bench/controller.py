@@ -204,7 +204,7 @@ class Api:
                 reply = connection.getresponse()
                 text = reply.read()
                 break
-            except (http.client.HTTPException, ConnectionError, TimeoutError):
+            except (http.client.HTTPException, OSError):  # a keep-alive connection the server closed
                 if attempt == 2:
                     raise
         if reply.status >= 400:
