@@ -1,15 +1,19 @@
 """`planner controller` at scale, from Plan objects (the default) or from plan files (`--files`).
 
     .venv/bin/python bench/controller.py [--plans 100] [--workloads 10] [--changes 20] [--drifts 20]
-        [--idle 60] [--scenarios c1,c8,shards]
+        [--idle 60] [--scenarios c1,c8,shards,1x8,4x8] [--create-threads 16] [--real [--nodes 4]]
     .venv/bin/python bench/controller.py --files [--plans 100] [--workloads 10] [--pool 50] [--idle 60]
 
 **Plan objects.** For each scenario, a fresh simulated in-memory cluster
-(`running_cluster(simulate=True, resync_seconds=60)`) gets the Plan CRD and PLANS Plans of WORKLOADS
-Deployments each (one namespace per Plan), then the controller(s) start as subprocesses (`--interval
-1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`). Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`,
-`shards` two controllers `--shard a`/`--shard b` with `--concurrent 4` each, the Plans labelled half
-and half. Printed per scenario:
+(`running_cluster(simulate=True, resync_seconds=60)`), or with `--real` a real v1.28.7 control plane
+(`planner.testing.controlplane`, the binaries in ../shared/k8s-bin) with `--nodes` simulated nodes, gets
+the Plan CRD and PLANS Plans of WORKLOADS Deployments each (one namespace per Plan; `--create-threads`
+creates at once, over keep-alive connections), then the controller(s) start as subprocesses (`--interval
+1h`, so that its periodic pass over every Plan does not fall into the idle window; no `--qps`).
+Scenarios: `c1` one controller with `--concurrent 1`, `c8` with `--concurrent 8`, `shards` two
+controllers `--shard a`/`--shard b` with `--concurrent 4` each; `SxW` (`1x8`, `4x8`) S shards of W
+workers each (one unlabelled controller for S = 1; else `--shard s0` … and the Plans labelled round
+robin). Printed per scenario:
 
 1. first convergence: seconds from the controllers' start until every Plan is Ready at generation 1;
 2. idle, over `--idle` seconds: the controllers' CPU (utime + stime from /proc) as a percentage of one
@@ -20,7 +24,11 @@ and half. Printed per scenario:
    apply waits for the rollout, so Ready means the new Pods are ready);
 4. DRIFTS drifts, one after another, each a foreign write (a JSON patch, field manager `bench-drift`)
    of the image of one Plan's first Deployment: p50 and p99 of the seconds from the write until the
-   Deployment holds the Plan's image again (the controller's watch corrects it; `--interval 1h`).
+   Deployment holds the Plan's image again (the controller's watch corrects it; `--interval 1h`);
+5. after the first convergence and at the end, each controller's resident memory (VmRSS, and its peak
+   VmHWM, from /proc/PID/status) and that divided by its shard's Plans, and the embedded server's.
+
+On the real control plane the requests are not counted (n/a), nor the server's CPU.
 
 **Plan files** (`--files`): one controller (`--interval 5m --resync 30s --poll 2s --qps 200`) on PLANS
 plan files plus a warm pool of POOL; the first start (plans applied, pool Ready), idle CPU and requests,
@@ -30,24 +38,31 @@ and the reconcile latency of three plan file changes (its `applied … converged
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
+import http.client
 import json
 import math
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from planner.slim.certs import tls_context
 from planner.slim.cluster import ClusterHandle, running_cluster
-from planner.testing.slimadmin import SlimAdmin, urlopen
+from planner.testing.slimadmin import SlimAdmin, authorization, urlopen
 
 REPO = Path(__file__).resolve().parents[1]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -118,22 +133,111 @@ def change_latency(target: Path, index: int, image: str, workloads: int, log: Pa
     return wait_for(lambda: applied_count(log, index) > seen, 600, "the changed plan's reconcile")
 
 
-def idle_line(cluster: ClusterHandle, pids: list[int], seconds: float) -> str:
-    """The controllers' CPU and API requests over `seconds` of idling, as one line."""
-    admin = SlimAdmin.of(cluster)
-    admin.clear_requests()
-    before = sum(cpu_seconds(pid) for pid in pids)
-    time.sleep(seconds)
-    cpu = sum(cpu_seconds(pid) for pid in pids) - before
-    requests = admin.requests()
-    kinds = Counter(f"{r['verb']} {r['resource'] or r['path']}" for r in requests)
-    return (
-        f"idle {seconds:.0f}s: controller CPU {cpu:.2f}s ({100 * cpu / seconds:.1f}% of a CPU), "
-        f"{len(requests) * 60 / seconds:.1f} API requests/min ({json.dumps(dict(sorted(kinds.items())))})"
-    )
-
-
 # --- Plan objects ----------------------------------------------------------------------------------
+
+
+class ApiFailure(Exception):
+    def __init__(self, method: str, path: str, status: int, text: str) -> None:
+        super().__init__(f"{method} {path}: {status} {text}")
+        self.status = status
+
+
+class Api:
+    """The cluster's API as the bench talks to it: one keep-alive HTTPS connection per thread (20,000
+    creates over a new TLS handshake each cost the embedded server more than the creates), as the
+    embedded cluster's admin (its token) or the real control plane's (a client certificate)."""
+
+    def __init__(
+        self,
+        url: str,
+        context: ssl.SSLContext,
+        headers: dict[str, str],
+        kubeconfig: Path,
+        *,
+        embedded: ClusterHandle | None = None,
+    ) -> None:
+        self.url, self.context, self.headers, self.kubeconfig = url, context, headers, kubeconfig
+        self.embedded = embedded  # its pid (CPU, memory) and request log; None on the real control plane
+        parsed = urllib.parse.urlsplit(url)
+        self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 443
+        self._local = threading.local()
+
+    @classmethod
+    def of_embedded(cls, cluster: ClusterHandle) -> Api:
+        return cls(
+            cluster.url,
+            tls_context(cluster.ca) or ssl.create_default_context(),
+            authorization(cluster.token),
+            cluster.kubeconfig,
+            embedded=cluster,
+        )
+
+    @classmethod
+    def of_kubeconfig(cls, kubeconfig: Path) -> Api:
+        """A real control plane's admin kubeconfig (`planner.testing.controlplane`): CA and client certificate files."""
+        config = json.loads(kubeconfig.read_text())
+        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+        context = ssl.create_default_context(cafile=cluster["certificate-authority"])
+        context.load_cert_chain(user["client-certificate"], user["client-key"])
+        return cls(cluster["server"], context, {}, kubeconfig)
+
+    def _connection(self, fresh: bool = False) -> http.client.HTTPSConnection:
+        connection: http.client.HTTPSConnection | None = getattr(self._local, "connection", None)
+        if connection is None or fresh:
+            if connection is not None:
+                connection.close()
+            connection = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=120)
+            self._local.connection = connection
+        return connection
+
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {**self.headers, "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        for attempt in range(3):
+            try:
+                connection = self._connection(fresh=attempt > 0)
+                connection.request(method, path, body=data, headers=headers)
+                reply = connection.getresponse()
+                text = reply.read()
+                break
+            except (http.client.HTTPException, OSError):  # a keep-alive connection the server closed
+                if attempt == 2:
+                    raise
+        if reply.status >= 400:
+            raise ApiFailure(method, path, reply.status, text.decode(errors="replace"))
+        return json.loads(text)
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def stream(self, path: str) -> http.client.HTTPResponse:
+        """A long request (a watch) on a connection of its own."""
+        connection = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=7200)
+        connection.request("GET", path, headers={**self.headers, "Accept": "application/json"})
+        return connection.getresponse()
+
+
+def install_crd(api: Api) -> None:
+    crd = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "planner", "crd", "-o", "json"], cwd=REPO, check=True, capture_output=True
+        ).stdout
+    )
+    for item in crd["items"]:  # a List, as `planner crd -o json` prints it
+        api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", item)
+    wait_for(lambda: plans_served(api), 60, "the Plan CRD to be served")
+
+
+def plans_served(api: Api) -> bool:
+    try:
+        api.get("/apis/planner.dev/v1/plans?limit=1")
+    except ApiFailure:
+        return False
+    return True
 
 
 def plan_object(index: int, workloads: int, image: str, shard: str | None) -> dict[str, Any]:
@@ -149,44 +253,25 @@ def plan_object(index: int, workloads: int, image: str, shard: str | None) -> di
     }
 
 
-def send(cluster: ClusterHandle, method: str, path: str, body: Any, content_type: str) -> Any:
-    try:
-        with urlopen(
-            cluster,
-            path,
-            method=method,
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": content_type},
-            timeout=60,
-        ) as reply:
-            return json.loads(reply.read())
-    except urllib.error.HTTPError as error:
-        raise SystemExit(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}") from None
+def create_plans(api: Api, args: argparse.Namespace, shards: list[str | None]) -> None:
+    """Each Plan's namespace and the Plan, `--create-threads` at once."""
 
+    def create(index: int) -> None:
+        plan = plan_object(index, args.workloads, "nginx:1.27", shards[index % len(shards)])
+        name = plan["metadata"]["name"]
+        api.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+        api.request("POST", f"/apis/planner.dev/v1/namespaces/{name}/plans", plan)
 
-def install_crd(cluster: ClusterHandle) -> None:
-    crd = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "planner", "crd", "-o", "json"], cwd=REPO, check=True, capture_output=True
-        ).stdout
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(args.create_threads) as pool:
+        for _ in pool.map(create, range(args.plans)):
+            pass
+    seconds = time.monotonic() - started
+    print(
+        f"created {args.plans} namespaces and Plans in {seconds:.1f}s ({2 * args.plans / seconds:.0f} creates/s, "
+        f"{args.create_threads} threads)",
+        flush=True,
     )
-    for item in crd["items"]:  # a List, as `planner crd -o json` prints it
-        send(
-            cluster,
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            item,
-            "application/json",
-        )
-    wait_for(lambda: plans_listed(cluster) is not None, 60, "the Plan CRD to be served")
-
-
-def plans_listed(cluster: ClusterHandle) -> list[dict[str, Any]] | None:
-    try:
-        items: list[dict[str, Any]] = get(cluster, "/apis/planner.dev/v1/plans")["items"]
-    except urllib.error.HTTPError:
-        return None
-    return items
 
 
 def ready_at(plan: dict[str, Any], generation: int) -> bool:
@@ -201,11 +286,11 @@ class ReadyPlans:
     """Counts the Plans Ready at generation 1 from one watch (a LIST of every Plan each quarter second
     would load the server more than the controllers do at 1,000 Plans)."""
 
-    def __init__(self, cluster: ClusterHandle, plans: int) -> None:
+    def __init__(self, api: Api, plans: int) -> None:
         self.wanted = plans
         self.ready: set[str] = set()
         self.done = threading.Event()
-        self.stream = urlopen(cluster, "/apis/planner.dev/v1/plans?watch=1&timeoutSeconds=7200", timeout=7200)
+        self.stream = api.stream("/apis/planner.dev/v1/plans?watch=1&timeoutSeconds=7200")
         threading.Thread(target=self._follow, daemon=True).start()
 
     def _follow(self) -> None:
@@ -219,17 +304,20 @@ class ReadyPlans:
                 self.stream.close()
                 return
 
-    def wait(self, timeout: float) -> None:
-        if not self.done.wait(timeout):
-            raise SystemExit(
-                f"timed out after {timeout:.0f}s: {len(self.ready)} of {self.wanted} Plans Ready"
-            )
+    def wait(self, timeout: float, progress: Any) -> None:
+        started = time.monotonic()
+        while not self.done.wait(60):
+            progress(len(self.ready))
+            if time.monotonic() - started > timeout:
+                raise SystemExit(
+                    f"timed out after {timeout:.0f}s: {len(self.ready)} of {self.wanted} Plans Ready"
+                )
 
 
 def start_controllers(
-    cluster: ClusterHandle, workdir: Path, runs: list[list[str]], interval: str
+    api: Api, workdir: Path, runs: list[list[str]], interval: str
 ) -> list[subprocess.Popen[bytes]]:
-    environment = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HOME": str(workdir)}
+    environment = {**os.environ, "KUBECONFIG": str(api.kubeconfig), "HOME": str(workdir)}
     started = []
     for number, extra in enumerate(runs):
         command = [
@@ -251,47 +339,158 @@ def start_controllers(
     return started
 
 
-SCENARIOS = {
-    "c1": [["--concurrent", "1"]],
-    "c8": [["--concurrent", "8"]],
-    "shards": [["--concurrent", "4", "--shard", "a"], ["--concurrent", "4", "--shard", "b"]],
+LEGACY_SCENARIOS: dict[str, list[tuple[str | None, int]]] = {
+    "c1": [(None, 1)],
+    "c8": [(None, 8)],
+    "shards": [("a", 4), ("b", 4)],
 }
+SHARDS_BY_WORKERS = re.compile(r"(\d+)x(\d+)")  # "4x8": four shards of 8 workers each
+
+
+def scenario_runs(scenario: str) -> list[tuple[str | None, int]]:
+    """The controllers of a scenario, each (its `--shard` key, None for the unlabelled; its workers)."""
+    if scenario in LEGACY_SCENARIOS:
+        return LEGACY_SCENARIOS[scenario]
+    matched = SHARDS_BY_WORKERS.fullmatch(scenario)
+    if matched is None:
+        raise SystemExit(
+            f"unknown scenario {scenario!r}: one of {', '.join(LEGACY_SCENARIOS)} or SHARDSxWORKERS"
+        )
+    shards, workers = int(matched[1]), int(matched[2])
+    if shards == 1:
+        return [(None, workers)]
+    return [(f"s{number}", workers) for number in range(shards)]
+
+
+def controller_argv(shard: str | None, workers: int) -> list[str]:
+    return ["--concurrent", str(workers)] + (["--shard", shard] if shard is not None else [])
+
+
+def memory_of(pid: int) -> tuple[int, int]:
+    """The process's resident memory now and at its peak (VmRSS, VmHWM), in bytes."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
+    )
+    return tuple(int(fields[name].split()[0]) * 1024 for name in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+
+
+def memory_lines(
+    scenario: str,
+    when: str,
+    processes: list[subprocess.Popen[bytes]],
+    runs: list[tuple[str | None, int]],
+    plans: int,
+    api: Api,
+) -> None:
+    for process, (shard, _) in zip(processes, runs, strict=True):
+        rss, peak = memory_of(process.pid)
+        share = plans // len(runs)
+        print(
+            f"[{scenario}] {when}: controller {shard or '(unsharded)'} ({share} Plans): VmRSS {rss / 2**20:.0f} MiB, "
+            f"VmHWM {peak / 2**20:.0f} MiB; {rss / share:,.0f} bytes/Plan resident, {peak / share:,.0f} at peak",
+            flush=True,
+        )
+    if api.embedded is not None:
+        rss, peak = memory_of(api.embedded.pid)
+        print(
+            f"[{scenario}] {when}: embedded server: VmRSS {rss / 2**20:.0f} MiB, VmHWM {peak / 2**20:.0f} MiB",
+            flush=True,
+        )
+
+
+def request_totals(admin: SlimAdmin | None) -> Counter[str]:
+    """The embedded server's requests so far by verb and resource, from its counters (its request log
+    keeps the last 100,000: a first convergence of 10,000 Plans makes more); the bench's own watch of
+    the Plans is one of them."""
+    totals: Counter[str] = Counter()
+    for (verb, resource, _), value in (admin.request_counts() if admin is not None else {}).items():
+        totals[f"{verb} {resource}"] += int(value)
+    return totals
+
+
+def idle_line(api: Api, pids: list[int], seconds: float) -> str:
+    """The controllers' CPU and API requests over `seconds` of idling, as one line."""
+    admin = SlimAdmin.of(api.embedded) if api.embedded is not None else None
+    if admin is not None:
+        admin.clear_requests()
+    before = sum(cpu_seconds(pid) for pid in pids)
+    time.sleep(seconds)
+    cpu = sum(cpu_seconds(pid) for pid in pids) - before
+    line = f"idle {seconds:.0f}s: controller CPU {cpu:.2f}s ({100 * cpu / seconds:.1f}% of a CPU), "
+    if admin is None:
+        return line + "API requests/min n/a (the real control plane)"
+    requests = admin.requests()
+    kinds = Counter(f"{r['verb']} {r['resource'] or r['path']}" for r in requests)
+    return line + (
+        f"{len(requests) * 60 / seconds:.1f} API requests/min ({json.dumps(dict(sorted(kinds.items())))})"
+    )
+
+
+@contextlib.contextmanager
+def objects_cluster(args: argparse.Namespace) -> Iterator[Api]:
+    """A fresh simulated embedded cluster, or with `--real` a real control plane with simulated nodes."""
+    if not args.real:
+        with running_cluster(simulate=True, resync_seconds=SIMULATION_RESYNC) as cluster:
+            yield Api.of_embedded(cluster)
+        return
+    from kubernetes import config
+
+    from planner.testing.controlplane import running_control_plane
+    from planner.testing.simnodes import running_node_agent
+
+    pods = args.plans * args.workloads + (args.changes + 1) * args.workloads + 110
+    with running_control_plane(REPO.parent / "shared" / "k8s-bin") as plane:
+        client = config.new_client_from_config(str(plane.kubeconfig))
+        with running_node_agent(client, nodes=args.nodes, pods_per_node=-(-pods // args.nodes)):
+            print(f"real control plane ready in {plane.startup_seconds:.1f}s", flush=True)
+            yield Api.of_kubeconfig(plane.kubeconfig)
 
 
 def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
-    runs = SCENARIOS[scenario]
-    sharded = scenario == "shards"
+    runs = scenario_runs(scenario)
+    shards = [shard for shard, _ in runs]
     workdir = Path(tempfile.mkdtemp(prefix=f"planner-bench-controller-{scenario}-"))
-    with running_cluster(simulate=True, resync_seconds=SIMULATION_RESYNC) as cluster:
-        install_crd(cluster)
-        for index in range(args.plans):
-            shard = ("a", "b")[index % 2] if sharded else None
-            plan = plan_object(index, args.workloads, "nginx:1.27", shard)
-            name = plan["metadata"]["name"]
-            send(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}}, "application/json")
-            send(cluster, "POST", f"/apis/planner.dev/v1/namespaces/{name}/plans", plan, "application/json")
-        admin = SlimAdmin.of(cluster)
-        admin.clear_requests()
-        server_before = cpu_seconds(cluster.pid)
-        processes = start_controllers(cluster, workdir, runs, args.interval)
+    print(f"[{scenario}] load average {os.getloadavg()[0]:.1f}; logs in {workdir}", flush=True)
+    with objects_cluster(args) as api:
+        install_crd(api)
+        create_plans(api, args, shards)
+        admin = SlimAdmin.of(api.embedded) if api.embedded is not None else None
+        requests_before = request_totals(admin)
+        server_before = cpu_seconds(api.embedded.pid) if api.embedded is not None else 0.0
+        processes = start_controllers(api, workdir, [controller_argv(*run) for run in runs], args.interval)
         try:
             started = time.monotonic()
-            ReadyPlans(cluster, args.plans).wait(3600)
+            ReadyPlans(api, args.plans).wait(
+                args.timeout,
+                lambda ready: print(
+                    f"[{scenario}] {time.monotonic() - started:.0f}s: {ready} Plans Ready "
+                    f"(load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                ),
+            )
             seconds = time.monotonic() - started
             controllers = sum(cpu_seconds(p.pid) for p in processes)
-            server = cpu_seconds(cluster.pid) - server_before
-            by_plan = Counter(f"{r['verb']} {r['resource'] or r['path']}" for r in admin.requests())
-            workers = " + ".join(" ".join(run) for run in runs)
-            print(
-                f"[{scenario}: {workers}] {args.plans} Plans x {args.workloads} Deployments: "
-                f"first convergence {seconds:.1f}s; CPU: controllers {controllers:.1f}s, "
-                f"server and simulated nodes {server:.1f}s; the controllers' requests per Plan: "
-                + json.dumps({k: round(v / args.plans, 2) for k, v in sorted(by_plan.items())}),
-                flush=True,
+            server = (
+                f"server and simulated nodes {cpu_seconds(api.embedded.pid) - server_before:.1f}s"
+                if api.embedded is not None
+                else "the real control plane n/a"
             )
+            workers = " + ".join(" ".join(controller_argv(*run)) for run in runs)
+            line = (
+                f"[{scenario}: {workers}] {args.plans} Plans x {args.workloads} Deployments: "
+                f"first convergence {seconds:.1f}s (load {os.getloadavg()[0]:.1f}); "
+                f"CPU: controllers {controllers:.1f}s, {server}"
+            )
+            if admin is not None:
+                by_plan = request_totals(admin) - requests_before
+                line += "; the controllers' requests per Plan: " + json.dumps(
+                    {k: round(v / args.plans, 2) for k, v in sorted(by_plan.items())}
+                )
+            print(line, flush=True)
+            memory_lines(scenario, "converged", processes, runs, args.plans, api)
             time.sleep(5)  # the last rollouts' status updates
-            print(f"[{scenario}] " + idle_line(cluster, [p.pid for p in processes], args.idle), flush=True)
-            latencies = [change_to_ready(cluster, args, round_) for round_ in range(args.changes)]
+            print(f"[{scenario}] " + idle_line(api, [p.pid for p in processes], args.idle), flush=True)
+            latencies = [change_to_ready(api, args, round_) for round_ in range(args.changes)]
             if latencies:
                 print(
                     f"[{scenario}] {len(latencies)} changes, change -> Ready at the new observedGeneration: "
@@ -299,7 +498,7 @@ def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
                     f"max {max(latencies):.2f}s",
                     flush=True,
                 )
-            drifts = [drift_to_corrected(cluster, args, round_) for round_ in range(args.drifts)]
+            drifts = [drift_to_corrected(api, args, round_) for round_ in range(args.drifts)]
             if drifts:
                 print(
                     f"[{scenario}] {len(drifts)} drifts, foreign write -> corrected: "
@@ -307,6 +506,7 @@ def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
                     f"max {max(drifts):.2f}s",
                     flush=True,
                 )
+            memory_lines(scenario, "at the end", processes, runs, args.plans, api)
         finally:
             for process in processes:
                 process.terminate()
@@ -314,34 +514,34 @@ def objects_scenario(args: argparse.Namespace, scenario: str) -> None:
                 process.wait(timeout=120)
 
 
-def change_to_ready(cluster: ClusterHandle, args: argparse.Namespace, round_: int) -> float:
+def change_to_ready(api: Api, args: argparse.Namespace, round_: int) -> float:
     """Seconds from a new image written into one Plan to its status Ready at the new generation."""
     index = (round_ * 37) % args.plans
     name = f"p{index:04d}"
     workloads = [{"name": f"w{w:02d}", "image": f"nginx:1.{28 + round_}"} for w in range(args.workloads)]
     path = f"/apis/planner.dev/v1/namespaces/{name}/plans/{name}"
     started = time.monotonic()
-    changed = send(cluster, "PATCH", path, {"workloads": workloads}, "application/merge-patch+json")
+    changed = api.request("PATCH", path, {"workloads": workloads}, "application/merge-patch+json")
     generation = changed["metadata"]["generation"]
-    while not ready_at(get(cluster, path), generation):
+    while not ready_at(api.get(path), generation):
         if time.monotonic() - started > 600:
             raise SystemExit(f"plan {name} not Ready at generation {generation} after 600s")
         time.sleep(0.02)
     return time.monotonic() - started
 
 
-def drift_to_corrected(cluster: ClusterHandle, args: argparse.Namespace, round_: int) -> float:
+def drift_to_corrected(api: Api, args: argparse.Namespace, round_: int) -> float:
     """Seconds from a foreign write of one Deployment's image to the controller writing the Plan's back."""
     name = f"p{(round_ * 53 + 11) % args.plans:04d}"
     path = f"/apis/apps/v1/namespaces/{name}/deployments/w00"
 
     def image() -> str:
-        return str(get(cluster, path)["spec"]["template"]["spec"]["containers"][0]["image"])
+        return str(api.get(path)["spec"]["template"]["spec"]["containers"][0]["image"])
 
     planned = image()
     patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": f"drift:{round_}"}]
     started = time.monotonic()
-    send(cluster, "PATCH", f"{path}?fieldManager=bench-drift", patch, "application/json-patch+json")
+    api.request("PATCH", f"{path}?fieldManager=bench-drift", patch, "application/json-patch+json")
     while image() != planned:
         if time.monotonic() - started > 600:
             raise SystemExit(f"{name}/w00's drift not corrected after 600s")
@@ -371,7 +571,17 @@ def main() -> None:
         default="1h",
         help="Plan objects: the controllers' --interval (its periodic pass is not idle)",
     )
-    parser.add_argument("--scenarios", default="c1,c8,shards", help=f"of {', '.join(SCENARIOS)}")
+    parser.add_argument(
+        "--scenarios",
+        default="c1,c8,shards",
+        help=f"of {', '.join(LEGACY_SCENARIOS)}, or SHARDSxWORKERS (1x8: one controller of 8 workers; 4x8: four shards)",
+    )
+    parser.add_argument("--create-threads", type=int, default=16, help="Plan objects: creates in flight")
+    parser.add_argument("--timeout", type=float, default=3600, help="Plan objects: for the first convergence")
+    parser.add_argument(
+        "--real", action="store_true", help="Plan objects: a real control plane, simulated nodes"
+    )
+    parser.add_argument("--nodes", type=int, default=4, help="--real: simulated nodes")
     args = parser.parse_args()
     if args.files:
         files_bench(args)
@@ -427,7 +637,7 @@ def files_bench(args: argparse.Namespace) -> None:
                 f"converged from start in {time.monotonic() - started:.1f}s"
             )
             time.sleep(5)  # let the last pool events settle
-            print(idle_line(cluster, [process.pid], args.idle))
+            print(idle_line(Api.of_embedded(cluster), [process.pid], args.idle))
             for round_, image in enumerate(["nginx:1.28", "nginx:1.29", "nginx:1.30"], start=1):
                 seconds = change_latency(plans / f"p{round_:03d}.yaml", round_, image, args.workloads, log)
                 print(

@@ -38,7 +38,6 @@ from planner.objects import (
     ObjectRef,
     annotations_of,
     labels_of,
-    metadata_of,
     ref_of,
 )
 from planner.plan import Plan
@@ -267,12 +266,8 @@ def _cache_rows(
         return informers.informer(kind, namespaces=scope).get(namespace, name)
 
     def pods_of(namespace: str, name: str) -> list[Manifest]:
-        pods = informers.informer(POD, namespaces=scope).items()
-        return [
-            p
-            for p in pods
-            if metadata_of(p).get("namespace") == namespace and labels_of(p).get(LABEL_WORKLOAD) == name
-        ]
+        pods = informers.informer(POD, namespaces=scope).items([namespace])
+        return [p for p in pods if labels_of(p).get(LABEL_WORKLOAD) == name]
 
     return status_rows(rids, lookup=lookup, pods_of=pods_of, now=now, never_created=never)
 

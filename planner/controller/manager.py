@@ -247,7 +247,7 @@ class Controller:
             self.queue.add(periodic_key(key) if periodic else plan_key(key))
 
     def _queue_pools(self) -> None:
-        for key in self.catalog.kept_keys():
+        for key in self.pools.keys_to_keep():
             self.queue.add(pools_key(key))
 
     def _reconcile(self, key: str) -> bool:

@@ -71,13 +71,13 @@ class PlanWatch:
         """The keys of the Plans of its namespace waiting for `plan` (`dependsOn`), once it is Ready."""
         if not planstatus.is_ready(plan):
             return []
-        metadata = metadata_of(plan)
+        # Only its namespace's Plans: every Plan's Ready event scanning every Plan was half the
+        # controller's CPU at 10,000 Plans (O(Plans²) over a first convergence).
+        name = metadata_of(plan).get("name")
         return [
             object_key(other)
-            for other in self.informer.items()
-            if metadata_of(other).get("namespace") == metadata.get("namespace")
-            and metadata.get("name") in reconcile_section(other).depends_on
-            and not planstatus.is_ready(other)
+            for other in self.informer.items([namespace_of(plan)])
+            if name in reconcile_section(other).depends_on and not planstatus.is_ready(other)
         ]
 
     def unready_dependencies(self, plan: Manifest, section: ReconcileSection) -> list[str]:

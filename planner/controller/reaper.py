@@ -37,12 +37,15 @@ class Reaper:
         return True
 
     def _reap_unless_busy(self, namespace: str) -> list[str]:
+        claims = self.caches.claims_now({namespace})
+        if not claims:  # no sandbox there (most Plans' namespaces): nothing to lock
+            return []
         locks = [self.catalog.plan_lock(key) for key in self.catalog.keys_in(namespace)]
         taken = [lock for lock in locks if lock.acquire(blocking=False)]
         try:
             if len(taken) != len(locks):
                 return []
-            return reap_idle(self.client, self.caches.claims_now({namespace}), {namespace})
+            return reap_idle(self.client, claims, {namespace})
         finally:
             for lock in taken:
                 lock.release()

@@ -40,5 +40,5 @@ class SandboxCaches:
         """The PVCs of `namespaces` from the watch cache (no request), or listed when there is none
         (`--once`) or it has not synced yet."""
         if self.claims is not None and self.claims.synced:
-            return self.claims.items()
+            return self.claims.items(namespaces)
         return listed_claims(self.client, namespaces)

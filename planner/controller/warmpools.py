@@ -42,6 +42,31 @@ class PoolKeeper:
         for key in self.catalog.keys_named(annotations_of(obj).get(ANNOTATION_PLAN)):
             self.queue.add(pools_key(key))
 
+    def keys_to_keep(self) -> list[str]:
+        """The plans whose `pools:` key has work to judge: those declaring warm pools, and those whose
+        namespace holds members they made (to remove undeclared ones). Queueing every plan each resync
+        made 10,000 no-op keys every 30 s at 10,000 Plans."""
+        claims = self.caches.claims
+        cached = claims is not None and claims.synced and not claims.failed
+        kept = []
+        for key, plan in self.catalog.plans().items():
+            rendered = plan.rendered
+            if rendered is None:
+                continue
+            if rendered.plan.warm_pools or not cached or self._members_of(rendered):
+                kept.append(key)
+        return kept
+
+    def _members_of(self, rendered: RenderedPlan) -> bool:
+        """Whether the claims cache holds a pool member the plan made in its namespace."""
+        claims = self.caches.claims
+        members = claims.items([rendered.namespace]) if claims is not None else []
+        return any(
+            LABEL_POOL in labels_of(claim)
+            and annotations_of(claim).get(ANNOTATION_PLAN) == rendered.plan.name
+            for claim in members
+        )
+
     def maintain(self, key: str) -> bool:
         """Bring the plan's pools to their size, and remove the ones it no longer declares."""
         rendered = self.catalog.rendered(key)

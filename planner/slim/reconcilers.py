@@ -16,10 +16,12 @@ dirty keys plus those whose timers are due, once each, in (resource, namespace, 
 comes when events dirty keys (at most every `min_interval`), when a timer falls due, and a full
 resync (every key) runs at start, after a pause ends and every `full_resync_seconds` (one second by
 default; `planner cluster serve --resync-seconds` lengthens it for large simulations, where each full
-pass costs CPU). Keys that wait on something no watch event announces (a pod whose ConfigMap is
+pass costs CPU). A pass lets the event loop run between slices of `PASS_SLICE` keys, so a full resync of
+a large cluster delays requests by a slice's work, not by the whole pass. Keys that wait on something no watch event announces (a pod whose ConfigMap is
 missing, a ReplicaSet whose pod creation failed) ask for a retry `RETRY_SECONDS` later, so they do
 not depend on the full resync's period.
-Everything runs on the server's event loop, so reconcilers never race each other or HTTP handlers.
+Everything runs on the server's event loop, so a sync never races another or an HTTP handler (between
+two slices of a pass others run; each sync reads the store afresh).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ log = logging.getLogger(__name__)
 RETRY_SECONDS = 1.0
 FULL_RESYNC_SECONDS = 1.0
 DEBOUNCE_SECONDS = 0.005
+# A pass syncs this many keys, then lets the event loop run (HTTP handlers, the other reconcilers) before
+# the next slice: a full resync of 10,000 Plans' objects held the server for seconds at a time.
+PASS_SLICE = 256
 CONTROLLERS = "controllers"
 NODE_AGENT = "nodeagent"
 COMPONENTS = (CONTROLLERS, NODE_AGENT)
@@ -189,7 +194,7 @@ class Driver:
                 if self._paused():
                     self.full_resync_at = 0.0  # whatever happened meanwhile is looked at on resume
                     continue
-                self.run_pass(time.time())
+                await self.run_pass_in_slices(time.time())
         finally:
             for task in forwarders:
                 task.cancel()
@@ -199,13 +204,34 @@ class Driver:
     def run_pass(self, now: float) -> None:
         """Apply the events published so far, then sync what is dirty or due (everything, when a full
         resync is due)."""
+        self._sync_keys(self._pass_keys(now), now)
+
+    async def run_pass_in_slices(self, now: float) -> None:
+        """`run_pass`, letting the event loop run between slices of `PASS_SLICE` keys (each slice at its
+        own time); a pause that begins meanwhile leaves the rest dirty for after it."""
+        keys = self._pass_keys(now)
+        for start in range(0, len(keys), PASS_SLICE):
+            if start:
+                await asyncio.sleep(0)
+                if self._paused():
+                    self.queue.add(keys[start:])
+                    return
+                now = time.time()
+            self._sync_keys(keys[start : start + PASS_SLICE], now)
+
+    def _pass_keys(self, now: float) -> list[Key]:
+        """The events published so far applied, the keys this pass syncs: what is dirty or due
+        (everything, when a full resync is due)."""
         self._drain()
         if now >= self.full_resync_at:
             self.full_resync_at = now + self.full_resync_seconds
             self.counts.full_resyncs += 1
             self.queue.add(self._guarded(self.reconciler.resync))
         self.counts.passes += 1
-        for key in self.queue.take(now):
+        return self.queue.take(now)
+
+    def _sync_keys(self, keys: list[Key], now: float) -> None:
+        for key in keys:
             self.counts.synced += 1
             self.queue.schedule(key, self._sync(key, now))
 

@@ -4,6 +4,7 @@ hand-picked names and uids, so every expected key below is written out by hand."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -364,3 +365,62 @@ def test_a_pass_syncs_only_the_keys_events_dirtied_until_the_full_resync() -> No
     assert (pods, replicas) == (["idle-", "web-", "web-"], [1, 2])
     driver.run_pass(1010.0)  # the backstop: every ReplicaSet again
     assert (driver.counts.synced, driver.counts.full_resyncs) == (8, 2)
+
+
+class CountingReconciler:
+    """A reconciler of `keys` ConfigMaps that only records the order of its syncs."""
+
+    component = "controllers"
+    watches: tuple[str, ...] = ()
+    min_interval = 0.0
+
+    def __init__(self, keys: int, log: list[str]) -> None:
+        self.keys = [Key("/configmaps", "shop", f"c{n:04d}") for n in range(keys)]
+        self.log = log
+
+    def observe(self, event: WatchEvent) -> list[Key]:
+        return []
+
+    def resync(self) -> list[Key]:
+        return self.keys
+
+    def sync(self, key: Key, now: float) -> float | None:
+        self.log.append(key.name)
+        return None
+
+
+def test_a_large_pass_lets_the_event_loop_run_between_slices() -> None:
+    log: list[str] = []
+    driver = Driver(CountingReconciler(600, log), Store(None), Switches(), full_resync_seconds=60.0)
+
+    async def a_request_meanwhile() -> None:
+        log.append("request")
+
+    async def both() -> None:
+        request = asyncio.ensure_future(a_request_meanwhile())
+        await driver.run_pass_in_slices(1000.0)  # a full resync: every key, in slices of 256
+        await request
+
+    asyncio.run(both())
+    # The request ran after the first slice, not after the whole pass; every key was synced once, in order.
+    assert log.index("request") == 256
+    assert [name for name in log if name != "request"] == [f"c{n:04d}" for n in range(600)]
+    assert (driver.counts.passes, driver.counts.synced) == (1, 600)
+
+
+def test_a_pause_that_begins_between_slices_leaves_the_rest_for_later() -> None:
+    log: list[str] = []
+    switches = Switches()
+    driver = Driver(CountingReconciler(300, log), Store(None), switches, full_resync_seconds=60.0)
+
+    async def pause_meanwhile() -> None:
+        switches.pause("controllers")
+
+    async def both() -> None:
+        pausing = asyncio.ensure_future(pause_meanwhile())
+        await driver.run_pass_in_slices(1000.0)
+        await pausing
+
+    asyncio.run(both())
+    assert len(log) == 256  # the first slice, then the pause
+    assert driver.queue.take(1000.0) == [Key("/configmaps", "shop", f"c{n:04d}") for n in range(256, 300)]
