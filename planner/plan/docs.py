@@ -256,7 +256,10 @@ workloads:
   complete) before the chart's other objects, `post-install`/`post-upgrade` ones after all of them, a
   lower `helm.sh/hook-weight` first within a phase. A hook Job runs once per rendered form: it carries
   a run-key (`planner.dev/run-key`) over the whole Job as Helm rendered it, so it runs again when any of
-  it changes (the old Job is replaced first: `before-hook-creation`), not on every apply.
+  it changes (the old Job is replaced first: `before-hook-creation`), not on every apply. Helm runs
+  `pre-upgrade` hooks on every `helm upgrade`; here a values change that leaves the hook Job as it was
+  does not run it again: let the Job carry what it depends on (an annotation with a checksum of the
+  values, as charts do for ConfigMaps), or pass `--rerun JOB`.
 - `helm.sh/hook-delete-policy`: `hook-succeeded` deletes a hook Job once it succeeded (`plan --graph`
   shows a `delete-hook` task after its wait), `hook-failed` once it failed (the apply still fails, the
   chart's objects after it are still skipped, and the next apply runs it again); otherwise, and with `--no-wait`, the Job is kept. Its
