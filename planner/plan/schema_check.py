@@ -5,16 +5,26 @@ under any of the given schemas"). Here each error becomes one Diagnostic that sa
 what was found, at the offending node, with the fix when there is an obvious one. `oneOf` failures are
 collapsed into the one sentence that matters ("exactly one of httpGet, tcpSocket, exec"), and a node that
 breaks several value rules at once (empty and not matching a pattern) gets one message, not several.
+
+A valid plan is recognised first by jsonschema-rs, a compiled validator about fifty times faster than
+jsonschema's (a third of a second for a plan of 1,000 workloads before): only a plan it finds invalid is
+checked again by jsonschema, whose errors the messages are made from. It never accepts what jsonschema
+refuses: its `uniqueItems` finds every repeat the one here does (it compares 1 and 1.0 equal, this one
+does not), its patterns' `\\s` is widened to Python's (which also matches U+001C–U+001F), its `$` ends
+only the text (Python's also before a final newline: stricter), and a value it cannot take (an integer
+beyond 64 bits) counts as invalid.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft7Validator, validators
 from jsonschema.exceptions import ValidationError
 
@@ -90,14 +100,9 @@ def check_schema(
     """Every schema violation in `parsed`, one Diagnostic per problem: against the plan schema (with
     `fragment`, its variant requiring nothing, for an imported file), or with `definition` (`manifest`)
     a list of items of that definition of it (a file of manifests)."""
-    schema = fragment_schema() if fragment else plan_schema()
-    if definition is not None:
-        schema = {
-            "type": "array",
-            "items": {"$ref": f"#/definitions/{definition}"},
-            "definitions": schema["definitions"],
-        }
-    validator = _Validator(schema)
+    if _known_valid(fragment, definition)(parsed.data):
+        return SchemaReport([], frozenset())
+    validator = _Validator(_schema(fragment, definition))
     errors = sorted(validator.iter_errors(parsed.data), key=_keyword_rank)
     seen_values: set[str] = set()
     broken: set[str] = set()
@@ -113,6 +118,52 @@ def check_schema(
             if error.validator != "required":
                 broken.add(diagnostic.path)
     return SchemaReport(list(found.values()), frozenset(broken))
+
+
+def _schema(fragment: bool, definition: str | None) -> dict[str, Any]:
+    schema = fragment_schema() if fragment else plan_schema()
+    if definition is None:
+        return schema
+    return {
+        "type": "array",
+        "items": {"$ref": f"#/definitions/{definition}"},
+        "definitions": schema["definitions"],
+    }
+
+
+@cache
+def _known_valid(fragment: bool, definition: str | None) -> Callable[[Any], bool]:
+    """Whether jsonschema-rs finds a document valid against `_schema(fragment, definition)`, compiled
+    once per process (see the module docstring); False whenever it cannot tell."""
+    try:
+        compiled = jsonschema_rs.Draft7Validator(
+            _python_whitespace(_schema(fragment, definition)), validate_formats=False
+        )
+    except (ValueError, jsonschema_rs.ValidationError):  # a pattern its regex engine refuses
+        return lambda _: False
+
+    def valid(document: Any) -> bool:
+        try:
+            return bool(compiled.is_valid(document))
+        except (ValueError, TypeError, OverflowError):  # not a JSON value it can take
+            return False
+
+    return valid
+
+
+def _python_whitespace(value: Any) -> Any:
+    """The schema with each pattern's `\\s` (inside a character class, as all of the plan schema's are)
+    matching what Python's does: the Unicode white space Rust's matches, and U+001C–U+001F."""
+    if isinstance(value, dict):
+        return {
+            key: item.replace("\\s", "\\s\\x1c-\\x1f")
+            if key == "pattern" and isinstance(item, str)
+            else _python_whitespace(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_python_whitespace(item) for item in value]
+    return value
 
 
 def _keyword_rank(error: ValidationError) -> int:
