@@ -22,17 +22,18 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
-from jsonschema import Draft7Validator, validators
-from jsonschema.exceptions import ValidationError
 
 from planner.errors import Diagnostic
 from planner.plan.durations import DURATION_HINT
 from planner.plan.schema import fragment_schema, plan_schema
 from planner.plan.source import ParsedFile, child_path
 from planner.plan.suggest import hint
+
+if TYPE_CHECKING:  # jsonschema itself is imported only for a plan jsonschema-rs finds invalid
+    from jsonschema.exceptions import ValidationError
 
 NEVER_REASON = "Pull policy Never is rejected for preflight validation"
 
@@ -76,6 +77,8 @@ def _unique_items(
     """jsonschema's own `uniqueItems` compares every pair of items that do not sort (a list mixing
     mappings and numbers): quadratic, so one hostile list in an 8 MiB plan would never finish."""
     del schema
+    from jsonschema.exceptions import ValidationError
+
     if unique and validator.is_type(instance, "array") and _first_repeat(instance) is not None:
         yield ValidationError("has non-unique elements")
 
@@ -91,7 +94,12 @@ def _first_repeat(items: Sequence[Any]) -> int | None:
     return None
 
 
-_Validator = validators.extend(Draft7Validator, {"uniqueItems": _unique_items})
+@cache
+def _python_validator() -> Any:
+    """jsonschema's draft-07 validator class, with the `uniqueItems` above."""
+    from jsonschema import Draft7Validator, validators
+
+    return validators.extend(Draft7Validator, {"uniqueItems": _unique_items})
 
 
 def check_schema(
@@ -102,7 +110,7 @@ def check_schema(
     a list of items of that definition of it (a file of manifests)."""
     if _known_valid(fragment, definition)(parsed.data):
         return SchemaReport([], frozenset())
-    validator = _Validator(_schema(fragment, definition))
+    validator = _python_validator()(_schema(fragment, definition))
     errors = sorted(validator.iter_errors(parsed.data), key=_keyword_rank)
     seen_values: set[str] = set()
     broken: set[str] = set()
