@@ -22,6 +22,11 @@ rolling-out pods never load the other's run):
    one of its namespace, the POST, with `fieldValidation=Ignore` instead of `Strict`: the server
    still decodes the body into its type) and its time is the server's and kubectl's work per request;
 2. no-op: `planner plan` vs `kubectl diff -f` of those manifests, each after its own create;
+   `--rounds noop` measures it alone, at each of `--noop-workloads`, on settled objects: each tool
+   applies the same rendered objects in its own namespace and waits for them (the simulation running,
+   so a plan of ready objects exits 0: nothing to do), then `planner plan --detailed-exitcode` and
+   `kubectl diff -f` take turns `--repeat` times and the medians are compared; `--planner DIR` adds
+   another checkout's planner (an older commit's) to the turns, for a before and after in one run;
 3. apply and wait (`--wait-workloads`, the simulation running, every pod ready `--ready-after`
    seconds after it starts, `sim.planner.dev/ready-after-seconds`): `planner apply` (which waits
    for every Deployment) vs `kubectl apply -f` then `kubectl wait --for=condition=Available deploy
@@ -45,6 +50,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,11 +88,15 @@ def plan_text(workloads: int, namespace: str, *, ready_after: float | None = Non
     return "\n".join(lines) + "\n"
 
 
-def run_output(command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,)) -> tuple[float, str]:
-    """Run `command` against `kubeconfig`; its wall time and standard output."""
+def run_output(
+    command: list[str], kubeconfig: Path, *, ok: tuple[int, ...] = (0,), checkout: Path | None = None
+) -> tuple[float, str]:
+    """Run `command` against `kubeconfig` (in `checkout`, whose planner package comes first); its wall
+    time and standard output."""
     started = time.perf_counter()
     env = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
-    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    env |= {"PYTHONPATH": str(checkout)} if checkout else {}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=checkout)
     elapsed = time.perf_counter() - started
     if result.returncode not in ok:
         raise SystemExit(f"{' '.join(command[:4])}… exited {result.returncode}: {result.stderr[-2000:]}")
@@ -260,6 +270,36 @@ def compare(workloads: int, where: Cluster, scratch: Path) -> tuple[list[Row], l
     ]
     locked = [creates[0], planner_apply(plan, where, "--no-wait", name="planner apply (no-op)"), noops[0]]
     return creates, noops, locked
+
+
+def noop_rows(
+    workloads: int, where: Cluster, scratch: Path, *, repeat: int, before: Path | None
+) -> list[Row]:
+    """The no-op round on settled objects (see the module's docstring): the median of `repeat` turns of
+    each, planner first; requests by verb from one of its turns."""
+    mine, theirs = fresh_namespace(where.kubeconfig, "planner"), fresh_namespace(where.kubeconfig, "kubectl")
+    plan, _ = plan_and_manifests(workloads, mine, scratch)
+    _, manifests = plan_and_manifests(workloads, theirs, scratch)
+    run([*PLANNER, "apply", str(plan), "--timeout", WAIT_TIMEOUT], where.kubeconfig)
+    run(["kubectl", "apply", "-f", str(manifests)], where.kubeconfig)
+    wait = ["kubectl", "wait", "--for=condition=Available", "deploy", "--all", "-n", theirs]
+    run([*wait, f"--timeout={WAIT_TIMEOUT}"], where.kubeconfig)
+    turns: dict[str, tuple[list[str], Path | None]] = {
+        "planner plan": ([*PLANNER, "plan", str(plan), "--detailed-exitcode"], None),
+        "kubectl diff -f": (["kubectl", "diff", "-f", str(manifests)], None),
+    }
+    if before is not None:
+        turns["planner plan (--planner)"] = (turns["planner plan"][0], before)
+    seconds: dict[str, list[float]] = {name: [] for name in turns}
+    requests: dict[str, Counter[str]] = {}
+    for _ in range(repeat):
+        for name, (command, checkout) in turns.items():
+            counts = requests_by_verb(where.admin)
+            seconds[name].append(run_output(command, where.kubeconfig, checkout=checkout)[0])
+            requests[name] = requests_by_verb(where.admin) - counts
+    turned = "; ".join(f"{name}: {', '.join(f'{t:.2f}' for t in times)}" for name, times in seconds.items())
+    print(f"[{datetime.now():%H:%M:%S}] {workloads} workloads, no-op turns: {turned}", file=sys.stderr)
+    return [Row(name, statistics.median(seconds[name]), requests[name]) for name in turns]
 
 
 def by_verb(requests: Counter[str]) -> str:
@@ -484,7 +524,12 @@ def main() -> None:
     parser.add_argument("--wait-workloads", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--ready-after", type=float, default=5.0, help="seconds from a pod's start to ready")
     parser.add_argument("--time-scale", type=float, default=1.0, help="the embedded clusters' --time-scale")
-    parser.add_argument("--rounds", nargs="+", choices=("create", "wait"), default=["create", "wait"])
+    parser.add_argument("--rounds", nargs="+", choices=("create", "wait", "noop"), default=["create", "wait"])
+    parser.add_argument("--noop-workloads", type=int, nargs="+", default=[300, 1000])
+    parser.add_argument("--repeat", type=int, default=5, help="turns of each tool in the no-op round")
+    parser.add_argument(
+        "--planner", type=Path, help="another checkout whose planner takes turns in the no-op round"
+    )
     parser.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG"))
     parser.add_argument("--real", action="store_true", help="a real control plane with simulated nodes")
     parser.add_argument("--nodes", type=int, default=2, help="simulated nodes of the real control plane")
@@ -494,7 +539,9 @@ def main() -> None:
         if args.real:
             # Every round's pods stay (the floor's and three tools'): room for all of them, and the
             # create round's (three tools), whose Deployments roll out too.
-            pods = 4 * sum(args.wait_workloads) + ("create" in args.rounds) * 3 * args.workloads
+            pods = 4 * sum(args.wait_workloads) * ("wait" in args.rounds)
+            pods += ("create" in args.rounds) * 3 * args.workloads
+            pods += ("noop" in args.rounds) * 2 * sum(args.noop_workloads)
             args.kubeconfig, agent = stack.enter_context(real_cluster(args.nodes, pods + 110))
         if "create" in args.rounds:
             with cluster(args.kubeconfig) as where:
@@ -504,6 +551,11 @@ def main() -> None:
             print_rows("create", creates)
             print_rows("no-op", noops)
             print_lock(locked)
+        for workloads in args.noop_workloads if "noop" in args.rounds else ():
+            with cluster(args.kubeconfig, simulate=True) as where:
+                rows = noop_rows(workloads, where, Path(scratch), repeat=args.repeat, before=args.planner)
+            load = ", ".join(f"{n:.1f}" for n in os.getloadavg())
+            print_rows(f"no-op, {workloads} (median of {args.repeat}; load {load})", rows)
         for workloads in args.wait_workloads if "wait" in args.rounds else ():
             rows, kpt_skip, floor = apply_and_wait(
                 workloads,

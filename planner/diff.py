@@ -338,7 +338,8 @@ class _Differ:
                 )
             )
         if result.hash_equal:
-            return dataclasses.replace(base, unmet=unresized_claims(desired, self.live.claims.get(ref, ())))
+            unmet = unresized_claims(desired, self.live.claims.get(ref, ()))
+            return base if unmet is None else dataclasses.replace(base, unmet=unmet)
         reason = "" if result.planner_owned else "plan changed"
         update = dataclasses.replace(base, action="update", fields=result.fields, reason=reason)
         foreign = [f for f in result.fields if f.manager and not f.is_takeover]

@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Literal
 
 from planner.diff import Change, ChangeSet
 from planner.errors import PlannerError
@@ -58,6 +56,9 @@ from planner.plan.durations import format_duration
 from planner.render.identity import with_hash
 from planner.state.applyset import LABEL_PART_OF, ParentRecord, parent_ref, pending_runs
 from planner.unready import awaited
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 TaskAction = Literal[
     "ensure", "parent", "delete", "wait-gone", "create", "apply", "record-run", "wait-ready", "delete-hook"
@@ -348,6 +349,8 @@ class _Builder:
         self.timeouts = timeouts
         self.default_timeout = default_timeout
         self.changes = _normalized(changeset.changes)
+        import networkx as nx  # here, not at the top: `plan` prints no task list unless asked
+
         self.graph: nx.DiGraph = nx.DiGraph()
         self.nodes: dict[str, _Node] = {}
         self.handles: dict[ObjectRef, _Handles] = {}
@@ -617,6 +620,8 @@ class _Builder:
                     self.edge(sink, node_id)
 
     def solved(self) -> ExecutionPlan:
+        import networkx as nx
+
         if not nx.is_directed_acyclic_graph(self.graph):
             cycle = " -> ".join(edge[0] for edge in nx.find_cycle(self.graph))
             raise GraphError(f"dependency cycle: {cycle}")

@@ -6,6 +6,8 @@ Reading is cheap by construction: the ApplySet's parent Secret is read once; the
 exist, and a few planned creates of a kind in a namespace cost a GET each (to find a same-named object
 this plan does not own; more cost one LIST of that kind there), and
 a StatefulSet the plan removes one LIST of the PVCs its claim templates made. So a no-op plan costs O(kinds × namespaces) requests, never O(objects).
+Those LISTs are not paged (a page of 500 made a plan of 10,000 workloads read 20 times per kind), and
+go out together, a few at a time, as do the namespaces' read.
 
 `read_parents` lists the ApplySet parents planner wrote in some namespaces, for the monitor's record of
 the Jobs that ran.
@@ -14,6 +16,7 @@ the Jobs that ran.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from planner.errors import ForbiddenError, NotFoundError
@@ -40,6 +43,9 @@ from planner.state.applyset import (
 )
 
 LIST_PAGE = 500
+# LISTs in flight at once while reading a plan's live state: the server answers one while the next is
+# decoded here.
+READERS = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,26 +90,25 @@ def read_live(
     kinds = Kinds(client, declared=declared_kinds(desired))
     namespaces = {namespace} | Scope.of(map(ref_of, desired)).namespaces | listed.namespaces
     selector = member_selector(plan, namespace)
-    members: dict[ObjectRef, Manifest] = {}
-    for kind in _member_kinds(kinds, desired, listed):
-        # A cluster-scoped member kind (a Namespace kubectl --applyset added) is listed once.
-        for ns in sorted(namespaces) if kind.namespaced else [None]:
-            for item in _list_served(client, kind, ns, label_selector=selector):
-                members[ref_of(item)] = item
+    # A cluster-scoped member kind (a Namespace kubectl --applyset added) is listed once.
+    places = [
+        (kind, ns)
+        for kind in _member_kinds(kinds, desired, listed)
+        for ns in (sorted(namespaces) if kind.namespaced else [None])
+    ]
+    with ThreadPoolExecutor(READERS, thread_name_prefix="read") as pool:
+        in_scope = (
+            None if namespaces <= known_namespaces else pool.submit(existing_namespaces, client, namespaces)
+        )
+        lists = list(pool.map(lambda place: _list_served(client, *place, label_selector=selector), places))
+        existing = frozenset(namespaces) if in_scope is None else in_scope.result()
+    members = {ref_of(item): item for items in lists for item in items}
     claims = read_claims_of(client, [m for m in members.values() if claim_templates(m)])
     planned_creates = (m for m in desired if ref_of(m) not in members)
     foreign = _foreign(client, kinds, planned_creates) if probe_foreign else {}
     if found is not None and parent is None:  # a Secret that only has the parent's name
         foreign[at_parent] = found
-    return LiveState(
-        members=members,
-        parent=parent,
-        foreign=foreign,
-        namespaces=frozenset(namespaces)
-        if namespaces <= known_namespaces
-        else existing_namespaces(client, namespaces),
-        claims=claims,
-    )
+    return LiveState(members=members, parent=parent, foreign=foreign, namespaces=existing, claims=claims)
 
 
 def read_claims_of(
@@ -136,17 +141,20 @@ def list_objects(
     *,
     label_selector: str = "",
     field_selector: str = "",
+    page: int | None = LIST_PAGE,
 ) -> list[Manifest]:
-    """Every object of a kind in a namespace, page by page; items get back their kind and apiVersion."""
+    """Every object of a kind in a namespace, `page` objects a request (None: all in one); items get
+    back their kind and apiVersion."""
     items: list[Manifest] = []
-    query = {"limit": str(LIST_PAGE)} | ({"labelSelector": label_selector} if label_selector else {})
+    query = {"limit": str(page)} if page is not None else {}
+    query |= {"labelSelector": label_selector} if label_selector else {}
     query |= {"fieldSelector": field_selector} if field_selector else {}
     while True:
-        page = client.request("GET", resource_path(kind, namespace), query=query, verb="list")
+        answer = client.request("GET", resource_path(kind, namespace), query=query, verb="list")
         items += [
-            {"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in page.get("items", [])
+            {"apiVersion": kind.api_version, "kind": kind.kind, **item} for item in answer.get("items", [])
         ]
-        token = metadata_of(page).get("continue")
+        token = metadata_of(answer).get("continue")
         if not token:
             return items
         query = query | {"continue": token}
@@ -174,9 +182,10 @@ def _member_kinds(kinds: Kinds, desired: Sequence[Manifest], listed: Scope) -> l
 def _list_served(
     client: KubeClient, kind: KindInfo, namespace: str | None, *, label_selector: str
 ) -> list[Manifest]:
-    """`list_objects`, and nothing for a kind not served yet (a CRD of the plan that apply creates)."""
+    """`list_objects` in one request whatever the count (a plan's reads are one LIST per kind and
+    namespace), and nothing for a kind not served yet (a CRD of the plan that apply creates)."""
     try:
-        return list_objects(client, kind, namespace, label_selector=label_selector)
+        return list_objects(client, kind, namespace, label_selector=label_selector, page=None)
     except NotFoundError:
         return []
 
@@ -195,19 +204,23 @@ def _foreign(
     client: KubeClient, kinds: Kinds, planned_creates: Iterable[Manifest]
 ) -> dict[ObjectRef, Manifest]:
     """Same-named objects without the plan's label where the plan would create: a GET each for a few
-    creates of a kind in a namespace, one (paged) LIST of that kind there for more, so a first plan of
-    10,000 objects costs a LIST per kind and namespace, not a request per object."""
+    creates of a kind in a namespace, one LIST of that kind there for more (each place on its own
+    thread), so a first plan of 10,000 objects costs a LIST per kind and namespace, not a request per
+    object."""
     by_place: dict[tuple[KindInfo, str | None], dict[ObjectRef, Manifest]] = {}
     for manifest in planned_creates:
         ref = ref_of(manifest)
         by_place.setdefault((kinds.for_manifest(manifest), ref.namespace), {})[ref] = manifest
-    found: dict[ObjectRef, Manifest] = {}
-    for (kind, namespace), planned in by_place.items():
+
+    def probed(place: tuple[KindInfo, str | None]) -> list[Manifest]:
+        (kind, namespace), planned = place, by_place[place]
         live = _listed(client, kind, namespace) if len(planned) > FEW_PROBES else None
         if live is None:
             live = [obj for ref in planned if (obj := get_or_none(client, kind, namespace, ref.name))]
-        found |= {ref_of(obj): obj for obj in live if ref_of(obj) in planned}
-    return found
+        return [obj for obj in live if ref_of(obj) in planned]
+
+    with ThreadPoolExecutor(READERS, thread_name_prefix="probe") as pool:
+        return {ref_of(obj): obj for found in pool.map(probed, list(by_place)) for obj in found}
 
 
 def _listed(client: KubeClient, kind: KindInfo, namespace: str | None) -> list[Manifest] | None:

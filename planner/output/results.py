@@ -76,15 +76,14 @@ def planned(
     """`plan` (and `rollback --dry-run`): the changes of every plan, with its task list under --graph (a
     Mermaid chart in a markdown comment), or only the picture of its tasks (`-o mermaid|dot|svg`)."""
     print_warnings(loaded.warnings)
-    drawings = [drawing(result.execution, result.changeset) for result in results]
     if output in PICTURE_FORMATS:
-        _echo(picture(drawings, output))
+        _echo(picture([drawing(result.execution, result.changeset) for result in results], output))
         return
     changesets = [result.changeset for result in results]
     graphs: list[str] = []
-    if graph:
+    if graph:  # the task lists are solved only when shown
         graphs = (
-            [to_mermaid([drawn]) for drawn in drawings]
+            [to_mermaid([drawing(result.execution, result.changeset)]) for result in results]
             if output == "markdown"
             else [result.execution.as_text() for result in results]
         )

@@ -26,8 +26,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from planner.errors import Diagnostic
 from planner.kinds import KindInfo, declared_kinds, group_of, known
 from planner.objects import LOCK_PREFIX, json_copy
@@ -267,19 +265,22 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
 def _cycles_through_manifests(plan: Node, entries: list[Entry]) -> Iterator[Diagnostic]:
     """Dependency cycles with a manifest in them, reported once each at that manifest's annotation
     (cycles among workloads and sandboxes alone are `validate_refs`'s)."""
-    graph = nx.DiGraph()
+    edges: list[tuple[str, str]] = []
     for section in ("workloads", "sandboxes"):
         for item in plan.items(section):
             name = item.text("name")  # None for a broken entry, which the schema check reports
-            for _, target in item.strings("dependsOn") if name else ():
-                graph.add_edge(name, target)
+            edges += [(name, target) for _, target in item.strings("dependsOn")] if name else []
     by_handle: dict[str, Entry] = {}
     for entry in entries:
         by_handle.setdefault(entry.handle, entry)
         if entry.origin:
-            graph.add_edge(entry.origin, entry.handle)  # depending on a chart is depending on each member
-        for target in entry.depends_on():
-            graph.add_edge(entry.handle, target)
+            edges.append((entry.origin, entry.handle))  # depending on a chart is depending on each member
+        edges += [(entry.handle, target) for target in entry.depends_on()]
+    if not by_handle or not edges:  # no manifest, or no edge: no cycle (and networkx is not imported)
+        return
+    import networkx as nx
+
+    graph = nx.DiGraph(edges)
     for group in nx.strongly_connected_components(graph):
         members = [by_handle[name] for name in by_handle if name in group]
         if len(group) > 1 and members:

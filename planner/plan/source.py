@@ -265,21 +265,24 @@ class _Walk:
         self._resolver = _Yaml12Resolver()
 
     def plain(self, node: Node, path: str) -> Any:
-        tag = PLAN_TAGS.get(str(node.tag))
+        # Read once: ruamel makes the tag's text anew on each read of `node.tag`.
+        tag_text = str(node.tag)
+        tag = PLAN_TAGS.get(tag_text)
         if tag is not None:
             self.tags[path] = tag
             if isinstance(node, ScalarNode):  # read as if untagged: `!default 3` is the integer 3
                 plain = not node.style
                 implicit = self._resolver.resolve(ScalarNode, node.value, (plain, not plain))
                 node = ScalarNode(implicit, node.value, node.start_mark, node.end_mark, style=node.style)
+                tag_text = str(node.tag)
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
         if isinstance(node, SequenceNode):
             return self._sequence(node, path)
-        return self._scalar(node)
+        return self._scalar(node, tag_text)
 
-    def _scalar(self, node: Node) -> Any:
-        if node.tag == _STR_TAG:  # most scalars: the constructor would return the text as it is
+    def _scalar(self, node: Node, tag_text: str) -> Any:
+        if tag_text == _STR_TAG:  # most scalars: the constructor would return the text as it is
             return node.value
         try:
             value = _plain_scalar(self._constructor.construct_object(node, deep=True))
@@ -318,12 +321,13 @@ class _Walk:
 
 def _merged_pairs(node: MappingNode) -> list[tuple[Node, Node]]:
     """The mapping's key/value pairs with YAML merge keys (`<<: *base`) expanded; own keys win."""
-    own = [(k, v) for k, v in node.value if k.tag != _MERGE_TAG]
+    merges = [(k.tag == _MERGE_TAG, (k, v)) for k, v in node.value]
+    own = [pair for is_merge, pair in merges if not is_merge]
+    if len(own) == len(merges):
+        return own
     names = {k.value for k, _ in own if isinstance(k, ScalarNode)}
     merged: list[tuple[Node, Node]] = []
-    for key_node, value_node in node.value:
-        if key_node.tag != _MERGE_TAG:
-            continue
+    for value_node in [value for is_merge, (_, value) in merges if is_merge]:
         sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
         for source in sources:
             for k, v in _merged_pairs(source) if isinstance(source, MappingNode) else []:

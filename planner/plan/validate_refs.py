@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from planner.errors import Diagnostic
 from planner.plan.raw import Node
 from planner.plan.source import ParsedFile
 from planner.plan.suggest import hint
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,10 @@ def _hint(edge: Edge, names: dict[str, None]) -> str:
 
 
 def _cycles(edges: list[Edge], parsed: ParsedFile) -> Iterator[Diagnostic]:
+    if not edges:  # no cycle without an edge, and networkx is a tenth of a second to import
+        return
+    import networkx as nx
+
     graph = nx.DiGraph()
     for edge in edges:
         graph.add_edge(edge.source, edge.target, edge=edge)
@@ -104,6 +110,8 @@ def _cycles(edges: list[Edge], parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 def _cycle_edges(group: nx.DiGraph, first: str, order: dict[str, tuple[int, int]]) -> list[Edge]:
     """One cycle of `group`, starting at its member written first."""
+    import networkx as nx
+
     found = [group.edges[source, target]["edge"] for source, target in nx.find_cycle(group, source=first)]
     start = min(range(len(found)), key=lambda index: order[found[index].source])
     return found[start:] + found[:start]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from jsonschema import Draft7Validator
 
 from planner.plan.schema import plan_schema, schema_text
+from planner.plan.schema_check import check_schema
+from planner.plan.source import ParsedFile, parse_plan_text
 from tests.paths import REPO
 
 SCHEMA_FILE = REPO / "schemas" / "plan.schema.json"
@@ -33,3 +36,49 @@ def test_the_schema_is_valid_draft_07() -> None:
 )
 def test_the_schema_accepts_and_rejects(document: dict[str, object], valid: bool) -> None:
     assert Draft7Validator(json.loads(schema_text())).is_valid(document) is valid
+
+
+def _patterns(value: object) -> list[str]:
+    if isinstance(value, dict):
+        own = [value["pattern"]] if isinstance(value.get("pattern"), str) else []
+        return own + [found for item in value.values() for found in _patterns(item)]
+    if isinstance(value, list):
+        return [found for item in value for found in _patterns(item)]
+    return []
+
+
+def test_every_white_space_class_in_a_pattern_is_inside_brackets() -> None:
+    """The compiled validator's patterns have `\\s` widened to Python's inside a character class
+    (`planner.plan.schema_check`), which is right only there."""
+    patterns = _patterns(plan_schema())
+    assert len(patterns) > 50
+    outside = [p for p in patterns if "\\s" in re.sub(r"\[(?:\\.|[^\]\\])*\]", "", p)]
+    assert outside == []
+
+
+PLAN_HEAD = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        (PLAN_HEAD + "workloads:\n  - {name: web, image: 'nginx:1.27', replicas: 3}\n", []),
+        # Python's \s matches U+001C (a Rust regex's does not): refused as before.
+        (
+            PLAN_HEAD + 'source: {git: {url: "https://example.com/a\\x1cb", path: plan.yaml}}\n',
+            ["source.git.url"],
+        ),
+        # An integer beyond 64 bits, which the compiled validator cannot take: jsonschema judges it.
+        (
+            PLAN_HEAD + f"workloads:\n  - {{name: web, image: 'nginx:1.27', port: {2**70}}}\n",
+            ["workloads[0].port"],
+        ),
+        # `$` ends the text only in the compiled validator; Python's also matches before a final newline.
+        (PLAN_HEAD + 'workloads:\n  - {name: "web\\n", image: "nginx:1.27"}\n', []),
+    ],
+    ids=["valid", "a U+001C in a git URL", "a port of 2**70", "a name ending in a newline"],
+)
+def test_the_fast_path_never_accepts_what_jsonschema_refuses(text: str, paths: list[str]) -> None:
+    parsed = parse_plan_text("plan.yaml", text)
+    assert isinstance(parsed, ParsedFile)
+    assert [d.path for d in check_schema(parsed).diagnostics] == paths
