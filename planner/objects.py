@@ -281,15 +281,27 @@ def present(**fields: Any) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None and value not in ("", [], {})}
 
 
+def hooks_of(obj: Mapping[str, Any] | None) -> frozenset[str]:
+    """A chart's object's Helm hooks (`helm.sh/hook`, comma-separated); none for an ordinary object."""
+    return _listed_annotation(obj, HOOK)
+
+
 def hook_phase(obj: Mapping[str, Any] | None) -> Literal["pre", "post"] | None:
     """Whether a chart's object is a hook run before the chart's other objects (`pre`), after them
     (`post`), or no such hook (None)."""
-    value = annotations_of(obj).get(HOOK)
-    hooks = {part.strip() for part in str(value).split(",")} if value else set()
+    hooks = hooks_of(obj)
     return "pre" if hooks & HOOKS_BEFORE else "post" if hooks & HOOKS_AFTER else None
 
 
 def hook_delete_policies(obj: Mapping[str, Any] | None) -> frozenset[str]:
     """A chart's hook object's Helm delete policies (`helm.sh/hook-delete-policy`, comma-separated)."""
-    value = annotations_of(obj).get(HOOK_DELETE_POLICY)
+    return _listed_annotation(obj, HOOK_DELETE_POLICY)
+
+
+def _listed_annotation(obj: Mapping[str, Any] | None, name: str) -> frozenset[str]:
+    """The comma-separated words of annotation `name`. Read from what a chart rendered, before anything
+    checked it: metadata or annotations that are no mapping hold none."""
+    metadata = (obj or {}).get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    value = annotations.get(name) if isinstance(annotations, Mapping) else None
     return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()

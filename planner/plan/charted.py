@@ -58,13 +58,13 @@ from planner.errors import Diagnostic
 from planner.kinds import declared_kinds, group_of, known
 from planner.objects import (
     ANNOTATION_RUN_KEY,
-    HOOK,
     HOOK_DELETE_POLICY,
     HOOKS_AFTER,
     HOOKS_BEFORE,
     canonical_json,
     hook_delete_policies,
     hook_phase,
+    hooks_of,
 )
 from planner.plan.chart_repository import Credentials, fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
@@ -271,11 +271,11 @@ def _documents(
     tests: list[str] = []
     problems: list[Diagnostic] = []
     for source, document, head in split_rendered(rendered, include_crds=item.data.get("includeCRDs", True)):
-        hooks = _hooks(head)
+        hooks = hooks_of(head)
         if hooks & TESTS:
             tests.append(_handle(head))
             continue
-        problem = _unsupported(head, hooks)
+        problem = _malformed(head, source) or _unsupported(head, hooks)
         if problem is not None:
             problems.append(parsed.diagnostic(item.at("chart"), f"chart {name!r}: {problem}"))
             continue
@@ -330,11 +330,6 @@ def _head(document: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _hooks(head: Mapping[str, Any]) -> frozenset[str]:
-    value = _annotations(head).get(HOOK)
-    return frozenset(part.strip() for part in str(value).split(",") if part.strip()) if value else frozenset()
-
-
 def _annotations(head: Mapping[str, Any]) -> dict[str, Any]:
     metadata = head.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
@@ -344,6 +339,21 @@ def _annotations(head: Mapping[str, Any]) -> dict[str, Any]:
 def _handle(head: Mapping[str, Any]) -> str:
     metadata = head.get("metadata")
     return f"{head.get('kind')}/{metadata.get('name') if isinstance(metadata, dict) else None}"
+
+
+def _malformed(head: Mapping[str, Any], source: str) -> str | None:
+    """What keeps a rendered object from being read as one at all: metadata, or its labels or
+    annotations, that are no mapping (the hooks' edges and run-keys are written there)."""
+    metadata = head.get("metadata", {})
+    fields = {"metadata": metadata} | (
+        {field: metadata.get(field) for field in ("labels", "annotations")}
+        if isinstance(metadata, dict)
+        else {}
+    )
+    wrong = [field for field, value in fields.items() if value is not None and not isinstance(value, dict)]
+    if not wrong:
+        return None
+    return f"{source} renders a {head.get('kind') or 'document'} whose {wrong[0]} is not a mapping"
 
 
 def _unsupported(head: Mapping[str, Any], hooks: frozenset[str]) -> str | None:
@@ -378,7 +388,7 @@ def _key_runs(objects: list[dict[str, Any]]) -> None:
     of its phase runs again (which may need it: a hook Job's ServiceAccount), and not on every apply."""
     jobs: dict[str | None, list[str]] = {}
     for obj in objects:
-        if obj.get("kind") == "Job" and _hooks(obj):
+        if obj.get("kind") == "Job" and hooks_of(obj):
             key = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
             _writable_annotations(obj)[ANNOTATION_RUN_KEY] = key
             jobs.setdefault(hook_phase(obj), []).append(key)

@@ -285,6 +285,28 @@ def test_what_planner_cannot_honour_of_a_hook_is_a_plan_error_naming_it(
     ]
 
 
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ("metadata: oops\n", "metadata"),
+        ("metadata:\n  name: odd\n  annotations: [a, b]\n", "annotations"),
+        ("metadata:\n  name: odd\n  labels: oops\n", "labels"),
+    ],
+)
+def test_a_rendered_object_whose_metadata_is_no_mapping_is_a_plan_error_not_a_crash(
+    repo: Path, metadata: str, field: str
+) -> None:
+    """The chart's hooks put edges and run-keys in every object's annotations: one that cannot hold them
+    is named, before anything is written."""
+    (repo / "charts" / "web" / "templates" / "odd.yaml").write_text(
+        f"apiVersion: v1\nkind: ConfigMap\n{metadata}"
+    )
+    assert errors(repo, "charts:\n  - {name: web, chart: charts/web}\n") == [
+        f"plan.yaml:6:24: charts[0].chart: chart 'web': web/templates/odd.yaml renders a ConfigMap whose "
+        f"{field} is not a mapping"
+    ]
+
+
 def test_a_plan_object_cannot_name_charts() -> None:
     obj = {
         "apiVersion": "planner.dev/v1",
