@@ -92,8 +92,10 @@ class SourceCache:
         key = source_key(source, credentials)
         with self._mutex:
             entry = self._entry(key, source, credentials)
-            self._users[user] = key
-            unused = self._unused()  # its last Plan moved to another source (new credentials, a ref)
+            before, self._users[user] = self._users.get(user), key
+            # Only when the Plan moved (new credentials, a ref) can its old source be left unused: a
+            # look over every Plan on each get would cost O(Plans) per reconcile.
+            unused = self._unused() if before not in (None, key) else {}
         self._remove(unused)
         with entry.lock:
             outcome = entry.outcome
