@@ -150,13 +150,13 @@ def chart_files_in(parsed: ParsedFile) -> tuple[Path, ...]:
     real_root = Path(os.path.realpath(repository_root(Path(parsed.file))))
     files: list[Path] = []
     for item in plan.items(CHARTS):
-        base = _base(parsed, item)
         chart = _local(item)
+        base = _base(parsed, item.at("chart"))
         if chart is not None and _confined(base / chart, chart, real_root, "chart") is None:
             files += [base / chart] if (base / chart).is_file() else sorted(_files_under(base / chart))
-        for _, written in item.strings("valuesFiles"):
-            if _confined(base / written, written, real_root, "values file") is None:
-                files.append(base / written)
+        for path, written in item.strings("valuesFiles"):
+            if _confined(_base(parsed, path) / written, written, real_root, "values file") is None:
+                files.append(_base(parsed, path) / written)
     return tuple(files)
 
 
@@ -171,8 +171,10 @@ def _files_under(directory: Path) -> Iterator[Path]:
         yield from (Path(folder) / name for name in sorted(names))
 
 
-def _base(parsed: ParsedFile, item: Node) -> Path:
-    return Path(parsed.file_of(parsed.position(item.path))).parent  # an imported fragment's: its own
+def _base(parsed: ParsedFile, path: str) -> Path:
+    """The directory a relative path written at `path` is relative to: that of the file that wrote it (an
+    imported fragment's own; with an environment's chart entry merged over its base's, each field's)."""
+    return Path(parsed.file_of(parsed.position(path))).parent
 
 
 def _one_chart(
@@ -184,16 +186,13 @@ def _one_chart(
     secrets: Mapping[str, str],
 ) -> tuple[ParsedFile, ChartRelease, list[Diagnostic]] | list[Diagnostic]:
     name = str(item.text("name"))
-    base = _base(parsed, item)
     credentials = _credentials(item, secrets)
     if credentials is False:
         return []  # a value that did not resolve is reported where it is written; nothing is fetched
-    path = _chart_path(
-        parsed, item, base, real_root, credentials if isinstance(credentials, Credentials) else None
-    )
+    path = _chart_path(parsed, item, real_root, credentials if isinstance(credentials, Credentials) else None)
     if isinstance(path, Diagnostic):
         return [path]
-    given = _values(parsed, item, base, real_root)
+    given = _values(parsed, item, real_root)
     if isinstance(given, Diagnostic):
         return [given]
     plain, origins = given
@@ -236,7 +235,7 @@ def _credentials(item: Node, secrets: Mapping[str, str]) -> Credentials | Litera
 
 
 def _chart_path(
-    parsed: ParsedFile, item: Node, base: Path, real_root: Path, credentials: Credentials | None
+    parsed: ParsedFile, item: Node, real_root: Path, credentials: Credentials | None
 ) -> Path | Diagnostic:
     """The chart's directory or archive: beside the plan, or fetched from its repository or OCI registry
     (a pinned version, cached by digest: `chart_repository`, `oci_registry`)."""
@@ -251,6 +250,7 @@ def _chart_path(
             "`credentials` are for a chart repository or an OCI registry: set `repo`, or an oci:// `chart`",
         )
     if _local(item) is not None:
+        base = _base(parsed, item.at("chart"))
         problem = _confined(base / chart, chart, real_root, "chart")
         return base / chart if problem is None else parsed.diagnostic(item.at("chart"), problem)
     if version is None:
@@ -453,14 +453,14 @@ def _place(objects: list[dict[str, Any]], namespace: str) -> None:
 
 
 def _values(
-    parsed: ParsedFile, item: Node, base: Path, real_root: Path
+    parsed: ParsedFile, item: Node, real_root: Path
 ) -> tuple[dict[str, Any], dict[str, str]] | Diagnostic:
     """`valuesFiles` in order, then `values`, merged as Helm merges `-f` files; and the `file:line:column`
     that set each value, by value path (a later file's, or `values`, wins as its value does)."""
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for path, written in item.strings("valuesFiles"):
-        read = _values_file(base, written, real_root)
+        read = _values_file(_base(parsed, path), written, real_root)
         if isinstance(read, str):
             return parsed.diagnostic(path, read)
         merged, origins = _merge(merged, read[0]), origins | read[1]

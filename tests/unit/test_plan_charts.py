@@ -180,6 +180,25 @@ def test_values_files_merge_in_order_under_the_plans_values_and_a_tgz_chart_load
     assert names == ["charts/web-1.0.0.tgz", "values/base.yaml", "values/prod.yaml"]
 
 
+def test_an_environment_merging_its_chart_over_the_bases_reads_each_path_beside_the_file_that_wrote_it(
+    repo: Path,
+) -> None:
+    """The base names the chart (relative to the base), the environment in a folder of its own adds a
+    values file (relative to itself) and its values: each path is read beside the file it is written in."""
+    (repo / "base.yaml").write_text("charts:\n  - name: web\n    chart: charts/web\n    skipTests: true\n")
+    (repo / "envs").mkdir()
+    (repo / "envs" / "prod-values.yaml").write_text("greeting: salut\n")
+    (repo / "envs" / "prod.yaml").write_text(
+        HEAD + "imports: [../base.yaml]\ncharts:\n  - name: web\n    valuesFiles: [prod-values.yaml]\n"
+        "    values: {replicaCount: 2}\n"
+    )
+    plan = load_plans([repo / "envs" / "prod.yaml"], capabilities=Capabilities).plans[0]
+    assert plan.manifests_by_handle["Deployment/web"].object["spec"]["replicas"] == 2
+    assert plan.manifests_by_handle["ConfigMap/web-settings"].object["data"]["greeting"] == "salut"
+    names = [str(path.relative_to(repo)) for path in input_files(repo / "envs" / "prod.yaml")]
+    assert "envs/prod-values.yaml" in names and "charts/web/Chart.yaml" in names
+
+
 def test_a_release_namespace_places_the_charts_namespaced_objects_only(repo: Path) -> None:
     plan = load(repo, "charts:\n  - {name: web, chart: charts/web, namespace: edge, skipTests: true}\n")
     namespaces = {raw.handle: raw.namespace for raw in plan.manifests}
