@@ -97,3 +97,44 @@ def test_the_readmes_first_session_works_verbatim(home: Path, tmp_path: Path) ->
     assert "k8s-shop|deployment|web" in stop
     assert json.loads((out / "web.json").read_text())["spec"]["replicas"] == 0  # stopped: scaled to 0
     assert down.strip() == "stopped"
+
+
+def environments_session() -> list[str]:
+    """The commands of the README's environments block, as written."""
+    section = (REPO / "README.md").read_text().split("\nEnvironments: ", 1)[1]
+    block = section.split("```console\n", 1)[1].split("\n```", 1)[0]
+    return [line.removeprefix("$ ") for line in block.splitlines() if line.startswith("$ ")]
+
+
+def test_the_readmes_environments_block_works_verbatim(home: Path, tmp_path: Path) -> None:
+    """Run on a cluster of its own (the block follows the first session, which ends with `cluster down`)."""
+    commands = ['eval "$(planner cluster up)"', *environments_session(), "planner cluster down"]
+    out = tmp_path / "steps"
+    out.mkdir()
+    kubectl = f"kubectl --cache-dir={tmp_path / 'cache'}"
+    look = (
+        f"{kubectl} get deployments -A -o json > {out / 'deployments.json'}; "
+        f"{kubectl} get plan shop-production -n shop-production -o json > {out / 'plan.json'}"
+    )
+    session = subprocess.run(
+        ["bash", "-c", script(commands, out, before_last=look)],
+        cwd=REPO,
+        env=environment(home),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    steps = {
+        command: ((out / f"{i}.out").read_text(), (out / f"{i}.err").read_text())
+        for i, command in enumerate(commands)
+        if (out / f"{i}.rc").exists()
+    }
+    assert session.returncode == 0, (session.stderr, steps)
+    _, apply, explain, plan, _, built, _ = (steps[c][0] for c in commands)
+    assert "Plan shop-staging (namespace shop-staging): " in apply and " 0 failed" in apply, apply
+    assert "name: shop-staging  # staging.yaml:" in explain, explain
+    assert "No changes. The cluster matches plan shop-production." in plan, plan
+    assert built.strip() == "plan.planner.dev/shop-production created", built
+    deployed = json.loads((out / "deployments.json").read_text())["items"]
+    assert {d["metadata"]["namespace"] for d in deployed} >= {"shop-staging", "shop-production"}
+    assert json.loads((out / "plan.json").read_text())["metadata"]["name"] == "shop-production"
