@@ -130,6 +130,11 @@ def create_namespace(client: KubeClient, name: str) -> Manifest | None:
         return None
 
 
+class GenerationTaken(PlannerError):
+    """A generation record's name is taken: another run recorded that number, or an earlier plan of
+    the same name left its records."""
+
+
 class KubeWriter:
     """`execute.Writer` over a KubeClient (thread-safe: the executor calls it from its pool)."""
 
@@ -280,7 +285,7 @@ class KubeWriter:
                 return None
             raise
         except AlreadyExistsError as taken:
-            raise PlannerError(
+            raise GenerationTaken(
                 f"{ref.described} already exists: another run recorded that generation (the run lock "
                 "was lost or taken over)"
             ) from taken
@@ -486,4 +491,4 @@ def _create_entry(obj: Manifest) -> tuple[int, dict[str, Any]] | None:
     )
 
 
-__all__ = ["CRASH_ENV", "KubeWriter", "WrittenVersions"]
+__all__ = ["CRASH_ENV", "GenerationTaken", "KubeWriter", "WrittenVersions"]

@@ -59,7 +59,7 @@ from planner.state.applyset import (
     run_keys_of,
     run_records,
 )
-from planner.writes import KubeWriter
+from planner.writes import GenerationTaken, KubeWriter
 
 REVISION_ENVIRONMENT = ("GIT_COMMIT", "GITHUB_SHA")
 GIT_TIMEOUT_SECONDS = 5.0
@@ -173,7 +173,6 @@ def record(
         return None
     client = writer.client
     ref = parent_ref(recording.plan, recording.namespace)
-    listed = list_generations(client, recording.plan, recording.namespace)
     parent = writer.parent(ref)
     known = current_generation(parent)
     closure_runs = run_keys_of(recording.manifests)
@@ -182,39 +181,60 @@ def record(
         for key, run in run_records(parent).items()
         if run.ran and key in closure_runs
     }
-    number = max([g.number for g in listed] + [known.number if known else 0]) + 1
-    previous = _last_hashes(client, recording, listed)
     failed = tuple(o.task for o in (*result.failed, *result.skipped))
-    generation = Generation(
-        plan=recording.plan,
-        namespace=recording.namespace,
-        number=number,
-        result=CONVERGED if result.ok else FAILED,
-        failed_tasks=failed,
-        message=result.stopped,
-        started=started,
-        finished=now(),
-        who=recording.who,
-        revision=recording.revision,
-        rolled_back_from=recording.rolled_back_from,
-        sources=recording.sources,
-        inputs=recording.inputs,
-        timeouts=recording.timeouts,
-        closure=closure_of(recording.manifests, secret_data=options.secret_data),
-        hashes=hashes_of(recording.manifests),
-        changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
-        runs=runs,
-        charts=recording.charts,
-        chart_inputs=recording.chart_inputs,
-        secret_data=options.secret_data,
-    )
-    generation, encoded = fitted(generation)
-    if writer.record_generation(record_manifest(generation, encoded)) is None:
+
+    def numbered(listed: list[Listed]) -> Generation:
+        number = max([g.number for g in listed] + [known.number if known else 0]) + 1
+        previous = _last_hashes(client, recording, listed)
+        return Generation(
+            plan=recording.plan,
+            namespace=recording.namespace,
+            number=number,
+            result=CONVERGED if result.ok else FAILED,
+            failed_tasks=failed,
+            message=result.stopped,
+            started=started,
+            finished=now(),
+            who=recording.who,
+            revision=recording.revision,
+            rolled_back_from=recording.rolled_back_from,
+            sources=recording.sources,
+            inputs=recording.inputs,
+            timeouts=recording.timeouts,
+            closure=closure_of(recording.manifests, secret_data=options.secret_data),
+            hashes=hashes_of(recording.manifests),
+            changes=changes_of(written_changes(changeset.changes, _written(result, writer), previous)),
+            runs=runs,
+            charts=recording.charts,
+            chart_inputs=recording.chart_inputs,
+            secret_data=options.secret_data,
+        )
+
+    # A parent naming no generation is almost always a new plan's: its record 1 is created without
+    # listing first. Only a name already taken (records an earlier plan of this name left) lists them,
+    # and the numbering goes on from theirs.
+    listed = [] if known is None else list_generations(client, recording.plan, recording.namespace)
+    try:
+        generation, recorded = _recorded(writer, numbered(listed))
+    except GenerationTaken:
+        if known is not None:
+            raise
+        listed = list_generations(client, recording.plan, recording.namespace)
+        generation, recorded = _recorded(writer, numbered(listed))
+    if recorded is None:
         return None
+    number = generation.number
     writer.mark_generation(ref, CurrentGeneration(number, generation.result), settling=settling)
     for old in expired([g.number for g in listed] + [number], options.keep):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation
+
+
+def _recorded(writer: KubeWriter, generation: Generation) -> tuple[Generation, Manifest | None]:
+    """The generation as fitted under the size limit, and its record as created (None: its namespace
+    is gone or going)."""
+    generation, encoded = fitted(generation)
+    return generation, writer.record_generation(record_manifest(generation, encoded))
 
 
 def _written(result: ExecutionResult, writer: KubeWriter) -> set[ObjectRef]:

@@ -356,6 +356,25 @@ def test_a_rollback_after_the_parent_was_deleted_takes_the_runs_from_the_generat
     assert "No changes." in again
 
 
+def test_an_apply_after_the_parent_was_deleted_numbers_on_from_the_records_left(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """The parent names no generation, so the run tries record 1 first: taken, it lists the records."""
+    plan = write_plan(tmp_path, shop(namespace, "1.0"))
+    run_ok(planner, "apply", str(plan))
+    write_plan(tmp_path, shop(namespace, "2.0"))
+    run_ok(planner, "apply", str(plan))
+    status, body = http(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/secrets/shop")
+    assert status == 200, body
+
+    write_plan(tmp_path, shop(namespace, "3.0"))
+    run_ok(planner, "apply", str(plan))
+    kept = records(cluster, namespace)
+    assert sorted(kept) == [1, 2, 3]
+    assert kept[3]["document"]["closure"] and parent_generation(cluster, namespace) == "3"
+    assert images(cluster, namespace)["web"] == "shop:3.0"
+
+
 def lease_holder(cluster: ClusterHandle, namespace: str) -> str:
     status, body = http(
         cluster, "GET", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/planner-lock-shop"
