@@ -185,8 +185,7 @@ def test_an_apply_reads_the_parent_once_and_lists_no_storage_classes_for_a_plan_
         "list",  # the plan's Secrets
         "create",  # the parent, listing what the run will write: no read before
         "patch web-token",  # its create-only server-side apply
-        "list",  # the generation records
-        "create",  # generation 1
+        "create",  # generation 1: the parent named none, so the records are not listed
         "update web",  # the parent settled (the applied closure) and naming it: no read before
     ]
     assert not [m for m in made if m[1] == "storageclasses"]  # only a claim's verdict reads them
