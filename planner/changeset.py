@@ -99,12 +99,13 @@ class ValueChange:
 class ChartChange:
     """A chart of the plan whose inputs changed since the applied generation (`planner.provenance`):
     its version, its values, and the objects it renders that the plan changes (and those it rendered
-    then that the plan deletes). `recorded` is False for a
+    then that the plan deletes), or a chart the plan no longer has, with the objects it rendered then
+    that the plan deletes. `recorded` is False for a
     generation recorded before charts' values were (then `values` is empty: nothing to compare)."""
 
     name: str
     version_before: str | None  # None: the applied generation had no such chart (it is new)
-    version_after: str
+    version_after: str | None  # None: the plan no longer has it (it is removed)
     values: tuple[ValueChange, ...] = ()
     recorded: bool = True
     objects: tuple[Change, ...] = field(default=(), repr=False)

@@ -212,7 +212,7 @@ def with_chart_changes(
     """`changeset` with each chart whose version or values changed since the `applied` generation (none
     before the first), and each chart of a generation that did not record values whose objects change,
     listing the objects it changed; `key` digests its secret values as `recorded_charts` did."""
-    if applied is None or not plan.charts:
+    if applied is None:
         return changeset
     found = []
     for chart in plan.charts:
@@ -228,7 +228,22 @@ def with_chart_changes(
             or (changed and not change.recorded)
         ):
             found.append(change)
+    kept = {chart.name for chart in plan.charts}
+    found += [_removed(name, applied, changeset) for name in sorted(applied.charts.keys() - kept)]
     return dataclasses.replace(changeset, charts=tuple(found))
+
+
+def _removed(name: str, applied: AppliedCharts, changeset: ChangeSet) -> ChartChange:
+    """A chart of the applied generation the plan no longer has, with the deletes of the objects it
+    rendered then (none known when that generation did not record them)."""
+    inputs = applied.inputs.get(name)
+    if inputs is None:  # recorded before chart inputs were: `<chart>-<version>` is all there is
+        return ChartChange(name=name, version_before=applied.charts[name], version_after=None, recorded=False)
+    rendered = frozenset(inputs.get("objects") or ())
+    deleted = tuple(c for c in changeset.changes if c.action == "delete" and str(c.ref) in rendered)
+    return ChartChange(
+        name=name, version_before=str(inputs.get("version")), version_after=None, objects=deleted
+    )
 
 
 def _chart_change(

@@ -303,7 +303,9 @@ def plan_rendered(
             new_key = new_digest_key()  # the parent write keeps it: the record's secret digests need it
         changeset = with_roll_reasons(dataclasses.replace(changeset, digest_key=new_key))
         changeset = with_origins(with_unready(changeset, time.time()), each.plan)
-        applied = applied_charts(client, changeset) if each.plan.charts else None
+        # A plan without charts reads the applied record only when it deletes something: a chart it
+        # removed deletes what that chart rendered.
+        applied = applied_charts(client, changeset) if each.plan.charts or _deletes(changeset) else None
         key = new_key or digest_key(live.parent)
         changeset = with_chart_changes(changeset, each.plan, applied, key)
         if options.server_dry_run:
@@ -314,6 +316,10 @@ def plan_rendered(
 
 def _has_chart_secrets(plan: Plan) -> bool:
     return any(chart.secrets for chart in plan.charts)
+
+
+def _deletes(changeset: ChangeSet) -> bool:
+    return any(change.action == "delete" for change in changeset.changes)
 
 
 def plan_digest_key(planned: PlannedChanges) -> bytes | None:

@@ -174,7 +174,10 @@ NOT_RECORDED = "values of the applied generation not recorded"
 
 def chart_headline(chart: ChartChange) -> str:
     """`chart/web: version 1.0.0 → 1.1.0`, `chart/web: values changed`, `chart/web: added (version 1.0.0)`,
-    or, for a generation that recorded no values, that they were not."""
+    `chart/web: removed (was version 1.0.0)`, or, for a generation that recorded no values, that they
+    were not."""
+    if chart.version_after is None:
+        return f"{chart.handle}: removed (was version {chart.version_before})"
     if chart.version_before is None:
         return f"{chart.handle}: added (version {chart.version_after})"
     if chart.version_before != chart.version_after:
@@ -186,7 +189,11 @@ def chart_details(chart: ChartChange) -> list[str]:
     """What a chart's headline leaves out: a line per changed value (a secret one says only that it
     changed), whether the applied generation recorded values (when the headline does not say)."""
     found = [value_line(value) for value in chart.values]
-    if not chart.recorded and not chart_headline(chart).endswith(NOT_RECORDED):
+    if (
+        not chart.recorded
+        and chart.version_after is not None
+        and not chart_headline(chart).endswith(NOT_RECORDED)
+    ):
         found.append(NOT_RECORDED)
     return found
 
@@ -200,5 +207,7 @@ def value_line(value: ValueChange) -> str:
 
 
 def chart_objects(chart: ChartChange) -> str:
-    """`changes 2 objects`: how many of the objects the chart renders the plan changes."""
-    return f"changes {objects(len(chart.objects))}" if chart.objects else "changes no object"
+    """`changes 2 objects`: how many of the objects the chart renders the plan changes (`deletes 2
+    objects`: of those a removed chart rendered, how many the plan deletes)."""
+    verb = "deletes" if chart.version_after is None else "changes"
+    return f"{verb} {objects(len(chart.objects))}" if chart.objects else f"{verb} no object"

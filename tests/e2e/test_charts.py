@@ -415,3 +415,26 @@ def test_a_generation_recorded_without_chart_values_still_shows_the_version_chan
         f"        ~ deployment/{namespace}/web",
     ]  # the Service it prunes is not known as the chart's: that generation recorded no chart objects
     assert f"  - delete service/{namespace}/web (no longer in the plan)" in lines
+
+
+def test_a_chart_removed_from_the_plan_shows_as_removed_with_the_objects_it_deletes(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    copy_without_crd(tmp_path / "charts" / "web")
+    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
+    applied = planner("apply", str(plan), "--timeout", "60s")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    write_plan(
+        tmp_path,
+        "apiVersion: planner.dev/v1\nkind: Plan\n"
+        f"metadata: {{name: charted, namespace: {namespace}}}\n"
+        "workloads:\n  - {name: client, image: 'busybox:1.36'}\n",
+    )
+    shown = planner("plan", str(plan))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    gone = [f"{kind}/{namespace}/{name}" for kind, name in RENDERED_WITHOUT_CRD]
+    assert (
+        "  chart/web: removed (was version 1.0.0)\n"
+        f"      deletes {len(gone)} objects:\n" + "".join(f"        - {ref}\n" for ref in gone)
+    ) in shown.stdout
+    assert get_json(kubectl, "deployment", "web", "-n", namespace)  # plan wrote nothing

@@ -18,6 +18,7 @@ import pytest
 from planner.changeset import Change, ChangeSet, ChartChange, ValueChange
 from planner.generations import Generation, Who
 from planner.objects import ObjectRef
+from planner.output.changes import chart_details, chart_headline, chart_objects
 from planner.output.comment import to_markdown
 from planner.output.plan import planned_records, to_text
 from planner.plan import Plan, load_plans
@@ -204,6 +205,36 @@ def test_a_generation_records_the_charts_objects_so_a_later_delete_of_one_is_lis
     assert [str(c.ref) for c in change.objects] == ["deployment/shop/web", "service/shop/web"]
 
 
+def test_a_chart_the_plan_no_longer_has_is_listed_as_removed_with_the_deletes_of_its_objects(
+    repo: Path,
+) -> None:
+    plan = load(repo)
+    recorded = recorded_charts(CHANGESET, plan, KEY)
+    recorded["api"] = {"version": "2.1.0", "values": {}, "objects": ["service/shop/api"]}
+    gone = ObjectRef(group="", kind="Service", namespace="shop", name="api")
+    deleted = Change(ref=gone, action="delete", desired=None, live={})
+    unrelated = Change(ref=dataclasses.replace(gone, name="other"), action="delete", desired=None, live={})
+    changeset = dataclasses.replace(CHANGESET, changes=(deleted, unrelated))
+    applied = AppliedCharts(charts={"web": "web-1.0.0", "api": "api-2.1.0"}, inputs=recorded)
+    (removed,) = changes(plan, applied, changeset)
+    assert removed == ChartChange(name="api", version_before="2.1.0", version_after=None, objects=(deleted,))
+    assert chart_headline(removed) == "chart/api: removed (was version 2.1.0)"
+    assert chart_objects(removed) == "deletes 1 object"
+    assert chart_details(removed) == []
+    # A generation recorded before chart inputs were has only `<chart>-<version>`: its objects are unknown.
+    (old,) = changes(
+        plan,
+        AppliedCharts(charts={"web": "web-1.0.0", "api": "api-2.1.0"}, inputs={"web": recorded["web"]}),
+        changeset,
+    )
+    assert (old.version_before, old.version_after, old.recorded, old.objects) == (
+        "api-2.1.0",
+        None,
+        False,
+        (),
+    )
+
+
 def test_unchanged_inputs_show_no_chart_and_nothing_shows_before_the_first_apply(repo: Path) -> None:
     plan = load(repo)
     applied = AppliedCharts(charts={"web": "web-1.0.0"}, inputs=recorded_charts(CHANGESET, plan, KEY))
@@ -338,3 +369,23 @@ def test_json_summary_lists_the_charts_masks_secret_values_and_validates() -> No
             "message": "chart/api: values of the applied generation not recorded",
         },
     ]
+
+
+def test_a_removed_chart_prints_its_deletes_and_its_json_validates() -> None:
+    gone = ObjectRef(group="", kind="Service", namespace="shop", name="api")
+    deleted = Change(ref=gone, action="delete", desired=None, live={})
+    removed = ChartChange(name="api", version_before="2.1.0", version_after=None, objects=(deleted,))
+    changeset = ChangeSet(plan="shop", namespace="shop", changes=(deleted,), charts=(removed,))
+    assert to_text(changeset).splitlines()[1:5] == [
+        "  chart/api: removed (was version 2.1.0)",
+        "      deletes 1 object:",
+        "        - service/shop/api",
+        "  - delete service/shop/api",
+    ]
+    schema = json.loads((REPO / "schemas" / "plan-output.schema.json").read_text())
+    records = planned_records(changeset)
+    for record in records:
+        jsonschema.validate(record, schema)
+    (chart,) = records[-1]["charts"]
+    assert chart["version"] == {"before": "2.1.0", "after": None}
+    assert chart["objects"] == ["service/shop/api"]
