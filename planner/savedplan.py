@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
+
 from planner import __version__
 from planner.canonical import declared, project, with_server_forms
 from planner.diff import Change, ChangeSet
@@ -59,6 +61,7 @@ from planner.objects import (
     ref_of,
     without_create_only,
 )
+from planner.plan.schema import saved_plan_schema
 
 FORMAT_PREFIX = "planner.dev/saved-plan/"
 FORMAT = f"{FORMAT_PREFIX}v2"
@@ -333,8 +336,19 @@ def read_saved_plans(path: Path) -> tuple[list[dict[str, Any]], ClusterIdentity 
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         found = document.get("format") if isinstance(document, dict) else None
         raise PlannerError(f"{path}: not a saved plan of format {FORMAT} (it is {found}): plan again")
+    broken = _first_error(document)
+    if broken is not None:
+        raise PlannerError(f"{path}: not a saved plan `plan --out` wrote ({broken}): plan again")
     plans: list[dict[str, Any]] = document["plans"]
     return plans, ClusterIdentity.from_recorded(document.get("cluster"))
+
+
+def _first_error(document: dict[str, Any]) -> str | None:
+    """Where the document first fails schemas/saved-plan.schema.json, and why; None when it matches."""
+    for error in jsonschema_rs.Draft7Validator(saved_plan_schema()).iter_errors(document):
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.instance_path)
+        return f"{where.lstrip('.') or 'the document'}: {error.message}"
+    return None
 
 
 __all__ = [

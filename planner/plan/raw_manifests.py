@@ -20,6 +20,8 @@ cycle.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -33,6 +35,7 @@ from planner.plan.model import Position, RawManifest
 from planner.plan.raw import Node, root
 from planner.plan.schema_check import check_schema
 from planner.plan.source import ParsedFile, child_path, read_documents, read_plan_file
+from planner.plan.suggest import hint
 from planner.plan.validate import rendered_objects
 
 MAX_MANIFEST_FILES = 1000
@@ -212,6 +215,7 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
         namespaced = _namespaced(entry, declared)
         yield from _scope_problems(entry, namespaced=namespaced, allowed=allowed)
         yield from _server_fields(entry)
+        yield from _data_problems(entry)
         key = (
             group_of(entry.api_version),
             entry.kind,
@@ -254,11 +258,7 @@ def manifest_diagnostics(parsed: ParsedFile, entries: list[Entry]) -> Iterator[D
     for workload in plan.items("workloads"):
         for path, target in workload.strings("dependsOn"):
             if "/" in target and target not in handles:
-                known_handles = ", ".join(sorted(handles)) or "none"
-                yield parsed.diagnostic(
-                    path,
-                    f'unknown dependsOn target "{target}": no manifest is {target} (manifests: {known_handles})',
-                )
+                yield parsed.diagnostic(path, _unknown_target(target, handles))
     yield from _cycles_through_manifests(plan, entries)
 
 
@@ -301,6 +301,58 @@ def _namespaced(entry: Entry, declared: dict[tuple[str, str], KindInfo]) -> bool
 
 def _namespace(entry: Entry, namespaced: bool, plan_namespace: str) -> str:
     return str(entry.metadata.get("namespace") or plan_namespace) if namespaced else ""
+
+
+def _unknown_target(target: str, handles: set[str]) -> str:
+    """`unknown dependsOn target "chart/nope": no chart of this plan is named nope (did you mean …)`."""
+    if target.startswith("chart/"):
+        charts = sorted(h.removeprefix("chart/") for h in handles if h.startswith("chart/"))
+        name = target.removeprefix("chart/")
+        said = f"no chart of this plan is named {name}"
+        return f'unknown dependsOn target "{target}": {said}{hint(name, charts, listing="charts") or " (it has none)"}'
+    manifests = sorted(h for h in handles if not h.startswith("chart/"))
+    said = f"no manifest of this plan is {target}"
+    return f'unknown dependsOn target "{target}": {said}{hint(target, manifests, listing="manifests") or " (it has none)"}'
+
+
+# What the API server decodes in core/v1 Secrets and ConfigMaps: a value it cannot read refuses the object.
+_DATA_FIELDS = {
+    "Secret": {"data": True, "stringData": False},
+    "ConfigMap": {"data": False, "binaryData": True},
+}
+
+
+def _data_problems(entry: Entry) -> Iterator[Diagnostic]:
+    """A Secret's or ConfigMap's data that is not a map of strings, or whose base64 fields do not decode:
+    the API would refuse the object, after the apply had begun."""
+    fields = _DATA_FIELDS.get(entry.kind) if entry.api_version == "v1" else None
+    for field, encoded in (fields or {}).items():
+        value = entry.data.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            yield entry.diagnostic(field, f"{entry.handle}: {field} must be a map of keys to strings")
+            continue
+        for key, item in value.items():
+            if not isinstance(item, str):
+                yield entry.diagnostic(
+                    f"{field}.{key}", f"{entry.handle}: {field}.{key} must be a string (quote it)"
+                )
+            elif encoded and not _is_base64(item):
+                yield entry.diagnostic(
+                    f"{field}.{key}",
+                    f"{entry.handle}: {field}.{key} is not base64: the API refuses it (write the value "
+                    f"under {'stringData' if entry.kind == 'Secret' else 'data'}, or encode it)",
+                )
+
+
+def _is_base64(text: str) -> bool:
+    """Go's standard encoding, as the API server decodes `[]byte` fields (line breaks are skipped)."""
+    try:
+        base64.b64decode(text.replace("\r", "").replace("\n", ""), validate=True)
+    except binascii.Error:
+        return False
+    return True
 
 
 def _server_fields(entry: Entry) -> Iterator[Diagnostic]:

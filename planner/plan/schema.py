@@ -14,16 +14,25 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_FILE = "plan.schema.json"
-_REPO_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / SCHEMA_FILE
+SAVED_PLAN_SCHEMA_FILE = "saved-plan.schema.json"
+_REPO_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 @cache
-def schema_text() -> str:
-    """The schema exactly as shipped (what `planner schema` prints)."""
-    packaged = resources.files("planner").joinpath("schemas", SCHEMA_FILE)
+def schema_text(name: str = SCHEMA_FILE) -> str:
+    """A schema exactly as shipped (the plan's: what `planner schema` prints)."""
+    packaged = resources.files("planner").joinpath("schemas", name)
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
-    return _REPO_SCHEMA.read_text(encoding="utf-8")
+    return (_REPO_SCHEMAS / name).read_text(encoding="utf-8")
+
+
+def saved_plan_schema() -> dict[str, Any]:
+    """The schema a saved plan's file must match before `apply FILE` reads it."""
+    loaded = json.loads(schema_text(SAVED_PLAN_SCHEMA_FILE))
+    if not isinstance(loaded, dict):  # pragma: no cover - the shipped schema is an object
+        raise TypeError("the saved-plan schema is not a JSON object")
+    return loaded
 
 
 @cache

@@ -15,6 +15,7 @@ keys and values in bytes, and the whole object as its JSON.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -67,11 +68,26 @@ def _problems(manifest: Manifest) -> Iterator[str]:
 
 def _data_bytes(manifest: Manifest) -> int:
     if manifest["kind"] == "ConfigMap":
-        text = sum(len(str(value).encode()) for value in (manifest.get("data") or {}).values())
-        return text + sum(len(base64.b64decode(v)) for v in (manifest.get("binaryData") or {}).values())
+        text = sum(len(str(value).encode()) for value in _values(manifest, "data"))
+        return text + sum(_decoded_bytes(value) for value in _values(manifest, "binaryData"))
     if manifest["kind"] == "Secret":
-        return sum(len(base64.b64decode(value)) for value in (manifest.get("data") or {}).values())
+        return sum(_decoded_bytes(value) for value in _values(manifest, "data"))
     return 0
+
+
+def _values(manifest: Manifest, field: str) -> list[Any]:
+    found = manifest.get(field)
+    return list(found.values()) if isinstance(found, dict) else []
+
+
+def _decoded_bytes(value: Any) -> int:
+    """The bytes a base64 value holds; what does not decode (the plan's checks refuse it) counts as its
+    text."""
+    text = str(value)
+    try:
+        return len(base64.b64decode(text))
+    except binascii.Error:
+        return len(text.encode())
 
 
 def _metadata(manifest: Manifest) -> Iterator[Mapping[str, Any]]:

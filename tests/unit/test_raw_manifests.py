@@ -153,14 +153,53 @@ manifestFiles: [more.yaml]
     ) == [
         "more.yaml:3:12: [0].metadata.name: ConfigMap/a is already declared at plan.yaml:9:5: one object "
         "per kind, namespace and name",
-        'plan.yaml:5:50: workloads[0].dependsOn[0]: unknown dependsOn target "Widget/none": no manifest is '
-        "Widget/none (manifests: ClusterRole/reader, ConfigMap/a, Deployment/web)",
+        'plan.yaml:5:50: workloads[0].dependsOn[0]: unknown dependsOn target "Widget/none": no manifest of '
+        "this plan is Widget/none (manifests: ClusterRole/reader, ConfigMap/a, Deployment/web)",
         'plan.yaml:7:56: manifests[0].metadata.name: Deployment/web collides with Deployment "web", which '
         "the plan renders itself (plan.yaml:5:12): rename one of them",
         "plan.yaml:8:48: manifests[1].kind: ClusterRole is cluster-scoped: set `allowClusterScoped: true` "
         "on the plan to manage cluster-scoped objects (apply then also prunes them)",
         "plan.yaml:13:21: manifests[2].metadata.annotations.planner.dev/depends-on: unknown dependency "
         '"Secret/nothing": expected a workload or sandbox of this plan, a manifest as Kind/name, or a chart as chart/<name>',
+    ]
+
+
+def test_a_dependson_target_that_is_misspelt_is_told_the_closest_name_and_a_chart_as_a_chart(
+    tmp_path: Path,
+) -> None:
+    text = """\
+workloads:
+  - {name: web, image: 'nginx:1.27', dependsOn: [ConfigMap/setings, chart/nope]}
+manifests:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}}
+"""
+    assert errors(tmp_path, text) == [
+        'plan.yaml:5:50: workloads[0].dependsOn[0]: unknown dependsOn target "ConfigMap/setings": no manifest '
+        'of this plan is ConfigMap/setings (did you mean "ConfigMap/settings"? manifests: ConfigMap/settings)',
+        'plan.yaml:5:69: workloads[0].dependsOn[1]: unknown dependsOn target "chart/nope": no chart of this '
+        "plan is named nope (it has none)",
+    ]
+
+
+def test_secret_and_configmap_data_the_api_could_not_decode_is_refused_where_it_is(tmp_path: Path) -> None:
+    text = """\
+manifests:
+  - apiVersion: v1
+    kind: Secret
+    metadata: {name: token}
+    data: {bad: "not base64!!", number: 12, good: "aGVsbG8=", wrapped: "aGVs\\nbG8="}
+    stringData: {port: 80}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: "not a map"}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: b}, binaryData: {blob: "%%%"}}
+"""
+    assert errors(tmp_path, text) == [
+        "plan.yaml:8:12: manifests[0].data.bad: Secret/token: data.bad is not base64: the API refuses it "
+        "(write the value under stringData, or encode it)",
+        "plan.yaml:8:33: manifests[0].data.number: Secret/token: data.number must be a string (quote it)",
+        "plan.yaml:9:18: manifests[0].stringData.port: Secret/token: stringData.port must be a string (quote it)",
+        "plan.yaml:10:60: manifests[1].data: ConfigMap/a: data must be a map of keys to strings",
+        "plan.yaml:11:73: manifests[2].binaryData.blob: ConfigMap/b: binaryData.blob is not base64: the API "
+        "refuses it (write the value under data, or encode it)",
     ]
 
 

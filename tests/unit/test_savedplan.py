@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from planner.diff import diff
-from planner.errors import PlanFilesMissingError
+from planner.errors import PlanFilesMissingError, PlannerError
 from planner.savedplan import (
     FORMAT,
     ClusterIdentity,
@@ -310,7 +310,36 @@ def test_a_saved_plan_applies_only_to_the_cluster_it_was_made_against(
 
 def test_the_cluster_travels_with_the_plans_in_the_file(tmp_path: Path) -> None:
     path = tmp_path / "shop.plan.json"
-    write_saved_plans(path, [{"plan": "shop"}], cluster=A)
+    document = saved_pin_plan()
+    write_saved_plans(path, [document], cluster=A)
 
     assert json.loads(path.read_text())["cluster"] == {"uid": "5f1e-a", "server": "https://a.example:6443"}
-    assert read_saved_plans(path) == ([{"plan": "shop"}], A)
+    assert read_saved_plans(path) == ([json.loads(json.dumps(document))], A)  # it matches its schema too
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ({"format": "planner.dev/saved-plan/v2"}, 'the document: "cluster" is a required property'),
+        (
+            {"format": "planner.dev/saved-plan/v2", "cluster": {}, "plans": [{}]},
+            'plans[0]: "plan" is a required',
+        ),
+        (
+            {
+                "format": "planner.dev/saved-plan/v2",
+                "cluster": {},
+                "plans": [{**saved_pin_plan(), "changes": [1]}],
+            },
+            "plans[0].changes[0]: 1 is not of type",
+        ),
+    ],
+)
+def test_a_saved_plan_file_that_is_not_as_plan_out_wrote_it_is_refused_saying_where(
+    tmp_path: Path, document: dict[str, Any], said: str
+) -> None:
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(PlannerError) as refused:
+        read_saved_plans(path)
+    assert f"{path}: not a saved plan `plan --out` wrote ({said}" in str(refused.value)
