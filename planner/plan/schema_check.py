@@ -50,6 +50,21 @@ _PATTERN_MESSAGES = {
     "digits, '_', '-' and '.', not starting with a digit",
     "^[-._a-zA-Z0-9]+$": "{found} is not a valid key: expected letters, digits, '_', '-' and '.'",
     "^[0-9]+%$": "expected a count or a percentage like 1 or 25%, found {found}",
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "{found} is not a valid name: "
+    "expected lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a "
+    "letter or digit (DNS-1123 subdomain)",
+    "^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$": "{found} is not a valid name: expected lowercase letters, digits, "
+    "'-' and '.', starting and ending with a letter or digit",
+    "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "{found} is not a host "
+    "name: expected lowercase DNS labels joined by dots, optionally starting with '*.' (a wildcard)",
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Z][A-Za-z0-9]*/[a-z0-9]([-.a-z0-9]*[a-z0-9])?|chart/[a-z0-9]"
+    "([-a-z0-9]*[a-z0-9])?)$": "{found} is not a dependsOn target: expected a workload or sandbox name (web), "
+    "a manifest as Kind/name with the kind capitalised as its manifest spells it (ConfigMap/settings), or a "
+    "chart as chart/<name>",
+    "^[A-Z][A-Za-z0-9]*$": "{found} is not a kind: expected a kind as manifests spell it, capitalised "
+    "(ConfigMap, Deployment)",
+    "^https?://": "expected an http:// or https:// URL, found {found}",
+    "^[0-9a-f]{40}$": "expected a full commit hash (40 lowercase hexadecimal digits), found {found}",
 }
 _TYPE_NAMES = {
     "string": "a string",
@@ -60,6 +75,7 @@ _TYPE_NAMES = {
     "array": "a list",
     "null": "null",
 }
+_INT_BITS = {2**31 - 1: 32, 2**63 - 1: 64}  # the largest int32 and int64: the plan schema's maximums
 _SECRET_DATA = re.compile(r"secrets\[\d+\]\.data\.")
 # Keywords about a node's own value: when several fail on one node, only the first in this order is told.
 _VALUE_KEYWORDS = ("type", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum")
@@ -96,10 +112,30 @@ def _first_repeat(items: Sequence[Any]) -> int | None:
 
 @cache
 def _python_validator() -> Any:
-    """jsonschema's draft-07 validator class, with the `uniqueItems` above."""
+    """jsonschema's draft-07 validator class, with the `uniqueItems` above, and `integer` meaning a
+    YAML integer: `2.0` is a float to YAML, which render would write as `2.0`, and the API refuses a
+    float where Go has an int (or, through server-side apply, truncates it)."""
     from jsonschema import Draft7Validator, validators
 
-    return validators.extend(Draft7Validator, {"uniqueItems": _unique_items})
+    integers = Draft7Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    return validators.extend(Draft7Validator, {"uniqueItems": _unique_items}, type_checker=integers)
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    del checker
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _has_integral_float(value: Any) -> bool:
+    """Whether a float with no fraction (`2.0`, `1e3`) is anywhere in the document: jsonschema-rs takes
+    it for an integer, so such a document is checked by jsonschema too."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_has_integral_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_integral_float(item) for item in value)
+    return False
 
 
 def check_schema(
@@ -152,7 +188,7 @@ def _known_valid(fragment: bool, definition: str | None) -> Callable[[Any], bool
 
     def valid(document: Any) -> bool:
         try:
-            return bool(compiled.is_valid(document))
+            return bool(compiled.is_valid(document)) and not _has_integral_float(document)
         except (ValueError, TypeError, OverflowError):  # not a JSON value it can take
             return False
 
@@ -287,7 +323,10 @@ def _value_message(error: ValidationError, path: str, parsed: ParsedFile) -> str
     if keyword == "minimum":
         return f"expected at least {expected}, found {found}"
     if keyword == "maximum":
-        return f"expected at most {expected}, found {found}"
+        stored = (
+            f" (the API stores it as a {_INT_BITS[expected]}-bit integer)" if expected in _INT_BITS else ""
+        )
+        return f"expected at most {expected}, found {found}{stored}"
     if keyword == "minItems":
         return f"expected at least {expected} item{'s' if expected != 1 else ''}, found none"
     if keyword in ("minProperties", "maxProperties"):

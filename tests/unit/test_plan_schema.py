@@ -75,10 +75,39 @@ PLAN_HEAD = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: shop}\n"
         ),
         # `$` ends the text only in the compiled validator; Python's also matches before a final newline.
         (PLAN_HEAD + 'workloads:\n  - {name: "web\\n", image: "nginx:1.27"}\n', []),
+        # jsonschema-rs takes a float with no fraction for an integer; YAML and the API do not.
+        (
+            PLAN_HEAD + "workloads:\n  - {name: web, image: 'nginx:1.27', replicas: 2.0}\n",
+            ["workloads[0].replicas"],
+        ),
+        # An integer float elsewhere (a raw manifest's free-form spec) is not refused for being one.
+        (PLAN_HEAD + "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, x: 2.0}\n", []),
     ],
-    ids=["valid", "a U+001C in a git URL", "a port of 2**70", "a name ending in a newline"],
+    ids=[
+        "valid",
+        "a U+001C in a git URL",
+        "a port of 2**70",
+        "a name ending in a newline",
+        "replicas 2.0",
+        "a float in a manifest",
+    ],
 )
 def test_the_fast_path_never_accepts_what_jsonschema_refuses(text: str, paths: list[str]) -> None:
     parsed = parse_plan_text("plan.yaml", text)
     assert isinstance(parsed, ParsedFile)
     assert [d.path for d in check_schema(parsed).diagnostics] == paths
+
+
+def test_an_integer_the_api_keeps_in_32_bits_is_refused_beyond_them_saying_so() -> None:
+    text = (
+        PLAN_HEAD
+        + "workloads:\n  - {name: web, image: 'nginx:1.27', replicas: 2147483648, user: 2147483648}\n"
+    )
+    parsed = parse_plan_text("plan.yaml", text)
+    assert isinstance(parsed, ParsedFile)
+    assert [(d.path, d.message) for d in check_schema(parsed).diagnostics] == [
+        (
+            "workloads[0].replicas",
+            "expected at most 2147483647, found integer 2147483648 (the API stores it as a 32-bit integer)",
+        )
+    ]  # `user` is runAsUser, an int64: 2**31 is a valid uid

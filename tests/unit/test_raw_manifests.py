@@ -94,7 +94,8 @@ def test_inline_and_file_manifests_keep_their_files_and_positions(tmp_path: Path
 def test_a_bad_manifest_file_is_reported_at_its_own_line_and_column(tmp_path: Path) -> None:
     bad = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: configmap\nmetadata:\n  labels: {}\n"
     assert errors(tmp_path, "manifestFiles: [bad.yaml]\n", {"bad.yaml": bad}) == [
-        'bad.yaml:6:7: [1].kind: "configmap" does not match the pattern ^[A-Z][A-Za-z0-9]*$',
+        'bad.yaml:6:7: [1].kind: "configmap" is not a kind: expected a kind as manifests spell it, '
+        "capitalised (ConfigMap, Deployment)",
         'bad.yaml:7:1: [1].metadata: missing required field "name"',
     ]
 

@@ -30,6 +30,9 @@ Obj = dict[str, Any]
 CONTROLLER_MANAGER = "kube-controller-manager"
 TOLERATED = (404, 409)
 REPEAT_SECONDS = 10.0
+# Pods a controller creates or deletes for one object in one sync, as kube-controller-manager's
+# `burstReplicas`: a set of a billion replicas makes 500 a sync rather than holding the server.
+BURST_PODS = 500
 MAX_REMEMBERED_EVENTS = 20_000
 
 

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from planner.slim.controllers.base import (
+    BURST_PODS,
     KindController,
     deleting,
     from_template,
@@ -126,17 +127,18 @@ class ReplicaSetController(KindController):
         wanted = _replicas(rs)
         failure: str | None = None
         if len(active) < wanted and not self._namespace_terminating(ns_of(rs)):
-            for _ in range(wanted - len(active)):
+            for _ in range(min(wanted - len(active), BURST_PODS)):
                 failure = self._create_pod(rs) or failure
         elif len(active) > wanted:
-            for pod in sorted(active, key=_deletion_rank)[: len(active) - wanted]:
+            for pod in sorted(active, key=_deletion_rank)[: min(len(active) - wanted, BURST_PODS)]:
                 self.writer.delete("Pod", pod)
                 self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
+        more = abs(wanted - len(active)) > BURST_PODS  # the rest at the next sync
         min_ready = self.scale(float((rs.get("spec") or {}).get("minReadySeconds", 0)))
         available_at = [t + min_ready for t in (ready_since(p) for p in active) if t is not None]
         available = sum(1 for t in available_at if t <= now)
         self._write_status(rs, active, failure, available)
-        due = [t for t in available_at if t > now] + ([now + RETRY_SECONDS] if failure else [])
+        due = [t for t in available_at if t > now] + ([now + RETRY_SECONDS] if failure or more else [])
         return min(due) if due else None
 
     def _namespace_terminating(self, namespace: str) -> bool:

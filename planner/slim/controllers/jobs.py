@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.slim.api import Api
 from planner.slim.controllers.base import (
+    BURST_PODS,
     KindController,
     deleting,
     from_template,
@@ -188,7 +189,7 @@ class JobController(KindController):
             ready_at = self.last_failure.get(uid_of(job), 0.0) + delay
             if now < ready_at:
                 return ready_at
-        started = sum(1 for _ in range(wanted) if self._create_pod(job))
+        started = sum(1 for _ in range(min(wanted, BURST_PODS)) if self._create_pod(job))
         status["_started"] = started
         return None if started == wanted else now + RETRY_SECONDS
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from planner.slim import status_errors
 from planner.slim.controllers.base import (
+    BURST_PODS,
     KindController,
     deleting,
     from_template,
@@ -130,7 +131,10 @@ class StatefulSetController(KindController):
         replicas = int(spec.get("replicas", 1))
         ordered = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
         strategy = spec.get("updateStrategy") or {}
+        created = 0
         for ordinal in range(replicas):
+            if created == BURST_PODS:
+                return True  # the rest at the next sync
             pod = pods.get(ordinal)
             if pod is not None and (pod.get("status") or {}).get("phase") == "Failed" and not deleting(pod):
                 self._delete_pod(sts, pod)
@@ -143,6 +147,7 @@ class StatefulSetController(KindController):
                     return True
                 if ordered:
                     return False
+                created += 1
                 continue
             if ordered and (deleting(pod) or not running_and_ready(pod)):
                 return False

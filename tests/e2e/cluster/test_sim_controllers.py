@@ -171,6 +171,21 @@ def test_scaling_changes_the_pod_count(
     eventually(lambda: len(pods(core_v1, namespace, "app=scaled")) == 1)
 
 
+def test_a_replica_set_of_a_billion_pods_makes_them_500_a_sync_and_can_be_scaled_back(
+    apps_v1: client.AppsV1Api, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    """The controller-manager's burstReplicas: all billion in one pass would hold the server for good."""
+    apps_v1.create_namespaced_deployment(namespace, deployment("huge", replicas=10**9))
+    eventually(lambda: len(pods(core_v1, namespace, "app=huge")) >= 500)
+    apps_v1.patch_namespaced_deployment_scale("huge", namespace, {"spec": {"replicas": 0}})
+    eventually(
+        lambda: (
+            not [p for p in pods(core_v1, namespace, "app=huge") if p.metadata.deletion_timestamp is None]
+        ),
+        timeout=60,
+    )
+
+
 # --- jobs ----------------------------------------------------------------------------------------------
 
 
