@@ -305,10 +305,13 @@ class PlanReconciler:
         return Reconciled(None, retry=True, outcome=outcome)
 
     def _namespace_terminating(self, plan: Manifest) -> bool:
-        """Whether the Plan's namespace is being deleted, as the controller reads it."""
+        """Whether the Plan's namespace is being deleted, as the controller reads it (its own role's
+        `get namespaces`: the tenant's account goes with the namespace)."""
+        namespace = namespace_of(plan)
         try:
-            found = self.client.request("GET", resource_path(NAMESPACE, None, namespace_of(plan)), verb="get")
-        except (ApiError, UnreachableError):
+            found = self.client.request("GET", resource_path(NAMESPACE, None, namespace), verb="get")
+        except (ApiError, UnreachableError) as unread:
+            self.notice(f"{object_key(plan)}: cannot tell whether its namespace is being deleted: {unread}")
             return False
         return bool(metadata_of(found).get("deletionTimestamp"))
 

@@ -356,6 +356,10 @@ def test_a_multi_tenant_controller_needs_only_its_own_role_and_impersonation(
             cluster, "wait", "--for=condition=Ready", "plan/shop", "-n", namespace, "--timeout=60s"
         )
         assert ready.returncode == 0, ready.stderr + log.read_text()
+        # The namespace's deletion takes the tenant's account: the Plan cannot be pruned as it, and the
+        # controller, seeing the namespace go with its own role, lets it go instead of holding it.
+        gone = kubectl(cluster, "delete", "namespace", namespace, "--timeout=60s")
+        assert gone.returncode == 0, gone.stderr + log.read_text()
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=60)
