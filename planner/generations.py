@@ -251,6 +251,8 @@ def written_changes(
         if change.action != "noop":
             if change.ref in written:
                 made.append(change)
+        elif change.transition == "already-ran":
+            continue  # its Job ran once and stays as it is: the rendering it would have is not live
         elif change.desired is not None and (previous or {}).get(str(change.ref)) != short_hash(
             change.desired
         ):
@@ -389,10 +391,12 @@ def listed_of(secret: Manifest) -> Listed | None:
 # --- retention and rollback targets -------------------------------------------------------------------
 
 
-def expired(numbers: Iterable[int], keep: int) -> list[int]:
-    """The generations retention removes: all but the `keep` newest (failed ones count too)."""
+def expired(numbers: Iterable[int], keep: int, *, converged: Iterable[int] = ()) -> list[int]:
+    """The generations retention removes: all but the `keep` newest (failed ones count too), and never
+    the newest of the `converged` ones, so a run of failures cannot take away what rollback goes back to."""
     ordered = sorted(set(numbers))
-    return ordered[: max(0, len(ordered) - max(keep, 1))]
+    last_good = max(converged, default=None)
+    return [n for n in ordered[: max(0, len(ordered) - max(keep, 1))] if n != last_good]
 
 
 def rollback_target(listed: Sequence[Listed], current: int | None) -> int | None:

@@ -169,10 +169,10 @@ def record(
     write something and wrote something: a run stopped before its first write (its lock lost, Ctrl-C)
     records nothing it did not do; None then, and nothing was settled. The caller holds the plan's run
     lock, so the parent is as its writer last wrote it."""
-    if not result.ok and not _written(result, writer):
+    ref = parent_ref(recording.plan, recording.namespace)
+    if not result.ok and not _written(result, writer) - {ref}:  # only the parent's first write: nothing done
         return None
     client = writer.client
-    ref = parent_ref(recording.plan, recording.namespace)
     parent = writer.parent(ref)
     known = current_generation(parent)
     closure_runs = run_keys_of(recording.manifests)
@@ -225,7 +225,10 @@ def record(
         return None
     number = generation.number
     writer.mark_generation(ref, CurrentGeneration(number, generation.result), settling=settling)
-    for old in expired([g.number for g in listed] + [number], options.keep):
+    converged = [g.number for g in listed if g.result == CONVERGED] + [number] * (
+        generation.result == CONVERGED
+    )
+    for old in expired([g.number for g in listed] + [number], options.keep, converged=converged):
         writer.forget_generation(ObjectRef.of(SECRET, record_name(recording.plan, old), recording.namespace))
     return generation
 
@@ -260,7 +263,9 @@ def _last_hashes(client: KubeClient, recording: Recording, listed: list[Listed])
 def trim_generations(client: KubeClient, plan: str, namespace: str, *, keep: int) -> list[int]:
     """Delete the plan's records past the `keep` newest (what retention keeps after an apply), whether
     or not a generation was just recorded; the numbers deleted. The caller holds the plan's run lock."""
-    gone = expired([g.number for g in list_generations(client, plan, namespace)], keep)
+    listed = list_generations(client, plan, namespace)
+    converged = [g.number for g in listed if g.result == CONVERGED]
+    gone = expired([g.number for g in listed], keep, converged=converged)
     for number in gone:
         try:
             client.request(

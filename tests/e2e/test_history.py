@@ -186,6 +186,23 @@ def test_reconcile_records_a_generation_per_plan_that_changed(
     assert record["document"]["revision"] == "abc123"
 
 
+def test_a_failed_run_that_wrote_nothing_but_the_parent_records_no_generation(
+    planner: Runner, kubectl: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
+) -> None:
+    """`reconcile` meets a ConfigMap someone else made only at its create (it does not probe first): the
+    run fails having written nothing of the plan, and retrying it must not fill the history."""
+    plan = write_plan(tmp_path, shop(namespace, "1.0"))
+    run_ok(planner, "reconcile", str(plan))
+    assert kubectl("create", "configmap", "manual", "-n", namespace).returncode == 0
+    text = shop(namespace, "1.0").replace("configMaps:\n", "configMaps:\n  - {name: manual, data: {A: b}}\n")
+    write_plan(tmp_path, text)
+    for _ in range(2):
+        failed = planner("reconcile", str(plan))
+        assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert sorted(records(cluster, namespace)) == [1]
+    assert parent_generation(cluster, namespace) == "1"
+
+
 def three_applies(planner: Runner, tmp_path: Path, namespace: str, outputs: list[str]) -> Path:
     """v1; v2 with new images; v3 without the worker, each from its own revision."""
     plan = tmp_path / "plan.yaml"

@@ -193,6 +193,11 @@ def test_retention_removes_all_but_the_newest_failed_ones_counting() -> None:
     assert expired([3, 1, 2], 1) == [1, 2]
 
 
+def test_retention_keeps_the_newest_converged_generation_however_many_failed_after_it() -> None:
+    assert expired([1, 2, 3, 4, 5], 2, converged=[1, 2]) == [1, 3]  # 2 is what rollback goes back to
+    assert expired([1, 2, 3, 4, 5], 2, converged=[1, 5]) == [1, 2, 3]  # the newest is kept anyway
+
+
 def test_the_default_rollback_target_is_the_newest_converged_generation_before_the_current() -> None:
     history = [listed(1), listed(2), listed(3, "failed"), listed(4)]
     assert rollback_target(history, 4) == 2
@@ -387,6 +392,12 @@ def test_a_record_counts_what_was_written_and_what_an_unrecorded_run_wrote() -> 
         ("changed-by-a-killed-run", "update", "written by an earlier run that recorded no generation"),
     ]
     assert [c.action for c in written_changes(planned[2:4], set(), None)] == ["create", "create"]
+
+
+def test_a_job_whose_run_already_ran_is_no_change_of_the_record_whatever_its_hash() -> None:
+    job = {**config_map("migrate", "f" * 16), "apiVersion": "batch/v1", "kind": "Job"}
+    kept = dataclasses.replace(change("noop", job), transition="already-ran", reason="run-key already ran")
+    assert written_changes([kept], set(), {"job/ns/migrate": "0" * 16}) == ()
 
 
 def test_a_chart_repositorys_literal_credentials_are_masked_and_its_secret_ref_is_kept(
