@@ -21,11 +21,13 @@ def gpg(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
 
 
 @contextmanager
-def temporary_keyring(*keys: Path) -> Iterator[dict[str, str]]:
-    """A new keyring holding the armored keys `keys`: the environment that selects it."""
-    home = Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
+def temporary_keyring(*keys: Path, at: Path | None = None) -> Iterator[dict[str, str]]:
+    """A new keyring holding the armored keys `keys` (in the new directory `at`, else a temporary
+    one): the environment that selects it."""
+    home = at or Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
     env = {"GNUPGHOME": str(home), "PATH": "/usr/bin:/bin"}
     try:
+        home.mkdir(mode=0o700, exist_ok=True)
         home.chmod(0o700)
         for key in keys:
             gpg(env, "--import", str(key))
