@@ -100,6 +100,29 @@ def target_value(kubectl: Runner, namespace: str) -> str:
     return base64.b64decode(encoded).decode()
 
 
+def refused_then_reconciled(kubectl: Runner, namespace: str, plan: Path, key: str) -> str:
+    """`plan` applied as a Plan object before its decryption Secret exists: its refusal message, once
+    nothing was written; then the Secret made with the key (`--from-file=ENTRY=FILE`) and a reconcile
+    asked for, until the target Secret holds the value."""
+    applied = kubectl("apply", "-n", namespace, "-f", str(plan))
+    assert applied.returncode == 0, applied.stderr
+
+    def refused() -> str | None:
+        ready = conditions(get_json(kubectl, "plan", "vault", "-n", namespace)).get("Ready") or {}
+        return str(ready["message"]) if ready.get("status") == "False" else None
+
+    message = eventually(refused, timeout=60)
+    assert kubectl("get", "secret", TARGET, "-n", namespace).returncode != 0
+    secret = get_json(kubectl, "plan", "vault", "-n", namespace)["decryption"]["secretRef"]["name"]
+    made = kubectl("create", "secret", "generic", secret, "-n", namespace, key)
+    assert made.returncode == 0, made.stderr
+    asked = kubectl("annotate", "plan", "vault", "-n", namespace, "reconcile.planner.dev/requestedAt=now")
+    assert asked.returncode == 0, asked.stderr
+    wait_ready(kubectl, namespace, "vault")
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    return message
+
+
 def test_the_cli_applies_a_sops_encrypted_plan_and_no_output_spells_the_value(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
@@ -163,28 +186,11 @@ def test_the_controller_decrypts_a_plan_object_with_its_decryption_secret_and_sh
 ) -> None:
     install_crd(planner, kubectl)
     running = controllers("-n", namespace, "--interval", "1h")
-    applied = kubectl("apply", "-n", namespace, "-f", str(DATA / "vault.sops.yaml"))
-    assert applied.returncode == 0, applied.stderr
-
-    # No key Secret yet: refused, naming the recipient and the Secret, before anything is written.
-    def refused() -> str | None:
-        ready = conditions(get_json(kubectl, "plan", "vault", "-n", namespace)).get("Ready") or {}
-        return str(ready["message"]) if ready.get("status") == "False" else None
-
-    message = eventually(refused, timeout=60)
+    message = refused_then_reconciled(
+        kubectl, namespace, DATA / "vault.sops.yaml", f"--from-file=age.agekey={DATA / 'planner-test.agekey'}"
+    )
     assert "encrypted with SOPS for age17teuteze9dl" in message, message
     assert f"Secret sops-age of namespace {namespace} (decryption.secretRef)" in message, message
-    assert kubectl("get", "secret", TARGET, "-n", namespace).returncode != 0
-
-    made = kubectl(
-        "create", "secret", "generic", "sops-age", "-n", namespace,
-        f"--from-file=age.agekey={DATA / 'planner-test.agekey'}",
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    asked = kubectl("annotate", "plan", "vault", "-n", namespace, "reconcile.planner.dev/requestedAt=now")
-    assert asked.returncode == 0, asked.stderr
-    wait_ready(kubectl, namespace, "vault")
-    assert target_value(kubectl, namespace) == PLAINTEXT
 
     status, index = running.get("/")
     page_status, page = running.get(f"/plans/{namespace}/vault")
@@ -229,6 +235,19 @@ def test_the_key_secret_is_read_as_the_plans_service_account(
     assert reads and {r["user"] for r in reads} == {user}, reads
 
 
+def watched_plan_applied(
+    controllers: Start, kubectl: Runner, namespace: str, plan: Path, plans: Path
+) -> None:
+    """`planner controller --plans PLANS` with `plan` in it applies the value; its log and /metrics
+    do not spell it."""
+    plans.mkdir()
+    shutil.copy(plan, plans)
+    running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
+    eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+
+
 def test_the_controller_reads_sealed_plan_files_with_the_key_where_sops_looks(
     controllers: Start, kubectl: Runner, namespace: str, home: Path, tmp_path: Path
 ) -> None:
@@ -238,13 +257,7 @@ def test_the_controller_reads_sealed_plan_files_with_the_key_where_sops_looks(
     keys.mkdir(parents=True, exist_ok=True)
     shutil.copy(DATA / "planner-test.agekey", keys / "keys.txt")
     try:
-        plans = tmp_path / "plans"
-        plans.mkdir()
-        shutil.copy(DATA / "vault.sops.yaml", plans)
-        running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
-        eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
-        assert target_value(kubectl, namespace) == PLAINTEXT
-        assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+        watched_plan_applied(controllers, kubectl, namespace, DATA / "vault.sops.yaml", tmp_path / "plans")
     finally:
         (keys / "keys.txt").unlink()
 
@@ -288,28 +301,15 @@ def test_the_controller_decrypts_a_pgp_encrypted_plan_object_with_an_asc_key_of_
     The controller uses them in memory: its own keyring (HOME/.gnupg) is never made."""
     install_crd(planner, kubectl)
     running = controllers("-n", namespace, "--interval", "1h")
-    applied = kubectl("apply", "-n", namespace, "-f", str(DATA / "vault.pgp.sops.yaml"))
-    assert applied.returncode == 0, applied.stderr
-
-    def refused() -> str | None:
-        ready = conditions(get_json(kubectl, "plan", "vault", "-n", namespace)).get("Ready") or {}
-        return str(ready["message"]) if ready.get("status") == "False" else None
-
-    message = eventually(refused, timeout=60)
+    message = refused_then_reconciled(
+        kubectl,
+        namespace,
+        DATA / "vault.pgp.sops.yaml",
+        f"--from-file=sops.asc={DATA / 'planner-test.pgp.asc'}",
+    )
     assert f"encrypted with SOPS for PGP key {PGP_FINGERPRINT}" in message, message
     assert f"Secret sops-gpg of namespace {namespace} (decryption.secretRef)" in message, message
     assert "key ending in .asc" in message, message
-    assert kubectl("get", "secret", TARGET, "-n", namespace).returncode != 0
-
-    made = kubectl(
-        "create", "secret", "generic", "sops-gpg", "-n", namespace,
-        f"--from-file=sops.asc={DATA / 'planner-test.pgp.asc'}",
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    asked = kubectl("annotate", "plan", "vault", "-n", namespace, "reconcile.planner.dev/requestedAt=now")
-    assert asked.returncode == 0, asked.stderr
-    wait_ready(kubectl, namespace, "vault")
-    assert target_value(kubectl, namespace) == PLAINTEXT
     assert not (home / ".gnupg").exists()
     texts = [
         ("controller log", running.output()),
@@ -326,10 +326,6 @@ def test_the_controller_reads_pgp_encrypted_plan_files_with_the_default_gpg_keyr
     """`planner controller --plans DIR` asks gpg as the command line does: here with the key in gpg's
     default keyring, HOME/.gnupg (GNUPGHOME unset)."""
     with temporary_keyring(DATA / "planner-test.pgp.asc", at=home / ".gnupg"):
-        plans = tmp_path / "plans"
-        plans.mkdir()
-        shutil.copy(DATA / "vault.pgp.sops.yaml", plans)
-        running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
-        eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
-        assert target_value(kubectl, namespace) == PLAINTEXT
-        assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+        watched_plan_applied(
+            controllers, kubectl, namespace, DATA / "vault.pgp.sops.yaml", tmp_path / "plans"
+        )

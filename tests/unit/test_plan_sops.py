@@ -15,11 +15,11 @@ from ruamel.yaml import YAML
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.as_object import plan_object_of
-from planner.plan.load import load_plan_object
+from planner.plan.load import load_checkout_plan, load_plan_object
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
 from planner.plan.source import read_plan_file
-from planner.sops.keys import environment_keys, unread_keys
+from planner.sops.keys import environment_keys, keys_of, unread_keys
 from tests.keyrings import temporary_keyring
 from tests.paths import REPO
 
@@ -224,3 +224,26 @@ def test_a_pgp_encrypted_plan_object_without_decryption_says_how_to_give_the_pgp
     (line,) = map(str, refused.value.diagnostics)
     assert "no PGP key was found (looked in the Plan's decryption (none))" in line, line
     assert "the armored PGP secret key (a key ending in .asc)" in line, line
+
+
+def test_a_git_sources_pgp_encrypted_file_opens_with_an_asc_key_of_the_decryption_secret(
+    tmp_path: Path,
+) -> None:
+    """A Plan's Git source is loaded with the keys of its decryption Secret, as a Plan object is; the
+    file's MAC is checked (a file as sops wrote it)."""
+    shutil.copy(DATA / "vault.pgp.sops.yaml", tmp_path / "vault.yaml")
+    key = ("sops.asc", (DATA / "planner-test.pgp.asc").read_text())
+    keys = keys_of([], [key], "Secret sops-gpg", "age hint", "pgp hint")
+    loaded = load_checkout_plan(
+        tmp_path, "vault.yaml", name="vault", namespace="shop", service_account=None,
+        secret_refs=unread_secrets, sops_keys=lambda: keys,
+    )  # fmt: skip
+    assert dict(loaded.plans[0].secrets[0].data) == {"password": "sentinel-plaintext-5d1c0a7e"}
+    text = (tmp_path / "vault.yaml").read_text()
+    (tmp_path / "vault.yaml").write_text(text.replace("image: nginx:1.27", "image: nginx:1.28"))
+    with pytest.raises(PlanError) as refused:
+        load_checkout_plan(
+            tmp_path, "vault.yaml", name="vault", namespace="shop", service_account=None,
+            secret_refs=unread_secrets, sops_keys=lambda: keys,
+        )  # fmt: skip
+    assert [d.path for d in refused.value.diagnostics] == ["sops.mac"]
