@@ -17,6 +17,7 @@ Messages name fingerprints, Secret entries and keyrings, never key material or a
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,10 @@ GPG_EXEC_ENV = "SOPS_GPG_EXEC"
 HOME_ENV = "GNUPGHOME"
 GPG_TIMEOUT_SECONDS = 60  # gpg-agent answers in milliseconds; this only stops a hung agent blocking a run
 SECRET_KEY_BLOCK = "-----BEGIN PGP PRIVATE KEY BLOCK-----"
-NO_PINENTRY = "No pinentry"
+PKDECRYPT_FAILED = re.compile(r"^\[GNUPG:\] ERROR pkdecrypt_failed (\d+)")
+GPG_ERROR_CODE_MASK = 0xFFFF  # libgpg-error: the source is in the high bits, the code in the low 16
+# GPG_ERR_BAD_PASSPHRASE, GPG_ERR_NO_PIN_ENTRY, GPG_ERR_PIN_ENTRY, GPG_ERR_CANCELED (gpg-error.h)
+PASSPHRASE_ERRORS = frozenset({11, 85, 86, 99})
 
 
 class PgpKeys(Protocol):
@@ -67,20 +71,29 @@ class GnupgKeyring:
             return f"running {self.binary} failed: {type(error).__name__}"
         if done.returncode == 0:
             return done.stdout
-        return _why_gpg_failed(done.stderr.decode(errors="replace"), stanza)
+        return why_gpg_failed(done.stderr.decode(errors="replace"), stanza)
 
 
-def _why_gpg_failed(stderr: str, stanza: PgpStanza) -> str:
-    """gpg's reason, from its status lines (`[GNUPG:] NO_SECKEY …`) and its own `gpg:` lines."""
-    if "[GNUPG:] ERROR pkdecrypt_failed" in stderr and NO_PINENTRY in stderr:
-        return (
-            f"the secret key of PGP key {stanza.fp} needs its passphrase, which planner does not ask for "
-            "(gpg runs with --batch): let gpg-agent cache it first (decrypt anything with that key "
-            "once), or use a key without a passphrase"
-        )
-    if "[GNUPG:] NO_SECKEY" in stderr:
+def why_gpg_failed(stderr: str, stanza: PgpStanza) -> str:
+    """gpg's reason, from its status lines (`[GNUPG:] NO_SECKEY …`, `[GNUPG:] ERROR pkdecrypt_failed
+    CODE`: gpg-agent's error code, not its translated text) and the `gpg:` line that explains them."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        failed = PKDECRYPT_FAILED.match(line)
+        if failed is None:
+            continue
+        if int(failed.group(1)) & GPG_ERROR_CODE_MASK in PASSPHRASE_ERRORS:
+            return (
+                f"the secret key of PGP key {stanza.fp} needs its passphrase, which planner does not ask "
+                "for (gpg runs with --batch): let gpg-agent cache it first (decrypt anything with that "
+                "key once), or use a key without a passphrase"
+            )
+        said = [each for each in lines[:index] if each.startswith("gpg: ")]
+        reason = f": {said[-1].removeprefix('gpg: ')}" if said else ""
+        return f"gpg could not use the secret key of PGP key {stanza.fp}{reason}"
+    if any(line.startswith("[GNUPG:] NO_SECKEY ") for line in lines):
         return "it holds no secret key for them"
-    said = [line for line in stderr.splitlines() if line.startswith("gpg: ") and "decryption failed" in line]
+    said = [line for line in lines if line.startswith("gpg: ")]
     return said[-1].removeprefix("gpg: ") if said else "gpg could not decrypt it"
 
 
@@ -136,7 +149,10 @@ def _decryptor(armored: str) -> pysequoia.PyDecryptor | str:
     try:
         key = pysequoia.Tsk.from_bytes(armored.encode())
     except (RuntimeError, ValueError) as error:
-        return f"not an armored OpenPGP secret key ({_first_line(error)})"
+        reason = _first_line(error)
+        if "keyring" in reason:  # Sequoia's "Additional packets found, is this a keyring?"
+            return "several keys in one armored block: give each its own entry (gpg --export-secret-keys --armor FPR)"
+        return f"not an armored OpenPGP secret key ({reason})"
     fingerprint = key.extract_certificate().fingerprint.upper()
     if SECRET_KEY_BLOCK not in armored:
         return (

@@ -16,7 +16,7 @@ from planner.sops.agekeys import identities_in
 from planner.sops.datakey import data_key
 from planner.sops.keys import SopsKeys, environment_keys, keys_of
 from planner.sops.metadata import Metadata, PgpStanza, Problem, read_metadata
-from planner.sops.pgpkeys import PgpKeys, gnupg_keyring, secret_keys
+from planner.sops.pgpkeys import PgpKeys, gnupg_keyring, secret_keys, why_gpg_failed
 from planner.sops.plaintext import decrypt_tree
 from tests.keyrings import gpg, temporary_keyring
 from tests.paths import REPO
@@ -230,3 +230,55 @@ def test_the_mac_is_still_checked() -> None:
     )
     assert isinstance(problem, Problem)
     assert (problem.path, "do not match its MAC" in problem.message) == ("sops.mac", True)
+
+
+def test_several_keys_in_one_armored_block_are_refused_saying_how_to_give_them() -> None:
+    with temporary_keyring(DATA / "planner-test.pgp.asc", DATA / "planner-other.pgp.asc") as env:
+        both = gpg(env, "--armor", "--export-secret-keys", TEST_FPR, OTHER_FPR)
+    keys, problems = secret_keys([("both.asc", both)], "Secret s")
+    assert keys.keys == ()
+    assert problems == [
+        "Secret s key both.asc: several keys in one armored block: give each its own entry "
+        "(gpg --export-secret-keys --armor FPR)"
+    ]
+
+
+STANZA = PgpStanza(TEST_FPR, "-----BEGIN PGP MESSAGE-----")
+
+
+@pytest.mark.parametrize(
+    ("stderr", "reason"),
+    [
+        (
+            "[GNUPG:] ENC_TO CA62A207AEC64DA7 1 0\ngpg: public key decryption failed: Kein Pinentry\n"
+            "[GNUPG:] ERROR pkdecrypt_failed 67108949\n[GNUPG:] DECRYPTION_FAILED\n",
+            f"the secret key of PGP key {TEST_FPR} needs its passphrase, which planner does not ask for (gpg "
+            "runs with --batch): let gpg-agent cache it first (decrypt anything with that key once), or use a "
+            "key without a passphrase",
+        ),
+        (
+            "gpg: can't connect to the agent: IPC connect call failed\n"
+            "gpg: public key decryption failed: No agent running\n"
+            "[GNUPG:] ERROR pkdecrypt_failed 33554537\n"
+            "gpg: decryption failed: No secret key\n",
+            f"gpg could not use the secret key of PGP key {TEST_FPR}: public key decryption failed: No agent "
+            "running",
+        ),
+        (
+            "[GNUPG:] ENC_TO CA62A207AEC64DA7 1 0\n[GNUPG:] NO_SECKEY CA62A207AEC64DA7\n"
+            "gpg: decryption failed: No secret key\n",
+            "it holds no secret key for them",
+        ),
+        ("gpg: no valid OpenPGP data found.\n", "no valid OpenPGP data found."),
+        ("", "gpg could not decrypt it"),
+    ],
+    ids=[
+        "a passphrase, by gpg-agent's code whatever the language",
+        "no agent",
+        "no secret key",
+        "other",
+        "silent",
+    ],
+)
+def test_gpgs_reason_is_read_from_its_status_lines(stderr: str, reason: str) -> None:
+    assert why_gpg_failed(stderr, STANZA) == reason
