@@ -271,7 +271,9 @@ def test_the_cli_applies_a_pgp_encrypted_plan_with_the_key_in_the_gpg_keyring(
     shutil.copy(DATA / "vault.pgp.sops.yaml", plan)
     outputs: list[tuple[str, str]] = []
     with temporary_keyring(DATA / "planner-other.pgp.asc") as other:
-        without = planner("plan", str(plan), "-n", namespace, cwd=tmp_path, env=other)
+        without = planner(
+            "plan", str(plan), "-n", namespace, cwd=tmp_path, env={"GNUPGHOME": other["GNUPGHOME"]}
+        )
     assert without.returncode == 1
     assert (
         f"vault.pgp.sops.yaml:19:1: sops: encrypted with SOPS for PGP key {PGP_FINGERPRINT}, and the gpg "
@@ -279,14 +281,14 @@ def test_the_cli_applies_a_pgp_encrypted_plan_with_the_key_in_the_gpg_keyring(
     ) in without.stderr, without.stderr
     outputs.append(("plan without the key", without.stdout + without.stderr))
 
-    with temporary_keyring(DATA / "planner-test.pgp.asc") as env:
+    with temporary_keyring(DATA / "planner-test.pgp.asc") as keyring:
         for args in (
             ("plan", str(plan), "-n", namespace),
             ("plan", str(plan), "-n", namespace, "-o", "json"),
             ("apply", str(plan), "-n", namespace, "-o", "json", "--timeout", "60s"),
             ("render", str(plan), "-n", namespace),
         ):
-            done = planner(*args, cwd=tmp_path, env=env)
+            done = planner(*args, cwd=tmp_path, env={"GNUPGHOME": keyring["GNUPGHOME"]})
             assert done.returncode == 0, (args, done.stdout, done.stderr)
             outputs.append((" ".join(args), done.stdout + done.stderr))
     assert target_value(kubectl, namespace) == PLAINTEXT
