@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.keyrings import gpg, temporary_keyring
 from tests.simulated import eventually
 
 GIT_HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
@@ -71,27 +71,15 @@ def ssh_key(directory: Path, name: str) -> Path:
 def gpg_signer(user: str) -> Iterator[tuple[Signer, str, str]]:
     """A new OpenPGP key for `user` in a keyring of its own (a temporary GNUPGHOME, never the user's):
     the signer, the key's fingerprint and its armored public key. The daemons gpg started are stopped."""
-    home = Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
-    env = {"GNUPGHOME": str(home), "PATH": "/usr/bin:/bin"}
-
-    def gpg(*args: str) -> str:
-        done = subprocess.run(["gpg", "--batch", *args], env=env, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    try:
-        home.chmod(0o700)
-        gpg("--passphrase", "", "--quick-gen-key", user, "ed25519", "sign", "never")
+    with temporary_keyring() as env:
+        gpg(env, "--passphrase", "", "--quick-gen-key", user, "ed25519", "sign", "never")
         fingerprint = next(
             line.split(":")[9]
-            for line in gpg("--with-colons", "--list-keys").splitlines()
+            for line in gpg(env, "--with-colons", "--list-keys").splitlines()
             if line.startswith("fpr:")
         )
         signer = Signer(("-c", f"user.signingkey={fingerprint}"), env)
-        yield signer, fingerprint, gpg("--export", "--armor", fingerprint)
-    finally:
-        subprocess.run(["gpgconf", "--kill", "all"], env=env, capture_output=True, check=False)
-        shutil.rmtree(home, ignore_errors=True)
+        yield signer, fingerprint, gpg(env, "--export", "--armor", fingerprint)
 
 
 def free_port() -> int:

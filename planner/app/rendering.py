@@ -15,7 +15,7 @@ from planner.objects import Manifest, ObjectRef, ref_of
 from planner.plan import LoadResult, Plan, load_plans
 from planner.plan.secrets import unread_secrets
 from planner.render import limit_diagnostics, plan_namespace, render
-from planner.sops.agekeys import unread_keys
+from planner.sops.keys import unread_keys
 
 if TYPE_CHECKING:
     from planner.generations import Generation
@@ -53,7 +53,7 @@ class RenderedPlan:
 def validate(paths: Sequence[str | Path]) -> LoadResult:
     """Load and check plans, and what they render against the API's size limits; raises PlanError with
     every problem at once. No cluster is asked: a plan without a namespace renders into "default"."""
-    loaded = load_plans(paths, secret_refs=unread_secrets, age_keys=unread_keys)
+    loaded = load_plans(paths, secret_refs=unread_secrets, sops_keys=unread_keys)
     render_loaded(loaded, "default")
     return loaded
 

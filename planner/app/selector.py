@@ -17,7 +17,7 @@ from planner.errors import UsageError
 from planner.plan import load_plans
 from planner.plan.secrets import unread_secrets
 from planner.render import is_dns_label, plan_namespace
-from planner.sops.agekeys import unread_keys
+from planner.sops.keys import unread_keys
 
 
 @dataclass(frozen=True, order=True)
@@ -49,7 +49,7 @@ def selected_plan(selector: str, *, target: Target) -> PlanRef:
 
 
 def _from_files(path: str, target: Target) -> list[PlanRef]:
-    loaded = load_plans([path], secret_refs=unread_secrets, age_keys=unread_keys)
+    loaded = load_plans([path], secret_refs=unread_secrets, sops_keys=unread_keys)
     fallback = target.default_namespace()
     return [PlanRef(plan_namespace(plan, fallback), plan.name) for plan in loaded.plans]
 

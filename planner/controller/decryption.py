@@ -1,5 +1,6 @@
-"""The age keys a Plan object's `decryption` names: every key ending in `.agekey` of a Secret in the
-Plan's namespace (Flux's kustomize-controller reads the same keys), read as the Plan's own
+"""The keys a Plan object's `decryption` names: every key ending in `.agekey` (an age identity) or
+`.asc` (an armored PGP secret key) of a Secret in the Plan's namespace (Flux's kustomize-controller
+reads the same keys; PGP keys are used in memory, never imported into a keyring), read as the Plan's own
 ServiceAccount, so a tenant decrypts only with keys its RBAC lets it read. The Secret is read when a
 plan has encrypted values to open, once per reconcile; nothing of it is ever printed, only its name
 and what is wrong with it.
@@ -17,10 +18,12 @@ from planner.kinds import SECRET
 from planner.kube.client import resource_path
 from planner.objects import Manifest
 from planner.plan.load import no_object_keys
-from planner.sops.agekeys import AgeKeys, KeySource, keys_of, lazily
+from planner.sops.keys import KeySource, SopsKeys, keys_of, lazily
 
 AGE_KEY_SUFFIX = ".agekey"
+PGP_KEY_SUFFIX = ".asc"
 HINT = "add the age identity to that Secret under a key ending in .agekey"
+PGP_HINT = "add the armored PGP secret key (gpg --export-secret-keys --armor) to that Secret under a key ending in .asc"
 
 
 def decryption_keys(plan: Manifest, target: Target, namespace: str) -> KeySource:
@@ -33,23 +36,33 @@ def decryption_keys(plan: Manifest, target: Target, namespace: str) -> KeySource
     return lazily(lambda: _read(target, namespace, name))
 
 
-def _read(target: Target, namespace: str, name: str) -> AgeKeys:
+def _read(target: Target, namespace: str, name: str) -> SopsKeys:
     source = f"Secret {name} of namespace {namespace} (decryption.secretRef)"
     try:
         secret = target.client.request("GET", resource_path(SECRET, namespace, name), verb="get")
     except NotFoundError:
-        return AgeKeys((), (source,), ("that Secret does not exist",), HINT)
+        return _unread(source, "that Secret does not exist")
     except ForbiddenError:
-        return AgeKeys((), (source,), ("the Plan's ServiceAccount may not read that Secret",), HINT)
+        return _unread(source, "the Plan's ServiceAccount may not read that Secret")
     except ApiError as error:
-        return AgeKeys((), (source,), (f"reading that Secret failed: {error}",), HINT)
+        return _unread(source, f"reading that Secret failed: {error}")
     data = secret.get("data")
+    entries = data if isinstance(data, Mapping) else {}
+    return keys_of(_texts(entries, AGE_KEY_SUFFIX), _texts(entries, PGP_KEY_SUFFIX), source, HINT, PGP_HINT)
+
+
+def _unread(source: str, problem: str) -> SopsKeys:
+    return SopsKeys((), (source,), (problem,), HINT, pgp_hint=PGP_HINT)
+
+
+def _texts(entries: Mapping[str, object], suffix: str) -> list[tuple[str, str]]:
+    """(name, text) of the entries whose name ends in `suffix`."""
     texts = []
-    for key, encoded in (data if isinstance(data, Mapping) else {}).items():
-        if str(key).endswith(AGE_KEY_SUFFIX) and isinstance(encoded, str):
+    for key, encoded in entries.items():
+        if str(key).endswith(suffix) and isinstance(encoded, str):
             text = _decoded(encoded)
             texts.append((str(key), text if text is not None else "not UTF-8"))
-    return keys_of(texts, source, HINT)
+    return texts
 
 
 def _decoded(encoded: str) -> str | None:

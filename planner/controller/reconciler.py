@@ -65,7 +65,7 @@ from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
 from planner.plan.reconcile_section import DriftCorrection, ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import SecretRefs, unread_secrets
-from planner.sops.agekeys import KeySource, unread_keys
+from planner.sops.keys import KeySource, unread_keys
 from planner.sources.failures import PATH_NOT_FOUND, PLAN_INVALID
 from planner.sources.gitfetch import Checkout
 from planner.sources.signatures import verified_signer
@@ -239,7 +239,7 @@ class PlanReconciler:
         when the source cannot be read or is refused, the generation it applied last."""
         source = git_source(plan)
         if source is None:
-            loaded = load_plan_object(plan, secret_refs=unread_secrets, age_keys=unread_keys)
+            loaded = load_plan_object(plan, secret_refs=unread_secrets, sops_keys=unread_keys)
         else:
             try:
                 loaded = self._load_source(plan, source, target, unread_secrets, unread_keys)[1]
@@ -445,7 +445,7 @@ class PlanReconciler:
                 namespace=namespace,
                 service_account=named if isinstance(named, str) else None,
                 secret_refs=refs,
-                age_keys=keys,
+                sops_keys=keys,
                 capabilities=chart_capabilities(target),  # as the tenant sees the cluster's discovery
             )
         except PlannerError as broken:
@@ -469,7 +469,7 @@ class PlanReconciler:
         load, or the controller's lockdown refuses what it renders."""
         namespace = namespace_of(plan)
         keys = decryption_keys(plan, target, namespace)
-        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace), age_keys=keys)
+        loaded = load_plan_object(plan, secret_refs=secret_refs(target, namespace), sops_keys=keys)
         return self._rendered(loaded, namespace)
 
     def _rendered(self, loaded: LoadResult, namespace: str) -> RenderedPlan:

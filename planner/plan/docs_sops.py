@@ -72,24 +72,30 @@ Rules:
   changed, added, removed or moved to another key without `sops`, a changed `lastmodified` or `mac`, or
   a plain value where the rule wants an encrypted one, is refused at its line and column; the message
   never holds a value. Edit encrypted files with `sops FILE` (or `sops edit`).
-- **Keys**: age identities only (`AGE-SECRET-KEY-1…`); PGP, cloud KMS and Vault recipients are named in
-  messages but not used, and a file split among several key groups (Shamir) is refused. A rule regular
+- **Keys**: age identities (`AGE-SECRET-KEY-1…`) and PGP keys; cloud KMS and Vault recipients are named
+  in messages but not used, and a file split among several key groups (Shamir) is refused. age stanzas
+  are tried first, then PGP ones; the first that opens wins. A rule regular
   expression with a repeated group that repeats or branches inside (`(a+)+`) is refused too: Python's
   matcher, unlike Go's, could take exponential time on it. The command
   line reads them where sops does, all together: `SOPS_AGE_KEY` (identities separated by blanks or
   lines), the file `SOPS_AGE_KEY_FILE` names, and `sops/age/keys.txt` under the user configuration
   directory (`$XDG_CONFIG_HOME`, else `~/.config`; `~/Library/Application Support` on macOS;
-  `%AppData%` on Windows). `SOPS_AGE_KEY_CMD`, SSH keys and age plugins are not read. Keys are read only
-  when a file is encrypted; without one that opens it, the load fails before any cluster is asked, at
-  the file's `sops:` key, naming the file's recipients and every place looked in.
+  `%AppData%` on Windows). `SOPS_AGE_KEY_CMD`, SSH keys and age plugins are not read. PGP keys are asked
+  of the `gpg` command, as sops asks it, with the user's keyring (`GNUPGHOME`, else `~/.gnupg`;
+  `SOPS_GPG_EXEC` names another binary by absolute path), non-interactively (`--batch`, no pinentry: a
+  key whose passphrase gpg-agent has not cached is refused, saying so). Keys are read only when a file
+  is encrypted, gpg only for a file with PGP recipients that no age key opens; without a key that opens
+  it, the load fails before any cluster is asked, at the file's `sops:` key, naming the file's
+  recipients (age recipients, PGP fingerprints) and every place looked in.
 - **A Plan object** (`planner controller`) may carry the `sops:` map and its encrypted values itself
-  (`sops encrypt` the Plan's YAML, then `kubectl apply -f` it) and names the Secret holding its age
-  keys in `decryption: {provider: sops, secretRef: {name}}` (keys ending in `.agekey`, read as the
-  Plan's ServiceAccount). Its MAC is not checked: the API server stores the object's fields in its own
+  (`sops encrypt` the Plan's YAML, then `kubectl apply -f` it) and names the Secret holding its
+  keys in `decryption: {provider: sops, secretRef: {name}}` (age identities under keys ending in
+  `.agekey`, armored PGP secret keys without a passphrase under keys ending in `.asc`, used in memory;
+  read as the Plan's ServiceAccount). Its MAC is not checked: the API server stores the object's fields in its own
   order and adds its own, so the values sops hashed are not there in sops's order. Each value is still
   bound to its key by AES-GCM, and whoever may change the object could write any value into it anyway.
   A Plan object cannot import files, and `planner build` refuses to merge a sealed fragment into one.
-- `validate` reads no secret value (neither a Secret of the cluster nor an age key): an encrypted value
+- `validate` reads no secret value (neither a Secret of the cluster nor an age or PGP key): an encrypted value
   reads as empty there, and the file is not checked against its MAC, so a job without the key can
   still check the plans. `render` decrypts as `plan` does, and masks the values unless
   `--show-secrets`.

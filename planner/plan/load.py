@@ -55,7 +55,7 @@ from planner.plan.sealed import decrypt_sealed
 from planner.plan.secrets import SecretRefs, resolve_secrets, secret_files_in
 from planner.plan.source import ParsedFile, parse_plan_text, plan_yaml, read_plan_file
 from planner.plan.validate import semantic_diagnostics
-from planner.sops.agekeys import AgeKeys, KeySource, environment_keys
+from planner.sops.keys import KeySource, SopsKeys, environment_keys
 
 PLAN_SUFFIXES = (".yaml", ".yml")
 SAYS_IT_IS_A_PLAN = re.compile(
@@ -77,13 +77,15 @@ NO_CHARTS_IN_OBJECTS = (
 )
 
 
-def no_object_keys() -> AgeKeys:
+def no_object_keys() -> SopsKeys:
     """A Plan object without `decryption`: no keys, and how to give them."""
-    return AgeKeys(
+    return SopsKeys(
         (),
         ("the Plan's decryption (none)",),
         hint="name a Secret of the Plan's namespace holding the age key (a key ending in .agekey) in "
         "decryption: {provider: sops, secretRef: {name: SECRET}}",
+        pgp_hint="name a Secret of the Plan's namespace holding the armored PGP secret key (a key ending "
+        "in .asc) in decryption: {provider: sops, secretRef: {name: SECRET}}",
     )
 
 
@@ -99,7 +101,7 @@ def load_plans(
     environ: Mapping[str, str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     secret_refs: SecretRefs | None = None,
-    age_keys: KeySource | None = None,
+    sops_keys: KeySource | None = None,
     capabilities: Callable[[], Capabilities] = Capabilities,
 ) -> LoadResult:
     """Load every plan in `paths` (files, or directories meaning the plan files under them, as
@@ -107,8 +109,8 @@ def load_plans(
 
     `environ` is where `{valueFrom: {env: VAR}}` secrets are looked up (default: os.environ),
     `secret_refs` reads `{valueFrom: {secretKeyRef: ...}}` (none: such a value is an error);
-    `age_keys` opens SOPS-encrypted files (default: the age keys where sops looks for them, in
-    `environ`; `unread_keys` for a check that reads no secret values);
+    `sops_keys` opens SOPS-encrypted files (default: the age keys where sops looks for them, in
+    `environ`, and the gpg keyring; `unread_keys` for a check that reads no secret values);
     `capabilities` says what the target cluster serves, for Helm's `.Capabilities` (asked only when a
     plan has charts; the default: Helm's own defaults, as `helm template` without a cluster);
     `progress(done, total)` hears of each file loaded. Raises PlanError with every error diagnostic
@@ -116,7 +118,7 @@ def load_plans(
     """
     files, problems = _plan_files(paths)
     given = os.environ if environ is None else environ
-    keys = environment_keys(given) if age_keys is None else age_keys
+    keys = environment_keys(given) if sops_keys is None else sops_keys
     plans: list[tuple[Plan, ParsedFile]] = []
     warnings: list[Diagnostic] = []
     for loaded, file in enumerate(files):
@@ -235,16 +237,16 @@ def plan_object_text(obj: Mapping[str, object]) -> str:
 
 
 def load_plan_object(
-    obj: Mapping[str, object], *, secret_refs: SecretRefs, age_keys: KeySource | None = None
+    obj: Mapping[str, object], *, secret_refs: SecretRefs, sops_keys: KeySource | None = None
 ) -> LoadResult:
     """A Plan object from the API, checked and built as a file is (`secret_refs` reads its secretKeyRefs
-    in its namespace, `age_keys` gives the keys its `decryption` names; `env` and `file` values are
+    in its namespace, `sops_keys` gives the keys its `decryption` names; `env` and `file` values are
     refused). Raises PlanError with every problem."""
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     name = plan_object_source(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
     parsed = parse_plan_text(name, plan_object_text(obj))
-    keys = no_object_keys if age_keys is None else age_keys
+    keys = no_object_keys if sops_keys is None else sops_keys
     plan, found = _load_parsed(parsed, {}, secret_refs, keys, local=False)
     problems = [each for each in found if each.severity == "error"]
     if problems or plan is None:
@@ -261,18 +263,18 @@ def load_checkout_plan(
     namespace: str,
     service_account: str | None,
     secret_refs: SecretRefs,
-    age_keys: KeySource = no_object_keys,
+    sops_keys: KeySource = no_object_keys,
     capabilities: Callable[[], Capabilities] = Capabilities,
 ) -> LoadResult:
     """The plan file at `path` in a fetched Git source's tree `root`, as the Plan object `name` in
     `namespace` reconciled as `service_account` (the object's say, not the file's): its secretKeyRefs
-    read by `secret_refs`, its SOPS-encrypted files opened with `age_keys` (their MACs checked: they
+    read by `secret_refs`, its SOPS-encrypted files opened with `sops_keys` (their MACs checked: they
     are files as sops wrote them), `env` and `file` values refused; its charts rendered with the
     `.Capabilities` that `capabilities` gives (asked only when it has charts), as `load_plans`'s.
     Raises PlanError with every problem, each file named by its path in the repository."""
     parsed = read_plan_file(root / path)
     plan, found = _load_parsed(
-        parsed, {}, secret_refs, age_keys, local=False, checkout=True, capabilities=capabilities
+        parsed, {}, secret_refs, sops_keys, local=False, checkout=True, capabilities=capabilities
     )
     prefix = f"{root}/"
 
@@ -305,7 +307,7 @@ def _load_parsed(
     parsed: ParsedFile | Diagnostic,
     environ: Mapping[str, str],
     secret_refs: SecretRefs | None,
-    age_keys: KeySource,
+    sops_keys: KeySource,
     *,
     local: bool = True,
     capabilities: Callable[[], Capabilities] = Capabilities,
@@ -332,7 +334,7 @@ def _load_parsed(
     found, broken = list(schema.diagnostics), schema.broken
     found += [item for item in semantic_diagnostics(parsed) if not _inside(item.path, broken)]
     # A file's MAC covers it as sops wrote it; a Plan object's fields come back in the API server's order.
-    unsealed, sealed_problems = decrypt_sealed(parsed, age_keys, check_mac=local or checkout)
+    unsealed, sealed_problems = decrypt_sealed(parsed, sops_keys, check_mac=local or checkout)
     if sealed_problems:  # nothing is read from the cluster for a plan that cannot be decrypted
         return None, found + sealed_problems
     secrets, secret_problems = resolve_secrets(

@@ -31,8 +31,8 @@ from planner.errors import Diagnostic
 from planner.plan.model import Position
 from planner.plan.redact import SECRET_VALUE_MAPS
 from planner.plan.source import ParsedFile
-from planner.sops.agekeys import AgeKeys, KeySource
 from planner.sops.datakey import data_key
+from planner.sops.keys import KeySource, SopsKeys
 from planner.sops.metadata import SOPS, Metadata, Problem, read_metadata
 from planner.sops.plaintext import Leaf, decrypt_tree, is_encrypted, leaves
 
@@ -125,7 +125,7 @@ def decrypt_sealed(
     return Unsealed(values, frozenset(sealed.file for sealed in parsed.sealed)), problems
 
 
-def _open(sealed: ParsedFile, keys: AgeKeys, *, check_mac: bool) -> dict[Where, str] | list[Diagnostic]:
+def _open(sealed: ParsedFile, keys: SopsKeys, *, check_mac: bool) -> dict[Where, str] | list[Diagnostic]:
     """The file's plaintexts by where they are written, or why it cannot be opened."""
     metadata = read_metadata(sealed.data.get(SOPS))
     if isinstance(metadata, Problem):

@@ -5,16 +5,15 @@ in the file `SOPS_AGE_KEY_FILE` names, and in `sops/age/keys.txt` under the user
 directory (`$XDG_CONFIG_HOME`, else `~/.config`; `~/Library/Application Support` on macOS unless
 `XDG_CONFIG_HOME` is set; `%AppData%` on Windows), all of them together. Lines starting with `#` and
 blank lines are skipped. `SOPS_AGE_KEY_CMD`, SSH keys and age plugins are not read. Identities are read
-only when a file needs them (`lazily`), so a plan without encrypted values never touches a key file.
+only when a file needs them (`planner.sops.keys.lazily`), so a plan without encrypted values never touches
+a key file.
 A line that is no identity is reported by its number, never quoted: it may be a key.
+`planner.sops.keys` joins them with the PGP keys.
 """
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pyrage
@@ -25,35 +24,10 @@ USER_CONFIG_PATH = Path("sops", "age", "keys.txt")
 IDENTITY_PREFIX = "AGE-SECRET-KEY-1"
 
 
-@dataclass(frozen=True)
-class AgeKeys:
-    """The identities found, where they were looked for (for a message naming them) and what could not
-    be read; `hint` says how to give one."""
-
-    identities: tuple[pyrage.x25519.Identity, ...]
-    looked_in: tuple[str, ...]
-    problems: tuple[str, ...] = ()
-    hint: str = ""
+Identities = list[pyrage.x25519.Identity]
 
 
-# Asked when (and each time) a file needs keys; None: decrypt nothing (a check that reads no secret
-# value, as `validate` reads no Secret of the cluster), every encrypted value reads as "".
-KeySource = Callable[[], AgeKeys | None]
-
-
-def unread_keys() -> AgeKeys | None:
-    """`KeySource` for a check that reads no secret values."""
-    return None
-
-
-def lazily(read: Callable[[], AgeKeys]) -> KeySource:
-    """`read`, called once, when first asked."""
-    return functools.cache(read)
-
-
-def identities_in(
-    text: str, source: str, *, several_per_line: bool
-) -> tuple[list[pyrage.x25519.Identity], list[str]]:
+def identities_in(text: str, source: str, *, several_per_line: bool) -> tuple[Identities, list[str]]:
     """The identities in `text` (an age key file), and a problem per line that is none."""
     found, problems = [], []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -81,14 +55,10 @@ def _identity(word: str) -> pyrage.x25519.Identity | None:
         return None
 
 
-def environment_keys(environ: Mapping[str, str], *, platform: str = sys.platform) -> KeySource:
-    """The command line's identities: sops's places, read when first asked."""
-    return lazily(lambda: _from_environment(environ, platform))
-
-
-def _from_environment(environ: Mapping[str, str], platform: str) -> AgeKeys:
-    """Every identity of every place sops reads, all together (sops reads them all, too)."""
-    identities: list[pyrage.x25519.Identity] = []
+def age_in_environment(environ: Mapping[str, str], platform: str) -> tuple[Identities, list[str], list[str]]:
+    """Every identity of every place sops reads, all together (sops reads them all, too), where they
+    were looked for, and what could not be read."""
+    identities: Identities = []
     problems: list[str] = []
     looked_in: list[str] = []
     if KEY_ENV in environ:
@@ -109,11 +79,10 @@ def _from_environment(environ: Mapping[str, str], platform: str) -> AgeKeys:
         looked_in.append(name if required or path.exists() else f"{name} (no such file)")
         identities += found
         problems += wrong
-    hint = f"set {KEY_FILE_ENV} (a file of age identities) or {KEY_ENV}, as for sops"
-    return AgeKeys(tuple(identities), tuple(looked_in), tuple(problems), hint)
+    return identities, looked_in, problems
 
 
-def _from_file(name: str, path: Path, *, required: bool) -> tuple[list[pyrage.x25519.Identity], list[str]]:
+def _from_file(name: str, path: Path, *, required: bool) -> tuple[Identities, list[str]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -138,12 +107,13 @@ def user_config_dir(environ: Mapping[str, str], platform: str) -> Path | None:
     return Path(home, "Library", "Application Support") if platform == "darwin" else Path(home, ".config")
 
 
-def keys_of(values: Iterable[tuple[str, str]], source: str, hint: str) -> AgeKeys:
-    """Identities from named texts (`("sops.agekey", text)`, a Secret's keys), as `source` names them."""
-    identities: list[pyrage.x25519.Identity] = []
+def age_in_texts(values: Iterable[tuple[str, str]], source: str) -> tuple[Identities, list[str]]:
+    """Identities from named texts (`("sops.agekey", text)`, a Secret's keys), as `source` names them,
+    and a problem per line that is none."""
+    identities: Identities = []
     problems: list[str] = []
     for name, text in values:
         found, wrong = identities_in(text, f"{source} key {name}", several_per_line=False)
         identities += found
         problems += wrong
-    return AgeKeys(tuple(identities), (source,), tuple(problems), hint)
+    return identities, problems

@@ -1,6 +1,6 @@
 """The `sops` map of an encrypted file, read into what decryption needs (stores/stores.go's
-`metadata`). Key services other than age (PGP, cloud KMS, Vault) are named in messages but not used;
-Shamir key groups (more than one group) are refused."""
+`metadata`). Key services other than age and PGP (cloud KMS, Vault) are named in messages but not
+used; Shamir key groups (more than one group) are refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ RULES = ("unencrypted_suffix", "encrypted_suffix", "unencrypted_regex", "encrypt
 COMMENT_RULES = ("unencrypted_comment_regex", "encrypted_comment_regex")
 MAX_RULE_LENGTH = 1000
 OTHER_KEY_KINDS = {
-    "pgp": ("fp", "PGP key"),
     "kms": ("arn", "AWS KMS key"),
     "gcp_kms": ("resource_id", "GCP KMS key"),
     "azure_kv": ("name", "Azure Key Vault key"),
@@ -40,6 +39,12 @@ class AgeStanza:
 
 
 @dataclass(frozen=True)
+class PgpStanza:
+    fp: str  # the PGP key's fingerprint, as sops wrote it
+    enc: str  # the data key, encrypted for that key as an armored OpenPGP message
+
+
+@dataclass(frozen=True)
 class Rule:
     """Which values the file encrypts: `kind` is one of RULES."""
 
@@ -59,18 +64,21 @@ class Rule:
 @dataclass(frozen=True)
 class Metadata:
     age: tuple[AgeStanza, ...]
-    others: tuple[str, ...]  # "PGP key FBC7…": recipients planner cannot decrypt for, for messages
+    pgp: tuple[PgpStanza, ...]
+    others: tuple[str, ...]  # "AWS KMS key arn:…": recipients planner cannot decrypt for, for messages
     lastmodified: str  # as sops formats it for the MAC's additional data (RFC 3339, whole seconds)
     mac: str
     rule: Rule
     mac_only_encrypted: bool
 
     def recipients(self) -> str:
-        """Every recipient, for a message: `age1…, age1… (and PGP key FBC7…, which planner does not read)`."""
-        ages = ", ".join(stanza.recipient for stanza in self.age) or "no age recipient"
+        """Every recipient, for a message: `age1…, PGP key FBC7… (and AWS KMS key arn:…, which planner
+        does not read)`."""
+        readable = [stanza.recipient for stanza in self.age] + [f"PGP key {stanza.fp}" for stanza in self.pgp]
+        named = ", ".join(readable) or "no age or PGP recipient"
         if not self.others:
-            return ages
-        return f"{ages} (and {', '.join(self.others)}, which planner does not read)"
+            return named
+        return f"{named} (and {', '.join(self.others)}, which planner does not read)"
 
 
 def read_metadata(sops: object) -> Metadata | Problem:
@@ -80,9 +88,12 @@ def read_metadata(sops: object) -> Metadata | Problem:
     groups = _key_groups(sops)
     if isinstance(groups, Problem):
         return groups
-    stanzas = _age_stanzas(groups)
+    stanzas = _stanzas(groups, "age", "recipient")
     if isinstance(stanzas, Problem):
         return stanzas
+    pgp = _stanzas(groups, "pgp", "fp")
+    if isinstance(pgp, Problem):
+        return pgp
     rule = _rule(sops)
     if isinstance(rule, Problem):
         return rule
@@ -94,7 +105,9 @@ def read_metadata(sops: object) -> Metadata | Problem:
         return Problem(f"{SOPS}.mac", "the file has no MAC: sops writes one on every encryption")
     others = tuple(_others(groups))
     only = sops.get("mac_only_encrypted") is True
-    return Metadata(stanzas, others, lastmodified, mac, rule, only)
+    ages = tuple(AgeStanza(recipient, enc) for recipient, enc in stanzas)
+    pgps = tuple(PgpStanza(fp, enc) for fp, enc in pgp)
+    return Metadata(ages, pgps, others, lastmodified, mac, rule, only)
 
 
 def _key_groups(sops: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] | Problem:
@@ -113,19 +126,24 @@ def _key_groups(sops: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]] 
     return [(f"{SOPS}.key_groups[0]", groups[0])]
 
 
-def _age_stanzas(groups: list[tuple[str, Mapping[str, Any]]]) -> tuple[AgeStanza, ...] | Problem:
+def _stanzas(
+    groups: list[tuple[str, Mapping[str, Any]]], kind: str, field: str
+) -> list[tuple[str, str]] | Problem:
+    """(recipient, enc) of each `kind` entry (`age`, `pgp`), its recipient in `field`."""
     found = []
     for path, group in groups:
-        entries = group.get("age") or []
+        entries = group.get(kind) or []
         if not isinstance(entries, list):
-            return Problem(f"{path}.age", "expected a list of age recipients")
+            return Problem(f"{path}.{kind}", f"expected a list of {kind} recipients")
         for index, entry in enumerate(entries):
-            recipient = entry.get("recipient") if isinstance(entry, Mapping) else None
+            recipient = entry.get(field) if isinstance(entry, Mapping) else None
             enc = entry.get("enc") if isinstance(entry, Mapping) else None
             if not isinstance(recipient, str) or not isinstance(enc, str):
-                return Problem(f"{path}.age[{index}]", "expected `recipient` and `enc`, as sops writes them")
-            found.append(AgeStanza(recipient, enc))
-    return tuple(found)
+                return Problem(
+                    f"{path}.{kind}[{index}]", f"expected `{field}` and `enc`, as sops writes them"
+                )
+            found.append((recipient, enc))
+    return found
 
 
 def _others(groups: list[tuple[str, Mapping[str, Any]]]) -> Iterator[str]:

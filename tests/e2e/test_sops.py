@@ -1,7 +1,8 @@
 """SOPS-encrypted secret values end to end (issue 43, item 5), on the embedded cluster: a plan file sops
 encrypted (tests/data/sops/planner/vault.sops.yaml) applied by the CLI with the key from
 `SOPS_AGE_KEY_FILE`, and the same file as a Plan object reconciled by the controller with the key from
-the Secret its `decryption` names. The target Secret holds the value (read through kubectl); every
+the Secret its `decryption` names; and the same for PGP (vault.pgp.sops.yaml): the CLI with gpg and a
+keyring, the controller with an `.asc` key of the decryption Secret. The target Secret holds the value (read through kubectl); every
 other channel is searched for it, in plain text, base64 and inside gzip: each command's output in
 every format (plan, apply, reconcile and its metrics file, history, diff-generations, render), the
 saved plan, every other Secret (generation records but the closure's copy of the target Secret, which
@@ -25,6 +26,7 @@ from tests.e2e.conftest import Runner
 from tests.e2e.test_controller import Start, controllers
 from tests.e2e.test_plan_objects import conditions, get_json, install_crd, wait_ready
 from tests.e2e.test_tenancy import tenant
+from tests.keyrings import temporary_keyring
 from tests.paths import REPO
 from tests.simulated import eventually
 
@@ -33,6 +35,9 @@ __all__ = ["controllers"]
 DATA = REPO / "tests" / "data" / "sops" / "planner"
 PLAINTEXT = "sentinel-plaintext-5d1c0a7e"  # vault.sops.yaml's one secret value
 TARGET = "db"  # the Secret that must hold it
+PGP_FINGERPRINT = (
+    "F541520FED032A89D0464BEDAB099C14044BAF8E"  # planner-test.pgp.asc, vault.pgp.sops.yaml's key
+)
 GZIP = b"\x1f\x8b"
 
 
@@ -93,6 +98,29 @@ def cluster_texts(kubectl: Runner, namespace: str) -> list[tuple[str, str]]:
 def target_value(kubectl: Runner, namespace: str) -> str:
     encoded = get_json(kubectl, "secret", TARGET, "-n", namespace)["data"]["password"]
     return base64.b64decode(encoded).decode()
+
+
+def refused_then_reconciled(kubectl: Runner, namespace: str, plan: Path, key: str) -> str:
+    """`plan` applied as a Plan object before its decryption Secret exists: its refusal message, once
+    nothing was written; then the Secret made with the key (`--from-file=ENTRY=FILE`) and a reconcile
+    asked for, until the target Secret holds the value."""
+    applied = kubectl("apply", "-n", namespace, "-f", str(plan))
+    assert applied.returncode == 0, applied.stderr
+
+    def refused() -> str | None:
+        ready = conditions(get_json(kubectl, "plan", "vault", "-n", namespace)).get("Ready") or {}
+        return str(ready["message"]) if ready.get("status") == "False" else None
+
+    message = eventually(refused, timeout=60)
+    assert kubectl("get", "secret", TARGET, "-n", namespace).returncode != 0
+    secret = get_json(kubectl, "plan", "vault", "-n", namespace)["decryption"]["secretRef"]["name"]
+    made = kubectl("create", "secret", "generic", secret, "-n", namespace, key)
+    assert made.returncode == 0, made.stderr
+    asked = kubectl("annotate", "plan", "vault", "-n", namespace, "reconcile.planner.dev/requestedAt=now")
+    assert asked.returncode == 0, asked.stderr
+    wait_ready(kubectl, namespace, "vault")
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    return message
 
 
 def test_the_cli_applies_a_sops_encrypted_plan_and_no_output_spells_the_value(
@@ -158,28 +186,11 @@ def test_the_controller_decrypts_a_plan_object_with_its_decryption_secret_and_sh
 ) -> None:
     install_crd(planner, kubectl)
     running = controllers("-n", namespace, "--interval", "1h")
-    applied = kubectl("apply", "-n", namespace, "-f", str(DATA / "vault.sops.yaml"))
-    assert applied.returncode == 0, applied.stderr
-
-    # No key Secret yet: refused, naming the recipient and the Secret, before anything is written.
-    def refused() -> str | None:
-        ready = conditions(get_json(kubectl, "plan", "vault", "-n", namespace)).get("Ready") or {}
-        return str(ready["message"]) if ready.get("status") == "False" else None
-
-    message = eventually(refused, timeout=60)
+    message = refused_then_reconciled(
+        kubectl, namespace, DATA / "vault.sops.yaml", f"--from-file=age.agekey={DATA / 'planner-test.agekey'}"
+    )
     assert "encrypted with SOPS for age17teuteze9dl" in message, message
     assert f"Secret sops-age of namespace {namespace} (decryption.secretRef)" in message, message
-    assert kubectl("get", "secret", TARGET, "-n", namespace).returncode != 0
-
-    made = kubectl(
-        "create", "secret", "generic", "sops-age", "-n", namespace,
-        f"--from-file=age.agekey={DATA / 'planner-test.agekey'}",
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    asked = kubectl("annotate", "plan", "vault", "-n", namespace, "reconcile.planner.dev/requestedAt=now")
-    assert asked.returncode == 0, asked.stderr
-    wait_ready(kubectl, namespace, "vault")
-    assert target_value(kubectl, namespace) == PLAINTEXT
 
     status, index = running.get("/")
     page_status, page = running.get(f"/plans/{namespace}/vault")
@@ -224,6 +235,19 @@ def test_the_key_secret_is_read_as_the_plans_service_account(
     assert reads and {r["user"] for r in reads} == {user}, reads
 
 
+def watched_plan_applied(
+    controllers: Start, kubectl: Runner, namespace: str, plan: Path, plans: Path
+) -> None:
+    """`planner controller --plans PLANS` with `plan` in it applies the value; its log and /metrics
+    do not spell it."""
+    plans.mkdir()
+    shutil.copy(plan, plans)
+    running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
+    eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+
+
 def test_the_controller_reads_sealed_plan_files_with_the_key_where_sops_looks(
     controllers: Start, kubectl: Runner, namespace: str, home: Path, tmp_path: Path
 ) -> None:
@@ -233,12 +257,77 @@ def test_the_controller_reads_sealed_plan_files_with_the_key_where_sops_looks(
     keys.mkdir(parents=True, exist_ok=True)
     shutil.copy(DATA / "planner-test.agekey", keys / "keys.txt")
     try:
-        plans = tmp_path / "plans"
-        plans.mkdir()
-        shutil.copy(DATA / "vault.sops.yaml", plans)
-        running = controllers("--plans", str(plans), "-n", namespace, "--interval", "1h")
-        eventually(lambda: "plan vault: applied" in running.output(), timeout=90)
-        assert target_value(kubectl, namespace) == PLAINTEXT
-        assert leaks([("controller log", running.output()), ("/metrics", running.get("/metrics")[1])]) == []
+        watched_plan_applied(controllers, kubectl, namespace, DATA / "vault.sops.yaml", tmp_path / "plans")
     finally:
         (keys / "keys.txt").unlink()
+
+
+def test_the_cli_applies_a_pgp_encrypted_plan_with_the_key_in_the_gpg_keyring(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    """As sops does, the command line asks gpg with the user's keyring (here GNUPGHOME, a keyring of
+    its own holding the PGP test key); no output spells the value."""
+    plan = tmp_path / "vault.pgp.sops.yaml"
+    shutil.copy(DATA / "vault.pgp.sops.yaml", plan)
+    outputs: list[tuple[str, str]] = []
+    with temporary_keyring(DATA / "planner-other.pgp.asc") as other:
+        without = planner(
+            "plan", str(plan), "-n", namespace, cwd=tmp_path, env={"GNUPGHOME": other["GNUPGHOME"]}
+        )
+    assert without.returncode == 1
+    assert (
+        f"vault.pgp.sops.yaml:19:1: sops: encrypted with SOPS for PGP key {PGP_FINGERPRINT}, and the gpg "
+        f"keyring in GNUPGHOME ({other['GNUPGHOME']}): it holds no secret key for them"
+    ) in without.stderr, without.stderr
+    outputs.append(("plan without the key", without.stdout + without.stderr))
+
+    with temporary_keyring(DATA / "planner-test.pgp.asc") as keyring:
+        for args in (
+            ("plan", str(plan), "-n", namespace),
+            ("plan", str(plan), "-n", namespace, "-o", "json"),
+            ("apply", str(plan), "-n", namespace, "-o", "json", "--timeout", "60s"),
+            ("render", str(plan), "-n", namespace),
+        ):
+            done = planner(*args, cwd=tmp_path, env={"GNUPGHOME": keyring["GNUPGHOME"]})
+            assert done.returncode == 0, (args, done.stdout, done.stderr)
+            outputs.append((" ".join(args), done.stdout + done.stderr))
+    assert target_value(kubectl, namespace) == PLAINTEXT
+    assert leaks(outputs) == []
+    assert leaks(cluster_texts(kubectl, namespace)) == []
+
+
+def test_the_controller_decrypts_a_pgp_encrypted_plan_object_with_an_asc_key_of_its_decryption_secret(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, home: Path
+) -> None:
+    """Flux's convention: the decryption Secret's entries ending in .asc are armored PGP secret keys.
+    The controller uses them in memory: its own keyring (HOME/.gnupg) is never made."""
+    install_crd(planner, kubectl)
+    running = controllers("-n", namespace, "--interval", "1h")
+    message = refused_then_reconciled(
+        kubectl,
+        namespace,
+        DATA / "vault.pgp.sops.yaml",
+        f"--from-file=sops.asc={DATA / 'planner-test.pgp.asc'}",
+    )
+    assert f"encrypted with SOPS for PGP key {PGP_FINGERPRINT}" in message, message
+    assert f"Secret sops-gpg of namespace {namespace} (decryption.secretRef)" in message, message
+    assert "key ending in .asc" in message, message
+    assert not (home / ".gnupg").exists()
+    texts = [
+        ("controller log", running.output()),
+        ("/metrics", running.get("/metrics")[1]),
+        ("plan status", json.dumps(get_json(kubectl, "plan", "vault", "-n", namespace).get("status"))),
+        *cluster_texts(kubectl, namespace),
+    ]
+    assert leaks(texts) == []
+
+
+def test_the_controller_reads_pgp_encrypted_plan_files_with_the_default_gpg_keyring(
+    controllers: Start, kubectl: Runner, namespace: str, home: Path, tmp_path: Path
+) -> None:
+    """`planner controller --plans DIR` asks gpg as the command line does: here with the key in gpg's
+    default keyring, HOME/.gnupg (GNUPGHOME unset)."""
+    with temporary_keyring(DATA / "planner-test.pgp.asc", at=home / ".gnupg"):
+        watched_plan_applied(
+            controllers, kubectl, namespace, DATA / "vault.pgp.sops.yaml", tmp_path / "plans"
+        )

@@ -1,11 +1,13 @@
 """A SOPS-encrypted Plan object on a real control plane (kube-apiserver v1.28.7): the CRD accepts its
 `sops` map and `decryption` under strict field validation, the server hands the object back in its own
 key order (so no MAC could be checked, as plan-format.md says), and the controller decrypts it with the
-key Secret and writes the value to the target Secret."""
+key Secret (an age identity, or an armored PGP secret key) and writes the value to the target Secret."""
 
 from __future__ import annotations
 
 import base64
+
+import pytest
 
 from tests.e2e.test_controller import Start, controllers
 from tests.e2e.test_plan_objects import get_json, install_crd, wait_ready
@@ -17,17 +19,25 @@ __all__ = ["controllers"]
 DATA = REPO / "tests" / "data" / "sops" / "planner"
 
 
+@pytest.mark.parametrize(
+    ("file", "secret", "key"),
+    [
+        ("vault.sops.yaml", "sops-age", "age.agekey=planner-test.agekey"),
+        ("vault.pgp.sops.yaml", "sops-gpg", "sops.asc=planner-test.pgp.asc"),
+    ],
+    ids=["age", "pgp"],
+)
 def test_a_sops_encrypted_plan_object_is_decrypted_by_the_controller(
-    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str, file: str, secret: str, key: str
 ) -> None:
     install_crd(planner, kubectl)
-    plan = str(DATA / "vault.sops.yaml")
+    plan = str(DATA / file)
     strict = kubectl("apply", "-n", namespace, "--dry-run=server", "--validate=strict", "-f", plan)
     assert strict.returncode == 0, strict.stderr
+    entry, key_file = key.split("=")
     made = kubectl(
-        "create", "secret", "generic", "sops-age", "-n", namespace,
-        f"--from-file=age.agekey={DATA / 'planner-test.agekey'}",
-    )  # fmt: skip
+        "create", "secret", "generic", secret, "-n", namespace, f"--from-file={entry}={DATA / key_file}"
+    )
     assert made.returncode == 0, made.stderr
     running = controllers("-n", namespace, "--interval", "1h")
     assert kubectl("apply", "-n", namespace, "-f", plan).returncode == 0

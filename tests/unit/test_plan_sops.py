@@ -15,11 +15,12 @@ from ruamel.yaml import YAML
 from planner.errors import PlanError
 from planner.plan import load_plans
 from planner.plan.as_object import plan_object_of
-from planner.plan.load import load_plan_object
+from planner.plan.load import load_checkout_plan, load_plan_object
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import unread_secrets
 from planner.plan.source import read_plan_file
-from planner.sops.agekeys import environment_keys, unread_keys
+from planner.sops.keys import environment_keys, keys_of, unread_keys
+from tests.keyrings import temporary_keyring
 from tests.paths import REPO
 
 DATA = REPO / "tests" / "data" / "sops" / "planner"
@@ -123,7 +124,7 @@ def test_an_encrypted_value_in_a_file_without_sops_metadata_is_refused(tmp_path:
 
 def test_checks_that_read_no_secret_values_read_no_keys() -> None:
     """`validate` reads no Secret of the cluster, and no age key: every encrypted value reads as ""."""
-    (plan,) = load_plans([DATA / "shop.sops.yaml"], secret_refs=unread_secrets, age_keys=unread_keys).plans
+    (plan,) = load_plans([DATA / "shop.sops.yaml"], secret_refs=unread_secrets, sops_keys=unread_keys).plans
     assert dict(plan.secrets[0].data) == {"password": "", "tls.crt": "", "empty": ""}
 
 
@@ -142,8 +143,8 @@ def api_server_order(value: Any) -> Any:
     return value
 
 
-def vault_object() -> dict[str, Any]:
-    obj: dict[str, Any] = json.loads(json.dumps(YAML(typ="safe").load(DATA / "vault.sops.yaml")))
+def vault_object(name: str = "vault.sops.yaml") -> dict[str, Any]:
+    obj: dict[str, Any] = json.loads(json.dumps(YAML(typ="safe").load(DATA / name)))
     obj["metadata"].update(namespace="vault", uid="0d9c", resourceVersion="9")
     obj["status"] = {"observedGeneration": 1}
     return api_server_order(obj)
@@ -151,7 +152,9 @@ def vault_object() -> dict[str, Any]:
 
 def test_a_plan_object_carrying_its_sops_map_decrypts_with_the_keys_of_its_decryption() -> None:
     loaded = load_plan_object(
-        vault_object(), secret_refs=unread_secrets, age_keys=environment_keys({"SOPS_AGE_KEY_FILE": str(KEY)})
+        vault_object(),
+        secret_refs=unread_secrets,
+        sops_keys=environment_keys({"SOPS_AGE_KEY_FILE": str(KEY)}),
     )
     (plan,) = loaded.plans
     assert dict(plan.secrets[0].data) == {"password": "sentinel-plaintext-5d1c0a7e"}
@@ -171,7 +174,7 @@ def test_a_plan_objects_moved_value_is_still_refused() -> None:
     data["other"] = data["password"]
     with pytest.raises(PlanError) as refused:
         load_plan_object(
-            obj, secret_refs=unread_secrets, age_keys=environment_keys({"SOPS_AGE_KEY_FILE": str(KEY)})
+            obj, secret_refs=unread_secrets, sops_keys=environment_keys({"SOPS_AGE_KEY_FILE": str(KEY)})
         )
     assert [d.path for d in refused.value.diagnostics] == ["secrets[0].data.other"]
 
@@ -194,3 +197,53 @@ def test_an_encrypted_value_that_is_no_string_is_refused_where_it_is() -> None:
         f"{DATA / 'typed.sops.yaml'}:5:15: secrets[0].data.port: this encrypted value is of type int, and "
         "secret values are strings: quote it before encrypting"
     )
+
+
+def test_a_pgp_encrypted_plan_file_opens_with_the_key_in_the_gpg_keyring() -> None:
+    with temporary_keyring(DATA / "planner-test.pgp.asc") as env:
+        assert secrets_of(DATA / "vault.pgp.sops.yaml", env) == {
+            "db": {"password": "sentinel-plaintext-5d1c0a7e"}
+        }
+
+
+def test_a_pgp_encrypted_plan_file_without_its_key_is_refused_at_the_sops_map() -> None:
+    with temporary_keyring(DATA / "planner-other.pgp.asc") as env:
+        (line,) = refusal(DATA / "vault.pgp.sops.yaml", env)
+    assert line.startswith(
+        f"{DATA / 'vault.pgp.sops.yaml'}:19:1: sops: encrypted with SOPS for PGP key "
+        f"F541520FED032A89D0464BEDAB099C14044BAF8E, and the gpg keyring in GNUPGHOME ({env['GNUPGHOME']}): "
+        "it holds no secret key for them"
+    ), line
+
+
+def test_a_pgp_encrypted_plan_object_without_decryption_says_how_to_give_the_pgp_key() -> None:
+    obj = vault_object("vault.pgp.sops.yaml")
+    del obj["decryption"]
+    with pytest.raises(PlanError) as refused:
+        load_plan_object(obj, secret_refs=unread_secrets)
+    (line,) = map(str, refused.value.diagnostics)
+    assert "no PGP key was found (looked in the Plan's decryption (none))" in line, line
+    assert "the armored PGP secret key (a key ending in .asc)" in line, line
+
+
+def test_a_git_sources_pgp_encrypted_file_opens_with_an_asc_key_of_the_decryption_secret(
+    tmp_path: Path,
+) -> None:
+    """A Plan's Git source is loaded with the keys of its decryption Secret, as a Plan object is; the
+    file's MAC is checked (a file as sops wrote it)."""
+    shutil.copy(DATA / "vault.pgp.sops.yaml", tmp_path / "vault.yaml")
+    key = ("sops.asc", (DATA / "planner-test.pgp.asc").read_text())
+    keys = keys_of([], [key], "Secret sops-gpg", "age hint", "pgp hint")
+    loaded = load_checkout_plan(
+        tmp_path, "vault.yaml", name="vault", namespace="shop", service_account=None,
+        secret_refs=unread_secrets, sops_keys=lambda: keys,
+    )  # fmt: skip
+    assert dict(loaded.plans[0].secrets[0].data) == {"password": "sentinel-plaintext-5d1c0a7e"}
+    text = (tmp_path / "vault.yaml").read_text()
+    (tmp_path / "vault.yaml").write_text(text.replace("image: nginx:1.27", "image: nginx:1.28"))
+    with pytest.raises(PlanError) as refused:
+        load_checkout_plan(
+            tmp_path, "vault.yaml", name="vault", namespace="shop", service_account=None,
+            secret_refs=unread_secrets, sops_keys=lambda: keys,
+        )  # fmt: skip
+    assert [d.path for d in refused.value.diagnostics] == ["sops.mac"]

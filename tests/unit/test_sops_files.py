@@ -11,8 +11,9 @@ import pyrage
 import pytest
 
 from planner.plan.source import ParsedFile, parse_plan_text, read_plan_file
-from planner.sops.agekeys import AgeKeys, identities_in
+from planner.sops.agekeys import identities_in
 from planner.sops.datakey import data_key
+from planner.sops.keys import SopsKeys
 from planner.sops.metadata import Metadata, Problem, read_metadata
 from planner.sops.plaintext import Plain, decrypt_tree
 from tests.paths import REPO
@@ -20,11 +21,11 @@ from tests.paths import REPO
 DATA = REPO / "tests" / "data" / "sops"
 
 
-def keys(*files: str) -> AgeKeys:
+def keys(*files: str) -> SopsKeys:
     found = []
     for name in files:
         found += identities_in((DATA / name).read_text(), name, several_per_line=False)[0]
-    return AgeKeys(tuple(found), files)
+    return SopsKeys(tuple(found), files)
 
 
 def parsed(name: str, text: str | None = None) -> ParsedFile:
@@ -34,7 +35,7 @@ def parsed(name: str, text: str | None = None) -> ParsedFile:
     return read
 
 
-def decrypted(file: ParsedFile, age: AgeKeys) -> dict[str, Plain] | Problem:
+def decrypted(file: ParsedFile, age: SopsKeys) -> dict[str, Plain] | Problem:
     metadata = read_metadata(file.data["sops"])
     assert isinstance(metadata, Metadata)
     key = data_key(metadata, age)
@@ -228,7 +229,7 @@ def test_no_message_holds_a_plaintext_or_a_key() -> None:
         decrypted(parsed("planner/shop.sops.yaml"), keys("planner/planner-other.agekey")),
         decrypted(
             parsed("planner/shop.sops.yaml"),
-            AgeKeys((), ("SOPS_AGE_KEY",), ("line 1 of SOPS_AGE_KEY is not",)),
+            SopsKeys((), ("SOPS_AGE_KEY",), ("line 1 of SOPS_AGE_KEY is not",)),
         ),
     ]
     for problem in problems:

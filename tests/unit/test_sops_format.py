@@ -109,10 +109,23 @@ def test_metadata_sops_would_not_write_is_refused_at_its_key(
 
 def test_other_key_services_are_named_for_the_message() -> None:
     metadata = read_metadata(
-        {"age": AGE, "pgp": [{"fp": "FBC7B9E2"}], "lastmodified": "2024-11-12T13:33:42Z", "mac": MAC}
+        {
+            "age": AGE,
+            "pgp": [{"fp": "FBC7B9E2", "enc": "-----BEGIN PGP MESSAGE-----"}],
+            "kms": [{"arn": "arn:aws:kms:eu-west-1:1:key/k"}],
+            "lastmodified": "2024-11-12T13:33:42Z",
+            "mac": MAC,
+        }
     )
     assert not isinstance(metadata, Problem)
-    assert metadata.recipients() == "age1xyz (and PGP key FBC7B9E2, which planner does not read)"
+    assert metadata.recipients() == (
+        "age1xyz, PGP key FBC7B9E2 (and AWS KMS key arn:aws:kms:eu-west-1:1:key/k, which planner does not read)"
+    )
+
+
+def test_a_pgp_entry_without_its_encrypted_key_is_refused_at_it() -> None:
+    problem = read_metadata({"pgp": [{"fp": "FBC7B9E2"}], "lastmodified": "2024-11-12T13:33:42Z", "mac": MAC})
+    assert problem == Problem("sops.pgp[0]", "expected `fp` and `enc`, as sops writes them")
 
 
 def test_a_line_that_is_no_identity_is_reported_by_number_never_quoted() -> None:
