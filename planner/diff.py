@@ -351,7 +351,7 @@ class _Differ:
     def against_foreign(self, ref: ObjectRef, desired: Manifest, foreign: Manifest) -> Change:
         owner = owner_of(desired)
         if not self.adopt:
-            message = not_managed(ref, self.plan)
+            message = not_managed(ref, self.plan, foreign)
             self.conflicts.append(message)
             return Change(
                 ref=ref, action="create", desired=desired, live=foreign, reason=message, owner=owner

@@ -247,7 +247,7 @@ class DataLossError(PlannerError):
 
 class OwnershipError(PlannerError):
     """A create met a same-named object without this plan's part-of label:
-    "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)"."""
+    "deployment shop/api exists and is not managed by plan shop: `planner apply --adopt` of this plan takes it over"."""
 
 
 class EmptyPlanError(PlannerError):

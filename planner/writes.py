@@ -406,7 +406,7 @@ class KubeWriter:
     def _check_owned(self, manifest: Manifest, existing: Manifest) -> None:
         if not same_applyset(manifest, existing):
             plan = str(annotations_of(manifest).get(ANNOTATION_PLAN, ""))
-            raise OwnershipError(not_managed(ref_of(manifest), plan))
+            raise OwnershipError(not_managed(ref_of(manifest), plan, existing))
 
     def _create_entry_as_applied(
         self, kind: KindInfo, ref: ObjectRef, manifest: Manifest, created: Manifest

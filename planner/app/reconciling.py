@@ -275,13 +275,17 @@ def _applied_message(planned: PlannedChanges) -> str:
     return f"applied {drift} drift and {pending} pending changes; converged"
 
 
+TOLD_FAILURES = 3  # failed tasks a reconcile's message names; how many more it counts
+
+
 def _failure_message(result: ExecutionResult) -> str:
+    """The failed tasks (then the skipped ones), each with why, the first few by name: a status and
+    an Event must say what failed, not only that more did."""
     if result.stopped:
         return f"stopped: {result.stopped}"
-    first = (result.failed or result.skipped)[0]
-    others = len(result.failed) + len(result.skipped) - 1
-    more = f" (and {others} more failed or skipped)" if others else ""
-    return f"{first.task}: {first.message}{more}"
+    told = [f"{each.task}: {each.message}" for each in (*result.failed, *result.skipped)]
+    more = len(told) - TOLD_FAILURES
+    return "; ".join(told[:TOLD_FAILURES]) + (f" (and {more} more failed or skipped)" if more > 0 else "")
 
 
 # --- many plans --------------------------------------------------------------------------------------

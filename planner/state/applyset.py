@@ -79,9 +79,27 @@ def same_applyset(manifest: Manifest, existing: Manifest) -> bool:
     return bool(wanted) and labels_of(existing).get(LABEL_PART_OF) == wanted
 
 
-def not_managed(ref: ObjectRef, plan: str) -> str:
-    """The sentence for a same-named object outside the plan's ApplySet."""
-    return f"{ref.described} exists and is not managed by plan {plan} (use --adopt to take it over)"
+def not_managed(ref: ObjectRef, plan: str, existing: Manifest | None = None) -> str:
+    """The sentence for a same-named object outside the plan's ApplySet: whose it is, when it says, and
+    how to take it over (a Plan object's objects too: the ApplySet is the plan's, whoever applies it)."""
+    owner = f" ({held_by(existing)})" if existing is not None and held_by(existing) else ""
+    return (
+        f"{ref.described} exists and is not managed by plan {plan}{owner}: `planner apply --adopt` of "
+        "this plan takes it over"
+    )
+
+
+def held_by(existing: Manifest) -> str:
+    """`it is plan web's`, `another ApplySet holds it`, `written by kubectl-create`, or "" (no trace)."""
+    other = str(annotations_of(existing).get(ANNOTATION_PLAN) or "")
+    if other and labels_of(existing).get(LABEL_PART_OF):
+        return f"it is plan {other}'s"
+    if labels_of(existing).get(LABEL_PART_OF):
+        return "another ApplySet holds it"
+    entries = metadata_of(existing).get("managedFields") or []
+    # A status writer (a controller reporting on it) did not make the object.
+    managers = sorted({str(e["manager"]) for e in entries if e.get("manager") and not e.get("subresource")})
+    return f"written by {', '.join(managers)}" if managers else ""
 
 
 def is_planners(parent: Manifest) -> bool:

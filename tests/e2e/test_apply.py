@@ -228,7 +228,8 @@ def test_a_foreign_deployment_fails_only_itself_stays_untouched_and_adopt_takes_
     result = planner("apply", str(plan), "--no-wait")
     assert result.returncode == 1
     message = (
-        f"deployment {namespace}/web exists and is not managed by plan web (use --adopt to take it over)"
+        f"deployment {namespace}/web exists and is not managed by plan web (written by Python-urllib): "
+        "`planner apply --adopt` of this plan takes it over"
     )
     assert message in result.stdout
     live = get(cluster, f"{path}/web")  # controllers may write its status; nothing else may change

@@ -272,8 +272,10 @@ def test_a_create_that_meets_a_foreign_object_fails_naming_it_and_leaves_it_unto
     assert status == 201, created
     with pytest.raises(OwnershipError) as failure:
         writer.create(deployment(namespace, image="nginx:1.28"))
+    whose = "another ApplySet holds it" if labels else "written by Python-urllib"
     assert str(failure.value) == (
-        f"deployment {namespace}/api exists and is not managed by plan shop (use --adopt to take it over)"
+        f"deployment {namespace}/api exists and is not managed by plan shop ({whose}): "
+        "`planner apply --adopt` of this plan takes it over"
     )
     live = get(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/api")
     assert live["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]

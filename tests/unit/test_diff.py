@@ -451,7 +451,7 @@ def test_a_foreign_object_with_a_planned_name_is_an_ownership_conflict() -> None
 
     changeset = run([desired], foreign=[foreign])
 
-    message = "deployment shop/web exists and is not managed by plan shop (use --adopt to take it over)"
+    message = "deployment shop/web exists and is not managed by plan shop: `planner apply --adopt` of this plan takes it over"
     assert changeset.conflicts == (message,)
     assert outline(changeset) == [("create", "deployment/shop/web", None, message)]
 

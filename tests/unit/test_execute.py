@@ -124,7 +124,7 @@ def test_every_task_runs_after_its_predecessors_and_the_job_run_is_recorded_with
 
 JOB_FAILED = Readiness(status="Failed", message="failed (complete 0/1): BackoffLimitExceeded")
 NOT_OURS = AlreadyExistsError(
-    "secret shop/db-credentials exists and is not managed by plan shop (use --adopt to take it over)",
+    "secret shop/db-credentials exists and is not managed by plan shop: `planner apply --adopt` of this plan takes it over",
     status=409,
     reason="AlreadyExists",
 )

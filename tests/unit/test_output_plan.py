@@ -169,7 +169,7 @@ def test_markdown_lists_ownership_conflicts() -> None:
         namespace="shop",
         changes=(),
         conflicts=(
-            "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)",
+            "deployment shop/api exists and is not managed by plan shop: `planner apply --adopt` of this plan takes it over",
         ),
     )
     assert "- deployment shop/api exists and is not managed by plan shop" in to_markdown([conflicted])
@@ -177,7 +177,7 @@ def test_markdown_lists_ownership_conflicts() -> None:
 
 def test_text_shows_a_conflict_no_change_carries_on_a_line_of_its_own() -> None:
     api = ref("Deployment", "api", "apps")
-    reason = "deployment shop/api exists and is not managed by plan shop (use --adopt to take it over)"
+    reason = "deployment shop/api exists and is not managed by plan shop: `planner apply --adopt` of this plan takes it over"
     impostor = "secret shop/shop exists and is not the ApplySet parent of plan shop; rename the plan or move that secret"
     conflicted = ChangeSet(
         plan="shop",
