@@ -32,6 +32,7 @@ from planner.app.planning import (
 )
 from planner.app.runs import RunRecorder
 from planner.app.target import Target
+from planner.changeset import ChangeSet
 from planner.events import Clock, EventSink, SystemClock
 from planner.execute import ExecutionResult, StopCheck, execute_plans
 from planner.generations import CONVERGED, FAILED, Generation, Who
@@ -355,12 +356,27 @@ def settlement(planned: PlannedChanges) -> Settlement | None:
     scope = narrowed(
         parent, written=written, remaining=remaining_scope(planned), namespace=changeset.namespace
     )
-    applied = AppliedClosure.of(planned.rendered.manifests)
+    applied = with_kept(AppliedClosure.of(planned.rendered.manifests), changeset, applied_closure(parent))
     if parent is None and not changeset.has_changes:
         return None
     if scope is None and applied_closure(parent) == applied:
         return None
     return Settlement(parent_ref(changeset.plan, changeset.namespace), scope, applied)
+
+
+def with_kept(applied: AppliedClosure, changeset: ChangeSet, before: AppliedClosure | None) -> AppliedClosure:
+    """`applied` and each member the plan keeps although it left the plan (`reconcile.prune: false`, a
+    keep annotation) as the last converged apply recorded it: applied by the plan once, so its later
+    prune is a pending change, not drift of an object that joined the ApplySet outside the plan."""
+    kept = {
+        str(change.ref): before.hashes[str(change.ref)]
+        for change in changeset.changes
+        if before is not None
+        and change.action == "noop"
+        and change.desired is None
+        and before.applied(change.ref)
+    }
+    return AppliedClosure({**kept, **applied.hashes}) if kept else applied
 
 
 def converged_since(writer: KubeWriter, planned: PlannedChanges) -> None:

@@ -83,10 +83,17 @@ class PlanOutcome:
     duration: float = 0.0
     finished: float = 0.0
     generation: int | None = None
+    drift_left: int = 0  # drift found and left as it was (`correct_drift=False`): not in `changeset`
 
     @property
     def drift(self) -> int:
-        return len(self.changeset.caused_by("drift")) if self.changeset else 0
+        """The drift found: corrected, or left as found."""
+        return (len(self.changeset.caused_by("drift")) if self.changeset else 0) + self.drift_left
+
+    @property
+    def drift_corrected(self) -> int:
+        """The drift this reconcile put back: what it found when it applied, but what it left."""
+        return self.drift - self.drift_left if self.result == "applied" else 0
 
     @property
     def pending(self) -> int:
@@ -144,7 +151,13 @@ class _Outcome:
         self.rendered, self.started = rendered, started
 
     def __call__(
-        self, result: Result, changeset: ChangeSet | None, message: str, generation: int | None = None
+        self,
+        result: Result,
+        changeset: ChangeSet | None,
+        message: str,
+        generation: int | None = None,
+        *,
+        drift_left: int = 0,
     ) -> PlanOutcome:
         return PlanOutcome(
             file=self.rendered.plan.source.file,
@@ -156,6 +169,7 @@ class _Outcome:
             duration=time.monotonic() - self.started,
             finished=time.time(),
             generation=generation,
+            drift_left=drift_left,
         )
 
 
@@ -201,16 +215,16 @@ def _apply(
     changeset = planned.changeset
     generation = applier.recorded[-1].number if applier.recorded else None
     if lost:
-        return done("failed", changeset, lost, generation)
+        return done("failed", changeset, lost, generation, drift_left=left)
     if not applied.result.ok:
-        return done("failed", changeset, _failure_message(applied.result), generation)
+        return done("failed", changeset, _failure_message(applied.result), generation, drift_left=left)
     kept = f"; {objects_phrase(left)} drifted, left as found (driftCorrection: off)" if left else ""
     if not changeset.has_changes:
         message = f"the cluster matches plan {changeset.plan}" if not left else "nothing written"
         if changeset.unready:
             message += f" (waited for {objects_phrase(len(changeset.unready))} to become ready)"
-        return done("unchanged", changeset, message + kept)
-    return done("applied", changeset, _applied_message(planned) + kept, generation)
+        return done("unchanged", changeset, message + kept, drift_left=left)
+    return done("applied", changeset, _applied_message(planned) + kept, generation, drift_left=left)
 
 
 def _without_prune(planned: PlannedChanges) -> PlannedChanges:

@@ -7,13 +7,16 @@ another value there, and planner's field manager no longer owns it: another mana
 (`kubectl scale`, `kubectl set image`, a second controller), or removed it. A field planner still owns
 holds planner's own write (of a newer rendering than this one); a field another manager added beside
 planner's is not planner's at all. The writer is the manager that owns the field now, else (the field
-was removed) the manager whose write to the object is the latest; planner's own managers never count.
+was removed) the manager whose write to the object is the latest, if that write is as recent as the
+watch event (a removal leaves its writer no entry of its own: an older write is someone else's);
+planner's own managers never count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from planner.canonical import (
@@ -84,7 +87,14 @@ def declared_object(desired: Manifest) -> DeclaredObject:
     )
 
 
-def drifted_fields(declared_object: DeclaredObject, live: Manifest) -> tuple[DriftedField, ...]:
+# How far a removal's watch event may come after the write that made it for that write's manager to be
+# named as its writer (managedFields times are the server's, to the second).
+RECENT_WRITE = timedelta(seconds=10)
+
+
+def drifted_fields(
+    declared_object: DeclaredObject, live: Manifest, *, now: datetime | None = None
+) -> tuple[DriftedField, ...]:
     """The declared fields `live` (a watch event's object, with its managedFields) holds otherwise than
     planner applied them, each with its writer; none when planner did not apply this object (no apply
     entry of planner's: another's object, or one served without managedFields), or applied another
@@ -107,7 +117,7 @@ def drifted_fields(declared_object: DeclaredObject, live: Manifest) -> tuple[Dri
             DriftedField(
                 object=str(declared_object.ref),
                 path=format_path(path),
-                writer=writer or latest_writer(entries),
+                writer=writer or latest_writer(entries, now or datetime.now(UTC)),
             )
         )
     return tuple(found)
@@ -127,15 +137,27 @@ def unlike_applied(declared_object: DeclaredObject, cached: Manifest | None) -> 
     return None
 
 
-def latest_writer(entries: Sequence[ManagedEntry]) -> str:
+def latest_writer(entries: Sequence[ManagedEntry], now: datetime) -> str:
     """The manager of the newest write to the object's spec or metadata (not its status), planner's
-    own aside: who removed a field, which then nobody owns."""
+    own aside, when that write is `RECENT_WRITE` old at most: who removed a field, which then nobody
+    owns. An older newest write is not the removal's (its writer may set nothing, and keep no entry)."""
     times = {
         entry.manager: entry.time
         for entry in entries
         if entry.subresource != "status" and entry.manager not in PLANNER_MANAGERS
     }
-    return max(times, key=lambda manager: (times[manager], manager)) if times else UNKNOWN_WRITER
+    if not times:
+        return UNKNOWN_WRITER
+    latest = max(times, key=lambda manager: (times[manager], manager))
+    return latest if _recent(times[latest], now) else UNKNOWN_WRITER
+
+
+def _recent(stamp: str, now: datetime) -> bool:
+    try:
+        written = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return abs(now - written) <= RECENT_WRITE
 
 
 def _create_only(path: Path, create_only: tuple[str, ...]) -> bool:

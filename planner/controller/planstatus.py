@@ -240,8 +240,8 @@ def reconciled_generation(outcome: PlanOutcome) -> int | None:
 
 
 def drift_corrected(outcome: PlanOutcome) -> int:
-    """The drift a reconcile put back: all it found when it applied, none when it only found it."""
-    return outcome.drift if outcome.result == "applied" else 0
+    """The drift a reconcile put back (`PlanOutcome.drift_corrected`)."""
+    return outcome.drift_corrected
 
 
 def verdict(attempt: Callable[..., Attempt], manifests: Sequence[Manifest], outcome: PlanOutcome) -> Attempt:

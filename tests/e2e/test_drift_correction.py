@@ -147,6 +147,8 @@ def test_interval_leaves_drift_to_the_next_reconcile_and_off_leaves_it_for_good(
     assert now.returncode == 0, now.stdout + now.stderr + running.output()
     assert "1 object drifted, left as found (driftCorrection: off)" in now.stdout, now.stdout
     assert replicas_of(kubectl, namespace, "web") == 5
+    inventory = get_json(kubectl, "plan", "shop", "-n", namespace)["status"]["inventory"]
+    assert (inventory["driftFound"], inventory["driftCorrected"]) == (1, 0)  # found, left
 
 
 def test_a_writer_that_fights_back_is_a_conflict_and_its_corrections_back_off(

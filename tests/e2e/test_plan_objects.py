@@ -321,6 +321,13 @@ def test_reconcile_knobs_depends_on_suspend_requested_at_and_a_deletion_that_kee
     app = get_json(kubectl, "plan", "app", "-n", namespace)
     assert app["status"]["inventory"]["objects"] == {"Deployment": 1}, (app, running.output())
     assert mode(kubectl, namespace, "app") == "fast"
+    # prune back on: the ConfigMap the plan kept goes now, a pending change of the plan, not drift.
+    pruned = knob_plan(namespace, "app", reconcile="{prune: true}", settings=False)
+    assert kubectl("apply", "-f", "-", stdin=pruned).returncode == 0
+    eventually(lambda: kubectl("get", "configmap", "app-settings", "-n", namespace).returncode != 0)
+    wait_ready(kubectl, namespace, "app")
+    inventory = get_json(kubectl, "plan", "app", "-n", namespace)["status"]["inventory"]
+    assert inventory["driftFound"] == 0, (inventory, running.output())
 
 
 def sharded(text: str, shard: str) -> str:

@@ -5,6 +5,7 @@ are written out by hand, as an API server serves them."""
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from planner.changeset import Action, Change, ChangeSet, FieldChange
@@ -181,8 +182,12 @@ def test_a_removed_field_names_the_latest_foreign_writer() -> None:
         planner_fields=without(PLANNER_FIELDS, *env),
     )
     del edited["spec"]["template"]["spec"]["containers"][0]["env"]
-    found = drifted_fields(declared_object(desired()), edited)
+    seen = datetime(2026, 12, 7, 11, 0, 3, tzinfo=UTC)  # the watch event, 3 s after kubectl-edit's write
+    found = drifted_fields(declared_object(desired()), edited, now=seen)
     assert found == (DriftedField(WEB, ".spec.template.spec.containers[name=web].env", "kubectl-edit"),)
+    # An hour later the newest write is not the removal's (a JSON-patch remove keeps no entry): unknown.
+    later = drifted_fields(declared_object(desired()), edited, now=seen + timedelta(hours=1))
+    assert later == (DriftedField(WEB, ".spec.template.spec.containers[name=web].env", "unknown"),)
 
 
 def test_a_cached_object_is_as_applied_unless_missing_of_another_rendering_or_a_declared_field_differs() -> (
