@@ -81,6 +81,7 @@ class Controller:
             writer=self.source.writer,
             may_write=lambda: self.leading() and not self.stopping.is_set(),
             notice=notice,
+            failed=self.source.pool_failed,
         )
         reaper = Reaper(self.client, self.catalog, self.caches, metrics=self.metrics, notice=notice)
         self.workers = Workers(
@@ -89,7 +90,7 @@ class Controller:
             handlers={
                 "plan": self._reconcile,
                 "periodic": self._reconcile_periodic,
-                "pools": self.pools.maintain,
+                "pools": self._maintain_pools,
                 REAP: lambda _: reaper.reap(),
             },
             leading=self.leading,
@@ -253,6 +254,12 @@ class Controller:
     def _reconcile(self, key: str) -> bool:
         with self.catalog.plan_lock(key):
             return self.source.reconcile(key)
+
+    def _maintain_pools(self, key: str) -> bool:
+        """A plan's pools, never while the plan itself is reconciled: a deleted Plan's prune removes its
+        spares, which a keeper running beside it would make again."""
+        with self.catalog.plan_lock(key):
+            return self.pools.maintain(key)
 
     def _reconcile_periodic(self, key: str) -> bool:
         with self.catalog.plan_lock(key):

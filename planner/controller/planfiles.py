@@ -156,6 +156,10 @@ class PlanFiles:
         """Who writes a plan file's warm pool members: the controller."""
         return self.target.client
 
+    def pool_failed(self, key: str, message: str) -> None:
+        """A plan file has no object to hold an Event: the log says why its pool is short."""
+        del key, message  # the keeper has logged it
+
     def watches(self) -> tuple[Informer | None, ...]:
         """None: plan files are polled, not watched."""
         return ()

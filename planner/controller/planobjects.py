@@ -21,7 +21,7 @@ from planner.controller.gitsources import GitSources
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
 from planner.controller.reconciler import PlanReconciler
-from planner.controller.recorder import EventRecorder
+from planner.controller.recorder import POOL_FAILED_EVENT, EventRecorder
 from planner.controller.settings import ControllerOptions
 from planner.controller.tenancy import service_account_user
 from planner.controller.viewmodels import Known
@@ -164,6 +164,13 @@ class PlanObjects:
         if account is None:
             return self.target.client
         return self.target.impersonating(service_account_user(rendered.namespace, account)).client
+
+    def pool_failed(self, key: str, message: str) -> None:
+        """A warm pool of the Plan could not be kept at its size: a Warning Event on the Plan says why
+        (its Ready condition is about its own objects, which the pool's members are not)."""
+        plan = self.watch.get(key) if self.watch is not None else None
+        if plan is not None:
+            self.recorder.on_plan(plan, POOL_FAILED_EVENT, message)
 
     def watches(self) -> tuple[Informer | None, ...]:
         """The watch of the Plans (None until started)."""

@@ -57,8 +57,9 @@ from planner.controller.settings import plan_reconcile_options
 from planner.controller.tenancy import Tenancy, service_account_user
 from planner.errors import ApiError, NotFoundError, PlannerError, SourceError, UnreachableError
 from planner.kinds import NAMESPACE, SERVICE_ACCOUNT
-from planner.kube.client import resource_path
+from planner.kube.client import KubeClient, resource_path
 from planner.kube.informer import Informers
+from planner.monitor.pool_members import listed_claims, remove_undeclared_pools
 from planner.objects import Manifest, annotations_of, metadata_of
 from planner.plan.git_source import GitSource, beside_source, git_source, path_problem
 from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
@@ -206,8 +207,13 @@ class PlanReconciler:
 
     def finalize(self, plan: Manifest, section: ReconcileSection) -> Reconciled:
         """The Plan is being deleted: prune its objects (keeping PVCs and Namespaces unless
-        `allowDataLoss`), then let the deletion finish by removing the finalizer. Secret values are not
+        `allowDataLoss`) and its warm pools' unclaimed members, then let the deletion finish by removing
+        the finalizer; with `prune: false`, as Flux's, leave everything as it is. Secret values are not
         read: a pruned Secret needs none."""
+        if not section.prune:
+            self.recorder.on_plan(plan, ("Orphaned", "Normal"), ORPHANED)
+            removed = set_finalizer(self.client, plan, present=False, notice=self.notice)
+            return Reconciled(None, retry=not removed)
         target = self.acting_as(plan)
         try:
             if isinstance(target, str):
@@ -228,9 +234,10 @@ class PlanReconciler:
         trimmed = trim_history(target.client, rendered, options=pruning, notice=self.notice, stop=self.stop)
         if trimmed is None:
             return Reconciled(None, retry=True, outcome=outcome)
+        spares = _remove_spares(target.client, rendered)
         changeset = outcome.changeset
         pruned = pruned_message(changeset, allow_data_loss=section.allow_data_loss) if changeset else ""
-        self.recorder.on_plan(plan, ("Pruned", "Normal"), f"{pruned}{trimmed}")
+        self.recorder.on_plan(plan, ("Pruned", "Normal"), f"{pruned}{spares}{trimmed}")
         removed = set_finalizer(self.client, plan, present=False, notice=self.notice)
         return Reconciled(None, retry=not removed, outcome=outcome)
 
@@ -490,6 +497,26 @@ class PlanReconciler:
             stop=self.stop,
             informers=self.informers,
         )
+
+
+ORPHANED = (
+    "reconcile.prune is false: its objects are left as they are (still labelled as its ApplySet's "
+    "members, with its parent Secret), as its generations are"
+)
+
+
+def _remove_spares(client: KubeClient, rendered: RenderedPlan) -> str:
+    """Delete the unclaimed members of the deleted plan's warm pools (spares, holding nothing of anyone's);
+    claimed ones are sandboxes in use, kept. `; deleted warm pool members a, b` or ""."""
+    if not rendered.plan.warm_pools:
+        return ""
+    namespace = rendered.namespace
+    claims = listed_claims(client, [namespace])
+    none_declared = dataclasses.replace(rendered.plan, warm_pools=())
+    removed = remove_undeclared_pools(
+        client, none_declared, claims, default_namespace=rendered.default_namespace
+    )
+    return f"; deleted the unclaimed warm pool members {', '.join(removed)}" if removed else ""
 
 
 def describe(drifted: tuple[DriftedField, ...], most: int = 10) -> str:

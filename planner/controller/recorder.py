@@ -20,6 +20,7 @@ from planner.state.runlock import micro_time
 COMPONENT = "planner-controller"
 FAILED_EVENT = ("ReconcileFailed", "Warning")  # reason and type
 CONFLICT_EVENT = ("DriftConflict", "Warning")  # another writer writes back what drift correction undid
+POOL_FAILED_EVENT = ("WarmPoolFailed", "Warning")  # a warm pool could not be kept at its size
 
 
 def event_reason(result: str, drift: int) -> tuple[str, str]:

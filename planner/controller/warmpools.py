@@ -11,6 +11,7 @@ from planner.app.rendering import RenderedPlan
 from planner.controller.catalog import PlanCatalog
 from planner.controller.sandboxcaches import SandboxCaches
 from planner.controller.workers import pools_key
+from planner.errors import ApiError, PlannerError, UnreachableError
 from planner.kube.client import KubeClient
 from planner.kube.informer import EventType
 from planner.monitor.pool_members import maintain_pool, remove_undeclared_pools
@@ -29,11 +30,13 @@ class PoolKeeper:
         writer: Callable[[RenderedPlan], KubeClient],
         may_write: Callable[[], bool],
         notice: Callable[[str], None],
+        failed: Callable[[str, str], None] = lambda key, message: None,
     ) -> None:
         self.catalog, self.queue, self.caches = catalog, queue, caches
         self.writer = writer  # who writes a plan's members (`tenancy`)
         self.may_write = may_write  # leading, and not shutting down
         self.notice = notice
+        self.failed = failed  # (plan key, why): told on the plan (an Event on a Plan object)
 
     def on_member_event(self, kind: EventType, obj: Manifest) -> None:
         """A pool member changed: queue the pools of the plan that made it."""
@@ -77,7 +80,11 @@ class PoolKeeper:
         for pool in plan.warm_pools:
             if not self.may_write():
                 return True
-            changes = maintain_pool(client, plan, pool, default_namespace=rendered.default_namespace)
+            try:
+                changes = maintain_pool(client, plan, pool, default_namespace=rendered.default_namespace)
+            except (ApiError, UnreachableError, PlannerError) as refused:
+                self.failed(key, f"warm pool {pool.name} is not kept at its size {pool.size}: {refused}")
+                raise
             if changes.create or changes.delete or changes.repair:
                 self.notice(f"pool {pool.name} (plan {plan.name}): {_changed(changes)}")
         claims = self.caches.claims_now({rendered.namespace})

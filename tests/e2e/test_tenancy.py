@@ -220,3 +220,84 @@ def test_deleting_a_tenants_namespace_lets_it_go_though_its_plan_cannot_prune(
     assert deleted.returncode == 0, deleted.stderr
     assert kubectl("get", "namespace", namespace).returncode != 0
     assert kubectl("get", "configmap", "x", "-n", "default").returncode != 0
+
+
+POOL = (
+    "warmPools:\n  - {name: dev, size: 1, template: {image: 'ghcr.io/acme/devbox:1', "
+    "rootfs: {size: 1Gi}, workspace: {size: 1Gi}}}\n"
+)
+
+
+def pool_members(kubectl: Runner, namespace: str, kind: str) -> list[str]:
+    listed = get_json(kubectl, kind, "-n", namespace, "-l", "planner.dev/pool=dev")["items"]
+    return sorted(
+        item["metadata"]["name"] for item in listed if not item["metadata"].get("deletionTimestamp")
+    )
+
+
+def test_a_warm_pool_is_kept_as_the_tenant_told_when_it_cannot_be_and_its_spares_go_with_the_plan(
+    cluster: ClusterHandle, controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    install_crd(planner, kubectl)
+    user = tenant(kubectl, namespace)
+    admin = SlimAdmin.of(cluster)
+    running = controllers("-n", namespace, "--interval", "1h")
+    assert kubectl("apply", "-f", "-", stdin=plan_object(namespace, "pool", OWN + POOL)).returncode == 0
+    wait_ready(kubectl, namespace, "pool")
+    eventually(lambda: pool_members(kubectl, namespace, "pods"), timeout=60)
+    made = {(r["verb"], r["resource"]) for r in admin.requests(user)}
+    assert ("create", "pods") in made, running.output()  # the member made as the tenant, not the controller
+
+    # An account that may not create Pods: its pool is told short on the Plan, by a Warning Event.
+    rules = (DEPLOY / "tenancy.yaml").read_text().split("name: planner-tenant\n", 1)[1]
+    no_pods = rules.replace(
+        'verbs: [create, delete, get, list, patch, watch]\n  - apiGroups: [""]\n    resources: [events]',
+        'verbs: [get, list, watch]\n  - apiGroups: [""]\n    resources: [events]',
+    )
+    role = f"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: no-pods, namespace: {namespace}}}\n{no_pods}"
+    assert kubectl("apply", "-f", "-", stdin=role.split("---")[0]).returncode == 0
+    assert kubectl("create", "serviceaccount", "limited", "-n", namespace).returncode == 0
+    bound = kubectl(
+        "create",
+        "rolebinding",
+        "limited",
+        "--role=no-pods",
+        f"--serviceaccount={namespace}:limited",
+        "-n",
+        namespace,
+    )
+    assert bound.returncode == 0, bound.stderr
+    short = plan_object(namespace, "short", POOL.replace("name: dev", "name: short"), account="limited")
+    assert kubectl("apply", "-f", "-", stdin=short).returncode == 0
+
+    def told() -> list[str]:
+        listed = get_json(kubectl, "events", "-n", namespace, "--field-selector", "involvedObject.name=short")
+        return [e["message"] for e in listed["items"] if e["reason"] == "WarmPoolFailed"]
+
+    (message, *_) = eventually(told, timeout=60)
+    assert "warm pool short is not kept at its size 1" in message and "forbidden" in message, message
+
+    # Deleting the Plan deletes its pool's unclaimed member, Pod and PVCs.
+    deleted = kubectl("delete", "plan", "pool", "-n", namespace, "--timeout=60s")
+    assert deleted.returncode == 0, deleted.stderr + running.output()
+    eventually(
+        lambda: not pool_members(kubectl, namespace, "pods") and not pool_members(kubectl, namespace, "pvc")
+    )
+
+
+def test_deleting_a_plan_with_prune_false_leaves_its_objects(
+    controllers: Start, planner: Runner, kubectl: Runner, namespace: str
+) -> None:
+    """As Flux's `prune: false`: the Plan goes, its objects stay."""
+    install_crd(planner, kubectl)
+    tenant(kubectl, namespace)
+    running = controllers("-n", namespace, "--interval", "1h")
+    kept = plan_object(namespace, "kept", OWN).replace(
+        "reconcile: {timeout: 20s}", "reconcile: {timeout: 20s, prune: false}"
+    )
+    assert kubectl("apply", "-f", "-", stdin=kept).returncode == 0
+    wait_ready(kubectl, namespace, "kept")
+    deleted = kubectl("delete", "plan", "kept", "-n", namespace, "--timeout=60s")
+    assert deleted.returncode == 0, deleted.stderr + running.output()
+    assert kubectl("get", "deployment", "web", "-n", namespace).returncode == 0
+    assert kubectl("get", "configmap", "settings", "-n", namespace).returncode == 0
