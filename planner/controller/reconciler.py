@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,7 +62,7 @@ from planner.kube.client import resource_path
 from planner.kube.informer import Informers
 from planner.objects import Manifest, annotations_of, metadata_of
 from planner.plan.git_source import GitSource, beside_source, git_source, path_problem
-from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
+from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object, plan_object_source
 from planner.plan.reconcile_section import DriftCorrection, ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import SecretRefs, unread_secrets
@@ -146,7 +147,7 @@ class PlanReconciler:
         if isinstance(target, str):  # its ServiceAccount is missing: nothing read or written; tried again
             failed = attempt(ready="False", reason=planstatus.FAILED, message=target, error=target)
             self.finish(plan, failed, reason=FAILED_EVENT)
-            return Reconciled(None, retry=True)
+            return Reconciled(None, retry=True, outcome=failed_outcome(plan, target))
         source = git_source(plan)
         fetched: planstatus.SourceState | None = None
         try:
@@ -169,7 +170,7 @@ class PlanReconciler:
                 ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
             )
             self.finish(plan, stalled, reason=FAILED_EVENT)
-            return Reconciled(None, retry=False)
+            return Reconciled(None, retry=False, outcome=failed_outcome(plan, message))
         attempt = functools.partial(attempt, source=fetched)
         # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
         # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
@@ -487,6 +488,20 @@ class PlanReconciler:
             stop=self.stop,
             informers=self.informers,
         )
+
+
+def failed_outcome(plan: Manifest, message: str) -> PlanOutcome:
+    """A reconcile that failed before the plan was reconciled (it does not load, the lockdown refuses it,
+    its ServiceAccount is missing): counted as failed like any other."""
+    name, namespace = str(metadata_of(plan).get("name", "")), namespace_of(plan)
+    return PlanOutcome(
+        file=plan_object_source(namespace, name),
+        plan=name,
+        namespace=namespace,
+        result="failed",
+        message=message,
+        finished=time.time(),
+    )
 
 
 def describe(drifted: tuple[DriftedField, ...], most: int = 10) -> str:
