@@ -4,8 +4,9 @@ ignore it. Read from the plan's data once the schema has judged it; a value of t
 being deleted that no longer loads) reads as its default.
 
 Its durations have floors (`reconcile_diagnostics`, at `validate`): an `interval` of `0s` would have the
-controller reconcile the Plan without pause, so `interval` is at least MIN_INTERVAL, and `timeout` at least MIN_TIMEOUT. What reads a section clamps to them too
-(`ReconcileSection.interval` is never below the floor), for a Plan that did not pass `validate`."""
+controller reconcile the Plan without pause, so `interval` is at least MIN_INTERVAL, and `timeout` at
+least MIN_TIMEOUT; what reads a section clamps to them too, for a Plan that did not pass `validate`. A
+`dependsOn` naming the Plan itself is refused there as well."""
 
 from __future__ import annotations
 
@@ -72,10 +73,19 @@ def _at_least(seconds: float | None, floor: float) -> float | None:
 
 
 def reconcile_diagnostics(plan: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    """Durations below their floor in the `reconcile:` section."""
+    """Durations below their floor in the `reconcile:` section, and a `dependsOn` naming the Plan itself
+    (it would wait for itself for ever; a longer cycle spans Plans, which the controller finds)."""
     section = plan.child("reconcile")
     if section is None:
         return
+    metadata = plan.child("metadata")
+    name = metadata.text("name") if metadata is not None else None
+    for dependency in section.items("dependsOn"):
+        if name and dependency.text("name") == name:
+            yield parsed.diagnostic(
+                dependency.at("name"),
+                f"{name} is this Plan: a Plan cannot depend on itself (it would wait for itself for ever)",
+            )
     floors = (
         ("interval", MIN_INTERVAL, "the controller would reconcile the Plan without pause"),
         ("timeout", MIN_TIMEOUT, "no reconcile could wait for anything"),

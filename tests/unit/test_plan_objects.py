@@ -264,6 +264,22 @@ def test_an_interval_or_timeout_below_its_floor_is_refused_at_its_line_and_colum
     assert reconcile_section({"reconcile": {"interval": "10s"}}).interval == 10.0
 
 
+def test_a_plan_depending_on_itself_is_refused_at_its_line_and_column(
+    write_plan: Callable[..., Path],
+) -> None:
+    path = write_plan("reconcile:\n  dependsOn: [{name: db}, {name: shop}]\n")  # the header names it shop
+    with pytest.raises(PlanError) as refused:
+        load_plans([path])
+    assert [(d.line, d.column, d.path, d.message) for d in refused.value.diagnostics] == [
+        (
+            6,
+            34,
+            "reconcile.dependsOn[1].name",
+            "shop is this Plan: a Plan cannot depend on itself (it would wait for itself for ever)",
+        )
+    ]
+
+
 def test_a_plans_reconcile_section_amends_the_controllers_options() -> None:
     given = ReconcileOptions(apply=ApplyOptions(timeout=300.0))
     section = ReconcileSection(timeout=30.0, prune=False, allow_data_loss=True)
