@@ -48,7 +48,7 @@ def event_body(
 ) -> dict[str, Any]:
     """An Event about `involved` (apiVersion, kind, name, namespace, and uid when known)."""
     stamp = micro_time(datetime.now(UTC))
-    seconds = stamp.split(".")[0] + "Z"
+    seconds = _to_seconds(stamp)
     return {
         "apiVersion": EVENT.api_version,
         "kind": EVENT.kind,
@@ -69,6 +69,11 @@ def event_body(
         "action": "Reconcile",
         "count": 1,
     }
+
+
+def _to_seconds(stamp: str) -> str:
+    """A MicroTime cut to the second, as an Event's first and last timestamps are."""
+    return stamp.split(".")[0] + "Z"
 
 
 @dataclass
@@ -128,8 +133,7 @@ def record_event(
 
 def count_event(client: KubeClient, namespace: str, name: str, count: int) -> bool:
     """Raise the Event's count to `count`, seen now; False when it is gone (expired, deleted)."""
-    seconds = micro_time(datetime.now(UTC)).split(".")[0] + "Z"
-    patch = {"count": count, "lastTimestamp": seconds}
+    patch = {"count": count, "lastTimestamp": _to_seconds(micro_time(datetime.now(UTC)))}
     path = resource_path(EVENT, namespace, name)
     try:
         client.request("PATCH", path, body=patch, content_type=MERGE_PATCH, verb="patch")
