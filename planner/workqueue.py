@@ -1,6 +1,7 @@
 """A work queue, client-go's in small: each key at most once in the queue, never handed to two workers
 at once (a key added while it is being processed is queued again when it is done), a key due again
-later (`add_after`), and a failed key retried after a per-key exponential backoff (`base *
+later (`add_after`: a key waits once, until the earliest time it was asked for, as client-go's delaying
+queue keeps it), and a failed key retried after a per-key exponential backoff (`base *
 2**failures`, capped), which a success resets. Safe from any number of threads; once shut down it
 hands out nothing more, so the workers stop after the key each is processing. The controller's keys
 are strings (`plan:<file>`, `pools:<file>`, `reap`); the real-cluster node agent's are object refs."""
@@ -25,7 +26,8 @@ class WorkQueue(Generic[Key]):
         self._queued: set[Key] = set()
         self._processing: set[Key] = set()
         self._again: set[Key] = set()  # added while being processed
-        self._delayed: list[tuple[float, Key]] = []
+        self._delayed: list[tuple[float, Key]] = []  # a heap; an entry whose time is not `_due`'s is stale
+        self._due: dict[Key, float] = {}  # each waiting key's one time: the earliest asked for
         self._failures: dict[Key, int] = {}
         self._shut = False
         self._changed = threading.Condition()
@@ -39,7 +41,14 @@ class WorkQueue(Generic[Key]):
         with self._changed:
             if self._shut:
                 return
-            heapq.heappush(self._delayed, (self.clock() + delay, key))
+            if delay <= 0:
+                self._enqueue(key)
+                return
+            due = self.clock() + delay
+            if key in self._due and self._due[key] <= due:
+                return
+            self._due[key] = due
+            heapq.heappush(self._delayed, (due, key))
             self._changed.notify()
 
     def retry(self, key: Key) -> float:
@@ -69,7 +78,7 @@ class WorkQueue(Generic[Key]):
                 remaining = deadline - self.clock()
                 if remaining <= 0:
                     return None
-                wake = self._delayed[0][0] - self.clock() if self._delayed else remaining
+                wake = min(self._due.values()) - self.clock() if self._due else remaining
                 self._changed.wait(max(0.0, min(remaining, wake)))
             return None
 
@@ -88,7 +97,7 @@ class WorkQueue(Generic[Key]):
     def depth(self) -> int:
         """Keys waiting: ready now or backing off."""
         with self._changed:
-            return len(self._ready) + len(self._delayed)
+            return len(self._ready) + len(self._due)
 
     def shut_down(self) -> None:
         with self._changed:
@@ -98,8 +107,10 @@ class WorkQueue(Generic[Key]):
     def _promote(self) -> None:
         now = self.clock()
         while self._delayed and self._delayed[0][0] <= now:
-            _, key = heapq.heappop(self._delayed)
-            self._enqueue(key)
+            due, key = heapq.heappop(self._delayed)
+            if self._due.get(key) == due:
+                del self._due[key]
+                self._enqueue(key)
 
     def _enqueue(self, key: Key) -> None:
         """With the lock held: queue `key` unless it is queued already; one being processed is queued

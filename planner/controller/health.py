@@ -1,7 +1,7 @@
 """`/healthz`, `/readyz` and `/metrics` over HTTP, from one event-loop thread.
 
-`/healthz` is 200 while the process runs, no informer has failed for good and no work loop has stalled
-(`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
+`/healthz` is 200 while the process runs, no informer has failed for good (else it names each and the
+server's answer: `403 Forbidden: …`, a CRD not installed) and no work loop has stalled (`Heartbeat`); `/readyz` is 200 once the informers have synced and, with leader election, while this
 replica leads or stands by healthily, and 503 from the moment shutdown begins (`Probes` answers both);
 `/metrics` is the Prometheus text format of the controller's registry. Given `pages` (a path to its HTML, None for
 none), any other GET is a page of the controller's read-only web view (`/`, `/plans/<ns>/<name>`) —
@@ -103,9 +103,9 @@ class Probes:
         self.stopping, self.leading, self.election_healthy = stopping, leading, election_healthy
 
     def healthz(self) -> tuple[bool, str]:
-        failed = [i.describe() for i in self.informers() if i is not None and i.failed]
+        failed = [i.failure for i in self.informers() if i is not None and i.failure]
         if failed:
-            return False, f"informers failed: {', '.join(failed)}"
+            return False, f"informers failed: {'; '.join(failed)}"
         for loop in self.loops:
             stalled = loop.stalled(self.progress_deadline)
             if stalled is not None:

@@ -42,7 +42,7 @@ from planner.controller.warmpools import PoolKeeper
 from planner.controller.web import WebView
 from planner.controller.workers import REAP, Workers, periodic_key, plan_key, pools_key
 from planner.kube.client import KubeClient
-from planner.kube.informer import Informers, Scope
+from planner.kube.informer import InformerOptions, Informers, Scope
 from planner.workqueue import WorkQueue
 
 Notice = Callable[[str], None]
@@ -65,7 +65,11 @@ class Controller:
         self.run_stop = threading.Event()  # stops the reconcile in flight (shutdown, lost leadership)
         # One watch per kind for the whole process: the pools, the reaper, the web view and every
         # reconcile's waits share them (a reconcile starts none of its own).
-        self.informers = Informers(self.client, shared_scope=Scope(_shared_namespaces(options)))
+        self.informers = Informers(
+            self.client,
+            shared_scope=Scope(_shared_namespaces(options)),
+            options=InformerOptions(on_failure=notice),
+        )
         self.caches = SandboxCaches(self.client)
         self.elector = _elector(self.client, options, self.identity, default_namespace)
         self.metrics = ControllerMetrics(

@@ -1,12 +1,13 @@
 """The controller's one watch of Plan objects: those of all namespaces (or `-n`'s) in its shard
 (`sharding`: a label selector). It queues each Plan that asks for a reconcile (`planstatus.wants_reconcile`,
 or being deleted) and, once a Plan is Ready, the Plans of its namespace waiting for it (`dependsOn`);
-it answers from its cache which Plans there are and whether a Plan's dependencies are Ready.
+it answers from its cache which Plans there are, whether a Plan's dependencies are Ready, and whether
+its `dependsOn` leads back to it (`dependency_cycle`): such a Plan would wait for ever.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from planner.controller import planstatus
 from planner.controller.finalizer import being_deleted
@@ -89,9 +90,43 @@ class PlanWatch:
                 unready.append(name if other is not None else f"{name} (not found)")
         return unready
 
+    def dependency_cycle(self, plan: Manifest, section: ReconcileSection) -> list[str] | None:
+        """The names of the shortest `dependsOn` cycle through the Plan, among the Plans of its namespace
+        in the cache (`[ca, cb, ca]`; `[self, self]` for a Plan depending on itself); None: there is none."""
+        namespace, name = namespace_of(plan), str(metadata_of(plan).get("name", ""))
+
+        def depends_on(other: str) -> Sequence[str]:
+            if other == name:
+                return section.depends_on
+            found = self.informer.get(namespace, other)
+            return reconcile_section(found).depends_on if found is not None else ()
+
+        return dependency_cycle(name, depends_on)
+
     def _read(self, namespace: str, name: str) -> Manifest | None:
         """A Plan outside this controller's watch (another shard's): read once, while it is waited for."""
         try:
             return self.client.request("GET", resource_path(PLAN, namespace, name), verb="get")
         except NotFoundError:
             return None
+
+
+def dependency_cycle(start: str, depends_on: Callable[[str], Sequence[str]]) -> list[str] | None:
+    """The shortest path from `start` back to itself along `depends_on` (breadth first, in dependsOn
+    order), `[start, …, start]`; None when no dependency leads back to it."""
+    parents: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for name in frontier:
+            for dependency in depends_on(name):
+                if dependency == start:
+                    back = [name]
+                    while back[-1] != start:
+                        back.append(parents[back[-1]])
+                    return [*reversed(back), start]
+                if dependency not in parents:
+                    parents[dependency] = name
+                    following.append(dependency)
+        frontier = following
+    return None

@@ -5,7 +5,8 @@ state as last watched (never a count the controller keeps by hand): `cubepod_act
 `cubepod_paused_sandboxes` per namespace (sandboxes by the state on their workspace PVC),
 `cubepod_warmpool_ready` (unclaimed members whose Pod is Ready) and `planner_warmpool_claimed` per
 namespace and pool. The rest count what the controller did: reconciles by plan and result, their
-duration, the work queue's depth and keys in flight, leadership and sandboxes reaped.
+duration, the work queue's depth and keys in flight, leadership and sandboxes reaped. A plan's series
+are named by its namespace and name (team-a/web and team-b/web are two Plans).
 """
 
 from __future__ import annotations
@@ -79,7 +80,10 @@ class ControllerMetrics:
         self.registry = CollectorRegistry()
         self.registry.register(SandboxCollector(snapshot))
         self.reconciles = Counter(
-            "planner_reconcile", "Plan reconciles by result.", ["plan", "result"], registry=self.registry
+            "planner_reconcile",
+            "Plan reconciles by result.",
+            ["namespace", "plan", "result"],
+            registry=self.registry,
         )
         self.duration = Histogram(
             "planner_reconcile_duration_seconds", "How long a plan's reconcile took.", registry=self.registry
@@ -110,9 +114,9 @@ class ControllerMetrics:
 
     def count(self, outcome: PlanOutcome) -> None:
         """A plan's reconcile: its result and how long it took."""
-        self.reconciles.labels(plan=outcome.plan, result=outcome.result).inc()
+        self.reconciles.labels(namespace=outcome.namespace, plan=outcome.plan, result=outcome.result).inc()
         self.duration.observe(outcome.duration)
 
     def count_unloadable(self, source: str) -> None:
-        """A plan file that does not load: a failed reconcile of it, by its path."""
-        self.reconciles.labels(plan=source, result="failed").inc()
+        """A plan file that does not load: a failed reconcile of it, by its path (its namespace unknown)."""
+        self.reconciles.labels(namespace="", plan=source, result="failed").inc()

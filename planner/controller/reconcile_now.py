@@ -16,6 +16,7 @@ from planner.kube.client import resource_path
 from planner.kube.informer import Informer
 from planner.objects import Manifest
 from planner.plan.load import plan_object_source
+from planner.plan.reconcile_section import reconcile_section
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,19 @@ class Handled:
 def request_reconcile(target: Target, name: str, namespace: str, *, timeout: float | None) -> Handled:
     """`planner reconcile --now plan/NAME`: set the Plan's `reconcile.planner.dev/requestedAt` to now,
     then wait (through a watch of the Plan) until its status says the controller handled it. Raises
-    PlannerError when the Plan does not exist, or it is not handled within `timeout` seconds."""
+    PlannerError when the Plan does not exist, is suspended (no controller answers it: said at once,
+    nothing asked), or it is not handled within `timeout` seconds."""
     client = target.client
     path = resource_path(PLAN, namespace, name)
+    try:
+        plan = client.request("GET", path, verb="get")
+    except NotFoundError:
+        raise PlannerError(f"{plan_object_source(namespace, name)} not found") from None
+    if reconcile_section(plan).suspend:
+        raise PlannerError(
+            f"{plan_object_source(namespace, name)} is suspended (reconcile.suspend: true): the controller "
+            "reconciles it only once it is resumed, so nothing was asked"
+        )
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     patch = {"metadata": {"annotations": {planstatus.ANNOTATION_REQUESTED_AT: requested}}}
     try:
@@ -50,7 +61,7 @@ def request_reconcile(target: Target, name: str, namespace: str, *, timeout: flo
     if not isinstance(handled, Handled):
         raise PlannerError(
             f"{plan_object_source(namespace, name)}: the request of {requested} was not handled within "
-            f"{timeout:g}s (is planner controller running, and the Plan not suspended?)"
+            f"{timeout:g}s (is planner controller running?)"
         )
     return handled
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,7 +63,7 @@ from planner.kube.informer import Informers
 from planner.monitor.pool_members import listed_claims, remove_undeclared_pools
 from planner.objects import Manifest, annotations_of, metadata_of
 from planner.plan.git_source import GitSource, beside_source, git_source, path_problem
-from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object
+from planner.plan.load import LoadResult, load_checkout_plan, load_plan_object, plan_object_source
 from planner.plan.reconcile_section import DriftCorrection, ReconcileSection, reconcile_section
 from planner.plan.redact import literal_secret_paths
 from planner.plan.secrets import SecretRefs, unread_secrets
@@ -125,6 +126,9 @@ class PlanReconciler:
             self.notice(f"{source_name(key)}: suspended (reconcile.suspend): not reconciled")
             self.status.write_if_changed(plan, planstatus.suspended(plan, planstatus.now()))
             return Reconciled(None, retry=False)
+        cycle = self.watch.dependency_cycle(plan, section) if section.depends_on else None
+        if cycle is not None:  # it would wait for ever: Stalled, retried only when one of them changes
+            return self.stall(plan, f"dependsOn cycle: {' → '.join(cycle)}")
         unready = self.watch.unready_dependencies(plan, section)
         if unready:
             message = f"waiting for dependencies to be Ready: {', '.join(unready)}"
@@ -135,19 +139,13 @@ class PlanReconciler:
 
     def apply(self, plan: Manifest, section: ReconcileSection) -> Reconciled:
         """Load, render and reconcile the Plan as `planner reconcile` does a file; its status and Event."""
-        annotations = annotations_of(plan)
-        revision = str(annotations.get(planstatus.ANNOTATION_REVISION, ""))
-        attempt = functools.partial(
-            planstatus.Attempt,
-            generation=planstatus.generation_of(plan),
-            revision=revision,
-            requested_at=str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, "")),
-        )
+        revision = str(annotations_of(plan).get(planstatus.ANNOTATION_REVISION, ""))
+        attempt = _attempt(plan)
         target = self.acting_as(plan)
         if isinstance(target, str):  # its ServiceAccount is missing: nothing read or written; tried again
             failed = attempt(ready="False", reason=planstatus.FAILED, message=target, error=target)
             self.finish(plan, failed, reason=FAILED_EVENT)
-            return Reconciled(None, retry=True)
+            return Reconciled(None, retry=True, outcome=failed_outcome(plan, target))
         source = git_source(plan)
         fetched: planstatus.SourceState | None = None
         try:
@@ -164,13 +162,7 @@ class PlanReconciler:
             self.finish(plan, self.source_failed(plan, attempt, failed), reason=FAILED_EVENT)
             return Reconciled(None, retry=False, keep=True)
         except PlannerError as broken:
-            self.untrack(object_key(plan))
-            message = str(broken)
-            stalled = attempt(
-                ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
-            )
-            self.finish(plan, stalled, reason=FAILED_EVENT)
-            return Reconciled(None, retry=False)
+            return self.stall(plan, str(broken))
         attempt = functools.partial(attempt, source=fetched)
         # Progressing first: the finalizer's write then shows a Plan being reconciled, not one asking for
         # a reconcile (no Ready yet), so its watch event does not queue the Plan a second time.
@@ -204,6 +196,16 @@ class PlanReconciler:
         return Reconciled(
             rendered, retry=outcome.result == "failed", outcome=outcome, again_after=section.interval
         )
+
+    def stall(self, plan: Manifest, message: str) -> Reconciled:
+        """The Plan cannot be reconciled as it is (it does not load, its dependsOn is a cycle): Stalled
+        and a failed reconcile, saying why; not retried until it changes (or the periodic reconcile)."""
+        self.untrack(object_key(plan))
+        stalled = _attempt(plan)(
+            ready="False", reason=planstatus.FAILED, message=message, stalled=True, error=message
+        )
+        self.finish(plan, stalled, reason=FAILED_EVENT)
+        return Reconciled(None, retry=False, outcome=failed_outcome(plan, message))
 
     def finalize(self, plan: Manifest, section: ReconcileSection) -> Reconciled:
         """The Plan is being deleted: prune its objects (keeping PVCs and Namespaces unless
@@ -517,6 +519,31 @@ def _remove_spares(client: KubeClient, rendered: RenderedPlan) -> str:
         client, none_declared, claims, default_namespace=rendered.default_namespace
     )
     return f"; deleted the unclaimed warm pool members {', '.join(removed)}" if removed else ""
+
+
+def _attempt(plan: Manifest) -> Callable[..., planstatus.Attempt]:
+    """A reconcile's attempt of the Plan as it is now: its generation, the revision and the request it answers."""
+    annotations = annotations_of(plan)
+    return functools.partial(
+        planstatus.Attempt,
+        generation=planstatus.generation_of(plan),
+        revision=str(annotations.get(planstatus.ANNOTATION_REVISION, "")),
+        requested_at=str(annotations.get(planstatus.ANNOTATION_REQUESTED_AT, "")),
+    )
+
+
+def failed_outcome(plan: Manifest, message: str) -> PlanOutcome:
+    """A reconcile that failed before the plan was reconciled (it does not load, the lockdown refuses it,
+    its ServiceAccount is missing): counted as failed like any other."""
+    name, namespace = str(metadata_of(plan).get("name", "")), namespace_of(plan)
+    return PlanOutcome(
+        file=plan_object_source(namespace, name),
+        plan=name,
+        namespace=namespace,
+        result="failed",
+        message=message,
+        finished=time.time(),
+    )
 
 
 def describe(drifted: tuple[DriftedField, ...], most: int = 10) -> str:

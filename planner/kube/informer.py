@@ -38,12 +38,14 @@ HEALING_STATUS = frozenset({408, 410, 429})
 class InformerOptions:
     """`watch_timeout` is the server-side `timeoutSeconds` of each watch request; a stream silent for
     `read_slack` seconds longer than that is given up and resumed. `backoff(attempt)` is the pause
-    before relisting after the attempt-th consecutive failure."""
+    before relisting after the attempt-th consecutive failure. `on_failure` hears, once, why an informer
+    failed for good (a controller logs it)."""
 
     backoff: Callable[[int], float] = exponential_backoff
     watch_timeout: float = 300.0
     read_slack: float = 30.0
     page_size: int = PAGE_SIZE
+    on_failure: Callable[[str], None] | None = None  # told once, when the informer fails for good
 
 
 class _Expired(Exception):
@@ -178,6 +180,11 @@ class Informer:
         return self._failure is not None
 
     @property
+    def failure(self) -> str | None:
+        """Why the informer failed for good: the cache and the server's answer (None: it has not)."""
+        return None if self._failure is None else str(self._failure)
+
+    @property
     def resource_version(self) -> str:
         return self._resource_version
 
@@ -245,12 +252,25 @@ class Informer:
         return failures + 1
 
     def _fail(self, error: PlannerError) -> None:
-        failure = CacheSyncError(f"{self.describe()}: {error}")
+        failure = CacheSyncError(f"{self.describe()}: {self._failure_reason(error)}")
         failure.__cause__ = error
         with self.changed:
             self._failure = failure
             self.changed.notify_all()
+        if self.options.on_failure is not None:
+            self.options.on_failure(f"{failure}: it is not retried")
         self._synced_now()
+
+    def _failure_reason(self, error: PlannerError) -> str:
+        """The server's answer with its status (`403 Forbidden: plans.planner.dev is forbidden: User …`);
+        for a 404, that the kind is not served (a CRD not installed)."""
+        if not isinstance(error, ApiError):
+            return str(error)
+        said = f"{error.http_status} {error.reason}".rstrip()
+        if error.http_status == 404:
+            served = f"{self.kind.plural}.{self.kind.group}" if self.kind.group else self.kind.plural
+            return f"{said}: {error}: the API server does not serve {served}/{self.kind.version} (is its CRD installed?)"
+        return f"{said}: {error}"
 
     def _path(self) -> str:
         single = (

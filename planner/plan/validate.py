@@ -18,6 +18,7 @@ from typing import Any
 from planner.errors import Diagnostic
 from planner.plan import names
 from planner.plan.raw import Node, root, workload_kind
+from planner.plan.reconcile_section import reconcile_diagnostics
 from planner.plan.source import ParsedFile
 from planner.plan.validate_env import env_diagnostics
 from planner.plan.validate_meta import meta_diagnostics
@@ -47,6 +48,7 @@ def semantic_diagnostics(parsed: ParsedFile) -> list[Diagnostic]:
         *pod_diagnostics(plan, parsed),
         *meta_diagnostics(plan, parsed),
         *env_diagnostics(plan, parsed),
+        *reconcile_diagnostics(plan, parsed),
     ]
 
 

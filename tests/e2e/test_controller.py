@@ -713,8 +713,10 @@ def test_a_changed_plan_is_reconciled_never_while_another_run_holds_its_lock(
     eventually(lambda: "DriftCorrected" in event_reasons(kubectl, namespace), timeout=30)
     assert config_mode(kubectl, namespace) == "slow"
     samples = running.metrics()
-    assert samples['planner_reconcile_total{plan="settings",result="locked"}'] >= 1
-    assert samples['planner_reconcile_total{plan="settings",result="applied"}'] >= 3
+    assert samples[f'planner_reconcile_total{{namespace="{namespace}",plan="settings",result="locked"}}'] >= 1
+    assert (
+        samples[f'planner_reconcile_total{{namespace="{namespace}",plan="settings",result="applied"}}'] >= 3
+    )
 
 
 def test_bad_files_beside_a_plan_are_said_once_and_never_stall_its_reconciles(
@@ -1069,7 +1071,10 @@ def test_a_failed_reconcile_is_a_warning_event_on_the_plans_parent(
     involved = event["involvedObject"]
     assert (involved["kind"], involved["name"], involved["namespace"]) == ("Secret", "desks", namespace)
     assert "alice-workspace" in event["message"], event["message"]
-    assert running.metrics()['planner_reconcile_total{plan="desks",result="failed"}'] >= 1
+    assert (
+        running.metrics()[f'planner_reconcile_total{{namespace="{namespace}",plan="desks",result="failed"}}']
+        >= 1
+    )
 
 
 def test_every_answer_forbids_scripts_framing_and_sniffing(

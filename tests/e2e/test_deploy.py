@@ -311,6 +311,12 @@ def test_health_and_readiness_fail_when_the_controller_may_not_watch(
         code = process.wait(timeout=60)
 
     assert healthz[1].startswith("informers failed:"), healthz
+    assert "403 Forbidden: " in healthz[1] and 'User "system:serviceaccount:nobody:nobody"' in healthz[1], (
+        healthz
+    )
+    said = [line for line in log.read_text().splitlines() if line.endswith(": it is not retried")]
+    assert said and len(said) == len(set(said)), log.read_text()  # each failure logged once
+    assert all("403 Forbidden" in line for line in said), said
     assert readyz == (503, "informers not synced\n")
     assert code == 0, log.read_text()
 

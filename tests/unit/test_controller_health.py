@@ -1,4 +1,5 @@
-"""controller.health: the probe server's web-view routes, on a real socket with a hand-written page."""
+"""controller.health: the probe server's web-view routes, on a real socket with a hand-written page; and
+/healthz's answer when an informer fails, from a hand-written API server's refusal."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.client import HTTPConnection
+from typing import cast
 
 import pytest
 from prometheus_client import CollectorRegistry
 
-from planner.controller.health import HealthServer
+from planner.controller.health import HealthServer, Probes
+from planner.errors import CacheSyncError, api_error
+from planner.kinds import PLAN
+from planner.kube.client import KubeClient
+from planner.kube.informer import Informer, InformerOptions
 
 PAGE = "<!doctype html><p>plans</p>"
 
@@ -109,3 +115,65 @@ def test_with_a_web_address_the_pages_are_served_there_only_and_the_probes_never
         assert fetch(served, "GET", "/metrics", address=web)[::2] == (404, "not found\n")
     finally:
         served.stop()
+
+
+class RefusingApi:
+    """An API server that answers every LIST with one error status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status, self.message = status, message
+
+    def request(self, method: str, path: str, **options: object) -> dict[str, object]:
+        raise api_error(
+            self.status, {"kind": "Status", "reason": REASONS[self.status], "message": self.message}
+        )
+
+
+REASONS = {403: "Forbidden", 404: "NotFound"}
+FORBIDDEN = (
+    'plans.planner.dev is forbidden: User "system:serviceaccount:ops:planner" cannot list resource "plans" '
+    'in API group "planner.dev" in the namespace "team-a"'
+)
+
+
+def failed_probes(status: int, message: str) -> tuple[tuple[bool, str], list[str]]:
+    """/healthz's answer once the Plan informer of team-a failed with `status`, and what was logged."""
+    told: list[str] = []
+    informer = Informer(
+        cast(KubeClient, RefusingApi(status, message)),
+        PLAN,
+        namespaces=frozenset({"team-a"}),
+        options=InformerOptions(on_failure=told.append),
+    ).start()
+    with pytest.raises(CacheSyncError):
+        informer.wait_until_synced(10)
+    probes = Probes(
+        informers=lambda: (informer,),
+        loops=(),
+        progress_deadline=60,
+        stopping=threading.Event(),
+        leading=lambda: True,
+        election_healthy=lambda: True,
+    )
+    answers = (probes.healthz(), probes.healthz())
+    assert answers[0] == answers[1]
+    return answers[0], told
+
+
+def test_healthz_names_why_an_informer_failed_and_the_failure_is_logged_once() -> None:
+    healthz, told = failed_probes(403, FORBIDDEN)
+
+    said = f"the plans cache (team-a): 403 Forbidden: {FORBIDDEN}"
+    assert healthz == (False, f"informers failed: {said}")
+    assert told == [f"{said}: it is not retried"]
+
+
+def test_healthz_says_a_kind_the_server_does_not_serve_has_no_crd() -> None:
+    healthz, told = failed_probes(404, "the server could not find the requested resource")
+
+    assert healthz == (
+        False,
+        "informers failed: the plans cache (team-a): 404 NotFound: the server could not find the requested "
+        "resource: the API server does not serve plans.planner.dev/v1 (is its CRD installed?)",
+    )
+    assert len(told) == 1

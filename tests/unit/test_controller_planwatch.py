@@ -1,14 +1,16 @@
-"""The Plan watch's answers from its cache: which Plans wait for one that became Ready (`dependsOn`)."""
+"""The Plan watch's answers from its cache: which Plans wait for one that became Ready (`dependsOn`), and
+which `dependsOn` lead back to the Plan itself (a cycle)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from planner.controller.planwatch import PlanWatch
+from planner.controller.planwatch import PlanWatch, dependency_cycle
 from planner.kinds import PLAN, KindInfo
 from planner.kube.informer import Informer
 from planner.objects import Manifest
+from planner.plan.reconcile_section import reconcile_section
 
 
 class CountingInformer(Informer):
@@ -69,3 +71,31 @@ def test_a_plan_not_ready_wakes_nobody_and_reads_nothing() -> None:
 
     assert watch.dependents(db) == []
     assert informer.reads == []
+
+
+def test_a_dependency_cycle_through_a_plan_is_found_shortest_first() -> None:
+    edges = {"ca": ("db", "cb"), "cb": ("ca",), "db": ("cc",), "cc": ("ca",), "app": ("ca",)}
+
+    def depends_on(name: str) -> tuple[str, ...]:
+        return edges.get(name, ())
+
+    assert dependency_cycle("ca", depends_on) == ["ca", "cb", "ca"]
+    assert dependency_cycle("cc", depends_on) == ["cc", "ca", "db", "cc"]
+    assert dependency_cycle("app", depends_on) is None  # it waits on a cycle, but is not in one
+    assert dependency_cycle("self", lambda name: ("self",)) == ["self", "self"]
+    assert dependency_cycle("web", lambda name: {"web": ("db",), "db": ("cache",)}.get(name, ())) is None
+
+
+def test_a_plans_cycle_is_read_from_its_namespaces_plans_and_its_own_section() -> None:
+    informer = CountingInformer(
+        [
+            plan("shop", "cb", ready=False, depends_on=("ca",)),
+            plan("blog", "cb", ready=False),  # another namespace's cb: no cycle there
+        ]
+    )
+    watch = PlanWatch(None, OneInformer(informer), namespace=None)  # type: ignore[arg-type]
+    ca = plan("shop", "ca", ready=False, depends_on=("cb",))  # as the reconcile reads it, maybe newer
+    other = plan("blog", "ca", ready=False, depends_on=("cb",))
+
+    assert watch.dependency_cycle(ca, reconcile_section(ca)) == ["ca", "cb", "ca"]
+    assert watch.dependency_cycle(other, reconcile_section(other)) is None

@@ -208,7 +208,7 @@ def test_the_reconcile_section_reads_with_its_defaults() -> None:
         "suspend": True,
         "interval": "1m30s",
         "prune": False,
-        "timeout": "500ms",
+        "timeout": "2s",
         "dependsOn": [{"name": "db"}, {"name": "cache"}],
         "allowDataLoss": True,
         "driftCorrection": "off",
@@ -217,7 +217,7 @@ def test_the_reconcile_section_reads_with_its_defaults() -> None:
         suspend=True,
         interval=90.0,
         prune=False,
-        timeout=0.5,
+        timeout=2.0,
         depends_on=("db", "cache"),
         allow_data_loss=True,
         drift_correction="off",
@@ -240,6 +240,43 @@ def test_a_bad_reconcile_section_is_a_diagnostic_at_its_line_and_column(
             "reconcile.dependsOn[0].nmae",
             'unknown field "nmae" (did you mean "name"? expected one of: name)',
         ),
+    ]
+
+
+def test_an_interval_or_timeout_below_its_floor_is_refused_at_its_line_and_column_and_clamped(
+    write_plan: Callable[..., Path],
+) -> None:
+    path = write_plan("reconcile:\n  interval: 0s\n  timeout: 1ms\n")
+    with pytest.raises(PlanError) as refused:
+        load_plans([path])
+    assert [(d.line, d.column, d.path, d.message) for d in refused.value.diagnostics] == [
+        (
+            6,
+            13,
+            "reconcile.interval",
+            "0s is too short: at least 10s (the controller would reconcile the Plan without pause)",
+        ),
+        (7, 12, "reconcile.timeout", "1ms is too short: at least 1s (no reconcile could wait for anything)"),
+    ]
+    # A Plan object that never passed validate is held to the floors all the same.
+    clamped = reconcile_section({"reconcile": {"interval": "1ms", "timeout": "0s"}})
+    assert (clamped.interval, clamped.timeout) == (10.0, 1.0)
+    assert reconcile_section({"reconcile": {"interval": "10s"}}).interval == 10.0
+
+
+def test_a_plan_depending_on_itself_is_refused_at_its_line_and_column(
+    write_plan: Callable[..., Path],
+) -> None:
+    path = write_plan("reconcile:\n  dependsOn: [{name: db}, {name: shop}]\n")  # the header names it shop
+    with pytest.raises(PlanError) as refused:
+        load_plans([path])
+    assert [(d.line, d.column, d.path, d.message) for d in refused.value.diagnostics] == [
+        (
+            6,
+            34,
+            "reconcile.dependsOn[1].name",
+            "shop is this Plan: a Plan cannot depend on itself (it would wait for itself for ever)",
+        )
     ]
 
 

@@ -60,6 +60,25 @@ def test_a_retried_key_waits_for_its_delay() -> None:
     assert queue.get(timeout=0) == "reap"
 
 
+def test_a_key_added_after_a_delay_again_and_again_waits_once_until_the_earliest_time() -> None:
+    """Each reconcile of a Plan queues its periodic key again: one pending entry, not one per reconcile."""
+    clock = Clock()
+    queue = WorkQueue(clock=clock)
+    for _ in range(15):
+        queue.add_after("periodic:a", 30.0)
+        clock.now += 1.0
+    queue.add_after("periodic:a", 5.0)  # earlier than the one pending (due at 130): it wins
+    queue.add_after("periodic:b", 30.0)
+
+    assert queue.depth() == 2
+    clock.now = 120.0
+    assert queue.get(timeout=0) == "periodic:a"
+    queue.done("periodic:a")
+    clock.now = 200.0
+    handed = [queue.get(timeout=0), queue.get(timeout=0)]
+    assert handed == ["periodic:b", None] and queue.depth() == 0
+
+
 def test_a_shut_queue_hands_out_nothing_more() -> None:
     queue = WorkQueue(clock=Clock())
     queue.shut_down()
