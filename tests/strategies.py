@@ -38,8 +38,10 @@ _ENV_NAME = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
 _PATH = st.lists(st.from_regex(r"[a-z0-9][-a-z0-9_.]{0,6}", fullmatch=True), min_size=1, max_size=3).map(
     lambda parts: "/" + "/".join(parts)
 )
+# At least 10s: the longest minimum a duration field has (`reconcile.interval`) is a semantic check,
+# which the schema cannot say.
 _DURATION = st.lists(
-    st.tuples(st.integers(1, 90), st.sampled_from(["ms", "s", "m", "h"])), min_size=1, max_size=2
+    st.tuples(st.integers(10, 90), st.sampled_from(["s", "m", "h"])), min_size=1, max_size=2
 ).map(lambda parts: "".join(f"{number}{unit}" for number, unit in parts))
 _QUANTITY = st.one_of(
     st.tuples(st.integers(1, 4096), st.sampled_from(["", "m", "k", "Ki", "Mi", "Gi", "M", "G"])).map(

@@ -45,6 +45,7 @@ class PlanCatalog:
         self._outcomes: dict[str, PlanOutcome] = {}
         self._applied: dict[str, PlanOutcome] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._pool_locks: dict[str, threading.Lock] = {}
         # The rendered plans' keys by the namespace they render into and by their name, kept with
         # `_plans`: the reaper's pass and every pool member's event asked for them by scanning every
         # plan (O(plans²) a resync at 10,000 Plans).
@@ -142,3 +143,10 @@ class PlanCatalog:
         no such care: the reaper never pauses an unclaimed member, and pools never touch a claimed one."""
         with self._mutex:
             return self._locks.setdefault(key, threading.Lock())
+
+    def pools_lock(self, key: str) -> threading.Lock:
+        """The lock of the plan's pools: their keeping, and a deleted plan's removal of its spares,
+        never run at once (a keeper beside it would make them again). Not the plan's lock, which the
+        reaper needs free."""
+        with self._mutex:
+            return self._pool_locks.setdefault(key, threading.Lock())

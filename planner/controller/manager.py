@@ -260,9 +260,7 @@ class Controller:
             return self.source.reconcile(key)
 
     def _maintain_pools(self, key: str) -> bool:
-        """A plan's pools, never while the plan itself is reconciled: a deleted Plan's prune removes its
-        spares, which a keeper running beside it would make again."""
-        with self.catalog.plan_lock(key):
+        with self.catalog.pools_lock(key):
             return self.pools.maintain(key)
 
     def _reconcile_periodic(self, key: str) -> bool:

@@ -17,6 +17,7 @@ from planner.app.rendering import RenderedPlan
 from planner.app.target import Target
 from planner.controller.catalog import CatalogSnapshot, KeptPlan, PlanCatalog, Report
 from planner.controller.driftwatch import DriftWatch
+from planner.controller.finalizer import being_deleted
 from planner.controller.gitsources import GitSources
 from planner.controller.planref import object_key, source_name
 from planner.controller.planwatch import PlanWatch
@@ -108,7 +109,13 @@ class PlanObjects:
         """Reconcile the Plan as it asks; keep its rendering (its pools are queued) or forget it (but the
         last good one of a Plan whose Git source failed); False to retry it after its backoff."""
         assert self.reconciler is not None
-        done = self.reconciler.reconcile(key)
+        plan = self.watch.get(key) if self.watch is not None else None
+        if plan is not None and being_deleted(plan):
+            self.catalog.drop(key)  # its pools are kept no more: the prune removes their spares
+            with self.catalog.pools_lock(key):  # after a keeper in flight
+                done = self.reconciler.reconcile(key)
+        else:
+            done = self.reconciler.reconcile(key)
         if done.rendered is None and not done.keep:
             self.catalog.drop(key)
         elif done.rendered is not None:
