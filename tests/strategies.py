@@ -38,10 +38,8 @@ _ENV_NAME = st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True)
 _PATH = st.lists(st.from_regex(r"[a-z0-9][-a-z0-9_.]{0,6}", fullmatch=True), min_size=1, max_size=3).map(
     lambda parts: "/" + "/".join(parts)
 )
-# At least 10s: the longest minimum a duration field has (`reconcile.interval`) is a semantic check,
-# which the schema cannot say.
 _DURATION = st.lists(
-    st.tuples(st.integers(10, 90), st.sampled_from(["s", "m", "h"])), min_size=1, max_size=2
+    st.tuples(st.integers(1, 90), st.sampled_from(["ms", "s", "m", "h"])), min_size=1, max_size=2
 ).map(lambda parts: "".join(f"{number}{unit}" for number, unit in parts))
 _QUANTITY = st.one_of(
     st.tuples(st.integers(1, 4096), st.sampled_from(["", "m", "k", "Ki", "Mi", "Gi", "M", "G"])).map(
@@ -121,6 +119,9 @@ _LOCATION_OVERRIDES: dict[str, SearchStrategy[Any]] = {
     "#workload.ingress.host": st.one_of(_DNS, _DNS.map(lambda label: f"*.{label}.example.com")),
     "#workload.ingress.tls.secretName": _DNS,
     "#workload.ingress.annotations": _ANNOTATIONS,
+    # The controller's minimums, a semantic check the schema cannot say (planner.plan.reconcile_section).
+    "#.reconcile.interval": st.integers(10, 90).map(lambda seconds: f"{seconds}s"),
+    "#.reconcile.timeout": st.integers(1, 90).map(lambda seconds: f"{seconds}s"),
 }
 
 
