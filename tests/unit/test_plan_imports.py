@@ -203,6 +203,20 @@ def test_removing_what_no_import_declares_is_an_error(files: Files) -> None:
     ]
 
 
+def test_a_mistyped_remove_is_refused_not_ignored(files: Files, repo: Path) -> None:
+    body = "imports: [base.yaml]\nworkloads:\n  - !remov {name: worker}\n"
+    top = files(body, **{"base.yaml": BASE, "other.yaml": "metadata: !secret {name: x}\n"})
+    assert errors(top) == [
+        f"{top}:7:5: invalid YAML: unknown tag '!remov' on a mapping (did you mean \"!remove\"? known tags: "
+        "!default, !remove, !!map)"
+    ]
+    (repo / "plan.yaml").write_text(TOP.replace("metadata:\n  name: shop\n", "") + "imports: [other.yaml]\n")
+    assert errors(top) == [
+        f"{repo}/other.yaml:1:11: invalid YAML: unknown tag '!secret' on a mapping (known tags: !default, "
+        "!remove, !!map)"
+    ]
+
+
 def test_a_fragments_manifest_files_are_relative_to_the_fragment(files: Files, repo: Path) -> None:
     objects = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n"
     top = files("imports: [shared/fragment.yaml]\n", **{
