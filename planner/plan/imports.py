@@ -106,18 +106,22 @@ class _Reader:
     def resolve(self, parsed: ParsedFile, name: str, *, chain: tuple[tuple[Path, str], ...]) -> Located:
         """`parsed` (named `name` in positions) over its imports, merged."""
         own = located(parsed, name)
+        known = len(self.problems)
         imported = [
             tree
             for path, relative in _import_entries(parsed)
             if (tree := self._fragment(parsed, path, relative, chain)) is not None
         ]
+        # An import that did not load (or whose own imports did not) leaves the merge without what it
+        # declares: a `!remove` of it would read as removing nothing, so the merge's problems are moot.
+        problems = self.problems if len(self.problems) == known else []
         own = without(own, IMPORTS)
         if not imported:
-            return override(None, own, "", self.problems)
+            return override(None, own, "", problems)
         base = imported[0]
         for later in imported[1:]:
-            base = join(base, later, own, "", self.problems)
-        return override(base, own, "", self.problems)
+            base = join(base, later, own, "", problems)
+        return override(base, own, "", problems)
 
     def _fragment(
         self, parsed: ParsedFile, path: str, relative: str, chain: tuple[tuple[Path, str], ...]

@@ -264,6 +264,16 @@ def test_an_error_in_an_imported_file_names_that_file(files: Files, repo: Path) 
     ]
 
 
+def test_an_error_in_an_import_is_the_only_error_its_removals_report(files: Files, repo: Path) -> None:
+    base = BASE + '    replicas: "x"\n'
+    body = "imports: [base.yaml]\nworkloads:\n  - !remove {name: worker}\n  - name: web\n    env:\n"
+    top = files(body + "      DEBUG: !remove\n", **{"base.yaml": base})
+    expected = f'{repo}/base.yaml:14:15: workloads[1].replicas: expected an integer, found string "x"'
+    assert errors(top) == [expected]
+    top = files("imports: [env.yaml]\n", **{"env.yaml": body.replace("  - name: web\n    env:\n", "")})
+    assert errors(top) == [expected]  # through an environment between the plan and the broken base
+
+
 def test_an_error_of_the_merged_plan_names_the_file_that_set_the_value(files: Files, repo: Path) -> None:
     base = "workloads:\n  - name: web\n    image: nginx:1.25\n    cpu: lots\n"
     top = files("imports: [base.yaml]\nworkloads:\n  - name: api\n", **{"base.yaml": base})
