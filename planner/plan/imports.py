@@ -88,9 +88,14 @@ def _entry_problems(parsed: ParsedFile, *, fragment: bool) -> list[Diagnostic]:
     """Schema problems of a file about to be merged: a fragment against the fragment schema; the
     top-level file only in its `imports` (everything else is checked once merged)."""
     report = check_schema(parsed, fragment=True)
-    if fragment:
-        return report.diagnostics
+    if fragment:  # what a `!remove` marks is no value (`DEBUG: !remove` is null): the merge reads it
+        removed = [path for path, tag in parsed.tags.items() if tag == "remove"]
+        return [d for d in report.diagnostics if not any(_within(d.path, path) for path in removed)]
     return [d for d in report.diagnostics if d.path == IMPORTS or d.path.startswith(f"{IMPORTS}[")]
+
+
+def _within(path: str, ancestor: str) -> bool:
+    return path == ancestor or path.startswith((f"{ancestor}.", f"{ancestor}["))
 
 
 @dataclass

@@ -195,6 +195,14 @@ def test_remove_takes_out_an_inherited_entry_and_an_inherited_key(files: Files) 
     assert dict(plan.workloads[0].env) == {"LOG": "info"}
 
 
+def test_an_imported_environment_removes_as_the_plan_file_does(files: Files) -> None:
+    env = "imports: [base.yaml]\nworkloads:\n  - name: web\n    env:\n      DEBUG: !remove\n"
+    env += "  - !remove {name: worker}\n"
+    plan = load(files("imports: [env.yaml]\n", **{"base.yaml": BASE, "env.yaml": env}))
+    assert [w.name for w in plan.workloads] == ["web"]
+    assert dict(plan.workloads[0].env) == {"LOG": "info"}
+
+
 def test_removing_what_no_import_declares_is_an_error(files: Files) -> None:
     body = "imports: [base.yaml]\nworkloads:\n  - !remove {name: nobody}\n"
     top = files(body, **{"base.yaml": BASE})
