@@ -63,9 +63,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "a YAML tag of the wrong kind of node is refused too (!!set would make a mapping of nulls)",
         "workloads:\n  - name: web\n    image: x\n    labels: !!set {a, b}\n",
-        [
-            "{f}:8:13: invalid YAML: unknown tag '!!set' on a mapping (known tags: !default, !remove, !!map)"
-        ],
+        ["{f}:8:13: invalid YAML: unknown tag '!!set' on a mapping (known tags: !default, !remove, !!map)"],
     ),
     (
         "a second YAML document is rejected at its start",
