@@ -86,6 +86,20 @@ def test_what_apply_waits_for_is_what_it_would_wait_for_after_a_write() -> None:
     assert awaited(ObjectRef(group="policy", kind="PodDisruptionBudget", namespace="shop", name="db"))
 
 
+def test_with_unready_marks_a_failed_job_as_failed_and_a_rollout_under_way_not() -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "migrate", "namespace": "shop"},
+        "spec": {"completions": 1},
+        "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
+    }
+    failed = Change(ref=ObjectRef.of(JOB, "migrate", "shop"), action="noop", desired=job, live=job)
+    rolling = noop(deployment(wanted=2, available=1))
+    marked = with_unready(ChangeSet(plan="shop", namespace="shop", changes=(failed, rolling)), NOW)
+    assert [(c.unready is not None, c.failed) for c in marked.changes] == [(True, True), (True, False)]
+
+
 def test_with_unready_marks_only_the_objects_that_are_not_ready() -> None:
     down, up = noop(deployment(wanted=2, available=1)), noop(deployment(wanted=1, available=1))
     marked = with_unready(ChangeSet(plan="shop", namespace="shop", changes=(down, up)), NOW)
