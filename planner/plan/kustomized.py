@@ -147,6 +147,8 @@ def _directories(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> 
 
 
 def _confined(directory: Path, written: str, root: Path) -> str | None:
+    if _REMOTE.match(written):
+        return _remote(written, "")
     if os.path.isabs(written):
         return (
             f"{written!r} is absolute: a Kustomize directory is named relative to the plan file's directory"
@@ -171,10 +173,7 @@ def _walk(directory: Path, root: Path, seen: list[Path]) -> tuple[list[Path], st
         return seen, f"more than {MAX_DIRECTORIES} Kustomize directories: refused"
     for reference in _references(directory):
         if _REMOTE.match(reference):
-            return (
-                seen,
-                f"{reference!r} (in {directory}) is a remote base: planner renders only what the repository holds",
-            )
+            return seen, _remote(reference, f" (in {directory})")
         target = directory / reference
         if leaves(target, root):
             return seen, f"{reference!r} (in {directory}) leads outside the repository ({root}): refused"
@@ -183,6 +182,10 @@ def _walk(directory: Path, root: Path, seen: list[Path]) -> tuple[list[Path], st
             if problem is not None:
                 return seen, problem
     return seen, None
+
+
+def _remote(reference: str, where: str) -> str:
+    return f"{reference!r}{where} is a remote base: planner renders only what the repository holds"
 
 
 def _references(directory: Path) -> list[str]:

@@ -116,6 +116,20 @@ def test_a_base_outside_the_repository_or_remote_is_refused_before_kustomize_run
     )
 
 
+def test_a_remote_base_as_the_entrys_own_path_is_refused_as_one(repo: Path) -> None:
+    found = errors(
+        repo,
+        "kustomize:\n  - path: https://github.com/example/k8s//base?ref=v1\n"
+        "  - path: github.com/example/k8s/base\n",
+    )
+    assert found == [
+        "plan.yaml:5:11: kustomize[0].path: 'https://github.com/example/k8s//base?ref=v1' is a remote base: "
+        "planner renders only what the repository holds",
+        "plan.yaml:6:11: kustomize[1].path: 'github.com/example/k8s/base' is a remote base: "
+        "planner renders only what the repository holds",
+    ]
+
+
 def test_the_files_of_the_overlay_and_its_base_are_inputs_of_the_plan(repo: Path) -> None:
     (repo / "plan.yaml").write_text(HEAD + "kustomize:\n  - path: k8s/overlays/prod\n")
     names = [str(path.relative_to(repo)) for path in input_files(repo / "plan.yaml")]
