@@ -80,6 +80,21 @@ def repository_root(plan_file: Path) -> Path:
     return directory
 
 
+def outside_repository(written: str, root: Path, *, where: str = "") -> str:
+    """Why `written` (a path a plan names; `where`: ` (in DIR)` for one a file it reads names) is refused
+    for leading outside `root` (`repository_root`), saying what the root is and how to bring it in."""
+    if (root / ".git").exists():
+        return (
+            f"{written!r}{where} leads outside the repository {root} (the nearest directory above the plan file "
+            "that holds .git): refused; move what it names inside that directory"
+        )
+    return (
+        f"{written!r}{where} leads outside {root}: refused; no directory above the plan file holds .git, so the "
+        "plan file's own directory is the repository root: make the plan's files one git checkout "
+        "(`git init` where they all are) or move what it names beside the plan file"
+    )
+
+
 def _imports_anything(parsed: ParsedFile) -> bool:
     return (isinstance(parsed.data, dict) and IMPORTS in parsed.data) or bool(parsed.tags)
 
@@ -165,7 +180,7 @@ class _Reader:
         if os.path.isabs(relative):
             problem = f"{relative!r} is absolute: imports are named relative to the importing file"
         elif leaves(target, self.root):
-            problem = f"{relative!r} leads outside the repository ({self.root}): refused"
+            problem = outside_repository(relative, self.root)
         else:
             self.named.append(target)
             if os.path.lexists(target):

@@ -31,7 +31,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from planner.errors import Diagnostic
-from planner.plan.imports import repository_root
+from planner.plan.imports import outside_repository, repository_root
 from planner.plan.input_limits import MAX_FILE_BYTES, read_text
 from planner.plan.raw import Node, root
 from planner.plan.raw_manifests import leaves
@@ -154,7 +154,7 @@ def _confined(directory: Path, written: str, root: Path) -> str | None:
             f"{written!r} is absolute: a Kustomize directory is named relative to the plan file's directory"
         )
     if leaves(directory, root):
-        return f"{written!r} leads outside the repository ({root}): refused"
+        return outside_repository(written, root)
     if not directory.is_dir():
         return f"no such directory: {written!r} (relative to the plan file's directory)"
     if _kustomization(directory) is None:
@@ -176,7 +176,7 @@ def _walk(directory: Path, root: Path, seen: list[Path]) -> tuple[list[Path], st
             return seen, _remote(reference, f" (in {directory})")
         target = directory / reference
         if leaves(target, root):
-            return seen, f"{reference!r} (in {directory}) leads outside the repository ({root}): refused"
+            return seen, outside_repository(reference, root, where=f" (in {directory})")
         if target.is_dir():
             _, problem = _walk(target, root, seen)
             if problem is not None:

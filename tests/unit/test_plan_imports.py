@@ -253,10 +253,28 @@ def test_an_import_may_not_leave_the_repository(files: Files, repo: Path) -> Non
     top = files("imports:\n  - ../outside.yaml\n  - /etc/passwd\n  - missing.yaml\n")
     root = os.path.realpath(repo)
     assert errors(top) == [
-        f"{top}:6:5: imports[0]: '../outside.yaml' leads outside the repository ({root}): refused",
+        f"{top}:6:5: imports[0]: '../outside.yaml' leads outside the repository {root} (the nearest directory "
+        "above the plan file that holds .git): refused; move what it names inside that directory",
         f"{top}:7:5: imports[1]: '/etc/passwd' is absolute: imports are named relative to the importing file",
         f"{top}:8:5: imports[2]: no such file: 'missing.yaml' (relative to the importing file)",
     ]
+
+
+def test_outside_any_git_checkout_the_plans_own_directory_is_the_root_and_the_error_says_so(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "environments").mkdir()
+    (tmp_path / "base.yaml").write_text("runtime: k8s\n", encoding="utf-8")
+    top = tmp_path / "environments" / "prod.yaml"
+    top.write_text(TOP + "imports: [../base.yaml]\n", encoding="utf-8")
+    root = os.path.realpath(tmp_path / "environments")
+    assert errors(top) == [
+        f"{top}:5:11: imports[0]: '../base.yaml' leads outside {root}: refused; no directory above the plan "
+        "file holds .git, so the plan file's own directory is the repository root: make the plan's files one "
+        "git checkout (`git init` where they all are) or move what it names beside the plan file"
+    ]
+    (tmp_path / ".git").mkdir()
+    assert load(top).runtime == "k8s"
 
 
 def test_imports_that_are_no_list_of_paths_are_a_schema_error(files: Files) -> None:
