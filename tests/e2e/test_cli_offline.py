@@ -95,6 +95,18 @@ def test_validate_counts_the_objects_and_charts_of_a_plan_made_only_of_them(tmp_
     assert [(r["manifests"], r["charts"]) for r in map(json.loads, records)] == [(0, 1)]
 
 
+def test_a_zero_duration_is_read_as_go_reads_it_and_refused_only_where_it_means_nothing() -> None:
+    refused = planner("apply", "plans/web-stack.yaml", "--timeout", "0")
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--timeout': '0': expected a duration above zero like 90s, 5m, 1h30m (a "
+        "wait of 0 would fail every object not ready at once; --no-wait writes without waiting)"
+    )
+    accepted = planner("apply", "plans/web-stack.yaml", "--lock-timeout", "0")  # 0: exit 3 at once
+    assert accepted.returncode == 1
+    assert accepted.stderr.startswith("error: no cluster configured"), accepted.stderr
+
+
 def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "apiVersion: planner.dev/v1\n"
