@@ -458,7 +458,7 @@ def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
 def test_status_of_a_runtime_id_that_never_existed_says_not_found(planner: Runner, namespace: str) -> None:
     result = planner("status", f"k8s-{namespace}|deployment|nosuch")
     assert result.returncode == 0, result.stderr
-    header, row = result.stdout.splitlines()
+    _header, row = result.stdout.splitlines()
     assert row.split()[:2] == [f"k8s-{namespace}|deployment|nosuch", "NotFound"]
     assert row.endswith(f"deployment {namespace}/nosuch not found") and "gone" not in row
 
