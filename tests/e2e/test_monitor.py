@@ -438,14 +438,21 @@ def test_status_ready_of_a_deployment_counts_its_replicas_as_kubectl_get_deploy(
     assert row["ready"] == shown[1] == "1/2"
 
 
+def shop_plan(directory: Path, namespace: str, body: str) -> Path:
+    plan = directory / "plan.yaml"
+    plan.write_text(
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: shop, namespace: {namespace}}}\n{body}"
+    )
+    return plan
+
+
 def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
     planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    plan = tmp_path / "plan.yaml"
-    plan.write_text(
-        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
-        f"  namespace: {namespace}\nworkloads:\n  - name: web\n    image: nginx:1.27\n"
-        "  - name: etl\n    kind: job\n    image: busybox:1.36\n"
+    plan = shop_plan(
+        tmp_path,
+        namespace,
+        "workloads:\n  - name: web\n    image: nginx:1.27\n  - name: etl\n    kind: job\n    image: busybox:1.36\n",
     )
     result = planner("status", str(plan), "-o", "json")
     assert result.returncode == 0, result.stderr
@@ -466,11 +473,7 @@ def test_status_of_a_runtime_id_that_never_existed_says_not_found(planner: Runne
 def test_status_of_a_plan_without_workloads_or_sandboxes_says_so(
     planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    plan = tmp_path / "good.yaml"
-    plan.write_text(
-        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
-        f"  namespace: {namespace}\nconfigMaps:\n  - {{name: settings, data: {{a: b}}}}\n"
-    )
+    plan = shop_plan(tmp_path, namespace, "configMaps:\n  - {name: settings, data: {a: b}}\n")
     result = planner("status", str(plan))
     assert result.returncode == 1
     assert result.stderr == (
