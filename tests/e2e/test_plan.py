@@ -58,8 +58,8 @@ def test_a_same_named_object_without_the_plan_label_is_an_ownership_conflict(
     assert created.returncode == 0, created.stderr
     plan = str(write_plan(tmp_path, web_plan(namespace)))
     result = planner("plan", plan)
-    conflict = f"configmap {namespace}/web-config exists and is not managed by plan web"
-    conflict += " (use --adopt to take it over)"
+    conflict = f"configmap {namespace}/web-config exists and is not managed by plan web (written by "
+    conflict += "kubectl-create): `planner apply --adopt` of this plan takes it over"
     assert result.returncode == 1
     assert conflict in result.stdout
     assert result.stderr.splitlines() == [
