@@ -60,6 +60,9 @@ class Change:
     # Why the live object is not ready, for an object the plan leaves as it is (`planner.unready`):
     # apply waits for it as for one it writes, and `plan` counts it as work.
     unready: str | None = None
+    # With `unready`: the live object has failed (a Job's Failed condition), which no wait changes: its
+    # wait fails at once, `--no-wait` or not, and skips what depends on it.
+    failed: bool = False
     # What the plan declares that this change does not make so, and planner does not write (a
     # StatefulSet's existing claims smaller than its template now): the plan says so rather than that
     # the cluster matches.

@@ -308,6 +308,9 @@ class _Execution:
         pool.submit(self.perform, task)
 
     def start_wait(self, task: Task) -> None:
+        if task.failed is not None:  # known when planned: no wait can change it, --no-wait or not
+            self.finish(task, _Finished(status="failed", message=task.failed))
+            return
         if task.action == "wait-ready" and self.no_wait:
             self.settle(
                 task, TaskOutcome(task=task.id, ref=task.ref, status="not-waited", message="--no-wait")

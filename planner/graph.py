@@ -122,6 +122,9 @@ class Task:
     propagation: str | None = None
     runtime_id: str | None = None
     policies: tuple[str, ...] = ()
+    # A wait-ready whose object has already failed (`Change.failed`): why. It fails at once, --no-wait or
+    # not, and skips its dependents.
+    failed: str | None = None
 
     @property
     def is_wait(self) -> bool:
@@ -316,6 +319,7 @@ class _Node:
     runtime_id: str | None = None
     prune: bool = False
     policies: tuple[str, ...] = ()
+    failed: str | None = None
 
 
 @dataclass
@@ -501,6 +505,7 @@ class _Builder:
     def add_ready(self, ref: ObjectRef, change: Change | None, after: str | None = None) -> str:
         runtime_id = annotations_of(change.desired if change else None).get(ANNOTATION_RUNTIME_ID)
         node = _Node(action="wait-ready", ref=ref, timeout=self.timeout_of(change), runtime_id=runtime_id)
+        node.failed = change.unready if change is not None and change.failed else None
         return self.add(node, after)
 
     def ready_task(self, ref: ObjectRef) -> str | None:
@@ -605,7 +610,9 @@ class _Builder:
                 self.edge(self.ready_task(crd), self.handles[ref].write)
 
     def drop_terminal_waits(self) -> None:
-        for node_id in [n for n, node in self.nodes.items() if node.action == "wait-ready"]:
+        for node_id in [
+            n for n, node in self.nodes.items() if node.action == "wait-ready" and not node.failed
+        ]:
             if self.graph.out_degree(node_id) == 0:
                 self.graph.remove_node(node_id)
                 del self.nodes[node_id]
@@ -651,6 +658,7 @@ class _Builder:
             propagation=node.propagation,
             runtime_id=node.runtime_id,
             policies=node.policies,
+            failed=node.failed,
         )
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from planner.app.planning import (
         DEFAULT_APPLY_TIMEOUT,
         PlanOptions,
+        check_conflicts,
         check_data_loss,
         plan,
         render_plans,
@@ -71,6 +72,7 @@ _MODULES = {
     "planner.app.planning": [
         "DEFAULT_APPLY_TIMEOUT",
         "PlanOptions",
+        "check_conflicts",
         "check_data_loss",
         "plan",
         "render_plans",
@@ -112,6 +114,7 @@ __all__ = [
     "apply_options",
     "apply_plans",
     "build",
+    "check_conflicts",
     "check_data_loss",
     "claim_sandbox",
     "cluster_target",

@@ -32,6 +32,7 @@ from planner.errors import (
     EmptyPlanError,
     ForbiddenError,
     NotFoundError,
+    OwnershipError,
     PlanError,
     PlannerError,
 )
@@ -398,6 +399,15 @@ def check_data_loss(planned: Sequence[PlannedChanges], *, consent: str | None = 
     `--allow-data-loss` (or the `consent` given): `apply` before it writes anything, `plan` once it has
     printed the plan."""
     refuse_data_loss((each.changeset for each in planned), consent=consent)
+
+
+def check_conflicts(planned: Sequence[PlannedChanges]) -> None:
+    """Refuse (OwnershipError, naming each) ownership conflicts of any plan, once `plan` has printed it:
+    on stderr too, where a script reads why it exited 1."""
+    found = [f"  plan {each.changeset.plan}: {c}" for each in planned for c in each.changeset.conflicts]
+    if found:
+        count = f"{len(found)} ownership conflict{'s' if len(found) > 1 else ''}"
+        raise OwnershipError(f"{count} (apply would fail on them):\n" + "\n".join(found))
 
 
 def check_not_empty(rendered: RenderedPlan, live: LiveState) -> None:

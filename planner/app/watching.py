@@ -285,7 +285,12 @@ def status(
     once, and with `watch` again whenever they change, until `timeout` (None: until interrupted)."""
     rids, never_created = status_runtime_ids(arguments, target=target)
     if not rids:
-        raise PlannerError("name runtime IDs or plan files")
+        raise PlannerError(
+            f"{', '.join(arguments)}: no workloads or sandboxes to show (status shows those; `planner "
+            "plan` tells whether a plan's other objects match)"
+            if arguments
+            else "name runtime IDs or plan files"
+        )
     clock = clock or SystemClock()
     scope = frozenset(rid.namespace for rid in rids)
     informers = Informers(target.client)

@@ -81,5 +81,6 @@ def rollback_command(plan: str, output: str, target: app.Target, **flags: Any) -
     printers.results.rolled_back(result, printer, output, colour=options.colour(), saved=rollback.out)
     if result.applied is None:
         app.check_data_loss([result.planned])
+        app.check_conflicts([result.planned])
     if result.planned.changeset.conflicts or not result.ok:
         exit_with(FAILED)

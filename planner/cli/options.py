@@ -37,20 +37,28 @@ def stacked(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return decorate
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+def _duration(
+    ctx: click.Context, param: click.Parameter, value: str | None, *, zero: str | None
+) -> float | None:
     if value is None:
         return None
     try:
-        return app.parse_duration(value)
+        seconds = app.parse_duration(value)
     except ValueError as bad:
         raise click.BadParameter(str(bad)) from bad
+    if seconds == 0 and zero is not None:
+        raise click.BadParameter(f"{value!r}: expected a duration above zero like 90s, 5m, 1h30m ({zero})")
+    return seconds
 
 
-def duration(name: str, *, help: str, default: str | None = None) -> Callable[[F], F]:
-    """An option taking a duration (`30s`, `5m`), parsed to seconds; its default shown when it has one."""
+def duration(
+    name: str, *, help: str, default: str | None = None, zero: str | None = "0 has no meaning here"
+) -> Callable[[F], F]:
+    """An option taking a duration (`30s`, `5m`, `0`), parsed to seconds; its default shown when it has
+    one. `zero` says why 0 is refused; None for an option where 0 has a meaning (its help says which)."""
     return click.option(
         name,
-        callback=_duration,
+        callback=functools.partial(_duration, zero=zero),
         metavar="DURATION",
         default=default,
         show_default=default is not None,
@@ -244,7 +252,9 @@ parallelism = click.option(
     help="API writes in flight at once, per plan (waits take none).",
 )
 timeout = duration(
-    "--timeout", help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m)."
+    "--timeout",
+    help="Per-object wait timeout where the plan sets none, like 30s or 5m (default: 5m).",
+    zero="a wait of 0 would fail every object not ready at once; --no-wait writes without waiting",
 )
 no_wait = flag("--no-wait", "Write without waiting for objects to become ready.")
 
@@ -253,6 +263,7 @@ lock = stacked(
         "--lock-timeout",
         default="0s",
         help="Wait this long for a plan's lock while another run holds it (0: exit 3 at once).",
+        zero=None,
     ),
     duration(
         "--lock-duration",

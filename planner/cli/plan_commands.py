@@ -12,7 +12,6 @@ from planner import output as printers
 from planner.cli import options
 from planner.cli.running import (
     CHANGES,
-    FAILED,
     exit_with,
     fail_unless,
     notice,
@@ -110,8 +109,7 @@ def plan_command(
     app.check_data_loss(results)
     for warning in app.save_plans(out, results, plan_options, target=target) if out is not None else ():
         click.echo(f"warning: {warning}", err=True)
-    if any(result.changeset.conflicts for result in results):
-        exit_with(FAILED)
+    app.check_conflicts(results)
     if detailed_exitcode and any(result.changeset.has_work for result in results):
         exit_with(CHANGES)
 

@@ -393,10 +393,13 @@ def sandbox_claims(client: KubeClient, rid: RuntimeID) -> list[str]:
 
 def _inspect_workload(handle: _Workload, own: Manifest, pod_ip: str, common: dict[str, Any]) -> Inspection:
     """The Service's DNS name for a kind with one (the `<name>-svc` of an exposed one, the headless
-    `<name>` that names a StatefulSet's pods), the latest pod's IP otherwise; the claims of a kind
-    with claim templates."""
+    `<name>` that names a StatefulSet's pods) when that Service exists (not without `expose`, or a
+    StatefulSet without a port), the latest pod's IP otherwise; the claims of a kind with claim
+    templates."""
     kind = workloads.named(handle.rid.kind)
     service = {"exposed": service_name(handle.name), "headless": handle.name}.get(kind.service or "")
+    if service and get_or_none(handle.client, SERVICE, handle.namespace, service) is None:
+        service = None
     address = f"{service}.{handle.namespace}.svc.cluster.local" if service else pod_ip
     claims = tuple(handle.claims(own)) if kind.claim_templates else None
     return Inspection(ip_address=address, pvcs=claims, **common)

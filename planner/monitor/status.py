@@ -218,6 +218,7 @@ PodsOf = Callable[[str, str], Sequence[Manifest]]  # (namespace, workload name) 
 
 
 NOT_CREATED = "NotCreated"
+NOT_FOUND = "NotFound"
 
 
 def status_rows(
@@ -231,7 +232,9 @@ def status_rows(
     """A row per runtime ID, reading objects through `lookup(kind, namespace, name)` and a workload's
     pods (label `gobrave-workload=<name>`) through `pods_of`. An absent object that `never_created`
     names (`deployment/ns/web`: its plan's last apply failed or skipped its create) is `NotCreated`,
-    not `Deleted`: nothing was ever there to delete."""
+    not `Deleted`: nothing was ever there to delete. Any other absent one is `NotFound`: one snapshot
+    cannot tell a workload deleted from one that never existed (a mistyped runtime ID), which the
+    monitor's `Deleted`, seen going, would claim."""
     rows = []
     for rid in runtime_ids:
         seen, _ = observe(rid, lookup)
@@ -243,5 +246,8 @@ def status_rows(
         if own is None and ref in never_created:
             message = f"{ref} was never created: the plan's last apply failed or skipped it"
             row = dataclasses.replace(row, state=NOT_CREATED, message=message)
+        elif own is None and seen.end is not None and seen.end.type == "ContainerDeleted":
+            message = f"{rid.kind} {rid.namespace}/{rid.name} not found"
+            row = dataclasses.replace(row, state=NOT_FOUND, message=message)
         rows.append(row)
     return rows

@@ -20,12 +20,17 @@ def print_warnings(warnings: Sequence[Diagnostic], stream: TextIO | None = None)
 
 
 def _counts(plan: Plan) -> dict[str, int]:
+    """What the plan declares, by field; `manifests` counts the objects of `manifests`, `manifestFiles`
+    and `kustomize`, and `charts` the charts (not the objects they render)."""
     return {
         "workloads": len(plan.workloads),
         "sandboxes": len(plan.sandboxes),
         "warmPools": len(plan.warm_pools),
         "configMaps": len(plan.config_maps),
         "secrets": len(plan.secrets),
+        "volumeClaims": len(plan.volume_claims),
+        "manifests": sum(1 for raw in plan.manifests if not raw.origin),
+        "charts": len(plan.charts),
     }
 
 

@@ -68,7 +68,7 @@ from planner.objects import (
 )
 from planner.plan.chart_repository import Credentials, fetch_chart
 from planner.plan.helm_engine import Capabilities, ChartFailure, RenderedChart, render_chart
-from planner.plan.imports import repository_root
+from planner.plan.imports import outside_repository, repository_root
 from planner.plan.input_limits import read_text
 from planner.plan.model import ChartRelease
 from planner.plan.oci_registry import fetch_oci_chart, is_oci
@@ -555,7 +555,7 @@ def _confined(target: Path, written: str, real_root: Path, what: str) -> str | N
     if os.path.isabs(written):
         return f"{written!r} is absolute: a {what} is named relative to the plan file's directory"
     if leaves(target, real_root):
-        return f"{written!r} leads outside the repository ({real_root}): refused"
+        return outside_repository(written, real_root)
     if not target.exists():
         return f"no such {what}: {written!r} (relative to the plan file's directory)"
     return None

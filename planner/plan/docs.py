@@ -225,7 +225,8 @@ kustomize:
   repository alone. Their files are inputs of the plan, which the controller watches.
 - A problem in a rendered object (a duplicate, a cluster-scoped kind without `allowClusterScoped`) is
   reported at its line in Kustomize's output, named `DIR (kustomize output)`.
-- Not in a Plan object (`planner build` refuses it too): the controller reads no files for one.
+- Not in a Plan object: the controller reads no files for one. `planner build` renders the directory
+  and inlines its objects under `manifests:` instead, as it does a `manifestFiles` entry's.
 
 ### Helm charts
 

@@ -36,11 +36,15 @@ workloads:
 ```
 
 The merged plan has one workload, `web`, with image `nginx:1.27` (from base.yaml), 3 replicas and
-`env: {LOG: info}`.
+`env: {LOG: info}`. This example needs a git checkout: `../base.yaml` is above the plan file, which is
+inside the repository only when a directory above both holds `.git` (below). Outside one the import is
+refused (`'../base.yaml' leads outside …/environments: refused; no directory above the plan file holds
+.git, …`): `git init` where both files are, or keep the base beside the plan.
 
 - **Where imports are read from**: paths relative to the importing file, never absolute, and never
   leading (symlinks followed) outside the repository: the nearest directory above the plan file holding
-  `.git`, else the plan file's own directory. A fragment may import others; a file that comes to import
+  `.git`, else the plan file's own directory (so outside a git checkout a plan imports only files beside
+  or below it; `manifestFiles`, `kustomize` and chart directories stay inside the same root). A fragment may import others; a file that comes to import
   itself is refused with the chain (`plan.yaml → a.yaml → b.yaml → a.yaml`). At most 100 files are read
   for one plan. A fragment's own `manifestFiles` and `valueFrom.file` are relative to the fragment.
 - **Mappings** merge key by key (`env`, `labels`, `metadata`, a workload itself).

@@ -1,5 +1,6 @@
 """Go-style durations (`90s`, `5m`, `1h30m`, `1.5h`, `500ms`), the form kubectl and Go tools use for
-timeouts. Only the units a plan needs are accepted: h, m, s, ms; no sign, no bare numbers."""
+timeouts. Only the units a plan needs are accepted: h, m, s, ms; no sign, and no bare number but `0`,
+which Go's time.ParseDuration reads as zero too."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ DURATION_HINT = "expected a Go duration like 90s, 5m, 1h30m"
 
 def parse_duration(text: str) -> float:
     """Seconds in `text`; ValueError when it is not a duration."""
+    if text == "0":
+        return 0.0
     if not _WHOLE.fullmatch(text):
         raise ValueError(f"bad duration {text!r}: {DURATION_HINT}")
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _PART.findall(text))

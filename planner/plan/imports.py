@@ -80,6 +80,21 @@ def repository_root(plan_file: Path) -> Path:
     return directory
 
 
+def outside_repository(written: str, root: Path, *, where: str = "") -> str:
+    """Why `written` (a path a plan names; `where`: ` (in DIR)` for one a file it reads names) is refused
+    for leading outside `root` (`repository_root`), saying what the root is and how to bring it in."""
+    if (root / ".git").exists():
+        return (
+            f"{written!r}{where} leads outside the repository {root} (the nearest directory above the plan file "
+            "that holds .git): refused; move what it names inside that directory"
+        )
+    return (
+        f"{written!r}{where} leads outside {root}: refused; no directory above the plan file holds .git, so the "
+        "plan file's own directory is the repository root: make the plan's files one git checkout "
+        "(`git init` where they all are) or move what it names beside the plan file"
+    )
+
+
 def _imports_anything(parsed: ParsedFile) -> bool:
     return (isinstance(parsed.data, dict) and IMPORTS in parsed.data) or bool(parsed.tags)
 
@@ -88,9 +103,14 @@ def _entry_problems(parsed: ParsedFile, *, fragment: bool) -> list[Diagnostic]:
     """Schema problems of a file about to be merged: a fragment against the fragment schema; the
     top-level file only in its `imports` (everything else is checked once merged)."""
     report = check_schema(parsed, fragment=True)
-    if fragment:
-        return report.diagnostics
+    if fragment:  # what a `!remove` marks is no value (`DEBUG: !remove` is null): the merge reads it
+        removed = [path for path, tag in parsed.tags.items() if tag == "remove"]
+        return [d for d in report.diagnostics if not any(_within(d.path, path) for path in removed)]
     return [d for d in report.diagnostics if d.path == IMPORTS or d.path.startswith(f"{IMPORTS}[")]
+
+
+def _within(path: str, ancestor: str) -> bool:
+    return path == ancestor or path.startswith((f"{ancestor}.", f"{ancestor}["))
 
 
 @dataclass
@@ -106,18 +126,22 @@ class _Reader:
     def resolve(self, parsed: ParsedFile, name: str, *, chain: tuple[tuple[Path, str], ...]) -> Located:
         """`parsed` (named `name` in positions) over its imports, merged."""
         own = located(parsed, name)
+        known = len(self.problems)
         imported = [
             tree
             for path, relative in _import_entries(parsed)
             if (tree := self._fragment(parsed, path, relative, chain)) is not None
         ]
+        # An import that did not load (or whose own imports did not) leaves the merge without what it
+        # declares: a `!remove` of it would read as removing nothing, so the merge's problems are moot.
+        problems = self.problems if len(self.problems) == known else []
         own = without(own, IMPORTS)
         if not imported:
-            return override(None, own, "", self.problems)
+            return override(None, own, "", problems)
         base = imported[0]
         for later in imported[1:]:
-            base = join(base, later, own, "", self.problems)
-        return override(base, own, "", self.problems)
+            base = join(base, later, own, "", problems)
+        return override(base, own, "", problems)
 
     def _fragment(
         self, parsed: ParsedFile, path: str, relative: str, chain: tuple[tuple[Path, str], ...]
@@ -156,7 +180,7 @@ class _Reader:
         if os.path.isabs(relative):
             problem = f"{relative!r} is absolute: imports are named relative to the importing file"
         elif leaves(target, self.root):
-            problem = f"{relative!r} leads outside the repository ({self.root}): refused"
+            problem = outside_repository(relative, self.root)
         else:
             self.named.append(target)
             if os.path.lexists(target):

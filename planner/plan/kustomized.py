@@ -31,7 +31,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from planner.errors import Diagnostic
-from planner.plan.imports import repository_root
+from planner.plan.imports import outside_repository, repository_root
 from planner.plan.input_limits import MAX_FILE_BYTES, read_text
 from planner.plan.raw import Node, root
 from planner.plan.raw_manifests import leaves
@@ -147,12 +147,14 @@ def _directories(parsed: ParsedFile, plan: Node, problems: list[Diagnostic]) -> 
 
 
 def _confined(directory: Path, written: str, root: Path) -> str | None:
+    if _REMOTE.match(written):
+        return _remote(written, "")
     if os.path.isabs(written):
         return (
             f"{written!r} is absolute: a Kustomize directory is named relative to the plan file's directory"
         )
     if leaves(directory, root):
-        return f"{written!r} leads outside the repository ({root}): refused"
+        return outside_repository(written, root)
     if not directory.is_dir():
         return f"no such directory: {written!r} (relative to the plan file's directory)"
     if _kustomization(directory) is None:
@@ -171,18 +173,19 @@ def _walk(directory: Path, root: Path, seen: list[Path]) -> tuple[list[Path], st
         return seen, f"more than {MAX_DIRECTORIES} Kustomize directories: refused"
     for reference in _references(directory):
         if _REMOTE.match(reference):
-            return (
-                seen,
-                f"{reference!r} (in {directory}) is a remote base: planner renders only what the repository holds",
-            )
+            return seen, _remote(reference, f" (in {directory})")
         target = directory / reference
         if leaves(target, root):
-            return seen, f"{reference!r} (in {directory}) leads outside the repository ({root}): refused"
+            return seen, outside_repository(reference, root, where=f" (in {directory})")
         if target.is_dir():
             _, problem = _walk(target, root, seen)
             if problem is not None:
                 return seen, problem
     return seen, None
+
+
+def _remote(reference: str, where: str) -> str:
+    return f"{reference!r}{where} is a remote base: planner renders only what the repository holds"
 
 
 def _references(directory: Path) -> list[str]:

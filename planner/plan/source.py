@@ -35,13 +35,20 @@ from planner.errors import Diagnostic
 from planner.plan.input_limits import event_problem, read_text
 from planner.plan.model import Position
 from planner.plan.redact import masked
+from planner.plan.suggest import hint
 
 _TOKEN = re.compile(r"[^\s,\]\}#]+")
 _DOCUMENT_START = re.compile(r"^---(\s|$)")
 _DUPLICATE_KEY = re.compile(r'found duplicate key "(.*)" with value')
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_STR_TAG = "tag:yaml.org,2002:str"
+_YAML_TAG_PREFIX = "tag:yaml.org,2002:"
+_MERGE_TAG = f"{_YAML_TAG_PREFIX}merge"
+_STR_TAG = f"{_YAML_TAG_PREFIX}str"
 PLAN_TAGS = {"!default": "default", "!remove": "remove"}  # local tags the import merge reads (merge.py)
+_YAML_TAGS = {  # the tags YAML's own types take, by the kind of node they may tag: any other is refused
+    ScalarNode: ("str", "int", "float", "bool", "null", "timestamp", "binary"),
+    MappingNode: ("map",),
+    SequenceNode: ("seq",),
+}
 
 
 class _Yaml12Resolver(VersionedResolver):
@@ -251,7 +258,7 @@ def _single_document(name: str, text: str, documents: list[Node], yaml: YAML) ->
 
 
 def _is_null(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+    return isinstance(node, ScalarNode) and node.tag == f"{_YAML_TAG_PREFIX}null"
 
 
 class _Walk:
@@ -268,6 +275,8 @@ class _Walk:
         # Read once: ruamel makes the tag's text anew on each read of `node.tag`.
         tag_text = str(node.tag)
         tag = PLAN_TAGS.get(tag_text)
+        if tag is None and tag_text.removeprefix(_YAML_TAG_PREFIX) not in _YAML_TAGS[type(node)]:
+            raise _unknown_tag(node, tag_text)
         if tag is not None:
             self.tags[path] = tag
             if isinstance(node, ScalarNode):  # read as if untagged: `!default 3` is the integer 3
@@ -290,7 +299,7 @@ class _Walk:
                 raise ValueError("an integer too large to print")  # 0x… of thousands of digits
             return value
         except (ValueError, TypeError, ArithmeticError, LookupError) as error:  # `!!int` of 5,000 digits
-            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            tag = str(node.tag).replace(_YAML_TAG_PREFIX, "!!")
             raise MarkedYAMLError(
                 problem=f"cannot read this {tag} value", problem_mark=node.start_mark
             ) from error
@@ -317,6 +326,16 @@ class _Walk:
             self.keys[here] = self.values[here] = _position(value_node)
             items.append(self.plain(value_node, here))
         return items
+
+
+def _unknown_tag(node: Node, tag_text: str) -> MarkedYAMLError:
+    """A tag nothing reads, which would otherwise be dropped in silence (`- !remov {name: worker}`
+    removing nothing): refused at the tag, naming the tags the node could take."""
+    shown = tag_text.replace(_YAML_TAG_PREFIX, "!!")
+    known = [*PLAN_TAGS, *(f"!!{name}" for name in _YAML_TAGS[type(node)])]
+    kind = {ScalarNode: "value", MappingNode: "mapping", SequenceNode: "list"}[type(node)]
+    problem = f"unknown tag {shown!r} on a {kind}" + hint(shown, known, listing="known tags")
+    return MarkedYAMLError(problem=problem, problem_mark=node.start_mark)
 
 
 def _merged_pairs(node: MappingNode) -> list[tuple[Node, Node]]:

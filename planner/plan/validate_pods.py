@@ -97,16 +97,19 @@ def _kind_checks(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
         yield parsed.diagnostic(path, problem.message, at_value=problem.at_value)
 
 
+def _exposed_kinds() -> str:
+    return " and ".join(f"{owner.name}s" for owner in workloads.KINDS if owner.service == "exposed")
+
+
 def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
     if workload.data.get("expose") is not True:
         return
     kind = workload_kind(workload)
-    exposed = " and ".join(f"{owner.name}s" for owner in workloads.KINDS if owner.service == "exposed")
     if kind.service is None:
-        message = f"expose is for {exposed} only: a {kind.name} gets no Service"
+        message = f"expose is for {_exposed_kinds()} only: a {kind.name} gets no Service"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
     elif kind.service == "headless":
-        message = f"expose is for {exposed} only: a {kind.name} with a port gets its headless Service anyway"
+        message = f"expose is for {_exposed_kinds()} only: a {kind.name} with a port gets its headless Service anyway"
         yield parsed.diagnostic(workload.at("expose"), message, at_value=False)
     elif "port" not in workload.data:
         message = "expose needs a port: the Service forwards to it (add port)"
@@ -114,7 +117,19 @@ def _expose(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
 
 
 def _ingress(workload: Node, parsed: ParsedFile) -> Iterator[Diagnostic]:
-    if "ingress" in workload.data and workload.data.get("expose") is not True:
+    if "ingress" not in workload.data:
+        return
+    kind = workload_kind(workload)
+    if kind.service != "exposed":  # expose is refused for it too: say what it can do instead
+        message = f"ingress is for {_exposed_kinds()} only (with expose: true and a port): a {kind.name} "
+        message += (
+            "gets no Service"
+            if kind.service is None
+            else "has only its headless Service <name>; to route to it, declare a Service and an Ingress "
+            "under manifests"
+        )
+        yield parsed.diagnostic(workload.at("ingress"), message, at_value=False)
+    elif workload.data.get("expose") is not True:
         message = "ingress needs expose: true (and a port): it routes to the workload's Service <name>-svc"
         yield parsed.diagnostic(workload.at("ingress"), message, at_value=False)
 

@@ -503,6 +503,25 @@ def test_a_failed_job_skips_exactly_its_dependents_and_fixing_the_plan_converges
     assert get(cluster, f"{deployments}/web")["status"].get("availableReplicas") == 1
 
 
+@pytest.mark.parametrize("no_wait", [True, False], ids=["no-wait", "waiting"])
+def test_a_dependency_already_failed_skips_its_dependents_on_the_next_apply(
+    planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path, no_wait: bool
+) -> None:
+    plan = write_plan(tmp_path, chain_plan(namespace, exit_code=3))
+    assert planner("apply", str(plan), "--timeout", "60s").returncode == 1
+    again = planner("apply", str(plan), *(["--no-wait"] if no_wait else []))
+    assert again.returncode == 1, again.stdout + again.stderr
+    lines = again.stdout.splitlines()
+    failed = [line for line in lines if line.startswith(f"  failed wait-ready job/{namespace}/migrate: ")]
+    assert len(failed) == 1 and "its run-key ran: change its template or pass --rerun migrate" in failed[0]
+    assert f"  skipped create deployment/{namespace}/web: wait-ready job/{namespace}/migrate failed" in lines
+    assert not exists(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments/web")
+    selector = "planner.dev/plan=chain,planner.dev/generation"
+    records = get(cluster, f"/api/v1/namespaces/{namespace}/secrets?labelSelector={selector}")["items"]
+    results = {r["metadata"]["labels"]["planner.dev/generation"]: r["metadata"]["labels"] for r in records}
+    assert {labels["planner.dev/result"] for labels in results.values()} == {"failed"}  # never converged
+
+
 def test_a_job_template_change_runs_it_again(
     planner: Runner, cluster: ClusterHandle, namespace: str, tmp_path: Path
 ) -> None:

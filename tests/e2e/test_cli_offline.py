@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
 from importlib.metadata import distribution
@@ -44,7 +45,7 @@ def test_validate_accepts_every_example_plan() -> None:
         "plans/envs/staging.yaml: plan shop-staging is valid (2 workloads, 1 configMaps, 1 secrets)",
         "plans/pod-fidelity.yaml: plan fidelity is valid (1 workloads, 1 configMaps, 1 secrets)",
         "plans/sandboxes.yaml: plan devboxes is valid (4 sandboxes, 1 warmPools)",
-        "plans/stateful-app.yaml: plan notes is valid (3 workloads, 1 secrets)",
+        "plans/stateful-app.yaml: plan notes is valid (3 workloads, 1 secrets, 1 volumeClaims, 1 manifests)",
         "plans/web-stack.yaml: plan shop is valid (2 workloads, 1 configMaps, 1 secrets)",
     ]
 
@@ -67,6 +68,43 @@ def test_validate_walks_subdirectories_in_path_order_leaving_other_yaml_alone(tm
         "plans/team-a/web.yaml: plan web is valid (empty)",
         "plans/z.yaml: plan zed is valid (empty)",
     ]
+
+
+def test_validate_counts_the_objects_and_charts_of_a_plan_made_only_of_them(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(REPO / "tests" / "data" / "charts" / "web", tmp_path / "chart")
+    shutil.copytree(REPO / "tests" / "data" / "kustomize", tmp_path / "k8s")
+    (tmp_path / "objects.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: listed}\n")
+    head = "apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {name: NAME, namespace: NAME}\n"
+    plans = {
+        "manifests": "manifests:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: inline}}\n"
+        "manifestFiles: [objects.yaml]\n",
+        "kustomize": "kustomize:\n  - path: k8s/overlays/prod\n",
+        "chart": "allowClusterScoped: true\ncharts:\n  - {name: web, chart: chart, skipTests: true}\n",
+    }
+    for name, body in plans.items():
+        (tmp_path / f"{name}.yaml").write_text(head.replace("NAME", name) + body)
+    result = planner("validate", *(f"{name}.yaml" for name in plans), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "manifests.yaml: plan manifests is valid (2 manifests)",
+        "kustomize.yaml: plan kustomize is valid (4 manifests)",
+        "chart.yaml: plan chart is valid (1 charts)",
+    ]
+    records = planner("validate", "chart.yaml", "-o", "json", cwd=tmp_path).stdout.splitlines()
+    assert [(r["manifests"], r["charts"]) for r in map(json.loads, records)] == [(0, 1)]
+
+
+def test_a_zero_duration_is_read_as_go_reads_it_and_refused_only_where_it_means_nothing() -> None:
+    refused = planner("apply", "plans/web-stack.yaml", "--timeout", "0")
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--timeout': '0': expected a duration above zero like 90s, 5m, 1h30m (a "
+        "wait of 0 would fail every object not ready at once; --no-wait writes without waiting)"
+    )
+    accepted = planner("apply", "plans/web-stack.yaml", "--lock-timeout", "0")  # 0: exit 3 at once
+    assert accepted.returncode == 1
+    assert accepted.stderr.startswith("error: no cluster configured"), accepted.stderr
 
 
 def test_validate_reports_every_error_in_file_order_and_exits_1(tmp_path: Path) -> None:

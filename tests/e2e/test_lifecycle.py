@@ -344,6 +344,8 @@ def test_inspect_a_deployment_names_its_service_dns(
     cluster: ClusterHandle, planner: Runner, namespace: str
 ) -> None:
     create(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment("web", namespace))
+    service = {"metadata": {"name": "web-svc"}, "spec": {"selector": labels("web"), "ports": [{"port": 80}]}}
+    create(cluster, f"/api/v1/namespaces/{namespace}/services", service)
     result = planner("inspect", f"k8s-{namespace}|deployment|web", "-o", "json")
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
@@ -351,6 +353,22 @@ def test_inspect_a_deployment_names_its_service_dns(
     assert (found["kind"], found["namespace"], found["name"]) == ("deployment", namespace, "web")
     text = planner("inspect", f"k8s-{namespace}|deployment|web")
     assert f"IPAddress: web-svc.{namespace}.svc.cluster.local\n" in text.stdout
+
+
+def test_inspect_a_deployment_without_a_service_names_its_pods_ip_not_a_service_that_is_not_there(
+    cluster: ClusterHandle, planner: Runner, namespace: str
+) -> None:
+    create(cluster, f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment("web", namespace))
+
+    def pod_ip() -> str | None:
+        return next(
+            (p["status"]["podIP"] for p in pods_of(cluster, namespace, "web") if p["status"].get("podIP")),
+            None,
+        )
+
+    address = wait_for(pod_ip, what="a pod of the deployment with an IP")
+    found = json.loads(planner("inspect", f"k8s-{namespace}|deployment|web", "-o", "json").stdout)
+    assert found["ip_address"] == address
 
 
 def test_inspect_a_deployment_names_its_latest_pods_node(

@@ -438,21 +438,48 @@ def test_status_ready_of_a_deployment_counts_its_replicas_as_kubectl_get_deploy(
     assert row["ready"] == shown[1] == "1/2"
 
 
+def shop_plan(directory: Path, namespace: str, body: str) -> Path:
+    plan = directory / "plan.yaml"
+    plan.write_text(
+        f"apiVersion: planner.dev/v1\nkind: Plan\nmetadata: {{name: shop, namespace: {namespace}}}\n{body}"
+    )
+    return plan
+
+
 def test_status_of_a_plan_lists_its_workloads_and_sandboxes(
     planner: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    plan = tmp_path / "plan.yaml"
-    plan.write_text(
-        "apiVersion: planner.dev/v1\nkind: Plan\nmetadata:\n  name: shop\n"
-        f"  namespace: {namespace}\nworkloads:\n  - name: web\n    image: nginx:1.27\n"
-        "  - name: etl\n    kind: job\n    image: busybox:1.36\n"
+    plan = shop_plan(
+        tmp_path,
+        namespace,
+        "workloads:\n  - name: web\n    image: nginx:1.27\n  - name: etl\n    kind: job\n    image: busybox:1.36\n",
     )
     result = planner("status", str(plan), "-o", "json")
     assert result.returncode == 0, result.stderr
-    assert [(r["runtime_id"], r["state"], r["age"]) for r in events_of(result.stdout)] == [
-        (f"k8s-{namespace}|deployment|web", "Deleted", "-"),
-        (f"k8s-{namespace}|job|etl", "Deleted", "-"),
-    ]
+    assert [(r["runtime_id"], r["state"], r["age"], r["message"]) for r in events_of(result.stdout)] == [
+        (f"k8s-{namespace}|deployment|web", "NotFound", "-", f"deployment {namespace}/web not found"),
+        (f"k8s-{namespace}|job|etl", "NotFound", "-", f"job {namespace}/etl not found"),
+    ]  # never applied: not `Deleted`, which would say they were there
+
+
+def test_status_of_a_runtime_id_that_never_existed_says_not_found(planner: Runner, namespace: str) -> None:
+    result = planner("status", f"k8s-{namespace}|deployment|nosuch")
+    assert result.returncode == 0, result.stderr
+    _header, row = result.stdout.splitlines()
+    assert row.split()[:2] == [f"k8s-{namespace}|deployment|nosuch", "NotFound"]
+    assert row.endswith(f"deployment {namespace}/nosuch not found") and "gone" not in row
+
+
+def test_status_of_a_plan_without_workloads_or_sandboxes_says_so(
+    planner: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = shop_plan(tmp_path, namespace, "configMaps:\n  - {name: settings, data: {a: b}}\n")
+    result = planner("status", str(plan))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: {plan}: no workloads or sandboxes to show (status shows those; `planner plan` tells "
+        "whether a plan's other objects match)\n"
+    )
 
 
 STEPS = ("web ready", "etl active", "web scaled to 0", "etl succeeded")

@@ -56,9 +56,23 @@ def test_a_same_named_object_without_the_plan_label_is_an_ownership_conflict(
 ) -> None:
     created = kubectl("create", "configmap", "web-config", "-n", namespace, "--from-literal=a=b")
     assert created.returncode == 0, created.stderr
-    result = planner("plan", str(write_plan(tmp_path, web_plan(namespace))))
+    plan = str(write_plan(tmp_path, web_plan(namespace)))
+    result = planner("plan", plan)
+    conflict = f"configmap {namespace}/web-config exists and is not managed by plan web (written by "
+    conflict += "kubectl-create): `planner apply --adopt` of this plan takes it over"
     assert result.returncode == 1
-    assert f"configmap {namespace}/web-config exists and is not managed by plan web" in result.stdout
+    assert conflict in result.stdout
+    assert result.stderr.splitlines() == [
+        "error: 1 ownership conflict (apply would fail on them):",
+        f"  plan web: {conflict}",
+    ]
+    result = planner("plan", plan, "-o", "json")
+    assert result.returncode == 1
+    *text, error = result.stderr.splitlines()
+    assert text == ["error: 1 ownership conflict (apply would fail on them):", f"  plan web: {conflict}"]
+    record = json.loads(error)
+    assert (record["type"], record["exit_code"]) == ("Error", 1)
+    assert record["message"] == f"1 ownership conflict (apply would fail on them):\n  plan web: {conflict}"
 
 
 def test_a_secret_with_the_plans_name_that_is_not_its_parent_is_a_conflict_plan_and_apply_both_report(

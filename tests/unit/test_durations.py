@@ -24,3 +24,9 @@ SPELLED = [
 def test_durations_are_spelled_as_go_spells_them_and_read_back(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
     assert parse_duration(text) == seconds
+
+
+def test_a_bare_zero_is_a_duration_as_in_go_and_no_other_bare_number_is() -> None:
+    assert parse_duration("0") == 0.0
+    with pytest.raises(ValueError, match="bad duration '5': expected a Go duration like 90s, 5m, 1h30m"):
+        parse_duration("5")

@@ -594,6 +594,31 @@ create deployment/shop/web <- wait-ready job/shop/migrate
     assert harness.writer.calls[-1] == "create deployment/shop/web"
 
 
+@pytest.mark.parametrize("no_wait", [True, False], ids=["no-wait", "waiting"])
+def test_a_wait_already_failed_when_planned_fails_at_once_and_skips_its_dependents(no_wait: bool) -> None:
+    plan = plan_from("""
+parent secret/shop/shop
+wait-ready job/shop/migrate
+create deployment/shop/web <- parent secret/shop/shop, wait-ready job/shop/migrate
+create configmap/shop/other <- parent secret/shop/shop
+""")
+    why = "failed (complete 0/1): BackoffLimitExceeded; its run-key ran: change its template or pass --rerun migrate"
+    failed = dataclasses.replace(plan.task("wait-ready job/shop/migrate"), failed=why)
+    plan = dataclasses.replace(plan, tasks=tuple(failed if t.id == failed.id else t for t in plan.tasks))
+    harness = Harness()
+    result = harness.run(plan, no_wait=no_wait)
+    assert harness.status.waits == []  # nothing asked of the cluster: the plan already knew
+    assert {o.task: (o.status, o.message) for o in result.outcomes if o.status != "done"} == {
+        "wait-ready job/shop/migrate": ("failed", why),
+        "create deployment/shop/web": ("skipped", "wait-ready job/shop/migrate failed"),
+    }
+    assert not result.ok
+    assert harness.writer.calls == ["parent secret/shop/shop", "create configmap/shop/other"]
+    assert [(e.task, e.message) for e in harness.sink.of_type(Failed)] == [
+        ("wait-ready job/shop/migrate", why)
+    ]
+
+
 def test_events_announce_the_plan_then_report_each_wait() -> None:
     harness = Harness()
     harness.run(WEB_STACK)

@@ -584,6 +584,22 @@ def test_no_wait_leaves_out_the_wait_for_an_unchanged_object_that_is_not_ready()
     assert solve(changeset(SHOP, SHOP, unready), wait=False).as_text() == ""
 
 
+def test_no_wait_keeps_the_wait_of_an_unchanged_object_already_failed_before_its_dependents() -> None:
+    migrate = manifest("Job", "migrate", SHOP, spec={"template": {"spec": pod_spec()}})
+    web = manifest("Deployment", "web", SHOP, **depends("batch/namespaces/shop/Job/migrate"))
+    failed = dataclasses.replace(change("noop", migrate), unready="failed", failed=True)
+    plan = solve(changeset(SHOP, SHOP, failed, change("create", web)), wait=False)
+    assert plan.as_text() == (
+        """\
+wait-ready job/shop/migrate
+parent secret/shop/shop
+create deployment/shop/web <- wait-ready job/shop/migrate, parent secret/shop/shop
+"""
+    )
+    assert plan.task("wait-ready job/shop/migrate").failed == "failed"
+    assert solve(changeset(SHOP, SHOP, failed), wait=False).as_text() == "wait-ready job/shop/migrate\n"
+
+
 # --- a chart's hook Job with a Helm delete policy ---
 
 

@@ -268,7 +268,8 @@ def test_bad_chart_entries_are_errors_at_their_fields(repo: Path) -> None:
     assert found == [
         "plan.yaml:6:43: charts[0].version: chart 'a' is web 1.0.0, not the version 2.0.0 the plan expects: "
         "change `version` to upgrade (or downgrade) it",
-        f"plan.yaml:7:22: charts[1].chart: '../elsewhere' leads outside the repository ({repo}): refused",
+        f"plan.yaml:7:22: charts[1].chart: '../elsewhere' leads outside the repository {repo} (the nearest "
+        "directory above the plan file that holds .git): refused; move what it names inside that directory",
         "plan.yaml:8:22: charts[2].chart: no such chart: 'charts/none' (relative to the plan file's directory)",
         "plan.yaml:9:5: charts[3]: a chart from a repository needs its `version`: pin the one to apply",
         "plan.yaml:10:48: charts[4].valuesFiles[0]: no such values file: 'missing.yaml' (relative to the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -151,6 +152,22 @@ def test_the_crd_names_printer_columns_and_status_subresource() -> None:
         ("Suspended", ".reconcile.suspend"),
         ("Age", ".metadata.creationTimestamp"),
     ]
+
+
+def test_the_docs_show_the_crds_printer_columns() -> None:
+    """Every `kubectl get plans` table in the docs has the CRD's columns, and cli.md names them all."""
+    columns = [str(c["name"]).upper() for c in plan_crd()["spec"]["versions"][0]["additionalPrinterColumns"]]
+    headers = [
+        lines[index + 1].split()
+        for doc in sorted((REPO / "docs").glob("*.md"))
+        for lines in [doc.read_text().splitlines()]
+        for index, line in enumerate(lines)
+        if line.startswith("$ kubectl get plans") and " -o " not in line
+    ]
+    assert headers and all(header == ["NAME", *columns] for header in headers), headers
+    cli = " ".join((REPO / "docs" / "cli.md").read_text().split())
+    [named] = re.findall(r"`kubectl get plans` shows the (.*?) columns", cli)
+    assert re.findall(r"[A-Z][A-Z-]+", named) == columns
 
 
 def test_deploy_installs_the_generated_crd() -> None:

@@ -106,6 +106,24 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "an ingress on a statefulset says what it can do instead, not to add the expose it refuses",
+        "workloads:\n  - name: db\n    kind: statefulset\n    image: postgres:16\n    port: 5432\n"
+        "    ingress: {host: db.example.com}\n",
+        [
+            "{f}:10:5: workloads[0].ingress: ingress is for deployments only (with expose: true and a port): "
+            "a statefulset has only its headless Service <name>; to route to it, declare a Service and an "
+            "Ingress under manifests"
+        ],
+    ),
+    (
+        "an ingress on a cronjob",
+        CRONJOB + "    schedule: '@daily'\n    ingress: {host: shop.example.com}\n",
+        [
+            "{f}:10:5: workloads[0].ingress: ingress is for deployments only (with expose: true and a port): "
+            "a cronjob gets no Service"
+        ],
+    ),
+    (
         "an ingress on a workload that is not exposed",
         "workloads:\n  - name: web\n    image: nginx:1.27\n    port: 80\n    ingress: {host: shop.example.com}\n",
         [

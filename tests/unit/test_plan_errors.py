@@ -40,6 +40,32 @@ CASES: list[tuple[str, str, list[str]]] = [
         ['{f}:6:1: invalid YAML: duplicate key "runtime"'],
     ),
     (
+        "an unknown tag on a mapping is refused where it is, not dropped (a mistyped !remove)",
+        "workloads:\n  - !remov {name: worker, image: x}\n",
+        [
+            "{f}:6:5: invalid YAML: unknown tag '!remov' on a mapping (did you mean \"!remove\"? known tags: "
+            "!default, !remove, !!map)"
+        ],
+    ),
+    (
+        "an unknown tag on a list is refused",
+        "workloads: !foo\n  - name: web\n    image: x\n",
+        ["{f}:5:12: invalid YAML: unknown tag '!foo' on a list (known tags: !default, !remove, !!seq)"],
+    ),
+    (
+        "an unknown tag on a value is refused the same way, naming YAML's own scalar tags",
+        "runtime: !k8s k8s\n",
+        [
+            "{f}:5:10: invalid YAML: unknown tag '!k8s' on a value (known tags: !default, !remove, !!str, "
+            "!!int, !!float, !!bool, !!null, !!timestamp, !!binary)"
+        ],
+    ),
+    (
+        "a YAML tag of the wrong kind of node is refused too (!!set would make a mapping of nulls)",
+        "workloads:\n  - name: web\n    image: x\n    labels: !!set {a, b}\n",
+        ["{f}:8:13: invalid YAML: unknown tag '!!set' on a mapping (known tags: !default, !remove, !!map)"],
+    ),
+    (
         "a second YAML document is rejected at its start",
         "---\napiVersion: planner.dev/v1\n",
         ["{f}:5:1: a second YAML document: a plan file holds exactly one plan (split it into two files)"],

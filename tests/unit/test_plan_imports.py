@@ -195,11 +195,33 @@ def test_remove_takes_out_an_inherited_entry_and_an_inherited_key(files: Files) 
     assert dict(plan.workloads[0].env) == {"LOG": "info"}
 
 
+def test_an_imported_environment_removes_as_the_plan_file_does(files: Files) -> None:
+    env = "imports: [base.yaml]\nworkloads:\n  - name: web\n    env:\n      DEBUG: !remove\n"
+    env += "  - !remove {name: worker}\n"
+    plan = load(files("imports: [env.yaml]\n", **{"base.yaml": BASE, "env.yaml": env}))
+    assert [w.name for w in plan.workloads] == ["web"]
+    assert dict(plan.workloads[0].env) == {"LOG": "info"}
+
+
 def test_removing_what_no_import_declares_is_an_error(files: Files) -> None:
     body = "imports: [base.yaml]\nworkloads:\n  - !remove {name: nobody}\n"
     top = files(body, **{"base.yaml": BASE})
     assert errors(top) == [
         f"{top}:7:5: workloads[0]: !remove removes nothing: no file this one imports declares it"
+    ]
+
+
+def test_a_mistyped_remove_is_refused_not_ignored(files: Files, repo: Path) -> None:
+    body = "imports: [base.yaml]\nworkloads:\n  - !remov {name: worker}\n"
+    top = files(body, **{"base.yaml": BASE, "other.yaml": "metadata: !secret {name: x}\n"})
+    assert errors(top) == [
+        f"{top}:7:5: invalid YAML: unknown tag '!remov' on a mapping (did you mean \"!remove\"? known tags: "
+        "!default, !remove, !!map)"
+    ]
+    (repo / "plan.yaml").write_text(TOP.replace("metadata:\n  name: shop\n", "") + "imports: [other.yaml]\n")
+    assert errors(top) == [
+        f"{repo}/other.yaml:1:11: invalid YAML: unknown tag '!secret' on a mapping (known tags: !default, "
+        "!remove, !!map)"
     ]
 
 
@@ -231,10 +253,28 @@ def test_an_import_may_not_leave_the_repository(files: Files, repo: Path) -> Non
     top = files("imports:\n  - ../outside.yaml\n  - /etc/passwd\n  - missing.yaml\n")
     root = os.path.realpath(repo)
     assert errors(top) == [
-        f"{top}:6:5: imports[0]: '../outside.yaml' leads outside the repository ({root}): refused",
+        f"{top}:6:5: imports[0]: '../outside.yaml' leads outside the repository {root} (the nearest directory "
+        "above the plan file that holds .git): refused; move what it names inside that directory",
         f"{top}:7:5: imports[1]: '/etc/passwd' is absolute: imports are named relative to the importing file",
         f"{top}:8:5: imports[2]: no such file: 'missing.yaml' (relative to the importing file)",
     ]
+
+
+def test_outside_any_git_checkout_the_plans_own_directory_is_the_root_and_the_error_says_so(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "environments").mkdir()
+    (tmp_path / "base.yaml").write_text("runtime: k8s\n", encoding="utf-8")
+    top = tmp_path / "environments" / "prod.yaml"
+    top.write_text(TOP + "imports: [../base.yaml]\n", encoding="utf-8")
+    root = os.path.realpath(tmp_path / "environments")
+    assert errors(top) == [
+        f"{top}:5:11: imports[0]: '../base.yaml' leads outside {root}: refused; no directory above the plan "
+        "file holds .git, so the plan file's own directory is the repository root: make the plan's files one "
+        "git checkout (`git init` where they all are) or move what it names beside the plan file"
+    ]
+    (tmp_path / ".git").mkdir()
+    assert load(top).runtime == "k8s"
 
 
 def test_imports_that_are_no_list_of_paths_are_a_schema_error(files: Files) -> None:
@@ -248,6 +288,16 @@ def test_an_error_in_an_imported_file_names_that_file(files: Files, repo: Path) 
     assert errors(top) == [
         f'{repo}/base.yaml:4:15: workloads[0].replicas: expected an integer, found string "three"'
     ]
+
+
+def test_an_error_in_an_import_is_the_only_error_its_removals_report(files: Files, repo: Path) -> None:
+    base = BASE + '    replicas: "x"\n'
+    body = "imports: [base.yaml]\nworkloads:\n  - !remove {name: worker}\n  - name: web\n    env:\n"
+    top = files(body + "      DEBUG: !remove\n", **{"base.yaml": base})
+    expected = f'{repo}/base.yaml:14:15: workloads[1].replicas: expected an integer, found string "x"'
+    assert errors(top) == [expected]
+    top = files("imports: [env.yaml]\n", **{"env.yaml": body.replace("  - name: web\n    env:\n", "")})
+    assert errors(top) == [expected]  # through an environment between the plan and the broken base
 
 
 def test_an_error_of_the_merged_plan_names_the_file_that_set_the_value(files: Files, repo: Path) -> None:

@@ -85,7 +85,8 @@ def test_paths_that_leave_the_repository_are_absolute_or_hold_no_kustomization_a
         "kustomize:\n  - path: ../outside\n  - path: /k8s\n  - path: nothere\n  - path: empty\n",
     )
     assert found == [
-        f"plan.yaml:5:11: kustomize[0].path: '../outside' leads outside the repository ({repo}): refused",
+        f"plan.yaml:5:11: kustomize[0].path: '../outside' leads outside the repository {repo} (the nearest "
+        "directory above the plan file that holds .git): refused; move what it names inside that directory",
         "plan.yaml:6:11: kustomize[1].path: '/k8s' is absolute: a Kustomize directory is named relative to "
         "the plan file's directory",
         "plan.yaml:7:11: kustomize[2].path: no such directory: 'nothere' (relative to the plan file's directory)",
@@ -104,7 +105,8 @@ def test_a_base_outside_the_repository_or_remote_is_refused_before_kustomize_run
     [outside] = errors(repo, "kustomize:\n  - path: k8s/overlays/prod\n")
     assert outside == (
         f"plan.yaml:5:11: kustomize[0].path: '{elsewhere / 'base'}' (in k8s/overlays/prod) leads outside the "
-        f"repository ({repo}): refused"
+        f"repository {repo} (the nearest directory above the plan file that holds .git): refused; move what "
+        "it names inside that directory"
     )
     (overlay / "kustomization.yaml").write_text(
         "resources:\n  - https://github.com/example/k8s//base?ref=v1\n"
@@ -114,6 +116,20 @@ def test_a_base_outside_the_repository_or_remote_is_refused_before_kustomize_run
         "plan.yaml:5:11: kustomize[0].path: 'https://github.com/example/k8s//base?ref=v1' (in "
         "k8s/overlays/prod) is a remote base: planner renders only what the repository holds"
     )
+
+
+def test_a_remote_base_as_the_entrys_own_path_is_refused_as_one(repo: Path) -> None:
+    found = errors(
+        repo,
+        "kustomize:\n  - path: https://github.com/example/k8s//base?ref=v1\n"
+        "  - path: github.com/example/k8s/base\n",
+    )
+    assert found == [
+        "plan.yaml:5:11: kustomize[0].path: 'https://github.com/example/k8s//base?ref=v1' is a remote base: "
+        "planner renders only what the repository holds",
+        "plan.yaml:6:11: kustomize[1].path: 'github.com/example/k8s/base' is a remote base: "
+        "planner renders only what the repository holds",
+    ]
 
 
 def test_the_files_of_the_overlay_and_its_base_are_inputs_of_the_plan(repo: Path) -> None:

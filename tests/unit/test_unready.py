@@ -64,16 +64,20 @@ def test_why_an_unchanged_object_is_not_ready(change: Change, expected: str | No
     assert why_unready(change, NOW) == expected
 
 
+FAILED_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "migrate", "namespace": "shop"},
+    "spec": {"completions": 1},
+    "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
+}
+JOB_FAILED = Change(
+    ref=ObjectRef.of(JOB, "migrate", "shop"), action="noop", desired=FAILED_JOB, live=FAILED_JOB
+)
+
+
 def test_a_failed_job_is_not_ready_with_its_condition() -> None:
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "migrate", "namespace": "shop"},
-        "spec": {"completions": 1},
-        "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
-    }
-    change = Change(ref=ObjectRef.of(JOB, "migrate", "shop"), action="noop", desired=job, live=job)
-    assert why_unready(change, NOW) == (
+    assert why_unready(JOB_FAILED, NOW) == (
         "failed (complete 0/1): BackoffLimitExceeded; its run-key ran: change its template or pass --rerun migrate"
     )
 
@@ -84,6 +88,12 @@ def test_what_apply_waits_for_is_what_it_would_wait_for_after_a_write() -> None:
     assert not awaited(ObjectRef.of(CONFIG_MAP, "web-config", "shop"))
     assert not awaited(ObjectRef.of(PERSISTENT_VOLUME_CLAIM, "data", "shop"))
     assert awaited(ObjectRef(group="policy", kind="PodDisruptionBudget", namespace="shop", name="db"))
+
+
+def test_with_unready_marks_a_failed_job_as_failed_and_a_rollout_under_way_not() -> None:
+    rolling = noop(deployment(wanted=2, available=1))
+    marked = with_unready(ChangeSet(plan="shop", namespace="shop", changes=(JOB_FAILED, rolling)), NOW)
+    assert [(c.unready is not None, c.failed) for c in marked.changes] == [(True, True), (True, False)]
 
 
 def test_with_unready_marks_only_the_objects_that_are_not_ready() -> None:
