@@ -268,8 +268,13 @@ def _make_valid(document: dict[str, Any], draw: DrawFn) -> None:
 
 
 def _valid_toleration(toleration: dict[str, Any]) -> None:
-    """What the API server accepts: a keyless toleration is Exists, Exists has no value, and
+    """What the API server accepts: a toleration with a value is Equal and has a key (kept so: the
+    coverage test must meet `value`), a keyless one is Exists, Exists has no value, and
     tolerationSeconds is for NoExecute."""
+    if toleration.get("value"):
+        toleration.setdefault("key", "example.com/dedicated")
+        toleration["key"] = toleration["key"] or "example.com/dedicated"
+        toleration["operator"] = "Equal"
     if not toleration.get("key"):
         toleration["operator"] = "Exists"
     if toleration.get("operator") == "Exists":
