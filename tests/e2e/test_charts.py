@@ -386,13 +386,19 @@ def check_chart_values(planner: Runner, kubectl: Runner, namespace: str, tmp_pat
     assert deployment["spec"]["replicas"] == 1  # type: ignore[index]  # plan wrote nothing
 
 
-def test_a_generation_recorded_without_chart_values_still_shows_the_version_change_and_its_objects(
-    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
-) -> None:
+def applied_chart_plan(planner: Runner, namespace: str, tmp_path: Path) -> Path:
+    """The chart (its CRD left out) at 1.0.0 in a plan file, applied."""
     copy_without_crd(tmp_path / "charts" / "web")
     plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
     applied = planner("apply", str(plan), "--timeout", "60s")
     assert applied.returncode == 0, applied.stdout + applied.stderr
+    return plan
+
+
+def test_a_generation_recorded_without_chart_values_still_shows_the_version_change_and_its_objects(
+    planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
+) -> None:
+    plan = applied_chart_plan(planner, namespace, tmp_path)
     # As an earlier planner recorded it: no `chartInputs` (written back through kubectl, by hand).
     record = get_json(kubectl, "secret", "planner.charted.g1", "-n", namespace)
     document = recorded_generation(kubectl, namespace, "planner.charted.g1")
@@ -420,10 +426,7 @@ def test_a_generation_recorded_without_chart_values_still_shows_the_version_chan
 def test_a_chart_removed_from_the_plan_shows_as_removed_with_the_objects_it_deletes(
     planner: Runner, kubectl: Runner, namespace: str, tmp_path: Path
 ) -> None:
-    copy_without_crd(tmp_path / "charts" / "web")
-    plan = write_plan(tmp_path, plan_text(namespace, "1.0.0"))
-    applied = planner("apply", str(plan), "--timeout", "60s")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    plan = applied_chart_plan(planner, namespace, tmp_path)
     write_plan(
         tmp_path,
         "apiVersion: planner.dev/v1\nkind: Plan\n"
