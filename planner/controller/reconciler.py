@@ -231,7 +231,10 @@ class PlanReconciler:
         if outcome.result == "locked":
             return Reconciled(None, retry=True, outcome=outcome)
         if outcome.result == "failed":
-            message = f"cannot prune its objects: {outcome.message}; its finalizer {FINALIZER} stays"
+            message = (
+                f"cannot prune its objects: {outcome.message}; its finalizer {FINALIZER} stays (remove it "
+                "to leave them)"
+            )
             return self.prune_failed(plan, message, outcome)
         trimmed = trim_history(target.client, rendered, options=pruning, notice=self.notice, stop=self.stop)
         if trimmed is None:

@@ -147,7 +147,7 @@ def a_held_prune(controllers: Start, planner: Runner, kubectl: Runner, namespace
     assert ready["status"] == "False", ready
     assert "cannot prune its objects: " in ready["message"], ready
     assert f"configmap/{namespace}/settings" in ready["message"], ready
-    assert "its finalizer planner.dev/prune stays" in ready["message"], ready
+    assert "its finalizer planner.dev/prune stays (remove it to leave them)" in ready["message"], ready
     plan = get_json(kubectl, "plan", "held", "-n", namespace)
     assert plan["metadata"]["finalizers"] == ["planner.dev/prune"], plan["metadata"]
     assert any(e[:2] == ("ReconcileFailed", "Warning") for e in plan_events(kubectl, namespace, "held"))
